@@ -1,0 +1,45 @@
+# gpuscope — every target sets up what it needs (a venv in .venv, rebuilt when pyproject.toml changes).
+PY       ?= python3
+VENV     ?= .venv
+BIN      := $(VENV)/bin
+STAMP    := $(VENV)/.installed-stamp
+EXTRAS   ?= dev
+
+.PHONY: venv demo test test-gpu bench bench-gpu lint examples clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## demo: the main job on an embedded default (GPU when there is one, else the CPU reference)
+demo: venv
+	$(BIN)/python tools/demo.py
+
+## test: the whole suite; GPU tests skip cleanly without a GPU
+test: venv
+	$(BIN)/python -m pytest -q
+
+test-gpu: venv
+	$(BIN)/python -m pytest -q -m gpu
+
+## bench: analyze throughput on a generated 1,000,000-line daemon log
+bench: venv
+	$(BIN)/python tools/bench_analyze.py
+
+## bench-gpu: kernel timings on the GPU (CUDA events, median of runs)
+bench-gpu: venv
+	$(BIN)/gpuscope bench kernels
+
+lint: venv
+	$(BIN)/ruff check gpuscope parsers reports tests tools
+
+## examples: regenerate examples/ from the generator
+examples: venv
+	$(BIN)/python tools/gen_daemon_log.py --partitions 40 --seed 7 -o examples/cuzk_daemon.log
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

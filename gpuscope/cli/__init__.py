@@ -1,0 +1,58 @@
+"""The typer CLI: thin commands that wire parsers -> gpuscope.analysis -> reports.
+
+Each command lives in its own module in this package and registers itself on `app`.
+Heavy imports (pandas, cupy, pynvml) happen inside the commands, so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from gpuscope import __version__
+
+app = typer.Typer(
+    name="gpuscope",
+    help=(
+        "Profile and diagnose GPU pipelines: where the time under the GPU lock goes "
+        "(moving bytes over PCIe, waiting for the CPU, lock contention, or compute)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuscope {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """gpuscope: profile and diagnose GPU pipelines."""
+
+
+# Command modules register themselves on `app` when imported (order = order in --help).
+# (command modules are imported here, one line each)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    if os.environ.get("GPUSCOPE_DEBUG"):
+        app(args=argv, prog_name="gpuscope")
+        return
+    try:
+        app(args=argv, prog_name="gpuscope")
+    except KeyboardInterrupt:
+        sys.stderr.write("gpuscope: interrupted\n")
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""Text -> pandas DataFrames. Pure: no rich, no cupy, no NVML, no printing."""

@@ -1,0 +1,1 @@
+"""Analysis results -> rich renderables, JSON, CSV, PNG and trace JSON. No parsing, no GPU."""

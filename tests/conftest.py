@@ -1,0 +1,39 @@
+"""Shared pytest setup: the `gpu` marker skips cleanly where no GPU + CuPy is present."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+EXAMPLES = REPO / "examples"
+
+
+@functools.cache
+def gpu_available() -> tuple[bool, str]:
+    try:
+        import cupy  # noqa: F401
+    except Exception as e:  # ImportError, or a broken CUDA install
+        return False, f"CuPy not importable ({type(e).__name__})"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return False, f"no CUDA device ({type(e).__name__})"
+    if n < 1:
+        return False, "no CUDA device"
+    return True, ""
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any("gpu" in item.keywords for item in items):
+        return
+    ok, why = gpu_available()
+    if ok:
+        return
+    skip = pytest.mark.skip(reason=f"gpu test: {why}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
