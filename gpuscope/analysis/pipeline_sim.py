@@ -1,0 +1,216 @@
+"""A small discrete-event simulation of the CuZK-style mutex pipeline.
+
+The model (docs/COMPARE.md has the picture):
+
+- `synth_threads` synthesis threads produce partitions in order; partition i is ready
+  `synth_ms[i]` after its thread became free (the queue between synthesis and the GPU
+  workers is unbounded: supply never blocks, so the simulation honours the CPU floor
+  without modelling the memory budget).
+- `workers` GPU workers share one GPU mutex (one GPU). A free worker takes the next ready
+  partition (FIFO), starts its prep thread at once (`prep_ms`, in parallel), spends
+  `pre_ms` on CPU work before the lock, then queues for the mutex (FIFO by request time).
+- Holding the mutex: the upload (`upload_ms`), the GPU work before the barrier
+  (`gpu_pre_ms`: NTTs, H MSM, bookkeeping), the barrier (waits until prep has finished),
+  the GPU work after the barrier (`gpu_post_ms`: batch_add, tail MSM); then it releases
+  the mutex and spends `post_ms` on CPU work (b_g2_msm) before taking the next partition.
+
+Pure: numbers in, numbers out. Times are milliseconds; t=0 is when synthesis starts.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Event kinds, in the order they are processed at equal times: a release hands the lock
+# on before a new request at the same instant can take it, and a worker that became free
+# at that instant picks its partition after both.
+_RELEASE, _REQUEST, _FREE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class PartitionTimes:
+    """Per-partition phase durations in ms (arrays of equal length, one entry per partition)."""
+
+    upload_ms: np.ndarray
+    gpu_pre_ms: np.ndarray
+    gpu_post_ms: np.ndarray
+    synth_ms: np.ndarray | None = None
+    prep_ms: np.ndarray | None = None
+    pre_ms: np.ndarray | None = None
+    post_ms: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.upload_ms)
+        for name in ("upload_ms", "gpu_pre_ms", "gpu_post_ms", "synth_ms", "prep_ms", "pre_ms", "post_ms"):
+            v = getattr(self, name)
+            if v is None:
+                v = np.zeros(n)
+            v = np.asarray(v, dtype=float)
+            if v.shape != (n,):
+                raise ValueError(f"{name}: expected {n} values, got shape {v.shape}")
+            if np.isnan(v).any() or (v < 0).any():
+                raise ValueError(f"{name}: durations must be finite and >= 0")
+            object.__setattr__(self, name, v)
+
+    @property
+    def n(self) -> int:
+        return len(self.upload_ms)
+
+
+@dataclass
+class SimResult:
+    """What happened to each partition, and the run as a whole (ms)."""
+
+    workers: int
+    synth_threads: int | None
+    ready: np.ndarray       # synthesis finished
+    pick: np.ndarray        # a worker took it
+    request: np.ndarray     # asked for the mutex
+    grant: np.ndarray       # got the mutex
+    release: np.ndarray     # released the mutex
+    done: np.ndarray        # worker finished its post-lock CPU work
+    worker: np.ndarray      # which worker
+    barrier_ms: np.ndarray  # time held at the barrier
+    times: PartitionTimes = field(repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.grant)
+
+    @property
+    def lock_wait_ms(self) -> np.ndarray:
+        return self.grant - self.request
+
+    @property
+    def held_ms(self) -> np.ndarray:
+        return self.release - self.grant
+
+    @property
+    def makespan_ms(self) -> float:
+        return float(self.done.max()) if self.n else 0.0
+
+    @property
+    def gpu_span_ms(self) -> float:
+        """First grant to last release: the span the GPU-busy fraction is measured over."""
+        return float(self.release.max() - self.grant.min()) if self.n else 0.0
+
+    @property
+    def throughput_ppm(self) -> float:
+        """Partitions per minute over the whole makespan."""
+        m = self.makespan_ms
+        return self.n / m * 60_000.0 if m > 0 else float("nan")
+
+    @property
+    def held_fraction(self) -> float:
+        """Share of the GPU span with the mutex held (the TIMELINE GPU_START..GPU_END view)."""
+        s = self.gpu_span_ms
+        return float(self.held_ms.sum() / s) if s > 0 else float("nan")
+
+    @property
+    def compute_fraction(self) -> float:
+        """Share of the GPU span spent in GPU work (upload and barrier excluded)."""
+        s = self.gpu_span_ms
+        busy = self.times.gpu_pre_ms.sum() + self.times.gpu_post_ms.sum()
+        return float(busy / s) if s > 0 else float("nan")
+
+
+def synthesis_ready_times(synth_ms: np.ndarray, threads: int | None) -> np.ndarray:
+    """When each partition leaves synthesis: in order, each on the earliest-free thread.
+
+    `threads=None` means unlimited supply in parallel (every partition ready at its own
+    synth time from t=0); with no synthesis times at all everything is ready at 0.
+    """
+    synth_ms = np.asarray(synth_ms, dtype=float)
+    if threads is None:
+        return synth_ms.copy()
+    if threads < 1:
+        raise ValueError("synth_threads must be >= 1")
+    free = [0.0] * threads
+    heapq.heapify(free)
+    ready = np.empty_like(synth_ms)
+    for i, s in enumerate(synth_ms):
+        start = heapq.heappop(free)
+        ready[i] = start + s
+        heapq.heappush(free, ready[i])
+    return ready
+
+
+def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | None = None) -> SimResult:
+    """Run the mutex pipeline over `times.n` partitions with `workers` workers on one GPU."""
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
+    n = times.n
+    ready = synthesis_ready_times(times.synth_ms, synth_threads)
+    pick = np.full(n, np.nan)
+    request = np.full(n, np.nan)
+    grant = np.full(n, np.nan)
+    release = np.full(n, np.nan)
+    done = np.full(n, np.nan)
+    worker_of = np.full(n, -1, dtype=np.int64)
+    barrier = np.zeros(n)
+
+    events: list[tuple[float, int, int, int, int]] = []  # (time, kind, seq, worker, partition)
+    seq = 0
+
+    def push(t: float, kind: int, w: int, p: int) -> None:
+        nonlocal seq
+        heapq.heappush(events, (t, kind, seq, w, p))
+        seq += 1
+
+    for w in range(workers):
+        push(0.0, _FREE, w, -1)
+
+    next_partition = 0
+    lock_holder = -1
+    waiting: list[tuple[int, int]] = []  # FIFO of (worker, partition)
+
+    def start_tenure(t: float, w: int, p: int) -> None:
+        nonlocal lock_holder
+        lock_holder = w
+        grant[p] = t
+        at_barrier = t + times.upload_ms[p] + times.gpu_pre_ms[p]
+        prep_end = pick[p] + times.prep_ms[p]
+        barrier[p] = max(0.0, prep_end - at_barrier)
+        push(at_barrier + barrier[p] + times.gpu_post_ms[p], _RELEASE, w, p)
+
+    while events:
+        t, kind, _, w, p = heapq.heappop(events)
+        if kind == _FREE:
+            if next_partition >= n:
+                continue
+            p = next_partition
+            next_partition += 1
+            worker_of[p] = w
+            pick[p] = max(t, ready[p])
+            push(pick[p] + times.pre_ms[p], _REQUEST, w, p)
+        elif kind == _REQUEST:
+            request[p] = t
+            if lock_holder < 0:
+                start_tenure(t, w, p)
+            else:
+                waiting.append((w, p))
+        else:  # _RELEASE
+            release[p] = t
+            lock_holder = -1
+            done[p] = t + times.post_ms[p]
+            push(done[p], _FREE, w, -1)
+            if waiting:
+                w2, p2 = waiting.pop(0)
+                start_tenure(t, w2, p2)
+
+    return SimResult(
+        workers=workers,
+        synth_threads=synth_threads,
+        ready=ready,
+        pick=pick,
+        request=request,
+        grant=grant,
+        release=release,
+        done=done,
+        worker=worker_of,
+        barrier_ms=barrier,
+        times=times,
+    )

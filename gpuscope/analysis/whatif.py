@@ -1,0 +1,411 @@
+"""What-if: predict a run with pinned uploads from one measured run or log.
+
+Per partition (GPU-lock tenure) the upload is replaced by `bytes / line_rate`; everything
+else the log measured under the lock stays. Then the mutex pipeline is replayed by the
+event simulation (gpuscope.analysis.pipeline_sim) with the measured synthesis supply,
+prep (barrier) and CPU work, so the prediction includes what the faster upload does to
+the barrier (prep has less time to finish) and to the lock queue, and cannot beat the
+CPU floor. The same simulation of the *measured* durations checks the model against the
+measured run; the throughput prediction is scaled by that check (calibrated).
+
+Pure: DataFrames in (ParsedLog contract of docs/ARCHITECTURE.md), a WhatIf out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis.pipeline_sim import PartitionTimes, SimResult, simulate
+
+DEFAULT_LINE_RATE_GBS = 50.0
+
+# CuZK component names by their place in the tenure (CUZK_FORMATS.md).
+EXPLICIT_UPLOAD = ("h2d",)                 # an explicit upload field (gpuscope's own workload prints h2d_ms)
+COMBINED_UPLOAD = ("ntt_kernels",)         # upload + NTT kernels (upload-dominated with pageable memory)
+GPU_PRE_BARRIER = ("coset_intt_sync", "msm_invoke", "msm", "msm_init", "msm_dtor", "d_b_alloc")
+BARRIER = ("barrier_wait",)
+GPU_POST_BARRIER = ("batch_add", "tail_msm")
+PRE_LOCK_CPU = ("pre_lock_cpu",)
+PREP = ("prep_msm",)
+POST_LOCK_CPU = ("b_g2_msm",)
+SYNTH = ("synth",)
+BYTES_FIELDS = ("h2d_bytes", "abc_bytes")
+
+
+@dataclass
+class WhatIf:
+    """The prediction and what it rests on. `to_json()` is the --json form."""
+
+    source: str
+    partitions: int
+    workers: int
+    synth_threads: int | None
+    line_rate_gbs: float
+    line_rate_source: str
+    bytes_per_partition: float
+    bytes_source: str
+    upload_field: str                      # "h2d" (explicit) or "ntt_kernels" (upload + NTT)
+    measured: dict[str, float | None]
+    predicted: dict[str, float | None]
+    floors: dict[str, Any]
+    model_check: dict[str, float | None]
+    per_partition: pd.DataFrame = field(repr=False)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return _clean(
+            {
+                "source": self.source,
+                "partitions": self.partitions,
+                "workers": self.workers,
+                "synth_threads": self.synth_threads,
+                "line_rate_gbs": self.line_rate_gbs,
+                "line_rate_source": self.line_rate_source,
+                "bytes_per_partition": self.bytes_per_partition,
+                "bytes_source": self.bytes_source,
+                "upload_field": self.upload_field,
+                "measured": self.measured,
+                "predicted": self.predicted,
+                "floors": self.floors,
+                "model_check": self.model_check,
+                "notes": list(self.notes),
+            }
+        )
+
+
+class WhatIfUnavailable(ValueError):
+    """The input lacks what the prediction needs (no tenures, no upload size)."""
+
+
+def _clean(obj: Any) -> Any:
+    """NaN/inf -> None and numpy scalars -> Python, recursively, for JSON."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    return obj
+
+
+def per_record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """One row per complete tenure, one column per component (ms), plus `held_ms`.
+
+    A component's value in a tenure is summed per GPU and averaged over the tenure's GPUs
+    (each GPU is held for the whole tenure), as the split in ARCHITECTURE.md does.
+    """
+    recs = records[records["complete"].astype(bool)] if "complete" in records else records
+    rec_ids = recs["record"].astype("int64").to_numpy()
+    tied = components[components["record"].isin(rec_ids)]
+    if tied.empty:
+        wide = pd.DataFrame(index=pd.Index(rec_ids, name="record"))
+    else:
+        per_gpu = tied.groupby(["record", "component", "gpu"], sort=False)["value_ms"].sum()
+        wide = per_gpu.groupby(level=["record", "component"]).mean().unstack("component")
+        wide = wide.reindex(rec_ids)
+        wide.index.name = "record"
+    wide["held_ms"] = recs.set_index("record")["held_ms"].reindex(rec_ids).to_numpy(dtype=float)
+    for col in ("ts_start", "ts_end"):
+        if col in recs:
+            wide[col] = recs.set_index("record")[col].reindex(rec_ids).to_numpy(dtype=float)
+    return wide
+
+
+def _cols_sum(wide: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+    present = [c for c in names if c in wide.columns]
+    if not present:
+        return np.zeros(len(wide))
+    return wide[present].fillna(0.0).sum(axis=1).to_numpy(dtype=float)
+
+
+def _aligned(values: np.ndarray, n: int) -> np.ndarray | None:
+    """Per-partition values from a side series: in order when the counts match, else the median."""
+    values = values[np.isfinite(values)]
+    if len(values) == 0:
+        return None
+    if len(values) == n:
+        return values.astype(float)
+    return np.full(n, float(np.median(values)))
+
+
+def _side_values(components: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+    rows = components[components["component"].isin(names)].sort_values("line")
+    return rows["value_ms"].to_numpy(dtype=float)
+
+
+def _synth_values(parsed: Any) -> np.ndarray:
+    tl = getattr(parsed, "timeline", None)
+    if tl is not None and len(tl) and "synth_ms" in tl:
+        ends = tl[(tl["event"] == "SYNTH_END") & tl["synth_ms"].notna()].sort_values("line")
+        if len(ends):
+            return ends["synth_ms"].to_numpy(dtype=float)
+    return _side_values(parsed.components, SYNTH)
+
+
+def infer_synth_threads(timeline: pd.DataFrame | None) -> int | None:
+    """Synthesis concurrency from TIMELINE: the most SYNTH_START..SYNTH_END intervals open at once."""
+    if timeline is None or not len(timeline):
+        return None
+    ev = timeline[timeline["event"].isin(["SYNTH_START", "SYNTH_END"])]
+    if ev.empty:
+        return None
+    steps = np.where(ev["event"].to_numpy() == "SYNTH_START", 1, -1)
+    order = np.lexsort((steps, ev["offset_ms"].to_numpy(dtype=float)))  # ends first at ties
+    peak = int(np.max(np.cumsum(steps[order])))
+    return peak if peak >= 1 else None
+
+
+def infer_workers(parsed: Any) -> int | None:
+    seen: set[int] = set()
+    for df in (getattr(parsed, "timeline", None), parsed.components):
+        if df is not None and len(df) and "worker" in df:
+            seen.update(int(w) for w in df["worker"].unique() if w >= 0)
+    return len(seen) or None
+
+
+def bytes_from_log(wide: pd.DataFrame) -> float | None:
+    """Upload bytes per tenure when the log prints them (`h2d_bytes=`), median over tenures.
+
+    The parsers keep every numeric field in `value_ms`; for a bytes field that is the raw
+    number (no unit conversion applies to a name without a time suffix).
+    """
+    for name in BYTES_FIELDS:
+        if name in wide.columns:
+            v = wide[name].dropna().to_numpy(dtype=float)
+            v = v[v > 0]
+            if len(v):
+                return float(np.median(v))
+    return None
+
+
+def _span_s(start: np.ndarray, end: np.ndarray) -> float:
+    ok = np.isfinite(start) & np.isfinite(end)
+    if not ok.any():
+        return float("nan")
+    return float(end[ok].max() - start[ok].min())
+
+
+def _med(a: np.ndarray) -> float:
+    a = np.asarray(a, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(np.median(a)) if len(a) else float("nan")
+
+
+def _pct(a: np.ndarray, q: float) -> float:
+    a = np.asarray(a, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(np.percentile(a, q)) if len(a) else float("nan")
+
+
+def predict_pinned(
+    parsed: Any,
+    *,
+    line_rate_gbs: float = DEFAULT_LINE_RATE_GBS,
+    line_rate_source: str = "default",
+    bytes_per_partition: float | None = None,
+    bytes_source: str = "--abc-bytes",
+    workers: int | None = None,
+    synth_threads: int | None = None,
+) -> WhatIf:
+    """Predict the run with pinned uploads at `line_rate_gbs` (GB/s, 1e9 bytes).
+
+    `parsed` follows the ParsedLog contract (components, records, timeline DataFrames).
+    Bytes per partition: the log's h2d_bytes field wins over `bytes_per_partition`
+    (the caller's --abc-bytes or the run's workload config).
+    Raises WhatIfUnavailable when there is no complete tenure or no upload size.
+    """
+    if not (line_rate_gbs > 0 and math.isfinite(line_rate_gbs)):
+        raise WhatIfUnavailable(f"line rate must be a positive number of GB/s, got {line_rate_gbs}")
+    notes: list[str] = []
+    wide = per_record_components(parsed.components, parsed.records)
+    n = len(wide)
+    if n == 0:
+        raise WhatIfUnavailable("no complete GPU-lock tenure (no mutex_held line) to project from")
+
+    logged = bytes_from_log(wide)
+    if logged is not None:
+        bytes_pp, bytes_src = logged, "log (h2d_bytes)"
+    elif bytes_per_partition is not None and bytes_per_partition > 0:
+        bytes_pp, bytes_src = float(bytes_per_partition), bytes_source
+    else:
+        raise WhatIfUnavailable(
+            "upload size unknown: the log has no h2d_bytes field; pass --abc-bytes "
+            "(bytes of a, b and c per partition, e.g. 1.5GiB)"
+        )
+
+    held = wide["held_ms"].to_numpy(dtype=float)
+    explicit = any(c in wide.columns for c in EXPLICIT_UPLOAD)
+    if explicit:
+        upload = _cols_sum(wide, EXPLICIT_UPLOAD)
+        ntt_rest = np.clip(_cols_sum(wide, COMBINED_UPLOAD) - upload, 0.0, None)
+        upload_field = "h2d"
+    else:
+        upload = _cols_sum(wide, COMBINED_UPLOAD)
+        ntt_rest = np.zeros(n)
+        upload_field = "ntt_kernels"
+        notes.append(
+            "no explicit upload field: ntt_kernels (upload + NTT kernels) is taken as the upload; "
+            "the NTT kernels' own time is not kept, so the prediction is a lower bound"
+        )
+    barrier_meas = _cols_sum(wide, BARRIER)
+    gpu_pre = ntt_rest + _cols_sum(wide, GPU_PRE_BARRIER)
+    gpu_post = _cols_sum(wide, GPU_POST_BARRIER)
+    # What the log does not explain under the lock (bookkeeping, unprinted coset_intt_sync)
+    # stays in the tenure, before the barrier.
+    other = np.clip(held - upload - gpu_pre - barrier_meas - gpu_post, 0.0, None)
+    other = np.where(np.isfinite(other), other, 0.0)
+    gpu_pre = gpu_pre + other
+
+    pre = _cols_sum(wide, PRE_LOCK_CPU)
+    prep = _aligned(_side_values(parsed.components, PREP), n)
+    post = _aligned(_side_values(parsed.components, POST_LOCK_CPU), n)
+    synth = _aligned(_synth_values(parsed), n)
+    if prep is None:
+        # Without prep times, keep the measured barrier as a fixed stall.
+        notes.append("no prep_msm times: the measured barrier_wait is kept as it is")
+    if synth is None:
+        notes.append("no synthesis times in the input: supply is taken as unconstrained (no CPU floor)")
+    if workers is None:
+        workers = infer_workers(parsed) or 2
+    if synth_threads is None and synth is not None:
+        synth_threads = infer_synth_threads(getattr(parsed, "timeline", None))
+        if synth_threads is None:
+            synth_threads = workers
+            notes.append(f"synthesis concurrency unknown: {workers} synthesis threads assumed")
+
+    def times_with(upload_ms: np.ndarray) -> PartitionTimes:
+        fixed_barrier = barrier_meas if prep is None else 0.0
+        return PartitionTimes(
+            upload_ms=upload_ms,
+            gpu_pre_ms=gpu_pre + fixed_barrier,
+            gpu_post_ms=gpu_post,
+            synth_ms=synth,
+            prep_ms=prep,
+            pre_ms=pre,
+            post_ms=post,
+        )
+
+    upload_pred = np.full(n, bytes_pp / (line_rate_gbs * 1e9) * 1e3)
+    sim_meas = simulate(times_with(upload), workers=workers, synth_threads=synth_threads)
+    sim_pred = simulate(times_with(upload_pred), workers=workers, synth_threads=synth_threads)
+
+    held_pred = sim_pred.held_ms
+    barrier_pred = sim_pred.barrier_ms if prep is not None else barrier_meas
+
+    # Measured run: the span from the first tenure's start to the last one's end.
+    span_meas_s = _span_s(wide.get("ts_start", pd.Series(np.nan, index=wide.index)).to_numpy(float),
+                          wide.get("ts_end", pd.Series(np.nan, index=wide.index)).to_numpy(float))
+    tput_meas = n / span_meas_s * 60.0 if span_meas_s > 0 else float("nan")
+    busy_meas = float(np.nansum(held) / 1e3 / span_meas_s) if span_meas_s > 0 else float("nan")
+    tput_sim_meas = n / (sim_meas.gpu_span_ms / 1e3) * 60.0 if sim_meas.gpu_span_ms > 0 else float("nan")
+    tput_sim_pred = n / (sim_pred.gpu_span_ms / 1e3) * 60.0 if sim_pred.gpu_span_ms > 0 else float("nan")
+    if math.isfinite(tput_meas) and tput_sim_meas > 0:
+        tput_pred = tput_meas * tput_sim_pred / tput_sim_meas
+        model_err = (tput_sim_meas - tput_meas) / tput_meas
+    else:
+        tput_pred = tput_sim_pred
+        model_err = float("nan")
+        notes.append("no timestamps: throughput is the simulation's, not calibrated against the run")
+
+    upload_gbs_meas = bytes_pp / (_med(upload) / 1e3) / 1e9 if _med(upload) > 0 else float("nan")
+    measured = {
+        "held_ms_median": _med(held),
+        "upload_ms_median": _med(upload),
+        "upload_gbs": upload_gbs_meas,
+        "barrier_ms_median": _med(barrier_meas),
+        "throughput_ppm": tput_meas,
+        "gpu_busy_fraction": busy_meas,
+    }
+    predicted = {
+        "held_ms_median": _med(held_pred),
+        "held_ms_p10": _pct(held_pred, 10),
+        "held_ms_p90": _pct(held_pred, 90),
+        "upload_ms": float(upload_pred[0]),
+        "barrier_ms_median": _med(barrier_pred),
+        "throughput_ppm": tput_pred,
+        "throughput_ppm_sim": tput_sim_pred,
+        "throughput_speedup": tput_pred / tput_meas if tput_meas > 0 else tput_sim_pred / tput_sim_meas,
+        "held_speedup": _med(held) / _med(held_pred) if _med(held_pred) > 0 else float("nan"),
+        "gpu_busy_fraction": sim_pred.held_fraction,
+        "gpu_compute_fraction": sim_pred.compute_fraction,
+        "lock_wait_ms_median": _med(sim_pred.lock_wait_ms),
+    }
+    gpu_floor_s = float(held_pred.sum()) / 1e3
+    cpu_floor_s = (float(synth.sum()) / (synth_threads or 1) / 1e3) if synth is not None else float("nan")
+    floors = {
+        "gpu_floor_s": gpu_floor_s,
+        "cpu_floor_s": cpu_floor_s,
+        "predicted_makespan_s": sim_pred.makespan_ms / 1e3,
+        "binding": ("cpu" if math.isfinite(cpu_floor_s) and cpu_floor_s > gpu_floor_s else "gpu"),
+    }
+    model_check = {
+        "simulated_throughput_ppm": tput_sim_meas,
+        "measured_throughput_ppm": tput_meas,
+        "throughput_error": model_err,
+        "simulated_lock_wait_ms_median": _med(sim_meas.lock_wait_ms),
+        "measured_lock_wait_ms_median": _med(_cols_sum(wide, ("mutex_wait",))) if "mutex_wait" in wide else float("nan"),
+    }
+    per_partition = pd.DataFrame(
+        {
+            "record": wide.index.to_numpy(),
+            "held_ms": held,
+            "upload_ms": upload,
+            "barrier_ms": barrier_meas,
+            "held_pred_ms": held_pred,
+            "upload_pred_ms": upload_pred,
+            "barrier_pred_ms": barrier_pred,
+            "lock_wait_pred_ms": sim_pred.lock_wait_ms,
+        }
+    )
+    return WhatIf(
+        source=str(getattr(parsed, "source", "")),
+        partitions=n,
+        workers=int(workers),
+        synth_threads=synth_threads,
+        line_rate_gbs=float(line_rate_gbs),
+        line_rate_source=line_rate_source,
+        bytes_per_partition=bytes_pp,
+        bytes_source=bytes_src,
+        upload_field=upload_field,
+        measured=measured,
+        predicted=predicted,
+        floors=floors,
+        model_check=model_check,
+        per_partition=per_partition,
+        notes=notes,
+    )
+
+
+def prediction_error(whatif: WhatIf, measured_held_ms_median: float,
+                     measured_throughput_ppm: float | None = None) -> dict[str, float | None]:
+    """Predicted against measured (the pinned run): relative errors, (pred - meas) / meas."""
+    out: dict[str, float | None] = {}
+    p = whatif.predicted["held_ms_median"]
+    out["held_ms_predicted"] = p
+    out["held_ms_measured"] = measured_held_ms_median
+    out["held_error"] = (p - measured_held_ms_median) / measured_held_ms_median if measured_held_ms_median else None
+    if measured_throughput_ppm:
+        tp = whatif.predicted["throughput_ppm"]
+        out["throughput_ppm_predicted"] = tp
+        out["throughput_ppm_measured"] = measured_throughput_ppm
+        out["throughput_error"] = (tp - measured_throughput_ppm) / measured_throughput_ppm
+    return _clean(out)
+
+
+__all__ = [
+    "DEFAULT_LINE_RATE_GBS",
+    "SimResult",
+    "WhatIf",
+    "WhatIfUnavailable",
+    "per_record_components",
+    "predict_pinned",
+    "prediction_error",
+]
