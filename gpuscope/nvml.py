@@ -1,0 +1,405 @@
+"""The one NVML boundary: every NVML call in gpuscope goes through this module.
+
+- Lazy init: nothing touches the driver until `get()` is first called; shutdown at exit.
+- One query helper, `Nvml.query(fn_name, *args)`: NotSupported / FunctionNotFound /
+  NoPermission (and a function this pynvml build lacks) become `None` (a missing value),
+  logged once per function name. A lost GPU (GpuIsLost, Unknown, Uninitialized after init)
+  raises `GpuLost`, so the sampler can stop that GPU and go on with the others.
+- A capability probe per GPU (`Nvml.probe(index)`).
+- An actionable reason when NVML is absent (`get()` returns None; `unavailable_reason()`).
+
+Tests inject a fake module with `use_backend(fake)` (tests/fake_nvml.py); production uses
+the `pynvml` module of the official nvidia-ml-py distribution.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+log = logging.getLogger("gpuscope.nvml")
+
+#: NVML error names that mean "this value is not available here" -> a missing value.
+MISSING_ERRORS = ("NotSupported", "FunctionNotFound", "NoPermission", "NotFound")
+#: NVML error names that mean "this GPU stopped answering".
+LOST_ERRORS = ("GpuIsLost", "Unknown", "Uninitialized", "ResetRequired", "DriverNotLoaded")
+
+# GPM metric ids (nvml.h; same values in pynvml).
+GPM_SM_UTIL = 2
+GPM_SM_OCCUPANCY = 3
+GPM_DRAM_BW_UTIL = 10
+GPM_PCIE_TX_PER_SEC = 20
+GPM_PCIE_RX_PER_SEC = 21
+GPM_METRICS = (GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_DRAM_BW_UTIL, GPM_PCIE_TX_PER_SEC, GPM_PCIE_RX_PER_SEC)
+
+FI_PCIE_COUNT_TX_BYTES = 197
+FI_PCIE_COUNT_RX_BYTES = 198
+PCIE_UTIL_TX_BYTES = 0
+PCIE_UTIL_RX_BYTES = 1
+CLOCK_SM = 1
+
+MIB = 1024 * 1024
+
+# Per-lane raw rate (GT/s) and encoding efficiency per PCIe generation.
+_PCIE_GEN = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
+             5: (32.0, 128 / 130), 6: (64.0, 242 / 256)}
+
+
+def pcie_link_rate_gbs(gen: int | None, width: int | None) -> float | None:
+    """Theoretical one-direction payload-free line rate of a PCIe link in GB/s (1e9)."""
+    if not gen or not width or gen not in _PCIE_GEN:
+        return None
+    gts, eff = _PCIE_GEN[gen]
+    return gts * eff / 8.0 * width
+
+
+class GpuLost(Exception):
+    """The GPU stopped answering NVML calls."""
+
+
+class _Backend:
+    module: Any = None  # the pynvml-like module in use
+    injected: bool = False
+
+
+_backend = _Backend()
+_lock = threading.Lock()
+_session: Nvml | None = None
+_unavailable: str | None = None
+_atexit_registered = False
+
+
+def use_backend(module: Any | None) -> None:
+    """Inject a pynvml-like module (tests) or None to go back to the real pynvml. Resets state."""
+    reset()
+    _backend.module = module
+    _backend.injected = module is not None
+
+
+def reset() -> None:
+    """Shut down any open session and forget it (next `get()` initialises again)."""
+    global _session, _unavailable
+    with _lock:
+        if _session is not None:
+            _session.shutdown()
+        _session = None
+        _unavailable = None
+
+
+def _import_module() -> Any:
+    if _backend.module is not None:
+        return _backend.module
+    import pynvml  # nvidia-ml-py
+
+    return pynvml
+
+
+def get() -> Nvml | None:
+    """The NVML session, initialised on first use; None when NVML cannot be used (see reason)."""
+    global _session, _unavailable, _atexit_registered
+    with _lock:
+        if _session is not None:
+            return _session
+        if _unavailable is not None:
+            return None
+        try:
+            mod = _import_module()
+        except Exception as e:  # ImportError or a broken install
+            _unavailable = (f"NVML Python bindings not importable ({type(e).__name__}): "
+                            "install nvidia-ml-py")
+            return None
+        try:
+            mod.nvmlInit()
+        except Exception as e:
+            name = _error_name(mod, e)
+            if name in ("LibraryNotFound",):
+                _unavailable = "no NVIDIA driver found (libnvidia-ml.so not loadable)"
+            elif name in ("DriverNotLoaded",):
+                _unavailable = "the NVIDIA driver is not loaded"
+            elif name in ("NoPermission",):
+                _unavailable = "no permission to open the NVIDIA driver"
+            else:
+                _unavailable = f"NVML init failed: {name or type(e).__name__}: {e}"
+            return None
+        _session = Nvml(mod)
+        if not _atexit_registered:
+            atexit.register(reset)
+            _atexit_registered = True
+        return _session
+
+
+def unavailable_reason() -> str | None:
+    return _unavailable
+
+
+def _error_name(mod: Any, e: BaseException) -> str | None:
+    """`NotSupported` for pynvml.NVMLError_NotSupported, etc.; None if not an NVML error."""
+    base = getattr(mod, "NVMLError", None)
+    if base is None or not isinstance(e, base):
+        return None
+    name = type(e).__name__
+    if name.startswith("NVMLError_"):
+        return name[len("NVMLError_"):]
+    value = getattr(e, "value", None)
+    for cand, const in (("NotSupported", "NVML_ERROR_NOT_SUPPORTED"),
+                        ("NoPermission", "NVML_ERROR_NO_PERMISSION"),
+                        ("FunctionNotFound", "NVML_ERROR_FUNCTION_NOT_FOUND"),
+                        ("GpuIsLost", "NVML_ERROR_GPU_IS_LOST")):
+        if value is not None and value == getattr(mod, const, object()):
+            return cand
+    return "Unknown"
+
+
+def _s(v: Any) -> Any:
+    return v.decode(errors="replace") if isinstance(v, bytes) else v
+
+
+@dataclass
+class Capabilities:
+    """What one GPU answers. Link fields are None when unknown."""
+
+    gpm: bool = False
+    pcie_counters: bool = False
+    pcie_throughput: bool = False
+    utilization: bool = False
+    memory: bool = False
+    power: bool = False
+    clocks: bool = False
+    link_gen_now: int | None = None
+    link_gen_max: int | None = None
+    link_gen_gpu_max: int | None = None
+    link_width_now: int | None = None
+    link_width_max: int | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def link_downgraded(self) -> bool:
+        return bool(
+            (self.link_gen_now and self.link_gen_max and self.link_gen_now < self.link_gen_max)
+            or (self.link_width_now and self.link_width_max and self.link_width_now < self.link_width_max)
+        )
+
+    @property
+    def link_max_gbs(self) -> float | None:
+        return pcie_link_rate_gbs(self.link_gen_max, self.link_width_max)
+
+    @property
+    def link_now_gbs(self) -> float | None:
+        return pcie_link_rate_gbs(self.link_gen_now, self.link_width_now)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["link_downgraded"] = self.link_downgraded
+        d["link_max_gbs"] = self.link_max_gbs
+        d["link_now_gbs"] = self.link_now_gbs
+        return d
+
+
+class Nvml:
+    """An initialised NVML session. Use `nvml.get()` to obtain it."""
+
+    def __init__(self, mod: Any) -> None:
+        self.mod = mod
+        self._logged: set[str] = set()
+        self._handles: dict[int, Any] = {}
+        self._closed = False
+
+    # -- the one query helper -------------------------------------------------------------
+    def query(self, fn_name: str, *args: Any) -> Any:
+        """Call `pynvml.<fn_name>(*args)`; a missing value is None; a lost GPU raises GpuLost."""
+        fn = getattr(self.mod, fn_name, None)
+        if fn is None:
+            self._note_missing(fn_name, "FunctionNotFound (not in this pynvml)")
+            return None
+        try:
+            return fn(*args)
+        except Exception as e:
+            name = _error_name(self.mod, e)
+            if name is None:
+                raise
+            if name in MISSING_ERRORS:
+                self._note_missing(fn_name, name)
+                return None
+            if name in LOST_ERRORS:
+                raise GpuLost(f"{fn_name}: {name}") from None
+            self._note_missing(fn_name, name)
+            return None
+
+    def _note_missing(self, fn_name: str, why: str) -> None:
+        if fn_name not in self._logged:
+            self._logged.add(fn_name)
+            log.info("NVML %s: %s; reported as missing", fn_name, why)
+
+    @property
+    def missing_functions(self) -> list[str]:
+        return sorted(self._logged)
+
+    def shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.mod.nvmlShutdown()
+        except Exception:  # already shut down or driver gone: nothing left to release
+            pass
+
+    # -- system and devices ---------------------------------------------------------------
+    def system(self) -> dict[str, Any]:
+        cuda = self.query("nvmlSystemGetCudaDriverVersion")
+        return {
+            "driver": _s(self.query("nvmlSystemGetDriverVersion")),
+            "nvml": _s(self.query("nvmlSystemGetNVMLVersion")),
+            "cuda_driver": f"{cuda // 1000}.{(cuda % 1000) // 10}" if isinstance(cuda, int) else None,
+        }
+
+    def device_count(self) -> int:
+        n = self.query("nvmlDeviceGetCount")
+        return int(n or 0)
+
+    def handle(self, index: int) -> Any:
+        h = self._handles.get(index)
+        if h is None:
+            h = self.query("nvmlDeviceGetHandleByIndex", index)
+            if h is None:
+                raise GpuLost(f"GPU {index}: no handle")
+            self._handles[index] = h
+        return h
+
+    def device(self, index: int) -> dict[str, Any]:
+        h = self.handle(index)
+        mem = self.query("nvmlDeviceGetMemoryInfo", h)
+        pci = self.query("nvmlDeviceGetPciInfo", h)
+        return {
+            "index": index,
+            "name": _s(self.query("nvmlDeviceGetName", h)),
+            "uuid": _s(self.query("nvmlDeviceGetUUID", h)),
+            "pci_bus_id": _s(getattr(pci, "busId", None)) if pci is not None else None,
+            "memory_total_mib": (mem.total / MIB) if mem is not None else None,
+        }
+
+    def probe(self, index: int) -> Capabilities:
+        """Which sources answer on this GPU (each tried once, no side effects)."""
+        h = self.handle(index)
+        c = Capabilities()
+
+        def ok(key: str, value: Any) -> bool:
+            if value is None:
+                c.missing[key] = "not supported"
+                return False
+            return True
+
+        sup = self.query("nvmlGpmQueryDeviceSupport", h)
+        c.gpm = bool(sup is not None and getattr(sup, "isSupportedDevice", 0))
+        if not c.gpm:
+            c.missing.setdefault("gpm", "not supported")
+        vals = self.read_fields(h, (FI_PCIE_COUNT_RX_BYTES, FI_PCIE_COUNT_TX_BYTES))
+        c.pcie_counters = vals is not None and all(v is not None for v, _ in vals)
+        if not c.pcie_counters:
+            c.missing["pcie_counters"] = "not supported"
+        c.utilization = ok("utilization", self.query("nvmlDeviceGetUtilizationRates", h))
+        c.memory = ok("memory", self.query("nvmlDeviceGetMemoryInfo", h))
+        c.power = ok("power", self.query("nvmlDeviceGetPowerUsage", h))
+        c.clocks = ok("clocks", self.query("nvmlDeviceGetClockInfo", h, CLOCK_SM))
+        c.link_gen_now = self.query("nvmlDeviceGetCurrPcieLinkGeneration", h)
+        c.link_gen_max = self.query("nvmlDeviceGetMaxPcieLinkGeneration", h)
+        c.link_gen_gpu_max = self.query("nvmlDeviceGetGpuMaxPcieLinkGeneration", h)
+        c.link_width_now = self.query("nvmlDeviceGetCurrPcieLinkWidth", h)
+        c.link_width_max = self.query("nvmlDeviceGetMaxPcieLinkWidth", h)
+        # PcieThroughput blocks ~20 ms: probe it only when it is the last PCIe source left.
+        if not c.gpm and not c.pcie_counters:
+            c.pcie_throughput = ok(
+                "pcie_throughput", self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_RX_BYTES)
+            )
+        return c
+
+    # -- sampling primitives --------------------------------------------------------------
+    def read_fields(self, h: Any, field_ids: tuple[int, ...]) -> list[tuple[int | None, int]] | None:
+        """Field values as (value or None, NVML timestamp in µs); None if the call is missing."""
+        vals = self.query("nvmlDeviceGetFieldValues", h, list(field_ids))
+        if vals is None:
+            return None
+        out: list[tuple[int | None, int]] = []
+        for v in vals:
+            if getattr(v, "nvmlReturn", 0) != 0:
+                out.append((None, 0))
+            else:
+                out.append((int(v.value.ullVal), int(getattr(v, "timestamp", 0) or 0)))
+        return out
+
+    def slow_fields(self, h: Any) -> dict[str, float | None]:
+        util = self.query("nvmlDeviceGetUtilizationRates", h)
+        mem = self.query("nvmlDeviceGetMemoryInfo", h)
+        power_mw = self.query("nvmlDeviceGetPowerUsage", h)
+        clock = self.query("nvmlDeviceGetClockInfo", h, CLOCK_SM)
+        return {
+            "gpu_util_pct": float(util.gpu) if util is not None else None,
+            "mem_util_pct": float(util.memory) if util is not None else None,
+            "mem_used_mib": (mem.used / MIB) if mem is not None else None,
+            "power_w": (power_mw / 1000.0) if power_mw is not None else None,
+            "sm_clock_mhz": float(clock) if clock is not None else None,
+        }
+
+    def pcie_throughput_gbs(self, h: Any) -> tuple[float | None, float | None]:
+        """(rx, tx) GB/s from nvmlDeviceGetPcieThroughput (KB/s over a 20 ms window; blocks)."""
+        rx = self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_RX_BYTES)
+        tx = self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_TX_BYTES)
+        return (rx * 1e3 / 1e9 if rx is not None else None,
+                tx * 1e3 / 1e9 if tx is not None else None)
+
+    def gpm(self, index: int) -> GpmReader | None:
+        h = self.handle(index)
+        try:
+            return GpmReader(self, h)
+        except _GpmUnavailable:
+            return None
+
+
+class _GpmUnavailable(Exception):
+    pass
+
+
+class GpmReader:
+    """Two GPM sample buffers per GPU; `read()` gives the metrics between the last two samples."""
+
+    def __init__(self, nv: Nvml, h: Any) -> None:
+        self.nv, self.h = nv, h
+        a = nv.query("nvmlGpmSampleAlloc")
+        b = nv.query("nvmlGpmSampleAlloc")
+        if a is None or b is None:
+            raise _GpmUnavailable()
+        self.prev, self.cur = a, b
+        if nv.query("nvmlGpmSampleGet", h, self.prev) is None:
+            self.close()
+            raise _GpmUnavailable()
+
+    def read(self) -> dict[int, float | None] | None:
+        """Take a sample and return {metric id: value or None} since the previous one."""
+        mod = self.nv.mod
+        if self.nv.query("nvmlGpmSampleGet", self.h, self.cur) is None:
+            return None
+        mg = mod.c_nvmlGpmMetricsGet_t()
+        mg.version = getattr(mod, "NVML_GPM_METRICS_GET_VERSION", 1)
+        mg.numMetrics = len(GPM_METRICS)
+        mg.sample1 = self.prev
+        mg.sample2 = self.cur
+        for i, mid in enumerate(GPM_METRICS):
+            mg.metrics[i].metricId = mid
+        res = self.nv.query("nvmlGpmMetricsGet", mg)
+        self.prev, self.cur = self.cur, self.prev
+        if res is None:
+            return None
+        out: dict[int, float | None] = {}
+        for i, mid in enumerate(GPM_METRICS):
+            m = res.metrics[i]
+            out[mid] = float(m.value) if getattr(m, "nvmlReturn", 0) == 0 else None
+        return out
+
+    def close(self) -> None:
+        for s in (self.prev, self.cur):
+            try:
+                self.nv.mod.nvmlGpmSampleFree(s)
+            except Exception:  # freeing on a lost GPU: nothing more to do
+                pass

@@ -1,0 +1,340 @@
+"""Run directories (docs/ARCHITECTURE.md "Run directory"): create, write incrementally, read back.
+
+Writing is built to survive Ctrl-C, a crash and a full disk:
+- meta.json is written at start (status "running") and replaced atomically (tmp + rename);
+- samples.csv and timing.log are appended and flushed at least every 0.5 s;
+- a write error (disk full, directory removed) is reported once through `on_error`, the
+  writer stops, and what was already written stays readable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpuscope.clock import CLOCK, Clock
+from gpuscope.errors import InputError, ResourceError
+
+SCHEMA_VERSION = 1
+
+SAMPLE_COLUMNS = (
+    "t_wall", "t_mono", "gpu", "rx_gbs", "tx_gbs", "sm_active", "sm_occupancy", "dram_active",
+    "gpu_util_pct", "mem_util_pct", "mem_used_mib", "power_w", "sm_clock_mhz", "pcie_source",
+    "wrap_suspect",
+)
+_SAMPLE_STR = {"pcie_source"}
+_SAMPLE_INT = {"gpu", "wrap_suspect"}
+
+SPAN_COLUMNS = ("t_start", "t_end", "gpu", "worker", "partition", "phase")
+
+META = "meta.json"
+TIMING_LOG = "timing.log"
+SAMPLES = "samples.csv"
+SPANS = "spans.csv"
+SUMMARY = "summary.json"
+
+FLUSH_EVERY_S = 0.25  # well inside the 0.5 s promise
+
+ErrorHook = Callable[[str], None]
+
+
+def default_path(mode: str, root: str | os.PathLike[str] = "runs", now: float | None = None) -> Path:
+    stamp = datetime.fromtimestamp(now if now is not None else time.time()).strftime("%Y%m%d-%H%M%S")
+    return Path(root) / f"{stamp}-{mode}"
+
+
+class RunDir:
+    """One run directory being written. Create with `RunDir.create(...)`."""
+
+    def __init__(self, path: Path, on_error: ErrorHook | None = None) -> None:
+        self.path = path
+        self._on_error = on_error
+        self._reported = False
+        self._meta: dict[str, Any] = {}
+        self._meta_lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str] | None = None, *, mode: str = "record",
+               root: str | os.PathLike[str] = "runs", on_error: ErrorHook | None = None) -> RunDir:
+        """Make the directory (parents too). Raises ResourceError if it cannot be made/written."""
+        p = Path(path) if path is not None else default_path(mode, root)
+        if path is None:
+            # two runs in the same second: add a suffix rather than mix their files
+            base, n = p, 1
+            while p.exists():
+                n += 1
+                p = base.with_name(f"{base.name}-{n}")
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+            probe = p / ".gpuscope-write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as e:
+            raise ResourceError(f"cannot write run directory {p}: {e.strerror or e}") from None
+        return cls(p, on_error)
+
+    # -- errors ---------------------------------------------------------------------------
+    def report(self, what: str, e: BaseException) -> None:
+        """Report a write error once per run directory."""
+        if self._reported:
+            return
+        self._reported = True
+        msg = f"cannot write {what} in {self.path}: {getattr(e, 'strerror', None) or e}; continuing without it"
+        if self._on_error is not None:
+            self._on_error(msg)
+
+    # -- meta.json ------------------------------------------------------------------------
+    def write_meta(self, **fields: Any) -> bool:
+        """Merge `fields` into meta.json and replace the file atomically. False if it failed."""
+        with self._meta_lock:
+            self._meta.update(fields)
+            self._meta.setdefault("schema_version", SCHEMA_VERSION)
+            data = json.dumps(_jsonable(self._meta), indent=2, sort_keys=True) + "\n"
+            tmp = self.path / f".{META}.tmp"
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path / META)
+                return True
+            except OSError as e:
+                self.report(META, e)
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+                return False
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return dict(self._meta)
+
+    def samples_writer(self) -> SamplesWriter:
+        return SamplesWriter(self.path / SAMPLES, self)
+
+    def timing_log(self, clock: Clock = CLOCK) -> TimingLogWriter:
+        return TimingLogWriter(self.path / TIMING_LOG, self, clock)
+
+    def write_json(self, name: str, obj: Any) -> bool:
+        tmp = self.path / f".{name}.tmp"
+        try:
+            tmp.write_text(json.dumps(_jsonable(obj), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path / name)
+            return True
+        except OSError as e:
+            self.report(name, e)
+            return False
+
+
+class _AppendWriter:
+    """A text file appended from any thread, flushed at least every FLUSH_EVERY_S."""
+
+    def __init__(self, path: Path, owner: RunDir | None, header: str | None = None) -> None:
+        self.path = path
+        self.owner = owner
+        self.broken = False
+        self._lock = threading.Lock()
+        self._last_flush = time.monotonic()
+        self._f = None
+        try:
+            self._f = open(path, "a", encoding="utf-8", newline="")  # noqa: SIM115
+            if header is not None and self._f.tell() == 0:
+                self._f.write(header)
+                self._f.flush()
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        self.broken = True
+        if self.owner is not None:
+            self.owner.report(self.path.name, e)
+        if self._f is not None:
+            try:
+                self._f.close()
+            except OSError:
+                pass
+            self._f = None
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            if self.broken or self._f is None:
+                return
+            try:
+                self._f.write(text)
+                now = time.monotonic()
+                if now - self._last_flush >= FLUSH_EVERY_S:
+                    self._f.flush()
+                    self._last_flush = now
+            except OSError as e:
+                self._fail(e)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._f is None:
+                return
+            try:
+                self._f.flush()
+                self._last_flush = time.monotonic()
+            except OSError as e:
+                self._fail(e)
+
+    def close(self) -> None:
+        self.flush()
+        with self._lock:
+            if self._f is not None:
+                try:
+                    self._f.close()
+                except OSError as e:
+                    self._fail(e)
+                self._f = None
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return f"{v:.6f}" if abs(v) < 1e6 else f"{v:.3f}"
+    return str(v)
+
+
+class SamplesWriter(_AppendWriter):
+    """samples.csv: the ARCHITECTURE.md columns, one row per sample per GPU."""
+
+    def __init__(self, path: Path, owner: RunDir | None = None) -> None:
+        super().__init__(path, owner, header=",".join(SAMPLE_COLUMNS) + "\n")
+        self.rows = 0
+
+    def write_row(self, row: dict[str, Any]) -> None:
+        line = ",".join(_fmt(row.get(c)) for c in SAMPLE_COLUMNS) + "\n"
+        self._write(line)
+        self.rows += 1
+
+
+class TimingLogWriter(_AppendWriter):
+    """timing.log: each line prefixed with its ISO-8601 UTC time on gpuscope's clock."""
+
+    def __init__(self, path: Path, owner: RunDir | None = None, clock: Clock = CLOCK) -> None:
+        super().__init__(path, owner)
+        self.clock = clock
+        self.lines = 0
+
+    def write_line(self, text: str, mono: float | None = None) -> None:
+        text = text.rstrip("\r\n")
+        self._write(f"{self.clock.iso(mono)} {text}\n")
+        self.lines += 1
+
+
+# -- reading ------------------------------------------------------------------------------
+
+def _require_dir(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    if not p.is_dir():
+        raise InputError(f"not a run directory: {p}")
+    return p
+
+
+def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """meta.json of a run directory; {} when absent. Bad JSON -> InputError."""
+    p = _require_dir(path) / META
+    if not p.exists():
+        return {}
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(f"unreadable {p}: {e}") from None
+
+
+def empty_samples():
+    import pandas as pd
+
+    cols: dict[str, Any] = {}
+    for c in SAMPLE_COLUMNS:
+        if c in _SAMPLE_STR:
+            cols[c] = pd.Series([], dtype=object)
+        elif c in _SAMPLE_INT:
+            cols[c] = pd.Series([], dtype="int64")
+        else:
+            cols[c] = pd.Series([], dtype="float64")
+    return pd.DataFrame(cols)
+
+
+def read_samples(path: str | os.PathLike[str]):
+    """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes.
+
+    Missing file -> empty frame with the columns. A torn last row (crash mid-write) is dropped.
+    """
+    import pandas as pd
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / SAMPLES
+    if not p.exists():
+        return empty_samples()
+    try:
+        df = pd.read_csv(p, dtype={"pcie_source": object}, on_bad_lines="skip")
+    except pd.errors.EmptyDataError:
+        return empty_samples()
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"unreadable {p}: {e}") from None
+    missing = [c for c in ("t_wall", "gpu") if c not in df.columns]
+    if missing:
+        raise InputError(f"{p}: not a gpuscope samples.csv (no {', '.join(missing)} column)")
+    for c in SAMPLE_COLUMNS:
+        if c not in df.columns:
+            df[c] = math.nan if c not in _SAMPLE_STR else None
+    df = df[list(SAMPLE_COLUMNS)]
+    for c in SAMPLE_COLUMNS:
+        if c in _SAMPLE_STR:
+            df[c] = df[c].astype(object)
+        else:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+    df = df.dropna(subset=["t_wall", "gpu"])
+    df["gpu"] = df["gpu"].astype("int64")
+    df["wrap_suspect"] = df["wrap_suspect"].fillna(0).astype("int64")
+    return df.reset_index(drop=True)
+
+
+def timing_log_path(path: str | os.PathLike[str]) -> Path | None:
+    p = _require_dir(path) / TIMING_LOG
+    return p if p.exists() else None
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
+        try:
+            return _jsonable(obj.item())
+        except (TypeError, ValueError):
+            return str(obj)
+    return obj
+
+
+def host_info() -> dict[str, Any]:
+    return {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "pid": os.getpid()}
+
+
+def iso_now() -> str:
+    return datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def write_rows(writer: SamplesWriter, rows: Iterable[dict[str, Any]]) -> None:
+    for r in rows:
+        writer.write_row(r)

@@ -1,0 +1,136 @@
+"""Run directories: atomic meta.json, incremental samples/timing log, readable after errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+
+from gpuscope.clock import Clock
+from gpuscope.errors import InputError, ResourceError
+from gpuscope.rundir import (
+    SAMPLE_COLUMNS,
+    RunDir,
+    default_path,
+    read_meta,
+    read_samples,
+    timing_log_path,
+)
+
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z ")
+
+
+def test_default_path_shape(tmp_path):
+    p = default_path("record", tmp_path, now=0)
+    assert p.parent == tmp_path and re.fullmatch(r"\d{8}-\d{6}-record", p.name)
+
+
+def test_create_default_twice_same_second(tmp_path):
+    a = RunDir.create(mode="record", root=tmp_path)
+    b = RunDir.create(mode="record", root=tmp_path)
+    assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
+
+
+def test_meta_atomic_merge(tmp_path):
+    rd = RunDir.create(tmp_path / "r")
+    assert rd.write_meta(status="running", argv=["x"], nan=float("nan"))
+    assert rd.write_meta(status="complete", exit_code=0)
+    m = read_meta(rd.path)
+    assert m == {"schema_version": 1, "status": "complete", "argv": ["x"], "nan": None, "exit_code": 0}
+    assert not any(p.name.endswith(".tmp") for p in rd.path.iterdir())
+
+
+def test_samples_flushed_while_open(tmp_path):
+    rd = RunDir.create(tmp_path / "r")
+    w = rd.samples_writer()
+    w.write_row({"t_wall": 1.0, "t_mono": 0.5, "gpu": 0, "rx_gbs": 2.5, "pcie_source": "gpm", "wrap_suspect": 0})
+    time.sleep(0.3)
+    w.write_row({"t_wall": 1.3, "t_mono": 0.8, "gpu": 0, "rx_gbs": float("nan"), "pcie_source": "gpm"})
+    # not closed: the rows must already be on disk (flush <= 0.5 s)
+    text = (rd.path / "samples.csv").read_text()
+    assert text.splitlines()[0] == ",".join(SAMPLE_COLUMNS)
+    assert len(text.splitlines()) == 3
+    df = read_samples(rd.path)
+    assert len(df) == 2 and df["rx_gbs"].isna().tolist() == [False, True]
+    assert df["gpu"].dtype == "int64" and df["wrap_suspect"].tolist() == [0, 0]
+    w.close()
+
+
+def test_read_samples_missing_and_torn(tmp_path):
+    assert list(read_samples(tmp_path).columns) == list(SAMPLE_COLUMNS)
+    p = tmp_path / "samples.csv"
+    p.write_text(",".join(SAMPLE_COLUMNS) + "\n1.0,0.1,0,3.0,,,,,,,,,,gpm,0\n2.0,0.2,0,4")
+    df = read_samples(p)
+    assert len(df) == 2 and df["rx_gbs"].tolist() == [3.0, 4.0]  # torn row: what it has
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(InputError):
+        read_samples(tmp_path / "bad.csv")
+
+
+def test_timing_log_prefix_on_clock(tmp_path):
+    rd = RunDir.create(tmp_path / "r")
+    clock = Clock()
+    t = rd.timing_log(clock)
+    mono = clock.mono()
+    t.write_line("CUZK_TIMING: mutex_held_ms=12\n", mono)
+    t.close()
+    line = (rd.path / "timing.log").read_text().splitlines()[0]
+    assert ISO.match(line) and line.endswith(" CUZK_TIMING: mutex_held_ms=12")
+    assert line.startswith(clock.iso(mono))
+    assert timing_log_path(rd.path) == rd.path / "timing.log"
+
+
+def test_out_under_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ResourceError, match="cannot write run directory"):
+        RunDir.create(tmp_path / "f" / "run")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_dir(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(ResourceError):
+            RunDir.create(ro / "run")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_write_error_reported_once_and_file_stays_readable(tmp_path):
+    msgs: list[str] = []
+    rd = RunDir.create(tmp_path / "r", on_error=msgs.append)
+    w = rd.samples_writer()
+    w.write_row({"t_wall": 1.0, "t_mono": 0.1, "gpu": 0})
+    w.flush()
+
+    class Full:
+        def write(self, s):
+            raise OSError(28, "No space left on device")
+
+        def flush(self):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+
+    w._f = Full()  # the disk fills up
+    for _ in range(5):
+        w.write_row({"t_wall": 2.0, "t_mono": 0.2, "gpu": 0})
+    rd.report("meta.json", OSError(28, "No space left on device"))
+    w.close()
+    assert len(msgs) == 1 and "No space left" in msgs[0]
+    assert len(read_samples(rd.path)) == 1
+
+
+def test_read_meta_bad_json(tmp_path):
+    (tmp_path / "meta.json").write_text("{not json")
+    with pytest.raises(InputError):
+        read_meta(tmp_path)
+    with pytest.raises(InputError):
+        read_meta(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    assert read_meta(tmp_path / "empty") == {}
