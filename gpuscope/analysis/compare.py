@@ -1,0 +1,360 @@
+"""Compare two runs or logs: per-component medians, B/A ratios with bootstrap CIs, a verdict.
+
+Statistics (docs/COMPARE.md):
+- per component: count, median, p10, p90 of its values on each side;
+- ratio = median(B) / median(A), with a 95% percentile-bootstrap confidence interval:
+  both sides resampled with replacement, independently, `n_boot` times, from a seeded
+  numpy Generator (the same seed gives the same interval);
+- throughput: complete tenures (partitions) per minute over the span from the first
+  tenure's start to the last one's end (timestamps needed);
+- GPU busy: the analysis' merged GPU_START..GPU_END fraction when both sides have it,
+  else the share of that span with the GPU lock held;
+- upload GB/s: bytes per partition / median upload time; PCIe RX/TX and SM activity per
+  phase from samples where both samples and phase intervals exist.
+
+Pure: no printing; `Comparison.to_json()` is the `compare --json` contract.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.whatif import (
+    BYTES_FIELDS,
+    COMBINED_UPLOAD,
+    EXPLICIT_UPLOAD,
+    WhatIf,
+    _clean,
+    per_record_components,
+)
+
+DEFAULT_BOOTSTRAP = 2000
+CONFIDENCE = 0.95
+
+
+@dataclass
+class Side:
+    """One side of a comparison: a parsed log plus what its run directory adds."""
+
+    label: str
+    parsed: Any                                # ParsedLog contract
+    source: str = ""
+    mode: str | None = None                    # pinned | pageable | registered, when known
+    held_key: str = "mutex_held"
+    bytes_per_partition: float | None = None   # from --abc-bytes or the run's workload config
+    timeline_summary: dict | None = None       # Analysis.to_json()["timeline"], when available
+    samples: pd.DataFrame | None = None        # samples.csv contract
+    phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
+    meta: dict | None = None
+    pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
+
+
+@dataclass
+class Comparison:
+    a: dict[str, Any]
+    b: dict[str, Any]
+    components: dict[str, dict[str, Any]]
+    verdict: str
+    winner: str | None
+    seed: int
+    n_boot: int
+    prediction: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return _clean(
+            {
+                "a": self.a,
+                "b": self.b,
+                "components": self.components,
+                "verdict": self.verdict,
+                "winner": self.winner,
+                "bootstrap": {"n": self.n_boot, "seed": self.seed, "confidence": CONFIDENCE},
+                "prediction": self.prediction,
+                "notes": list(self.notes),
+            }
+        )
+
+
+# --- statistics --------------------------------------------------------------------------
+
+def _finite(values: Any) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return v[np.isfinite(v)]
+
+
+def describe(values: Any) -> dict[str, float]:
+    """count, median, p10, p90 (ms) of the finite values."""
+    v = _finite(values)
+    if not len(v):
+        return {"count": 0, "median_ms": math.nan, "p10_ms": math.nan, "p90_ms": math.nan}
+    p10, med, p90 = np.percentile(v, [10, 50, 90])
+    return {"count": int(len(v)), "median_ms": float(med), "p10_ms": float(p10), "p90_ms": float(p90)}
+
+
+def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_cells: int = 4_000_000) -> np.ndarray:
+    out = np.empty(n_boot)
+    step = max(1, chunk_cells // max(1, len(v)))
+    for s in range(0, n_boot, step):
+        k = min(step, n_boot - s)
+        idx = rng.integers(0, len(v), size=(k, len(v)))
+        out[s : s + k] = np.median(v[idx], axis=1)
+    return out
+
+
+def bootstrap_ratio(
+    a: Any, b: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
+    """median(b) / median(a) and its percentile-bootstrap CI. NaNs when undefined
+    (an empty side or a zero median on A)."""
+    va, vb = _finite(a), _finite(b)
+    if not len(va) or not len(vb) or n_boot < 1:
+        return math.nan, math.nan, math.nan
+    ma = float(np.median(va))
+    if ma == 0:
+        return math.nan, math.nan, math.nan
+    ratio = float(np.median(vb)) / ma
+    rng = np.random.default_rng(seed)
+    ba = _boot_medians(va, n_boot, rng)
+    bb = _boot_medians(vb, n_boot, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = bb / ba
+    r = r[np.isfinite(r)]
+    if not len(r):
+        return ratio, math.nan, math.nan
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(r, [alpha, 1 - alpha])
+    return ratio, float(lo), float(hi)
+
+
+def component_values(parsed: Any, name: str, held_key: str = "mutex_held") -> np.ndarray:
+    """All values of a component (one per line per GPU). The held key comes from the
+    complete tenures (one per tenure)."""
+    if name == held_key:
+        recs = parsed.records
+        if "complete" in recs:
+            recs = recs[recs["complete"].astype(bool)]
+        return recs["held_ms"].to_numpy(dtype=float)
+    c = parsed.components
+    return c.loc[c["component"] == name, "value_ms"].to_numpy(dtype=float)
+
+
+def compare_components(
+    a: Side, b: Side, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, names: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per component present on both sides: medians, p10-p90, B/A ratio with its CI.
+
+    Order: the held key first, then by A's median, largest first. Byte counts are not
+    components. Components on one side only are listed with null ratio.
+    """
+    skip = set(BYTES_FIELDS)
+    if names is None:
+        na = set(a.parsed.components["component"].unique()) - skip
+        nb = set(b.parsed.components["component"].unique()) - skip
+        names = sorted(na | nb)
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        va = component_values(a.parsed, name, a.held_key)
+        vb = component_values(b.parsed, name, b.held_key)
+        da, db = describe(va), describe(vb)
+        # Each component gets its own stream, derived from the seed and its name, so
+        # adding a component does not change the others' intervals.
+        ratio, lo, hi = bootstrap_ratio(va, vb, seed=_component_seed(seed, name), n_boot=n_boot)
+        out[name] = {
+            "a_count": da["count"], "a_median_ms": da["median_ms"], "a_p10_ms": da["p10_ms"], "a_p90_ms": da["p90_ms"],
+            "b_count": db["count"], "b_median_ms": db["median_ms"], "b_p10_ms": db["p10_ms"], "b_p90_ms": db["p90_ms"],
+            "ratio": ratio, "ci_low": lo, "ci_high": hi,
+        }
+    held = a.held_key
+    first = [held] if held in out else []
+    rest = sorted((k for k in out if k != held),
+                  key=lambda k: (-(out[k]["a_median_ms"] if math.isfinite(out[k]["a_median_ms"]) else -1), k))
+    return {k: out[k] for k in first + rest}
+
+
+def _component_seed(seed: int, name: str) -> list[int]:
+    # A stable (not hash-randomised) per-name entropy word.
+    h = 0
+    for ch in name.encode():
+        h = (h * 131 + ch) % (2**32)
+    return [int(seed), h]
+
+
+# --- run-level figures ---------------------------------------------------------------------
+
+def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Total length of the union of intervals."""
+    return iv.total(*iv.merge(starts, ends))
+
+
+def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """Median PCIe RX/TX (GB/s) and SM activity of the samples taken inside each phase type.
+
+    A sample belongs to a phase when its t_wall falls inside one of that phase's intervals
+    on the same GPU (phases with gpu < 0 match every GPU).
+    """
+    if samples is None or phases is None or not len(samples) or not len(phases):
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    t = samples["t_wall"].to_numpy(dtype=float)
+    sg = samples["gpu"].to_numpy() if "gpu" in samples else np.zeros(len(samples), dtype=int)
+    for phase, grp in phases.groupby("phase", sort=True):
+        mask = np.zeros(len(samples), dtype=bool)
+        for gpu, g in grp.groupby("gpu"):
+            st = g["t_start"].to_numpy(dtype=float)
+            en = g["t_end"].to_numpy(dtype=float)
+            order = np.argsort(st)
+            st, en = st[order], np.maximum.accumulate(en[order])
+            k = np.searchsorted(st, t, side="right") - 1
+            inside = (k >= 0) & (t <= en[np.clip(k, 0, None)])
+            mask |= inside & ((sg == gpu) | (int(gpu) < 0))
+        if not mask.any():
+            continue
+        sel = samples[mask]
+        row: dict[str, float] = {"samples": int(mask.sum())}
+        for col in ("rx_gbs", "tx_gbs", "sm_active"):
+            if col in sel:
+                v = _finite(sel[col])
+                row[f"{col}_median"] = float(np.median(v)) if len(v) else math.nan
+        out[str(phase)] = row
+    return out
+
+
+def run_figures(side: Side) -> dict[str, Any]:
+    """Throughput, GPU busy, upload rate and per-phase PCIe figures for one side."""
+    wide = per_record_components(side.parsed.components, side.parsed.records)
+    n = len(wide)
+    ts0 = wide["ts_start"].to_numpy(dtype=float) if "ts_start" in wide else np.full(n, np.nan)
+    ts1 = wide["ts_end"].to_numpy(dtype=float) if "ts_end" in wide else np.full(n, np.nan)
+    ok = np.isfinite(ts0) & np.isfinite(ts1)
+    span_s = float(ts1[ok].max() - ts0[ok].min()) if ok.any() else math.nan
+    tl = side.timeline_summary or {}
+    if not (span_s > 0) and tl.get("wall_s"):
+        span_s = float(tl["wall_s"])
+    throughput = n / span_s * 60.0 if span_s > 0 and n else math.nan
+
+    busy, busy_method = math.nan, None
+    if tl.get("gpu_busy_fraction") is not None:
+        busy, busy_method = float(tl["gpu_busy_fraction"]), "timeline"
+    elif span_s > 0 and ok.any():
+        held = wide["held_ms"].to_numpy(dtype=float)
+        busy = merged_length(ts0[ok], ts1[ok]) / span_s if ok.sum() == n else float(np.nansum(held) / 1e3 / span_s)
+        busy_method = "lock_held"
+
+    explicit = [c for c in EXPLICIT_UPLOAD if c in wide.columns]
+    up_cols = explicit or [c for c in COMBINED_UPLOAD if c in wide.columns]
+    upload_ms = float(np.nanmedian(wide[up_cols].sum(axis=1, min_count=1))) if up_cols else math.nan
+    bytes_pp = side.bytes_per_partition
+    for name in BYTES_FIELDS:
+        if name in wide.columns and wide[name].notna().any():
+            bytes_pp = float(wide[name].median())
+            break
+    upload_gbs = bytes_pp / (upload_ms / 1e3) / 1e9 if bytes_pp and upload_ms and upload_ms > 0 else math.nan
+
+    return {
+        "label": side.label,
+        "source": side.source or str(getattr(side.parsed, "source", "")),
+        "mode": side.mode,
+        "format": getattr(side.parsed, "format", None),
+        "partitions": n,
+        "span_s": span_s,
+        "throughput_ppm": throughput,
+        "gpu_busy_fraction": busy,
+        "gpu_busy_method": busy_method,
+        "upload_field": up_cols[0] if up_cols else None,
+        "upload_ms_median": upload_ms,
+        "bytes_per_partition": bytes_pp,
+        "upload_gbs": upload_gbs,
+        "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
+    }
+
+
+# --- verdict ------------------------------------------------------------------------------
+
+def _fmt_x(x: float) -> str:
+    return f"{x:.1f}" if x < 10 else f"{x:.0f}"
+
+
+def verdict(a: dict, b: dict, comps: dict, held_key: str) -> tuple[str, str | None]:
+    """One sentence naming the winner, and the winner's label (None when unclear)."""
+    la, lb = a["label"], b["label"]
+    parts: list[str] = []
+    winner: str | None = None
+    h = comps.get(held_key)
+    if h is None or not math.isfinite(h["ratio"]):
+        parts.append(f"no {held_key} on both sides to compare")
+    elif math.isfinite(h["ci_low"]) and h["ci_low"] > 1:
+        winner = "a"
+        parts.append(f"{la} cut {held_key} {_fmt_x(h['ratio'])}x ({_fmt_x(h['ci_low'])}-{_fmt_x(h['ci_high'])})")
+    elif math.isfinite(h["ci_high"]) and h["ci_high"] < 1:
+        winner = "b"
+        parts.append(f"{lb} cut {held_key} {_fmt_x(1 / h['ratio'])}x "
+                     f"({_fmt_x(1 / h['ci_high'])}-{_fmt_x(1 / h['ci_low'])})")
+    else:
+        parts.append(f"no clear change in {held_key}: {lb}/{la} = {h['ratio']:.2f} "
+                     f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f})")
+    ta, tb = a.get("throughput_ppm"), b.get("throughput_ppm")
+    if ta and tb and math.isfinite(ta) and math.isfinite(tb) and ta > 0 and tb > 0:
+        if winner is None:
+            parts.append(f"throughput {lb}/{la} = {tb / ta:.2f}x")
+        else:
+            w, other = (ta, tb) if winner == "a" else (tb, ta)
+            x = w / other
+            parts.append(f"throughput +{_fmt_x(x)}x" if x >= 1 else f"throughput {x:.2f}x (lower)")
+    if winner is not None:
+        win, lose = (a, b) if winner == "a" else (b, a)
+        g = win.get("upload_gbs")
+        if g and math.isfinite(g):
+            was = lose.get("upload_gbs")
+            was_s = f" (was {was:.1f})" if was and math.isfinite(was) else ""
+            parts.append(f"upload now {g:.0f} GB/s{was_s}")
+    return ", ".join(parts), (la if winner == "a" else lb if winner == "b" else None)
+
+
+def compare(
+    a: Side, b: Side, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, whatif: WhatIf | None = None,
+    predicted_for: str | None = None,
+) -> Comparison:
+    """Compare side B against side A. `whatif` (predicted from one side) is set against the
+    other side's measurement when given; `predicted_for` names that other side ('a'/'b')."""
+    comps = compare_components(a, b, seed=seed, n_boot=n_boot)
+    fa, fb = run_figures(a), run_figures(b)
+    text, winner = verdict(fa, fb, comps, a.held_key)
+    notes: list[str] = []
+    if fa["gpu_busy_method"] != fb["gpu_busy_method"] and fa["gpu_busy_method"] and fb["gpu_busy_method"]:
+        notes.append("GPU busy is measured differently on the two sides (timeline vs lock held)")
+    prediction = None
+    if whatif is not None and predicted_for in ("a", "b"):
+        target = fa if predicted_for == "a" else fb
+        target_side = a if predicted_for == "a" else b
+        held_meas = describe(component_values(target_side.parsed, target_side.held_key, target_side.held_key))["median_ms"]
+        prediction = prediction_vs_measured(whatif, held_meas, target["throughput_ppm"], target["label"])
+    return Comparison(a=fa, b=fb, components=comps, verdict=text, winner=winner, seed=seed, n_boot=n_boot,
+                      prediction=prediction, notes=notes)
+
+
+def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str) -> dict[str, Any]:
+    def err(p: float | None, m: float | None) -> float:
+        if p is None or m is None or not (math.isfinite(p) and math.isfinite(m)) or m == 0:
+            return math.nan
+        return (p - m) / m
+
+    ph, pt = whatif.predicted["held_ms_median"], whatif.predicted["throughput_ppm"]
+    return {
+        "from": whatif.source,
+        "against": label,
+        "line_rate_gbs": whatif.line_rate_gbs,
+        "held_ms_predicted": ph,
+        "held_ms_measured": held_ms,
+        "held_error": err(ph, held_ms),
+        "throughput_ppm_predicted": pt,
+        "throughput_ppm_measured": throughput_ppm,
+        "throughput_error": err(pt, throughput_ppm),
+        "whatif": whatif.to_json(),
+    }
