@@ -1,0 +1,52 @@
+"""Reading `key=value` fields and numbers with time units. Plain string operations only:
+no regular expression here can backtrack, whatever the input."""
+
+from __future__ import annotations
+
+import math
+
+_INF = math.inf
+
+# value suffix -> factor to milliseconds (longest first so "ms" wins over "s")
+VALUE_UNITS = (("ms", 1.0), ("us", 1e-3), ("\u00b5s", 1e-3), ("ns", 1e-6), ("s", 1000.0))
+# key suffix -> factor to milliseconds
+KEY_UNITS = (("_ms", 1.0), ("_us", 1e-3), ("_ns", 1e-6), ("_s", 1000.0))
+
+
+def number(text: str) -> float | None:
+    """A finite float, or None (no nan/inf: a timing value is a measurement)."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    if x != x or x == _INF or x == -_INF:
+        return None
+    return x
+
+
+def split_key_unit(key: str) -> tuple[str, float | None]:
+    """`mutex_held_ms` -> ("mutex_held", 1.0); `synth_s` -> ("synth", 1000.0); `msm` -> ("msm", None)."""
+    for suffix, factor in KEY_UNITS:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)], factor
+    return key, None
+
+
+def value_with_unit(text: str) -> tuple[float | None, float | None]:
+    """`287ms` -> (287.0, 1.0); `1.5s` -> (1.5, 1000.0); `12` -> (12.0, None); junk -> (None, ?)."""
+    x = number(text)
+    if x is not None:
+        return x, None
+    for suffix, factor in VALUE_UNITS:
+        if text.endswith(suffix):
+            return number(text[: -len(suffix)]), factor
+    return None, None
+
+
+def kv_tokens(text: str) -> list[str]:
+    """Fields separated by `|`, commas or whitespace."""
+    if "|" in text:
+        text = text.replace("|", " ")
+    if "," in text:
+        text = text.replace(",", " ")
+    return text.split()

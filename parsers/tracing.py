@@ -1,0 +1,64 @@
+"""Rust `tracing` lines with GPU_TIMING / FIN_TIMING (cuzk-core engine.rs), e.g.
+
+    2026-03-01T12:00:02.500000Z  INFO cuzk_core::engine: FIN_TIMING finalizer partition worker_id=0 partition=Some(3) finish_ms=410 total_ms=413
+
+Every `<key>_ms=<n>` becomes component `<tag>.<key>` (`fin_timing.finish`); `worker_id=`
+and `partition=` (`Some(3)`, `3` or `None`) fill the worker and partition columns.
+"""
+
+from __future__ import annotations
+
+from parsers.fields import number
+
+MARKER = "_TIMING "
+TAGS = {"GPU": ("GPU_TIMING", "gpu_timing."), "FIN": ("FIN_TIMING", "fin_timing.")}
+
+
+def find_tag(line: str) -> int:
+    """Index of `GPU_TIMING ` / `FIN_TIMING ` in the line, or -1."""
+    i = line.find(MARKER)
+    while i >= 0:
+        if line[i - 3:i] in TAGS and (i == 3 or not line[i - 4].isalnum()):
+            return i - 3
+        i = line.find(MARKER, i + 1)
+    return -1
+
+
+def _int_of(v: str) -> int | None:
+    if v.startswith("Some(") and v.endswith(")"):
+        v = v[5:-1]
+    elif v == "None":
+        return -1
+    x = number(v)
+    return None if x is None or x != int(x) else int(x)
+
+
+def read_tracing(line: str, at: int):
+    """(source, names, values, worker, partition), None (no time values), or a reason."""
+    source, prefix = TAGS[line[at:at + 3]]
+    names: list[str] = []
+    values: list[float] = []
+    worker = partition = -1
+    for t in line[at + 11:].split():
+        k, eq, v = t.partition("=")
+        if not eq:
+            continue  # message words
+        if k.endswith("_ms"):
+            x = number(v)
+            if x is None:
+                return f"{k}: value {v[:20]!r} is not a number"
+            names.append(prefix + k[:-3])
+            values.append(x)
+        elif k == "worker_id":
+            w = _int_of(v)
+            if w is None:
+                return f"worker_id {v[:20]!r} is not a number"
+            worker = w
+        elif k == "partition":
+            p = _int_of(v)
+            if p is None:
+                return f"partition {v[:20]!r} is not a number"
+            partition = p
+    if not names:
+        return None
+    return source, names, values, worker, partition
