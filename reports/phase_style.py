@@ -1,0 +1,57 @@
+"""How each phase is named and coloured in the PNG timeline and the Perfetto trace.
+
+Phase names are those of spans.csv (docs/ARCHITECTURE.md) plus the coarser ones a log
+without spans yields (a GPU-lock tenure, a TIMELINE GPU interval). Unknown names are
+kept and drawn in grey.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PhaseStyle:
+    label: str       # legend / slice name
+    color: str       # matplotlib colour
+    group: str       # synthesis | lock_wait | upload | compute | barrier | cpu | held | other
+    row: str = "main"  # main: the worker's lane; side: the thin CPU row under it (prep thread)
+
+
+STYLES: dict[str, PhaseStyle] = {
+    "synth": PhaseStyle("synthesis (CPU)", "#59a14f", "synthesis"),
+    "lock_wait": PhaseStyle("lock wait", "#d3d3d3", "lock_wait"),
+    "mutex_wait": PhaseStyle("lock wait", "#d3d3d3", "lock_wait"),
+    "h2d": PhaseStyle("upload H2D", "#e15759", "upload"),
+    "upload": PhaseStyle("upload H2D", "#e15759", "upload"),
+    "ntt": PhaseStyle("NTT", "#9ecae1", "compute"),
+    "msm": PhaseStyle("MSM", "#3182bd", "compute"),
+    "batch_add": PhaseStyle("batch_add", "#6baed6", "compute"),
+    "tail_msm": PhaseStyle("tail MSM", "#08519c", "compute"),
+    "gpu": PhaseStyle("GPU (start..end)", "#4e79a7", "held"),
+    "held": PhaseStyle("GPU lock held", "#4e79a7", "held"),
+    "tenure": PhaseStyle("GPU lock held", "#4e79a7", "held"),
+    "mutex_held": PhaseStyle("GPU lock held", "#4e79a7", "held"),
+    "barrier": PhaseStyle("barrier (GPU idle, waits on CPU prep)", "#f28e2b", "barrier"),
+    "barrier_wait": PhaseStyle("barrier (GPU idle, waits on CPU prep)", "#f28e2b", "barrier"),
+    "prep": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
+    "prep_msm": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
+}
+
+# Legend order: the pipeline's order.
+ORDER = ["synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep", "gpu", "held"]
+
+
+def style_for(phase: str) -> PhaseStyle:
+    s = STYLES.get(phase)
+    if s is not None:
+        return s
+    return PhaseStyle(phase, "#9d9d9d", "other")
+
+
+def order_key(phase: str) -> tuple[int, str]:
+    label = style_for(phase).label
+    for i, name in enumerate(ORDER):
+        if style_for(name).label == label:
+            return i, label
+    return len(ORDER), label

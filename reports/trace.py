@@ -1,0 +1,165 @@
+"""Chrome trace JSON (the Trace Event Format that ui.perfetto.dev and chrome://tracing open).
+
+- one process per GPU ("GPU 0"), one thread per worker, a complete ("X") slice per phase;
+  the worker's prep thread (which overlaps its lock wait and upload) gets its own thread
+  so slices on a thread never overlap;
+- synthesis intervals without a worker go to a "CPU synthesis" process, packed onto as
+  few threads as their overlaps need;
+- counter ("C") tracks per GPU: PCIe RX/TX (GB/s) and SM activity (%) from samples;
+- process_name / thread_name (and sort index) metadata ("M") events.
+
+Times are whole microseconds from the first phase (or sample); the absolute start (epoch s) is
+in the top-level "metadata". No parsing, no GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reports.phase_style import style_for
+
+SYNTH_PID = 10_000
+
+
+def _us(t: float, t0: float) -> int:
+    """Whole microseconds from t0 (epoch-second floats carry ~0.2 us of resolution anyway)."""
+    return int(round((t - t0) * 1e6))
+
+
+def _pack(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Slot per interval so that intervals in one slot never overlap (greedy, by start)."""
+    slot = np.zeros(len(starts), dtype=int)
+    free_at: list[float] = []
+    for i in np.argsort(starts, kind="stable"):
+        for k, e in enumerate(free_at):
+            if e <= starts[i]:
+                free_at[k] = ends[i]
+                slot[i] = k
+                break
+        else:
+            free_at.append(ends[i])
+            slot[i] = len(free_at) - 1
+    return slot
+
+
+def _meta(kind: str, pid: int, name: str, tid: int | None = None, sort: int | None = None) -> list[dict]:
+    ev: dict[str, Any] = {"name": kind, "ph": "M", "pid": pid, "args": {"name": name}}
+    if tid is not None:
+        ev["tid"] = tid
+    out = [ev]
+    if sort is not None:
+        sk = "thread_sort_index" if tid is not None else "process_sort_index"
+        s: dict[str, Any] = {"name": sk, "ph": "M", "pid": pid, "args": {"sort_index": sort}}
+        if tid is not None:
+            s["tid"] = tid
+        out.append(s)
+    return out
+
+
+def build_trace(
+    phases: pd.DataFrame | None,
+    samples: pd.DataFrame | None = None,
+    *,
+    title: str = "gpuscope",
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The trace as a dict ({"traceEvents": [...], "displayTimeUnit": "ms", "metadata": {...}})."""
+    phases = phases if phases is not None else pd.DataFrame(columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
+    phases = phases.dropna(subset=["t_start", "t_end"])
+    have_samples = samples is not None and len(samples) > 0 and "t_wall" in samples
+    if not len(phases) and not have_samples:
+        raise ValueError("nothing to export: no phase intervals and no samples")
+    starts = [float(phases["t_start"].min())] if len(phases) else []
+    if have_samples:
+        starts.append(float(samples["t_wall"].min()))
+    t0 = min(starts)
+
+    events: list[dict[str, Any]] = []
+    named: set[tuple[int, int | None]] = set()
+
+    def name_process(pid: int, name: str, sort: int) -> None:
+        if (pid, None) not in named:
+            named.add((pid, None))
+            events.extend(_meta("process_name", pid, name, sort=sort))
+
+    def name_thread(pid: int, tid: int, name: str) -> None:
+        if (pid, tid) not in named:
+            named.add((pid, tid))
+            events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
+
+    def slices(rows: pd.DataFrame, pid: int, tid: int) -> None:
+        for r in rows.itertuples(index=False):
+            st = style_for(str(r.phase))
+            args: dict[str, Any] = {"phase": str(r.phase)}
+            if int(r.partition) >= 0:
+                args["partition"] = int(r.partition)
+            events.append({
+                "name": st.label if st.group != "other" else str(r.phase),
+                "cat": st.group,
+                "ph": "X",
+                "ts": _us(float(r.t_start), t0),
+                "dur": max(0, _us(float(r.t_end), t0) - _us(float(r.t_start), t0)),
+                "pid": pid,
+                "tid": tid,
+                "args": args,
+            })
+
+    # Synthesis without a worker: its own process, packed threads.
+    free = phases[phases["worker"] < 0]
+    if len(free):
+        name_process(SYNTH_PID, "CPU synthesis", sort=SYNTH_PID)
+        slot = _pack(free["t_start"].to_numpy(float), free["t_end"].to_numpy(float))
+        for k in np.unique(slot):
+            name_thread(SYNTH_PID, int(k) + 1, f"synthesis {k}")
+            slices(free[slot == k], SYNTH_PID, int(k) + 1)
+
+    owned = phases[phases["worker"] >= 0]
+    for (gpu, worker), grp in owned.groupby(["gpu", "worker"], sort=True):
+        pid = int(gpu) + 1 if gpu >= 0 else 1
+        name_process(pid, f"GPU {int(gpu)}" if gpu >= 0 else "GPU", sort=pid)
+        side = grp["phase"].map(lambda p: style_for(str(p)).row == "side").to_numpy(bool)
+        main, prep = grp[~side], grp[side]
+        # Slices on one thread must nest or be disjoint: overlapping main-row phases
+        # (rare: coarse and fine intervals of one tenure) spill onto extra threads.
+        slot = _pack(main["t_start"].to_numpy(float), main["t_end"].to_numpy(float))
+        for k in np.unique(slot):
+            tid = 100 * (int(worker) + 1) + int(k)
+            name_thread(pid, tid, f"worker {int(worker)}" + (f" ({k})" if k else ""))
+            slices(main[slot == k], pid, tid)
+        if len(prep):
+            pslot = _pack(prep["t_start"].to_numpy(float), prep["t_end"].to_numpy(float))
+            for k in np.unique(pslot):
+                tid = 100 * (int(worker) + 1) + 50 + int(k)
+                name_thread(pid, tid, f"worker {int(worker)} prep" + (f" ({k})" if k else ""))
+                slices(prep[pslot == k], pid, tid)
+
+    if have_samples:
+        for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
+            pid = int(gpu) + 1
+            name_process(pid, f"GPU {int(gpu)}", sort=pid)
+            cols = {c: g[c].to_numpy(float) for c in ("rx_gbs", "tx_gbs", "sm_active") if c in g and g[c].notna().any()}
+            tw = g["t_wall"].to_numpy(float)
+            for i in range(len(g)):
+                ts = _us(tw[i], t0)
+                pcie = {k: round(float(cols[k][i]), 4) for k in ("rx_gbs", "tx_gbs")
+                        if k in cols and math.isfinite(cols[k][i])}
+                if pcie:
+                    events.append({"name": "PCIe GB/s", "ph": "C", "ts": ts, "pid": pid, "args": pcie})
+                if "sm_active" in cols and math.isfinite(cols["sm_active"][i]):
+                    events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
+                                   "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
+
+    meta = {"title": title, "t0_epoch_s": t0, "generator": "gpuscope"}
+    meta.update(metadata or {})
+    return {"traceEvents": events, "displayTimeUnit": "ms", "metadata": meta}
+
+
+def trace_json(phases: pd.DataFrame | None, samples: pd.DataFrame | None = None, *, title: str = "gpuscope",
+               metadata: dict[str, Any] | None = None, indent: int | None = None) -> str:
+    return json.dumps(build_trace(phases, samples, title=title, metadata=metadata), indent=indent,
+                      allow_nan=False)
