@@ -1,0 +1,91 @@
+"""Analysis facade: ParsedLog (+ run context) -> Analysis. Plain functions, no printing.
+
+    parsed, ctx = load_source("runs/2026...-pageable")    # or a log file
+    result = analyze(parsed, model=None, options=AnalyzeOptions(), context=ctx)
+    result.to_json()                                       # the `analyze --json` contract
+
+Submodules: split (per-record split of the held time), stats (per-component statistics),
+timeline (busy fraction, gaps, overlap), bounds (GPU / CPU floors), rules (diagnoses),
+phases + pcie (NVML samples joined to phases), result (types).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, RunContext
+from gpuscope.analysis.source import load_source, open_source
+
+__all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "RunContext", "analyze", "load_source", "open_source"]
+
+
+def analyze(
+    parsed: Any,
+    model: Any = None,
+    options: AnalyzeOptions | None = None,
+    *,
+    context: RunContext | None = None,
+    samples: Any = None,
+) -> Analysis:
+    """Analyze a ParsedLog. `model`: a RoleModel, a path to a TOML model, or None (built-in).
+
+    `samples` (samples.csv schema) overrides the run directory's samples.
+    """
+    from gpuscope.analysis import bounds as bounds_mod
+    from gpuscope.analysis import rules, split, stats, timeline
+    from gpuscope.model import RoleModel, load_model
+
+    options = options or AnalyzeOptions()
+    if not isinstance(model, RoleModel):
+        model = load_model(model)
+
+    comps = parsed.components
+    wide = split.record_components(comps, parsed.records)
+    per_record = split.split_records(comps, parsed.records, model, wide=wide)
+    totals = split.split_totals(per_record)
+    comp_stats = stats.component_stats(comps, model)
+    tl = timeline.timeline_summary(parsed.timeline, per_record, comps)
+    bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
+
+    pcie_df, pcie_info = None, {}
+    if samples is None and context is not None:
+        samples = context.samples
+    if samples is not None and len(samples):
+        from gpuscope.analysis import pcie, phases
+
+        spans = context.spans if context is not None else None
+        ph, basis = phases.build_phases(spans, comps, parsed.timeline, model)
+        pcie_info = {"samples": int(len(samples)), "phases_from": basis,
+                     "line_rate_gbs": options.line_rate_gbs}
+        if basis is not None:
+            pcie_df = pcie.pcie_by_phase(samples, ph, options.line_rate_gbs)
+        else:
+            pcie_info["note"] = "samples present but no phase times: the log has no time stamps"
+
+    diags = rules.run_rules(
+        rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
+                        bounds=bnd, options=options, model=model, pcie=pcie_df)
+    )
+    n_complete = int(parsed.records["complete"].sum()) if len(parsed.records) else 0
+    return Analysis(
+        format=parsed.format,
+        source=str(parsed.source),
+        total_lines=int(parsed.total_lines),
+        timing_lines=int(parsed.timing_lines),
+        records=n_complete,
+        incomplete_records=int(len(parsed.records) - n_complete),
+        skipped=parsed.skipped,
+        model_name=model.name,
+        options=options,
+        components=comp_stats,
+        record_split=per_record,
+        record_components=wide,
+        split=totals,
+        timeline=tl,
+        bounds=bnd,
+        diagnoses=diags,
+        pcie=pcie_df,
+        pcie_info=pcie_info,
+        context=context,
+        values=comps,
+    )

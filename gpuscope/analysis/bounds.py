@@ -1,0 +1,114 @@
+"""Bound analysis in the manner of the Curio team's hand calculation.
+
+    GPU floor = median per-partition GPU compute x partitions      (100% GPU, no H2D, no stalls)
+    CPU floor = partitions x (synth / synth parallelism + other CPU work / CPU workers)
+    observed  = wall time of the run (or, without timestamps, the summed held time, a lower
+                bound on wall time since the lock serialises tenures)
+
+Per-partition GPU compute comes from the split (median gpu_compute_ms of the records) or,
+without records, from TIMELINE GPU_END gpu_ms. Synth parallelism is the most synthesis
+intervals seen open at once (TIMELINE); CPU workers is the number of GPU workers seen
+(each worker's prep runs beside its own GPU work). Where these cannot be inferred, 1 is
+assumed and the assumption is stated in `assumptions`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from gpuscope.model import RoleModel
+
+NAN = float("nan")
+
+
+def _median(stats: pd.DataFrame, name: str) -> float:
+    if name in stats.index and stats.at[name, "count"] > 0:
+        return float(stats.at[name, "median_ms"])
+    return NAN
+
+
+def compute_bounds(
+    split: pd.DataFrame, timeline: dict, stats: pd.DataFrame, model: RoleModel,
+    timeline_df: pd.DataFrame | None = None,
+) -> dict:
+    assumptions: list[str] = []
+    tl_parts = int(timeline.get("partitions") or 0)
+    if timeline.get("source") == "TIMELINE" and tl_parts:
+        partitions, part_basis = tl_parts, "GPU_START..GPU_END intervals in TIMELINE"
+    else:
+        partitions, part_basis = int(len(split)), "complete GPU-lock tenures (one per partition)"
+
+    if len(split):
+        gpu_pp = float(split["gpu_compute_ms"].median())
+        gpu_basis = "median gpu_compute_ms of the split"
+    elif not math.isnan(timeline.get("gpu_ms_median", NAN)):
+        gpu_pp = float(timeline["gpu_ms_median"])
+        gpu_basis = "median gpu_ms of TIMELINE GPU_END (includes uploads: an upper estimate)"
+    else:
+        gpu_pp, gpu_basis = NAN, "no GPU compute figures in the log"
+    gpu_floor = gpu_pp * partitions / 1000.0 if partitions else NAN
+
+    # CPU floor
+    synth_ms = NAN
+    if timeline_df is not None and len(timeline_df):
+        s = timeline_df.loc[timeline_df["event"] == "SYNTH_END", "synth_ms"].dropna()
+        if len(s):
+            synth_ms = float(s.median())
+    if math.isnan(synth_ms):
+        synth_ms = _median(stats, "synth")
+    cpu_names = [c for c in stats.index if model.role_of(c) == "cpu" and c != "synth"]
+    cpu_other = sum(v for v in (_median(stats, c) for c in cpu_names) if not math.isnan(v))
+    p_synth = int(timeline.get("synth_parallelism") or 0)
+    if not math.isnan(synth_ms) and p_synth <= 0:
+        p_synth = 1
+        assumptions.append("synthesis parallelism unknown (no overlapping SYNTH intervals): assumed 1")
+    workers = len(timeline.get("workers") or {})
+    if cpu_names and workers <= 0:
+        workers = 1
+        assumptions.append("number of CPU prep workers unknown (no TIMELINE workers): assumed 1")
+    if math.isnan(synth_ms) and not cpu_names:
+        cpu_pp = NAN
+        assumptions.append("no CPU-side timings in the log: CPU floor unknown")
+    else:
+        cpu_pp = (0.0 if math.isnan(synth_ms) else synth_ms / p_synth) + (
+            cpu_other / workers if cpu_names else 0.0
+        )
+        if math.isnan(synth_ms):
+            assumptions.append("no synthesis timings: CPU floor counts only " + ", ".join(cpu_names))
+    cpu_floor = cpu_pp * partitions / 1000.0 if partitions and not math.isnan(cpu_pp) else NAN
+
+    wall = timeline.get("wall_s", NAN)
+    if wall is not None and not math.isnan(wall) and wall > 0:
+        observed, obs_basis = float(wall), f"wall time from {timeline.get('source')}"
+    elif len(split):
+        observed = float(split["held_ms"].sum()) / 1000.0
+        obs_basis = "sum of held time (no timestamps; a lower bound on wall time)"
+    else:
+        observed, obs_basis = NAN, "unknown"
+
+    floors = {"gpu": gpu_floor, "cpu": cpu_floor}
+    known = {k: v for k, v in floors.items() if not math.isnan(v)}
+    binding = max(known, key=known.get) if known else None
+    floor = known[binding] if binding else NAN
+    return {
+        "partitions": partitions,
+        "partitions_basis": part_basis,
+        "gpu_per_partition_ms": gpu_pp,
+        "gpu_basis": gpu_basis,
+        "gpu_floor_s": gpu_floor,
+        "synth_ms": synth_ms,
+        "synth_parallelism": p_synth if not math.isnan(synth_ms) else None,
+        "cpu_other_ms": cpu_other if cpu_names else NAN,
+        "cpu_workers": workers if cpu_names else None,
+        "cpu_per_partition_ms": cpu_pp,
+        "cpu_floor_s": cpu_floor,
+        "observed_s": observed,
+        "observed_basis": obs_basis,
+        "binding": binding,
+        "observed_over_floor": observed / floor if floor and not math.isnan(floor) else NAN,
+        "observed_over_gpu_floor": observed / gpu_floor if gpu_floor and not math.isnan(gpu_floor) else NAN,
+        "gap_to_floor_s": observed - floor if binding else NAN,
+        "assumptions": assumptions,
+    }

@@ -1,0 +1,148 @@
+"""Result types of the analysis: options in, Analysis out (with the `analyze --json` contract)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+JSON_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    line_rate_gbs: float = 50.0          # pinned H2D line rate used for what-if projections (GB/s, 1e9)
+    line_rate_source: str = "default"    # default | option | measured | meta
+    abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
+
+
+@dataclass
+class RunContext:
+    """Where the parsed log came from, and what else the source offered."""
+
+    path: Path
+    kind: str                              # "log" | "rundir"
+    timing_log: Path
+    meta: dict | None = None
+    samples: pd.DataFrame | None = None    # samples.csv schema (docs/ARCHITECTURE.md)
+    spans: pd.DataFrame | None = None      # spans.csv schema
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    id: str
+    severity: str                  # high | medium | low | info
+    summary: str
+    evidence: dict[str, Any]
+    recommendation: str
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "summary": self.summary,
+            "evidence": clean(self.evidence),
+            "recommendation": self.recommendation,
+        }
+
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+
+
+@dataclass
+class Analysis:
+    format: str
+    source: str
+    total_lines: int
+    timing_lines: int
+    records: int                     # complete tenures
+    incomplete_records: int
+    skipped: pd.DataFrame            # line, reason, text
+    model_name: str
+    options: AnalyzeOptions
+    components: pd.DataFrame         # component statistics (stats.STAT_COLUMNS, index component)
+    record_split: pd.DataFrame       # split.SPLIT_COLUMNS
+    record_components: pd.DataFrame  # wide: record x component (GPU-averaged ms)
+    split: dict
+    timeline: dict
+    bounds: dict
+    diagnoses: list[Diagnosis]
+    pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS)
+    pcie_info: dict = field(default_factory=dict)
+    context: RunContext | None = None
+    values: pd.DataFrame | None = None  # the parsed components (long form), for --csv
+
+    @property
+    def skipped_lines(self) -> int:
+        return int(len(self.skipped))
+
+    def to_json(self) -> dict:
+        comps = {
+            str(name): {
+                "role": row["role"],
+                "count": int(row["count"]),
+                "sum_ms": row["sum_ms"],
+                "mean_ms": row["mean_ms"],
+                "median_ms": row["median_ms"],
+                "p10_ms": row["p10_ms"],
+                "p90_ms": row["p90_ms"],
+                "cv": row["cv"],
+            }
+            for name, row in self.components.iterrows()
+        }
+        split = {k: v for k, v in self.split.items() if k != "records"}
+        out = {
+            "format": self.format,
+            "source": self.source,
+            "model": self.model_name,
+            "records": self.records,
+            "incomplete_records": self.incomplete_records,
+            "skipped_lines": self.skipped_lines,
+            "total_lines": self.total_lines,
+            "timing_lines": self.timing_lines,
+            "components": comps,
+            "split": split,
+            "timeline": self.timeline,
+            "bounds": self.bounds,
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "options": {
+                "line_rate_gbs": self.options.line_rate_gbs,
+                "line_rate_source": self.options.line_rate_source,
+                "abc_bytes": self.options.abc_bytes,
+            },
+        }
+        if self.pcie is not None:
+            out["pcie"] = {
+                "phases": {
+                    str(r["phase"]): {k: r[k] for k in self.pcie.columns if k != "phase"}
+                    for _, r in self.pcie.iterrows()
+                },
+                **self.pcie_info,
+            }
+        return clean(out)
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if hasattr(obj, "item") and not isinstance(obj, (int, float)):
+        try:
+            obj = obj.item()
+        except (ValueError, AttributeError):
+            return str(obj)
+    if isinstance(obj, float):
+        return None if math.isnan(obj) or math.isinf(obj) else obj
+    if isinstance(obj, int):
+        return obj
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    return str(obj) if not isinstance(obj, (int, float)) else obj

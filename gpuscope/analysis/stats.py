@@ -1,0 +1,59 @@
+"""Per-component statistics over every value the log printed (one row per GPU for per-GPU lines).
+
+count, sum, mean, median, p10, p90 (linear interpolation, pandas' default) and the coefficient
+of variation cv = sample standard deviation / mean (NaN with fewer than 2 values or mean 0).
+Components not tied to any record (CPU-side lines) get entries too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.model import RoleModel
+
+STAT_COLUMNS = ["role", "count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_ms", "cv"]
+_ROLE_ORDER = {"held": 0, "h2d": 1, "gpu_compute": 2, "cpu_stall": 3, "contention": 4, "cpu": 5, "info": 6}
+
+
+def role_label(component: str, model: RoleModel) -> str:
+    if component == model.held:
+        return "held"
+    return model.role_of(component) or "-"
+
+
+def component_stats(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
+    """One row per component (index `component`), ordered by role then first appearance."""
+    if components.empty:
+        return pd.DataFrame(
+            {c: pd.Series(dtype="object" if c == "role" else "float64") for c in STAT_COLUMNS},
+            index=pd.Index([], name="component", dtype="object"),
+        ).astype({"count": "int64"})
+    g = components.groupby("component", sort=False)["value_ms"]
+    agg = g.agg(["count", "sum", "mean", "std", "median"])
+    q = g.quantile([0.1, 0.9]).unstack()
+    # first appearance in log order (row order: lines, then fields within a line)
+    first = pd.Series(np.arange(len(components)), index=components.index).groupby(
+        components["component"].to_numpy(), sort=False).min()
+    mean = agg["mean"].to_numpy()
+    std = agg["std"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cv = np.where((agg["count"].to_numpy() >= 2) & (mean != 0), std / mean, np.nan)
+    out = pd.DataFrame(
+        {
+            "role": [role_label(c, model) for c in agg.index],
+            "count": agg["count"].astype("int64"),
+            "sum_ms": agg["sum"].astype("float64"),
+            "mean_ms": agg["mean"].astype("float64"),
+            "median_ms": agg["median"].astype("float64"),
+            "p10_ms": q[0.1].reindex(agg.index).astype("float64"),
+            "p90_ms": q[0.9].reindex(agg.index).astype("float64"),
+            "cv": cv,
+        },
+        index=agg.index,
+    )
+    out.index.name = "component"
+    order = sorted(
+        out.index, key=lambda c: (_ROLE_ORDER.get(out.at[c, "role"], 7), int(first[c]), c)
+    )
+    return out.loc[order]

@@ -1,0 +1,129 @@
+"""Timeline figures: wall time, GPU busy fraction, idle gaps, synthesis/GPU overlap, per worker.
+
+From TIMELINE events when the log has them (GPU intervals = GPU_START..GPU_END paired per
+job, partition and worker; synthesis = SYNTH_START..SYNTH_END per job and partition).
+Otherwise, when lines carry timestamps, from the GPU-lock tenures: [end - held, end] with
+end = the time stamped on the held line. gpu_busy_fraction = merged busy time /
+(last end - first start).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import intervals as iv
+
+NAN = float("nan")
+
+TIMELINE_KEYS = [
+    "source", "wall_s", "gpu_span_s", "gpu_busy_s", "gpu_busy_fraction", "idle_gaps",
+    "idle_total_s", "idle_largest_s", "partitions", "synth_s", "synth_gpu_overlap_s",
+    "synth_overlap_fraction", "synth_parallelism", "gpu_ms_median", "gpu_compute_fraction", "workers",
+    "unpaired_events",
+]
+
+
+def empty_timeline() -> dict:
+    d = {k: NAN for k in TIMELINE_KEYS}
+    d.update(source=None, idle_gaps=0, partitions=0, workers={}, unpaired_events=0,
+             synth_parallelism=0)
+    return d
+
+
+def _busy(starts: np.ndarray, ends: np.ndarray, out: dict) -> tuple[np.ndarray, np.ndarray]:
+    ms, me = iv.merge(starts, ends)
+    if ms.size:
+        span = float(me[-1] - ms[0])
+        busy = iv.total(ms, me)
+        g = iv.gaps(ms, me)
+        out.update(
+            gpu_span_s=span,
+            gpu_busy_s=busy,
+            gpu_busy_fraction=busy / span if span > 0 else NAN,
+            idle_gaps=int(g.size),
+            idle_total_s=float(g.sum()),
+            idle_largest_s=float(g.max()) if g.size else 0.0,
+        )
+    return ms, me
+
+
+def _workers(gpu: pd.DataFrame, span: float, scale: float) -> dict:
+    res = {}
+    if "worker" not in gpu or gpu.empty:
+        return res
+    for w, grp in gpu.groupby("worker", sort=True):
+        ms, me = iv.merge(grp["start"].to_numpy() * scale, grp["end"].to_numpy() * scale)
+        busy = iv.total(ms, me)
+        res[str(int(w))] = {
+            "intervals": int(len(grp)),
+            "busy_s": busy,
+            "busy_fraction": busy / span if span and span > 0 else NAN,
+        }
+    return res
+
+
+def from_timeline_events(tl: pd.DataFrame) -> dict:
+    out = empty_timeline()
+    out["source"] = "TIMELINE"
+    off = tl["offset_ms"].to_numpy(dtype="float64")
+    if off.size:
+        out["wall_s"] = float((np.nanmax(off) - np.nanmin(off)) / 1000.0)
+    gpu = iv.pair_events(tl, "GPU_START", "GPU_END", ["job_id", "partition", "worker"])
+    syn = iv.pair_events(tl, "SYNTH_START", "SYNTH_END", ["job_id", "partition"])
+    out["unpaired_events"] = int(gpu.attrs["unpaired"] + syn.attrs["unpaired"])
+    gs, ge = _busy(gpu["start"].to_numpy() / 1000.0, gpu["end"].to_numpy() / 1000.0, out)
+    out["partitions"] = int(len(gpu))
+    out["workers"] = _workers(gpu, out["gpu_span_s"], 1 / 1000.0)
+    gpu_ms = tl.loc[tl["event"] == "GPU_END", "gpu_ms"].dropna()
+    out["gpu_ms_median"] = float(gpu_ms.median()) if len(gpu_ms) else NAN
+    if len(syn):
+        ss, se = iv.merge(syn["start"].to_numpy() / 1000.0, syn["end"].to_numpy() / 1000.0)
+        synth = iv.total(ss, se)
+        ov = iv.intersection_length((ss, se), (gs, ge))
+        out.update(
+            synth_s=synth,
+            synth_gpu_overlap_s=ov,
+            synth_overlap_fraction=ov / synth if synth > 0 else NAN,
+            synth_parallelism=iv.max_concurrency(syn["start"], syn["end"]),
+        )
+    return out
+
+
+def from_tenures(split: pd.DataFrame, components: pd.DataFrame) -> dict:
+    """Busy = the tenures' lock-held intervals, when the held lines carry timestamps."""
+    out = empty_timeline()
+    ts = components["ts"].to_numpy(dtype="float64") if len(components) else np.zeros(0)
+    ts = ts[~np.isnan(ts)]
+    if ts.size == 0:
+        return out
+    out["source"] = "tenures"
+    out["wall_s"] = float(ts.max() - ts.min())
+    if len(split):
+        end = split["ts_end"].to_numpy(dtype="float64")
+        start = end - split["held_ms"].to_numpy(dtype="float64") / 1000.0
+        _busy(start, end, out)
+        out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
+        # wall also covers the first tenure's start, which precedes its held line's stamp
+        first = np.nanmin(start) if np.any(~np.isnan(start)) else ts.min()
+        out["wall_s"] = float(max(ts.max(), np.nanmax(end)) - min(ts.min(), first))
+    return out
+
+
+def timeline_summary(timeline: pd.DataFrame, split: pd.DataFrame, components: pd.DataFrame) -> dict:
+    """Timeline figures; gpu_compute_fraction = the split's GPU compute / the GPU span (the Curio
+    team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency")."""
+    if timeline is not None and len(timeline) and (timeline["event"] == "GPU_END").any():
+        out = from_timeline_events(timeline)
+    else:
+        out = from_tenures(split, components)
+    span = out.get("gpu_span_s", NAN)
+    if len(split) and span == span and span > 0:
+        out["gpu_compute_fraction"] = float(split["gpu_compute_ms"].sum()) / 1000.0 / span
+    return out
+
+
+def is_known(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
