@@ -1,0 +1,99 @@
+"""`gpuscope record -- CMD ARGS...`: sample NVML while any command runs and keep its log."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuscope.cli import app
+from gpuscope.cli._common import handle_errors
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(f"gpuscope: {msg}\n")
+    sys.stderr.flush()
+
+
+def _summarize(path, line_rate: float | None) -> None:
+    """Print the analyze summary of the run directory; never fail the recording over it."""
+    try:
+        from gpuscope.analysis import AnalyzeOptions, analyze, load_source
+    except ImportError:
+        _say("analysis not available in this install: run `gpuscope analyze` later")
+        return
+    from gpuscope.errors import GpuscopeError, NoDataError
+    from gpuscope.rundir import RunDir
+
+    try:
+        parsed, ctx = load_source(path)
+        opts = (AnalyzeOptions(line_rate_gbs=line_rate, line_rate_source="measured")
+                if line_rate else AnalyzeOptions())
+        result = analyze(parsed, None, opts, context=ctx)
+    except NoDataError:
+        _say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
+        return
+    except GpuscopeError as e:
+        _say(f"no summary: {e.one_line()}")
+        return
+    except Exception as e:  # analysis bug: the recording itself is fine
+        _say(f"no summary (analysis failed: {type(e).__name__}: {e}); run `gpuscope analyze {path}`")
+        return
+    RunDir(path, on_error=_say).write_json("summary.json", result.to_json())
+    try:
+        from reports.console import render_summary
+    except ImportError:
+        _say(f"summary written to {path}/summary.json (console report not available in this install)")
+        return
+    from gpuscope.cli._common import stdout_console
+
+    sys.stdout.flush()
+    render_summary(result, stdout_console())
+
+
+@app.command(
+    "record",
+    context_settings={"allow_interspersed_args": False},
+    help=(
+        "Run a command while sampling NVML (PCIe RX/TX, SM activity, clocks, power) and keep its "
+        "output, each line stamped with its arrival time, in a run directory; then print the "
+        "analyze summary. The command's output still reaches the terminal, Ctrl-C and SIGTERM "
+        "are forwarded to it, and gpuscope exits with its exit code (128+N if signal N ended "
+        "it, 127 if it was not found). Without NVML the command still runs and meta.json says "
+        "why there are no samples.\n\n"
+        "Example: gpuscope record --interval 10 --out runs/daemon -- ./cuzk-daemon --config c.toml\n\n"
+        "Example: gpuscope record -- python prove.py"
+    ),
+)
+@handle_errors
+def record_cmd(
+    command: list[str] = typer.Argument(None, metavar="-- CMD [ARGS...]", help="The command to run."),
+    out: str | None = typer.Option(
+        None, "--out", metavar="DIR", help="Run directory (default runs/<YYYYmmdd-HHMMSS>-record)."
+    ),
+    interval: float = typer.Option(20.0, "--interval", metavar="MS", help="Sampling interval in ms (>= 5)."),
+    gpus: str | None = typer.Option(None, "--gpus", metavar="0,1", help="GPUs to sample (default: all)."),
+    summary: bool = typer.Option(True, "--summary/--no-summary", help="Print the analyze summary at the end."),
+) -> None:
+    from gpuscope.recorder import parse_gpus, record
+
+    res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus),
+                 on_error=_say, argv=sys.argv)
+    if res.path is not None:
+        if res.no_samples:
+            _say(res.no_samples)
+        elif res.sampler:
+            s = res.sampler
+            _say(f"{res.sample_rows} samples at {s['achieved_hz']} Hz "
+                 f"(interval p50 {s['interval_p50_ms']} ms, p99 {s['interval_p99_ms']} ms, "
+                 f"sampler CPU {100 * (s['cpu_fraction_of_core'] or 0):.1f}% of a core)")
+        _say(f"run directory: {res.path} (status {res.status}, exit code {res.exit_code})")
+        if summary:
+            from gpuscope.rundir import read_meta
+
+            try:
+                rate = read_meta(res.path).get("line_rate_gbs")
+            except Exception:
+                rate = None
+            _summarize(res.path, rate)
+    raise typer.Exit(res.exit_code)

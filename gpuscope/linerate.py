@@ -1,0 +1,80 @@
+"""The measured PCIe line rate: the `gpuscope bandwidth` result cache, keyed by GPU UUID.
+
+File: `$XDG_CACHE_HOME/gpuscope/bandwidth.json` (default `~/.cache/gpuscope/bandwidth.json`):
+
+    {"schema_version": 1,
+     "gpus": {"GPU-uuid": {"line_rate_gbs": 55.4, "measured_at": "...Z", "name": "...",
+                           "result": {... the full `bandwidth --json` object ...}}}}
+
+`line_rate_gbs` is the best median pinned H2D rate over the measured sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+def cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpuscope" / "bandwidth.json"
+
+
+def _load() -> dict[str, Any]:
+    p = cache_path()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"schema_version": SCHEMA_VERSION, "gpus": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("gpus"), dict):
+        return {"schema_version": SCHEMA_VERSION, "gpus": {}}
+    return data
+
+
+def save(uuid: str, result: dict[str, Any]) -> Path:
+    """Store a bandwidth result for one GPU (atomic replace). Raises OSError if unwritable."""
+    data = _load()
+    data["schema_version"] = SCHEMA_VERSION
+    data["gpus"][uuid] = {
+        "line_rate_gbs": result.get("line_rate_gbs"),
+        "measured_at": result.get("measured_at"),
+        "name": (result.get("gpu") or {}).get("name"),
+        "result": result,
+    }
+    p = cache_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+def measured_line_rate(uuid: str | None = None) -> float | None:
+    """The measured pinned H2D line rate (GB/s) for `uuid`; with uuid=None, the most recent
+    measurement of any GPU. None when nothing usable was saved."""
+    gpus = _load()["gpus"]
+    if uuid is not None:
+        entry = gpus.get(uuid)
+        return _rate(entry)
+    best: tuple[str, float] | None = None
+    for entry in gpus.values():
+        r = _rate(entry)
+        if r is None:
+            continue
+        when = str(entry.get("measured_at") or "")
+        if best is None or when > best[0]:
+            best = (when, r)
+    return best[1] if best else None
+
+
+def _rate(entry: Any) -> float | None:
+    if not isinstance(entry, dict):
+        return None
+    r = entry.get("line_rate_gbs")
+    if isinstance(r, int | float) and r > 0:
+        return float(r)
+    return None

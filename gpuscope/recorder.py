@@ -1,0 +1,231 @@
+"""Run a command under the NVML sampler and keep its output as a timestamped timing log.
+
+`record(cmd, ...)` is the library behind `gpuscope record -- CMD`: it creates the run
+directory, samples NVML while the child runs, passes the child's stdout/stderr through to
+ours and into timing.log (each line prefixed with its arrival time on gpuscope's clock),
+forwards SIGINT/SIGTERM to the child, and writes meta.json at start and at the end.
+
+Faults never stop the child: no NVML -> meta says "no samples: <reason>"; an unwritable run
+directory or a full disk -> reported once through `on_error`, the command still runs.
+
+Exit code: the child's; 128+N when a signal N ended it; 127 when the command was not found,
+126 when it could not be executed (the shell's conventions).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from gpuscope import __version__
+from gpuscope import nvml as nvml_mod
+from gpuscope.clock import CLOCK
+from gpuscope.errors import GpuscopeError, UsageError
+from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
+
+
+def parse_gpus(text: str | None) -> list[int] | None:
+    """'0,1' -> [0, 1]; None/'' -> None (all GPUs); anything else -> UsageError."""
+    if text is None or not text.strip():
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise UsageError(f"--gpus: bad GPU index {part!r} (expected e.g. 0,1)")
+        if int(part) not in out:
+            out.append(int(part))
+    return out
+
+
+@dataclass
+class RecordResult:
+    exit_code: int
+    status: str  # complete | failed | interrupted
+    path: Path | None
+    timing_lines: int = 0
+    sample_rows: int = 0
+    no_samples: str | None = None
+    sampler: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _pump(src: IO[bytes], dst: IO[str] | None, log: TimingLogWriter | None, counter: list[int]) -> None:
+    """Copy lines from the child's pipe to our stream and the timing log, stamped on arrival."""
+    for raw in iter(src.readline, b""):
+        mono = CLOCK.mono()
+        text = raw.decode("utf-8", errors="replace")
+        if dst is not None:
+            try:
+                dst.write(text)
+                dst.flush()
+            except (OSError, ValueError):  # our stdout closed (| head): keep logging
+                dst = None
+        if log is not None:
+            log.write_line(text, mono)
+        counter[0] += 1
+    src.close()
+
+
+def _gpu_meta(nv: nvml_mod.Nvml, gpus: Sequence[int]) -> list[dict[str, Any]]:
+    from gpuscope import linerate
+
+    out = []
+    for i in gpus:
+        try:
+            d = nv.device(i)
+            caps = nv.probe(i)
+        except nvml_mod.GpuLost as e:
+            out.append({"index": i, "error": str(e)})
+            continue
+        d["pcie_link"] = {
+            "gen_now": caps.link_gen_now, "gen_max": caps.link_gen_max,
+            "width_now": caps.link_width_now, "width_max": caps.link_width_max,
+            "max_gbs": caps.link_max_gbs, "downgraded": caps.link_downgraded,
+        }
+        d["capabilities"] = {k: getattr(caps, k) for k in
+                             ("gpm", "pcie_counters", "pcie_throughput", "utilization", "memory", "power", "clocks")}
+        d["line_rate_gbs"] = linerate.measured_line_rate(d.get("uuid")) if d.get("uuid") else None
+        out.append(d)
+    return out
+
+
+def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
+           gpus: Sequence[int] | None = None, on_error: Callable[[str], None] | None = None,
+           stdout: IO[str] | None = None, stderr: IO[str] | None = None,
+           argv: Sequence[str] | None = None) -> RecordResult:
+    """Run `cmd` while sampling; see the module docstring. Never raises for the child's sake."""
+    if not cmd:
+        raise UsageError("no command given (usage: gpuscope record [OPTIONS] -- CMD ARGS...)")
+    from gpuscope.sampler import MIN_INTERVAL_S, Sampler
+
+    if interval_s < MIN_INTERVAL_S:
+        raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms")
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    errors: list[str] = []
+
+    def report(msg: str) -> None:
+        errors.append(msg)
+        if on_error is not None:
+            on_error(msg)
+
+    # 1. NVML (absence is not an error) and the GPUs to sample, checked before anything is written
+    no_samples: str | None = None
+    chosen: list[int] = []
+    system: dict[str, Any] = {}
+    nv = nvml_mod.get()
+    if nv is None:
+        no_samples = f"no samples: {nvml_mod.unavailable_reason()}"
+    else:
+        system = nv.system()
+        n = nv.device_count()
+        chosen = list(range(n)) if gpus is None else list(gpus)
+        bad = [g for g in chosen if not 0 <= g < n]
+        if bad:
+            raise UsageError(f"--gpus: no GPU {bad[0]} (this machine has {n}: 0..{n - 1})" if n
+                             else "--gpus: this machine has no GPU")
+        if not chosen:
+            no_samples = "no samples: no GPU found by NVML"
+
+    # 2. run directory (failure: report once, run the command anyway)
+    rd: RunDir | None = None
+    try:
+        rd = RunDir.create(out, mode="record", on_error=report)
+    except GpuscopeError as e:
+        report(f"{e.one_line()}; running the command without recording")
+
+    # 3. the sampler
+    sampler = None
+    gpu_meta: list[dict[str, Any]] = []
+    if nv is not None and chosen:
+        gpu_meta = _gpu_meta(nv, chosen)
+        if rd is not None:
+            sampler = Sampler(nv, chosen, rd.samples_writer(), interval_s=interval_s, on_error=report)
+        else:
+            no_samples = "no samples: run directory not writable"
+    if rd is not None:
+        meta: dict[str, Any] = {
+            "gpuscope_version": __version__, "mode": "record",
+            "argv": list(argv) if argv is not None else list(sys.argv),
+            "command": list(cmd), "cwd": os.getcwd(), "host": host_info(),
+            "driver": system or None, "gpus": gpu_meta,
+            "line_rate_gbs": next((g.get("line_rate_gbs") for g in gpu_meta if g.get("line_rate_gbs")), None),
+            "started": iso_now(), "status": "running",
+            "sampler": {"interval_ms": interval_s * 1e3} if sampler is not None else no_samples,
+        }
+        rd.write_meta(**meta)
+        if no_samples is not None:
+            rd.samples_writer().close()  # the header: a readable, empty samples.csv
+    log = rd.timing_log() if rd is not None else None
+
+    # 4. the child
+    interrupted: list[int] = []
+    try:
+        child = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 process_group=0)
+    except (FileNotFoundError, PermissionError, OSError) as e:
+        code = 127 if isinstance(e, FileNotFoundError) else 126
+        msg = f"cannot run {cmd[0]!r}: {e.strerror or e}"
+        report(msg)
+        if log is not None:
+            log.close()
+        if rd is not None:
+            rd.write_meta(status="failed", exit_code=code, ended=iso_now(), error=msg)
+        return RecordResult(code, "failed", rd.path if rd else None, no_samples=no_samples, errors=errors)
+
+    def forward(signum: int, _frame: Any) -> None:
+        interrupted.append(signum)
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    old: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            old[s] = signal.signal(s, forward)
+    if sampler is not None:
+        sampler.start()
+    counts = [[0], [0]]
+    pumps = [threading.Thread(target=_pump, args=(child.stdout, stdout, log, counts[0]), daemon=True),
+             threading.Thread(target=_pump, args=(child.stderr, stderr, log, counts[1]), daemon=True)]
+    for t in pumps:
+        t.start()
+    try:
+        rc = child.wait()
+        for t in pumps:
+            t.join(timeout=5.0)  # a grandchild may keep the pipe open: do not hang on it
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        stats = sampler.stop() if sampler is not None else None
+        if log is not None:
+            log.close()
+        if sampler is not None:
+            sampler.sink.close()
+
+    # 5. how it ended
+    if rc < 0:
+        exit_code = 128 - rc
+        status = "interrupted" if -rc in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) or interrupted else "failed"
+    else:
+        exit_code = rc
+        status = "interrupted" if interrupted else ("complete" if rc == 0 else "failed")
+    lines = counts[0][0] + counts[1][0]
+    res = RecordResult(exit_code, status, rd.path if rd else None, timing_lines=lines,
+                       sample_rows=stats.rows if stats else 0, no_samples=no_samples,
+                       sampler=stats.to_dict() if stats else None, errors=errors)
+    if rd is not None:
+        rd.write_meta(status=status, exit_code=exit_code, child_returncode=rc, ended=iso_now(),
+                      signals_forwarded=[signal.Signals(s).name for s in interrupted],
+                      sampler=res.sampler if res.sampler is not None else no_samples,
+                      output_lines=lines, errors=errors)
+    return res
