@@ -34,12 +34,19 @@ STYLES: dict[str, PhaseStyle] = {
     "mutex_held": PhaseStyle("GPU lock held", "#4e79a7", "held"),
     "barrier": PhaseStyle("barrier (GPU idle, waits on CPU prep)", "#f28e2b", "barrier"),
     "barrier_wait": PhaseStyle("barrier (GPU idle, waits on CPU prep)", "#f28e2b", "barrier"),
+    "d_b_alloc": PhaseStyle("GPU setup (alloc, MSM init)", "#bab0ac", "compute"),
+    "msm_init": PhaseStyle("GPU setup (alloc, MSM init)", "#bab0ac", "compute"),
+    "msm_dtor": PhaseStyle("GPU setup (alloc, MSM init)", "#bab0ac", "compute"),
+    "split_vectors": PhaseStyle("CPU before the lock", "#edc948", "cpu"),
+    "pre_lock_cpu": PhaseStyle("CPU before the lock", "#edc948", "cpu"),
+    "b_g2_msm": PhaseStyle("CPU after the lock (b_g2_msm)", "#ff9da7", "cpu"),
     "prep": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
     "prep_msm": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
 }
 
 # Legend order: the pipeline's order.
-ORDER = ["synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep", "gpu", "held"]
+ORDER = ["synth", "split_vectors", "lock_wait", "h2d", "d_b_alloc", "ntt", "msm", "barrier", "batch_add",
+         "tail_msm", "b_g2_msm", "prep", "gpu", "held"]
 
 
 def style_for(phase: str) -> PhaseStyle:

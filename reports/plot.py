@@ -12,42 +12,12 @@ import io
 import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from reports.lanes import assign_lanes
 from reports.phase_style import order_key, style_for
 
 PHASE_COLUMNS = ["worker", "gpu", "partition", "phase", "t_start", "t_end"]
-
-
-def _lanes(phases: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """(lane label, its phases): one lane per (gpu, worker) in order; synthesis intervals
-    without a worker are packed into as few 'synthesis' lanes as their overlaps need."""
-    lanes: list[tuple[str, pd.DataFrame]] = []
-    synth_free = phases[(phases["worker"] < 0)]
-    owned = phases[phases["worker"] >= 0]
-    if len(synth_free):
-        ends: list[float] = []
-        slot = np.empty(len(synth_free), dtype=int)
-        order = np.argsort(synth_free["t_start"].to_numpy(), kind="stable")
-        st = synth_free["t_start"].to_numpy()
-        en = synth_free["t_end"].to_numpy()
-        for i in order:
-            for k, e in enumerate(ends):
-                if e <= st[i]:
-                    ends[k] = en[i]
-                    slot[i] = k
-                    break
-            else:
-                ends.append(en[i])
-                slot[i] = len(ends) - 1
-        for k in range(len(ends)):
-            lanes.append((f"synthesis {k}" if len(ends) > 1 else "synthesis", synth_free[slot == k]))
-    multi_gpu = owned["gpu"].nunique() > 1
-    for (gpu, worker), grp in owned.groupby(["gpu", "worker"], sort=True):
-        label = f"GPU{gpu} worker {worker}" if multi_gpu or gpu >= 0 else f"worker {worker}"
-        lanes.append((label, grp))
-    return lanes
 
 
 def render_timeline(
@@ -75,7 +45,7 @@ def render_timeline(
     else:
         has_pcie = has_sm = False
 
-    lanes = _lanes(phases)
+    lanes = assign_lanes(phases)
     lane_h = 0.38
     heights = [max(1.6, 0.55 + lane_h * len(lanes))]
     if has_pcie:
@@ -88,24 +58,21 @@ def render_timeline(
 
     seen: dict[str, tuple[int, str]] = {}
     yticks, ylabels = [], []
-    for i, (label, grp) in enumerate(reversed(lanes)):
-        y = i
+    for y, lane in enumerate(reversed(lanes)):
         yticks.append(y)
-        ylabels.append(label)
-        for phase, pg in grp.groupby("phase", sort=False):
-            st = style_for(str(phase))
-            bars = list(zip(pg["t_start"] - t0, pg["t_end"] - pg["t_start"], strict=True))
-            if st.row == "side":
-                ax.broken_barh(bars, (y - 0.42, 0.2), facecolors=st.color, edgecolor="none")
-            else:
-                ax.broken_barh(bars, (y - 0.2, 0.6), facecolors=st.color, edgecolor="white", linewidth=0.4)
-            seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
+        ylabels.append(lane.label)
+        for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
+            for phase, pg in df.groupby("phase", sort=False):
+                st = style_for(str(phase))
+                bars = list(zip(pg["t_start"] - t0, pg["t_end"] - pg["t_start"], strict=True))
+                ax.broken_barh(bars, (y0, h), facecolors=st.color, edgecolor=edge, linewidth=0.4)
+                seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
     ax.set_yticks(yticks, ylabels)
     ax.set_ylim(-0.6, len(lanes) - 0.3)
     fig.suptitle(title, x=0.01, ha="left", fontsize=12, fontweight="bold")
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(facecolor=c, label=lab) for lab, (_, c) in sorted(seen.items(), key=lambda kv: kv[1][0])]
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(9, len(handles)),
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(9 if len(handles) <= 9 else 6, len(handles)),
               fontsize=8.5, frameon=False)
 
     k = 1

@@ -1,10 +1,10 @@
 """Chrome trace JSON (the Trace Event Format that ui.perfetto.dev and chrome://tracing open).
 
-- one process per GPU ("GPU 0"), one thread per worker, a complete ("X") slice per phase;
-  the worker's prep thread (which overlaps its lock wait and upload) gets its own thread
-  so slices on a thread never overlap;
+- one process per GPU ("GPU 0"), one thread per lane of reports.lanes (per worker; the
+  worker's prep thread, which overlaps its lock wait and upload, on its own thread), a
+  complete ("X") slice per phase; slices on one thread never overlap;
 - synthesis intervals without a worker go to a "CPU synthesis" process, packed onto as
-  few threads as their overlaps need;
+  few threads as their overlaps need; unattributed CPU work to a "CPU" process;
 - counter ("C") tracks per GPU: PCIe RX/TX (GB/s) and SM activity (%) from samples;
 - process_name / thread_name (and sort index) metadata ("M") events.
 
@@ -18,9 +18,9 @@ import json
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from reports.lanes import assign_lanes
 from reports.phase_style import style_for
 
 SYNTH_PID = 10_000
@@ -29,22 +29,6 @@ SYNTH_PID = 10_000
 def _us(t: float, t0: float) -> int:
     """Whole microseconds from t0 (epoch-second floats carry ~0.2 us of resolution anyway)."""
     return int(round((t - t0) * 1e6))
-
-
-def _pack(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Slot per interval so that intervals in one slot never overlap (greedy, by start)."""
-    slot = np.zeros(len(starts), dtype=int)
-    free_at: list[float] = []
-    for i in np.argsort(starts, kind="stable"):
-        for k, e in enumerate(free_at):
-            if e <= starts[i]:
-                free_at[k] = ends[i]
-                slot[i] = k
-                break
-        else:
-            free_at.append(ends[i])
-            slot[i] = len(free_at) - 1
-    return slot
 
 
 def _meta(kind: str, pid: int, name: str, tid: int | None = None, sort: int | None = None) -> list[dict]:
@@ -109,34 +93,25 @@ def build_trace(
                 "args": args,
             })
 
-    # Synthesis without a worker: its own process, packed threads.
-    free = phases[phases["worker"] < 0]
-    if len(free):
-        name_process(SYNTH_PID, "CPU synthesis", sort=SYNTH_PID)
-        slot = _pack(free["t_start"].to_numpy(float), free["t_end"].to_numpy(float))
-        for k in np.unique(slot):
-            name_thread(SYNTH_PID, int(k) + 1, f"synthesis {k}")
-            slices(free[slot == k], SYNTH_PID, int(k) + 1)
-
-    owned = phases[phases["worker"] >= 0]
-    for (gpu, worker), grp in owned.groupby(["gpu", "worker"], sort=True):
-        pid = int(gpu) + 1 if gpu >= 0 else 1
-        name_process(pid, f"GPU {int(gpu)}" if gpu >= 0 else "GPU", sort=pid)
-        side = grp["phase"].map(lambda p: style_for(str(p)).row == "side").to_numpy(bool)
-        main, prep = grp[~side], grp[side]
-        # Slices on one thread must nest or be disjoint: overlapping main-row phases
-        # (rare: coarse and fine intervals of one tenure) spill onto extra threads.
-        slot = _pack(main["t_start"].to_numpy(float), main["t_end"].to_numpy(float))
-        for k in np.unique(slot):
-            tid = 100 * (int(worker) + 1) + int(k)
-            name_thread(pid, tid, f"worker {int(worker)}" + (f" ({k})" if k else ""))
-            slices(main[slot == k], pid, tid)
-        if len(prep):
-            pslot = _pack(prep["t_start"].to_numpy(float), prep["t_end"].to_numpy(float))
-            for k in np.unique(pslot):
-                tid = 100 * (int(worker) + 1) + 50 + int(k)
-                name_thread(pid, tid, f"worker {int(worker)} prep" + (f" ({k})" if k else ""))
-                slices(prep[pslot == k], pid, tid)
+    # One thread per lane (and one per lane's side row); one process per GPU / CPU group.
+    pids: dict[str, int] = {}
+    for lane in assign_lanes(phases):
+        if lane.process not in pids:
+            if lane.process.startswith("GPU "):
+                pid = int(lane.process.split()[1]) + 1
+            else:
+                pid = SYNTH_PID + len([p for p in pids if not p.startswith("GPU ")])
+            pids[lane.process] = pid
+            name_process(pid, lane.process, sort=pid)
+        pid = pids[lane.process]
+        tid = 1 + sum(1 for e in events if e.get("name") == "thread_name" and e["pid"] == pid)
+        if len(lane.main):
+            name_thread(pid, tid, lane.label)
+            slices(lane.main, pid, tid)
+            tid += 1
+        if len(lane.side):
+            name_thread(pid, tid, f"{lane.label} prep")
+            slices(lane.side, pid, tid)
 
     if have_samples:
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):

@@ -29,7 +29,7 @@ def test_lanes_legend_and_panels():
     axes = fig.get_axes()
     assert len(axes) == 3  # lanes, PCIe, SM
     lanes = [t.get_text() for t in axes[0].get_yticklabels()]
-    assert lanes == ["GPU0 worker 1", "GPU0 worker 0", "synthesis 1", "synthesis 0"]
+    assert lanes == ["worker 1", "worker 0", "synthesis 1", "synthesis 0"]
     legend = [t.get_text() for t in axes[0].get_legend().get_texts()]
     assert legend[:4] == ["synthesis (CPU)", "lock wait", "upload H2D", "NTT"]
     assert "barrier (GPU idle, waits on CPU prep)" in legend and "prep (CPU thread)" in legend
@@ -49,3 +49,39 @@ def test_without_samples_only_the_lanes():
 def test_no_phases_is_a_clear_error():
     with pytest.raises(ValueError, match="no phase intervals"):
         render_timeline(phases().iloc[:0], None, title="x")
+
+
+def test_lanes_clip_jitter_spill_real_overlap_and_drop_zero_length():
+    import pandas as pd
+
+    from reports.lanes import assign_lanes
+
+    rows = [  # worker 0: msm then batch_add overlapping by 0.3 ms (ms rounding), a real overlap, a zero-length
+        (0, 0, 0, "msm", 0.0, 1.0), (0, 0, 0, "batch_add", 0.9997, 1.4), (0, 0, 0, "held", 0.5, 1.2),
+        (0, 0, 0, "barrier", 1.4, 1.4),
+        (-1, -1, -1, "h2d", 2.0, 3.0), (-1, -1, -1, "b_g2_msm", 2.0, 2.5), (-1, -1, -1, "prep", 2.0, 2.7),
+    ]
+    ph = pd.DataFrame(rows, columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
+    lanes = {lane.label: lane for lane in assign_lanes(ph)}
+    assert list(lanes) == ["worker 0", "worker 0 (2)", "GPU lock (worker not logged)", "CPU (worker not logged)"]
+    w0 = lanes["worker 0"].main
+    assert list(w0["phase"]) == ["msm", "batch_add"] and w0["t_start"].iloc[1] == 1.0  # clipped
+    assert list(lanes["worker 0 (2)"].main["phase"]) == ["held"]
+    assert list(lanes["CPU (worker not logged)"].side["phase"]) == ["prep"]
+
+
+def test_attribute_workers_from_timeline_gpu_intervals():
+    import pandas as pd
+
+    from gpuscope.analysis.attribution import attribute_workers
+
+    gpu = pd.DataFrame({"worker": [0, 1], "gpu": -1, "partition": [0, 1], "phase": "gpu",
+                        "t_start": [10.0, 14.0], "t_end": [13.0, 16.0]})
+    ph = pd.DataFrame({"worker": -1, "gpu": [0, 0, -1, -1, 0], "partition": -1,
+                       "phase": ["h2d", "msm", "lock_wait", "prep", "tail_msm"],
+                       "t_start": [10.0, 14.5, 11.0, 11.0, 20.0], "t_end": [12.0, 15.0, 14.0, 12.0, 21.0]})
+    out = attribute_workers(ph, gpu)
+    # h2d inside worker 0's interval; msm inside worker 1's; the lock wait ends as worker 1
+    # starts; prep is CPU-side; the tail_msm is outside every interval.
+    assert list(out["worker"]) == [0, 1, 1, -1, -1]
+    assert list(ph["worker"]) == [-1] * 5  # input untouched

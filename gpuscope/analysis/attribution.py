@@ -1,0 +1,55 @@
+"""Give log-derived phases their worker, from the TIMELINE's per-worker GPU intervals.
+
+CUZK_TIMING lines do not say which worker printed them, but TIMELINE GPU_START..GPU_END
+intervals do (worker=<w>). A GPU-side phase (upload, compute, barrier) whose midpoint lies
+in a worker's GPU interval is that worker's; a lock wait belongs to the worker whose GPU
+interval starts when the wait ends. CPU-side phases (prep, split_vectors, b_g2_msm) run on
+other threads and stay unattributed. Phases already attributed are left alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+GPU_SIDE = {"h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "d_b_alloc", "msm_init", "msm_dtor"}
+LOCK_WAIT = {"lock_wait"}
+
+
+def attribute_workers(phases: pd.DataFrame, worker_intervals: pd.DataFrame, *, tolerance_s: float = 0.05) -> pd.DataFrame:
+    """Copy of `phases` with `worker` filled where the TIMELINE tells it.
+
+    `worker_intervals`: rows with worker >= 0, t_start, t_end (epoch s): the TIMELINE's
+    `gpu` phases (gpuscope.analysis.phases.from_timeline).
+    """
+    out = phases.copy()
+    if not len(out) or worker_intervals is None or not len(worker_intervals):
+        return out
+    wi = worker_intervals[worker_intervals["worker"] >= 0].sort_values("t_start")
+    if not len(wi):
+        return out
+    ws = wi["t_start"].to_numpy(float)
+    we = wi["t_end"].to_numpy(float)
+    ww = wi["worker"].to_numpy(np.int64)
+    todo = (out["worker"] < 0).to_numpy()
+    phase = out["phase"].astype(str).to_numpy()
+    st = out["t_start"].to_numpy(float)
+    en = out["t_end"].to_numpy(float)
+    workers = out["worker"].to_numpy(np.int64).copy()
+
+    gpu_side = todo & np.isin(phase, list(GPU_SIDE))
+    mid = (st + en) / 2
+    k = np.searchsorted(ws, mid, side="right") - 1
+    ok = gpu_side & (k >= 0)
+    kk = np.clip(k, 0, None)
+    inside = ok & (mid <= we[kk] + tolerance_s)
+    workers[inside] = ww[kk[inside]]
+
+    lock = todo & np.isin(phase, list(LOCK_WAIT))
+    j = np.searchsorted(ws, en - tolerance_s, side="left")
+    jj = np.clip(j, 0, len(ws) - 1)
+    near = lock & (j < len(ws)) & (np.abs(ws[jj] - en) <= tolerance_s)
+    workers[near] = ww[jj[near]]
+
+    out["worker"] = workers
+    return out

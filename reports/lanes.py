@@ -1,0 +1,116 @@
+"""Which lane (row of the picture, thread of the trace) each phase interval goes to.
+
+- synthesis intervals without a worker: "synthesis k" lanes, packed;
+- phases of a known worker: one lane per worker (per GPU and worker on a multi-GPU run),
+  its prep thread on a thin side row under it;
+- phases whose worker the log does not say: GPU-side ones (lock wait, upload, compute,
+  barrier) on "GPU lock" lanes, CPU-side ones on "CPU" lanes.
+
+Inside a lane intervals never overlap: an overlapping one spills onto a numbered extra
+lane (overlaps under JITTER_S are clipped instead). Zero-length phases are dropped.
+Pure pandas/numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from reports.phase_style import style_for
+
+GPU_GROUPS = {"lock_wait", "upload", "compute", "barrier", "held"}
+
+
+@dataclass
+class Lane:
+    label: str
+    process: str           # "GPU 0", "CPU synthesis", "CPU": the trace's process
+    main: pd.DataFrame     # phases on the lane's main row (never overlapping)
+    side: pd.DataFrame     # phases on its thin side row (prep thread; never overlapping)
+
+
+# Overlaps up to this much (s) are clock jitter, not concurrency: timing lines print whole
+# milliseconds, so phases rebuilt from them overlap by a fraction of one.
+JITTER_S = 0.005
+
+
+def pack(starts: np.ndarray, ends: np.ndarray, tolerance: float = 0.0) -> np.ndarray:
+    """Slot per interval so that intervals sharing a slot overlap by at most `tolerance`
+    (greedy by start)."""
+    slot = np.zeros(len(starts), dtype=int)
+    free_at: list[float] = []
+    for i in np.argsort(starts, kind="stable"):
+        for k, e in enumerate(free_at):
+            if e <= starts[i] + tolerance + 1e-9:
+                free_at[k] = max(e, ends[i])
+                slot[i] = k
+                break
+        else:
+            free_at.append(ends[i])
+            slot[i] = len(free_at) - 1
+    return slot
+
+
+def _split(df: pd.DataFrame) -> list[pd.DataFrame]:
+    """Non-overlapping groups; jitter-sized overlaps are clipped (start moved to the
+    previous end) so that a group is strictly sequential."""
+    if not len(df):
+        return []
+    slot = pack(df["t_start"].to_numpy(float), df["t_end"].to_numpy(float), JITTER_S)
+    out = []
+    for k in range(int(slot.max()) + 1):
+        g = df[slot == k].sort_values(["t_start", "t_end"], kind="stable").copy()
+        prev_end = np.maximum.accumulate(g["t_end"].to_numpy(float))
+        st = g["t_start"].to_numpy(float).copy()
+        st[1:] = np.maximum(st[1:], prev_end[:-1])
+        g["t_start"] = st
+        g["t_end"] = np.maximum(g["t_end"].to_numpy(float), st)
+        out.append(g)
+    return out
+
+
+def _group_lanes(label: str, process: str, df: pd.DataFrame) -> list[Lane]:
+    is_side = df["phase"].map(lambda p: style_for(str(p)).row == "side").to_numpy(bool)
+    mains, sides = _split(df[~is_side]), _split(df[is_side])
+    empty = df.iloc[:0]
+    out = []
+    for k in range(max(len(mains), len(sides))):
+        name = label if k == 0 else f"{label} ({k + 1})"
+        out.append(Lane(name, process, mains[k] if k < len(mains) else empty,
+                        sides[k] if k < len(sides) else empty))
+    return out
+
+
+def assign_lanes(phases: pd.DataFrame) -> list[Lane]:
+    """Lanes top to bottom: synthesis, workers (by GPU, worker), then unattributed GPU and CPU work."""
+    phases = phases.dropna(subset=["t_start", "t_end"])
+    phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
+    lanes: list[Lane] = []
+    no_worker = phases["worker"] < 0
+    synth = no_worker & (phases["phase"] == "synth")
+    for k, part in enumerate(_split(phases[synth])):
+        lanes.append(Lane(f"synthesis {k}", "CPU synthesis", part, part.iloc[:0]))
+    if len(lanes) == 1:
+        lanes[0].label = "synthesis"
+
+    owned = phases[~no_worker]
+    gpus = sorted(int(g) for g in phases.loc[phases["gpu"] >= 0, "gpu"].unique())
+    multi_gpu = len(gpus) > 1
+    if len(owned):
+        # A worker's lines without a GPU index belong to its GPU (one GPU: GPU 0).
+        key_gpu = owned["gpu"].where(owned["gpu"] >= 0, gpus[0] if gpus else -1) if not multi_gpu else owned["gpu"]
+        for (gpu, worker), grp in owned.groupby([key_gpu, owned["worker"]], sort=True):
+            label = f"GPU{gpu} worker {worker}" if multi_gpu else f"worker {worker}"
+            lanes += _group_lanes(label, f"GPU {gpu}" if gpu >= 0 else "GPU", grp)
+
+    rest = phases[no_worker & ~synth]
+    if len(rest):
+        gpu_side = rest["phase"].map(lambda p: style_for(str(p)).group in GPU_GROUPS).to_numpy(bool)
+        g = rest[gpu_side]
+        for gpu, grp in g.groupby(g["gpu"] if multi_gpu else pd.Series(0, index=g.index), sort=True):
+            label = f"GPU{gpu} lock (worker not logged)" if multi_gpu else "GPU lock (worker not logged)"
+            lanes += _group_lanes(label, f"GPU {max(int(gpu), 0)}", grp)
+        lanes += _group_lanes("CPU (worker not logged)", "CPU", rest[~gpu_side])
+    return lanes
