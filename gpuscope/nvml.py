@@ -374,15 +374,18 @@ class GpmReader:
         if nv.query("nvmlGpmSampleGet", h, self.prev) is None:
             self.close()
             raise _GpmUnavailable()
+        # one request struct, reused every read (building the 98-entry ctypes array costs more
+        # than the NVML call itself)
+        mod = nv.mod
+        self._mg = mod.c_nvmlGpmMetricsGet_t()
+        self._mg.version = getattr(mod, "NVML_GPM_METRICS_GET_VERSION", 1)
+        self._mg.numMetrics = len(GPM_METRICS)
 
     def read(self) -> dict[int, float | None] | None:
         """Take a sample and return {metric id: value or None} since the previous one."""
-        mod = self.nv.mod
         if self.nv.query("nvmlGpmSampleGet", self.h, self.cur) is None:
             return None
-        mg = mod.c_nvmlGpmMetricsGet_t()
-        mg.version = getattr(mod, "NVML_GPM_METRICS_GET_VERSION", 1)
-        mg.numMetrics = len(GPM_METRICS)
+        mg = self._mg
         mg.sample1 = self.prev
         mg.sample2 = self.cur
         for i, mid in enumerate(GPM_METRICS):

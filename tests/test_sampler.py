@@ -154,3 +154,74 @@ def test_all_gpus_lost_ends_loop():
     assert not s._thread.is_alive()
     st = s.stop()
     assert st.lost_gpus
+
+
+# -- on the GPU (H200): real NVML ------------------------------------------------------------
+
+def _real_nvml():
+    nvml.use_backend(None)
+    nv = nvml.get()
+    if nv is None or nv.device_count() < 1:
+        pytest.skip(f"NVML not usable: {nvml.unavailable_reason()}")
+    return nv
+
+
+@pytest.mark.gpu
+def test_gpu_sampler_at_least_100_hz():
+    nv = _real_nvml()
+    sink = ListSink()
+    s = Sampler(nv, [0], sink, interval_s=0.005).start()
+    time.sleep(1.0)
+    st = s.stop()
+    assert st.achieved_hz >= 100, st.to_dict()
+    assert st.sources[0] in ("gpm", "counter")
+    assert sum(r.get("rx_gbs") is not None for r in sink.rows) >= 100
+
+
+def _pinned_copy_bytes(total_bytes: int, chunk: int = 512 * 1024**2) -> tuple[int, float]:
+    """H2D copies from pinned memory totalling >= total_bytes; returns (bytes, seconds)."""
+    import cupy
+
+    rt = cupy.cuda.runtime
+    host = rt.hostAlloc(chunk, 0)
+    dev = cupy.empty(chunk, dtype=cupy.uint8)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    try:
+        rt.memcpyAsync(dev.data.ptr, host, chunk, 1, stream.ptr)  # warm-up
+        stream.synchronize()
+        n = -(-total_bytes // chunk)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            rt.memcpyAsync(dev.data.ptr, host, chunk, 1, stream.ptr)
+        stream.synchronize()
+        return n * chunk, time.perf_counter() - t0
+    finally:
+        rt.freeHost(host)
+
+
+def integrate_rx(rows: list[dict], gpu: int = 0) -> float:
+    """Bytes received: sum of rate x interval, each row's rate covering the time since the last row."""
+    rows = [r for r in rows if r["gpu"] == gpu]
+    total = 0.0
+    for prev, cur in zip(rows, rows[1:], strict=False):
+        if cur.get("rx_gbs") is not None:
+            total += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
+    return total
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("use_gpm", [True, False], ids=["gpm", "counter"])
+def test_gpu_rx_bytes_match_pinned_copy(use_gpm):
+    nv = _real_nvml()
+    sink = ListSink()
+    s = Sampler(nv, [0], sink, interval_s=0.010, use_gpm=use_gpm)
+    if not use_gpm and s.stats.sources[0] != "counter":
+        s.stop()
+        pytest.skip("no PCIe byte counters on this GPU")
+    s.start()
+    time.sleep(0.2)
+    copied, secs = _pinned_copy_bytes(8 * 1024**3)
+    time.sleep(0.2)
+    st = s.stop()
+    rx = integrate_rx(sink.rows)
+    assert rx == pytest.approx(copied, rel=0.10), (rx, copied, secs, st.to_dict())

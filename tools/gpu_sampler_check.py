@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Measure the NVML sampler on a real GPU: call costs, achieved rate, accuracy, overhead.
+
+    PYTHONPATH=. python tools/gpu_sampler_check.py [--json OUT.json] [--gpu 0]
+    PYTHONPATH=. python tools/gpu_sampler_check.py --workload 2     # just the copy+compute loop
+
+Checks (docs/BENCHMARKS.md "Sampler and bandwidth"):
+1. cost of one GPM read, one PCIe-counter field read, one slow-field read;
+2. achieved rate and interval jitter at 5, 10 and 20 ms;
+3. RX bytes integrated from the samples over timed pinned H2D copies vs the bytes copied
+   (GPM and counter sources);
+4. overhead at 100 Hz: the sampler thread's CPU time (% of a core) and the slowdown of a
+   copy+compute loop (pinned H2D + matmuls), median of 5 runs with and 5 without, interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpuscope import nvml  # noqa: E402
+from gpuscope.sampler import ListSink, Sampler  # noqa: E402
+
+
+def _time_calls(fn, n: int) -> float:
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n
+
+
+def call_costs(nv: nvml.Nvml, gpu: int) -> dict:
+    h = nv.handle(gpu)
+    out: dict = {}
+    r = nv.gpm(gpu)
+    if r is not None:
+        out["gpm_read_ms"] = _time_calls(r.read, 200) * 1e3
+        r.close()
+    fields = (nvml.FI_PCIE_COUNT_RX_BYTES, nvml.FI_PCIE_COUNT_TX_BYTES)
+    if nv.read_fields(h, fields) is not None:
+        out["counter_read_ms"] = _time_calls(lambda: nv.read_fields(h, fields), 200) * 1e3
+    out["slow_fields_ms"] = _time_calls(lambda: nv.slow_fields(h), 50) * 1e3
+    return out
+
+
+def rates(nv: nvml.Nvml, gpu: int) -> list[dict]:
+    res = []
+    for ms in (5, 10, 20):
+        s = Sampler(nv, [gpu], ListSink(), interval_s=ms / 1e3).start()
+        time.sleep(1.0)
+        st = s.stop()
+        res.append({"interval_ms": ms, "achieved_hz": st.achieved_hz, "p50_ms": st.interval_p50_ms,
+                    "p99_ms": st.interval_p99_ms, "max_ms": st.interval_max_ms,
+                    "cpu_pct_core": 100 * st.cpu_fraction, "source": st.sources.get(gpu)})
+    return res
+
+
+class Loop:
+    """The copy+compute loop: pinned H2D of `chunk` bytes + `mm` 4096^2 fp32 matmuls, per iteration."""
+
+    def __init__(self, chunk: int = 256 * 1024**2, mm: int = 4) -> None:
+        import cupy
+
+        self.cp = cupy
+        self.rt = cupy.cuda.runtime
+        self.chunk = chunk
+        self.mm = mm
+        self.host = self.rt.hostAlloc(chunk, 0)
+        self.dev = cupy.empty(chunk, dtype=cupy.uint8)
+        import numpy as np
+
+        rng = np.random.default_rng(1)
+        self.a = cupy.asarray(rng.standard_normal((4096, 4096), dtype=np.float32))
+        self.b = cupy.asarray(rng.standard_normal((4096, 4096), dtype=np.float32))
+        self.c = cupy.empty_like(self.a)
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.run(3)
+
+    def run(self, iters: int) -> float:
+        cp = self.cp
+        self.stream.synchronize()
+        t0 = time.perf_counter()
+        with self.stream:
+            for _ in range(iters):
+                self.rt.memcpyAsync(self.dev.data.ptr, self.host, self.chunk, 1, self.stream.ptr)
+                for _ in range(self.mm):
+                    cp.matmul(self.a, self.b, out=self.c)
+        self.stream.synchronize()
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        self.rt.freeHost(self.host)
+
+
+def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
+    res = []
+    for use_gpm in (True, False):
+        sink = ListSink()
+        s = Sampler(nv, [gpu], sink, interval_s=0.010, use_gpm=use_gpm)
+        src = s.stats.sources.get(gpu)
+        if (src == "gpm") != use_gpm:
+            s.stop()
+            res.append({"source": "gpm" if use_gpm else "counter", "skipped": f"source is {src}"})
+            continue
+        s.start()
+        time.sleep(0.2)
+        n = 32
+        t0 = time.perf_counter()
+        with loop.stream:
+            for _ in range(n):
+                loop.rt.memcpyAsync(loop.dev.data.ptr, loop.host, loop.chunk, 1, loop.stream.ptr)
+        loop.stream.synchronize()
+        secs = time.perf_counter() - t0
+        time.sleep(0.2)
+        st = s.stop()
+        rows = sink.rows
+        rx = 0.0
+        peak = 0.0
+        for prev, cur in zip(rows, rows[1:], strict=False):
+            if cur.get("rx_gbs") is not None:
+                rx += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
+                peak = max(peak, cur["rx_gbs"])
+        copied = n * loop.chunk
+        res.append({"source": src, "copied_bytes": copied, "copy_gbs": copied / secs / 1e9,
+                    "rx_integrated_bytes": rx, "ratio": rx / copied, "peak_rx_gbs": peak,
+                    "rows": len(rows), "wrap_suspect_rows": st.wrap_suspect_rows})
+    return res
+
+
+def overhead(nv: nvml.Nvml, gpu: int, loop: Loop, iters: int, runs: int = 5) -> dict:
+    without, with_, cpu = [], [], []
+    for _ in range(runs):
+        without.append(loop.run(iters))
+        s = Sampler(nv, [gpu], ListSink(), interval_s=0.010).start()
+        with_.append(loop.run(iters))
+        st = s.stop()
+        cpu.append(100 * st.cpu_fraction)
+    m0, m1 = statistics.median(without), statistics.median(with_)
+    return {"iters": iters, "without_s": without, "with_s": with_, "median_without_s": m0,
+            "median_with_s": m1, "slowdown_pct": 100 * (m1 - m0) / m0,
+            "spread_without_pct": 100 * (max(without) - min(without)) / m0,
+            "sampler_cpu_pct_core": statistics.median(cpu), "sampler_cpu_pct_all": cpu}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the full results here")
+    ap.add_argument("--gpu", type=int, default=0)
+    ap.add_argument("--workload", type=float, default=None, metavar="S",
+                    help="only run the copy+compute loop for S seconds, printing a timing line per second")
+    a = ap.parse_args()
+    if a.workload is not None:
+        loop = Loop()
+        t_end = time.perf_counter() + a.workload
+        i = 0
+        while time.perf_counter() < t_end:
+            dt = loop.run(20)
+            print(f"loop iteration_block={i} loop_ms={dt * 1e3:.1f}", flush=True)
+            i += 1
+        loop.close()
+        return 0
+    nv = nvml.get()
+    if nv is None:
+        print(f"NVML not usable: {nvml.unavailable_reason()}", file=sys.stderr)
+        return 5
+    out: dict = {"device": nv.device(a.gpu), "system": nv.system(),
+                 "capabilities": nv.probe(a.gpu).to_dict()}
+    def stage(name, fn):
+        try:
+            out[name] = fn()
+        except Exception as e:  # keep the other stages' results
+            out.setdefault("errors", {})[name] = f"{type(e).__name__}: {e}"
+            print(f"stage {name} failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+    stage("call_costs", lambda: call_costs(nv, a.gpu))
+    stage("rates", lambda: rates(nv, a.gpu))
+    loop = Loop()
+    out["loop_iter_s"] = loop.run(10) / 10
+    iters = max(10, int(1.0 / out["loop_iter_s"]))
+    stage("accuracy", lambda: accuracy(nv, a.gpu, loop))
+    stage("overhead", lambda: overhead(nv, a.gpu, loop, iters))
+    loop.close()
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    print(json.dumps(out.get("errors", {})))
+    d = out["device"]
+    print(f"\n== sampler check: {d['name']} {d['uuid']} driver {out['system']['driver']}")
+    print("call costs (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in out.get("call_costs", {}).items()))
+    for r in out.get("rates", []):
+        print(f"interval {r['interval_ms']:>2} ms: {r['achieved_hz']:7.1f} Hz  p50 {r['p50_ms']:.2f} ms  "
+              f"p99 {r['p99_ms']:.2f} ms  max {r['max_ms']:.2f} ms  CPU {r['cpu_pct_core']:.2f}% core  [{r['source']}]")
+    for r in out.get("accuracy", []):
+        if "skipped" in r:
+            print(f"accuracy [{r['source']}]: skipped ({r['skipped']})")
+        else:
+            print(f"accuracy [{r['source']}]: copied {r['copied_bytes'] / 1e9:.2f} GB at {r['copy_gbs']:.1f} GB/s, "
+                  f"integrated RX {r['rx_integrated_bytes'] / 1e9:.2f} GB (ratio {r['ratio']:.3f}), "
+                  f"peak {r['peak_rx_gbs']:.1f} GB/s, wrap_suspect {r['wrap_suspect_rows']}")
+    o = out.get("overhead")
+    if o is None:
+        return 1
+    print(f"overhead at 100 Hz: loop {o['median_without_s']:.4f} s -> {o['median_with_s']:.4f} s "
+          f"({o['slowdown_pct']:+.2f}%, run-to-run spread {o['spread_without_pct']:.2f}%), "
+          f"sampler CPU {o['sampler_cpu_pct_core']:.2f}% of a core")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
