@@ -1,0 +1,268 @@
+"""`gpuscope run`: the CuZK-model proving pipeline in pinned, pageable or registered mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import typer
+
+from gpuscope.cli import app
+from gpuscope.cli._common import handle_errors
+
+MiB = 1 << 20
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(f"gpuscope: {msg}\n")
+    sys.stderr.flush()
+
+
+def _fmt_progress(p: dict) -> str:
+    """One plain-text progress line (non-terminal stderr)."""
+    workers = " ".join(f"w{w}:{ph}" + (f"[p{part}]" if part >= 0 else "")
+                       for _g, w, ph, part, _d in p.get("workers", []))
+    s = f"{p.get('done', 0)}/{p.get('total', 0)} partitions done, {p.get('queued', 0)} queued; {workers}"
+    for g, row in sorted(p.get("samples", {}).items()):
+        rx, sm = row.get("rx_gbs"), row.get("sm_active")
+        s += f"; gpu{g} rx {rx:.1f} GB/s" if isinstance(rx, float) else ""
+        s += f" sm {sm * 100:.0f}%" if isinstance(sm, float) else ""
+    return s
+
+
+def _live_table(p: dict, title: str):
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", expand=False)
+    t.add_column("worker")
+    t.add_column("gpu", justify="right")
+    t.add_column("phase")
+    t.add_column("partition", justify="right")
+    t.add_column("done", justify="right")
+    for g, w, ph, part, d in p.get("workers", []):
+        t.add_row(str(w), str(g), ph, str(part) if part >= 0 else "-", str(d))
+    cap = f"{p.get('done', 0)}/{p.get('total', 0)} partitions done, {p.get('queued', 0)} queued, " \
+          f"{p.get('elapsed_s', 0.0):.1f} s"
+    for g, row in sorted(p.get("samples", {}).items()):
+        rx, sm = row.get("rx_gbs"), row.get("sm_active")
+        cap += f" | GPU {g}: PCIe RX " + (f"{rx:.1f} GB/s" if isinstance(rx, float) else "n/a")
+        cap += ", SM active " + (f"{sm * 100:.0f}%" if isinstance(sm, float) else "n/a")
+    if p.get("stopping"):
+        cap += " | stopping at the next phase boundary"
+    t.caption = cap
+    return t
+
+
+def _watch(run, title: str) -> None:
+    """Show progress until the pipeline ends: rich Live on a terminal, else a line every 2 s."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.live import Live
+
+        with Live(_live_table(run.progress(), title), console=Console(stderr=True),
+                  refresh_per_second=4, transient=False) as live:
+            while run.alive():
+                run.wait(0.25)
+                live.update(_live_table(run.progress(), title))
+        return
+    last = 0.0
+    while run.alive():
+        run.wait(0.25)
+        now = time.monotonic()
+        if now - last >= 2.0:
+            last = now
+            _say(_fmt_progress(run.progress()))
+
+
+def _install_sigint(run) -> dict:
+    """First Ctrl-C: stop at the next phase boundary. Second: mark the run and exit at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def on_sigint(signum, frame) -> None:
+        if run.interrupts == 0:
+            run.request_stop()
+            _say("interrupted: stopping at the next phase boundary (Ctrl-C again to quit at once)")
+            return
+        rd = run.rd
+        if rd is not None and rd._meta_lock.acquire(blocking=False):  # never block in a handler
+            rd._meta_lock.release()
+            rd.write_meta(status="interrupted", exit_code=130, ended=_iso(),
+                          notes=run.notes + ["second Ctrl-C: exited at once"])
+        sys.stderr.write("gpuscope: interrupted twice: exiting now\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    return {signal.SIGINT: signal.signal(signal.SIGINT, on_sigint)}
+
+
+def _iso() -> str:
+    from gpuscope.rundir import iso_now
+
+    return iso_now()
+
+
+def _render(run, outcome, as_json: bool) -> None:
+    from gpuscope.cli._common import stdout_console
+
+    res = outcome.result
+    if as_json:
+        import json
+
+        doc = {"run_dir": str(outcome.path), "status": outcome.status,
+               "pipeline": res.summary() if res is not None else None,
+               "analysis": outcome.analysis.to_json() if outcome.analysis is not None else None}
+        sys.stdout.write(json.dumps(doc, default=str, indent=2) + "\n")
+        sys.stdout.flush()
+        return
+    from rich.table import Table
+
+    con = stdout_console()
+    cfg = run.cfg
+    be = run.backend.name if run.backend is not None else "?"
+    t = Table(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
+    t.add_column("what")
+    t.add_column("value")
+    label = f"{cfg.mode} host memory" if be == "gpu" else \
+        "CPU reference (modes have no effect: no GPU, no PCIe)"
+    t.add_row("backend", f"{be}: {label}")
+    t.add_row("workload", f"log-n {cfg.log_n} ({1 << cfg.log_n} elements), {cfg.partitions} partitions, "
+              f"{cfg.workers} workers x {len(cfg.gpus)} GPU(s), {cfg.synth_threads} synthesis threads"
+              + (f", {cfg.contention} contention threads" if cfg.contention else ""))
+    t.add_row("status", outcome.status)
+    if res is not None:
+        s = res.summary()
+        t.add_row("partitions", f"{s['partitions_done']} done in {s['wall_s']:.2f} s"
+                  + (f" ({s['partitions_per_s']:.3f}/s)" if s["partitions_per_s"] else ""))
+        if s["h2d_bytes"]:
+            t.add_row("upload", f"{s['h2d_bytes'] / (1 << 30):.2f} GiB in {s['h2d_s']:.3f} s"
+                      + (f" = {s['h2d_gbs']:.1f} GB/s" if s["h2d_gbs"] else "")
+                      + (f", {s['h2d_share_of_held'] * 100:.1f}% of mutex_held"
+                         if s["h2d_share_of_held"] is not None else ""))
+        if cfg.verify:
+            t.add_row("verify", f"{s['verified']}/{s['partitions_done']} partitions verified")
+        pool = (s.get("host_memory") or {}).get("pool")
+        if pool:
+            t.add_row("pinned pool", f"{pool['allocations']} cudaHostAlloc ({pool['alloc_s']:.2f} s), "
+                      f"{pool['hits']} reuses, peak {pool['peak_bytes'] / MiB:.0f} MiB "
+                      f"of {pool['budget'] / MiB:.0f} MiB")
+        reg = s.get("host_memory") or {}
+        if "registrations" in reg:
+            t.add_row("registered", f"{reg['registrations']} cudaHostRegister "
+                      f"({reg['register_s']:.3f} s), unregister {reg['unregister_s']:.3f} s")
+    con.print(t)
+    for n in outcome.notes:
+        con.print(f"note: {n}")
+    if outcome.analysis is not None:
+        from reports.console import render_summary
+
+        render_summary(outcome.analysis, con)
+    elif outcome.analysis_error:
+        _say(f"no analysis: {outcome.analysis_error}")
+
+
+@app.command(
+    "run",
+    help=(
+        "Run the reference Groth16-style proving pipeline (synthesis threads, GPU workers "
+        "sharing a GPU mutex, NTT -> H, MSMs, batch_add) with a/b/c in pageable, pinned or "
+        "registered host memory, sample NVML while it runs, write a run directory "
+        "(meta.json, timing.log in the CuZK formats, samples.csv, spans.csv, summary.json) "
+        "and print the analyze summary. Without a GPU it runs the CPU reference at log-n 10 "
+        "(modes have no effect there). Ctrl-C stops at the next phase boundary (status "
+        "interrupted); a second Ctrl-C exits at once.\n\n"
+        "Example: gpuscope run --mode pageable --log-n 24 --partitions 16 --workers 2\n\n"
+        "Example: gpuscope run --mode pinned --contention 8 --verify --out runs/pinned-c8"
+    ),
+)
+@handle_errors
+def run_cmd(
+    mode: str = typer.Option("pinned", "--mode", metavar="MODE",
+                             help="Host memory of a/b/c: pinned, pageable (alias unpinned), registered."),
+    log_n: int | None = typer.Option(None, "--log-n", metavar="K",
+                                     help="2^K elements per vector (default 24 on a GPU, 10 on the CPU)."),
+    partitions: int = typer.Option(16, "--partitions", metavar="N", help="Partitions to prove."),
+    workers: int = typer.Option(2, "--workers", metavar="N", help="GPU workers per GPU (share one mutex)."),
+    synth_threads: int = typer.Option(4, "--synth-threads", metavar="N", help="Synthesis threads."),
+    gpus: str = typer.Option("0", "--gpus", metavar="0[,1]", help="GPUs to use: one mutex and worker set each."),
+    contention: int = typer.Option(0, "--contention", metavar="N",
+                                   help="Extra host threads copying memory (host-memory pressure)."),
+    verify: bool = typer.Option(False, "--verify", help="Check every partition's H and MSMs independently."),
+    out: str | None = typer.Option(None, "--out", metavar="DIR",
+                                   help="Run directory (default runs/<YYYYmmdd-HHMMSS>-<mode>)."),
+    srs_resident: bool = typer.Option(False, "--srs-resident",
+                                      help="Keep the SRS points on the GPU instead of streaming them from pinned host memory."),
+    backend: str = typer.Option("auto", "--backend", metavar="B", help="auto, gpu or cpu."),
+    host_budget_mib: int | None = typer.Option(None, "--host-budget-mib", metavar="MIB",
+                                               help="Host bytes of synthesized partitions in flight (default: workers+2 partitions)."),
+    pinned_budget_mib: int | None = typer.Option(None, "--pinned-budget-mib", metavar="MIB",
+                                                 help="Pinned pool budget in pinned mode (default: the host budget)."),
+    srs_chunk_log: int = typer.Option(22, "--srs-chunk-log", metavar="K",
+                                      help="Stream SRS points in chunks of 2^K points."),
+    general_share: float = typer.Option(0.02, "--general-share", metavar="F",
+                                        help="Share of a*b=c rows that are general products (the rest have b = 0 or 1)."),
+    bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", help="Share of witness scalars that are 0 or 1."),
+    seed: int = typer.Option(1, "--seed", metavar="S", help="Synthesis seed."),
+    interval: float = typer.Option(20.0, "--interval", metavar="MS", help="NVML sampling interval in ms."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run summary and analysis as JSON."),
+) -> None:
+    from gpuscope.errors import UsageError
+    from gpuscope.recorder import parse_gpus
+    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.hostmem import normalize_mode
+    from gpuscope.workload.pipeline import PipelineConfig
+    from gpuscope.workload.runner import CPU_DEFAULT_LOG_N, WorkloadRun
+
+    mode = normalize_mode(mode)
+    gpu_list = parse_gpus(gpus)
+    if not gpu_list:
+        raise UsageError("--gpus: give at least one GPU index (e.g. 0 or 0,1)")
+    if backend not in ("auto", "gpu", "cpu"):
+        raise UsageError(f"--backend: unknown backend {backend!r} (auto, gpu or cpu)")
+    be = get_backend(backend)
+    if log_n is None:
+        log_n = 24 if be.name == "gpu" else CPU_DEFAULT_LOG_N
+    if interval < 5:
+        raise UsageError(f"--interval must be at least 5 ms, got {interval:g}")
+    cfg = PipelineConfig(
+        mode=mode, log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads,
+        gpus=gpu_list, contention=contention, verify=verify, srs_resident=srs_resident,
+        srs_chunk_log=srs_chunk_log,
+        host_budget_bytes=host_budget_mib * MiB if host_budget_mib is not None else None,
+        pinned_budget_bytes=pinned_budget_mib * MiB if pinned_budget_mib is not None else None,
+        general_share=general_share, bool_share=bool_share, seed=seed,
+    )
+    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, sample_interval_s=interval / 1e3,
+                      on_error=_say)
+    old = _install_sigint(run)
+    try:
+        try:
+            run.prepare()
+        except BaseException:
+            run.finish_failed_setup()
+            raise
+        if be.name != "gpu":
+            _say(f"no GPU backend: running the CPU reference at log-n {cfg.log_n} "
+                 "(host-memory modes have no effect)")
+        run.start()
+        _watch(run, f"gpuscope run ({cfg.mode}, log-n {cfg.log_n}) -> {run.rd.path}")
+        outcome = run.finish()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    sys.stderr.flush()
+    _render(run, outcome, as_json)
+    if outcome.status == "failed":
+        from gpuscope.errors import GpuscopeError
+
+        err = outcome.error
+        if isinstance(err, GpuscopeError):
+            raise err
+        raise GpuscopeError(f"run failed: {type(err).__name__}: {err}")
+    if outcome.status == "interrupted":
+        _say(f"interrupted: {outcome.result.done if outcome.result else 0} of {cfg.partitions} "
+             f"partitions done; run directory {outcome.path} is complete (status interrupted)")
+        raise typer.Exit(outcome.exit_code)

@@ -1,0 +1,163 @@
+"""`gpuscope run` through typer's CliRunner (stdout and stderr asserted separately) and, for
+Ctrl-C, as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from gpuscope.workload import api, curve
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, ["run", *map(str, args)])
+
+
+def test_help_has_an_example():
+    r = invoke("--help")
+    assert r.exit_code == 0
+    assert "Example: gpuscope run" in r.stdout
+    assert r.stderr == ""
+
+
+def test_cpu_run_prints_summary_and_writes_rundir(tmp_path):
+    d = tmp_path / "r"
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 3, "--mode", "unpinned",
+               "--verify", "--out", d)
+    assert r.exit_code == 0, r.stderr
+    assert "CPU reference" in r.stderr and "modes have no effect" in r.stderr
+    out = r.stdout
+    assert "gpuscope run" in out and "complete" in out
+    assert "3/3 partitions verified" in out
+    assert "GPU-lock time split" in out  # the analyze summary follows
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["mode"] == "pageable"
+    assert meta["argv"]
+    for f in ("timing.log", "samples.csv", "spans.csv", "summary.json"):
+        assert (d / f).is_file(), f
+
+
+def test_json_output(tmp_path):
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", tmp_path / "j", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "complete"
+    assert doc["pipeline"]["partitions_done"] == 2
+    assert doc["analysis"]["records"] == 2
+
+
+@pytest.mark.parametrize("args, code, text", [
+    (["--mode", "locked"], 2, "unknown host-memory mode"),
+    (["--backend", "fpga"], 2, "--backend"),
+    (["--log-n", "20", "--backend", "cpu"], 2, "too large for the CPU"),
+    (["--partitions", "0", "--backend", "cpu"], 2, "--partitions"),
+    (["--gpus", "a,b", "--backend", "cpu"], 2, "--gpus"),
+    (["--host-budget-mib", "0", "--backend", "cpu", "--log-n", "12"], 6, "--host-budget-mib"),
+])
+def test_bad_options_one_line_and_exit_code(tmp_path, args, code, text):
+    r = invoke(*args, "--out", tmp_path / "bad")
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("gpuscope: ") and text in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_gpu_backend_without_gpu_exits_5(tmp_path):
+    if api.gpu_present():
+        pytest.skip("a GPU is present")
+    r = invoke("--backend", "gpu", "--out", tmp_path / "g")
+    assert r.exit_code == 5
+    assert r.stdout == ""
+    assert "CuPy and a CUDA device" in r.stderr
+
+
+class _BrokenTail(api.CpuBackend):
+    def tail_msm(self, points, scalars, bitmap):
+        good = super().tail_msm(points, scalars, bitmap)
+        return curve.point_to_limbs(curve.add(curve.limbs_to_point(good), curve.G1_GEN))
+
+
+def test_verify_mismatch_fails_loudly_with_exit_1(tmp_path, monkeypatch):
+    monkeypatch.setitem(api._BACKENDS, "cpu", _BrokenTail())
+    d = tmp_path / "v"
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--verify", "--out", d)
+    assert r.exit_code == 1
+    assert "failed verification" in r.stderr and "tail MSM" in r.stderr
+    assert "Traceback" not in r.stderr
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "failed" and meta["exit_code"] == 1
+
+
+def test_ctrl_c_stops_at_a_phase_boundary_and_marks_the_run(tmp_path):
+    d = tmp_path / "int"
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuscope", "run", "--backend", "cpu", "--log-n", "9",
+         "--partitions", "400", "--out", str(d)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        log = d / "timing.log"
+        while time.monotonic() < deadline:
+            if log.exists() and "mutex_held_ms=" in log.read_text():
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the run never finished a partition")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "stopping at the next phase boundary" in err
+    assert "status interrupted" in err
+    assert "Traceback" not in err
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["exit_code"] == 130
+    done = meta["pipeline"]["partitions_done"]
+    assert 1 <= done < 400
+    assert json.loads((d / "summary.json").read_text())["records"] == done
+    assert "GPU-lock time split" in out  # the summary of what was done
+
+
+def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path):
+    d = tmp_path / "int2"
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuscope", "run", "--backend", "cpu", "--log-n", "10",
+         "--partitions", "400", "--out", str(d)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if (d / "timing.log").exists() and "GPU_START" in (d / "timing.log").read_text():
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    meta = json.loads((d / "meta.json").read_text())  # valid JSON, never torn
+    assert meta["status"] == "interrupted"
+    from parsers import parse_log
+
+    parse_log(str(d / "timing.log"))  # still readable

@@ -1,0 +1,188 @@
+"""The pipeline end to end on the CPU backend: run dir, analysis, interrupt, pinned/registered logic."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from gpuscope.clock import CLOCK
+from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, ResourceError
+from gpuscope.workload import curve
+from gpuscope.workload import timinglog as tl
+from gpuscope.workload.api import CpuBackend, get_backend
+from gpuscope.workload.devices import HostDevice
+from gpuscope.workload.hostmem import HostMemory
+from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, PipelineConfig, Srs
+from gpuscope.workload.runner import WorkloadRun
+from gpuscope.workload.synth import partition_bytes
+from gpuscope.workload.verify import Verifier
+from parsers import parse_log
+from tests.test_hostmem import FakeAllocator
+
+PHASES = {"synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep"}
+
+
+def _run(tmp_path, **kw):
+    cfg = PipelineConfig(**{"mode": "pinned", "log_n": 8, "partitions": 4, "workers": 2,
+                            "synth_threads": 2, "verify": True, **kw})
+    run = WorkloadRun(cfg, backend="cpu", out=str(tmp_path / "run"), argv=["test"], sample=False)
+    run.prepare()
+    run.start()
+    return run
+
+
+def test_cpu_run_end_to_end(tmp_path):
+    run = _run(tmp_path)
+    out = run.finish()
+    assert (out.status, out.exit_code) == ("complete", 0)
+    d = out.path
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["exit_code"] == 0
+    assert meta["workload"]["backend"] == "cpu"
+    assert "no effect" in meta["workload"]["mode_effective"] or "CPU" in meta["workload"]["mode_effective"]
+    assert meta["pipeline"]["partitions_done"] == 4 and meta["pipeline"]["verified"] == 4
+    # timing.log: the cuzk parser reads every line, one complete tenure per partition
+    parsed = parse_log(str(d / "timing.log"))
+    assert parsed.format == "cuzk" and len(parsed.skipped) == 0
+    assert int(parsed.records["complete"].sum()) == 4
+    ev = parsed.timeline
+    assert (ev["event"] == "GPU_END").sum() == 4 and (ev["event"] == "SYNTH_END").sum() == 4
+    # spans.csv: every phase of every partition
+    import pandas as pd
+
+    spans = pd.read_csv(d / "spans.csv")
+    assert set(spans["phase"]) == PHASES
+    assert (spans["t_end"] >= spans["t_start"]).all()
+    per_part = spans[spans["phase"] == "tail_msm"].groupby("partition").size()
+    assert sorted(per_part.index) == [0, 1, 2, 3]
+    # summary.json = the analysis of the run directory
+    summ = json.loads((d / "summary.json").read_text())
+    assert summ["records"] == 4 and summ["format"] == "cuzk"
+    assert summ["split"]["inconsistent_records"] == 0
+    assert summ["split"]["h2d_ms"] == 0.0  # no upload on the CPU backend
+    assert out.analysis is not None and out.analysis.records == 4
+
+
+def test_interrupt_leaves_a_complete_rundir_with_status_interrupted(tmp_path):
+    run = _run(tmp_path, partitions=60, log_n=8, verify=False)
+    deadline = CLOCK.mono() + 20
+    while run.pipeline.done < 1 and CLOCK.mono() < deadline:
+        run.wait(0.02)
+    run.request_stop()
+    out = run.finish()
+    assert (out.status, out.exit_code) == ("interrupted", EXIT_INTERRUPTED)
+    meta = json.loads((out.path / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    done = meta["pipeline"]["partitions_done"]
+    assert 1 <= done < 60
+    parsed = parse_log(str(out.path / "timing.log"))
+    assert int(parsed.records["complete"].sum()) == done  # no half tenure was written
+    assert json.loads((out.path / "summary.json").read_text())["records"] == done
+    assert run.pipeline.budget.used == 0  # every synthesized partition was given back
+
+
+def _pipeline(tmp_path, mode, fa, *, backend=None, partitions=5, verify=True, budget_parts=3):
+    cfg = PipelineConfig(mode=mode, log_n=6, partitions=partitions, workers=2, synth_threads=3,
+                         verify=verify)
+    scfg = cfg.synth_config()
+    cfg.host_budget_bytes = partition_bytes(scfg) * budget_parts
+    be = backend or get_backend("cpu")
+    mem = HostMemory(mode, allocator=fa, pinned_budget_bytes=cfg.resolved_pinned_budget())
+    n = 1 << cfg.log_n
+    srs = {0: Srs(be.generate_points(n, SRS_SEED_H), be.generate_points(n, SRS_SEED_W),
+                  resident=True, chunk=1 << 22)}
+    lines = []
+
+    class Sink:
+        def write_line(self, text, mono=None):
+            lines.append(text)
+
+        def flush(self):
+            pass
+
+        def close(self):
+            pass
+
+    log = tl.TimingLog(Sink(), tl.SpansWriter(tmp_path / "spans.csv"), job_id="t",
+                       t0_mono=CLOCK.mono())
+    ver = Verifier(be, log_n=cfg.log_n, m=n, h_seed=SRS_SEED_H, w_seed=SRS_SEED_W) if verify else None
+    p = Pipeline(cfg, be, {0: HostDevice(0)}, mem, log, srs=srs, verifier=ver)
+    return p, mem, lines
+
+
+def test_pinned_pool_is_reused_across_partitions_and_freed(tmp_path):
+    fa = FakeAllocator()
+    p, mem, lines = _pipeline(tmp_path, "pinned", fa, partitions=8)
+    res = p.run()
+    assert res.error is None and res.done == 8
+    assert all(r.verified for r in res.results)
+    pool = mem.pool.counters
+    assert pool.allocations <= 3  # never more buffers than the budget holds
+    assert pool.hits == 8 - pool.allocations  # every other partition reused a buffer
+    assert pool.in_use_bytes == 0
+    mem.close()
+    assert fa.live == {}
+    assert sum(1 for ln in lines if ln.startswith("CUZK_TIMING: mutex_held_ms=")) == 8
+
+
+def test_registered_mode_registers_every_partition_and_leaves_nothing(tmp_path):
+    fa = FakeAllocator()
+    p, mem, _ = _pipeline(tmp_path, "registered", fa, partitions=4)
+    res = p.run()
+    assert res.error is None and res.done == 4
+    assert sum(1 for c in fa.calls if c[0] == "register") == 4 * 4  # a, b, c, witness
+    assert sum(1 for c in fa.calls if c[0] == "unregister") == 16
+    assert fa.registered == {}
+
+
+class WrongMsm(CpuBackend):
+    def msm(self, points, scalars):
+        good = super().msm(points, scalars)
+        return curve.point_to_limbs(curve.add(curve.limbs_to_point(good), curve.G1_GEN))
+
+
+def test_verification_mismatch_fails_the_run(tmp_path):
+    p, mem, _ = _pipeline(tmp_path, "pageable", None, backend=WrongMsm(), partitions=3)
+    res = p.run()
+    assert res.error is not None and res.error.exit_code == EXIT_FAILED
+    assert "H MSM differs" in str(res.error)
+    assert p.budget.used == 0
+
+
+def test_budget_smaller_than_one_partition_is_a_resource_error(tmp_path):
+    cfg = PipelineConfig(mode="pageable", log_n=8, partitions=2, host_budget_bytes=1000)
+    with pytest.raises(ResourceError) as e:
+        cfg.validate()
+    assert e.value.exit_code == EXIT_RESOURCE and "--host-budget-mib" in e.value.one_line()
+
+
+def test_budget_gives_backpressure(tmp_path):
+    fa = FakeAllocator()
+    p, mem, _ = _pipeline(tmp_path, "pinned", fa, partitions=6, budget_parts=1, verify=False)
+    seen = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen.append(p.budget.used)
+            stop.wait(0.001)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    res = p.run()
+    stop.set()
+    t.join()
+    assert res.done == 6
+    assert max(seen) <= p.budget.budget and p.budget.peak <= p.budget.budget
+    assert p.budget.waits > 0  # synthesis had to wait for the workers
+    assert mem.pool.counters.allocations == 1
+
+
+def test_prep_bitmap_marks_exactly_the_scalar_one_rows(tmp_path):
+    p, mem, _ = _pipeline(tmp_path, "pageable", None, partitions=2, verify=True)
+    res = p.run()
+    assert res.error is None  # the verifier checks batch_add = sum over the ones
+    assert np.all([r.verified for r in res.results])
