@@ -44,7 +44,6 @@ def _root(
 
 # Command modules register themselves on `app` when imported (order = order in --help).
 # (command modules are imported here, one line each)
-from gpuscope.cli import analyze as _analyze  # noqa: E402,F401
 from gpuscope.cli import record as _record  # noqa: E402,F401
 from gpuscope.cli import info as _info  # noqa: E402,F401
 from gpuscope.cli import bandwidth as _bandwidth  # noqa: E402,F401
