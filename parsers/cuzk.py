@@ -1,16 +1,15 @@
-"""CUZK_TIMING / CUZK_NTT_H lines (supraseal-c2 groth16_cuda.cu, groth16_ntt_h.cu) and the
-grouping of their values into GPU-lock tenures.
+"""CUZK_TIMING / CUZK_NTT_H lines (supraseal-c2 groth16_cuda.cu, groth16_ntt_h.cu).
 
-Grouping (docs/ARCHITECTURE.md): a tenure runs from a `mutex_wait_ms` line to the next
-held line (`mutex_held_ms`). GPU-region lines in between (CUZK_NTT_H, `gpu_tid=` lines)
-belong to it: the lock keeps other workers' GPU lines out. CPU-side lines (prep_msm,
-b_g2_msm, async_dealloc, split_vectors, ...) can land anywhere and are never attributed to
-a tenure (record -1). The k-th CUZK_NTT_H line of a tenure belongs to GPU k.
+Tenure grouping itself happens afterwards, vectorised (parsers/tenures.py); this module
+only classifies each line: `mutex_wait_ms` lines open a tenure, held lines
+(`mutex_held_ms`) close it, `gpu_tid=` lines and CUZK_NTT_H lines sit inside it, every
+other CUZK_TIMING line (prep_msm, b_g2_msm, async_dealloc, split_vectors, ...) comes from
+a CPU thread that can print anywhere and is tied to no tenure (record -1).
 """
 
 from __future__ import annotations
 
-from parsers.builder import Components, Records
+from parsers import scan as sc
 from parsers.fields import number
 
 TIMING = "CUZK_TIMING:"
@@ -18,6 +17,7 @@ NTT_H = "CUZK_NTT_H:"
 OPEN_KEYS = ("mutex_wait", "pre_lock_cpu")
 COUNT_KEYS = frozenset(("gpu_tid", "num_circuits"))
 INFO = "info"
+MARKERS = ("CUZK_", "TIMELINE,", "_TIMING ")
 
 
 def read_fields(rest: str, ntt: bool):
@@ -36,21 +36,21 @@ def read_fields(rest: str, ntt: bool):
             return f"unreadable field {t[:40]!r}"
         if ntt:
             if not v.endswith("ms"):
-                return f"{k}: value {v[:20]!r} lacks its ms unit (truncated?)"
+                return f"{k[:30]}: value {v[:20]!r} lacks its ms unit (truncated?)"
             x = number(v[:-2])
             if x is None:
-                return f"{k}: value {v[:20]!r} is not a number"
+                return f"{k[:30]}: value {v[:20]!r} is not a number"
             names.append(k)
             values.append(x)
             continue
         x = number(v)
         if x is None:
-            return f"{k}: value {v[:20]!r} is not a number"
+            return f"{k[:30]}: value {v[:20]!r} is not a number"
         if k.endswith("_ms"):
             names.append(k[:-3])
             values.append(x)
         elif k == "gpu_tid":
-            if x < 0 or x != int(x):
+            if x < 0 or x != int(x) or x > 1 << 20:
                 return f"gpu_tid {v[:20]!r} is not a GPU index"
             gpu_tid = int(x)
         elif k not in COUNT_KEYS and not k.isidentifier():
@@ -60,42 +60,117 @@ def read_fields(rest: str, ntt: bool):
     return names, values, gpu_tid
 
 
-class Tenures:
-    """Sequential state machine over CUZK lines; appends to Components and Records."""
+def _kind(names: list[str], tid: int, held: str) -> tuple[int, int]:
+    """(line kind, index of the held value or -1) of a CUZK_TIMING line."""
+    if names[0] in OPEN_KEYS:
+        return sc.K_OPEN, -1
+    if held in names:
+        return sc.K_HELD, names.index(held)
+    return (sc.K_GPU if tid >= 0 else sc.K_FREE), -1
 
-    def __init__(self, comps: Components, recs: Records, held: str):
-        self.comps = comps
-        self.recs = recs
-        self.held = held
-        self.cur = -1  # open tenure id, -1 when none
 
-    def _attach(self, ln: int, ts: float) -> int:
-        if self.cur < 0:  # GPU-region line with no wait line seen (log cut, or damaged)
-            self.cur = self.recs.open(ln, ts)
+def _shape(keys: tuple[str, ...], held: str):
+    """What a CUZK_TIMING line with these keys is: (names, picks, tid_at, kind) or None."""
+    names, picks, tid_at = [], [], -1
+    for i, k in enumerate(keys):
+        if k.endswith("_ms") and len(k) > 3 and k.isidentifier():
+            names.append(k[:-3])
+            picks.append(i)
+        elif k == "gpu_tid" and tid_at < 0:
+            tid_at = i
+        elif k != "num_circuits":
+            return None
+    if not names:
+        return None
+    kind, held_at = _kind(names, tid_at, held)
+    all_ms = len(picks) == len(keys)
+    return names, tuple(picks), tid_at, kind, held_at, all_ms
+
+
+def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
+    s = sc.Scan()
+    times = s.times
+    tvals, iso_tok, iso_slot = times.values, times.iso_tok, times.iso_slot
+    ts_slow = times.clock.ts
+    NAN = float("nan")
+    meta = s.meta
+    names_all = s.names
+    values_all = s.values
+    held_list = s.held
+    shapes: dict[tuple[str, ...], tuple | None] = {}
+    K_NTT = sc.K_NTT
+    MAX = sc.MAX_LINE
+    timing_n = 0
+    for i in idx:
+        line = lines[i]
+        if len(line) > MAX:
+            s.too_long(i + 1, line)
+            continue
+        j = line.find("CUZK_TIMING: ")
+        if j >= 0:
+            rest = line[j + 13:]
+            toks = rest.replace("=", " ").split()
+            keys = tuple(toks[0::2])
+            shape = shapes.get(keys, 0)
+            if shape == 0:
+                shape = shapes[keys] = _shape(keys, held)
+            vs = toks[1::2]
+            fast = (
+                shape is not None
+                and len(toks) == 2 * rest.count("=")
+                and "".join(vs).isdigit()
+                and "".join(vs).isascii()
+            )
+            if fast:
+                names, picks, tid_at, kind, held_at, all_ms = shape
+                vals = list(map(float, vs)) if all_ms else [float(vs[k]) for k in picks]
+                tid = int(vs[tid_at]) if tid_at >= 0 and len(vs[tid_at]) < 7 else -1
+                if tid_at >= 0 and tid < 0:
+                    fast = False
+            if not fast:  # slow path: informational lines, damage, decimals, odd keys
+                r = read_fields(line[j + 12:], False)
+                if r is INFO:
+                    continue
+                if type(r) is str:
+                    s.skip(i + 1, r, line)
+                    continue
+                names, vals, tid = r
+                kind, held_at = _kind(names, tid, held)
+            if kind == sc.K_HELD:
+                held_list.append((len(meta) // 8, vals[held_at]))
         else:
-            self.recs.touch(self.cur, ln, ts)
-        return self.cur
-
-    def ntt_h(self, ln: int, ts: float, names, values) -> None:
-        rec = self._attach(ln, ts)
-        gpu = self.recs.n_ntt[rec]
-        self.recs.n_ntt[rec] = gpu + 1
-        self.comps.add(ln, ts, rec, gpu, "CUZK_NTT_H", -1, -1, names, values)
-
-    def timing(self, ln: int, ts: float, names, values, gpu_tid: int) -> None:
-        held = self.held
-        if names[0] in OPEN_KEYS or (len(names) > 1 and names[1] in OPEN_KEYS):
-            # a new tenure; one still open lost its held line (damage or cut log)
-            rec = self.cur = self.recs.open(ln, ts)
-        elif held in names:
-            rec = self._attach(ln, ts)
-            self.recs.held[rec] = values[names.index(held)]
-            self.recs.complete[rec] = True
-            self.cur = -1
-        elif gpu_tid >= 0:
-            rec = self._attach(ln, ts)
-            self.recs.gpu_tids[rec].add(gpu_tid)
+            j = line.find(NTT_H)
+            if j >= 0:
+                r = read_fields(line[j + 11:], True)
+                if r is INFO:
+                    continue
+                if type(r) is str:
+                    s.skip(i + 1, r, line)
+                    continue
+                names, vals, _ = r
+                kind = K_NTT
+                tid = -1
+            elif "CUZK_TIMING:" in line:  # marker without its space: cut or damaged
+                r = read_fields(line[line.find(TIMING) + 12:], False)
+                if r is not INFO:
+                    s.skip(i + 1, r if type(r) is str else "CUZK_TIMING: without a space", line)
+                continue
+            else:
+                s.common(i + 1, line)
+                continue
+        timing_n += 1
+        # the line's time slot (inline LineTimes.slot: this loop is the hot path)
+        slot = len(tvals)
+        if line[10:11] == "T" and line[4:5] == "-":
+            sp = line.find(" ")
+            iso_tok.append(line[:sp] if sp > 0 else line)
+            iso_slot.append(slot)
+            tvals.append(NAN)
         else:
-            self.comps.add(ln, ts, -1, -1, "CUZK_TIMING", -1, -1, names, values)
-            return
-        self.comps.add(ln, ts, rec, gpu_tid, "CUZK_TIMING", -1, -1, names, values)
+            c = line[:1]
+            tvals.append(NAN if c == "C" or c == " " or c == "" else ts_slow(line))
+        meta += (i + 1, slot, kind, tid, -1, -1, len(names), 0 if kind != K_NTT else 1)
+        names_all += names
+        values_all += vals
+    s.timing_lines += timing_n
+    return s

@@ -43,3 +43,45 @@ def read_kv(text: str, strict: bool, held: str = ""):
     if not names:
         return None
     return names, values
+
+
+def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source: str):
+    """Read key=value lines; kinds: K_HELD for a line carrying the held key, else K_GPU
+    (a member of the record the next held line closes). With no held key anywhere, every
+    line is its own record (all K_HELD, held value unknown)."""
+    from parsers import scan as sc
+
+    s = sc.Scan()
+    src = sc.SRC[source]
+    slot = s.times.slot
+    for i in idx:
+        line = lines[i]
+        ln = i + 1
+        if len(line) > sc.MAX_LINE:
+            s.too_long(ln, line)
+            continue
+        if "TIMELINE," in line or "_TIMING " in line:
+            if s.common(ln, line) is not None:
+                continue
+        r = read_kv(line, strict, held)
+        if r is None:
+            continue
+        if type(r) is str:
+            s.skip(ln, r, line)
+            continue
+        names, values = r
+        s.timing_lines += 1
+        if held in names:
+            kind = sc.K_HELD
+            s.held.append((len(s.meta) // 8, values[names.index(held)]))
+        else:
+            kind = sc.K_GPU
+        s.meta += (ln, slot(line), kind, -1, -1, -1, len(names), src)
+        s.names += names
+        s.values += values
+    if not s.held:  # no held key anywhere: every line is a record
+        m = s.meta
+        for k in range(2, len(m), 8):
+            if m[k] == sc.K_GPU:
+                m[k] = sc.K_HELD
+    return s

@@ -61,8 +61,8 @@ def frame(columns: dict[str, list | np.ndarray], schema: dict[str, str]) -> pd.D
         if dtype == STR:
             data[name] = pd.Series(values, dtype=STR)
         else:
-            data[name] = pd.Series(np.asarray(values, dtype=dtype), dtype=dtype)
-    return pd.DataFrame(data, columns=list(schema))
+            data[name] = pd.Series(np.asarray(values, dtype=dtype), dtype=dtype, copy=False)
+    return pd.DataFrame(data, columns=list(schema), copy=False)
 
 
 def empty(schema: dict[str, str]) -> pd.DataFrame:

@@ -1,10 +1,81 @@
-"""Finding candidate lines fast: substring search over the whole text (C speed), touching
-only the lines that hold a marker. Nothing here is a regular expression, so a 10 MB line
-costs one linear pass."""
+"""The raw result of one pass over a log, before grouping: flat Python lists that the
+scanners append to (never DataFrames row by row), plus the shared line readers for
+TIMELINE and tracing lines, which every format reads."""
 
 from __future__ import annotations
 
+from parsers import timeline, tracing
+from parsers.linetime import LineTimes
+from parsers.prefix import strip_ansi
+
 MAX_LINE = 64 * 1024  # longer lines are not parsed (a marker in them is reported as skipped)
+SKIP_TEXT = 120
+
+# line kinds (meta column 2)
+K_FREE = 0  # not tied to a tenure (CPU-side CUZK lines, tracing lines)
+K_OPEN = 1  # opens a tenure (mutex_wait line)
+K_HELD = 2  # closes a tenure (held line)
+K_GPU = 3  # inside a tenure (gpu_tid lines, kv lines before the held line)
+K_NTT = 4  # CUZK_NTT_H: inside a tenure, k-th one is GPU k
+
+SOURCES = ("CUZK_TIMING", "CUZK_NTT_H", "GPU_TIMING", "FIN_TIMING", "condensed", "kv")
+SRC = {name: i for i, name in enumerate(SOURCES)}
+
+
+class Scan:
+    def __init__(self) -> None:
+        self.times = LineTimes()
+        # 8 ints per line that yields values, flat: line, slot, kind, gpu, worker, partition, n, src
+        self.meta: list[int] = []
+        self.names: list[str] = []
+        self.values: list[float] = []
+        self.held: list[tuple[int, float]] = []  # (meta row, held value)
+        # (line, slot, offset, event, job, partition, worker, synth, gpu)
+        self.timeline: list[tuple] = []
+        self.skip_line: list[int] = []
+        self.skip_reason: list[str] = []
+        self.skip_text: list[str] = []
+        self.timing_lines = 0
+
+    def skip(self, ln: int, reason: str, text: str) -> None:
+        self.timing_lines += 1
+        self.skip_line.append(ln)
+        self.skip_reason.append(reason)
+        self.skip_text.append(text[:SKIP_TEXT])
+
+    def too_long(self, ln: int, line: str) -> None:
+        self.skip(ln, f"line too long ({len(line)} chars > {MAX_LINE}); not parsed", line)
+
+    def common(self, ln: int, line: str) -> bool | None:
+        """TIMELINE and tracing lines. True/False: it was one (read or damaged) / was not
+        a timing line after all; None: not one of these."""
+        i = line.find(timeline.MARKER)
+        if i >= 0:
+            r = timeline.read_timeline(line[i + 9:])
+            if type(r) is str:
+                self.skip(ln, r, line)
+            else:
+                self.timing_lines += 1
+                self.timeline.append((ln, self.times.slot(line), *r))
+            return True
+        if "_TIMING " in line:
+            clean = strip_ansi(line) if "\x1b" in line else line
+            at = tracing.find_tag(clean)
+            if at >= 0:
+                r = tracing.read_tracing(clean, at)
+                if r is None:
+                    return False
+                if type(r) is str:
+                    self.skip(ln, r, line)
+                    return True
+                source, names, values, worker, partition = r
+                self.timing_lines += 1
+                self.meta += (ln, self.times.slot(clean), K_FREE, -1, worker, partition,
+                              len(names), SRC[source])
+                self.names += names
+                self.values += values
+                return True
+        return None
 
 
 def count_lines(text: str) -> int:
@@ -14,27 +85,11 @@ def count_lines(text: str) -> int:
     return n if text.endswith("\n") else n + 1
 
 
-def candidate_lines(text: str, markers: tuple[str, ...]) -> list[tuple[int, int, int]]:
-    """(line_no 1-based, start, end) of every line holding one of `markers`, in order."""
-    spans: dict[int, int] = {}
-    find = text.find
-    rfind = text.rfind
-    n = len(text)
-    for marker in markers:
-        p = find(marker)
-        while p >= 0:
-            s = rfind("\n", 0, p) + 1
-            e = find("\n", p)
-            if e < 0:
-                e = n
-            spans[s] = e
-            p = find(marker, e + 1)
-    out = []
-    count = text.count
-    ln = 1
-    prev = 0
-    for s in sorted(spans):
-        ln += count("\n", prev, s)
-        prev = s
-        out.append((ln, s, spans[s]))
-    return out
+def split_lines(text: str) -> list[str]:
+    """Lines without their terminators (\\n, \\r\\n); line k is index k-1."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    return lines
