@@ -147,10 +147,14 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     if rx is not None:
         ev["pcie_rx_gbs_during_h2d"] = _r(rx["rx_gbs_median"], 2)
         ev["pcie_rx_share_of_line_rate"] = _r(rx["rx_share_of_line_rate"], 3)
-    summary = (
-        f"H2D takes {share:.1%} of the GPU-lock time ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms); "
-        f"it varies (cv {ev['h2d_cv']}) while GPU compute is stable (cv {ev['gpu_compute_cv']})."
-    )
+    summary = f"H2D takes {share:.1%} of the GPU-lock time ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
+    hcv, gcv = ev["h2d_cv"], ev["gpu_compute_cv"]
+    if not (math.isnan(hcv) or math.isnan(gcv)):
+        if hcv > 2 * gcv:
+            summary += f"; it varies (cv {hcv:.2f}) while GPU compute is stable (cv {gcv:.2f})"
+        else:
+            summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
+    summary += "."
     rec = (
         "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
         "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "

@@ -44,10 +44,14 @@ def _root(
 
 # Command modules register themselves on `app` when imported (order = order in --help).
 # (command modules are imported here, one line each)
+from gpuscope.cli import analyze as _analyze  # noqa: E402,F401
 from gpuscope.cli import record as _record  # noqa: E402,F401
 from gpuscope.cli import info as _info  # noqa: E402,F401
 from gpuscope.cli import bandwidth as _bandwidth  # noqa: E402,F401
 from gpuscope.cli import run as _run  # noqa: E402,F401
+from gpuscope.cli import compare as _compare  # noqa: E402,F401
+from gpuscope.cli import plot as _plot  # noqa: E402,F401
+from gpuscope.cli import export as _export  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,137 @@
+"""`gpuscope analyze LOG|RUNDIR`: where the time under the GPU lock goes, with a diagnosis."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import typer
+
+from gpuscope.cli import app
+from gpuscope.cli._common import handle_errors
+from gpuscope.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from `1536M`, `1.5G`, `1.5GiB`, `1610612736`, `1.6GB`.
+
+    K/M/G/T and KiB/MiB/GiB/TiB are binary (1536M = 1.5G); KB/MB/GB/TB are decimal.
+    """
+    m = _SIZE.match(text or "")
+    if not m:
+        raise UsageError(f"--abc-bytes: cannot read {text!r} as a size (e.g. 1536M, 1.5G, 1610612736)")
+    value, unit, suffix = float(m.group(1)), m.group(2).lower(), m.group(3).lower()
+    if suffix == "b" and unit:
+        base = 1000  # MB, GB: decimal
+    elif suffix == "b" and not unit:
+        base = 1024  # plain "B"
+    else:
+        base = 1024
+    n = int(round(value * base ** _POW[unit]))
+    if n <= 0:
+        raise UsageError(f"--abc-bytes: must be positive, got {text!r}")
+    return n
+
+
+def _read_samples_file(path: str):
+    from gpuscope.errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"--samples: no such file: {p}")
+    try:
+        from parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
+    except ImportError:
+        from gpuscope.rundir import read_samples
+    return read_samples(p)
+
+
+def _line_rate(option: float | None, ctx) -> tuple[float, str]:
+    if option is not None:
+        if not option > 0:
+            raise UsageError(f"--line-rate: must be a positive number of GB/s, got {option}")
+        return float(option), "option"
+    meta = ctx.meta or {}
+    v = meta.get("line_rate_gbs")
+    if isinstance(v, (int, float)) and v > 0:
+        return float(v), "meta"
+    return 50.0, "default"
+
+
+def _warn_skipped(parsed, verbose: bool) -> None:
+    n = len(parsed.skipped)
+    if not n:
+        return
+    err = sys.stderr
+    if verbose:
+        err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
+        for r in parsed.skipped.itertuples():
+            err.write(f"  line {int(r.line)}: {r.reason}: {r.text}\n")
+    else:
+        err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
+
+
+@app.command(
+    "analyze",
+    help=(
+        "Split the GPU-lock time of a timing log (or run directory) into H2D / GPU compute / "
+        "CPU stall / other, with component statistics, timeline, bounds and a diagnosis.\n\n"
+        "Example: gpuscope analyze examples/article_excerpt.log --records\n\n"
+        "Example: gpuscope analyze runs/20261130-120000-pageable --json --abc-bytes 1.5G"
+    ),
+)
+@handle_errors
+def analyze_cmd(
+    source: str = typer.Argument(..., metavar="LOG|RUNDIR", help="Timing log file or run directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (stable keys)."),
+    csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
+    records: bool = typer.Option(False, "--records", help="Add the per-tenure table."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
+    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    line_rate: float | None = typer.Option(
+        None, "--line-rate", metavar="GBPS", help="Pinned H2D line rate for projections (default 50, or the run's measured rate)."
+    ),
+    abc_bytes: str | None = typer.Option(
+        None, "--abc-bytes", metavar="SIZE", help="Bytes uploaded per partition (1536M, 1.5G) for the H2D projection."
+    ),
+    samples: str | None = typer.Option(
+        None, "--samples", metavar="FILE", help="NVML samples (samples.csv, nvidia-smi dmon or query-gpu output)."
+    ),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="List skipped lines on stderr; show evidence."),
+) -> None:
+    from gpuscope.analysis import AnalyzeOptions, analyze, open_source
+    from gpuscope.model import load_model
+    from parsers import FORMATS, parse_log
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
+    nbytes = parse_size(abc_bytes) if abc_bytes is not None else None
+    role_model = load_model(model)
+    ctx = open_source(source)
+    rate, rate_src = _line_rate(line_rate, ctx)
+    sample_df = _read_samples_file(samples) if samples else None
+    parsed = parse_log(str(ctx.timing_log), fmt, held_key=role_model.held)
+    result = analyze(
+        parsed, role_model, AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src, abc_bytes=nbytes),
+        context=ctx, samples=sample_df,
+    )
+    _warn_skipped(parsed, verbose)
+    if csv_dir:
+        from reports.csvout import write_csv
+
+        written = write_csv(result, csv_dir)
+        sys.stderr.write(f"gpuscope: wrote {len(written)} CSV files to {csv_dir}\n")
+    if as_json:
+        from reports.jsonout import to_json_text
+
+        sys.stdout.write(to_json_text(result) + "\n")
+        sys.stdout.flush()
+        return
+    from gpuscope.cli._common import stdout_console
+    from reports.console import render_summary
+
+    render_summary(result, stdout_console(), records=records, verbose=verbose)

@@ -1,0 +1,215 @@
+"""Analysis -> rich renderables for the terminal. Pure: each function takes the Analysis and
+returns a renderable (or a list of them); `render_summary` prints them on a Console."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+BAR_WIDTH = 30
+ROLE_SHORT = {"gpu_compute": "gpu", "cpu_stall": "stall", "contention": "wait"}
+SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def ms(x, nd: int = 1) -> str:
+    return "-" if _nan(x) else f"{x:,.{nd}f}"
+
+
+def cms(x) -> str:
+    """Compact ms: no decimals from 100 ms up."""
+    if _nan(x):
+        return "-"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.1f}"
+
+
+def pct(x, nd: int = 1) -> str:
+    return "-" if _nan(x) else f"{x * 100:.{nd}f}%"
+
+
+def num(x, nd: int = 3) -> str:
+    return "-" if _nan(x) else f"{x:.{nd}f}"
+
+
+def secs(x, nd: int = 2) -> str:
+    return "-" if _nan(x) else f"{x:,.{nd}f} s"
+
+
+def bar(share, width: int = BAR_WIDTH) -> str:
+    if _nan(share) or share <= 0:
+        return ""
+    n = min(width, max(1, round(share * width)))
+    return "█" * n
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 collapse_padding=True)
+
+
+def header(a) -> Text:
+    inc = a.split.get("inconsistent_records", 0)
+    t = Text()
+    t.append(f"{a.source}", style="bold")
+    t.append(f" — format {a.format}, model {a.model_name}\n")
+    t.append(
+        f"{a.records} GPU-lock tenure{'' if a.records == 1 else 's'}"
+        + (f" ({inc} inconsistent)" if inc else "")
+        + (f", {a.incomplete_records} cut off at the end" if a.incomplete_records else "")
+        + f"; {a.timing_lines:,} timing lines of {a.total_lines:,}; {a.skipped_lines} skipped"
+    )
+    return t
+
+
+def split_table(a) -> RenderableType:
+    s = a.split
+    t = _table(f"GPU-lock time split ({a.records} tenures, {ms(s.get('held_ms'), 0)} ms)")
+    t.add_column("part")
+    t.add_column("ms", justify="right")
+    t.add_column("share", justify="right")
+    t.add_column("")
+    for part in ("h2d", "gpu_compute", "cpu_stall", "other"):
+        t.add_row(part, ms(s.get(f"{part}_ms")), pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
+    t.add_row("held", ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "", style="bold")
+    if s.get("inconsistent_records"):
+        return Group(t, Text(
+            f"{s['inconsistent_records']} inconsistent tenure(s): parts > held; their other is 0 "
+            "and they stay in the sums"
+        ))
+    return t
+
+
+def components_table(a) -> Table:
+    t = _table("Components (ms; per-GPU lines count once per GPU)")
+    t.add_column("component", overflow="fold")
+    t.add_column("role", no_wrap=True)
+    for col in ("count", "sum", "mean", "median", "p10", "p90", "cv"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.caption = "roles: gpu = gpu_compute, stall = cpu_stall, wait = contention; info = aggregate, never summed"
+    t.caption_justify = "left"
+    for name, r in a.components.iterrows():
+        t.add_row(str(name), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
+                  ms(r["median_ms"]), cms(r["p10_ms"]), cms(r["p90_ms"]), num(r["cv"], 2))
+    return t
+
+
+def timeline_table(a) -> Table | None:
+    tl = a.timeline
+    if not tl.get("source"):
+        return None
+    src = "TIMELINE events" if tl["source"] == "TIMELINE" else "GPU-lock tenures (time stamps)"
+    t = _table(f"Timeline (from {src})")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    t.add_row("wall time", secs(tl.get("wall_s")))
+    t.add_row("GPU busy (merged intervals)", secs(tl.get("gpu_busy_s")))
+    t.add_row("GPU busy fraction", pct(tl.get("gpu_busy_fraction")))
+    if not _nan(tl.get("gpu_compute_fraction")):
+        t.add_row("GPU compute fraction (CUDA-timed parts)", pct(tl.get("gpu_compute_fraction")))
+    t.add_row("idle gaps", f"{tl.get('idle_gaps', 0)} (total {secs(tl.get('idle_total_s'))}, "
+              f"largest {secs(tl.get('idle_largest_s'))})")
+    t.add_row("partitions", str(tl.get("partitions", 0)))
+    if not _nan(tl.get("synth_s")):
+        t.add_row("synthesis (merged)", secs(tl.get("synth_s")))
+        t.add_row("synthesis overlapping GPU", pct(tl.get("synth_overlap_fraction")))
+        t.add_row("synthesis parallelism (max)", str(tl.get("synth_parallelism")))
+    for w, d in (tl.get("workers") or {}).items():
+        t.add_row(f"worker {w} busy", f"{pct(d.get('busy_fraction'))} ({d.get('intervals')} intervals)")
+    return t
+
+
+def bounds_table(a) -> RenderableType:
+    b = a.bounds
+    t = _table("Bounds")
+    t.add_column("bound")
+    t.add_column("seconds", justify="right")
+    t.add_column("basis")
+    t.add_row("GPU floor", secs(b.get("gpu_floor_s")),
+              f"{ms(b.get('gpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions ({b.get('gpu_basis')})")
+    cpu_basis = "-"
+    if not _nan(b.get("cpu_per_partition_ms")):
+        cpu_basis = f"{ms(b.get('cpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions"
+    t.add_row("CPU floor", secs(b.get("cpu_floor_s")), cpu_basis)
+    t.add_row("observed", secs(b.get("observed_s")), str(b.get("observed_basis")))
+    cap = []
+    if b.get("binding"):
+        cap.append(
+            f"{b['binding'].upper()} floor binds; observed is {num(b.get('observed_over_floor'), 2)}x it "
+            f"({secs(b.get('gap_to_floor_s'))} above); {num(b.get('observed_over_gpu_floor'), 2)}x the GPU floor."
+        )
+    cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))
+    if cap:
+        return Group(t, Text("\n".join(cap)))
+    return t
+
+
+def pcie_table(a) -> Table | None:
+    if a.pcie is None or a.pcie.empty:
+        return None
+    t = _table(f"PCIe and SM activity by phase (line rate {a.options.line_rate_gbs:g} GB/s; "
+               f"phases from {a.pcie_info.get('phases_from')})")
+    for col in ("phase", "samples", "RX GB/s", "TX GB/s", "RX p90", "RX / line", "SM active"):
+        t.add_column(col, justify="left" if col == "phase" else "right")
+    for r in a.pcie.itertuples():
+        t.add_row(str(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
+                  num(r.rx_gbs_p90, 2), pct(r.rx_share_of_line_rate, 0), pct(r.sm_active_median, 0))
+    return t
+
+
+def records_table(a) -> Table:
+    t = _table("Tenures (ms; per-GPU parts averaged over the tenure's GPUs)")
+    for col in ("#", "lines", "gpus", "held", "h2d", "gpu_compute", "cpu_stall", "other", "wait", "note"):
+        t.add_column(col, justify="left" if col in ("lines", "note") else "right")
+    for r in a.record_split.itertuples():
+        note = f"inconsistent (+{r.excess_ms:,.0f})" if r.inconsistent else ""
+        t.add_row(str(r.record), f"{r.first_line}-{r.last_line}", str(r.n_gpus), ms(r.held_ms, 0),
+                  ms(r.h2d_ms, 0), ms(r.gpu_compute_ms, 0), ms(r.cpu_stall_ms, 0), ms(r.other_ms, 0),
+                  ms(r.contention_ms, 0), note, style="red" if r.inconsistent else None)
+    return t
+
+
+def diagnoses_block(a, verbose: bool = False) -> RenderableType:
+    if not a.diagnoses:
+        return Text("Diagnosis: nothing stands out (no rule fired).")
+    parts: list[RenderableType] = [Text("Diagnosis", style="bold")]
+    for d in a.diagnoses:
+        line = Text()
+        line.append(f"[{d.severity.upper()}] ", style=SEVERITY_STYLE.get(d.severity, ""))
+        line.append(f"{d.id}: ", style="bold")
+        line.append(d.summary)
+        parts.append(line)
+        parts.append(Text(f"    -> {d.recommendation}"))
+        if verbose:
+            for k, v in d.evidence.items():
+                parts.append(Text(f"       {k} = {v}", style="dim"))
+    return Group(*parts)
+
+
+def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> list[RenderableType]:
+    out: list[RenderableType] = [header(a)]
+    if a.records:
+        out.append(split_table(a))
+    out.append(components_table(a))
+    for extra in (timeline_table(a), pcie_table(a)):
+        if extra is not None:
+            out.append(extra)
+    if a.records or a.timeline.get("source"):
+        out.append(bounds_table(a))
+    if records and len(a.record_split):
+        out.append(records_table(a))
+    out.append(diagnoses_block(a, verbose=verbose))
+    return out
+
+
+def render_summary(analysis, console: Console, *, records: bool = False, verbose: bool = False) -> None:
+    for i, r in enumerate(summary_renderables(analysis, records=records, verbose=verbose)):
+        if i:
+            console.print()
+        console.print(r)

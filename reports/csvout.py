@@ -1,0 +1,61 @@
+"""Analysis -> CSV files in a directory (`analyze --csv DIR`). Missing values are empty cells."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from gpuscope.errors import InputError, ResourceError
+
+
+def _timeline_rows(analysis) -> pd.DataFrame:
+    rows = []
+    for k, v in analysis.timeline.items():
+        if k == "workers":
+            for w, d in (v or {}).items():
+                for kk, vv in d.items():
+                    rows.append({"key": f"worker.{w}.{kk}", "value": vv})
+        else:
+            rows.append({"key": k, "value": v})
+    for k, v in analysis.bounds.items():
+        if k == "assumptions":
+            v = "; ".join(v)
+        rows.append({"key": f"bounds.{k}", "value": v})
+    return pd.DataFrame(rows, columns=["key", "value"])
+
+
+def frames(analysis) -> dict[str, pd.DataFrame]:
+    """The DataFrames written by write_csv, by file name."""
+    out = {
+        "components.csv": analysis.values if analysis.values is not None else pd.DataFrame(),
+        "records.csv": analysis.record_split,
+        "stats.csv": analysis.components.reset_index(),
+        "timeline.csv": _timeline_rows(analysis),
+        "skipped.csv": analysis.skipped,
+        "diagnoses.csv": pd.DataFrame(
+            [{"id": d.id, "severity": d.severity, "summary": d.summary,
+              "recommendation": d.recommendation} for d in analysis.diagnoses],
+            columns=["id", "severity", "summary", "recommendation"],
+        ),
+    }
+    if analysis.pcie is not None:
+        out["pcie.csv"] = analysis.pcie
+    return out
+
+
+def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise InputError(f"--csv {d}: exists and is not a directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, df in frames(analysis).items():
+            p = d / name
+            df.to_csv(p, index=False, float_format="%.6g")
+            written.append(p)
+    except OSError as e:
+        raise ResourceError(f"cannot write CSV files to {d}: {e.strerror or e}") from None
+    return written
