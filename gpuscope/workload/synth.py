@@ -230,15 +230,13 @@ def synthesize(index: int, cfg: SynthConfig, mem: HostMemory, *,
     try:
         a, b, c, scalars = block.arrays
         random_fr(rng, n, out=a)
-        # row kinds: 0 -> b = 0, 1 -> b = 1 (Montgomery R), 2 -> general product
+        # row kinds: b = 0 (c = 0), b = 1 (c = a), or a general product
         u = rng.random(n)
         general = u < cfg.general_share
-        zero = (~general) & (u < cfg.general_share + cfg.zero_b_share)
-        one = ~(general | zero)
-        b[zero] = 0
-        b[one] = _MONT_ONE_LIMBS
-        c[zero] = 0
-        c[one] = a[one]
+        one = u >= cfg.general_share + cfg.zero_b_share
+        one_col = one.astype(np.uint32)[:, None]
+        np.multiply(_MONT_ONE_LIMBS[None, :], one_col, out=b)  # Montgomery 1 where b = 1, else 0
+        np.multiply(a, one_col, out=c)  # c = a where b = 1, else 0
         gidx = np.flatnonzero(general)
         if gidx.size:
             bg = random_fr(rng, gidx.size)
@@ -258,11 +256,10 @@ def witness_scalars(rng: np.random.Generator, m: int, bool_share: float,
     """m witness scalars in standard form: a `bool_share` of 0/1 (half each), the rest uniform."""
     if out is None:
         out = np.empty((m, LIMBS), dtype=np.uint32)
-    out.fill(0)
     u = rng.random(m)
-    ones = u < bool_share / 2
     general = u >= bool_share
-    out[ones, 0] = 1
+    out.fill(0)
+    out[:, 0] = u < bool_share / 2  # the ones; the rest of the bool share stays 0
     gidx = np.flatnonzero(general)
     if gidx.size:
         out[gidx] = random_fr(rng, gidx.size)
