@@ -223,3 +223,14 @@ def test_pageable_mode_never_calls_cuda():
     mem.release(blk)
     mem.close()
     assert mem.stats() == {"mode": "pageable"}
+
+
+def test_registered_arrays_start_on_their_own_pages():
+    fa = FakeAllocator()
+    mem = HostMemory("registered", allocator=fa)
+    blk = mem.new_block([(5, 8), (5, 8), (3, 8)], np.uint32)
+    starts = [a.ctypes.data for a in blk.arrays]
+    assert all(p % 4096 == 0 for p in starts)
+    assert len({p // 4096 for p in starts}) == 3
+    blk.arrays[0][:] = 1
+    assert (blk.arrays[1] == blk.arrays[1]).all() and not np.shares_memory(blk.arrays[0], blk.arrays[1])

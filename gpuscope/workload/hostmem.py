@@ -274,6 +274,24 @@ class PinnedPool:
             self.counters.evictions += 1
 
 
+PAGE = 4096
+
+
+def _page_aligned_arrays(shapes, sizes, dt) -> list[np.ndarray]:
+    """Plain heap arrays, each starting on its own page, as separate heap vectors would.
+
+    cudaHostRegister pins whole pages: two arrays sharing a page could not both be
+    registered (cudaErrorHostMemoryAlreadyRegistered)."""
+    spans = [-(-size // PAGE) * PAGE for size in sizes]
+    raw = np.empty(sum(spans) + PAGE, dtype=np.uint8)
+    off = (-raw.ctypes.data) % PAGE
+    out = []
+    for shape, size, span in zip(shapes, sizes, spans, strict=True):
+        out.append(raw[off: off + size].view(dt).reshape(shape))
+        off += span
+    return out
+
+
 @dataclass(eq=False)
 class HostBlock:
     """The synthesized host arrays of one partition (a, b, c) and where their memory came from.
@@ -322,8 +340,10 @@ class HostMemory:
                   stop: threading.Event | None = None) -> HostBlock:
         dt = np.dtype(dtype)
         sizes = [int(np.prod(s)) * dt.itemsize for s in shapes]
-        if self.mode != "pinned":
+        if self.mode == "pageable":
             return HostBlock(arrays=[np.empty(s, dt) for s in shapes])
+        if self.mode == "registered":
+            return HostBlock(arrays=_page_aligned_arrays(shapes, sizes, dt))
         buf = self.pool.acquire(sum(sizes), stop=stop)
         arrays, off = [], 0
         for shape, size in zip(shapes, sizes, strict=True):

@@ -400,6 +400,12 @@ class Pipeline:
         prep: dict[str, Any] = {}
 
         def run_prep() -> None:
+            try:
+                prep_work()
+            except BaseException as e:  # noqa: BLE001 - re-raised at the barrier
+                prep["error"] = e
+
+        def prep_work() -> None:
             t0 = clk.mono()
             s = part.scalars
             hi_zero = ~s[:, 1:].any(axis=1)
@@ -516,6 +522,8 @@ class Pipeline:
         st.phase = "barrier"
         prep_thread.join()
         t8 = clk.mono()
+        if "error" in prep:
+            raise prep["error"]
         log.span(t7, t8, gpu, w, p, "barrier")
         tenure.line(tl.line_barrier(gpu_tid, t8 - t7), t8)
         self._check()
