@@ -78,8 +78,9 @@ def _shape(keys: tuple[str, ...], held: str):
             picks.append(i)
         elif k == "gpu_tid" and tid_at < 0:
             tid_at = i
-        elif k != "num_circuits":
+        elif not k.isidentifier() or k == "gpu_tid":
             return None
+        # other numeric keys without a time unit (num_circuits, h2d_bytes) are not times
     if not names:
         return None
     kind, held_at = _kind(names, tid_at, held)

@@ -208,9 +208,8 @@ def damage(log: Log, rng: random.Random, rate: float) -> int:
         if "CUZK_" not in text or "=" not in text or rng.random() >= rate:
             continue
         kind = rng.randrange(3)
-        if kind == 0:  # cut mid-number
-            cut = text.rfind("=") + 2
-            text = text[:cut]
+        if kind == 0:  # cut off inside its last key (a crash mid-write)
+            text = text[:text.rfind("=") - 2]
         elif kind == 1:  # a value that is not a number
             k = text.find("=")
             text = text[:k + 1] + "abc" + text[text.find(" ", k) if text.find(" ", k) > 0 else len(text):]

@@ -1,0 +1,60 @@
+"""The generic key=value timing format."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import parsers
+
+
+def _values(p):
+    return p.components.groupby("component")["value_ms"].apply(list).to_dict()
+
+
+def test_units_and_separators():
+    p = parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 step_s=0.5\n")
+    assert p.format == "kv"
+    v = _values(p)
+    assert v["upload"] == [1500.0] and v["compute"] == [pytest.approx(0.25)]
+    assert v["wait"] == [3.0] and v["other"] == [4.0] and v["step"] == [500.0]
+    assert set(p.components["source"]) == {"kv"}
+
+
+def test_records_end_at_held_key_and_labels_are_ignored():
+    text = (
+        "INFO job=abc phase=load upload_ms=120\n"
+        "INFO job=abc compute_ms=300, wait_ms=5\n"
+        "INFO job=abc step_total_ms=430\n"
+        "INFO job=def upload_ms=100\n"
+        "INFO job=def step_total_ms=410 | compute_ms=305\n"
+        "INFO job=ghi upload_ms=99\n"
+    )
+    p = parsers.parse_log(text, held_key="step_total")
+    r = p.records
+    assert list(r["held_ms"].fillna(-1)) == [430.0, 410.0, -1.0]
+    assert list(r["complete"]) == [True, True, False]
+    assert list(r["first_line"]) == [1, 4, 6] and list(r["last_line"]) == [3, 5, 6]
+    assert "job" not in set(p.components["component"])
+    assert list(p.components.loc[p.components["record"] == 1, "line"]) == [4, 5, 5]
+
+
+def test_without_held_key_each_line_is_a_record():
+    p = parsers.parse_log("a_ms=1 b_ms=2\nnoise line\na_ms=3\n")
+    r = p.records
+    assert len(r) == 2 and r["complete"].all() and r["held_ms"].isna().all()
+    assert list(r["first_line"]) == [1, 3]
+    assert p.total_lines == 3 and p.timing_lines == 2
+
+
+def test_bad_time_value_is_damage_but_label_is_not():
+    p = parsers.parse_log("a_ms=1 host=alpha\nwait_ms=12q\nb=xyz\nc=2\n", "kv")
+    assert list(p.skipped["line"]) == [2]
+    assert sorted(p.components["component"]) == ["a", "c"]
+
+
+def test_held_key_with_ms_suffix_is_accepted():
+    p = parsers.parse_log("x_ms=1\ntotal_ms=5\n", held_key="total_ms")
+    assert p.records["held_ms"].tolist() == [5.0]
+    assert not math.isnan(p.records["held_ms"].iloc[0])
