@@ -53,3 +53,25 @@ def attribute_workers(phases: pd.DataFrame, worker_intervals: pd.DataFrame, *, t
 
     out["worker"] = workers
     return out
+
+
+def display_phases(parsed, ctx, model) -> tuple[pd.DataFrame, str | None]:
+    """The phase table to draw or export for a source, and where it came from.
+
+    spans.csv when the run has it; else the phases rebuilt from timestamped timing lines,
+    given their workers from the TIMELINE's GPU intervals and completed by its synthesis
+    intervals; else the TIMELINE intervals alone.
+    """
+    from gpuscope.analysis import phases as ph
+
+    spans = getattr(ctx, "spans", None) if ctx is not None else None
+    base, basis = ph.build_phases(spans, parsed.components, parsed.timeline, model)
+    if basis is None or basis == "spans.csv":
+        return base, basis
+    tl = ph.from_timeline(parsed.timeline)
+    if not len(tl) or basis.startswith("TIMELINE"):
+        return base, basis
+    out = attribute_workers(base, tl[tl["phase"] == "gpu"])
+    if not (out["phase"] == "synth").any():
+        out = pd.concat([out, tl[tl["phase"] == "synth"]], ignore_index=True)
+    return out, basis + " + TIMELINE workers and synthesis"

@@ -1,0 +1,155 @@
+"""Open a log or run directory as one side of a comparison (or a what-if), with what its
+run directory adds: mode, upload bytes, workers, synthesis threads, line rate, samples,
+phases. No printing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuscope.analysis.compare import Side
+from gpuscope.analysis.whatif import DEFAULT_LINE_RATE_GBS, WhatIf, predict_pinned
+
+PAGEABLE_NAMES = ("pageable", "unpinned")
+
+
+@dataclass
+class Loaded:
+    """A source opened and analyzed once, shared by compare, what-if, plot and html."""
+
+    side: Side
+    parsed: Any
+    ctx: Any
+    analysis: Any
+    model: Any
+
+
+def _workload(meta: dict | None) -> dict:
+    w = (meta or {}).get("workload")
+    return w if isinstance(w, dict) else {}
+
+
+def meta_mode(meta: dict | None) -> str | None:
+    m = (meta or {}).get("mode") or _workload(meta).get("mode")
+    return str(m) if m else None
+
+
+def meta_bytes(meta: dict | None) -> float | None:
+    w = _workload(meta)
+    for key in ("h2d_bytes_per_partition", "abc_bytes_per_partition"):
+        v = w.get(key)
+        if isinstance(v, int | float) and v > 0:
+            return float(v)
+    return None
+
+
+def meta_line_rate(meta: dict | None) -> float | None:
+    v = (meta or {}).get("line_rate_gbs")
+    return float(v) if isinstance(v, int | float) and v > 0 and math.isfinite(v) else None
+
+
+def default_label(path: str | os.PathLike[str], meta: dict | None) -> str:
+    mode = meta_mode(meta)
+    if mode:
+        return mode
+    p = Path(path)
+    return p.stem if p.is_file() else p.name
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    label: str | None = None,
+    fmt: str | None = None,
+    model: Any = None,
+    abc_bytes: float | None = None,
+    line_rate_gbs: float | None = None,
+) -> Loaded:
+    """Parse and analyze `path` (log file or run directory) into a comparison side."""
+    from gpuscope.analysis import AnalyzeOptions, analyze, open_source
+    from gpuscope.analysis.attribution import display_phases
+    from gpuscope.model import RoleModel, load_model
+    from parsers import parse_log
+
+    if not isinstance(model, RoleModel):
+        model = load_model(model)
+    ctx = open_source(path)
+    parsed = parse_log(str(ctx.timing_log), fmt, held_key=model.held)
+    rate = line_rate_gbs or meta_line_rate(ctx.meta) or DEFAULT_LINE_RATE_GBS
+    nbytes = abc_bytes if abc_bytes else meta_bytes(ctx.meta)
+    options = AnalyzeOptions(line_rate_gbs=rate, abc_bytes=int(nbytes) if nbytes else None)
+    analysis = analyze(parsed, model, options, context=ctx)
+    phases, _basis = display_phases(parsed, ctx, model)
+    pcie = (analysis.to_json().get("pcie") or {}).get("phases")
+    side = Side(
+        label=label or default_label(path, ctx.meta),
+        parsed=parsed,
+        source=str(path),
+        mode=meta_mode(ctx.meta),
+        held_key=model.held,
+        bytes_per_partition=nbytes,
+        timeline_summary=analysis.timeline,
+        samples=ctx.samples,
+        phases=phases if len(phases) else None,
+        meta=ctx.meta,
+        pcie_phases=pcie or None,
+    )
+    return Loaded(side=side, parsed=parsed, ctx=ctx, analysis=analysis, model=model)
+
+
+def whatif_for(
+    loaded: Loaded,
+    *,
+    line_rate_gbs: float | None = None,
+    line_rate_source: str | None = None,
+    abc_bytes: float | None = None,
+    workers: int | None = None,
+    synth_threads: int | None = None,
+) -> WhatIf:
+    """The pinned-upload projection of a loaded source. Line rate: the caller's value,
+    else the run's measured one (meta.json), else the bandwidth cache, else 50 GB/s."""
+    meta = loaded.ctx.meta
+    if line_rate_gbs is not None:
+        rate, src = float(line_rate_gbs), line_rate_source or "--line-rate"
+    elif meta_line_rate(meta) is not None:
+        rate, src = meta_line_rate(meta), "run meta.json (measured)"
+    else:
+        rate, src = None, None
+        try:
+            from gpuscope.linerate import measured_line_rate
+
+            rate = measured_line_rate()
+            src = "gpuscope bandwidth cache (measured)"
+        except Exception:  # a broken cache must not stop a projection
+            rate = None
+        if not rate:
+            rate, src = DEFAULT_LINE_RATE_GBS, "default"
+    w = _workload(meta)
+    return predict_pinned(
+        loaded.parsed,
+        line_rate_gbs=rate,
+        line_rate_source=src,
+        bytes_per_partition=abc_bytes or meta_bytes(meta),
+        bytes_source="--abc-bytes" if abc_bytes else "run meta.json",
+        workers=workers or (int(w["workers_per_gpu"]) if isinstance(w.get("workers_per_gpu"), int) else None),
+        synth_threads=synth_threads or (int(w["synth_threads"]) if isinstance(w.get("synth_threads"), int) else None),
+    )
+
+
+def slower_upload_side(a: Side, b: Side) -> str:
+    """Which side ('a' or 'b') to project from: the pageable one by mode, else the one with
+    the longer median held time."""
+    ma, mb = (a.mode or "").lower(), (b.mode or "").lower()
+    if ma in PAGEABLE_NAMES and mb not in PAGEABLE_NAMES:
+        return "a"
+    if mb in PAGEABLE_NAMES and ma not in PAGEABLE_NAMES:
+        return "b"
+    from gpuscope.analysis.compare import component_values, describe
+
+    ha = describe(component_values(a.parsed, a.held_key, a.held_key))["median_ms"]
+    hb = describe(component_values(b.parsed, b.held_key, b.held_key))["median_ms"]
+    return "a" if (ha if math.isfinite(ha) else -1) >= (hb if math.isfinite(hb) else -1) else "b"

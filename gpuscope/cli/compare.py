@@ -1,0 +1,161 @@
+"""`gpuscope compare A B`: two runs or logs side by side, or `compare pinned pageable` to run both."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from gpuscope.cli import app
+from gpuscope.cli._common import handle_errors
+
+RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(f"gpuscope: {msg}\n")
+    sys.stderr.flush()
+
+
+def _run_mode(mode: str, opts: dict) -> str:
+    """Run the reference workload in `mode` with the shared settings; the run directory."""
+    from gpuscope.errors import GpuscopeError, UsageError
+    from gpuscope.recorder import parse_gpus
+    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.hostmem import normalize_mode
+    from gpuscope.workload.pipeline import PipelineConfig
+    from gpuscope.workload.runner import CPU_DEFAULT_LOG_N, WorkloadRun
+
+    gpus = parse_gpus(opts["gpus"])
+    if not gpus:
+        raise UsageError("--gpus: give at least one GPU index (e.g. 0 or 0,1)")
+    be = get_backend(opts["backend"])
+    log_n = opts["log_n"] if opts["log_n"] is not None else (24 if be.name == "gpu" else CPU_DEFAULT_LOG_N)
+    cfg = PipelineConfig(mode=normalize_mode(mode), log_n=log_n, partitions=opts["partitions"],
+                         workers=opts["workers"], synth_threads=opts["synth_threads"], gpus=gpus,
+                         contention=opts["contention"], seed=opts["seed"])
+    from gpuscope.rundir import default_path
+
+    out = str(default_path(cfg.mode, root=opts["out_root"])) if opts["out_root"] else None
+    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=_say)
+    try:
+        run.prepare()
+    except BaseException:
+        run.finish_failed_setup()
+        raise
+    if be.name != "gpu":
+        _say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
+    _say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers -> {run.rd.path}")
+    run.start()
+    try:
+        while run.alive():
+            run.wait(0.5)
+    except KeyboardInterrupt:
+        run.request_stop()
+        run.finish()
+        raise
+    outcome = run.finish()
+    if outcome.status == "failed":
+        err = outcome.error
+        raise err if isinstance(err, GpuscopeError) else GpuscopeError(f"{mode} run failed: {err}")
+    return str(outcome.path)
+
+
+@app.command(
+    "compare",
+    help=(
+        "Compare two runs or logs: per-component medians [p10-p90], the ratio B/A with a 95% "
+        "bootstrap confidence interval, throughput, GPU busy, upload rate and PCIe RX per phase, a "
+        "verdict, and the pinned what-if predicted from the slower side against the other's "
+        "measurement. A and B may be mode names: `compare pinned pageable` runs the reference "
+        "workload in both modes back to back with the same settings, then compares.\n\n"
+        "Example: gpuscope compare runs/20261130-120000-pinned runs/20261130-121000-pageable\n\n"
+        "Example: gpuscope compare pinned pageable --log-n 24 --partitions 16 --html report.html"
+    ),
+)
+@handle_errors
+def compare_cmd(
+    a: str = typer.Argument(..., metavar="A", help="Run directory, timing log, or a mode name to run."),
+    b: str = typer.Argument(..., metavar="B", help="Run directory, timing log, or a mode name to run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    html_file: str | None = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Bootstrap seed (same seed, same intervals)."),
+    n_boot: int = typer.Option(2000, "--bootstrap", metavar="N", help="Bootstrap resamples."),
+    abc_bytes: str | None = typer.Option(None, "--abc-bytes", metavar="SIZE",
+                                         help="Upload bytes per partition when the logs do not say (1.5G)."),
+    line_rate: float | None = typer.Option(None, "--line-rate", metavar="GBPS",
+                                           help="Pinned line rate for the what-if (default: measured, else 50)."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
+    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    log_n: int | None = typer.Option(None, "--log-n", metavar="K", help="Runs: 2^K elements per vector."),
+    partitions: int = typer.Option(16, "--partitions", metavar="N", help="Runs: partitions to prove."),
+    workers: int = typer.Option(2, "--workers", metavar="N", help="Runs: GPU workers sharing the mutex."),
+    synth_threads: int = typer.Option(4, "--synth-threads", metavar="N", help="Runs: synthesis threads."),
+    gpus: str = typer.Option("0", "--gpus", metavar="0[,1]", help="Runs: GPUs to use."),
+    contention: int = typer.Option(0, "--contention", metavar="N", help="Runs: host threads copying memory."),
+    backend: str = typer.Option("auto", "--backend", metavar="B", help="Runs: auto, gpu or cpu."),
+    run_seed: int = typer.Option(1, "--run-seed", metavar="S", help="Runs: synthesis seed."),
+    out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
+) -> None:
+    from gpuscope.analysis.compare import compare
+    from gpuscope.analysis.compare_inputs import load, slower_upload_side, whatif_for
+    from gpuscope.analysis.whatif import WhatIfUnavailable
+    from gpuscope.cli.analyze import parse_size
+    from gpuscope.errors import UsageError
+
+    if n_boot < 100:
+        raise UsageError(f"--bootstrap: at least 100 resamples, got {n_boot}")
+    if line_rate is not None and not line_rate > 0:
+        raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
+    nbytes = parse_size(abc_bytes) if abc_bytes else None
+    opts = dict(log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads, gpus=gpus,
+                contention=contention, backend=backend, seed=run_seed, out_root=out_root)
+    paths = []
+    for arg in (a, b):
+        if arg.lower() in RUN_MODES and not Path(arg).exists():
+            paths.append((_run_mode(arg.lower(), opts), arg.lower()))
+        else:
+            paths.append((arg, None))
+    la = load(paths[0][0], label=paths[0][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
+    lb = load(paths[1][0], label=paths[1][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
+    if la.side.label == lb.side.label:
+        la.side.label, lb.side.label = f"A:{la.side.label}", f"B:{lb.side.label}"
+
+    src = slower_upload_side(la.side, lb.side)
+    target = "b" if src == "a" else "a"
+    whatif, unavailable = None, None
+    try:
+        whatif = whatif_for(la if src == "a" else lb, line_rate_gbs=line_rate, abc_bytes=nbytes)
+    except WhatIfUnavailable as e:
+        unavailable = str(e)
+    result = compare(la.side, lb.side, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for=target)
+    doc = result.to_json()
+    for side in (la.side, lb.side):
+        eff = str(((side.meta or {}).get("workload") or {}).get("mode_effective") or "")
+        if eff.startswith("none"):
+            doc["notes"].append(f"{side.label} ran on the CPU reference backend: host-memory modes have no "
+                                "effect there, so its difference from the other side is noise")
+    if unavailable:
+        doc["prediction"] = {"available": False, "reason": unavailable}
+
+    if html_file:
+        from gpuscope.cli._timeline import write_output
+        from reports.html import compare_html
+        from reports.plot import timeline_png
+
+        pngs = {}
+        for side in (la.side, lb.side):
+            pngs[side.label] = (timeline_png(side.phases, side.samples, title=f"gpuscope timeline: {side.label} "
+                                             f"({side.source})") if side.phases is not None else None)
+        write_output(html_file, compare_html(doc, pngs), "the HTML report")
+        _say(f"wrote {html_file}")
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+        sys.stdout.flush()
+        return
+    from gpuscope.cli._common import stdout_console
+    from reports.compare_console import render_compare
+
+    render_compare(doc, stdout_console())

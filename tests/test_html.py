@@ -1,0 +1,84 @@
+"""The self-contained HTML report: structure, escaping, inlined PNG, and a golden file."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from reports.html import analysis_html, compare_html, esc, table
+from reports.plot import timeline_png
+from tests.timeline_fixture import phases, samples
+
+GOLDEN = Path(__file__).parent / "data" / "timeline" / "compare_golden.html"
+
+DOC = {
+    "a": {"label": "pinned", "source": "runs/a", "partitions": 16, "throughput_ppm": 31.5,
+          "gpu_busy_fraction": 0.97, "upload_field": "h2d", "upload_ms_median": 30.2, "upload_gbs": 53.3},
+    "b": {"label": "pageable <x>", "source": "runs/b", "partitions": 16, "throughput_ppm": 16.9,
+          "gpu_busy_fraction": 0.99, "upload_field": "h2d", "upload_ms_median": 1720.0, "upload_gbs": 0.94},
+    "components": {"mutex_held": {"a_median_ms": 1677.0, "a_p10_ms": 1425.0, "a_p90_ms": 3034.0,
+                                  "b_median_ms": 3258.5, "b_p10_ms": 1994.0, "b_p90_ms": 5030.0,
+                                  "ratio": 1.943, "ci_low": 1.44, "ci_high": 2.43}},
+    "verdict": "pinned cut mutex_held 1.9x (1.4-2.4), throughput +1.9x",
+    "bootstrap": {"n": 2000, "seed": 0, "confidence": 0.95},
+    "prediction": {"from": "runs/b", "against": "pinned", "held_ms_predicted": 1449.0, "held_ms_measured": 1677.0,
+                   "held_error": -0.136, "throughput_ppm_predicted": 35.5, "throughput_ppm_measured": 31.6,
+                   "throughput_error": 0.124},
+}
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.srcs, self.open = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if k in a:
+                self.srcs.append(a[k])
+
+
+def test_compare_html_golden():
+    got = compare_html(DOC, {"pinned": None})
+    if os.environ.get("GPUSCOPE_REGEN_GOLDEN"):  # pragma: no cover - deliberate regeneration
+        GOLDEN.write_text(got)
+    assert got == GOLDEN.read_text()
+
+
+def test_self_contained_with_inlined_png_and_escaped_text():
+    png = timeline_png(phases(), samples(), title="t")
+    text = compare_html(DOC, {"pinned": png, "pageable <x>": None})
+    p = _Collect()
+    p.feed(text)
+    assert p.tags.count("table") == 3 and p.tags.count("img") == 1
+    assert all(s.startswith("data:image/png;base64,") for s in p.srcs)  # nothing fetched from outside
+    data = base64.b64decode(p.srcs[0].split(",", 1)[1])
+    assert data == png
+    assert "pageable <x>" not in text and "pageable &lt;x&gt;" in text
+    assert "-13.6%" in text and "+12.4%" in text
+
+
+def test_analysis_html_from_a_real_analysis():
+    from gpuscope.analysis import analyze, load_source
+    from tests.conftest import EXAMPLES
+
+    parsed, ctx = load_source(EXAMPLES / "article_excerpt.log")
+    doc = analyze(parsed, context=ctx).to_json()
+    text = analysis_html(doc, None)
+    assert "<h2>Diagnosis</h2>" in text and "h2d_bound" in text
+    assert re.search(r"<td>held</td><td>14,460</td>", text)
+    assert "(no timeline: the input has no phase times)" in text
+
+
+def test_png_guard_and_table_helpers():
+    with pytest.raises(ValueError):
+        compare_html(DOC, {"x": b"GIF89a not a png"})
+    assert esc("<a href='x'>") == "&lt;a href=&#x27;x&#x27;&gt;"
+    assert "<td>-</td>" in table(["a"], [[float("nan")]])
