@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,12 +28,23 @@ import pandas as pd
 HELD_PHASES = ("h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm")
 
 
-def sh(args: list[str], log: Path) -> int:
+def sh(args: list[str], log: Path, slice_s: float | None = None) -> int:
+    """Run a gpuscope command; past `slice_s` it gets a Ctrl-C (SIGINT): `run` then stops at
+    the next phase boundary and still leaves a complete run directory (status interrupted)."""
     t0 = time.time()
     with open(log, "a") as f:
         f.write(f"\n$ gpuscope {' '.join(args)}\n")
         f.flush()
-        rc = subprocess.call([sys.executable, "-m", "gpuscope", *args], stdout=f, stderr=f)
+        proc = subprocess.Popen([sys.executable, "-m", "gpuscope", *args], stdout=f, stderr=f)
+        try:
+            rc = proc.wait(timeout=slice_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                rc = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait()
         f.write(f"[rc={rc} in {time.time() - t0:.1f} s]\n")
     return rc
 
@@ -98,12 +111,13 @@ def main() -> int:
     ap.add_argument("--extra", default="", help="extra run options, space separated")
     ap.add_argument("--out", required=True)
     ap.add_argument("--no-bandwidth", action="store_true")
+    ap.add_argument("--slice-s", type=float, default=None,
+                    help="Ctrl-C a run after this many seconds (it still reports what it did)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "gpu_run_check.log"
-    runs = Path("runs-check")
-    runs.mkdir(exist_ok=True)
+    runs = Path(tempfile.mkdtemp(prefix="gpuscope-runs-check-"))
     if not a.no_bandwidth:
         sh(["bandwidth", "--sizes", "512M,1536M", "--repeats", "3"], log)
     sys.path.insert(0, ".")
@@ -119,7 +133,7 @@ def main() -> int:
         args = ["run", "--mode", mode, "--log-n", str(a.log_n), "--partitions", str(a.partitions),
                 "--out", str(d), "--json"] + (["--contention", str(cont)] if cont else []) \
             + a.extra.split()
-        rc = sh(args, log)
+        rc = sh(args, log, a.slice_s)
         if (d / "meta.json").exists():
             r = row(d, label, rate)
             r["rc"] = rc
