@@ -1,0 +1,160 @@
+// NTTs over BLS12-381 Fr: radix-2 Cooley-Tukey passes in shared memory, twiddle tables,
+// pointwise kernels for the H = (a*b - c)/Z computation.
+//
+// Vectors are (n, 8) uint32 Montgomery limbs. One NTT of 2^k runs as a few passes; a pass applies
+// S consecutive stages [s0, s0+S) to blocks of 2^(S+L) elements that share every index bit
+// outside [s0, s0+S) except the L lowest (kept together so loads stay coalesced). The first pass
+// reads its input in bit-reversed order (out of place), so the result is in natural order.
+//
+// Twiddles: tw[2^s + j] = w_{2^(s+1)}^j for j < 2^s (w the canonical root chain), one table for
+// every size up to its build size; the inverse NTT uses the table of inverse roots.
+#include "ntt.cuh"
+
+__device__ __forceinline__ u32 bitrev_bits(u32 x, int bits) {
+    return bits == 0 ? 0u : (__brev(x) >> (32 - bits));
+}
+
+// out[t] = roots[s]^(t - 2^s) for t in [1, 2^logmax), s = floor(log2 t). roots[s] = w_{2^(s+1)}.
+extern "C" __global__ void fr_twiddle_table(u32* tw, int logmax, const u32* roots) {
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 n = 1ull << logmax;
+    if (t >= n) return;
+    if (t == 0) {
+        fp_store<FrParams>(tw, 0, fp_one<FrParams>());
+        return;
+    }
+    int s = 63 - __clzll((long long)t);
+    u64 j = t - (1ull << s);
+    fr_t w = fp_load<FrParams>(roots, s);
+    fp_store<FrParams>(tw, t, fp_pow_u64(w, j));
+}
+
+// out[i] = c * base^(i * stride) for i < count (tables for coset shifts and evaluation points).
+extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, u64 stride,
+                                          const u32* c) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    fr_t b = fp_load<FrParams>(base, 0);
+    fr_t v = fp_pow_u64(b, i * stride);
+    fp_store<FrParams>(out, i, fp_mul(v, fp_load<FrParams>(c, 0)));
+}
+
+// One pass of S radix-2 DIT stages. Launch: grid = 2^(logn - S - L) blocks,
+// dynamic shared memory 32 * 2^(S+L) bytes, any blockDim.x that divides 2^(S+L-1).
+extern "C" __global__ void fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
+                                       const u32* tw, int bitrev_input) {
+    extern __shared__ u32 smem[];
+    const u32 E = 1u << (S + L);
+    const u32 half = E >> 1;
+    u64 hi, lowblk;
+    ntt_block_coords(blockIdx.x, s0, L, &hi, &lowblk);
+
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        u64 g = ntt_elem_index(e, hi, lowblk, s0, S, L);
+        u64 src = bitrev_input ? (u64)bitrev_bits((u32)g, logn) : g;
+        fr_t x = fp_load<FrParams>(in, src);
+#pragma unroll
+        for (int l = 0; l < 8; l++) smem[l * E + e] = x.v[l];
+    }
+    for (int ls = 0; ls < S; ls++) {
+        __syncthreads();
+        const int s = s0 + ls;
+        for (u32 t = threadIdx.x; t < half; t += blockDim.x) {
+            u32 e0, e1;
+            u64 j;
+            ntt_butterfly(t, ls, s0, L, lowblk, &e0, &e1, &j);
+            fr_t u, v;
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                u.v[l] = smem[l * E + e0];
+                v.v[l] = smem[l * E + e1];
+            }
+            if (j != 0) v = fp_mul(v, fp_load<FrParams>(tw, (1ull << s) + j));
+            fr_t x0 = fp_add(u, v);
+            fr_t x1 = fp_sub(u, v);
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                smem[l * E + e0] = x0.v[l];
+                smem[l * E + e1] = x1.v[l];
+            }
+        }
+    }
+    __syncthreads();
+    for (u32 e = threadIdx.x; e < E; e += blockDim.x) {
+        u64 g = ntt_elem_index(e, hi, lowblk, s0, S, L);
+        fr_t x;
+#pragma unroll
+        for (int l = 0; l < 8; l++) x.v[l] = smem[l * E + e];
+        fp_store<FrParams>(out, g, x);
+    }
+}
+
+// x[i] *= lo[i & (2^lobits - 1)] * hi[i >> lobits]: multiplies by c * g^i given
+// lo[j] = c * g^j and hi[k] = g^(k * 2^lobits).
+extern "C" __global__ void fr_scale_powers(u32* out, const u32* x, u64 n, const u32* lo,
+                                           const u32* hi, int lobits) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t f = fp_mul(fp_load<FrParams>(lo, i & ((1ull << lobits) - 1)),
+                    fp_load<FrParams>(hi, i >> lobits));
+    fp_store<FrParams>(out, i, fp_mul(fp_load<FrParams>(x, i), f));
+}
+
+// out = (a*b - c) * zinv (pointwise, on the coset).
+extern "C" __global__ void fr_h_pointwise(u32* out, const u32* a, const u32* b, const u32* c,
+                                          u64 n, const u32* zinv) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t ab = fp_mul(fp_load<FrParams>(a, i), fp_load<FrParams>(b, i));
+    fr_t d = fp_sub(ab, fp_load<FrParams>(c, i));
+    fp_store<FrParams>(out, i, fp_mul(d, fp_load<FrParams>(zinv, 0)));
+}
+
+extern "C" __global__ void fr_mul_vec(u32* out, const u32* a, const u32* b, u64 n) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fp_store<FrParams>(out, i, fp_mul(fp_load<FrParams>(a, i), fp_load<FrParams>(b, i)));
+}
+
+// mode 0: to Montgomery form (x * R), mode 1: out of Montgomery form (x / R).
+extern "C" __global__ void fr_convert(u32* out, const u32* x, u64 n, int mode) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fr_t v = fp_load<FrParams>(x, i);
+    fp_store<FrParams>(out, i, mode == 0 ? fp_to_mont(v) : fp_from_mont(v));
+}
+
+// Partial sums of coeffs[i] * z^i (z^i = lo[i & mask] * hi[i >> lobits]): one per block,
+// reduced on the host (used by the self-check to evaluate polynomials at random points).
+extern "C" __global__ void fr_eval_partial(u32* partial, const u32* coeffs, u64 n, const u32* lo,
+                                           const u32* hi, int lobits) {
+    __shared__ u32 acc[256 * 8];
+    fr_t s = fp_zero<FrParams>();
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        fr_t zi = fp_mul(fp_load<FrParams>(lo, i & ((1ull << lobits) - 1)),
+                         fp_load<FrParams>(hi, i >> lobits));
+        s = fp_add(s, fp_mul(fp_load<FrParams>(coeffs, i), zi));
+    }
+#pragma unroll
+    for (int l = 0; l < 8; l++) acc[l * 256 + threadIdx.x] = s.v[l];
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+        __syncthreads();
+        if (threadIdx.x < w) {
+            fr_t a, b;
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                a.v[l] = acc[l * 256 + threadIdx.x];
+                b.v[l] = acc[l * 256 + threadIdx.x + w];
+            }
+            a = fp_add(a, b);
+#pragma unroll
+            for (int l = 0; l < 8; l++) acc[l * 256 + threadIdx.x] = a.v[l];
+        }
+    }
+    if (threadIdx.x == 0) {
+        fr_t r;
+#pragma unroll
+        for (int l = 0; l < 8; l++) r.v[l] = acc[l * 256];
+        fp_store<FrParams>(partial, blockIdx.x, r);
+    }
+}
