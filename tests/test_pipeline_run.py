@@ -186,3 +186,21 @@ def test_prep_bitmap_marks_exactly_the_scalar_one_rows(tmp_path):
     res = p.run()
     assert res.error is None  # the verifier checks batch_add = sum over the ones
     assert np.all([r.verified for r in res.results])
+
+
+class OutOfMemoryError(Exception):
+    """Stands in for cupy.cuda.memory.OutOfMemoryError (matched by name)."""
+
+
+class OomBackend(CpuBackend):
+    def msm(self, points, scalars):
+        raise OutOfMemoryError("Out of memory allocating 1,610,612,736 bytes (allocated so far: 9 GiB)")
+
+
+def test_device_oom_is_a_resource_error_naming_the_flags(tmp_path):
+    p, mem, _ = _pipeline(tmp_path, "pageable", None, backend=OomBackend(), partitions=2, verify=False)
+    res = p.run()
+    assert isinstance(res.error, ResourceError) and res.error.exit_code == EXIT_RESOURCE
+    msg = res.error.one_line()
+    assert "out of device memory during msm" in msg and "1,610,612,736 bytes" in msg
+    assert "--log-n" in msg and "--workers" in msg

@@ -18,6 +18,16 @@ from gpuscope.errors import ResourceError
 from gpuscope.workload.hostmem import AllocationFailed, HostAllocator, fmt_bytes
 
 
+def as_device_oom(e: BaseException, gpu: int, what: str) -> ResourceError | None:
+    """A CuPy out-of-memory error -> ResourceError naming the size and the flags to lower."""
+    if type(e).__name__ != "OutOfMemoryError":
+        return None
+    return ResourceError(
+        f"GPU {gpu} ran out of device memory during {what} ({' '.join(str(e).split())[:160]})",
+        hint="lower --log-n or --workers, or drop --srs-resident",
+    )
+
+
 class HostDevice:
     """The CPU backend: arrays stay where they are, phases are synchronous."""
 

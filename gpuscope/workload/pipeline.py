@@ -34,6 +34,7 @@ from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import GpuscopeError, ResourceError, UsageError
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
+from gpuscope.workload.devices import as_device_oom
 from gpuscope.workload.hostmem import HostMemory, fmt_bytes
 from gpuscope.workload.synth import Partition, SynthConfig, partition_bytes, synthesize
 
@@ -447,6 +448,11 @@ class Pipeline:
             log.timeline("GPU_START", f"worker={w},partition={p}", t_lock)
             try:
                 out = self._under_lock(st, dev, part, host_arrays, prep, prep_thread, tenure, t_lock)
+            except Exception as e:
+                oom = as_device_oom(e, gpu, st.phase)
+                if oom is None:
+                    raise
+                raise oom from None
             finally:
                 prep_thread.join()
             t_rel = clk.mono()

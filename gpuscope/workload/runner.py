@@ -172,7 +172,15 @@ class WorkloadRun:
             allocator = CudaHostAllocator()
         self.mem = HostMemory(cfg.mode if on_gpu else "pageable", allocator=allocator,
                               pinned_budget_bytes=cfg.resolved_pinned_budget())
-        srs = self._srs(devices, allocator, on_gpu)
+        try:
+            srs = self._srs(devices, allocator, on_gpu)
+        except Exception as e:
+            from gpuscope.workload.devices import as_device_oom
+
+            oom = as_device_oom(e, cfg.gpus[0], f"SRS point generation ({2 << cfg.log_n} points)")
+            if oom is None:
+                raise
+            raise oom from None
         self.setup_s["srs_s"] = time.perf_counter() - t0
 
         spans = tl.SpansWriter(rd.path / SPANS, on_error=self._report)
