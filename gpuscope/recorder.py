@@ -57,19 +57,24 @@ class RecordResult:
     errors: list[str] = field(default_factory=list)
 
 
-def _pump(src: IO[bytes], dst: IO[str] | None, log: TimingLogWriter | None, counter: list[int]) -> None:
-    """Copy lines from the child's pipe to our stream and the timing log, stamped on arrival."""
+def _pump(src: IO[bytes], dst: IO[str] | None, log: TimingLogWriter | None, counter: list[int],
+          order: threading.Lock) -> None:
+    """Copy lines from the child's pipe to our stream and the timing log, stamped on arrival.
+
+    The stamp is taken under `order` (shared by the stdout and stderr pumps), so timing.log
+    stays sorted by time even though the two pipes are read by two threads.
+    """
     for raw in iter(src.readline, b""):
-        mono = CLOCK.mono()
         text = raw.decode("utf-8", errors="replace")
+        if log is not None:
+            with order:
+                log.write_line(text, CLOCK.mono())
         if dst is not None:
             try:
                 dst.write(text)
                 dst.flush()
             except (OSError, ValueError):  # our stdout closed (| head): keep logging
                 dst = None
-        if log is not None:
-            log.write_line(text, mono)
         counter[0] += 1
     src.close()
 
@@ -195,8 +200,9 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
     if sampler is not None:
         sampler.start()
     counts = [[0], [0]]
-    pumps = [threading.Thread(target=_pump, args=(child.stdout, stdout, log, counts[0]), daemon=True),
-             threading.Thread(target=_pump, args=(child.stderr, stderr, log, counts[1]), daemon=True)]
+    order = threading.Lock()
+    pumps = [threading.Thread(target=_pump, args=(child.stdout, stdout, log, counts[0], order), daemon=True),
+             threading.Thread(target=_pump, args=(child.stderr, stderr, log, counts[1], order), daemon=True)]
     for t in pumps:
         t.start()
     try:

@@ -164,14 +164,14 @@ class _AppendWriter:
                 pass
             self._f = None
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, *, flush: bool = False) -> None:
         with self._lock:
             if self.broken or self._f is None:
                 return
             try:
                 self._f.write(text)
                 now = time.monotonic()
-                if now - self._last_flush >= FLUSH_EVERY_S:
+                if flush or now - self._last_flush >= FLUSH_EVERY_S:
                     self._f.flush()
                     self._last_flush = now
             except OSError as e:
@@ -231,7 +231,8 @@ class TimingLogWriter(_AppendWriter):
 
     def write_line(self, text: str, mono: float | None = None) -> None:
         text = text.rstrip("\r\n")
-        self._write(f"{self.clock.iso(mono)} {text}\n")
+        # flushed per line: a child may print one line and go quiet for an hour
+        self._write(f"{self.clock.iso(mono)} {text}\n", flush=True)
         self.lines += 1
 
 

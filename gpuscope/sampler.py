@@ -276,6 +276,9 @@ class Sampler:
             if self.on_error is not None:
                 self.on_error(msg)
         finally:
+            flush = getattr(self.sink, "flush", None)
+            if flush is not None:
+                flush()  # rows of a loop that ended early (all GPUs lost) reach the disk now
             self._cpu_s = time.thread_time() - cpu0
             self.stats.duration_s = self.clock.mono() - t0
 
