@@ -39,11 +39,14 @@ def analyze(
     if not isinstance(model, RoleModel):
         model = load_model(model)
 
+    import pandas as pd
+
     comps = parsed.components
-    wide = split.record_components(comps, parsed.records)
+    fact = pd.factorize(comps["component"])  # one pass over the names, shared
+    wide = split.record_components(comps, parsed.records, fact)
     per_record = split.split_records(comps, parsed.records, model, wide=wide)
     totals = split.split_totals(per_record)
-    comp_stats = stats.component_stats(comps, model)
+    comp_stats = stats.component_stats(comps, model, fact)
     tl = timeline.timeline_summary(parsed.timeline, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
 

@@ -12,20 +12,37 @@ def pair_events(
     """Pair the n-th `start` event of a key with the n-th `end` event of the same key.
 
     Returns columns keys + start, end (from `value`) and the end event's row index (`end_row`);
-    unpaired events are dropped (their count is in attrs["unpaired"]).
+    unpaired events are dropped (their count is in attrs["unpaired"]). String keys are
+    factorized first so the grouping runs on integers (fast on big logs).
     """
-    s = events.loc[events["event"] == start, [*keys, value]].copy()
-    e = events.loc[events["event"] == end, [*keys, value]].copy()
-    e["end_row"] = e.index
-    s["_n"] = s.groupby(keys, sort=False).cumcount()
-    e["_n"] = e.groupby(keys, sort=False).cumcount()
-    m = s.merge(e, on=[*keys, "_n"], suffixes=("_s", "_e"))
-    out = pd.DataFrame({k: m[k] for k in keys})
-    out["start"] = m[f"{value}_s"].to_numpy(dtype="float64")
-    out["end"] = m[f"{value}_e"].to_numpy(dtype="float64")
-    out["end_row"] = m["end_row"].to_numpy()
+    ev = events["event"].to_numpy(dtype=object)
+    is_s = ev == start
+    is_e = ev == end
+    sub = events.loc[is_s | is_e, [*keys, value]]
+    kcols = []
+    for k in keys:
+        col = sub[k]
+        if col.dtype.kind in "iu":
+            kcols.append(col.to_numpy(dtype="int64"))
+        else:
+            kcols.append(pd.factorize(col)[0].astype("int64"))
+    flag = is_s[is_s | is_e]
+    kframe = pd.DataFrame({f"k{i}": c for i, c in enumerate(kcols)})
+    kframe["s"] = flag
+    n = kframe.groupby([*kframe.columns[:-1], "s"], sort=False).cumcount().to_numpy()
+    left = pd.DataFrame({**{f"k{i}": c[flag] for i, c in enumerate(kcols)}, "_n": n[flag],
+                         "_row_s": np.flatnonzero(flag)})
+    right = pd.DataFrame({**{f"k{i}": c[~flag] for i, c in enumerate(kcols)}, "_n": n[~flag],
+                          "_row_e": np.flatnonzero(~flag)})
+    m = left.merge(right, on=[*[f"k{i}" for i in range(len(keys))], "_n"])
+    vals = sub[value].to_numpy(dtype="float64")
+    rs, re_ = m["_row_s"].to_numpy(), m["_row_e"].to_numpy()
+    out = pd.DataFrame({k: sub[k].to_numpy()[rs] for k in keys})
+    out["start"] = vals[rs]
+    out["end"] = vals[re_]
+    out["end_row"] = sub.index.to_numpy()[re_]
     out = out.loc[out["end"] >= out["start"]].reset_index(drop=True)
-    out.attrs["unpaired"] = int(len(s) + len(e) - 2 * len(out))
+    out.attrs["unpaired"] = int(is_s.sum() + is_e.sum() - 2 * len(out))
     return out
 
 

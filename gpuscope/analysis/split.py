@@ -26,23 +26,38 @@ SPLIT_COLUMNS = [
 ]
 
 
-def record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+def record_components(
+    components: pd.DataFrame, records: pd.DataFrame, factorized: tuple | None = None
+) -> pd.DataFrame:
     """Wide table: one row per complete record, one column per component (ms, GPU-averaged).
 
-    NaN where the record lacks the component.
+    NaN where the record lacks the component. `factorized` = pd.factorize(components["component"])
+    when the caller already has it (saves a pass over the strings on big logs).
     """
     recs = records.loc[records["complete"].astype(bool), ["record", "n_gpus"]]
-    comp = components.loc[components["record"] >= 0, ["record", "gpu", "component", "value_ms"]]
-    comp = comp.merge(recs, on="record", how="inner")
-    if comp.empty:
-        return pd.DataFrame(index=pd.Index(recs["record"].to_numpy(), name="record"), dtype="float64")
-    n = comp["n_gpus"].clip(lower=1).to_numpy(dtype="float64")
-    weight = np.where(comp["gpu"].to_numpy() >= 0, 1.0 / n, 1.0)
-    comp = comp.assign(w=comp["value_ms"].to_numpy(dtype="float64") * weight)
-    wide = comp.groupby(["record", "component"], sort=False)["w"].sum().unstack("component")
-    wide = wide.reindex(pd.Index(recs["record"].to_numpy(), name="record"))
-    wide.columns.name = None
-    return wide
+    index = pd.Index(recs["record"].to_numpy(), name="record")
+    rec = components["record"].to_numpy()
+    pos = index.get_indexer(rec)           # -1 for lines without a (complete) record
+    keep = pos >= 0
+    if not keep.any():
+        return pd.DataFrame(index=index, dtype="float64")
+    codes, names = factorized if factorized is not None else pd.factorize(components["component"])
+    n = recs["n_gpus"].clip(lower=1).to_numpy(dtype="float64")[pos[keep]]
+    gpu = components["gpu"].to_numpy()[keep]
+    w = components["value_ms"].to_numpy(dtype="float64")[keep] * np.where(gpu >= 0, 1.0 / n, 1.0)
+    code = np.asarray(codes)[keep]
+    # sum per (record position, component code) on integer keys
+    key = pos[keep].astype("int64") * len(names) + code
+    sums = pd.Series(w).groupby(key).sum()
+    k = sums.index.to_numpy()
+    present = np.unique(k % len(names))
+    grid = np.full((len(index), len(present)), np.nan)
+    col_of = np.full(len(names), -1)
+    col_of[present] = np.arange(len(present))
+    grid[k // len(names), col_of[k % len(names)]] = sums.to_numpy()
+    order = np.argsort(present, kind="stable")  # first appearance order of the components
+    cols = [str(names[c]) for c in present[order]]
+    return pd.DataFrame(grid[:, order], index=index, columns=cols)
 
 
 def _role_sums(wide: pd.DataFrame, model: RoleModel) -> dict[str, pd.Series]:

@@ -22,38 +22,39 @@ def role_label(component: str, model: RoleModel) -> str:
     return model.role_of(component) or "-"
 
 
-def component_stats(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
-    """One row per component (index `component`), ordered by role then first appearance."""
+def component_stats(components: pd.DataFrame, model: RoleModel, factorized: tuple | None = None) -> pd.DataFrame:
+    """One row per component (index `component`), ordered by role then first appearance.
+
+    `factorized` = pd.factorize(components["component"]) when the caller already has it.
+    """
     if components.empty:
         return pd.DataFrame(
             {c: pd.Series(dtype="object" if c == "role" else "float64") for c in STAT_COLUMNS},
             index=pd.Index([], name="component", dtype="object"),
         ).astype({"count": "int64"})
-    g = components.groupby("component", sort=False)["value_ms"]
+    codes, names = factorized if factorized is not None else pd.factorize(components["component"])
+    # factorize numbers components in order of first appearance (rows: lines, then fields)
+    g = pd.Series(components["value_ms"].to_numpy(dtype="float64")).groupby(np.asarray(codes))
     agg = g.agg(["count", "sum", "mean", "std", "median"])
     q = g.quantile([0.1, 0.9]).unstack()
-    # first appearance in log order (row order: lines, then fields within a line)
-    first = pd.Series(np.arange(len(components)), index=components.index).groupby(
-        components["component"].to_numpy(), sort=False).min()
     mean = agg["mean"].to_numpy()
     std = agg["std"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         cv = np.where((agg["count"].to_numpy() >= 2) & (mean != 0), std / mean, np.nan)
+    idx = pd.Index([str(names[c]) for c in agg.index], name="component", dtype="object")
     out = pd.DataFrame(
         {
-            "role": [role_label(c, model) for c in agg.index],
-            "count": agg["count"].astype("int64"),
-            "sum_ms": agg["sum"].astype("float64"),
-            "mean_ms": agg["mean"].astype("float64"),
-            "median_ms": agg["median"].astype("float64"),
-            "p10_ms": q[0.1].reindex(agg.index).astype("float64"),
-            "p90_ms": q[0.9].reindex(agg.index).astype("float64"),
+            "role": [role_label(c, model) for c in idx],
+            "count": agg["count"].to_numpy(dtype="int64"),
+            "sum_ms": agg["sum"].to_numpy(dtype="float64"),
+            "mean_ms": mean.astype("float64"),
+            "median_ms": agg["median"].to_numpy(dtype="float64"),
+            "p10_ms": q[0.1].reindex(agg.index).to_numpy(dtype="float64"),
+            "p90_ms": q[0.9].reindex(agg.index).to_numpy(dtype="float64"),
             "cv": cv,
         },
-        index=agg.index,
+        index=idx,
     )
-    out.index.name = "component"
-    order = sorted(
-        out.index, key=lambda c: (_ROLE_ORDER.get(out.at[c, "role"], 7), int(first[c]), c)
-    )
+    first = dict(zip(idx, agg.index, strict=True))
+    order = sorted(out.index, key=lambda c: (_ROLE_ORDER.get(out.at[c, "role"], 7), first[c]))
     return out.loc[order]
