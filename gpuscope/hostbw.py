@@ -216,7 +216,17 @@ def measure(sizes: Sequence[int], *, repeats: int = 5, contention: int = 0, devi
 
 
 def _uuid(props: dict[str, Any], device: int) -> str:
-    """GPU-xxxxxxxx-... as NVML spells it (from the CUDA device properties' 16 uuid bytes)."""
+    """The GPU's UUID as NVML spells it (the line-rate cache key that info/record look up).
+
+    NVML matched by PCI address first; else the CUDA properties' 16 uuid bytes."""
+    from gpuscope import nvml
+
+    nv = nvml.get()
+    if nv is not None and "pciBusID" in props:
+        u = nv.uuid_for_pci(int(props.get("pciDomainID", 0)), int(props["pciBusID"]),
+                            int(props.get("pciDeviceID", 0)))
+        if u:
+            return u
     raw = props.get("uuid")
     if isinstance(raw, bytes | bytearray) and len(raw) >= 16:
         h = raw[:16].hex()

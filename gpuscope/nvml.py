@@ -280,6 +280,20 @@ class Nvml:
             "memory_total_mib": (mem.total / MIB) if mem is not None else None,
         }
 
+    def uuid_for_pci(self, domain: int, bus: int, device: int) -> str | None:
+        """NVML's UUID of the GPU at a PCI address (to match a CUDA device index to NVML's)."""
+        for i in range(self.device_count()):
+            try:
+                pci = self.query("nvmlDeviceGetPciInfo", self.handle(i))
+            except GpuLost:
+                continue
+            if pci is None:
+                continue
+            if (getattr(pci, "domain", None), getattr(pci, "bus", None), getattr(pci, "device", None)) == (
+                    domain, bus, device):
+                return _s(self.query("nvmlDeviceGetUUID", self.handle(i)))
+        return None
+
     def probe(self, index: int) -> Capabilities:
         """Which sources answer on this GPU (each tried once, no side effects)."""
         h = self.handle(index)

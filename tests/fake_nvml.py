@@ -152,7 +152,7 @@ class FakeNvml:
 
     def nvmlDeviceGetPciInfo(self, h: Any) -> Any:
         self._dev("nvmlDeviceGetPciInfo", h)
-        return SimpleNamespace(busId=f"00000000:{h.index + 0x18:02X}:00.0")
+        return SimpleNamespace(busId=f"00000000:{h.index + 0x18:02X}:00.0", domain=0, bus=h.index + 0x18, device=0)
 
     def nvmlDeviceGetMemoryInfo(self, h: Any) -> Any:
         g = self._dev("nvmlDeviceGetMemoryInfo", h)

@@ -94,3 +94,14 @@ def test_bandwidth_pinned_h2d_at_least_50_gbs(tmp_path):
     nv = nvml.get()
     if nv is not None:
         assert d["gpu"]["uuid"] in {nv.device(i)["uuid"] for i in range(nv.device_count())}
+
+
+def test_contention_threads_really_copy():
+    import time
+
+    with hostbw.Contention(2, chunk=1 << 20) as c:
+        time.sleep(0.2)
+    assert c.bytes_copied >= 2 * (1 << 20) and c.gbs > 0.01
+    with hostbw.Contention(0) as c0:
+        pass
+    assert c0.bytes_copied == 0

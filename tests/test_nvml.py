@@ -101,3 +101,9 @@ def test_link_rate_table():
     assert nvml.pcie_link_rate_gbs(4, 16) == pytest.approx(31.5, rel=0.01)
     assert nvml.pcie_link_rate_gbs(1, 16) == pytest.approx(4.0)
     assert nvml.pcie_link_rate_gbs(None, 16) is None
+
+
+def test_uuid_for_pci(fake):
+    nv = nvml.get()
+    assert nv.uuid_for_pci(0, 0x19, 0) == "GPU-fake-0001"
+    assert nv.uuid_for_pci(0, 0x40, 0) is None
