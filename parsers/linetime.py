@@ -47,7 +47,7 @@ class LineTimes:
         if self.iso_tok:
             dt = pd.to_datetime(pd.Series(self.iso_tok, dtype=object), format="ISO8601",
                                 utc=True, errors="coerce")
-            secs = (dt - _EPOCH).dt.total_seconds().to_numpy(dtype=np.float64)
+            secs = np.array((dt - _EPOCH).dt.total_seconds(), dtype=np.float64)  # writable copy
             bad = np.flatnonzero(np.isnan(secs))
             iso = self.clock._iso_at
             for k in bad:  # forms pandas does not take (comma decimals, a trailing ']')

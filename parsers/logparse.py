@@ -32,19 +32,20 @@ def find_log_in_dir(d: Path) -> Path:
 
 
 def read_source(source) -> tuple[str, str]:
-    """(text, name). A str with a newline or an '=' is log text; any other str is a path."""
+    """(text, name). A str holding a newline, or an '=' and naming no existing file, is log
+    text; any other str (or a PathLike) is a path; bytes are log content."""
     if isinstance(source, bytes):
         return _decode(source, "<bytes>"), "<bytes>"
-    if isinstance(source, str) and ("\n" in source or "=" in source):
+    if isinstance(source, str) and ("\n" in source or ("=" in source and not _exists(source))):
         if "\x00" in source[:BINARY_PROBE]:
             raise NoDataError("<string> looks binary (NUL bytes), not a text log")
         return source, "<string>"
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a log from a {type(source).__name__}")
     path = Path(source)
-    if path.is_dir():
-        path = find_log_in_dir(path)
     try:
+        if path.is_dir():
+            path = find_log_in_dir(path)
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
@@ -54,7 +55,16 @@ def read_source(source) -> tuple[str, str]:
         raise InputError(f"{path} is a directory") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    except ValueError:  # e.g. a NUL byte in the name
+        raise InputError(f"{str(path)[:80]!r} is not a usable file name") from None
     return _decode(data, str(path)), str(path)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return len(path) < 4096 and os.path.exists(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _decode(data: bytes, name: str) -> str:
