@@ -57,13 +57,13 @@ def open_source(path: str | os.PathLike[str]) -> RunContext:
     return RunContext(path=p, kind="log", timing_log=p)
 
 
-def load_source(path: str | os.PathLike[str], fmt: str | None = None):
+def load_source(path: str | os.PathLike[str], fmt: str | None = None, *, held_key: str = "mutex_held"):
     """(ParsedLog, RunContext) for a log file or a run directory."""
     from parsers import parse_log
 
     ctx = open_source(path)
     try:
-        parsed = parse_log(str(ctx.timing_log), fmt)
+        parsed = parse_log(str(ctx.timing_log), fmt, held_key=held_key)
     except NoDataError as e:
         if ctx.kind == "rundir":
             raise NoDataError(f"{ctx.timing_log}: {e}") from None
