@@ -28,7 +28,7 @@ from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
 from gpuscope.errors import GpuscopeError, UsageError
-from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
+from gpuscope.rundir import META, SAMPLES, TIMING_LOG, RunDir, TimingLogWriter, host_info, iso_now
 
 
 def parse_gpus(text: str | None) -> list[int] | None:
@@ -121,6 +121,9 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
         errors.append(msg)
         if on_error is not None:
             on_error(msg)
+
+    if out is not None and any((Path(out) / n).exists() for n in (META, TIMING_LOG, SAMPLES)):
+        raise UsageError(f"--out {out} already holds a run: choose a new directory")
 
     # 1. NVML (absence is not an error) and the GPUs to sample, checked before anything is written
     no_samples: str | None = None

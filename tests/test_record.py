@@ -152,6 +152,14 @@ def test_record_usage_errors(runner, tmp_path, args, needle):
     assert not (tmp_path / "r").exists()
 
 
+def test_record_refuses_to_mix_runs(runner, tmp_path):
+    nvml.use_backend(FakeNvml([], init_error="LibraryNotFound"))
+    out = tmp_path / "r"
+    assert runner.invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c", "pass"]).exit_code == 0
+    r = runner.invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c", "print(1)"])
+    assert r.exit_code == 2 and "already holds a run" in r.stderr and r.stdout == ""
+
+
 def test_record_no_command_and_not_found(runner, tmp_path):
     nvml.use_backend(FakeNvml([], init_error="LibraryNotFound"))
     r = runner.invoke(app, ["record", "--out", str(tmp_path / "a")])
