@@ -1,0 +1,316 @@
+"""GPU sample files -> a DataFrame in the samples.csv schema of docs/ARCHITECTURE.md.
+
+    read_samples_csv(path)   gpuscope's own samples.csv (a torn last row is dropped)
+    read_dmon(path)          `nvidia-smi dmon -s ut[...] [-o DT]` output
+    read_query_gpu(path)     `nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]`
+    read_samples(path)       detects which of the three (a directory: its samples.csv)
+
+Malformed rows are dropped and counted, never fatal: `df.attrs["malformed_rows"]`, and
+`df.attrs["format"]` says which reader ran (`gpuscope`, `dmon`, `query-gpu`).
+
+Conventions: nvidia-smi prints local wall time, read here as local time of the machine
+running gpuscope. dmon's rxpci/txpci (MB/s, from NVML's PCIe throughput counter) become
+GB/s as MB/s / 1000, with pcie_source `throughput`; `fb` (MB) is taken as MiB, `pclk` as
+the SM clock. Without dmon's `-o T` there is no wall time: t_wall is NaN and t_mono counts
+rounds x `interval_s` (dmon's default delay is 1 s; pass `-d` there, interval_s here).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.errors import InputError, NoDataError
+
+SAMPLE_COLUMNS = (
+    "t_wall", "t_mono", "gpu", "rx_gbs", "tx_gbs", "sm_active", "sm_occupancy", "dram_active",
+    "gpu_util_pct", "mem_util_pct", "mem_used_mib", "power_w", "sm_clock_mhz", "pcie_source",
+    "wrap_suspect",
+)
+INT_COLUMNS = ("gpu", "wrap_suspect")
+STR_COLUMNS = ("pcie_source",)
+NAN = math.nan
+_NA = frozenset(("", "-", "N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]",
+                 "[Insufficient Permissions]", "nan"))
+
+
+def _frame(rows: list[dict], malformed: int, fmt: str) -> pd.DataFrame:
+    data = {}
+    for c in SAMPLE_COLUMNS:
+        vals = [r.get(c) for r in rows]
+        if c in INT_COLUMNS:
+            data[c] = pd.Series(np.asarray([0 if v is None else v for v in vals], dtype=np.int64))
+        elif c in STR_COLUMNS:
+            data[c] = pd.Series(vals, dtype=object)
+        else:
+            data[c] = pd.Series(np.asarray([NAN if v is None else v for v in vals], dtype=np.float64))
+    df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
+    df.attrs["malformed_rows"] = malformed
+    df.attrs["format"] = fmt
+    return df
+
+
+def _read_text(path) -> tuple[str, Path]:
+    p = Path(path)
+    try:
+        if p.is_dir():
+            p = p / "samples.csv"
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    if not data.strip():
+        raise NoDataError(f"{p} is empty")
+    if b"\x00" in data[:8192]:
+        raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
+    return data.decode("utf-8", errors="replace"), p
+
+
+def _num(text: str) -> float | None:
+    """A float, NaN for nvidia-smi's not-available spellings, None when unreadable."""
+    t = text.strip()
+    if t in _NA:
+        return NAN
+    try:
+        x = float(t)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _lines(text: str) -> tuple[list[str], bool]:
+    """Lines, and whether the last one is torn (no newline at the end of the file)."""
+    torn = not text.endswith("\n")
+    return text.splitlines(), torn
+
+
+# -- gpuscope's samples.csv -----------------------------------------------------------------
+
+def read_samples_csv(path: str | os.PathLike) -> pd.DataFrame:
+    text, p = _read_text(path)
+    lines, torn = _lines(text)
+    header = [h.strip() for h in lines[0].split(",")]
+    if "t_wall" not in header or "gpu" not in header:
+        raise InputError(f"{p}: not a gpuscope samples.csv (no t_wall/gpu header)")
+    body = lines[1:]
+    malformed = 0
+    if torn and body:
+        body = body[:-1]  # a crash mid-write: the last row may be cut anywhere
+        malformed += 1
+    rows = []
+    idx = {c: header.index(c) for c in SAMPLE_COLUMNS if c in header}
+    n = len(header)
+    for line in body:
+        if not line.strip():
+            continue
+        f = line.split(",")
+        if len(f) != n:
+            malformed += 1
+            continue
+        row: dict = {}
+        ok = True
+        for c, i in idx.items():
+            v = f[i].strip()
+            if c in STR_COLUMNS:
+                row[c] = v or None
+                continue
+            x = _num(v)
+            if x is None or (c in INT_COLUMNS and x == x and x != int(x)):
+                ok = False
+                break
+            if c in INT_COLUMNS:
+                if x != x:
+                    if c == "gpu":
+                        ok = False
+                        break
+                    x = 0
+                x = int(x)
+            row[c] = x
+        if not ok or row.get("t_wall") is None or row["t_wall"] != row["t_wall"]:
+            malformed += 1
+            continue
+        rows.append(row)
+    return _frame(rows, malformed, "gpuscope")
+
+
+# -- nvidia-smi dmon ------------------------------------------------------------------------
+
+_DMON_MAP = {
+    "sm": ("gpu_util_pct", 1.0), "mem": ("mem_util_pct", 1.0),
+    "rxpci": ("rx_gbs", 1e-3), "txpci": ("tx_gbs", 1e-3),
+    "pwr": ("power_w", 1.0), "pclk": ("sm_clock_mhz", 1.0), "fb": ("mem_used_mib", 1.0),
+}
+
+
+def _local_epoch(date: str | None, clock: str) -> float | None:
+    try:
+        if date is not None:
+            dt = datetime.strptime(f"{date} {clock}", "%Y%m%d %H:%M:%S")
+        else:
+            dt = datetime.combine(datetime.now().date(), datetime.strptime(clock, "%H:%M:%S").time())
+        return dt.timestamp()
+    except ValueError:
+        return None
+
+
+def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0) -> pd.DataFrame:
+    text, p = _read_text(path)
+    lines, torn = _lines(text)
+    header: list[str] | None = None
+    rows: list[dict] = []
+    malformed = 0
+    rnd = -1
+    last_gpu = None
+    last_time = None
+    data_lines = [ln for ln in lines if ln.strip()]
+    for k, line in enumerate(data_lines):
+        if line.lstrip().startswith("#"):
+            toks = line.replace("#", " ").split()
+            if header is None and "gpu" in toks:
+                header = toks
+            continue
+        if header is None:
+            malformed += 1
+            continue
+        f = line.split()
+        if len(f) != len(header) or (torn and k == len(data_lines) - 1):
+            malformed += 1
+            continue
+        rec = dict(zip(header, f, strict=True))
+        g = _num(rec["gpu"])
+        if g is None or g != g or g != int(g):
+            malformed += 1
+            continue
+        row: dict = {"gpu": int(g), "pcie_source": None}
+        bad = False
+        for col, (name, factor) in _DMON_MAP.items():
+            if col in rec:
+                x = _num(rec[col])
+                if x is None:
+                    bad = True
+                    break
+                row[name] = x * factor
+        if bad:
+            malformed += 1
+            continue
+        if "rxpci" in rec or "txpci" in rec:
+            row["pcie_source"] = "throughput"
+        t = None
+        if "Time" in rec:
+            t = _local_epoch(rec.get("Date"), rec["Time"])
+            if t is None:
+                malformed += 1
+                continue
+            row["t_wall"] = t
+        # a new round: the GPU index wraps, or the printed time moves on
+        if last_gpu is None or row["gpu"] <= last_gpu or (t is not None and t != last_time):
+            rnd += 1
+        last_gpu, last_time = row["gpu"], t
+        row["_round"] = rnd
+        rows.append(row)
+    if header is None:
+        raise InputError(f"{p}: not nvidia-smi dmon output (no '# gpu ...' header)")
+    t0 = next((r["t_wall"] for r in rows if "t_wall" in r), None)
+    for r in rows:
+        r["t_mono"] = r["t_wall"] - t0 if "t_wall" in r else r["_round"] * interval_s
+    return _frame(rows, malformed, "dmon")
+
+
+# -- nvidia-smi --query-gpu ------------------------------------------------------------------
+
+_QUERY_MAP = {
+    "utilization.gpu": "gpu_util_pct", "utilization.memory": "mem_util_pct",
+    "memory.used": "mem_used_mib", "power.draw": "power_w", "power.draw.instant": "power_w",
+    "power.draw.average": "power_w", "clocks.sm": "sm_clock_mhz", "clocks.current.sm": "sm_clock_mhz",
+}
+
+
+def _query_time(v: str) -> float | None:
+    v = v.strip()
+    for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S", "%a %b %d %H:%M:%S %Y"):
+        try:
+            return datetime.strptime(v, fmt).timestamp()
+        except ValueError:
+            continue
+    return None
+
+
+def read_query_gpu(path: str | os.PathLike) -> pd.DataFrame:
+    text, p = _read_text(path)
+    lines, torn = _lines(text)
+    lines = [ln for ln in lines if ln.strip()]
+    fields = [h.strip().split(" [")[0].strip().lower() for h in lines[0].split(",")]
+    if "timestamp" not in fields and "index" not in fields:
+        raise InputError(f"{p}: not nvidia-smi --query-gpu csv (no timestamp/index header)")
+    rows: list[dict] = []
+    malformed = 0
+    body = lines[1:]
+    if torn and body:
+        body = body[:-1]
+        malformed += 1
+    for line in body:
+        f = [v.strip() for v in line.split(",")]
+        if len(f) != len(fields) or f == fields:
+            malformed += int(f != fields)  # a repeated header is not damage
+            continue
+        row: dict = {"pcie_source": None}
+        bad = False
+        for name, v in zip(fields, f, strict=True):
+            if name == "timestamp":
+                t = _query_time(v)
+                if t is None:
+                    bad = True
+                    break
+                row["t_wall"] = t
+            elif name == "index":
+                x = _num(v)
+                if x is None or x != x or x != int(x):
+                    bad = True
+                    break
+                row["gpu"] = int(x)
+            elif name in _QUERY_MAP:
+                x = _num(v.split()[0] if v.split() and v not in _NA else v)
+                if x is None:
+                    bad = True
+                    break
+                row[_QUERY_MAP[name]] = x
+        if bad:
+            malformed += 1
+            continue
+        rows.append(row)
+    t0 = min((r["t_wall"] for r in rows if "t_wall" in r), default=None)
+    for r in rows:
+        if "t_wall" in r:
+            r["t_mono"] = r["t_wall"] - t0
+    return _frame(rows, malformed, "query-gpu")
+
+
+def detect_samples(text: str) -> str:
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    low = first.lower()
+    if first.lstrip().startswith("#") and "gpu" in low:
+        return "dmon"
+    if "t_wall" in low:
+        return "gpuscope"
+    if "timestamp" in low or "utilization." in low or low.startswith("index"):
+        return "query-gpu"
+    return "unknown"
+
+
+def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0) -> pd.DataFrame:
+    text, p = _read_text(path)
+    kind = detect_samples(text[:4096])
+    if kind == "dmon":
+        return read_dmon(p, interval_s=interval_s)
+    if kind == "gpuscope":
+        return read_samples_csv(p)
+    if kind == "query-gpu":
+        return read_query_gpu(p)
+    raise InputError(f"{p}: not a samples file gpuscope knows (samples.csv, nvidia-smi dmon, "
+                     "nvidia-smi --query-gpu csv)")

@@ -1,0 +1,114 @@
+"""Sample-file readers: gpuscope's samples.csv, nvidia-smi dmon, nvidia-smi --query-gpu."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import pytest
+
+from gpuscope.errors import InputError, NoDataError
+from parsers.samples import (
+    SAMPLE_COLUMNS,
+    read_dmon,
+    read_query_gpu,
+    read_samples,
+    read_samples_csv,
+)
+
+HEADER = ",".join(SAMPLE_COLUMNS)
+
+
+def _dtypes(df):
+    return {c: str(t) for c, t in df.dtypes.items()}
+
+
+def _write(tmp_path, name, text):
+    f = tmp_path / name
+    f.write_text(text)
+    return f
+
+
+def test_gpuscope_csv_with_torn_last_row(tmp_path):
+    f = _write(tmp_path, "samples.csv", HEADER + "\n"
+               "1796047200.0,0.0,0,1.5,0.2,0.9,0.5,0.3,100,20,1024,250.5,1980,gpm,0\n"
+               "1796047200.1,0.1,1,,,,,,,,,,,counter,1\n"
+               "oops,0.2,0,1,1,1,1,1,1,1,1,1,1,gpm,0\n"
+               "1796047200.2,0.2,0,3.1,0.4,0.9,0.5,0.3,100,20,10")  # torn: no newline
+    df = read_samples(tmp_path)  # a directory: its samples.csv
+    assert df.attrs["format"] == "gpuscope" and df.attrs["malformed_rows"] == 2
+    assert len(df) == 2 and df["gpu"].tolist() == [0, 1]
+    assert df["rx_gbs"].iloc[0] == 1.5 and math.isnan(df["rx_gbs"].iloc[1])
+    assert df["pcie_source"].tolist() == ["gpm", "counter"] and df["wrap_suspect"].tolist() == [0, 1]
+    assert list(df.columns) == list(SAMPLE_COLUMNS)
+    assert _dtypes(df)["gpu"] == "int64" and _dtypes(df)["t_wall"] == "float64"
+    assert read_samples_csv(f).equals(df)
+
+
+DMON = """\
+# gpu     sm    mem    enc    dec    jpg    ofa  rxpci  txpci
+# Idx      %      %      %      %      %      %   MB/s   MB/s
+    0     45      3      0      0      0      0   2100     40
+    1      -      1      0      0      0      0   1500     30
+    0     97     20      0      0      0      0  52000    100
+    1     95     18      0      0      0      0  51000     90
+# gpu     sm    mem    enc    dec    jpg    ofa  rxpci  txpci
+# Idx      %      %      %      %      %      %   MB/s   MB/s
+    0     10  garbage
+    0     12      1      0      0      0      0    900     20
+"""
+
+
+def test_dmon_without_time_counts_rounds(tmp_path):
+    df = read_dmon(_write(tmp_path, "dmon.txt", DMON), interval_s=0.5)
+    assert df.attrs["malformed_rows"] == 1
+    assert df["gpu"].tolist() == [0, 1, 0, 1, 0]
+    assert df["t_mono"].tolist() == [0.0, 0.0, 0.5, 0.5, 1.0]
+    assert df["t_wall"].isna().all()
+    assert df["rx_gbs"].tolist() == [2.1, 1.5, 52.0, 51.0, 0.9]
+    assert math.isnan(df["gpu_util_pct"].iloc[1]) and df["gpu_util_pct"].iloc[2] == 97.0
+    assert set(df["pcie_source"]) == {"throughput"}
+
+
+def test_dmon_with_date_and_time(tmp_path):
+    text = """\
+#Date       Time        gpu     sm    mem    enc    dec  rxpci  txpci    pwr  gtemp
+#YYYYMMDD   HH:MM:SS    Idx      %      %      %      %   MB/s   MB/s      W      C
+ 20261130   14:30:00      0     45      3      0      0   2100     40    300     55
+ 20261130   14:30:01      0     97     20      0      0  52000    100    650     60
+"""
+    df = read_samples(_write(tmp_path, "dmon.txt", text))
+    assert df.attrs["format"] == "dmon"
+    assert df["t_wall"].iloc[0] == pytest.approx(datetime(2026, 11, 30, 14, 30, 0).timestamp())
+    assert df["t_mono"].tolist() == [0.0, 1.0]
+    assert df["power_w"].tolist() == [300.0, 650.0]
+
+
+def test_query_gpu_with_units_and_na(tmp_path):
+    text = """\
+timestamp, index, utilization.gpu [%], utilization.memory [%], memory.used [MiB], power.draw [W], clocks.sm [MHz], pcie.link.gen.current
+2026/11/30 14:30:00.100, 0, 45 %, 12 %, 1024 MiB, 250.50 W, 1980 MHz, 5
+2026/11/30 14:30:00.100, 1, 0 %, 0 %, 0 MiB, [N/A], 345 MHz, 5
+2026/11/30 14:30:00.600, 0, x %, 12 %, 1024 MiB, 250.50 W, 1980 MHz, 5
+2026/11/30 14:30:01.100, 0, 97 %, 40 %, 2048 MiB, 600.00 W, 1980 MHz, 5
+2026/11/30 14:30:01.600, 0, 9"""
+    df = read_samples(_write(tmp_path, "q.csv", text))
+    assert df.attrs["format"] == "query-gpu" and df.attrs["malformed_rows"] == 2
+    assert df["gpu"].tolist() == [0, 1, 0]
+    assert df["gpu_util_pct"].tolist() == [45.0, 0.0, 97.0]
+    assert math.isnan(df["power_w"].iloc[1]) and df["mem_used_mib"].iloc[2] == 2048.0
+    assert df["t_mono"].tolist() == pytest.approx([0.0, 0.0, 1.0])
+    assert df["t_wall"].iloc[0] == pytest.approx(datetime(2026, 11, 30, 14, 30, 0, 100000).timestamp())
+    assert df["rx_gbs"].isna().all()
+    assert read_query_gpu(tmp_path / "q.csv").equals(df)
+
+
+def test_bad_sample_inputs(tmp_path):
+    with pytest.raises(InputError):
+        read_samples(tmp_path / "missing.csv")
+    with pytest.raises(NoDataError):
+        read_samples(_write(tmp_path, "empty.csv", ""))
+    with pytest.raises(InputError, match="not a samples file"):
+        read_samples(_write(tmp_path, "x.csv", "a,b,c\n1,2,3\n"))
+    with pytest.raises(InputError):
+        read_dmon(_write(tmp_path, "nod.txt", "0 1 2\n"))
