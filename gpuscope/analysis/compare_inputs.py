@@ -110,27 +110,47 @@ def whatif_for(
     workers: int | None = None,
     synth_threads: int | None = None,
 ) -> WhatIf:
-    """The pinned-upload projection of a loaded source. Line rate: the caller's value,
-    else the run's measured one (meta.json), else the bandwidth cache, else 50 GB/s."""
-    meta = loaded.ctx.meta
-    if line_rate_gbs is not None:
-        rate, src = float(line_rate_gbs), line_rate_source or "--line-rate"
-    elif meta_line_rate(meta) is not None:
-        rate, src = meta_line_rate(meta), "run meta.json (measured)"
-    else:
-        rate, src = None, None
-        try:
-            from gpuscope.linerate import measured_line_rate
+    """The pinned-upload projection of a loaded source (see whatif_from)."""
+    return whatif_from(loaded.parsed, loaded.ctx.meta, line_rate_gbs=line_rate_gbs,
+                       line_rate_source=line_rate_source, abc_bytes=abc_bytes, workers=workers,
+                       synth_threads=synth_threads)
 
-            rate = measured_line_rate()
-            src = "gpuscope bandwidth cache (measured)"
-        except Exception:  # a broken cache must not stop a projection
-            rate = None
-        if not rate:
-            rate, src = DEFAULT_LINE_RATE_GBS, "default"
+
+def resolve_line_rate(line_rate_gbs: float | None, meta: dict | None,
+                      line_rate_source: str | None = None) -> tuple[float, str]:
+    """The caller's value, else the run's measured one (meta.json), else the
+    `gpuscope bandwidth` cache, else 50 GB/s."""
+    if line_rate_gbs is not None:
+        return float(line_rate_gbs), line_rate_source or "--line-rate"
+    if meta_line_rate(meta) is not None:
+        return meta_line_rate(meta), "run meta.json (measured)"
+    try:
+        from gpuscope.linerate import measured_line_rate
+
+        rate = measured_line_rate()
+    except Exception:  # a broken cache must not stop a projection
+        rate = None
+    if rate and rate > 0:
+        return float(rate), "gpuscope bandwidth cache (measured)"
+    return DEFAULT_LINE_RATE_GBS, "default"
+
+
+def whatif_from(
+    parsed: Any,
+    meta: dict | None,
+    *,
+    line_rate_gbs: float | None = None,
+    line_rate_source: str | None = None,
+    abc_bytes: float | None = None,
+    workers: int | None = None,
+    synth_threads: int | None = None,
+) -> WhatIf:
+    """Pinned-upload projection of a parsed log, with its run's meta.json (or None) for
+    bytes, workers, synthesis threads and the measured line rate."""
+    rate, src = resolve_line_rate(line_rate_gbs, meta, line_rate_source)
     w = _workload(meta)
     return predict_pinned(
-        loaded.parsed,
+        parsed,
         line_rate_gbs=rate,
         line_rate_source=src,
         bytes_per_partition=abc_bytes or meta_bytes(meta),
