@@ -52,6 +52,7 @@ from gpuscope.cli import run as _run  # noqa: E402,F401
 from gpuscope.cli import compare as _compare  # noqa: E402,F401
 from gpuscope.cli import plot as _plot  # noqa: E402,F401
 from gpuscope.cli import export as _export  # noqa: E402,F401
+from gpuscope.cli import bench as _bench  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -158,3 +158,10 @@ extern "C" __global__ void fr_eval_partial(u32* partial, const u32* coeffs, u64 
         fp_store<FrParams>(partial, blockIdx.x, r);
     }
 }
+
+// out[i] = x[i] * c (one constant).
+extern "C" __global__ void fr_scale_const(u32* out, const u32* x, u64 n, const u32* c) {
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    fp_store<FrParams>(out, i, fp_mul(fp_load<FrParams>(x, i), fp_load<FrParams>(c, 0)));
+}

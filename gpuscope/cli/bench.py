@@ -1,0 +1,72 @@
+"""`gpuscope bench kernels`: time the workload's GPU kernels (CUDA events, median of runs)."""
+
+from __future__ import annotations
+
+import typer
+
+from gpuscope.cli import app
+from gpuscope.cli._common import handle_errors
+
+bench_app = typer.Typer(
+    help="Benchmarks. Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
+
+def _sizes(text: str) -> list[int]:
+    from gpuscope.errors import UsageError
+
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise UsageError(f"--sizes takes comma-separated log2 sizes such as 20,22,24, got {text!r}") from None
+    if not sizes:
+        raise UsageError("--sizes is empty")
+    return sizes
+
+
+@bench_app.command("kernels")
+@handle_errors
+def kernels(
+    sizes: str = typer.Option("20,22,24", "--sizes", help="log2 sizes, comma-separated (10..26)."),
+    repeats: int = typer.Option(5, "--repeats", help="timed runs per kernel after one warm-up (median reported)."),
+    as_json: bool = typer.Option(False, "--json", help="print the rows as JSON."),
+) -> None:
+    """Time NTT, H, MSM, batch_add and tail MSM on the GPU beside their floors.
+
+    Data is generated on the GPU first; each kernel is timed with CUDA events.
+
+    Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5 --json
+    """
+    import json
+
+    from gpuscope.errors import UsageError
+    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.bench import bench_kernels
+
+    parsed = _sizes(sizes)
+    if repeats < 1:
+        raise UsageError("--repeats must be >= 1")
+    gpu = get_backend("gpu")  # NoGpuError (exit 5) without a GPU
+    rows = bench_kernels(parsed, repeats, backend=gpu)
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+        return
+    from rich.table import Table
+
+    from gpuscope.cli._common import stdout_console
+
+    table = Table(title="gpuscope kernel timings (CUDA events, median)")
+    for col in ("kernel", "log2 n", "median ms", "min ms", "floor ms", "target ms"):
+        table.add_column(col, justify="left" if col == "kernel" else "right")
+    for r in rows:
+        table.add_row(
+            r.kernel,
+            str(r.log_n),
+            f"{r.median_ms:.2f}",
+            f"{r.min_ms:.2f}",
+            "" if r.floor_ms is None else f"{r.floor_ms:.2f}",
+            "" if r.target_ms is None else f"{r.target_ms:.0f}",
+        )
+    stdout_console().print(table)

@@ -1,0 +1,116 @@
+"""Loading the CUDA sources (package data) and compiling them once through CuPy.
+
+The .cu files include their .cuh headers; `expand_source` inlines them with `#line` markers so
+NVRTC's messages name the real file and line ("ntt.cu(42): error ..."). CuPy compiles for the
+current device's architecture (sm_<major><minor> of cupy.cuda.Device().compute_capability) and
+keeps the result in its kernel cache (~/.cupy/kernel_cache), so later processes load in
+milliseconds. GPUSCOPE_CUBIN_DIR may point at cubins built ahead with nvcc (`build_cubins`),
+named by a hash of the expanded source, so a stale cubin is never used.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from gpuscope.errors import GpuscopeError, NoGpuError
+
+MODULES = {"ntt": "ntt.cu", "msm": "msm.cu"}
+NVRTC_OPTIONS = ("-std=c++17",)
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+
+
+def _read(name: str) -> str:
+    return (resources.files("gpuscope.workload") / "cuda" / name).read_text(encoding="utf-8")
+
+
+def expand_source(name: str, _seen: set[str] | None = None) -> str:
+    """The source of `name` with its local includes inlined (each once), with #line markers."""
+    seen = set() if _seen is None else _seen
+    seen.add(name)
+    out = [f'#line 1 "{name}"']
+    for lineno, line in enumerate(_read(name).splitlines(), start=1):
+        m = _INCLUDE.match(line)
+        if m:
+            inc = m.group(1)
+            if inc not in seen:
+                out.append(expand_source(inc, seen))
+            out.append(f'#line {lineno + 1} "{name}"')
+        elif line.strip() == "#pragma once":
+            out.append("")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def source_hash(module: str) -> str:
+    h = hashlib.sha256(expand_source(MODULES[module]).encode())
+    h.update(" ".join(NVRTC_OPTIONS).encode())
+    return h.hexdigest()[:16]
+
+
+def cubin_name(module: str, arch: str) -> str:
+    return f"{module}-{source_hash(module)}-{arch}.cubin"
+
+
+def device_arch() -> str:
+    import cupy
+
+    return "sm_" + str(cupy.cuda.Device().compute_capability)
+
+
+@functools.cache
+def module(name: str):
+    """The compiled cupy.RawModule for `name` ("ntt" or "msm"), compiled once per process."""
+    try:
+        import cupy
+    except ImportError as e:
+        raise NoGpuError("CuPy is not installed", hint="pip install cupy-cuda13x") from e
+    cubin_dir = os.environ.get("GPUSCOPE_CUBIN_DIR")
+    if cubin_dir:
+        path = Path(cubin_dir) / cubin_name(name, device_arch())
+        if path.is_file():
+            return cupy.RawModule(path=str(path))
+    mod = cupy.RawModule(code=expand_source(MODULES[name]), options=NVRTC_OPTIONS)
+    try:
+        mod.compile()
+    except cupy.cuda.compiler.CompileException as e:
+        msg = next((ln for ln in str(e).splitlines() if "error" in ln), str(e).splitlines()[0])
+        raise GpuscopeError(f"compiling the {name} kernels failed: {msg.strip()}") from e
+    return mod
+
+
+@functools.cache
+def function(mod: str, kernel: str):
+    return module(mod).get_function(kernel)
+
+
+def build_cubins(outdir: str | Path, arch: str = "sm_90", nvcc: str = "nvcc") -> list[Path]:
+    """Compile every module with nvcc to `outdir` (for GPUSCOPE_CUBIN_DIR); returns the paths."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, fname in MODULES.items():
+        src = outdir / f"{name}-expanded.cu"
+        src.write_text(expand_source(fname))
+        dst = outdir / cubin_name(name, arch)
+        subprocess.run(
+            [nvcc, f"-arch={arch}", "-cubin", *NVRTC_OPTIONS, "-o", str(dst), str(src)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        paths.append(dst)
+    return paths
+
+
+if __name__ == "__main__":  # python -m gpuscope.workload.kernels OUTDIR [ARCH]
+    import sys
+
+    for p in build_cubins(sys.argv[1], *(sys.argv[2:3] or ["sm_90"])):
+        print(p)

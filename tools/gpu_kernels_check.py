@@ -1,0 +1,133 @@
+"""The one script sent to the GPU machine: compile, check at large sizes, time, print a table.
+
+    PYTHONPATH=. python3 tools/gpu_kernels_check.py --sizes 20,22,24 --repeats 5 --out $OUT
+
+Small-size bit-for-bit checks live in tests/test_workload_gpu.py (run it first with -m gpu).
+Here: NTT round trips at 2^20 and 2^24, H at 2^24 through the self-check (random-point
+identity), generated points on the curve / in the subgroup, MSM and batch_add + tail at 2^24
+with the self-checks, batch_add + tail == MSM with the bitmap's scalars set to 1 (2^20), then
+bench_kernels. Writes check.log and bench.json under --out; prints the table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpuscope.workload import api, bench, curve, kernels, selfcheck  # noqa: E402
+from gpuscope.workload.field import FR  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="20,22,24")
+    ap.add_argument("--check-log", type=int, default=24)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--skip-checks", action="store_true")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    logf = open(out / "check.log", "w")  # noqa: SIM115
+
+    def log(msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    import cupy as cp
+
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    log(f"device {props['name'].decode()} cc {dev.compute_capability} cupy {cp.__version__}")
+    t0 = time.perf_counter()
+    gpu = api.get_backend("gpu")
+    log(f"compile+load modules {time.perf_counter() - t0:.1f} s")
+    for mod, names in (("ntt", ["fr_ntt_pass"]), ("msm", ["msm_bucket_sum", "g1_gen_points", "msm_count"])):
+        for nm in names:
+            f = kernels.function(mod, nm)
+            log(f"  {nm}: regs {f.num_regs} local {f.local_size_bytes} B")
+    failures = []
+    rng = np.random.default_rng(int(time.time()))
+
+    def check(name: str, ok: bool, extra: str = "") -> None:
+        log(f"CHECK {name}: {'ok' if ok else 'FAILED'} {extra}")
+        if not ok:
+            failures.append(name)
+
+    if not args.skip_checks:
+        for k in (20, args.check_log):
+            x = cp.asarray(api.random_fr(1 << k, rng))
+            check(f"ntt round trip 2^{k}", bool(cp.array_equal(gpu.ntt(gpu.ntt(x), inverse=True), x)))
+            del x
+        k = args.check_log
+        n = 1 << k
+        a, b = cp.asarray(api.random_fr(n, rng)), cp.asarray(api.random_fr(n, rng))
+        c = gpu.fr_mul(a, b)
+        h = gpu.compute_h(a, b, c)
+        r = selfcheck.check_h(gpu, a, b, c, h, rng)
+        check(f"H identity 2^{k}", r.ok, f"{r.checks} self-check {r.elapsed_ms:.0f} ms")
+        c2 = c.copy()
+        c2[17] = a[3]  # an unsatisfied system must fail the check
+        r_bad = selfcheck.check_h(gpu, a, b, c2, gpu.compute_h(a, b, c2), rng)
+        check("H check rejects unsatisfied system", not r_bad.ok)
+        del a, b, c, c2, h
+        cp.get_default_memory_pool().free_all_blocks()
+
+        t = time.perf_counter()
+        pts = gpu.generate_points(n, 5)
+        gpu.synchronize()
+        log(f"generate_points 2^{k}: {time.perf_counter() - t:.2f} s")
+        check(f"points on curve 2^{k}", bool(gpu.on_curve(pts).all()))
+        sample = cp.asarray(rng.choice(n, 256, replace=False))
+        check("points in subgroup (256 sampled)", bool(gpu.in_subgroup(pts[sample]).all()))
+        cpu_pts = api.get_backend("cpu").generate_points(8, 5)
+        check("points match CPU generator", bool(np.array_equal(pts[:8].get(), cpu_pts)))
+        sc = cp.asarray(api.random_fr(n, rng))
+        sc[:3] = cp.asarray(FR.ints_to_limbs([0, 1, FR.p - 1], mont=False))
+        t = time.perf_counter()
+        res = gpu.msm(pts, sc)
+        log(f"msm 2^{k}: {time.perf_counter() - t:.2f} s (first call)")
+        r = selfcheck.check_msm(gpu, pts, sc, res, rng, sample=1024)
+        check(f"MSM 2^{k} self-check", r.ok, f"{r.checks} {r.elapsed_ms:.0f} ms")
+        bits = cp.asarray(rng.random(n) < 0.25)
+        ba = gpu.batch_add(pts, bits)
+        r = selfcheck.check_batch_add(gpu, pts, bits, ba, rng, sample=1024)
+        check(f"batch_add 2^{k} self-check", r.ok, f"{r.checks} {r.elapsed_ms:.0f} ms")
+        tail = gpu.tail_msm(pts, sc, bits)
+        check(f"tail 2^{k} on curve/subgroup", all(selfcheck.check_point(tail).values()))
+        m = 1 << 20
+        one = cp.asarray(FR.ints_to_limbs([1], mont=False))
+        sc1 = cp.where(bits[:m, None], one, sc[:m])
+        full = curve.limbs_to_point(gpu.msm(pts[:m], sc1))
+        split = curve.add(
+            curve.limbs_to_point(gpu.batch_add(pts[:m], bits[:m])),
+            curve.limbs_to_point(gpu.tail_msm(pts[:m], sc[:m], bits[:m])),
+        )
+        check("batch_add + tail == msm (2^20)", full == split)
+        del pts, sc, bits
+        cp.get_default_memory_pool().free_all_blocks()
+
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    rows = bench.bench_kernels(sizes, args.repeats, backend=gpu, log=lambda r: log(f"bench {r.kernel} 2^{r.log_n}: {r.median_ms:.2f} ms"))
+    (out / "bench.json").write_text(json.dumps([r.to_dict() for r in rows], indent=2))
+    print()
+    print(f"{'kernel':<16}{'log n':>6}{'median ms':>12}{'min ms':>10}{'floor ms':>10}{'target':>8}")
+    for r in rows:
+        fl = "" if r.floor_ms is None else f"{r.floor_ms:.2f}"
+        tg = "" if r.target_ms is None else f"{r.target_ms:.0f}"
+        print(f"{r.kernel:<16}{r.log_n:>6}{r.median_ms:>12.2f}{r.min_ms:>10.2f}{fl:>10}{tg:>8}")
+    print(f"checks failed: {failures or 'none'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
