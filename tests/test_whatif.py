@@ -62,6 +62,17 @@ def test_lock_wait_gives_prep_time_so_queued_partition_has_no_barrier():
     assert r.makespan_ms == 11.0
 
 
+def test_two_gpus_have_a_mutex_each():
+    # 1 worker per GPU, 4 tenures of 4 ms: two at a time -> makespan 8, no lock waits.
+    r = simulate(_times(4), workers=1, gpus=2)
+    assert r.makespan_ms == 8.0
+    assert list(r.worker) == [0, 1, 0, 1] and (r.lock_wait_ms == 0).all()
+    assert r.held_fraction == 1.0
+    # 2 workers per GPU: workers 0,1 share GPU 0; 2,3 share GPU 1.
+    r = simulate(_times(4), workers=2, gpus=2)
+    assert list(r.grant) == [0.0, 4.0, 0.0, 4.0] and r.makespan_ms == 8.0
+
+
 def test_synthesis_threads_round_robin_by_earliest_free():
     ready = synthesis_ready_times(np.array([4.0, 1.0, 1.0, 1.0]), 2)
     assert list(ready) == [4.0, 1.0, 2.0, 3.0]

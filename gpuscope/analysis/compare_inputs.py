@@ -149,6 +149,7 @@ def whatif_from(
     bytes, workers, synthesis threads and the measured line rate."""
     rate, src = resolve_line_rate(line_rate_gbs, meta, line_rate_source)
     w = _workload(meta)
+    gpus = w.get("gpus")
     return predict_pinned(
         parsed,
         line_rate_gbs=rate,
@@ -157,6 +158,7 @@ def whatif_from(
         bytes_source="--abc-bytes" if abc_bytes else "run meta.json",
         workers=workers or (int(w["workers_per_gpu"]) if isinstance(w.get("workers_per_gpu"), int) else None),
         synth_threads=synth_threads or (int(w["synth_threads"]) if isinstance(w.get("synth_threads"), int) else None),
+        gpus=len(gpus) if isinstance(gpus, list) and gpus else 1,
     )
 
 

@@ -6,7 +6,7 @@ The model (docs/COMPARE.md has the picture):
   `synth_ms[i]` after its thread became free (the queue between synthesis and the GPU
   workers is unbounded: supply never blocks, so the simulation honours the CPU floor
   without modelling the memory budget).
-- `workers` GPU workers share one GPU mutex (one GPU). A free worker takes the next ready
+- `workers` GPU workers per GPU share that GPU's mutex (`gpus` GPUs, one mutex each). A free worker takes the next ready
   partition (FIFO), starts its prep thread at once (`prep_ms`, in parallel), spends
   `pre_ms` on CPU work before the lock, then queues for the mutex (FIFO by request time).
 - Holding the mutex: the upload (`upload_ms`), the GPU work before the barrier
@@ -66,6 +66,7 @@ class SimResult:
 
     workers: int
     synth_threads: int | None
+    gpus: int
     ready: np.ndarray       # synthesis finished
     pick: np.ndarray        # a worker took it
     request: np.ndarray     # asked for the mutex
@@ -105,14 +106,15 @@ class SimResult:
 
     @property
     def held_fraction(self) -> float:
-        """Share of the GPU span with the mutex held (the TIMELINE GPU_START..GPU_END view)."""
-        s = self.gpu_span_ms
+        """Share of the GPU span with the mutex held (the TIMELINE GPU_START..GPU_END view),
+        averaged over the GPUs."""
+        s = self.gpu_span_ms * self.gpus
         return float(self.held_ms.sum() / s) if s > 0 else float("nan")
 
     @property
     def compute_fraction(self) -> float:
         """Share of the GPU span spent in GPU work (upload and barrier excluded)."""
-        s = self.gpu_span_ms
+        s = self.gpu_span_ms * self.gpus
         busy = self.times.gpu_pre_ms.sum() + self.times.gpu_post_ms.sum()
         return float(busy / s) if s > 0 else float("nan")
 
@@ -138,10 +140,12 @@ def synthesis_ready_times(synth_ms: np.ndarray, threads: int | None) -> np.ndarr
     return ready
 
 
-def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | None = None) -> SimResult:
-    """Run the mutex pipeline over `times.n` partitions with `workers` workers on one GPU."""
-    if workers < 1:
-        raise ValueError("workers must be >= 1")
+def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | None = None,
+             gpus: int = 1) -> SimResult:
+    """Run the mutex pipeline over `times.n` partitions with `workers` workers per GPU on
+    `gpus` GPUs (one mutex each; worker w belongs to GPU w // workers)."""
+    if workers < 1 or gpus < 1:
+        raise ValueError("workers and gpus must be >= 1")
     n = times.n
     ready = synthesis_ready_times(times.synth_ms, synth_threads)
     pick = np.full(n, np.nan)
@@ -160,16 +164,15 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
         heapq.heappush(events, (t, kind, seq, w, p))
         seq += 1
 
-    for w in range(workers):
+    for w in range(workers * gpus):
         push(0.0, _FREE, w, -1)
 
     next_partition = 0
-    lock_holder = -1
-    waiting: list[tuple[int, int]] = []  # FIFO of (worker, partition)
+    lock_holder = [-1] * gpus
+    waiting: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]  # per GPU, FIFO of (worker, partition)
 
     def start_tenure(t: float, w: int, p: int) -> None:
-        nonlocal lock_holder
-        lock_holder = w
+        lock_holder[w // workers] = w
         grant[p] = t
         at_barrier = t + times.upload_ms[p] + times.gpu_pre_ms[p]
         prep_end = pick[p] + times.prep_ms[p]
@@ -188,22 +191,25 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
             push(pick[p] + times.pre_ms[p], _REQUEST, w, p)
         elif kind == _REQUEST:
             request[p] = t
-            if lock_holder < 0:
+            g = w // workers
+            if lock_holder[g] < 0:
                 start_tenure(t, w, p)
             else:
-                waiting.append((w, p))
+                waiting[g].append((w, p))
         else:  # _RELEASE
             release[p] = t
-            lock_holder = -1
+            g = w // workers
+            lock_holder[g] = -1
             done[p] = t + times.post_ms[p]
             push(done[p], _FREE, w, -1)
-            if waiting:
-                w2, p2 = waiting.pop(0)
+            if waiting[g]:
+                w2, p2 = waiting[g].pop(0)
                 start_tenure(t, w2, p2)
 
     return SimResult(
         workers=workers,
         synth_threads=synth_threads,
+        gpus=gpus,
         ready=ready,
         pick=pick,
         request=request,
@@ -237,7 +243,7 @@ def simulated_phases(r: SimResult, *, t0: float = 0.0):
         ]
         if t.synth_ms[p] > 0:
             rows.append((-1, -1, p, "synth", r.ready[p] - t.synth_ms[p], r.ready[p]))
-        rows.extend((w, 0, p, name, a, b) for name, a, b in segs if b > a)
+        rows.extend((w, w // r.workers, p, name, a, b) for name, a, b in segs if b > a)
     df = pd.DataFrame(rows, columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
     df["t_start"] = t0 + df["t_start"] / 1e3
     df["t_end"] = t0 + df["t_end"] / 1e3

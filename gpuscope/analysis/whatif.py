@@ -43,7 +43,8 @@ class WhatIf:
 
     source: str
     partitions: int
-    workers: int
+    workers: int                           # per GPU
+    gpus: int
     synth_threads: int | None
     line_rate_gbs: float
     line_rate_source: str
@@ -63,6 +64,7 @@ class WhatIf:
                 "source": self.source,
                 "partitions": self.partitions,
                 "workers": self.workers,
+                "gpus": self.gpus,
                 "synth_threads": self.synth_threads,
                 "line_rate_gbs": self.line_rate_gbs,
                 "line_rate_source": self.line_rate_source,
@@ -214,6 +216,7 @@ def predict_pinned(
     bytes_source: str = "--abc-bytes",
     workers: int | None = None,
     synth_threads: int | None = None,
+    gpus: int = 1,
 ) -> WhatIf:
     """Predict the run with pinned uploads at `line_rate_gbs` (GB/s, 1e9 bytes).
 
@@ -294,8 +297,8 @@ def predict_pinned(
         )
 
     upload_pred = np.full(n, bytes_pp / (line_rate_gbs * 1e9) * 1e3)
-    sim_meas = simulate(times_with(upload), workers=workers, synth_threads=synth_threads)
-    sim_pred = simulate(times_with(upload_pred), workers=workers, synth_threads=synth_threads)
+    sim_meas = simulate(times_with(upload), workers=workers, synth_threads=synth_threads, gpus=gpus)
+    sim_pred = simulate(times_with(upload_pred), workers=workers, synth_threads=synth_threads, gpus=gpus)
 
     held_pred = sim_pred.held_ms
     barrier_pred = sim_pred.barrier_ms if prep is not None else barrier_meas
@@ -304,7 +307,7 @@ def predict_pinned(
     span_meas_s = _span_s(wide.get("ts_start", pd.Series(np.nan, index=wide.index)).to_numpy(float),
                           wide.get("ts_end", pd.Series(np.nan, index=wide.index)).to_numpy(float))
     tput_meas = n / span_meas_s * 60.0 if span_meas_s > 0 else float("nan")
-    busy_meas = float(np.nansum(held) / 1e3 / span_meas_s) if span_meas_s > 0 else float("nan")
+    busy_meas = float(np.nansum(held) / 1e3 / span_meas_s / gpus) if span_meas_s > 0 else float("nan")
     tput_sim_meas = n / (sim_meas.gpu_span_ms / 1e3) * 60.0 if sim_meas.gpu_span_ms > 0 else float("nan")
     tput_sim_pred = n / (sim_pred.gpu_span_ms / 1e3) * 60.0 if sim_pred.gpu_span_ms > 0 else float("nan")
     if math.isfinite(tput_meas) and tput_sim_meas > 0:
@@ -338,7 +341,7 @@ def predict_pinned(
         "gpu_compute_fraction": sim_pred.compute_fraction,
         "lock_wait_ms_median": _med(sim_pred.lock_wait_ms),
     }
-    gpu_floor_s = float(held_pred.sum()) / 1e3
+    gpu_floor_s = float(held_pred.sum()) / 1e3 / gpus
     cpu_floor_s = (float(synth.sum()) / (synth_threads or 1) / 1e3) if synth is not None else float("nan")
     floors = {
         "gpu_floor_s": gpu_floor_s,
@@ -369,6 +372,7 @@ def predict_pinned(
         source=str(getattr(parsed, "source", "")),
         partitions=n,
         workers=int(workers),
+        gpus=int(gpus),
         synth_threads=synth_threads,
         line_rate_gbs=float(line_rate_gbs),
         line_rate_source=line_rate_source,
