@@ -133,14 +133,20 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
     if nv is None:
         no_samples = f"no samples: {nvml_mod.unavailable_reason()}"
     else:
-        system = nv.system()
-        n = nv.device_count()
+        try:
+            system = nv.system()
+            n = nv.device_count()
+        except nvml_mod.GpuLost as e:
+            nv, n = None, 0
+            no_samples = f"no samples: NVML stopped answering ({e})"
         chosen = list(range(n)) if gpus is None else list(gpus)
         bad = [g for g in chosen if not 0 <= g < n]
-        if bad:
+        if bad and nv is not None:
             raise UsageError(f"--gpus: no GPU {bad[0]} (this machine has {n}: 0..{n - 1})" if n
                              else "--gpus: this machine has no GPU")
-        if not chosen:
+        if nv is None:
+            chosen = []
+        elif not chosen:
             no_samples = "no samples: no GPU found by NVML"
 
     # 2. run directory (failure: report once, run the command anyway)
