@@ -136,6 +136,9 @@ def bounds_table(a) -> RenderableType:
     cpu_basis = "-"
     if not _nan(b.get("cpu_per_partition_ms")):
         cpu_basis = f"{ms(b.get('cpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions"
+        if not _nan(b.get("synth_floor_s")) and not _nan(b.get("cpu_work_floor_s")):
+            cpu_basis += (f" (slower of synthesis {secs(b.get('synth_floor_s'))}, "
+                          f"CPU work {secs(b.get('cpu_work_floor_s'))})")
     t.add_row("CPU floor", secs(b.get("cpu_floor_s")), cpu_basis)
     t.add_row("observed", secs(b.get("observed_s")), str(b.get("observed_basis")))
     cap = []

@@ -114,3 +114,14 @@ def test_cpu_floor_states_assumptions():
     assert bd["cpu_floor_s"] == pytest.approx(8.8) and bd["gpu_floor_s"] == pytest.approx(4.0)
     assert bd["binding"] == "cpu"
     assert any("assumed 1" in s for s in bd["assumptions"])
+
+
+def test_cpu_floor_is_the_slower_concurrent_stream():
+    b = _timeline_log()   # synth medians 1500 ms, parallelism 2 -> 750 ms per partition
+    b.tenure(2000, ntt_kernels=800, msm_invoke=1000)
+    b.value("prep_msm", 1800)   # 2 workers in TIMELINE -> 900 ms per partition
+    bd = analyze(b.build()).bounds
+    assert bd["synth_floor_s"] == pytest.approx(3 * 0.75)
+    assert bd["cpu_work_floor_s"] == pytest.approx(3 * 0.9)
+    assert bd["cpu_floor_s"] == pytest.approx(2.7)
+    assert any("slower of the two streams" in s for s in bd["assumptions"])

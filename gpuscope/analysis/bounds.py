@@ -1,7 +1,8 @@
 """Bound analysis in the manner of the Curio team's hand calculation.
 
     GPU floor = median per-partition GPU compute x partitions      (100% GPU, no H2D, no stalls)
-    CPU floor = partitions x (synth / synth parallelism + other CPU work / CPU workers)
+    CPU floor = partitions x max(synth / synth parallelism, other CPU work / CPU workers)
+                (synthesis threads and the workers' CPU work run at the same time)
     observed  = wall time of the run (or, without timestamps, the summed held time, a lower
                 bound on wall time since the lock serialises tenures)
 
@@ -68,16 +69,24 @@ def compute_bounds(
     if cpu_names and workers <= 0:
         workers = 1
         assumptions.append("number of CPU prep workers unknown (no TIMELINE workers): assumed 1")
-    if math.isnan(synth_ms) and not cpu_names:
+    synth_pp = NAN if math.isnan(synth_ms) else synth_ms / p_synth
+    prep_pp = cpu_other / workers if cpu_names else NAN
+    if math.isnan(synth_pp) and math.isnan(prep_pp):
         cpu_pp = NAN
         assumptions.append("no CPU-side timings in the log: CPU floor unknown")
     else:
-        cpu_pp = (0.0 if math.isnan(synth_ms) else synth_ms / p_synth) + (
-            cpu_other / workers if cpu_names else 0.0
-        )
-        if math.isnan(synth_ms):
+        # synthesis threads and the workers' prep threads run concurrently: the slower stream binds
+        cpu_pp = max(v for v in (synth_pp, prep_pp) if not math.isnan(v))
+        if not (math.isnan(synth_pp) or math.isnan(prep_pp)):
+            assumptions.append(
+                "synthesis and per-worker CPU work (" + ", ".join(cpu_names) + ") run on separate threads "
+                "at the same time: the CPU floor is the slower of the two streams"
+            )
+        elif math.isnan(synth_pp):
             assumptions.append("no synthesis timings: CPU floor counts only " + ", ".join(cpu_names))
     cpu_floor = cpu_pp * partitions / 1000.0 if partitions and not math.isnan(cpu_pp) else NAN
+    synth_floor = synth_pp * partitions / 1000.0 if partitions else NAN
+    prep_floor = prep_pp * partitions / 1000.0 if partitions else NAN
 
     wall = timeline.get("wall_s", NAN)
     if wall is not None and not math.isnan(wall) and wall > 0:
@@ -103,6 +112,8 @@ def compute_bounds(
         "cpu_other_ms": cpu_other if cpu_names else NAN,
         "cpu_workers": workers if cpu_names else None,
         "cpu_per_partition_ms": cpu_pp,
+        "synth_floor_s": synth_floor,
+        "cpu_work_floor_s": prep_floor,
         "cpu_floor_s": cpu_floor,
         "observed_s": observed,
         "observed_basis": obs_basis,
