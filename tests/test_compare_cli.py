@@ -149,3 +149,64 @@ def test_help_has_examples():
     for cmd in ("compare", "plot", "export"):
         r = run(cmd, "--help")
         assert r.exit_code == 0 and "Example: gpuscope " + cmd in r.stdout
+
+
+@pytest.fixture(scope="module")
+def rundir(logs, tmp_path_factory):
+    """A run directory around the pageable log: meta.json and NVML samples that follow its
+    phases (slow RX during uploads, fast RX and busy SMs during compute)."""
+    from gpuscope.analysis import load_source
+    from gpuscope.analysis.attribution import display_phases
+    from gpuscope.model import load_model
+
+    d = tmp_path_factory.mktemp("run") / "20261130-140000-pageable"
+    d.mkdir()
+    (d / "timing.log").write_text(logs["pageable"].read_text())
+    (d / "meta.json").write_text(json.dumps({
+        "schema_version": 1, "mode": "pageable", "line_rate_gbs": 55.0, "status": "complete",
+        "workload": {"mode": "pageable", "h2d_bytes_per_partition": 1610612736, "workers_per_gpu": 2,
+                     "synth_threads": 2, "gpus": [0]}}))
+    parsed, ctx = load_source(d)
+    ph, _ = display_phases(parsed, ctx, load_model(None))
+    t = np.arange(ph["t_start"].min(), ph["t_end"].max(), 0.02)
+    rx, sm = np.full(t.size, 0.3), np.zeros(t.size)
+    for r in ph.itertuples():
+        m = (t >= r.t_start) & (t < r.t_end)
+        if r.phase == "h2d":
+            rx[m] = 1.2
+        elif r.phase in ("msm", "batch_add", "tail_msm"):
+            rx[m], sm[m] = 45.0, 0.92
+    import pandas as pd
+
+    pd.DataFrame({"t_wall": t, "t_mono": t - t[0], "gpu": 0, "rx_gbs": rx, "tx_gbs": 0.2,
+                  "sm_active": sm}).to_csv(d / "samples.csv", index=False)
+    return d
+
+
+def test_compare_with_a_run_directory_uses_meta_and_samples(logs, rundir):
+    r = run("compare", logs["pinned"], rundir, "--json", "--bootstrap", "300")
+    assert r.exit_code == 0, r.stderr
+    j = json.loads(r.stdout)
+    b = j["b"]
+    assert b["label"] == "pageable" and b["mode"] == "pageable"
+    assert b["bytes_per_partition"] == 1610612736 and b["upload_gbs"] > 0
+    assert b["pcie_per_phase"]["h2d"]["rx_gbs_median"] == pytest.approx(1.2)
+    assert b["pcie_per_phase"]["msm"]["sm_active_median"] == pytest.approx(0.92)
+    w = j["prediction"]["whatif"]
+    assert w["line_rate_gbs"] == 55.0 and w["line_rate_source"] == "run meta.json (measured)"
+    assert w["bytes_source"] == "run meta.json" and w["workers"] == 2 and w["synth_threads"] == 2
+    assert j["prediction"]["from"] == str(rundir)
+
+
+def test_plot_and_export_draw_the_samples(rundir, tmp_path):
+    fig_path, trace_path = tmp_path / "r.png", tmp_path / "r.json"
+    r = run("plot", rundir, "-o", fig_path)
+    assert r.exit_code == 0 and "samples" in r.stdout and "no samples" not in r.stdout
+    assert fig_path.read_bytes()[:8] == PNG_MAGIC
+    r = run("export", rundir, "--perfetto", trace_path)
+    assert r.exit_code == 0, r.stderr
+    tr = json.loads(trace_path.read_text())
+    cs = [e for e in tr["traceEvents"] if e["ph"] == "C"]
+    assert {e["name"] for e in cs} == {"PCIe GB/s", "SM active %"}
+    assert max(e["args"]["rx_gbs"] for e in cs if e["name"] == "PCIe GB/s") == 45.0
+    assert "pageable host memory" in tr["metadata"]["title"]

@@ -333,13 +333,16 @@ def compare(
     if whatif is not None and predicted_for in ("a", "b"):
         target = fa if predicted_for == "a" else fb
         target_side = a if predicted_for == "a" else b
+        source_side = b if predicted_for == "a" else a
         held_meas = describe(component_values(target_side.parsed, target_side.held_key, target_side.held_key))["median_ms"]
-        prediction = prediction_vs_measured(whatif, held_meas, target["throughput_ppm"], target["label"])
+        prediction = prediction_vs_measured(whatif, held_meas, target["throughput_ppm"], target["label"],
+                                            source=source_side.source or whatif.source)
     return Comparison(a=fa, b=fb, components=comps, verdict=text, winner=winner, seed=seed, n_boot=n_boot,
                       prediction=prediction, notes=notes)
 
 
-def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str) -> dict[str, Any]:
+def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str,
+                           source: str | None = None) -> dict[str, Any]:
     def err(p: float | None, m: float | None) -> float:
         if p is None or m is None or not (math.isfinite(p) and math.isfinite(m)) or m == 0:
             return math.nan
@@ -347,7 +350,7 @@ def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float
 
     ph, pt = whatif.predicted["held_ms_median"], whatif.predicted["throughput_ppm"]
     return {
-        "from": whatif.source,
+        "from": source or whatif.source,
         "against": label,
         "line_rate_gbs": whatif.line_rate_gbs,
         "held_ms_predicted": ph,
