@@ -205,3 +205,29 @@ def test_every_command_has_help_text():
         assert (sub.help or "").strip(), f"command {name} has no help text"
         r = runner.invoke(app, [name, "--help"])
         assert r.exit_code == 0 and "Example" in r.stdout, name
+
+
+def test_rundir_spans_are_the_phase_source(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    base = 1_700_000_000.0
+    (d / "timing.log").write_text(ARTICLE.read_text())   # no time stamps: phases must come from spans
+    spans = ["t_start,t_end,gpu,worker,partition,phase"]
+    samples = ["t_wall,t_mono,gpu,rx_gbs,tx_gbs,sm_active,wrap_suspect"]
+    for i in range(4):
+        t = base + 2 * i
+        spans.append(f"{t},{t + 1},0,{i % 2},{i},h2d")
+        spans.append(f"{t + 1},{t + 1.8},0,{i % 2},{i},msm")
+        for k in range(20):
+            ts = t + k * 0.1
+            samples.append(f"{ts},{ts},0,{4.0 if k < 10 else 51.0},0.2,{0.05 if k < 10 else 0.9},0")
+    (d / "spans.csv").write_text("\n".join(spans) + "\n")
+    (d / "samples.csv").write_text("\n".join(samples) + "\n")
+    r = run(d, "--json")
+    assert r.exit_code == 0, r.stderr
+    p = json.loads(r.stdout)["pcie"]
+    assert p["phases_from"] == "spans.csv"
+    assert p["phases"]["h2d"]["rx_gbs_median"] == 4.0 and p["phases"]["msm"]["rx_gbs_median"] == 51.0
+    assert p["phases"]["msm"]["sm_active_median"] == 0.9
+    t = run(d)
+    assert t.exit_code == 0 and "PCIe and SM activity by phase" in t.stdout and t.stderr == ""
