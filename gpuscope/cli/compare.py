@@ -116,6 +116,11 @@ def compare_cmd(
     for arg in (a, b):
         if arg.lower() in RUN_MODES and not Path(arg).exists():
             paths.append((_run_mode(arg.lower(), opts), arg.lower()))
+        elif not Path(arg).exists():
+            from gpuscope.errors import InputError
+
+            raise InputError(f"no such file or directory: {arg}",
+                             hint=f"or name a mode to run: {', '.join(RUN_MODES)}")
         else:
             paths.append((arg, None))
     la = load(paths[0][0], label=paths[0][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
