@@ -102,6 +102,12 @@ def analyze_cmd(
         None, "--samples", metavar="FILE", help="NVML samples (samples.csv, nvidia-smi dmon or query-gpu output)."
     ),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List skipped lines on stderr; show evidence."),
+    what_if: bool = typer.Option(
+        False, "--what-if", help="Also predict the run with pinned uploads (simulation of the mutex pipeline)."
+    ),
+    html_file: str | None = typer.Option(
+        None, "--html", metavar="FILE", help="Also write a self-contained HTML report (tables, diagnosis, timeline)."
+    ),
 ) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.model import load_model
@@ -120,6 +126,15 @@ def analyze_cmd(
         context=ctx, samples=sample_df,
     )
     _warn_skipped(parsed, verbose)
+    wi = None
+    if what_if or html_file:
+        from gpuscope.cli._analyze_extras import whatif_doc
+
+        wi = whatif_doc(parsed, ctx, line_rate=line_rate, abc_bytes=nbytes)
+    if html_file:
+        from gpuscope.cli._analyze_extras import write_html
+
+        write_html(html_file, result, parsed, ctx, role_model, wi)
     if csv_dir:
         from reports.csvout import write_csv
 
@@ -128,10 +143,20 @@ def analyze_cmd(
     if as_json:
         from reports.jsonout import to_json_text
 
-        sys.stdout.write(to_json_text(result) + "\n")
+        if what_if:
+            import json
+
+            sys.stdout.write(json.dumps({**result.to_json(), "what_if": wi}, indent=2, allow_nan=False) + "\n")
+        else:
+            sys.stdout.write(to_json_text(result) + "\n")
         sys.stdout.flush()
         return
     from gpuscope.cli._common import stdout_console
     from reports.console import render_summary
 
-    render_summary(result, stdout_console(), records=records, verbose=verbose)
+    con = stdout_console()
+    render_summary(result, con, records=records, verbose=verbose)
+    if what_if:
+        from gpuscope.cli._analyze_extras import print_whatif
+
+        print_whatif(wi, con)
