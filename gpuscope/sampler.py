@@ -1,15 +1,20 @@
 """The NVML sampler: one thread per run, one row per sample per GPU into samples.csv.
 
-PCIe RX/TX source per GPU, in order of preference:
-1. GPM (Hopper+): SM activity, SM occupancy, DRAM bandwidth utilisation and PCIe RX/TX
-   (MiB/s) between two consecutive samples;
-2. the 32-bit PCIe byte counters (field values) — deltas modulo 2**32; an interval long
-   enough to hide a whole wrap at the link's maximum rate is flagged `wrap_suspect=1`;
+PCIe RX/TX source per GPU, in order of preference (`pcie="auto"`):
+1. the 32-bit PCIe byte counters (field values), read every tick — deltas modulo 2**32;
+   an interval long enough to hide a whole wrap at the link's maximum rate is flagged
+   `wrap_suspect=1`;
+2. GPM PCIe RX/TX (MiB/s), when the counters do not answer;
 3. nvmlDeviceGetPcieThroughput, last resort: it blocks ~20 ms, so it is read with the
    slow fields (~5 Hz), never in the fast loop.
-Slow fields (utilisation, memory, power, SM clock) are read every `slow_interval_s` and
-written on those rows only (empty = NaN between refreshes; consumers forward-fill).
-Times come from gpuscope.clock (monotonic + wall anchor).
+GPM (Hopper+) also gives SM activity, SM occupancy and DRAM bandwidth utilisation. NVML
+documents that two nvmlGpmSampleGet() calls must be more than 100 ms apart ("due to the
+internal sample refresh rate"; closer samples give zeros), so GPM is read on the first tick
+at least GPM_WINDOW_S after the previous GPM sample, and its figures cover that window.
+This is why the counters, not GPM, carry PCIe in the fast loop.
+Slow fields (utilisation, memory, power, SM clock) are read every `slow_interval_s`.
+GPM and slow fields are written only on the rows where they were read (empty = NaN in
+between; consumers forward-fill). Times come from gpuscope.clock (monotonic + wall anchor).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ WRAP = 2**32
 MIN_INTERVAL_S = 0.005
 DEFAULT_INTERVAL_S = 0.020
 SLOW_INTERVAL_S = 0.200
+GPM_WINDOW_S = 0.100  # NVML: GPM samples must be > 100 ms apart
+PCIE_CHOICES = ("auto", "counter", "gpm", "throughput")
 MIB = 1024 * 1024
 
 
@@ -65,6 +72,7 @@ class _Gpu:
     source: str  # gpm | counter | throughput | none
     link_max_gbs: float | None
     gpm: Any = None
+    gpm_t: float | None = None  # when the GPM reader's previous sample was taken
     prev_counts: tuple[int, int] | None = None
     prev_count_t: float | None = None
     prev_count_ts_us: int = 0
@@ -79,6 +87,7 @@ class SamplerStats:
     interval_s: float
     gpus: list[int] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)
+    gpm: dict[int, bool] = field(default_factory=dict)
     ticks: int = 0
     rows: int = 0
     duration_s: float = 0.0
@@ -100,6 +109,7 @@ class SamplerStats:
             "interval_ms": r(self.interval_s * 1e3),
             "gpus": list(self.gpus),
             "pcie_source": {str(k): v for k, v in self.sources.items()},
+            "gpm": {str(k): v for k, v in self.gpm.items()},
             "ticks": self.ticks,
             "rows": self.rows,
             "duration_s": r(self.duration_s),
@@ -132,9 +142,11 @@ class Sampler:
     def __init__(self, nv: nvml_mod.Nvml, gpus: Sequence[int], sink: RowSink, *,
                  interval_s: float = DEFAULT_INTERVAL_S, slow_interval_s: float = SLOW_INTERVAL_S,
                  clock: Clock = CLOCK, on_error: Callable[[str], None] | None = None,
-                 use_gpm: bool = True) -> None:
+                 pcie: str = "auto", use_gpm: bool = True) -> None:
         if interval_s < MIN_INTERVAL_S:
             raise ValueError(f"interval {interval_s * 1e3:g} ms is below the {MIN_INTERVAL_S * 1e3:g} ms minimum")
+        if pcie not in PCIE_CHOICES:
+            raise ValueError(f"pcie source must be one of {', '.join(PCIE_CHOICES)}")
         self.nv = nv
         self.sink = sink
         self.interval_s = float(interval_s)
@@ -147,7 +159,8 @@ class Sampler:
         self._gpus: list[_Gpu] = []
         self._intervals: list[float] = []
         self._cpu_s = 0.0
-        self._use_gpm = use_gpm
+        self._pcie = pcie
+        self._use_gpm = use_gpm or pcie == "gpm"
         for i in gpus:
             self._gpus.append(self._setup(i))
 
@@ -160,18 +173,14 @@ class Sampler:
             g = _Gpu(index, None, "none", None, alive=False)
             self._lost(g, str(e))
             return g
-        source = "none"
-        gpm = None
-        if caps.gpm and self._use_gpm:
-            gpm = self.nv.gpm(index)
-            if gpm is not None:
-                source = "gpm"
-        if source == "none" and caps.pcie_counters:
-            source = "counter"
-        if source == "none" and caps.pcie_throughput:
-            source = "throughput"
+        gpm = self.nv.gpm(index) if caps.gpm and self._use_gpm else None
+        gpm_t = self.clock.mono() if gpm is not None else None
+        avail = {"counter": caps.pcie_counters, "gpm": gpm is not None, "throughput": caps.pcie_throughput}
+        order = ("counter", "gpm", "throughput") if self._pcie == "auto" else (self._pcie,)
+        source = next((s for s in order if avail[s]), "none")
         self.stats.sources[index] = source
-        return _Gpu(index, h, source, caps.link_max_gbs or caps.link_now_gbs, gpm=gpm)
+        self.stats.gpm[index] = gpm is not None
+        return _Gpu(index, h, source, caps.link_max_gbs or caps.link_now_gbs, gpm=gpm, gpm_t=gpm_t)
 
     def _lost(self, g: _Gpu, why: str) -> None:
         if g.index in self.stats.lost_gpus:
@@ -192,20 +201,22 @@ class Sampler:
                                "pcie_source": g.source if g.source != "none" else "",
                                "wrap_suspect": 0}
         try:
-            if g.source == "gpm":
+            if g.source == "counter":
+                self._counter_sample(g, mono, row)
+            if g.gpm is not None and g.gpm_t is not None and mono - g.gpm_t >= GPM_WINDOW_S:
                 m = g.gpm.read()
+                g.gpm_t = mono
                 if m is not None:
-                    rx = m.get(nvml_mod.GPM_PCIE_RX_PER_SEC)
-                    tx = m.get(nvml_mod.GPM_PCIE_TX_PER_SEC)
-                    row["rx_gbs"] = rx * MIB / 1e9 if rx is not None else None
-                    row["tx_gbs"] = tx * MIB / 1e9 if tx is not None else None
                     for key, mid in (("sm_active", nvml_mod.GPM_SM_UTIL),
                                      ("sm_occupancy", nvml_mod.GPM_SM_OCCUPANCY),
                                      ("dram_active", nvml_mod.GPM_DRAM_BW_UTIL)):
                         v = m.get(mid)
                         row[key] = v / 100.0 if v is not None else None
-            elif g.source == "counter":
-                self._counter_sample(g, mono, row)
+                    if g.source == "gpm":
+                        rx = m.get(nvml_mod.GPM_PCIE_RX_PER_SEC)
+                        tx = m.get(nvml_mod.GPM_PCIE_TX_PER_SEC)
+                        row["rx_gbs"] = rx * MIB / 1e9 if rx is not None else None
+                        row["tx_gbs"] = tx * MIB / 1e9 if tx is not None else None
             if slow:
                 row.update(self.nv.slow_fields(g.handle))
                 if g.source == "throughput":

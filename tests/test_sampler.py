@@ -68,7 +68,12 @@ def test_gpm_source_units():
     m = {2: 95.0, 3: 40.0, 10: 12.5, 20: 100.0, 21: 52_000.0}
     nv = _session(FakeGpu(gpm=True, gpm_metrics=[m]))
     s = Sampler(nv, [0], ListSink())
-    row = s.sample_once(s._gpus[0], 5.0, slow=True)
+    g = s._gpus[0]
+    t0 = g.gpm_t
+    assert s.sample_once(g, t0 + 0.05, slow=False) is None  # < 100 ms after the last GPM sample
+    calls = nv.mod.calls.get("nvmlGpmMetricsGet", 0)
+    row = s.sample_once(g, t0 + 0.101, slow=True)
+    assert nv.mod.calls["nvmlGpmMetricsGet"] == calls + 1
     assert row["pcie_source"] == "gpm"
     assert row["rx_gbs"] == pytest.approx(52_000 * 1048576 / 1e9)
     assert row["sm_active"] == pytest.approx(0.95) and row["sm_occupancy"] == pytest.approx(0.40)
@@ -77,17 +82,33 @@ def test_gpm_source_units():
     s.stop()
 
 
-def test_gpm_preferred_over_counters_and_throughput_last():
-    nv = _session(FakeGpu(gpm=True, counters=[(0, 0, 0)]),
+def test_counters_preferred_gpm_only_every_100ms_and_throughput_last():
+    readings = [(i * 10_000_000, i * 1000, 0) for i in range(100)]
+    nv = _session(FakeGpu(gpm=True, counters=readings),
                   FakeGpu(gpm=False, counters=None, throughput_kbs=(6_900_000, 10_000)))
     s = Sampler(nv, [0, 1], ListSink())
-    assert s.stats.sources == {0: "gpm", 1: "throughput"}
-    g1 = s._gpus[1]
+    assert s.stats.sources == {0: "counter", 1: "throughput"} and s.stats.gpm == {0: True, 1: False}
+    g0, g1 = s._gpus
+    t0 = g0.gpm_t
+    rows = [s.sample_once(g0, t0 + k * 0.02, slow=False) for k in range(1, 13)]  # 20 ms ticks
+    with_sm = [r for r in rows if r and r.get("sm_active") is not None]
+    assert len(with_sm) == 2  # at 100 (or 120) ms and 200+ ms: GPM never closer than 100 ms
+    assert all(r["pcie_source"] == "counter" for r in rows[1:])
+    assert rows[2]["rx_gbs"] == pytest.approx(10_000_000 / 0.02 / 1e9)  # fake timestamps 0: our clock
     before = nv.mod.calls.get("nvmlDeviceGetPcieThroughput", 0)
-    assert s.sample_once(g1, 1.0, slow=False) is None  # never in the fast loop
+    assert s.sample_once(g1, t0 + 1.0, slow=False) is None  # never in the fast loop
     assert nv.mod.calls.get("nvmlDeviceGetPcieThroughput", 0) == before
-    row = s.sample_once(g1, 1.2, slow=True)
+    row = s.sample_once(g1, t0 + 1.2, slow=True)
     assert row["rx_gbs"] == pytest.approx(6.9) and row["pcie_source"] == "throughput"
+    s.stop()
+
+
+def test_forced_gpm_pcie_source():
+    nv = _session(FakeGpu(gpm=True, counters=[(0, 0, 0)]))
+    s = Sampler(nv, [0], ListSink(), pcie="gpm")
+    assert s.stats.sources == {0: "gpm"}
+    with pytest.raises(ValueError):
+        Sampler(nv, [0], ListSink(), pcie="magic")
     s.stop()
 
 
@@ -110,7 +131,7 @@ def test_interval_floor():
 
 
 def test_thread_rate_slow_fields_and_stats(tmp_path):
-    nv = _session(FakeGpu())
+    nv = _session(FakeGpu(counters=[(i * 1000, 0, 0) for i in range(10_000)]))
     w = SamplesWriter(tmp_path / "samples.csv")
     s = Sampler(nv, [0], w, interval_s=0.01, slow_interval_s=0.1).start()
     time.sleep(0.6)
@@ -129,11 +150,14 @@ def test_thread_rate_slow_fields_and_stats(tmp_path):
     assert math.isclose(df["t_wall"].iloc[0] - df["t_mono"].iloc[0],
                         df["t_wall"].iloc[-1] - df["t_mono"].iloc[-1], abs_tol=1e-6)
     d = st.to_dict()
-    assert d["pcie_source"] == {"0": "gpm"} and d["rows"] == st.rows
+    assert d["pcie_source"] == {"0": "counter"} and d["gpm"] == {"0": True} and d["rows"] == st.rows
+    assert df["rx_gbs"].iloc[1:].notna().all()  # counters: every tick after the first
+    sm = df.loc[df["sm_active"].notna(), "t_mono"].diff().dropna()
+    assert len(sm) >= 3 and (sm >= 0.1 - 1e-9).all()  # GPM never closer than 100 ms
 
 
 def test_gpu_vanishing_mid_run_reported_once_rest_goes_on():
-    nv = _session(FakeGpu(uuid="a"), FakeGpu(uuid="b", gpm=False, counters=[(0, 0, 0)]))
+    nv = _session(FakeGpu(uuid="a", counters=[(0, 0, 0)]), FakeGpu(uuid="b", gpm=False, counters=[(0, 0, 0)]))
     nv.mod.gpus[1].lost_after_calls = nv.mod.device_calls[1] + 40  # after setup, a few samples
     errors: list[str] = []
     sink = ListSink()
@@ -149,7 +173,7 @@ def test_gpu_vanishing_mid_run_reported_once_rest_goes_on():
 
 
 def test_all_gpus_lost_ends_loop():
-    nv = _session(FakeGpu())
+    nv = _session(FakeGpu(counters=[(0, 0, 0)]))
     nv.mod.gpus[0].lost_after_calls = nv.mod.device_calls[0] + 3
     s = Sampler(nv, [0], ListSink(), interval_s=0.005, on_error=lambda m: None).start()
     time.sleep(0.1)
@@ -199,7 +223,8 @@ def test_gpu_sampler_at_least_100_hz():
     st = s.stop()
     assert st.achieved_hz >= 100, st.to_dict()
     assert st.sources[0] in ("gpm", "counter")
-    assert sum(r.get("rx_gbs") is not None for r in sink.rows) >= 100
+    if st.sources[0] == "counter":
+        assert sum(r.get("rx_gbs") is not None for r in sink.rows) >= 100
 
 
 def _pinned_copy_bytes(total_bytes: int, chunk: int = 512 * 1024**2) -> tuple[int, float]:
@@ -225,23 +250,22 @@ def _pinned_copy_bytes(total_bytes: int, chunk: int = 512 * 1024**2) -> tuple[in
 
 def integrate_rx(rows: list[dict], gpu: int = 0) -> float:
     """Bytes received: sum of rate x interval, each row's rate covering the time since the last row."""
-    rows = [r for r in rows if r["gpu"] == gpu]
+    rows = [r for r in rows if r["gpu"] == gpu and r.get("rx_gbs") is not None]
     total = 0.0
     for prev, cur in zip(rows, rows[1:], strict=False):
-        if cur.get("rx_gbs") is not None:
-            total += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
+        total += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
     return total
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("use_gpm", [True, False], ids=["gpm", "counter"])
-def test_gpu_rx_bytes_match_pinned_copy(use_gpm):
+@pytest.mark.parametrize("pcie", ["counter", "gpm"])
+def test_gpu_rx_bytes_match_pinned_copy(pcie):
     nv = _real_nvml()
     sink = ListSink()
-    s = Sampler(nv, [0], sink, interval_s=0.010, use_gpm=use_gpm)
-    if not use_gpm and s.stats.sources[0] != "counter":
+    s = Sampler(nv, [0], sink, interval_s=0.010, pcie=pcie)
+    if s.stats.sources[0] != pcie:
         s.stop()
-        pytest.skip("no PCIe byte counters on this GPU")
+        pytest.skip(f"no {pcie} PCIe source on this GPU")
     s.start()
     time.sleep(0.2)
     copied, secs = _pinned_copy_bytes(8 * 1024**3)

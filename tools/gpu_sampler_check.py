@@ -101,13 +101,13 @@ class Loop:
 
 def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
     res = []
-    for use_gpm in (True, False):
+    for pcie in ("counter", "gpm"):
         sink = ListSink()
-        s = Sampler(nv, [gpu], sink, interval_s=0.010, use_gpm=use_gpm)
+        s = Sampler(nv, [gpu], sink, interval_s=0.010, pcie=pcie)
         src = s.stats.sources.get(gpu)
-        if (src == "gpm") != use_gpm:
+        if src != pcie:
             s.stop()
-            res.append({"source": "gpm" if use_gpm else "counter", "skipped": f"source is {src}"})
+            res.append({"source": pcie, "skipped": f"source is {src}"})
             continue
         s.start()
         time.sleep(0.2)
@@ -120,17 +120,19 @@ def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
         secs = time.perf_counter() - t0
         time.sleep(0.2)
         st = s.stop()
-        rows = sink.rows
+        rows = [r for r in sink.rows if r.get("rx_gbs") is not None]
         rx = 0.0
         peak = 0.0
         for prev, cur in zip(rows, rows[1:], strict=False):
-            if cur.get("rx_gbs") is not None:
-                rx += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
-                peak = max(peak, cur["rx_gbs"])
+            rx += cur["rx_gbs"] * 1e9 * (cur["t_mono"] - prev["t_mono"])
+            peak = max(peak, cur["rx_gbs"])
+        zeros = sum(1 for r in sink.rows if r.get("sm_active") == 0.0)
+        sm_rows = sum(1 for r in sink.rows if r.get("sm_active") is not None)
         copied = n * loop.chunk
         res.append({"source": src, "copied_bytes": copied, "copy_gbs": copied / secs / 1e9,
                     "rx_integrated_bytes": rx, "ratio": rx / copied, "peak_rx_gbs": peak,
-                    "rows": len(rows), "wrap_suspect_rows": st.wrap_suspect_rows})
+                    "rows": len(sink.rows), "rx_rows": len(rows), "gpm_rows": sm_rows,
+                    "gpm_rows_sm_zero": zeros, "wrap_suspect_rows": st.wrap_suspect_rows})
     return res
 
 
