@@ -236,6 +236,8 @@ class Sampler:
             g.prev_counts = None
             return
         (rx, ts_rx), (tx, _) = vals
+        if ts_rx and ts_rx == g.prev_count_ts_us:
+            return  # the driver returned the same cached reading: no new interval yet
         if g.prev_counts is not None and g.prev_count_t is not None:
             dt = mono - g.prev_count_t
             if ts_rx and g.prev_count_ts_us and ts_rx > g.prev_count_ts_us:

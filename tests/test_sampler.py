@@ -64,6 +64,20 @@ def test_counter_source_wraps_and_flags():
     assert s.stats.wrap_suspect_rows == 1
 
 
+def test_counter_stale_reading_skipped():
+    # the second reading repeats the first one's NVML timestamp: a cached value, not a new interval
+    readings = [(0, 0, 1_000_000), (0, 0, 1_000_000), (200_000_000, 0, 1_010_000)]
+    nv = _session(FakeGpu(gpm=False, counters=readings))
+    s = Sampler(nv, [0], ListSink())
+    nv.mod._counter_pos[0] = 0
+    g = s._gpus[0]
+    s.sample_once(g, 1.000, slow=False)
+    assert s.sample_once(g, 1.004, slow=False) is None
+    r = s.sample_once(g, 1.010, slow=False)
+    assert r["rx_gbs"] == pytest.approx(20.0)
+    s.stop()
+
+
 def test_gpm_source_units():
     m = {2: 95.0, 3: 40.0, 10: 12.5, 20: 100.0, 21: 52_000.0}
     nv = _session(FakeGpu(gpm=True, gpm_metrics=[m]))
