@@ -221,3 +221,32 @@ def test_child_killed_by_signal_exit_128_plus_n(tmp_path):
     assert p.returncode == 128 + signal.SIGTERM
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["child_returncode"] == -signal.SIGTERM
+
+
+FULL_DISK = r"""
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (12000, 12000))
+from gpuscope import nvml
+from tests.fake_nvml import FakeGpu, FakeNvml
+nvml.use_backend(FakeNvml([FakeGpu(counters=[(i * 10**7, i, 0) for i in range(100000)])]))
+from gpuscope.cli import main
+main(["record", "--no-summary", "--interval", "5", "--out", sys.argv[1], "--",
+      sys.executable, "-c", "import time; time.sleep(1.0); print('child done'); raise SystemExit(7)"])
+"""
+
+
+def test_record_disk_full_mid_run(tmp_path):
+    """The file-size limit plays a disk filling up: reported once, child unharmed, files readable."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(out)], capture_output=True, text=True,
+                       env=env, cwd=REPO, timeout=60)
+    assert p.returncode == 7, p.stderr
+    assert p.stdout.startswith("child done\n")
+    assert p.stderr.count("cannot write") == 1 and "Traceback" not in p.stderr
+    df = read_samples(out)  # what was written before the disk "filled" stays readable
+    assert 10 <= len(df) and (out / "samples.csv").stat().st_size <= 12000
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "failed" and meta["exit_code"] == 7  # meta.json is small: it still fits
+    assert "cannot write samples.csv" in meta["errors"][0]
