@@ -80,7 +80,7 @@ def test_bandwidth_help_has_example():
 @pytest.mark.gpu
 def test_bandwidth_pinned_h2d_at_least_50_gbs(tmp_path):
     r = CliRunner().invoke(app, ["bandwidth", "--sizes", "256M,1G", "--repeats", "5", "--json"])
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     pinned = [x for x in d["results"] if x["kind"] == "pinned" and x["direction"] == "h2d"]
     pageable = [x for x in d["results"] if x["kind"] == "pageable" and x["direction"] == "h2d"]
