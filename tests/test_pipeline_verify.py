@@ -77,3 +77,21 @@ def test_verifier_passes_correct_results_and_names_a_wrong_msm():
     wrong["batch"] = r["h_msm"]
     with pytest.raises(VerificationError, match="batch_add"):
         v.check(p, **wrong)
+
+
+def test_above_the_python_size_h_goes_through_the_kernels_self_check(monkeypatch):
+    from gpuscope.workload import verify
+    from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W
+
+    monkeypatch.setattr(verify, "H_CHECK_MAX_LOG_N", LOG_N - 1)
+    be = get_backend("cpu")
+    p = _partition()
+    v = Verifier(be, log_n=LOG_N, m=1 << LOG_N, h_seed=SRS_SEED_H, w_seed=SRS_SEED_W)
+    assert "self-check" in v.describe()
+    r = _results(be, p)
+    v.check(p, **r)
+    bad = dict(r)
+    bad["h"] = r["h"].copy()
+    bad["h"][0, 0] ^= 2
+    with pytest.raises(VerificationError, match="H self-check failed"):
+        v.check(p, **bad)
