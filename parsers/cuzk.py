@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from parsers import scan as sc
 from parsers.fields import number
+from parsers.timeline import read_timeline
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"
@@ -88,7 +89,8 @@ def _shape(keys: tuple[str, ...], held: str):
     return names, tuple(picks), tid_at, kind, held_at, all_ms
 
 
-def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
+def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc.Scan:
+    """Read lines[i] for i in idx (line number i + first)."""
     s = sc.Scan()
     times = s.times
     tvals, iso_tok, iso_slot = times.values, times.iso_tok, times.iso_slot
@@ -98,6 +100,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
     names_all = s.names
     values_all = s.values
     held_list = s.held
+    tl_rows = s.timeline
     shapes: dict[tuple[str, ...], tuple | None] = {}
     K_NTT = sc.K_NTT
     MAX = sc.MAX_LINE
@@ -105,7 +108,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
     for i in idx:
         line = lines[i]
         if len(line) > MAX:
-            s.too_long(i + 1, line)
+            s.too_long(i + first, line)
             continue
         j = line.find("CUZK_TIMING: ")
         if j >= 0:
@@ -133,7 +136,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
                 if r is INFO:
                     continue
                 if type(r) is str:
-                    s.skip(i + 1, r, line)
+                    s.skip(i + first, r, line)
                     continue
                 names, vals, tid = r
                 kind, held_at = _kind(names, tid, held)
@@ -146,7 +149,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
                 if r is INFO:
                     continue
                 if type(r) is str:
-                    s.skip(i + 1, r, line)
+                    s.skip(i + first, r, line)
                     continue
                 names, vals, _ = r
                 kind = K_NTT
@@ -154,10 +157,28 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
             elif "CUZK_TIMING:" in line:  # marker without its space: cut or damaged
                 r = read_fields(line[line.find(TIMING) + 12:], False)
                 if r is not INFO:
-                    s.skip(i + 1, r if type(r) is str else "CUZK_TIMING: without a space", line)
+                    s.skip(i + first, r if type(r) is str else "CUZK_TIMING: without a space", line)
                 continue
             else:
-                s.common(i + 1, line)
+                j = line.find("TIMELINE,")
+                if j < 0:
+                    s.common(i + first, line)
+                    continue
+                r = read_timeline(line[j + 9:])
+                if type(r) is str:
+                    s.skip(i + first, r, line)
+                    continue
+                timing_n += 1
+                slot = len(tvals)
+                if line[10:11] == "T" and line[4:5] == "-":
+                    sp = line.find(" ")
+                    iso_tok.append(line[:sp] if sp > 0 else line)
+                    iso_slot.append(slot)
+                    tvals.append(NAN)
+                else:
+                    c = line[:1]
+                    tvals.append(NAN if c == "T" or c == " " or c == "" else ts_slow(line))
+                tl_rows.append((i + first, slot, *r))
                 continue
         timing_n += 1
         # the line's time slot (inline LineTimes.slot: this loop is the hot path)
@@ -170,7 +191,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str) -> sc.Scan:
         else:
             c = line[:1]
             tvals.append(NAN if c == "C" or c == " " or c == "" else ts_slow(line))
-        meta += (i + 1, slot, kind, tid, -1, -1, len(names), 0 if kind != K_NTT else 1)
+        meta += (i + first, slot, kind, tid, -1, -1, len(names), 0 if kind != K_NTT else 1)
         names_all += names
         values_all += vals
     s.timing_lines += timing_n

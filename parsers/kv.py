@@ -45,7 +45,7 @@ def read_kv(text: str, strict: bool, held: str = ""):
     return names, values
 
 
-def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source: str):
+def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source: str, first: int = 1):
     """Read key=value lines; kinds: K_HELD for a line carrying the held key, else K_GPU
     (a member of the record the next held line closes). With no held key anywhere, every
     line is its own record (all K_HELD, held value unknown)."""
@@ -56,7 +56,7 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
     slot = s.times.slot
     for i in idx:
         line = lines[i]
-        ln = i + 1
+        ln = i + first
         if len(line) > sc.MAX_LINE:
             s.too_long(ln, line)
             continue
@@ -79,9 +79,15 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
         s.meta += (ln, slot(line), kind, -1, -1, -1, len(names), src)
         s.names += names
         s.values += values
-    if not s.held:  # no held key anywhere: every line is a record
-        m = s.meta
-        for k in range(2, len(m), 8):
-            if m[k] == sc.K_GPU:
-                m[k] = sc.K_HELD
     return s
+
+
+def lines_are_records(s) -> None:
+    """No held key anywhere in the log: every key=value line is a record of its own."""
+    from parsers import scan as sc
+
+    s.finalize()
+    if s.held:
+        return
+    kind = s.meta[:, 2]
+    kind[kind == sc.K_GPU] = sc.K_HELD

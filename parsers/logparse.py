@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
+import signal
+import threading
 from pathlib import Path
 
 from gpuscope.errors import InputError, NoDataError, UsageError
 from parsers import cuzk, kv
 from parsers.detect import detect_format
 from parsers.model import FORMATS, ParsedLog
-from parsers.scan import split_lines
+from parsers.scan import Scan, count_lines, split_lines
 from parsers.tenures import build_frames
 
 BINARY_PROBE = 8192
+PARALLEL_MIN_CHARS = 8 * 2**20  # below this a second process costs more than it saves
+PARALLEL_SPLIT = 0.5  # share of the text the parent scans; the child also pickles its part
 LOG_NAMES = ("timing.log",)
 
 
@@ -85,18 +90,10 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held") -
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
     try:
-        lines = split_lines(text)
-        total = len(lines)
-        if fmt == "cuzk":
-            idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
-            s = cuzk.scan_cuzk(lines, idx, held)
-        else:
-            idx = [i for i, ln in enumerate(lines) if "=" in ln]
-            s = kv.scan_kv(lines, idx, held, strict=(fmt == "condensed"), source=fmt)
-        del lines, idx
+        s = scan_text(text, fmt, held)
         if s.timing_lines == 0:
             raise NoDataError(f"{name}: no timing lines found (format {fmt})")
-        if not s.meta and not s.timeline:
+        if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
         comps, records, tl, skipped = build_frames(s)
     finally:
@@ -105,10 +102,110 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held") -
     return ParsedLog(
         format=fmt,
         source=name,
-        total_lines=total,
+        total_lines=count_lines(text),
         timing_lines=s.timing_lines,
         components=comps,
         records=records,
         timeline=tl,
         skipped=skipped,
     )
+
+
+def scan_range(text: str, fmt: str, held: str, first: int) -> Scan:
+    """Scan one piece of the log whose first line has number `first`."""
+    lines = split_lines(text)
+    if fmt == "cuzk":
+        idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
+        return cuzk.scan_cuzk(lines, idx, held, first)
+    idx = [i for i, ln in enumerate(lines) if "=" in ln]
+    return kv.scan_kv(lines, idx, held, strict=(fmt == "condensed"), source=fmt, first=first)
+
+
+def scan_text(text: str, fmt: str, held: str) -> Scan:
+    """Scan the whole log. A big one is scanned in two halves, the second in a forked child
+    (the scan is pure Python, one line at a time; the machine has 2+ cores). One process
+    where fork is unavailable or unsafe (other threads running), or if the child fails."""
+    mid = text.find("\n", int(len(text) * PARALLEL_SPLIT)) + 1
+    if (len(text) < PARALLEL_MIN_CHARS or mid <= 0 or mid >= len(text) or not hasattr(os, "fork")
+            or (os.cpu_count() or 1) < 2 or threading.active_count() > 1):
+        s = scan_range(text, fmt, held, 1)
+    else:
+        first2 = text.count("\n", 0, mid) + 1
+        child = _fork_scan(text, mid, fmt, held, first2)
+        try:
+            s = scan_range(text[:mid], fmt, held, 1)
+        except BaseException:
+            _reap(child, kill=True)
+            raise
+        s.finalize()  # while the child may still be busy
+        s2 = _collect(child)
+        if s2 is None:
+            s2 = scan_range(text[mid:], fmt, held, first2)
+        s.merge(s2)
+    if fmt != "cuzk":
+        kv.lines_are_records(s)
+    return s
+
+
+def _fork_scan(text: str, mid: int, fmt: str, held: str, first: int):
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # child: scan the second half, send it back pickled, never return
+        code = 1
+        try:
+            os.close(r)
+            payload = pickle.dumps(scan_range(text[mid:], fmt, held, first), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(w, "wb") as f:
+                f.write(payload)
+            code = 0
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _reap(child, kill: bool = False) -> int:
+    if child is None:
+        return -1
+    pid, r = child
+    if kill:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.close(r)
+    except OSError:
+        pass
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return -1
+
+
+def _collect(child) -> Scan | None:
+    """The child's scan, or None (then the caller scans that half itself)."""
+    if child is None:
+        return None
+    pid, r = child
+    try:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b""
+    try:
+        status = os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        status = -1
+    if status != 0 or not data:
+        return None
+    try:
+        s = pickle.loads(data)
+    except Exception:
+        return None
+    return s if isinstance(s, Scan) else None

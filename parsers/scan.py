@@ -4,6 +4,9 @@ TIMELINE and tracing lines, which every format reads."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from parsers import timeline, tracing
 from parsers.linetime import LineTimes
 from parsers.prefix import strip_ansi
@@ -17,6 +20,10 @@ K_OPEN = 1  # opens a tenure (mutex_wait line)
 K_HELD = 2  # closes a tenure (held line)
 K_GPU = 3  # inside a tenure (gpu_tid lines, kv lines before the held line)
 K_NTT = 4  # CUZK_NTT_H: inside a tenure, k-th one is GPU k
+
+TL_FIELDS = (("line", np.int64), ("slot", np.int64), ("offset_ms", np.float64), ("event", object),
+             ("job_id", object), ("partition", np.int64), ("worker", np.int64),
+             ("synth_ms", np.float64), ("gpu_ms", np.float64))
 
 SOURCES = ("CUZK_TIMING", "CUZK_NTT_H", "GPU_TIMING", "FIN_TIMING", "condensed", "kv")
 SRC = {name: i for i, name in enumerate(SOURCES)}
@@ -36,6 +43,62 @@ class Scan:
         self.skip_reason: list[str] = []
         self.skip_text: list[str] = []
         self.timing_lines = 0
+        self.final = False
+        self.ts = None
+
+    def finalize(self) -> None:
+        """Turn the lists into arrays (times resolved per slot). Idempotent."""
+        if self.final:
+            return
+        n = len(self.meta) // 8
+        self.meta = np.fromiter(self.meta, dtype=np.int64, count=8 * n).reshape(n, 8)
+        self.names = np.asarray(self.names, dtype=object)
+        self.values = np.asarray(self.values, dtype=np.float64)
+        self.ts = self.times.array()
+        rows = self.timeline
+        cols = list(zip(*rows, strict=True)) if rows else [()] * len(TL_FIELDS)
+        self.timeline = {
+            name: (np.asarray(col, dtype=object) if name in ("event", "job_id") else np.asarray(col, dtype=dt))
+            for (name, dt), col in zip(TL_FIELDS, cols, strict=True)
+        }
+        self.times = None
+        self.final = True
+
+    def merge(self, o: Scan) -> None:
+        """Append the scan of the text that follows this one (line numbers already absolute)."""
+        self.finalize()
+        o.finalize()
+        base_slot = len(self.ts)
+        base_row = len(self.meta)
+        m = o.meta.copy()
+        m[:, 1] += base_slot
+        self.meta = np.concatenate([self.meta, m])
+        self.names = np.concatenate([self.names, o.names])
+        self.values = np.concatenate([self.values, o.values])
+        self.ts = np.concatenate([self.ts, o.ts])
+        self.held += [(r + base_row, v) for r, v in o.held]
+        for name, col in o.timeline.items():
+            self.timeline[name] = np.concatenate(
+                [self.timeline[name], col + base_slot if name == "slot" else col])
+        self.skip_line += o.skip_line
+        self.skip_reason += o.skip_reason
+        self.skip_text += o.skip_text
+        self.timing_lines += o.timing_lines
+
+    def has_values(self) -> bool:
+        return len(self.meta) > 0 or len(self.timeline["line"] if self.final else self.timeline) > 0
+
+    def __getstate__(self):
+        self.finalize()
+        st = dict(self.__dict__)
+        codes, uniques = pd.factorize(self.names)  # component names repeat: ship codes
+        st["names"] = (codes.astype(np.int32), np.asarray(uniques, dtype=object))
+        return st
+
+    def __setstate__(self, st):
+        codes, uniques = st.pop("names")
+        self.__dict__.update(st)
+        self.names = uniques[codes] if len(codes) else np.asarray([], dtype=object)
 
     def skip(self, ln: int, reason: str, text: str) -> None:
         self.timing_lines += 1

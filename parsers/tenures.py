@@ -22,10 +22,10 @@ from parsers.model import (
 
 
 def build_frames(s: sc.Scan):
-    ts_all = s.times.array()
-    n = len(s.meta) // 8
-    M = np.fromiter(s.meta, dtype=np.int64, count=8 * n).reshape(n, 8)
-    ln, slots, kind, gpu, worker, part, counts, src = (np.ascontiguousarray(c) for c in M.T)
+    s.finalize()
+    ts_all = s.ts
+    n = len(s.meta)
+    ln, slots, kind, gpu, worker, part, counts, src = (np.ascontiguousarray(c) for c in s.meta.T)
     ts = ts_all[slots] if n else np.zeros(0)
 
     in_gpu = (kind == sc.K_OPEN) | (kind == sc.K_GPU) | (kind == sc.K_NTT) | (kind == sc.K_HELD)
@@ -97,21 +97,7 @@ def _records(n_rec, rid, gln, gts, ggpu, record, kind, held):
     )
 
 
-def _timeline(rows, ts_all):
-    if not rows:
-        return frame({}, TIMELINE_COLUMNS)
-    cols = list(zip(*rows, strict=True))
-    return frame(
-        {
-            "line": cols[0],
-            "ts": ts_all[np.asarray(cols[1], dtype=np.int64)],
-            "offset_ms": cols[2],
-            "event": list(cols[3]),
-            "job_id": list(cols[4]),
-            "partition": cols[5],
-            "worker": cols[6],
-            "synth_ms": cols[7],
-            "gpu_ms": cols[8],
-        },
-        TIMELINE_COLUMNS,
-    )
+def _timeline(cols, ts_all):
+    out = {k: v for k, v in cols.items() if k != "slot"}
+    out["ts"] = ts_all[cols["slot"]] if len(cols["slot"]) else np.zeros(0)
+    return frame(out, TIMELINE_COLUMNS)

@@ -6,43 +6,54 @@ from __future__ import annotations
 
 import math
 
-from parsers.fields import number
-
 MARKER = "TIMELINE,"
 NAN = math.nan
+_INF = math.inf
 
 
 def read_timeline(text: str):
     """Text after `TIMELINE,` -> (offset, event, job, partition, worker, synth, gpu) or a reason."""
-    parts = text.rstrip().split(",", 3)
+    parts = text.rstrip().split(",")
     if len(parts) < 3:
         return "TIMELINE line with fewer than 3 fields (truncated?)"
-    offset = number(parts[0])
-    if offset is None:
+    try:
+        offset = float(parts[0])
+    except ValueError:
+        offset = None
+    if offset is None or offset != offset or offset in (_INF, -_INF):
         return f"TIMELINE offset {parts[0][:20]!r} is not a number"
-    event = parts[1].strip()
-    if not event or not event.replace("_", "").isalnum():
-        return f"TIMELINE event {event[:20]!r} is not an event name"
+    event = parts[1]
+    if not event.isidentifier():
+        event = event.strip()
+        if not event or not event.replace("_", "").isalnum():
+            return f"TIMELINE event {event[:20]!r} is not an event name"
     job = parts[2].strip()
     partition = worker = -1
     synth = gpu = NAN
-    if len(parts) == 4:
-        for item in parts[3].split(","):
-            item = item.strip()
-            if not item or item == "monolithic":
+    for item in parts[3:]:
+        k, eq, v = item.partition("=")
+        if not eq:
+            if item.strip() in ("", "monolithic"):
                 continue
-            k, eq, v = item.partition("=")
-            if not eq:
-                return f"TIMELINE detail {item[:30]!r} is not key=value"
-            x = number(v)
-            if x is None:
-                return f"TIMELINE {k[:20]}: value {v[:20]!r} is not a number"
+            return f"TIMELINE detail {item[:30]!r} is not key=value"
+        try:
             if k == "partition":
-                partition = int(x)
+                partition = int(v)
             elif k == "worker":
-                worker = int(x)
+                worker = int(v)
             elif k == "synth_ms":
-                synth = x
+                synth = _finite(v)
             elif k == "gpu_ms":
-                gpu = x
+                gpu = _finite(v)
+            else:
+                _finite(v)
+        except (ValueError, OverflowError):
+            return f"TIMELINE {k[:20]}: value {v[:20]!r} is not a number"
     return offset, event, job, partition, worker, synth, gpu
+
+
+def _finite(v: str) -> float:
+    x = float(v)
+    if x != x or x in (_INF, -_INF):
+        raise ValueError(v)
+    return x

@@ -40,25 +40,23 @@ def read_tracing(line: str, at: int):
     values: list[float] = []
     worker = partition = -1
     for t in line[at + 11:].split():
-        k, eq, v = t.partition("=")
-        if not eq:
+        if "=" not in t:
             continue  # message words
-        if k.endswith("_ms"):
+        k, _, v = t.partition("=")
+        if k[-3:] == "_ms":
             x = number(v)
             if x is None:
-                return f"{k}: value {v[:20]!r} is not a number"
+                return f"{k[:30]}: value {v[:20]!r} is not a number"
             names.append(prefix + k[:-3])
             values.append(x)
-        elif k == "worker_id":
+        elif k == "worker_id" or k == "partition":
             w = _int_of(v)
             if w is None:
-                return f"worker_id {v[:20]!r} is not a number"
-            worker = w
-        elif k == "partition":
-            p = _int_of(v)
-            if p is None:
-                return f"partition {v[:20]!r} is not a number"
-            partition = p
+                return f"{k}: {v[:20]!r} is not a number"
+            if k == "worker_id":
+                worker = w
+            else:
+                partition = w
     if not names:
         return None
     return source, names, values, worker, partition
