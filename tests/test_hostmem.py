@@ -234,3 +234,17 @@ def test_registered_arrays_start_on_their_own_pages():
     assert len({p // 4096 for p in starts}) == 3
     blk.arrays[0][:] = 1
     assert (blk.arrays[1] == blk.arrays[1]).all() and not np.shares_memory(blk.arrays[0], blk.arrays[1])
+
+
+def test_prewarm_pins_up_to_the_budget_then_serves_hits():
+    fa = FakeAllocator()
+    pool = PinnedPool(2500, fa)
+    assert pool.prewarm(1000, 5) == 2  # the budget holds two
+    assert pool.counters.allocations == 2 and pool.free_bytes == 2000
+    a = pool.acquire(1000)
+    b = pool.acquire(1000)
+    assert pool.counters.hits == 2 and pool.counters.allocations == 2
+    pool.release(a)
+    pool.release(b)
+    pool.close()
+    assert fa.live == {}

@@ -202,6 +202,8 @@ def run_cmd(
                                                  help="Pinned pool budget in pinned mode (default: the host budget)."),
     srs_chunk_log: int = typer.Option(22, "--srs-chunk-log", metavar="K",
                                       help="Stream SRS points in chunks of 2^K points."),
+    prewarm: bool = typer.Option(True, "--prewarm/--no-prewarm",
+                                 help="Pinned mode: pin the pool's buffers before the timed run (as a long-lived daemon's pool is)."),
     general_share: float = typer.Option(0.02, "--general-share", metavar="F",
                                         help="Share of a*b=c rows that are general products (the rest have b = 0 or 1)."),
     bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", help="Share of witness scalars that are 0 or 1."),
@@ -230,7 +232,7 @@ def run_cmd(
     cfg = PipelineConfig(
         mode=mode, log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads,
         gpus=gpu_list, contention=contention, verify=verify, srs_resident=srs_resident,
-        srs_chunk_log=srs_chunk_log,
+        srs_chunk_log=srs_chunk_log, prewarm=prewarm,
         host_budget_bytes=host_budget_mib * MiB if host_budget_mib is not None else None,
         pinned_budget_bytes=pinned_budget_mib * MiB if pinned_budget_mib is not None else None,
         general_share=general_share, bool_share=bool_share, seed=seed,

@@ -205,6 +205,23 @@ class PinnedPool:
                     waited = True
                 self._cv.wait(0.05)
 
+    def prewarm(self, nbytes: int, count: int) -> int:
+        """Pin `count` buffers of `nbytes` now (as a long-lived daemon's pool already would be)
+        and put them on the free list. Stops at the budget. Returns how many were pinned."""
+        bufs = []
+        try:
+            for _ in range(count):
+                with self._cv:
+                    if self.counters.bytes + nbytes > self.budget:
+                        break
+                    bufs.append(self._pin_new(nbytes))
+        finally:
+            with self._cv:
+                for b in bufs:
+                    self._free.setdefault(nbytes, []).append(b)
+                self._cv.notify_all()
+        return len(bufs)
+
     def release(self, buf: PinnedBuffer) -> None:
         with self._cv:
             if not buf.in_use:

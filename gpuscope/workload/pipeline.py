@@ -58,6 +58,7 @@ class PipelineConfig:
     verify: bool = False
     srs_resident: bool = False
     srs_chunk_log: int = 22  # points per streamed SRS chunk = 2^srs_chunk_log
+    prewarm: bool = True  # pinned mode: pin the pool's buffers before the clock starts
     host_budget_bytes: int | None = None  # default: one partition per worker + 2
     pinned_budget_bytes: int | None = None  # default: the host budget
     general_share: float = 0.02
@@ -415,7 +416,6 @@ class Pipeline:
             prep["ones"] = ones.astype(np.uint8)
             prep["n_ones"] = int(ones.sum())
             prep["n_zeros"] = int(zeros.sum())
-            prep["tail_idx"] = np.flatnonzero(~(ones | zeros))
             t1 = clk.mono()
             log.line(tl.line_prep_msm(t1 - t0), t1)
             log.span(t0, t1, gpu, w, p, "prep")
