@@ -18,7 +18,7 @@ from parsers.tenures import build_frames
 
 BINARY_PROBE = 8192
 PARALLEL_MIN_CHARS = 8 * 2**20  # below this a second process costs more than it saves
-PARALLEL_SPLIT = 0.5  # share of the text the parent scans; the child also pickles its part
+PARALLEL_SPLIT = 0.54  # share of the text the parent scans; the child also pickles its part
 LOG_NAMES = ("timing.log",)
 
 
