@@ -149,6 +149,7 @@ def test_timeline_lines():
     assert t["offset_ms"].iloc[5] == 5000.0 and t["job_id"].iloc[0] == "job-1"
     assert p.skipped["line"].tolist() == [7]
     assert p.records.empty and _dtypes(p.records) == RECORD_COLUMNS
+    assert p.components.empty and _dtypes(p.components) == COMPONENT_COLUMNS
 
 
 def test_tracing_lines_with_ansi_and_partition_some():
