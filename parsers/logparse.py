@@ -73,7 +73,7 @@ def _exists(path: str) -> bool:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if not data.strip():
+    if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{name} is empty")
     if b"\x00" in data[:BINARY_PROBE]:
         raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")

@@ -65,7 +65,7 @@ def _read_text(path) -> tuple[str, Path]:
         raise InputError(f"{p}: no such file") from None
     except (OSError, ValueError) as e:
         raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    if not data.strip():
+    if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{p} is empty")
     if b"\x00" in data[:8192]:
         raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
