@@ -37,11 +37,12 @@ def find_log_in_dir(d: Path) -> Path:
 
 
 def read_source(source) -> tuple[str, str]:
-    """(text, name). A str holding a newline, or an '=' and naming no existing file, is log
-    text; any other str (or a PathLike) is a path; bytes are log content."""
+    """(text, name). A str holding a newline, or an '=' and not looking like a path (an
+    existing file, a '/' or a .log/.txt/.csv/.out/.err suffix), is log text; any other str
+    (or a PathLike) is a path; bytes are log content."""
     if isinstance(source, bytes):
         return _decode(source, "<bytes>"), "<bytes>"
-    if isinstance(source, str) and ("\n" in source or ("=" in source and not _exists(source))):
+    if isinstance(source, str) and ("\n" in source or ("=" in source and not _looks_like_path(source))):
         if "\x00" in source[:BINARY_PROBE]:
             raise NoDataError("<string> looks binary (NUL bytes), not a text log")
         return source, "<string>"
@@ -65,11 +66,16 @@ def read_source(source) -> tuple[str, str]:
     return _decode(data, str(path)), str(path)
 
 
-def _exists(path: str) -> bool:
+def _looks_like_path(text: str) -> bool:
+    """A one-line str with '=': a path if it exists, has a separator or a file suffix."""
+    if len(text) >= 4096:
+        return False
     try:
-        return len(path) < 4096 and os.path.exists(path)
+        if os.path.exists(text):
+            return True
     except (OSError, ValueError):
         return False
+    return os.sep in text or "/" in text or text.endswith((".log", ".txt", ".csv", ".out", ".err"))
 
 
 def _decode(data: bytes, name: str) -> str:

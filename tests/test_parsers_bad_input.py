@@ -25,6 +25,15 @@ def test_missing_file_given_as_str(tmp_path):
         parsers.parse_log(str(tmp_path / "nope.log"))
 
 
+def test_one_line_str_with_equals_is_text_unless_it_looks_like_a_path(tmp_path):
+    assert parsers.parse_log("upload_ms=5").components["value_ms"].tolist() == [5.0]
+    with pytest.raises(InputError, match="no such file"):
+        parsers.parse_log(str(tmp_path / "run=3" / "timing.log"))
+    f = tmp_path / "a=b"
+    f.write_text(GOOD)
+    assert len(parsers.parse_log(str(f)).records) == 1
+
+
 def test_directory_without_log(tmp_path):
     (tmp_path / "samples.csv").write_text("t_wall\n")
     with pytest.raises(InputError, match="without a timing log"):
