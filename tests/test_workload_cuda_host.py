@@ -126,3 +126,24 @@ def test_ntt_plan_shapes():
             assert s0 == s and S >= 1 and S + L <= 10 and L <= s0
             s += S
         assert s == log_n
+
+
+def test_generated_ptx_header_is_current():
+    out = subprocess.run(
+        ["python3", str(REPO / "tools" / "gen_field_ptx.py")], capture_output=True, text=True, check=True
+    ).stdout
+    assert out == (CUDA / "field_ptx.cuh").read_text()
+
+
+def test_expanded_sources_map_lines_to_real_files():
+    from gpuscope.workload import kernels
+
+    src = kernels.expand_source("msm.cu")
+    assert src.startswith('#line 1 "msm.cu"')
+    assert src.count('#line 1 "field.cuh"') == 1  # included once although two headers include it
+    assert '#line 1 "curve.cuh"' in src and "#pragma once" not in src
+    # the line after an include is mapped back to the including file
+    lines = (CUDA / "msm.cu").read_text().splitlines()
+    inc = next(i for i, ln in enumerate(lines, 1) if ln.startswith('#include "msm.cuh"'))
+    assert f'#line {inc + 1} "msm.cu"' in src
+    assert kernels.source_hash("ntt") != kernels.source_hash("ntt", ("GPUSCOPE_PORTABLE_MUL",))

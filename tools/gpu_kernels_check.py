@@ -25,6 +25,89 @@ from gpuscope.workload import api, bench, curve, kernels, selfcheck  # noqa: E40
 from gpuscope.workload.field import FR  # noqa: E402
 
 
+def compare_variants(log, check, rng) -> None:
+    """PTX carry chains vs portable C++ products: bit-for-bit checks, then 2^24 timings."""
+    import subprocess
+    import tempfile
+
+    import cupy as cp
+
+    from gpuscope.workload import reference
+    from gpuscope.workload.gpu import GpuBackend
+
+    cpu_pts = api.get_backend("cpu").generate_points(64, 3)
+    for label, defs in (("ptx", ()), ("portable", ("GPUSCOPE_PORTABLE_MUL",))):
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                kernels.build_cubins(d, defines=defs, modules=("ntt",))
+                sass = subprocess.run(
+                    f"cuobjdump -sass -fun fr_ntt_pass {d}/ntt-*.cubin | grep -c ' ;'",
+                    shell=True, capture_output=True, text=True,
+                ).stdout.strip()
+                log(f"[{label}] fr_ntt_pass SASS instructions: {sass}")
+            except Exception as e:  # informational only
+                log(f"[{label}] nvcc/cuobjdump unavailable: {type(e).__name__}")
+        b = GpuBackend(defs)
+        for k in (8, 11, 14):
+            x = api.random_fr(1 << k, rng)
+            xi = FR.limbs_to_ints(x, mont=True)
+            ok = FR.limbs_to_ints(b.ntt(x).get(), mont=True) == reference.ntt(xi)
+            ok &= FR.limbs_to_ints(b.ntt(x, inverse=True).get(), mont=True) == reference.intt(xi)
+            check(f"[{label}] ntt/intt 2^{k} bit for bit", ok)
+        n = 1 << 10
+        a, bb = api.random_fr(n, rng), api.random_fr(n, rng)
+        c = b.fr_mul(a, bb).get()
+        h = b.compute_h(a, bb, c).get()
+        ints = [FR.limbs_to_ints(v, mont=True) for v in (a, bb, c, h)]
+        check(f"[{label}] compute_h 2^10 bit for bit", ints[3] == reference.compute_h(*ints[:3]))
+        pts = b.generate_points(1 << 12, 3)
+        check(f"[{label}] generated points == CPU", bool(np.array_equal(pts[:64].get(), cpu_pts)))
+        sc = api.random_fr(1 << 12, rng)
+        sc[:3] = FR.ints_to_limbs([0, 1, FR.p - 1], mont=False)
+        got = curve.limbs_to_point(b.msm(pts, sc))
+        want = reference.msm(curve.limbs_to_points(pts.get()), FR.limbs_to_ints(sc, mont=False))
+        check(f"[{label}] msm 2^12 == arkworks", got == want)
+        n = 1 << 24
+        x = cp.asarray(api.random_fr(n, rng))
+        y = cp.asarray(api.random_fr(n, rng))
+        z = b.fr_mul(x, y)
+        t_ntt = bench.time_call(lambda b=b, x=x: b.ntt(x), 5)
+        t_h = bench.time_call(lambda b=b, x=x, y=y, z=z: b.compute_h(x, y, z), 5)
+        del x, y, z
+        p24 = b.generate_points(n, 3)
+        s24 = cp.asarray(api.random_fr(n, rng))
+        t_msm = bench.time_call(lambda b=b, p=p24, s=s24: b.msm(p, s), 3)
+        del p24, s24
+        cp.get_default_memory_pool().free_all_blocks()
+        med = bench.statistics.median
+        log(f"[{label}] 2^24: ntt {med(t_ntt):.2f} ms, compute_h {med(t_h):.2f} ms, msm {med(t_msm):.1f} ms")
+
+
+def sweep_ntt(gpu, log, check, rng, log_n: int = 24) -> None:
+    """NTT launch geometry: block size, low bits kept together, threads per block. Every config
+    must give the default's output bit for bit; times are CUDA-event medians of 5."""
+    import cupy as cp
+
+    x = cp.asarray(api.random_fr(1 << log_n, rng))
+    ref = gpu.ntt(x)
+    saved = (gpu.ntt_block_log, gpu.ntt_lmax, gpu.ntt_max_threads)
+    results = []
+    for block_log in (9, 10):
+        for lmax in (2, 3, 4):
+            for threads in (128, 256, 512):
+                if threads > (1 << (block_log - 1)):
+                    continue
+                gpu.ntt_block_log, gpu.ntt_lmax, gpu.ntt_max_threads = block_log, lmax, threads
+                same = bool(cp.array_equal(gpu.ntt(x), ref))
+                t = bench.statistics.median(bench.time_call(lambda: gpu.ntt(x), 5))
+                results.append((t, block_log, lmax, threads, same))
+                log(f"sweep ntt 2^{log_n} block 2^{block_log} lmax {lmax} threads {threads}: {t:.2f} ms {'same' if same else 'DIFFERENT'}")
+    gpu.ntt_block_log, gpu.ntt_lmax, gpu.ntt_max_threads = saved
+    check("ntt sweep configs agree", all(r[4] for r in results))
+    best = min(results)
+    log(f"sweep best: {best[0]:.2f} ms at block 2^{best[1]} lmax {best[2]} threads {best[3]} (default {saved})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="20,22,24")
@@ -32,6 +115,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip-checks", action="store_true")
+    ap.add_argument("--variants", action="store_true", help="check and time PTX vs portable Montgomery products")
+    ap.add_argument("--sweep", action="store_true", help="time NTT launch geometries at 2^24")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -51,7 +136,7 @@ def main() -> int:
     t0 = time.perf_counter()
     gpu = api.get_backend("gpu")
     log(f"compile+load modules {time.perf_counter() - t0:.1f} s")
-    for mod, names in (("ntt", ["fr_ntt_pass"]), ("msm", ["msm_bucket_sum", "g1_gen_points", "msm_count"])):
+    for mod, names in (("ntt", ["fr_ntt_pass"]), ("msm", ["msm_chunk_sum", "g1_gen_points", "msm_count"])):
         for nm in names:
             f = kernels.function(mod, nm)
             log(f"  {nm}: regs {f.num_regs} local {f.local_size_bytes} B")
@@ -62,6 +147,11 @@ def main() -> int:
         log(f"CHECK {name}: {'ok' if ok else 'FAILED'} {extra}")
         if not ok:
             failures.append(name)
+
+    if args.variants:
+        compare_variants(log, check, rng)
+    if args.sweep:
+        sweep_ntt(gpu, log, check, rng)
 
     if not args.skip_checks:
         for k in (20, args.check_log):

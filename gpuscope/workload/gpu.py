@@ -14,10 +14,19 @@ import numpy as np
 from gpuscope.errors import ResourceError, UsageError
 from gpuscope.workload import api, curve, kernels
 from gpuscope.workload.field import FR, FR_GENERATOR, R_MOD, root_of_unity
-from gpuscope.workload.gpu_plan import msm_window, msm_window_bits, ntt_plan
+from gpuscope.workload.gpu_plan import (
+    NTT_BLOCK_LOG,
+    NTT_LMAX,
+    msm_window,
+    msm_window_bits,
+    ntt_plan,
+)
 
 LO_BITS = 12  # power tables: g^i = lo[i & 4095] * hi[i >> 12]
 THREADS = 256
+CHUNK0 = 128  # entries per thread in the first bucket-sum level
+CHUNK = 32  # partial sums per thread in the later levels
+NTT_MAX_THREADS = 256  # threads per NTT block (sweep on an H200: 256 ~6% faster than 512)
 
 
 def _blocks(n: int, threads: int = THREADS) -> int:
@@ -27,19 +36,24 @@ def _blocks(n: int, threads: int = THREADS) -> int:
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self) -> None:
+    def __init__(self, defines: tuple[str, ...] | None = None) -> None:
         import cupy as cp
 
         self.cp = cp
+        self.defines = kernels.default_defines() if defines is None else tuple(defines)
+        # NTT launch geometry (see gpu_plan.ntt_plan); tools/gpu_kernels_check.py --sweep times others
+        self.ntt_block_log = NTT_BLOCK_LOG
+        self.ntt_lmax = NTT_LMAX
+        self.ntt_max_threads = NTT_MAX_THREADS
         self._twiddles: dict[bool, tuple[int, Any]] = {}
         self._powers: dict[tuple, Any] = {}
         self._gen_table = None
-        kernels.module("ntt")
-        kernels.module("msm")
+        kernels.module("ntt", self.defines)
+        kernels.module("msm", self.defines)
 
     # ---- helpers ------------------------------------------------------------------------
     def _k(self, mod: str, name: str):
-        return kernels.function(mod, name)
+        return kernels.function(mod, name, self.defines)
 
     def _dev(self, x: Any):
         cp = self.cp
@@ -94,22 +108,23 @@ class GpuBackend:
         return self._powers[key]
 
     # ---- NTT ----------------------------------------------------------------------------
-    def _ntt_raw(self, x, log_n: int, inverse: bool, out=None):
-        """Unscaled NTT (natural order in and out); `out` may be a scratch buffer (not x)."""
+    def _ntt_raw(self, x, log_n: int, inverse: bool, out=None, scale=None):
+        """NTT, natural order in and out; `out` may be a scratch buffer (not x). `scale` = (lo, hi)
+        power tables multiplied in by the last pass (output g times lo[g & 4095] * hi[g >> 12])."""
         tw = self.twiddles(log_n, inverse)
         n = 1 << log_n
         out = self._alloc((n, 8)) if out is None else out
-        k = self._k("ntt", "fr_ntt_pass")
-        for i, (s0, S, L) in enumerate(ntt_plan(log_n)):
+        plan = ntt_plan(log_n, block_log=self.ntt_block_log, lmax=self.ntt_lmax)
+        for i, (s0, S, L) in enumerate(plan):
             E = 1 << (S + L)
-            threads = min(E // 2, 512)
+            threads = min(E // 2, self.ntt_max_threads)
             src = x if i == 0 else out
-            k(
-                (n // E,),
-                (threads,),
-                (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0)),
-                shared_mem=32 * E,
-            )
+            args = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
+            if scale is not None and i == len(plan) - 1:
+                k, args = self._k("ntt", "fr_ntt_pass_scaled"), (*args, scale[0], scale[1], np.int32(LO_BITS))
+            else:
+                k = self._k("ntt", "fr_ntt_pass")
+            k((n // E,), (threads,), args, shared_mem=32 * E)
         return out
 
     def _scale_powers(self, x, n: int, base: int, c: int, out=None):
@@ -121,11 +136,8 @@ class GpuBackend:
     def ntt(self, values: Any, *, inverse: bool = False):
         x, n = self._fr_in(values, "values")
         log_n = n.bit_length() - 1
-        out = self._ntt_raw(x, log_n, inverse)
-        if inverse:
-            c = self._fr_const(pow(n, -1, R_MOD))
-            self._launch("ntt", "fr_scale_const", n, (out, out, np.uint64(n), c))
-        return out
+        scale = self.power_tables(n, 1, pow(n, -1, R_MOD)) if inverse else None
+        return self._ntt_raw(x, log_n, inverse, scale=scale)
 
     def compute_h(self, a: Any, b: Any, c: Any):
         (da, n), (db, nb), (dc, nc) = self._fr_in(a, "a"), self._fr_in(b, "b"), self._fr_in(c, "c")
@@ -136,16 +148,15 @@ class GpuBackend:
         g, g_inv = FR_GENERATOR, pow(FR_GENERATOR, -1, R_MOD)
         scratch = self._alloc((n, 8))
         evals = []
+        to_coset = self.power_tables(n, g, n_inv)  # iNTT's 1/n and the coset shift g^i, fused
         for x in (da, db, dc):
-            coeffs = self._ntt_raw(x, log_n, True)  # n * coefficients
-            self._scale_powers(coeffs, n, g, n_inv)  # coefficients * g^i (coset shift)
+            coeffs = self._ntt_raw(x, log_n, True, scale=to_coset)  # coefficients * g^i
             evals.append(self._ntt_raw(coeffs, log_n, False, out=scratch))
             scratch = coeffs  # reuse the coefficient buffer as the next scratch
         z_inv = self._fr_const(pow((pow(g, n, R_MOD) - 1) % R_MOD, -1, R_MOD))
         hc = scratch
         self._launch("ntt", "fr_h_pointwise", n, (hc, evals[0], evals[1], evals[2], np.uint64(n), z_inv))
-        h = self._ntt_raw(hc, log_n, True, out=evals[0])
-        return self._scale_powers(h, n, g_inv, n_inv)
+        return self._ntt_raw(hc, log_n, True, out=evals[0], scale=self.power_tables(n, g_inv, n_inv))
 
     def fr_mul(self, a: Any, b: Any):
         (da, n), (db, nb) = self._fr_in(a, "a", pow2=False), self._fr_in(b, "b", pow2=False)
@@ -208,8 +219,7 @@ class GpuBackend:
         entries = self._alloc(max(total, 1))
         cursor = starts[:-1].copy()
         self._launch("msm", "msm_scatter", n, (entries, cursor, ds, skip_arg, np.uint64(n), np.int32(c), np.int32(W)))
-        buckets = self._alloc((nb, 4, 12))
-        self._launch("msm", "msm_bucket_sum", nb, (buckets, entries, starts, dp, np.uint32(nb)), threads=128)
+        buckets = self._bucket_sums(entries, starts, dp, nb)
         segs = min(nbw, 256)
         partial = self._alloc((W * segs, 4, 12))
         self._k("msm", "msm_bucket_reduce")(
@@ -219,6 +229,39 @@ class GpuBackend:
         out = self._alloc((1, 2, 12))
         self._k("msm", "msm_finish")((1,), (1,), (out, partial, np.int32(W), np.int32(c), np.uint32(segs)))
         return out.get()[0]
+
+    def _bucket_sums(self, entries, starts, dp, nb: int):
+        """XYZZ sum per bucket, in chunks (CHUNK0 entries, then CHUNK partials) until one is left."""
+        cp = self.cp
+        k = self._k("msm", "msm_chunk_sum")
+        items, mode, ch = entries, 0, CHUNK0
+        while True:
+            counts = starts[1:] - starts[:-1]
+            if int(counts.max().get()) <= 1 and mode == 1:
+                break
+            nchunks_b = (counts + (ch - 1)) // ch
+            chunk_starts = cp.zeros(nb + 1, dtype=cp.uint32)
+            cp.cumsum(nchunks_b, dtype=cp.uint32, out=chunk_starts[1:])
+            total = int(chunk_starts[-1].get())
+            if total == 0:
+                return self._gather(None, starts, nb)
+            bucket_of = (cp.searchsorted(chunk_starts, cp.arange(total, dtype=cp.uint32), side="right") - 1).astype(cp.uint32)
+            partial = self._alloc((total, 4, 12))
+            k(
+                (_blocks(total, 128),),
+                (128,),
+                (partial, items, dp, starts, chunk_starts, bucket_of, np.uint32(total), np.uint32(ch), np.int32(mode)),
+            )
+            items, starts, mode, ch = partial, chunk_starts, 1, CHUNK
+        return self._gather(items, starts, nb)
+
+    def _gather(self, partial, starts, nb: int):
+        buckets = self._alloc((nb, 4, 12))
+        src = partial if partial is not None else self._alloc((1, 4, 12))
+        if partial is None:
+            starts = self.cp.zeros(nb + 1, dtype=self.cp.uint32)
+        self._launch("msm", "msm_gather_buckets", nb, (buckets, src, starts, np.uint32(nb)))
+        return buckets
 
     def _reduce_rows(self, buf, rows: int, cols: int) -> None:
         half = cols // 2

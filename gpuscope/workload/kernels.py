@@ -48,14 +48,14 @@ def expand_source(name: str, _seen: set[str] | None = None) -> str:
     return "\n".join(out)
 
 
-def source_hash(module: str) -> str:
+def source_hash(module: str, defines: tuple[str, ...] = ()) -> str:
     h = hashlib.sha256(expand_source(MODULES[module]).encode())
-    h.update(" ".join(NVRTC_OPTIONS).encode())
+    h.update(" ".join(_options(defines)).encode())
     return h.hexdigest()[:16]
 
 
-def cubin_name(module: str, arch: str) -> str:
-    return f"{module}-{source_hash(module)}-{arch}.cubin"
+def cubin_name(module: str, arch: str, defines: tuple[str, ...] = ()) -> str:
+    return f"{module}-{source_hash(module, defines)}-{arch}.cubin"
 
 
 def device_arch() -> str:
@@ -64,19 +64,30 @@ def device_arch() -> str:
     return "sm_" + str(cupy.cuda.Device().compute_capability)
 
 
+def default_defines() -> tuple[str, ...]:
+    """-D macros every build gets: GPUSCOPE_PORTABLE_MUL=1 in the environment selects the portable
+    C++ Montgomery product instead of the PTX carry chains (for comparison and fallback)."""
+    return ("GPUSCOPE_PORTABLE_MUL",) if os.environ.get("GPUSCOPE_PORTABLE_MUL") == "1" else ()
+
+
+def _options(defines: tuple[str, ...]) -> tuple[str, ...]:
+    return NVRTC_OPTIONS + tuple(f"-D{d}" for d in defines)
+
+
 @functools.cache
-def module(name: str):
+def module(name: str, defines: tuple[str, ...] | None = None):
     """The compiled cupy.RawModule for `name` ("ntt" or "msm"), compiled once per process."""
+    defines = default_defines() if defines is None else tuple(defines)
     try:
         import cupy
     except ImportError as e:
         raise NoGpuError("CuPy is not installed", hint="pip install cupy-cuda13x") from e
     cubin_dir = os.environ.get("GPUSCOPE_CUBIN_DIR")
     if cubin_dir:
-        path = Path(cubin_dir) / cubin_name(name, device_arch())
+        path = Path(cubin_dir) / cubin_name(name, device_arch(), defines)
         if path.is_file():
             return cupy.RawModule(path=str(path))
-    mod = cupy.RawModule(code=expand_source(MODULES[name]), options=NVRTC_OPTIONS)
+    mod = cupy.RawModule(code=expand_source(MODULES[name]), options=_options(defines))
     try:
         mod.compile()
     except cupy.cuda.compiler.CompileException as e:
@@ -86,21 +97,25 @@ def module(name: str):
 
 
 @functools.cache
-def function(mod: str, kernel: str):
-    return module(mod).get_function(kernel)
+def function(mod: str, kernel: str, defines: tuple[str, ...] | None = None):
+    return module(mod, defines).get_function(kernel)
 
 
-def build_cubins(outdir: str | Path, arch: str = "sm_90", nvcc: str = "nvcc") -> list[Path]:
+def build_cubins(
+    outdir: str | Path, arch: str = "sm_90", nvcc: str = "nvcc", defines: tuple[str, ...] = (), modules=None
+) -> list[Path]:
     """Compile every module with nvcc to `outdir` (for GPUSCOPE_CUBIN_DIR); returns the paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, fname in MODULES.items():
+        if modules is not None and name not in modules:
+            continue
         src = outdir / f"{name}-expanded.cu"
         src.write_text(expand_source(fname))
-        dst = outdir / cubin_name(name, arch)
+        dst = outdir / cubin_name(name, arch, defines)
         subprocess.run(
-            [nvcc, f"-arch={arch}", "-cubin", *NVRTC_OPTIONS, "-o", str(dst), str(src)],
+            [nvcc, f"-arch={arch}", "-cubin", *_options(defines), "-o", str(dst), str(src)],
             check=True,
             capture_output=True,
             text=True,

@@ -6,7 +6,9 @@
 //   2. exclusive scan of the counts (host side, CuPy) -> bucket starts.
 //   3. msm_scatter: counting sort: each (bucket, point) pair lands in its bucket's range as
 //                   point index | sign << 31.
-//   4. msm_bucket_sum: one thread per bucket sums its (signed) affine points in XYZZ.
+//   4. msm_chunk_sum: bucket sums in chunks of at most CH entries (one thread each), then the
+//                   chunks' partial sums again in chunks, until one partial per bucket is left
+//                   (msm_gather_buckets), so crowded buckets do not serialise on one thread.
 //   5. msm_bucket_reduce: per window, segments of buckets reduced by running sums into
 //                   sum_b (b+1) * B_b; then xyzz_reduce_rows adds segments per window.
 //   6. msm_finish:  Horner over windows (c doublings each), result to affine.
@@ -58,21 +60,40 @@ extern "C" __global__ void msm_scatter(u32* entries, u32* cursor, const u32* sca
     }
 }
 
-// One thread per bucket: B = sum of its entries' points (negated where the sign bit is set).
-// starts has nb + 1 entries.
-extern "C" __global__ void msm_bucket_sum(u32* buckets, const u32* entries, const u32* starts,
-                                          const u32* points, u32 nb) {
+// Bucket sums in chunks, so a bucket holding many entries (the top window's few buckets, or
+// equal scalars) is summed by many threads. Chunk t belongs to bucket bucket_of[t] and covers
+// items [starts[b] + (t - chunk_starts[b]) * CH, ...) up to CH of them, capped at starts[b + 1].
+// mode 0: items are entries (point index | sign << 31) into affine points;
+// mode 1: items are XYZZ partial sums from the previous level (contiguous per bucket).
+extern "C" __global__ void msm_chunk_sum(u32* out, const u32* items, const u32* points,
+                                         const u32* starts, const u32* chunk_starts,
+                                         const u32* bucket_of, u32 nchunks, u32 CH, int mode) {
+    u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nchunks) return;
+    u32 b = bucket_of[t];
+    u32 lo = starts[b] + (t - chunk_starts[b]) * CH;
+    u32 hi = min(lo + CH, starts[b + 1]);
+    g1_xyzz acc = xyzz_inf();
+    if (mode == 0) {
+        for (u32 k = lo; k < hi; k++) {
+            u32 e = items[k];
+            g1_affine p = affine_load(points, e & 0x7fffffffu);
+            if (e >> 31) p.y = fp_neg(p.y);
+            acc = xyzz_add_affine(acc, p);
+        }
+    } else {
+        for (u32 k = lo; k < hi; k++) acc = xyzz_add(acc, xyzz_load(items, k));
+    }
+    xyzz_store(out, t, acc);
+}
+
+// buckets[b] = partial[starts[b]] when bucket b has one partial left, infinity when it has none.
+extern "C" __global__ void msm_gather_buckets(u32* buckets, const u32* partial, const u32* starts,
+                                              u32 nb) {
     u32 b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nb) return;
-    g1_xyzz acc = xyzz_inf();
-    u32 end = starts[b + 1];
-    for (u32 k = starts[b]; k < end; k++) {
-        u32 e = entries[k];
-        g1_affine p = affine_load(points, e & 0x7fffffffu);
-        if (e >> 31) p.y = fp_neg(p.y);
-        acc = xyzz_add_affine(acc, p);
-    }
-    xyzz_store(buckets, b, acc);
+    g1_xyzz v = starts[b + 1] > starts[b] ? xyzz_load(partial, starts[b]) : xyzz_inf();
+    xyzz_store(buckets, b, v);
 }
 
 // Per window w (blockIdx.y) and segment s (threads over blockIdx.x): buckets [s*len, (s+1)*len)

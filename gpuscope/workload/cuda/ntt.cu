@@ -41,8 +41,13 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
 
 // One pass of S radix-2 DIT stages. Launch: grid = 2^(logn - S - L) blocks,
 // dynamic shared memory 32 * 2^(S+L) bytes, any blockDim.x that divides 2^(S+L-1).
-extern "C" __global__ void fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
-                                       const u32* tw, int bitrev_input) {
+// SCALE: multiply each output g by slo[g & (2^lobits - 1)] * shi[g >> lobits] on the way out
+// (the 1/n and coset factors fused into the last pass); a separate instantiation, so the plain
+// passes carry no branch for it.
+template <bool SCALE>
+__device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
+                                         const u32* tw, int bitrev_input, const u32* slo,
+                                         const u32* shi, int lobits) {
     extern __shared__ u32 smem[];
     const u32 E = 1u << (S + L);
     const u32 half = E >> 1;
@@ -85,8 +90,22 @@ extern "C" __global__ void fr_ntt_pass(u32* out, const u32* in, int logn, int s0
         fr_t x;
 #pragma unroll
         for (int l = 0; l < 8; l++) x.v[l] = smem[l * E + e];
+        if (SCALE)
+            x = fp_mul(x, fp_mul(fp_load<FrParams>(slo, g & ((1ull << lobits) - 1)),
+                                 fp_load<FrParams>(shi, g >> lobits)));
         fp_store<FrParams>(out, g, x);
     }
+}
+
+extern "C" __global__ void fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
+                                       const u32* tw, int bitrev_input) {
+    ntt_pass<false>(out, in, logn, s0, S, L, tw, bitrev_input, nullptr, nullptr, 0);
+}
+
+extern "C" __global__ void fr_ntt_pass_scaled(u32* out, const u32* in, int logn, int s0, int S,
+                                              int L, const u32* tw, int bitrev_input,
+                                              const u32* slo, const u32* shi, int lobits) {
+    ntt_pass<true>(out, in, logn, s0, S, L, tw, bitrev_input, slo, shi, lobits);
 }
 
 // x[i] *= lo[i & (2^lobits - 1)] * hi[i >> lobits]: multiplies by c * g^i given
