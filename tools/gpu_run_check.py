@@ -108,7 +108,9 @@ def main() -> int:
     ap.add_argument("--modes", default="pageable,pinned,registered")
     ap.add_argument("--contention-modes", default="pageable,pinned")
     ap.add_argument("--contention", type=int, default=8)
-    ap.add_argument("--extra", default="", help="extra run options, space separated")
+    ap.add_argument("--extra", default="", help="extra run options for every run, space separated")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="LABEL:MODE:OPTIONS, an extra run (e.g. 'pinned-c24:pinned:--srs-chunk-log 24')")
     ap.add_argument("--out", required=True)
     ap.add_argument("--no-bandwidth", action="store_true")
     ap.add_argument("--slice-s", type=float, default=None,
@@ -124,15 +126,18 @@ def main() -> int:
     from gpuscope import linerate
 
     rate = linerate.measured_line_rate()
-    plan = [(m, 0) for m in a.modes.split(",") if m]
-    plan += [(m, a.contention) for m in a.contention_modes.split(",") if m and a.contention]
+    plan = [(m, m, 0, "") for m in a.modes.split(",") if m]
+    plan += [(f"{m}+c{a.contention}", m, a.contention, "")
+             for m in a.contention_modes.split(",") if m and a.contention]
+    for v in a.variant:
+        label, mode, opts = v.split(":", 2)
+        plan.append((label, mode, 0, opts))
     rows = []
-    for mode, cont in plan:
-        label = f"{mode}" + (f"+c{cont}" if cont else "")
+    for label, mode, cont, opts in plan:
         d = runs / label
         args = ["run", "--mode", mode, "--log-n", str(a.log_n), "--partitions", str(a.partitions),
                 "--out", str(d), "--json"] + (["--contention", str(cont)] if cont else []) \
-            + a.extra.split()
+            + a.extra.split() + opts.split()
         rc = sh(args, log, a.slice_s)
         if (d / "meta.json").exists():
             r = row(d, label, rate)
