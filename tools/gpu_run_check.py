@@ -49,6 +49,51 @@ def sh(args: list[str], log: Path, slice_s: float | None = None) -> int:
     return rc
 
 
+def probe_register(gib: float = 2.0) -> str:
+    """H2D rate from a cudaHostRegister'ed buffer alone, and while another thread registers and
+    unregisters a second buffer (what a second worker does in registered mode)."""
+    import threading
+
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    n = int(gib * (1 << 30))
+    x = np.ones(n, np.uint8)
+    y = np.ones(n, np.uint8)
+    d = cp.empty(n, np.uint8)
+    rt.hostRegister(x.ctypes.data, n, 0)
+
+    def rate() -> float:
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        d.set(x)
+        e.record()
+        e.synchronize()
+        return n / (cp.cuda.get_elapsed_time(s, e) / 1e3) / 1e9
+
+    rate()
+    alone = [rate() for _ in range(3)]
+    stop = threading.Event()
+    churn = [0]
+
+    def other() -> None:
+        while not stop.is_set():
+            rt.hostRegister(y.ctypes.data, n, 0)
+            rt.hostUnregister(y.ctypes.data)
+            churn[0] += 1
+
+    t = threading.Thread(target=other)
+    t.start()
+    time.sleep(0.05)
+    busy = [rate() for _ in range(5)]
+    stop.set()
+    t.join()
+    rt.hostUnregister(x.ctypes.data)
+    return (f"registered H2D {gib:g} GiB: alone {np.median(alone):.1f} GB/s; while another thread "
+            f"registers/unregisters {gib:g} GiB ({churn[0]} cycles): {np.median(busy):.1f} GB/s "
+            f"(min {min(busy):.1f})")
+
+
 def held_sm_activity(d: Path) -> tuple[float, float]:
     """Mean GPM SM activity and mean PCIe RX of samples inside lock-held spans (per GPU)."""
     s = pd.read_csv(d / "samples.csv")
@@ -113,6 +158,7 @@ def main() -> int:
                     help="LABEL:MODE:OPTIONS, an extra run (e.g. 'pinned-c24:pinned:--srs-chunk-log 24')")
     ap.add_argument("--out", required=True)
     ap.add_argument("--no-bandwidth", action="store_true")
+    ap.add_argument("--probe-register", action="store_true")
     ap.add_argument("--slice-s", type=float, default=None,
                     help="Ctrl-C a run after this many seconds (it still reports what it did)")
     a = ap.parse_args()
@@ -126,6 +172,7 @@ def main() -> int:
     from gpuscope import linerate
 
     rate = linerate.measured_line_rate()
+    probe = probe_register() if a.probe_register else None
     plan = [(m, m, 0, "") for m in a.modes.split(",") if m]
     plan += [(f"{m}+c{a.contention}", m, a.contention, "")
              for m in a.contention_modes.split(",") if m and a.contention]
@@ -152,6 +199,8 @@ def main() -> int:
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 30)
     print(f"line rate (gpuscope bandwidth, pinned H2D): {rate} GB/s")
+    if probe:
+        print(probe)
     print(df.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     by = {r["run"]: r for r in rows}
     for base in ("", f"+c{a.contention}"):

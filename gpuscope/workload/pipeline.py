@@ -409,10 +409,10 @@ class Pipeline:
 
         def prep_work() -> None:
             t0 = clk.mono()
-            s = part.scalars
-            hi_zero = ~s[:, 1:].any(axis=1)
-            ones = hi_zero & (s[:, 0] == 1)
-            zeros = hi_zero & (s[:, 0] == 0)
+            s64 = part.scalars.view(np.uint64)  # (m, 4) little-endian 64-bit words
+            hi_zero = (s64[:, 1] | s64[:, 2] | s64[:, 3]) == 0
+            ones = hi_zero & (s64[:, 0] == 1)
+            zeros = hi_zero & (s64[:, 0] == 0)
             prep["ones"] = ones.astype(np.uint8)
             prep["n_ones"] = int(ones.sum())
             prep["n_zeros"] = int(zeros.sum())
