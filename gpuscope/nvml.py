@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -206,6 +207,8 @@ class Nvml:
         self._logged: set[str] = set()
         self._handles: dict[int, Any] = {}
         self._closed = False
+        #: set to {} to account CPU time per NVML function: name -> [calls, thread CPU seconds]
+        self.profile: dict[str, list[float]] | None = None
 
     # -- the one query helper -------------------------------------------------------------
     def query(self, fn_name: str, *args: Any) -> Any:
@@ -214,6 +217,8 @@ class Nvml:
         if fn is None:
             self._note_missing(fn_name, "FunctionNotFound (not in this pynvml)")
             return None
+        prof = self.profile
+        t0 = time.thread_time() if prof is not None else 0.0
         try:
             return fn(*args)
         except Exception as e:
@@ -227,6 +232,11 @@ class Nvml:
                 raise GpuLost(f"{fn_name}: {name}") from None
             self._note_missing(fn_name, name)
             return None
+        finally:
+            if prof is not None:
+                acc = prof.setdefault(fn_name, [0, 0.0])
+                acc[0] += 1
+                acc[1] += time.thread_time() - t0
 
     def _note_missing(self, fn_name: str, why: str) -> None:
         if fn_name not in self._logged:

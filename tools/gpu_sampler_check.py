@@ -99,9 +99,31 @@ class Loop:
         self.rt.freeHost(self.host)
 
 
+def cpu_profile(nv: nvml.Nvml, gpu: int) -> dict:
+    """Where the sampler's CPU goes at 100 Hz: per NVML function, and per configuration."""
+    out: dict = {"variants": {}}
+    nv.profile = {}
+    s = Sampler(nv, [gpu], ListSink(), interval_s=0.010).start()
+    time.sleep(2.0)
+    st = s.stop()
+    prof, nv.profile = nv.profile, None
+    dur = st.duration_s
+    out["duration_s"] = dur
+    out["sampler_cpu_s"] = st.cpu_s
+    out["nvml"] = {k: {"calls": c, "cpu_us_per_call": 1e6 * t / c, "pct_core": 100 * t / dur}
+                   for k, (c, t) in sorted(prof.items(), key=lambda kv: -kv[1][1])}
+    out["python_rest_pct_core"] = 100 * (st.cpu_s - sum(t for _, t in prof.values())) / dur
+    for name, kw in (("default", {}), ("slow_1hz", {"slow_interval_s": 1.0}), ("no_gpm", {"use_gpm": False}),
+                     ("slow_1hz_no_gpm", {"slow_interval_s": 1.0, "use_gpm": False})):
+        s = Sampler(nv, [gpu], ListSink(), interval_s=0.010, **kw).start()
+        time.sleep(1.5)
+        out["variants"][name] = 100 * s.stop().cpu_fraction
+    return out
+
+
 def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
     res = []
-    for pcie in ("counter", "gpm"):
+    for pcie, n in (("counter", 32), ("counter", 400), ("gpm", 400)):
         sink = ListSink()
         s = Sampler(nv, [gpu], sink, interval_s=0.010, pcie=pcie)
         src = s.stats.sources.get(gpu)
@@ -111,7 +133,6 @@ def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
             continue
         s.start()
         time.sleep(0.2)
-        n = 32
         t0 = time.perf_counter()
         with loop.stream:
             for _ in range(n):
@@ -208,6 +229,7 @@ def main() -> int:
 
     stage("call_costs", lambda: call_costs(nv, a.gpu))
     stage("rates", lambda: rates(nv, a.gpu))
+    stage("cpu_profile", lambda: cpu_profile(nv, a.gpu))
     loop = Loop()
     out["loop_iter_s"] = loop.run(10) / 10
     iters = max(10, int(1.0 / out["loop_iter_s"]))
@@ -230,6 +252,12 @@ def main() -> int:
             print(f"accuracy [{r['source']}]: copied {r['copied_bytes'] / 1e9:.2f} GB at {r['copy_gbs']:.1f} GB/s, "
                   f"integrated RX {r['rx_integrated_bytes'] / 1e9:.2f} GB (ratio {r['ratio']:.3f}), "
                   f"peak {r['peak_rx_gbs']:.1f} GB/s, wrap_suspect {r['wrap_suspect_rows']}")
+    cp = out.get("cpu_profile")
+    if cp:
+        print(f"sampler CPU at 100 Hz by NVML function (python rest {cp['python_rest_pct_core']:.2f}% core):")
+        for k, v in cp["nvml"].items():
+            print(f"  {k:40s} {v['calls']:5d} calls {v['cpu_us_per_call']:8.1f} us/call {v['pct_core']:6.2f}% core")
+        print("  variants (% core): " + ", ".join(f"{k} {v:.2f}" for k, v in cp["variants"].items()))
     o = out.get("overhead")
     if o is None:
         return 1
