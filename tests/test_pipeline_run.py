@@ -131,6 +131,18 @@ def test_pinned_pool_is_reused_across_partitions_and_freed(tmp_path):
 def test_registered_mode_registers_every_partition_and_leaves_nothing(tmp_path):
     fa = FakeAllocator()
     p, mem, _ = _pipeline(tmp_path, "registered", fa, partitions=4)
+    # registrations take turns with uploads: (un)register only while holding the DMA lock
+    reg, unreg = fa.host_register, fa.host_unregister
+
+    def checked_register(ptr, nbytes):
+        assert p._dma.locked()
+        reg(ptr, nbytes)
+
+    def checked_unregister(ptr):
+        assert p._dma.locked()
+        unreg(ptr)
+
+    fa.host_register, fa.host_unregister = checked_register, checked_unregister
     res = p.run()
     assert res.error is None and res.done == 4
     assert sum(1 for c in fa.calls if c[0] == "register") == 4 * 4  # a, b, c, witness
