@@ -50,6 +50,45 @@ def call_costs(nv: nvml.Nvml, gpu: int) -> dict:
     return out
 
 
+def spaced_costs(nv: nvml.Nvml, gpu: int, spacing_s: float = 0.010, n: int = 150) -> dict:
+    """Thread CPU per call when calls are `spacing_s` apart, as in the sampler (back-to-back
+    calls can hit a driver cache and look cheaper)."""
+    import threading
+
+    h = nv.handle(gpu)
+    ev = threading.Event()
+    rx, tx = nvml.FI_PCIE_COUNT_RX_BYTES, nvml.FI_PCIE_COUNT_TX_BYTES
+    gpm = nv.gpm(gpu)
+    cases = {
+        "idle_wait": lambda: None,
+        "fields_rx_tx": lambda: nv.read_fields(h, (rx, tx)),
+        "fields_rx": lambda: nv.read_fields(h, (rx,)),
+        "gpm_sample": (lambda: nv.query("nvmlGpmSampleGet", h, gpm.cur)) if gpm else None,
+        "utilization": lambda: nv.query("nvmlDeviceGetUtilizationRates", h),
+    }
+    out = {}
+    for name, fn in cases.items():
+        if fn is None:
+            continue
+        cpu = 0.0
+        wall = 0.0
+        for _ in range(n):
+            ev.wait(spacing_s)
+            c0, w0 = time.thread_time(), time.perf_counter()
+            fn()
+            cpu += time.thread_time() - c0
+            wall += time.perf_counter() - w0
+        out[name] = {"cpu_us": 1e6 * cpu / n, "wall_us": 1e6 * wall / n}
+    # the loop's own cost: timed waits only
+    c0, w0 = time.thread_time(), time.perf_counter()
+    for _ in range(n):
+        ev.wait(spacing_s)
+    out["wait_loop_pct_core"] = 100 * (time.thread_time() - c0) / (time.perf_counter() - w0)
+    if gpm:
+        gpm.close()
+    return out
+
+
 def rates(nv: nvml.Nvml, gpu: int) -> list[dict]:
     res = []
     for ms in (5, 10, 20):
@@ -209,6 +248,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write the full results here")
     ap.add_argument("--gpu", type=int, default=0)
+    ap.add_argument("--costs", action="store_true", help="only the spaced per-call CPU costs")
     ap.add_argument("--workload", type=float, default=None, metavar="S",
                     help="only run a CuZK-shaped upload+compute loop for S seconds, printing CUZK timing lines")
     a = ap.parse_args()
@@ -218,6 +258,9 @@ def main() -> int:
     if nv is None:
         print(f"NVML not usable: {nvml.unavailable_reason()}", file=sys.stderr)
         return 5
+    if a.costs:
+        print(json.dumps(spaced_costs(nv, a.gpu), indent=1))
+        return 0
     out: dict = {"device": nv.device(a.gpu), "system": nv.system(),
                  "capabilities": nv.probe(a.gpu).to_dict()}
     def stage(name, fn):
