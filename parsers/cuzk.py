@@ -5,24 +5,29 @@ only classifies each line: `mutex_wait_ms` lines open a tenure, held lines
 (`mutex_held_ms`) close it, `gpu_tid=` lines and CUZK_NTT_H lines sit inside it, every
 other CUZK_TIMING line (prep_msm, b_g2_msm, async_dealloc, split_vectors, ...) comes from
 a CPU thread that can print anywhere and is tied to no tenure (record -1).
+
+Keys ending in `_ms` are times (components); `*_bytes` keys and the count keys of
+parsers.model.COUNT_QUANTITIES (num_circuits) are quantities, kept as printed and tied to
+their line like its components; other unit-less keys are ignored.
 """
 
 from __future__ import annotations
 
 from parsers import scan as sc
 from parsers.fields import number
+from parsers.model import is_quantity_key
 from parsers.timeline import read_timeline
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"
 OPEN_KEYS = ("mutex_wait", "pre_lock_cpu")
-COUNT_KEYS = frozenset(("gpu_tid", "num_circuits"))
 INFO = "info"
 MARKERS = ("CUZK_", "TIMELINE,", "_TIMING ")
 
 
 def read_fields(rest: str, ntt: bool):
-    """Fields after the marker -> (names, values_ms, gpu_tid), INFO, or a reason string."""
+    """Fields after the marker -> (names, values_ms, gpu_tid, quantity names, quantity
+    values), INFO, or a reason string."""
     toks = rest.split()
     if "=" not in rest:
         # "d_a_cache allocated 512 MiB on gpu 0", "set pool release threshold ..." are
@@ -30,6 +35,8 @@ def read_fields(rest: str, ntt: bool):
         return INFO if len(toks) >= 3 else "timing marker without fields (truncated?)"
     names: list[str] = []
     values: list[float] = []
+    qnames: list[str] = []
+    qvalues: list[float] = []
     gpu_tid = -1
     for t in toks:
         k, eq, v = t.partition("=")
@@ -54,15 +61,22 @@ def read_fields(rest: str, ntt: bool):
             if x < 0 or x != int(x) or x > 1 << 20:
                 return f"gpu_tid {v[:20]!r} is not a GPU index"
             gpu_tid = int(x)
-        elif k not in COUNT_KEYS and not k.isidentifier():
+        elif is_quantity_key(k):
+            if x < 0:
+                return f"{k[:30]}: value {v[:20]!r} is not a count"
+            qnames.append(k)
+            qvalues.append(x)
+        elif not k.isidentifier():
             return f"unreadable field {t[:40]!r}"
-    if not names:
+    if not names and not qnames:
         return "timing line without a time value"
-    return names, values, gpu_tid
+    return names, values, gpu_tid, qnames, qvalues
 
 
 def _kind(names: list[str], tid: int, held: str) -> tuple[int, int]:
     """(line kind, index of the held value or -1) of a CUZK_TIMING line."""
+    if not names:  # quantities only
+        return (sc.K_GPU if tid >= 0 else sc.K_FREE), -1
     if names[0] in OPEN_KEYS:
         return sc.K_OPEN, -1
     if held in names:
@@ -71,22 +85,26 @@ def _kind(names: list[str], tid: int, held: str) -> tuple[int, int]:
 
 
 def _shape(keys: tuple[str, ...], held: str):
-    """What a CUZK_TIMING line with these keys is: (names, picks, tid_at, kind) or None."""
-    names, picks, tid_at = [], [], -1
+    """What a CUZK_TIMING line with these keys is: (names, picks, tid_at, kind, held_at,
+    all_ms, quantities) or None; quantities: ((name, pick), ...), empty for most lines."""
+    names, picks, tid_at, qnames, qpicks = [], [], -1, [], []
     for i, k in enumerate(keys):
         if k.endswith("_ms") and len(k) > 3 and k.isidentifier():
             names.append(k[:-3])
             picks.append(i)
         elif k == "gpu_tid" and tid_at < 0:
             tid_at = i
+        elif is_quantity_key(k):
+            qnames.append(k)
+            qpicks.append(i)
         elif not k.isidentifier() or k == "gpu_tid":
             return None
-        # other numeric keys without a time unit (num_circuits, h2d_bytes) are not times
-    if not names:
+        # other numeric keys without a time unit are neither times nor kept quantities
+    if not names and not qnames:
         return None
     kind, held_at = _kind(names, tid_at, held)
     all_ms = len(picks) == len(keys)
-    return names, tuple(picks), tid_at, kind, held_at, all_ms
+    return names, tuple(picks), tid_at, kind, held_at, all_ms, tuple(zip(qnames, qpicks, strict=True))
 
 
 def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc.Scan:
@@ -100,6 +118,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
     names_all = s.names
     values_all = s.values
     held_list = s.held
+    q_row, q_names, q_values = s.qrow, s.qnames, s.qvalues
     tl_rows = s.timeline
     shapes: dict[tuple[str, ...], tuple | None] = {}
     K_NTT = sc.K_NTT
@@ -126,11 +145,20 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
                 and "".join(vs).isascii()
             )
             if fast:
-                names, picks, tid_at, kind, held_at, all_ms = shape
-                vals = list(map(float, vs)) if all_ms else [float(vs[k]) for k in picks]
+                names, picks, tid_at, kind, held_at, all_ms, quants = shape
                 tid = int(vs[tid_at]) if tid_at >= 0 and len(vs[tid_at]) < 7 else -1
-                if tid_at >= 0 and tid < 0:
+                if all_ms:
+                    vals = list(map(float, vs))
+                elif tid_at >= 0 and tid < 0:
                     fast = False
+                else:
+                    vals = [float(vs[k]) for k in picks]
+                    if quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
+                        row = len(meta) // 8
+                        for qn, k in quants:
+                            q_row.append(row)
+                            q_names.append(qn)
+                            q_values.append(float(vs[k]))
             if not fast:  # slow path: informational lines, damage, decimals, odd keys
                 r = read_fields(line[j + 12:], False)
                 if r is INFO:
@@ -138,8 +166,12 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
                 if type(r) is str:
                     s.skip(i + first, r, line)
                     continue
-                names, vals, tid = r
+                names, vals, tid, qnames, qvals = r
                 kind, held_at = _kind(names, tid, held)
+                if qnames:
+                    q_row += [len(meta) // 8] * len(qnames)
+                    q_names += qnames
+                    q_values += qvals
             if kind == sc.K_HELD:
                 held_list.append((len(meta) // 8, vals[held_at]))
         else:
@@ -151,7 +183,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
                 if type(r) is str:
                     s.skip(i + first, r, line)
                     continue
-                names, vals, _ = r
+                names, vals, _, _, _ = r  # (no quantities: every CUZK_NTT_H field is a time)
                 kind = K_NTT
                 tid = -1
             elif "CUZK_TIMING:" in line:  # marker without its space: cut or damaged

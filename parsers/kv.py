@@ -10,19 +10,26 @@ number is milliseconds. The component name drops the key's unit suffix. In the g
 format a non-numeric value of a key without a time unit is a label and ignored
 (`job=abc`); in the condensed form every field is a time, so it is damage.
 
+A `*_bytes` key or a count key (parsers.model.COUNT_QUANTITIES: num_circuits) with a plain
+number is a quantity, not a time: kept as printed (`h2d_bytes=1610612736`).
+
 Records: a record ends at a line carrying the held key; lines after the last held line
 form an incomplete record. With no held key anywhere in the log, each line is a record.
 """
 
 from __future__ import annotations
 
-from parsers.fields import kv_tokens, split_key_unit, value_with_unit
+from parsers.fields import kv_tokens, number, split_key_unit, value_with_unit
+from parsers.model import is_quantity_key
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
-    """Line text -> (names, values_ms), None (no timing fields), or a reason string."""
+    """Line text -> (names, values_ms, quantity names, quantity values), None (no timing
+    fields), or a reason string."""
     names: list[str] = []
     values: list[float] = []
+    qnames: list[str] = []
+    qvalues: list[float] = []
     for t in kv_tokens(text):
         k, eq, v = t.partition("=")
         if not eq:
@@ -30,6 +37,13 @@ def read_kv(text: str, strict: bool, held: str = ""):
         if not k or not k.replace("_", "a").replace(".", "a").replace("-", "a").isalnum():
             if strict:
                 return f"unreadable field {t[:40]!r}"
+            continue
+        if is_quantity_key(k):
+            x = number(v)
+            if x is None or x < 0:
+                return f"{k[:30]}: value {v[:20]!r} is not a count"
+            qnames.append(k)
+            qvalues.append(x)
             continue
         name, key_factor = split_key_unit(k)
         x, val_factor = value_with_unit(v)
@@ -40,9 +54,9 @@ def read_kv(text: str, strict: bool, held: str = ""):
         factor = val_factor if val_factor is not None else (key_factor or 1.0)
         names.append(name)
         values.append(x * factor)
-    if not names:
+    if not names and not qnames:
         return None
-    return names, values
+    return names, values, qnames, qvalues
 
 
 def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source: str, first: int = 1):
@@ -69,8 +83,12 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
         if type(r) is str:
             s.skip(ln, r, line)
             continue
-        names, values = r
+        names, values, qnames, qvalues = r
         s.timing_lines += 1
+        if qnames:
+            s.qrow += [len(s.meta) // 8] * len(qnames)
+            s.qnames += qnames
+            s.qvalues += qvalues
         if held in names:
             kind = sc.K_HELD
             s.held.append((len(s.meta) // 8, values[names.index(held)]))
@@ -83,11 +101,15 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
 
 
 def lines_are_records(s) -> None:
-    """No held key anywhere in the log: every key=value line is a record of its own."""
+    """No held key anywhere in the log: every key=value line with a time is a record of its
+    own (a line with quantities only is tied to no record)."""
     from parsers import scan as sc
 
     s.finalize()
     if s.held:
         return
     kind = s.meta[:, 2]
-    kind[kind == sc.K_GPU] = sc.K_HELD
+    gpu_line = kind == sc.K_GPU
+    timed = s.meta[:, 6] > 0
+    kind[gpu_line & timed] = sc.K_HELD
+    kind[gpu_line & ~timed] = sc.K_FREE

@@ -101,7 +101,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held") -
             raise NoDataError(f"{name}: no timing lines found (format {fmt})")
         if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
-        comps, records, tl, skipped = build_frames(s)
+        comps, records, tl, skipped, quantities = build_frames(s)
     finally:
         if enabled:
             gc.enable()
@@ -114,6 +114,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held") -
         records=records,
         timeline=tl,
         skipped=skipped,
+        quantities=quantities,
     )
 
 

@@ -6,7 +6,7 @@ analysis code never special-cases an empty log (see docs/ARCHITECTURE.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,24 @@ TIMELINE_COLUMNS: dict[str, str] = {
 
 SKIPPED_COLUMNS: dict[str, str] = {"line": "int64", "reason": STR, "text": STR}
 
+# Numbers the log prints that are not times (upload byte counts, circuit counts), in their
+# own unit: `value` is the number as printed, `name` the key as spelled (h2d_bytes).
+QUANTITY_COLUMNS: dict[str, str] = {
+    "record": "int64",
+    "gpu": "int64",
+    "name": STR,
+    "value": "float64",
+    "line": "int64",
+    "ts": "float64",
+}
+# Keys kept as quantities besides every `*_bytes` key (documented in docs/ARCHITECTURE.md).
+COUNT_QUANTITIES = frozenset(("num_circuits",))
+
+
+def is_quantity_key(key: str) -> bool:
+    """`h2d_bytes`, `abc_bytes`, `num_circuits`: a number without a time unit worth keeping."""
+    return (key.endswith("_bytes") and len(key) > 6 and key.isidentifier()) or key in COUNT_QUANTITIES
+
 FORMATS = ("cuzk", "condensed", "kv")
 
 
@@ -81,6 +99,7 @@ class ParsedLog:
     records: pd.DataFrame
     timeline: pd.DataFrame
     skipped: pd.DataFrame
+    quantities: pd.DataFrame = field(default_factory=lambda: empty(QUANTITY_COLUMNS))
 
     @property
     def complete_records(self) -> int:

@@ -37,6 +37,11 @@ class Scan:
         self.names: list[str] = []
         self.values: list[float] = []
         self.held: list[tuple[int, float]] = []  # (meta row, held value)
+        # quantities (numbers that are not times: h2d_bytes, num_circuits), each tied to
+        # the meta row of its line: row, name as spelled, value as printed
+        self.qrow: list[int] = []
+        self.qnames: list[str] = []
+        self.qvalues: list[float] = []
         # (line, slot, offset, event, job, partition, worker, synth, gpu)
         self.timeline: list[tuple] = []
         self.skip_line: list[int] = []
@@ -54,6 +59,9 @@ class Scan:
         self.meta = np.fromiter(self.meta, dtype=np.int64, count=8 * n).reshape(n, 8)
         self.names = np.asarray(self.names, dtype=object)
         self.values = np.asarray(self.values, dtype=np.float64)
+        self.qrow = np.asarray(self.qrow, dtype=np.int64)
+        self.qnames = np.asarray(self.qnames, dtype=object)
+        self.qvalues = np.asarray(self.qvalues, dtype=np.float64)
         self.ts = self.times.array()
         rows = self.timeline
         cols = list(zip(*rows, strict=True)) if rows else [()] * len(TL_FIELDS)
@@ -75,6 +83,9 @@ class Scan:
         self.meta = np.concatenate([self.meta, m])
         self.names = np.concatenate([self.names, o.names])
         self.values = np.concatenate([self.values, o.values])
+        self.qrow = np.concatenate([self.qrow, o.qrow + base_row])
+        self.qnames = np.concatenate([self.qnames, o.qnames])
+        self.qvalues = np.concatenate([self.qvalues, o.qvalues])
         self.ts = np.concatenate([self.ts, o.ts])
         self.held += [(r + base_row, v) for r, v in o.held]
         for name, col in o.timeline.items():

@@ -3,7 +3,8 @@
 GPU-region lines (kinds OPEN, GPU, NTT, HELD) in log order form tenures: a tenure starts
 at an OPEN line, or at any GPU-region line that follows a HELD line (or starts the log);
 it is complete when it has its HELD line. FREE lines get record -1. The k-th NTT line of
-a tenure is GPU k; gpu_tid lines carry their own GPU. See docs/ARCHITECTURE.md.
+a tenure is GPU k; gpu_tid lines carry their own GPU. A quantity (h2d_bytes, ...) takes
+the record, GPU, line and time of the line that printed it. See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pandas as pd
 from parsers import scan as sc
 from parsers.model import (
     COMPONENT_COLUMNS,
+    QUANTITY_COLUMNS,
     RECORD_COLUMNS,
     SKIPPED_COLUMNS,
     TIMELINE_COLUMNS,
@@ -60,10 +62,22 @@ def build_frames(s: sc.Scan):
         },
         COMPONENT_COLUMNS,
     )
+    qr = s.qrow
+    quantities = frame(
+        {
+            "record": record[qr],
+            "gpu": gpu[qr],
+            "name": s.qnames,
+            "value": s.qvalues,
+            "line": ln[qr],
+            "ts": ts[qr],
+        },
+        QUANTITY_COLUMNS,
+    )
     tl = _timeline(s.timeline, ts_all)
     skipped = frame({"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text},
                     SKIPPED_COLUMNS)
-    return comps, records, tl, skipped
+    return comps, records, tl, skipped, quantities
 
 
 def _records(n_rec, rid, gln, gts, ggpu, record, kind, held):

@@ -9,6 +9,8 @@ import pandas as pd
 
 from gpuscope.errors import InputError, ResourceError
 
+QUANTITY_COLUMNS = ["record", "gpu", "name", "value", "line", "ts"]  # ParsedLog.quantities
+
 
 def _timeline_rows(analysis) -> pd.DataFrame:
     rows = []
@@ -26,6 +28,13 @@ def _timeline_rows(analysis) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["key", "value"])
 
 
+def _quantities(analysis) -> pd.DataFrame:
+    """The log's counts that are not times (h2d_bytes, num_circuits), as parsed; the header
+    alone when the log has none."""
+    q = getattr(analysis, "quantities", None)
+    return q if q is not None else pd.DataFrame(columns=QUANTITY_COLUMNS)
+
+
 def frames(analysis) -> dict[str, pd.DataFrame]:
     """The DataFrames written by write_csv, by file name."""
     out = {
@@ -34,6 +43,7 @@ def frames(analysis) -> dict[str, pd.DataFrame]:
         "stats.csv": analysis.components.reset_index(),
         "timeline.csv": _timeline_rows(analysis),
         "skipped.csv": analysis.skipped,
+        "quantities.csv": _quantities(analysis),
         "diagnoses.csv": pd.DataFrame(
             [{"id": d.id, "severity": d.severity, "summary": d.summary,
               "recommendation": d.recommendation} for d in analysis.diagnoses],
@@ -54,7 +64,8 @@ def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
         written = []
         for name, df in frames(analysis).items():
             p = d / name
-            df.to_csv(p, index=False, float_format="%.6g")
+            # byte counts keep every digit (1610612736, not 1.61061e+09)
+            df.to_csv(p, index=False, float_format=None if name == "quantities.csv" else "%.6g")
             written.append(p)
     except OSError as e:
         raise ResourceError(f"cannot write CSV files to {d}: {e.strerror or e}") from None

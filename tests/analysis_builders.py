@@ -6,11 +6,13 @@ import math
 
 from parsers.model import (
     COMPONENT_COLUMNS,
+    QUANTITY_COLUMNS,
     RECORD_COLUMNS,
     SKIPPED_COLUMNS,
     TIMELINE_COLUMNS,
     ParsedLog,
     frame,
+    is_quantity_key,
 )
 
 NAN = math.nan
@@ -37,6 +39,7 @@ class LogBuilder:
         self.recs: list[dict] = []
         self.tl: list[dict] = []
         self.skipped: list[dict] = []
+        self.quants: list[dict] = []
 
     def _next(self) -> int:
         self.line += 1
@@ -44,6 +47,10 @@ class LogBuilder:
 
     def value(self, component, ms, *, record=-1, gpu=-1, ts=NAN, line=None, worker=-1, partition=-1,
               source="CUZK_TIMING"):
+        if is_quantity_key(component):  # h2d_bytes=...: a count, kept apart as the parsers do
+            self.quants.append(dict(record=record, gpu=gpu, name=component, value=float(ms),
+                                    line=line if line is not None else self._next(), ts=ts))
+            return
         self.comps.append(dict(record=record, gpu=gpu, component=component, value_ms=float(ms),
                                line=line if line is not None else self._next(), ts=ts, source=source,
                                worker=worker, partition=partition))
@@ -81,6 +88,7 @@ class LogBuilder:
             records=frame(_cols(self.recs, RECORD_COLUMNS), RECORD_COLUMNS),
             timeline=frame(_cols(self.tl, TIMELINE_COLUMNS), TIMELINE_COLUMNS),
             skipped=frame(_cols(self.skipped, SKIPPED_COLUMNS), SKIPPED_COLUMNS),
+            quantities=frame(_cols(self.quants, QUANTITY_COLUMNS), QUANTITY_COLUMNS),
         )
 
 

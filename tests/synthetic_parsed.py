@@ -19,6 +19,8 @@ RECORD_COLS = {
     "record": "int64", "first_line": "int64", "last_line": "int64", "ts_start": "float64",
     "ts_end": "float64", "n_gpus": "int64", "held_ms": "float64", "complete": "bool",
 }
+QUANTITY_COLS = {"record": "int64", "gpu": "int64", "name": "object", "value": "float64",
+                 "line": "int64", "ts": "float64"}
 TIMELINE_COLS = {
     "line": "int64", "ts": "float64", "offset_ms": "float64", "event": "object", "job_id": "object",
     "partition": "int64", "worker": "int64", "synth_ms": "float64", "gpu_ms": "float64",
@@ -40,15 +42,17 @@ class FakeParsed:
     total_lines: int = 0
     timing_lines: int = 0
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"line": [], "reason": [], "text": []}))
+    quantities: pd.DataFrame = field(default_factory=lambda: typed([], QUANTITY_COLS))
 
 
 def make_parsed(tenures: list[dict], *, side: dict[str, list[float]] | None = None,
                 t0: float | None = None, timeline: list[dict] | None = None,
                 source: str = "<synthetic>") -> FakeParsed:
     """`tenures`: dicts of component -> ms, plus `held` (mutex_held) and optionally
-    `t_start` (epoch s of the tenure's start) and `worker`. `side`: record-less
-    components (prep_msm, b_g2_msm, synth) -> list of values in log order."""
-    comps, recs = [], []
+    `t_start` (epoch s of the tenure's start) and `worker`; a `*_bytes` key is a quantity
+    (its count, on GPU 0), as the parsers keep it. `side`: record-less components
+    (prep_msm, b_g2_msm, synth) -> list of values in log order."""
+    comps, recs, quants = [], [], []
     line = 1
     for r, ten in enumerate(tenures):
         first = line
@@ -56,6 +60,10 @@ def make_parsed(tenures: list[dict], *, side: dict[str, list[float]] | None = No
         ts0 = ten.get("t_start", np.nan if t0 is None else t0 + r)
         for name, v in ten.items():
             if name in ("held", "t_start", "worker"):
+                continue
+            if name.endswith("_bytes"):
+                quants.append({"record": r, "gpu": 0, "name": name, "value": float(v), "line": line, "ts": ts0})
+                line += 1
                 continue
             comps.append({"record": r, "gpu": 0, "component": name, "value_ms": float(v), "line": line,
                           "ts": ts0, "source": "CUZK_TIMING", "worker": worker, "partition": r})
@@ -76,6 +84,7 @@ def make_parsed(tenures: list[dict], *, side: dict[str, list[float]] | None = No
         components=typed(comps, COMPONENT_COLS),
         records=typed(recs, RECORD_COLS),
         timeline=typed(timeline or [], TIMELINE_COLS),
+        quantities=typed(quants, QUANTITY_COLS),
         source=source,
         total_lines=line - 1,
         timing_lines=line - 1,

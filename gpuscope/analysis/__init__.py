@@ -32,7 +32,7 @@ def analyze(
     `samples` (samples.csv schema) overrides the run directory's samples.
     """
     from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import rules, split, stats, timeline
+    from gpuscope.analysis import quantities, rules, split, stats, timeline
     from gpuscope.model import RoleModel, load_model
 
     options = options or AnalyzeOptions()
@@ -46,6 +46,12 @@ def analyze(
     wide = split.record_components(comps, parsed.records, fact)
     per_record = split.split_records(comps, parsed.records, model, wide=wide)
     totals = split.split_totals(per_record)
+    # measured upload rate: the log's byte counts (quantities) over the tenures' h2d time
+    up_bytes, up_key = quantities.tenure_bytes(parsed, per_record["record"].to_numpy())
+    totals["upload_gbs"] = (
+        quantities.finite_median(quantities.upload_gbs(up_bytes, per_record["h2d_ms"], per_record["n_gpus"]))
+        if up_bytes is not None else float("nan")
+    )
     comp_stats = stats.component_stats(comps, model, fact)
     tl = timeline.timeline_summary(parsed.timeline, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
@@ -67,7 +73,8 @@ def analyze(
 
     diags = rules.run_rules(
         rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
-                        bounds=bnd, options=options, model=model, pcie=pcie_df)
+                        bounds=bnd, options=options, model=model, pcie=pcie_df,
+                        upload_bytes=up_bytes, upload_bytes_key=up_key)
     )
     n_complete = int(parsed.records["complete"].sum()) if len(parsed.records) else 0
     return Analysis(
@@ -91,4 +98,5 @@ def analyze(
         pcie_info=pcie_info,
         context=context,
         values=comps,
+        quantities=getattr(parsed, "quantities", None),
     )

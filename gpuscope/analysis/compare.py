@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
 from gpuscope.analysis.whatif import (
-    BYTES_FIELDS,
     COMBINED_UPLOAD,
     EXPLICIT_UPLOAD,
     WhatIf,
@@ -150,13 +150,13 @@ def compare_components(
 ) -> dict[str, dict[str, Any]]:
     """Per component present on both sides: medians, p10-p90, B/A ratio with its CI.
 
-    Order: the held key first, then by A's median, largest first. Byte counts are not
-    components. Components on one side only are listed with null ratio.
+    Order: the held key first, then by A's median, largest first. Components (always
+    milliseconds; byte counts are quantities, not components) on one side only are listed
+    with null ratio.
     """
-    skip = set(BYTES_FIELDS)
     if names is None:
-        na = set(a.parsed.components["component"].unique()) - skip
-        nb = set(b.parsed.components["component"].unique()) - skip
+        na = set(a.parsed.components["component"].unique())
+        nb = set(b.parsed.components["component"].unique())
         names = sorted(na | nb)
     out: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -249,13 +249,19 @@ def run_figures(side: Side) -> dict[str, Any]:
 
     explicit = [c for c in EXPLICIT_UPLOAD if c in wide.columns]
     up_cols = explicit or [c for c in COMBINED_UPLOAD if c in wide.columns]
-    upload_ms = float(np.nanmedian(wide[up_cols].sum(axis=1, min_count=1))) if up_cols else math.nan
-    bytes_pp = side.bytes_per_partition
-    for name in BYTES_FIELDS:
-        if name in wide.columns and wide[name].notna().any():
-            bytes_pp = float(wide[name].median())
-            break
-    upload_gbs = bytes_pp / (upload_ms / 1e3) / 1e9 if bytes_pp and upload_ms and upload_ms > 0 else math.nan
+    per_upload = wide[up_cols].sum(axis=1, min_count=1).to_numpy(dtype=float) if up_cols else np.full(n, math.nan)
+    upload_ms = finite_median(per_upload)
+    logged, key = tenure_bytes(side.parsed, wide.index.to_numpy())
+    if logged is not None:
+        # measured: each tenure's logged bytes over its own upload time, median over tenures
+        recs = side.parsed.records.set_index("record")
+        gpus = recs["n_gpus"].reindex(wide.index).to_numpy(dtype=float) if "n_gpus" in recs else None
+        bytes_pp, bytes_src = finite_median(logged), f"log ({key})"
+        gbs = finite_median(upload_gbs(logged, per_upload, gpus))
+    else:
+        bytes_pp = side.bytes_per_partition
+        bytes_src = "--abc-bytes or run meta.json" if bytes_pp else None
+        gbs = bytes_pp / (upload_ms / 1e3) / 1e9 if bytes_pp and upload_ms > 0 else math.nan
 
     return {
         "label": side.label,
@@ -270,7 +276,8 @@ def run_figures(side: Side) -> dict[str, Any]:
         "upload_field": up_cols[0] if up_cols else None,
         "upload_ms_median": upload_ms,
         "bytes_per_partition": bytes_pp,
-        "upload_gbs": upload_gbs,
+        "bytes_source": bytes_src,
+        "upload_gbs": gbs,
         "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
     }
 

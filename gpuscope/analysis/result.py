@@ -75,6 +75,7 @@ class Analysis:
     pcie_info: dict = field(default_factory=dict)
     context: RunContext | None = None
     values: pd.DataFrame | None = None  # the parsed components (long form), for --csv
+    quantities: pd.DataFrame | None = None  # the parsed quantities (h2d_bytes, ...), for --csv
 
     @property
     def skipped_lines(self) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.quantities import finite_median, upload_gbs
 from gpuscope.analysis.result import AnalyzeOptions, Diagnosis
 from gpuscope.model import SPLIT_ROLES, RoleModel
 
@@ -35,8 +36,6 @@ WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
 # pcie_underused: median RX during h2d phases / line rate
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
 
-BYTES_COMPONENTS = ("h2d_bytes", "abc_bytes", "upload_bytes")
-
 
 @dataclass
 class RuleInput:
@@ -49,6 +48,9 @@ class RuleInput:
     options: AnalyzeOptions
     model: RoleModel
     pcie: pd.DataFrame | None = None
+    # upload bytes per split row (tenure), from the log's quantities (analysis.quantities)
+    upload_bytes: np.ndarray | None = None
+    upload_bytes_key: str | None = None
 
 
 def _cv(x: np.ndarray) -> float:
@@ -81,13 +83,15 @@ def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> pd.Series | None:
 
 
 def _upload_bytes(inp: RuleInput) -> tuple[np.ndarray | None, str]:
+    """Bytes per tenure: measured ones from the log win; --abc-bytes fills tenures without."""
     n = len(inp.split)
+    logged = inp.upload_bytes
+    if logged is not None and len(logged) == n and np.isfinite(logged).any():
+        if inp.options.abc_bytes:
+            logged = np.where(np.isfinite(logged), logged, float(inp.options.abc_bytes))
+        return np.asarray(logged, dtype="float64"), f"the log's {inp.upload_bytes_key or 'h2d_bytes'} field"
     if inp.options.abc_bytes:
         return np.full(n, float(inp.options.abc_bytes)), "--abc-bytes"
-    for name in BYTES_COMPONENTS:
-        col = _col(inp.wide, name)
-        if col is not None and np.any(~np.isnan(col)):
-            return col, f"the log's {name} field"
     return None, "unknown"
 
 
@@ -119,16 +123,27 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     nbytes, bsrc = _upload_bytes(inp)
     ev["bytes_source"] = bsrc
     what_if = ""
+    measured = ""
     if nbytes is not None:
         rate = inp.options.line_rate_gbs * 1e9
-        upload_ms = nbytes / rate * 1000.0
+        # bytes per GPU: the split's h2d_ms is the tenure's upload time averaged over its GPUs
+        n_gpus = np.maximum(sp["n_gpus"].to_numpy(dtype="float64"), 1.0)
+        upload_ms = nbytes / n_gpus / rate * 1000.0
         projected = held - h2d + np.where(np.isnan(upload_ms), h2d, np.minimum(upload_ms, h2d))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            implied = nbytes / (h2d / 1000.0) / 1e9
+        gbs = upload_gbs(nbytes, h2d, n_gpus)
+        gbs_med = _r(finite_median(gbs), 2)
+        ev["bytes_per_record"] = float(np.nanmedian(nbytes))
+        if bsrc.startswith("the log"):
+            ev["measured_upload_gbs_median"] = gbs_med
+            ev["measured_upload_share_of_line_rate"] = _r(gbs_med / inp.options.line_rate_gbs, 3)
+            if not math.isnan(gbs_med):
+                measured = (
+                    f"; uploads ran at a median {gbs_med:.2f} GB/s, "
+                    f"{gbs_med / inp.options.line_rate_gbs:.0%} of the {inp.options.line_rate_gbs:g} GB/s line rate"
+                )
+        else:
+            ev["implied_upload_gbs_median"] = gbs_med
         ev.update(
-            bytes_per_record=float(np.nanmedian(nbytes)),
-            implied_upload_gbs_median=_r(float(np.nanmedian(implied[np.isfinite(implied)])), 2)
-            if np.any(np.isfinite(implied)) else NAN,
             upload_ms_at_line_rate=_r(float(np.nanmedian(upload_ms))),
             projected_held_median_ms=_r(float(np.median(projected))),
             projected_held_ms=_r(float(projected.sum())),
@@ -154,7 +169,7 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
             summary += f"; it varies (cv {hcv:.2f}) while GPU compute is stable (cv {gcv:.2f})"
         else:
             summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
-    summary += "."
+    summary += measured + "."
     rec = (
         "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
         "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.pipeline_sim import PartitionTimes, SimResult, simulate
+from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
 
 DEFAULT_LINE_RATE_GBS = 50.0
 
@@ -34,7 +35,6 @@ PRE_LOCK_CPU = ("pre_lock_cpu",)
 PREP = ("prep_msm",)
 POST_LOCK_CPU = ("b_g2_msm",)
 SYNTH = ("synth",)
-BYTES_FIELDS = ("h2d_bytes", "abc_bytes")
 
 
 @dataclass
@@ -173,19 +173,25 @@ def infer_workers(parsed: Any) -> int | None:
     return len(seen) or None
 
 
-def bytes_from_log(wide: pd.DataFrame) -> float | None:
-    """Upload bytes per tenure when the log prints them (`h2d_bytes=`), median over tenures.
+def bytes_from_log(parsed: Any, record_ids: np.ndarray) -> tuple[np.ndarray | None, str | None]:
+    """Upload bytes per tenure of `record_ids` when the log prints them (`h2d_bytes=`, kept
+    in ParsedLog.quantities): the sum over the tenure's GPUs, tenures without any filled
+    with the median of the others; (None, None) when no tenure has a positive count."""
+    per, key = tenure_bytes(parsed, record_ids)
+    if per is None:
+        return None, None
+    ok = np.isfinite(per) & (per > 0)
+    if not ok.any():
+        return None, None
+    return np.where(ok, per, float(np.median(per[ok]))), key
 
-    The parsers keep every numeric field in `value_ms`; for a bytes field that is the raw
-    number (no unit conversion applies to a name without a time suffix).
-    """
-    for name in BYTES_FIELDS:
-        if name in wide.columns:
-            v = wide[name].dropna().to_numpy(dtype=float)
-            v = v[v > 0]
-            if len(v):
-                return float(np.median(v))
-    return None
+
+def _tenure_gpus(records: pd.DataFrame, record_ids: np.ndarray) -> np.ndarray:
+    """GPUs of each tenure (at least 1), for per-GPU bytes."""
+    if "n_gpus" not in records:
+        return np.ones(len(record_ids))
+    g = records.set_index("record")["n_gpus"].reindex(record_ids).to_numpy(dtype=float)
+    return np.where(np.isfinite(g) & (g >= 1), g, 1.0)
 
 
 def _span_s(start: np.ndarray, end: np.ndarray) -> float:
@@ -221,8 +227,9 @@ def predict_pinned(
     """Predict the run with pinned uploads at `line_rate_gbs` (GB/s, 1e9 bytes).
 
     `parsed` follows the ParsedLog contract (components, records, timeline DataFrames).
-    Bytes per partition: the log's h2d_bytes field wins over `bytes_per_partition`
-    (the caller's --abc-bytes or the run's workload config).
+    Bytes per partition: the log's h2d_bytes (ParsedLog.quantities, summed over the
+    tenure's GPUs) win over `bytes_per_partition` (the caller's --abc-bytes or the run's
+    workload config). A tenure's GPUs upload in parallel, each its share of the bytes.
     Raises WhatIfUnavailable when there is no complete tenure or no upload size.
     """
     if not (line_rate_gbs > 0 and math.isfinite(line_rate_gbs)):
@@ -233,10 +240,12 @@ def predict_pinned(
     if n == 0:
         raise WhatIfUnavailable("no complete GPU-lock tenure (no mutex_held line) to project from")
 
-    logged = bytes_from_log(wide)
+    logged, logged_key = bytes_from_log(parsed, wide.index.to_numpy())
     if logged is not None:
-        bytes_pp, bytes_src = logged, "log (h2d_bytes)"
+        per_tenure_bytes = logged
+        bytes_pp, bytes_src = float(np.median(logged)), f"log ({logged_key})"
     elif bytes_per_partition is not None and bytes_per_partition > 0:
+        per_tenure_bytes = np.full(n, float(bytes_per_partition))
         bytes_pp, bytes_src = float(bytes_per_partition), bytes_source
     else:
         raise WhatIfUnavailable(
@@ -296,7 +305,8 @@ def predict_pinned(
             post_ms=post,
         )
 
-    upload_pred = np.full(n, bytes_pp / (line_rate_gbs * 1e9) * 1e3)
+    n_gpus = _tenure_gpus(parsed.records, wide.index.to_numpy())
+    upload_pred = per_tenure_bytes / n_gpus / (line_rate_gbs * 1e9) * 1e3
     sim_meas = simulate(times_with(upload), workers=workers, synth_threads=synth_threads, gpus=gpus)
     sim_pred = simulate(times_with(upload_pred), workers=workers, synth_threads=synth_threads, gpus=gpus)
 
@@ -318,7 +328,7 @@ def predict_pinned(
         model_err = float("nan")
         notes.append("no timestamps: throughput is the simulation's, not calibrated against the run")
 
-    upload_gbs_meas = bytes_pp / (_med(upload) / 1e3) / 1e9 if _med(upload) > 0 else float("nan")
+    upload_gbs_meas = finite_median(upload_gbs(per_tenure_bytes, upload, n_gpus))
     measured = {
         "held_ms_median": _med(held),
         "upload_ms_median": _med(upload),
@@ -331,7 +341,7 @@ def predict_pinned(
         "held_ms_median": _med(held_pred),
         "held_ms_p10": _pct(held_pred, 10),
         "held_ms_p90": _pct(held_pred, 90),
-        "upload_ms": float(upload_pred[0]),
+        "upload_ms": _med(upload_pred),
         "barrier_ms_median": _med(barrier_pred),
         "throughput_ppm": tput_pred,
         "throughput_ppm_sim": tput_sim_pred,

@@ -1,0 +1,65 @@
+"""Upload bytes per GPU-lock tenure from the log's quantities, and the upload rate they give.
+
+The parsers keep numbers that are not times (`h2d_bytes=`, `num_circuits=`) in
+`ParsedLog.quantities`, in their own unit, tied to record and GPU like components
+(docs/ARCHITECTURE.md); components are milliseconds only. Here:
+
+- a tenure's upload bytes = the sum of its lines' bytes over all its GPUs (the first of
+  UPLOAD_BYTES_KEYS the log prints); NaN for a tenure without any;
+- the measured upload rate of a tenure = bytes per GPU / upload time per GPU, where both
+  are averaged over the tenure's GPUs (`n_gpus`) as the split averages h2d_ms; with one
+  GPU that is simply bytes / h2d_ms. GB/s are 1e9 bytes per second.
+
+Pure: DataFrames and arrays in, arrays out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+UPLOAD_BYTES_KEYS = ("h2d_bytes", "abc_bytes", "upload_bytes")
+
+
+def quantities_of(parsed: Any) -> pd.DataFrame | None:
+    """The parsed log's quantities frame, or None when it has none (or no such frame)."""
+    q = getattr(parsed, "quantities", None)
+    return q if q is not None and len(q) else None
+
+
+def tenure_bytes(parsed: Any, record_ids: np.ndarray,
+                 keys: tuple[str, ...] = UPLOAD_BYTES_KEYS) -> tuple[np.ndarray | None, str | None]:
+    """(bytes per record of `record_ids`, summed over the tenure's GPUs, NaN where a tenure
+    printed none; the key used), or (None, None) when no tenure printed any of `keys`."""
+    q = quantities_of(parsed)
+    if q is None:
+        return None, None
+    tied = q[q["record"].to_numpy() >= 0]
+    for key in keys:
+        sel = tied[tied["name"] == key]
+        if sel.empty:
+            continue
+        sums = sel.groupby("record")["value"].sum()
+        out = sums.reindex(np.asarray(record_ids, dtype="int64")).to_numpy(dtype="float64")
+        if np.isfinite(out).any():
+            return out, key
+    return None, None
+
+
+def upload_gbs(nbytes: np.ndarray, h2d_ms: np.ndarray, n_gpus: np.ndarray | None = None) -> np.ndarray:
+    """Per-tenure upload rate in GB/s (bytes per GPU over upload ms per GPU); NaN where the
+    bytes or a positive upload time are missing."""
+    b = np.asarray(nbytes, dtype="float64")
+    t = np.asarray(h2d_ms, dtype="float64")
+    g = np.ones_like(b) if n_gpus is None else np.maximum(np.asarray(n_gpus, dtype="float64"), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = b / g / (t / 1e3) / 1e9
+    return np.where(np.isfinite(rate) & (t > 0), rate, np.nan)
+
+
+def finite_median(a: np.ndarray) -> float:
+    a = np.asarray(a, dtype="float64")
+    a = a[np.isfinite(a)]
+    return float(np.median(a)) if len(a) else float("nan")
