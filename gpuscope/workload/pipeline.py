@@ -58,7 +58,7 @@ class PipelineConfig:
     contention: int = 0
     verify: bool = False
     srs_resident: bool = False
-    srs_chunk_log: int = 22  # points per streamed SRS chunk = 2^srs_chunk_log
+    srs_chunk_log: int = 24  # points per streamed SRS chunk = 2^srs_chunk_log
     prewarm: bool = True  # pinned mode: pin the pool's buffers before the clock starts
     host_budget_bytes: int | None = None  # default: one partition per worker + 2
     pinned_budget_bytes: int | None = None  # default: the host budget
