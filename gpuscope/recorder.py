@@ -103,7 +103,8 @@ def _gpu_meta(nv: nvml_mod.Nvml, gpus: Sequence[int]) -> list[dict[str, Any]]:
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
-           gpus: Sequence[int] | None = None, on_error: Callable[[str], None] | None = None,
+           gpus: Sequence[int] | None = None, pcie: str = "auto",
+           on_error: Callable[[str], None] | None = None,
            stdout: IO[str] | None = None, stderr: IO[str] | None = None,
            argv: Sequence[str] | None = None) -> RecordResult:
     """Run `cmd` while sampling; see the module docstring. Never raises for the child's sake."""
@@ -113,6 +114,12 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
 
     if interval_s < MIN_INTERVAL_S:
         raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms")
+    from gpuscope.sampler import GPM_WINDOW_S, PCIE_CHOICES
+
+    if pcie not in PCIE_CHOICES:
+        raise UsageError(f"--pcie must be one of {', '.join(PCIE_CHOICES)}")
+    if pcie == "gpm":
+        interval_s = max(interval_s, GPM_WINDOW_S)  # nothing new to read between GPM windows
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     errors: list[str] = []
@@ -162,7 +169,8 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
     if nv is not None and chosen:
         gpu_meta = _gpu_meta(nv, chosen)
         if rd is not None:
-            sampler = Sampler(nv, chosen, rd.samples_writer(), interval_s=interval_s, on_error=report)
+            sampler = Sampler(nv, chosen, rd.samples_writer(), interval_s=interval_s, pcie=pcie,
+                              on_error=report)
         else:
             no_samples = "no samples: run directory not writable"
     if rd is not None:

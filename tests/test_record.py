@@ -143,6 +143,7 @@ def test_record_gpu_lost_mid_run_reported_once(runner, tmp_path):
     (["--gpus", "3"], "--gpus: no GPU 3"),
     (["--gpus", "a"], "bad GPU index"),
     (["--interval", "2"], "--interval must be at least 5 ms"),
+    (["--pcie", "psychic"], "--pcie must be one of"),
 ])
 def test_record_usage_errors(runner, tmp_path, args, needle):
     nvml.use_backend(FakeNvml([FakeGpu()]))
@@ -250,3 +251,15 @@ def test_record_disk_full_mid_run(tmp_path):
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "failed" and meta["exit_code"] == 7  # meta.json is small: it still fits
     assert "cannot write samples.csv" in meta["errors"][0]
+
+
+def test_record_pcie_gpm_mode(runner, tmp_path):
+    nvml.use_backend(FakeNvml([FakeGpu(counters=[(0, 0, 0)])]))
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["record", "--no-summary", "--pcie", "gpm", "--out", str(out), "--",
+                            sys.executable, "-c", "import time; time.sleep(0.5)"])
+    assert r.exit_code == 0, r.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["sampler"]["pcie_source"] == {"0": "gpm"} and meta["sampler"]["interval_ms"] == 100.0
+    df = read_samples(out)
+    assert (df["pcie_source"] == "gpm").all() and df["rx_gbs"].notna().sum() >= 2
