@@ -86,6 +86,11 @@ def spaced_costs(nv: nvml.Nvml, gpu: int, spacing_s: float = 0.010, n: int = 150
     out["wait_loop_pct_core"] = 100 * (time.thread_time() - c0) / (time.perf_counter() - w0)
     if gpm:
         gpm.close()
+    for name, kw in (("sampler_pcie_gpm_100ms_pct_core", {"pcie": "gpm", "interval_s": 0.1}),
+                     ("sampler_counter_20ms_pct_core", {"interval_s": 0.02})):
+        smp = Sampler(nv, [gpu], ListSink(), **kw).start()
+        time.sleep(2.0)
+        out[name] = 100 * smp.stop().cpu_fraction
     return out
 
 
