@@ -216,3 +216,37 @@ def test_device_oom_is_a_resource_error_naming_the_flags(tmp_path):
     msg = res.error.one_line()
     assert "out of device memory during msm" in msg and "1,610,612,736 bytes" in msg
     assert "--log-n" in msg and "--workers" in msg
+
+
+def test_two_gpus_each_with_its_own_mutex_and_workers(tmp_path):
+    """Two 'GPUs' (host devices, CPU backends): per-GPU locks, tenures never interleave in the log."""
+    from gpuscope.clock import Clock
+    from gpuscope.rundir import TimingLogWriter
+
+    cfg = PipelineConfig(mode="pageable", log_n=6, partitions=10, workers=2, synth_threads=3,
+                         gpus=[0, 1], verify=True)
+    n = 1 << cfg.log_n
+    backends = {0: CpuBackend(), 1: CpuBackend()}
+    srs = {g: Srs(backends[g].generate_points(n, SRS_SEED_H), backends[g].generate_points(n, SRS_SEED_W),
+                  resident=True, chunk=1 << 22) for g in (0, 1)}
+    clock = Clock()
+    log = tl.TimingLog(TimingLogWriter(tmp_path / "timing.log", None, clock),
+                       tl.SpansWriter(tmp_path / "spans.csv", clock), job_id="t",
+                       t0_mono=clock.mono(), clock=clock)
+    ver = Verifier(backends, log_n=cfg.log_n, m=n, h_seed=SRS_SEED_H, w_seed=SRS_SEED_W)
+    p = Pipeline(cfg, backends, {0: HostDevice(0), 1: HostDevice(1)}, HostMemory("pageable"), log,
+                 srs=srs, verifier=ver)
+    assert set(p.mutexes) == {0, 1} and len(p.workers) == 4
+    assert sorted(w.worker for w in p.workers) == [0, 1, 2, 3]
+    res = p.run()
+    log.close()
+    assert res.error is None and res.done == 10 and all(r.verified for r in res.results)
+    assert {r.gpu for r in res.results} == {0, 1}
+    parsed = parse_log(str(tmp_path / "timing.log"))
+    assert len(parsed.skipped) == 0
+    assert int(parsed.records["complete"].sum()) == 10
+    assert (parsed.records["n_gpus"] == 1).all()
+    import pandas as pd
+
+    spans = pd.read_csv(tmp_path / "spans.csv")
+    assert set(spans.loc[spans["phase"] == "h2d", "gpu"]) == {0, 1}

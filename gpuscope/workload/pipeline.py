@@ -266,7 +266,8 @@ class Pipeline:
                  hostmem: HostMemory, log: tl.TimingLog, *, srs: dict[int, Srs],
                  verifier: Any | None = None, clock: Clock = CLOCK):
         self.cfg = cfg
-        self.backend = backend
+        # one backend per GPU (its tables live on that GPU); a single one is shared
+        self.backends = backend if isinstance(backend, dict) else {g: backend for g in cfg.gpus}
         self.devices = devices
         self.mem = hostmem
         self.log = log
@@ -491,7 +492,7 @@ class Pipeline:
         return res
 
     def _under_lock(self, st, dev, part, host_arrays, prep, prep_thread, tenure, t_lock) -> dict:
-        clk, log, be = self.clock, self.log, self.backend
+        clk, log, be = self.clock, self.log, self.backends[st.gpu]
         gpu, w, p = st.gpu, st.worker, part.index
         gpu_tid = 0  # the GPU's index inside one call: one GPU per call here
         self._check()

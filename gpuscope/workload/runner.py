@@ -165,6 +165,7 @@ class WorkloadRun:
         # devices, host memory, SRS points
         t0 = time.perf_counter()
         devices = self._devices(on_gpu)
+        backends = self._backends(devices, on_gpu)
         allocator = None
         if on_gpu and (cfg.mode != "pageable" or not cfg.srs_resident):
             from gpuscope.workload.hostmem import CudaHostAllocator
@@ -181,7 +182,7 @@ class WorkloadRun:
             self.setup_s["pinned_prewarm_buffers"] = self.mem.pool.prewarm(nbytes, want)
             self.setup_s["pinned_prewarm_s"] = time.perf_counter() - t1
         try:
-            srs = self._srs(devices, allocator, on_gpu)
+            srs = self._srs(devices, backends, allocator, on_gpu)
         except Exception as e:
             from gpuscope.workload.devices import as_device_oom
 
@@ -198,10 +199,10 @@ class WorkloadRun:
         if cfg.verify:
             from gpuscope.workload.verify import Verifier
 
-            verifier = Verifier(self.backend, log_n=cfg.log_n, m=cfg.synth_config().m,
+            verifier = Verifier(backends, log_n=cfg.log_n, m=cfg.synth_config().m,
                                 h_seed=SRS_SEED_H, w_seed=SRS_SEED_W, seed=cfg.seed)
             rd.write_meta(verify=verifier.describe())
-        self.pipeline = Pipeline(cfg, self.backend, devices, self.mem, self.log, srs=srs,
+        self.pipeline = Pipeline(cfg, backends, devices, self.mem, self.log, srs=srs,
                                  verifier=verifier)
         rd.write_meta(setup=self.setup_s)
 
@@ -212,11 +213,25 @@ class WorkloadRun:
             return {0: HostDevice(0)}
         return {g: CudaDevice(g) for g in self.cfg.gpus}
 
-    def _srs(self, devices: dict[int, Any], allocator, on_gpu: bool) -> dict[int, Srs]:
+    def _backends(self, devices: dict[int, Any], on_gpu: bool) -> dict[int, Any]:
+        """One GPU backend per GPU, created with that GPU current (its tables live there)."""
+        if not on_gpu or len(devices) == 1:
+            return {g: self.backend for g in devices}
+        from gpuscope.workload.gpu import GpuBackend
+
+        out = {}
+        for g, dev in devices.items():
+            dev.activate()
+            out[g] = GpuBackend()
+        devices[self.cfg.gpus[0]].activate()
+        return out
+
+    def _srs(self, devices: dict[int, Any], backends: dict[int, Any], allocator,
+             on_gpu: bool) -> dict[int, Srs]:
         cfg = self.cfg
         n, m = 1 << cfg.log_n, cfg.synth_config().m
         chunk = 1 << cfg.srs_chunk_log
-        be = self.backend
+        be = backends[cfg.gpus[0]]
         if not on_gpu:
             h, w = be.generate_points(n, SRS_SEED_H), be.generate_points(m, SRS_SEED_W)
             return {0: Srs(h, w, resident=True, chunk=chunk)}
@@ -224,7 +239,8 @@ class WorkloadRun:
         if cfg.srs_resident:
             for g, dev in devices.items():
                 dev.activate()
-                h, w = be.generate_points(n, SRS_SEED_H), be.generate_points(m, SRS_SEED_W)
+                bg = backends[g]
+                h, w = bg.generate_points(n, SRS_SEED_H), bg.generate_points(m, SRS_SEED_W)
                 dev.synchronize()
                 out[g] = Srs(h, w, resident=True, chunk=chunk)
             return out

@@ -101,7 +101,8 @@ class Verifier:
 
     def __init__(self, backend: Any, *, log_n: int, m: int, h_seed: int, w_seed: int,
                  seed: int = 0):
-        self.backend = backend
+        self.backends = backend if isinstance(backend, dict) else None
+        self.backend = backend if not isinstance(backend, dict) else next(iter(backend.values()))
         self.log_n = log_n
         self.n = 1 << log_n
         self.m = m
@@ -113,6 +114,9 @@ class Verifier:
         self._k_py: dict[int, list[int]] = {}
         self._k_dev: dict[tuple[int, int], Any] = {}
         self.checked = 0
+
+    def _be(self, device_index: int):
+        return self.backends[device_index] if self.backends else self.backend
 
     def describe(self) -> str:
         parts = ["a*b=c (sampled rows)"]
@@ -143,7 +147,7 @@ class Verifier:
         s = cp.asarray(scalars)
         if select is not None:
             s = s * cp.asarray(select, dtype=cp.uint32)[:, None]
-        prod = self.backend.fr_mul(s, self._k_dev[key])  # s*k*R^-1 per element
+        prod = self._be(device_index).fr_mul(s, self._k_dev[key])  # s*k*R^-1 per element
         sums = cp.asarray(prod).astype(cp.uint64).sum(axis=0).get()  # exact: n < 2^32
         total = sum(int(v) << (32 * j) for j, v in enumerate(sums))
         return total * FR.R % R_MOD
@@ -168,7 +172,7 @@ class Verifier:
         else:
             from gpuscope.workload import selfcheck
 
-            res = selfcheck.check_h(self.backend, part.a, part.b, part.c, h, rng)
+            res = selfcheck.check_h(self._be(device_index), part.a, part.b, part.c, h, rng)
             if not res.ok:
                 problems.append(f"H self-check failed ({', '.join(res.failed())})")
         g = curve.G1_GEN
