@@ -65,6 +65,8 @@ def test_json_output(tmp_path):
     (["--partitions", "0", "--backend", "cpu"], 2, "--partitions"),
     (["--gpus", "a,b", "--backend", "cpu"], 2, "--gpus"),
     (["--host-budget-mib", "0", "--backend", "cpu", "--log-n", "12"], 6, "--host-budget-mib"),
+    (["--pinned-budget-mib", "1", "--mode", "pinned", "--backend", "cpu", "--log-n", "14"], 6,
+     "--pinned-budget-mib"),
 ])
 def test_bad_options_one_line_and_exit_code(tmp_path, args, code, text):
     r = invoke(*args, "--out", tmp_path / "bad")

@@ -102,6 +102,11 @@ class PipelineConfig:
                 f"one partition needs {fmt_bytes(need)} of host memory, more than the host "
                 f"budget of {fmt_bytes(self.resolved_host_budget())}",
                 hint="raise --host-budget-mib or lower --log-n")
+        if self.mode == "pinned" and self.resolved_pinned_budget() < need:
+            raise ResourceError(
+                f"one partition needs {fmt_bytes(need)} of pinned memory, more than the pinned "
+                f"budget of {fmt_bytes(self.resolved_pinned_budget())}",
+                hint="raise --pinned-budget-mib or lower --log-n")
 
 
 class MemoryBudget:
