@@ -74,14 +74,27 @@ def _options(defines: tuple[str, ...]) -> tuple[str, ...]:
     return NVRTC_OPTIONS + tuple(f"-D{d}" for d in defines)
 
 
-@functools.cache
-def module(name: str, defines: tuple[str, ...] | None = None):
-    """The compiled cupy.RawModule for `name` ("ntt" or "msm"), compiled once per process."""
-    defines = default_defines() if defines is None else tuple(defines)
+def _current_device() -> int:
     try:
         import cupy
     except ImportError as e:
         raise NoGpuError("CuPy is not installed", hint="pip install cupy-cuda13x") from e
+    return cupy.cuda.runtime.getDevice()
+
+
+def module(name: str, defines: tuple[str, ...] | None = None):
+    """The compiled cupy.RawModule for `name` ("ntt" or "msm") on the current device.
+
+    A loaded module belongs to one device's context, so the cache is per device: a pipeline
+    with a worker set per GPU gets each GPU its own module (compiled once per process and
+    device; NVRTC output is also cached on disk by CuPy)."""
+    return _module(name, None if defines is None else tuple(defines), _current_device())
+
+
+@functools.cache
+def _module(name: str, defines: tuple[str, ...] | None, device: int):
+    defines = default_defines() if defines is None else tuple(defines)
+    import cupy
     cubin_dir = os.environ.get("GPUSCOPE_CUBIN_DIR")
     if cubin_dir:
         path = Path(cubin_dir) / cubin_name(name, device_arch(), defines)
@@ -96,9 +109,14 @@ def module(name: str, defines: tuple[str, ...] | None = None):
     return mod
 
 
-@functools.cache
 def function(mod: str, kernel: str, defines: tuple[str, ...] | None = None):
-    return module(mod, defines).get_function(kernel)
+    """A kernel of module `mod`, loaded on the current device."""
+    return _function(mod, kernel, None if defines is None else tuple(defines), _current_device())
+
+
+@functools.cache
+def _function(mod: str, kernel: str, defines: tuple[str, ...] | None, device: int):
+    return _module(mod, defines, device).get_function(kernel)
 
 
 def build_cubins(
