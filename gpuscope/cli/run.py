@@ -220,7 +220,7 @@ def run_cmd(
                                       help="Keep the SRS points on the GPU instead of streaming them from pinned host memory."),
     backend: str = typer.Option("auto", "--backend", metavar="B", help="auto, gpu or cpu."),
     host_budget_mib: int | None = typer.Option(None, "--host-budget-mib", metavar="MIB",
-                                               help="Host bytes of synthesized partitions in flight (default: workers+2 partitions)."),
+                                               help="Host bytes of synthesized partitions in flight (default: one partition per worker on each GPU plus one per synthesis thread)."),
     pinned_budget_mib: int | None = typer.Option(None, "--pinned-budget-mib", metavar="MIB",
                                                  help="Pinned pool budget in pinned mode (default: the host budget)."),
     srs_chunk_log: int = typer.Option(24, "--srs-chunk-log", metavar="K",

@@ -60,7 +60,7 @@ class PipelineConfig:
     srs_resident: bool = False
     srs_chunk_log: int = 24  # points per streamed SRS chunk = 2^srs_chunk_log
     prewarm: bool = True  # pinned mode: pin the pool's buffers before the clock starts
-    host_budget_bytes: int | None = None  # default: one partition per worker + 2
+    host_budget_bytes: int | None = None  # default: one partition per worker and per synthesis thread
     pinned_budget_bytes: int | None = None  # default: the host budget
     general_share: float = 0.02
     bool_share: float = 0.9
@@ -73,7 +73,10 @@ class PipelineConfig:
     def resolved_host_budget(self) -> int:
         if self.host_budget_bytes is not None:
             return int(self.host_budget_bytes)
-        return partition_bytes(self.synth_config()) * (self.workers * len(self.gpus) + 2)
+        # Every worker holds a partition (in its tenure or waiting for the lock) and every
+        # synthesis thread fills one: a smaller default starves the GPUs of synthesized work
+        # (on 2 GPUs, workers*gpus + 2 held synthesis to 2 partitions in flight).
+        return partition_bytes(self.synth_config()) * (self.workers * len(self.gpus) + self.synth_threads)
 
     def resolved_pinned_budget(self) -> int:
         if self.pinned_budget_bytes is not None:
