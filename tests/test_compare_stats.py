@@ -185,3 +185,16 @@ def test_run_figures_without_timestamps_have_null_throughput():
     f = run_figures(Side("x", p))
     assert math.isnan(f["throughput_ppm"]) and f["upload_field"] == "ntt_kernels"
     assert math.isnan(f["upload_gbs"])
+
+
+def test_small_but_significant_held_change_defers_to_throughput():
+    # 3% slower tenures on B, but B has twice the throughput (two GPUs): B wins, by throughput.
+    from gpuscope.analysis.compare import verdict
+
+    comps = {"mutex_held": {"ratio": 0.97, "ci_low": 0.95, "ci_high": 0.99}}
+    a = {"label": "one-gpu", "throughput_ppm": 80.0}
+    b = {"label": "two-gpu", "throughput_ppm": 170.0}
+    text, winner = verdict(a, b, comps, "mutex_held")
+    assert winner == "two-gpu"
+    assert text.startswith("no material change in mutex_held")
+    assert "throughput two-gpu/one-gpu = 2.12x" in text

@@ -288,6 +288,13 @@ def _fmt_x(x: float) -> str:
     return f"{x:.1f}" if x < 10 else f"{x:.0f}"
 
 
+# A held-time ratio closer to 1 than this is "no material change", however narrow its CI
+# (thousands of tenures make a 3% shift significant); the winner then goes by throughput,
+# when the two throughputs differ by at least MIN_THROUGHPUT_CHANGE.
+MIN_HELD_CHANGE = 0.05
+MIN_THROUGHPUT_CHANGE = 0.10
+
+
 def verdict(a: dict, b: dict, comps: dict, held_key: str) -> tuple[str, str | None]:
     """One sentence naming the winner, and the winner's label (None when unclear)."""
     la, lb = a["label"], b["label"]
@@ -296,6 +303,9 @@ def verdict(a: dict, b: dict, comps: dict, held_key: str) -> tuple[str, str | No
     h = comps.get(held_key)
     if h is None or not math.isfinite(h["ratio"]):
         parts.append(f"no {held_key} on both sides to compare")
+    elif abs(h["ratio"] - 1) < MIN_HELD_CHANGE and (h["ci_low"] > 1 or h["ci_high"] < 1):
+        parts.append(f"no material change in {held_key}: {lb}/{la} = {h['ratio']:.2f} "
+                     f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f})")
     elif math.isfinite(h["ci_low"]) and h["ci_low"] > 1:
         winner = "a"
         parts.append(f"{la} cut {held_key} {_fmt_x(h['ratio'])}x ({_fmt_x(h['ci_low'])}-{_fmt_x(h['ci_high'])})")
@@ -310,6 +320,8 @@ def verdict(a: dict, b: dict, comps: dict, held_key: str) -> tuple[str, str | No
     if ta and tb and math.isfinite(ta) and math.isfinite(tb) and ta > 0 and tb > 0:
         if winner is None:
             parts.append(f"throughput {lb}/{la} = {tb / ta:.2f}x")
+            if abs(tb / ta - 1) >= MIN_THROUGHPUT_CHANGE:
+                winner = "b" if tb > ta else "a"
         else:
             w, other = (ta, tb) if winner == "a" else (tb, ta)
             x = w / other
