@@ -42,14 +42,14 @@ def _root(
     """gpuscope: profile and diagnose GPU pipelines."""
 
 
-# Command modules register themselves on `app` when imported (order = order in --help).
-# (command modules are imported here, one line each)
-from gpuscope.cli import analyze as _analyze  # noqa: E402,F401
-from gpuscope.cli import record as _record  # noqa: E402,F401
-from gpuscope.cli import info as _info  # noqa: E402,F401
-from gpuscope.cli import bandwidth as _bandwidth  # noqa: E402,F401
+# Command modules register themselves on `app` when imported; the import order is the order
+# of `gpuscope --help` (the three verbs first), hence the isort exemption in pyproject.toml.
 from gpuscope.cli import run as _run  # noqa: E402,F401
+from gpuscope.cli import analyze as _analyze  # noqa: E402,F401
 from gpuscope.cli import compare as _compare  # noqa: E402,F401
+from gpuscope.cli import record as _record  # noqa: E402,F401
+from gpuscope.cli import bandwidth as _bandwidth  # noqa: E402,F401
+from gpuscope.cli import info as _info  # noqa: E402,F401
 from gpuscope.cli import plot as _plot  # noqa: E402,F401
 from gpuscope.cli import export as _export  # noqa: E402,F401
 from gpuscope.cli import bench as _bench  # noqa: E402,F401
