@@ -124,6 +124,9 @@ class RunDir:
     def timing_log(self, clock: Clock = CLOCK) -> TimingLogWriter:
         return TimingLogWriter(self.path / TIMING_LOG, self, clock)
 
+    def spans_writer(self, clock: Clock = CLOCK) -> SpansWriter:
+        return SpansWriter(self.path / SPANS, clock, self)
+
     def write_json(self, name: str, obj: Any) -> bool:
         tmp = self.path / f".{name}.tmp"
         try:
@@ -234,6 +237,26 @@ class TimingLogWriter(_AppendWriter):
         # flushed per line: a child may print one line and go quiet for an hour
         self._write(f"{self.clock.iso(mono)} {text}\n", flush=True)
         self.lines += 1
+
+
+SPAN_PHASES = ("synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep")
+SPAN_COLUMNS = ("t_start", "t_end", "gpu", "worker", "partition", "phase")
+
+
+class SpansWriter(_AppendWriter):
+    """spans.csv (workload only): one row per phase interval, epoch seconds on gpuscope's clock."""
+
+    def __init__(self, path: Path, clock: Clock = CLOCK, owner: RunDir | None = None) -> None:
+        super().__init__(path, owner, header=",".join(SPAN_COLUMNS) + "\n")
+        self.clock = clock
+        self.rows = 0
+
+    def span(self, t0: float, t1: float, gpu: int, worker: int, partition: int, phase: str) -> None:
+        """One interval, t0/t1 on the clock's monotonic scale."""
+        if phase not in SPAN_PHASES:
+            raise ValueError(f"unknown span phase {phase!r}")
+        self._write(f"{self.clock.wall(t0):.6f},{self.clock.wall(t1):.6f},{gpu},{worker},{partition},{phase}\n")
+        self.rows += 1
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from gpuscope.errors import (
     GpuscopeError,
     UsageError,
 )
-from gpuscope.rundir import SPANS, RunDir, host_info, iso_now
+from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
 from gpuscope.workload.hostmem import HostMemory, normalize_mode
 from gpuscope.workload.pipeline import (
@@ -192,7 +192,7 @@ class WorkloadRun:
             raise oom from None
         self.setup_s["srs_s"] = time.perf_counter() - t0
 
-        spans = tl.SpansWriter(rd.path / SPANS, on_error=self._report)
+        spans = rd.spans_writer()
         self.log = tl.TimingLog(rd.timing_log(), spans, job_id=f"gpuscope-{rd.path.name}",
                                 t0_mono=CLOCK.mono())
         verifier = None

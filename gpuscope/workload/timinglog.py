@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
 from gpuscope.clock import CLOCK, Clock
-
-SPAN_PHASES = ("synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep")
-SPAN_HEADER = "t_start,t_end,gpu,worker,partition,phase\n"
+from gpuscope.rundir import SPAN_PHASES, SpansWriter  # noqa: F401  (spans.csv lives with the run dir)
 
 
 def ms(seconds: float) -> int:
@@ -94,63 +91,6 @@ class LineSink(Protocol):
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
-
-
-class SpansWriter:
-    """spans.csv: one row per phase interval (epoch seconds on gpuscope's clock)."""
-
-    def __init__(self, path: Path, clock: Clock = CLOCK,
-                 on_error: Callable[[str], None] | None = None):
-        self.path = Path(path)
-        self.clock = clock
-        self.rows = 0
-        self._lock = threading.Lock()
-        self._on_error = on_error
-        self._f = None
-        try:
-            self._f = open(self.path, "a", encoding="utf-8", newline="")  # noqa: SIM115
-            if self._f.tell() == 0:
-                self._f.write(SPAN_HEADER)
-                self._f.flush()
-        except OSError as e:
-            self._fail(e)
-
-    def _fail(self, e: OSError) -> None:
-        if self._on_error is not None:
-            self._on_error(f"cannot write {self.path}: {e.strerror or e}; continuing without it")
-        self._f = None
-
-    def span(self, t0: float, t1: float, gpu: int, worker: int, partition: int, phase: str) -> None:
-        if phase not in SPAN_PHASES:
-            raise ValueError(f"unknown span phase {phase!r}")
-        row = (f"{self.clock.wall(t0):.6f},{self.clock.wall(t1):.6f},"
-               f"{gpu},{worker},{partition},{phase}\n")
-        with self._lock:
-            if self._f is None:
-                return
-            try:
-                self._f.write(row)
-                self.rows += 1
-            except OSError as e:
-                self._fail(e)
-
-    def flush(self) -> None:
-        with self._lock:
-            if self._f is not None:
-                try:
-                    self._f.flush()
-                except OSError as e:
-                    self._fail(e)
-
-    def close(self) -> None:
-        self.flush()
-        with self._lock:
-            if self._f is not None:
-                try:
-                    self._f.close()
-                except OSError:
-                    pass
-                self._f = None
 
 
 class Tenure:
