@@ -143,10 +143,11 @@ def bounds_table(a) -> RenderableType:
     t.add_row("observed", secs(b.get("observed_s")), str(b.get("observed_basis")))
     cap = []
     if b.get("binding"):
-        cap.append(
-            f"{b['binding'].upper()} floor binds; observed is {num(b.get('observed_over_floor'), 2)}x it "
-            f"({secs(b.get('gap_to_floor_s'))} above); {num(b.get('observed_over_gpu_floor'), 2)}x the GPU floor."
-        )
+        line = (f"{b['binding'].upper()} floor binds; observed is {num(b.get('observed_over_floor'), 2)}x it "
+                f"({secs(b.get('gap_to_floor_s'))} above)")
+        if b["binding"] != "gpu":  # else the GPU-floor ratio is the same number again
+            line += f"; {num(b.get('observed_over_gpu_floor'), 2)}x the GPU floor"
+        cap.append(line + ".")
     cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))
     if cap:
         return Group(t, Text("\n".join(cap)))
