@@ -41,14 +41,18 @@ def kernels(
     """
     import json
 
-    from gpuscope.errors import UsageError
+    from gpuscope.errors import NoGpuError, UsageError
     from gpuscope.workload.api import get_backend
     from gpuscope.workload.bench import bench_kernels
 
     parsed = _sizes(sizes)
     if repeats < 1:
         raise UsageError("--repeats must be >= 1")
-    gpu = get_backend("gpu")  # NoGpuError (exit 5) without a GPU
+    try:
+        gpu = get_backend("gpu")
+    except NoGpuError as e:  # exit 5; the backend's hint (--backend cpu) is not an option here
+        raise NoGpuError(f"bench kernels times the GPU kernels: {e}",
+                         hint="the CPU reference is covered by `make test`") from None
     rows = bench_kernels(parsed, repeats, backend=gpu)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
