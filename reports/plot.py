@@ -26,16 +26,23 @@ def render_timeline(
     *,
     title: str,
     line_rate_gbs: float | None = None,
+    origin: float | None = None,
+    view: tuple[float, float] | None = None,
 ):
-    """Build the matplotlib Figure (Agg canvas). Caller saves or closes it."""
+    """Build the matplotlib Figure (Agg canvas). Caller saves or closes it.
+
+    Times are drawn as seconds after `origin` (default: the first phase start); `view`
+    (epoch seconds lo, hi) limits the x axis to a window, keeping the run's time scale."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
     if phases is None or not len(phases):
         raise ValueError("no phase intervals to draw")
     phases = phases.dropna(subset=["t_start", "t_end"])
-    t0 = float(phases["t_start"].min())
+    t0 = float(phases["t_start"].min()) if origin is None else float(origin)
     t1 = float(phases["t_end"].max())
+    if view is not None:
+        t1 = min(t1, view[1])
     have_samples = samples is not None and len(samples) > 0 and "t_wall" in samples
     if have_samples:
         samples = samples[(samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)]
@@ -83,9 +90,11 @@ def render_timeline(
             g = g.sort_values("t_wall")
             tag = f" GPU{gpu}" if samples["gpu"].nunique() > 1 else ""
             if "rx_gbs" in g and g["rx_gbs"].notna().any():
-                axp.plot(g["t_wall"] - t0, g["rx_gbs"], lw=1.1, drawstyle="steps-pre", color="#e15759", label=f"PCIe RX (H2D){tag}")
+                r = g.dropna(subset=["rx_gbs"])
+                axp.plot(r["t_wall"] - t0, r["rx_gbs"], lw=1.1, drawstyle="steps-pre", color="#e15759", label=f"PCIe RX (H2D){tag}")
             if "tx_gbs" in g and g["tx_gbs"].notna().any():
-                axp.plot(g["t_wall"] - t0, g["tx_gbs"], lw=1.0, drawstyle="steps-pre", ls="--", color="#76b7b2", label=f"PCIe TX (D2H){tag}")
+                r = g.dropna(subset=["tx_gbs"])
+                axp.plot(r["t_wall"] - t0, r["tx_gbs"], lw=1.0, drawstyle="steps-pre", ls="--", color="#76b7b2", label=f"PCIe TX (D2H){tag}")
         if line_rate_gbs and math.isfinite(line_rate_gbs):
             axp.axhline(line_rate_gbs, color="black", lw=0.8, ls=":", label=f"pinned line rate {line_rate_gbs:.0f} GB/s")
         axp.set_ylabel("PCIe GB/s")
@@ -95,7 +104,8 @@ def render_timeline(
     if has_sm:
         axs = axes[k]
         for gpu, g in samples.groupby("gpu", sort=True):
-            g = g.sort_values("t_wall")
+            # GPM values come once per >= 100 ms window (NaN between): draw them as steps
+            g = g.dropna(subset=["sm_active"]).sort_values("t_wall")
             tag = f" GPU{gpu}" if samples["gpu"].nunique() > 1 else ""
             axs.fill_between(g["t_wall"] - t0, g["sm_active"] * 100, step="pre", alpha=0.35, color="#4e79a7")
             axs.plot(g["t_wall"] - t0, g["sm_active"] * 100, lw=1.0, drawstyle="steps-pre", color="#4e79a7", label=f"SM active{tag}")
@@ -104,14 +114,18 @@ def render_timeline(
         axs.grid(alpha=0.3)
         axs.legend(loc="upper left", fontsize=8, framealpha=0.9)
     axes[-1].set_xlabel("time since first phase (s)")
-    axes[-1].set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
+    if view is not None:
+        axes[-1].set_xlim(view[0] - t0, view[1] - t0)
+    else:
+        axes[-1].set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
     return fig
 
 
 def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, title: str,
-                 line_rate_gbs: float | None = None) -> bytes:
+                 line_rate_gbs: float | None = None, origin: float | None = None,
+                 view: tuple[float, float] | None = None) -> bytes:
     """The timeline as PNG bytes."""
-    fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs)
+    fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

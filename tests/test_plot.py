@@ -85,3 +85,15 @@ def test_attribute_workers_from_timeline_gpu_intervals():
     # starts; prep is CPU-side; the tail_msm is outside every interval.
     assert list(out["worker"]) == [0, 1, 1, -1, -1]
     assert list(ph["worker"]) == [-1] * 5  # input untouched
+
+
+def test_window_keeps_the_run_time_scale_and_sparse_gpm_draws_as_steps():
+    ph, sm = phases(), samples()
+    origin = float(ph["t_start"].min())
+    sm = sm.copy()
+    sm.loc[sm.index[1::2], "sm_active"] = float("nan")  # GPM answers every other row
+    fig = render_timeline(ph, sm, title="w", origin=origin, view=(origin + 0.2, origin + 0.6))
+    assert fig.axes[-1].get_xlim() == pytest.approx((0.2, 0.6))
+    fig = render_timeline(ph, sm, title="all")
+    xs = fig.axes[-1].lines[0].get_xdata()
+    assert len(xs) == sm["sm_active"].notna().sum()  # NaN rows dropped, not drawn as gaps

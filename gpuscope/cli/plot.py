@@ -36,7 +36,12 @@ def plot_cmd(
 
     t = load_timeline(source, fmt=fmt, model=model, samples_file=samples)
     phases, smp = window(t.phases, t.samples, start, end)
-    png = timeline_png(phases, smp, title=title or t.title, line_rate_gbs=t.line_rate_gbs)
+    origin = float(t.phases["t_start"].min())  # the window keeps the run's time scale
+    view = None
+    if start is not None or end is not None:
+        view = (origin + (start or 0.0), origin + end if end is not None else float(phases["t_end"].max()))
+    png = timeline_png(phases, smp, title=title or t.title, line_rate_gbs=t.line_rate_gbs,
+                       origin=origin, view=view)
     write_output(output, png, "the PNG")
     sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(phases)} phases"
                      + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
