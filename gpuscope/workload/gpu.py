@@ -27,6 +27,8 @@ THREADS = 256
 CHUNK0 = 128  # entries per thread in the first bucket-sum level
 CHUNK = 32  # partial sums per thread in the later levels
 NTT_MAX_THREADS = 256  # threads per NTT block (sweep on an H200: 256 ~6% faster than 512)
+NTT_SMEM_STRIDE = 1024  # the "fast" variant's fixed shared-memory stride (cuda/ntt.cu), in elements
+NTT_FAST_MAX_THREADS = 256  # its __launch_bounds__
 
 
 def _blocks(n: int, threads: int = THREADS) -> int:
@@ -36,11 +38,14 @@ def _blocks(n: int, threads: int = THREADS) -> int:
 class GpuBackend:
     name = "gpu"
 
-    def __init__(self, defines: tuple[str, ...] | None = None) -> None:
+    def __init__(self, defines: tuple[str, ...] | None = None, modules: tuple[str, ...] = ("ntt", "msm")) -> None:
+        """`defines`: -D macros (default kernels.default_defines()); `modules`: compiled up front
+        (the others on first use)."""
         import cupy as cp
 
         self.cp = cp
         self.defines = kernels.default_defines() if defines is None else tuple(defines)
+        self._fixed_stride = "GPUSCOPE_NTT_FAST" in self.defines
         # NTT launch geometry (see gpu_plan.ntt_plan); tools/gpu_kernels_check.py --sweep times others
         self.ntt_block_log = NTT_BLOCK_LOG
         self.ntt_lmax = NTT_LMAX
@@ -48,8 +53,8 @@ class GpuBackend:
         self._twiddles: dict[bool, tuple[int, Any]] = {}
         self._powers: dict[tuple, Any] = {}
         self._gen_table = None
-        kernels.module("ntt", self.defines)
-        kernels.module("msm", self.defines)
+        for mod in modules:
+            kernels.module(mod, self.defines)
 
     # ---- helpers ------------------------------------------------------------------------
     def _k(self, mod: str, name: str):
@@ -118,13 +123,18 @@ class GpuBackend:
         for i, (s0, S, L) in enumerate(plan):
             E = 1 << (S + L)
             threads = min(E // 2, self.ntt_max_threads)
+            smem = 32 * E
+            if self._fixed_stride:  # shared memory laid out with a compile-time stride
+                if E > NTT_SMEM_STRIDE:
+                    raise UsageError(f"NTT block of {E} elements exceeds the fast variant's {NTT_SMEM_STRIDE}")
+                threads, smem = min(threads, NTT_FAST_MAX_THREADS), 32 * NTT_SMEM_STRIDE
             src = x if i == 0 else out
             args = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
             if scale is not None and i == len(plan) - 1:
                 k, args = self._k("ntt", "fr_ntt_pass_scaled"), (*args, scale[0], scale[1], np.int32(LO_BITS))
             else:
                 k = self._k("ntt", "fr_ntt_pass")
-            k((n // E,), (threads,), args, shared_mem=32 * E)
+            k((n // E,), (threads,), args, shared_mem=smem)
         return out
 
     def _scale_powers(self, x, n: int, base: int, c: int, out=None):

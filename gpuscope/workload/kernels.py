@@ -18,7 +18,7 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
-from gpuscope.errors import GpuscopeError, NoGpuError
+from gpuscope.errors import GpuscopeError, NoGpuError, UsageError
 
 MODULES = {"ntt": "ntt.cu", "msm": "msm.cu"}
 NVRTC_OPTIONS = ("-std=c++17",)
@@ -64,10 +64,31 @@ def device_arch() -> str:
     return "sm_" + str(cupy.cuda.Device().compute_capability)
 
 
+# NTT kernel variants (-D macros), chosen by GPUSCOPE_NTT_VARIANT; tools/gpu_ntt_variants.py checks
+# and times each. "cios": even/odd CIOS Fr product (tools/gen_field_ptx.py); "fast": that plus a
+# compile-time shared-memory stride and 64 registers per thread in the NTT pass kernels.
+NTT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "base": (),
+    "cios": ("GPUSCOPE_FR_CIOS",),
+    "fast": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST"),
+}
+DEFAULT_NTT_VARIANT = "base"  # flip to the winner of tools/gpu_ntt_variants.py
+
+
+def ntt_variant() -> str:
+    """GPUSCOPE_NTT_VARIANT (base, cios or fast), DEFAULT_NTT_VARIANT when unset."""
+    v = os.environ.get("GPUSCOPE_NTT_VARIANT", "").strip() or DEFAULT_NTT_VARIANT
+    if v not in NTT_VARIANTS:
+        raise UsageError(f"GPUSCOPE_NTT_VARIANT must be one of {', '.join(NTT_VARIANTS)}, got {v!r}")
+    return v
+
+
 def default_defines() -> tuple[str, ...]:
     """-D macros every build gets: GPUSCOPE_PORTABLE_MUL=1 in the environment selects the portable
-    C++ Montgomery product instead of the PTX carry chains (for comparison and fallback)."""
-    return ("GPUSCOPE_PORTABLE_MUL",) if os.environ.get("GPUSCOPE_PORTABLE_MUL") == "1" else ()
+    C++ Montgomery product instead of the PTX carry chains (for comparison and fallback);
+    GPUSCOPE_NTT_VARIANT adds the NTT variant's macros (NTT_VARIANTS)."""
+    portable = ("GPUSCOPE_PORTABLE_MUL",) if os.environ.get("GPUSCOPE_PORTABLE_MUL") == "1" else ()
+    return portable + NTT_VARIANTS[ntt_variant()]
 
 
 def _options(defines: tuple[str, ...]) -> tuple[str, ...]:

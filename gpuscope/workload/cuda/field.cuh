@@ -169,7 +169,8 @@ HD Fp<P> fp_dbl(const Fp<P>& a) {
 // Montgomery multiplication: on the device, Fr uses PTX carry chains (field_ptx.cuh, generated;
 // measured 7% faster NTTs on an H200) and Fq the portable CIOS code (the PTX version measured 8%
 // slower MSMs; -DGPUSCOPE_PTX_FQ selects it). The host, or -DGPUSCOPE_PORTABLE_MUL, uses portable
-// CIOS (coarsely integrated operand scanning) for both.
+// CIOS (coarsely integrated operand scanning) for both. -DGPUSCOPE_FR_CIOS selects the even/odd
+// CIOS carry-chain product for Fr (fewer carry propagations than the SOS form).
 #if defined(GPUSCOPE_PTX_FQ)
 #define GPUSCOPE_PTX_LIMBS(N) ((N) == 8 || (N) == 12)
 #else
@@ -179,6 +180,17 @@ template <class P>
 HD Fp<P> fp_mul_impl(const Fp<P>& a, const Fp<P>& b) {
     constexpr int N = P::N;
 #if defined(__CUDA_ARCH__) && !defined(GPUSCOPE_PORTABLE_MUL)
+#if defined(GPUSCOPE_FR_CIOS)
+    // even/odd CIOS product (tools/gen_field_ptx.py): no carry runs to the top limb; needs a < p
+    // (every stored value is), result < 2p. Selected by the "cios"/"fast" NTT variants.
+    if constexpr (N == 8) {
+        Fp<P> r;
+        u32 w[N];
+        fr_mul_cios(w, a.v, b.v);
+        fp_reduce_once<P>(r, w, 0u);
+        return r;
+    } else
+#endif
     if constexpr (GPUSCOPE_PTX_LIMBS(N)) {
         u32 w[2 * N + 1];
 #pragma unroll

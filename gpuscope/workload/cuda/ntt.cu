@@ -39,6 +39,20 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
     fp_store<FrParams>(out, i, fp_mul(v, fp_load<FrParams>(c, 0)));
 }
 
+// Shared-memory layout: limb l of block element e at smem[l * stride + e]. The base variant uses
+// stride E (runtime); -DGPUSCOPE_NTT_FAST fixes it at NTT_SMEM_STRIDE (the host then always
+// allocates 32 * NTT_SMEM_STRIDE bytes and keeps E <= it), so the 16 shared loads/stores of a
+// butterfly use immediate offsets instead of one address computation each, and caps registers
+// at 64 per thread (4 blocks of 256 threads per SM).
+#if defined(GPUSCOPE_NTT_FAST)
+#define NTT_SMEM_STRIDE 1024u
+#define NTT_STRIDE(E) NTT_SMEM_STRIDE
+#define NTT_BOUNDS __launch_bounds__(256, 4)
+#else
+#define NTT_STRIDE(E) (E)
+#define NTT_BOUNDS
+#endif
+
 // One pass of S radix-2 DIT stages. Launch: grid = 2^(logn - S - L) blocks,
 // dynamic shared memory 32 * 2^(S+L) bytes, any blockDim.x that divides 2^(S+L-1).
 // SCALE: multiply each output g by slo[g & (2^lobits - 1)] * shi[g >> lobits] on the way out
@@ -51,6 +65,7 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
     extern __shared__ u32 smem[];
     const u32 E = 1u << (S + L);
     const u32 half = E >> 1;
+    const u32 ST = NTT_STRIDE(E);
     u64 hi, lowblk;
     ntt_block_coords(blockIdx.x, s0, L, &hi, &lowblk);
 
@@ -59,7 +74,7 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
         u64 src = bitrev_input ? (u64)bitrev_bits((u32)g, logn) : g;
         fr_t x = fp_load<FrParams>(in, src);
 #pragma unroll
-        for (int l = 0; l < 8; l++) smem[l * E + e] = x.v[l];
+        for (int l = 0; l < 8; l++) smem[l * ST + e] = x.v[l];
     }
     for (int ls = 0; ls < S; ls++) {
         __syncthreads();
@@ -71,16 +86,16 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
             fr_t u, v;
 #pragma unroll
             for (int l = 0; l < 8; l++) {
-                u.v[l] = smem[l * E + e0];
-                v.v[l] = smem[l * E + e1];
+                u.v[l] = smem[l * ST + e0];
+                v.v[l] = smem[l * ST + e1];
             }
             if (j != 0) v = fp_mul(v, fp_load<FrParams>(tw, (1ull << s) + j));
             fr_t x0 = fp_add(u, v);
             fr_t x1 = fp_sub(u, v);
 #pragma unroll
             for (int l = 0; l < 8; l++) {
-                smem[l * E + e0] = x0.v[l];
-                smem[l * E + e1] = x1.v[l];
+                smem[l * ST + e0] = x0.v[l];
+                smem[l * ST + e1] = x1.v[l];
             }
         }
     }
@@ -89,7 +104,7 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
         u64 g = ntt_elem_index(e, hi, lowblk, s0, S, L);
         fr_t x;
 #pragma unroll
-        for (int l = 0; l < 8; l++) x.v[l] = smem[l * E + e];
+        for (int l = 0; l < 8; l++) x.v[l] = smem[l * ST + e];
         if (SCALE)
             x = fp_mul(x, fp_mul(fp_load<FrParams>(slo, g & ((1ull << lobits) - 1)),
                                  fp_load<FrParams>(shi, g >> lobits)));
@@ -97,12 +112,12 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
     }
 }
 
-extern "C" __global__ void fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
+extern "C" __global__ void NTT_BOUNDS fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
                                        const u32* tw, int bitrev_input) {
     ntt_pass<false>(out, in, logn, s0, S, L, tw, bitrev_input, nullptr, nullptr, 0);
 }
 
-extern "C" __global__ void fr_ntt_pass_scaled(u32* out, const u32* in, int logn, int s0, int S,
+extern "C" __global__ void NTT_BOUNDS fr_ntt_pass_scaled(u32* out, const u32* in, int logn, int s0, int S,
                                               int L, const u32* tw, int bitrev_input,
                                               const u32* slo, const u32* shi, int lobits) {
     ntt_pass<true>(out, in, logn, s0, S, L, tw, bitrev_input, slo, shi, lobits);
