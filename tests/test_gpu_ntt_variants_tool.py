@@ -55,9 +55,9 @@ def _fake_cupy() -> types.ModuleType:
 
 class _FakeGpu:
     def __init__(self, defines=None, modules=("ntt", "msm")):
-        if "GPUSCOPE_NTT_FAST" in defines:
+        if "GPUSCOPE_FR_PTX_ADDSUB" in defines:
             raise RuntimeError("compile failed (simulated)")
-        self.wrong = "GPUSCOPE_FR_CIOS" in defines
+        self.wrong = defines == ("GPUSCOPE_FR_CIOS",)
         self.cpu = api.get_backend("cpu")
 
     def _wrap(self, x):
@@ -97,7 +97,8 @@ def test_variants_table_pass_and_fail(tool, tmp_path, monkeypatch, capsys):
     assert rc == 1
     table = out[out.index("\nvariant ") + 1 :]
     rows = {t[0]: t for t in (ln.split() for ln in table.splitlines()) if len(t) > 1 and t[1] in ("PASS", "FAIL")}
-    assert list(rows) == ["base", "cios", "fast"]
+    assert list(rows) == ["base", "cios", "stride", "fast"]
+    assert rows["stride"][1] == "PASS"
     assert rows["base"][1] == "PASS" and rows["base"][3:] == ["1.50"] * 6
     assert rows["cios"][1] == "FAIL" and "cios failed: ntt 2^4" in table
     assert rows["fast"][1] == "FAIL" and "compile failed (simulated)" in table

@@ -19,11 +19,11 @@ def test_variant_from_environment(monkeypatch):
     assert kernels.ntt_variant() == kernels.DEFAULT_NTT_VARIANT
     assert kernels.default_defines() == kernels.NTT_VARIANTS[kernels.DEFAULT_NTT_VARIANT]
     monkeypatch.setenv("GPUSCOPE_NTT_VARIANT", "fast")
-    assert kernels.default_defines() == ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST")
+    assert kernels.default_defines() == ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST", "GPUSCOPE_FR_PTX_ADDSUB")
     monkeypatch.setenv("GPUSCOPE_PORTABLE_MUL", "1")
     assert kernels.default_defines()[0] == "GPUSCOPE_PORTABLE_MUL"
     monkeypatch.setenv("GPUSCOPE_NTT_VARIANT", "turbo")
-    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, fast"):
+    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast"):
         kernels.default_defines()
 
 
@@ -65,5 +65,5 @@ def test_variant_compiles_without_spills(tmp_path, variant):
         block = block[: block.index("Used") + 40]
         assert "0 bytes spill stores" in block
         regs = int(re.search(r"Used (\d+) registers", block).group(1))
-        if variant == "fast":
+        if "GPUSCOPE_NTT_FAST" in kernels.NTT_VARIANTS[variant]:
             assert regs <= 64  # __launch_bounds__(256, 4)

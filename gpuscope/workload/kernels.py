@@ -65,18 +65,20 @@ def device_arch() -> str:
 
 
 # NTT kernel variants (-D macros), chosen by GPUSCOPE_NTT_VARIANT; tools/gpu_ntt_variants.py checks
-# and times each. "cios": even/odd CIOS Fr product (tools/gen_field_ptx.py); "fast": that plus a
-# compile-time shared-memory stride and 64 registers per thread in the NTT pass kernels.
+# and times each. "cios": even/odd CIOS Fr product (tools/gen_field_ptx.py); "stride": that plus a
+# compile-time shared-memory stride and 64 registers per thread in the NTT pass kernels; "fast":
+# that plus Fr addition/subtraction as PTX carry chains.
 NTT_VARIANTS: dict[str, tuple[str, ...]] = {
     "base": (),
     "cios": ("GPUSCOPE_FR_CIOS",),
-    "fast": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST"),
+    "stride": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST"),
+    "fast": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST", "GPUSCOPE_FR_PTX_ADDSUB"),
 }
 DEFAULT_NTT_VARIANT = "base"  # flip to the winner of tools/gpu_ntt_variants.py
 
 
 def ntt_variant() -> str:
-    """GPUSCOPE_NTT_VARIANT (base, cios or fast), DEFAULT_NTT_VARIANT when unset."""
+    """GPUSCOPE_NTT_VARIANT (a key of NTT_VARIANTS), DEFAULT_NTT_VARIANT when unset."""
     v = os.environ.get("GPUSCOPE_NTT_VARIANT", "").strip() or DEFAULT_NTT_VARIANT
     if v not in NTT_VARIANTS:
         raise UsageError(f"GPUSCOPE_NTT_VARIANT must be one of {', '.join(NTT_VARIANTS)}, got {v!r}")

@@ -117,8 +117,27 @@ HD void fp_reduce_once(Fp<P>& r, const u32* t, u32 hi) {
     for (int i = 0; i < P::N; i++) r.v[i] = take ? d[i] : t[i];
 }
 
+// -DGPUSCOPE_FR_PTX_ADDSUB (the "fast" NTT variant): Fr addition and subtraction as PTX carry
+// chains (field_ptx.cuh, generated; Fr is the only 8-limb field), device only; inputs < p.
+#if defined(__CUDA_ARCH__) && defined(GPUSCOPE_FR_PTX_ADDSUB)
+#define GPUSCOPE_FR_ADDSUB_PTX(N) ((N) == 8)
+#else
+#define GPUSCOPE_FR_ADDSUB_PTX(N) false
+#endif
+#include "field_ptx.cuh"
+
 template <class P>
 HD Fp<P> fp_add(const Fp<P>& a, const Fp<P>& b) {
+#if defined(__CUDA_ARCH__) && defined(GPUSCOPE_FR_PTX_ADDSUB)
+    if constexpr (GPUSCOPE_FR_ADDSUB_PTX(P::N)) {
+        u32 s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, d[8] = {0, 0, 0, 0, 0, 0, 0, 0}, bw[1] = {0};
+        fr_add_ptx(s, d, bw, a.v, b.v);
+        Fp<P> r;
+#pragma unroll
+        for (int i = 0; i < 8; i++) r.v[i] = bw[0] ? s[i] : d[i];
+        return r;
+    }
+#endif
     u32 t[P::N];
     u64 c = 0;
 #pragma unroll
@@ -134,6 +153,16 @@ HD Fp<P> fp_add(const Fp<P>& a, const Fp<P>& b) {
 
 template <class P>
 HD Fp<P> fp_sub(const Fp<P>& a, const Fp<P>& b) {
+#if defined(__CUDA_ARCH__) && defined(GPUSCOPE_FR_PTX_ADDSUB)
+    if constexpr (GPUSCOPE_FR_ADDSUB_PTX(P::N)) {
+        Fp<P> r;
+        u32 bw[1] = {0};
+#pragma unroll
+        for (int i = 0; i < 8; i++) r.v[i] = 0;
+        fr_sub_ptx(r.v, bw, a.v, b.v);
+        return r;
+    }
+#endif
     u32 t[P::N];
     u64 borrow = 0;
 #pragma unroll
@@ -164,7 +193,6 @@ HD Fp<P> fp_dbl(const Fp<P>& a) {
     return fp_add(a, a);
 }
 
-#include "field_ptx.cuh"
 
 // Montgomery multiplication: on the device, Fr uses PTX carry chains (field_ptx.cuh, generated;
 // measured 7% faster NTTs on an H200) and Fq the portable CIOS code (the PTX version measured 8%

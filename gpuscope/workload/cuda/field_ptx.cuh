@@ -145,4 +145,23 @@ __device__ __forceinline__ void fr_mul_cios(u32* r, const u32* a, const u32* b) 
 #pragma unroll
     for (int k = 0; k < 8; k++) r[k] = e[k];
 }
+
+__device__ __forceinline__ void fr_add_ptx(u32* s, u32* d, u32* bw, const u32* a, const u32* b) {
+    // s = a + b, d = s - p, bw = ~0 if s < p; every output zeroed by the caller (operands are all "+r").
+    asm("add.cc.u32 %0, %8, %16;\n\taddc.cc.u32 %1, %9, %17;\n\taddc.cc.u32 %2, %10, %18;\n\taddc.cc.u32 %3, %11, %19;\n\taddc.cc.u32 %4, %12, %20;\n\taddc.cc.u32 %5, %13, %21;\n\taddc.cc.u32 %6, %14, %22;\n\taddc.u32 %7, %15, %23;"
+        : "+r"(s[0]), "+r"(s[1]), "+r"(s[2]), "+r"(s[3]), "+r"(s[4]), "+r"(s[5]), "+r"(s[6]), "+r"(s[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+    asm("sub.cc.u32 %0, %9, 0x00000001;\n\tsubc.cc.u32 %1, %10, 0xffffffff;\n\tsubc.cc.u32 %2, %11, 0xfffe5bfe;\n\tsubc.cc.u32 %3, %12, 0x53bda402;\n\tsubc.cc.u32 %4, %13, 0x09a1d805;\n\tsubc.cc.u32 %5, %14, 0x3339d808;\n\tsubc.cc.u32 %6, %15, 0x299d7d48;\n\tsubc.cc.u32 %7, %16, 0x73eda753;\n\tsubc.u32 %8, 0, 0;"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(bw[0])
+        : "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3]), "r"(s[4]), "r"(s[5]), "r"(s[6]), "r"(s[7]));
+}
+__device__ __forceinline__ void fr_sub_ptx(u32* d, u32* bw, const u32* a, const u32* b) {
+    // d = a - b mod p, bw = ~0 if a < b; every output zeroed by the caller (operands are all "+r").
+    asm("sub.cc.u32 %0, %9, %17;\n\tsubc.cc.u32 %1, %10, %18;\n\tsubc.cc.u32 %2, %11, %19;\n\tsubc.cc.u32 %3, %12, %20;\n\tsubc.cc.u32 %4, %13, %21;\n\tsubc.cc.u32 %5, %14, %22;\n\tsubc.cc.u32 %6, %15, %23;\n\tsubc.cc.u32 %7, %16, %24;\n\tsubc.u32 %8, 0, 0;"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(bw[0])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+    asm("{\n\t.reg .u32 m;\n\tand.b32 m, %8, 0x00000001;\n\tadd.cc.u32 %0, %0, m;\n\tand.b32 m, %8, 0xffffffff;\n\taddc.cc.u32 %1, %1, m;\n\tand.b32 m, %8, 0xfffe5bfe;\n\taddc.cc.u32 %2, %2, m;\n\tand.b32 m, %8, 0x53bda402;\n\taddc.cc.u32 %3, %3, m;\n\tand.b32 m, %8, 0x09a1d805;\n\taddc.cc.u32 %4, %4, m;\n\tand.b32 m, %8, 0x3339d808;\n\taddc.cc.u32 %5, %5, m;\n\tand.b32 m, %8, 0x299d7d48;\n\taddc.cc.u32 %6, %6, m;\n\tand.b32 m, %8, 0x73eda753;\n\taddc.u32 %7, %7, m;\n\t}"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "r"(bw[0]));
+}
 #endif
