@@ -2,10 +2,11 @@
 
     PYTHONPATH=. python3 tools/gpu_ntt_variants.py --out $OUT
 
-For each variant (base, cios, fast; --variants to pick): compile the ntt module, then check
-forward NTT and iNTT bit for bit against the Python reference at 2^10 and 2^12 on fresh random
-inputs, the forward + inverse round trip at 2^24, compute_h at 2^12 against the CPU backend;
-then time ntt, intt and compute_h at 2^22 and 2^24 (CUDA events, median of --repeats after one
+For each variant (base, cios, stride, fast; --variants to pick): compile the ntt module, then
+check forward NTT and iNTT bit for bit against the Python reference at 2^10 and 2^12 on fresh
+random inputs, the forward + inverse round trip at 2^24, compute_h at 2^12 against the CPU
+backend, and (once base passed) ntt and compute_h at the largest timed size against base's; then
+time ntt, intt and compute_h at 2^22 and 2^24 (CUDA events, median of --repeats after one
 warm-up). A variant that fails to compile or crashes is reported FAIL; the others still run.
 Writes variants.log and variants.json under --out. Exit 0 when every variant passes, 1 when one
 fails, 2 on an unknown variant, 5 (NoGpuError) without CuPy or a GPU. The default variant is
@@ -142,6 +143,7 @@ def main() -> int:
     portable = tuple(d for d in kernels.default_defines() if d == "GPUSCOPE_PORTABLE_MUL")
 
     results = {}
+    base_out = None
     for name in names:
         res = {"status": "FAIL", "failed": [], "times": {}}
         results[name] = res
@@ -150,6 +152,18 @@ def main() -> int:
             gpu = info.pop("gpu")
             res.update(info)
             res["failed"] = failed
+            big = max(data)  # outputs at the largest size against the base variant's, bit for bit
+            x, y, z = data[big]
+            outs = (gpu.ntt(x), gpu.compute_h(x, y, z))
+            if name == "base" and not failed:
+                base_out = outs
+            elif base_out is not None:
+                for what, got, want in zip(("ntt", "compute_h"), outs, base_out, strict=True):
+                    ok = bool(cp.array_equal(got, want))
+                    log(f"[{name}] CHECK {what} 2^{big} == base: {'ok' if ok else 'FAILED'}")
+                    if not ok:
+                        failed.append(f"{what} 2^{big} == base")
+            del outs
             res["times"] = time_variant(name, gpu, data, args.repeats, log)
             res["status"] = "PASS" if not failed else "FAIL"
             del gpu
