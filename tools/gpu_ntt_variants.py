@@ -71,9 +71,13 @@ def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
 
 
 def _gpu_random(n: int, rng):
+    """Random Fr limb vectors (top limb below r's, so < r) on the device; uint32 draws, ~5x faster
+    than api.random_fr at 2^24."""
     import cupy as cp
 
-    return cp.asarray(api.random_fr(n, rng))
+    x = rng.integers(0, 1 << 32, size=(n, 8), dtype=np.uint32)
+    x[:, 7] %= np.uint32(api.FR_TOP_LIMB)
+    return cp.asarray(x)
 
 
 def time_variant(name, gpu, data, repeats, log) -> dict:
