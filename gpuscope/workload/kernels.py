@@ -74,7 +74,7 @@ NTT_VARIANTS: dict[str, tuple[str, ...]] = {
     "stride": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST"),
     "fast": ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST", "GPUSCOPE_FR_PTX_ADDSUB"),
 }
-DEFAULT_NTT_VARIANT = "base"  # flip to the winner of tools/gpu_ntt_variants.py
+DEFAULT_NTT_VARIANT = "fast"  # the winner of tools/gpu_ntt_variants.py on an H200 (docs/BENCHMARKS.md)
 
 
 def ntt_variant() -> str:
