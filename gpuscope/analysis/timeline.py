@@ -108,7 +108,8 @@ def from_tenures(split: pd.DataFrame, components: pd.DataFrame) -> dict:
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
         first = np.nanmin(start) if np.any(~np.isnan(start)) else ts.min()
-        out["wall_s"] = float(max(ts.max(), np.nanmax(end)) - min(ts.min(), first))
+        last = np.nanmax(end) if np.any(~np.isnan(end)) else ts.max()
+        out["wall_s"] = float(max(ts.max(), last) - min(ts.min(), first))
     return out
 
 
