@@ -46,6 +46,25 @@ def test_cpu_floor_binds_with_slow_synthesis():
     assert (r.lock_wait_ms == 0).all()
 
 
+def test_host_budget_slots_throttle_synthesis():
+    # Tenure 5 ms (upload 0, gpu_pre 5, post 0), synthesis 10 ms, 2 threads, 2 workers.
+    # Unbounded: ready 10, 10, 20, 20; grants 10, 15, 20, 25 -> makespan 30.
+    t = _times(4, upload_ms=[0] * 4, gpu_pre_ms=[5] * 4, gpu_post_ms=[0] * 4, synth_ms=[10] * 4)
+    free = simulate(t, workers=2, synth_threads=2)
+    assert list(free.grant) == [10.0, 15.0, 20.0, 25.0] and free.makespan_ms == 30.0
+    # Two slots: p2 starts only when the worker is done with p0 (15), p3 when p1 is done (20):
+    # ready 10, 10, 25, 30; grants 10, 15, 25, 30 -> makespan 35.
+    r = simulate(t, workers=2, synth_threads=2, slots=2)
+    assert list(r.ready) == [10.0, 10.0, 25.0, 30.0]
+    assert list(r.grant) == [10.0, 15.0, 25.0, 30.0]
+    assert r.makespan_ms == 35.0
+    # Slots beyond what supply needs change nothing.
+    big = simulate(t, workers=2, synth_threads=2, slots=8)
+    assert list(big.grant) == list(free.grant) and big.makespan_ms == free.makespan_ms
+    with pytest.raises(ValueError):
+        simulate(t, workers=2, synth_threads=2, slots=0)
+
+
 def test_barrier_waits_for_prep_started_at_pick():
     # prep 4 ms from pick; barrier reached 3 ms after grant -> 1 ms stall each time.
     r = simulate(_times(3, synth_ms=[5, 5, 5], prep_ms=[4, 4, 4]), workers=2, synth_threads=1)

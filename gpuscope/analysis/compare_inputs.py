@@ -159,7 +159,16 @@ def whatif_from(
         workers=workers or (int(w["workers_per_gpu"]) if isinstance(w.get("workers_per_gpu"), int) else None),
         synth_threads=synth_threads or (int(w["synth_threads"]) if isinstance(w.get("synth_threads"), int) else None),
         gpus=len(gpus) if isinstance(gpus, list) and gpus else 1,
+        budget_slots=meta_budget_slots(w),
     )
+
+
+def meta_budget_slots(workload: dict) -> int | None:
+    """Partitions the run's host budget let be in flight (gpuscope run's meta.json), or None."""
+    budget, part = workload.get("host_budget_bytes"), workload.get("partition_host_bytes")
+    if isinstance(budget, int) and isinstance(part, int) and part > 0 and budget >= part:
+        return budget // part
+    return None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:

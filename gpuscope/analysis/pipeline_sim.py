@@ -3,9 +3,11 @@
 The model (docs/COMPARE.md has the picture):
 
 - `synth_threads` synthesis threads produce partitions in order; partition i is ready
-  `synth_ms[i]` after its thread became free (the queue between synthesis and the GPU
-  workers is unbounded: supply never blocks, so the simulation honours the CPU floor
-  without modelling the memory budget).
+  `synth_ms[i]` after its thread became free. With `slots` (the host-memory budget in
+  partitions, as `gpuscope run` sizes it) a thread starts a partition only while fewer
+  than `slots` partitions are in flight — synthesizing, queued or held by a worker until
+  it has finished with it — so a small budget throttles supply as it does in the real
+  pipeline. Without `slots` the queue is unbounded and supply never blocks.
 - `workers` GPU workers per GPU share that GPU's mutex (`gpus` GPUs, one mutex each). A free worker takes the next ready
   partition (FIFO), starts its prep thread at once (`prep_ms`, in parallel), spends
   `pre_ms` on CPU work before the lock, then queues for the mutex (FIFO by request time).
@@ -27,7 +29,8 @@ import numpy as np
 # Event kinds, in the order they are processed at equal times: a release hands the lock
 # on before a new request at the same instant can take it, and a worker that became free
 # at that instant picks its partition after both.
-_RELEASE, _REQUEST, _FREE = 0, 1, 2
+# A finished synthesis is seen before a request or a free worker at the same instant.
+_RELEASE, _SYNTH_DONE, _REQUEST, _FREE = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -141,13 +144,22 @@ def synthesis_ready_times(synth_ms: np.ndarray, threads: int | None) -> np.ndarr
 
 
 def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | None = None,
-             gpus: int = 1) -> SimResult:
+             gpus: int = 1, slots: int | None = None) -> SimResult:
     """Run the mutex pipeline over `times.n` partitions with `workers` workers per GPU on
-    `gpus` GPUs (one mutex each; worker w belongs to GPU w // workers)."""
+    `gpus` GPUs (one mutex each; worker w belongs to GPU w // workers). `slots` bounds the
+    partitions in flight (needs `synth_threads`); None leaves supply unbounded."""
     if workers < 1 or gpus < 1:
         raise ValueError("workers and gpus must be >= 1")
+    if slots is not None and slots < 1:
+        raise ValueError("slots must be >= 1")
+    budgeted = slots is not None and synth_threads is not None
     n = times.n
-    ready = synthesis_ready_times(times.synth_ms, synth_threads)
+    if budgeted:
+        if synth_threads < 1:
+            raise ValueError("synth_threads must be >= 1")
+        ready = np.full(n, np.nan)  # filled as synthesis finishes
+    else:
+        ready = synthesis_ready_times(times.synth_ms, synth_threads)
     pick = np.full(n, np.nan)
     request = np.full(n, np.nan)
     grant = np.full(n, np.nan)
@@ -164,10 +176,34 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
         heapq.heappush(events, (t, kind, seq, w, p))
         seq += 1
 
+    next_partition = 0
+    synth = {"threads": synth_threads or 0, "in_flight": 0, "next": 0}
+    idle: list[int] = []  # budgeted: free workers waiting for the next partition
+
+    def start_synthesis(t: float) -> None:
+        while synth["threads"] > 0 and synth["next"] < n and synth["in_flight"] < slots:
+            q = synth["next"]
+            synth["next"] += 1
+            synth["threads"] -= 1
+            synth["in_flight"] += 1
+            push(t + times.synth_ms[q], _SYNTH_DONE, -1, q)
+
+    def take(t: float, w: int, p: int) -> None:
+        worker_of[p] = w
+        pick[p] = max(t, ready[p])
+        push(pick[p] + times.pre_ms[p], _REQUEST, w, p)
+
+    def dispatch(t: float) -> None:
+        nonlocal next_partition
+        while idle and next_partition < n and not np.isnan(ready[next_partition]):
+            take(t, idle.pop(0), next_partition)
+            next_partition += 1
+
     for w in range(workers * gpus):
         push(0.0, _FREE, w, -1)
+    if budgeted:
+        start_synthesis(0.0)
 
-    next_partition = 0
     lock_holder = [-1] * gpus
     waiting: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]  # per GPU, FIFO of (worker, partition)
 
@@ -182,13 +218,22 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
     while events:
         t, kind, _, w, p = heapq.heappop(events)
         if kind == _FREE:
+            if budgeted:
+                if p >= 0:  # the worker is done with partition p: its budget slot frees
+                    synth["in_flight"] -= 1
+                    start_synthesis(t)
+                idle.append(w)
+                dispatch(t)
+                continue
             if next_partition >= n:
                 continue
-            p = next_partition
+            take(t, w, next_partition)
             next_partition += 1
-            worker_of[p] = w
-            pick[p] = max(t, ready[p])
-            push(pick[p] + times.pre_ms[p], _REQUEST, w, p)
+        elif kind == _SYNTH_DONE:
+            ready[p] = t
+            synth["threads"] += 1
+            start_synthesis(t)
+            dispatch(t)
         elif kind == _REQUEST:
             request[p] = t
             g = w // workers
@@ -201,7 +246,7 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
             g = w // workers
             lock_holder[g] = -1
             done[p] = t + times.post_ms[p]
-            push(done[p], _FREE, w, -1)
+            push(done[p], _FREE, w, p)
             if waiting[g]:
                 w2, p2 = waiting[g].pop(0)
                 start_tenure(t, w2, p2)

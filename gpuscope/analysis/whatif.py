@@ -48,6 +48,7 @@ class WhatIf:
     synth_threads: int | None
     line_rate_gbs: float
     line_rate_source: str
+    budget_slots: int | None               # partitions in flight allowed by the host budget
     bytes_per_partition: float
     bytes_source: str
     upload_field: str                      # "h2d" (explicit) or "ntt_kernels" (upload + NTT)
@@ -66,6 +67,7 @@ class WhatIf:
                 "workers": self.workers,
                 "gpus": self.gpus,
                 "synth_threads": self.synth_threads,
+                "budget_slots": self.budget_slots,
                 "line_rate_gbs": self.line_rate_gbs,
                 "line_rate_source": self.line_rate_source,
                 "bytes_per_partition": self.bytes_per_partition,
@@ -223,6 +225,7 @@ def predict_pinned(
     workers: int | None = None,
     synth_threads: int | None = None,
     gpus: int = 1,
+    budget_slots: int | None = None,
 ) -> WhatIf:
     """Predict the run with pinned uploads at `line_rate_gbs` (GB/s, 1e9 bytes).
 
@@ -230,6 +233,8 @@ def predict_pinned(
     Bytes per partition: the log's h2d_bytes (ParsedLog.quantities, summed over the
     tenure's GPUs) win over `bytes_per_partition` (the caller's --abc-bytes or the run's
     workload config). A tenure's GPUs upload in parallel, each its share of the bytes.
+    `budget_slots` (partitions the host-memory budget lets be in flight; a run's meta.json
+    says) throttles synthesis in both replays as it did in the run; None: unbounded supply.
     Raises WhatIfUnavailable when there is no complete tenure or no upload size.
     """
     if not (line_rate_gbs > 0 and math.isfinite(line_rate_gbs)):
@@ -307,8 +312,11 @@ def predict_pinned(
 
     n_gpus = _tenure_gpus(parsed.records, wide.index.to_numpy())
     upload_pred = per_tenure_bytes / n_gpus / (line_rate_gbs * 1e9) * 1e3
-    sim_meas = simulate(times_with(upload), workers=workers, synth_threads=synth_threads, gpus=gpus)
-    sim_pred = simulate(times_with(upload_pred), workers=workers, synth_threads=synth_threads, gpus=gpus)
+    if budget_slots is not None and synth is None:
+        budget_slots = None  # the budget throttles synthesis; without synthesis times it has no effect
+    sim_opts = {"workers": workers, "synth_threads": synth_threads, "gpus": gpus, "slots": budget_slots}
+    sim_meas = simulate(times_with(upload), **sim_opts)
+    sim_pred = simulate(times_with(upload_pred), **sim_opts)
 
     held_pred = sim_pred.held_ms
     barrier_pred = sim_pred.barrier_ms if prep is not None else barrier_meas
@@ -384,6 +392,7 @@ def predict_pinned(
         workers=int(workers),
         gpus=int(gpus),
         synth_threads=synth_threads,
+        budget_slots=budget_slots,
         line_rate_gbs=float(line_rate_gbs),
         line_rate_source=line_rate_source,
         bytes_per_partition=bytes_pp,
