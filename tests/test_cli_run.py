@@ -25,6 +25,37 @@ def invoke(*args):
     return runner.invoke(app, ["run", *map(str, args)])
 
 
+@pytest.fixture
+def gpuscope_process(tmp_path):
+    """Start `python -m gpuscope ARGS` as a real subprocess (Ctrl-C needs one); any still
+    running at the end of the test is killed."""
+    procs = []
+
+    def start(*args):
+        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen([sys.executable, "-m", "gpuscope", *map(str, args)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=tmp_path)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def _wait_for_text(logs, text: str, timeout_s: float = 30) -> bool:
+    """Poll until a file that `logs()` returns contains `text`; False at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(text in p.read_text() for p in logs() if p.exists()):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_help_has_an_example():
     r = invoke("--help")
     assert r.exit_code == 0
@@ -103,27 +134,13 @@ def test_verify_mismatch_fails_loudly_with_exit_1(tmp_path, monkeypatch):
     assert meta["status"] == "failed" and meta["exit_code"] == 1
 
 
-def test_ctrl_c_stops_at_a_phase_boundary_and_marks_the_run(tmp_path):
+def test_ctrl_c_stops_at_a_phase_boundary_and_marks_the_run(tmp_path, gpuscope_process):
     d = tmp_path / "int"
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuscope", "run", "--backend", "cpu", "--log-n", "9",
-         "--partitions", "400", "--out", str(d)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 30
-        log = d / "timing.log"
-        while time.monotonic() < deadline:
-            if log.exists() and "mutex_held_ms=" in log.read_text():
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("the run never finished a partition")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 9, "--partitions", 400, "--out", d)
+    if not _wait_for_text(lambda: [d / "timing.log"], "mutex_held_ms="):
+        pytest.fail("the run never finished a partition")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "stopping at the next phase boundary" in err
     assert "status interrupted" in err
@@ -136,26 +153,14 @@ def test_ctrl_c_stops_at_a_phase_boundary_and_marks_the_run(tmp_path):
     assert "GPU-lock time split" in out  # the summary of what was done
 
 
-def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path):
+def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path, gpuscope_process):
     d = tmp_path / "int2"
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuscope", "run", "--backend", "cpu", "--log-n", "10",
-         "--partitions", "400", "--out", str(d)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if (d / "timing.log").exists() and "GPU_START" in (d / "timing.log").read_text():
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 10, "--partitions", 400, "--out", d)
+    _wait_for_text(lambda: [d / "timing.log"], "GPU_START")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     meta = json.loads((d / "meta.json").read_text())  # valid JSON, never torn
@@ -163,3 +168,4 @@ def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path):
     from parsers import parse_log
 
     parse_log(str(d / "timing.log"))  # still readable
+
