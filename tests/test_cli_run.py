@@ -169,3 +169,20 @@ def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path, gpuscope_p
 
     parse_log(str(d / "timing.log"))  # still readable
 
+
+def test_compare_modes_run_stops_at_ctrl_c_like_run_and_compares_nothing(tmp_path, gpuscope_process):
+    root = tmp_path / "cmp"
+    proc = gpuscope_process("compare", "pinned", "pageable", "--backend", "cpu", "--log-n", 9,
+                            "--partitions", 400, "--out-root", root)
+    if not _wait_for_text(lambda: list(root.glob("*/timing.log")), "mutex_held_ms="):
+        pytest.fail("the pinned run never finished a partition")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert out == ""
+    assert "stopping at the next phase boundary" in err and "nothing compared" in err
+    assert "Traceback" not in err
+    (d,) = root.iterdir()  # the pageable run never started
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["mode"] == "pinned" and meta["status"] == "interrupted" and meta["exit_code"] == 130
+    assert 1 <= meta["pipeline"]["partitions_done"] < 400

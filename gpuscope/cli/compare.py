@@ -20,46 +20,41 @@ def _say(msg: str) -> None:
 
 
 def _run_mode(mode: str, opts: dict) -> str:
-    """Run the reference workload in `mode` with the shared settings; the run directory."""
-    from gpuscope.errors import GpuscopeError, UsageError
+    """Run the reference workload in `mode` with the shared settings, as `gpuscope run` does
+    (progress on stderr, Ctrl-C stops at the next phase boundary); the run directory."""
+    from gpuscope.cli._common import fail
+    from gpuscope.cli.run import raise_if_failed, run_workload
+    from gpuscope.errors import EXIT_INTERRUPTED, UsageError
     from gpuscope.recorder import parse_gpus
+    from gpuscope.rundir import default_path
     from gpuscope.workload.api import get_backend
     from gpuscope.workload.hostmem import normalize_mode
     from gpuscope.workload.pipeline import PipelineConfig
-    from gpuscope.workload.runner import CPU_DEFAULT_LOG_N, WorkloadRun
+    from gpuscope.workload.runner import WorkloadRun, default_log_n
 
     gpus = parse_gpus(opts["gpus"])
     if not gpus:
         raise UsageError("--gpus: give at least one GPU index (e.g. 0 or 0,1)")
     be = get_backend(opts["backend"])
-    log_n = opts["log_n"] if opts["log_n"] is not None else (24 if be.name == "gpu" else CPU_DEFAULT_LOG_N)
+    log_n = opts["log_n"] if opts["log_n"] is not None else default_log_n(be.name)
     cfg = PipelineConfig(mode=normalize_mode(mode), log_n=log_n, partitions=opts["partitions"],
                          workers=opts["workers"], synth_threads=opts["synth_threads"], gpus=gpus,
                          contention=opts["contention"], seed=opts["seed"])
-    from gpuscope.rundir import default_path
-
     out = str(default_path(cfg.mode, root=opts["out_root"])) if opts["out_root"] else None
     run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=_say)
-    try:
-        run.prepare()
-    except BaseException:
-        run.finish_failed_setup()
-        raise
-    if be.name != "gpu":
-        _say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
-    _say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers -> {run.rd.path}")
-    run.start()
-    try:
-        while run.alive():
-            run.wait(0.5)
-    except KeyboardInterrupt:
-        run.request_stop()
-        run.finish()
-        raise
-    outcome = run.finish()
-    if outcome.status == "failed":
-        err = outcome.error
-        raise err if isinstance(err, GpuscopeError) else GpuscopeError(f"{mode} run failed: {err}")
+
+    def announce() -> None:
+        if be.name != "gpu":
+            _say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
+        _say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers "
+             f"-> {run.rd.path}")
+
+    outcome = run_workload(run, label=f"gpuscope compare: {cfg.mode} run", on_prepared=announce)
+    raise_if_failed(outcome, f"{mode} run")
+    if outcome.status == "interrupted":
+        done = outcome.result.done if outcome.result else 0
+        raise fail(f"interrupted: the {mode} run stopped after {done} of {cfg.partitions} partitions; "
+                   f"run directory {outcome.path} (status interrupted); nothing compared", EXIT_INTERRUPTED)
     return str(outcome.path)
 
 

@@ -128,6 +128,41 @@ def _iso() -> str:
     return iso_now()
 
 
+def run_workload(run, *, label: str, on_prepared=None):
+    """Prepare, start, watch and finish `run` (a WorkloadRun) with run's Ctrl-C handling:
+    the first Ctrl-C stops at the next phase boundary, a second exits at once. Shared by
+    `gpuscope run` and `compare pinned pageable`. `on_prepared()` runs once the run directory
+    exists, before the pipeline starts. Returns the RunOutcome; raises what prepare() raised."""
+    old = _install_sigint(run)
+    try:
+        try:
+            run.prepare()
+        except BaseException:
+            run.finish_failed_setup()
+            raise
+        if on_prepared is not None:
+            on_prepared()
+        run.start()
+        _watch(run, f"{label} ({run.cfg.mode}, log-n {run.cfg.log_n}) -> {run.rd.path}")
+        return run.finish()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        sys.stderr.flush()
+
+
+def raise_if_failed(outcome, what: str) -> None:
+    """A failed outcome as its GpuscopeError (exit code kept), else `<what> failed: ...`."""
+    if outcome.status != "failed":
+        return
+    from gpuscope.errors import GpuscopeError
+
+    err = outcome.error
+    if isinstance(err, GpuscopeError):
+        raise err
+    raise GpuscopeError(f"{what} failed: {type(err).__name__}: {err}")
+
+
 def _render(run, outcome, as_json: bool) -> None:
     from gpuscope.cli._common import stdout_console
 
@@ -239,7 +274,7 @@ def run_cmd(
     from gpuscope.workload.api import get_backend
     from gpuscope.workload.hostmem import normalize_mode
     from gpuscope.workload.pipeline import PipelineConfig
-    from gpuscope.workload.runner import CPU_DEFAULT_LOG_N, WorkloadRun
+    from gpuscope.workload.runner import WorkloadRun, default_log_n
 
     mode = normalize_mode(mode)
     gpu_list = parse_gpus(gpus)
@@ -249,7 +284,7 @@ def run_cmd(
         raise UsageError(f"--backend: unknown backend {backend!r} (auto, gpu or cpu)")
     be = get_backend(backend)
     if log_n is None:
-        log_n = 24 if be.name == "gpu" else CPU_DEFAULT_LOG_N
+        log_n = default_log_n(be.name)
     if interval < 5:
         raise UsageError(f"--interval must be at least 5 ms, got {interval:g}")
     cfg = PipelineConfig(
@@ -262,31 +297,15 @@ def run_cmd(
     )
     run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, sample_interval_s=interval / 1e3,
                       on_error=_say)
-    old = _install_sigint(run)
-    try:
-        try:
-            run.prepare()
-        except BaseException:
-            run.finish_failed_setup()
-            raise
+
+    def cpu_notice() -> None:
         if be.name != "gpu":
             _say(f"no GPU backend: running the CPU reference at log-n {cfg.log_n} "
                  "(host-memory modes have no effect)")
-        run.start()
-        _watch(run, f"gpuscope run ({cfg.mode}, log-n {cfg.log_n}) -> {run.rd.path}")
-        outcome = run.finish()
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    sys.stderr.flush()
-    _render(run, outcome, as_json)
-    if outcome.status == "failed":
-        from gpuscope.errors import GpuscopeError
 
-        err = outcome.error
-        if isinstance(err, GpuscopeError):
-            raise err
-        raise GpuscopeError(f"run failed: {type(err).__name__}: {err}")
+    outcome = run_workload(run, label="gpuscope run", on_prepared=cpu_notice)
+    _render(run, outcome, as_json)
+    raise_if_failed(outcome, "run")
     if outcome.status == "interrupted":
         _say(f"interrupted: {outcome.result.done if outcome.result else 0} of {cfg.partitions} "
              f"partitions done; run directory {outcome.path} is complete (status interrupted)")

@@ -40,8 +40,14 @@ from gpuscope.workload.pipeline import (
     Srs,
 )
 
+GPU_DEFAULT_LOG_N = 24
 CPU_DEFAULT_LOG_N = 10
 CPU_MAX_LOG_N = 14
+
+
+def default_log_n(backend_name: str) -> int:
+    """--log-n when the user gives none: 2^24 on a GPU, 2^10 on the CPU reference."""
+    return GPU_DEFAULT_LOG_N if backend_name == "gpu" else CPU_DEFAULT_LOG_N
 
 
 @dataclass
