@@ -101,21 +101,6 @@ def load(
     return Loaded(side=side, parsed=parsed, ctx=ctx, analysis=analysis, model=model)
 
 
-def whatif_for(
-    loaded: Loaded,
-    *,
-    line_rate_gbs: float | None = None,
-    line_rate_source: str | None = None,
-    abc_bytes: float | None = None,
-    workers: int | None = None,
-    synth_threads: int | None = None,
-) -> WhatIf:
-    """The pinned-upload projection of a loaded source (see whatif_from)."""
-    return whatif_from(loaded.parsed, loaded.ctx.meta, line_rate_gbs=line_rate_gbs,
-                       line_rate_source=line_rate_source, abc_bytes=abc_bytes, workers=workers,
-                       synth_threads=synth_threads)
-
-
 def resolve_line_rate(line_rate_gbs: float | None, meta: dict | None,
                       line_rate_source: str | None = None) -> tuple[float, str]:
     """The caller's value, else the run's measured one (meta.json), else the

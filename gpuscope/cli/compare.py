@@ -95,7 +95,7 @@ def compare_cmd(
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
     from gpuscope.analysis.compare import compare
-    from gpuscope.analysis.compare_inputs import load, slower_upload_side, whatif_for
+    from gpuscope.analysis.compare_inputs import load, slower_upload_side, whatif_from
     from gpuscope.analysis.whatif import WhatIfUnavailable
     from gpuscope.cli.analyze import parse_size
     from gpuscope.errors import UsageError
@@ -127,7 +127,8 @@ def compare_cmd(
     target = "b" if src == "a" else "a"
     whatif, unavailable = None, None
     try:
-        whatif = whatif_for(la if src == "a" else lb, line_rate_gbs=line_rate, abc_bytes=nbytes)
+        slow = la if src == "a" else lb
+        whatif = whatif_from(slow.parsed, slow.ctx.meta, line_rate_gbs=line_rate, abc_bytes=nbytes)
     except WhatIfUnavailable as e:
         unavailable = str(e)
     result = compare(la.side, lb.side, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for=target)
