@@ -84,7 +84,7 @@ def load(
     options = AnalyzeOptions(line_rate_gbs=rate, abc_bytes=int(nbytes) if nbytes else None)
     analysis = analyze(parsed, model, options, context=ctx)
     phases, _basis = display_phases(parsed, ctx, model)
-    pcie = (analysis.to_json().get("pcie") or {}).get("phases")
+    pcie = analysis.pcie_phases()
     side = Side(
         label=label or default_label(path, ctx.meta),
         parsed=parsed,

@@ -117,14 +117,18 @@ class Analysis:
             },
         }
         if self.pcie is not None:
-            out["pcie"] = {
-                "phases": {
-                    str(r["phase"]): {k: r[k] for k in self.pcie.columns if k != "phase"}
-                    for _, r in self.pcie.iterrows()
-                },
-                **self.pcie_info,
-            }
+            out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
         return clean(out)
+
+    def pcie_phases(self) -> dict | None:
+        """`to_json()["pcie"]["phases"]` alone (phase -> PCIe/SM figures, JSON-safe), without
+        building the rest of the document; None when the run had no samples."""
+        if self.pcie is None:
+            return None
+        return clean({
+            str(r["phase"]): {k: r[k] for k in self.pcie.columns if k != "phase"}
+            for _, r in self.pcie.iterrows()
+        })
 
 
 def clean(obj: Any) -> Any:
