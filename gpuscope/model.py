@@ -41,9 +41,6 @@ class RoleModel:
         """The component's role, or None when the model does not know it."""
         return self.roles.get(component)
 
-    def components_of(self, role: str) -> list[str]:
-        return [c for c, r in self.roles.items() if r == role]
-
 
 def _bad(src: str, key: str, why: str) -> UsageError:
     return UsageError(f"model {src}: key '{key}': {why}")

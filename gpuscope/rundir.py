@@ -15,7 +15,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -357,8 +357,3 @@ def host_info() -> dict[str, Any]:
 
 def iso_now() -> str:
     return datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def write_rows(writer: SamplesWriter, rows: Iterable[dict[str, Any]]) -> None:
-    for r in rows:
-        writer.write_row(r)

@@ -9,8 +9,6 @@ end = the time stamped on the held line. gpu_busy_fraction = merged busy time /
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -124,7 +122,3 @@ def timeline_summary(timeline: pd.DataFrame, split: pd.DataFrame, components: pd
     if len(split) and span == span and span > 0:
         out["gpu_compute_fraction"] = float(split["gpu_compute_ms"].sum()) / 1000.0 / span
     return out
-
-
-def is_known(x) -> bool:
-    return x is not None and not (isinstance(x, float) and math.isnan(x))

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.clock import CLOCK, Clock
-from gpuscope.errors import GpuscopeError, ResourceError, UsageError
+from gpuscope.errors import ResourceError, UsageError
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
 from gpuscope.workload.devices import as_device_oom
@@ -625,11 +625,3 @@ class Pipeline:
             except queue.Empty:
                 return
             self._drop(part)
-
-
-def raise_pipeline_error(res: PipelineResult) -> None:
-    if res.error is None:
-        return
-    if isinstance(res.error, GpuscopeError):
-        raise res.error
-    raise res.error

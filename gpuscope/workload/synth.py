@@ -49,14 +49,6 @@ def from_limbs(limbs: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i: i + 32], "little") for i in range(0, len(raw), 32)]
 
 
-def to_mont_int(x: int) -> int:
-    return (x << 256) % R_MODULUS
-
-
-def from_mont_int(x: int) -> int:
-    return (x * MONT_R_INV) % R_MODULUS
-
-
 # -- vectorised Montgomery multiplication ------------------------------------------------
 def mont_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise a*b*R^-1 mod r for (m, 8) uint32 limb arrays with values < r.
