@@ -319,11 +319,7 @@ class WorkloadRun:
         stats = None
         if self.sampler is not None:
             stats = self.sampler.stop()
-        if self.samples_sink is not None:
-            self.samples_sink.close()
-        if self.log is not None:
-            self.log.close()
-        self._free()
+        self._release()
         if err is not None:
             status, code = "failed", getattr(err, "exit_code", EXIT_FAILED)
         elif res is None or res.stopped or self.interrupts:
@@ -351,11 +347,7 @@ class WorkloadRun:
         """prepare() raised: free what it took and mark the run directory failed (if any)."""
         if err is None:
             err = sys.exc_info()[1]
-        if self.samples_sink is not None:
-            self.samples_sink.close()
-        if self.log is not None:
-            self.log.close()
-        self._free()
+        self._release()
         if self.rd is not None:
             code = getattr(err, "exit_code", EXIT_FAILED)
             if isinstance(err, KeyboardInterrupt):
@@ -366,7 +358,12 @@ class WorkloadRun:
             self.rd.write_meta(status=status, exit_code=code, ended=iso_now(), error=msg,
                                notes=self.notes)
 
-    def _free(self) -> None:
+    def _release(self) -> None:
+        """Close samples.csv, timing.log and spans.csv, then free host memory and SRS copies."""
+        if self.samples_sink is not None:
+            self.samples_sink.close()
+        if self.log is not None:
+            self.log.close()
         if self.mem is not None:
             self.mem.close()
         for hp in self._srs_host:
