@@ -25,6 +25,8 @@ from gpuscope.errors import InputError, ResourceError
 
 SCHEMA_VERSION = 1
 
+# the samples.csv schema; parsers/samples.py holds the same (importing it here would pull in
+# pandas wherever a run directory is written); tests/test_rundir.py keeps the two equal
 SAMPLE_COLUMNS = (
     "t_wall", "t_mono", "gpu", "rx_gbs", "tx_gbs", "sm_active", "sm_occupancy", "dram_active",
     "gpu_util_pct", "mem_util_pct", "mem_used_mib", "power_w", "sm_clock_mhz", "pcie_source",

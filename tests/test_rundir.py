@@ -134,3 +134,15 @@ def test_read_meta_bad_json(tmp_path):
         read_meta(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
     assert read_meta(tmp_path / "empty") == {}
+
+
+def test_samples_schema_is_the_parsers_one():
+    """rundir keeps its own copy of the samples.csv schema so that writing a run directory
+    never imports pandas (parsers does); the two copies must not drift apart."""
+    from gpuscope import rundir
+    from parsers import samples
+
+    assert SAMPLE_COLUMNS == samples.SAMPLE_COLUMNS
+    assert rundir._SAMPLE_INT == set(samples.INT_COLUMNS)
+    assert rundir._SAMPLE_STR == set(samples.STR_COLUMNS)
+    assert list(rundir.empty_samples().dtypes) == list(samples._frame([], 0, "gpuscope").dtypes)
