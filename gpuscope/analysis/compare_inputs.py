@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,6 @@ from gpuscope.analysis.compare import Side
 from gpuscope.analysis.whatif import DEFAULT_LINE_RATE_GBS, WhatIf, predict_pinned
 
 PAGEABLE_NAMES = ("pageable", "unpinned")
-
-
-@dataclass
-class Loaded:
-    """A source opened and analyzed once, shared by compare, what-if, plot and html."""
-
-    side: Side
-    parsed: Any
-    ctx: Any
-    analysis: Any
-    model: Any
 
 
 def _workload(meta: dict | None) -> dict:
@@ -68,8 +56,9 @@ def load(
     model: Any = None,
     abc_bytes: float | None = None,
     line_rate_gbs: float | None = None,
-) -> Loaded:
-    """Parse and analyze `path` (log file or run directory) into a comparison side."""
+) -> Side:
+    """Parse and analyze `path` (log file or run directory) into a comparison side (its
+    parsed log, meta, samples, phases and analysis figures)."""
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.model import RoleModel, load_model
@@ -85,7 +74,7 @@ def load(
     analysis = analyze(parsed, model, options, context=ctx)
     phases, _basis = display_phases(parsed, ctx, model)
     pcie = analysis.pcie_phases()
-    side = Side(
+    return Side(
         label=label or default_label(path, ctx.meta),
         parsed=parsed,
         source=str(path),
@@ -98,7 +87,6 @@ def load(
         meta=ctx.meta,
         pcie_phases=pcie or None,
     )
-    return Loaded(side=side, parsed=parsed, ctx=ctx, analysis=analysis, model=model)
 
 
 def resolve_line_rate(line_rate_gbs: float | None, meta: dict | None,

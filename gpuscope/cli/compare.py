@@ -118,22 +118,22 @@ def compare_cmd(
                              hint=f"or name a mode to run: {', '.join(RUN_MODES)}")
         else:
             paths.append((arg, None))
-    la = load(paths[0][0], label=paths[0][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
-    lb = load(paths[1][0], label=paths[1][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
-    if la.side.label == lb.side.label:
-        la.side.label, lb.side.label = f"A:{la.side.label}", f"B:{lb.side.label}"
+    sa = load(paths[0][0], label=paths[0][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
+    sb = load(paths[1][0], label=paths[1][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
+    if sa.label == sb.label:
+        sa.label, sb.label = f"A:{sa.label}", f"B:{sb.label}"
 
-    src = slower_upload_side(la.side, lb.side)
+    src = slower_upload_side(sa, sb)
     target = "b" if src == "a" else "a"
     whatif, unavailable = None, None
     try:
-        slow = la if src == "a" else lb
-        whatif = whatif_from(slow.parsed, slow.ctx.meta, line_rate_gbs=line_rate, abc_bytes=nbytes)
+        slow = sa if src == "a" else sb
+        whatif = whatif_from(slow.parsed, slow.meta, line_rate_gbs=line_rate, abc_bytes=nbytes)
     except WhatIfUnavailable as e:
         unavailable = str(e)
-    result = compare(la.side, lb.side, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for=target)
+    result = compare(sa, sb, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for=target)
     doc = result.to_json()
-    for side in (la.side, lb.side):
+    for side in (sa, sb):
         eff = str(((side.meta or {}).get("workload") or {}).get("mode_effective") or "")
         if eff.startswith("none"):
             doc["notes"].append(f"{side.label} ran on the CPU reference backend: host-memory modes have no "
@@ -147,7 +147,7 @@ def compare_cmd(
         from reports.plot import timeline_png
 
         pngs = {}
-        for side in (la.side, lb.side):
+        for side in (sa, sb):
             pngs[side.label] = (timeline_png(side.phases, side.samples, title=f"gpuscope timeline: {side.label} "
                                              f"({side.source})") if side.phases is not None else None)
         write_output(html_file, compare_html(doc, pngs), "the HTML report")
