@@ -16,10 +16,15 @@ from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, GpuscopeError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def fail(message: str, code: int) -> typer.Exit:
-    """Print `gpuscope: message` on stderr and return the Exit to raise."""
+def say(message: str) -> None:
+    """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail)."""
     sys.stderr.write(f"gpuscope: {message}\n")
     sys.stderr.flush()
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    """Print `gpuscope: message` on stderr and return the Exit to raise."""
+    say(message)
     return typer.Exit(code)
 
 

@@ -9,14 +9,9 @@ from pathlib import Path
 import typer
 
 from gpuscope.cli import app
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, say
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
-
-
-def _say(msg: str) -> None:
-    sys.stderr.write(f"gpuscope: {msg}\n")
-    sys.stderr.flush()
 
 
 def _run_mode(mode: str, opts: dict) -> str:
@@ -41,12 +36,12 @@ def _run_mode(mode: str, opts: dict) -> str:
                          workers=opts["workers"], synth_threads=opts["synth_threads"], gpus=gpus,
                          contention=opts["contention"], seed=opts["seed"])
     out = str(default_path(cfg.mode, root=opts["out_root"])) if opts["out_root"] else None
-    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=_say)
+    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=say)
 
     def announce() -> None:
         if be.name != "gpu":
-            _say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
-        _say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers "
+            say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
+        say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers "
              f"-> {run.rd.path}")
 
     outcome = run_workload(run, label=f"gpuscope compare: {cfg.mode} run", on_prepared=announce)
@@ -151,7 +146,7 @@ def compare_cmd(
             pngs[side.label] = (timeline_png(side.phases, side.samples, title=f"gpuscope timeline: {side.label} "
                                              f"({side.source})") if side.phases is not None else None)
         write_output(html_file, compare_html(doc, pngs), "the HTML report")
-        _say(f"wrote {html_file}")
+        say(f"wrote {html_file}")
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
         sys.stdout.flush()

@@ -7,12 +7,7 @@ import sys
 import typer
 
 from gpuscope.cli import app
-from gpuscope.cli._common import handle_errors
-
-
-def _say(msg: str) -> None:
-    sys.stderr.write(f"gpuscope: {msg}\n")
-    sys.stderr.flush()
+from gpuscope.cli._common import handle_errors, say
 
 
 def _summarize(path, line_rate: float | None) -> None:
@@ -20,7 +15,7 @@ def _summarize(path, line_rate: float | None) -> None:
     try:
         from gpuscope.analysis import AnalyzeOptions, analyze, load_source
     except ImportError:
-        _say("analysis not available in this install: run `gpuscope analyze` later")
+        say("analysis not available in this install: run `gpuscope analyze` later")
         return
     from gpuscope.errors import GpuscopeError, NoDataError
     from gpuscope.rundir import RunDir
@@ -31,19 +26,19 @@ def _summarize(path, line_rate: float | None) -> None:
                 if line_rate else AnalyzeOptions())
         result = analyze(parsed, None, opts, context=ctx)
     except NoDataError:
-        _say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
+        say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
         return
     except GpuscopeError as e:
-        _say(f"no summary: {e.one_line()}")
+        say(f"no summary: {e.one_line()}")
         return
     except Exception as e:  # analysis bug: the recording itself is fine
-        _say(f"no summary (analysis failed: {type(e).__name__}: {e}); run `gpuscope analyze {path}`")
+        say(f"no summary (analysis failed: {type(e).__name__}: {e}); run `gpuscope analyze {path}`")
         return
-    RunDir(path, on_error=_say).write_json("summary.json", result.to_json())
+    RunDir(path, on_error=say).write_json("summary.json", result.to_json())
     try:
         from reports.console import render_summary
     except ImportError:
-        _say(f"summary written to {path}/summary.json (console report not available in this install)")
+        say(f"summary written to {path}/summary.json (console report not available in this install)")
         return
     from gpuscope.cli._common import stdout_console
 
@@ -83,16 +78,16 @@ def record_cmd(
     from gpuscope.recorder import parse_gpus, record
 
     res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus), pcie=pcie,
-                 on_error=_say, argv=sys.argv)
+                 on_error=say, argv=sys.argv)
     if res.path is not None:
         if res.no_samples:
-            _say(res.no_samples)
+            say(res.no_samples)
         elif res.sampler:
             s = res.sampler
-            _say(f"{res.sample_rows} samples at {s['achieved_hz']} Hz "
+            say(f"{res.sample_rows} samples at {s['achieved_hz']} Hz "
                  f"(interval p50 {s['interval_p50_ms']} ms, p99 {s['interval_p99_ms']} ms, "
                  f"sampler CPU {100 * (s['cpu_fraction_of_core'] or 0):.1f}% of a core)")
-        _say(f"run directory: {res.path} (status {res.status}, exit code {res.exit_code})")
+        say(f"run directory: {res.path} (status {res.status}, exit code {res.exit_code})")
         if summary:
             from gpuscope.rundir import read_meta
 

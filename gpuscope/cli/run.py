@@ -11,14 +11,9 @@ import time
 import typer
 
 from gpuscope.cli import app
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, say
 
 MiB = 1 << 20
-
-
-def _say(msg: str) -> None:
-    sys.stderr.write(f"gpuscope: {msg}\n")
-    sys.stderr.flush()
 
 
 def _fmt_progress(p: dict) -> str:
@@ -74,7 +69,7 @@ def _watch(run, title: str) -> None:
         now = time.monotonic()
         if now - last >= 2.0:
             last = now
-            _say(_fmt_progress(run.progress()))
+            say(_fmt_progress(run.progress()))
 
 
 def _install_sigint(run) -> dict:
@@ -85,7 +80,7 @@ def _install_sigint(run) -> dict:
     def on_sigint(signum, frame) -> None:
         if run.interrupts == 0:
             run.request_stop()
-            _say("interrupted: stopping at the next phase boundary (Ctrl-C again to quit at once)")
+            say("interrupted: stopping at the next phase boundary (Ctrl-C again to quit at once)")
             return
         rd = run.rd
         if rd is not None:
@@ -219,7 +214,7 @@ def _render(run, outcome, as_json: bool) -> None:
 
         render_summary(outcome.analysis, con)
     elif outcome.analysis_error:
-        _say(f"no analysis: {outcome.analysis_error}")
+        say(f"no analysis: {outcome.analysis_error}")
 
 
 @app.command(
@@ -296,17 +291,17 @@ def run_cmd(
         general_share=general_share, bool_share=bool_share, seed=seed,
     )
     run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, sample_interval_s=interval / 1e3,
-                      on_error=_say)
+                      on_error=say)
 
     def cpu_notice() -> None:
         if be.name != "gpu":
-            _say(f"no GPU backend: running the CPU reference at log-n {cfg.log_n} "
+            say(f"no GPU backend: running the CPU reference at log-n {cfg.log_n} "
                  "(host-memory modes have no effect)")
 
     outcome = run_workload(run, label="gpuscope run", on_prepared=cpu_notice)
     _render(run, outcome, as_json)
     raise_if_failed(outcome, "run")
     if outcome.status == "interrupted":
-        _say(f"interrupted: {outcome.result.done if outcome.result else 0} of {cfg.partitions} "
+        say(f"interrupted: {outcome.result.done if outcome.result else 0} of {cfg.partitions} "
              f"partitions done; run directory {outcome.path} is complete (status interrupted)")
         raise typer.Exit(outcome.exit_code)
