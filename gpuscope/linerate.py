@@ -78,3 +78,47 @@ def _rate(entry: Any) -> float | None:
     if isinstance(r, int | float) and r > 0:
         return float(r)
     return None
+
+
+# -- the one rule every command uses to pick the line rate --------------------------------
+
+DEFAULT_LINE_RATE_GBS = 50.0
+
+# Short keys go into JSON (`line_rate_source`); the text is what reports print.
+SOURCE_TEXT = {
+    "option": "--line-rate",
+    "meta": "run meta.json (measured)",
+    "cache": "gpuscope bandwidth cache (measured)",
+    "default": f"default {DEFAULT_LINE_RATE_GBS:g} GB/s",
+}
+
+
+def source_text(key: str) -> str:
+    """How reports name a line-rate source key."""
+    return SOURCE_TEXT.get(key, key)
+
+
+def meta_line_rate(meta: dict | None) -> float | None:
+    """The line rate a run measured and wrote into its meta.json, or None."""
+    v = (meta or {}).get("line_rate_gbs")
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    v = float(v)
+    return v if v > 0 and v != float("inf") else None
+
+
+def resolve_line_rate(option: float | None, meta: dict | None = None) -> tuple[float, str]:
+    """(GB/s, source key): the caller's option, else the run's measured rate (meta.json),
+    else this machine's `gpuscope bandwidth` cache, else 50 GB/s."""
+    if option is not None:
+        return float(option), "option"
+    rate = meta_line_rate(meta)
+    if rate is not None:
+        return rate, "meta"
+    try:
+        rate = measured_line_rate()
+    except Exception:  # a broken cache must not stop an analysis
+        rate = None
+    if rate and rate > 0:
+        return float(rate), "cache"
+    return DEFAULT_LINE_RATE_GBS, "default"

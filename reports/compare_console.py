@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuscope.linerate import source_text
+
 MAX_COMPONENTS = 20
 
 
@@ -154,7 +156,7 @@ def whatif_table(w: dict):
     from rich.table import Table
 
     m, p, f = w["measured"], w["predicted"], w["floors"]
-    t = Table(title=escape(f"What-if: pinned uploads at {_x(w['line_rate_gbs'], 1)} GB/s ({w['line_rate_source']}), "
+    t = Table(title=escape(f"What-if: pinned uploads at {_x(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
                      f"{w['bytes_per_partition'] / 2**30:.2f} GiB per partition ({w['bytes_source']}), "
                      f"{w['workers']} workers"),
               title_justify="left")

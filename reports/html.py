@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpuscope import __version__
+from gpuscope.linerate import source_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1500px}
@@ -98,7 +99,7 @@ def whatif_html(w: dict) -> str:
         ("throughput partitions/min", m.get("throughput_ppm"), p.get("throughput_ppm")),
         ("GPU lock held share", m.get("gpu_busy_fraction"), p.get("gpu_busy_fraction")),
     ]
-    cap = (f"pinned uploads at {fmt(w['line_rate_gbs'])} GB/s ({w['line_rate_source']}), "
+    cap = (f"pinned uploads at {fmt(w['line_rate_gbs'])} GB/s ({source_text(w['line_rate_source'])}), "
            f"{fmt(w['bytes_per_partition'] / 2**30, 2)} GiB per partition ({w['bytes_source']}), "
            f"{w['workers']} workers; {w['floors']['binding'].upper()}-bound")
     notes = "".join(f"<p class='muted'>note: {esc(n)}</p>" for n in w.get("notes") or [])

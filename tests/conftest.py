@@ -37,3 +37,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """No test reads or writes the user's ~/.cache/gpuscope (the bandwidth line-rate cache):
+    analyses fall back to it, so a developer's measurement would change expected output."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -105,3 +105,13 @@ def test_contention_threads_really_copy():
     with hostbw.Contention(0) as c0:
         pass
     assert c0.bytes_copied == 0
+
+
+def test_line_rate_rule_option_then_meta_then_cache_then_default():
+    assert linerate.resolve_line_rate(None, None) == (50.0, "default")
+    linerate.save("GPU-a", {"line_rate_gbs": 55.4, "measured_at": "2026-11-30T10:00:00.000000Z"})
+    assert linerate.resolve_line_rate(None, {}) == (55.4, "cache")
+    assert linerate.resolve_line_rate(None, {"line_rate_gbs": 52.0}) == (52.0, "meta")
+    assert linerate.resolve_line_rate(40.0, {"line_rate_gbs": 52.0}) == (40.0, "option")
+    assert linerate.resolve_line_rate(None, {"line_rate_gbs": True}) == (55.4, "cache")  # not a number
+    assert linerate.source_text("cache") == "gpuscope bandwidth cache (measured)"

@@ -22,7 +22,7 @@ def test_whatif_json_on_the_daemon_log():
     j = json.loads(r.stdout)
     assert j["records"] == 40  # the analyze contract is still all there
     w = j["what_if"]
-    assert w["available"] is True and w["line_rate_gbs"] == 50 and w["line_rate_source"] == "--line-rate"
+    assert w["available"] is True and w["line_rate_gbs"] == 50 and w["line_rate_source"] == "option"
     assert w["bytes_per_partition"] == 1.5 * 2**30
     assert w["predicted"]["upload_ms"] == 1.5 * 2**30 / 50e9 * 1e3
     assert w["predicted"]["held_ms_median"] < w["measured"]["held_ms_median"]

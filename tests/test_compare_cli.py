@@ -193,7 +193,7 @@ def test_compare_with_a_run_directory_uses_meta_and_samples(logs, rundir):
     assert b["pcie_per_phase"]["h2d"]["rx_gbs_median"] == pytest.approx(1.2)
     assert b["pcie_per_phase"]["msm"]["sm_active_median"] == pytest.approx(0.92)
     w = j["prediction"]["whatif"]
-    assert w["line_rate_gbs"] == 55.0 and w["line_rate_source"] == "run meta.json (measured)"
+    assert w["line_rate_gbs"] == 55.0 and w["line_rate_source"] == "meta"
     assert w["bytes_source"] == "run meta.json" and w["workers"] == 2 and w["synth_threads"] == 2
     assert j["prediction"]["from"] == str(rundir)
 

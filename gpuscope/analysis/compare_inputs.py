@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.analysis.compare import Side
-from gpuscope.analysis.whatif import DEFAULT_LINE_RATE_GBS, WhatIf, predict_pinned
+from gpuscope.analysis.whatif import WhatIf, predict_pinned
+from gpuscope.linerate import meta_line_rate, resolve_line_rate  # noqa: F401  (meta_line_rate re-exported)
 
 PAGEABLE_NAMES = ("pageable", "unpinned")
 
@@ -33,11 +34,6 @@ def meta_bytes(meta: dict | None) -> float | None:
         if isinstance(v, int | float) and v > 0:
             return float(v)
     return None
-
-
-def meta_line_rate(meta: dict | None) -> float | None:
-    v = (meta or {}).get("line_rate_gbs")
-    return float(v) if isinstance(v, int | float) and v > 0 and math.isfinite(v) else None
 
 
 def default_label(path: str | os.PathLike[str], meta: dict | None) -> str:
@@ -68,9 +64,10 @@ def load(
         model = load_model(model)
     ctx = open_source(path)
     parsed = parse_log(str(ctx.timing_log), fmt, held_key=model.held)
-    rate = line_rate_gbs or meta_line_rate(ctx.meta) or DEFAULT_LINE_RATE_GBS
+    rate, rate_src = resolve_line_rate(line_rate_gbs, ctx.meta)
     nbytes = abc_bytes if abc_bytes else meta_bytes(ctx.meta)
-    options = AnalyzeOptions(line_rate_gbs=rate, abc_bytes=int(nbytes) if nbytes else None)
+    options = AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src,
+                             abc_bytes=int(nbytes) if nbytes else None)
     analysis = analyze(parsed, model, options, context=ctx)
     phases, _basis = display_phases(parsed, ctx, model)
     pcie = analysis.pcie_phases()
@@ -89,38 +86,18 @@ def load(
     )
 
 
-def resolve_line_rate(line_rate_gbs: float | None, meta: dict | None,
-                      line_rate_source: str | None = None) -> tuple[float, str]:
-    """The caller's value, else the run's measured one (meta.json), else the
-    `gpuscope bandwidth` cache, else 50 GB/s."""
-    if line_rate_gbs is not None:
-        return float(line_rate_gbs), line_rate_source or "--line-rate"
-    if meta_line_rate(meta) is not None:
-        return meta_line_rate(meta), "run meta.json (measured)"
-    try:
-        from gpuscope.linerate import measured_line_rate
-
-        rate = measured_line_rate()
-    except Exception:  # a broken cache must not stop a projection
-        rate = None
-    if rate and rate > 0:
-        return float(rate), "gpuscope bandwidth cache (measured)"
-    return DEFAULT_LINE_RATE_GBS, "default"
-
-
 def whatif_from(
     parsed: Any,
     meta: dict | None,
     *,
     line_rate_gbs: float | None = None,
-    line_rate_source: str | None = None,
     abc_bytes: float | None = None,
     workers: int | None = None,
     synth_threads: int | None = None,
 ) -> WhatIf:
     """Pinned-upload projection of a parsed log, with its run's meta.json (or None) for
     bytes, workers, synthesis threads and the measured line rate."""
-    rate, src = resolve_line_rate(line_rate_gbs, meta, line_rate_source)
+    rate, src = resolve_line_rate(line_rate_gbs, meta)
     w = _workload(meta)
     gpus = w.get("gpus")
     return predict_pinned(

@@ -15,7 +15,7 @@ JSON_FORMAT_VERSION = 1
 @dataclass(frozen=True)
 class AnalyzeOptions:
     line_rate_gbs: float = 50.0          # pinned H2D line rate used for what-if projections (GB/s, 1e9)
-    line_rate_source: str = "default"    # default | option | measured | meta
+    line_rate_source: str = "default"    # option | meta | cache | default (gpuscope.linerate)
     abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
 
 

@@ -22,8 +22,7 @@ import pandas as pd
 
 from gpuscope.analysis.pipeline_sim import PartitionTimes, SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
-
-DEFAULT_LINE_RATE_GBS = 50.0
+from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 # CuZK component names by their place in the tenure (CUZK_FORMATS.md).
 EXPLICIT_UPLOAD = ("h2d",)                 # an explicit upload field (gpuscope's own workload prints h2d_ms)

@@ -57,7 +57,7 @@ def load_timeline(source: str, *, fmt: str | None = None, model: str | None = No
                   samples_file: str | None = None) -> TimelineInputs:
     from gpuscope.analysis import open_source
     from gpuscope.analysis.attribution import display_phases
-    from gpuscope.analysis.compare_inputs import meta_line_rate
+    from gpuscope.linerate import meta_line_rate
     from gpuscope.model import load_model
     from parsers import parse_log
 

@@ -55,11 +55,9 @@ def _line_rate(option: float | None, ctx) -> tuple[float, str]:
         if not option > 0:
             raise UsageError(f"--line-rate: must be a positive number of GB/s, got {option}")
         return float(option), "option"
-    meta = ctx.meta or {}
-    v = meta.get("line_rate_gbs")
-    if isinstance(v, (int, float)) and v > 0:
-        return float(v), "meta"
-    return 50.0, "default"
+    from gpuscope.linerate import resolve_line_rate
+
+    return resolve_line_rate(None, ctx.meta)
 
 
 def _warn_skipped(parsed, verbose: bool) -> None:

@@ -10,7 +10,7 @@ from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors, say
 
 
-def _summarize(path, line_rate: float | None) -> None:
+def _summarize(path) -> None:
     """Print the analyze summary of the run directory; never fail the recording over it."""
     try:
         from gpuscope.analysis import AnalyzeOptions, analyze, load_source
@@ -21,9 +21,11 @@ def _summarize(path, line_rate: float | None) -> None:
     from gpuscope.rundir import RunDir
 
     try:
+        from gpuscope.linerate import resolve_line_rate
+
         parsed, ctx = load_source(path)
-        opts = (AnalyzeOptions(line_rate_gbs=line_rate, line_rate_source="measured")
-                if line_rate else AnalyzeOptions())
+        rate, rate_src = resolve_line_rate(None, ctx.meta)
+        opts = AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src)
         result = analyze(parsed, None, opts, context=ctx)
     except NoDataError:
         say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
@@ -89,11 +91,5 @@ def record_cmd(
                  f"sampler CPU {100 * (s['cpu_fraction_of_core'] or 0):.1f}% of a core)")
         say(f"run directory: {res.path} (status {res.status}, exit code {res.exit_code})")
         if summary:
-            from gpuscope.rundir import read_meta
-
-            try:
-                rate = read_meta(res.path).get("line_rate_gbs")
-            except Exception:
-                rate = None
-            _summarize(res.path, rate)
+            _summarize(res.path)
     raise typer.Exit(res.exit_code)

@@ -372,14 +372,14 @@ class WorkloadRun:
 
     def _analyze(self, out: RunOutcome) -> None:
         from gpuscope.analysis import AnalyzeOptions, analyze, load_source
+        from gpuscope.linerate import resolve_line_rate
 
         try:
             parsed, ctx = load_source(self.rd.path)
-            meta = ctx.meta or {}
-            rate = meta.get("line_rate_gbs")
+            rate, rate_src = resolve_line_rate(None, ctx.meta)
             opts = AnalyzeOptions(
-                line_rate_gbs=float(rate) if rate else 50.0,
-                line_rate_source="meta" if rate else "default",
+                line_rate_gbs=rate,
+                line_rate_source=rate_src,
                 abc_bytes=4 * (1 << self.cfg.log_n) * 32)
             out.analysis = analyze(parsed, None, opts, context=ctx)
         except GpuscopeError as e:
