@@ -26,11 +26,11 @@ import pandas as pd
 
 from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
+from gpuscope.analysis.result import clean
 from gpuscope.analysis.whatif import (
     COMBINED_UPLOAD,
     EXPLICIT_UPLOAD,
     WhatIf,
-    _clean,
     per_record_components,
 )
 
@@ -68,7 +68,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return _clean(
+        return clean(
             {
                 "a": self.a,
                 "b": self.b,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from gpuscope.analysis.pipeline_sim import PartitionTimes, SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
+from gpuscope.analysis.result import clean
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 # CuZK component names by their place in the tenure (CUZK_FORMATS.md).
@@ -59,7 +60,7 @@ class WhatIf:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return _clean(
+        return clean(
             {
                 "source": self.source,
                 "partitions": self.partitions,
@@ -83,20 +84,6 @@ class WhatIf:
 
 class WhatIfUnavailable(ValueError):
     """The input lacks what the prediction needs (no tenures, no upload size)."""
-
-
-def _clean(obj: Any) -> Any:
-    """NaN/inf -> None and numpy scalars -> Python, recursively, for JSON."""
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, float | np.floating):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    return obj
 
 
 def per_record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -419,7 +406,7 @@ def prediction_error(whatif: WhatIf, measured_held_ms_median: float,
         out["throughput_ppm_predicted"] = tp
         out["throughput_ppm_measured"] = measured_throughput_ppm
         out["throughput_error"] = (tp - measured_throughput_ppm) / measured_throughput_ppm
-    return _clean(out)
+    return clean(out)
 
 
 __all__ = [
