@@ -23,6 +23,7 @@ import pandas as pd
 from gpuscope.analysis.pipeline_sim import PartitionTimes, SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
 from gpuscope.analysis.result import clean
+from gpuscope.analysis.split import record_components
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 # CuZK component names by their place in the tenure (CUZK_FORMATS.md).
@@ -87,25 +88,19 @@ class WhatIfUnavailable(ValueError):
 
 
 def per_record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
-    """One row per complete tenure, one column per component (ms), plus `held_ms`.
+    """One row per complete tenure, one column per component (ms), plus `held_ms` (and the
+    tenure's `ts_start`/`ts_end` when known).
 
-    A component's value in a tenure is summed per GPU and averaged over the tenure's GPUs
-    (each GPU is held for the whole tenure), as the split in ARCHITECTURE.md does.
+    The component columns are the split's (split.record_components: per-GPU values averaged
+    over the tenure's GPUs, each GPU being held for the whole tenure, as ARCHITECTURE.md says).
     """
-    recs = records[records["complete"].astype(bool)] if "complete" in records else records
-    rec_ids = recs["record"].astype("int64").to_numpy()
-    tied = components[components["record"].isin(rec_ids)]
-    if tied.empty:
-        wide = pd.DataFrame(index=pd.Index(rec_ids, name="record"))
-    else:
-        per_gpu = tied.groupby(["record", "component", "gpu"], sort=False)["value_ms"].sum()
-        wide = per_gpu.groupby(level=["record", "component"]).mean().unstack("component")
-        wide = wide.reindex(rec_ids)
-        wide.index.name = "record"
-    wide["held_ms"] = recs.set_index("record")["held_ms"].reindex(rec_ids).to_numpy(dtype=float)
+    wide = record_components(components, records)
+    recs = records[records["complete"].astype(bool)].set_index("record")
+    rec_ids = wide.index
+    wide["held_ms"] = recs["held_ms"].reindex(rec_ids).to_numpy(dtype=float)
     for col in ("ts_start", "ts_end"):
         if col in recs:
-            wide[col] = recs.set_index("record")[col].reindex(rec_ids).to_numpy(dtype=float)
+            wide[col] = recs[col].reindex(rec_ids).to_numpy(dtype=float)
     return wide
 
 
