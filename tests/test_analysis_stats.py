@@ -44,6 +44,16 @@ def test_stats_order_roles_then_log_order_and_unknowns():
     assert s.loc["fin_timing.finish", "role"] == "-" and s.loc["mutex_held", "role"] == "held"
 
 
+def test_outer_of_a_contains_rule_takes_the_remainder_role_when_its_inner_is_logged():
+    b = LogBuilder()
+    b.value("ntt_kernels", 100)
+    b.value("mutex_held", 2000)
+    assert component_stats(b.build().components, MODEL).loc["ntt_kernels", "role"] == "h2d"
+    b.value("h2d", 60)  # the explicit upload: ntt_kernels' rest is NTT compute, as the split counts it
+    s = component_stats(b.build().components, MODEL)
+    assert s.loc["ntt_kernels", "role"] == "gpu_compute" and s.loc["h2d", "role"] == "h2d"
+
+
 def test_empty_components_keep_columns():
     s = component_stats(LogBuilder().build().components, MODEL)
     assert list(s.columns) == STAT_COLUMNS and len(s) == 0

@@ -16,9 +16,15 @@ STAT_COLUMNS = ["role", "count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p9
 _ROLE_ORDER = {"held": 0, "h2d": 1, "gpu_compute": 2, "cpu_stall": 3, "contention": 4, "cpu": 5, "info": 6}
 
 
-def role_label(component: str, model: RoleModel) -> str:
+def role_label(component: str, model: RoleModel, present: set[str] | frozenset[str] = frozenset()) -> str:
+    """The component's role; for the outer part of a `contains` rule whose inner part is in
+    this log (`present`), the remainder's role, as the split counts it (e.g. ntt_kernels is
+    gpu_compute when the log also has the explicit h2d it contains)."""
     if component == model.held:
         return "held"
+    rule = model.contains.get(component)
+    if rule is not None and rule.inner in present:
+        return rule.remainder_role
     return model.role_of(component) or "-"
 
 
@@ -44,7 +50,7 @@ def component_stats(components: pd.DataFrame, model: RoleModel, factorized: tupl
     idx = pd.Index([str(names[c]) for c in agg.index], name="component", dtype="object")
     out = pd.DataFrame(
         {
-            "role": [role_label(c, model) for c in idx],
+            "role": [role_label(c, model, set(idx)) for c in idx],
             "count": agg["count"].to_numpy(dtype="int64"),
             "sum_ms": agg["sum"].to_numpy(dtype="float64"),
             "mean_ms": mean.astype("float64"),
