@@ -284,8 +284,12 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         "stable_components_cv": stable,
         "others": {c: {"explained": _r(e, 3), "cv": _r(v, 3)} for c, e, _, v in rows[1:]},
     }
+    # cov/var can pass 100% when the other parts move slightly against this one
+    share = (f"all of the variation in held time (covariance share {explained:.0%}: the other parts "
+             "move slightly against it)" if explained > 1 else
+             f"{explained:.0%} of the variation in held time")
     summary = (
-        f"{name} varies with the symptom: it explains {explained:.0%} of the variation in held time "
+        f"{name} varies with the symptom: it explains {share} "
         f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
     )
     rec = f"Investigate {name} first: the stable parts are not what makes slow tenures slow."
