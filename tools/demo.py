@@ -6,7 +6,8 @@ runs compared when `gpuscope compare` is installed: the article's pathology and 
 
 Without a GPU: the same pipeline on the CPU reference backend at log-n 10 (Python-integer
 arithmetic; clearly labelled: host-memory modes have no effect and there is no PCIe), with
---verify, ending with the analyze summary of its run directory. Well under a minute.
+--verify, ending with the analyze summary of its run directory; then the diagnosis and
+pinned what-if of examples/cuzk_daemon.log, a production-shaped daemon log. Well under a minute.
 """
 
 from __future__ import annotations
@@ -54,8 +55,14 @@ def main() -> int:
           "Running the CPU REFERENCE backend at log-n 10: real field and curve arithmetic in "
           "Python integers, host-memory modes have no effect, no PCIe traffic, no NVML samples.")
     d = root / f"demo-{stamp}-cpu"
-    return gpuscope("run", "--backend", "cpu", "--log-n", "10", "--partitions", "8",
-                    "--workers", "2", "--synth-threads", "2", "--verify", "--out", str(d))
+    rc = gpuscope("run", "--backend", "cpu", "--log-n", "10", "--partitions", "8",
+                  "--workers", "2", "--synth-threads", "2", "--verify", "--out", str(d))
+    if rc != 0:
+        return rc
+    print("\ngpuscope demo: and the diagnosis on a production-shaped daemon log (two workers, pageable "
+          "a/b/c uploads; examples/cuzk_daemon.log, made by tools/gen_daemon_log.py), with the "
+          "pinned what-if:", flush=True)
+    return gpuscope("analyze", "examples/cuzk_daemon.log", "--what-if", "--abc-bytes", "1536M")
 
 
 if __name__ == "__main__":
