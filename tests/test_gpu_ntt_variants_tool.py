@@ -97,7 +97,7 @@ def test_variants_table_pass_and_fail(tool, tmp_path, monkeypatch, capsys):
     assert rc == 1
     table = out[out.index("\nvariant ") + 1 :]
     rows = {t[0]: t for t in (ln.split() for ln in table.splitlines()) if len(t) > 1 and t[1] in ("PASS", "FAIL")}
-    assert list(rows) == ["base", "cios", "stride", "fast"]
+    assert list(rows) == ["base", "cios", "stride", "fast", "fusedh", "fast2"]
     assert rows["stride"][1] == "PASS"
     assert rows["base"][1] == "PASS" and rows["base"][3:] == ["1.50"] * 6
     assert rows["cios"][1] == "FAIL" and "cios failed: ntt 2^4" in table
@@ -111,3 +111,13 @@ def test_only_passing_variants_exit_zero(tool, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["x", "--out", str(tmp_path), "--sizes", "5", "--variants", "base"])
     assert tool.main() == 0
     assert "base       PASS" in capsys.readouterr().out
+
+
+def test_reference_is_the_first_passing_variant(tool, tmp_path, monkeypatch, capsys):
+    """Without base in the list, the 2^big comparisons use the first variant that passed."""
+    monkeypatch.setattr(sys, "argv", ["x", "--out", str(tmp_path), "--sizes", "5", "--variants", "cios,stride,base"])
+    assert tool.main() == 1  # cios is wrong
+    log = (tmp_path / "variants.log").read_text()
+    assert "[stride] reference for the 2^5 comparisons" in log
+    assert "[base] CHECK ntt 2^5 == stride: ok" in log and "[base] CHECK compute_h 2^5 == stride: ok" in log
+    assert "== cios" not in log

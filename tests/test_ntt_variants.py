@@ -23,7 +23,7 @@ def test_variant_from_environment(monkeypatch):
     monkeypatch.setenv("GPUSCOPE_PORTABLE_MUL", "1")
     assert kernels.default_defines()[0] == "GPUSCOPE_PORTABLE_MUL"
     monkeypatch.setenv("GPUSCOPE_NTT_VARIANT", "turbo")
-    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast"):
+    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast, fusedh, fast2"):
         kernels.default_defines()
 
 
@@ -60,10 +60,16 @@ def test_variant_compiles_without_spills(tmp_path, variant):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     info = proc.stderr
-    for kern in ("fr_ntt_pass", "fr_ntt_pass_scaled"):
+    defines = kernels.NTT_VARIANTS[variant]
+    kerns = ["fr_ntt_pass", "fr_ntt_pass_scaled"]
+    if "GPUSCOPE_NTT_FUSED_H" in defines:
+        kerns += ["fr_ntt_pass_h", "fr_ntt_pass_h_scaled"]
+    for kern in kerns:
         block = info[info.index(f"entry function '{kern}'"):]
         block = block[: block.index("Used") + 40]
         assert "0 bytes spill stores" in block
         regs = int(re.search(r"Used (\d+) registers", block).group(1))
-        if "GPUSCOPE_NTT_FAST" in kernels.NTT_VARIANTS[variant]:
+        if "GPUSCOPE_NTT_R4" in defines:
+            assert regs <= 128  # __launch_bounds__(256, 2)
+        elif "GPUSCOPE_NTT_FAST" in defines:
             assert regs <= 64  # __launch_bounds__(256, 4)

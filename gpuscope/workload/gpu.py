@@ -46,6 +46,10 @@ class GpuBackend:
         self.cp = cp
         self.defines = kernels.default_defines() if defines is None else tuple(defines)
         self._fixed_stride = "GPUSCOPE_NTT_FAST" in self.defines
+        # compute_h composition (variants "fusedh", "fast2"): pointwise step inside the final
+        # iNTT's first pass; coset factors from n-entry tables (one product per element)
+        self._fused_h = "GPUSCOPE_NTT_FUSED_H" in self.defines
+        self._full_scale = "GPUSCOPE_NTT_FULL_SCALE" in self.defines
         # NTT launch geometry (see gpu_plan.ntt_plan); tools/gpu_kernels_check.py --sweep times others
         self.ntt_block_log = NTT_BLOCK_LOG
         self.ntt_lmax = NTT_LMAX
@@ -112,10 +116,27 @@ class GpuBackend:
             self._powers[key] = (lo, hi)
         return self._powers[key]
 
+    def scale_tables(self, n: int, base: int, c: int):
+        """(lo, hi, lobits) for _ntt_raw's `scale`: c*base^g for output g. With the
+        GPUSCOPE_NTT_FULL_SCALE kernels, lo holds all n factors (lobits = log2 n, hi unused: one
+        product per element, n*32 bytes of device memory, cached); else power_tables, LO_BITS."""
+        if not self._full_scale:
+            return (*self.power_tables(n, base, c), LO_BITS)
+        key = (n, base, c, "full")
+        if key not in self._powers:
+            lo = self._alloc((n, 8))
+            self._launch("ntt", "fr_power_table", n, (lo, np.uint64(n), self._fr_const(base), np.uint64(1), self._fr_const(c)))
+            if len(self._powers) > 16:
+                self._powers.clear()
+            self._powers[key] = (lo, lo)
+        return (*self._powers[key], n.bit_length() - 1)
+
     # ---- NTT ----------------------------------------------------------------------------
-    def _ntt_raw(self, x, log_n: int, inverse: bool, out=None, scale=None):
-        """NTT, natural order in and out; `out` may be a scratch buffer (not x). `scale` = (lo, hi)
-        power tables multiplied in by the last pass (output g times lo[g & 4095] * hi[g >> 12])."""
+    def _ntt_raw(self, x, log_n: int, inverse: bool, out=None, scale=None, h_in=None):
+        """NTT, natural order in and out; `out` may be a scratch buffer (not x). `scale` = (lo, hi,
+        lobits) tables multiplied in by the last pass (output g times lo[g & mask] * hi[g >> lobits],
+        see scale_tables). `h_in` = (b, c): the input is x*b - c, read by the first pass (the
+        fr_ntt_pass_h kernels of GPUSCOPE_NTT_FUSED_H; `out` must then be none of x, b, c)."""
         tw = self.twiddles(log_n, inverse)
         n = 1 << log_n
         out = self._alloc((n, 8)) if out is None else out
@@ -130,10 +151,12 @@ class GpuBackend:
                 threads, smem = min(threads, NTT_FAST_MAX_THREADS), 32 * NTT_SMEM_STRIDE
             src = x if i == 0 else out
             args = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
+            name = "fr_ntt_pass_h" if h_in is not None and i == 0 else "fr_ntt_pass"
             if scale is not None and i == len(plan) - 1:
-                k, args = self._k("ntt", "fr_ntt_pass_scaled"), (*args, scale[0], scale[1], np.int32(LO_BITS))
-            else:
-                k = self._k("ntt", "fr_ntt_pass")
+                name, args = name + "_scaled", (*args, scale[0], scale[1], np.int32(scale[2]))
+            if name.startswith("fr_ntt_pass_h"):
+                args = (*args, *h_in)
+            k = self._k("ntt", name)
             k((n // E,), (threads,), args, shared_mem=smem)
         return out
 
@@ -146,7 +169,7 @@ class GpuBackend:
     def ntt(self, values: Any, *, inverse: bool = False):
         x, n = self._fr_in(values, "values")
         log_n = n.bit_length() - 1
-        scale = self.power_tables(n, 1, pow(n, -1, R_MOD)) if inverse else None
+        scale = (*self.power_tables(n, 1, pow(n, -1, R_MOD)), LO_BITS) if inverse else None
         return self._ntt_raw(x, log_n, inverse, scale=scale)
 
     def compute_h(self, a: Any, b: Any, c: Any):
@@ -158,15 +181,19 @@ class GpuBackend:
         g, g_inv = FR_GENERATOR, pow(FR_GENERATOR, -1, R_MOD)
         scratch = self._alloc((n, 8))
         evals = []
-        to_coset = self.power_tables(n, g, n_inv)  # iNTT's 1/n and the coset shift g^i, fused
+        to_coset = self.scale_tables(n, g, n_inv)  # iNTT's 1/n and the coset shift g^i, fused
         for x in (da, db, dc):
             coeffs = self._ntt_raw(x, log_n, True, scale=to_coset)  # coefficients * g^i
             evals.append(self._ntt_raw(coeffs, log_n, False, out=scratch))
             scratch = coeffs  # reuse the coefficient buffer as the next scratch
-        z_inv = self._fr_const(pow((pow(g, n, R_MOD) - 1) % R_MOD, -1, R_MOD))
+        z_inv_int = pow((pow(g, n, R_MOD) - 1) % R_MOD, -1, R_MOD)
+        if self._fused_h:  # (a*b - c) read by the first pass; 1/Z joins 1/n and g^-i in the table
+            from_coset = self.scale_tables(n, g_inv, n_inv * z_inv_int % R_MOD)
+            return self._ntt_raw(evals[0], log_n, True, out=scratch, scale=from_coset, h_in=(evals[1], evals[2]))
+        z_inv = self._fr_const(z_inv_int)
         hc = scratch
         self._launch("ntt", "fr_h_pointwise", n, (hc, evals[0], evals[1], evals[2], np.uint64(n), z_inv))
-        return self._ntt_raw(hc, log_n, True, out=evals[0], scale=self.power_tables(n, g_inv, n_inv))
+        return self._ntt_raw(hc, log_n, True, out=evals[0], scale=self.scale_tables(n, g_inv, n_inv))
 
     def fr_mul(self, a: Any, b: Any):
         (da, n), (db, nb) = self._fr_in(a, "a", pow2=False), self._fr_in(b, "b", pow2=False)

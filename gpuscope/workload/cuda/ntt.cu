@@ -47,7 +47,14 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
 #if defined(GPUSCOPE_NTT_FAST)
 #define NTT_SMEM_STRIDE 1024u
 #define NTT_STRIDE(E) NTT_SMEM_STRIDE
+#if defined(GPUSCOPE_NTT_R4)  // four Fr values live per thread: 64 or 80 registers spill (ptxas)
+#ifndef NTT_R4_BLOCKS_PER_SM
+#define NTT_R4_BLOCKS_PER_SM 2
+#endif
+#define NTT_BOUNDS __launch_bounds__(256, NTT_R4_BLOCKS_PER_SM)
+#else
 #define NTT_BOUNDS __launch_bounds__(256, 4)
+#endif
 #else
 #define NTT_STRIDE(E) (E)
 #define NTT_BOUNDS
@@ -57,11 +64,14 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
 // dynamic shared memory 32 * 2^(S+L) bytes, any blockDim.x that divides 2^(S+L-1).
 // SCALE: multiply each output g by slo[g & (2^lobits - 1)] * shi[g >> lobits] on the way out
 // (the 1/n and coset factors fused into the last pass); a separate instantiation, so the plain
-// passes carry no branch for it.
-template <bool SCALE>
+// passes carry no branch for it. -DGPUSCOPE_NTT_FULL_SCALE: lobits >= logn means slo holds all n
+// factors and shi is unused (one Fr product per element instead of two, 32 B more read).
+// HIN: the input element is (in[i] * hb[i] - hc[i]) (the H pointwise step a*b - c fused into the
+// first pass of the final coset iNTT, -DGPUSCOPE_NTT_FUSED_H; its 1/Z goes into the scale table).
+template <bool SCALE, bool HIN>
 __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
                                          const u32* tw, int bitrev_input, const u32* slo,
-                                         const u32* shi, int lobits) {
+                                         const u32* shi, int lobits, const u32* hb, const u32* hc) {
     extern __shared__ u32 smem[];
     const u32 E = 1u << (S + L);
     const u32 half = E >> 1;
@@ -73,10 +83,62 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
         u64 g = ntt_elem_index(e, hi, lowblk, s0, S, L);
         u64 src = bitrev_input ? (u64)bitrev_bits((u32)g, logn) : g;
         fr_t x = fp_load<FrParams>(in, src);
+        if (HIN) x = fp_sub(fp_mul(x, fp_load<FrParams>(hb, src)), fp_load<FrParams>(hc, src));
 #pragma unroll
         for (int l = 0; l < 8; l++) smem[l * ST + e] = x.v[l];
     }
-    for (int ls = 0; ls < S; ls++) {
+    int ls0 = 0;
+#if defined(GPUSCOPE_NTT_R4)
+    // two stages per shared-memory round trip: each thread holds four elements and runs two
+    // independent butterflies per stage (ILP), with half the barriers and shared traffic
+    for (; ls0 + 1 < S; ls0 += 2) {
+        __syncthreads();
+        const int s = s0 + ls0;
+        for (u32 q = threadIdx.x; q < (E >> 2); q += blockDim.x) {
+            u32 ta, tb, tc, td, e0, e1, e2, e3, ex;
+            u64 ja, jc, jd;
+            ntt_quad(q, ls0, L, &ta, &tb, &tc, &td);
+            ntt_butterfly(ta, ls0, s0, L, lowblk, &e0, &e1, &ja);
+            ntt_butterfly(tb, ls0, s0, L, lowblk, &e2, &e3, &ja);  // same twiddle as ta
+            ntt_butterfly(tc, ls0 + 1, s0, L, lowblk, &ex, &ex, &jc);
+            ntt_butterfly(td, ls0 + 1, s0, L, lowblk, &ex, &ex, &jd);
+            // ordered so that few Fr values are live at once (the two products of each step are
+            // independent: that is the ILP)
+            fr_t x0, x1, x2, x3;
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                x1.v[l] = smem[l * ST + e1];
+                x3.v[l] = smem[l * ST + e3];
+            }
+            {
+                const fr_t w = fp_load<FrParams>(tw, (1ull << s) + ja);  // tw[2^s] = 1: no branch
+                x1 = fp_mul(x1, w);
+                x3 = fp_mul(x3, w);
+            }
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                x0.v[l] = smem[l * ST + e0];
+                x2.v[l] = smem[l * ST + e2];
+            }
+            const fr_t y0 = fp_add(x0, x1), y1 = fp_sub(x0, x1);
+            fr_t y2 = fp_add(x2, x3), y3 = fp_sub(x2, x3);
+            y2 = fp_mul(y2, fp_load<FrParams>(tw, (2ull << s) + jc));
+            y3 = fp_mul(y3, fp_load<FrParams>(tw, (2ull << s) + jd));
+            x0 = fp_add(y0, y2);
+            x2 = fp_sub(y0, y2);
+            x1 = fp_add(y1, y3);
+            x3 = fp_sub(y1, y3);
+#pragma unroll
+            for (int l = 0; l < 8; l++) {
+                smem[l * ST + e0] = x0.v[l];
+                smem[l * ST + e1] = x1.v[l];
+                smem[l * ST + e2] = x2.v[l];
+                smem[l * ST + e3] = x3.v[l];
+            }
+        }
+    }
+#endif
+    for (int ls = ls0; ls < S; ls++) {
         __syncthreads();
         const int s = s0 + ls;
         for (u32 t = threadIdx.x; t < half; t += blockDim.x) {
@@ -105,23 +167,46 @@ __device__ __forceinline__ void ntt_pass(u32* out, const u32* in, int logn, int 
         fr_t x;
 #pragma unroll
         for (int l = 0; l < 8; l++) x.v[l] = smem[l * ST + e];
-        if (SCALE)
-            x = fp_mul(x, fp_mul(fp_load<FrParams>(slo, g & ((1ull << lobits) - 1)),
-                                 fp_load<FrParams>(shi, g >> lobits)));
+        if (SCALE) {
+#if defined(GPUSCOPE_NTT_FULL_SCALE)
+            if (lobits >= logn)  // one factor per element (slo has n entries): one product, not two
+                x = fp_mul(x, fp_load<FrParams>(slo, g));
+            else
+#endif
+                x = fp_mul(x, fp_mul(fp_load<FrParams>(slo, g & ((1ull << lobits) - 1)),
+                                     fp_load<FrParams>(shi, g >> lobits)));
+        }
         fp_store<FrParams>(out, g, x);
     }
 }
 
 extern "C" __global__ void NTT_BOUNDS fr_ntt_pass(u32* out, const u32* in, int logn, int s0, int S, int L,
                                        const u32* tw, int bitrev_input) {
-    ntt_pass<false>(out, in, logn, s0, S, L, tw, bitrev_input, nullptr, nullptr, 0);
+    ntt_pass<false, false>(out, in, logn, s0, S, L, tw, bitrev_input, nullptr, nullptr, 0, nullptr, nullptr);
 }
 
 extern "C" __global__ void NTT_BOUNDS fr_ntt_pass_scaled(u32* out, const u32* in, int logn, int s0, int S,
                                               int L, const u32* tw, int bitrev_input,
                                               const u32* slo, const u32* shi, int lobits) {
-    ntt_pass<true>(out, in, logn, s0, S, L, tw, bitrev_input, slo, shi, lobits);
+    ntt_pass<true, false>(out, in, logn, s0, S, L, tw, bitrev_input, slo, shi, lobits, nullptr, nullptr);
 }
+
+#if defined(GPUSCOPE_NTT_FUSED_H)
+// First pass of H's final coset iNTT reading (a*b - c) straight from the three coset evaluations
+// (no separate pointwise kernel); _scaled when that first pass is also the last (n <= 2^10).
+extern "C" __global__ void NTT_BOUNDS fr_ntt_pass_h(u32* out, const u32* a, int logn, int s0, int S, int L,
+                                         const u32* tw, int bitrev_input, const u32* b,
+                                         const u32* c) {
+    ntt_pass<false, true>(out, a, logn, s0, S, L, tw, bitrev_input, nullptr, nullptr, 0, b, c);
+}
+
+extern "C" __global__ void NTT_BOUNDS fr_ntt_pass_h_scaled(u32* out, const u32* a, int logn, int s0, int S,
+                                                int L, const u32* tw, int bitrev_input,
+                                                const u32* slo, const u32* shi, int lobits,
+                                                const u32* b, const u32* c) {
+    ntt_pass<true, true>(out, a, logn, s0, S, L, tw, bitrev_input, slo, shi, lobits, b, c);
+}
+#endif
 
 // x[i] *= lo[i & (2^lobits - 1)] * hi[i >> lobits]: multiplies by c * g^i given
 // lo[j] = c * g^j and hi[k] = g^(k * 2^lobits).

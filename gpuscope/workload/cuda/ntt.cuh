@@ -33,3 +33,22 @@ HD u32 bitrev_host(u32 x, int bits) {
     for (int i = 0; i < bits; i++) r |= ((x >> i) & 1u) << (bits - 1 - i);
     return r;
 }
+
+// Radix-4 step (-DGPUSCOPE_NTT_R4): local stages ls and ls+1 at once on the four elements
+// e, e+h, e+2h, e+3h (h = 2^(ls+L)), e = quad index q with two zero bits inserted at ls+L.
+// Returns the radix-2 butterfly indices t (for ntt_butterfly) of the four butterflies:
+// stage ls: ta on (e, e+h), tb on (e+2h, e+3h); stage ls+1: tc on (e, e+2h), td on (e+h, e+3h).
+// ta and tb always get the same twiddle (they differ only above bit ls of the stage index).
+HD u32 ntt_drop_bit(u32 e0, int p) {  // inverse of the zero-bit insertion in ntt_butterfly
+    return ((e0 >> (p + 1)) << p) | (e0 & ((1u << p) - 1));
+}
+
+HD void ntt_quad(u32 q, int ls, int L, u32* ta, u32* tb, u32* tc, u32* td) {
+    const int p = ls + L;
+    const u32 h = 1u << p;
+    const u32 e = ((q >> p) << (p + 2)) | (q & (h - 1));
+    *ta = ntt_drop_bit(e, p);
+    *tb = ntt_drop_bit(e + 2 * h, p);
+    *tc = ntt_drop_bit(e, p + 1);
+    *td = ntt_drop_bit(e + h, p + 1);
+}
