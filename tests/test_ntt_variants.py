@@ -23,7 +23,7 @@ def test_variant_from_environment(monkeypatch):
     monkeypatch.setenv("GPUSCOPE_PORTABLE_MUL", "1")
     assert kernels.default_defines()[0] == "GPUSCOPE_PORTABLE_MUL"
     monkeypatch.setenv("GPUSCOPE_NTT_VARIANT", "turbo")
-    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast, fusedh, fast2"):
+    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast, fusedh, fast2, fast2s"):
         kernels.default_defines()
 
 
@@ -33,12 +33,13 @@ def test_variants_get_distinct_cubins():
 
 
 def test_default_plans_fit_the_fast_variants_shared_memory():
-    from gpuscope.workload.gpu import NTT_FAST_MAX_THREADS, NTT_SMEM_STRIDE
+    from gpuscope.workload.gpu import NTT_FAST_MAX_THREADS, NTT_SMEM_STRIDE, NTT_T128_MAX_THREADS
 
     for log_n in range(1, 29):
         for _s0, S, L in gpu_plan.ntt_plan(log_n):
             assert 1 << (S + L) <= NTT_SMEM_STRIDE
-    assert NTT_FAST_MAX_THREADS == int(re.search(r"__launch_bounds__\((\d+)", _ntt_cu()).group(1))
+    bounds = [int(t) for t in re.findall(r"__launch_bounds__\((\d+)", _ntt_cu())]
+    assert bounds == [NTT_FAST_MAX_THREADS, NTT_T128_MAX_THREADS, NTT_FAST_MAX_THREADS]  # R4, R4+T128, fast
     assert f"NTT_SMEM_STRIDE {NTT_SMEM_STRIDE}u" in _ntt_cu()
 
 
@@ -69,7 +70,9 @@ def test_variant_compiles_without_spills(tmp_path, variant):
         block = block[: block.index("Used") + 40]
         assert "0 bytes spill stores" in block
         regs = int(re.search(r"Used (\d+) registers", block).group(1))
-        if "GPUSCOPE_NTT_R4" in defines:
+        if "GPUSCOPE_NTT_T128" in defines:
+            assert regs <= 102  # __launch_bounds__(128, 5)
+        elif "GPUSCOPE_NTT_R4" in defines:
             assert regs <= 128  # __launch_bounds__(256, 2)
         elif "GPUSCOPE_NTT_FAST" in defines:
             assert regs <= 64  # __launch_bounds__(256, 4)

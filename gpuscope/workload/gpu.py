@@ -29,6 +29,7 @@ CHUNK = 32  # partial sums per thread in the later levels
 NTT_MAX_THREADS = 256  # threads per NTT block (sweep on an H200: 256 ~6% faster than 512)
 NTT_SMEM_STRIDE = 1024  # the "fast" variant's fixed shared-memory stride (cuda/ntt.cu), in elements
 NTT_FAST_MAX_THREADS = 256  # its __launch_bounds__
+NTT_T128_MAX_THREADS = 128  # the "fast2s" variant's (GPUSCOPE_NTT_T128)
 
 
 def _blocks(n: int, threads: int = THREADS) -> int:
@@ -46,6 +47,7 @@ class GpuBackend:
         self.cp = cp
         self.defines = kernels.default_defines() if defines is None else tuple(defines)
         self._fixed_stride = "GPUSCOPE_NTT_FAST" in self.defines
+        self._fixed_threads = NTT_T128_MAX_THREADS if "GPUSCOPE_NTT_T128" in self.defines else NTT_FAST_MAX_THREADS
         # compute_h composition (variants "fusedh", "fast2"): pointwise step inside the final
         # iNTT's first pass; coset factors from n-entry tables (one product per element)
         self._fused_h = "GPUSCOPE_NTT_FUSED_H" in self.defines
@@ -148,7 +150,7 @@ class GpuBackend:
             if self._fixed_stride:  # shared memory laid out with a compile-time stride
                 if E > NTT_SMEM_STRIDE:
                     raise UsageError(f"NTT block of {E} elements exceeds the fast variant's {NTT_SMEM_STRIDE}")
-                threads, smem = min(threads, NTT_FAST_MAX_THREADS), 32 * NTT_SMEM_STRIDE
+                threads, smem = min(threads, self._fixed_threads), 32 * NTT_SMEM_STRIDE
             src = x if i == 0 else out
             args = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
             name = "fr_ntt_pass_h" if h_in is not None and i == 0 else "fr_ntt_pass"

@@ -72,7 +72,8 @@ def device_arch() -> str:
 # the first pass of the final coset iNTT (1/Z folded into its scale table) and the coset scale
 # factors from one n-entry table (one product per element, not two); "fast2": fusedh plus
 # radix-4 steps in the NTT pass (two stages per shared-memory round trip, two independent
-# butterflies per stage and thread; 2 blocks of 256 threads per SM, no spills).
+# butterflies per stage and thread; 2 blocks of 256 threads per SM, no spills); "fast2s": fast2
+# with 128-thread NTT blocks, 5 per SM (20 warps per SM instead of 16).
 _FAST = ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST", "GPUSCOPE_FR_PTX_ADDSUB")
 _FUSEDH = (*_FAST, "GPUSCOPE_NTT_FUSED_H", "GPUSCOPE_NTT_FULL_SCALE")
 NTT_VARIANTS: dict[str, tuple[str, ...]] = {
@@ -82,6 +83,7 @@ NTT_VARIANTS: dict[str, tuple[str, ...]] = {
     "fast": _FAST,
     "fusedh": _FUSEDH,
     "fast2": (*_FUSEDH, "GPUSCOPE_NTT_R4"),
+    "fast2s": (*_FUSEDH, "GPUSCOPE_NTT_R4", "GPUSCOPE_NTT_T128"),
 }
 DEFAULT_NTT_VARIANT = "fast"  # the winner of tools/gpu_ntt_variants.py on an H200 (docs/BENCHMARKS.md)
 

@@ -47,11 +47,15 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
 #if defined(GPUSCOPE_NTT_FAST)
 #define NTT_SMEM_STRIDE 1024u
 #define NTT_STRIDE(E) NTT_SMEM_STRIDE
-#if defined(GPUSCOPE_NTT_R4)  // four Fr values live per thread: 64 or 80 registers spill (ptxas)
+#if defined(GPUSCOPE_NTT_R4) && !defined(GPUSCOPE_NTT_T128)
+// four Fr values live per thread: 64 or 80 registers spill (ptxas), 96 do not
 #ifndef NTT_R4_BLOCKS_PER_SM
 #define NTT_R4_BLOCKS_PER_SM 2
 #endif
 #define NTT_BOUNDS __launch_bounds__(256, NTT_R4_BLOCKS_PER_SM)
+#elif defined(GPUSCOPE_NTT_R4)
+// 128-thread blocks (the host caps them, gpu.py): 5 per SM fit 102 registers, 20 warps per SM
+#define NTT_BOUNDS __launch_bounds__(128, 5)
 #else
 #define NTT_BOUNDS __launch_bounds__(256, 4)
 #endif
