@@ -85,7 +85,7 @@ def tool(monkeypatch):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     monkeypatch.setattr(mod, "CHECK_LOGS", (4, 5))
-    monkeypatch.setattr(mod, "H_LOG", 4)
+    monkeypatch.setattr(mod, "H_LOGS", (4, 5))
     monkeypatch.setattr(mod, "ROUND_TRIP_LOG", 6)
     return mod
 
