@@ -202,3 +202,12 @@ def test_prediction_error_is_relative():
     e = prediction_error(w, 1400.0, measured_throughput_ppm=40.0)
     assert e["held_error"] == pytest.approx((1330 - 1400) / 1400)
     assert e["throughput_error"] == pytest.approx((w.predicted["throughput_ppm"] - 40) / 40)
+
+
+def test_budget_slots_come_from_a_runs_meta():
+    from gpuscope.analysis.compare_inputs import meta_budget_slots
+
+    gib = 1 << 30
+    assert meta_budget_slots({"host_budget_bytes": 12 * gib, "partition_host_bytes": 2 * gib}) == 6
+    assert meta_budget_slots({"host_budget_bytes": gib, "partition_host_bytes": 2 * gib}) is None
+    assert meta_budget_slots({}) is None
