@@ -190,6 +190,41 @@ def test_rundir_with_samples_and_meta(tmp_path):
     assert r3.exit_code == 3 and r3.stdout == ""
 
 
+def test_samples_from_nvidia_smi_dmon_join_the_log(tmp_path):
+    # The user's own `nvidia-smi dmon -s ut -o DT` capture (1 s rows, local time, MB/s)
+    # beside a daemon log with ISO (UTC) stamps: the join is on the same clock.
+    import time as _time
+
+    base = 1_700_000_000.0
+    lines, dmon = [], ["#Date       Time        gpu     sm    mem  rxpci  txpci",
+                       "#YYYYMMDD   HH:MM:SS    Idx      %      %   MB/s   MB/s"]
+    for i in range(3):
+        t = base + 20 * i
+        lines.append(f"{_iso(t + 0.5)} CUZK_TIMING: pre_lock_cpu_ms=1 mutex_wait_ms=100")
+        lines.append(f"{_iso(t + 9.0)} CUZK_TIMING: gpu_tid=0 h2d_ms=8000 h2d_bytes=16000000000")
+        lines.append(f"{_iso(t + 12.0)} CUZK_NTT_H: d_b_alloc=1ms ntt_kernels=11000ms coset_intt_sync=100ms "
+                     "msm_init=1ms msm_invoke=398ms msm_dtor=0ms total=11500ms")
+        lines.append(f"{_iso(t + 12.0)} CUZK_TIMING: gpu_tid=0 ntt_msm_h_ms=11500")
+        lines.append(f"{_iso(t + 12.0)} CUZK_TIMING: gpu_tid=0 barrier_wait_ms=0")
+        lines.append(f"{_iso(t + 12.4)} CUZK_TIMING: gpu_tid=0 batch_add_ms=400")
+        lines.append(f"{_iso(t + 12.5)} CUZK_TIMING: gpu_tid=0 tail_msm_ms=100 gpu_total_ms=12000")
+        lines.append(f"{_iso(t + 12.5)} CUZK_TIMING: mutex_held_ms=12000 total_start_fn_ms=12100")
+        for k in range(20):
+            rx = 2000 if 2 <= k <= 8 else 50000  # MB/s: the upload crawls at 2 GB/s
+            stamp = _time.strftime("%Y%m%d   %H:%M:%S", _time.localtime(t + k))
+            dmon.append(f" {stamp}      0     {5 if k <= 8 else 95}      3  {rx}     40")
+    log = tmp_path / "daemon.log"
+    log.write_text("\n".join(lines) + "\n")
+    smi = tmp_path / "dmon.txt"
+    smi.write_text("\n".join(dmon) + "\n")
+    r = run(log, "--json", "--samples", smi, "--line-rate", "50")
+    assert r.exit_code == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["records"] == 3
+    assert j["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
+    assert any(d["id"] == "pcie_underused" for d in j["diagnoses"])
+
+
 def _iso(t: float) -> str:
     from gpuscope.clock import iso_from_epoch
 

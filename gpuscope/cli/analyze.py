@@ -43,10 +43,8 @@ def _read_samples_file(path: str):
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--samples: no such file: {p}")
-    try:
-        from parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
-    except ImportError:
-        from gpuscope.rundir import read_samples
+    from parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
+
     return read_samples(p)
 
 
