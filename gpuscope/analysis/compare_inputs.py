@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuscope.analysis.compare import Side
 from gpuscope.analysis.whatif import WhatIf, predict_pinned
-from gpuscope.linerate import meta_line_rate, resolve_line_rate  # noqa: F401  (meta_line_rate re-exported)
+from gpuscope.linerate import resolve_line_rate
 
 PAGEABLE_NAMES = ("pageable", "unpinned")
 
