@@ -24,9 +24,13 @@ __device__ __forceinline__ void load_scalar(const u32* scalars, u64 i, u32* k) {
     k[4] = b.x; k[5] = b.y; k[6] = b.z; k[7] = b.w;
 }
 
+// Calls f(slot, entry) for each nonzero signed c-bit digit d of scalar i (thread i, not skipped):
+// slot = the bucket of (window w, |d|) = w * 2^(c-1) + |d| - 1, entry = i with the sign of d in bit
+// 31. The count and scatter passes of the bucket sort must see the same digits: both use this.
 // skip (nullable): points whose byte is nonzero are left out (the tail MSM skips batch_add's).
-extern "C" __global__ void msm_count(u32* counts, const u32* scalars, const unsigned char* skip,
-                                     u64 n, int c, int W) {
+template <typename F>
+__device__ __forceinline__ void msm_for_each_digit(const u32* scalars, const unsigned char* skip,
+                                                   u64 n, int c, int W, F f) {
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     if (skip && skip[i]) return;
@@ -38,26 +42,19 @@ extern "C" __global__ void msm_count(u32* counts, const u32* scalars, const unsi
     for (int w = 0; w < W; w++) {
         if (d[w] == 0) continue;
         u32 mag = d[w] < 0 ? -d[w] : d[w];
-        atomicAdd(&counts[w * nbw + mag - 1], 1u);
+        f(w * nbw + mag - 1, (u32)i | (d[w] < 0 ? 0x80000000u : 0u));
     }
+}
+
+extern "C" __global__ void msm_count(u32* counts, const u32* scalars, const unsigned char* skip,
+                                     u64 n, int c, int W) {
+    msm_for_each_digit(scalars, skip, n, c, W, [&](u32 slot, u32) { atomicAdd(&counts[slot], 1u); });
 }
 
 extern "C" __global__ void msm_scatter(u32* entries, u32* cursor, const u32* scalars,
                                        const unsigned char* skip, u64 n, int c, int W) {
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    if (skip && skip[i]) return;
-    u32 k[8];
-    load_scalar(scalars, i, k);
-    int d[MSM_MAX_WINDOWS];
-    signed_digits(k, c, W, d);
-    const u32 nbw = 1u << (c - 1);
-    for (int w = 0; w < W; w++) {
-        if (d[w] == 0) continue;
-        u32 mag = d[w] < 0 ? -d[w] : d[w];
-        u32 pos = atomicAdd(&cursor[w * nbw + mag - 1], 1u);
-        entries[pos] = (u32)i | (d[w] < 0 ? 0x80000000u : 0u);
-    }
+    msm_for_each_digit(scalars, skip, n, c, W,
+                       [&](u32 slot, u32 entry) { entries[atomicAdd(&cursor[slot], 1u)] = entry; });
 }
 
 // Bucket sums in chunks, so a bucket holding many entries (the top window's few buckets, or
