@@ -60,7 +60,7 @@ def _h(variant: str, log_n: int, calls):
 
 
 @pytest.mark.parametrize("log_n", [10, 12, 20])
-@pytest.mark.parametrize("variant", ["fast", "fusedh", "fast2", "fast2s"])
+@pytest.mark.parametrize("variant", ["fast", "fusedh", "fast2", "fast2s", "fast2s4"])
 def test_compute_h_launches_match_the_kernels(launches, variant, log_n):
     out, ntt_calls = _h(variant, log_n, launches)
     sigs = _signatures()

@@ -23,7 +23,7 @@ def test_variant_from_environment(monkeypatch):
     monkeypatch.setenv("GPUSCOPE_PORTABLE_MUL", "1")
     assert kernels.default_defines()[0] == "GPUSCOPE_PORTABLE_MUL"
     monkeypatch.setenv("GPUSCOPE_NTT_VARIANT", "turbo")
-    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast, fusedh, fast2, fast2s"):
+    with pytest.raises(UsageError, match="GPUSCOPE_NTT_VARIANT must be one of base, cios, stride, fast, fusedh, fast2, fast2s, fast2s4"):
         kernels.default_defines()
 
 
@@ -70,7 +70,9 @@ def test_variant_compiles_without_spills(tmp_path, variant):
         block = block[: block.index("Used") + 40]
         assert "0 bytes spill stores" in block
         regs = int(re.search(r"Used (\d+) registers", block).group(1))
-        if "GPUSCOPE_NTT_T128" in defines:
+        if "NTT_T128_BLOCKS_PER_SM=4" in defines:
+            assert regs <= 128  # __launch_bounds__(128, 4)
+        elif "GPUSCOPE_NTT_T128" in defines:
             assert regs <= 102  # __launch_bounds__(128, 5)
         elif "GPUSCOPE_NTT_R4" in defines:
             assert regs <= 128  # __launch_bounds__(256, 2)

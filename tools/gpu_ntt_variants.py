@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 tools/gpu_ntt_variants.py --out $OUT
 
-For each variant (base, cios, stride, fast, fusedh, fast2, fast2s; --variants to pick): compile
+For each variant (kernels.NTT_VARIANTS; --variants to pick): compile
 the ntt module, then check forward NTT and iNTT bit for bit against the Python reference at 2^10
 and 2^12 on fresh random inputs, the forward + inverse round trip at 2^24, compute_h at 2^10 and
 2^12 against the CPU backend, and ntt and compute_h at the largest timed size against the reference variant's

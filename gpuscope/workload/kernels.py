@@ -65,15 +65,16 @@ def device_arch() -> str:
 
 
 # NTT kernel variants (-D macros), chosen by GPUSCOPE_NTT_VARIANT; tools/gpu_ntt_variants.py checks
-# and times each. "cios": even/odd CIOS Fr product (tools/gen_field_ptx.py); "stride": that plus a
-# compile-time shared-memory stride and 64 registers per thread in the NTT pass kernels; "fast":
-# that plus Fr addition/subtraction as PTX carry chains. Prepared, not yet measured on a device
-# (docs/BENCHMARKS.md "NTT variants"): "fusedh": fast with compute_h's pointwise (a*b - c) read by
-# the first pass of the final coset iNTT (1/Z folded into its scale table) and the coset scale
-# factors from one n-entry table (one product per element, not two); "fast2": fusedh plus
-# radix-4 steps in the NTT pass (two stages per shared-memory round trip, two independent
-# butterflies per stage and thread; 2 blocks of 256 threads per SM, no spills); "fast2s": fast2
-# with 128-thread NTT blocks, 5 per SM (20 warps per SM instead of 16).
+# and times each (figures: docs/BENCHMARKS.md "NTT variants"). "cios": even/odd CIOS Fr product
+# (tools/gen_field_ptx.py); "stride": that plus a compile-time shared-memory stride and 64
+# registers per thread in the NTT pass kernels; "fast": that plus Fr addition/subtraction as PTX
+# carry chains; "fusedh": fast with compute_h's pointwise (a*b - c) read by the first pass of the
+# final coset iNTT (1/Z folded into its scale table) and the coset scale factors from one n-entry
+# table (one product per element, not two); "fast2": fusedh plus radix-4 steps in the NTT pass
+# (two stages per shared-memory round trip, two independent butterflies per stage and thread;
+# 2 blocks of 256 threads per SM); "fast2s": fast2 with 128-thread NTT blocks, 5 per SM (20 warps
+# per SM instead of 16), the fastest on an H200 (H 2^24 39.1 ms, fast 43.3); "fast2s4": 4 blocks
+# of 128 threads, 128 registers (slower: 40.5 ms).
 _FAST = ("GPUSCOPE_FR_CIOS", "GPUSCOPE_NTT_FAST", "GPUSCOPE_FR_PTX_ADDSUB")
 _FUSEDH = (*_FAST, "GPUSCOPE_NTT_FUSED_H", "GPUSCOPE_NTT_FULL_SCALE")
 NTT_VARIANTS: dict[str, tuple[str, ...]] = {
@@ -84,8 +85,9 @@ NTT_VARIANTS: dict[str, tuple[str, ...]] = {
     "fusedh": _FUSEDH,
     "fast2": (*_FUSEDH, "GPUSCOPE_NTT_R4"),
     "fast2s": (*_FUSEDH, "GPUSCOPE_NTT_R4", "GPUSCOPE_NTT_T128"),
+    "fast2s4": (*_FUSEDH, "GPUSCOPE_NTT_R4", "GPUSCOPE_NTT_T128", "NTT_T128_BLOCKS_PER_SM=4"),
 }
-DEFAULT_NTT_VARIANT = "fast"  # the winner of tools/gpu_ntt_variants.py on an H200 (docs/BENCHMARKS.md)
+DEFAULT_NTT_VARIANT = "fast2s"  # the winner of tools/gpu_ntt_variants.py on an H200 (docs/BENCHMARKS.md)
 
 
 def ntt_variant() -> str:

@@ -54,8 +54,12 @@ extern "C" __global__ void fr_power_table(u32* out, u64 count, const u32* base, 
 #endif
 #define NTT_BOUNDS __launch_bounds__(256, NTT_R4_BLOCKS_PER_SM)
 #elif defined(GPUSCOPE_NTT_R4)
-// 128-thread blocks (the host caps them, gpu.py): 5 per SM fit 102 registers, 20 warps per SM
-#define NTT_BOUNDS __launch_bounds__(128, 5)
+// 128-thread blocks (the host caps them, gpu.py): 5 per SM fit 102 registers, 20 warps per SM;
+// 4 per SM (variant fast2s4) fit 128 registers, 16 warps
+#ifndef NTT_T128_BLOCKS_PER_SM
+#define NTT_T128_BLOCKS_PER_SM 5
+#endif
+#define NTT_BOUNDS __launch_bounds__(128, NTT_T128_BLOCKS_PER_SM)
 #else
 #define NTT_BOUNDS __launch_bounds__(256, 4)
 #endif
