@@ -29,6 +29,7 @@ def test_gpu_run_every_mode_verified(tmp_path, mode):
     meta = json.loads((out.path / "meta.json").read_text())
     p = meta["pipeline"]
     assert p["partitions_done"] == 4 and p["verified"] == 4
+    assert meta["setup"]["kernel_warmup_s"] > 0
     assert p["h2d_bytes"] == 4 * 4 * (1 << 12) * 32  # a, b, c, witness per partition
     if mode == "pinned":
         pool = p["host_memory"]["pool"]

@@ -47,6 +47,21 @@ def test_ntt_round_trip_2_20(gpu, rng):
     assert bool(cp.array_equal(gpu.ntt(gpu.ntt(x), inverse=True), x))
 
 
+def test_warm_up_builds_the_tables_and_changes_no_result(rng):
+    from gpuscope.workload.gpu import GpuBackend
+
+    be = GpuBackend()  # a fresh backend: no tables yet
+    n = 1 << 13
+    a, b = api.random_fr(n, rng), api.random_fr(n, rng)
+    c = be.fr_mul(a, b).get()
+    be.warm_up(13, seed=int(rng.integers(1 << 30)))
+    assert be._twiddles[False][0] >= 13 and be._twiddles[True][0] >= 13
+    cached = len(be._powers)
+    h = be.compute_h(a, b, c)
+    assert len(be._powers) == cached  # compute_h at 2^13 found every table built
+    assert ints(h) == reference.compute_h(ints(a), ints(b), ints(c))
+
+
 @pytest.mark.parametrize("log_n", [10, 12])
 def test_compute_h_bit_for_bit(gpu, rng, log_n):
     n = 1 << log_n
