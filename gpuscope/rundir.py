@@ -25,8 +25,7 @@ from gpuscope.errors import InputError, ResourceError
 
 SCHEMA_VERSION = 1
 
-# the samples.csv schema; parsers/samples.py holds the same (importing it here would pull in
-# pandas wherever a run directory is written); tests/test_rundir.py keeps the two equal
+# the samples.csv schema (written here; parsers/samples.py reads it with these columns)
 SAMPLE_COLUMNS = (
     "t_wall", "t_mono", "gpu", "rx_gbs", "tx_gbs", "sm_active", "sm_occupancy", "dram_active",
     "gpu_util_pct", "mem_util_pct", "mem_used_mib", "power_w", "sm_clock_mhz", "pcie_source",
@@ -296,11 +295,11 @@ def empty_samples():
 
 
 def read_samples(path: str | os.PathLike[str]):
-    """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes.
-
-    Missing file -> empty frame with the columns. A torn last row (crash mid-write) is dropped.
-    """
-    import pandas as pd
+    """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes:
+    parsers.read_samples_csv (malformed rows and a torn last row dropped and counted in
+    df.attrs["malformed_rows"]); a missing or empty file -> an empty frame with the columns."""
+    from gpuscope.errors import NoDataError
+    from parsers.samples import read_samples_csv
 
     p = Path(path)
     if p.is_dir():
@@ -308,27 +307,9 @@ def read_samples(path: str | os.PathLike[str]):
     if not p.exists():
         return empty_samples()
     try:
-        df = pd.read_csv(p, dtype={"pcie_source": object}, on_bad_lines="skip")
-    except pd.errors.EmptyDataError:
+        return read_samples_csv(p)
+    except NoDataError:
         return empty_samples()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"unreadable {p}: {e}") from None
-    missing = [c for c in ("t_wall", "gpu") if c not in df.columns]
-    if missing:
-        raise InputError(f"{p}: not a gpuscope samples.csv (no {', '.join(missing)} column)")
-    for c in SAMPLE_COLUMNS:
-        if c not in df.columns:
-            df[c] = math.nan if c not in _SAMPLE_STR else None
-    df = df[list(SAMPLE_COLUMNS)]
-    for c in SAMPLE_COLUMNS:
-        if c in _SAMPLE_STR:
-            df[c] = df[c].astype(object)
-        else:
-            df[c] = pd.to_numeric(df[c], errors="coerce")
-    df = df.dropna(subset=["t_wall", "gpu"])
-    df["gpu"] = df["gpu"].astype("int64")
-    df["wrap_suspect"] = df["wrap_suspect"].fillna(0).astype("int64")
-    return df.reset_index(drop=True)
 
 
 def timing_log_path(path: str | os.PathLike[str]) -> Path | None:

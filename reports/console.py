@@ -164,6 +164,9 @@ def pcie_table(a) -> Table | None:
     for r in a.pcie.itertuples():
         t.add_row(str(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
                   num(r.rx_gbs_p90, 2), pct(r.rx_share_of_line_rate, 0), pct(r.sm_active_median, 0))
+    skipped = a.pcie_info.get("skipped_sample_rows", 0)
+    if skipped:
+        t.caption = f"{skipped:,} malformed sample row(s) skipped"
     return t
 
 

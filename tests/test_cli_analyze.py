@@ -172,11 +172,14 @@ def test_rundir_with_samples_and_meta(tmp_path):
             rx = 2.0 if 0.1 < k * 0.1 < 1.1 else 45.0
             samples.append(f"{ts},{ts},0,{rx},0.1,0.5,0")
     (d / "timing.log").write_text("\n".join(lines) + "\n")
+    samples.insert(5, "oops,1.0,0,2.0,0.1,0.5,0")  # one malformed row: skipped, counted, shown
     (d / "samples.csv").write_text("\n".join(samples) + "\n")
     (d / "meta.json").write_text(json.dumps({"schema_version": 1, "line_rate_gbs": 55.4}))
     r = run(d, "--json")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
+    assert j["pcie"]["skipped_sample_rows"] == 1
+    assert "1 malformed sample row(s) skipped" in run(d).stdout
     assert j["records"] == 4 and j["options"]["line_rate_gbs"] == 55.4
     assert j["options"]["line_rate_source"] == "meta"
     assert j["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0

@@ -65,7 +65,8 @@ def analyze(
         spans = context.spans if context is not None else None
         ph, basis = phases.build_phases(spans, comps, parsed.timeline, model)
         pcie_info = {"samples": int(len(samples)), "phases_from": basis,
-                     "line_rate_gbs": options.line_rate_gbs}
+                     "line_rate_gbs": options.line_rate_gbs,
+                     "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
         if basis is not None:
             pcie_df = pcie.pcie_by_phase(samples, ph, options.line_rate_gbs)
         else:
