@@ -108,6 +108,56 @@ def sweep_ntt(gpu, log, check, rng, log_n: int = 24) -> None:
     log(f"sweep best: {best[0]:.2f} ms at block 2^{best[1]} lmax {best[2]} threads {best[3]} (default {saved})")
 
 
+def candidate_plans(log_n: int, block_log: int = 10) -> list[list[tuple[int, int, int]]]:
+    """Every 3-pass NTT plan of 2^log_n whose blocks fit 2^block_log elements: stage counts
+    (a, b, c), each 4..block_log, and for the strided passes L (low bits kept together) of
+    2, 3 or 4 where it fits."""
+    out = []
+    for a in range(4, block_log + 1):
+        for b in range(4, block_log + 1):
+            c = log_n - a - b
+            if not 4 <= c <= block_log:
+                continue
+            for l1 in sorted({min(lv, a, block_log - b) for lv in (2, 3, 4)}):
+                for l2 in sorted({min(lv, a + b, block_log - c) for lv in (2, 3, 4)}):
+                    out.append([(0, a, 0), (a, b, l1), (a + b, c, l2)])
+    return out
+
+
+def sweep_plans(gpu, log, check, rng, log_n: int = 24, top: int = 4) -> None:
+    """NTT pass plans at 2^log_n: every candidate must give the default plan's output bit for
+    bit; forward NTT times (CUDA events, median of 5), then compute_h for the `top` fastest and
+    the default (median of 7)."""
+    import cupy as cp
+
+    from gpuscope.workload.gpu_plan import ntt_plan
+
+    x = cp.asarray(api.random_fr(1 << log_n, rng))
+    abc = [cp.asarray(api.random_fr(1 << log_n, rng)) for _ in range(3)]
+    default = ntt_plan(log_n)
+    ref = gpu.ntt(x)
+    ref_h = gpu.compute_h(*abc)
+    rows = []
+    for plan in candidate_plans(log_n):
+        gpu.ntt_plans[log_n] = plan
+        same = bool(cp.array_equal(gpu.ntt(x), ref))
+        t = bench.statistics.median(bench.time_call(lambda: gpu.ntt(x), 5))
+        rows.append((t, plan, same))
+    rows.sort(key=lambda r: r[0])
+    check(f"plan sweep 2^{log_n}: {len(rows)} plans agree", all(r[2] for r in rows))
+    for t, plan, _ in rows[:8]:
+        log(f"plan 2^{log_n} {[(S, L) for _, S, L in plan]}: ntt {t:.3f} ms")
+    t_def = next(t for t, p, _ in rows if p == default)
+    log(f"plan 2^{log_n} default {[(S, L) for _, S, L in default]}: ntt {t_def:.3f} ms")
+    for plan in [p for _, p, _ in rows[:top]] + [default]:
+        gpu.ntt_plans[log_n] = plan
+        same = bool(cp.array_equal(gpu.compute_h(*abc), ref_h))
+        th = bench.statistics.median(bench.time_call(lambda: gpu.compute_h(*abc), 7))
+        log(f"plan 2^{log_n} {[(S, L) for _, S, L in plan]}: compute_h {th:.2f} ms {'same' if same else 'DIFFERENT'}")
+        check(f"compute_h with plan {plan} == default", same)
+    gpu.ntt_plans.pop(log_n, None)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="20,22,24")
@@ -117,6 +167,7 @@ def main() -> int:
     ap.add_argument("--skip-checks", action="store_true")
     ap.add_argument("--variants", action="store_true", help="check and time PTX vs portable Montgomery products")
     ap.add_argument("--sweep", action="store_true", help="time NTT launch geometries at 2^24")
+    ap.add_argument("--sweep-plans", default="", help="log2 sizes (e.g. 22,24): time every 3-pass NTT plan")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -152,6 +203,8 @@ def main() -> int:
         compare_variants(log, check, rng)
     if args.sweep:
         sweep_ntt(gpu, log, check, rng)
+    for k in (int(v) for v in args.sweep_plans.split(",") if v.strip()):
+        sweep_plans(gpu, log, check, rng, log_n=k)
 
     if not args.skip_checks:
         for k in (20, args.check_log):

@@ -56,6 +56,7 @@ class GpuBackend:
         self.ntt_block_log = NTT_BLOCK_LOG
         self.ntt_lmax = NTT_LMAX
         self.ntt_max_threads = NTT_MAX_THREADS
+        self.ntt_plans: dict[int, list[tuple[int, int, int]]] = {}  # log_n -> passes (sweeps)
         self._twiddles: dict[bool, tuple[int, Any]] = {}
         self._powers: dict[tuple, Any] = {}
         self._gen_table = None
@@ -172,7 +173,7 @@ class GpuBackend:
         tw = self.twiddles(log_n, inverse)
         n = 1 << log_n
         out = self._alloc((n, 8)) if out is None else out
-        plan = ntt_plan(log_n, block_log=self.ntt_block_log, lmax=self.ntt_lmax)
+        plan = self.ntt_plans.get(log_n) or ntt_plan(log_n, block_log=self.ntt_block_log, lmax=self.ntt_lmax)
         for i, (s0, S, L) in enumerate(plan):
             E = 1 << (S + L)
             threads = min(E // 2, self.ntt_max_threads)
