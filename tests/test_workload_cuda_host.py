@@ -128,6 +128,16 @@ def test_ntt_plan_shapes():
         assert s == log_n
 
 
+def test_ntt_plan_takes_the_fewest_passes_lmin_allows():
+    # L = 2 instead of 3 where that saves a pass over the whole vector
+    assert ntt_plan(26) == [(0, 10, 0), (10, 8, 2), (18, 8, 2)]
+    assert ntt_plan(24) == ntt_plan(24, lmin=3) == [(0, 10, 0), (10, 7, 3), (17, 7, 3)]
+    for log_n in range(1, 29):
+        fewest = min(len(ntt_plan(log_n, lmax=lv, lmin=lv)) for lv in (2, 3))
+        assert len(ntt_plan(log_n)) == fewest
+        assert all(L >= 2 or L == s0 or S + L == 10 for s0, S, L in ntt_plan(log_n)[1:])
+
+
 def test_generated_ptx_header_is_current():
     out = subprocess.run(
         ["python3", str(REPO / "tools" / "gen_field_ptx.py")], capture_output=True, text=True, check=True

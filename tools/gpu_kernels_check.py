@@ -130,15 +130,18 @@ def sweep_plans(gpu, log, check, rng, log_n: int = 24, top: int = 4) -> None:
     the default (median of 7)."""
     import cupy as cp
 
-    from gpuscope.workload.gpu_plan import ntt_plan
+    from gpuscope.workload.gpu_plan import NTT_LMAX, ntt_plan
 
     x = cp.asarray(api.random_fr(1 << log_n, rng))
     abc = [cp.asarray(api.random_fr(1 << log_n, rng)) for _ in range(3)]
     default = ntt_plan(log_n)
+    legacy = ntt_plan(log_n, lmin=NTT_LMAX)  # the rule before passes were saved with L = 2
     ref = gpu.ntt(x)
     ref_h = gpu.compute_h(*abc)
     rows = []
-    for plan in candidate_plans(log_n):
+    plans = candidate_plans(log_n)
+    plans += [p for p in (default, legacy) if p not in plans]
+    for plan in plans:
         gpu.ntt_plans[log_n] = plan
         same = bool(cp.array_equal(gpu.ntt(x), ref))
         t = bench.statistics.median(bench.time_call(lambda: gpu.ntt(x), 5))
@@ -149,7 +152,9 @@ def sweep_plans(gpu, log, check, rng, log_n: int = 24, top: int = 4) -> None:
         log(f"plan 2^{log_n} {[(S, L) for _, S, L in plan]}: ntt {t:.3f} ms")
     t_def = next(t for t, p, _ in rows if p == default)
     log(f"plan 2^{log_n} default {[(S, L) for _, S, L in default]}: ntt {t_def:.3f} ms")
-    for plan in [p for _, p, _ in rows[:top]] + [default]:
+    t_leg = next(t for t, p, _ in rows if p == legacy)
+    log(f"plan 2^{log_n} legacy {[(S, L) for _, S, L in legacy]}: ntt {t_leg:.3f} ms")
+    for plan in [p for _, p, _ in rows[:top]] + [default] + ([legacy] if legacy != default else []):
         gpu.ntt_plans[log_n] = plan
         same = bool(cp.array_equal(gpu.compute_h(*abc), ref_h))
         th = bench.statistics.median(bench.time_call(lambda: gpu.compute_h(*abc), 7))
