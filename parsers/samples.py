@@ -162,8 +162,8 @@ def read_samples_csv(path: str | os.PathLike) -> pd.DataFrame:
             is_na = vals.isin(_NA).to_numpy()
             num = pd.to_numeric(vals.where(~is_na, "nan"), errors="coerce").to_numpy(dtype="float64")
             bad = ~is_na & ~np.isfinite(num)
-        if c in INT_COLUMNS:
-            bad = bad | (np.isfinite(num) & (num != np.floor(num)))
+        if c in INT_COLUMNS:  # whole numbers that fit int64
+            bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
             if c == "gpu":
                 bad = bad | np.isnan(num)
         ok &= ~bad

@@ -47,7 +47,7 @@ def oracle(text: str) -> tuple[list[dict], int]:
                     ok = False
                     break
             if c in INT_COLUMNS:
-                if x == x and x != int(x):
+                if x == x and (x != int(x) or abs(x) >= 2**63):
                     ok = False
                     break
                 if x != x:
