@@ -128,8 +128,14 @@ def prediction_table(pred: dict):
     t.add_column("error", justify="right")
     t.add_row("mutex_held median (ms)", _ms(pred.get("held_ms_predicted")), _ms(pred.get("held_ms_measured")),
               _err(pred.get("held_error")))
+    if "held_mean_ms_predicted" in pred:
+        t.add_row("mutex_held mean (ms)", _ms(pred.get("held_mean_ms_predicted")),
+                  _ms(pred.get("held_mean_ms_measured")), _err(pred.get("held_mean_error")))
     t.add_row("throughput (partitions/min)", _x(pred.get("throughput_ppm_predicted"), 1),
               _x(pred.get("throughput_ppm_measured"), 1), _err(pred.get("throughput_error")))
+    sp, sm = pred.get("stalled_predicted"), pred.get("stalled_measured")
+    if sp and sm and None not in sp:
+        t.add_row("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", "")
     if w.get("notes"):
         t.caption = escape("; ".join(w["notes"]))
     return t
@@ -167,7 +173,11 @@ def whatif_table(w: dict):
     t.add_row("upload rate", _gbs(m["upload_gbs"]), _gbs(w["line_rate_gbs"]))
     t.add_row("mutex_held median (ms)", _ms(m["held_ms_median"]),
               f"{_ms(p['held_ms_median'])} [{_ms(p['held_ms_p10'])}-{_ms(p['held_ms_p90'])}]")
+    if "held_ms_mean" in p:
+        t.add_row("mutex_held mean (ms)", _ms(m.get("held_ms_mean")), _ms(p["held_ms_mean"]))
     t.add_row("barrier_wait median (ms)", _ms(m["barrier_ms_median"]), _ms(p["barrier_ms_median"]))
+    if "stalled_tenures" in p:
+        t.add_row("tenures stalled at the barrier", str(m.get("stalled_tenures")), str(p["stalled_tenures"]))
     t.add_row("throughput (partitions/min)", _x(m["throughput_ppm"], 1), _x(p["throughput_ppm"], 1))
     t.add_row("GPU lock held share", _pct(m["gpu_busy_fraction"]), _pct(p["gpu_busy_fraction"]))
     t.add_row("GPU compute share", "-", _pct(p["gpu_compute_fraction"]))

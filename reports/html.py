@@ -95,7 +95,9 @@ def whatif_html(w: dict) -> str:
     rows = [
         ("upload ms", m.get("upload_ms_median"), p.get("upload_ms")),
         ("mutex_held median ms", m.get("held_ms_median"), p.get("held_ms_median")),
+        ("mutex_held mean ms", m.get("held_ms_mean"), p.get("held_ms_mean")),
         ("barrier_wait median ms", m.get("barrier_ms_median"), p.get("barrier_ms_median")),
+        ("tenures stalled at the barrier", m.get("stalled_tenures"), p.get("stalled_tenures")),
         ("throughput partitions/min", m.get("throughput_ppm"), p.get("throughput_ppm")),
         ("GPU lock held share", m.get("gpu_busy_fraction"), p.get("gpu_busy_fraction")),
     ]
@@ -161,12 +163,17 @@ def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None 
     pred = doc.get("prediction")
     if pred and "held_ms_predicted" in pred:
         body.append(f"<h2>What-if from {esc(pred['from'])} against the measured {esc(pred['against'])}</h2>")
-        body.append(table(["", "predicted", "measured", "error"], [
-            ("mutex_held median ms", pred["held_ms_predicted"], pred["held_ms_measured"],
-             f"{pred['held_error'] * 100:+.1f}%" if pred.get("held_error") is not None else "-"),
-            ("throughput partitions/min", pred["throughput_ppm_predicted"], pred["throughput_ppm_measured"],
-             f"{pred['throughput_error'] * 100:+.1f}%" if pred.get("throughput_error") is not None else "-"),
-        ]))
+        rows = [("mutex_held median ms", pred["held_ms_predicted"], pred["held_ms_measured"],
+                 f"{pred['held_error'] * 100:+.1f}%" if pred.get("held_error") is not None else "-")]
+        if "held_mean_ms_predicted" in pred:
+            rows.append(("mutex_held mean ms", pred["held_mean_ms_predicted"], pred.get("held_mean_ms_measured"),
+                         f"{pred['held_mean_error'] * 100:+.1f}%" if pred.get("held_mean_error") is not None else "-"))
+        rows.append(("throughput partitions/min", pred["throughput_ppm_predicted"], pred["throughput_ppm_measured"],
+                     f"{pred['throughput_error'] * 100:+.1f}%" if pred.get("throughput_error") is not None else "-"))
+        sp, sm = pred.get("stalled_predicted"), pred.get("stalled_measured")
+        if sp and sm and None not in sp:
+            rows.append(("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", ""))
+        body.append(table(["", "predicted", "measured", "error"], rows))
     for label, png in pngs.items():
         body.append(f"<h2>Timeline: {esc(label)}</h2>" + png_img(png, f"timeline {label}"))
     return page(title or f"gpuscope compare: {a['label']} vs {b['label']}", body)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuscope.analysis.pipeline_sim import PartitionTimes, simulate, synthesis_ready_times
-from gpuscope.analysis.whatif import WhatIfUnavailable, predict_pinned, prediction_error
+from gpuscope.analysis.whatif import WhatIfUnavailable, predict_pinned
 from tests.synthetic_parsed import make_parsed
 
 
@@ -198,10 +198,14 @@ def test_no_tenure_is_unavailable_and_bad_rate_refused():
 
 
 def test_prediction_error_is_relative():
+    from gpuscope.analysis.compare import prediction_vs_measured
+
     w = predict_pinned(make_parsed(_pageable()), line_rate_gbs=50.0)
-    e = prediction_error(w, 1400.0, measured_throughput_ppm=40.0)
+    e = prediction_vs_measured(w, 1400.0, 40.0, "pinned", held_mean_ms=1500.0, stalled=(1, 4))
     assert e["held_error"] == pytest.approx((1330 - 1400) / 1400)
     assert e["throughput_error"] == pytest.approx((w.predicted["throughput_ppm"] - 40) / 40)
+    assert e["held_mean_error"] == pytest.approx((w.predicted["held_ms_mean"] - 1500) / 1500)
+    assert e["stalled_measured"] == [1, 4] and e["stalled_predicted"][1] == w.partitions
 
 
 def test_budget_slots_come_from_a_runs_meta():

@@ -32,6 +32,7 @@ from gpuscope.analysis.whatif import (
     EXPLICIT_UPLOAD,
     WhatIf,
     per_record_components,
+    stalled_tenures,
 )
 
 DEFAULT_BOOTSTRAP = 2000
@@ -353,30 +354,46 @@ def compare(
         target = fa if predicted_for == "a" else fb
         target_side = a if predicted_for == "a" else b
         source_side = b if predicted_for == "a" else a
-        held_meas = describe(component_values(target_side.parsed, target_side.held_key, target_side.held_key))["median_ms"]
-        prediction = prediction_vs_measured(whatif, held_meas, target["throughput_ppm"], target["label"],
-                                            source=source_side.source or whatif.source)
+        held = _finite(component_values(target_side.parsed, target_side.held_key, target_side.held_key))
+        prediction = prediction_vs_measured(
+            whatif, describe(held)["median_ms"], target["throughput_ppm"], target["label"],
+            source=source_side.source or whatif.source,
+            held_mean_ms=float(held.mean()) if len(held) else math.nan,
+            stalled=stalled_tenures(target_side.parsed))
     return Comparison(a=fa, b=fb, components=comps, verdict=text, winner=winner, seed=seed, n_boot=n_boot,
                       prediction=prediction, notes=notes)
 
 
 def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str,
-                           source: str | None = None) -> dict[str, Any]:
+                           source: str | None = None, *, held_mean_ms: float = math.nan,
+                           stalled: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The what-if set against the other side's measurement: median and mean mutex_held,
+    throughput, and tenures stalled at the barrier (predicted / measured). Held times are often
+    bimodal (a tenure stalls at the barrier or it does not), so the median can jump where the
+    mean, which is what the GPU's occupancy follows, does not."""
     def err(p: float | None, m: float | None) -> float:
         if p is None or m is None or not (math.isfinite(p) and math.isfinite(m)) or m == 0:
             return math.nan
         return (p - m) / m
 
-    ph, pt = whatif.predicted["held_ms_median"], whatif.predicted["throughput_ppm"]
-    return {
+    pred = whatif.predicted
+    ph, pt, pm = pred["held_ms_median"], pred["throughput_ppm"], pred.get("held_ms_mean", math.nan)
+    out = {
         "from": source or whatif.source,
         "against": label,
         "line_rate_gbs": whatif.line_rate_gbs,
         "held_ms_predicted": ph,
         "held_ms_measured": held_ms,
         "held_error": err(ph, held_ms),
+        "held_mean_ms_predicted": pm,
+        "held_mean_ms_measured": held_mean_ms,
+        "held_mean_error": err(pm, held_mean_ms),
         "throughput_ppm_predicted": pt,
         "throughput_ppm_measured": throughput_ppm,
         "throughput_error": err(pt, throughput_ppm),
         "whatif": whatif.to_json(),
     }
+    if stalled is not None:
+        out["stalled_predicted"] = [pred.get("stalled_tenures"), whatif.partitions]
+        out["stalled_measured"] = list(stalled)
+    return out

@@ -104,6 +104,15 @@ def per_record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd
     return wide
 
 
+STALL_MS = 5.0  # a barrier wait above this is a stall: prep was not done when the GPU needed it
+
+
+def stalled_tenures(parsed: Any) -> tuple[int, int]:
+    """(tenures whose barrier wait exceeds STALL_MS, complete tenures) of a parsed log."""
+    wide = per_record_components(parsed.components, parsed.records)
+    return int((_cols_sum(wide, BARRIER) > STALL_MS).sum()), len(wide)
+
+
 def _cols_sum(wide: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
     present = [c for c in names if c in wide.columns]
     if not present:
@@ -188,6 +197,12 @@ def _med(a: np.ndarray) -> float:
     a = np.asarray(a, dtype=float)
     a = a[np.isfinite(a)]
     return float(np.median(a)) if len(a) else float("nan")
+
+
+def _mean(a: np.ndarray) -> float:
+    a = np.asarray(a, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(a.mean()) if len(a) else float("nan")
 
 
 def _pct(a: np.ndarray, q: float) -> float:
@@ -320,6 +335,8 @@ def predict_pinned(
     upload_gbs_meas = finite_median(upload_gbs(per_tenure_bytes, upload, n_gpus))
     measured = {
         "held_ms_median": _med(held),
+        "held_ms_mean": _mean(held),
+        "stalled_tenures": int((barrier_meas > STALL_MS).sum()),
         "upload_ms_median": _med(upload),
         "upload_gbs": upload_gbs_meas,
         "barrier_ms_median": _med(barrier_meas),
@@ -328,6 +345,8 @@ def predict_pinned(
     }
     predicted = {
         "held_ms_median": _med(held_pred),
+        "held_ms_mean": _mean(held_pred),
+        "stalled_tenures": int((barrier_pred > STALL_MS).sum()),
         "held_ms_p10": _pct(held_pred, 10),
         "held_ms_p90": _pct(held_pred, 90),
         "upload_ms": _med(upload_pred),
@@ -388,22 +407,6 @@ def predict_pinned(
     )
 
 
-def prediction_error(whatif: WhatIf, measured_held_ms_median: float,
-                     measured_throughput_ppm: float | None = None) -> dict[str, float | None]:
-    """Predicted against measured (the pinned run): relative errors, (pred - meas) / meas."""
-    out: dict[str, float | None] = {}
-    p = whatif.predicted["held_ms_median"]
-    out["held_ms_predicted"] = p
-    out["held_ms_measured"] = measured_held_ms_median
-    out["held_error"] = (p - measured_held_ms_median) / measured_held_ms_median if measured_held_ms_median else None
-    if measured_throughput_ppm:
-        tp = whatif.predicted["throughput_ppm"]
-        out["throughput_ppm_predicted"] = tp
-        out["throughput_ppm_measured"] = measured_throughput_ppm
-        out["throughput_error"] = (tp - measured_throughput_ppm) / measured_throughput_ppm
-    return clean(out)
-
-
 __all__ = [
     "DEFAULT_LINE_RATE_GBS",
     "SimResult",
@@ -411,5 +414,5 @@ __all__ = [
     "WhatIfUnavailable",
     "per_record_components",
     "predict_pinned",
-    "prediction_error",
+    "stalled_tenures",
 ]
