@@ -150,8 +150,8 @@ def read_samples_csv(path: str | os.PathLike) -> pd.DataFrame:
             continue
         col = raw[names[header.index(c)]]
         if c in STR_COLUMNS:
-            arr = col.to_numpy(dtype=object)
-            arr[pd.isna(arr) | (arr == "")] = None
+            arr = col.fillna("").astype(str).str.strip().to_numpy(dtype=object)
+            arr[arr == ""] = None
             cols[c] = arr
             continue
         if col.dtype.kind in "fiu":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,4 +120,6 @@ def test_reader_matches_the_row_oracle(tmp_path_factory, f):
 
 def test_the_generator_produced_kept_rows():
     # runs after the property test in file order: the oracle comparison saw real rows
+    if not kept:
+        pytest.skip("needs test_reader_matches_the_row_oracle to have run first")
     assert sum(kept) > 100
