@@ -69,6 +69,8 @@ def test_cpu_run_prints_summary_and_writes_rundir(tmp_path):
                "--verify", "--out", d)
     assert r.exit_code == 0, r.stderr
     assert "CPU reference" in r.stderr and "modes have no effect" in r.stderr
+    # set-up steps that can take seconds are announced before the first progress line
+    assert "gpuscope: setup: generating the SRS points (" in r.stderr
     out = r.stdout
     assert "gpuscope run" in out and "complete" in out
     assert "3/3 partitions verified" in out

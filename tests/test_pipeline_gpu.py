@@ -15,8 +15,10 @@ pytestmark = pytest.mark.gpu
 def _run(tmp_path, **kw):
     cfg = PipelineConfig(**{"log_n": 12, "partitions": 4, "workers": 2, "synth_threads": 2,
                             "verify": True, **kw})
-    run = WorkloadRun(cfg, backend="gpu", out=str(tmp_path / "run"), argv=["test"])
+    steps = []
+    run = WorkloadRun(cfg, backend="gpu", out=str(tmp_path / "run"), argv=["test"], on_setup=steps.append)
     run.prepare()
+    assert any(m.startswith("warming the kernels up at 2^") for m in steps), steps
     run.start()
     return run.finish()
 

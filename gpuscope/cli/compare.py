@@ -18,7 +18,7 @@ def _run_mode(mode: str, opts: dict) -> str:
     """Run the reference workload in `mode` with the shared settings, as `gpuscope run` does
     (progress on stderr, Ctrl-C stops at the next phase boundary); the run directory."""
     from gpuscope.cli._common import fail
-    from gpuscope.cli.run import raise_if_failed, run_workload
+    from gpuscope.cli.run import raise_if_failed, run_workload, say_setup
     from gpuscope.errors import EXIT_INTERRUPTED, UsageError
     from gpuscope.recorder import parse_gpus
     from gpuscope.rundir import default_path
@@ -36,7 +36,7 @@ def _run_mode(mode: str, opts: dict) -> str:
                          workers=opts["workers"], synth_threads=opts["synth_threads"], gpus=gpus,
                          contention=opts["contention"], seed=opts["seed"])
     out = str(default_path(cfg.mode, root=opts["out_root"])) if opts["out_root"] else None
-    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=say)
+    run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=say, on_setup=say_setup)
 
     def announce() -> None:
         if be.name != "gpu":

@@ -123,6 +123,11 @@ def _iso() -> str:
     return iso_now()
 
 
+def say_setup(message: str) -> None:
+    """A set-up step of a workload run (WorkloadRun's on_setup), on stderr."""
+    say(f"setup: {message} ...")
+
+
 def run_workload(run, *, label: str, on_prepared=None):
     """Prepare, start, watch and finish `run` (a WorkloadRun) with run's Ctrl-C handling:
     the first Ctrl-C stops at the next phase boundary, a second exits at once. Shared by
@@ -291,7 +296,7 @@ def run_cmd(
         general_share=general_share, bool_share=bool_share, seed=seed,
     )
     run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, sample_interval_s=interval / 1e3,
-                      on_error=say)
+                      on_error=say, on_setup=say_setup)
 
     def cpu_notice() -> None:
         if be.name != "gpu":

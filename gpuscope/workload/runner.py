@@ -30,7 +30,7 @@ from gpuscope.errors import (
 )
 from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.hostmem import HostMemory, normalize_mode
+from gpuscope.workload.hostmem import HostMemory, fmt_bytes, normalize_mode
 from gpuscope.workload.pipeline import (
     SRS_SEED_H,
     SRS_SEED_W,
@@ -65,7 +65,9 @@ class RunOutcome:
 class WorkloadRun:
     def __init__(self, cfg: PipelineConfig, *, backend: str = "auto", out: str | None = None,
                  argv: list[str] | None = None, sample: bool = True,
-                 sample_interval_s: float = 0.020, on_error=None):
+                 sample_interval_s: float = 0.020, on_error=None, on_setup=None):
+        """`on_error(msg)`: errors the run goes on after (a full disk); `on_setup(msg)`: one line
+        as each set-up step that can take seconds starts (pinning, SRS points, warm-up)."""
         self.cfg = cfg
         self.backend_kind = backend
         self.out = out
@@ -73,6 +75,7 @@ class WorkloadRun:
         self.sample = sample
         self.sample_interval_s = sample_interval_s
         self.on_error = on_error or (lambda msg: None)
+        self.on_setup = on_setup or (lambda msg: None)
         self.notes: list[str] = []
         self.rd: RunDir | None = None
         self.pipeline: Pipeline | None = None
@@ -185,8 +188,13 @@ class WorkloadRun:
             t1 = time.perf_counter()
             nbytes = partition_bytes(cfg.synth_config())
             want = min(cfg.partitions, cfg.resolved_pinned_budget() // nbytes)
+            self.on_setup(f"pinning the pool's host buffers ({want} x {fmt_bytes(nbytes)}, cudaHostAlloc)")
             self.setup_s["pinned_prewarm_buffers"] = self.mem.pool.prewarm(nbytes, want)
             self.setup_s["pinned_prewarm_s"] = time.perf_counter() - t1
+        n, m = 1 << cfg.log_n, cfg.synth_config().m
+        where = ("CPU reference" if not on_gpu else "kept on the GPU" if cfg.srs_resident
+                 else "kept in pinned host memory")
+        self.on_setup(f"generating the SRS points ({n + m:,} G1 points, {where})")
         try:
             srs = self._srs(devices, backends, allocator, on_gpu)
         except Exception as e:
@@ -219,6 +227,7 @@ class WorkloadRun:
         kernels and the 2^log_n tables), so the first tenures time the work, not the setup;
         meta setup.kernel_warmup_s says what it cost."""
         t0 = time.perf_counter()
+        self.on_setup(f"warming the kernels up at 2^{self.cfg.log_n} on GPU {', '.join(map(str, devices))}")
         for g, dev in devices.items():
             dev.activate()
             try:
