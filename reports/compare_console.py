@@ -177,7 +177,8 @@ def whatif_table(w: dict):
         t.add_row("mutex_held mean (ms)", _ms(m.get("held_ms_mean")), _ms(p["held_ms_mean"]))
     t.add_row("barrier_wait median (ms)", _ms(m["barrier_ms_median"]), _ms(p["barrier_ms_median"]))
     if "stalled_tenures" in p:
-        t.add_row("tenures stalled at the barrier", str(m.get("stalled_tenures")), str(p["stalled_tenures"]))
+        n = w.get("partitions")
+        t.add_row("tenures stalled at the barrier", f"{m.get('stalled_tenures')} of {n}", f"{p['stalled_tenures']} of {n}")
     t.add_row("throughput (partitions/min)", _x(m["throughput_ppm"], 1), _x(p["throughput_ppm"], 1))
     t.add_row("GPU lock held share", _pct(m["gpu_busy_fraction"]), _pct(p["gpu_busy_fraction"]))
     t.add_row("GPU compute share", "-", _pct(p["gpu_compute_fraction"]))

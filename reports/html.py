@@ -97,7 +97,8 @@ def whatif_html(w: dict) -> str:
         ("mutex_held median ms", m.get("held_ms_median"), p.get("held_ms_median")),
         ("mutex_held mean ms", m.get("held_ms_mean"), p.get("held_ms_mean")),
         ("barrier_wait median ms", m.get("barrier_ms_median"), p.get("barrier_ms_median")),
-        ("tenures stalled at the barrier", m.get("stalled_tenures"), p.get("stalled_tenures")),
+        ("tenures stalled at the barrier", f"{m.get('stalled_tenures')} of {w.get('partitions')}",
+         f"{p.get('stalled_tenures')} of {w.get('partitions')}"),
         ("throughput partitions/min", m.get("throughput_ppm"), p.get("throughput_ppm")),
         ("GPU lock held share", m.get("gpu_busy_fraction"), p.get("gpu_busy_fraction")),
     ]
