@@ -26,6 +26,11 @@ def test_bad_sizes_is_a_usage_error():
     assert r.stderr.startswith("gpuscope: --sizes") and r.stderr.count("\n") == 1
 
 
+def test_out_of_range_size_is_a_usage_error_before_the_gpu_is_looked_for():
+    r = CliRunner().invoke(app, ["bench", "kernels", "--sizes", "30"])
+    assert r.exit_code == 2 and r.stdout == "" and "10..26" in r.stderr
+
+
 def test_bad_repeats_is_a_usage_error():
     r = CliRunner().invoke(app, ["bench", "kernels", "--repeats", "0"])
     assert r.exit_code == 2 and r.stdout == "" and "--repeats" in r.stderr
@@ -57,3 +62,12 @@ def test_bench_json_on_gpu():
     kernels = {row["kernel"] for row in rows}
     assert {"ntt", "intt", "compute_h", "msm", "batch_add", "tail_msm"} <= kernels
     assert all(row["median_ms"] > 0 for row in rows)
+
+
+@pytest.mark.gpu
+def test_bench_table_names_the_device_and_ntt_variant():
+    from gpuscope.workload import kernels
+
+    r = CliRunner().invoke(app, ["bench", "kernels", "--sizes", "10", "--repeats", "1"])
+    assert r.exit_code == 0, r.stderr
+    assert f"NTT variant {kernels.ntt_variant()}" in " ".join(r.stdout.split())  # (title may wrap)

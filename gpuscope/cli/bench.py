@@ -41,13 +41,12 @@ def kernels(
     """
     import json
 
-    from gpuscope.errors import NoGpuError, UsageError
+    from gpuscope.errors import NoGpuError
     from gpuscope.workload.api import get_backend
-    from gpuscope.workload.bench import bench_kernels
+    from gpuscope.workload.bench import bench_kernels, check_args, describe_device
 
     parsed = _sizes(sizes)
-    if repeats < 1:
-        raise UsageError("--repeats must be >= 1")
+    check_args(parsed, repeats)  # bad options exit 2 before the GPU is looked for
     try:
         gpu = get_backend("gpu")
     except NoGpuError as e:  # exit 5; the backend's hint (--backend cpu) is not an option here
@@ -61,7 +60,8 @@ def kernels(
 
     from gpuscope.cli._common import stdout_console
 
-    table = Table(title="gpuscope kernel timings (CUDA events, median)")
+    table = Table(title=f"gpuscope kernel timings on {describe_device(gpu)} "
+                        f"(CUDA events, median of {repeats})")
     for col in ("kernel", "log2 n", "median ms", "min ms", "floor ms", "target ms"):
         table.add_column(col, justify="left" if col == "kernel" else "right")
     for r in rows:

@@ -68,15 +68,29 @@ def time_call(fn, repeats: int, warmup: int = 1) -> list[float]:
     return out
 
 
-def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=None, log=None) -> list[BenchRow]:
-    """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
-    from gpuscope.workload import api
-
+def check_args(sizes: list[int], repeats: int) -> None:
+    """UsageError unless every size is a log2 size in 10..26 and repeats >= 1."""
     if repeats < 1:
         raise UsageError("--repeats must be >= 1")
     for k in sizes:
         if not 10 <= k <= 26:
             raise UsageError(f"sizes are log2 sizes in 10..26, got {k}")
+
+
+def describe_device(backend) -> str:
+    """'<GPU name>, NTT variant <v>' for a GPU backend's current device (table titles)."""
+    from gpuscope.workload import kernels
+
+    props = backend.cp.cuda.runtime.getDeviceProperties(backend.cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return f"{name}, NTT variant {kernels.ntt_variant()}"
+
+
+def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=None, log=None) -> list[BenchRow]:
+    """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
+    from gpuscope.workload import api
+
+    check_args(sizes, repeats)
     gpu = backend or api.get_backend("gpu")
     rows: list[BenchRow] = []
     rng = np.random.default_rng(seed)
