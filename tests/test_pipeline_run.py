@@ -250,3 +250,14 @@ def test_two_gpus_each_with_its_own_mutex_and_workers(tmp_path):
 
     spans = pd.read_csv(tmp_path / "spans.csv")
     assert set(spans.loc[spans["phase"] == "h2d", "gpu"]) == {0, 1}
+
+
+def test_device_oom_context_names_what_ran_out_and_lets_other_errors_through():
+    from gpuscope.workload.devices import device_oom_as_resource_error
+
+    with pytest.raises(ResourceError, match="GPU 1 ran out of device memory during SRS point generation"):
+        with device_oom_as_resource_error(1, "SRS point generation (2048 points)"):
+            raise OutOfMemoryError("Out of memory allocating 512 bytes")
+    with pytest.raises(ValueError, match="not memory"):
+        with device_oom_as_resource_error(0, "x"):
+            raise ValueError("not memory")

@@ -9,7 +9,7 @@ no streams, and the host-memory modes have no effect there.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,19 @@ def as_device_oom(e: BaseException, gpu: int, what: str) -> ResourceError | None
         f"GPU {gpu} ran out of device memory during {what} ({' '.join(str(e).split())[:160]})",
         hint="lower --log-n or --workers, or drop --srs-resident",
     )
+
+
+@contextlib.contextmanager
+def device_oom_as_resource_error(gpu: int, what: str | Callable[[], str]) -> Iterator[None]:
+    """Inside, a CuPy out-of-memory error leaves as as_device_oom's ResourceError (the size
+    and the flags to lower); `what` may be a callable, read when the error happens."""
+    try:
+        yield
+    except Exception as e:
+        oom = as_device_oom(e, gpu, what() if callable(what) else what)
+        if oom is None:
+            raise
+        raise oom from None
 
 
 class HostDevice:

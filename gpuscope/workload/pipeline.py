@@ -35,7 +35,7 @@ from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import ResourceError, UsageError
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.devices import as_device_oom
+from gpuscope.workload.devices import device_oom_as_resource_error
 from gpuscope.workload.hostmem import HostMemory, fmt_bytes
 from gpuscope.workload.synth import Partition, SynthConfig, partition_bytes, synthesize
 
@@ -469,12 +469,8 @@ class Pipeline:
             tenure.line(tl.line_lock_taken(t_req - t_pick, t_lock - t_req), t_lock)
             log.timeline("GPU_START", f"worker={w},partition={p}", t_lock)
             try:
-                out = self._under_lock(st, dev, part, host_arrays, prep, prep_thread, tenure, t_lock)
-            except Exception as e:
-                oom = as_device_oom(e, gpu, st.phase)
-                if oom is None:
-                    raise
-                raise oom from None
+                with device_oom_as_resource_error(gpu, lambda: st.phase):  # the phase that ran out
+                    out = self._under_lock(st, dev, part, host_arrays, prep, prep_thread, tenure, t_lock)
             finally:
                 prep_thread.join()
             t_rel = clk.mono()

@@ -30,6 +30,7 @@ from gpuscope.errors import (
 )
 from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
+from gpuscope.workload.devices import device_oom_as_resource_error
 from gpuscope.workload.hostmem import HostMemory, fmt_bytes, normalize_mode
 from gpuscope.workload.pipeline import (
     SRS_SEED_H,
@@ -195,15 +196,8 @@ class WorkloadRun:
         where = ("CPU reference" if not on_gpu else "kept on the GPU" if cfg.srs_resident
                  else "kept in pinned host memory")
         self.on_setup(f"generating the SRS points ({n + m:,} G1 points, {where})")
-        try:
+        with device_oom_as_resource_error(cfg.gpus[0], f"SRS point generation ({n + m} points)"):
             srs = self._srs(devices, backends, allocator, on_gpu)
-        except Exception as e:
-            from gpuscope.workload.devices import as_device_oom
-
-            oom = as_device_oom(e, cfg.gpus[0], f"SRS point generation ({2 << cfg.log_n} points)")
-            if oom is None:
-                raise
-            raise oom from None
         self.setup_s["srs_s"] = time.perf_counter() - t0
         if on_gpu:
             self._warm_up(devices, backends)
@@ -230,15 +224,8 @@ class WorkloadRun:
         self.on_setup(f"warming the kernels up at 2^{self.cfg.log_n} on GPU {', '.join(map(str, devices))}")
         for g, dev in devices.items():
             dev.activate()
-            try:
+            with device_oom_as_resource_error(g, f"the kernel warm-up at 2^{self.cfg.log_n}"):
                 backends[g].warm_up(self.cfg.log_n, seed=self.cfg.seed)
-            except Exception as e:
-                from gpuscope.workload.devices import as_device_oom
-
-                oom = as_device_oom(e, g, f"the kernel warm-up at 2^{self.cfg.log_n}")
-                if oom is None:
-                    raise
-                raise oom from None
         devices[self.cfg.gpus[0]].activate()
         self.setup_s["kernel_warmup_s"] = time.perf_counter() - t0
 
