@@ -298,7 +298,7 @@ def read_samples(path: str | os.PathLike[str]):
     """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes:
     parsers.read_samples_csv (malformed rows and a torn last row dropped and counted in
     df.attrs["malformed_rows"]); a missing or empty file -> an empty frame with the columns."""
-    from parsers.samples import read_samples_csv  # (pandas: imported only when reading)
+    from gpuscope.parsers.samples import read_samples_csv  # (pandas: imported only when reading)
 
     p = Path(path)
     if p.is_dir():

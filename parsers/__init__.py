@@ -4,10 +4,10 @@
     read_samples(path) -> DataFrame        (samples.csv, nvidia-smi dmon, nvidia-smi --query-gpu)
 """
 
-from parsers.detect import detect_format
-from parsers.logparse import parse_log
-from parsers.model import FORMATS, ParsedLog
-from parsers.samples import read_dmon, read_query_gpu, read_samples, read_samples_csv
+from gpuscope.parsers.detect import detect_format
+from gpuscope.parsers.logparse import parse_log
+from gpuscope.parsers.model import FORMATS, ParsedLog
+from gpuscope.parsers.samples import read_dmon, read_query_gpu, read_samples, read_samples_csv
 
 __all__ = [
     "FORMATS",

@@ -13,10 +13,10 @@ their line like its components; other unit-less keys are ignored.
 
 from __future__ import annotations
 
-from parsers import scan as sc
-from parsers.fields import number
-from parsers.model import is_quantity_key
-from parsers.timeline import read_timeline
+from gpuscope.parsers import scan as sc
+from gpuscope.parsers.fields import number
+from gpuscope.parsers.model import is_quantity_key
+from gpuscope.parsers.timeline import read_timeline
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"

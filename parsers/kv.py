@@ -19,8 +19,8 @@ form an incomplete record. With no held key anywhere in the log, each line is a 
 
 from __future__ import annotations
 
-from parsers.fields import kv_tokens, number, split_key_unit, value_with_unit
-from parsers.model import is_quantity_key
+from gpuscope.parsers.fields import kv_tokens, number, split_key_unit, value_with_unit
+from gpuscope.parsers.model import is_quantity_key
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
@@ -63,7 +63,7 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
     """Read key=value lines; kinds: K_HELD for a line carrying the held key, else K_GPU
     (a member of the record the next held line closes). With no held key anywhere, every
     line is its own record (all K_HELD, held value unknown)."""
-    from parsers import scan as sc
+    from gpuscope.parsers import scan as sc
 
     s = sc.Scan()
     src = sc.SRC[source]
@@ -103,7 +103,7 @@ def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source
 def lines_are_records(s) -> None:
     """No held key anywhere in the log: every key=value line with a time is a record of its
     own (a line with quantities only is tied to no record)."""
-    from parsers import scan as sc
+    from gpuscope.parsers import scan as sc
 
     s.finalize()
     if s.held:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from parsers.prefix import PrefixClock
+from gpuscope.parsers.prefix import PrefixClock
 
 NAN = math.nan
 _EPOCH = pd.Timestamp("1970-01-01", tz="UTC")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from parsers import timeline, tracing
-from parsers.linetime import LineTimes
-from parsers.prefix import strip_ansi
+from gpuscope.parsers import timeline, tracing
+from gpuscope.parsers.linetime import LineTimes
+from gpuscope.parsers.prefix import strip_ansi
 
 MAX_LINE = 64 * 1024  # longer lines are not parsed (a marker in them is reported as skipped)
 SKIP_TEXT = 120

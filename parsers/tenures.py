@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from parsers import scan as sc
-from parsers.model import (
+from gpuscope.parsers import scan as sc
+from gpuscope.parsers.model import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
     RECORD_COLUMNS,

@@ -8,7 +8,7 @@ and `partition=` (`Some(3)`, `3` or `None`) fill the worker and partition column
 
 from __future__ import annotations
 
-from parsers.fields import number
+from gpuscope.parsers.fields import number
 
 MARKER = "_TIMING "
 TAGS = {"GPU": ("GPU_TIMING", "gpu_timing."), "FIN": ("FIN_TIMING", "fin_timing.")}

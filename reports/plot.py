@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.lanes import assign_lanes
-from reports.phase_style import order_key, style_for
+from gpuscope.reports.lanes import assign_lanes
+from gpuscope.reports.phase_style import order_key, style_for
 
 PHASE_COLUMNS = ["worker", "gpu", "partition", "phase", "t_start", "t_end"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from reports.lanes import assign_lanes
-from reports.phase_style import style_for
+from gpuscope.reports.lanes import assign_lanes
+from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from parsers.model import (
+from gpuscope.parsers.model import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
     RECORD_COLUMNS,

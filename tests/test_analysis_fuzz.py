@@ -12,9 +12,9 @@ from rich.console import Console
 
 from gpuscope.analysis import analyze
 from gpuscope.errors import GpuscopeError
-from parsers import parse_log
-from reports.console import render_summary
-from reports.jsonout import to_json_text
+from gpuscope.parsers import parse_log
+from gpuscope.reports.console import render_summary
+from gpuscope.reports.jsonout import to_json_text
 from tests.conftest import EXAMPLES
 
 LINES = (EXAMPLES / "article_excerpt.log").read_text().splitlines() + [

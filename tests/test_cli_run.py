@@ -167,7 +167,7 @@ def test_second_ctrl_c_exits_at_once_leaving_readable_files(tmp_path, gpuscope_p
     assert "Traceback" not in err
     meta = json.loads((d / "meta.json").read_text())  # valid JSON, never torn
     assert meta["status"] == "interrupted"
-    from parsers import parse_log
+    from gpuscope.parsers import parse_log
 
     parse_log(str(d / "timing.log"))  # still readable
 

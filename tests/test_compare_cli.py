@@ -35,7 +35,7 @@ def logs(tmp_path_factory):
 
 
 def _held_median(path):
-    from parsers import parse_log
+    from gpuscope.parsers import parse_log
 
     r = parse_log(str(path)).records
     return float(np.median(r.loc[r["complete"], "held_ms"]))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS, SKIPPED_COLUMNS, TIMELINE_COLUMNS
+from gpuscope.parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS, SKIPPED_COLUMNS, TIMELINE_COLUMNS
 from tests.conftest import EXAMPLES
 
 _daemon = (EXAMPLES / "cuzk_daemon.log").read_text().splitlines()

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-import parsers
+from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS
+from gpuscope.parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS
 from tests.conftest import EXAMPLES
 
 

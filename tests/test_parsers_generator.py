@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
+from gpuscope import parsers
 from tools import gen_daemon_log
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-import parsers
+from gpuscope import parsers
 
 
 def _values(p):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import parsers
-from parsers import logparse
+from gpuscope import parsers
+from gpuscope.parsers import logparse
 from tests.conftest import EXAMPLES
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from gpuscope.errors import InputError, NoDataError
-from parsers.samples import (
+from gpuscope.parsers.samples import (
     SAMPLE_COLUMNS,
     read_dmon,
     read_query_gpu,

@@ -19,7 +19,7 @@ from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, Pipelin
 from gpuscope.workload.runner import WorkloadRun
 from gpuscope.workload.synth import partition_bytes
 from gpuscope.workload.verify import Verifier
-from parsers import parse_log
+from gpuscope.parsers import parse_log
 from tests.test_hostmem import FakeAllocator
 
 PHASES = {"synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep"}

@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from reports.plot import render_timeline, timeline_png, write_timeline_png
+from gpuscope.reports.plot import render_timeline, timeline_png, write_timeline_png
 from tests.timeline_fixture import phases, samples
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -54,7 +54,7 @@ def test_no_phases_is_a_clear_error():
 def test_lanes_clip_jitter_spill_real_overlap_and_drop_zero_length():
     import pandas as pd
 
-    from reports.lanes import assign_lanes
+    from gpuscope.reports.lanes import assign_lanes
 
     rows = [  # worker 0: msm then batch_add overlapping by 0.3 ms (ms rounding), a real overlap, a zero-length
         (0, 0, 0, "msm", 0.0, 1.0), (0, 0, 0, "batch_add", 0.9997, 1.4), (0, 0, 0, "held", 0.5, 1.2),

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import parsers
+from gpuscope import parsers
 from gpuscope.analysis import AnalyzeOptions, analyze
 from gpuscope.analysis.compare import Side, run_figures
 from gpuscope.analysis.whatif import predict_pinned
@@ -19,9 +19,9 @@ from gpuscope.cli import app
 from gpuscope.clock import Clock
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.workload import timinglog as tl
-from parsers import logparse
-from parsers.model import QUANTITY_COLUMNS, ParsedLog, empty
-from reports.csvout import write_csv
+from gpuscope.parsers import logparse
+from gpuscope.parsers.model import QUANTITY_COLUMNS, ParsedLog, empty
+from gpuscope.reports.csvout import write_csv
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from gpuscope.analysis import AnalyzeOptions, analyze, load_source
-from reports import console as C
+from gpuscope.reports import console as C
 from tests.analysis_builders import LogBuilder
 from tests.conftest import DATA, EXAMPLES
 

@@ -143,7 +143,7 @@ def test_samples_schema_is_the_parsers_one():
     """rundir keeps its own copy of the samples.csv schema so that writing a run directory
     never imports pandas (parsers does); the two copies must not drift apart."""
     from gpuscope import rundir
-    from parsers import samples
+    from gpuscope.parsers import samples
 
     assert SAMPLE_COLUMNS == samples.SAMPLE_COLUMNS
     assert rundir._SAMPLE_INT == set(samples.INT_COLUMNS)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
+from gpuscope.parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
 
 N = len(SAMPLE_COLUMNS)
 

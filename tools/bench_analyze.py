@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench("gpuscope analyze --json", analyze_cmd(path), args.runs, n_lines, size_mb))
     else:
         print("bench: `gpuscope analyze` is not available; timing the parser only", flush=True)
-    parse = ("import sys, parsers; p = parsers.parse_log(sys.argv[1]); "
+    parse = ("import sys; from gpuscope import parsers; p = parsers.parse_log(sys.argv[1]); "
              "print(len(p.records), len(p.components))")
     results.append(bench("parsers.parse_log", [sys.executable, "-c", parse, str(path)],
                          args.runs, n_lines, size_mb))

@@ -58,7 +58,7 @@ def load(
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.model import RoleModel, load_model
-    from parsers import parse_log
+    from gpuscope.parsers import parse_log
 
     if not isinstance(model, RoleModel):
         model = load_model(model)

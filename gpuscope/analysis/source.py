@@ -39,7 +39,7 @@ def open_source(path: str | os.PathLike[str]) -> RunContext:
 
         log = next((p / n for n in TIMING_LOG_NAMES if (p / n).is_file()), None)
         if log is None:
-            from parsers.logparse import find_log_in_dir  # the only *.log, or a clear InputError
+            from gpuscope.parsers.logparse import find_log_in_dir  # the only *.log, or a clear InputError
 
             log = find_log_in_dir(p)
         ctx = RunContext(path=p, kind="rundir", timing_log=log)
@@ -59,7 +59,7 @@ def open_source(path: str | os.PathLike[str]) -> RunContext:
 
 def load_source(path: str | os.PathLike[str], fmt: str | None = None, *, held_key: str = "mutex_held"):
     """(ParsedLog, RunContext) for a log file or a run directory."""
-    from parsers import parse_log
+    from gpuscope.parsers import parse_log
 
     ctx = open_source(path)
     try:

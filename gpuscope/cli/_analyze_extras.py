@@ -25,7 +25,7 @@ def print_whatif(doc: dict, console) -> None:
     if not doc.get("available"):
         console.print(escape(f"what-if: not available ({doc.get('reason')})"))
         return
-    from reports.compare_console import render_whatif
+    from gpuscope.reports.compare_console import render_whatif
 
     render_whatif(doc, console)
 
@@ -34,12 +34,12 @@ def write_html(path: str, result: Any, parsed: Any, ctx: Any, model: Any, whatif
     """The analyze report as one self-contained HTML file (timeline PNG when phases exist)."""
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.cli._timeline import title_for, write_output
-    from reports.html import analysis_html
+    from gpuscope.reports.html import analysis_html
 
     phases, _ = display_phases(parsed, ctx, model)
     png = None
     if len(phases):
-        from reports.plot import timeline_png
+        from gpuscope.reports.plot import timeline_png
 
         meta = getattr(ctx, "meta", None)
         rate = (meta or {}).get("line_rate_gbs") if isinstance(meta, dict) else None

@@ -59,7 +59,7 @@ def load_timeline(source: str, *, fmt: str | None = None, model: str | None = No
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.linerate import meta_line_rate
     from gpuscope.model import load_model
-    from parsers import parse_log
+    from gpuscope.parsers import parse_log
 
     role_model = load_model(model)
     ctx = open_source(source)

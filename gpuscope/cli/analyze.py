@@ -43,7 +43,7 @@ def _read_samples_file(path: str):
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--samples: no such file: {p}")
-    from parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
+    from gpuscope.parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
 
     return read_samples(p)
 
@@ -107,7 +107,7 @@ def analyze_cmd(
 ) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.model import load_model
-    from parsers import FORMATS, parse_log
+    from gpuscope.parsers import FORMATS, parse_log
 
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
@@ -132,12 +132,12 @@ def analyze_cmd(
 
         write_html(html_file, result, parsed, ctx, role_model, wi)
     if csv_dir:
-        from reports.csvout import write_csv
+        from gpuscope.reports.csvout import write_csv
 
         written = write_csv(result, csv_dir)
         sys.stderr.write(f"gpuscope: wrote {len(written)} CSV files to {csv_dir}\n")
     if as_json:
-        from reports.jsonout import to_json_text
+        from gpuscope.reports.jsonout import to_json_text
 
         if what_if:
             import json
@@ -148,7 +148,7 @@ def analyze_cmd(
         sys.stdout.flush()
         return
     from gpuscope.cli._common import stdout_console
-    from reports.console import render_summary
+    from gpuscope.reports.console import render_summary
 
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)

@@ -138,8 +138,8 @@ def compare_cmd(
 
     if html_file:
         from gpuscope.cli._timeline import write_output
-        from reports.html import compare_html
-        from reports.plot import timeline_png
+        from gpuscope.reports.html import compare_html
+        from gpuscope.reports.plot import timeline_png
 
         pngs = {}
         for side in (sa, sb):
@@ -152,6 +152,6 @@ def compare_cmd(
         sys.stdout.flush()
         return
     from gpuscope.cli._common import stdout_console
-    from reports.compare_console import render_compare
+    from gpuscope.reports.compare_console import render_compare
 
     render_compare(doc, stdout_console())

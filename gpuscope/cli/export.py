@@ -34,7 +34,7 @@ def export_cmd(
     import json
 
     from gpuscope.cli._timeline import load_timeline, write_output
-    from reports.trace import build_trace
+    from gpuscope.reports.trace import build_trace
 
     t = load_timeline(source, fmt=fmt, model=model, samples_file=samples)
     trace = build_trace(t.phases, t.samples, title=t.title, metadata={"source": source, "phases_from": t.basis})

@@ -32,7 +32,7 @@ def plot_cmd(
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
 ) -> None:
     from gpuscope.cli._timeline import load_timeline, window, write_output
-    from reports.plot import timeline_png
+    from gpuscope.reports.plot import timeline_png
 
     t = load_timeline(source, fmt=fmt, model=model, samples_file=samples)
     phases, smp = window(t.phases, t.samples, start, end)

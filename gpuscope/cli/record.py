@@ -38,7 +38,7 @@ def _summarize(path) -> None:
         return
     RunDir(path, on_error=say).write_json("summary.json", result.to_json())
     try:
-        from reports.console import render_summary
+        from gpuscope.reports.console import render_summary
     except ImportError:
         say(f"summary written to {path}/summary.json (console report not available in this install)")
         return

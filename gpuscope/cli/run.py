@@ -215,7 +215,7 @@ def _render(run, outcome, as_json: bool) -> None:
     for n in outcome.notes:
         con.print(f"note: {n}")
     if outcome.analysis is not None:
-        from reports.console import render_summary
+        from gpuscope.reports.console import render_summary
 
         render_summary(outcome.analysis, con)
     elif outcome.analysis_error:

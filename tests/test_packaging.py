@@ -1,0 +1,69 @@
+"""The distribution installs one top-level package, `gpuscope`: the repository's parsers/ and
+reports/ folders become gpuscope.parsers and gpuscope.reports (pyproject.toml package-dir), so
+nothing generic lands in site-packages and a user's own parsers/ folder cannot shadow ours."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def _packages_on_disk() -> set[str]:
+    """Every folder with an __init__.py, named as it installs."""
+    out = set()
+    for top, name in (("gpuscope", "gpuscope"), ("parsers", "gpuscope.parsers"), ("reports", "gpuscope.reports")):
+        for init in (REPO / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO / top).parts
+            out.add(".".join((name, *rel)))
+    return out
+
+
+def test_pyproject_lists_every_package():
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert set(cfg["packages"]) == _packages_on_disk()
+    assert cfg["package-dir"] == {"gpuscope": "gpuscope", "gpuscope.parsers": "parsers",
+                                  "gpuscope.reports": "reports"}
+
+
+def test_editable_install_maps_parsers_and_reports():
+    for name, folder in (("gpuscope.parsers", "parsers"), ("gpuscope.reports", "reports")):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and Path(spec.origin).parent == REPO / folder
+
+
+def test_no_generic_top_level_packages(tmp_path):
+    """From a neutral directory `parsers` and `reports` are not ours; a user's own parsers/
+    folder in the current directory does not shadow gpuscope's under `python -m gpuscope`."""
+    (tmp_path / "parsers").mkdir()
+    (tmp_path / "parsers" / "__init__.py").write_text("raise RuntimeError('the user parsers package')\n")
+    log = REPO / "examples" / "article_excerpt.log"
+    p = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log), "--json"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    probe = "import importlib.util as u; print(u.find_spec('reports'))"
+    q = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert q.stdout.strip() == "None"
+
+
+@pytest.mark.slow
+def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0 and "No module named" in p.stderr:
+        pytest.skip(f"cannot build a wheel here: {p.stderr.strip().splitlines()[-1]}")
+    assert p.returncode == 0, p.stderr
+    (whl,) = tmp_path.glob("gpuscope-*.whl")
+    names = zipfile.ZipFile(whl).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"gpuscope"}
+    for must in ("gpuscope/parsers/__init__.py", "gpuscope/reports/console.py",
+                 "gpuscope/models/cuzk.toml", "gpuscope/workload/cuda/msm.cu"):
+        assert must in names
