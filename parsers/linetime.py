@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pandas as pd
-
 from gpuscope.parsers.prefix import PrefixClock
 
 NAN = math.nan

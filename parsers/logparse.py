@@ -9,12 +9,13 @@ import signal
 import threading
 from pathlib import Path
 
-from gpuscope.errors import InputError, NoDataError, UsageError
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers.detect import detect_format
 from gpuscope.parsers.model import FORMATS, ParsedLog
 from gpuscope.parsers.scan import Scan, count_lines, split_lines
 from gpuscope.parsers.tenures import build_frames
+
+from gpuscope.errors import InputError, NoDataError, UsageError
 
 BINARY_PROBE = 8192
 PARALLEL_MIN_CHARS = 8 * 2**20  # below this a second process costs more than it saves

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from gpuscope.parsers import timeline, tracing
 from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.prefix import strip_ansi

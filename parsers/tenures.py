@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.model import (
     COMPONENT_COLUMNS,

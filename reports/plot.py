@@ -13,7 +13,6 @@ import math
 from pathlib import Path
 
 import pandas as pd
-
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import order_key, style_for
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import io
 import json
 
+from gpuscope.parsers import parse_log
+from gpuscope.reports.console import render_summary
+from gpuscope.reports.jsonout import to_json_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
 from gpuscope.analysis import analyze
 from gpuscope.errors import GpuscopeError
-from gpuscope.parsers import parse_log
-from gpuscope.reports.console import render_summary
-from gpuscope.reports.jsonout import to_json_text
 from tests.conftest import EXAMPLES
 
 LINES = (EXAMPLES / "article_excerpt.log").read_text().splitlines() + [

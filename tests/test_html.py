@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from gpuscope.reports.html import analysis_html, compare_html, esc, table
 from gpuscope.reports.plot import timeline_png
+
 from tests.timeline_fixture import phases, samples
 
 GOLDEN = Path(__file__).parent / "data" / "timeline" / "compare_golden.html"

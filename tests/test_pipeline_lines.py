@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from gpuscope.parsers import parse_log
+
 from gpuscope.clock import Clock
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.workload import timinglog as tl
-from gpuscope.parsers import parse_log
 
 
 def test_ms_truncates_like_duration_cast():

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from gpuscope.parsers import parse_log
 
 from gpuscope.clock import CLOCK
 from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, ResourceError
@@ -19,7 +20,6 @@ from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, Pipelin
 from gpuscope.workload.runner import WorkloadRun
 from gpuscope.workload.synth import partition_bytes
 from gpuscope.workload.verify import Verifier
-from gpuscope.parsers import parse_log
 from tests.test_hostmem import FakeAllocator
 
 PHASES = {"synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep"}

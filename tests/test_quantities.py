@@ -9,6 +9,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from gpuscope.parsers import logparse
+from gpuscope.parsers.model import QUANTITY_COLUMNS, ParsedLog, empty
+from gpuscope.reports.csvout import write_csv
 from typer.testing import CliRunner
 
 from gpuscope import parsers
@@ -19,9 +22,6 @@ from gpuscope.cli import app
 from gpuscope.clock import Clock
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.workload import timinglog as tl
-from gpuscope.parsers import logparse
-from gpuscope.parsers.model import QUANTITY_COLUMNS, ParsedLog, empty
-from gpuscope.reports.csvout import write_csv
 
 runner = CliRunner()
 

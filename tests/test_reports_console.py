@@ -9,10 +9,10 @@ import io
 import os
 
 import pytest
+from gpuscope.reports import console as C
 from rich.console import Console
 
 from gpuscope.analysis import AnalyzeOptions, analyze, load_source
-from gpuscope.reports import console as C
 from tests.analysis_builders import LogBuilder
 from tests.conftest import DATA, EXAMPLES
 

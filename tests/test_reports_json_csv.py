@@ -4,10 +4,10 @@ import json
 
 import pandas as pd
 import pytest
-
-from gpuscope.analysis import analyze
 from gpuscope.reports.csvout import write_csv
 from gpuscope.reports.jsonout import to_json_text
+
+from gpuscope.analysis import analyze
 from tests.analysis_builders import LogBuilder, article_log
 
 CONTRACT_SPLIT = {"held_ms", "h2d_ms", "gpu_compute_ms", "cpu_stall_ms", "other_ms", "h2d_share",

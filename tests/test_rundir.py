@@ -142,8 +142,9 @@ def test_read_meta_bad_json(tmp_path):
 def test_samples_schema_is_the_parsers_one():
     """rundir keeps its own copy of the samples.csv schema so that writing a run directory
     never imports pandas (parsers does); the two copies must not drift apart."""
-    from gpuscope import rundir
     from gpuscope.parsers import samples
+
+    from gpuscope import rundir
 
     assert SAMPLE_COLUMNS == samples.SAMPLE_COLUMNS
     assert rundir._SAMPLE_INT == set(samples.INT_COLUMNS)

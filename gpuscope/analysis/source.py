@@ -39,7 +39,9 @@ def open_source(path: str | os.PathLike[str]) -> RunContext:
 
         log = next((p / n for n in TIMING_LOG_NAMES if (p / n).is_file()), None)
         if log is None:
-            from gpuscope.parsers.logparse import find_log_in_dir  # the only *.log, or a clear InputError
+            from gpuscope.parsers.logparse import (
+                find_log_in_dir,  # the only *.log, or a clear InputError
+            )
 
             log = find_log_in_dir(p)
         ctx = RunContext(path=p, kind="rundir", timing_log=log)
