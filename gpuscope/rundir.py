@@ -22,19 +22,9 @@ from typing import Any
 
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import InputError, NoDataError, ResourceError
+from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS, SPAN_PHASES
 
 SCHEMA_VERSION = 1
-
-# the samples.csv schema (written here; parsers/samples.py reads it with these columns)
-SAMPLE_COLUMNS = (
-    "t_wall", "t_mono", "gpu", "rx_gbs", "tx_gbs", "sm_active", "sm_occupancy", "dram_active",
-    "gpu_util_pct", "mem_util_pct", "mem_used_mib", "power_w", "sm_clock_mhz", "pcie_source",
-    "wrap_suspect",
-)
-_SAMPLE_STR = {"pcie_source"}
-_SAMPLE_INT = {"gpu", "wrap_suspect"}
-
-SPAN_COLUMNS = ("t_start", "t_end", "gpu", "worker", "partition", "phase")
 
 META = "meta.json"
 TIMING_LOG = "timing.log"
@@ -240,10 +230,6 @@ class TimingLogWriter(_AppendWriter):
         self.lines += 1
 
 
-SPAN_PHASES = ("synth", "lock_wait", "h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "prep")
-SPAN_COLUMNS = ("t_start", "t_end", "gpu", "worker", "partition", "phase")
-
-
 class SpansWriter(_AppendWriter):
     """spans.csv (workload only): one row per phase interval, epoch seconds on gpuscope's clock."""
 
@@ -280,25 +266,12 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"unreadable {p}: {e}") from None
 
 
-def empty_samples():
-    import pandas as pd
-
-    cols: dict[str, Any] = {}
-    for c in SAMPLE_COLUMNS:
-        if c in _SAMPLE_STR:
-            cols[c] = pd.Series([], dtype=object)
-        elif c in _SAMPLE_INT:
-            cols[c] = pd.Series([], dtype="int64")
-        else:
-            cols[c] = pd.Series([], dtype="float64")
-    return pd.DataFrame(cols)
-
-
 def read_samples(path: str | os.PathLike[str]):
     """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes:
     parsers.read_samples_csv (malformed rows and a torn last row dropped and counted in
     df.attrs["malformed_rows"]); a missing or empty file -> an empty frame with the columns."""
     from gpuscope.parsers.samples import read_samples_csv  # (pandas: imported only when reading)
+    from gpuscope.schemas import empty_samples
 
     p = Path(path)
     if p.is_dir():

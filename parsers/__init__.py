@@ -6,7 +6,7 @@
 
 from gpuscope.parsers.detect import detect_format
 from gpuscope.parsers.logparse import parse_log
-from gpuscope.parsers.model import FORMATS, ParsedLog
+from gpuscope.parsers.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.samples import read_dmon, read_query_gpu, read_samples, read_samples_csv
 
 __all__ = [

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import number
-from gpuscope.parsers.model import is_quantity_key
-from gpuscope.parsers.timeline import read_timeline
+from gpuscope.parsers.parsed import is_quantity_key
+from gpuscope.parsers.timeline_events import read_timeline
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"

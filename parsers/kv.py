@@ -20,7 +20,7 @@ form an incomplete record. With no held key anywhere in the log, each line is a 
 from __future__ import annotations
 
 from gpuscope.parsers.fields import kv_tokens, number, split_key_unit, value_with_unit
-from gpuscope.parsers.model import is_quantity_key
+from gpuscope.parsers.parsed import is_quantity_key
 
 
 def read_kv(text: str, strict: bool, held: str = ""):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers.detect import detect_format
-from gpuscope.parsers.model import FORMATS, ParsedLog
+from gpuscope.parsers.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.scan import Scan, count_lines, split_lines
 from gpuscope.parsers.tenures import build_frames
 

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.rundir import SAMPLE_COLUMNS  # the schema's one definition (rundir writes it)
+from gpuscope.schemas import SAMPLE_COLUMNS
+from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
+from gpuscope.schemas import SAMPLE_STR_COLUMNS as STR_COLUMNS
 
-INT_COLUMNS = ("gpu", "wrap_suspect")
-STR_COLUMNS = ("pcie_source",)
 NAN = math.nan
 _NA = frozenset(("", "-", "N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]",
                  "[Insufficient Permissions]", "nan"))

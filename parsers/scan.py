@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from gpuscope.parsers import timeline, tracing
+from gpuscope.parsers import timeline_events, tracing
 from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.prefix import strip_ansi
 
@@ -122,9 +122,9 @@ class Scan:
     def common(self, ln: int, line: str) -> bool | None:
         """TIMELINE and tracing lines. True/False: it was one (read or damaged) / was not
         a timing line after all; None: not one of these."""
-        i = line.find(timeline.MARKER)
+        i = line.find(timeline_events.MARKER)
         if i >= 0:
-            r = timeline.read_timeline(line[i + 9:])
+            r = timeline_events.read_timeline(line[i + 9:])
             if type(r) is str:
                 self.skip(ln, r, line)
             else:

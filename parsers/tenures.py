@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from gpuscope.parsers import scan as sc
-from gpuscope.parsers.model import (
+
+from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
     RECORD_COLUMNS,

@@ -16,8 +16,6 @@ import pandas as pd
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import order_key, style_for
 
-PHASE_COLUMNS = ["worker", "gpu", "partition", "phase", "t_start", "t_end"]
-
 
 def render_timeline(
     phases: pd.DataFrame,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 
-from gpuscope.parsers.model import (
+from gpuscope.parsers.parsed import ParsedLog, is_quantity_key
+
+from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
     RECORD_COLUMNS,
     SKIPPED_COLUMNS,
     TIMELINE_COLUMNS,
-    ParsedLog,
     frame,
-    is_quantity_key,
 )
 
 NAN = math.nan

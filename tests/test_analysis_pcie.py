@@ -7,7 +7,7 @@ import pytest
 from gpuscope.analysis import analyze
 from gpuscope.analysis.pcie import NO_PHASE, pcie_by_phase
 from gpuscope.analysis.phases import build_phases, from_log_lines, from_spans, from_timeline
-from gpuscope.model import load_model
+from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder
 
 MODEL = load_model()

@@ -5,7 +5,7 @@ import pytest
 
 from gpuscope.analysis import AnalyzeOptions, analyze
 from gpuscope.analysis import rules as R
-from gpuscope.model import load_model
+from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, article_log
 
 GIB = 2**30

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from gpuscope.analysis import analyze
 from gpuscope.analysis.split import split_records, split_totals
-from gpuscope.model import load_model
+from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, article_log
 
 MODEL = load_model()

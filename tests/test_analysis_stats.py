@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuscope.analysis.stats import STAT_COLUMNS, component_stats
-from gpuscope.model import load_model
+from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder
 
 MODEL = load_model()

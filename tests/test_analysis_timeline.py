@@ -6,8 +6,8 @@ import pytest
 
 from gpuscope.analysis import analyze
 from gpuscope.analysis.bounds import compute_bounds
-from gpuscope.analysis.timeline import timeline_summary
-from gpuscope.model import load_model
+from gpuscope.analysis.timeline_summary import timeline_summary
+from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, article_log
 
 

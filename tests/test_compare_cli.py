@@ -157,7 +157,7 @@ def rundir(logs, tmp_path_factory):
     phases (slow RX during uploads, fast RX and busy SMs during compute)."""
     from gpuscope.analysis import load_source
     from gpuscope.analysis.attribution import display_phases
-    from gpuscope.model import load_model
+    from gpuscope.rolemodel import load_model
 
     d = tmp_path_factory.mktemp("run") / "20261130-140000-pageable"
     d.mkdir()

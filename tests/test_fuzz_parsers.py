@@ -3,17 +3,17 @@ documented InputError / NoDataError, and the frames keep their schema."""
 
 from __future__ import annotations
 
-from gpuscope.parsers.model import (
-    COMPONENT_COLUMNS,
-    RECORD_COLUMNS,
-    SKIPPED_COLUMNS,
-    TIMELINE_COLUMNS,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
+from gpuscope.schemas import (
+    COMPONENT_COLUMNS,
+    RECORD_COLUMNS,
+    SKIPPED_COLUMNS,
+    TIMELINE_COLUMNS,
+)
 from tests.conftest import EXAMPLES
 
 _daemon = (EXAMPLES / "cuzk_daemon.log").read_text().splitlines()

@@ -4,7 +4,7 @@ import pytest
 
 from gpuscope.analysis import analyze
 from gpuscope.errors import InputError, UsageError
-from gpuscope.model import load_model, model_from_dict
+from gpuscope.rolemodel import load_model, model_from_dict
 from tests.analysis_builders import LogBuilder
 
 

@@ -5,6 +5,7 @@ nothing generic lands in site-packages and a user's own parsers/ folder cannot s
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -55,8 +56,14 @@ def test_no_generic_top_level_packages(tmp_path):
 
 @pytest.mark.slow
 def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
+    src = tmp_path / "src"  # pip builds a local folder in place: keep build/ out of the checkout
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for name in ("gpuscope", "parsers", "reports"):
+        shutil.copytree(REPO / name, src / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
     p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                        "-w", str(tmp_path), str(REPO)], capture_output=True, text=True, timeout=300)
+                        "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=300)
     if p.returncode != 0 and "No module named" in p.stderr:
         pytest.skip(f"cannot build a wheel here: {p.stderr.strip().splitlines()[-1]}")
     assert p.returncode == 0, p.stderr

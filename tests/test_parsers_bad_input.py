@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from gpuscope.parsers.model import COMPONENT_COLUMNS, SKIPPED_COLUMNS
 
 from gpuscope import parsers
 from gpuscope.errors import EXIT_INPUT, EXIT_NO_DATA, InputError, NoDataError, UsageError
+from gpuscope.schemas import COMPONENT_COLUMNS, SKIPPED_COLUMNS
 
 GOOD = "CUZK_TIMING: pre_lock_cpu_ms=1 mutex_wait_ms=5\nCUZK_TIMING: mutex_held_ms=100 total_start_fn_ms=120\n"
 

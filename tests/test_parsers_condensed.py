@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from gpuscope.parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
+from gpuscope.schemas import COMPONENT_COLUMNS, RECORD_COLUMNS
 from tests.conftest import EXAMPLES
 
 

@@ -6,9 +6,9 @@ import math
 from datetime import datetime
 
 import pytest
-from gpuscope.parsers.model import COMPONENT_COLUMNS, RECORD_COLUMNS, TIMELINE_COLUMNS
 
 from gpuscope import parsers
+from gpuscope.schemas import COMPONENT_COLUMNS, RECORD_COLUMNS, TIMELINE_COLUMNS
 from tests.conftest import EXAMPLES
 
 NTT = ("CUZK_NTT_H: d_b_alloc={a}ms ntt_kernels={n}ms coset_intt_sync=113ms msm_init=5ms "

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from gpuscope.parsers import logparse
-from gpuscope.parsers.model import QUANTITY_COLUMNS, ParsedLog, empty
+from gpuscope.parsers.parsed import ParsedLog
 from gpuscope.reports.csvout import write_csv
 from typer.testing import CliRunner
 
@@ -21,6 +21,7 @@ from gpuscope.analysis.whatif import predict_pinned
 from gpuscope.cli import app
 from gpuscope.clock import Clock
 from gpuscope.rundir import TimingLogWriter
+from gpuscope.schemas import QUANTITY_COLUMNS, empty
 from gpuscope.workload import timinglog as tl
 
 runner = CliRunner()

@@ -139,14 +139,18 @@ def test_read_meta_bad_json(tmp_path):
     assert read_meta(tmp_path / "empty") == {}
 
 
-def test_samples_schema_is_the_parsers_one():
-    """rundir keeps its own copy of the samples.csv schema so that writing a run directory
-    never imports pandas (parsers does); the two copies must not drift apart."""
+def test_samples_schema_has_one_definition():
+    """rundir writes and parsers read the samples.csv columns of gpuscope.schemas; writing a
+    run directory never imports pandas."""
+    import subprocess
+    import sys
+
     from gpuscope.parsers import samples
 
-    from gpuscope import rundir
+    from gpuscope import schemas
 
-    assert SAMPLE_COLUMNS == samples.SAMPLE_COLUMNS
-    assert rundir._SAMPLE_INT == set(samples.INT_COLUMNS)
-    assert rundir._SAMPLE_STR == set(samples.STR_COLUMNS)
-    assert list(rundir.empty_samples().dtypes) == list(samples._frame([], 0, "gpuscope").dtypes)
+    assert samples.SAMPLE_COLUMNS is schemas.SAMPLE_COLUMNS
+    assert list(schemas.empty_samples().dtypes) == list(samples._frame([], 0, "gpuscope").dtypes)
+    probe = "import sys, gpuscope.rundir, gpuscope.sampler; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr

@@ -32,8 +32,8 @@ def analyze(
     `samples` (samples.csv schema) overrides the run directory's samples.
     """
     from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import quantities, rules, split, stats, timeline
-    from gpuscope.model import RoleModel, load_model
+    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
+    from gpuscope.rolemodel import RoleModel, load_model
 
     options = options or AnalyzeOptions()
     if not isinstance(model, RoleModel):
@@ -53,7 +53,7 @@ def analyze(
         if up_bytes is not None else float("nan")
     )
     comp_stats = stats.component_stats(comps, model, fact)
-    tl = timeline.timeline_summary(parsed.timeline, per_record, comps)
+    tl = timeline_summary.timeline_summary(parsed.timeline, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
 
     pcie_df, pcie_info = None, {}

@@ -19,7 +19,7 @@ import math
 
 import pandas as pd
 
-from gpuscope.model import RoleModel
+from gpuscope.rolemodel import RoleModel
 
 NAN = float("nan")
 

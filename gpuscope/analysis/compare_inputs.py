@@ -57,8 +57,8 @@ def load(
     parsed log, meta, samples, phases and analysis figures)."""
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.analysis.attribution import display_phases
-    from gpuscope.model import RoleModel, load_model
     from gpuscope.parsers import parse_log
+    from gpuscope.rolemodel import RoleModel, load_model
 
     if not isinstance(model, RoleModel):
         model = load_model(model)

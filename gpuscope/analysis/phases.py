@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.model import RoleModel
-
-PHASE_COLUMNS = ["worker", "gpu", "partition", "phase", "t_start", "t_end"]
+from gpuscope.rolemodel import RoleModel
+from gpuscope.schemas import PHASE_COLUMNS, empty_phases
 
 #: component -> phase name of spans.csv
 PHASE_OF = {
@@ -33,19 +32,6 @@ PHASE_OF = {
     "prep_msm": "prep",
     "synth": "synth",
 }
-
-
-def empty_phases() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "worker": pd.Series(dtype="int64"),
-            "gpu": pd.Series(dtype="int64"),
-            "partition": pd.Series(dtype="int64"),
-            "phase": pd.Series(dtype="object"),
-            "t_start": pd.Series(dtype="float64"),
-            "t_end": pd.Series(dtype="float64"),
-        }
-    )
 
 
 def from_spans(spans: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscope.analysis.quantities import finite_median, upload_gbs
 from gpuscope.analysis.result import AnalyzeOptions, Diagnosis
-from gpuscope.model import SPLIT_ROLES, RoleModel
+from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 NAN = float("nan")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.model import SPLIT_ROLES, RoleModel
+from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 SPLIT_COLUMNS = [
     "record", "first_line", "last_line", "ts_start", "ts_end", "n_gpus", "held_ms",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.model import RoleModel
+from gpuscope.rolemodel import RoleModel
 
 STAT_COLUMNS = ["role", "count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_ms", "cv"]
 _ROLE_ORDER = {"held": 0, "h2d": 1, "gpu_compute": 2, "cpu_stall": 3, "contention": 4, "cpu": 5, "info": 6}

@@ -58,8 +58,8 @@ def load_timeline(source: str, *, fmt: str | None = None, model: str | None = No
     from gpuscope.analysis import open_source
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.linerate import meta_line_rate
-    from gpuscope.model import load_model
     from gpuscope.parsers import parse_log
+    from gpuscope.rolemodel import load_model
 
     role_model = load_model(model)
     ctx = open_source(source)

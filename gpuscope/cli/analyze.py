@@ -106,8 +106,8 @@ def analyze_cmd(
     ),
 ) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
-    from gpuscope.model import load_model
     from gpuscope.parsers import FORMATS, parse_log
+    from gpuscope.rolemodel import load_model
 
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gpuscope.clock import CLOCK, Clock
-from gpuscope.rundir import SPAN_PHASES, SpansWriter  # noqa: F401  (spans.csv lives with the run dir)
+from gpuscope.rundir import SpansWriter
 
 
 def ms(seconds: float) -> int:

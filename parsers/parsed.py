@@ -1,0 +1,44 @@
+"""The parse result: `ParsedLog`, whose frames have the schemas of gpuscope.schemas.
+
+Every frame has the same columns and dtypes whether it holds a million rows or none, so
+analysis code never special-cases an empty log (see docs/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from gpuscope.schemas import QUANTITY_COLUMNS, empty
+
+# Keys kept as quantities besides every `*_bytes` key (documented in docs/ARCHITECTURE.md).
+COUNT_QUANTITIES = frozenset(("num_circuits",))
+
+
+def is_quantity_key(key: str) -> bool:
+    """`h2d_bytes`, `abc_bytes`, `num_circuits`: a number without a time unit worth keeping."""
+    return (key.endswith("_bytes") and len(key) > 6 and key.isidentifier()) or key in COUNT_QUANTITIES
+
+
+FORMATS = ("cuzk", "condensed", "kv")
+
+
+@dataclass
+class ParsedLog:
+    """What parsers.parse_log returns: the log as DataFrames (schemas above)."""
+
+    format: str
+    source: str
+    total_lines: int
+    timing_lines: int
+    components: pd.DataFrame
+    records: pd.DataFrame
+    timeline: pd.DataFrame
+    skipped: pd.DataFrame
+    quantities: pd.DataFrame = field(default_factory=lambda: empty(QUANTITY_COLUMNS))
+
+    @property
+    def complete_records(self) -> int:
+        """GPU-lock tenures that have their held line (what `records` counts in JSON)."""
+        return int(self.records["complete"].sum())
