@@ -42,7 +42,7 @@ def main() -> None:
         from torch.profiler import ProfilerActivity, profile, schedule
 
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                       schedule=schedule(wait=1, warmup=1, active=4), record_shapes=False)
+                       schedule=schedule(wait=1, warmup=1, active=4, repeat=1), record_shapes=False)
         prof.start()
     e0, e1, e2 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
     for step in range(args.steps):

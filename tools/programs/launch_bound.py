@@ -25,7 +25,7 @@ def main() -> None:
         from torch.profiler import ProfilerActivity, profile, schedule
 
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                       schedule=schedule(wait=1, warmup=1, active=2))
+                       schedule=schedule(wait=1, warmup=1, active=2, repeat=1))
         prof.start()
     for it in range(args.iters):
         t0 = time.perf_counter()
