@@ -19,8 +19,9 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/python tools/demo.py
 
-## test: the whole suite; GPU tests skip cleanly without a GPU
+## test: the linter, then the whole suite; GPU tests skip cleanly without a GPU
 test: venv
+	$(BIN)/ruff check gpuscope parsers reports tests tools
 	$(BIN)/python -m pytest -q
 
 test-gpu: venv

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscope.clock import iso_from_epoch
+from gpuscope.errors import UsageError
 
 GIB = 1024**3
 KINDS = ("pinned", "pageable", "registered")
@@ -29,28 +30,14 @@ _MEMCPY_H2D = 1
 _MEMCPY_D2H = 2
 
 
-def parse_size(text: str) -> int:
-    """'64M' -> 64 MiB in bytes; K/M/G/T are binary (KiB..TiB); plain digits are bytes."""
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    mult = 1
-    if t and t[-1] in "KMGT":
-        mult = 1024 ** ("KMGT".index(t[-1]) + 1)
-        t = t[:-1]
-    try:
-        v = float(t)
-    except ValueError:
-        raise ValueError(f"bad size {text!r} (use e.g. 64M, 1.5G, 4096)") from None
-    n = int(v * mult)
-    if n <= 0:
-        raise ValueError(f"bad size {text!r}: must be positive")
-    return n
-
-
 def parse_sizes(text: str) -> list[int]:
+    """'64M,512M,1.5G' -> bytes (gpuscope.units.parse_size: one rule for every size option)."""
+    from gpuscope.units import parse_size
+
     parts = [p for p in text.split(",") if p.strip()]
     if not parts:
-        raise ValueError("no sizes given")
-    return [parse_size(p) for p in parts]
+        raise UsageError("--sizes: no sizes given")
+    return [parse_size(p, "--sizes") for p in parts]
 
 
 def fmt_size(n: int) -> str:

@@ -266,6 +266,26 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(f"unreadable {p}: {e}") from None
 
 
+def read_spans(path: str | os.PathLike[str]):
+    """spans.csv of a run directory as a DataFrame, None when absent or empty. A file without
+    the spans columns -> InputError."""
+    import pandas as pd
+
+    p = _require_dir(path) / SPANS
+    if not p.is_file():
+        return None
+    try:
+        df = pd.read_csv(p, on_bad_lines="skip")
+    except pd.errors.EmptyDataError:
+        return None
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"unreadable {p}: {' '.join(str(e).split())}") from None
+    need = {"t_start", "t_end", "phase"}
+    if not need <= set(df.columns):
+        raise InputError(f"{p}: not a gpuscope spans.csv (needs columns {', '.join(sorted(need))})")
+    return df
+
+
 def read_samples(path: str | os.PathLike[str]):
     """samples.csv of a run directory (or the csv itself) as a DataFrame with fixed dtypes:
     parsers.read_samples_csv (malformed rows and a torn last row dropped and counted in

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
+
 from gpuscope.parsers.prefix import PrefixClock
 
 NAN = math.nan

@@ -9,13 +9,12 @@ import signal
 import threading
 from pathlib import Path
 
+from gpuscope.errors import InputError, NoDataError, UsageError
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers.detect import detect_format
 from gpuscope.parsers.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.scan import Scan, count_lines, split_lines
 from gpuscope.parsers.tenures import build_frames
-
-from gpuscope.errors import InputError, NoDataError, UsageError
 
 BINARY_PROBE = 8192
 PARALLEL_MIN_CHARS = 8 * 2**20  # below this a second process costs more than it saves
@@ -37,16 +36,18 @@ def find_log_in_dir(d: Path) -> Path:
     raise InputError(f"{d} holds several logs ({names}); name the one to read")
 
 
-def read_source(source) -> tuple[str, str]:
+def read_source(source, name: str | None = None) -> tuple[str, str]:
     """(text, name). A str holding a newline, or an '=' and not looking like a path (an
     existing file, a '/' or a .log/.txt/.csv/.out/.err suffix), is log text; any other str
-    (or a PathLike) is a path; bytes are log content."""
+    (or a PathLike) is a path; bytes are log content. `name` names text or bytes in messages
+    and in ParsedLog.source (default `<string>` / `<bytes>`)."""
     if isinstance(source, bytes):
-        return _decode(source, "<bytes>"), "<bytes>"
+        return _decode(source, name or "<bytes>"), name or "<bytes>"
     if isinstance(source, str) and ("\n" in source or ("=" in source and not _looks_like_path(source))):
+        name = name or "<string>"
         if "\x00" in source[:BINARY_PROBE]:
-            raise NoDataError("<string> looks binary (NUL bytes), not a text log")
-        return source, "<string>"
+            raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
+        return source, name
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a log from a {type(source).__name__}")
     path = Path(source)
@@ -87,12 +88,13 @@ def _decode(data: bytes, name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held") -> ParsedLog:
-    """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | None (detect)."""
+def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None) -> ParsedLog:
+    """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | None (detect);
+    `name`: what to call text or bytes in messages and ParsedLog.source."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown log format {fmt!r} (choose {', '.join(FORMATS)})")
     held = held_key[:-3] if held_key.endswith("_ms") else held_key
-    text, name = read_source(source)
+    text, name = read_source(source, name)
     fmt = fmt or detect_format(text)
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from gpuscope.parsers import timeline_events, tracing
 from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.prefix import strip_ansi

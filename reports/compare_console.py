@@ -6,45 +6,18 @@ Inputs are the JSON documents (Comparison.to_json(), WhatIf.to_json()), so the c
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from gpuscope.linerate import source_text
+from gpuscope.reports.numbers import cms as _ms
+from gpuscope.reports.numbers import gbs as _gbs
+from gpuscope.reports.numbers import is_num as _n
+from gpuscope.reports.numbers import num as _num
+from gpuscope.reports.numbers import pct as _pct
+from gpuscope.reports.numbers import rms as _r
+from gpuscope.reports.numbers import signed_pct as _err
 
 MAX_COMPONENTS = 20
-
-
-def _n(v: Any) -> bool:
-    return isinstance(v, int | float) and math.isfinite(v)
-
-
-def _ms(v: Any) -> str:
-    if not _n(v):
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
-
-
-def _r(v: Any) -> str:
-    """Compact ms for ranges: no thousands separator."""
-    if not _n(v):
-        return "-"
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
-
-
-def _x(v: Any, digits: int = 2) -> str:
-    return f"{v:.{digits}f}" if _n(v) else "-"
-
-
-def _pct(v: Any) -> str:
-    return f"{v * 100:.1f}%" if _n(v) else "-"
-
-
-def _err(v: Any) -> str:
-    return f"{v * 100:+.1f}%" if _n(v) else "-"
-
-
-def _gbs(v: Any) -> str:
-    return f"{v:.1f} GB/s" if _n(v) else "-"
 
 
 def components_table(doc: dict, limit: int = MAX_COMPONENTS):
@@ -73,8 +46,8 @@ def components_table(doc: dict, limit: int = MAX_COMPONENTS):
             f"{_r(r['a_p10_ms'])}-{_r(r['a_p90_ms'])}",
             _ms(r["b_median_ms"]),
             f"{_r(r['b_p10_ms'])}-{_r(r['b_p90_ms'])}",
-            _x(r["ratio"]),
-            f"{_x(r['ci_low'])}-{_x(r['ci_high'])}",
+            _num(r["ratio"], 2),
+            f"{_num(r['ci_low'], 2)}-{_num(r['ci_high'], 2)}",
             style=style,
         )
     if len(rows) > limit:
@@ -95,7 +68,7 @@ def run_table(doc: dict):
     t.add_column(escape(f"B {b['label']}"), justify="right")
     t.add_row("source", escape(str(a.get("source") or "-")), escape(str(b.get("source") or "-")))
     t.add_row("partitions (complete tenures)", str(a["partitions"]), str(b["partitions"]))
-    t.add_row("throughput (partitions/min)", _x(a["throughput_ppm"], 1), _x(b["throughput_ppm"], 1))
+    t.add_row("throughput (partitions/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
     t.add_row("GPU busy", _pct(a["gpu_busy_fraction"]), _pct(b["gpu_busy_fraction"]))
     t.add_row(f"upload ({a.get('upload_field') or '-'}) median ms", _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
     t.add_row("upload rate", _gbs(a["upload_gbs"]), _gbs(b["upload_gbs"]))
@@ -119,7 +92,7 @@ def prediction_table(pred: dict):
     from rich.table import Table
 
     w = pred.get("whatif") or {}
-    t = Table(title=escape(f"What-if (pinned uploads at {_x(pred.get('line_rate_gbs'), 1)} GB/s), "
+    t = Table(title=escape(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
                            f"predicted from {pred.get('from')} against the measured {pred.get('against')}"),
               title_justify="left")
     t.add_column("")
@@ -131,8 +104,8 @@ def prediction_table(pred: dict):
     if "held_mean_ms_predicted" in pred:
         t.add_row("mutex_held mean (ms)", _ms(pred.get("held_mean_ms_predicted")),
                   _ms(pred.get("held_mean_ms_measured")), _err(pred.get("held_mean_error")))
-    t.add_row("throughput (partitions/min)", _x(pred.get("throughput_ppm_predicted"), 1),
-              _x(pred.get("throughput_ppm_measured"), 1), _err(pred.get("throughput_error")))
+    t.add_row("throughput (partitions/min)", _num(pred.get("throughput_ppm_predicted"), 1),
+              _num(pred.get("throughput_ppm_measured"), 1), _err(pred.get("throughput_error")))
     sp, sm = pred.get("stalled_predicted"), pred.get("stalled_measured")
     if sp and sm and None not in sp:
         t.add_row("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", "")
@@ -162,7 +135,7 @@ def whatif_table(w: dict):
     from rich.table import Table
 
     m, p, f = w["measured"], w["predicted"], w["floors"]
-    t = Table(title=escape(f"What-if: pinned uploads at {_x(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
+    t = Table(title=escape(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
                      f"{w['bytes_per_partition'] / 2**30:.2f} GiB per partition ({w['bytes_source']}), "
                      f"{w['workers']} workers"),
               title_justify="left")
@@ -179,18 +152,28 @@ def whatif_table(w: dict):
     if "stalled_tenures" in p:
         n = w.get("partitions")
         t.add_row("tenures stalled at the barrier", f"{m.get('stalled_tenures')} of {n}", f"{p['stalled_tenures']} of {n}")
-    t.add_row("throughput (partitions/min)", _x(m["throughput_ppm"], 1), _x(p["throughput_ppm"], 1))
+    t.add_row("throughput (partitions/min)", _num(m["throughput_ppm"], 1), _num(p["throughput_ppm"], 1))
     t.add_row("GPU lock held share", _pct(m["gpu_busy_fraction"]), _pct(p["gpu_busy_fraction"]))
     t.add_row("GPU compute share", "-", _pct(p["gpu_compute_fraction"]))
-    floors = f"GPU floor {_x(f['gpu_floor_s'], 1)} s"
+    floors = f"GPU floor {_num(f['gpu_floor_s'], 1)} s"
     if _n(f.get("cpu_floor_s")):
-        floors += f", CPU floor {_x(f['cpu_floor_s'], 1)} s"
+        floors += f", CPU floor {_num(f['cpu_floor_s'], 1)} s"
     floors += f": {f['binding'].upper()}-bound"
     mc = w.get("model_check") or {}
     check = (f"; the model replays the measured run at {_err(mc.get('throughput_error'))} throughput error"
              if _n(mc.get("throughput_error")) else "")
     t.caption = escape(floors + check + ("; " + "; ".join(w["notes"]) if w.get("notes") else ""))
     return t
+
+
+def render_whatif_doc(doc: dict, console) -> None:
+    """`analyze --what-if`: the projection, or why it is not available."""
+    from rich.markup import escape
+
+    if not doc.get("available"):
+        console.print(escape(f"what-if: not available ({doc.get('reason')})"))
+        return
+    render_whatif(doc, console)
 
 
 def render_whatif(w: dict, console) -> None:

@@ -3,47 +3,20 @@ returns a renderable (or a list of them); `render_summary` prints them on a Cons
 
 from __future__ import annotations
 
-import math
-
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 
 BAR_WIDTH = 30
 ROLE_SHORT = {"gpu_compute": "gpu", "cpu_stall": "stall", "contention": "wait"}
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
 
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def ms(x, nd: int = 1) -> str:
-    return "-" if _nan(x) else f"{x:,.{nd}f}"
-
-
-def cms(x) -> str:
-    """Compact ms: no decimals from 100 ms up."""
-    if _nan(x):
-        return "-"
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.1f}"
-
-
-def pct(x, nd: int = 1) -> str:
-    return "-" if _nan(x) else f"{x * 100:.{nd}f}%"
-
-
-def num(x, nd: int = 3) -> str:
-    return "-" if _nan(x) else f"{x:.{nd}f}"
-
-
-def secs(x, nd: int = 2) -> str:
-    return "-" if _nan(x) else f"{x:,.{nd}f} s"
-
-
 def bar(share, width: int = BAR_WIDTH) -> str:
-    if _nan(share) or share <= 0:
+    if not is_num(share) or share <= 0:
         return ""
     n = min(width, max(1, round(share * width)))
     return "█" * n
@@ -111,12 +84,12 @@ def timeline_table(a) -> Table | None:
     t.add_row("wall time", secs(tl.get("wall_s")))
     t.add_row("GPU busy (merged intervals)", secs(tl.get("gpu_busy_s")))
     t.add_row("GPU busy fraction", pct(tl.get("gpu_busy_fraction")))
-    if not _nan(tl.get("gpu_compute_fraction")):
+    if is_num(tl.get("gpu_compute_fraction")):
         t.add_row("GPU compute fraction (CUDA-timed parts)", pct(tl.get("gpu_compute_fraction")))
     t.add_row("idle gaps", f"{tl.get('idle_gaps', 0)} (total {secs(tl.get('idle_total_s'))}, "
               f"largest {secs(tl.get('idle_largest_s'))})")
     t.add_row("partitions", str(tl.get("partitions", 0)))
-    if not _nan(tl.get("synth_s")):
+    if is_num(tl.get("synth_s")):
         t.add_row("synthesis (merged)", secs(tl.get("synth_s")))
         t.add_row("synthesis overlapping GPU", pct(tl.get("synth_overlap_fraction")))
         t.add_row("synthesis parallelism (max)", str(tl.get("synth_parallelism")))
@@ -134,9 +107,9 @@ def bounds_table(a) -> RenderableType:
     t.add_row("GPU floor", secs(b.get("gpu_floor_s")),
               f"{ms(b.get('gpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions ({b.get('gpu_basis')})")
     cpu_basis = "-"
-    if not _nan(b.get("cpu_per_partition_ms")):
+    if is_num(b.get("cpu_per_partition_ms")):
         cpu_basis = f"{ms(b.get('cpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions"
-        if not _nan(b.get("synth_floor_s")) and not _nan(b.get("cpu_work_floor_s")):
+        if is_num(b.get("synth_floor_s")) and is_num(b.get("cpu_work_floor_s")):
             cpu_basis += (f" (slower of synthesis {secs(b.get('synth_floor_s'))}, "
                           f"CPU work {secs(b.get('cpu_work_floor_s'))})")
     t.add_row("CPU floor", secs(b.get("cpu_floor_s")), cpu_basis)

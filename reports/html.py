@@ -2,7 +2,8 @@
 inlined as base64. No external CSS, JS, fonts or images; every text escaped.
 
 Inputs are the JSON documents (`analyze --json`, `compare --json`, the what-if) and PNG
-bytes. No parsing, no GPU.
+bytes; `analysis_report` / `compare_report` draw the pictures of an Analysis or of a
+comparison's sides first. No parsing, no GPU.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ import base64
 import html
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
 from gpuscope.linerate import source_text
+
+if TYPE_CHECKING:
+    from gpuscope.analysis import Analysis
+    from gpuscope.analysis.compare import Side
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1500px}
@@ -143,6 +148,35 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
         body.append("<h2>PCIe and SM per phase</h2>" + table(["phase", *cols], [(ph, *(r.get(c) for c in cols))
                                                                               for ph, r in pc.items()]))
     return page(title or f"gpuscope analyze: {doc.get('source', '')}", body)
+
+
+def analysis_report(analysis: Analysis, *, whatif: dict | None = None) -> str:
+    """The whole `analyze --html` page for an Analysis: its JSON document and, when the source
+    has phase times, the timeline picture."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.errors import NoDataError
+    from gpuscope.reports.plot import view_png
+    from gpuscope.reports.titles import source_title
+
+    png = None
+    src = analysis.origin
+    if src is not None:
+        try:
+            tv = timeline_view(src)
+        except NoDataError:
+            tv = None
+        if tv is not None:
+            png = view_png(tv, title=source_title(src, int(analysis.records) or None))
+    return analysis_html(analysis.to_json(), png, whatif=whatif if whatif and whatif.get("available") else None)
+
+
+def compare_report(doc: dict, sides: Sequence[Side]) -> str:
+    """The whole `compare --html` page: the comparison document and each side's timeline."""
+    from gpuscope.reports.plot import timeline_png
+
+    pngs = {s.label: (timeline_png(s.phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})")
+                      if s.phases is not None else None) for s in sides}
+    return compare_html(doc, pngs)
 
 
 def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:

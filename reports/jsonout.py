@@ -8,3 +8,13 @@ import json
 def to_json_text(analysis) -> str:
     """Pretty JSON; NaN/inf are null (allow_nan=False guarantees valid JSON)."""
     return json.dumps(analysis.to_json(), indent=2, allow_nan=False)
+
+
+def run_json_text(outcome) -> str:
+    """`gpuscope run --json`: the run directory, how it ended, the pipeline's own summary and
+    the analysis of what it wrote (gpuscope.workload.runner.RunOutcome)."""
+    res = outcome.result
+    doc = {"run_dir": str(outcome.path), "status": outcome.status,
+           "pipeline": res.summary() if res is not None else None,
+           "analysis": outcome.analysis.to_json() if outcome.analysis is not None else None}
+    return json.dumps(doc, default=str, indent=2)

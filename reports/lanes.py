@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
 from gpuscope.reports.phase_style import style_for
 
 GPU_GROUPS = {"lock_wait", "upload", "compute", "barrier", "held"}

@@ -11,10 +11,15 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import order_key, style_for
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.timeline_view import TimelineView
 
 
 def render_timeline(
@@ -126,6 +131,13 @@ def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, t
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
+
+
+def view_png(tv: TimelineView, *, title: str) -> bytes:
+    """The PNG of a timeline view (gpuscope.analysis.timeline_view): its window, its run's
+    line rate, its time scale."""
+    return timeline_png(tv.phases, tv.samples, title=title, line_rate_gbs=tv.line_rate_gbs,
+                        origin=tv.origin, view=tv.view)
 
 
 def write_timeline_png(path: str | Path, phases: pd.DataFrame, samples: pd.DataFrame | None = None, *,

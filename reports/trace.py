@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 import pandas as pd
+
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import style_for
 

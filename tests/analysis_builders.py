@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from gpuscope.parsers.parsed import ParsedLog, is_quantity_key
-
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -99,3 +98,15 @@ def article_log() -> ParsedLog:
         held = t.pop("held")
         b.tenure(held, **t)
     return b.build("article")
+
+
+def src(parsed: ParsedLog, model=None, *, samples=None, spans=None, meta=None, line_rate_gbs: float = 50.0):
+    """A Source around a ParsedLog built here (what gpuscope.sources.open_source gives for a
+    file), at a fixed line rate so no test depends on this machine's bandwidth cache."""
+    from gpuscope.rolemodel import RoleModel, load_model
+    from gpuscope.sources import Source
+
+    if model is not None and not isinstance(model, RoleModel):
+        model = load_model(model)
+    return Source.from_parsed(parsed, model, samples=samples, spans=spans, meta=meta,
+                              line_rate_gbs=line_rate_gbs, line_rate_source="default")

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from gpuscope.analysis import analyze, load_source
+from gpuscope.analysis import analyze
+from gpuscope.sources import open_source
 from tests.conftest import EXAMPLES, REPO
 
 DAEMON = EXAMPLES / "cuzk_daemon.log"
@@ -43,8 +44,7 @@ def _busy_fraction(text: str) -> float:
 
 
 def test_article_excerpt_acceptance():
-    parsed, ctx = load_source(EXAMPLES / "article_excerpt.log")
-    a = analyze(parsed, context=ctx)
+    a = analyze(open_source(EXAMPLES / "article_excerpt.log"))
     assert a.format == "condensed" and a.records == 4
     assert list(a.record_split["inconsistent"]) == [False, True, False, False]
     assert a.components.at["ntt_kernels", "median_ms"] == 1354.5
@@ -55,8 +55,7 @@ def test_article_excerpt_acceptance():
 @pytest.mark.skipif(not DAEMON.exists(), reason="examples/cuzk_daemon.log not generated (make examples)")
 def test_daemon_log_against_independent_counts():
     text = DAEMON.read_text()
-    parsed, ctx = load_source(DAEMON)
-    a = analyze(parsed, context=ctx)
+    a = analyze(open_source(DAEMON))
     j = a.to_json()
     held = _values(text, "mutex_held_ms")
     ntt = _values(text, "ntt_kernels")
@@ -86,8 +85,7 @@ def _generate(tmp_path, *args) -> str:
 def test_two_gpu_tenures_with_journald_prefix(tmp_path):
     log = _generate(tmp_path, "--partitions", "10", "--gpus", "2", "--prefix", "journald", "--seed", "11")
     text = log.read_text()
-    parsed, ctx = load_source(log)
-    a = analyze(parsed, context=ctx)
+    a = analyze(open_source(log))
     held = _values(text, "mutex_held_ms")
     ntt = _values(text, "ntt_kernels")
     assert a.records == len(held) == 10
@@ -101,10 +99,10 @@ def test_two_gpu_tenures_with_journald_prefix(tmp_path):
 
 def test_interleaved_workers_and_damage_counts(tmp_path):
     log = _generate(tmp_path, "--partitions", "16", "--seed", "4", "--damage", "0.05", "--prefix", "iso")
-    parsed, ctx = load_source(log)
-    a = analyze(parsed, context=ctx)
+    s = open_source(log)
+    a = analyze(s)
     j = a.to_json()
-    assert j["skipped_lines"] == len(parsed.skipped) > 0
+    assert j["skipped_lines"] == len(s.log.skipped) > 0
     assert j["records"] >= 1 and j["timeline"]["gpu_busy_fraction"] is not None
     # workers' tenures never overlap: the lock excludes them
     sp = a.record_split.dropna(subset=["ts_end"])

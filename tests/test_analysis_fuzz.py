@@ -6,15 +6,16 @@ from __future__ import annotations
 import io
 import json
 
-from gpuscope.parsers import parse_log
-from gpuscope.reports.console import render_summary
-from gpuscope.reports.jsonout import to_json_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
 from gpuscope.analysis import analyze
 from gpuscope.errors import GpuscopeError
+from gpuscope.parsers import parse_log
+from gpuscope.reports.console import render_summary
+from gpuscope.reports.jsonout import to_json_text
+from tests.analysis_builders import src
 from tests.conftest import EXAMPLES
 
 LINES = (EXAMPLES / "article_excerpt.log").read_text().splitlines() + [
@@ -66,7 +67,7 @@ def test_mutated_logs_never_crash_analysis(text):
         parsed = parse_log(text)
     except GpuscopeError:
         return
-    a = analyze(parsed)
+    a = analyze(src(parsed))
     j = json.loads(to_json_text(a))
     assert j["records"] == a.records >= 0
     assert j["split"]["inconsistent_records"] <= j["records"]

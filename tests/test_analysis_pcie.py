@@ -8,7 +8,7 @@ from gpuscope.analysis import analyze
 from gpuscope.analysis.pcie import NO_PHASE, pcie_by_phase
 from gpuscope.analysis.phases import build_phases, from_log_lines, from_spans, from_timeline
 from gpuscope.rolemodel import load_model
-from tests.analysis_builders import LogBuilder
+from tests.analysis_builders import LogBuilder, src
 
 MODEL = load_model()
 
@@ -105,7 +105,7 @@ def test_analyze_with_samples_reports_pcie_and_json():
     t = np.arange(8.0, 14.0, 0.05)
     rx = np.where((t % 2 >= 0.3) & (t % 2 < 1.3), 2.0, 45.0)   # 2 GB/s during ntt_kernels
     s = pd.DataFrame({"t_wall": t, "gpu": 0, "rx_gbs": rx, "tx_gbs": 0.1, "sm_active": 0.5, "wrap_suspect": 0})
-    a = analyze(b.build(), samples=s)
+    a = analyze(src(b.build(), samples=s))
     assert a.pcie is not None
     h2d = a.pcie.set_index("phase").loc["h2d"]
     assert h2d["rx_gbs_median"] == 2.0

@@ -6,7 +6,7 @@ import pytest
 from gpuscope.analysis import AnalyzeOptions, analyze
 from gpuscope.analysis import rules as R
 from gpuscope.rolemodel import load_model
-from tests.analysis_builders import LogBuilder, article_log
+from tests.analysis_builders import LogBuilder, article_log, src
 
 GIB = 2**30
 
@@ -16,7 +16,7 @@ def _by_id(a):
 
 
 def test_article_diagnoses():
-    a = analyze(article_log())
+    a = analyze(src(article_log()))
     d = _by_id(a)
     assert set(d) == {"h2d_bound", "unstable_component", "cpu_stall_at_barrier", "lock_convoy",
                       "inconsistent_records"}
@@ -42,7 +42,7 @@ def test_article_diagnoses():
 
 
 def test_h2d_projection_with_abc_bytes():
-    a = analyze(article_log(), options=AnalyzeOptions(line_rate_gbs=50, abc_bytes=int(1.5 * GIB)))
+    a = analyze(src(article_log(), line_rate_gbs=50), AnalyzeOptions(abc_bytes=int(1.5 * GIB)))
     ev = _by_id(a)["h2d_bound"].evidence
     up = 1.5 * GIB / 50e9 * 1000  # 32.2 ms
     assert ev["upload_ms_at_line_rate"] == pytest.approx(up, abs=0.05)
@@ -59,7 +59,7 @@ def test_h2d_bytes_from_log_field():
     b = LogBuilder("kv")
     for h in (400, 800, 1200):
         b.tenure(h + 1000, h2d=h, h2d_bytes=2 * 10**9, msm_invoke=900)
-    ev = _by_id(analyze(b.build()))["h2d_bound"].evidence
+    ev = _by_id(analyze(src(b.build())))["h2d_bound"].evidence
     assert ev["bytes_source"] == "the log's h2d_bytes field"
     assert ev["upload_ms_at_line_rate"] == pytest.approx(40.0)
 
@@ -69,14 +69,14 @@ def test_quiet_pipeline_fires_nothing():
     for i in range(6):
         b.tenure(1000 + i, ntt_kernels=40 + i % 2, msm_invoke=600, batch_add=300, tail_msm=50,
                  barrier_wait=0, mutex_wait=100)
-    assert analyze(b.build()).diagnoses == []
+    assert analyze(src(b.build())).diagnoses == []
 
 
 def test_severity_thresholds_for_stall():
     b = LogBuilder()
     b.tenure(1000, ntt_kernels=40, msm_invoke=700, barrier_wait=200)   # 200 of 2000 = 10% -> high
     b.tenure(1000, ntt_kernels=40, msm_invoke=700, barrier_wait=0)
-    d = _by_id(analyze(b.build()))["cpu_stall_at_barrier"]
+    d = _by_id(analyze(src(b.build())))["cpu_stall_at_barrier"]
     assert d.severity == "high" and d.evidence["stalled_fraction"] == 0.5
 
 
@@ -84,19 +84,19 @@ def test_first_partition_warmup():
     b = LogBuilder()
     for dba in (700, 2, 3, 2, 1):
         b.tenure(1500, ntt_kernels=40, msm_invoke=700, d_b_alloc=dba)
-    d = _by_id(analyze(b.build()))["first_partition_warmup"]
+    d = _by_id(analyze(src(b.build())))["first_partition_warmup"]
     assert d.evidence["first_ms"] == 700 and d.evidence["rest_median_ms"] == 2
     b2 = LogBuilder()
     for dba in (5, 2, 3):
         b2.tenure(1500, ntt_kernels=40, msm_invoke=700, d_b_alloc=dba)
-    assert "first_partition_warmup" not in _by_id(analyze(b2.build()))
+    assert "first_partition_warmup" not in _by_id(analyze(src(b2.build())))
 
 
 def test_lock_convoy_high_when_wait_exceeds_tenure():
     b = LogBuilder()
     for w in (3000, 2500, 4000):
         b.tenure(2000, ntt_kernels=40, msm_invoke=1800, mutex_wait=w)
-    d = _by_id(analyze(b.build()))["lock_convoy"]
+    d = _by_id(analyze(src(b.build())))["lock_convoy"]
     assert d.severity == "high" and d.evidence["wait_over_held"] == 1.5
 
 
@@ -104,7 +104,7 @@ def test_pcie_underused_rule():
     b = LogBuilder()
     for h in (1000, 2000, 1500):
         b.tenure(h + 1300, ntt_kernels=h, msm_invoke=1200)
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     pcie = pd.DataFrame([
         {"phase": "h2d", "samples": 20, "rx_gbs_median": 3.0, "tx_gbs_median": 0.1, "rx_gbs_p90": 4.0,
          "rx_share_of_line_rate": 0.06, "sm_active_median": 0.05},

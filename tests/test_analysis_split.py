@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 from gpuscope.analysis import analyze
 from gpuscope.analysis.split import split_records, split_totals
 from gpuscope.rolemodel import load_model
-from tests.analysis_builders import LogBuilder, article_log
+from tests.analysis_builders import LogBuilder, article_log, src
 
 MODEL = load_model()
 
 
 def test_article_acceptance():
-    a = analyze(article_log())
+    a = analyze(src(article_log()))
     assert a.records == 4
     rs = a.record_split
     assert list(rs["inconsistent"]) == [False, True, False, False]
@@ -64,7 +64,7 @@ def test_multi_gpu_tenure_averages_per_gpu_parts():
     assert r["other_ms"] == 330 and not r["inconsistent"]
     assert r["contention_ms"] == 50
     # statistics count per-GPU values once per GPU
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     assert a.components.at["ntt_kernels", "count"] == 2
     assert a.components.at["ntt_kernels", "sum_ms"] == 2000
 
@@ -75,7 +75,7 @@ def test_incomplete_tenure_and_cpu_lines():
     b.value("prep_msm", 1800)          # CPU side, no record
     b.value("b_g2_msm", 430)
     b.tenure(None, ntt_kernels=300)    # cut off: no held line
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     assert a.records == 1 and a.incomplete_records == 1
     assert len(a.record_split) == 1
     assert a.components.at["prep_msm", "count"] == 1 and a.components.at["prep_msm", "role"] == "cpu"
@@ -86,7 +86,7 @@ def test_incomplete_tenure_and_cpu_lines():
 def test_empty_split_has_nan_shares():
     b = LogBuilder()
     b.value("prep_msm", 10)
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     assert a.records == 0 and a.split["held_ms"] == 0
     assert math.isnan(a.split["h2d_share"])
     assert a.to_json()["split"]["h2d_share"] is None

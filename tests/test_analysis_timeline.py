@@ -8,7 +8,7 @@ from gpuscope.analysis import analyze
 from gpuscope.analysis.bounds import compute_bounds
 from gpuscope.analysis.timeline_summary import timeline_summary
 from gpuscope.rolemodel import load_model
-from tests.analysis_builders import LogBuilder, article_log
+from tests.analysis_builders import LogBuilder, article_log, src
 
 
 def _timeline_log() -> LogBuilder:
@@ -33,7 +33,7 @@ def _timeline_log() -> LogBuilder:
 
 def test_timeline_events_hand_worked():
     p = _timeline_log().build()
-    a = analyze(p)
+    a = analyze(src(p))
     tl = a.timeline
     assert tl["source"] == "TIMELINE"
     assert tl["wall_s"] == pytest.approx(6.0)
@@ -63,7 +63,7 @@ def test_timeline_events_hand_worked():
 def test_unpaired_events_are_counted_not_fatal():
     b = _timeline_log()
     b.event(7000, "GPU_START", partition=3, worker=1)  # cut off
-    tl = analyze(b.build()).timeline
+    tl = analyze(src(b.build())).timeline
     assert tl["partitions"] == 3 and tl["unpaired_events"] == 1
 
 
@@ -71,7 +71,7 @@ def test_timeline_from_timestamped_tenures():
     b = LogBuilder()
     b.tenure(1000, ts_end=101.0, ntt_kernels=100, msm=400)
     b.tenure(500, ts_end=102.0, ntt_kernels=100, msm=200)
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     tl = a.timeline
     assert tl["source"] == "tenures"
     assert tl["gpu_busy_fraction"] == pytest.approx(0.75)
@@ -81,14 +81,14 @@ def test_timeline_from_timestamped_tenures():
 
 
 def test_no_timestamps_no_timeline():
-    a = analyze(article_log())
+    a = analyze(src(article_log()))
     assert a.timeline["source"] is None and math.isnan(a.timeline["gpu_busy_fraction"])
     j = a.to_json()["timeline"]
     assert "wall_s" in j and j["wall_s"] is None and j["gpu_busy_fraction"] is None
 
 
 def test_article_bounds():
-    a = analyze(article_log())
+    a = analyze(src(article_log()))
     b = a.bounds
     # median per-partition GPU compute: 1233, 1233, 1230, 1227 -> 1231.5 ms; x 4 partitions
     assert b["gpu_per_partition_ms"] == 1231.5
@@ -107,7 +107,7 @@ def test_cpu_floor_states_assumptions():
         b.value("prep_msm", 1800)
         b.value("b_g2_msm", 400)
     p = b.build()
-    a = analyze(p)
+    a = analyze(src(p))
     bd = compute_bounds(a.record_split, timeline_summary(p.timeline, a.record_split, p.components),
                         a.components, load_model(), p.timeline)
     assert bd["cpu_per_partition_ms"] == pytest.approx(2200)
@@ -120,7 +120,7 @@ def test_cpu_floor_is_the_slower_concurrent_stream():
     b = _timeline_log()   # synth medians 1500 ms, parallelism 2 -> 750 ms per partition
     b.tenure(2000, ntt_kernels=800, msm_invoke=1000)
     b.value("prep_msm", 1800)   # 2 workers in TIMELINE -> 900 ms per partition
-    bd = analyze(b.build()).bounds
+    bd = analyze(src(b.build())).bounds
     assert bd["synth_floor_s"] == pytest.approx(3 * 0.75)
     assert bd["cpu_work_floor_s"] == pytest.approx(3 * 0.9)
     assert bd["cpu_floor_s"] == pytest.approx(2.7)

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from gpuscope import hostbw, linerate
 from gpuscope.cli import app
+from gpuscope.errors import UsageError
 from tests.conftest import gpu_available
 
 
@@ -20,9 +21,9 @@ def _cache(tmp_path, monkeypatch):
 def test_parse_sizes():
     assert hostbw.parse_sizes("64M,512M,1536M") == [64 << 20, 512 << 20, 1536 << 20]
     assert hostbw.parse_sizes("1.5G, 4K,100") == [int(1.5 * 2**30), 4096, 100]
-    assert hostbw.parse_size("2GiB") == 2 << 30
+    assert hostbw.parse_sizes("2GiB") == [2 << 30]
     for bad in ("", "x", "0", "-5M", "12Q"):
-        with pytest.raises(ValueError):
+        with pytest.raises(UsageError, match="--sizes"):
             hostbw.parse_sizes(bad)
     assert [hostbw.fmt_size(n) for n in (1536 << 20, 2 << 30, 4096, 1000)] == ["1536M", "2G", "4K", "1000"]
 

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscope.cli import app
-from gpuscope.cli.analyze import parse_size
 from gpuscope.errors import UsageError
+from gpuscope.units import parse_size
 from tests.conftest import EXAMPLES
 
 ARTICLE = EXAMPLES / "article_excerpt.log"
@@ -84,8 +84,10 @@ def test_bad_option_values(opt):
     assert r.stderr.startswith("gpuscope: ") and len(r.stderr.splitlines()) == 1
 
 
-def test_parse_size():
+def test_parse_size_one_rule():
+    """One rule for every size option (gpuscope.units): binary K/M/G and KiB..., decimal KB/MB/GB."""
     assert parse_size("1536M") == parse_size("1.5G") == 1536 * 2**20
+    assert parse_size("1.5GB") == 1_500_000_000 and parse_size("1.5GiB") == 1_610_612_736
     assert parse_size("1.5GiB") == int(1.5 * 2**30)
     assert parse_size("1.6GB") == 1_600_000_000
     assert parse_size("1610612736") == 1610612736

@@ -155,9 +155,8 @@ def test_help_has_examples():
 def rundir(logs, tmp_path_factory):
     """A run directory around the pageable log: meta.json and NVML samples that follow its
     phases (slow RX during uploads, fast RX and busy SMs during compute)."""
-    from gpuscope.analysis import load_source
     from gpuscope.analysis.attribution import display_phases
-    from gpuscope.rolemodel import load_model
+    from gpuscope.sources import open_source
 
     d = tmp_path_factory.mktemp("run") / "20261130-140000-pageable"
     d.mkdir()
@@ -166,8 +165,7 @@ def rundir(logs, tmp_path_factory):
         "schema_version": 1, "mode": "pageable", "line_rate_gbs": 55.0, "status": "complete",
         "workload": {"mode": "pageable", "h2d_bytes_per_partition": 1610612736, "workers_per_gpu": 2,
                      "synth_threads": 2, "gpus": [0]}}))
-    parsed, ctx = load_source(d)
-    ph, _ = display_phases(parsed, ctx, load_model(None))
+    ph, _ = display_phases(open_source(d))
     t = np.arange(ph["t_start"].min(), ph["t_end"].max(), 0.02)
     rx, sm = np.full(t.size, 0.3), np.zeros(t.size)
     for r in ph.itertuples():

@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
 from gpuscope.reports.html import analysis_html, compare_html, esc, table
 from gpuscope.reports.plot import timeline_png
-
 from tests.timeline_fixture import phases, samples
 
 GOLDEN = Path(__file__).parent / "data" / "timeline" / "compare_golden.html"
@@ -66,11 +66,11 @@ def test_self_contained_with_inlined_png_and_escaped_text():
 
 
 def test_analysis_html_from_a_real_analysis():
-    from gpuscope.analysis import analyze, load_source
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
     from tests.conftest import EXAMPLES
 
-    parsed, ctx = load_source(EXAMPLES / "article_excerpt.log")
-    doc = analyze(parsed, context=ctx).to_json()
+    doc = analyze(open_source(EXAMPLES / "article_excerpt.log")).to_json()
     text = analysis_html(doc, None)
     assert "<h2>Diagnosis</h2>" in text and "h2d_bound" in text
     assert re.search(r"<td>held</td><td>14,460</td>", text)

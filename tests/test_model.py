@@ -5,7 +5,7 @@ import pytest
 from gpuscope.analysis import analyze
 from gpuscope.errors import InputError, UsageError
 from gpuscope.rolemodel import load_model, model_from_dict
-from tests.analysis_builders import LogBuilder
+from tests.analysis_builders import LogBuilder, src
 
 
 def test_builtin_cuzk_model_roles():
@@ -75,7 +75,7 @@ def test_user_model_maps_own_names(tmp_path):
     b.value("wait_cpu", 5, record=r)
     b.recs.append(dict(record=r, first_line=1, last_line=3, ts_start=float("nan"), ts_end=float("nan"),
                        n_gpus=1, held_ms=100.0, complete=True))
-    a = analyze(b.build(), m)
+    a = analyze(src(b.build(), m))
     assert a.split["h2d_ms"] == 30 and a.split["gpu_compute_ms"] == 50
     assert a.split["cpu_stall_ms"] == 5 and a.split["other_ms"] == 15
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from gpuscope.parsers import logparse
 
 from gpuscope import parsers
+from gpuscope.parsers import logparse
 from tests.conftest import EXAMPLES
 
 

@@ -6,6 +6,8 @@ import math
 from datetime import datetime
 
 import pytest
+
+from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.samples import (
     SAMPLE_COLUMNS,
     read_dmon,
@@ -13,8 +15,6 @@ from gpuscope.parsers.samples import (
     read_samples,
     read_samples_csv,
 )
-
-from gpuscope.errors import InputError, NoDataError
 
 HEADER = ",".join(SAMPLE_COLUMNS)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from gpuscope.parsers import parse_log
-
 from gpuscope.clock import Clock
+from gpuscope.parsers import parse_log
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.workload import timinglog as tl
 

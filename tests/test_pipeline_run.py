@@ -7,10 +7,10 @@ import threading
 
 import numpy as np
 import pytest
-from gpuscope.parsers import parse_log
 
 from gpuscope.clock import CLOCK
 from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, ResourceError
+from gpuscope.parsers import parse_log
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
 from gpuscope.workload.api import CpuBackend, get_backend

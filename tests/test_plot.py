@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 
 import pytest
-from gpuscope.reports.plot import render_timeline, timeline_png, write_timeline_png
 from PIL import Image
 
+from gpuscope.reports.plot import render_timeline, timeline_png, write_timeline_png
 from tests.timeline_fixture import phases, samples
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -53,6 +53,7 @@ def test_no_phases_is_a_clear_error():
 
 def test_lanes_clip_jitter_spill_real_overlap_and_drop_zero_length():
     import pandas as pd
+
     from gpuscope.reports.lanes import assign_lanes
 
     rows = [  # worker 0: msm then batch_add overlapping by 0.3 ms (ms rounding), a real overlap, a zero-length

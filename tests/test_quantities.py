@@ -9,9 +9,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from gpuscope.parsers import logparse
-from gpuscope.parsers.parsed import ParsedLog
-from gpuscope.reports.csvout import write_csv
 from typer.testing import CliRunner
 
 from gpuscope import parsers
@@ -20,9 +17,13 @@ from gpuscope.analysis.compare import Side, run_figures
 from gpuscope.analysis.whatif import predict_pinned
 from gpuscope.cli import app
 from gpuscope.clock import Clock
+from gpuscope.parsers import logparse
+from gpuscope.parsers.parsed import ParsedLog
+from gpuscope.reports.csvout import write_csv
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.schemas import QUANTITY_COLUMNS, empty
 from gpuscope.workload import timinglog as tl
+from tests.analysis_builders import src
 
 runner = CliRunner()
 
@@ -117,7 +118,7 @@ def test_two_process_scan_keeps_quantities(monkeypatch):
 # --- analysis -----------------------------------------------------------------------------
 
 def test_h2d_rule_reports_the_measured_upload_rate():
-    a = analyze(parsers.parse_log(TWO_GPU), options=AnalyzeOptions(line_rate_gbs=50))
+    a = analyze(src(parsers.parse_log(TWO_GPU), line_rate_gbs=50))
     d = {x.id: x for x in a.diagnoses}["h2d_bound"]
     ev = d.evidence
     # 2e9 B over two GPUs, 500 ms each: 1e9 B per GPU in 0.5 s = 2 GB/s, 4% of 50 GB/s
@@ -133,11 +134,11 @@ def test_h2d_rule_reports_the_measured_upload_rate():
 
 
 def test_abc_bytes_is_only_a_fallback_for_the_rule():
-    a = analyze(parsers.parse_log(TWO_GPU), options=AnalyzeOptions(line_rate_gbs=50, abc_bytes=7 * 2**30))
+    a = analyze(src(parsers.parse_log(TWO_GPU), line_rate_gbs=50), AnalyzeOptions(abc_bytes=7 * 2**30))
     ev = {x.id: x for x in a.diagnoses}["h2d_bound"].evidence
     assert ev["bytes_source"] == "the log's h2d_bytes field" and ev["bytes_per_record"] == 2e9
     no_bytes = TWO_GPU.replace(" h2d_bytes=1000000000", "")
-    a = analyze(parsers.parse_log(no_bytes), options=AnalyzeOptions(line_rate_gbs=50, abc_bytes=2 * 10**9))
+    a = analyze(src(parsers.parse_log(no_bytes), line_rate_gbs=50), AnalyzeOptions(abc_bytes=2 * 10**9))
     ev = {x.id: x for x in a.diagnoses}["h2d_bound"].evidence
     assert ev["bytes_source"] == "--abc-bytes" and ev["implied_upload_gbs_median"] == 2.0
     assert "measured_upload_gbs_median" not in ev
@@ -162,12 +163,12 @@ def test_compare_upload_rate_from_measured_bytes():
 
 
 def test_csv_writes_quantities_with_every_digit(tmp_path):
-    a = analyze(parsers.parse_log(TWO_GPU.replace("1000000000", "1610612737")))
+    a = analyze(src(parsers.parse_log(TWO_GPU.replace("1000000000", "1610612737"))))
     write_csv(a, tmp_path)
     q = pd.read_csv(tmp_path / "quantities.csv")
     assert list(q.columns) == list(QUANTITY_COLUMNS)
     assert q["value"].tolist() == [1610612737.0, 1610612737.0, 10.0]
-    empty_a = analyze(parsers.parse_log("CUZK_TIMING: mutex_wait_ms=1\nCUZK_TIMING: mutex_held_ms=2\n"))
+    empty_a = analyze(src(parsers.parse_log("CUZK_TIMING: mutex_wait_ms=1\nCUZK_TIMING: mutex_held_ms=2\n")))
     write_csv(empty_a, tmp_path / "e")
     assert (tmp_path / "e" / "quantities.csv").read_text().strip() == ",".join(QUANTITY_COLUMNS)
 

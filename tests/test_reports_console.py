@@ -9,11 +9,12 @@ import io
 import os
 
 import pytest
-from gpuscope.reports import console as C
 from rich.console import Console
 
-from gpuscope.analysis import AnalyzeOptions, analyze, load_source
-from tests.analysis_builders import LogBuilder
+from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.parsers import parse_log
+from gpuscope.reports import console as C
+from tests.analysis_builders import LogBuilder, src
 from tests.conftest import DATA, EXAMPLES
 
 GOLDEN = DATA / "golden"
@@ -36,9 +37,9 @@ def _check(name: str, text: str) -> None:
 
 @pytest.fixture(scope="module")
 def article():
-    parsed, ctx = load_source(EXAMPLES / "article_excerpt.log")
+    parsed = parse_log(EXAMPLES / "article_excerpt.log")
     parsed.source = "examples/article_excerpt.log"   # stable across checkouts
-    return analyze(parsed, context=ctx, options=AnalyzeOptions(abc_bytes=int(1.5 * 2**30)))
+    return analyze(src(parsed), AnalyzeOptions(abc_bytes=int(1.5 * 2**30)))
 
 
 def test_golden_article_summary(article):
@@ -57,7 +58,7 @@ def test_golden_timeline_and_bounds():
     b = _timeline_log()
     b.tenure(2000, ntt_kernels=800, msm_invoke=1000)
     b.value("prep_msm", 1800)
-    _check("timeline_summary.txt", _render(analyze(b.build("timeline-fixture"))))
+    _check("timeline_summary.txt", _render(analyze(src(b.build("timeline-fixture")))))
 
 
 def test_formatters():
@@ -71,6 +72,6 @@ def test_formatters():
 def test_no_rule_fired_and_no_records_text():
     b = LogBuilder()
     b.value("prep_msm", 10)
-    text = _render(analyze(b.build("side-only")))
+    text = _render(analyze(src(b.build("side-only"))))
     assert "nothing stands out" in text
     assert "GPU-lock time split" not in text  # no tenures: no split table

@@ -4,11 +4,11 @@ import json
 
 import pandas as pd
 import pytest
-from gpuscope.reports.csvout import write_csv
-from gpuscope.reports.jsonout import to_json_text
 
 from gpuscope.analysis import analyze
-from tests.analysis_builders import LogBuilder, article_log
+from gpuscope.reports.csvout import write_csv
+from gpuscope.reports.jsonout import to_json_text
+from tests.analysis_builders import LogBuilder, article_log, src
 
 CONTRACT_SPLIT = {"held_ms", "h2d_ms", "gpu_compute_ms", "cpu_stall_ms", "other_ms", "h2d_share",
                   "gpu_compute_share", "cpu_stall_share", "inconsistent_records"}
@@ -16,7 +16,7 @@ CONTRACT_COMPONENT = {"count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_
 
 
 def test_json_contract_keys_and_values():
-    j = json.loads(to_json_text(analyze(article_log())))
+    j = json.loads(to_json_text(analyze(src(article_log()))))
     assert {"format", "records", "skipped_lines", "components", "split", "timeline", "diagnoses"} <= set(j)
     assert j["format"] == "condensed" and j["records"] == 4 and j["skipped_lines"] == 0
     assert CONTRACT_SPLIT <= set(j["split"])
@@ -33,7 +33,7 @@ def test_json_contract_keys_and_values():
 def test_json_nan_becomes_null_and_is_strict():
     b = LogBuilder()
     b.tenure(100, ntt_kernels=10)
-    text = to_json_text(analyze(b.build()))
+    text = to_json_text(analyze(src(b.build())))
     assert "NaN" not in text and "Infinity" not in text
     j = json.loads(text)
     assert j["components"]["ntt_kernels"]["cv"] is None   # one value: no cv
@@ -45,7 +45,7 @@ def test_csv_files(tmp_path):
     for t in (1000, 1200):
         b.tenure(t + 700, ntt_kernels=t, msm_invoke=600, mutex_wait=300)
     b.skip()
-    a = analyze(b.build())
+    a = analyze(src(b.build()))
     written = write_csv(a, tmp_path / "out")
     names = {p.name for p in written}
     assert {"components.csv", "records.csv", "stats.csv", "timeline.csv", "skipped.csv"} <= names
@@ -67,4 +67,4 @@ def test_csv_into_a_file_path_is_an_input_error(tmp_path):
     from gpuscope.errors import InputError
 
     with pytest.raises(InputError):
-        write_csv(analyze(article_log()), f)
+        write_csv(analyze(src(article_log())), f)

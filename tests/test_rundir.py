@@ -145,9 +145,8 @@ def test_samples_schema_has_one_definition():
     import subprocess
     import sys
 
-    from gpuscope.parsers import samples
-
     from gpuscope import schemas
+    from gpuscope.parsers import samples
 
     assert samples.SAMPLE_COLUMNS is schemas.SAMPLE_COLUMNS
     assert list(schemas.empty_samples().dtypes) == list(samples._frame([], 0, "gpuscope").dtypes)

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from gpuscope.parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from gpuscope.parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
 
 N = len(SAMPLE_COLUMNS)
 

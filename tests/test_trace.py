@@ -11,8 +11,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from gpuscope.reports.trace import build_trace, trace_json
 
+from gpuscope.reports.trace import build_trace, trace_json
 from tests.timeline_fixture import T0, phases, samples
 
 GOLDEN = Path(__file__).parent / "data" / "timeline" / "trace_golden.json"

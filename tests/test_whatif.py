@@ -209,9 +209,13 @@ def test_prediction_error_is_relative():
 
 
 def test_budget_slots_come_from_a_runs_meta():
-    from gpuscope.analysis.compare_inputs import meta_budget_slots
+    from gpuscope.sources import RunMeta
 
     gib = 1 << 30
-    assert meta_budget_slots({"host_budget_bytes": 12 * gib, "partition_host_bytes": 2 * gib}) == 6
-    assert meta_budget_slots({"host_budget_bytes": gib, "partition_host_bytes": 2 * gib}) is None
-    assert meta_budget_slots({}) is None
+
+    def slots(workload: dict) -> int | None:
+        return RunMeta({"workload": workload}).budget_slots
+
+    assert slots({"host_budget_bytes": 12 * gib, "partition_host_bytes": 2 * gib}) == 6
+    assert slots({"host_budget_bytes": gib, "partition_host_bytes": 2 * gib}) is None
+    assert slots({}) is None

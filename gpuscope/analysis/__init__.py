@@ -1,46 +1,43 @@
-"""Analysis facade: ParsedLog (+ run context) -> Analysis. Plain functions, no printing.
+"""Analysis facade: Source -> Analysis. Plain functions, no printing.
 
-    parsed, ctx = load_source("runs/2026...-pageable")    # or a log file
-    result = analyze(parsed, model=None, options=AnalyzeOptions(), context=ctx)
-    result.to_json()                                       # the `analyze --json` contract
+    src = gpuscope.sources.open_source("runs/2026...-pageable")   # or a log file
+    result = analyze(src, AnalyzeOptions(abc_bytes=None, what_if=False))
+    result.to_json()                                             # the `analyze --json` contract
 
 Submodules: split (per-record split of the held time), stats (per-component statistics),
-timeline (busy fraction, gaps, overlap), bounds (GPU / CPU floors), rules (diagnoses),
-phases + pcie (NVML samples joined to phases), result (types).
+timeline_summary (busy fraction, gaps, overlap), bounds (GPU / CPU floors), rules
+(diagnoses), phases + pcie (NVML samples joined to phases), projection (the pinned what-if
+of a source), compare + compare_sources (two sources side by side), result (types).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING
 
-from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, RunContext
-from gpuscope.analysis.source import load_source, open_source
+from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis
 
-__all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "RunContext", "analyze", "load_source", "open_source"]
+if TYPE_CHECKING:
+    from gpuscope.sources import Source
+
+__all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "analyze"]
 
 
-def analyze(
-    parsed: Any,
-    model: Any = None,
-    options: AnalyzeOptions | None = None,
-    *,
-    context: RunContext | None = None,
-    samples: Any = None,
-) -> Analysis:
-    """Analyze a ParsedLog. `model`: a RoleModel, a path to a TOML model, or None (built-in).
+def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
+    """Analyze an opened source (gpuscope.sources.open_source or Source.from_parsed).
 
-    `samples` (samples.csv schema) overrides the run directory's samples.
+    The line rate is the source's (resolved once when it was opened): it overrides the
+    options' line_rate_* fields. NoDataError when the source has no timing lines.
     """
-    from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
-    from gpuscope.rolemodel import RoleModel, load_model
-
-    options = options or AnalyzeOptions()
-    if not isinstance(model, RoleModel):
-        model = load_model(model)
-
     import pandas as pd
 
+    from gpuscope.analysis import bounds as bounds_mod
+    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
+
+    parsed = source.require_log()
+    model = source.model
+    options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
+                                  line_rate_source=source.line_rate_source)
     comps = parsed.components
     fact = pd.factorize(comps["component"])  # one pass over the names, shared
     wide = split.record_components(comps, parsed.records, fact)
@@ -55,28 +52,17 @@ def analyze(
     comp_stats = stats.component_stats(comps, model, fact)
     tl = timeline_summary.timeline_summary(parsed.timeline, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
-
-    pcie_df, pcie_info = None, {}
-    if samples is None and context is not None:
-        samples = context.samples
-    if samples is not None and len(samples):
-        from gpuscope.analysis import pcie, phases
-
-        spans = context.spans if context is not None else None
-        ph, basis = phases.build_phases(spans, comps, parsed.timeline, model)
-        pcie_info = {"samples": int(len(samples)), "phases_from": basis,
-                     "line_rate_gbs": options.line_rate_gbs,
-                     "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
-        if basis is not None:
-            pcie_df = pcie.pcie_by_phase(samples, ph, options.line_rate_gbs)
-        else:
-            pcie_info["note"] = "samples present but no phase times: the log has no time stamps"
-
+    pcie_df, pcie_info = _pcie(source, options)
     diags = rules.run_rules(
         rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
                         bounds=bnd, options=options, model=model, pcie=pcie_df,
                         upload_bytes=up_bytes, upload_bytes_key=up_key)
     )
+    what_if = None
+    if options.what_if:
+        from gpuscope.analysis.projection import whatif_doc
+
+        what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
     n_complete = int(parsed.records["complete"].sum()) if len(parsed.records) else 0
     return Analysis(
         format=parsed.format,
@@ -97,7 +83,25 @@ def analyze(
         diagnoses=diags,
         pcie=pcie_df,
         pcie_info=pcie_info,
-        context=context,
+        origin=source,
         values=comps,
-        quantities=getattr(parsed, "quantities", None),
+        quantities=parsed.quantities,
+        what_if=what_if,
     )
+
+
+def _pcie(source: Source, options: AnalyzeOptions):
+    """NVML samples joined to the phases: (per-phase frame or None, the JSON `pcie` extras)."""
+    samples = source.samples
+    if samples is None or not len(samples):
+        return None, {}
+    from gpuscope.analysis import pcie, phases
+
+    ph, basis = phases.build_phases(source.spans, source.require_log().components,
+                                    source.require_log().timeline, source.model)
+    info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
+            "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
+    if basis is None:
+        info["note"] = "samples present but no phase times: the log has no time stamps"
+        return None, info
+    return pcie.pcie_by_phase(samples, ph, options.line_rate_gbs), info

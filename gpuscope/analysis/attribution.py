@@ -9,8 +9,13 @@ other threads and stay unattributed. Phases already attributed are left alone.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from gpuscope.sources import Source
 
 GPU_SIDE = {"h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "d_b_alloc", "msm_init", "msm_dtor"}
 LOCK_WAIT = {"lock_wait"}
@@ -55,7 +60,7 @@ def attribute_workers(phases: pd.DataFrame, worker_intervals: pd.DataFrame, *, t
     return out
 
 
-def display_phases(parsed, ctx, model) -> tuple[pd.DataFrame, str | None]:
+def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
     """The phase table to draw or export for a source, and where it came from.
 
     spans.csv when the run has it; else the phases rebuilt from timestamped timing lines,
@@ -64,8 +69,8 @@ def display_phases(parsed, ctx, model) -> tuple[pd.DataFrame, str | None]:
     """
     from gpuscope.analysis import phases as ph
 
-    spans = getattr(ctx, "spans", None) if ctx is not None else None
-    base, basis = ph.build_phases(spans, parsed.components, parsed.timeline, model)
+    parsed = source.require_log()
+    base, basis = ph.build_phases(source.spans, parsed.components, parsed.timeline, source.model)
     if basis is None or basis == "spans.csv":
         return base, basis
     tl = ph.from_timeline(parsed.timeline)

@@ -4,32 +4,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from gpuscope.sources import Source
 
 JSON_FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
 class AnalyzeOptions:
-    line_rate_gbs: float = 50.0          # pinned H2D line rate used for what-if projections (GB/s, 1e9)
-    line_rate_source: str = "default"    # option | meta | cache | default (gpuscope.linerate)
     abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
-
-
-@dataclass
-class RunContext:
-    """Where the parsed log came from, and what else the source offered."""
-
-    path: Path
-    kind: str                              # "log" | "rundir"
-    timing_log: Path
-    meta: dict | None = None
-    samples: pd.DataFrame | None = None    # samples.csv schema (docs/ARCHITECTURE.md)
-    spans: pd.DataFrame | None = None      # spans.csv schema
-    notes: list[str] = field(default_factory=list)
+    what_if: bool = False                # also project the run with pinned uploads (Analysis.what_if)
+    # The pinned H2D line rate (GB/s, 1e9) and where it came from (option | meta | cache |
+    # default): analyze() fills these from the Source, which resolved them when it was opened.
+    line_rate_gbs: float = 50.0
+    line_rate_source: str = "default"
 
 
 @dataclass(frozen=True)
@@ -73,9 +65,10 @@ class Analysis:
     diagnoses: list[Diagnosis]
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS)
     pcie_info: dict = field(default_factory=dict)
-    context: RunContext | None = None
+    origin: Source | None = None        # what was analyzed (gpuscope.sources.Source)
     values: pd.DataFrame | None = None  # the parsed components (long form), for --csv
     quantities: pd.DataFrame | None = None  # the parsed quantities (h2d_bytes, ...), for --csv
+    what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
 
     @property
     def skipped_lines(self) -> int:
@@ -118,6 +111,8 @@ class Analysis:
         }
         if self.pcie is not None:
             out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
+        if self.what_if is not None:
+            out["what_if"] = self.what_if
         return clean(out)
 
     def pcie_phases(self) -> dict | None:

@@ -63,6 +63,22 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def write_file(path: str, data: bytes | str, what: str) -> None:
+    """Write a report file (PNG, trace, HTML); an unwritable path is a UsageError naming it."""
+    from pathlib import Path
+
+    from gpuscope.errors import UsageError
+
+    p = Path(path)
+    try:
+        if isinstance(data, str):
+            p.write_text(data, encoding="utf-8")
+        else:
+            p.write_bytes(data)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} to {p}: {e.strerror or e}") from None
+
+
 def stdout_console():
     from rich.console import Console
 

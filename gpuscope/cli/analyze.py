@@ -2,60 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from pathlib import Path
 
 import typer
 
-from gpuscope.cli import app
-from gpuscope.cli._common import handle_errors
-from gpuscope.errors import UsageError
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
-_POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
-
-
-def parse_size(text: str) -> int:
-    """Bytes from `1536M`, `1.5G`, `1.5GiB`, `1610612736`, `1.6GB`.
-
-    K/M/G/T and KiB/MiB/GiB/TiB are binary (1536M = 1.5G); KB/MB/GB/TB are decimal.
-    """
-    m = _SIZE.match(text or "")
-    if not m:
-        raise UsageError(f"--abc-bytes: cannot read {text!r} as a size (e.g. 1536M, 1.5G, 1610612736)")
-    value, unit, suffix = float(m.group(1)), m.group(2).lower(), m.group(3).lower()
-    if suffix == "b" and unit:
-        base = 1000  # MB, GB: decimal
-    elif suffix == "b" and not unit:
-        base = 1024  # plain "B"
-    else:
-        base = 1024
-    n = int(round(value * base ** _POW[unit]))
-    if n <= 0:
-        raise UsageError(f"--abc-bytes: must be positive, got {text!r}")
-    return n
-
-
-def _read_samples_file(path: str):
-    from gpuscope.errors import InputError
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"--samples: no such file: {p}")
-    from gpuscope.parsers import read_samples  # samples.csv, nvidia-smi dmon, query-gpu
-
-    return read_samples(p)
-
-
-def _line_rate(option: float | None, ctx) -> tuple[float, str]:
-    if option is not None:
-        if not option > 0:
-            raise UsageError(f"--line-rate: must be a positive number of GB/s, got {option}")
-        return float(option), "option"
-    from gpuscope.linerate import resolve_line_rate
-
-    return resolve_line_rate(None, ctx.meta)
+from gpuscope.cli._common import handle_errors, say, write_file
+from gpuscope.cli.app import app
 
 
 def _warn_skipped(parsed, verbose: bool) -> None:
@@ -105,46 +57,30 @@ def analyze_cmd(
         None, "--html", metavar="FILE", help="Also write a self-contained HTML report (tables, diagnosis, timeline)."
     ),
 ) -> None:
-    from gpuscope.analysis import AnalyzeOptions, analyze, open_source
-    from gpuscope.parsers import FORMATS, parse_log
-    from gpuscope.rolemodel import load_model
+    from gpuscope.analysis import AnalyzeOptions, analyze
+    from gpuscope.sources import open_source
+    from gpuscope.units import parse_size
 
-    if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
-    nbytes = parse_size(abc_bytes) if abc_bytes is not None else None
-    role_model = load_model(model)
-    ctx = open_source(source)
-    rate, rate_src = _line_rate(line_rate, ctx)
-    sample_df = _read_samples_file(samples) if samples else None
-    parsed = parse_log(str(ctx.timing_log), fmt, held_key=role_model.held)
-    result = analyze(
-        parsed, role_model, AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src, abc_bytes=nbytes),
-        context=ctx, samples=sample_df,
-    )
-    _warn_skipped(parsed, verbose)
-    wi = None
-    if what_if or html_file:
-        from gpuscope.cli._analyze_extras import whatif_doc
-
-        wi = whatif_doc(parsed, ctx, line_rate=line_rate, abc_bytes=nbytes)
+    nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
+    src = open_source(source, fmt=fmt, model=model, samples=samples, line_rate=line_rate)
+    result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
+    _warn_skipped(src.require_log(), verbose)
     if html_file:
-        from gpuscope.cli._analyze_extras import write_html
+        from gpuscope.analysis.projection import whatif_doc
+        from gpuscope.reports.html import analysis_report
 
-        write_html(html_file, result, parsed, ctx, role_model, wi)
+        wi = result.what_if if what_if else whatif_doc(src, abc_bytes=nbytes)
+        write_file(html_file, analysis_report(result, whatif=wi), "the HTML report")
+        say(f"wrote {html_file}")
     if csv_dir:
         from gpuscope.reports.csvout import write_csv
 
         written = write_csv(result, csv_dir)
-        sys.stderr.write(f"gpuscope: wrote {len(written)} CSV files to {csv_dir}\n")
+        say(f"wrote {len(written)} CSV files to {csv_dir}")
     if as_json:
         from gpuscope.reports.jsonout import to_json_text
 
-        if what_if:
-            import json
-
-            sys.stdout.write(json.dumps({**result.to_json(), "what_if": wi}, indent=2, allow_nan=False) + "\n")
-        else:
-            sys.stdout.write(to_json_text(result) + "\n")
+        sys.stdout.write(to_json_text(result) + "\n")
         sys.stdout.flush()
         return
     from gpuscope.cli._common import stdout_console
@@ -153,6 +89,6 @@ def analyze_cmd(
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)
     if what_if:
-        from gpuscope.cli._analyze_extras import print_whatif
+        from gpuscope.reports.compare_console import render_whatif_doc
 
-        print_whatif(wi, con)
+        render_whatif_doc(result.what_if, con)

@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors
+from gpuscope.cli.app import app
 from gpuscope.errors import NoGpuError, ResourceError, UsageError
 
 
@@ -58,7 +58,7 @@ def _render(result: dict[str, Any], saved: str | None) -> None:
 )
 @handle_errors
 def bandwidth_cmd(
-    sizes: str = typer.Option("64M,512M,1536M", "--sizes", metavar="LIST", help="Copy sizes (K/M/G binary)."),
+    sizes: str = typer.Option("64M,512M,1536M", "--sizes", metavar="LIST", help="Copy sizes (K/M/G and KiB/MiB/GiB binary, KB/MB/GB decimal)."),
     repeats: int = typer.Option(5, "--repeats", metavar="N", help="Copies per measurement (median taken)."),
     contention: int = typer.Option(0, "--contention", metavar="N", help="Host threads copying memory meanwhile."),
     device: int = typer.Option(0, "--device", metavar="I", help="CUDA device index."),
@@ -67,10 +67,7 @@ def bandwidth_cmd(
 ) -> None:
     from gpuscope import hostbw
 
-    try:
-        size_list = hostbw.parse_sizes(sizes)
-    except ValueError as e:
-        raise UsageError(f"--sizes: {e}") from None
+    size_list = hostbw.parse_sizes(sizes)
     if repeats < 1:
         raise UsageError("--repeats must be at least 1")
     if contention < 0:

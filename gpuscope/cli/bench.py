@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors
+from gpuscope.cli.app import app
 
 bench_app = typer.Typer(
     help="Benchmarks. Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5",

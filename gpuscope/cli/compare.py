@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli.app import app
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
 
@@ -89,17 +89,16 @@ def compare_cmd(
     run_seed: int = typer.Option(1, "--run-seed", metavar="S", help="Runs: synthesis seed."),
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
-    from gpuscope.analysis.compare import compare
-    from gpuscope.analysis.compare_inputs import load, slower_upload_side, whatif_from
-    from gpuscope.analysis.whatif import WhatIfUnavailable
-    from gpuscope.cli.analyze import parse_size
-    from gpuscope.errors import UsageError
+    from gpuscope.analysis.compare_sources import compare_sources
+    from gpuscope.errors import InputError, UsageError
+    from gpuscope.sources import open_source
+    from gpuscope.units import parse_size
 
     if n_boot < 100:
         raise UsageError(f"--bootstrap: at least 100 resamples, got {n_boot}")
     if line_rate is not None and not line_rate > 0:
         raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
-    nbytes = parse_size(abc_bytes) if abc_bytes else None
+    nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes else None
     opts = dict(log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads, gpus=gpus,
                 contention=contention, backend=backend, seed=run_seed, out_root=out_root)
     paths = []
@@ -107,45 +106,19 @@ def compare_cmd(
         if arg.lower() in RUN_MODES and not Path(arg).exists():
             paths.append((_run_mode(arg.lower(), opts), arg.lower()))
         elif not Path(arg).exists():
-            from gpuscope.errors import InputError
-
             raise InputError(f"no such file or directory: {arg}",
                              hint=f"or name a mode to run: {', '.join(RUN_MODES)}")
         else:
             paths.append((arg, None))
-    sa = load(paths[0][0], label=paths[0][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
-    sb = load(paths[1][0], label=paths[1][1], fmt=fmt, model=model, abc_bytes=nbytes, line_rate_gbs=line_rate)
-    if sa.label == sb.label:
-        sa.label, sb.label = f"A:{sa.label}", f"B:{sb.label}"
-
-    src = slower_upload_side(sa, sb)
-    target = "b" if src == "a" else "a"
-    whatif, unavailable = None, None
-    try:
-        slow = sa if src == "a" else sb
-        whatif = whatif_from(slow.parsed, slow.meta, line_rate_gbs=line_rate, abc_bytes=nbytes)
-    except WhatIfUnavailable as e:
-        unavailable = str(e)
-    result = compare(sa, sb, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for=target)
+    src_a, src_b = (open_source(p, fmt=fmt, model=model, line_rate=line_rate) for p, _ in paths)
+    result, sides = compare_sources(src_a, src_b, labels=(paths[0][1], paths[1][1]), seed=seed, n_boot=n_boot,
+                                    abc_bytes=nbytes)
     doc = result.to_json()
-    for side in (sa, sb):
-        eff = str(((side.meta or {}).get("workload") or {}).get("mode_effective") or "")
-        if eff.startswith("none"):
-            doc["notes"].append(f"{side.label} ran on the CPU reference backend: host-memory modes have no "
-                                "effect there, so its difference from the other side is noise")
-    if unavailable:
-        doc["prediction"] = {"available": False, "reason": unavailable}
-
     if html_file:
-        from gpuscope.cli._timeline import write_output
-        from gpuscope.reports.html import compare_html
-        from gpuscope.reports.plot import timeline_png
+        from gpuscope.cli._common import write_file
+        from gpuscope.reports.html import compare_report
 
-        pngs = {}
-        for side in (sa, sb):
-            pngs[side.label] = (timeline_png(side.phases, side.samples, title=f"gpuscope timeline: {side.label} "
-                                             f"({side.source})") if side.phases is not None else None)
-        write_output(html_file, compare_html(doc, pngs), "the HTML report")
+        write_file(html_file, compare_report(doc, sides), "the HTML report")
         say(f"wrote {html_file}")
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")

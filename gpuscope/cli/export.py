@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors
+from gpuscope.cli.app import app
 
 
 @app.command(
@@ -33,13 +33,18 @@ def export_cmd(
         raise UsageError("say what to export: --perfetto FILE.json")
     import json
 
-    from gpuscope.cli._timeline import load_timeline, write_output
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.cli._common import write_file
+    from gpuscope.reports.titles import source_title
     from gpuscope.reports.trace import build_trace
+    from gpuscope.sources import open_source
 
-    t = load_timeline(source, fmt=fmt, model=model, samples_file=samples)
-    trace = build_trace(t.phases, t.samples, title=t.title, metadata={"source": source, "phases_from": t.basis})
+    src = open_source(source, fmt=fmt, model=model, samples=samples)
+    tv = timeline_view(src)
+    trace = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
+                        metadata={"source": source, "phases_from": tv.basis})
     text = json.dumps(trace, allow_nan=False)
-    write_output(perfetto, text, "the trace")
+    write_file(perfetto, text, "the trace")
     evs = trace["traceEvents"]
     n_x = sum(1 for e in evs if e["ph"] == "X")
     n_c = sum(1 for e in evs if e["ph"] == "C")

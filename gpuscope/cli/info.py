@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors
+from gpuscope.cli.app import app
 
 
 def _memlock() -> dict[str, Any]:

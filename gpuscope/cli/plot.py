@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors
+from gpuscope.cli.app import app
 
 
 @app.command(
@@ -31,18 +31,18 @@ def plot_cmd(
     fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
 ) -> None:
-    from gpuscope.cli._timeline import load_timeline, window, write_output
-    from gpuscope.reports.plot import timeline_png
+    from gpuscope.analysis.timeline_view import timeline_view, window
+    from gpuscope.cli._common import write_file
+    from gpuscope.reports.plot import view_png
+    from gpuscope.reports.titles import source_title
+    from gpuscope.sources import open_source
 
-    t = load_timeline(source, fmt=fmt, model=model, samples_file=samples)
-    phases, smp = window(t.phases, t.samples, start, end)
-    origin = float(t.phases["t_start"].min())  # the window keeps the run's time scale
-    view = None
-    if start is not None or end is not None:
-        view = (origin + (start or 0.0), origin + end if end is not None else float(phases["t_end"].max()))
-    png = timeline_png(phases, smp, title=title or t.title, line_rate_gbs=t.line_rate_gbs,
-                       origin=origin, view=view)
-    write_output(output, png, "the PNG")
-    sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(phases)} phases"
+    src = open_source(source, fmt=fmt, model=model, samples=samples)
+    tv = window(timeline_view(src), start, end)
+    png = view_png(tv, title=title or source_title(src, tv.records))
+    write_file(output, png, "the PNG")
+    smp = tv.samples
+    sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
                      + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
-                     + f"; phases from {t.basis})\n")
+                     + f"; phases from {tv.basis})\n")
+

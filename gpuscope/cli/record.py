@@ -6,46 +6,26 @@ import sys
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli.app import app
 
 
 def _summarize(path) -> None:
     """Print the analyze summary of the run directory; never fail the recording over it."""
-    try:
-        from gpuscope.analysis import AnalyzeOptions, analyze, load_source
-    except ImportError:
-        say("analysis not available in this install: run `gpuscope analyze` later")
-        return
-    from gpuscope.errors import GpuscopeError, NoDataError
-    from gpuscope.rundir import RunDir
+    from gpuscope.summary import summarize_run
 
-    try:
-        from gpuscope.linerate import resolve_line_rate
-
-        parsed, ctx = load_source(path)
-        rate, rate_src = resolve_line_rate(None, ctx.meta)
-        opts = AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src)
-        result = analyze(parsed, None, opts, context=ctx)
-    except NoDataError:
-        say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
-        return
-    except GpuscopeError as e:
-        say(f"no summary: {e.one_line()}")
-        return
-    except Exception as e:  # analysis bug: the recording itself is fine
-        say(f"no summary (analysis failed: {type(e).__name__}: {e}); run `gpuscope analyze {path}`")
-        return
-    RunDir(path, on_error=say).write_json("summary.json", result.to_json())
-    try:
-        from gpuscope.reports.console import render_summary
-    except ImportError:
-        say(f"summary written to {path}/summary.json (console report not available in this install)")
+    summary = summarize_run(path, on_error=say)
+    if summary.analysis is None:
+        if summary.no_data:
+            say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
+        else:
+            say(f"no summary: {summary.error}; run `gpuscope analyze {path}`")
         return
     from gpuscope.cli._common import stdout_console
+    from gpuscope.reports.console import render_summary
 
     sys.stdout.flush()
-    render_summary(result, stdout_console())
+    render_summary(summary.analysis, stdout_console())
 
 
 @app.command(

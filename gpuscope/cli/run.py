@@ -10,10 +10,10 @@ import time
 
 import typer
 
-from gpuscope.cli import app
 from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli.app import app
 
-MiB = 1 << 20
+MiB = 1 << 20  # --host-budget-mib, --pinned-budget-mib
 
 
 def _fmt_progress(p: dict) -> str:
@@ -164,61 +164,17 @@ def raise_if_failed(outcome, what: str) -> None:
 
 
 def _render(run, outcome, as_json: bool) -> None:
-    from gpuscope.cli._common import stdout_console
-
-    res = outcome.result
     if as_json:
-        import json
+        from gpuscope.reports.jsonout import run_json_text
 
-        doc = {"run_dir": str(outcome.path), "status": outcome.status,
-               "pipeline": res.summary() if res is not None else None,
-               "analysis": outcome.analysis.to_json() if outcome.analysis is not None else None}
-        sys.stdout.write(json.dumps(doc, default=str, indent=2) + "\n")
+        sys.stdout.write(run_json_text(outcome) + "\n")
         sys.stdout.flush()
         return
-    from rich.table import Table
+    from gpuscope.cli._common import stdout_console
+    from gpuscope.reports.run_console import render_run
 
-    con = stdout_console()
-    cfg = run.cfg
-    be = run.backend.name if run.backend is not None else "?"
-    t = Table(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
-    t.add_column("what")
-    t.add_column("value")
-    label = f"{cfg.mode} host memory" if be == "gpu" else \
-        "CPU reference (modes have no effect: no GPU, no PCIe)"
-    t.add_row("backend", f"{be}: {label}")
-    t.add_row("workload", f"log-n {cfg.log_n} ({1 << cfg.log_n} elements), {cfg.partitions} partitions, "
-              f"{cfg.workers} workers x {len(cfg.gpus)} GPU(s), {cfg.synth_threads} synthesis threads"
-              + (f", {cfg.contention} contention threads" if cfg.contention else ""))
-    t.add_row("status", outcome.status)
-    if res is not None:
-        s = res.summary()
-        t.add_row("partitions", f"{s['partitions_done']} done in {s['wall_s']:.2f} s"
-                  + (f" ({s['partitions_per_s']:.3f}/s)" if s["partitions_per_s"] else ""))
-        if s["h2d_bytes"]:
-            t.add_row("upload", f"{s['h2d_bytes'] / (1 << 30):.2f} GiB in {s['h2d_s']:.3f} s"
-                      + (f" = {s['h2d_gbs']:.1f} GB/s" if s["h2d_gbs"] else "")
-                      + (f", {s['h2d_share_of_held'] * 100:.1f}% of mutex_held"
-                         if s["h2d_share_of_held"] is not None else ""))
-        if cfg.verify:
-            t.add_row("verify", f"{s['verified']}/{s['partitions_done']} partitions verified")
-        pool = (s.get("host_memory") or {}).get("pool")
-        if pool:
-            t.add_row("pinned pool", f"{pool['allocations']} cudaHostAlloc ({pool['alloc_s']:.2f} s), "
-                      f"{pool['hits']} reuses, peak {pool['peak_bytes'] / MiB:.0f} MiB "
-                      f"of {pool['budget'] / MiB:.0f} MiB")
-        reg = s.get("host_memory") or {}
-        if "registrations" in reg:
-            t.add_row("registered", f"{reg['registrations']} cudaHostRegister "
-                      f"({reg['register_s']:.3f} s), unregister {reg['unregister_s']:.3f} s")
-    con.print(t)
-    for n in outcome.notes:
-        con.print(f"note: {n}")
-    if outcome.analysis is not None:
-        from gpuscope.reports.console import render_summary
-
-        render_summary(outcome.analysis, con)
-    elif outcome.analysis_error:
+    render_run(run.cfg, run.backend.name if run.backend is not None else "?", outcome, stdout_console())
+    if outcome.analysis is None and outcome.analysis_error:
         say(f"no analysis: {outcome.analysis_error}")
 
 

@@ -388,21 +388,10 @@ class WorkloadRun:
         self._srs_host = []
 
     def _analyze(self, out: RunOutcome) -> None:
-        from gpuscope.analysis import AnalyzeOptions, analyze, load_source
-        from gpuscope.linerate import resolve_line_rate
+        from gpuscope.summary import summarize_run
 
-        try:
-            parsed, ctx = load_source(self.rd.path)
-            rate, rate_src = resolve_line_rate(None, ctx.meta)
-            opts = AnalyzeOptions(
-                line_rate_gbs=rate,
-                line_rate_source=rate_src,
-                abc_bytes=4 * (1 << self.cfg.log_n) * 32)
-            out.analysis = analyze(parsed, None, opts, context=ctx)
-        except GpuscopeError as e:
-            out.analysis_error = e.one_line()
-            return
-        self.rd.write_json("summary.json", out.analysis.to_json())
+        s = summarize_run(self.rd.path, abc_bytes=4 * (1 << self.cfg.log_n) * 32, on_error=self.on_error)
+        out.analysis, out.analysis_error = s.analysis, s.error
 
 
 class _LastRowTee:

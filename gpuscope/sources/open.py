@@ -1,0 +1,140 @@
+"""`open_source`: a path (log file, run directory, samples file, `-` for standard input) ->
+Source. The format is detected by content; gzip-compressed files are read as their content;
+the role model is loaded and the line rate resolved here, once, for every command."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import sys
+import zlib
+from pathlib import Path
+
+from gpuscope import rundir
+from gpuscope.errors import InputError, NoDataError, UsageError
+from gpuscope.linerate import resolve_line_rate
+from gpuscope.rolemodel import RoleModel, load_model
+from gpuscope.sources.runmeta import RunMeta
+from gpuscope.sources.source import Source
+
+STDIN = "-"
+GZIP_MAGIC = b"\x1f\x8b"
+HEAD = 4096
+
+
+def open_source(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    model: RoleModel | str | os.PathLike[str] | None = None,
+    samples: str | os.PathLike[str] | None = None,
+    line_rate: float | None = None,
+) -> Source:
+    """Open what the user named. `fmt` forces the log format, `model` is a RoleModel or a
+    TOML path (None: built-in), `samples` a samples file that replaces the source's own,
+    `line_rate` the user's --line-rate (else the run's measured rate, the bandwidth cache,
+    or the default). Raises UsageError / InputError / NoDataError with one clear line."""
+    from gpuscope.parsers import FORMATS
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
+    if line_rate is not None and not (line_rate > 0 and math.isfinite(line_rate)):
+        raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
+    role_model = model if isinstance(model, RoleModel) else load_model(model)
+    p = Path(path)
+    if str(path) == STDIN:
+        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, role_model)
+    elif p.is_dir():
+        src = _open_rundir(p, fmt, role_model)
+    elif not p.exists():
+        raise InputError(f"no such file or directory: {p}")
+    else:
+        src = _open_bytes(p, _read_file(p), fmt, role_model)
+    if samples is not None:
+        src.samples = _nonempty(_read_samples_file(Path(samples)))
+    src.line_rate_gbs, src.line_rate_source = resolve_line_rate(line_rate, src.meta.raw)
+    return src
+
+
+def _read_file(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except PermissionError:
+        raise InputError(f"cannot read {p}: permission denied") from None
+    except IsADirectoryError:
+        raise InputError(f"{p} is a directory") from None
+    except OSError as e:
+        raise InputError(f"{p}: cannot read ({e.strerror or e})") from None
+    except ValueError:  # e.g. a NUL byte in the name
+        raise InputError(f"{str(p)[:80]!r} is not a usable file name") from None
+
+
+def _gunzip(p: Path, data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"{p}: a damaged gzip file ({e})") from None
+
+
+def _open_bytes(p: Path, data: bytes, fmt: str | None, model: RoleModel) -> Source:
+    """A single file's content: a samples file or a timing log, told apart by content."""
+    from gpuscope.parsers import parse_log
+    from gpuscope.parsers.samples import looks_like_samples
+
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(p, data)
+    head = data[:HEAD].decode("utf-8", errors="replace")
+    if fmt is None and looks_like_samples(head):
+        src = Source(path=p, kind="samples", model=model, no_log_reason=f"{p} is a samples file: it has no timing lines")
+        src.samples = _nonempty(_read_samples_text(p, data))
+        if src.samples is None:
+            raise NoDataError(f"{p}: a samples file without one readable sample")
+        return src
+    log = parse_log(data, fmt, held_key=model.held, name=str(p))
+    return Source(path=p, kind="log", model=model, log=log, log_path=p)
+
+
+def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:
+    from gpuscope.parsers import parse_log
+    from gpuscope.parsers.logparse import find_log_in_dir
+
+    meta = rundir.read_meta(p)
+    src = Source(path=p, kind="rundir", model=model, meta=RunMeta(meta))
+    try:
+        src.log_path = find_log_in_dir(p)
+    except InputError as e:
+        if not (p / rundir.SAMPLES).is_file():
+            raise
+        src.no_log_reason = e.one_line()
+    if src.log_path is not None:
+        try:
+            src.log = parse_log(str(src.log_path), fmt, held_key=model.held)
+        except NoDataError as e:
+            src.no_log_reason = e.one_line()
+    if (p / rundir.SAMPLES).is_file():
+        src.samples = _nonempty(rundir.read_samples(p))
+    src.spans = rundir.read_spans(p)
+    return src
+
+
+def _nonempty(df):
+    return df if df is not None and len(df) else None
+
+
+def _read_samples_text(p: Path, data: bytes):
+    from gpuscope.parsers import read_samples
+
+    return read_samples(p, text=data.decode("utf-8", errors="replace"))
+
+
+def _read_samples_file(p: Path):
+    """The --samples file (samples.csv, nvidia-smi dmon or query-gpu output, maybe gzipped)."""
+    if p.is_dir():
+        p = p / rundir.SAMPLES
+    if not p.is_file():
+        raise InputError(f"--samples: no such file: {p}")
+    data = _read_file(p)
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(p, data)
+    return _read_samples_text(p, data)

@@ -1,0 +1,71 @@
+"""`Source`: everything gpuscope opened from one path the user named, ready for the analysis.
+
+Built by gpuscope.sources.open_source (the one way in) or, for a log already parsed,
+Source.from_parsed. Each part may be missing: a run directory without timing lines has no
+`log`, a plain log has no samples, a samples file has neither log nor spans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuscope.errors import NoDataError
+from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
+from gpuscope.sources.runmeta import RunMeta
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.rolemodel import RoleModel
+
+KINDS = ("log", "rundir", "samples")
+
+
+@dataclass
+class Source:
+    path: Path
+    kind: str                                # log | rundir | samples
+    model: RoleModel
+    log: ParsedLog | None = None             # timing records; None: the source has no timing lines
+    log_path: Path | None = None
+    no_log_reason: str | None = None         # why `log` is None (the parser's one-line message)
+    samples: pd.DataFrame | None = None      # gpuscope.schemas.SAMPLE_SCHEMA, None when there are none
+    spans: pd.DataFrame | None = None        # spans.csv of a workload run
+    meta: RunMeta = field(default_factory=RunMeta)
+    line_rate_gbs: float = DEFAULT_LINE_RATE_GBS   # resolved once (gpuscope.linerate.resolve_line_rate)
+    line_rate_source: str = "default"        # option | meta | cache | default
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_parsed(cls, parsed: ParsedLog, model: RoleModel | None = None, *,
+                    samples: pd.DataFrame | None = None, spans: pd.DataFrame | None = None,
+                    meta: dict | None = None, line_rate_gbs: float = DEFAULT_LINE_RATE_GBS,
+                    line_rate_source: str = "default") -> Source:
+        """A Source around a log parsed elsewhere (tests, the workload's own checks)."""
+        from gpuscope.rolemodel import load_model
+
+        return cls(path=Path(str(parsed.source)), kind="log", model=model or load_model(None), log=parsed,
+                   samples=samples if samples is not None and len(samples) else None, spans=spans,
+                   meta=RunMeta(meta or {}), line_rate_gbs=float(line_rate_gbs),
+                   line_rate_source=line_rate_source)
+
+    def require_log(self) -> ParsedLog:
+        """The timing records, or the NoDataError that says why there are none."""
+        if self.log is None:
+            raise NoDataError(self.no_log_reason or f"{self.path}: no timing lines")
+        return self.log
+
+    @property
+    def name(self) -> str:
+        """The file or directory name, as titles and labels show it."""
+        return self.path.name or str(self.path)
+
+    @property
+    def label(self) -> str:
+        """A short name for one side of a comparison: the run's mode, else the file's stem."""
+        if self.meta.mode:
+            return self.meta.mode
+        return self.path.stem if self.kind != "rundir" else self.name

@@ -1,0 +1,26 @@
+"""Titles of the pictures and traces: what a reader needs to tell two timelines apart."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuscope.sources import Source
+
+
+def timeline_title(name: str, *, mode: str | None = None, records: int | None = None,
+                   log_n: int | None = None) -> str:
+    """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`."""
+    bits = []
+    if mode:
+        bits.append(f"{mode} host memory")
+    if records:
+        bits.append(f"{records} partitions")
+    if log_n:
+        bits.append(f"log-n {log_n}")
+    return f"gpuscope timeline: {name}" + (f" ({', '.join(bits)})" if bits else "")
+
+
+def source_title(source: Source, records: int | None = None) -> str:
+    """The timeline title of an opened source (its name, mode, records, size)."""
+    return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n)
