@@ -255,15 +255,31 @@ def _require_dir(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """meta.json of a run directory; {} when absent. Bad JSON -> InputError."""
-    p = _require_dir(path) / META
+def _regular_file(p: Path) -> bool:
+    """True for a regular file; False when absent. Anything else (a FIFO, a device, a
+    folder) is an InputError: reading a FIFO would block forever."""
     if not p.exists():
+        return False
+    if not p.is_file():
+        raise InputError(f"{p} is not a regular file")
+    return True
+
+
+def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """meta.json of a run directory; {} when absent. Bad JSON, JSON that is not an object,
+    or JSON nested too deeply to read -> InputError."""
+    p = _require_dir(path) / META
+    if not _regular_file(p):
         return {}
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError(f"unreadable {p}: nested too deeply") from None
     except (OSError, ValueError) as e:
-        raise InputError(f"unreadable {p}: {e}") from None
+        raise InputError(f"unreadable {p}: {getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"unreadable {p}: a JSON {type(data).__name__}, not an object")
+    return data
 
 
 def read_spans(path: str | os.PathLike[str]):
@@ -272,7 +288,7 @@ def read_spans(path: str | os.PathLike[str]):
     import pandas as pd
 
     p = _require_dir(path) / SPANS
-    if not p.is_file():
+    if not _regular_file(p):
         return None
     try:
         df = pd.read_csv(p, on_bad_lines="skip")
@@ -283,6 +299,11 @@ def read_spans(path: str | os.PathLike[str]):
     need = {"t_start", "t_end", "phase"}
     if not need <= set(df.columns):
         raise InputError(f"{p}: not a gpuscope spans.csv (needs columns {', '.join(sorted(need))})")
+    t0 = pd.to_numeric(df["t_start"], errors="coerce")
+    t1 = pd.to_numeric(df["t_end"], errors="coerce")
+    good = t0.notna() & t1.notna() & (t1 >= t0) & t0.abs().lt(float("inf")) & t1.abs().lt(float("inf"))
+    df = df[good].reset_index(drop=True)
+    df.attrs["malformed_rows"] = int((~good).sum())  # no times, or an end before its start
     return df
 
 
@@ -296,7 +317,7 @@ def read_samples(path: str | os.PathLike[str]):
     p = Path(path)
     if p.is_dir():
         p = p / SAMPLES
-    if not p.exists():
+    if not _regular_file(p):
         return empty_samples()
     try:
         return read_samples_csv(p)

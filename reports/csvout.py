@@ -55,6 +55,25 @@ def frames(analysis) -> dict[str, pd.DataFrame]:
     return out
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet would evaluate (OWASP)
+TIME_COLUMNS = ("ts", "ts_start", "ts_end", "t_start", "t_end", "t_wall")
+
+
+def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy fit for a spreadsheet: text cells that start like a formula get a leading `'`
+    (OWASP's CSV-injection advice), and epoch-second columns keep microseconds (%.6f) where
+    the other numbers are written with 6 significant digits."""
+    out = df.copy()
+    for c in out.columns:
+        col = out[c]
+        if c in TIME_COLUMNS and col.dtype.kind == "f":
+            out[c] = col.map(lambda v: "" if v != v else f"{v:.6f}")
+        elif col.dtype.kind in "OSU" or str(col.dtype) == "str":
+            out[c] = col.map(lambda v: f"'{v}" if isinstance(v, str) and v != "-" and v.startswith(FORMULA_START)
+                             else v)
+    return out
+
+
 def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
     d = Path(directory)
     if d.exists() and not d.is_dir():
@@ -65,7 +84,7 @@ def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
         for name, df in frames(analysis).items():
             p = d / name
             # byte counts keep every digit (1610612736, not 1.61061e+09)
-            df.to_csv(p, index=False, float_format=None if name == "quantities.csv" else "%.6g")
+            safe_frame(df).to_csv(p, index=False, float_format=None if name == "quantities.csv" else "%.6g")
             written.append(p)
     except OSError as e:
         raise ResourceError(f"cannot write CSV files to {d}: {e.strerror or e}") from None

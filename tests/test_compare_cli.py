@@ -125,7 +125,7 @@ def test_plot_daemon_log(tmp_path):
 
 def test_plot_unwritable_output(tmp_path):
     r = run("plot", EXAMPLES / "cuzk_daemon.log", "-o", tmp_path / "no" / "such" / "dir.png")
-    assert r.exit_code == 2 and r.stdout == "" and "cannot write the PNG" in r.stderr
+    assert r.exit_code == 6 and r.stdout == "" and "cannot write the PNG" in r.stderr
 
 
 def test_export_daemon_log_has_a_slice_per_phase_per_worker(tmp_path):

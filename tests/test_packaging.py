@@ -74,3 +74,9 @@ def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
     for must in ("gpuscope/parsers/__init__.py", "gpuscope/reports/console.py",
                  "gpuscope/models/cuzk.toml", "gpuscope/workload/cuda/msm.cu"):
         assert must in names
+
+
+def test_pictures_need_no_extra():
+    """`pip install -e .` (the README's analyzer install) must be enough for plot and --html."""
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert any(d.startswith("matplotlib") for d in deps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -11,7 +12,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, GpuscopeError
+from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,12 +46,14 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             raise fail("interrupted", EXIT_INTERRUPTED) from None
         except BrokenPipeError:
-            # stdout closed early (e.g. `| head`): not an error worth a message.
-            try:
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-            except OSError:
-                pass
+            _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
             raise typer.Exit(0) from None
+        except OSError as e:
+            if e.errno not in OUTPUT_ERRNOS:
+                raise fail(f"internal error: OSError: {e} (set GPUSCOPE_DEBUG=1 for the traceback)",
+                           EXIT_FAILED) from None
+            _quiet_stdout()  # a full disk or a dead terminal: say so once, on stderr
+            raise fail(f"cannot write the output: {e.strerror or e}", EXIT_RESOURCE) from None
         except Exception as e:  # a bug: still one line, unless debugging
             if os.environ.get("GPUSCOPE_DEBUG"):
                 traceback.print_exc()
@@ -63,11 +66,24 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+# stdout or a report file that cannot take what is written: out of a resource (exit 6)
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush raises nothing more."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    except OSError:
+        pass
+
+
 def write_file(path: str, data: bytes | str, what: str) -> None:
-    """Write a report file (PNG, trace, HTML); an unwritable path is a UsageError naming it."""
+    """Write a report file (PNG, trace, HTML); a path that cannot be written is a
+    ResourceError naming it (exit 6, as for a full disk)."""
     from pathlib import Path
 
-    from gpuscope.errors import UsageError
+    from gpuscope.errors import ResourceError
 
     p = Path(path)
     try:
@@ -75,8 +91,8 @@ def write_file(path: str, data: bytes | str, what: str) -> None:
             p.write_text(data, encoding="utf-8")
         else:
             p.write_bytes(data)
-    except OSError as e:
-        raise UsageError(f"cannot write {what} to {p}: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:
+        raise ResourceError(f"cannot write {what} to {p}: {getattr(e, 'strerror', None) or e}") from None
 
 
 def stdout_console():

@@ -96,6 +96,8 @@ def compare_cmd(
 
     if n_boot < 100:
         raise UsageError(f"--bootstrap: at least 100 resamples, got {n_boot}")
+    if seed < 0:
+        raise UsageError(f"--seed: a non-negative integer, got {seed}")
     if line_rate is not None and not line_rate > 0:
         raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes else None

@@ -103,6 +103,8 @@ def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:
     src = Source(path=p, kind="rundir", model=model, meta=RunMeta(meta))
     try:
         src.log_path = find_log_in_dir(p)
+    except PermissionError:
+        raise InputError(f"cannot read {p}: permission denied") from None
     except InputError as e:
         if not (p / rundir.SAMPLES).is_file():
             raise
@@ -112,9 +114,13 @@ def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:
             src.log = parse_log(str(src.log_path), fmt, held_key=model.held)
         except NoDataError as e:
             src.no_log_reason = e.one_line()
-    if (p / rundir.SAMPLES).is_file():
-        src.samples = _nonempty(rundir.read_samples(p))
+    src.samples = _nonempty(rundir.read_samples(p))
+    if src.samples is not None and src.samples.attrs.get("malformed_rows"):
+        src.notes.append(f"{src.samples.attrs['malformed_rows']} malformed samples.csv rows skipped")
     src.spans = rundir.read_spans(p)
+    if src.spans is not None and src.spans.attrs.get("malformed_rows"):
+        src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
+                         "(no times, or an end before its start)")
     return src
 
 
