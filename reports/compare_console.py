@@ -69,7 +69,9 @@ def run_table(doc: dict):
     t.add_row("source", escape(str(a.get("source") or "-")), escape(str(b.get("source") or "-")))
     t.add_row("partitions (complete tenures)", str(a["partitions"]), str(b["partitions"]))
     t.add_row("throughput (partitions/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
-    t.add_row("GPU busy", _pct(a["gpu_busy_fraction"]), _pct(b["gpu_busy_fraction"]))
+    t.add_row("GPU lock held (share of span)", _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
+    if _n(a.get("sm_active_mean")) or _n(b.get("sm_active_mean")):
+        t.add_row("SM activity (NVML GPM, mean)", _pct(a.get("sm_active_mean")), _pct(b.get("sm_active_mean")))
     t.add_row(f"upload ({a.get('upload_field') or '-'}) median ms", _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
     t.add_row("upload rate", _gbs(a["upload_gbs"]), _gbs(b["upload_gbs"]))
     phases = sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {}))

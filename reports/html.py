@@ -171,12 +171,62 @@ def analysis_report(analysis: Analysis, *, whatif: dict | None = None) -> str:
 
 
 def compare_report(doc: dict, sides: Sequence[Side]) -> str:
-    """The whole `compare --html` page: the comparison document and each side's timeline."""
+    """The whole `compare --html` page: the comparison document and each side's timeline, both
+    drawn on one x scale (seconds from each side's first phase, to the longer side's end) so
+    the two pictures can be read against each other."""
     from gpuscope.reports.plot import timeline_png
 
-    pngs = {s.label: (timeline_png(s.phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})")
-                      if s.phases is not None else None) for s in sides}
+    spans = [float(s.phases["t_end"].max() - s.phases["t_start"].min()) for s in sides if s.phases is not None]
+    width = max(spans) if spans else None
+    pngs = {}
+    for s in sides:
+        if s.phases is None:
+            pngs[s.label] = None
+            continue
+        t0 = float(s.phases["t_start"].min())
+        pngs[s.label] = timeline_png(s.phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
+                                     origin=t0, view=(t0, t0 + width) if width else None)
     return compare_html(doc, pngs)
+
+
+# The compare document's run figures, as a reader should see them: (key, label, kind).
+RUN_ROWS = (
+    ("partitions", "records (complete tenures)", "int"),
+    ("span_s", "span (s)", "s"),
+    ("throughput_ppm", "throughput (records/min)", "x1"),
+    ("lock_held_fraction", "GPU lock held (share of the span)", "pct"),
+    ("sm_active_mean", "SM activity (NVML GPM, mean over the run)", "pct"),
+    ("upload_field", "upload field", "str"),
+    ("upload_ms_median", "upload median (ms)", "ms"),
+    ("bytes_per_partition", "upload bytes per record", "int"),
+    ("upload_gbs", "upload rate (GB/s)", "x1"),
+)
+
+
+def cell(v: Any, kind: str) -> str:
+    """One number in the compare tables, with the same precision for the same kind of figure."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if kind == "pct":
+        return f"{v * 100:.1f}%"
+    if kind == "ms":
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
+    if kind == "x1":
+        return f"{v:,.1f}"
+    if kind == "x2":
+        return f"{v:.2f}"
+    if kind == "s":
+        return f"{v:,.2f}"
+    if kind == "int" and isinstance(v, int | float):
+        return f"{int(v):,}"
+    return str(v)
+
+
+def _side_diagnoses(side: dict) -> str:
+    diags = side.get("diagnoses")
+    if diags is None:
+        return "<p class='muted'>(no diagnosis for this side)</p>"
+    return diagnoses_html(diags)
 
 
 def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:
@@ -189,12 +239,19 @@ def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None 
     body.append("<h2>Components (ms)</h2>")
     body.append(table(
         ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
-        [(k, r["a_median_ms"], r["a_p10_ms"], r["a_p90_ms"], r["b_median_ms"], r["b_p10_ms"], r["b_p90_ms"],
-          r["ratio"], r["ci_low"], r["ci_high"]) for k, r in doc["components"].items()],
+        [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
+                                          "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
+         for k, r in doc["components"].items()],
         "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
     body.append("<h2>Run</h2>")
-    keys = ["partitions", "throughput_ppm", "gpu_busy_fraction", "upload_field", "upload_ms_median", "upload_gbs"]
-    body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], [(k, a.get(k), b.get(k)) for k in keys]))
+    rows = [(label, cell(a.get(k), kind), cell(b.get(k), kind)) for k, label, kind in RUN_ROWS]
+    for ph in sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {})):
+        ra, rb = ((x.get("pcie_per_phase") or {}).get(ph, {}) for x in (a, b))
+        rows.append((f"PCIe RX during {ph} (GB/s, median)", cell(ra.get("rx_gbs_median"), "x1"),
+                     cell(rb.get("rx_gbs_median"), "x1")))
+    body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
+    body.append(f"<h2>Diagnosis: A {esc(a['label'])}</h2>" + _side_diagnoses(a))
+    body.append(f"<h2>Diagnosis: B {esc(b['label'])}</h2>" + _side_diagnoses(b))
     pred = doc.get("prediction")
     if pred and "held_ms_predicted" in pred:
         body.append(f"<h2>What-if from {esc(pred['from'])} against the measured {esc(pred['against'])}</h2>")

@@ -18,9 +18,15 @@ GOLDEN = Path(__file__).parent / "data" / "timeline" / "compare_golden.html"
 
 DOC = {
     "a": {"label": "pinned", "source": "runs/a", "partitions": 16, "throughput_ppm": 31.5,
-          "gpu_busy_fraction": 0.97, "upload_field": "h2d", "upload_ms_median": 30.2, "upload_gbs": 53.3},
+          "lock_held_fraction": 0.97, "gpu_busy_fraction": 0.97, "sm_active_mean": 0.874, "upload_field": "h2d",
+          "upload_ms_median": 30.2, "upload_gbs": 53.3,
+          "diagnoses": [{"id": "lock_convoy", "severity": "low", "summary": "workers queue for the lock",
+                         "evidence": {}, "recommendation": "fewer workers"}]},
     "b": {"label": "pageable <x>", "source": "runs/b", "partitions": 16, "throughput_ppm": 16.9,
-          "gpu_busy_fraction": 0.99, "upload_field": "h2d", "upload_ms_median": 1720.0, "upload_gbs": 0.94},
+          "lock_held_fraction": 0.99, "gpu_busy_fraction": 0.99, "sm_active_mean": 0.512, "upload_field": "h2d",
+          "upload_ms_median": 1720.0, "upload_gbs": 0.94123,
+          "diagnoses": [{"id": "h2d_bound", "severity": "high", "summary": "uploads take 46% of the lock",
+                         "evidence": {}, "recommendation": "pin the buffers"}]},
     "components": {"mutex_held": {"a_median_ms": 1677.0, "a_p10_ms": 1425.0, "a_p90_ms": 3034.0,
                                   "b_median_ms": 3258.5, "b_p10_ms": 1994.0, "b_p90_ms": 5030.0,
                                   "ratio": 1.943, "ci_low": 1.44, "ci_high": 2.43}},
@@ -50,6 +56,16 @@ def test_compare_html_golden():
     if os.environ.get("GPUSCOPE_REGEN_GOLDEN"):  # pragma: no cover - deliberate regeneration
         GOLDEN.write_text(got)
     assert got == GOLDEN.read_text()
+
+
+def test_compare_html_speaks_to_a_reader():
+    """Labels, not JSON keys; each side's diagnosis; one precision per kind of figure."""
+    got = compare_html(DOC, {"pinned": None})
+    for raw in ("throughput_ppm", "gpu_busy_fraction", "lock_held_fraction", "upload_ms_median", "sm_active_mean"):
+        assert raw not in got
+    assert "GPU lock held (share of the span)" in got and "SM activity (NVML GPM" in got
+    assert "87.4%" in got and "51.2%" in got and "0.9" in got and "0.94123" not in got
+    assert "Diagnosis: A pinned" in got and "uploads take 46% of the lock" in got
 
 
 def test_self_contained_with_inlined_png_and_escaped_text():
@@ -82,3 +98,21 @@ def test_png_guard_and_table_helpers():
         compare_html(DOC, {"x": b"GIF89a not a png"})
     assert esc("<a href='x'>") == "&lt;a href=&#x27;x&#x27;&gt;"
     assert "<td>-</td>" in table(["a"], [[float("nan")]])
+
+
+def test_compare_report_draws_both_timelines_on_one_x_scale(monkeypatch):
+    from types import SimpleNamespace
+
+    from gpuscope.reports import html as H
+    from gpuscope.reports import plot
+
+    calls = []
+    monkeypatch.setattr(plot, "timeline_png", lambda ph, sm, **kw: calls.append(kw) or b"png")
+    short, long_ = phases(), phases()
+    long_ = long_.assign(t_end=long_["t_end"] + (long_["t_end"].max() - long_["t_start"].min()))
+    sides = [SimpleNamespace(label="a", source="x", phases=short, samples=None),
+             SimpleNamespace(label="b", source="y", phases=long_, samples=None)]
+    H.compare_report(DOC, sides)
+    widths = {kw["view"][1] - kw["view"][0] for kw in calls}
+    assert len(calls) == 2 and len(widths) == 1
+    assert widths.pop() == float(long_["t_end"].max() - long_["t_start"].min())

@@ -54,6 +54,7 @@ class Side:
     phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
     meta: dict | None = None
     pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
+    diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
 
 
 @dataclass
@@ -228,7 +229,8 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
 
 
 def run_figures(side: Side) -> dict[str, Any]:
-    """Throughput, GPU busy, upload rate and per-phase PCIe figures for one side."""
+    """Throughput, the lock-held share, SM activity, upload rate and per-phase PCIe figures
+    for one side."""
     wide = per_record_components(side.parsed.components, side.parsed.records)
     n = len(wide)
     ts0 = wide["ts_start"].to_numpy(dtype=float) if "ts_start" in wide else np.full(n, np.nan)
@@ -264,6 +266,7 @@ def run_figures(side: Side) -> dict[str, Any]:
         bytes_src = "--abc-bytes or run meta.json" if bytes_pp else None
         gbs = bytes_pp / (upload_ms / 1e3) / 1e9 if bytes_pp and upload_ms > 0 else math.nan
 
+    sm = _finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else []
     return {
         "label": side.label,
         "source": side.source or str(getattr(side.parsed, "source", "")),
@@ -272,8 +275,13 @@ def run_figures(side: Side) -> dict[str, Any]:
         "partitions": n,
         "span_s": span_s,
         "throughput_ppm": throughput,
-        "gpu_busy_fraction": busy,
+        # the share of the span in which a worker held the GPU lock: not how busy the SMs were
+        "lock_held_fraction": busy,
+        "gpu_busy_fraction": busy,  # the same figure under its first name, kept for scripts
         "gpu_busy_method": busy_method,
+        # measured SM activity (NVML GPM), mean over the recording's samples
+        "sm_active_mean": float(np.mean(sm)) if len(sm) else math.nan,
+        "diagnoses": side.diagnoses,
         "upload_field": up_cols[0] if up_cols else None,
         "upload_ms_median": upload_ms,
         "bytes_per_partition": bytes_pp,

@@ -44,6 +44,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         phases=phases if len(phases) else None,
         meta=source.meta.raw or None,
         pcie_phases=analysis.pcie_phases() or None,
+        diagnoses=[d.to_json() for d in analysis.diagnoses],
     )
 
 
