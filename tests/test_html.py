@@ -107,7 +107,8 @@ def test_compare_report_draws_both_timelines_on_one_x_scale(monkeypatch):
     from gpuscope.reports import plot
 
     calls = []
-    monkeypatch.setattr(plot, "timeline_png", lambda ph, sm, **kw: calls.append(kw) or b"png")
+    png = timeline_png(phases(), None, title="t")
+    monkeypatch.setattr(plot, "timeline_png", lambda ph, sm, **kw: calls.append(kw) or png)
     short, long_ = phases(), phases()
     long_ = long_.assign(t_end=long_["t_end"] + (long_["t_end"].max() - long_["t_start"].min()))
     sides = [SimpleNamespace(label="a", source="x", phases=short, samples=None),
