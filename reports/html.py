@@ -126,9 +126,16 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
                   for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
     body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
                       f"inconsistent records: {s.get('inconsistent_records', 0)}"))
-    body.append("<h2>Timeline</h2>" + png_img(png, "timeline"))
     tl = doc.get("timeline") or {}
     tl_rows = [(k, v) for k, v in tl.items() if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not tl.get("source"):  # no timeline at all: its defaults (0 gaps, 0 partitions) are no figures
+        tl_rows = []
+    if png is None and tl_rows:  # figures without a picture: say where they come from
+        picture = (f"<p class='muted'>(no picture: the input has no phase times; the figures below come "
+                   f"from {esc(tl.get('source') or 'the log')})</p>")
+    else:
+        picture = png_img(png, "timeline")
+    body.append("<h2>Timeline</h2>" + picture)
     if tl_rows:
         body.append(table(["figure", "value"], tl_rows))
     comps = doc.get("components") or {}

@@ -91,6 +91,7 @@ def test_analysis_html_from_a_real_analysis():
     assert "<h2>Diagnosis</h2>" in text and "h2d_bound" in text
     assert re.search(r"<td>held</td><td>14,460</td>", text)
     assert "(no timeline: the input has no phase times)" in text
+    assert "<td>idle_gaps</td>" not in text  # the article has no timeline: no table of its defaults
 
 
 def test_png_guard_and_table_helpers():

@@ -65,18 +65,27 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
 
     spans.csv when the run has it; else the phases rebuilt from timestamped timing lines,
     given their workers from the TIMELINE's GPU intervals and completed by its synthesis
-    intervals; else the TIMELINE intervals alone.
+    intervals; else the TIMELINE intervals alone. Lines the log did not stamp are placed
+    between their stamped neighbours first (gpuscope.analysis.stamps), and the basis says so.
     """
     from gpuscope.analysis import phases as ph
+    from gpuscope.analysis.stamps import place_unstamped
 
     parsed = source.require_log()
-    base, basis = ph.build_phases(source.spans, parsed.components, parsed.timeline, source.model)
+    comps, timeline, note = parsed.components, parsed.timeline, ""
+    if source.spans is None or not len(source.spans):
+        placed = place_unstamped(comps, timeline, source.model)
+        if placed is not None:
+            comps, timeline = placed.components, placed.timeline
+            note = (f" ({placed.lines_placed} unstamped lines placed between their stamped neighbours, "
+                    f"within {placed.uncertainty_s:.2f} s)")
+    base, basis = ph.build_phases(source.spans, comps, timeline, source.model)
     if basis is None or basis == "spans.csv":
         return base, basis
-    tl = ph.from_timeline(parsed.timeline)
+    tl = ph.from_timeline(timeline)
     if not len(tl) or basis.startswith("TIMELINE"):
-        return base, basis
+        return base, basis + note
     out = attribute_workers(base, tl[tl["phase"] == "gpu"])
     if not (out["phase"] == "synth").any():
         out = pd.concat([out, tl[tl["phase"] == "synth"]], ignore_index=True)
-    return out, basis + " + TIMELINE workers and synthesis"
+    return out, basis + " + TIMELINE workers and synthesis" + note
