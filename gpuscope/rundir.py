@@ -282,6 +282,9 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+MAX_EPOCH_S = 1e10  # epoch seconds beyond year 2286 are damage, not a time
+
+
 def read_spans(path: str | os.PathLike[str]):
     """spans.csv of a run directory as a DataFrame, None when absent or empty. A file without
     the spans columns -> InputError."""
@@ -301,9 +304,9 @@ def read_spans(path: str | os.PathLike[str]):
         raise InputError(f"{p}: not a gpuscope spans.csv (needs columns {', '.join(sorted(need))})")
     t0 = pd.to_numeric(df["t_start"], errors="coerce")
     t1 = pd.to_numeric(df["t_end"], errors="coerce")
-    good = t0.notna() & t1.notna() & (t1 >= t0) & t0.abs().lt(float("inf")) & t1.abs().lt(float("inf"))
+    good = t0.notna() & t1.notna() & (t1 >= t0) & t0.abs().le(MAX_EPOCH_S) & t1.abs().le(MAX_EPOCH_S)
     df = df[good].reset_index(drop=True)
-    df.attrs["malformed_rows"] = int((~good).sum())  # no times, or an end before its start
+    df.attrs["malformed_rows"] = int((~good).sum())  # no times, an end before its start, or no date
     return df
 
 
