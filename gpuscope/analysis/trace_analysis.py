@@ -124,7 +124,7 @@ def analyze_trace(frames, *, line_rate_gbs: float, line_rate_source: str, top_ga
         memset=act.memset_rows(frames.gpu),
         kernels=act.stream_rows(views),
         idle_gaps=gap_list,
-        split=tp.split_table(views, frames.host, span),
+        split=tp.split_table(views, frames.host, span, frames.gpu_annotations),
         trace=trace,
         diagnoses=diagnoses,
         phases=tp.phase_frame(views, frames.host, frames.epoch),

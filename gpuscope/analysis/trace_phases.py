@@ -4,8 +4,9 @@ and the phase intervals (PHASE_SCHEMA) the plot and the Perfetto export draw.
 The split table: one row per annotation name (ProfilerStep#N counted as "ProfilerStep"),
 with the role guessed from the name (the roles of gpuscope.rolemodel: an upload is h2d, a
 forward/backward gpu_compute, a data fetch cpu, a wait cpu_stall, the profiler's step info),
-its wall time and what the rank's GPUs did inside it: busy, kernel and copy time (unions over
-the annotation's ranges), and the idle rest. Annotations nest, so rows do not add up.
+its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
+time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
+the idle rest. Annotations nest, so rows do not add up.
 
 Phase intervals: per device and stream (stream in `worker`, device in `gpu`), the device's
 activity merged into blocks per kind (kernel, h2d, d2h, memcpy for the other directions,
@@ -54,18 +55,25 @@ def _annotations(host: pd.DataFrame) -> pd.DataFrame:
     return a.assign(phase=a["name"].astype(object).map(_phase_name))
 
 
-def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float) -> list[dict]:
-    """The `phases` split table (see the module doc), longest wall time first."""
+def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
+                gpu_annotations: pd.DataFrame | None = None) -> list[dict]:
+    """The `phases` split table (see the module doc), longest wall time first. The GPU figures
+    cover the annotation's CPU ranges and its GPU-side ranges (gpu_user_annotation of the same
+    name: where the work it launched ran), since kernels run after the host has moved on."""
     ann = _annotations(host)
     if not len(ann):
         return []
+    gann = gpu_annotations if gpu_annotations is not None else ann.iloc[:0]
     rows: dict[str, dict] = {}
     for rank, a_r in ann.groupby("rank", sort=True):
         vs = [v for v in views if v.rank == rank]
         gpu = pd.concat([v.gpu for v in vs]) if vs else None
+        g_r = gann[gann["rank"] == rank]
         for phase, a in a_r.groupby("phase", sort=False):
-            s = a["ts_us"].to_numpy(dtype="float64")
-            ranges = iv.merge(s, s + a["dur_us"].to_numpy(dtype="float64"))
+            g_a = g_r[g_r["name"].astype(object) == phase]
+            s = np.concatenate([a["ts_us"].to_numpy(dtype="float64"), g_a["ts_us"].to_numpy(dtype="float64")])
+            d = np.concatenate([a["dur_us"].to_numpy(dtype="float64"), g_a["dur_us"].to_numpy(dtype="float64")])
+            ranges = iv.merge(s, s + d)
             row = rows.setdefault(str(phase), {"phase": str(phase), "role": guess_role(str(phase)), "count": 0,
                                                "wall_ms": 0.0, "gpu_busy_ms": 0.0, "kernel_ms": 0.0,
                                                "memcpy_ms": 0.0, "htod_ms": 0.0, "dtoh_ms": 0.0, "_range_ms": 0.0})
