@@ -165,7 +165,7 @@ def _gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
         try:
             out.append(d.decompress(data))
         except zlib.error as e:
-            if out or d.unused_data or len(b"".join(out)):
+            if out:  # garbage after complete members
                 break
             raise InputError(f"{where}: corrupt gzip data ({e})") from None
         if not d.eof:

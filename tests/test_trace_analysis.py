@@ -112,7 +112,7 @@ def _launch_bound_trace(kernels=2000, every=12.0, kdur=2.0):
 
 
 def test_synthetic_launch_bound_loop():
-    _, a = _analyze(_launch_bound_trace().document() and json.dumps(_launch_bound_trace().document()))
+    _, a = _analyze(json.dumps(_launch_bound_trace().document()))
     assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].severity == "high"
     ev = a.diagnoses[0].evidence
     assert ev["kernels"] == 2000 and ev["kernel_median_us"] == pytest.approx(2.0)
