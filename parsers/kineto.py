@@ -12,32 +12,38 @@ baseTimeNanoseconds, deviceProperties and distributedInfo. Flow (ac2g), metadata
 and other events are counted, not kept: a GPU event's runtime call is found through
 `correlation`, which both sides carry.
 
-Reader: msgspec decodes the document straight into slotted structs holding only the fields
-above (docs/BENCHMARKS.md, "Profiler traces": 2.8x faster than the stdlib json with the
-garbage collector off, 7x with it on, 40% less peak memory). A trace that does not fit those
-types (a string where a number belongs, args that are not an object) is decoded generically
-and checked event by event: bad events are skipped and counted, the rest read. A document
-cut short (an interrupted write, a truncated .gz) is read up to its last complete event and
-flagged `truncated`. Invalid JSON elsewhere is an InputError; a document without events a
-NoDataError.
+Reader (parsers/kineto_json.py): msgspec decodes the document straight into slotted structs
+holding only the fields above (docs/BENCHMARKS.md, "Profiler traces": 3.8x less CPU than the
+stdlib json with its collector on, 2.1x with it off, 35% less peak memory). A trace that does
+not fit those types (a string where a number belongs, args that are not an object) is decoded
+generically and checked event by event: bad events are skipped and counted, the rest read. A
+document cut short (an interrupted write, a truncated .gz) is read up to its last complete
+event and flagged `truncated`. Invalid JSON elsewhere is an InputError; a document without
+events a NoDataError.
 """
 
 from __future__ import annotations
 
-import gc
-import json
 import math
 import os
 import re
-import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
+from gpuscope.parsers.kineto_json import (
+    NO_ARGS,
+    Decoded,
+    Event,
+    decode,
+    gunzip,
+    is_trace,
+    no_gc,
+    read_file,
+    trace_files,
+)
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.schemas import (
@@ -50,9 +56,9 @@ from gpuscope.schemas import (
     typed_frame,
 )
 
+__all__ = ["TraceFrames", "is_trace", "memcpy_kind", "memset_memory", "read_trace"]
 NAN = math.nan
-HEAD_BYTES = 64 * 1024
-TRACE_SUFFIXES = (".json", ".json.gz")
+
 
 # category -> kind; the older spellings (torch < 1.13, HTA's test traces) beside the current ones
 KERNEL, MEMCPY, MEMSET = "kernel", "memcpy", "memset"
@@ -70,48 +76,6 @@ CATEGORY_KIND = {
     "user_annotation": "user_annotation",
     "gpu_user_annotation": GPU_ANNOTATION,
 }
-
-
-# -- the decoded shapes (only the fields gpuscope reads; every other key is ignored) ----------
-
-class _Args(msgspec.Struct, gc=False):
-    device: int = -1
-    stream: int = -1
-    correlation: int = -1
-    bytes: float = NAN
-    gbs: float = msgspec.field(name="memory bandwidth (GB/s)", default=NAN)
-
-
-_NO_ARGS = _Args()
-
-
-class _Event(msgspec.Struct, gc=False):
-    ph: str = ""
-    cat: str = ""
-    name: str = ""
-    pid: int | str = -1
-    tid: int | str = -1
-    ts: float = NAN
-    dur: float = NAN
-    args: _Args | None = None
-
-
-class _Device(msgspec.Struct, gc=False):
-    id: int = -1
-    name: str = ""
-    numSms: int = -1
-    totalGlobalMem: float = NAN
-
-
-class _Distributed(msgspec.Struct, gc=False):
-    rank: int = -1
-
-
-class _Document(msgspec.Struct, gc=False):
-    traceEvents: list[_Event] | None = None
-    baseTimeNanoseconds: int | None = None
-    deviceProperties: list[_Device] | None = None
-    distributedInfo: _Distributed | None = None
 
 
 @dataclass
@@ -140,258 +104,6 @@ class TraceFrames:
     def epoch(self, ts_us: Any) -> Any:
         """Epoch seconds of trace times (seconds from the trace's zero when it has no base time)."""
         return (0.0 if self.epoch_offset_s is None else self.epoch_offset_s) + np.asarray(ts_us) / 1e6
-
-
-# -- bytes in ---------------------------------------------------------------------------------
-
-@contextmanager
-def _no_gc():
-    """Millions of small containers: the cyclic collector would rescan them again and again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
-    """(decompressed bytes, truncated); concatenated members are read one after another."""
-    out = []
-    truncated = False
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out.append(d.decompress(data))
-        except zlib.error as e:
-            if out:  # garbage after complete members
-                break
-            raise InputError(f"{where}: corrupt gzip data ({e})") from None
-        if not d.eof:
-            truncated = True
-            try:
-                out.append(d.flush())
-            except zlib.error:
-                pass
-            break
-        data = d.unused_data.lstrip(b"\x00")
-    return b"".join(out), truncated
-
-
-def _read_file(p: Path) -> tuple[bytes, bool]:
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    truncated = False
-    if data[:2] == b"\x1f\x8b":
-        data, truncated = _gunzip(data, str(p))
-        if truncated and not data.strip():
-            raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
-    return data, truncated
-
-
-def _head_of(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        raw = fh.read(HEAD_BYTES)
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
-        except zlib.error:
-            return b""
-    return raw
-
-
-def _looks_like_trace(head: bytes | str) -> bool:
-    if isinstance(head, str):
-        head = head[:HEAD_BYTES].encode("utf-8", "replace")
-    h = head[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if h[:1] == b"{":
-        return b'"traceEvents"' in h or (b'"schemaVersion"' in h and b'"deviceProperties"' in h)
-    if h[:1] == b"[":  # the Trace Event Format's bare-array form
-        return b'"ph"' in h and b'"ts"' in h
-    return False
-
-
-def _trace_files(d: Path) -> list[Path]:
-    files = sorted(f for f in d.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
-    out = []
-    for f in files:
-        try:
-            if _looks_like_trace(_head_of(f)):
-                out.append(f)
-        except OSError:
-            continue
-    return out
-
-
-def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
-    """True when the file (or a folder's *.json[.gz] file, or these first bytes) is a Chrome
-    trace: a JSON object with traceEvents, or the bare array of events. Never raises."""
-    if isinstance(path_or_head, bytes):
-        if path_or_head[:2] == b"\x1f\x8b":
-            try:
-                path_or_head = zlib.decompressobj(wbits=31).decompress(path_or_head, HEAD_BYTES)
-            except zlib.error:
-                return False
-        return _looks_like_trace(path_or_head)
-    if isinstance(path_or_head, str) and path_or_head.lstrip()[:1] in ("{", "["):
-        return _looks_like_trace(path_or_head)
-    try:
-        p = Path(path_or_head)
-        if p.is_dir():
-            return bool(_trace_files(p))
-        return p.is_file() and _looks_like_trace(_head_of(p))
-    except (OSError, ValueError):
-        return False
-
-
-# -- JSON -> events ---------------------------------------------------------------------------
-
-@dataclass
-class _Decoded:
-    events: list[_Event]
-    header: dict[str, Any]
-    bad: list[tuple[int, str, str]]  # (index, reason, name) of events that did not fit
-    reader: str
-    truncated: bool = False
-
-
-def _header_dict(doc: _Document) -> dict[str, Any]:
-    h: dict[str, Any] = {"baseTimeNanoseconds": doc.baseTimeNanoseconds}
-    if doc.deviceProperties:
-        h["deviceProperties"] = [{"id": d.id, "name": d.name, "numSms": d.numSms,
-                                  "totalGlobalMem": d.totalGlobalMem} for d in doc.deviceProperties]
-    if doc.distributedInfo is not None:
-        h["rank"] = doc.distributedInfo.rank
-    return h
-
-
-def _loose_header(obj: dict) -> dict[str, Any]:
-    """The header fields of a generically decoded document, wrong types dropped."""
-    h: dict[str, Any] = {}
-    base = obj.get("baseTimeNanoseconds")
-    if isinstance(base, (int, float)) and not isinstance(base, bool) and math.isfinite(base):
-        h["baseTimeNanoseconds"] = int(base)
-    devs = obj.get("deviceProperties")
-    if isinstance(devs, list):
-        h["deviceProperties"] = [d for d in devs if isinstance(d, dict)]
-    dist = obj.get("distributedInfo")
-    if isinstance(dist, dict) and isinstance(dist.get("rank"), int):
-        h["rank"] = dist["rank"]
-    return h
-
-
-def _convert(raw: list, start_index: int = 0) -> tuple[list[_Event], list[tuple[int, str, str]]]:
-    events: list[_Event] = []
-    bad: list[tuple[int, str, str]] = []
-    for i, e in enumerate(raw, start_index):
-        try:
-            events.append(msgspec.convert(e, _Event, strict=False))
-        except msgspec.ValidationError as err:
-            name = e.get("name") if isinstance(e, dict) else None
-            bad.append((i, f"malformed event: {err}", str(name)[:120] if name is not None else ""))
-    return events, bad
-
-
-def _generic(data: bytes, where: str) -> _Decoded:
-    obj = msgspec.json.decode(data)
-    if isinstance(obj, list):
-        raw, header = obj, {}
-    elif isinstance(obj, dict):
-        if "traceEvents" not in obj:
-            raise NoDataError(f"{where}: JSON without traceEvents (not a Chrome trace)")
-        raw, header = obj["traceEvents"], _loose_header(obj)
-        if not isinstance(raw, list):
-            raise NoDataError(f"{where}: traceEvents is not a list")
-    else:
-        raise NoDataError(f"{where}: JSON {type(obj).__name__}, not a Chrome trace")
-    events, bad = _convert(raw)
-    return _Decoded(events, header, bad, "msgspec (generic: the trace did not fit the typed reader)")
-
-
-def _salvage(data: bytes, where: str, err: Exception) -> _Decoded:
-    """Events up to the point where the document stops being JSON; InputError unless that
-    point is its end (a cut trace) -- the stdlib decoder also takes NaN, which msgspec refuses."""
-    text = data.decode("utf-8", errors="replace")
-    at = text.find('"traceEvents"')
-    start = text.find("[", at) if at >= 0 else (0 if text.lstrip()[:1] == "[" else -1)
-    if start < 0:
-        raise InputError(f"{where}: not valid JSON ({err})") from None
-    dec = json.JSONDecoder()
-    raw: list = []
-    pos, n = start + 1, len(text)
-    cut = False
-    ws = " \t\r\n"
-
-    def bad(msg: str, at: int) -> InputError:
-        line = text.count("\n", 0, at) + 1
-        col = at - text.rfind("\n", 0, at)
-        return InputError(f"{where}: not valid JSON: {msg} at line {line} column {col}")
-
-    while True:
-        while pos < n and text[pos] in ws:
-            pos += 1
-        if pos >= n:
-            cut = True
-            break
-        if text[pos] == "]" and not raw:
-            break
-        try:
-            obj, pos = dec.raw_decode(text, pos)
-        except json.JSONDecodeError as e:
-            if e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string"):
-                cut = True
-                break
-            raise bad(e.msg, e.pos) from None
-        raw.append(obj)
-        while pos < n and text[pos] in ws:
-            pos += 1
-        if pos >= n:
-            cut = True
-            break
-        if text[pos] == "]":
-            break
-        if text[pos] != ",":
-            raise bad("expecting ',' between events", pos)
-        pos += 1
-    header: dict[str, Any] = {}
-    if at > 0:  # Kineto writes the header keys before traceEvents
-        try:
-            head = json.loads(text[:at].rstrip().rstrip(",") + "}")
-            header = _loose_header(head) if isinstance(head, dict) else {}
-        except json.JSONDecodeError:
-            header = {}
-    if not cut:
-        try:
-            json.loads(text)
-        except json.JSONDecodeError:
-            cut = True  # events complete, the document's end missing
-    events, bad = _convert(raw)
-    return _Decoded(events, header, bad, "stdlib json (salvage)", truncated=cut)
-
-
-def _decode(data: bytes, where: str) -> _Decoded:
-    if not data.strip():
-        raise NoDataError(f"{where} is empty")
-    if b"\x00" in data[:8192]:
-        raise NoDataError(f"{where} looks binary (NUL bytes), not a trace")
-    with _no_gc():
-        try:
-            doc = msgspec.json.decode(data, type=_Document)
-        except msgspec.ValidationError:
-            try:
-                return _generic(data, where)
-            except msgspec.DecodeError as e:
-                return _salvage(data, where, e)
-        except msgspec.DecodeError as e:
-            return _salvage(data, where, e)
-    if doc.traceEvents is None:
-        raise NoDataError(f"{where}: JSON without traceEvents (not a Chrome trace)")
-    return _Decoded(doc.traceEvents, _header_dict(doc), [], "msgspec")
 
 
 # -- events -> frames -------------------------------------------------------------------------
@@ -439,7 +151,7 @@ def _ints(values: list[Any]) -> np.ndarray:
     return np.fromiter((v if type(v) is int else -1 for v in values), dtype=np.int64, count=len(values))
 
 
-def _times(evs: list[_Event]) -> tuple[np.ndarray, np.ndarray]:
+def _times(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
     ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=len(evs))
     dur = np.fromiter((e.dur for e in evs), dtype=np.float64, count=len(evs))
     return ts, dur
@@ -459,7 +171,7 @@ class _Skips:
         self.reason: list[str] = []
         self.name: list[str] = []
 
-    def add(self, idx: np.ndarray, why: np.ndarray, evs: list[_Event]) -> np.ndarray:
+    def add(self, idx: np.ndarray, why: np.ndarray, evs: list[Event]) -> np.ndarray:
         """Record the events whose reason is not '', return the mask of the good ones."""
         bad = why != ""
         for k in np.flatnonzero(bad):
@@ -469,9 +181,9 @@ class _Skips:
         return ~bad
 
 
-def _gpu_frame(kind: str, evs: list[_Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
+def _gpu_frame(kind: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
     ts, dur = _times(evs)
-    args = [e.args or _NO_ARGS for e in evs]
+    args = [e.args or NO_ARGS for e in evs]
     dev = np.fromiter((a.device for a in args), dtype=np.int64, count=len(evs))
     stream = np.fromiter((a.stream for a in args), dtype=np.int64, count=len(evs))
     dev = np.where(dev >= 0, dev, _ints([e.pid for e in evs]))
@@ -501,10 +213,10 @@ def _gpu_frame(kind: str, evs: list[_Event], idx: np.ndarray, skips: _Skips) -> 
     }
 
 
-def _host_frame(cat: str, evs: list[_Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
+def _host_frame(cat: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
     ts, dur = _times(evs)
     ok = skips.add(idx, _time_problems(ts, dur), evs)
-    corr = np.fromiter(((e.args or _NO_ARGS).correlation for e in evs), dtype=np.int64, count=len(evs))
+    corr = np.fromiter(((e.args or NO_ARGS).correlation for e in evs), dtype=np.int64, count=len(evs))
     return {
         "pid": _ints([e.pid for e in evs])[ok], "tid": _ints([e.tid for e in evs])[ok],
         "cat": [cat] * int(ok.sum()), "name": [e.name for e, good in zip(evs, ok, strict=True) if good],
@@ -541,8 +253,8 @@ class _Rank:
     reader: str
 
 
-def _frames_of(decoded: _Decoded) -> _Rank:
-    groups: dict[str, list[_Event]] = {k: [] for k in (*GPU_KINDS, *HOST_CATS, GPU_ANNOTATION)}
+def _frames_of(decoded: Decoded) -> _Rank:
+    groups: dict[str, list[Event]] = {k: [] for k in (*GPU_KINDS, *HOST_CATS, GPU_ANNOTATION)}
     where: dict[str, list[int]] = {k: [] for k in groups}
     flows = meta = other = 0
     kind_of = CATEGORY_KIND
@@ -655,11 +367,11 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
 
 
 def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
-    decoded = _decode(data, where)
+    decoded = decode(data, where)
     del data
     if truncated_gz:
         decoded.truncated = True
-    with _no_gc():
+    with no_gc():
         r = _frames_of(decoded)
     if r.events == 0:
         raise NoDataError(f"{where}: the trace holds no events")
@@ -674,7 +386,7 @@ def read_trace(source: str | os.PathLike[str] | bytes) -> TraceFrames:
     no traceEvents, no events, a folder without traces, no device or host activity at all.
     """
     if isinstance(source, bytes):
-        data, cut = (_gunzip(source, "<bytes>") if source[:2] == b"\x1f\x8b" else (source, False))
+        data, cut = (gunzip(source, "<bytes>") if source[:2] == b"\x1f\x8b" else (source, False))
         frames = _combine([_read_one(data, "<bytes>", cut)], ["<bytes>"], "<bytes>")
     elif isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         frames = _combine([_read_one(source.encode(), "<string>", False)], ["<string>"], "<string>")
@@ -683,16 +395,16 @@ def read_trace(source: str | os.PathLike[str] | bytes) -> TraceFrames:
         if not p.exists():
             raise InputError(f"no such file or directory: {p}")
         if p.is_dir():
-            files = _trace_files(p)
+            files = trace_files(p)
             if not files:
                 raise NoDataError(f"{p}: no profiler traces (*.json, *.json.gz with traceEvents) in the folder")
             ranks = []
             for f in files:
-                data, cut = _read_file(f)
+                data, cut = read_file(f)
                 ranks.append(_read_one(data, str(f), cut))
             frames = _combine(ranks, [str(f) for f in files], str(p))
         else:
-            data, cut = _read_file(p)
+            data, cut = read_file(p)
             frames = _combine([_read_one(data, str(p), cut)], [str(p)], str(p))
     if not len(frames.gpu) and not len(frames.host):
         raise NoDataError(f"{frames.source}: no kernel, copy, memset, runtime or operator events in the trace"

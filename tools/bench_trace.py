@@ -60,8 +60,8 @@ else:
         n = len(msgspec.json.decode(raw)["traceEvents"])
     else:
         import msgspec
-        from gpuscope.parsers.kineto import _Document
-        n = len(msgspec.json.decode(raw, type=_Document).traceEvents)
+        from gpuscope.parsers.kineto_json import Document
+        n = len(msgspec.json.decode(raw, type=Document).traceEvents)
     out["events"] = n
 out.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,
            peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
