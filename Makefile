@@ -27,9 +27,10 @@ test: venv
 test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu
 
-## bench: analyze throughput on a generated 1,000,000-line daemon log
+## bench: analyze throughput on a generated 1,000,000-line daemon log, and on a 1,000,000-event profiler trace
 bench: venv
 	$(BIN)/python tools/bench_analyze.py
+	$(BIN)/python tools/bench_trace.py
 
 ## bench-gpu: kernel timings on the GPU (CUDA events, median of runs)
 bench-gpu: venv

@@ -134,3 +134,83 @@ def empty_samples() -> pd.DataFrame:
 
 def empty_phases() -> pd.DataFrame:
     return empty(PHASE_SCHEMA)
+
+# -- a profiler trace (PyTorch / Kineto Chrome trace JSON, gpuscope.parsers.kineto) -----------
+# Times are microseconds on the trace's clock (`ts_us`, `dur_us`, float64: ~1 ns resolution at
+# Kineto's ~5e12 us magnitudes, which epoch seconds would not keep); TraceFrames.epoch_offset_s
+# turns them into epoch seconds. Text columns that repeat (names, kinds) are categoricals: a
+# 1,000,000-event trace holds a few thousand distinct names.
+CAT = "category"
+
+# Device activity: kernels, copies, memsets (one frame: busy time is their union).
+TRACE_GPU_SCHEMA: dict[str, str] = {
+    "rank": "int64",
+    "device": "int64",
+    "stream": "int64",
+    "kind": CAT,            # kernel | memcpy | memset
+    "name": CAT,            # as the trace spells it ("Memcpy HtoD (Pageable -> Device)")
+    "ts_us": "float64",
+    "dur_us": "float64",
+    "correlation": "int64",  # links to the runtime call that issued it (-1: none)
+    "bytes": "float64",      # copies and memsets; NaN for kernels
+    "direction": CAT,        # HtoD | DtoH | DtoD | PtoP | HtoH | ...; "" for kernels and memsets
+    "host_memory": CAT,      # pageable | pinned | device | managed | ...; memsets: their memory
+    "trace_gbs": "float64",  # the event's own "memory bandwidth (GB/s)"; NaN when absent
+}
+
+# Host activity: runtime/driver calls, operators, Python functions, CPU-side annotations.
+TRACE_HOST_SCHEMA: dict[str, str] = {
+    "rank": "int64",
+    "pid": "int64",
+    "tid": "int64",
+    "cat": CAT,              # cuda_runtime | cuda_driver | cpu_op | python_function | user_annotation
+    "name": CAT,
+    "ts_us": "float64",
+    "dur_us": "float64",
+    "correlation": "int64",  # runtime/driver calls; -1 otherwise
+}
+
+# GPU-side annotation ranges (gpu_user_annotation: a record_function's span on a stream).
+TRACE_GPU_ANNOTATION_SCHEMA: dict[str, str] = {
+    "rank": "int64",
+    "device": "int64",
+    "stream": "int64",
+    "name": CAT,
+    "ts_us": "float64",
+    "dur_us": "float64",
+}
+
+TRACE_DEVICE_SCHEMA: dict[str, str] = {
+    "rank": "int64",
+    "device": "int64",
+    "name": OBJ,
+    "num_sms": "int64",       # -1 when the trace does not say
+    "total_mem_bytes": "float64",
+}
+
+# Events left out: index into the rank's traceEvents, why, and the event's name.
+TRACE_SKIPPED_SCHEMA: dict[str, str] = {"rank": "int64", "index": "int64", "reason": OBJ, "name": OBJ}
+
+# Busy-fraction track of a trace (gpuscope.analysis.trace_activity.counters): one row per
+# time bin per device; t_wall is the bin's start (epoch s when the trace has a base time).
+TRACE_COUNTER_SCHEMA: dict[str, str] = {
+    "t_wall": "float64",
+    "gpu": "int64",
+    "bin_s": "float64",
+    "busy_fraction": "float64",     # union of kernels, copies, memsets / bin
+    "kernel_fraction": "float64",   # union of kernels / bin
+    "htod_gbs": "float64",          # HtoD bytes moved in the bin / bin (each copy spread evenly)
+    "dtoh_gbs": "float64",
+}
+
+
+def typed_frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.DataFrame:
+    """`frame` for schemas that also hold categoricals (CAT columns)."""
+    import pandas as pd
+
+    cats = {name: columns.get(name, []) for name, dtype in schema.items() if dtype == CAT}
+    df = frame({k: v for k, v in columns.items() if k not in cats},
+               {k: (OBJ if t == CAT else t) for k, t in schema.items()})
+    for name, values in cats.items():
+        df[name] = values if isinstance(values, pd.Categorical) else pd.Categorical(values)
+    return df

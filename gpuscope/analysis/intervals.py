@@ -46,8 +46,8 @@ def pair_events(
     return out
 
 
-def merge(starts, ends) -> tuple[np.ndarray, np.ndarray]:
-    """Union of intervals as disjoint sorted (starts, ends)."""
+def merge(starts, ends, gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Union of intervals as disjoint sorted (starts, ends); gaps up to `gap` are closed too."""
     s = np.asarray(starts, dtype="float64")
     e = np.asarray(ends, dtype="float64")
     ok = ~(np.isnan(s) | np.isnan(e))
@@ -59,7 +59,7 @@ def merge(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     reach = np.maximum.accumulate(e)
     new = np.empty(s.size, dtype=bool)
     new[0] = True
-    new[1:] = s[1:] > reach[:-1]
+    new[1:] = s[1:] > reach[:-1] + gap
     block = np.cumsum(new) - 1
     ms = s[new]
     me = np.zeros(ms.size)
@@ -85,18 +85,40 @@ def intersection_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, n
     (as_, ae), (bs, be) = a, b
     if as_.size == 0 or bs.size == 0:
         return 0.0
-    # For each a interval, overlap with b = integral of b's indicator over [as, ae].
-    cum = np.concatenate([[0.0], np.cumsum(be - bs)])
+    return float(np.sum(covered_lengths(as_, ae, bs, be)))
 
-    def covered_until(t: np.ndarray) -> np.ndarray:
-        i = np.searchsorted(bs, t, side="right")  # b intervals starting at or before t
-        full = cum[np.maximum(i - 1, 0)]
-        last_s = bs[np.maximum(i - 1, 0)]
-        last_e = be[np.maximum(i - 1, 0)]
-        part = np.clip(t - last_s, 0.0, last_e - last_s)
-        return np.where(i > 0, full + part, 0.0)
 
-    return float(np.sum(covered_until(ae) - covered_until(as_)))
+def cumulative(starts, ends, rates, t) -> np.ndarray:
+    """For each time in t: sum over intervals i of rates[i] * |[starts[i], ends[i]] ∩ (-inf, t]|.
+
+    Intervals may overlap (rates add up): with rate = bytes/duration it is the bytes moved by t;
+    with rate 1 over disjoint intervals, the time covered by t.
+    """
+    t = np.asarray(t, dtype="float64")
+    s = np.asarray(starts, dtype="float64")
+    e = np.asarray(ends, dtype="float64")
+    r = np.broadcast_to(np.asarray(rates, dtype="float64"), s.shape)
+    if s.size == 0:
+        return np.zeros(t.shape)
+    origin = float(s.min())  # sums of products of large times cancel badly: work near zero
+    s, e, t = s - origin, e - origin, t - origin
+
+    def part(x: np.ndarray) -> np.ndarray:  # sum over x_i <= t of r_i * (t - x_i)
+        order = np.argsort(x, kind="stable")
+        xs, rs = x[order], r[order]
+        cr = np.concatenate([[0.0], np.cumsum(rs)])
+        crx = np.concatenate([[0.0], np.cumsum(rs * xs)])
+        k = np.searchsorted(xs, t, side="right")
+        return t * cr[k] - crx[k]
+
+    return part(s) - part(e)
+
+
+def covered_lengths(qs, qe, starts, ends) -> np.ndarray:
+    """Per query interval [qs, qe]: its length covered by the disjoint intervals (starts, ends)."""
+    qs = np.asarray(qs, dtype="float64")
+    qe = np.asarray(qe, dtype="float64")
+    return cumulative(starts, ends, 1.0, qe) - cumulative(starts, ends, 1.0, qs)
 
 
 def max_concurrency(starts, ends) -> int:

@@ -1,0 +1,208 @@
+"""What each device did over a profiler trace: busy time, copies, memsets, kernels per stream.
+
+All times are the trace's microseconds (TraceFrames' ts_us). A device's traced span is its
+rank's span: first to last event of that rank, host and device events alike (the host's
+work before the first kernel is time the GPU sat idle). Busy = the union of kernel, copy and
+memset intervals over all streams of the device. Plain functions, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import intervals as iv
+from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
+
+HOST_DIRECTIONS = ("HtoD", "DtoH")
+NAME_CHARS = 100
+COUNTER_MAX_BINS = 1000    # busy-fraction track: the span in this many bins ...
+COUNTER_MIN_BIN_S = 1e-4   # ... of at least 100 us
+
+
+@dataclass
+class DeviceView:
+    """One device of one rank: its events and the merged intervals the rules share."""
+
+    rank: int
+    device: int
+    name: str
+    span: tuple[float, float]              # the rank's span (us)
+    gpu: pd.DataFrame                      # this device's events, by ts
+    host: pd.DataFrame                     # the rank's host events, by ts
+    busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
+    kernels: tuple[np.ndarray, np.ndarray]
+    copies: tuple[np.ndarray, np.ndarray]
+
+    @property
+    def span_us(self) -> float:
+        return self.span[1] - self.span[0]
+
+    @property
+    def busy_us(self) -> float:
+        return iv.total(*self.busy)
+
+
+def _merged(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    s = df["ts_us"].to_numpy(dtype="float64")
+    return iv.merge(s, s + df["dur_us"].to_numpy(dtype="float64"))
+
+
+def device_views(frames) -> list[DeviceView]:
+    """One view per (rank, device) that has device events, in rank/device order."""
+    gpu, host = frames.gpu, frames.host
+    names = {(int(r), int(d)): str(n) for r, d, n in
+             frames.devices[["rank", "device", "name"]].itertuples(index=False)}
+    views = []
+    for rank in sorted(set(gpu["rank"].tolist())):
+        g_r = gpu[gpu["rank"] == rank]
+        h_r = host[host["rank"] == rank]
+        starts = [g_r["ts_us"].min()]
+        ends = [(g_r["ts_us"] + g_r["dur_us"]).max()]
+        if len(h_r):
+            starts.append(h_r["ts_us"].min())
+            ends.append((h_r["ts_us"] + h_r["dur_us"]).max())
+        span = (float(min(starts)), float(max(ends)))
+        for dev in sorted(set(g_r["device"].tolist())):
+            g = g_r[g_r["device"] == dev].sort_values("ts_us", kind="stable", ignore_index=True)
+            kind = g["kind"].astype(object)
+            views.append(DeviceView(
+                rank=int(rank), device=int(dev), name=names.get((int(rank), int(dev)), ""), span=span,
+                gpu=g, host=h_r, busy=_merged(g), kernels=_merged(g[kind == "kernel"]),
+                copies=_merged(g[kind == "memcpy"]),
+            ))
+    return views
+
+
+def _gbs(nbytes: float, us: float) -> float:
+    return nbytes / (us * 1e3) if us > 0 else float("nan")
+
+
+def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
+    """The `memcpy` list: one row per (direction, host memory), most time first.
+
+    gbs = bytes / summed copy time (GB/s, 1e9): the byte-weighted harmonic mean of the
+    per-event rates, i.e. what the copies achieved together; host copies (HtoD, DtoH) also
+    get their share of the line rate and their time at it.
+    """
+    m = gpu[gpu["kind"].astype(object) == "memcpy"]
+    rows = []
+    if not len(m):
+        return rows
+    keys = [m["direction"].astype(object), m["host_memory"].astype(object)]
+    for (direction, memory), g in m.groupby(keys, sort=False):
+        us = float(g["dur_us"].sum())
+        nbytes = float(g["bytes"].sum())
+        per_event = g["bytes"].to_numpy() / (g["dur_us"].to_numpy() * 1e3)
+        per_event = per_event[np.isfinite(per_event)]
+        row = {
+            "direction": direction, "host_memory": memory, "count": int(len(g)), "bytes": int(nbytes),
+            "ms": us / 1e3, "gbs": _gbs(nbytes, us),
+            "per_event_gbs_median": float(np.median(per_event)) if per_event.size else None,
+            "trace_gbs_median": float(g["trace_gbs"].median()) if g["trace_gbs"].notna().any() else None,
+            "devices": sorted({int(d) for d in g["device"]}),
+        }
+        if direction in HOST_DIRECTIONS and line_rate_gbs > 0:
+            row["line_rate_share"] = row["gbs"] / line_rate_gbs
+            row["ms_at_line_rate"] = nbytes / (line_rate_gbs * 1e6)
+        rows.append(row)
+    rows.sort(key=lambda r: -r["ms"])
+    return rows
+
+
+def memset_rows(gpu: pd.DataFrame) -> list[dict]:
+    """The `memset` list: one row per memory kind (count, bytes, ms)."""
+    m = gpu[gpu["kind"].astype(object) == "memset"]
+    rows = []
+    for memory, g in m.groupby(m["host_memory"].astype(object), sort=False):
+        us = float(g["dur_us"].sum())
+        rows.append({"memory": memory, "count": int(len(g)), "bytes": int(g["bytes"].sum()),
+                     "ms": us / 1e3, "gbs": _gbs(float(g["bytes"].sum()), us)})
+    rows.sort(key=lambda r: -r["ms"])
+    return rows
+
+
+def _q(x: np.ndarray, q: float) -> float | None:
+    return float(np.quantile(x, q)) if x.size else None
+
+
+def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
+    """The `kernels` list: per device and stream, kernel/copy/memset counts and times."""
+    rows = []
+    for v in views:
+        for stream, g in v.gpu.groupby("stream", sort=True):
+            kind = g["kind"].astype(object)
+            k = g[kind == "kernel"]
+            kd = k["dur_us"].to_numpy(dtype="float64")
+            busy = _merged(g)
+            tops = (k.groupby(k["name"].astype(object), sort=False)["dur_us"].agg(["size", "sum"])
+                    .sort_values("sum", ascending=False).head(top))
+            rows.append({
+                "rank": v.rank, "device": v.device, "stream": int(stream),
+                "kernels": int(len(k)), "kernel_ms": float(kd.sum()) / 1e3,
+                "kernel_median_us": _q(kd, 0.5), "kernel_p90_us": _q(kd, 0.9),
+                "memcpy_count": int((kind == "memcpy").sum()),
+                "memcpy_ms": float(g.loc[kind == "memcpy", "dur_us"].sum()) / 1e3,
+                "memset_count": int((kind == "memset").sum()),
+                "memset_ms": float(g.loc[kind == "memset", "dur_us"].sum()) / 1e3,
+                "busy_ms": iv.total(*busy) / 1e3,
+                "busy_fraction": iv.total(*busy) / v.span_us if v.span_us > 0 else None,
+                "top_kernels": [{"name": str(n)[:NAME_CHARS], "count": int(r["size"]), "ms": float(r["sum"]) / 1e3}
+                                for n, r in tops.iterrows()],
+            })
+    return rows
+
+
+def device_rows(views: list[DeviceView]) -> list[dict]:
+    """Per device: span, busy, kernel and copy time, and how much copies overlapped kernels."""
+    out = []
+    for v in views:
+        kind = v.gpu["kind"].astype(object)
+        span = v.span_us
+        kern = iv.total(*v.kernels)
+        cop = iv.total(*v.copies)
+        overlap = iv.intersection_length(v.copies, v.kernels)
+        out.append({
+            "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
+            "busy_s": v.busy_us / 1e6, "busy_fraction": v.busy_us / span if span > 0 else None,
+            "kernel_s": kern / 1e6, "memcpy_s": cop / 1e6,
+            "memset_s": float(v.gpu.loc[kind == "memset", "dur_us"].sum()) / 1e6,
+            "copy_kernel_overlap_s": overlap / 1e6,
+            "streams": sorted(int(s) for s in v.gpu["stream"].unique()),
+        })
+    return out
+
+
+def counters(views: list[DeviceView], epoch) -> pd.DataFrame:
+    """Busy-fraction track per device (TRACE_COUNTER_SCHEMA); `epoch` maps trace us to seconds."""
+    cols: dict[str, list] = {c: [] for c in TRACE_COUNTER_SCHEMA}
+    for v in views:
+        span = v.span_us
+        if span <= 0:
+            continue
+        width = max(COUNTER_MIN_BIN_S * 1e6, span / COUNTER_MAX_BINS)
+        edges = np.linspace(v.span[0], v.span[1], max(int(np.ceil(span / width - 1e-6)), 1) + 1)
+        lo, hi = edges[:-1], edges[1:]
+        w = hi - lo
+        busy = iv.covered_lengths(lo, hi, *v.busy)
+        kern = iv.covered_lengths(lo, hi, *v.kernels)
+        m = v.gpu[v.gpu["kind"].astype(object) == "memcpy"]
+        rates = {}
+        for d in HOST_DIRECTIONS:
+            c = m[m["direction"].astype(object) == d]
+            s = c["ts_us"].to_numpy(dtype="float64")
+            e = s + c["dur_us"].to_numpy(dtype="float64")
+            r = np.divide(c["bytes"].to_numpy(dtype="float64"), e - s, out=np.zeros(s.size), where=e > s)
+            moved = iv.cumulative(s, e, r, hi) - iv.cumulative(s, e, r, lo)  # bytes in the bin
+            rates[d] = moved / (w * 1e3)  # bytes/us -> GB/s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cols["t_wall"] += list(epoch(lo))
+            cols["gpu"] += [v.device] * lo.size
+            cols["bin_s"] += list(w / 1e6)
+            cols["busy_fraction"] += list(busy / w)
+            cols["kernel_fraction"] += list(kern / w)
+            cols["htod_gbs"] += list(rates["HtoD"])
+            cols["dtoh_gbs"] += list(rates["DtoH"])
+    return frame(cols, TRACE_COUNTER_SCHEMA)

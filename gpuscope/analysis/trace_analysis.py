@@ -1,0 +1,134 @@
+"""A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, diagnoses).
+
+    from gpuscope.parsers.kineto import read_trace
+    from gpuscope.analysis.trace_analysis import analyze_trace
+    a = analyze_trace(read_trace("run.pt.trace.json.gz"), line_rate_gbs=55.5, line_rate_source="cache")
+    a.to_json()      # activity, memcpy, memset, kernels, idle_gaps, phases, trace, diagnoses
+    a.phases         # PHASE_SCHEMA rows for the plot / Perfetto export
+    a.counters       # TRACE_COUNTER_SCHEMA busy-fraction track
+
+How each figure is computed: docs/TRACES.md. Plain functions, no printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from gpuscope.analysis import trace_activity as act
+from gpuscope.analysis import trace_gaps as tg
+from gpuscope.analysis import trace_phases as tp
+from gpuscope.analysis.result import Diagnosis, clean
+from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
+from gpuscope.errors import NoDataError
+
+RESOLUTION = "exact (profiler events)"
+
+
+@dataclass
+class TraceAnalysis:
+    activity: dict
+    memcpy: list[dict]
+    memset: list[dict]
+    kernels: list[dict]                 # per device and stream
+    idle_gaps: list[dict]               # the longest gaps, with the host activity across each
+    split: list[dict]                   # annotation phases (the `phases` JSON key)
+    trace: dict
+    diagnoses: list[Diagnosis]
+    phases: pd.DataFrame                # PHASE_SCHEMA
+    counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
+    gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
+    options: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return clean({
+            "format": "trace",
+            "activity": self.activity,
+            "memcpy": self.memcpy,
+            "memset": self.memset,
+            "kernels": self.kernels,
+            "idle_gaps": self.idle_gaps,
+            "phases": self.split,
+            "trace": self.trace,
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "options": self.options,
+        })
+
+
+def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames) -> dict:
+    span = sum(v.span_us for v in views)
+    busy = sum(v.busy_us for v in views)
+    dev = act.device_rows(views)
+    kern = sum(d["kernel_s"] for d in dev) * 1e6
+    cop = sum(d["memcpy_s"] for d in dev) * 1e6
+    overlap = sum(d["copy_kernel_overlap_s"] for d in dev) * 1e6
+    t0 = min(v.span[0] for v in views)
+    t1 = max(v.span[1] for v in views)
+    return {
+        "source": "trace", "resolution": RESOLUTION,
+        "busy_fraction": busy / span if span > 0 else None,
+        "idle_fraction": 1.0 - busy / span if span > 0 else None,
+        "kernel_fraction": kern / span if span > 0 else None,
+        "memcpy_fraction": cop / span if span > 0 else None,
+        "copy_kernel_overlap_fraction": overlap / cop if cop > 0 else None,
+        "idle_gaps": tg.idle_summary(gaps),
+        "span_s": (t1 - t0) / 1e6, "device_span_s": span / 1e6,
+        "t_start": float(frames.epoch(t0)), "t_end": float(frames.epoch(t1)),
+        "epoch": frames.epoch_offset_s is not None,
+        "devices": dev,
+    }
+
+
+def _trace_info(frames, views: list[act.DeviceView]) -> dict:
+    sk = frames.skipped
+    return {
+        "source": frames.source, "files": frames.files, "ranks": frames.ranks,
+        "devices": [{"rank": v.rank, "device": v.device, "name": v.name} for v in views],
+        "span_s": (max(v.span[1] for v in views) - min(v.span[0] for v in views)) / 1e6,
+        "epoch_offset_s": frames.epoch_offset_s, "events": frames.events,
+        "skipped_events": frames.skipped_events,
+        "skipped_reasons": {str(k): int(v) for k, v in sk["reason"].value_counts().items()} if len(sk) else {},
+        "counts": frames.counts, "truncated": frames.truncated, "reader": frames.reader, "notes": frames.notes,
+    }
+
+
+def analyze_trace(frames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10) -> TraceAnalysis:
+    """Analyze a read trace (gpuscope.parsers.kineto.TraceFrames). NoDataError when it holds no
+    kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA)."""
+    views = act.device_views(frames)
+    if not views:
+        raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "
+                          "(recorded without ProfilerActivity.CUDA?)")
+    masks = {}
+    parts = []
+    for v in views:
+        if v.rank not in masks:
+            masks[v.rank] = tg.host_kind_masks(v.host)
+        parts.append(tg.device_gaps(v, masks[v.rank]))
+    gaps = pd.concat(parts, ignore_index=True)
+    by_key = {(v.rank, v.device): v for v in views}
+    gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps)
+    span = sum(v.span_us for v in views)
+    diagnoses = run_rules(TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
+                                         line_rate_source=line_rate_source, host=frames.host,
+                                         gap_hosts=gap_list))
+    notes = list(frames.notes)
+    if not len(frames.host):
+        notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
+    trace = _trace_info(frames, views)
+    trace["notes"] = notes
+    return TraceAnalysis(
+        activity=_activity(views, gaps, frames),
+        memcpy=act.memcpy_rows(frames.gpu, line_rate_gbs),
+        memset=act.memset_rows(frames.gpu),
+        kernels=act.stream_rows(views),
+        idle_gaps=gap_list,
+        split=tp.split_table(views, frames.host, span, frames.gpu_annotations),
+        trace=trace,
+        diagnoses=diagnoses,
+        phases=tp.phase_frame(views, frames.host, frames.epoch),
+        counters=act.counters(views, frames.epoch),
+        gaps=gaps,
+        options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
+    )

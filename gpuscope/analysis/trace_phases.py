@@ -1,0 +1,148 @@
+"""Phases of a profiler trace: user annotations (record_function ranges) as a split table,
+and the phase intervals (PHASE_SCHEMA) the plot and the Perfetto export draw.
+
+The split table: one row per annotation name (ProfilerStep#N counted as "ProfilerStep"),
+with the role guessed from the name (the roles of gpuscope.rolemodel: an upload is h2d, a
+forward/backward gpu_compute, a data fetch cpu, a wait cpu_stall, the profiler's step info),
+its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
+time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
+the idle rest. Annotations nest, so rows do not add up.
+
+Phase intervals: per device and stream (stream in `worker`, device in `gpu`), the device's
+activity merged into blocks per kind (kernel, h2d, d2h, memcpy for the other directions,
+memset; gaps shorter than span / MERGE_PER_SPAN closed, so a million kernels draw as blocks),
+and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fall in).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.trace_activity import DeviceView
+from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
+from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
+
+MERGE_PER_SPAN = 20000
+ROLE_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+    ("info", re.compile(r"^ProfilerStep")),
+    ("h2d", re.compile(r"(?i)upload|h2d|htod|host_?to_?device|to_device|copy_in|transfer|prefetch_to")),
+    ("cpu_stall", re.compile(r"(?i)sync|wait|barrier|idle|block")),
+    ("cpu", re.compile(r"(?i)data|load|fetch|prep|collate|decode|augment|tokeni|sampler|read|__next__")),
+    ("gpu_compute", re.compile(r"(?i)comput|forward|backward|fwd|bwd|step|train|matmul|gemm|kernel|model|"
+                               r"loss|optim|infer|attention|conv|layer")),
+)
+STEP = "ProfilerStep"
+
+
+def guess_role(name: str) -> str | None:
+    """The role a phase named like this plays (None: the name says nothing)."""
+    for role, rx in ROLE_PATTERNS:
+        if rx.search(name):
+            return role
+    return None
+
+
+def _phase_name(name: str) -> str:
+    return STEP if PROFILER_STEP_RE.match(name) else name
+
+
+def _annotations(host: pd.DataFrame) -> pd.DataFrame:
+    a = host[host["cat"].astype(object) == "user_annotation"]
+    return a.assign(phase=a["name"].astype(object).map(_phase_name))
+
+
+def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
+                gpu_annotations: pd.DataFrame | None = None) -> list[dict]:
+    """The `phases` split table (see the module doc), longest wall time first. The GPU figures
+    cover the annotation's CPU ranges and its GPU-side ranges (gpu_user_annotation of the same
+    name: where the work it launched ran), since kernels run after the host has moved on."""
+    ann = _annotations(host)
+    if not len(ann):
+        return []
+    gann = gpu_annotations if gpu_annotations is not None else ann.iloc[:0]
+    rows: dict[str, dict] = {}
+    for rank, a_r in ann.groupby("rank", sort=True):
+        vs = [v for v in views if v.rank == rank]
+        gpu = pd.concat([v.gpu for v in vs]) if vs else None
+        g_r = gann[gann["rank"] == rank]
+        for phase, a in a_r.groupby("phase", sort=False):
+            g_a = g_r[g_r["name"].astype(object) == phase]
+            s = np.concatenate([a["ts_us"].to_numpy(dtype="float64"), g_a["ts_us"].to_numpy(dtype="float64")])
+            d = np.concatenate([a["dur_us"].to_numpy(dtype="float64"), g_a["dur_us"].to_numpy(dtype="float64")])
+            ranges = iv.merge(s, s + d)
+            row = rows.setdefault(str(phase), {"phase": str(phase), "role": guess_role(str(phase)), "count": 0,
+                                               "wall_ms": 0.0, "gpu_busy_ms": 0.0, "kernel_ms": 0.0,
+                                               "memcpy_ms": 0.0, "htod_ms": 0.0, "dtoh_ms": 0.0, "_range_ms": 0.0})
+            row["count"] += int(len(a))
+            row["wall_ms"] += float(a["dur_us"].sum()) / 1e3
+            row["_range_ms"] += iv.total(*ranges) / 1e3
+            if gpu is None:
+                continue
+            kind = gpu["kind"].astype(object)
+            direction = gpu["direction"].astype(object)
+            for key, mask in (("gpu_busy_ms", np.ones(len(gpu), dtype=bool)), ("kernel_ms", kind == "kernel"),
+                              ("memcpy_ms", kind == "memcpy"), ("htod_ms", direction == "HtoD"),
+                              ("dtoh_ms", direction == "DtoH")):
+                g = gpu[np.asarray(mask)]
+                gs = g["ts_us"].to_numpy(dtype="float64")
+                merged = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64"))
+                row[key] += iv.intersection_length(ranges, merged) / 1e3
+    out = []
+    for row in rows.values():
+        covered = row.pop("_range_ms")
+        row["mean_ms"] = row["wall_ms"] / row["count"]
+        row["share_of_span"] = covered * 1e3 / span_us if span_us > 0 else None
+        row["gpu_idle_ms"] = max(covered - row["gpu_busy_ms"], 0.0)
+        row["gpu_busy_fraction"] = row["gpu_busy_ms"] / covered if covered > 0 else None
+        out.append(row)
+    out.sort(key=lambda r: -r["wall_ms"])
+    return out
+
+
+def _activity_kind(g: pd.DataFrame) -> np.ndarray:
+    kind = g["kind"].astype(object).to_numpy()
+    direction = g["direction"].astype(object).to_numpy()
+    out = kind.copy()
+    out[(kind == "memcpy") & (direction == "HtoD")] = "h2d"
+    out[(kind == "memcpy") & (direction == "DtoH")] = "d2h"
+    return out
+
+
+def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch) -> pd.DataFrame:
+    """PHASE_SCHEMA rows: device activity per stream (merged blocks) and CPU annotations."""
+    parts = []
+    for v in views:
+        tol = max(1.0, v.span_us / MERGE_PER_SPAN)
+        kinds = _activity_kind(v.gpu)
+        for (stream, kind), g in v.gpu.groupby([v.gpu["stream"], kinds], sort=True):
+            gs = g["ts_us"].to_numpy(dtype="float64")
+            s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64"), gap=tol)
+            parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
+                                "partition": [-1] * s.size, "phase": [str(kind)] * s.size,
+                                "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
+    ann = _annotations(host)
+    if len(ann):
+        names = ann["name"].astype(object)
+        step_no = names.map(lambda n: (m := PROFILER_STEP_RE.match(n)) and m.group(1))
+        s = ann["ts_us"].to_numpy(dtype="float64")
+        e = s + ann["dur_us"].to_numpy(dtype="float64")
+        partition = np.full(len(ann), -1, dtype=np.int64)
+        is_step = step_no.notna().to_numpy()
+        ss, se = s[is_step], e[is_step]
+        nums = step_no[is_step].astype("int64").to_numpy() if is_step.any() else np.zeros(0, dtype=np.int64)
+        order = np.argsort(ss)
+        ss, se, nums = ss[order], se[order], nums[order]
+        if ss.size:
+            k = np.searchsorted(ss, s, side="right") - 1
+            inside = (k >= 0) & (s <= se[np.maximum(k, 0)])
+            partition = np.where(inside, nums[np.maximum(k, 0)], -1)
+        parts.append(frame({"worker": [-1] * len(ann), "gpu": [-1] * len(ann), "partition": partition,
+                            "phase": ann["phase"].to_numpy(dtype=object), "t_start": epoch(s),
+                            "t_end": epoch(e)}, PHASE_SCHEMA))
+    if not parts:
+        return empty_phases()
+    return pd.concat(parts, ignore_index=True)[PHASE_COLUMNS]

@@ -1,0 +1,322 @@
+"""Profiler trace bytes -> decoded events (parsers.kineto's reader; see its docstring).
+
+msgspec decodes the document into slotted structs holding only the fields gpuscope reads
+(docs/BENCHMARKS.md, "Profiler traces"); a document that does not fit those types is decoded
+generically and converted event by event (bad events reported, not fatal); a document cut
+short is salvaged with the stdlib decoder up to its last complete event. Content detection
+(`is_trace`) and gzip handling (concatenated members, a truncated stream) live here too.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import zlib
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from gpuscope.errors import InputError, NoDataError
+
+NAN = math.nan
+HEAD_BYTES = 64 * 1024
+TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+# -- the decoded shapes (only the fields gpuscope reads; every other key is ignored) ----------
+
+class Args(msgspec.Struct, gc=False):
+    device: int = -1
+    stream: int = -1
+    correlation: int = -1
+    bytes: float = NAN
+    gbs: float = msgspec.field(name="memory bandwidth (GB/s)", default=NAN)
+
+
+NO_ARGS = Args()
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = -1
+    tid: int | str = -1
+    ts: float = NAN
+    dur: float = NAN
+    args: Args | None = None
+
+
+class Device(msgspec.Struct, gc=False):
+    id: int = -1
+    name: str = ""
+    numSms: int = -1
+    totalGlobalMem: float = NAN
+
+
+class Distributed(msgspec.Struct, gc=False):
+    rank: int = -1
+
+
+class Document(msgspec.Struct, gc=False):
+    traceEvents: list[Event] | None = None
+    baseTimeNanoseconds: int | None = None
+    deviceProperties: list[Device] | None = None
+    distributedInfo: Distributed | None = None
+
+
+# -- bytes in ---------------------------------------------------------------------------------
+
+@contextmanager
+def no_gc():
+    """Millions of small containers: the cyclic collector would rescan them again and again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
+    """(decompressed bytes, truncated); concatenated members are read one after another."""
+    out = []
+    truncated = False
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out.append(d.decompress(data))
+        except zlib.error as e:
+            if out:  # garbage after complete members
+                break
+            raise InputError(f"{where}: corrupt gzip data ({e})") from None
+        if not d.eof:
+            truncated = True
+            try:
+                out.append(d.flush())
+            except zlib.error:
+                pass
+            break
+        data = d.unused_data.lstrip(b"\x00")
+    return b"".join(out), truncated
+
+
+def read_file(p: Path) -> tuple[bytes, bool]:
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    truncated = False
+    if data[:2] == b"\x1f\x8b":
+        data, truncated = gunzip(data, str(p))
+        if truncated and not data.strip():
+            raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
+    return data, truncated
+
+
+def head_of(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        raw = fh.read(HEAD_BYTES)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
+        except zlib.error:
+            return b""
+    return raw
+
+
+def looks_like_trace(head: bytes | str) -> bool:
+    if isinstance(head, str):
+        head = head[:HEAD_BYTES].encode("utf-8", "replace")
+    h = head[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if h[:1] == b"{":
+        return b'"traceEvents"' in h or (b'"schemaVersion"' in h and b'"deviceProperties"' in h)
+    if h[:1] == b"[":  # the Trace Event Format's bare-array form
+        return b'"ph"' in h and b'"ts"' in h
+    return False
+
+
+def trace_files(d: Path) -> list[Path]:
+    files = sorted(f for f in d.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
+    out = []
+    for f in files:
+        try:
+            if looks_like_trace(head_of(f)):
+                out.append(f)
+        except OSError:
+            continue
+    return out
+
+
+def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
+    """True when the file (or a folder's *.json[.gz] file, or these first bytes) is a Chrome
+    trace: a JSON object with traceEvents, or the bare array of events. Never raises."""
+    if isinstance(path_or_head, bytes):
+        if path_or_head[:2] == b"\x1f\x8b":
+            try:
+                path_or_head = zlib.decompressobj(wbits=31).decompress(path_or_head, HEAD_BYTES)
+            except zlib.error:
+                return False
+        return looks_like_trace(path_or_head)
+    if isinstance(path_or_head, str) and path_or_head.lstrip()[:1] in ("{", "["):
+        return looks_like_trace(path_or_head)
+    try:
+        p = Path(path_or_head)
+        if p.is_dir():
+            return bool(trace_files(p))
+        return p.is_file() and looks_like_trace(head_of(p))
+    except (OSError, ValueError):
+        return False
+
+
+# -- JSON -> events ---------------------------------------------------------------------------
+
+@dataclass
+class Decoded:
+    events: list[Event]
+    header: dict[str, Any]
+    bad: list[tuple[int, str, str]]  # (index, reason, name) of events that did not fit
+    reader: str
+    truncated: bool = False
+
+
+def header_dict(doc: Document) -> dict[str, Any]:
+    h: dict[str, Any] = {"baseTimeNanoseconds": doc.baseTimeNanoseconds}
+    if doc.deviceProperties:
+        h["deviceProperties"] = [{"id": d.id, "name": d.name, "numSms": d.numSms,
+                                  "totalGlobalMem": d.totalGlobalMem} for d in doc.deviceProperties]
+    if doc.distributedInfo is not None:
+        h["rank"] = doc.distributedInfo.rank
+    return h
+
+
+def loose_header(obj: dict) -> dict[str, Any]:
+    """The header fields of a generically decoded document, wrong types dropped."""
+    h: dict[str, Any] = {}
+    base = obj.get("baseTimeNanoseconds")
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and math.isfinite(base):
+        h["baseTimeNanoseconds"] = int(base)
+    devs = obj.get("deviceProperties")
+    if isinstance(devs, list):
+        h["deviceProperties"] = [d for d in devs if isinstance(d, dict)]
+    dist = obj.get("distributedInfo")
+    if isinstance(dist, dict) and isinstance(dist.get("rank"), int):
+        h["rank"] = dist["rank"]
+    return h
+
+
+def convert(raw: list, start_index: int = 0) -> tuple[list[Event], list[tuple[int, str, str]]]:
+    events: list[Event] = []
+    bad: list[tuple[int, str, str]] = []
+    for i, e in enumerate(raw, start_index):
+        try:
+            events.append(msgspec.convert(e, Event, strict=False))
+        except msgspec.ValidationError as err:
+            name = e.get("name") if isinstance(e, dict) else None
+            bad.append((i, f"malformed event: {err}", str(name)[:120] if name is not None else ""))
+    return events, bad
+
+
+def decode_generic(data: bytes, where: str) -> Decoded:
+    obj = msgspec.json.decode(data)
+    if isinstance(obj, list):
+        raw, header = obj, {}
+    elif isinstance(obj, dict):
+        if "traceEvents" not in obj:
+            raise NoDataError(f"{where}: JSON without traceEvents (not a Chrome trace)")
+        raw, header = obj["traceEvents"], loose_header(obj)
+        if not isinstance(raw, list):
+            raise NoDataError(f"{where}: traceEvents is not a list")
+    else:
+        raise NoDataError(f"{where}: JSON {type(obj).__name__}, not a Chrome trace")
+    events, bad = convert(raw)
+    return Decoded(events, header, bad, "msgspec (generic: the trace did not fit the typed reader)")
+
+
+def salvage(data: bytes, where: str, err: Exception) -> Decoded:
+    """Events up to the point where the document stops being JSON; InputError unless that
+    point is its end (a cut trace) -- the stdlib decoder also takes NaN, which msgspec refuses."""
+    text = data.decode("utf-8", errors="replace")
+    at = text.find('"traceEvents"')
+    start = text.find("[", at) if at >= 0 else (0 if text.lstrip()[:1] == "[" else -1)
+    if start < 0:
+        raise InputError(f"{where}: not valid JSON ({err})") from None
+    dec = json.JSONDecoder()
+    raw: list = []
+    pos, n = start + 1, len(text)
+    cut = False
+    ws = " \t\r\n"
+
+    def bad(msg: str, at: int) -> InputError:
+        line = text.count("\n", 0, at) + 1
+        col = at - text.rfind("\n", 0, at)
+        return InputError(f"{where}: not valid JSON: {msg} at line {line} column {col}")
+
+    while True:
+        while pos < n and text[pos] in ws:
+            pos += 1
+        if pos >= n:
+            cut = True
+            break
+        if text[pos] == "]" and not raw:
+            break
+        try:
+            obj, pos = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            if e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string"):
+                cut = True
+                break
+            raise bad(e.msg, e.pos) from None
+        raw.append(obj)
+        while pos < n and text[pos] in ws:
+            pos += 1
+        if pos >= n:
+            cut = True
+            break
+        if text[pos] == "]":
+            break
+        if text[pos] != ",":
+            raise bad("expecting ',' between events", pos)
+        pos += 1
+    header: dict[str, Any] = {}
+    if at > 0:  # Kineto writes the header keys before traceEvents
+        try:
+            head = json.loads(text[:at].rstrip().rstrip(",") + "}")
+            header = loose_header(head) if isinstance(head, dict) else {}
+        except json.JSONDecodeError:
+            header = {}
+    if not cut:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError:
+            cut = True  # events complete, the document's end missing
+    events, bad = convert(raw)
+    return Decoded(events, header, bad, "stdlib json (salvage)", truncated=cut)
+
+
+def decode(data: bytes, where: str) -> Decoded:
+    if not data.strip():
+        raise NoDataError(f"{where} is empty")
+    if b"\x00" in data[:8192]:
+        raise NoDataError(f"{where} looks binary (NUL bytes), not a trace")
+    with no_gc():
+        try:
+            doc = msgspec.json.decode(data, type=Document)
+        except msgspec.ValidationError:
+            try:
+                return decode_generic(data, where)
+            except msgspec.DecodeError as e:
+                return salvage(data, where, e)
+        except msgspec.DecodeError as e:
+            return salvage(data, where, e)
+    if doc.traceEvents is None:
+        raise NoDataError(f"{where}: JSON without traceEvents (not a Chrome trace)")
+    return Decoded(doc.traceEvents, header_dict(doc), [], "msgspec")

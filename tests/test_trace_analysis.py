@@ -1,0 +1,189 @@
+"""analysis.trace_analysis over the H200 captures and synthetic traces: the right cause first,
+with its numbers; copy rows that match what the programs copied."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gpuscope.analysis.trace_analysis import analyze_trace
+from gpuscope.errors import NoDataError
+from gpuscope.parsers.kineto import read_trace
+from gpuscope.schemas import PHASE_SCHEMA, TRACE_COUNTER_SCHEMA
+from tests.conftest import DATA
+from tools.gen_trace import TraceBuilder
+
+TRACES = DATA / "h200_foreign" / "traces"
+LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: the H200's pinned H2D line rate
+
+
+def _analyze(src, **kw):
+    fr = read_trace(src)
+    return fr, analyze_trace(fr, line_rate_gbs=LINE, line_rate_source="option", **kw)
+
+
+@pytest.fixture(scope="module")
+def pageable():
+    return _analyze(TRACES / "copy_pageable.json.gz")
+
+
+@pytest.fixture(scope="module")
+def pinned():
+    return _analyze(TRACES / "copy_pinned.json.gz")
+
+
+def _ids(a):
+    return [d.id for d in a.diagnoses]
+
+
+def test_pageable_copies_rank_first_with_their_numbers(pageable):
+    fr, a = pageable
+    j = a.to_json()
+    json.dumps(j, allow_nan=False)
+    (row,) = j["memcpy"]
+    assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("HtoD", "pageable", 12, 6_442_450_944)
+    m = fr.gpu[fr.gpu["kind"] == "memcpy"]
+    # the trace's own per-event figures: bytes / dur = its "memory bandwidth (GB/s)"
+    own = m["bytes"].sum() / (m["bytes"] / m["trace_gbs"]).sum()
+    assert row["gbs"] == pytest.approx(own, rel=1e-6)
+    assert row["gbs"] == pytest.approx(row["trace_gbs_median"], rel=0.05)
+    assert 7.0 < row["gbs"] < 9.5 and row["line_rate_share"] == pytest.approx(row["gbs"] / LINE)
+    d = a.diagnoses[0]
+    assert d.id == "pageable_memcpy" and d.severity == "high"
+    ev = d.evidence
+    assert ev["count"] == 12 and ev["bytes"] == 6_442_450_944
+    assert ev["ms_at_line_rate"] == pytest.approx(6_442_450_944 / (LINE * 1e6), rel=1e-3)
+    assert ev["time_at_stake_ms"] == pytest.approx(row["ms"] - ev["ms_at_line_rate"], abs=0.01)
+    assert ev["blocks_host"] is True and ev["same_stream_as_kernels"] is True
+    assert 0.4 < ev["share_of_span"] < 0.7
+    assert "Pin the host buffers" in d.recommendation
+
+
+def test_pinned_copies_get_no_pinning_advice(pinned):
+    _, a = pinned
+    j = a.to_json()
+    assert [(r["host_memory"], r["count"], r["bytes"]) for r in j["memcpy"]] == [("pinned", 12, 6_442_450_944)]
+    assert j["memcpy"][0]["gbs"] == pytest.approx(j["memcpy"][0]["trace_gbs_median"], rel=0.05)
+    assert "pageable_memcpy" not in _ids(a)
+    for d in a.diagnoses:
+        assert "pin" not in d.recommendation.lower()
+    assert _ids(a)[0] == "copies_not_overlapped"
+    ev = a.diagnoses[0].evidence
+    assert ev["overlapped_fraction"] == 0 and ev["same_stream_as_kernels"] and ev["count"] == 12
+
+
+def test_starved_loader_vs_fed_loop():
+    _, slow = _analyze(TRACES / "train_slow.json.gz")
+    d = slow.diagnoses[0]
+    assert d.id == "host_starved" and d.severity == "high"
+    assert d.evidence["dominant_cause"] == "data_loading" and d.evidence["gaps"] == 3
+    assert d.evidence["share_of_span"] > 0.7 and d.evidence["longest_ms"] > 80
+    assert "DataLoader" in d.evidence["host_annotation"]
+    assert "pin_memory=True" in d.recommendation  # the batches arrive as pageable copies
+    split = {p["phase"]: p for p in slow.to_json()["phases"]}
+    assert split["data"]["role"] == "cpu" and split["data"]["gpu_busy_fraction"] < 0.05
+    assert split["forward_backward"]["role"] == "gpu_compute"
+    _, fast = _analyze(TRACES / "train_fast_tb")
+    assert "host_starved" not in _ids(fast)
+    assert _ids(fast)[0] == "launch_bound"  # ResNet-18 at batch 64 on an H200: 4 us kernels
+    assert fast.activity["busy_fraction"] > 5 * slow.activity["busy_fraction"]
+
+
+def test_sync_bound_loop():
+    _, a = _analyze(TRACES / "sync_bound.json.gz")
+    assert _ids(a) == ["sync_bound"]
+    ev = a.diagnoses[0].evidence
+    assert ev["readback_copies"] == 400 and ev["sync_calls"]["cudaStreamSynchronize"] == 400
+    assert ev["gaps_after_sync"] >= 390 and ev["share_of_span"] > 0.5
+    assert "launch-bound" in a.diagnoses[0].recommendation
+    (row,) = a.memcpy
+    assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("DtoH", "pinned", 400, 1600)
+
+
+def _launch_bound_trace(kernels=2000, every=12.0, kdur=2.0):
+    b = TraceBuilder()
+    b.annotation("tiny_ops", 0.0, kernels * every + 20)
+    for i in range(kernels):
+        t = 5.0 + i * every
+        b.launch(t, t + 6.0, kdur, op="aten::mul")
+    return b
+
+
+def test_synthetic_launch_bound_loop():
+    _, a = _analyze(json.dumps(_launch_bound_trace().document()))
+    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].severity == "high"
+    ev = a.diagnoses[0].evidence
+    assert ev["kernels"] == 2000 and ev["kernel_median_us"] == pytest.approx(2.0)
+    assert ev["launch_interval_median_us"] == pytest.approx(12.0)
+    assert ev["phases"][0]["phase"] == "tiny_ops"
+    assert a.activity["busy_fraction"] == pytest.approx(2.0 / 12.0, rel=0.02)
+
+
+def test_gap_spanned_by_an_allocation():
+    b = TraceBuilder()
+    b.launch(0.0, 5.0, 1000.0)
+    b.runtime("cudaHostAlloc", 1010.0, 50_000.0)
+    b.launch(51_020.0, 51_025.0, 1000.0)
+    _, a = _analyze(json.dumps(b.document()))
+    d = a.diagnoses[0]
+    assert d.id == "host_starved" and d.evidence["dominant_cause"] == "allocation"
+    top = a.idle_gaps[0]
+    assert top["cause"] == "allocation" and top["host_op"]["name"] == "cudaHostAlloc"
+    assert top["ms"] == pytest.approx(50.02, abs=0.01) and top["launched_late"] is True
+
+
+def test_activity_phases_counters_contract(pageable):
+    fr, a = pageable
+    act = a.to_json()["activity"]
+    assert act["source"] == "trace" and act["resolution"] == "exact (profiler events)"
+    assert act["idle_fraction"] == pytest.approx(1 - act["busy_fraction"])
+    assert set(act["idle_gaps"]) >= {"count", "total_s", "longest_s"}
+    assert act["t_start"] > 1.79e9 and act["epoch"] is True
+    assert dict(a.phases.dtypes.astype(str)) == PHASE_SCHEMA
+    h2d = a.phases[a.phases["phase"] == "h2d"]
+    assert len(h2d) == 12 and (h2d["worker"] == 7).all() and (h2d["gpu"] == 0).all()
+    assert a.phases["t_start"].min() >= act["t_start"] - 1e-3
+    assert dict(a.counters.dtypes.astype(str)) == TRACE_COUNTER_SCHEMA
+    moved = float((a.counters["htod_gbs"] * a.counters["bin_s"]).sum() * 1e9)
+    assert moved == pytest.approx(6_442_450_944, rel=1e-6)
+    assert a.counters["busy_fraction"].between(0, 1 + 1e-9).all()
+    k = a.to_json()["kernels"]
+    assert [(r["device"], r["stream"], r["memcpy_count"]) for r in k] == [(0, 7, 12)]
+    t = a.to_json()["trace"]
+    assert t["ranks"] == [0] and t["skipped_events"] == 0 and t["devices"][0]["name"] == "NVIDIA H200"
+
+
+def test_relative_times_without_base_and_two_ranks(tmp_path):
+    for rank in (0, 1):
+        b = _launch_bound_trace(kernels=600)
+        b.base_ns, b.rank = None, rank
+        b.write(tmp_path / f"r{rank}.pt.trace.json")
+    fr, a = _analyze(tmp_path)
+    j = a.to_json()
+    assert j["trace"]["ranks"] == [0, 1] and len(j["activity"]["devices"]) == 2
+    assert j["activity"]["epoch"] is False and j["activity"]["t_start"] < 1e8
+    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].evidence["kernels"] == 1200
+
+
+def test_trace_without_gpu_events_is_no_data():
+    b = TraceBuilder()
+    b.cpu("aten::add", 0.0, 5.0)
+    with pytest.raises(NoDataError, match="ProfilerActivity.CUDA"):
+        analyze_trace(read_trace(json.dumps(b.document())), line_rate_gbs=LINE, line_rate_source="option")
+
+
+def test_gpu_only_trace_still_analyzed():
+    b = _launch_bound_trace(kernels=50)
+    b.events = [e for e in b.events if e["pid"] == b.device]
+    _, a = _analyze(json.dumps(b.document()))
+    assert any("ProfilerActivity.CPU" in n for n in a.trace["notes"])
+    assert a.activity["busy_fraction"] > 0 and a.idle_gaps and a.idle_gaps[0]["cause"] == "untraced"
+
+
+def test_diagnoses_ordered_by_time_at_stake():
+    _, a = _analyze(TRACES / "train_slow.json.gz")
+    stakes = [d.evidence["time_at_stake_ms"] for d in a.diagnoses]
+    assert stakes == sorted(stakes, reverse=True) and len(stakes) >= 2
+    assert np.isfinite(stakes).all()
