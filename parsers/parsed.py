@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpuscope.schemas import QUANTITY_COLUMNS, empty
+from gpuscope.schemas import (
+    COMPONENT_COLUMNS,
+    QUANTITY_COLUMNS,
+    RECORD_COLUMNS,
+    SKIPPED_COLUMNS,
+    TIMELINE_COLUMNS,
+    empty,
+)
 
 # Keys kept as quantities besides every `*_bytes` key (documented in docs/ARCHITECTURE.md).
 COUNT_QUANTITIES = frozenset(("num_circuits",))
@@ -37,6 +44,13 @@ class ParsedLog:
     timeline: pd.DataFrame
     skipped: pd.DataFrame
     quantities: pd.DataFrame = field(default_factory=lambda: empty(QUANTITY_COLUMNS))
+
+    @classmethod
+    def empty(cls, source: str, fmt: str) -> ParsedLog:
+        """No timing lines at all (a samples file, a profiler trace): every frame typed and empty."""
+        return cls(format=fmt, source=source, total_lines=0, timing_lines=0,
+                   components=empty(COMPONENT_COLUMNS), records=empty(RECORD_COLUMNS),
+                   timeline=empty(TIMELINE_COLUMNS), skipped=empty(SKIPPED_COLUMNS))
 
     @property
     def complete_records(self) -> int:

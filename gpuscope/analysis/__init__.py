@@ -24,17 +24,21 @@ __all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "analyze"]
 
 
 def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
-    """Analyze an opened source (gpuscope.sources.open_source or Source.from_parsed).
+    """Analyze an opened source (gpuscope.sources.open_source or Source.from_parsed): its
+    timing lines, its profiler trace, whatever it has.
 
     The line rate is the source's (resolved once when it was opened): it overrides the
-    options' line_rate_* fields. NoDataError when the source has no timing lines.
+    options' line_rate_* fields. NoDataError when the source has nothing to analyze.
     """
     import pandas as pd
 
     from gpuscope.analysis import bounds as bounds_mod
     from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
+    from gpuscope.parsers.parsed import ParsedLog
 
-    parsed = source.require_log()
+    if source.log is None and source.trace is None:
+        source.require_log()  # the one-line reason there is nothing to analyze
+    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), source.kind)
     model = source.model
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
@@ -58,6 +62,13 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
                         bounds=bnd, options=options, model=model, pcie=pcie_df,
                         upload_bytes=up_bytes, upload_bytes_key=up_key)
     )
+    trace = None
+    if source.trace is not None:
+        from gpuscope.analysis.trace_analysis import analyze_trace
+
+        trace = analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
+                              line_rate_source=options.line_rate_source)
+        diags = rank_diagnoses([*diags, *trace.diagnoses])
     what_if = None
     if options.what_if:
         from gpuscope.analysis.projection import whatif_doc
@@ -87,13 +98,25 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         values=comps,
         quantities=parsed.quantities,
         what_if=what_if,
+        trace=trace,
     )
+
+
+def rank_diagnoses(diags: list[Diagnosis]) -> list[Diagnosis]:
+    """Most important first: by severity, then by the time at stake where a rule measured it."""
+    from gpuscope.analysis.result import SEVERITY_ORDER
+
+    def key(d: Diagnosis) -> tuple[int, float]:
+        stake = d.evidence.get("time_at_stake_ms") if isinstance(d.evidence, dict) else None
+        return SEVERITY_ORDER.get(d.severity, 9), -(stake if isinstance(stake, int | float) else 0.0)
+
+    return sorted(diags, key=key)
 
 
 def _pcie(source: Source, options: AnalyzeOptions):
     """NVML samples joined to the phases: (per-phase frame or None, the JSON `pcie` extras)."""
     samples = source.samples
-    if samples is None or not len(samples):
+    if samples is None or not len(samples) or source.log is None:
         return None, {}
     from gpuscope.analysis import pcie, phases
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.sources import Source
 
 JSON_FORMAT_VERSION = 1
@@ -69,6 +70,7 @@ class Analysis:
     values: pd.DataFrame | None = None  # the parsed components (long form), for --csv
     quantities: pd.DataFrame | None = None  # the parsed quantities (h2d_bytes, ...), for --csv
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
+    trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
 
     @property
     def skipped_lines(self) -> int:
@@ -113,6 +115,10 @@ class Analysis:
             out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
         if self.what_if is not None:
             out["what_if"] = self.what_if
+        if self.trace is not None:
+            t = self.trace.to_json()
+            for key in ("activity", "memcpy", "memset", "kernels", "idle_gaps", "phases", "trace"):
+                out[key] = t[key]
         return clean(out)
 
     def pcie_phases(self) -> dict | None:

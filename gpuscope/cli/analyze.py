@@ -64,7 +64,10 @@ def analyze_cmd(
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
     src = open_source(source, fmt=fmt, model=model, samples=samples, line_rate=line_rate)
     result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
-    _warn_skipped(src.require_log(), verbose)
+    if src.log is not None:
+        _warn_skipped(src.log, verbose)
+    if src.trace is not None and src.trace.skipped_events:
+        say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
         from gpuscope.analysis.projection import whatif_doc
         from gpuscope.reports.html import analysis_report

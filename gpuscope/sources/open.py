@@ -29,12 +29,14 @@ def open_source(
     fmt: str | None = None,
     model: RoleModel | str | os.PathLike[str] | None = None,
     samples: str | os.PathLike[str] | None = None,
+    trace: str | os.PathLike[str] | None = None,
     line_rate: float | None = None,
 ) -> Source:
     """Open what the user named. `fmt` forces the log format, `model` is a RoleModel or a
     TOML path (None: built-in), `samples` a samples file that replaces the source's own,
-    `line_rate` the user's --line-rate (else the run's measured rate, the bandwidth cache,
-    or the default). Raises UsageError / InputError / NoDataError with one clear line."""
+    `trace` a profiler trace of the same program (joined on the epoch clock), `line_rate`
+    the user's --line-rate (else the run's measured rate, the bandwidth cache, or the
+    default). Raises UsageError / InputError / NoDataError with one clear line."""
     from gpuscope.parsers import FORMATS
 
     if fmt is not None and fmt not in FORMATS:
@@ -46,13 +48,19 @@ def open_source(
     if str(path) == STDIN:
         src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, role_model)
     elif p.is_dir():
-        src = _open_rundir(p, fmt, role_model)
+        src = _open_trace(p, role_model) if _is_trace_folder(p) else _open_rundir(p, fmt, role_model)
     elif not p.exists():
         raise InputError(f"no such file or directory: {p}")
     else:
         src = _open_bytes(p, _read_file(p), fmt, role_model)
     if samples is not None:
         src.samples = _nonempty(_read_samples_file(Path(samples)))
+    if trace is not None:
+        from gpuscope.parsers.kineto import read_trace
+
+        if not Path(trace).exists():
+            raise InputError(f"--trace: no such file or directory: {trace}")
+        src.trace = read_trace(trace)
     src.line_rate_gbs, src.line_rate_source = resolve_line_rate(line_rate, src.meta.raw)
     return src
 
@@ -80,8 +88,11 @@ def _gunzip(p: Path, data: bytes) -> bytes:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, model: RoleModel) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
+    from gpuscope.parsers.kineto import is_trace
     from gpuscope.parsers.samples import looks_like_samples
 
+    if fmt is None and is_trace(data[:HEAD * 16]):
+        return _open_trace(p, model, data)
     if data[:2] == GZIP_MAGIC:
         data = _gunzip(p, data)
     head = data[:HEAD].decode("utf-8", errors="replace")
@@ -93,6 +104,32 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, model: RoleModel) -> Sour
         return src
     log = parse_log(data, fmt, held_key=model.held, name=str(p))
     return Source(path=p, kind="log", model=model, log=log, log_path=p)
+
+
+def _is_trace_folder(p: Path) -> bool:
+    """A folder of profiler traces (tensorboard_trace_handler's, one per rank), not a run
+    directory: no timing log, meta.json or samples.csv, and a trace inside."""
+    from gpuscope.parsers.kineto import is_trace
+
+    if any((p / n).exists() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES)):
+        return False
+    try:
+        if any(p.glob("*.log")):
+            return False
+    except OSError:
+        return False
+    return is_trace(p)
+
+
+def _open_trace(p: Path, model: RoleModel, data: bytes | None = None) -> Source:
+    """A profiler trace file (its bytes already read) or a folder of rank traces."""
+    from gpuscope.parsers.kineto import read_trace
+
+    # a file is read again by path, so the reader's messages name it; standard input by its bytes
+    frames = read_trace(data if data is not None and not p.exists() else p)
+    frames.source = str(p)
+    return Source(path=p, kind="trace", model=model, trace=frames,
+                  no_log_reason=f"{p} is a profiler trace: it has no timing lines")
 
 
 def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:

@@ -18,22 +18,24 @@ from gpuscope.sources.runmeta import RunMeta
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.parsers.kineto import TraceFrames
     from gpuscope.parsers.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
 
-KINDS = ("log", "rundir", "samples")
+KINDS = ("log", "rundir", "samples", "trace")
 
 
 @dataclass
 class Source:
     path: Path
-    kind: str                                # log | rundir | samples
+    kind: str                                # log | rundir | samples | trace
     model: RoleModel
     log: ParsedLog | None = None             # timing records; None: the source has no timing lines
     log_path: Path | None = None
     no_log_reason: str | None = None         # why `log` is None (the parser's one-line message)
     samples: pd.DataFrame | None = None      # gpuscope.schemas.SAMPLE_SCHEMA, None when there are none
     spans: pd.DataFrame | None = None        # spans.csv of a workload run
+    trace: TraceFrames | None = None         # a profiler (Kineto) trace: the source itself or --trace
     meta: RunMeta = field(default_factory=RunMeta)
     line_rate_gbs: float = DEFAULT_LINE_RATE_GBS   # resolved once (gpuscope.linerate.resolve_line_rate)
     line_rate_source: str = "default"        # option | meta | cache | default

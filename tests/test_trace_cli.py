@@ -1,0 +1,67 @@
+"""`gpuscope analyze TRACE`: a PyTorch profiler trace opened through the one facade, by
+content (a .json.gz file, a tensorboard_trace_handler folder, standard input)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from tests.conftest import DATA
+
+TRACES = DATA / "h200_foreign" / "traces"
+runner = CliRunner()
+
+
+def cli(*args, **kw):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "100"}, **kw)
+
+
+def test_pageable_trace_json_keeps_the_contract_and_ranks_the_copies_first():
+    r = cli("analyze", TRACES / "copy_pageable.json.gz", "--json", "--line-rate", "55.5")
+    assert r.exit_code == 0, r.stderr
+    j = json.loads(r.stdout)
+    for key in ("format", "records", "skipped_lines", "components", "split", "timeline", "diagnoses",
+                "activity", "memcpy"):
+        assert key in j
+    assert j["format"] == "trace" and j["activity"]["source"] == "trace"
+    (row,) = j["memcpy"]
+    assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("HtoD", "pageable", 12, 6442450944)
+    assert abs(row["gbs"] / row["per_event_gbs_median"] - 1) < 0.05
+    assert j["diagnoses"][0]["id"] == "pageable_memcpy" and j["diagnoses"][0]["severity"] == "high"
+
+
+def test_pinned_trace_gets_no_pinning_advice():
+    r = cli("analyze", TRACES / "copy_pinned.json.gz", "--json", "--line-rate", "55.5")
+    j = json.loads(r.stdout)
+    assert j["memcpy"][0]["host_memory"] == "pinned"
+    assert not any(d["id"] == "pageable_memcpy" or "pin the" in d["recommendation"].lower()
+                   for d in j["diagnoses"])
+
+
+def test_console_report_of_a_starved_training_trace():
+    r = cli("analyze", TRACES / "train_slow.json.gz")
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert "profiler trace" in out and "GPU activity over the traced span" in out and "Copies" in out
+    assert "tenure" not in out and "partition" not in out  # the trace's words, not CuZK's
+    assert out.index("host_starved") < out.index("launch_bound")
+
+
+def test_a_tensorboard_folder_and_standard_input(tmp_path):
+    r = cli("analyze", TRACES / "train_fast_tb", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["trace"]["ranks"] == [0]
+    data = gzip.decompress((TRACES / "copy_pinned.json.gz").read_bytes())
+    r = runner.invoke(app, ["analyze", "-", "--json"], input=data)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["memcpy"][0]["count"] == 12
+
+
+def test_a_damaged_trace_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel"')
+    r = cli("analyze", bad)
+    assert r.exit_code in (3, 4) and len(r.stderr.splitlines()) == 1 and "internal error" not in r.stderr
