@@ -21,8 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gpuscope import cuda  # noqa: E402
 from gpuscope.workload import api, bench, curve, kernels, selfcheck  # noqa: E402
 from gpuscope.workload.field import FR  # noqa: E402
+
+WHAT = "tools/gpu_kernels_check.py"
 
 
 def compare_variants(log, check, rng) -> None:
@@ -30,11 +33,10 @@ def compare_variants(log, check, rng) -> None:
     import subprocess
     import tempfile
 
-    import cupy as cp
-
     from gpuscope.workload import reference
     from gpuscope.workload.gpu import GpuBackend
 
+    cp = cuda.require(WHAT)
     cpu_pts = api.get_backend("cpu").generate_points(64, 3)
     for label, defs in (("ptx", ()), ("portable", ("GPUSCOPE_PORTABLE_MUL",))):
         with tempfile.TemporaryDirectory() as d:
@@ -86,8 +88,7 @@ def compare_variants(log, check, rng) -> None:
 def sweep_ntt(gpu, log, check, rng, log_n: int = 24) -> None:
     """NTT launch geometry: block size, low bits kept together, threads per block. Every config
     must give the default's output bit for bit; times are CUDA-event medians of 5."""
-    import cupy as cp
-
+    cp = cuda.require(WHAT)
     x = cp.asarray(api.random_fr(1 << log_n, rng))
     ref = gpu.ntt(x)
     saved = (gpu.ntt_block_log, gpu.ntt_lmax, gpu.ntt_max_threads)
@@ -128,10 +129,9 @@ def sweep_plans(gpu, log, check, rng, log_n: int = 24, top: int = 4) -> None:
     """NTT pass plans at 2^log_n: every candidate must give the default plan's output bit for
     bit; forward NTT times (CUDA events, median of 5), then compute_h for the `top` fastest and
     the default (median of 7)."""
-    import cupy as cp
-
     from gpuscope.workload.gpu_plan import NTT_LMAX, ntt_plan
 
+    cp = cuda.require(WHAT)
     x = cp.asarray(api.random_fr(1 << log_n, rng))
     abc = [cp.asarray(api.random_fr(1 << log_n, rng)) for _ in range(3)]
     default = ntt_plan(log_n)
@@ -184,8 +184,7 @@ def main() -> int:
         logf.write(line + "\n")
         logf.flush()
 
-    import cupy as cp
-
+    cp = cuda.require(WHAT)
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     log(f"device {props['name'].decode()} cc {dev.compute_capability} cupy {cp.__version__}")

@@ -29,10 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gpuscope import cuda  # noqa: E402
 from gpuscope.errors import NoGpuError  # noqa: E402
 from gpuscope.workload import api, kernels, reference  # noqa: E402
 from gpuscope.workload.field import FR  # noqa: E402
 
+WHAT = "tools/gpu_ntt_variants.py"
 CHECK_LOGS = (10, 12)
 H_LOGS = (10, 12)  # 2^10: one NTT pass (the fused variants' fr_ntt_pass_h_scaled); 2^12: two
 ROUND_TRIP_LOG = 24
@@ -40,7 +42,7 @@ ROUND_TRIP_LOG = 24
 
 def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
     """Bit-for-bit checks of one variant; returns (failed check names, info)."""
-    import cupy as cp
+    cp = cuda.require(WHAT)
 
     from gpuscope.workload.gpu import GpuBackend
 
@@ -78,8 +80,7 @@ def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
 def _gpu_random(n: int, rng):
     """Random Fr limb vectors (top limb below r's, so < r) on the device; uint32 draws, ~5x faster
     than api.random_fr at 2^24."""
-    import cupy as cp
-
+    cp = cuda.require(WHAT)
     x = rng.integers(0, 1 << 32, size=(n, 8), dtype=np.uint32)
     x[:, 7] %= np.uint32(api.FR_TOP_LIMB)
     return cp.asarray(x)
@@ -126,8 +127,7 @@ def main() -> int:
         logf.flush()
 
     try:
-        import cupy as cp
-
+        cp = cuda.require(WHAT)
         cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # no CuPy, no driver, no device
         err = NoGpuError(f"no usable GPU for the NTT variants ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")

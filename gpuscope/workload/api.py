@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import NoGpuError, UsageError
 from gpuscope.workload import curve, reference
 from gpuscope.workload.field import FR, R_MOD
@@ -157,14 +158,7 @@ _BACKENDS: dict[str, Backend] = {}
 
 
 def gpu_present() -> bool:
-    try:
-        import cupy
-    except Exception:
-        return False
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
+    return cuda.available()[0]
 
 
 def get_backend(kind: str = "auto") -> Backend:

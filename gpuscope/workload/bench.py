@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import UsageError
 
 NTT_FLOOR_MS_24 = 3.4
@@ -52,8 +53,7 @@ def target_ms(kernel: str, log_n: int) -> float | None:
 
 def time_call(fn, repeats: int, warmup: int = 1) -> list[float]:
     """Milliseconds of fn() per run, by CUDA events on the current stream."""
-    import cupy as cp
-
+    cp = cuda.require("timing the kernels")
     for _ in range(warmup):
         fn()
     cp.cuda.Device().synchronize()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import ResourceError
 from gpuscope.workload.hostmem import AllocationFailed, HostAllocator, fmt_bytes
 
@@ -79,8 +80,7 @@ class CudaDevice:
     kind = "gpu"
 
     def __init__(self, index: int):
-        import cupy
-
+        cupy = cuda.require("a GPU worker")
         self.cp = cupy
         self.index = index
         try:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import ResourceError, UsageError
 from gpuscope.workload import api, curve, kernels
 from gpuscope.workload.field import FR, FR_GENERATOR, R_MOD, root_of_unity
@@ -42,9 +43,7 @@ class GpuBackend:
     def __init__(self, defines: tuple[str, ...] | None = None, modules: tuple[str, ...] = ("ntt", "msm")) -> None:
         """`defines`: -D macros (default kernels.default_defines()); `modules`: compiled up front
         (the others on first use)."""
-        import cupy as cp
-
-        self.cp = cp
+        self.cp = cuda.require("the gpu backend")
         self.defines = kernels.default_defines() if defines is None else tuple(defines)
         self._fixed_stride = "GPUSCOPE_NTT_FAST" in self.defines
         self._fixed_threads = NTT_T128_MAX_THREADS if "GPUSCOPE_NTT_T128" in self.defines else NTT_FAST_MAX_THREADS

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve, reference
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
@@ -115,6 +116,5 @@ def _take(arr: Any, idx: np.ndarray) -> np.ndarray:
     """arr[idx] as a host array (CuPy arrays are indexed on the device, then copied)."""
     if isinstance(arr, np.ndarray):
         return arr[idx]
-    import cupy
-
+    cupy = cuda.require("a self-check of device arrays")
     return cupy.asnumpy(arr[cupy.asarray(idx)])

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
@@ -139,8 +140,7 @@ class Verifier:
         return sum(s * k for s, k, keep in zip(ss, ks, select, strict=True) if keep) % R_MOD
 
     def _dot_gpu(self, scalars: Any, seed: int, select: Any | None, device_index: int) -> int:
-        import cupy as cp
-
+        cp = cuda.require("verifying on the GPU")
         key = (seed, device_index)
         if key not in self._k_dev:
             self._k_dev[key] = cp.asarray(k_limbs(seed, scalars.shape[0]))
