@@ -126,3 +126,36 @@ def test_no_device_and_a_failing_driver(monkeypatch):
         cuda.require_devices("bandwidth")
     assert cuda.describe() == {"present": True, "version": "99.0", "cuda_runtime": "13.0",
                                "devices": 0, "reason": "RuntimeError: no driver"}
+
+
+def _module_imports(path: Path) -> set[str]:
+    """Absolute gpuscope modules a file imports anywhere in it (`from gpuscope.x import y` counts
+    gpuscope.x and gpuscope.x.y, since y may be a module)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return {m for m in out if m.startswith("gpuscope.")}
+
+
+def test_the_workload_modules_import_no_cycle():
+    """gpuscope.workload's modules form no import cycle, lazy imports included."""
+    folder = REPO / "gpuscope" / "workload"
+    mods = {f"gpuscope.workload.{p.stem}": p for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {m: {d for d in _module_imports(p) if d in mods and d != m} for m, p in mods.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            assert state.get(d) != 1, "import cycle: " + " -> ".join([*path, m, d])
+            if d not in state:
+                visit(d, [*path, m])
+        state[m] = 2
+
+    for m in sorted(mods):
+        if m not in state:
+            visit(m, [])

@@ -13,7 +13,8 @@ from gpuscope.clock import CLOCK
 from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, ResourceError
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.api import CpuBackend, get_backend
+from gpuscope.workload.backends import get_backend
+from gpuscope.workload.cpu import CpuBackend
 from gpuscope.workload.devices import HostDevice
 from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, PipelineConfig, Srs

@@ -7,7 +7,7 @@ import pytest
 
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve
-from gpuscope.workload.api import get_backend
+from gpuscope.workload.backends import get_backend
 from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.synth import SynthConfig, synthesize
 from gpuscope.workload.verify import Verifier, check_h, k_limbs, lagrange_eval

@@ -271,7 +271,7 @@ def run_cmd(
 ) -> None:
     from gpuscope.errors import UsageError
     from gpuscope.recorder import parse_gpus
-    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.backends import get_backend
     from gpuscope.workload.hostmem import normalize_mode
     from gpuscope.workload.pipeline import PipelineConfig
     from gpuscope.workload.runner import WorkloadRun, default_log_n

@@ -88,10 +88,10 @@ def describe_device(backend) -> str:
 
 def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=None, log=None) -> list[BenchRow]:
     """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
-    from gpuscope.workload import api
+    from gpuscope.workload import backends, layout
 
     check_args(sizes, repeats)
-    gpu = backend or api.get_backend("gpu")
+    gpu = backend or backends.get_backend("gpu")
     rows: list[BenchRow] = []
     rng = np.random.default_rng(seed)
 
@@ -106,8 +106,8 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=
     for k in sizes:
         n = 1 << k
         cp = gpu.cp
-        a = cp.asarray(api.random_fr(n, rng))
-        b = cp.asarray(api.random_fr(n, rng))
+        a = cp.asarray(layout.random_fr(n, rng))
+        b = cp.asarray(layout.random_fr(n, rng))
         c = gpu.fr_mul(a, b)
         add("ntt", k, time_call(lambda a=a: gpu.ntt(a), repeats))
         add("intt", k, time_call(lambda a=a: gpu.ntt(a, inverse=True), repeats))
@@ -115,7 +115,7 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=
         del a, b, c
         add("generate_points", k, time_call(lambda n=n: gpu.generate_points(n, seed), 1, warmup=0))
         pts = gpu.generate_points(n, seed)
-        sc = cp.asarray(api.random_fr(n, rng))
+        sc = cp.asarray(layout.random_fr(n, rng))
         bitmap = cp.asarray(rng.random(n) < 0.25)
         add("msm", k, time_call(lambda p=pts, s=sc: gpu.msm(p, s), repeats))
         add("batch_add", k, time_call(lambda p=pts, m=bitmap: gpu.batch_add(p, m), repeats))

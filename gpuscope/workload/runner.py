@@ -94,7 +94,7 @@ class WorkloadRun:
 
     # -- set-up ----------------------------------------------------------------------------
     def prepare(self) -> None:
-        from gpuscope.workload.api import get_backend
+        from gpuscope.workload.backends import get_backend
 
         cfg = self.cfg
         cfg.mode = normalize_mode(cfg.mode)

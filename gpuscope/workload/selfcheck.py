@@ -24,6 +24,7 @@ from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve, reference
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
+from gpuscope.workload.layout import to_host
 
 
 @dataclass
@@ -43,19 +44,14 @@ def require(result: CheckResult) -> CheckResult:
     return result
 
 
-def _host(x: Any) -> np.ndarray:
-    get = getattr(x, "get", None)
-    return np.asarray(get() if callable(get) else x)
-
-
 def _eval(backend, coeffs: Any, z: int) -> int:
     if hasattr(backend, "eval_poly"):
         return backend.eval_poly(coeffs, z)
-    return reference.poly_eval(FR.limbs_to_ints(_host(coeffs), mont=True), z)
+    return reference.poly_eval(FR.limbs_to_ints(to_host(coeffs), mont=True), z)
 
 
 def _fr_at(x: Any, k: int) -> int:
-    return FR.limbs_to_ints(_host(x[k : k + 1]), mont=True)[0]
+    return FR.limbs_to_ints(to_host(x[k : k + 1]), mont=True)[0]
 
 
 def check_h(backend, a: Any, b: Any, c: Any, h: Any, rng: np.random.Generator) -> CheckResult:
@@ -77,7 +73,7 @@ def check_h(backend, a: Any, b: Any, c: Any, h: Any, rng: np.random.Generator) -
 
 
 def check_point(pt_limbs: Any) -> dict[str, bool]:
-    pt = curve.limbs_to_point(_host(pt_limbs))
+    pt = curve.limbs_to_point(to_host(pt_limbs))
     on = curve.is_on_curve(pt)
     return {"on_curve": on, "in_subgroup": on and curve.in_subgroup(pt)}
 

@@ -24,16 +24,12 @@ from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
+from gpuscope.workload.layout import to_host
 from gpuscope.workload.synth import check_abc
 
 H_CHECK_MAX_LOG_N = 16  # Python-integer H check above this would take seconds per partition
 PY_DOT_MAX_LOG_N = 16  # Python-integer scalar dot products up to here, GPU limb sums above
 ABC_SAMPLE = 4096
-
-
-def _host(x: Any) -> np.ndarray:
-    get = getattr(x, "get", None)
-    return np.asarray(get() if callable(get) else x)
 
 
 def lagrange_eval(values: list[int], tau: int, log_n: int) -> int:
@@ -154,8 +150,8 @@ class Verifier:
 
     def _dot(self, scalars: Any, seed: int, select: Any | None, device_index: int) -> int:
         if self.py_dots:
-            sel = None if select is None else _host(select).astype(bool)
-            return self._dot_py(_host(scalars), seed, sel)
+            sel = None if select is None else to_host(select).astype(bool)
+            return self._dot_py(to_host(scalars), seed, sel)
         return self._dot_gpu(scalars, seed, select, device_index)
 
     # -- one partition -----------------------------------------------------------------
@@ -167,7 +163,7 @@ class Verifier:
         if bad:
             problems.append(f"{bad} sampled rows with a*b != c")
         if self.h_by_python:
-            if not check_h(part.a, part.b, part.c, _host(h), self.log_n, rng):
+            if not check_h(part.a, part.b, part.c, to_host(h), self.log_n, rng):
                 problems.append("H fails A(t)B(t)-C(t) = H(t)Z(t) at a random t")
         else:
             from gpuscope.workload import selfcheck
@@ -177,17 +173,17 @@ class Verifier:
                 problems.append(f"H self-check failed ({', '.join(res.failed())})")
         g = curve.G1_GEN
         want_h = curve.mul(g, self._dot(h_scalars, self.h_seed, None, device_index))
-        if curve.limbs_to_point(_host(h_msm)) != want_h:
+        if curve.limbs_to_point(to_host(h_msm)) != want_h:
             problems.append("H MSM differs from (sum h_i k_i)*G")
-        ones_h = _host(ones).astype(bool)
+        ones_h = to_host(ones).astype(bool)
         s_w = part.scalars
         want_b = curve.mul(g, sum(k for k, o in zip(self._k_ints(self.w_seed, self.m), ones_h,
                                                       strict=True) if o) % R_MOD) \
             if self.py_dots else curve.mul(g, self._dot(s_w, self.w_seed, ones_h, device_index))
-        if curve.limbs_to_point(_host(batch)) != want_b:
+        if curve.limbs_to_point(to_host(batch)) != want_b:
             problems.append("batch_add differs from (sum of k_i over scalar-1 rows)*G")
         want_t = curve.mul(g, self._dot(s_w, self.w_seed, ~ones_h, device_index))
-        if curve.limbs_to_point(_host(tail)) != want_t:
+        if curve.limbs_to_point(to_host(tail)) != want_t:
             problems.append("tail MSM differs from (sum s_i k_i over the other rows)*G")
         if problems:
             raise VerificationError(f"partition {part.index} failed verification: "
