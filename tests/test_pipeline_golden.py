@@ -12,7 +12,9 @@ from gpuscope.workload import timinglog as tl
 from gpuscope.workload.backends import get_backend
 from gpuscope.workload.devices import HostDevice
 from gpuscope.workload.hostmem import HostMemory
-from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, PipelineConfig, Srs
+from gpuscope.workload.pipeline import Pipeline
+from gpuscope.workload.pipeline_types import PipelineConfig
+from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W, Srs
 from gpuscope.workload.verify import Verifier
 
 

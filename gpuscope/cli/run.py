@@ -273,7 +273,7 @@ def run_cmd(
     from gpuscope.recorder import parse_gpus
     from gpuscope.workload.backends import get_backend
     from gpuscope.workload.hostmem import normalize_mode
-    from gpuscope.workload.pipeline import PipelineConfig
+    from gpuscope.workload.pipeline_types import PipelineConfig
     from gpuscope.workload.runner import WorkloadRun, default_log_n
 
     mode = normalize_mode(mode)

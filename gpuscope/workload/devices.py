@@ -171,3 +171,7 @@ class PinnedHostArray:
             self.array = np.empty(0, np.uint8)
             self._alloc.free_host(self.ptr)
             self.ptr = 0
+
+
+#: Where a pipeline worker's GPU work runs (CudaDevice also has upload_into and cp).
+Device = HostDevice | CudaDevice

@@ -32,14 +32,9 @@ from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
 from gpuscope.workload.devices import device_oom_as_resource_error
 from gpuscope.workload.hostmem import HostMemory, fmt_bytes, normalize_mode
-from gpuscope.workload.pipeline import (
-    SRS_SEED_H,
-    SRS_SEED_W,
-    Pipeline,
-    PipelineConfig,
-    PipelineResult,
-    Srs,
-)
+from gpuscope.workload.pipeline import Pipeline
+from gpuscope.workload.pipeline_types import PipelineConfig, PipelineResult
+from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W, build_srs
 
 GPU_DEFAULT_LOG_N = 24
 CPU_DEFAULT_LOG_N = 10
@@ -197,7 +192,7 @@ class WorkloadRun:
                  else "kept in pinned host memory")
         self.on_setup(f"generating the SRS points ({n + m:,} G1 points, {where})")
         with device_oom_as_resource_error(cfg.gpus[0], f"SRS point generation ({n + m} points)"):
-            srs = self._srs(devices, backends, allocator, on_gpu)
+            srs = build_srs(cfg, devices, backends, allocator, on_gpu, self._srs_host)
         self.setup_s["srs_s"] = time.perf_counter() - t0
         if on_gpu:
             self._warm_up(devices, backends)
@@ -248,40 +243,6 @@ class WorkloadRun:
             out[g] = GpuBackend()
         devices[self.cfg.gpus[0]].activate()
         return out
-
-    def _srs(self, devices: dict[int, Any], backends: dict[int, Any], allocator,
-             on_gpu: bool) -> dict[int, Srs]:
-        cfg = self.cfg
-        n, m = 1 << cfg.log_n, cfg.synth_config().m
-        chunk = 1 << cfg.srs_chunk_log
-        be = backends[cfg.gpus[0]]
-        if not on_gpu:
-            h, w = be.generate_points(n, SRS_SEED_H), be.generate_points(m, SRS_SEED_W)
-            return {0: Srs(h, w, resident=True, chunk=chunk)}
-        out: dict[int, Srs] = {}
-        if cfg.srs_resident:
-            for g, dev in devices.items():
-                dev.activate()
-                bg = backends[g]
-                h, w = bg.generate_points(n, SRS_SEED_H), bg.generate_points(m, SRS_SEED_W)
-                dev.synchronize()
-                out[g] = Srs(h, w, resident=True, chunk=chunk)
-            return out
-        # streamed: generate on the first GPU, keep one pinned host copy for every GPU
-        from gpuscope.workload.devices import PinnedHostArray
-
-        first = devices[cfg.gpus[0]]
-        first.activate()
-        hosts = []
-        for count, seed in ((n, SRS_SEED_H), (m, SRS_SEED_W)):
-            d = be.generate_points(count, seed)
-            hp = PinnedHostArray(allocator, (count, 2, 12), "uint32")
-            self._srs_host.append(hp)
-            d.get(out=hp.array)
-            del d
-            hosts.append(hp.array)
-        first.cp.get_default_memory_pool().free_all_blocks()
-        return {g: Srs(hosts[0], hosts[1], resident=False, chunk=chunk) for g in devices}
 
     def _report(self, msg: str) -> None:
         self.notes.append(msg)
