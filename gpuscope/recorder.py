@@ -28,6 +28,7 @@ from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
 from gpuscope.errors import GpuscopeError, UsageError
+from gpuscope.gpuinfo import first_line_rate, meta_gpus
 from gpuscope.rundir import META, SAMPLES, TIMING_LOG, RunDir, TimingLogWriter, host_info, iso_now
 
 
@@ -77,29 +78,6 @@ def _pump(src: IO[bytes], dst: IO[str] | None, log: TimingLogWriter | None, coun
                 dst = None
         counter[0] += 1
     src.close()
-
-
-def _gpu_meta(nv: nvml_mod.Nvml, gpus: Sequence[int]) -> list[dict[str, Any]]:
-    from gpuscope import linerate
-
-    out = []
-    for i in gpus:
-        try:
-            d = nv.device(i)
-            caps = nv.probe(i)
-        except nvml_mod.GpuLost as e:
-            out.append({"index": i, "error": str(e)})
-            continue
-        d["pcie_link"] = {
-            "gen_now": caps.link_gen_now, "gen_max": caps.link_gen_max,
-            "width_now": caps.link_width_now, "width_max": caps.link_width_max,
-            "max_gbs": caps.link_max_gbs, "downgraded": caps.link_downgraded,
-        }
-        d["capabilities"] = {k: getattr(caps, k) for k in
-                             ("gpm", "pcie_counters", "pcie_throughput", "utilization", "memory", "power", "clocks")}
-        d["line_rate_gbs"] = linerate.measured_line_rate(d.get("uuid")) if d.get("uuid") else None
-        out.append(d)
-    return out
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
@@ -167,7 +145,7 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
     sampler = None
     gpu_meta: list[dict[str, Any]] = []
     if nv is not None and chosen:
-        gpu_meta = _gpu_meta(nv, chosen)
+        gpu_meta = meta_gpus(nv, chosen)
         if rd is not None:
             sampler = Sampler(nv, chosen, rd.samples_writer(), interval_s=interval_s, pcie=pcie,
                               on_error=report)
@@ -179,7 +157,7 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
             "argv": list(argv) if argv is not None else list(sys.argv),
             "command": list(cmd), "cwd": os.getcwd(), "host": host_info(),
             "driver": system or None, "gpus": gpu_meta,
-            "line_rate_gbs": next((g.get("line_rate_gbs") for g in gpu_meta if g.get("line_rate_gbs")), None),
+            "line_rate_gbs": first_line_rate(gpu_meta),
             "started": iso_now(), "status": "running",
             "sampler": {"interval_ms": interval_s * 1e3} if sampler is not None else no_samples,
         }

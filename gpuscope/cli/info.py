@@ -24,8 +24,9 @@ def _memlock() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """Everything `info` reports, as the --json object."""
-    from gpuscope import __version__, cuda, linerate
+    from gpuscope import __version__, cuda
     from gpuscope import nvml as nvml_mod
+    from gpuscope.gpuinfo import describe_gpus
 
     info: dict[str, Any] = {"gpuscope_version": __version__, "nvml": {}, "gpus": [],
                             "cupy": cuda.describe(), "memlock": _memlock()}
@@ -34,17 +35,7 @@ def collect() -> dict[str, Any]:
         info["nvml"] = {"available": False, "reason": nvml_mod.unavailable_reason()}
         return info
     info["nvml"] = {"available": True, **nv.system()}
-    n = nv.device_count()
-    for i in range(n):
-        try:
-            d = nv.device(i)
-            caps = nv.probe(i)
-        except nvml_mod.GpuLost as e:
-            info["gpus"].append({"index": i, "error": str(e)})
-            continue
-        d["capabilities"] = caps.to_dict()
-        d["line_rate_gbs"] = linerate.measured_line_rate(d["uuid"]) if d.get("uuid") else None
-        info["gpus"].append(d)
+    info["gpus"] = [g.for_info() for g in describe_gpus(nv, range(nv.device_count()))]
     info["nvml"]["missing_functions"] = nv.missing_functions
     return info
 

@@ -28,6 +28,7 @@ from gpuscope.errors import (
     GpuscopeError,
     UsageError,
 )
+from gpuscope.gpuinfo import first_line_rate, meta_gpus
 from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
 from gpuscope.workload.hostmem import normalize_mode
@@ -166,17 +167,14 @@ class WorkloadRun:
         nv = nvml_mod.get() if self.sample else None
         gpu_meta: list[dict] = []
         if nv is not None and on_gpu:
-            from gpuscope.recorder import _gpu_meta
-
             n = nv.device_count()
             bad = [g for g in cfg.gpus if not 0 <= g < n]
             if bad:
                 raise UsageError(f"--gpus: no GPU {bad[0]} (this machine has {n})")
             meta["driver"] = nv.system() or None
-            gpu_meta = _gpu_meta(nv, cfg.gpus)
+            gpu_meta = meta_gpus(nv, cfg.gpus)
         meta["gpus"] = gpu_meta
-        meta["line_rate_gbs"] = next((g.get("line_rate_gbs") for g in gpu_meta
-                                      if g.get("line_rate_gbs")), None)
+        meta["line_rate_gbs"] = first_line_rate(gpu_meta)
         if meta["line_rate_gbs"] is None and on_gpu:
             from gpuscope import linerate
 
