@@ -16,12 +16,15 @@ import ctypes
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope import cuda
 from gpuscope.clock import iso_from_epoch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 GIB = 1024**3
 KINDS = ("pinned", "pageable", "registered")
@@ -109,9 +112,9 @@ class Contention:
 @dataclass
 class _HostBuf:
     kind: str
-    array: Any  # numpy array viewing the host memory
+    array: np.ndarray  # viewing the host memory
     alloc_s: float
-    release: Any  # callable
+    release: Callable[[], None]
 
 
 def _alloc_host(kind: str, nbytes: int) -> _HostBuf:
@@ -138,7 +141,7 @@ def _alloc_host(kind: str, nbytes: int) -> _HostBuf:
     return _HostBuf(kind, arr, dt, lambda: rt.hostUnregister(ptr))
 
 
-def _time_copy(host: Any, dev: Any, nbytes: int, direction: str, stream: Any) -> float:
+def _time_copy(host: np.ndarray, dev: Any, nbytes: int, direction: str, stream: Any) -> float:
     """Seconds for one copy, measured with CUDA events on `stream`."""
     cupy = cuda.require(_WHAT)
     rt = cupy.cuda.runtime

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
 from gpuscope import __version__
@@ -236,7 +237,7 @@ class _Recording:
     def _forward_signals(self, child: subprocess.Popen[bytes]) -> dict[int, Any]:
         """SIGINT/SIGTERM go to the child (main thread only); returns the handlers to restore."""
 
-        def forward(signum: int, _frame: Any) -> None:
+        def forward(signum: int, _frame: FrameType | None) -> None:
             self.interrupted.append(signum)
             try:
                 child.send_signal(signum)

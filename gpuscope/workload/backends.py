@@ -18,7 +18,7 @@ imported only when it is asked for (it never imports this module: no cycle).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -26,18 +26,21 @@ from gpuscope import cuda
 from gpuscope.errors import NoGpuError, UsageError
 from gpuscope.workload.cpu import CpuBackend
 
+if TYPE_CHECKING:
+    from gpuscope.workload.layout import Array
+
 
 class Backend(Protocol):
     name: str
 
-    def compute_h(self, a: Any, b: Any, c: Any) -> Any: ...
-    def ntt(self, values: Any, *, inverse: bool = False) -> Any: ...
-    def fr_mul(self, a: Any, b: Any) -> Any: ...
-    def to_standard(self, values: Any) -> Any: ...
-    def msm(self, points: Any, scalars: Any) -> np.ndarray: ...
-    def batch_add(self, points: Any, bitmap: Any) -> np.ndarray: ...
-    def tail_msm(self, points: Any, scalars: Any, bitmap: Any) -> np.ndarray: ...
-    def generate_points(self, n: int, seed: int) -> Any: ...
+    def compute_h(self, a: Array, b: Array, c: Array) -> Array: ...
+    def ntt(self, values: Array, *, inverse: bool = False) -> Array: ...
+    def fr_mul(self, a: Array, b: Array) -> Array: ...
+    def to_standard(self, values: Array) -> Array: ...
+    def msm(self, points: Array, scalars: Array) -> np.ndarray: ...
+    def batch_add(self, points: Array, bitmap: Array) -> np.ndarray: ...
+    def tail_msm(self, points: Array, scalars: Array, bitmap: Array) -> np.ndarray: ...
+    def generate_points(self, n: int, seed: int) -> Array: ...
     def synchronize(self) -> None: ...
 
 
@@ -73,26 +76,26 @@ def _pick(backend: Backend | str | None) -> Backend:
     return backend
 
 
-def compute_h(a: Any, b: Any, c: Any, *, backend: Backend | str | None = None) -> Any:
+def compute_h(a: Array, b: Array, c: Array, *, backend: Backend | str | None = None) -> Array:
     """h (Montgomery (n, 8)) with a*b - c = h*Z, a, b, c Montgomery evaluations on the domain."""
     return _pick(backend).compute_h(a, b, c)
 
 
-def msm(points: Any, scalars: Any, *, backend: Backend | str | None = None) -> np.ndarray:
+def msm(points: Array, scalars: Array, *, backend: Backend | str | None = None) -> np.ndarray:
     """sum_i scalars[i] * points[i]; scalars standard form (n, 8) below r."""
     return _pick(backend).msm(points, scalars)
 
 
-def batch_add(points: Any, bitmap: Any, *, backend: Backend | str | None = None) -> np.ndarray:
+def batch_add(points: Array, bitmap: Array, *, backend: Backend | str | None = None) -> np.ndarray:
     """Sum of the points whose bitmap entry is set (bool/uint8 (n,))."""
     return _pick(backend).batch_add(points, bitmap)
 
 
-def tail_msm(points: Any, scalars: Any, bitmap: Any, *, backend: Backend | str | None = None) -> np.ndarray:
+def tail_msm(points: Array, scalars: Array, bitmap: Array, *, backend: Backend | str | None = None) -> np.ndarray:
     """MSM over the points whose bitmap entry is clear."""
     return _pick(backend).tail_msm(points, scalars, bitmap)
 
 
-def generate_points(n: int, seed: int, *, backend: Backend | str | None = None) -> Any:
+def generate_points(n: int, seed: int, *, backend: Backend | str | None = None) -> Array:
     """n points P_i = k_i*G, k_i from splitmix64(seed) (curve.point_scalars); same on both backends."""
     return _pick(backend).generate_points(n, seed)

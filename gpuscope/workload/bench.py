@@ -9,12 +9,17 @@ n log n (NTT) and n (MSM). Targets: NTT 6 ms, H 40 ms, MSM 400 ms at 2^24.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscope import cuda
 from gpuscope.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpuscope.workload.gpu import GpuBackend
 
 NTT_FLOOR_MS_24 = 3.4
 MSM_FLOOR_MS_24 = 90.0
@@ -51,7 +56,7 @@ def target_ms(kernel: str, log_n: int) -> float | None:
     return TARGET_MS_24.get(kernel) if log_n == 24 else None
 
 
-def time_call(fn, repeats: int, warmup: int = 1) -> list[float]:
+def time_call(fn: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
     """Milliseconds of fn() per run, by CUDA events on the current stream."""
     cp = cuda.require("timing the kernels")
     for _ in range(warmup):
@@ -77,7 +82,7 @@ def check_args(sizes: list[int], repeats: int) -> None:
             raise UsageError(f"sizes are log2 sizes in 10..26, got {k}")
 
 
-def describe_device(backend) -> str:
+def describe_device(backend: GpuBackend) -> str:
     """'<GPU name>, NTT variant <v>' for a GPU backend's current device (table titles)."""
     from gpuscope.workload import kernels
 
@@ -86,7 +91,8 @@ def describe_device(backend) -> str:
     return f"{name}, NTT variant {kernels.ntt_variant()}"
 
 
-def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=None, log=None) -> list[BenchRow]:
+def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend: GpuBackend | None = None,
+                  log: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
     """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
     from gpuscope.workload import backends, layout
 

@@ -7,7 +7,7 @@ for MSM scalars); G1 points are uint32 (n, 2, 12) affine limbs; a bitmap is bool
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -15,6 +15,10 @@ from gpuscope.errors import UsageError
 from gpuscope.workload.field import R_MOD
 
 FR_TOP_LIMB = R_MOD >> 224  # a limb vector whose top limb is below this is < r
+
+#: A vector, point set or bitmap as the backends take and give it: a numpy array, or a
+#: cupy.ndarray on the GPU backend (named, not imported: typing must not need CuPy).
+Array: TypeAlias = Any
 
 
 def _shape(x: Any) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ what a run hands back (meta.json's `pipeline` is `PipelineResult.summary()`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuscope.errors import ResourceError, UsageError
 from gpuscope.workload.hostmem import fmt_bytes
@@ -117,16 +118,16 @@ class PipelineResult:
     wall_s: float
     stopped: bool
     error: BaseException | None
-    memory: dict
-    budget: dict
+    memory: dict[str, Any]  # HostMemory.stats()
+    budget: dict[str, Any]  # the host budget: budget, peak, waits, wait_s
     synthesized: int
-    srs: dict
+    srs: dict[str, Any]
 
     @property
     def done(self) -> int:
         return len(self.results)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         held = sum(r.held_s for r in self.results)
         h2d = sum(r.h2d_s for r in self.results)
         nbytes = sum(r.h2d_bytes for r in self.results)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from gpuscope.workload.backends import Backend
     from gpuscope.workload.devices import CudaDevice, Device, PinnedHostArray
     from gpuscope.workload.hostmem import HostAllocator
+    from gpuscope.workload.layout import Array
     from gpuscope.workload.pipeline_types import PipelineConfig
 
 SRS_SEED_H = 0x5EED_0001
@@ -40,13 +41,13 @@ class Srs:
     Resident: a copy per GPU stays in device memory. CPU backend: plain numpy arrays.
     """
 
-    def __init__(self, h_points: Any, w_points: Any, *, resident: bool, chunk: int):
+    def __init__(self, h_points: Array, w_points: Array, *, resident: bool, chunk: int):
         self.h = h_points
         self.w = w_points
         self.resident = resident
         self.chunk = chunk
 
-    def run(self, device: Device, which: str, fn: Callable[..., np.ndarray], *args: Any) -> np.ndarray:
+    def run(self, device: Device, which: str, fn: Callable[..., np.ndarray], *args: Array) -> np.ndarray:
         """fn(points_slice, *[arg slices]) summed over chunks (a single call when resident)."""
         points = self.h if which == "h" else self.w
         if self.resident or device.kind != "gpu":
@@ -55,7 +56,7 @@ class Srs:
 
 
 def _stream_points(device: CudaDevice, host_points: np.ndarray, chunk: int,
-                   fn: Callable[..., np.ndarray], args: tuple[Any, ...]) -> np.ndarray:
+                   fn: Callable[..., np.ndarray], args: tuple[Array, ...]) -> np.ndarray:
     cp = device.cp
     n = host_points.shape[0]
     if n <= chunk:

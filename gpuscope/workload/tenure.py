@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from gpuscope.workload.prep import PrepThread
 
 if TYPE_CHECKING:
     from gpuscope.workload.devices import Device
+    from gpuscope.workload.layout import Array
     from gpuscope.workload.pipeline import Pipeline
     from gpuscope.workload.synth import Partition
 
@@ -67,9 +68,9 @@ class GpuTenure:
         self.host_arrays: list[np.ndarray] = []
         self.h2d_bytes = 0
         self.gpu_total = 0.0
-        self._h: Any = None  # H (Montgomery) between compute_h and the H MSM, the only reference
-        self.h_mont: Any = None  # kept for the verifier
-        self.h_std: Any = None
+        self._h: Array = None  # H (Montgomery) between compute_h and the H MSM, the only reference
+        self.h_mont: Array = None  # kept for the verifier
+        self.h_std: Array = None
         self.h_msm: np.ndarray | None = None
         self.batch: np.ndarray | None = None
         self.tail: np.ndarray | None = None
@@ -160,7 +161,7 @@ class GpuTenure:
     def _span(self, t0: float, t1: float, phase: str) -> None:
         self.log.span(t0, t1, self.gpu, self.w, self.p, phase)
 
-    def _upload(self) -> tuple[list[Any], list[Any]]:
+    def _upload(self) -> tuple[list[Array], list[Array]]:
         """d_b_alloc + h2d (ntt_kernels = upload + kernels): the device buffers, and the four
         arrays on the device (on the GPU the buffers themselves)."""
         t, dev, clk = self.t, self.dev, self.clk
@@ -180,7 +181,7 @@ class GpuTenure:
         self._span(t.up0, t.up1, "h2d")
         return dbufs, arrays
 
-    def _compute_h(self, d_a: Any, d_b: Any, d_c: Any) -> None:
+    def _compute_h(self, d_a: Array, d_b: Array, d_c: Array) -> None:
         """H with NTTs (coset_intt_sync = the wait for the kernels)."""
         t, dev = self.t, self.dev
         self.st.phase = "ntt"
@@ -231,7 +232,7 @@ class GpuTenure:
         self._span(t.msm_freed, t.barrier, "barrier")
         self.lines.line(tl.line_barrier(GPU_TID, t.barrier - t.msm_freed), t.barrier)
 
-    def _batch_add(self) -> Any:
+    def _batch_add(self) -> Array:
         """Sum of the witness points whose scalar is 1; returns the bitmap on the device."""
         t, dev, be = self.t, self.dev, self.pipe.backends[self.gpu]
         self.st.phase = "batch_add"
@@ -244,7 +245,7 @@ class GpuTenure:
         self.lines.line(tl.line_batch_add(GPU_TID, t.batch - t.barrier), t.batch)
         return d_ones
 
-    def _tail_msm(self, d_s: Any, d_ones: Any) -> None:
+    def _tail_msm(self, d_s: Array, d_ones: Array) -> None:
         """The MSM over the other witness points (bitmap clear)."""
         t, dev, be = self.t, self.dev, self.pipe.backends[self.gpu]
         self.st.phase = "tail_msm"
