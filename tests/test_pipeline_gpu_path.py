@@ -18,6 +18,7 @@ from gpuscope.workload.pipeline import Pipeline
 from gpuscope.workload.pipeline_types import PipelineConfig
 from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W, Srs
 from gpuscope.workload.verify import Verifier
+from tests.test_pipeline_lines import _Lines
 
 
 class DevArray(np.ndarray):
@@ -106,19 +107,8 @@ def test_streamed_srs_and_device_uploads_verify(tmp_path):
                   resident=False, chunk=chunk)}
     assert n > 2 * chunk and m > 2 * chunk
     dev = FakeCudaDevice()
-    lines = []
-
-    class Sink:
-        def write_line(self, text, mono=None):
-            lines.append(text)
-
-        def flush(self):
-            pass
-
-        def close(self):
-            pass
-
-    log = tl.TimingLog(Sink(), tl.SpansWriter(tmp_path / "spans.csv"), job_id="t", t0_mono=CLOCK.mono())
+    lines = _Lines()
+    log = tl.TimingLog(lines, tl.SpansWriter(tmp_path / "spans.csv"), job_id="t", t0_mono=CLOCK.mono())
     ver = Verifier(be, log_n=cfg.log_n, m=m, h_seed=SRS_SEED_H, w_seed=SRS_SEED_W)
     FakeStream.records = 0
     res = Pipeline(cfg, be, {0: dev}, HostMemory("pageable"), log, srs=srs, verifier=ver).run()
@@ -126,6 +116,6 @@ def test_streamed_srs_and_device_uploads_verify(tmp_path):
     assert res.done == 3 and all(r.verified for r in res.results)
     per = 3 * n * 32 + m * 32
     assert [r.h2d_bytes for r in res.results] == [per] * 3 and dev.uploaded == 3 * per
-    assert sum(f"h2d_bytes={per}" in ln for ln in lines) == 3
+    assert sum(f"h2d_bytes={per}" in text for text, _ in lines.out) == 3
     chunks = -(-n // chunk) + 2 * -(-m // chunk)  # H MSM, batch_add, tail MSM per partition
     assert FakeStream.records == 3 * chunks
