@@ -7,7 +7,7 @@ is measured too: cudaHostAlloc of a fresh buffer and cudaHostRegister of an exis
 copying memory (numpy copies release the GIL) during every measurement, as synthesis
 threads do in a proving daemon.
 
-Needs CuPy and a CUDA device; the caller maps ImportError / CUDA errors to exit codes.
+Needs CuPy and a CUDA device (gpuscope.cuda); the caller maps CUDA errors to exit codes.
 """
 
 from __future__ import annotations
@@ -16,18 +16,23 @@ import ctypes
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpuscope import cuda
 from gpuscope.clock import iso_from_epoch
 from gpuscope.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 GIB = 1024**3
 KINDS = ("pinned", "pageable", "registered")
 DIRECTIONS = ("h2d", "d2h")
 _MEMCPY_H2D = 1
 _MEMCPY_D2H = 2
+_WHAT = "bandwidth"
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -94,14 +99,15 @@ class Contention:
 @dataclass
 class _HostBuf:
     kind: str
-    array: Any  # numpy array viewing the host memory
+    array: np.ndarray  # viewing the host memory
     alloc_s: float
-    release: Any  # callable
+    release: Callable[[], None]
 
 
 def _alloc_host(kind: str, nbytes: int) -> _HostBuf:
-    import cupy
     import numpy as np
+
+    cupy = cuda.require(_WHAT)
 
     rt = cupy.cuda.runtime
     if kind == "pinned":
@@ -122,10 +128,9 @@ def _alloc_host(kind: str, nbytes: int) -> _HostBuf:
     return _HostBuf(kind, arr, dt, lambda: rt.hostUnregister(ptr))
 
 
-def _time_copy(host: Any, dev: Any, nbytes: int, direction: str, stream: Any) -> float:
+def _time_copy(host: np.ndarray, dev: Any, nbytes: int, direction: str, stream: Any) -> float:
     """Seconds for one copy, measured with CUDA events on `stream`."""
-    import cupy
-
+    cupy = cuda.require(_WHAT)
     rt = cupy.cuda.runtime
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     hptr, dptr = host.ctypes.data, dev.data.ptr
@@ -142,8 +147,7 @@ def _time_copy(host: Any, dev: Any, nbytes: int, direction: str, stream: Any) ->
 def measure(sizes: Sequence[int], *, repeats: int = 5, contention: int = 0, device: int = 0,
             kinds: Sequence[str] = KINDS, warmup: int = 1) -> dict[str, Any]:
     """Run the whole measurement; returns the `bandwidth --json` object (see docs/BENCHMARKS.md)."""
-    import cupy
-
+    cupy = cuda.require(_WHAT)
     cupy.cuda.Device(device).use()
     props = cupy.cuda.runtime.getDeviceProperties(device)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.clock import CLOCK, Clock
-from gpuscope.errors import InputError, NoDataError, ResourceError
+from gpuscope.errors import EXIT_INTERRUPTED, InputError, NoDataError, ResourceError
 from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS, SPAN_PHASES
 
 SCHEMA_VERSION = 1
@@ -104,6 +104,29 @@ class RunDir:
                 except OSError:
                     pass
                 return False
+
+    def mark_interrupted(self, notes: list[str], exit_code: int = EXIT_INTERRUPTED) -> None:
+        """meta.json status `interrupted` (with `exit_code`, `ended`, `notes`), safe in a signal
+        handler: it never blocks.
+
+        If the meta lock is taken, its holder is the main thread this handler interrupted (only
+        the main thread writes meta.json), so it will never finish: write our own temp file and
+        replace meta.json atomically; its half-written temp file is simply left unused."""
+        fields = {"status": "interrupted", "exit_code": exit_code, "ended": iso_now(), "notes": notes}
+        if self._meta_lock.acquire(blocking=False):
+            self._meta_lock.release()
+            self.write_meta(**fields)
+            return
+        try:
+            data = {**self.meta, **fields}
+            tmp = self.path / f".{META}.sigint.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path / META)
+        except (OSError, TypeError, ValueError):
+            pass  # the previous meta.json stays, whole
 
     @property
     def meta(self) -> dict[str, Any]:

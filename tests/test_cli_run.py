@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscope.cli import app
-from gpuscope.workload import api, curve
+from gpuscope.workload import backends, curve
+from gpuscope.workload.cpu import CpuBackend
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -111,7 +112,7 @@ def test_bad_options_one_line_and_exit_code(tmp_path, args, code, text):
 
 
 def test_gpu_backend_without_gpu_exits_5(tmp_path):
-    if api.gpu_present():
+    if backends.gpu_present():
         pytest.skip("a GPU is present")
     r = invoke("--backend", "gpu", "--out", tmp_path / "g")
     assert r.exit_code == 5
@@ -119,14 +120,14 @@ def test_gpu_backend_without_gpu_exits_5(tmp_path):
     assert "CuPy and a CUDA device" in r.stderr
 
 
-class _BrokenTail(api.CpuBackend):
+class _BrokenTail(CpuBackend):
     def tail_msm(self, points, scalars, bitmap):
         good = super().tail_msm(points, scalars, bitmap)
         return curve.point_to_limbs(curve.add(curve.limbs_to_point(good), curve.G1_GEN))
 
 
 def test_verify_mismatch_fails_loudly_with_exit_1(tmp_path, monkeypatch):
-    monkeypatch.setitem(api._BACKENDS, "cpu", _BrokenTail())
+    monkeypatch.setitem(backends._BACKENDS, "cpu", _BrokenTail())
     d = tmp_path / "v"
     r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--verify", "--out", d)
     assert r.exit_code == 1

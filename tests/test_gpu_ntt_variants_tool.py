@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuscope.workload import api, kernels
+from gpuscope.workload import backends, kernels
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "gpu_ntt_variants.py"
 
@@ -58,7 +58,7 @@ class _FakeGpu:
         if "GPUSCOPE_FR_PTX_ADDSUB" in defines:
             raise RuntimeError("compile failed (simulated)")
         self.wrong = defines == ("GPUSCOPE_FR_CIOS",)
-        self.cpu = api.get_backend("cpu")
+        self.cpu = backends.get_backend("cpu")
 
     def _wrap(self, x):
         x = np.array(np.asarray(x), dtype=np.uint32)

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 PROBE = """
 import time
 import numpy as np
-from gpuscope.workload import api
+from gpuscope.workload import layout
 from gpuscope.workload.gpu import GpuBackend
 
 be = GpuBackend()
@@ -25,7 +25,7 @@ be.warm_up(20, seed=3)
 rng = np.random.default_rng(5)
 n = 1 << 20
 pts = be.generate_points(n, 11)
-sc, a, b, c = (api.random_fr(n, rng) for _ in range(4))
+sc, a, b, c = (layout.random_fr(n, rng) for _ in range(4))
 for name, call in (("msm", lambda: be.msm(pts, sc)), ("h", lambda: be.compute_h(a, b, c))):
     ts = []
     for _ in range(2):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuscope.workload.pipeline import PipelineConfig
+from gpuscope.workload.pipeline_types import PipelineConfig
 from gpuscope.workload.runner import WorkloadRun
 
 pytestmark = pytest.mark.gpu

@@ -13,11 +13,14 @@ from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, Resour
 from gpuscope.parsers import parse_log
 from gpuscope.workload import curve
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.api import CpuBackend, get_backend
+from gpuscope.workload.backends import get_backend
+from gpuscope.workload.cpu import CpuBackend
 from gpuscope.workload.devices import HostDevice
 from gpuscope.workload.hostmem import HostMemory
-from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W, Pipeline, PipelineConfig, Srs
+from gpuscope.workload.pipeline import Pipeline
+from gpuscope.workload.pipeline_types import PipelineConfig
 from gpuscope.workload.runner import WorkloadRun
+from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W, Srs
 from gpuscope.workload.synth import partition_bytes
 from gpuscope.workload.verify import Verifier
 from tests.test_hostmem import FakeAllocator

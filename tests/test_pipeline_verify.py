@@ -7,7 +7,7 @@ import pytest
 
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve
-from gpuscope.workload.api import get_backend
+from gpuscope.workload.backends import get_backend
 from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.synth import SynthConfig, synthesize
 from gpuscope.workload.verify import Verifier, check_h, k_limbs, lagrange_eval
@@ -49,7 +49,7 @@ def test_check_h_accepts_the_reference_and_rejects_a_wrong_h():
 
 
 def _results(be, p):
-    from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W
+    from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W
 
     n = 1 << LOG_N
     hp, wp = be.generate_points(n, SRS_SEED_H), be.generate_points(n, SRS_SEED_W)
@@ -61,7 +61,7 @@ def _results(be, p):
 
 
 def test_verifier_passes_correct_results_and_names_a_wrong_msm():
-    from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W
+    from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W
 
     be = get_backend("cpu")
     p = _partition()
@@ -81,7 +81,7 @@ def test_verifier_passes_correct_results_and_names_a_wrong_msm():
 
 def test_above_the_python_size_h_goes_through_the_kernels_self_check(monkeypatch):
     from gpuscope.workload import verify
-    from gpuscope.workload.pipeline import SRS_SEED_H, SRS_SEED_W
+    from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W
 
     monkeypatch.setattr(verify, "H_CHECK_MAX_LOG_N", LOG_N - 1)
     be = get_backend("cpu")

@@ -263,3 +263,15 @@ def test_record_pcie_gpm_mode(runner, tmp_path):
     assert meta["sampler"]["pcie_source"] == {"0": "gpm"} and meta["sampler"]["interval_ms"] == 100.0
     df = read_samples(out)
     assert (df["pcie_source"] == "gpm").all() and df["rx_gbs"].notna().sum() >= 2
+
+
+@pytest.mark.parametrize(("rc", "forwarded", "want"), [
+    (0, [], (0, "complete")), (3, [], (3, "failed")), (0, [signal.SIGINT], (0, "interrupted")),
+    (42, [signal.SIGTERM], (42, "interrupted")), (-signal.SIGINT, [], (130, "interrupted")),
+    (-signal.SIGHUP, [], (129, "interrupted")), (-signal.SIGKILL, [], (137, "failed")),
+    (-signal.SIGKILL, [signal.SIGINT], (137, "interrupted")),
+])
+def test_how_the_child_ended(rc, forwarded, want):
+    from gpuscope.recorder import _ending
+
+    assert _ending(rc, forwarded) == want

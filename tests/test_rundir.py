@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 
 import pytest
@@ -153,3 +154,28 @@ def test_samples_schema_has_one_definition():
     probe = "import sys, gpuscope.rundir, gpuscope.sampler; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_mark_interrupted_merges_like_write_meta(tmp_path):
+    rd = RunDir.create(tmp_path / "r")
+    rd.write_meta(status="running", mode="pinned")
+    rd.mark_interrupted(notes=["second Ctrl-C: exited at once"])
+    meta = read_meta(rd.path)
+    assert (meta["status"], meta["exit_code"], meta["mode"]) == ("interrupted", 130, "pinned")
+    assert meta["notes"] == ["second Ctrl-C: exited at once"] and meta["ended"].endswith("Z")
+    assert rd.meta["status"] == "interrupted"
+
+
+def test_mark_interrupted_never_blocks_on_the_meta_lock(tmp_path):
+    """The signal handler runs in the main thread; if that thread was inside write_meta, the
+    lock is held and will never be released: meta.json is replaced from a temp file of its own."""
+    rd = RunDir.create(tmp_path / "r")
+    rd.write_meta(status="running", mode="pageable")
+    with rd._meta_lock:  # the interrupted write_meta
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (rd.mark_interrupted(notes=["n"]), done.set()))
+        t.start()
+        assert done.wait(5), "mark_interrupted blocked on the meta lock"
+    meta = read_meta(rd.path)
+    assert (meta["status"], meta["exit_code"], meta["mode"], meta["notes"]) == ("interrupted", 130, "pageable", ["n"])
+    assert not (rd.path / ".meta.json.sigint.tmp").exists()

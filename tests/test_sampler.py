@@ -245,8 +245,9 @@ class _PinnedCopier:
     """H2D copies from one pinned buffer; warmed up before the sampler starts."""
 
     def __init__(self, chunk: int = 512 * 1024**2) -> None:
-        import cupy
+        from gpuscope import cuda
 
+        cupy = cuda.require("the pinned copier")
         self.rt = cupy.cuda.runtime
         self.chunk = chunk
         self.host = self.rt.hostAlloc(chunk, 0)

@@ -11,7 +11,7 @@ import secrets
 import numpy as np
 import pytest
 
-from gpuscope.workload import api, curve, reference, selfcheck
+from gpuscope.workload import backends, curve, layout, reference, selfcheck
 from gpuscope.workload.field import FR, R_MOD
 
 pytestmark = pytest.mark.gpu
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def gpu():
-    return api.get_backend("gpu")
+    return backends.get_backend("gpu")
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def ints(x) -> list[int]:
 
 @pytest.mark.parametrize("log_n", range(8, 15))
 def test_ntt_bit_for_bit(gpu, rng, log_n):
-    x = api.random_fr(1 << log_n, rng)
+    x = layout.random_fr(1 << log_n, rng)
     xi = ints(x)
     assert ints(gpu.ntt(x)) == reference.ntt(xi)
     assert ints(gpu.ntt(x, inverse=True)) == reference.intt(xi)
@@ -43,7 +43,7 @@ def test_ntt_bit_for_bit(gpu, rng, log_n):
 
 def test_ntt_round_trip_2_20(gpu, rng):
     cp = gpu.cp
-    x = cp.asarray(api.random_fr(1 << 20, rng))
+    x = cp.asarray(layout.random_fr(1 << 20, rng))
     assert bool(cp.array_equal(gpu.ntt(gpu.ntt(x), inverse=True), x))
 
 
@@ -52,7 +52,7 @@ def test_warm_up_builds_the_tables_and_changes_no_result(rng):
 
     be = GpuBackend()  # a fresh backend: no tables yet
     n = 1 << 13
-    a, b = api.random_fr(n, rng), api.random_fr(n, rng)
+    a, b = layout.random_fr(n, rng), layout.random_fr(n, rng)
     c = be.fr_mul(a, b).get()
     be.warm_up(13, seed=int(rng.integers(1 << 30)))
     assert be._twiddles[False][0] >= 13 and be._twiddles[True][0] >= 13
@@ -65,7 +65,7 @@ def test_warm_up_builds_the_tables_and_changes_no_result(rng):
 @pytest.mark.parametrize("log_n", [10, 12])
 def test_compute_h_bit_for_bit(gpu, rng, log_n):
     n = 1 << log_n
-    a, b = api.random_fr(n, rng), api.random_fr(n, rng)
+    a, b = layout.random_fr(n, rng), layout.random_fr(n, rng)
     c = gpu.fr_mul(a, b).get()
     assert ints(c) == [x * y % R_MOD for x, y in zip(ints(a), ints(b), strict=True)]
     h = gpu.compute_h(a, b, c)
@@ -81,7 +81,7 @@ def test_to_standard(gpu):
 def test_generated_points_match_cpu(gpu):
     seed = secrets.randbits(63)
     pts = gpu.generate_points(256, seed).get()
-    assert np.array_equal(pts, api.get_backend("cpu").generate_points(256, seed))
+    assert np.array_equal(pts, backends.get_backend("cpu").generate_points(256, seed))
     assert bool(gpu.on_curve(pts).all())
     assert bool(gpu.in_subgroup(pts[:16]).all())
     # the GPU checks reject a point off the curve
@@ -100,7 +100,7 @@ def test_msm_matches_arkworks(gpu, rng, points14, log_n):
     pytest.importorskip("py_arkworks_bls12381")
     n = 1 << log_n
     pts = points14[:n]
-    sc = api.random_fr(n, rng)
+    sc = layout.random_fr(n, rng)
     sc[:3] = FR.ints_to_limbs([0, 1, R_MOD - 1], mont=False)
     got = curve.limbs_to_point(gpu.msm(pts, sc))
     want = reference.msm(curve.limbs_to_points(pts.get()), FR.limbs_to_ints(sc, mont=False))
@@ -130,7 +130,7 @@ def test_batch_add_and_tail(gpu, rng, points14):
     n = 1 << 12
     pts = points14[:n]
     pl = curve.limbs_to_points(pts.get())
-    sc = api.random_fr(n, rng)
+    sc = layout.random_fr(n, rng)
     bits = rng.random(n) < 0.3
     si = FR.limbs_to_ints(sc, mont=False)
     ba = curve.limbs_to_point(gpu.batch_add(pts, bits))

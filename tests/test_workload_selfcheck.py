@@ -6,19 +6,19 @@ import numpy as np
 import pytest
 
 from gpuscope.errors import VerificationError
-from gpuscope.workload import api, curve, selfcheck
+from gpuscope.workload import backends, curve, layout, selfcheck
 from gpuscope.workload.field import FR
 
 
 @pytest.fixture(scope="module")
 def cpu():
-    return api.get_backend("cpu")
+    return backends.get_backend("cpu")
 
 
 def test_check_h_passes_and_catches_a_wrong_h(cpu):
     rng = np.random.default_rng(0)
     n = 64
-    a, b = api.random_fr(n, rng), api.random_fr(n, rng)
+    a, b = layout.random_fr(n, rng), layout.random_fr(n, rng)
     c = cpu.fr_mul(a, b)
     h = cpu.compute_h(a, b, c)
     res = selfcheck.require(selfcheck.check_h(cpu, a, b, c, h, rng))
@@ -35,7 +35,7 @@ def test_check_msm_and_batch_add(cpu):
     rng = np.random.default_rng(1)
     n = 40
     pts = cpu.generate_points(n, 9)
-    sc = api.random_fr(n, rng)
+    sc = layout.random_fr(n, rng)
     res = selfcheck.check_msm(cpu, pts, sc, cpu.msm(pts, sc), rng, sample=16)
     assert res.ok, res.checks
     bits = rng.integers(0, 2, n).astype(bool)

@@ -31,7 +31,7 @@ def gpuscope(*args: str) -> int:
 
 def main() -> int:
     sys.path.insert(0, str(REPO))
-    from gpuscope.workload.api import gpu_present
+    from gpuscope.workload.backends import gpu_present
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = REPO / "runs"

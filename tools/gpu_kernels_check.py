@@ -21,8 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuscope.workload import api, bench, curve, kernels, selfcheck  # noqa: E402
+from gpuscope import cuda  # noqa: E402
+from gpuscope.workload import backends, bench, curve, kernels, layout, selfcheck  # noqa: E402
 from gpuscope.workload.field import FR  # noqa: E402
+
+WHAT = "tools/gpu_kernels_check.py"
 
 
 def compare_variants(log, check, rng) -> None:
@@ -30,12 +33,11 @@ def compare_variants(log, check, rng) -> None:
     import subprocess
     import tempfile
 
-    import cupy as cp
-
     from gpuscope.workload import reference
     from gpuscope.workload.gpu import GpuBackend
 
-    cpu_pts = api.get_backend("cpu").generate_points(64, 3)
+    cp = cuda.require(WHAT)
+    cpu_pts = backends.get_backend("cpu").generate_points(64, 3)
     for label, defs in (("ptx", ()), ("portable", ("GPUSCOPE_PORTABLE_MUL",))):
         with tempfile.TemporaryDirectory() as d:
             try:
@@ -49,33 +51,33 @@ def compare_variants(log, check, rng) -> None:
                 log(f"[{label}] nvcc/cuobjdump unavailable: {type(e).__name__}")
         b = GpuBackend(defs)
         for k in (8, 11, 14):
-            x = api.random_fr(1 << k, rng)
+            x = layout.random_fr(1 << k, rng)
             xi = FR.limbs_to_ints(x, mont=True)
             ok = FR.limbs_to_ints(b.ntt(x).get(), mont=True) == reference.ntt(xi)
             ok &= FR.limbs_to_ints(b.ntt(x, inverse=True).get(), mont=True) == reference.intt(xi)
             check(f"[{label}] ntt/intt 2^{k} bit for bit", ok)
         n = 1 << 10
-        a, bb = api.random_fr(n, rng), api.random_fr(n, rng)
+        a, bb = layout.random_fr(n, rng), layout.random_fr(n, rng)
         c = b.fr_mul(a, bb).get()
         h = b.compute_h(a, bb, c).get()
         ints = [FR.limbs_to_ints(v, mont=True) for v in (a, bb, c, h)]
         check(f"[{label}] compute_h 2^10 bit for bit", ints[3] == reference.compute_h(*ints[:3]))
         pts = b.generate_points(1 << 12, 3)
         check(f"[{label}] generated points == CPU", bool(np.array_equal(pts[:64].get(), cpu_pts)))
-        sc = api.random_fr(1 << 12, rng)
+        sc = layout.random_fr(1 << 12, rng)
         sc[:3] = FR.ints_to_limbs([0, 1, FR.p - 1], mont=False)
         got = curve.limbs_to_point(b.msm(pts, sc))
         want = reference.msm(curve.limbs_to_points(pts.get()), FR.limbs_to_ints(sc, mont=False))
         check(f"[{label}] msm 2^12 == arkworks", got == want)
         n = 1 << 24
-        x = cp.asarray(api.random_fr(n, rng))
-        y = cp.asarray(api.random_fr(n, rng))
+        x = cp.asarray(layout.random_fr(n, rng))
+        y = cp.asarray(layout.random_fr(n, rng))
         z = b.fr_mul(x, y)
         t_ntt = bench.time_call(lambda b=b, x=x: b.ntt(x), 5)
         t_h = bench.time_call(lambda b=b, x=x, y=y, z=z: b.compute_h(x, y, z), 5)
         del x, y, z
         p24 = b.generate_points(n, 3)
-        s24 = cp.asarray(api.random_fr(n, rng))
+        s24 = cp.asarray(layout.random_fr(n, rng))
         t_msm = bench.time_call(lambda b=b, p=p24, s=s24: b.msm(p, s), 3)
         del p24, s24
         cp.get_default_memory_pool().free_all_blocks()
@@ -86,9 +88,8 @@ def compare_variants(log, check, rng) -> None:
 def sweep_ntt(gpu, log, check, rng, log_n: int = 24) -> None:
     """NTT launch geometry: block size, low bits kept together, threads per block. Every config
     must give the default's output bit for bit; times are CUDA-event medians of 5."""
-    import cupy as cp
-
-    x = cp.asarray(api.random_fr(1 << log_n, rng))
+    cp = cuda.require(WHAT)
+    x = cp.asarray(layout.random_fr(1 << log_n, rng))
     ref = gpu.ntt(x)
     saved = (gpu.ntt_block_log, gpu.ntt_lmax, gpu.ntt_max_threads)
     results = []
@@ -128,12 +129,11 @@ def sweep_plans(gpu, log, check, rng, log_n: int = 24, top: int = 4) -> None:
     """NTT pass plans at 2^log_n: every candidate must give the default plan's output bit for
     bit; forward NTT times (CUDA events, median of 5), then compute_h for the `top` fastest and
     the default (median of 7)."""
-    import cupy as cp
-
     from gpuscope.workload.gpu_plan import NTT_LMAX, ntt_plan
 
-    x = cp.asarray(api.random_fr(1 << log_n, rng))
-    abc = [cp.asarray(api.random_fr(1 << log_n, rng)) for _ in range(3)]
+    cp = cuda.require(WHAT)
+    x = cp.asarray(layout.random_fr(1 << log_n, rng))
+    abc = [cp.asarray(layout.random_fr(1 << log_n, rng)) for _ in range(3)]
     default = ntt_plan(log_n)
     legacy = ntt_plan(log_n, lmin=NTT_LMAX)  # the rule before passes were saved with L = 2
     ref = gpu.ntt(x)
@@ -184,13 +184,12 @@ def main() -> int:
         logf.write(line + "\n")
         logf.flush()
 
-    import cupy as cp
-
+    cp = cuda.require(WHAT)
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     log(f"device {props['name'].decode()} cc {dev.compute_capability} cupy {cp.__version__}")
     t0 = time.perf_counter()
-    gpu = api.get_backend("gpu")
+    gpu = backends.get_backend("gpu")
     log(f"compile+load modules {time.perf_counter() - t0:.1f} s")
     for mod, names in (("ntt", ["fr_ntt_pass"]), ("msm", ["msm_chunk_sum", "g1_gen_points", "msm_count"])):
         for nm in names:
@@ -213,12 +212,12 @@ def main() -> int:
 
     if not args.skip_checks:
         for k in (20, args.check_log):
-            x = cp.asarray(api.random_fr(1 << k, rng))
+            x = cp.asarray(layout.random_fr(1 << k, rng))
             check(f"ntt round trip 2^{k}", bool(cp.array_equal(gpu.ntt(gpu.ntt(x), inverse=True), x)))
             del x
         k = args.check_log
         n = 1 << k
-        a, b = cp.asarray(api.random_fr(n, rng)), cp.asarray(api.random_fr(n, rng))
+        a, b = cp.asarray(layout.random_fr(n, rng)), cp.asarray(layout.random_fr(n, rng))
         c = gpu.fr_mul(a, b)
         h = gpu.compute_h(a, b, c)
         r = selfcheck.check_h(gpu, a, b, c, h, rng)
@@ -237,9 +236,9 @@ def main() -> int:
         check(f"points on curve 2^{k}", bool(gpu.on_curve(pts).all()))
         sample = cp.asarray(rng.choice(n, 256, replace=False))
         check("points in subgroup (256 sampled)", bool(gpu.in_subgroup(pts[sample]).all()))
-        cpu_pts = api.get_backend("cpu").generate_points(8, 5)
+        cpu_pts = backends.get_backend("cpu").generate_points(8, 5)
         check("points match CPU generator", bool(np.array_equal(pts[:8].get(), cpu_pts)))
-        sc = cp.asarray(api.random_fr(n, rng))
+        sc = cp.asarray(layout.random_fr(n, rng))
         sc[:3] = cp.asarray(FR.ints_to_limbs([0, 1, FR.p - 1], mont=False))
         t = time.perf_counter()
         res = gpu.msm(pts, sc)

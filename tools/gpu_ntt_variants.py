@@ -29,10 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gpuscope import cuda  # noqa: E402
 from gpuscope.errors import NoGpuError  # noqa: E402
-from gpuscope.workload import api, kernels, reference  # noqa: E402
+from gpuscope.workload import backends, kernels, layout, reference  # noqa: E402
 from gpuscope.workload.field import FR  # noqa: E402
 
+WHAT = "tools/gpu_ntt_variants.py"
 CHECK_LOGS = (10, 12)
 H_LOGS = (10, 12)  # 2^10: one NTT pass (the fused variants' fr_ntt_pass_h_scaled); 2^12: two
 ROUND_TRIP_LOG = 24
@@ -40,7 +42,7 @@ ROUND_TRIP_LOG = 24
 
 def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
     """Bit-for-bit checks of one variant; returns (failed check names, info)."""
-    import cupy as cp
+    cp = cuda.require(WHAT)
 
     from gpuscope.workload.gpu import GpuBackend
 
@@ -63,7 +65,7 @@ def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
             failed.append(what)
 
     for k in CHECK_LOGS:
-        x = api.random_fr(1 << k, rng)
+        x = layout.random_fr(1 << k, rng)
         xi = FR.limbs_to_ints(x, mont=True)
         check(f"ntt 2^{k}", FR.limbs_to_ints(gpu.ntt(x).get(), mont=True) == reference.ntt(xi))
         check(f"intt 2^{k}", FR.limbs_to_ints(gpu.ntt(x, inverse=True).get(), mont=True) == reference.intt(xi))
@@ -77,11 +79,10 @@ def check_variant(name, defines, rng, log, cpu_h) -> tuple[list[str], dict]:
 
 def _gpu_random(n: int, rng):
     """Random Fr limb vectors (top limb below r's, so < r) on the device; uint32 draws, ~5x faster
-    than api.random_fr at 2^24."""
-    import cupy as cp
-
+    than layout.random_fr at 2^24."""
+    cp = cuda.require(WHAT)
     x = rng.integers(0, 1 << 32, size=(n, 8), dtype=np.uint32)
-    x[:, 7] %= np.uint32(api.FR_TOP_LIMB)
+    x[:, 7] %= np.uint32(layout.FR_TOP_LIMB)
     return cp.asarray(x)
 
 
@@ -126,8 +127,7 @@ def main() -> int:
         logf.flush()
 
     try:
-        import cupy as cp
-
+        cp = cuda.require(WHAT)
         cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # no CuPy, no driver, no device
         err = NoGpuError(f"no usable GPU for the NTT variants ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
@@ -140,10 +140,10 @@ def main() -> int:
     log(f"device {props['name'].decode()} cc {dev.compute_capability} cupy {cp.__version__}; default variant "
         f"{kernels.DEFAULT_NTT_VARIANT}, portable mul {'on' if 'GPUSCOPE_PORTABLE_MUL' in kernels.default_defines() else 'off'}")
     rng = np.random.default_rng(int(time.time()))
-    cpu = api.get_backend("cpu")
+    cpu = backends.get_backend("cpu")
     cpu_h = []
     for k in H_LOGS:
-        a, b = api.random_fr(1 << k, rng), api.random_fr(1 << k, rng)
+        a, b = layout.random_fr(1 << k, rng), layout.random_fr(1 << k, rng)
         c = cpu.fr_mul(a, b)
         c[5] = a[9]  # an unsatisfied row: h is still defined and must match
         cpu_h.append((a, b, c, cpu.compute_h(a, b, c)))

@@ -54,8 +54,9 @@ def probe_register(gib: float = 2.0) -> str:
     unregisters a second buffer (what a second worker does in registered mode)."""
     import threading
 
-    import cupy as cp
+    from gpuscope import cuda
 
+    cp = cuda.require("probe_register")
     rt = cp.cuda.runtime
     n = int(gib * (1 << 30))
     x = np.ones(n, np.uint8)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuscope import nvml  # noqa: E402
+from gpuscope import cuda, nvml  # noqa: E402
 from gpuscope.sampler import ListSink, Sampler  # noqa: E402
 
 
@@ -110,8 +110,7 @@ class Loop:
     """The copy+compute loop: pinned H2D of `chunk` bytes + `mm` 4096^2 fp32 matmuls, per iteration."""
 
     def __init__(self, chunk: int = 256 * 1024**2, mm: int = 4) -> None:
-        import cupy
-
+        cupy = cuda.require("the copy+compute loop")
         self.cp = cupy
         self.rt = cupy.cuda.runtime
         self.chunk = chunk
@@ -219,9 +218,9 @@ def overhead(nv: nvml.Nvml, gpu: int, loop: Loop, iters: int, runs: int = 5) -> 
 def workload(seconds: float, upload: int = 512 * 1024**2) -> int:
     """A CuZK-shaped loop for `record`: per 'partition' a pageable H2D upload (logged as
     ntt_kernels) then matmuls (logged as msm_invoke), printed in the real CUZK formats."""
-    import cupy
     import numpy as np
 
+    cupy = cuda.require("the CuZK-shaped loop")
     loop = Loop(chunk=upload)
     host = np.ones(upload, dtype=np.uint8)  # pageable, as in the article
     ev = [cupy.cuda.Event() for _ in range(3)]

@@ -232,48 +232,79 @@ def predict_pinned(
     `budget_slots` (partitions the host-memory budget lets be in flight; a run's meta.json
     says) throttles synthesis in both replays as it did in the run; None: unbounded supply.
     Raises WhatIfUnavailable when there is no complete tenure or no upload size.
+
+    Three steps: the inputs per tenure (`_inputs`), the two replays (`_replay`: the
+    measured durations and the pinned ones), the result (`_result`).
     """
     if not (line_rate_gbs > 0 and math.isfinite(line_rate_gbs)):
         raise WhatIfUnavailable(f"line rate must be a positive number of GB/s, got {line_rate_gbs}")
+    inp = _inputs(parsed, bytes_per_partition, bytes_source, workers, synth_threads)
+    if budget_slots is not None and inp.synth is None:
+        budget_slots = None  # the budget throttles synthesis; without synthesis times it has no effect
+    replays = _replay(inp, line_rate_gbs, gpus, budget_slots)
+    return _result(parsed, inp, replays, line_rate_gbs=line_rate_gbs, line_rate_source=line_rate_source,
+                   gpus=gpus, budget_slots=budget_slots)
+
+
+# -- step 1: the inputs per tenure ---------------------------------------------------------
+@dataclass
+class _Inputs:
+    """What the prediction rests on: per complete tenure (ms), and for the whole input."""
+
+    wide: pd.DataFrame  # per_record_components
+    per_tenure_bytes: np.ndarray
+    bytes_pp: float
+    bytes_src: str
+    held: np.ndarray
+    upload: np.ndarray  # measured upload (h2d, or ntt_kernels without one)
+    upload_field: str
+    barrier: np.ndarray  # measured barrier_wait
+    gpu_pre: np.ndarray  # GPU work before the barrier, with what the log does not explain
+    gpu_post: np.ndarray  # batch_add + tail_msm
+    pre: np.ndarray  # CPU work before the lock
+    prep: np.ndarray | None
+    post: np.ndarray | None
+    synth: np.ndarray | None
+    workers: int
+    synth_threads: int | None
+    n_gpus: np.ndarray  # GPUs per tenure (>= 1)
+    notes: list[str]
+
+    @property
+    def n(self) -> int:
+        return len(self.wide)
+
+    def times_with(self, upload_ms: np.ndarray) -> PartitionTimes:
+        """The simulation's partitions with this upload; without prep times the measured
+        barrier stays in the tenure as a fixed stall."""
+        fixed_barrier = self.barrier if self.prep is None else 0.0
+        return PartitionTimes(
+            upload_ms=upload_ms,
+            gpu_pre_ms=self.gpu_pre + fixed_barrier,
+            gpu_post_ms=self.gpu_post,
+            synth_ms=self.synth,
+            prep_ms=self.prep,
+            pre_ms=self.pre,
+            post_ms=self.post,
+        )
+
+
+def _inputs(parsed: Any, bytes_per_partition: float | None, bytes_source: str,
+            workers: int | None, synth_threads: int | None) -> _Inputs:
     notes: list[str] = []
     wide = per_record_components(parsed.components, parsed.records)
     n = len(wide)
     if n == 0:
         raise WhatIfUnavailable("no complete GPU-lock tenure (no mutex_held line) to project from")
-
-    logged, logged_key = bytes_from_log(parsed, wide.index.to_numpy())
-    if logged is not None:
-        per_tenure_bytes = logged
-        bytes_pp, bytes_src = float(np.median(logged)), f"log ({logged_key})"
-    elif bytes_per_partition is not None and bytes_per_partition > 0:
-        per_tenure_bytes = np.full(n, float(bytes_per_partition))
-        bytes_pp, bytes_src = float(bytes_per_partition), bytes_source
-    else:
-        raise WhatIfUnavailable(
-            "upload size unknown: the log has no h2d_bytes field; pass --abc-bytes "
-            "(bytes of a, b and c per partition, e.g. 1.5GiB)"
-        )
-
+    per_tenure_bytes, bytes_pp, bytes_src = _upload_bytes(parsed, wide, bytes_per_partition, bytes_source)
     held = wide["held_ms"].to_numpy(dtype=float)
-    explicit = any(c in wide.columns for c in EXPLICIT_UPLOAD)
-    if explicit:
-        upload = _cols_sum(wide, EXPLICIT_UPLOAD)
-        ntt_rest = np.clip(_cols_sum(wide, COMBINED_UPLOAD) - upload, 0.0, None)
-        upload_field = "h2d"
-    else:
-        upload = _cols_sum(wide, COMBINED_UPLOAD)
-        ntt_rest = np.zeros(n)
-        upload_field = "ntt_kernels"
-        notes.append(
-            "no explicit upload field: ntt_kernels (upload + NTT kernels) is taken as the upload; "
-            "the NTT kernels' own time is not kept, so the prediction is a lower bound"
-        )
-    barrier_meas = _cols_sum(wide, BARRIER)
+    upload, ntt_rest, upload_field = _upload_field(wide, notes)
+    barrier = _cols_sum(wide, BARRIER)
     gpu_pre = ntt_rest + _cols_sum(wide, GPU_PRE_BARRIER)
     gpu_post = _cols_sum(wide, GPU_POST_BARRIER)
     # What the log does not explain under the lock (bookkeeping, unprinted coset_intt_sync)
     # stays in the tenure, before the barrier.
-    other = np.clip(held - upload - gpu_pre - barrier_meas - gpu_post, 0.0, None)
+    other = np.clip(held - upload - gpu_pre - barrier - gpu_post, 0.0, None)
     other = np.where(np.isfinite(other), other, 0.0)
     gpu_pre = gpu_pre + other
 
@@ -293,117 +324,183 @@ def predict_pinned(
         if synth_threads is None:
             synth_threads = workers
             notes.append(f"synthesis concurrency unknown: {workers} synthesis threads assumed")
+    return _Inputs(wide=wide, per_tenure_bytes=per_tenure_bytes, bytes_pp=bytes_pp, bytes_src=bytes_src,
+                   held=held, upload=upload, upload_field=upload_field, barrier=barrier,
+                   gpu_pre=gpu_pre, gpu_post=gpu_post, pre=pre, prep=prep, post=post, synth=synth,
+                   workers=workers, synth_threads=synth_threads,
+                   n_gpus=_tenure_gpus(parsed.records, wide.index.to_numpy()), notes=notes)
 
-    def times_with(upload_ms: np.ndarray) -> PartitionTimes:
-        fixed_barrier = barrier_meas if prep is None else 0.0
-        return PartitionTimes(
-            upload_ms=upload_ms,
-            gpu_pre_ms=gpu_pre + fixed_barrier,
-            gpu_post_ms=gpu_post,
-            synth_ms=synth,
-            prep_ms=prep,
-            pre_ms=pre,
-            post_ms=post,
-        )
 
-    n_gpus = _tenure_gpus(parsed.records, wide.index.to_numpy())
-    upload_pred = per_tenure_bytes / n_gpus / (line_rate_gbs * 1e9) * 1e3
-    if budget_slots is not None and synth is None:
-        budget_slots = None  # the budget throttles synthesis; without synthesis times it has no effect
-    sim_opts = {"workers": workers, "synth_threads": synth_threads, "gpus": gpus, "slots": budget_slots}
-    sim_meas = simulate(times_with(upload), **sim_opts)
-    sim_pred = simulate(times_with(upload_pred), **sim_opts)
+def _upload_bytes(parsed: Any, wide: pd.DataFrame, bytes_per_partition: float | None,
+                  bytes_source: str) -> tuple[np.ndarray, float, str]:
+    """(bytes per tenure, bytes per partition, where they come from): the log's wins."""
+    logged, logged_key = bytes_from_log(parsed, wide.index.to_numpy())
+    if logged is not None:
+        return logged, float(np.median(logged)), f"log ({logged_key})"
+    if bytes_per_partition is not None and bytes_per_partition > 0:
+        return np.full(len(wide), float(bytes_per_partition)), float(bytes_per_partition), bytes_source
+    raise WhatIfUnavailable(
+        "upload size unknown: the log has no h2d_bytes field; pass --abc-bytes "
+        "(bytes of a, b and c per partition, e.g. 1.5GiB)"
+    )
 
-    held_pred = sim_pred.held_ms
-    barrier_pred = sim_pred.barrier_ms if prep is not None else barrier_meas
 
-    # Measured run: the span from the first tenure's start to the last one's end.
+def _upload_field(wide: pd.DataFrame, notes: list[str]) -> tuple[np.ndarray, np.ndarray, str]:
+    """(measured upload, the NTT kernels' rest kept on the GPU, the field used)."""
+    if any(c in wide.columns for c in EXPLICIT_UPLOAD):
+        upload = _cols_sum(wide, EXPLICIT_UPLOAD)
+        ntt_rest = np.clip(_cols_sum(wide, COMBINED_UPLOAD) - upload, 0.0, None)
+        return upload, ntt_rest, "h2d"
+    notes.append(
+        "no explicit upload field: ntt_kernels (upload + NTT kernels) is taken as the upload; "
+        "the NTT kernels' own time is not kept, so the prediction is a lower bound"
+    )
+    return _cols_sum(wide, COMBINED_UPLOAD), np.zeros(len(wide)), "ntt_kernels"
+
+
+# -- step 2: the replays --------------------------------------------------------------------
+@dataclass
+class _Replays:
+    """The mutex pipeline replayed with the measured uploads and with the pinned ones."""
+
+    upload_pred: np.ndarray  # ms per tenure at the line rate, a tenure's GPUs in parallel
+    meas: SimResult
+    pred: SimResult
+
+
+def _replay(inp: _Inputs, line_rate_gbs: float, gpus: int, budget_slots: int | None) -> _Replays:
+    upload_pred = inp.per_tenure_bytes / inp.n_gpus / (line_rate_gbs * 1e9) * 1e3
+    sim_opts = {"workers": inp.workers, "synth_threads": inp.synth_threads, "gpus": gpus, "slots": budget_slots}
+    sim_meas = simulate(inp.times_with(inp.upload), **sim_opts)
+    sim_pred = simulate(inp.times_with(upload_pred), **sim_opts)
+    return _Replays(upload_pred=upload_pred, meas=sim_meas, pred=sim_pred)
+
+
+# -- step 3: the result ---------------------------------------------------------------------
+@dataclass
+class _Throughput:
+    """Partitions per minute: measured (first tenure's start to last one's end), replayed, predicted."""
+
+    meas: float
+    busy_meas: float
+    sim_meas: float
+    sim_pred: float
+    pred: float  # the pinned replay scaled by the measured one's error (calibrated)
+    model_err: float
+
+
+def _throughput(inp: _Inputs, rp: _Replays, gpus: int) -> _Throughput:
+    wide, n = inp.wide, inp.n
     span_meas_s = _span_s(wide.get("ts_start", pd.Series(np.nan, index=wide.index)).to_numpy(float),
                           wide.get("ts_end", pd.Series(np.nan, index=wide.index)).to_numpy(float))
     tput_meas = n / span_meas_s * 60.0 if span_meas_s > 0 else float("nan")
-    busy_meas = float(np.nansum(held) / 1e3 / span_meas_s / gpus) if span_meas_s > 0 else float("nan")
-    tput_sim_meas = n / (sim_meas.gpu_span_ms / 1e3) * 60.0 if sim_meas.gpu_span_ms > 0 else float("nan")
-    tput_sim_pred = n / (sim_pred.gpu_span_ms / 1e3) * 60.0 if sim_pred.gpu_span_ms > 0 else float("nan")
+    busy_meas = float(np.nansum(inp.held) / 1e3 / span_meas_s / gpus) if span_meas_s > 0 else float("nan")
+    tput_sim_meas = n / (rp.meas.gpu_span_ms / 1e3) * 60.0 if rp.meas.gpu_span_ms > 0 else float("nan")
+    tput_sim_pred = n / (rp.pred.gpu_span_ms / 1e3) * 60.0 if rp.pred.gpu_span_ms > 0 else float("nan")
     if math.isfinite(tput_meas) and tput_sim_meas > 0:
         tput_pred = tput_meas * tput_sim_pred / tput_sim_meas
         model_err = (tput_sim_meas - tput_meas) / tput_meas
     else:
         tput_pred = tput_sim_pred
         model_err = float("nan")
-        notes.append("no timestamps: throughput is the simulation's, not calibrated against the run")
+        inp.notes.append("no timestamps: throughput is the simulation's, not calibrated against the run")
+    return _Throughput(meas=tput_meas, busy_meas=busy_meas, sim_meas=tput_sim_meas,
+                       sim_pred=tput_sim_pred, pred=tput_pred, model_err=model_err)
 
-    upload_gbs_meas = finite_median(upload_gbs(per_tenure_bytes, upload, n_gpus))
-    measured = {
+
+def _measured(inp: _Inputs, tp: _Throughput) -> dict[str, float | None]:
+    held, upload, barrier = inp.held, inp.upload, inp.barrier
+    return {
         "held_ms_median": _med(held),
         "held_ms_mean": _mean(held),
-        "stalled_tenures": int((barrier_meas > STALL_MS).sum()),
+        "stalled_tenures": int((barrier > STALL_MS).sum()),
         "upload_ms_median": _med(upload),
-        "upload_gbs": upload_gbs_meas,
-        "barrier_ms_median": _med(barrier_meas),
-        "throughput_ppm": tput_meas,
-        "gpu_busy_fraction": busy_meas,
+        "upload_gbs": finite_median(upload_gbs(inp.per_tenure_bytes, upload, inp.n_gpus)),
+        "barrier_ms_median": _med(barrier),
+        "throughput_ppm": tp.meas,
+        "gpu_busy_fraction": tp.busy_meas,
     }
-    predicted = {
+
+
+def _predicted(inp: _Inputs, rp: _Replays, tp: _Throughput, held_pred: np.ndarray,
+               barrier_pred: np.ndarray) -> dict[str, float | None]:
+    held, sim_pred = inp.held, rp.pred
+    return {
         "held_ms_median": _med(held_pred),
         "held_ms_mean": _mean(held_pred),
         "stalled_tenures": int((barrier_pred > STALL_MS).sum()),
         "held_ms_p10": _pct(held_pred, 10),
         "held_ms_p90": _pct(held_pred, 90),
-        "upload_ms": _med(upload_pred),
+        "upload_ms": _med(rp.upload_pred),
         "barrier_ms_median": _med(barrier_pred),
-        "throughput_ppm": tput_pred,
-        "throughput_ppm_sim": tput_sim_pred,
-        "throughput_speedup": tput_pred / tput_meas if tput_meas > 0 else tput_sim_pred / tput_sim_meas,
+        "throughput_ppm": tp.pred,
+        "throughput_ppm_sim": tp.sim_pred,
+        "throughput_speedup": tp.pred / tp.meas if tp.meas > 0 else tp.sim_pred / tp.sim_meas,
         "held_speedup": _med(held) / _med(held_pred) if _med(held_pred) > 0 else float("nan"),
         "gpu_busy_fraction": sim_pred.held_fraction,
         "gpu_compute_fraction": sim_pred.compute_fraction,
         "lock_wait_ms_median": _med(sim_pred.lock_wait_ms),
     }
+
+
+def _floors(inp: _Inputs, rp: _Replays, held_pred: np.ndarray, gpus: int) -> dict[str, Any]:
     gpu_floor_s = float(held_pred.sum()) / 1e3 / gpus
-    cpu_floor_s = (float(synth.sum()) / (synth_threads or 1) / 1e3) if synth is not None else float("nan")
-    floors = {
+    synth = inp.synth
+    cpu_floor_s = (float(synth.sum()) / (inp.synth_threads or 1) / 1e3) if synth is not None else float("nan")
+    return {
         "gpu_floor_s": gpu_floor_s,
         "cpu_floor_s": cpu_floor_s,
-        "predicted_makespan_s": sim_pred.makespan_ms / 1e3,
+        "predicted_makespan_s": rp.pred.makespan_ms / 1e3,
         "binding": ("cpu" if math.isfinite(cpu_floor_s) and cpu_floor_s > gpu_floor_s else "gpu"),
     }
-    model_check = {
-        "simulated_throughput_ppm": tput_sim_meas,
-        "measured_throughput_ppm": tput_meas,
-        "throughput_error": model_err,
-        "simulated_lock_wait_ms_median": _med(sim_meas.lock_wait_ms),
+
+
+def _model_check(inp: _Inputs, rp: _Replays, tp: _Throughput) -> dict[str, float | None]:
+    wide = inp.wide
+    return {
+        "simulated_throughput_ppm": tp.sim_meas,
+        "measured_throughput_ppm": tp.meas,
+        "throughput_error": tp.model_err,
+        "simulated_lock_wait_ms_median": _med(rp.meas.lock_wait_ms),
         "measured_lock_wait_ms_median": _med(_cols_sum(wide, ("mutex_wait",))) if "mutex_wait" in wide else float("nan"),
     }
+
+
+def _result(parsed: Any, inp: _Inputs, rp: _Replays, *, line_rate_gbs: float, line_rate_source: str,
+            gpus: int, budget_slots: int | None) -> WhatIf:
+    held_pred = rp.pred.held_ms
+    barrier_pred = rp.pred.barrier_ms if inp.prep is not None else inp.barrier
+    tp = _throughput(inp, rp, gpus)
     per_partition = pd.DataFrame(
         {
-            "record": wide.index.to_numpy(),
-            "held_ms": held,
-            "upload_ms": upload,
-            "barrier_ms": barrier_meas,
+            "record": inp.wide.index.to_numpy(),
+            "held_ms": inp.held,
+            "upload_ms": inp.upload,
+            "barrier_ms": inp.barrier,
             "held_pred_ms": held_pred,
-            "upload_pred_ms": upload_pred,
+            "upload_pred_ms": rp.upload_pred,
             "barrier_pred_ms": barrier_pred,
-            "lock_wait_pred_ms": sim_pred.lock_wait_ms,
+            "lock_wait_pred_ms": rp.pred.lock_wait_ms,
         }
     )
     return WhatIf(
         source=str(getattr(parsed, "source", "")),
-        partitions=n,
-        workers=int(workers),
+        partitions=inp.n,
+        workers=int(inp.workers),
         gpus=int(gpus),
-        synth_threads=synth_threads,
+        synth_threads=inp.synth_threads,
         budget_slots=budget_slots,
         line_rate_gbs=float(line_rate_gbs),
         line_rate_source=line_rate_source,
-        bytes_per_partition=bytes_pp,
-        bytes_source=bytes_src,
-        upload_field=upload_field,
-        measured=measured,
-        predicted=predicted,
-        floors=floors,
-        model_check=model_check,
+        bytes_per_partition=inp.bytes_pp,
+        bytes_source=inp.bytes_src,
+        upload_field=inp.upload_field,
+        measured=_measured(inp, tp),
+        predicted=_predicted(inp, rp, tp, held_pred, barrier_pred),
+        floors=_floors(inp, rp, held_pred, gpus),
+        model_check=_model_check(inp, rp, tp),
         per_partition=per_partition,
-        notes=notes,
+        notes=inp.notes,
     )
 
 

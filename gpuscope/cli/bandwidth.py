@@ -65,23 +65,14 @@ def bandwidth_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     save: bool = typer.Option(True, "--save/--no-save", help="Save the line rate to the cache."),
 ) -> None:
-    from gpuscope import hostbw
+    from gpuscope import cuda, hostbw
 
     size_list = hostbw.parse_sizes(sizes)
     if repeats < 1:
         raise UsageError("--repeats must be at least 1")
     if contention < 0:
         raise UsageError("--contention must be 0 or more")
-    try:
-        import cupy
-    except Exception as e:
-        raise NoGpuError(f"bandwidth needs CuPy and a CUDA GPU: CuPy not importable ({type(e).__name__})") from None
-    try:
-        n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:
-        raise NoGpuError(f"bandwidth needs a CUDA GPU: {type(e).__name__}: {' '.join(str(e).split())[:160]}") from None
-    if n < 1:
-        raise NoGpuError("bandwidth needs a CUDA GPU: none found")
+    cupy, n = cuda.require_devices("bandwidth")
     if not 0 <= device < n:
         raise UsageError(f"--device: no CUDA device {device} (this machine has {n})")
     try:

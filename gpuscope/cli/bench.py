@@ -42,7 +42,7 @@ def kernels(
     import json
 
     from gpuscope.errors import NoGpuError
-    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.backends import get_backend
     from gpuscope.workload.bench import bench_kernels, check_args, describe_device
 
     parsed = _sizes(sizes)

@@ -22,9 +22,9 @@ def _run_mode(mode: str, opts: dict) -> str:
     from gpuscope.errors import EXIT_INTERRUPTED, UsageError
     from gpuscope.recorder import parse_gpus
     from gpuscope.rundir import default_path
-    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.backends import get_backend
     from gpuscope.workload.hostmem import normalize_mode
-    from gpuscope.workload.pipeline import PipelineConfig
+    from gpuscope.workload.pipeline_types import PipelineConfig
     from gpuscope.workload.runner import WorkloadRun, default_log_n
 
     gpus = parse_gpus(opts["gpus"])

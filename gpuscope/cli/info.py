@@ -22,45 +22,20 @@ def _memlock() -> dict[str, Any]:
     return {"soft_bytes": v(soft), "hard_bytes": v(hard), "unlimited": soft == resource.RLIM_INFINITY}
 
 
-def _cupy() -> dict[str, Any]:
-    try:
-        import cupy
-    except Exception as e:  # ImportError, or a CuPy built for another CUDA
-        return {"present": False, "reason": f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"}
-    out: dict[str, Any] = {"present": True, "version": cupy.__version__}
-    try:
-        rv = cupy.cuda.runtime.runtimeGetVersion()
-        out["cuda_runtime"] = f"{rv // 1000}.{(rv % 1000) // 10}"
-        out["devices"] = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:
-        out["devices"] = 0
-        out["reason"] = f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
-    return out
-
-
 def collect() -> dict[str, Any]:
     """Everything `info` reports, as the --json object."""
-    from gpuscope import __version__, linerate
+    from gpuscope import __version__, cuda
     from gpuscope import nvml as nvml_mod
+    from gpuscope.gpuinfo import describe_gpus
 
     info: dict[str, Any] = {"gpuscope_version": __version__, "nvml": {}, "gpus": [],
-                            "cupy": _cupy(), "memlock": _memlock()}
+                            "cupy": cuda.describe(), "memlock": _memlock()}
     nv = nvml_mod.get()
     if nv is None:
         info["nvml"] = {"available": False, "reason": nvml_mod.unavailable_reason()}
         return info
     info["nvml"] = {"available": True, **nv.system()}
-    n = nv.device_count()
-    for i in range(n):
-        try:
-            d = nv.device(i)
-            caps = nv.probe(i)
-        except nvml_mod.GpuLost as e:
-            info["gpus"].append({"index": i, "error": str(e)})
-            continue
-        d["capabilities"] = caps.to_dict()
-        d["line_rate_gbs"] = linerate.measured_line_rate(d["uuid"]) if d.get("uuid") else None
-        info["gpus"].append(d)
+    info["gpus"] = [g.for_info() for g in describe_gpus(nv, range(nv.device_count()))]
     info["nvml"]["missing_functions"] = nv.missing_functions
     return info
 

@@ -84,43 +84,12 @@ def _install_sigint(run) -> dict:
             return
         rd = run.rd
         if rd is not None:
-            _mark_interrupted(rd, notes=run.notes + ["second Ctrl-C: exited at once"])
+            rd.mark_interrupted(notes=run.notes + ["second Ctrl-C: exited at once"])
         sys.stderr.write("gpuscope: interrupted twice: exiting now\n")
         sys.stderr.flush()
         os._exit(130)
 
     return {signal.SIGINT: signal.signal(signal.SIGINT, on_sigint)}
-
-
-def _mark_interrupted(rd, notes: list[str]) -> None:
-    """meta.json status `interrupted`, from a signal handler: never blocks.
-
-    If the meta lock is taken, its holder is the main thread this handler interrupted (only
-    the main thread writes meta.json), so it will never finish: write our own temp file and
-    replace meta.json atomically; its half-written temp file is simply left unused."""
-    import json
-
-    fields = {"status": "interrupted", "exit_code": 130, "ended": _iso(), "notes": notes}
-    if rd._meta_lock.acquire(blocking=False):
-        rd._meta_lock.release()
-        rd.write_meta(**fields)
-        return
-    try:
-        data = {**rd.meta, **fields}
-        tmp = rd.path / ".meta.json.sigint.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, rd.path / "meta.json")
-    except (OSError, TypeError, ValueError):
-        pass  # the previous meta.json stays, whole
-
-
-def _iso() -> str:
-    from gpuscope.rundir import iso_now
-
-    return iso_now()
 
 
 def say_setup(message: str) -> None:
@@ -227,9 +196,9 @@ def run_cmd(
 ) -> None:
     from gpuscope.errors import UsageError
     from gpuscope.recorder import parse_gpus
-    from gpuscope.workload.api import get_backend
+    from gpuscope.workload.backends import get_backend
     from gpuscope.workload.hostmem import normalize_mode
-    from gpuscope.workload.pipeline import PipelineConfig
+    from gpuscope.workload.pipeline_types import PipelineConfig
     from gpuscope.workload.runner import WorkloadRun, default_log_n
 
     mode = normalize_mode(mode)

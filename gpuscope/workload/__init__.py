@@ -2,20 +2,20 @@
 
     from gpuscope.workload import compute_h, msm, batch_add, tail_msm, generate_points, get_backend
 
-See gpuscope.workload.api for layouts and backends; docs/ARCHITECTURE.md for the contract.
+See gpuscope.workload.backends for layouts and backends; docs/ARCHITECTURE.md for the contract.
 """
 
-from gpuscope.workload.api import (
+from gpuscope.workload.backends import (
     Backend,
-    CpuBackend,
     batch_add,
     compute_h,
     generate_points,
     get_backend,
     msm,
-    random_fr,
     tail_msm,
 )
+from gpuscope.workload.cpu import CpuBackend
+from gpuscope.workload.layout import random_fr
 
 __all__ = [
     "Backend",

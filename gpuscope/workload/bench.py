@@ -9,11 +9,17 @@ n log n (NTT) and n (MSM). Targets: NTT 6 ms, H 40 ms, MSM 400 ms at 2^24.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpuscope.workload.gpu import GpuBackend
 
 NTT_FLOOR_MS_24 = 3.4
 MSM_FLOOR_MS_24 = 90.0
@@ -50,10 +56,9 @@ def target_ms(kernel: str, log_n: int) -> float | None:
     return TARGET_MS_24.get(kernel) if log_n == 24 else None
 
 
-def time_call(fn, repeats: int, warmup: int = 1) -> list[float]:
+def time_call(fn: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
     """Milliseconds of fn() per run, by CUDA events on the current stream."""
-    import cupy as cp
-
+    cp = cuda.require("timing the kernels")
     for _ in range(warmup):
         fn()
     cp.cuda.Device().synchronize()
@@ -77,7 +82,7 @@ def check_args(sizes: list[int], repeats: int) -> None:
             raise UsageError(f"sizes are log2 sizes in 10..26, got {k}")
 
 
-def describe_device(backend) -> str:
+def describe_device(backend: GpuBackend) -> str:
     """'<GPU name>, NTT variant <v>' for a GPU backend's current device (table titles)."""
     from gpuscope.workload import kernels
 
@@ -86,12 +91,13 @@ def describe_device(backend) -> str:
     return f"{name}, NTT variant {kernels.ntt_variant()}"
 
 
-def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=None, log=None) -> list[BenchRow]:
+def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend: GpuBackend | None = None,
+                  log: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
     """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
-    from gpuscope.workload import api
+    from gpuscope.workload import backends, layout
 
     check_args(sizes, repeats)
-    gpu = backend or api.get_backend("gpu")
+    gpu = backend or backends.get_backend("gpu")
     rows: list[BenchRow] = []
     rng = np.random.default_rng(seed)
 
@@ -106,8 +112,8 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=
     for k in sizes:
         n = 1 << k
         cp = gpu.cp
-        a = cp.asarray(api.random_fr(n, rng))
-        b = cp.asarray(api.random_fr(n, rng))
+        a = cp.asarray(layout.random_fr(n, rng))
+        b = cp.asarray(layout.random_fr(n, rng))
         c = gpu.fr_mul(a, b)
         add("ntt", k, time_call(lambda a=a: gpu.ntt(a), repeats))
         add("intt", k, time_call(lambda a=a: gpu.ntt(a, inverse=True), repeats))
@@ -115,7 +121,7 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend=
         del a, b, c
         add("generate_points", k, time_call(lambda n=n: gpu.generate_points(n, seed), 1, warmup=0))
         pts = gpu.generate_points(n, seed)
-        sc = cp.asarray(api.random_fr(n, rng))
+        sc = cp.asarray(layout.random_fr(n, rng))
         bitmap = cp.asarray(rng.random(n) < 0.25)
         add("msm", k, time_call(lambda p=pts, s=sc: gpu.msm(p, s), repeats))
         add("batch_add", k, time_call(lambda p=pts, m=bitmap: gpu.batch_add(p, m), repeats))

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import ResourceError
 from gpuscope.workload.hostmem import AllocationFailed, HostAllocator, fmt_bytes
+
+if TYPE_CHECKING:
+    from gpuscope.workload.layout import Array
 
 
 def as_device_oom(e: BaseException, gpu: int, what: str) -> ResourceError | None:
@@ -52,24 +56,24 @@ class HostDevice:
     def activate(self) -> None:
         return None
 
-    def upload(self, arrays: list[np.ndarray]) -> tuple[list[Any], int]:
+    def upload(self, arrays: list[np.ndarray]) -> tuple[list[Array], int]:
         """No copy on the host: returns the arrays and 0 bytes moved."""
         return list(arrays), 0
 
-    def alloc_like(self, arrays: list[np.ndarray]) -> list[Any]:
+    def alloc_like(self, arrays: list[np.ndarray]) -> list[Array]:
         return [None] * len(arrays)
 
     def synchronize(self) -> None:
         return None
 
-    def free(self, *arrays: Any) -> None:
+    def free(self, *arrays: Array) -> None:
         return None
 
     @contextlib.contextmanager
     def nvtx(self, name: str) -> Iterator[None]:
         yield
 
-    def to_device(self, arr: np.ndarray) -> Any:
+    def to_device(self, arr: np.ndarray) -> Array:
         return arr
 
 
@@ -79,8 +83,7 @@ class CudaDevice:
     kind = "gpu"
 
     def __init__(self, index: int):
-        import cupy
-
+        cupy = cuda.require("a GPU worker")
         self.cp = cupy
         self.index = index
         try:
@@ -103,7 +106,7 @@ class CudaDevice:
             hint="lower --log-n or --workers, or drop --srs-resident",
         )
 
-    def alloc_like(self, arrays: list[np.ndarray]) -> list[Any]:
+    def alloc_like(self, arrays: list[np.ndarray]) -> list[Array]:
         out = []
         for a in arrays:
             try:
@@ -112,7 +115,7 @@ class CudaDevice:
                 raise self._oom(a.nbytes, "the a/b/c upload buffers", e) from None
         return out
 
-    def upload_into(self, dst: list[Any], src: list[np.ndarray]) -> int:
+    def upload_into(self, dst: list[Array], src: list[np.ndarray]) -> int:
         """Host -> device copies on the current stream, then wait for them. Returns bytes."""
         n = 0
         for d, s in zip(dst, src, strict=True):
@@ -121,14 +124,14 @@ class CudaDevice:
         self.synchronize()
         return n
 
-    def upload(self, arrays: list[np.ndarray]) -> tuple[list[Any], int]:
+    def upload(self, arrays: list[np.ndarray]) -> tuple[list[Array], int]:
         dst = self.alloc_like(arrays)
         return dst, self.upload_into(dst, arrays)
 
     def synchronize(self) -> None:
         self.cp.cuda.get_current_stream().synchronize()
 
-    def free(self, *arrays: Any) -> None:
+    def free(self, *arrays: Array) -> None:
         # CuPy's pool takes the memory back when the last reference goes; nothing to call.
         return None
 
@@ -143,7 +146,7 @@ class CudaDevice:
         finally:
             self._nvtx.RangePop()
 
-    def to_device(self, arr: np.ndarray) -> Any:
+    def to_device(self, arr: np.ndarray) -> Array:
         try:
             return self.cp.asarray(arr)
         except self.cp.cuda.memory.OutOfMemoryError as e:
@@ -171,3 +174,7 @@ class PinnedHostArray:
             self.array = np.empty(0, np.uint8)
             self._alloc.free_host(self.ptr)
             self.ptr = 0
+
+
+#: Where a pipeline worker's GPU work runs (CudaDevice also has upload_into and cp).
+Device = HostDevice | CudaDevice

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import ResourceError, UsageError
-from gpuscope.workload import api, curve, kernels
+from gpuscope.workload import curve, kernels, layout
 from gpuscope.workload.field import FR, FR_GENERATOR, R_MOD, root_of_unity
 from gpuscope.workload.gpu_plan import (
     NTT_BLOCK_LOG,
@@ -42,9 +43,7 @@ class GpuBackend:
     def __init__(self, defines: tuple[str, ...] | None = None, modules: tuple[str, ...] = ("ntt", "msm")) -> None:
         """`defines`: -D macros (default kernels.default_defines()); `modules`: compiled up front
         (the others on first use)."""
-        import cupy as cp
-
-        self.cp = cp
+        self.cp = cuda.require("the gpu backend")
         self.defines = kernels.default_defines() if defines is None else tuple(defines)
         self._fixed_stride = "GPUSCOPE_NTT_FAST" in self.defines
         self._fixed_threads = NTT_T128_MAX_THREADS if "GPUSCOPE_NTT_T128" in self.defines else NTT_FAST_MAX_THREADS
@@ -75,7 +74,7 @@ class GpuBackend:
         return self.cp.asarray(FR.ints_to_limbs([value], mont=True))
 
     def _fr_in(self, x: Any, name: str, *, pow2: bool = True):
-        n = api.check_fr_vector(x, name, pow2=pow2)
+        n = layout.check_fr_vector(x, name, pow2=pow2)
         return self.cp.ascontiguousarray(self._dev(x)), n
 
     def _launch(self, mod: str, name: str, n: int, args: tuple, threads: int = THREADS) -> None:
@@ -110,9 +109,9 @@ class GpuBackend:
             x = cp.asarray(x)
             return cp.tile(x, (reps,) + (1,) * (x.ndim - 1))
 
-        self.compute_h(*(full(api.random_fr(m, rng)) for _ in range(3)))
+        self.compute_h(*(full(layout.random_fr(m, rng)) for _ in range(3)))
         points = full(self.generate_points(m, seed + 1))
-        scalars = full(api.random_fr(m, rng))
+        scalars = full(layout.random_fr(m, rng))
         bitmap = full(rng.integers(0, 2, size=m, dtype=np.uint8))
         self.msm(points, scalars)
         self.batch_add(points, bitmap)
@@ -253,8 +252,8 @@ class GpuBackend:
 
     # ---- G1 -----------------------------------------------------------------------------
     def _points_scalars(self, points: Any, scalars: Any):
-        n = api.check_points(points)
-        if api.check_fr_vector(scalars, "scalars", pow2=False) != n:
+        n = layout.check_points(points)
+        if layout.check_fr_vector(scalars, "scalars", pow2=False) != n:
             raise UsageError("points and scalars must have the same length")
         dp, ds = self.cp.ascontiguousarray(self._dev(points)), self.cp.ascontiguousarray(self._dev(scalars))
         if n and not bool(self._below_r(ds).all()):
@@ -345,7 +344,7 @@ class GpuBackend:
         return self._msm(dp, ds, n)
 
     def _bitmap(self, bitmap: Any, n: int):
-        api.check_bitmap(bitmap, n)
+        layout.check_bitmap(bitmap, n)
         return self.cp.ascontiguousarray(self._dev(bitmap)).view(self.cp.uint8)
 
     def tail_msm(self, points: Any, scalars: Any, bitmap: Any) -> np.ndarray:
@@ -353,7 +352,7 @@ class GpuBackend:
         return self._msm(dp, ds, n, skip=self._bitmap(bitmap, n))
 
     def batch_add(self, points: Any, bitmap: Any) -> np.ndarray:
-        n = api.check_points(points)
+        n = layout.check_points(points)
         dp = self.cp.ascontiguousarray(self._dev(points))
         bm = self._bitmap(bitmap, n)
         T = 1
@@ -382,13 +381,13 @@ class GpuBackend:
         return out
 
     def on_curve(self, points: Any):
-        n = api.check_points(points)
+        n = layout.check_points(points)
         flags = self.cp.zeros(n, dtype=self.cp.uint8)
         self._launch("msm", "g1_on_curve", n, (flags, self._dev(points), np.uint64(n)))
         return flags
 
     def in_subgroup(self, points: Any):
-        n = api.check_points(points)
+        n = layout.check_points(points)
         flags = self.cp.zeros(n, dtype=self.cp.uint8)
         self._launch("msm", "g1_in_subgroup", n, (flags, self._dev(points), np.uint64(n)), threads=128)
         return flags

@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import ResourceError, UsageError
 
 MODES = ("pageable", "pinned", "registered")
@@ -82,10 +83,8 @@ class CudaHostAllocator:
     """cudaHostAlloc / cudaFreeHost / cudaHostRegister / cudaHostUnregister through CuPy."""
 
     def __init__(self) -> None:
-        import cupy  # noqa: F401  (fail early, in the caller, when CuPy is absent)
-        from cupy.cuda import runtime
-
-        self._rt = runtime
+        # fails early, in the caller, when CuPy is absent
+        self._rt = cuda.require("pinned or registered host memory").cuda.runtime
 
     def host_alloc(self, nbytes: int) -> int:
         # cudaHostAllocPortable (1): pinned for every CUDA context, so multi-GPU workers share it.

@@ -18,10 +18,12 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
-from gpuscope.errors import GpuscopeError, NoGpuError, UsageError
+from gpuscope import cuda
+from gpuscope.errors import GpuscopeError, UsageError
 
 MODULES = {"ntt": "ntt.cu", "msm": "msm.cu"}
 NVRTC_OPTIONS = ("-std=c++17",)
+_WHAT = "compiling the workload's CUDA kernels"
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
 
@@ -59,9 +61,7 @@ def cubin_name(module: str, arch: str, defines: tuple[str, ...] = ()) -> str:
 
 
 def device_arch() -> str:
-    import cupy
-
-    return "sm_" + str(cupy.cuda.Device().compute_capability)
+    return "sm_" + str(cuda.require(_WHAT).cuda.Device().compute_capability)
 
 
 # NTT kernel variants (-D macros), chosen by GPUSCOPE_NTT_VARIANT; tools/gpu_ntt_variants.py checks
@@ -111,11 +111,7 @@ def _options(defines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _current_device() -> int:
-    try:
-        import cupy
-    except ImportError as e:
-        raise NoGpuError("CuPy is not installed", hint="pip install cupy-cuda13x") from e
-    return cupy.cuda.runtime.getDevice()
+    return cuda.require(_WHAT).cuda.runtime.getDevice()
 
 
 def module(name: str, defines: tuple[str, ...] | None = None):
@@ -130,7 +126,7 @@ def module(name: str, defines: tuple[str, ...] | None = None):
 @functools.cache
 def _module(name: str, defines: tuple[str, ...] | None, device: int):
     defines = default_defines() if defines is None else tuple(defines)
-    import cupy
+    cupy = cuda.require(_WHAT)
     cubin_dir = os.environ.get("GPUSCOPE_CUBIN_DIR")
     if cubin_dir:
         path = Path(cubin_dir) / cubin_name(name, device_arch(), defines)

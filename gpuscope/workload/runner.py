@@ -1,7 +1,7 @@
 """One `gpuscope run`: run directory, sampler, SRS set-up, the pipeline, meta and summary.
 
     run = WorkloadRun(cfg, backend="auto", out=None, argv=sys.argv)
-    run.prepare()          # checks, run dir (status running), SRS points, sampler
+    run.prepare()          # checks, run dir (status running), sampler, set-up, SRS points
     run.start()            # the pipeline on a background thread
     while run.alive(): ... run.progress() ...   # the caller's live view; run.request_stop() on Ctrl-C
     outcome = run.finish() # status complete|interrupted|failed, summary.json, everything freed
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
@@ -28,18 +28,21 @@ from gpuscope.errors import (
     GpuscopeError,
     UsageError,
 )
+from gpuscope.gpuinfo import first_line_rate, meta_gpus
 from gpuscope.rundir import RunDir, host_info, iso_now
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.devices import device_oom_as_resource_error
-from gpuscope.workload.hostmem import HostMemory, fmt_bytes, normalize_mode
-from gpuscope.workload.pipeline import (
-    SRS_SEED_H,
-    SRS_SEED_W,
-    Pipeline,
-    PipelineConfig,
-    PipelineResult,
-    Srs,
-)
+from gpuscope.workload.hostmem import normalize_mode
+from gpuscope.workload.pipeline import Pipeline
+from gpuscope.workload.pipeline_types import PipelineConfig, PipelineResult
+from gpuscope.workload.setup import RunSetup
+from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W
+from gpuscope.workload.synth import partition_bytes
+
+if TYPE_CHECKING:
+    from gpuscope.rundir import SamplesWriter
+    from gpuscope.sampler import Sampler
+    from gpuscope.workload.backends import Backend
+    from gpuscope.workload.verify import Verifier
 
 GPU_DEFAULT_LOG_N = 24
 CPU_DEFAULT_LOG_N = 10
@@ -66,7 +69,8 @@ class RunOutcome:
 class WorkloadRun:
     def __init__(self, cfg: PipelineConfig, *, backend: str = "auto", out: str | None = None,
                  argv: list[str] | None = None, sample: bool = True,
-                 sample_interval_s: float = 0.020, on_error=None, on_setup=None):
+                 sample_interval_s: float = 0.020, on_error: Callable[[str], None] | None = None,
+                 on_setup: Callable[[str], None] | None = None):
         """`on_error(msg)`: errors the run goes on after (a full disk); `on_setup(msg)`: one line
         as each set-up step that can take seconds starts (pinning, SRS points, warm-up)."""
         self.cfg = cfg
@@ -80,21 +84,36 @@ class WorkloadRun:
         self.notes: list[str] = []
         self.rd: RunDir | None = None
         self.pipeline: Pipeline | None = None
-        self.sampler = None
-        self.samples_sink = None
+        self.sampler: Sampler | None = None
+        self.samples_sink: _LastRowTee | None = None
         self.log: tl.TimingLog | None = None
-        self.mem: HostMemory | None = None
-        self.backend = None
-        self._srs_host: list[Any] = []
+        self.backend: Backend | None = None
+        self.setup: RunSetup | None = None
         self._thread: threading.Thread | None = None
         self._result: PipelineResult | None = None
         self._exc: BaseException | None = None
-        self.setup_s: dict[str, float] = {}
         self.interrupts = 0
 
     # -- set-up ----------------------------------------------------------------------------
     def prepare(self) -> None:
-        from gpuscope.workload.api import get_backend
+        """Checks, run directory (status running), NVML facts and the sampler, then what runs
+        before the clock (devices, host memory, SRS points, kernel warm-up), the timing log,
+        the verifier and the pipeline; meta.json says each step's outcome."""
+        on_gpu = self._choose_backend()
+        self.rd = RunDir.create(self.out, mode=self.cfg.mode, on_error=self._report)
+        nv = self._write_start_meta(on_gpu)
+        self._open_samples(nv, on_gpu)
+        self.setup = RunSetup(self.cfg, self.backend, self.on_setup)
+        devices, backends, srs = self.setup.build(on_gpu)
+        self._open_log()
+        verifier = self._verifier(backends)
+        self.pipeline = Pipeline(self.cfg, backends, devices, self.setup.mem, self.log, srs=srs,
+                                 verifier=verifier)
+        self.rd.write_meta(setup=self.setup.seconds)
+
+    def _choose_backend(self) -> bool:
+        """The backend, the CPU backend's limits, the config checked; True on a GPU."""
+        from gpuscope.workload.backends import get_backend
 
         cfg = self.cfg
         cfg.mode = normalize_mode(cfg.mode)
@@ -114,174 +133,86 @@ class WorkloadRun:
             cfg.gpus = [0]
             cfg.srs_resident = True
         cfg.validate()
+        return on_gpu
 
-        rd = RunDir.create(self.out, mode=cfg.mode, on_error=self._report)
-        self.rd = rd
-        from gpuscope.workload.synth import partition_bytes
+    def _workload_meta(self, on_gpu: bool) -> dict[str, Any]:
+        """meta.json's `workload`: what the run was asked to do."""
+        cfg = self.cfg
+        return {
+            "backend": self.backend.name, "mode": cfg.mode,
+            "mode_effective": cfg.mode if on_gpu else "none (CPU backend)",
+            "log_n": cfg.log_n, "n": 1 << cfg.log_n, "partitions": cfg.partitions,
+            "workers_per_gpu": cfg.workers, "synth_threads": cfg.synth_threads,
+            "gpus": cfg.gpus, "contention_threads": cfg.contention, "verify": cfg.verify,
+            "srs": "resident" if cfg.srs_resident else "pinned-host, streamed",
+            "srs_chunk_points": 1 << cfg.srs_chunk_log,
+            "abc_bytes_per_partition": 3 * (1 << cfg.log_n) * 32,
+            "h2d_bytes_per_partition": 4 * (1 << cfg.log_n) * 32,
+            "partition_host_bytes": partition_bytes(cfg.synth_config()),
+            "host_budget_bytes": cfg.resolved_host_budget(),
+            "pinned_budget_bytes": cfg.resolved_pinned_budget() if cfg.mode == "pinned" else None,
+            "general_share": cfg.general_share, "bool_share": cfg.bool_share, "seed": cfg.seed,
+        }
 
-        meta = {
+    def _write_start_meta(self, on_gpu: bool) -> nvml_mod.Nvml | None:
+        """meta.json at the start (status running) with the GPU facts NVML gives (absence is not
+        an error); returns the NVML session when the run samples."""
+        cfg = self.cfg
+        meta: dict[str, Any] = {
             "gpuscope_version": __version__, "kind": "workload", "mode": cfg.mode,
             "argv": self.argv, "host": host_info(), "started": iso_now(), "status": "running",
-            "workload": {
-                "backend": self.backend.name, "mode": cfg.mode,
-                "mode_effective": cfg.mode if on_gpu else "none (CPU backend)",
-                "log_n": cfg.log_n, "n": 1 << cfg.log_n, "partitions": cfg.partitions,
-                "workers_per_gpu": cfg.workers, "synth_threads": cfg.synth_threads,
-                "gpus": cfg.gpus, "contention_threads": cfg.contention, "verify": cfg.verify,
-                "srs": "resident" if cfg.srs_resident else "pinned-host, streamed",
-                "srs_chunk_points": 1 << cfg.srs_chunk_log,
-                "abc_bytes_per_partition": 3 * (1 << cfg.log_n) * 32,
-                "h2d_bytes_per_partition": 4 * (1 << cfg.log_n) * 32,
-                "partition_host_bytes": partition_bytes(cfg.synth_config()),
-                "host_budget_bytes": cfg.resolved_host_budget(),
-                "pinned_budget_bytes": cfg.resolved_pinned_budget() if cfg.mode == "pinned" else None,
-                "general_share": cfg.general_share, "bool_share": cfg.bool_share, "seed": cfg.seed,
-            },
+            "workload": self._workload_meta(on_gpu),
             "notes": self.notes,
         }
-        # NVML (absence is not an error): GPU facts for meta, and the sampler
         nv = nvml_mod.get() if self.sample else None
         gpu_meta: list[dict] = []
         if nv is not None and on_gpu:
-            from gpuscope.recorder import _gpu_meta
-
             n = nv.device_count()
             bad = [g for g in cfg.gpus if not 0 <= g < n]
             if bad:
                 raise UsageError(f"--gpus: no GPU {bad[0]} (this machine has {n})")
             meta["driver"] = nv.system() or None
-            gpu_meta = _gpu_meta(nv, cfg.gpus)
+            gpu_meta = meta_gpus(nv, cfg.gpus)
         meta["gpus"] = gpu_meta
-        meta["line_rate_gbs"] = next((g.get("line_rate_gbs") for g in gpu_meta
-                                      if g.get("line_rate_gbs")), None)
+        meta["line_rate_gbs"] = first_line_rate(gpu_meta)
         if meta["line_rate_gbs"] is None and on_gpu:
             from gpuscope import linerate
 
             meta["line_rate_gbs"] = linerate.measured_line_rate()
-        rd.write_meta(**meta)
+        self.rd.write_meta(**meta)
+        return nv
 
-        samples = rd.samples_writer()
-        self.samples_sink = _LastRowTee(samples)
+    def _open_samples(self, nv: nvml_mod.Nvml | None, on_gpu: bool) -> None:
+        """samples.csv (the header at least) and, on a GPU with NVML, the sampler that fills it."""
+        self.samples_sink = _LastRowTee(self.rd.samples_writer())
         if nv is not None and on_gpu:
             from gpuscope.sampler import Sampler
 
-            self.sampler = Sampler(nv, cfg.gpus, self.samples_sink,
+            self.sampler = Sampler(nv, self.cfg.gpus, self.samples_sink,
                                    interval_s=self.sample_interval_s, on_error=self._report)
         else:
             why = ("CPU backend" if not on_gpu else
                    f"no samples: {nvml_mod.unavailable_reason() or 'sampling off'}")
-            rd.write_meta(sampler=why)
+            self.rd.write_meta(sampler=why)
 
-        # devices, host memory, SRS points
-        t0 = time.perf_counter()
-        devices = self._devices(on_gpu)
-        backends = self._backends(devices, on_gpu)
-        allocator = None
-        if on_gpu and (cfg.mode != "pageable" or not cfg.srs_resident):
-            from gpuscope.workload.hostmem import CudaHostAllocator
-
-            allocator = CudaHostAllocator()
-        self.mem = HostMemory(cfg.mode if on_gpu else "pageable", allocator=allocator,
-                              pinned_budget_bytes=cfg.resolved_pinned_budget())
-        if self.mem.pool is not None and cfg.prewarm:
-            # a daemon's pool is long-lived: pin the buffers the pipeline will cycle through now,
-            # outside the timed run (meta: setup.pinned_prewarm_s; --no-prewarm shows the cold cost)
-            t1 = time.perf_counter()
-            nbytes = partition_bytes(cfg.synth_config())
-            want = min(cfg.partitions, cfg.resolved_pinned_budget() // nbytes)
-            self.on_setup(f"pinning the pool's host buffers ({want} x {fmt_bytes(nbytes)}, cudaHostAlloc)")
-            self.setup_s["pinned_prewarm_buffers"] = self.mem.pool.prewarm(nbytes, want)
-            self.setup_s["pinned_prewarm_s"] = time.perf_counter() - t1
-        n, m = 1 << cfg.log_n, cfg.synth_config().m
-        where = ("CPU reference" if not on_gpu else "kept on the GPU" if cfg.srs_resident
-                 else "kept in pinned host memory")
-        self.on_setup(f"generating the SRS points ({n + m:,} G1 points, {where})")
-        with device_oom_as_resource_error(cfg.gpus[0], f"SRS point generation ({n + m} points)"):
-            srs = self._srs(devices, backends, allocator, on_gpu)
-        self.setup_s["srs_s"] = time.perf_counter() - t0
-        if on_gpu:
-            self._warm_up(devices, backends)
-
+    def _open_log(self) -> None:
+        """timing.log and spans.csv, through the TimingLog the pipeline writes."""
+        rd = self.rd
         spans = rd.spans_writer()
         self.log = tl.TimingLog(rd.timing_log(), spans, job_id=f"gpuscope-{rd.path.name}",
                                 t0_mono=CLOCK.mono())
-        verifier = None
-        if cfg.verify:
-            from gpuscope.workload.verify import Verifier
 
-            verifier = Verifier(backends, log_n=cfg.log_n, m=cfg.synth_config().m,
-                                h_seed=SRS_SEED_H, w_seed=SRS_SEED_W, seed=cfg.seed)
-            rd.write_meta(verify=verifier.describe())
-        self.pipeline = Pipeline(cfg, backends, devices, self.mem, self.log, srs=srs,
-                                 verifier=verifier)
-        rd.write_meta(setup=self.setup_s)
-
-    def _warm_up(self, devices: dict[int, Any], backends: dict[int, Any]) -> None:
-        """Every kernel once per GPU before the clock starts (GpuBackend.warm_up: CuPy's JIT
-        kernels and the 2^log_n tables), so the first tenures time the work, not the setup;
-        meta setup.kernel_warmup_s says what it cost."""
-        t0 = time.perf_counter()
-        self.on_setup(f"warming the kernels up at 2^{self.cfg.log_n} on GPU {', '.join(map(str, devices))}")
-        for g, dev in devices.items():
-            dev.activate()
-            with device_oom_as_resource_error(g, f"the kernel warm-up at 2^{self.cfg.log_n}"):
-                backends[g].warm_up(self.cfg.log_n, seed=self.cfg.seed)
-        devices[self.cfg.gpus[0]].activate()
-        self.setup_s["kernel_warmup_s"] = time.perf_counter() - t0
-
-    def _devices(self, on_gpu: bool) -> dict[int, Any]:
-        from gpuscope.workload.devices import CudaDevice, HostDevice
-
-        if not on_gpu:
-            return {0: HostDevice(0)}
-        return {g: CudaDevice(g) for g in self.cfg.gpus}
-
-    def _backends(self, devices: dict[int, Any], on_gpu: bool) -> dict[int, Any]:
-        """One GPU backend per GPU, created with that GPU current (its tables live there)."""
-        if not on_gpu or len(devices) == 1:
-            return {g: self.backend for g in devices}
-        from gpuscope.workload.gpu import GpuBackend
-
-        out = {}
-        for g, dev in devices.items():
-            dev.activate()
-            out[g] = GpuBackend()
-        devices[self.cfg.gpus[0]].activate()
-        return out
-
-    def _srs(self, devices: dict[int, Any], backends: dict[int, Any], allocator,
-             on_gpu: bool) -> dict[int, Srs]:
+    def _verifier(self, backends: dict[int, Backend]) -> Verifier | None:
+        """--verify: the per-partition checks (meta.json `verify` says which)."""
         cfg = self.cfg
-        n, m = 1 << cfg.log_n, cfg.synth_config().m
-        chunk = 1 << cfg.srs_chunk_log
-        be = backends[cfg.gpus[0]]
-        if not on_gpu:
-            h, w = be.generate_points(n, SRS_SEED_H), be.generate_points(m, SRS_SEED_W)
-            return {0: Srs(h, w, resident=True, chunk=chunk)}
-        out: dict[int, Srs] = {}
-        if cfg.srs_resident:
-            for g, dev in devices.items():
-                dev.activate()
-                bg = backends[g]
-                h, w = bg.generate_points(n, SRS_SEED_H), bg.generate_points(m, SRS_SEED_W)
-                dev.synchronize()
-                out[g] = Srs(h, w, resident=True, chunk=chunk)
-            return out
-        # streamed: generate on the first GPU, keep one pinned host copy for every GPU
-        from gpuscope.workload.devices import PinnedHostArray
+        if not cfg.verify:
+            return None
+        from gpuscope.workload.verify import Verifier
 
-        first = devices[cfg.gpus[0]]
-        first.activate()
-        hosts = []
-        for count, seed in ((n, SRS_SEED_H), (m, SRS_SEED_W)):
-            d = be.generate_points(count, seed)
-            hp = PinnedHostArray(allocator, (count, 2, 12), "uint32")
-            self._srs_host.append(hp)
-            d.get(out=hp.array)
-            del d
-            hosts.append(hp.array)
-        first.cp.get_default_memory_pool().free_all_blocks()
-        return {g: Srs(hosts[0], hosts[1], resident=False, chunk=chunk) for g in devices}
+        verifier = Verifier(backends, log_n=cfg.log_n, m=cfg.synth_config().m,
+                            h_seed=SRS_SEED_H, w_seed=SRS_SEED_W, seed=cfg.seed)
+        self.rd.write_meta(verify=verifier.describe())
+        return verifier
 
     def _report(self, msg: str) -> None:
         self.notes.append(msg)
@@ -381,11 +312,8 @@ class WorkloadRun:
             self.samples_sink.close()
         if self.log is not None:
             self.log.close()
-        if self.mem is not None:
-            self.mem.close()
-        for hp in self._srs_host:
-            hp.free()
-        self._srs_host = []
+        if self.setup is not None:
+            self.setup.release()
 
     def _analyze(self, out: RunOutcome) -> None:
         from gpuscope.summary import summarize_run
@@ -397,7 +325,7 @@ class WorkloadRun:
 class _LastRowTee:
     """Sampler sink: write through to samples.csv, keep the latest row per GPU for the live view."""
 
-    def __init__(self, writer):
+    def __init__(self, writer: SamplesWriter):
         self.writer = writer
         self._last: dict[int, dict] = {}
         self._lock = threading.Lock()

@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve, reference
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
+from gpuscope.workload.layout import Array, to_host
+
+if TYPE_CHECKING:
+    from gpuscope.workload.backends import Backend
 
 
 @dataclass
@@ -42,22 +47,17 @@ def require(result: CheckResult) -> CheckResult:
     return result
 
 
-def _host(x: Any) -> np.ndarray:
-    get = getattr(x, "get", None)
-    return np.asarray(get() if callable(get) else x)
-
-
-def _eval(backend, coeffs: Any, z: int) -> int:
+def _eval(backend: Backend, coeffs: Array, z: int) -> int:
     if hasattr(backend, "eval_poly"):
         return backend.eval_poly(coeffs, z)
-    return reference.poly_eval(FR.limbs_to_ints(_host(coeffs), mont=True), z)
+    return reference.poly_eval(FR.limbs_to_ints(to_host(coeffs), mont=True), z)
 
 
-def _fr_at(x: Any, k: int) -> int:
-    return FR.limbs_to_ints(_host(x[k : k + 1]), mont=True)[0]
+def _fr_at(x: Array, k: int) -> int:
+    return FR.limbs_to_ints(to_host(x[k : k + 1]), mont=True)[0]
 
 
-def check_h(backend, a: Any, b: Any, c: Any, h: Any, rng: np.random.Generator) -> CheckResult:
+def check_h(backend: Backend, a: Array, b: Array, c: Array, h: Array, rng: np.random.Generator) -> CheckResult:
     t0 = time.perf_counter()
     n = a.shape[0]
     A = backend.ntt(a, inverse=True)
@@ -75,8 +75,8 @@ def check_h(backend, a: Any, b: Any, c: Any, h: Any, rng: np.random.Generator) -
     return CheckResult("h", all(checks.values()), checks, (time.perf_counter() - t0) * 1e3)
 
 
-def check_point(pt_limbs: Any) -> dict[str, bool]:
-    pt = curve.limbs_to_point(_host(pt_limbs))
+def check_point(pt_limbs: Array) -> dict[str, bool]:
+    pt = curve.limbs_to_point(to_host(pt_limbs))
     on = curve.is_on_curve(pt)
     return {"on_curve": on, "in_subgroup": on and curve.in_subgroup(pt)}
 
@@ -86,7 +86,7 @@ def _subset(n: int, sample: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def check_msm(
-    backend, points: Any, scalars: Any, result: Any, rng: np.random.Generator, *, sample: int = 1024
+    backend: Backend, points: Array, scalars: Array, result: Array, rng: np.random.Generator, *, sample: int = 1024
 ) -> CheckResult:
     t0 = time.perf_counter()
     checks = check_point(result)
@@ -99,7 +99,7 @@ def check_msm(
 
 
 def check_batch_add(
-    backend, points: Any, bitmap: Any, result: Any, rng: np.random.Generator, *, sample: int = 1024
+    backend: Backend, points: Array, bitmap: Array, result: Array, rng: np.random.Generator, *, sample: int = 1024
 ) -> CheckResult:
     t0 = time.perf_counter()
     checks = check_point(result)
@@ -111,10 +111,9 @@ def check_batch_add(
     return CheckResult("batch_add", all(checks.values()), checks, (time.perf_counter() - t0) * 1e3)
 
 
-def _take(arr: Any, idx: np.ndarray) -> np.ndarray:
+def _take(arr: Array, idx: np.ndarray) -> np.ndarray:
     """arr[idx] as a host array (CuPy arrays are indexed on the device, then copied)."""
     if isinstance(arr, np.ndarray):
         return arr[idx]
-    import cupy
-
+    cupy = cuda.require("a self-check of device arrays")
     return cupy.asnumpy(arr[cupy.asarray(idx)])

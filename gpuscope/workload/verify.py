@@ -16,23 +16,24 @@ A mismatch raises VerificationError (exit 1) naming the partition and what diffe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope import cuda
 from gpuscope.errors import VerificationError
 from gpuscope.workload import curve
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
+from gpuscope.workload.layout import Array, to_host
 from gpuscope.workload.synth import check_abc
+
+if TYPE_CHECKING:
+    from gpuscope.workload.backends import Backend
+    from gpuscope.workload.synth import Partition
 
 H_CHECK_MAX_LOG_N = 16  # Python-integer H check above this would take seconds per partition
 PY_DOT_MAX_LOG_N = 16  # Python-integer scalar dot products up to here, GPU limb sums above
 ABC_SAMPLE = 4096
-
-
-def _host(x: Any) -> np.ndarray:
-    get = getattr(x, "get", None)
-    return np.asarray(get() if callable(get) else x)
 
 
 def lagrange_eval(values: list[int], tau: int, log_n: int) -> int:
@@ -99,7 +100,7 @@ def k_limbs(seed: int, count: int) -> np.ndarray:
 class Verifier:
     """Per-run state of the checks (cached k_i); `check()` is called once per partition."""
 
-    def __init__(self, backend: Any, *, log_n: int, m: int, h_seed: int, w_seed: int,
+    def __init__(self, backend: Backend | dict[int, Backend], *, log_n: int, m: int, h_seed: int, w_seed: int,
                  seed: int = 0):
         self.backends = backend if isinstance(backend, dict) else None
         self.backend = backend if not isinstance(backend, dict) else next(iter(backend.values()))
@@ -112,7 +113,7 @@ class Verifier:
         self.py_dots = self.n <= (1 << PY_DOT_MAX_LOG_N) and m <= (1 << PY_DOT_MAX_LOG_N)
         self.h_by_python = log_n <= H_CHECK_MAX_LOG_N
         self._k_py: dict[int, list[int]] = {}
-        self._k_dev: dict[tuple[int, int], Any] = {}
+        self._k_dev: dict[tuple[int, int], Array] = {}
         self.checked = 0
 
     def _be(self, device_index: int):
@@ -138,9 +139,8 @@ class Verifier:
             return sum(s * k for s, k in zip(ss, ks, strict=True)) % R_MOD
         return sum(s * k for s, k, keep in zip(ss, ks, select, strict=True) if keep) % R_MOD
 
-    def _dot_gpu(self, scalars: Any, seed: int, select: Any | None, device_index: int) -> int:
-        import cupy as cp
-
+    def _dot_gpu(self, scalars: Array, seed: int, select: Array | None, device_index: int) -> int:
+        cp = cuda.require("verifying on the GPU")
         key = (seed, device_index)
         if key not in self._k_dev:
             self._k_dev[key] = cp.asarray(k_limbs(seed, scalars.shape[0]))
@@ -152,14 +152,14 @@ class Verifier:
         total = sum(int(v) << (32 * j) for j, v in enumerate(sums))
         return total * FR.R % R_MOD
 
-    def _dot(self, scalars: Any, seed: int, select: Any | None, device_index: int) -> int:
+    def _dot(self, scalars: Array, seed: int, select: Array | None, device_index: int) -> int:
         if self.py_dots:
-            sel = None if select is None else _host(select).astype(bool)
-            return self._dot_py(_host(scalars), seed, sel)
+            sel = None if select is None else to_host(select).astype(bool)
+            return self._dot_py(to_host(scalars), seed, sel)
         return self._dot_gpu(scalars, seed, select, device_index)
 
     # -- one partition -----------------------------------------------------------------
-    def check(self, part, *, h: Any, h_scalars: Any, h_msm: np.ndarray, ones: np.ndarray,
+    def check(self, part: Partition, *, h: Array, h_scalars: Array, h_msm: np.ndarray, ones: np.ndarray,
               batch: np.ndarray, tail: np.ndarray, device_index: int = 0) -> None:
         problems = []
         rng = np.random.default_rng([self.seed, part.index, 7])
@@ -167,7 +167,7 @@ class Verifier:
         if bad:
             problems.append(f"{bad} sampled rows with a*b != c")
         if self.h_by_python:
-            if not check_h(part.a, part.b, part.c, _host(h), self.log_n, rng):
+            if not check_h(part.a, part.b, part.c, to_host(h), self.log_n, rng):
                 problems.append("H fails A(t)B(t)-C(t) = H(t)Z(t) at a random t")
         else:
             from gpuscope.workload import selfcheck
@@ -177,17 +177,17 @@ class Verifier:
                 problems.append(f"H self-check failed ({', '.join(res.failed())})")
         g = curve.G1_GEN
         want_h = curve.mul(g, self._dot(h_scalars, self.h_seed, None, device_index))
-        if curve.limbs_to_point(_host(h_msm)) != want_h:
+        if curve.limbs_to_point(to_host(h_msm)) != want_h:
             problems.append("H MSM differs from (sum h_i k_i)*G")
-        ones_h = _host(ones).astype(bool)
+        ones_h = to_host(ones).astype(bool)
         s_w = part.scalars
         want_b = curve.mul(g, sum(k for k, o in zip(self._k_ints(self.w_seed, self.m), ones_h,
                                                       strict=True) if o) % R_MOD) \
             if self.py_dots else curve.mul(g, self._dot(s_w, self.w_seed, ones_h, device_index))
-        if curve.limbs_to_point(_host(batch)) != want_b:
+        if curve.limbs_to_point(to_host(batch)) != want_b:
             problems.append("batch_add differs from (sum of k_i over scalar-1 rows)*G")
         want_t = curve.mul(g, self._dot(s_w, self.w_seed, ~ones_h, device_index))
-        if curve.limbs_to_point(_host(tail)) != want_t:
+        if curve.limbs_to_point(to_host(tail)) != want_t:
             problems.append("tail MSM differs from (sum s_i k_i over the other rows)*G")
         if problems:
             raise VerificationError(f"partition {part.index} failed verification: "
