@@ -41,6 +41,10 @@ FI_PCIE_COUNT_RX_BYTES = 198
 PCIE_UTIL_TX_BYTES = 0
 PCIE_UTIL_RX_BYTES = 1
 CLOCK_SM = 1
+CLOCK_MEM = 2
+TEMPERATURE_GPU = 0
+# nvmlDeviceGetCurrentClocksEventReasons (driver >= 535; older pynvml: ...ThrottleReasons)
+CLOCK_EVENT_REASONS_FNS = ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
 
 MIB = 1024 * 1024
 
@@ -358,13 +362,26 @@ class Nvml:
         mem = self.query("nvmlDeviceGetMemoryInfo", h)
         power_mw = self.query("nvmlDeviceGetPowerUsage", h)
         clock = self.query("nvmlDeviceGetClockInfo", h, CLOCK_SM)
+        mem_clock = self.query("nvmlDeviceGetClockInfo", h, CLOCK_MEM)
+        temp = self.query("nvmlDeviceGetTemperature", h, TEMPERATURE_GPU)
+        reasons = self.query(self._clock_event_fn(), h)
         return {
             "gpu_util_pct": float(util.gpu) if util is not None else None,
             "mem_util_pct": float(util.memory) if util is not None else None,
             "mem_used_mib": (mem.used / MIB) if mem is not None else None,
             "power_w": (power_mw / 1000.0) if power_mw is not None else None,
             "sm_clock_mhz": float(clock) if clock is not None else None,
+            "mem_clock_mhz": float(mem_clock) if mem_clock is not None else None,
+            "temperature_c": float(temp) if temp is not None else None,
+            "clock_event_reasons": float(int(reasons)) if reasons is not None else None,
         }
+
+    def _clock_event_fn(self) -> str:
+        """The clock-event reasons function this pynvml has (the new name, else the old one)."""
+        for name in CLOCK_EVENT_REASONS_FNS:
+            if getattr(self.mod, name, None) is not None:
+                return name
+        return CLOCK_EVENT_REASONS_FNS[0]  # query() reports it missing once
 
     def pcie_throughput_gbs(self, h: Any) -> tuple[float | None, float | None]:
         """(rx, tx) GB/s from nvmlDeviceGetPcieThroughput (KB/s over a 20 ms window; blocks)."""

@@ -88,6 +88,10 @@ SAMPLE_SCHEMA: dict[str, str] = {
     "sm_clock_mhz": "float64",
     "pcie_source": OBJ,
     "wrap_suspect": "int64",
+    # read with the slow fields (~5 Hz); absent from files written before they were added
+    "mem_clock_mhz": "float64",
+    "temperature_c": "float64",
+    "clock_event_reasons": "float64",  # NVML clock-event (throttle) reasons bitmask; NaN = not read
 }
 SAMPLE_COLUMNS: tuple[str, ...] = tuple(SAMPLE_SCHEMA)
 SAMPLE_INT_COLUMNS: tuple[str, ...] = tuple(c for c, t in SAMPLE_SCHEMA.items() if t == "int64")
