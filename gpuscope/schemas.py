@@ -111,6 +111,17 @@ PHASE_SCHEMA: dict[str, str] = {
 }
 PHASE_COLUMNS: list[str] = list(PHASE_SCHEMA)
 
+# -- classed intervals of NVML samples (gpuscope.analysis.activity: Activity.intervals) -------
+# consecutive sample intervals of one class merged; class: computing | both | transferring |
+# idle_quiet | idle | unknown (gpuscope.analysis.samplegrid); times as the samples' (epoch s)
+
+ACTIVITY_INTERVAL_SCHEMA: dict[str, str] = {
+    "gpu": "int64",
+    "class": OBJ,
+    "t_start": "float64",
+    "t_end": "float64",
+}
+
 
 def frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.DataFrame:
     """A DataFrame from column lists/arrays with the schema's exact dtypes (missing: empty)."""

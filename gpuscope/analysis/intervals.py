@@ -82,9 +82,16 @@ def gaps(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 def intersection_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
     """Length of (union a) ∩ (union b); both arguments disjoint sorted (from `merge`)."""
+    return float(np.sum(overlaps(a, b)))
+
+
+def overlaps(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """For each interval of `a` (any order, may overlap each other), its overlap with the union
+    of `b` (disjoint sorted, from `merge`)."""
     (as_, ae), (bs, be) = a, b
+    as_, ae = np.asarray(as_, dtype="float64"), np.asarray(ae, dtype="float64")
     if as_.size == 0 or bs.size == 0:
-        return 0.0
+        return np.zeros(as_.size)
     # For each a interval, overlap with b = integral of b's indicator over [as, ae].
     cum = np.concatenate([[0.0], np.cumsum(be - bs)])
 
@@ -96,7 +103,7 @@ def intersection_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, n
         part = np.clip(t - last_s, 0.0, last_e - last_s)
         return np.where(i > 0, full + part, 0.0)
 
-    return float(np.sum(covered_until(ae) - covered_until(as_)))
+    return np.maximum(covered_until(ae) - covered_until(as_), 0.0)
 
 
 def max_concurrency(starts, ends) -> int:
