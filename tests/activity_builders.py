@@ -64,6 +64,17 @@ def periodic(period_s: float, on_s: float, high: float, low: float = 0.0, t0: fl
     return f
 
 
+def segments(*parts) -> Fn:
+    """A piecewise-constant function of time: parts (start_s, end_s, value) from T0, else 0."""
+    def f(t):
+        t = np.asarray(t, dtype="float64") - T0
+        out = np.zeros(t.shape)
+        for a, b, v in parts:
+            out = np.where((t >= a) & (t < b), v, out)
+        return out
+    return f
+
+
 def meta(*, total_mib: float = 143771.0, link: tuple[int, int, int, int] = (5, 5, 16, 16), gpu: int = 0) -> dict:
     from gpuscope.nvml import pcie_link_rate_gbs
 

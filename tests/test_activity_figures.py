@@ -13,7 +13,7 @@ from gpuscope import rundir
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis.activity import activity_from_samples
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty_samples
-from tests.activity_builders import T0, periodic, synth
+from tests.activity_builders import T0, periodic, segments, synth
 
 LINE = 55.5
 RUNS = Path(__file__).parent / "data" / "h200_foreign" / "runs"
@@ -30,20 +30,9 @@ def _activity(name: str):
                                  line_rate_source="meta")
 
 
-def _seg(*parts):
-    """A piecewise-constant function of time: parts (start_s, end_s, value) from T0."""
-    def f(t):
-        t = np.asarray(t, dtype="float64") - T0
-        out = np.zeros(t.shape)
-        for a, b, v in parts:
-            out = np.where((t >= a) & (t < b), v, out)
-        return out
-    return f
-
-
 def test_window_readings_fill_backwards_and_counters_stay_per_tick():
     # SM busy for the first 100 ms only: the GPM row at 0.1 s covers (0, 0.1]
-    s = synth(1.02, sm=_seg((0, 0.1, 1.0)), rx=_seg((0.5, 0.52, 30.0)))
+    s = synth(1.02, sm=segments((0, 0.1, 1.0)), rx=segments((0.5, 0.52, 30.0)))
     g = sg.build_grid(s, 0, LINE)
     assert g.source == "gpm_sm_active" and g.resolution_s == pytest.approx(0.1)
     assert np.allclose(g.activity[:5], 1.0) and np.allclose(g.activity[5:45], 0.0)
@@ -62,14 +51,14 @@ def test_wrap_suspect_readings_left_out():
 
 
 def test_four_classes():
-    s = synth(8.0, sm=_seg((0, 2, 0.9), (4, 6, 0.8)), rx=_seg((2, 4, 10.0), (4, 6, 20.0), (6, 8, 0.001)))
+    s = synth(8.0, sm=segments((0, 2, 0.9), (4, 6, 0.8)), rx=segments((2, 4, 10.0), (4, 6, 20.0), (6, 8, 0.001)))
     c = _act(s).to_json()["classes"]
     assert c["computing"] == pytest.approx(0.25, abs=0.02) and c["transferring"] == pytest.approx(0.25, abs=0.02)
     assert c["both"] == pytest.approx(0.25, abs=0.02) and c["idle_quiet"] == pytest.approx(0.25, abs=0.03)
 
 
 def test_span_keeps_the_rows_inside_it():
-    s = synth(10.0, sm=_seg((0, 5, 0.9)))
+    s = synth(10.0, sm=segments((0, 5, 0.9)))
     j = _act(s, span=(T0 + 5.0, T0 + 10.0)).to_json()
     assert j["wall_s"] == pytest.approx(5.0) and j["busy_fraction"] < 0.02
 
