@@ -72,6 +72,8 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
                           line_rate_source: str, span: tuple[float, float] | None = None) -> Activity:
     """Activity of every GPU in `samples` (samples.csv schema: gpuscope, dmon or query-gpu).
     `span` (t0, t1) keeps the rows inside it (e.g. the time the timing log covers)."""
+    if not (isinstance(line_rate_gbs, (int, float)) and np.isfinite(line_rate_gbs) and line_rate_gbs > 0):
+        raise ValueError(f"line_rate_gbs must be a positive number of GB/s, not {line_rate_gbs!r}")
     notes: list[str] = []
     if samples is None or not len(samples):
         return Activity([], empty(ACTIVITY_INTERVAL_SCHEMA), line_rate_gbs, line_rate_source, ["no samples"])
