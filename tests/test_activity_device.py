@@ -23,15 +23,23 @@ def _half(v_first: float, v_second: float, at_s: float):
 
 
 def test_power_capped_clocks_with_their_reason():
-    # busy for 10 s; SwPowerCap (4) set during the second half, the SM clock at 1500 of 1980
-    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 5.0), sm_clock=_half(1980.0, 1500.0, 5.0))
+    # busy for 10 s; SwPowerCap (4) set for the last 7 s, the SM clock at 1500 of 1980 then
+    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0))
     d, a = _diag(s)
     t = d["clocks_throttled"]
-    assert t.severity == "high"  # >= 40% of the busy time
-    assert t.evidence["reasons"]["sw_power_cap"]["busy_fraction"] == pytest.approx(0.5, abs=0.03)
+    assert t.severity == "high"  # >= 40% of the busy time, the clock under 80% of its max
+    assert t.evidence["reasons"]["sw_power_cap"]["busy_fraction"] == pytest.approx(0.7, abs=0.03)
+    assert t.evidence["clock_share_of_max"] == pytest.approx(1500 / 1980, abs=0.01)
     assert "sw power cap" in t.summary and "power limit" in t.recommendation
     th = a.to_json()["throttle"]
-    assert th["recorded"] and th["reasons"]["sw_power_cap"]["s"] == pytest.approx(5.0, abs=0.25)
+    assert th["recorded"] and th["reasons"]["sw_power_cap"]["s"] == pytest.approx(7.0, abs=0.25)
+
+
+def test_a_power_cap_that_leaves_the_clock_near_its_max_is_low():
+    # at the board's power limit all the time, yet the SM clock stays at 1950 of 1980 MHz
+    s = synth(10.0, sm=0.9, reasons=4.0, sm_clock=_half(1980.0, 1950.0, 0.5))
+    t = _diag(s)[0]["clocks_throttled"]
+    assert t.severity == "low" and t.evidence["reasons"]["sw_power_cap"]["busy_fraction"] == pytest.approx(1.0)
 
 
 def test_hardware_slowdown_is_high_even_when_brief():

@@ -14,7 +14,8 @@ THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reaso
 THROTTLE_BITS = {4: "sw_power_cap", 8: "hw_slowdown", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
                  128: "hw_power_brake_slowdown"}
 HW_BITS = {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
-CLOCK_LOW_SHARE = 0.90                   # clocks_below_max (no reasons recorded): busy median / max
+CLOCK_LOW_SHARE = 0.90                   # busy SM clock median / max below this: clocks held down
+CLOCK_DEEP_SHARE = 0.80                  # ... below this: held down hard
 MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
 
@@ -51,9 +52,17 @@ def clocks_throttled(f, g, working, ctx) -> Finding | None:
     if frac < THROTTLE_MEDIUM:
         return None
     hw = any(per[n]["busy_s"] / busy_s >= THROTTLE_HIGH for n in per if n in HW_BITS)
-    sev = "high" if hw or frac >= THROTTLE_HIGH * 2 else "medium"
+    # a software cap that leaves the clock near its max costs little: grade it by the clock it left
+    med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
+    depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
+    if hw or (frac >= 2 * THROTTLE_HIGH and depth is not None and depth < CLOCK_DEEP_SHARE):
+        sev = "high"
+    elif depth is None or depth < CLOCK_LOW_SHARE:
+        sev = "medium"
+    else:
+        sev = "low"
     ev = {"reasons": {n: {"busy_s": rnd(v["busy_s"]), "busy_fraction": rnd(v["busy_s"] / busy_s)} for n, v in per.items()},
-          "busy_s": rnd(busy_s), "sm_busy_median_mhz": ck.get("sm_busy_median_mhz"), "sm_max_mhz": ck.get("sm_max_mhz"),
+          "busy_s": rnd(busy_s), "sm_busy_median_mhz": med, "sm_max_mhz": mx, "clock_share_of_max": rnd(depth),
           "temperature_max_c": f["temperature_c"].get("max"), "power_max_w": f["power"].get("max_w"),
           "could_not_see": "reasons are read ~5 times a second: shorter throttling episodes are missed or stretched"}
     summary = (f"Clocks throttled: {worst.replace('_', ' ')} held the clocks down {frac:.0%} of the busy time"
