@@ -76,6 +76,11 @@ def test_train_slow_idle_time_lines_up_with_the_data_loader():
     assert over.at["data", "share_of_idle"] == pytest.approx(0.71, abs=0.05)
     assert over.at["compute", "share_of_idle"] == pytest.approx(0.25, abs=0.05)
     assert over.at["data", "idle_quiet_s"] == pytest.approx(over.at["data", "phase_s"], rel=0.01)
+    # from the classed intervals alone (no activity values): the same order
+    alone = idle_by_component(phases, a.intervals).set_index("phase")
+    assert list(alone.index) == ["data", "compute"]
+    assert (alone["idle_weighted_s"] == alone["idle_s"]).all()
+    assert alone.at["data", "share_of_idle"] == pytest.approx(0.72, abs=0.05)
     top = sample_diagnoses(a, phases=phases)[0]
     assert top.id == "gpu_starved" and "lines up with `data`" in top.summary
     assert top.evidence["lines_up_with"][0]["phase"] == "data"

@@ -115,3 +115,27 @@ def test_several_gpus_one_finding_naming_the_gpu():
     st = next(d for d in ds if d.id == "gpu_starved")
     assert st.summary.startswith("GPU 1:") and st.evidence["gpus"] == [1]
     assert "compute_bound" in [d.id for d in ds]  # GPU 0's
+
+
+def test_idle_time_lines_up_with_the_cpu_phase_not_the_kernel():
+    from gpuscope.analysis.idle_overlap import idle_by_component
+    from gpuscope.schemas import PHASE_SCHEMA, frame
+
+    # per 1 s step: 0.7 s of CPU prep (GPU idle, PCIe quiet), then a 0.3 s kernel on every SM
+    s = synth(10.0, sm=periodic(1.0, 0.3, 1.0, start_s=0.7))
+    starts = np.arange(10.0)
+    rows = {"worker": [-1] * 20, "gpu": [-1] * 20, "partition": list(range(10)) * 2,
+            "phase": ["prep"] * 10 + ["kernel"] * 10,
+            "t_start": list(T0 + starts) + list(T0 + starts + 0.7), "t_end": list(T0 + starts + 0.7) + list(T0 + starts + 1.0)}
+    phases = frame(rows, PHASE_SCHEMA)
+    a = _act(s)
+    for arg in (a, a.intervals):
+        over = idle_by_component(phases, arg).set_index("phase")
+        assert over.index[0] == "prep"
+        assert over.at["prep", "share_of_idle"] > 0.9 and over.at["kernel", "share_of_idle"] < 0.1
+        assert over.at["prep", "phase_s"] == pytest.approx(7.0, abs=0.05)
+    d = next(d for d in sample_diagnoses(a, phases=phases) if d.id in ("gpu_starved", "gpu_underused"))
+    assert d.id == "gpu_underused"  # 30% busy: lightly loaded, not starved
+    starved = sample_diagnoses(_act(synth(10.0, sm=periodic(1.0, 0.05, 1.0, start_s=0.7))), phases=phases)[0]
+    assert starved.id == "gpu_starved" and "lines up with `prep`" in starved.summary
+    assert idle_by_component(None, a).empty and list(idle_by_component(phases, _act(empty_samples())).columns)[0] == "phase"

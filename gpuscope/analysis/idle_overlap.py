@@ -36,32 +36,27 @@ def _empty() -> pd.DataFrame:
 
 
 def idle_by_component(phases: pd.DataFrame | None, activity) -> pd.DataFrame:
-    """Overlap of each phase type with the idle time of `activity` (activity.Activity)."""
-    if phases is None or not len(phases) or not activity.gpus:
+    """Overlap of each phase type with the idle time of `activity`: an activity.Activity, or
+    its classed intervals alone (ACTIVITY_INTERVAL_SCHEMA; then there are no activity values,
+    so idle_weighted_s = idle_s and the span starts at the first non-idle interval)."""
+    if phases is None or not len(phases):
         return _empty()
     acc: dict[str, np.ndarray] = {}
     idle_total = 0.0
-    for ga in activity.gpus:
-        g = ga.grid
-        if g.n == 0:
-            continue
-        w = np.where(np.isfinite(g.activity), 1.0 - g.activity, 0.0)
-        grid_iv = (g.t_start, g.t_end)
-        mine = phases[(phases["gpu"] < 0) | (phases["gpu"] == ga.gpu)]
-        idle_total += float(np.sum(iv.overlaps(grid_iv, _hull(ga, mine)) * w))
-        rec = (np.array([g.t_start[0]]), np.array([g.t_end[-1]]))
-        idle = np.isin(g.cls, sg.SM_IDLE_CLASSES)
-        for phase, grp in phases.groupby("phase", sort=True):
-            sub = grp[(grp["gpu"] < 0) | (grp["gpu"] == ga.gpu)]
-            if not len(sub):
-                continue
+    for gpu, ts, te, cls, w, active in _per_gpu(activity):
+        grid_iv = (ts, te)
+        mine = phases[(phases["gpu"] < 0) | (phases["gpu"] == gpu)]
+        idle_total += float(np.sum(iv.overlaps(grid_iv, _hull(active, mine)) * w))
+        rec = (ts[:1], te[-1:])
+        idle = np.isin(cls, sg.SM_IDLE_CLASSES)
+        for phase, sub in mine.groupby("phase", sort=True):
             merged = iv.merge(sub["t_start"].to_numpy(), sub["t_end"].to_numpy())
             ov = iv.overlaps(grid_iv, merged)
             row = np.array([
                 iv.intersection_length(merged, rec),
                 float(ov[idle].sum()),
-                float(ov[g.cls == "idle_quiet"].sum()),
-                float(ov[g.cls == "transferring"].sum()),
+                float(ov[cls == "idle_quiet"].sum()),
+                float(ov[cls == "transferring"].sum()),
                 float(np.sum(ov * w)),
             ])
             acc[str(phase)] = acc.get(str(phase), np.zeros(5)) + row
@@ -77,13 +72,30 @@ def idle_by_component(phases: pd.DataFrame | None, activity) -> pd.DataFrame:
     return out.sort_values(["idle_weighted_s", "phase"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
-def _hull(ga, phases: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _per_gpu(activity):
+    """(gpu, t_start, t_end, class, idle weight, (active start, end) or None) per GPU."""
+    if isinstance(activity, pd.DataFrame):
+        for gpu, rows in activity.groupby("gpu", sort=True):
+            rows = rows.sort_values("t_start")
+            cls = rows["class"].to_numpy(dtype=object)
+            ts, te = rows["t_start"].to_numpy(dtype="float64"), rows["t_end"].to_numpy(dtype="float64")
+            busy = np.flatnonzero(~np.isin(cls, (*sg.SM_IDLE_CLASSES, "unknown")))
+            active = (ts[busy[0]], te[busy[-1]]) if busy.size else None
+            yield int(gpu), ts, te, cls, np.isin(cls, sg.SM_IDLE_CLASSES).astype("float64"), active
+        return
+    for ga in activity.gpus:
+        g = ga.grid
+        if g.n == 0:
+            continue
+        a = ga.figures.get("active")
+        w = np.where(np.isfinite(g.activity), 1.0 - g.activity, 0.0)
+        yield ga.gpu, g.t_start, g.t_end, g.cls, w, (a["t_start"], a["t_end"]) if a else None
+
+
+def _hull(active: tuple[float, float] | None, phases: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """[first sign of work or phase start, last sign of work or phase end] of one GPU."""
-    lo, hi = [], []
-    active = ga.figures.get("active")
-    if active:
-        lo.append(active["t_start"])
-        hi.append(active["t_end"])
+    lo = [active[0]] if active else []
+    hi = [active[1]] if active else []
     if len(phases):
         lo.append(float(phases["t_start"].min()))
         hi.append(float(phases["t_end"].max()))
