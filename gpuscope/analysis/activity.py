@@ -165,8 +165,8 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
     working, pauses = active_span(grid, line_rate_gbs)
     active = _active_figures(grid, working, pauses, line_rate_gbs)
     # before the first sign of work / after the last (the whole recording when there is none)
-    lead = (active["t_start"] - grid.t_start[0]) if active else wall
-    trail = (grid.t_end[-1] - active["t_end"]) if active else 0.0
+    lead = float(active["t_start"] - grid.t_start[0]) if active else wall
+    trail = float(grid.t_end[-1] - active["t_end"]) if active else 0.0
     out = {
         "source": grid.source,
         "resolution_s": grid.resolution_s,
