@@ -21,6 +21,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpuscope.units import pcie_link_rate_gbs
+
 log = logging.getLogger("gpuscope.nvml")
 
 #: NVML error names that mean "this value is not available here" -> a missing value.
@@ -41,20 +43,12 @@ FI_PCIE_COUNT_RX_BYTES = 198
 PCIE_UTIL_TX_BYTES = 0
 PCIE_UTIL_RX_BYTES = 1
 CLOCK_SM = 1
+CLOCK_MEM = 2
+TEMPERATURE_GPU = 0
+# nvmlDeviceGetCurrentClocksEventReasons (driver >= 535; older pynvml: ...ThrottleReasons)
+CLOCK_EVENT_REASONS_FNS = ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
 
 MIB = 1024 * 1024
-
-# Per-lane raw rate (GT/s) and encoding efficiency per PCIe generation.
-_PCIE_GEN = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
-             5: (32.0, 128 / 130), 6: (64.0, 242 / 256)}
-
-
-def pcie_link_rate_gbs(gen: int | None, width: int | None) -> float | None:
-    """Theoretical one-direction payload-free line rate of a PCIe link in GB/s (1e9)."""
-    if not gen or not width or gen not in _PCIE_GEN:
-        return None
-    gts, eff = _PCIE_GEN[gen]
-    return gts * eff / 8.0 * width
 
 
 class GpuLost(Exception):
@@ -358,13 +352,26 @@ class Nvml:
         mem = self.query("nvmlDeviceGetMemoryInfo", h)
         power_mw = self.query("nvmlDeviceGetPowerUsage", h)
         clock = self.query("nvmlDeviceGetClockInfo", h, CLOCK_SM)
+        mem_clock = self.query("nvmlDeviceGetClockInfo", h, CLOCK_MEM)
+        temp = self.query("nvmlDeviceGetTemperature", h, TEMPERATURE_GPU)
+        reasons = self.query(self._clock_event_fn(), h)
         return {
             "gpu_util_pct": float(util.gpu) if util is not None else None,
             "mem_util_pct": float(util.memory) if util is not None else None,
             "mem_used_mib": (mem.used / MIB) if mem is not None else None,
             "power_w": (power_mw / 1000.0) if power_mw is not None else None,
             "sm_clock_mhz": float(clock) if clock is not None else None,
+            "mem_clock_mhz": float(mem_clock) if mem_clock is not None else None,
+            "temperature_c": float(temp) if temp is not None else None,
+            "clock_event_reasons": float(int(reasons)) if reasons is not None else None,
         }
+
+    def _clock_event_fn(self) -> str:
+        """The clock-event reasons function this pynvml has (the new name, else the old one)."""
+        for name in CLOCK_EVENT_REASONS_FNS:
+            if getattr(self.mod, name, None) is not None:
+                return name
+        return CLOCK_EVENT_REASONS_FNS[0]  # query() reports it missing once
 
     def pcie_throughput_gbs(self, h: Any) -> tuple[float | None, float | None]:
         """(rx, tx) GB/s from nvmlDeviceGetPcieThroughput (KB/s over a 20 ms window; blocks)."""

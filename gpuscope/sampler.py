@@ -12,7 +12,8 @@ documents that two nvmlGpmSampleGet() calls must be more than 100 ms apart ("due
 internal sample refresh rate"; closer samples give zeros), so GPM is read on the first tick
 at least GPM_WINDOW_S after the previous GPM sample, and its figures cover that window.
 This is why the counters, not GPM, carry PCIe in the fast loop.
-Slow fields (utilisation, memory, power, SM clock) are read every `slow_interval_s`.
+Slow fields (utilisation, memory, power, SM and memory clocks, temperature, clock-event
+(throttle) reasons) are read every `slow_interval_s`.
 GPM and slow fields are written only on the rows where they were read (empty = NaN in
 between; consumers forward-fill). Times come from gpuscope.clock (monotonic + wall anchor).
 """

@@ -88,6 +88,10 @@ SAMPLE_SCHEMA: dict[str, str] = {
     "sm_clock_mhz": "float64",
     "pcie_source": OBJ,
     "wrap_suspect": "int64",
+    # read with the slow fields (~5 Hz); absent from files written before they were added
+    "mem_clock_mhz": "float64",
+    "temperature_c": "float64",
+    "clock_event_reasons": "float64",  # NVML clock-event (throttle) reasons bitmask; NaN = not read
 }
 SAMPLE_COLUMNS: tuple[str, ...] = tuple(SAMPLE_SCHEMA)
 SAMPLE_INT_COLUMNS: tuple[str, ...] = tuple(c for c, t in SAMPLE_SCHEMA.items() if t == "int64")
@@ -106,6 +110,17 @@ PHASE_SCHEMA: dict[str, str] = {
     "t_end": "float64",
 }
 PHASE_COLUMNS: list[str] = list(PHASE_SCHEMA)
+
+# -- classed intervals of NVML samples (gpuscope.analysis.activity: Activity.intervals) -------
+# consecutive sample intervals of one class merged; class: computing | both | transferring |
+# idle_quiet | idle | unknown (gpuscope.analysis.samplegrid); times as the samples' (epoch s)
+
+ACTIVITY_INTERVAL_SCHEMA: dict[str, str] = {
+    "gpu": "int64",
+    "class": OBJ,
+    "t_start": "float64",
+    "t_end": "float64",
+}
 
 
 def frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.DataFrame:

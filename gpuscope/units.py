@@ -1,7 +1,8 @@
-"""Sizes as users type them, one rule for every option that takes bytes (--abc-bytes,
-bandwidth --sizes): K/M/G/T and KiB/MiB/GiB/TiB are binary (1536M = 1.5G = 1.5 GiB),
-KB/MB/GB/TB are decimal (1.5GB = 1,500,000,000), B and plain digits are bytes.
-Documented in docs/CLI.md."""
+"""Units: sizes as users type them, and what a PCIe link can carry.
+
+Sizes: one rule for every option that takes bytes (--abc-bytes, bandwidth --sizes):
+K/M/G/T and KiB/MiB/GiB/TiB are binary (1536M = 1.5G = 1.5 GiB), KB/MB/GB/TB are decimal
+(1.5GB = 1,500,000,000), B and plain digits are bytes. Documented in docs/CLI.md."""
 
 from __future__ import annotations
 
@@ -26,3 +27,16 @@ def parse_size(text: str, option: str = "size") -> int:
     if n <= 0:
         raise UsageError(f"{option}: bad size {text!r}: must be positive")
     return n
+
+
+# Per-lane raw rate (GT/s) and encoding efficiency per PCIe generation.
+_PCIE_GEN = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
+             5: (32.0, 128 / 130), 6: (64.0, 242 / 256)}
+
+
+def pcie_link_rate_gbs(gen: int | None, width: int | None) -> float | None:
+    """Theoretical one-direction payload-free line rate of a PCIe link in GB/s (1e9)."""
+    if not gen or not width or gen not in _PCIE_GEN:
+        return None
+    gts, eff = _PCIE_GEN[gen]
+    return gts * eff / 8.0 * width

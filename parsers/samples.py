@@ -11,7 +11,8 @@ Malformed rows are dropped and counted, never fatal: `df.attrs["malformed_rows"]
 Conventions: nvidia-smi prints local wall time, read here as local time of the machine
 running gpuscope. dmon's rxpci/txpci (MB/s, from NVML's PCIe throughput counter) become
 GB/s as MB/s / 1000, with pcie_source `throughput`; `fb` (MB) is taken as MiB, `pclk` as
-the SM clock. Without dmon's `-o T` there is no wall time: t_wall is NaN and t_mono counts
+the SM clock, `mclk` as the memory clock, `gtemp` as the temperature. query-gpu's
+`clocks_event_reasons.active` (or `clocks_throttle_reasons.active`, hex) is the bitmask. Without dmon's `-o T` there is no wall time: t_wall is NaN and t_mono counts
 rounds x `interval_s` (dmon's default delay is 1 s; pass `-d` there, interval_s here).
 """
 
@@ -202,6 +203,7 @@ _DMON_MAP = {
     "sm": ("gpu_util_pct", 1.0), "mem": ("mem_util_pct", 1.0),
     "rxpci": ("rx_gbs", 1e-3), "txpci": ("tx_gbs", 1e-3),
     "pwr": ("power_w", 1.0), "pclk": ("sm_clock_mhz", 1.0), "fb": ("mem_used_mib", 1.0),
+    "mclk": ("mem_clock_mhz", 1.0), "gtemp": ("temperature_c", 1.0),
 }
 
 
@@ -285,7 +287,21 @@ _QUERY_MAP = {
     "utilization.gpu": "gpu_util_pct", "utilization.memory": "mem_util_pct",
     "memory.used": "mem_used_mib", "power.draw": "power_w", "power.draw.instant": "power_w",
     "power.draw.average": "power_w", "clocks.sm": "sm_clock_mhz", "clocks.current.sm": "sm_clock_mhz",
+    "clocks.mem": "mem_clock_mhz", "clocks.current.memory": "mem_clock_mhz",
+    "temperature.gpu": "temperature_c",
+    "clocks_event_reasons.active": "clock_event_reasons", "clocks_throttle_reasons.active": "clock_event_reasons",
 }
+_HEX_FIELDS = frozenset(("clocks_event_reasons.active", "clocks_throttle_reasons.active"))  # 0x0000000000000001
+
+
+def _hex(text: str) -> float | None:
+    t = text.strip()
+    if t in _NA:
+        return NAN
+    try:
+        return float(int(t, 16 if t.lower().startswith("0x") else 10))
+    except ValueError:
+        return None
 
 
 def _query_time(v: str) -> float | None:
@@ -331,6 +347,12 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
                     bad = True
                     break
                 row["gpu"] = int(x)
+            elif name in _HEX_FIELDS:
+                x = _hex(v)
+                if x is None:
+                    bad = True
+                    break
+                row[_QUERY_MAP[name]] = x
             elif name in _QUERY_MAP:
                 x = _num(v.split()[0] if v.split() and v not in _NA else v)
                 if x is None:

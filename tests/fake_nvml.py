@@ -71,6 +71,11 @@ class FakeGpu:
     mem_total_mib: float = 143771.0
     power_mw: int = 300_000
     sm_clock: int = 1980
+    mem_clock: int = 3201
+    temperature_c: int = 45
+    #: clock-event (throttle) reason bitmasks replayed per call; last one repeats (1 = GpuIdle)
+    clock_event_reasons: Sequence[int] = (0,)
+    supported_clock_event_reasons: int = 511
 
 
 class FakeNvml:
@@ -95,6 +100,7 @@ class FakeNvml:
         self.device_calls = [0] * len(self.gpus)
         self._counter_pos = [0] * len(self.gpus)
         self._gpm_pos = [0] * len(self.gpus)
+        self._reason_pos = [0] * len(self.gpus)
         self.initialised = False
         self.shutdowns = 0
         for name in missing:  # functions this "pynvml build" lacks entirely
@@ -168,7 +174,27 @@ class FakeNvml:
         return self._dev("nvmlDeviceGetPowerUsage", h).power_mw
 
     def nvmlDeviceGetClockInfo(self, h: Any, kind: int) -> int:
-        return self._dev("nvmlDeviceGetClockInfo", h).sm_clock
+        g = self._dev("nvmlDeviceGetClockInfo", h)
+        return g.mem_clock if kind == 2 else g.sm_clock  # NVML_CLOCK_MEM = 2, NVML_CLOCK_SM = 1
+
+    def nvmlDeviceGetTemperature(self, h: Any, sensor: int) -> int:
+        return self._dev("nvmlDeviceGetTemperature", h).temperature_c
+
+    def _reasons(self, fn: str, h: Any) -> int:
+        g = self._dev(fn, h)
+        i = h.index
+        pos = min(self._reason_pos[i], len(g.clock_event_reasons) - 1)
+        self._reason_pos[i] += 1
+        return g.clock_event_reasons[pos]
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: Any) -> int:
+        return self._reasons("nvmlDeviceGetCurrentClocksEventReasons", h)
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, h: Any) -> int:  # the pre-535 name
+        return self._reasons("nvmlDeviceGetCurrentClocksThrottleReasons", h)
+
+    def nvmlDeviceGetSupportedClocksEventReasons(self, h: Any) -> int:
+        return self._dev("nvmlDeviceGetSupportedClocksEventReasons", h).supported_clock_event_reasons
 
     def nvmlDeviceGetCurrPcieLinkGeneration(self, h: Any) -> int:
         return self._dev("nvmlDeviceGetCurrPcieLinkGeneration", h).link[0]

@@ -107,14 +107,112 @@ def test_pcie_underused_rule():
     a = analyze(src(b.build()))
     pcie = pd.DataFrame([
         {"phase": "h2d", "samples": 20, "rx_gbs_median": 3.0, "tx_gbs_median": 0.1, "rx_gbs_p90": 4.0,
-         "rx_share_of_line_rate": 0.06, "sm_active_median": 0.05},
+         "rx_share_of_line_rate": 0.06, "sm_active_median": 0.05, "duration_median_s": 1.5,
+         "sample_interval_s": 0.02},
         {"phase": "msm", "samples": 30, "rx_gbs_median": 48.0, "tx_gbs_median": 0.1, "rx_gbs_p90": 52.0,
-         "rx_share_of_line_rate": 0.96, "sm_active_median": 0.9},
+         "rx_share_of_line_rate": 0.96, "sm_active_median": 0.9, "duration_median_s": 1.2,
+         "sample_interval_s": 0.02},
     ])
     inp = R.RuleInput(split=a.record_split, wide=a.record_components, stats=a.components, totals=a.split,
                       timeline=a.timeline, bounds=a.bounds, options=a.options, model=load_model(), pcie=pcie)
     d = R.pcie_underused(inp)
     assert len(d) == 1 and d[0].severity == "high"
     assert d[0].evidence["rx_gbs_median_by_phase"] == {"h2d": 3.0, "msm": 48.0}
+    assert d[0].evidence["rate_basis"] == "median PCIe RX during the uploads"
     h = R.h2d_bound(inp)[0]
-    assert h.evidence["pcie_rx_gbs_during_h2d"] == 3.0
+    assert h.evidence["pcie_rx_gbs_during_h2d"] == 3.0 and h.evidence["pcie_rx_resolved_by_samples"]
+    # the same figures for uploads of 40 ms read every 20 ms: too short for the samples to judge
+    short = pcie.assign(duration_median_s=0.04)
+    inp.pcie = short
+    assert R.pcie_underused(inp) == []
+    assert R.h2d_bound(inp)[0].evidence["pcie_rx_resolved_by_samples"] is False
+
+
+def _copy_run(*, upload_ms: float, upload_bytes: float, compute_ms: float, rx_during_upload: float,
+              n: int = 6, interval_s: float = 0.02, log_bytes: bool = True):
+    """A GPU-lock tenure per step on one GPU: an upload (h2d, with its bytes on the line when
+    log_bytes), then compute; time-stamped lines (phases from the stamps) and NVML samples
+    every `interval_s` reading `rx_during_upload` GB/s in the ticks that end inside an upload."""
+    import numpy as np
+
+    from tests.analysis_builders import LogBuilder
+
+    b = LogBuilder()
+    t0, step = 1000.0, (upload_ms + compute_ms) / 1e3 + 0.1
+    for r in range(n):
+        t_up = t0 + r * step + upload_ms / 1e3
+        ln = b._next()
+        b.value("h2d", upload_ms, record=r, gpu=0, ts=t_up, line=ln)
+        if log_bytes:
+            b.value("h2d_bytes", upload_bytes, record=r, gpu=0, ts=t_up, line=ln)
+        t_end = t_up + compute_ms / 1e3
+        b.value("msm_invoke", compute_ms, record=r, gpu=0, ts=t_end)
+        b.value("mutex_held", upload_ms + compute_ms, record=r, ts=t_end)
+        b.recs.append(dict(record=r, first_line=ln, last_line=b.line, ts_start=t_up - upload_ms / 1e3,
+                           ts_end=t_end, n_gpus=1, held_ms=upload_ms + compute_ms, complete=True))
+    t = np.arange(t0 - 0.5, t0 + n * step + 0.5, interval_s)
+    phase = (t - t0) % step
+    rx = np.where((phase > 0) & (phase <= upload_ms / 1e3), rx_during_upload, 0.05)
+    s = pd.DataFrame({"t_wall": t, "gpu": 0, "rx_gbs": rx, "tx_gbs": 0.01,
+                      "sm_active": np.where(rx > 1, 0.05, 0.9), "wrap_suspect": 0})
+    return b.build(), s
+
+
+def test_pinned_run_with_uploads_shorter_than_the_sampling_gets_no_pinning_advice():
+    # `make demo` on an H200 (log-n 22): 9 ms uploads at 59.7 GB/s by the log's own bytes/time,
+    # sampled every 20 ms, whose ticks straddling the uploads read a median 13.1 GB/s
+    parsed, s = _copy_run(upload_ms=9.0, upload_bytes=59.7e9 * 0.009, compute_ms=50.0, rx_during_upload=13.1)
+    a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
+    assert a.split["upload_gbs"] == pytest.approx(59.7, rel=1e-3)
+    assert a.pcie.set_index("phase").at["h2d", "rx_gbs_median"] == pytest.approx(13.1)
+    d = _by_id(a)
+    assert "pcie_underused" not in d
+    assert "h2d_bound" in d  # 15% of the held time: still reported, with advice that fits
+    for x in a.diagnoses:
+        assert "pin" not in x.recommendation.lower(), (x.id, x.recommendation)
+    assert "already run at 108% of the line rate" in d["h2d_bound"].recommendation
+    # without byte counts in the log the samples alone cannot judge a 9 ms upload either
+    parsed, s = _copy_run(upload_ms=9.0, upload_bytes=0, compute_ms=50.0, rx_during_upload=13.1,
+                          log_bytes=False)
+    a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
+    assert "pcie_underused" not in _by_id(a)
+    assert a.pcie.set_index("phase").at["h2d", "duration_median_s"] == pytest.approx(0.009)
+
+
+def test_pageable_run_with_long_uploads_is_still_flagged():
+    parsed, s = _copy_run(upload_ms=170.0, upload_bytes=1.61e9, compute_ms=89.0, rx_during_upload=9.4)
+    a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
+    d = _by_id(a)["pcie_underused"]
+    assert d.severity == "high" and d.evidence["rate_basis"] == "the log's own bytes / upload time"
+    assert d.evidence["log_upload_gbs"] == pytest.approx(9.47, abs=0.01)
+    assert d.evidence["resolved_by_samples"] is True and d.evidence["rx_gbs_median_during_h2d"] == 9.4
+    assert "9.5 GB/s by the log's own bytes/time" in d.summary and "pin the upload buffers" in d.recommendation
+    assert "Upload from pinned memory" in _by_id(a)["h2d_bound"].recommendation
+    # the samples alone (no byte counts) say the same for uploads this long
+    parsed, s = _copy_run(upload_ms=170.0, upload_bytes=0, compute_ms=89.0, rx_during_upload=9.4, log_bytes=False)
+    d = _by_id(analyze(src(parsed, samples=s, line_rate_gbs=55.5)))["pcie_underused"]
+    assert d.evidence["rate_basis"] == "median PCIe RX during the uploads" and d.severity == "high"
+
+
+def test_the_logs_rate_wins_over_samples_that_disagree():
+    # samples resolve the uploads but read low (another process shares the link, say); the
+    # program's own bytes/time says they ran near the line: no verdict from the samples
+    parsed, s = _copy_run(upload_ms=170.0, upload_bytes=50e9 * 0.17, compute_ms=89.0, rx_during_upload=9.4)
+    a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
+    assert "pcie_underused" not in _by_id(a)
+
+
+def test_h200_copy_loops_pageable_flagged_pinned_not():
+    from pathlib import Path
+
+    from gpuscope.sources import open_source
+
+    runs = Path(__file__).parent / "data" / "h200_foreign" / "runs"
+    out = {}
+    for name in ("copy_pageable", "copy_pinned"):
+        out[name] = analyze(open_source(runs / name, line_rate=55.5))
+    pageable = _by_id(out["copy_pageable"])["pcie_underused"]
+    assert pageable.evidence["log_upload_gbs"] == pytest.approx(9.1, abs=0.1)
+    assert pageable.severity == "high"
+    assert out["copy_pinned"].split["upload_gbs"] == pytest.approx(55.2, abs=0.1)
+    assert not any("pin" in d.recommendation.lower() for d in out["copy_pinned"].diagnoses)

@@ -107,3 +107,34 @@ def test_uuid_for_pci(fake):
     nv = nvml.get()
     assert nv.uuid_for_pci(0, 0x19, 0) == "GPU-fake-0001"
     assert nv.uuid_for_pci(0, 0x40, 0) is None
+
+
+def test_slow_fields_read_clock_event_reasons_memory_clock_and_temperature(fake):
+    fake.gpus[0].clock_event_reasons = (1, 4 | 32)  # GpuIdle, then SwPowerCap + SwThermalSlowdown
+    nv = nvml.get()
+    h = nv.handle(0)
+    first, second = nv.slow_fields(h), nv.slow_fields(h)
+    assert first["clock_event_reasons"] == 1.0 and second["clock_event_reasons"] == 36.0
+    assert first["mem_clock_mhz"] == 3201.0 and first["sm_clock_mhz"] == 1980.0
+    assert first["temperature_c"] == 45.0
+    assert fake.calls["nvmlDeviceGetCurrentClocksEventReasons"] == 2
+
+
+def test_clock_event_reasons_not_supported_is_missing(fake):
+    fake.gpus[0].errors["nvmlDeviceGetCurrentClocksEventReasons"] = "NotSupported"
+    fake.gpus[0].errors["nvmlDeviceGetTemperature"] = "NoPermission"
+    nv = nvml.get()
+    row = nv.slow_fields(nv.handle(0))
+    assert row["clock_event_reasons"] is None and row["temperature_c"] is None
+    assert row["mem_clock_mhz"] == 3201.0 and row["power_w"] == 300.0
+
+
+def test_older_pynvml_without_the_event_reasons_name_uses_the_throttle_name():
+    f = FakeNvml([FakeGpu(clock_event_reasons=(8,))], missing=["nvmlDeviceGetCurrentClocksEventReasons"])
+    nvml.use_backend(f)
+    try:
+        nv = nvml.get()
+        assert nv.slow_fields(nv.handle(0))["clock_event_reasons"] == 8.0
+        assert f.calls.get("nvmlDeviceGetCurrentClocksEventReasons", 0) == 0
+    finally:
+        nvml.use_backend(None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from gpuscope.parsers.samples import (
 )
 
 HEADER = ",".join(SAMPLE_COLUMNS)
+DATA = Path(__file__).parent / "data"
 
 
 def _dtypes(df):
@@ -31,9 +33,9 @@ def _write(tmp_path, name, text):
 
 def test_gpuscope_csv_with_torn_last_row(tmp_path):
     f = _write(tmp_path, "samples.csv", HEADER + "\n"
-               "1796047200.0,0.0,0,1.5,0.2,0.9,0.5,0.3,100,20,1024,250.5,1980,gpm,0\n"
-               "1796047200.1,0.1,1,,,,,,,,,,,counter,1\n"
-               "oops,0.2,0,1,1,1,1,1,1,1,1,1,1,gpm,0\n"
+               "1796047200.0,0.0,0,1.5,0.2,0.9,0.5,0.3,100,20,1024,250.5,1980,gpm,0,2619,51,4\n"
+               "1796047200.1,0.1,1,,,,,,,,,,,counter,1,,,\n"
+               "oops,0.2,0,1,1,1,1,1,1,1,1,1,1,gpm,0,1,1,1\n"
                "1796047200.2,0.2,0,3.1,0.4,0.9,0.5,0.3,100,20,10")  # torn: no newline
     df = read_samples(tmp_path)  # a directory: its samples.csv
     assert df.attrs["format"] == "gpuscope" and df.attrs["malformed_rows"] == 2
@@ -42,7 +44,28 @@ def test_gpuscope_csv_with_torn_last_row(tmp_path):
     assert df["pcie_source"].tolist() == ["gpm", "counter"] and df["wrap_suspect"].tolist() == [0, 1]
     assert list(df.columns) == list(SAMPLE_COLUMNS)
     assert _dtypes(df)["gpu"] == "int64" and _dtypes(df)["t_wall"] == "float64"
+    assert df["mem_clock_mhz"].iloc[0] == 2619 and df["temperature_c"].iloc[0] == 51
+    assert df["clock_event_reasons"].iloc[0] == 4 and math.isnan(df["clock_event_reasons"].iloc[1])
+    assert _dtypes(df)["clock_event_reasons"] == "float64"
     assert read_samples_csv(f).equals(df)
+
+
+LEGACY = ("t_wall,t_mono,gpu,rx_gbs,tx_gbs,sm_active,sm_occupancy,dram_active,gpu_util_pct,mem_util_pct,"
+          "mem_used_mib,power_w,sm_clock_mhz,pcie_source,wrap_suspect")
+NEW_COLUMNS = ("mem_clock_mhz", "temperature_c", "clock_event_reasons")
+
+
+def test_samples_csv_written_before_the_slow_clock_fields_still_reads(tmp_path):
+    # files recorded before clock-event reasons, memory clock and temperature were sampled
+    # (the H200 captures of tests/data/h200_foreign) have 15 columns: the new ones read as NaN
+    assert set(NEW_COLUMNS) <= set(SAMPLE_COLUMNS) and not set(NEW_COLUMNS) & set(LEGACY.split(","))
+    f = _write(tmp_path, "samples.csv", LEGACY + "\n1796047200.0,0.0,0,1.5,0.2,0.9,0.5,0.3,100,20,1024,250.5,1980,gpm,0\n")
+    df = read_samples_csv(f)
+    assert list(df.columns) == list(SAMPLE_COLUMNS) and len(df) == 1 and df.attrs["malformed_rows"] == 0
+    assert df["sm_clock_mhz"].iloc[0] == 1980 and all(math.isnan(df[c].iloc[0]) for c in NEW_COLUMNS)
+    real = read_samples(DATA / "h200_foreign" / "runs" / "train_slow")
+    assert len(real) == 681 and real.attrs["malformed_rows"] == 0
+    assert real[list(NEW_COLUMNS)].isna().all().all() and real["sm_active"].notna().sum() == 122
 
 
 DMON = """\
@@ -101,6 +124,27 @@ timestamp, index, utilization.gpu [%], utilization.memory [%], memory.used [MiB]
     assert df["t_wall"].iloc[0] == pytest.approx(datetime(2026, 11, 30, 14, 30, 0, 100000).timestamp())
     assert df["rx_gbs"].isna().all()
     assert read_query_gpu(tmp_path / "q.csv").equals(df)
+
+
+def test_query_gpu_clock_event_reasons_memory_clock_and_temperature(tmp_path):
+    text = """\
+timestamp, index, clocks_event_reasons.active, clocks.mem [MHz], temperature.gpu
+2026/11/30 14:30:00.100, 0, 0x0000000000000001, 3201 MHz, 33
+2026/11/30 14:30:00.300, 0, 0x0000000000000024, 3201 MHz, 81
+2026/11/30 14:30:00.500, 0, [N/A], 3201 MHz, 82
+2026/11/30 14:30:00.700, 0, 0xZZ, 3201 MHz, 82
+"""
+    df = read_query_gpu(_write(tmp_path, "q.csv", text))
+    assert df.attrs["malformed_rows"] == 1  # the unreadable bitmask
+    assert df["clock_event_reasons"].tolist()[:2] == [1.0, 36.0] and math.isnan(df["clock_event_reasons"].iloc[2])
+    assert df["mem_clock_mhz"].tolist() == [3201.0] * 3 and df["temperature_c"].tolist() == [33.0, 81.0, 82.0]
+
+
+def test_dmon_memory_clock_and_temperature_of_the_h200_capture():
+    df = read_samples(DATA / "h200_foreign" / "train_slow_dmon.txt")
+    assert df.attrs["format"] == "dmon" and len(df) > 5
+    assert df["mem_clock_mhz"].iloc[0] == 3201 and df["temperature_c"].iloc[0] == 35
+    assert df["sm_clock_mhz"].iloc[0] == 1980 and df["clock_event_reasons"].isna().all()
 
 
 def test_bad_sample_inputs(tmp_path):

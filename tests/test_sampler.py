@@ -138,6 +138,24 @@ def test_nothing_supported_gives_slow_rows_only():
     s.stop()
 
 
+def test_slow_rows_carry_clock_event_reasons_and_fast_rows_leave_them_empty(tmp_path):
+    nv = _session(FakeGpu(counters=[(i * 1000, 0, 0) for i in range(100)], clock_event_reasons=(1, 4)))
+    w = SamplesWriter(tmp_path / "samples.csv")
+    s = Sampler(nv, [0], w)
+    g = s._gpus[0]
+    rows = [s.sample_once(g, 1.0, slow=True), s.sample_once(g, 1.02, slow=False), s.sample_once(g, 1.2, slow=True)]
+    assert [r["clock_event_reasons"] for r in (rows[0], rows[2])] == [1.0, 4.0]
+    assert "clock_event_reasons" not in rows[1] and rows[1]["rx_gbs"] is not None
+    assert rows[0]["mem_clock_mhz"] == 3201.0 and rows[0]["temperature_c"] == 45.0
+    for r in rows:
+        w.write_row(r)
+    s.stop()
+    w.close()
+    df = read_samples(tmp_path)
+    assert df["clock_event_reasons"].tolist()[::2] == [1.0, 4.0] and math.isnan(df["clock_event_reasons"].iloc[1])
+    assert df["temperature_c"].iloc[0] == 45.0
+
+
 def test_interval_floor():
     nv = _session(FakeGpu())
     with pytest.raises(ValueError):

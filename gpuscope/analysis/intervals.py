@@ -82,10 +82,17 @@ def gaps(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 def intersection_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
     """Length of (union a) ∩ (union b); both arguments disjoint sorted (from `merge`)."""
+    return float(np.sum(overlaps(a, b)))
+
+
+def overlaps(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """For each interval of `a` (any order, may overlap each other), its overlap with the union
+    of `b` (disjoint sorted, from `merge`)."""
     (as_, ae), (bs, be) = a, b
-    if as_.size == 0 or bs.size == 0:
-        return 0.0
-    return float(np.sum(covered_lengths(as_, ae, bs, be)))
+    as_, ae = np.asarray(as_, dtype="float64"), np.asarray(ae, dtype="float64")
+    if as_.size == 0 or np.asarray(bs).size == 0:
+        return np.zeros(as_.size)
+    return np.maximum(covered_lengths(as_, ae, bs, be), 0.0)
 
 
 def cumulative(starts, ends, rates, t) -> np.ndarray:

@@ -4,6 +4,12 @@ A sample belongs to a phase type when its t_wall falls inside the union of that 
 intervals on the sample's GPU (phases with gpu = -1 apply to every GPU). A sample can
 belong to several phase types (synthesis runs beside GPU phases). Samples flagged
 wrap_suspect = 1 are left out of the RX/TX figures. `(none)` collects samples in no phase.
+
+Each phase type also carries how long its intervals last (`duration_median_s`, of the
+merged intervals) and how far apart the PCIe readings are (`sample_interval_s`, the median
+spacing of rows with an RX figure, per GPU, the slowest GPU's): a phase that lasts only a
+few sample intervals is smeared over readings that mostly cover other phases, so its RX
+median says little (`resolved_by_samples`).
 """
 
 from __future__ import annotations
@@ -15,9 +21,37 @@ from gpuscope.analysis import intervals as iv
 
 PCIE_COLUMNS = [
     "phase", "samples", "rx_gbs_median", "tx_gbs_median", "rx_gbs_p90", "rx_share_of_line_rate",
-    "sm_active_median",
+    "sm_active_median", "duration_median_s", "sample_interval_s",
 ]
 NO_PHASE = "(none)"
+#: a phase must last at least this many PCIe sample intervals for its samples to judge its RX
+MIN_SAMPLE_INTERVALS = 3.0
+
+
+def resolved_by_samples(row) -> bool:
+    """Whether a row of pcie_by_phase lasts long enough (MIN_SAMPLE_INTERVALS readings) for
+    its RX median to describe it; False when either figure is missing."""
+    try:
+        d, dt = float(row["duration_median_s"]), float(row["sample_interval_s"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return bool(np.isfinite(d) and np.isfinite(dt) and dt > 0 and d >= MIN_SAMPLE_INTERVALS * dt)
+
+
+def reading_interval_s(samples: pd.DataFrame, column: str = "rx_gbs") -> float:
+    """Median spacing (s) of the rows that hold `column`, per GPU; the largest over GPUs."""
+    if column not in samples or not len(samples):
+        return float("nan")
+    ok = pd.to_numeric(samples[column], errors="coerce").notna()
+    have = pd.DataFrame({"gpu": samples["gpu"] if "gpu" in samples else 0, "t_wall": samples["t_wall"]})[ok]
+    out = float("nan")
+    for _, g in have.groupby("gpu"):
+        d = np.diff(np.sort(g["t_wall"].to_numpy(dtype="float64")))
+        d = d[np.isfinite(d) & (d > 0)]
+        if d.size:
+            m = float(np.median(d))
+            out = m if np.isnan(out) else max(out, m)
+    return out
 
 
 def _num(samples: pd.DataFrame, col: str) -> np.ndarray:
@@ -52,15 +86,19 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
     any_phase = np.zeros(t.size, dtype=bool)
     for phase, grp in phases.groupby("phase", sort=True):
         mask = np.zeros(t.size, dtype=bool)
+        lengths = []
         for g, sub in grp.groupby("gpu"):
             s, e = iv.merge(sub["t_start"].to_numpy(), sub["t_end"].to_numpy())
+            lengths.append(e - s)
             sel = np.ones(t.size, dtype=bool) if g < 0 else (gpu == g)
             mask |= sel & _inside(t, s, e)
         any_phase |= mask
-        rows.append((phase, mask))
-    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t)))
+        lengths_all = np.concatenate(lengths) if lengths else np.zeros(0)
+        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan")))
+    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan")))
+    interval = reading_interval_s(samples)
     out = []
-    for phase, mask in rows:
+    for phase, mask, duration in rows:
         if not mask.any():
             continue
         r = _median(rx[mask])
@@ -74,6 +112,8 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
                 "rx_gbs_p90": float(np.quantile(rxm, 0.9)) if rxm.size else float("nan"),
                 "rx_share_of_line_rate": r / line_rate_gbs if line_rate_gbs > 0 else float("nan"),
                 "sm_active_median": _median(sm[mask]),
+                "duration_median_s": duration,
+                "sample_interval_s": interval,
             }
         )
     if not out:

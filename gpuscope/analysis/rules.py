@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
 from gpuscope.analysis.quantities import finite_median, upload_gbs
 from gpuscope.analysis.result import AnalyzeOptions, Diagnosis
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
@@ -33,7 +34,9 @@ STABLE_CV = 0.10
 INCONSISTENT_MEDIUM = 0.05
 # first_partition_warmup: first tenure's d_b_alloc vs the median of the rest
 WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
-# pcie_underused: median RX during h2d phases / line rate
+# pcie_underused: upload rate / line rate (the log's bytes/time, else the median RX during
+# h2d phases that last >= pcie.MIN_SAMPLE_INTERVALS sample intervals); at or above the
+# medium share h2d_bound gives no pinning advice either
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
 
 
@@ -162,6 +165,8 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     if rx is not None:
         ev["pcie_rx_gbs_during_h2d"] = _r(rx["rx_gbs_median"], 2)
         ev["pcie_rx_share_of_line_rate"] = _r(rx["rx_share_of_line_rate"], 3)
+        ev["pcie_rx_resolved_by_samples"] = resolved_by_samples(rx)
+    rate_share, rate_basis = _upload_rate_share(inp)
     summary = f"H2D takes {share:.1%} of the GPU-lock time ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
     hcv, gcv = ev["h2d_cv"], ev["gpu_compute_cv"]
     if not (math.isnan(hcv) or math.isnan(gcv)):
@@ -170,12 +175,36 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
         else:
             summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
     summary += measured + "."
-    rec = (
-        "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
-        "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "
-        "the driver's bounce buffer." + what_if
-    )
+    if not math.isnan(rate_share) and rate_share >= PCIE_SHARE_MEDIUM:
+        # already near the line: pinning cannot make the copy faster, only fewer bytes or overlap help
+        rec = (
+            f"The uploads already run at {rate_share:.0%} of the line rate ({rate_basis}): the link, not "
+            "the copy path, is the limit. Send fewer bytes (keep data resident on the GPU, upload only what changed), "
+            "overlap the upload with compute (double-buffer on a second stream), or move it out of the lock."
+        )
+    else:
+        rec = (
+            "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
+            "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "
+            "the driver's bounce buffer." + what_if
+        )
     return [Diagnosis("h2d_bound", sev, summary, ev, rec)]
+
+
+def _upload_rate_share(inp: RuleInput) -> tuple[float, str]:
+    """(upload rate / line rate, where it came from): the log's own bytes/time when it prints
+    byte counts, else the RX median of h2d phases long enough for the samples to resolve
+    them; NaN when neither says."""
+    line = inp.options.line_rate_gbs
+    if not line or line <= 0:
+        return NAN, "unknown"
+    log_gbs = inp.totals.get("upload_gbs", NAN)
+    if log_gbs is not None and math.isfinite(log_gbs):
+        return float(log_gbs) / line, "the log's own bytes / upload time"
+    rx = _phase_rx(inp.pcie, "h2d")
+    if rx is not None and resolved_by_samples(rx) and math.isfinite(rx["rx_share_of_line_rate"]):
+        return float(rx["rx_share_of_line_rate"]), "median PCIe RX during the uploads"
+    return NAN, "unknown"
 
 
 def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
@@ -352,22 +381,41 @@ def first_partition_warmup(inp: RuleInput, component: str = "d_b_alloc") -> list
 
 
 def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
+    """Uploads well below the line rate while samples were joined to h2d phases. The log's own
+    bytes/time rate wins over the samples; without it the samples judge only h2d phases that
+    last >= MIN_SAMPLE_INTERVALS sample intervals (a shorter copy is smeared over readings
+    that mostly cover other phases, so its RX median says nothing about its rate)."""
     rx = _phase_rx(inp.pcie, "h2d")
-    if rx is None or math.isnan(rx["rx_share_of_line_rate"]):
+    line = inp.options.line_rate_gbs
+    if rx is None or not line or line <= 0:
         return []
-    share = float(rx["rx_share_of_line_rate"])
-    if share >= PCIE_SHARE_MEDIUM:
+    share, basis = _upload_rate_share(inp)
+    if math.isnan(share) or share >= PCIE_SHARE_MEDIUM:
         return []
     sev = "high" if share < PCIE_SHARE_HIGH else "medium"
-    ev = {"rx_gbs_median_during_h2d": _r(rx["rx_gbs_median"], 2), "line_rate_gbs": inp.options.line_rate_gbs,
-          "share_of_line_rate": _r(share, 3), "samples": int(rx["samples"])}
+    resolved = resolved_by_samples(rx)
+    log_gbs = inp.totals.get("upload_gbs", NAN)
+    ev = {"rx_gbs_median_during_h2d": _r(rx["rx_gbs_median"], 2), "line_rate_gbs": line,
+          "share_of_line_rate": _r(share, 3), "rate_basis": basis, "samples": int(rx["samples"]),
+          "h2d_duration_median_s": _r(rx.get("duration_median_s", NAN), 4),
+          "sample_interval_s": _r(rx.get("sample_interval_s", NAN), 4),
+          "resolved_by_samples": resolved, "min_sample_intervals": MIN_SAMPLE_INTERVALS}
+    if log_gbs is not None and math.isfinite(log_gbs):
+        ev["log_upload_gbs"] = _r(log_gbs, 2)
     if inp.pcie is not None:
         ev["rx_gbs_median_by_phase"] = {str(r.phase): _r(r.rx_gbs_median, 2) for r in inp.pcie.itertuples()}
-    summary = (
-        f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases ran, "
-        f"{share:.0%} of the {inp.options.line_rate_gbs:g} GB/s line rate."
-    )
-    rec = "The link is not the limit: the copy path is (pageable memory staging). Pin the upload buffers."
+    if basis.startswith("the log"):
+        seen = (f"samples during h2d phases: median RX {rx['rx_gbs_median']:.1f} GB/s" if resolved else
+                f"the samples, {ev['sample_interval_s'] * 1e3:.0f} ms apart, cannot resolve uploads of "
+                f"~{ev['h2d_duration_median_s'] * 1e3:.0f} ms")
+        summary = (f"PCIe underused during uploads: {float(log_gbs):.1f} GB/s by the log's own bytes/time, "
+                   f"{share:.0%} of the {line:g} GB/s line rate ({seen}).")
+    else:
+        summary = (f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases "
+                   f"ran, {share:.0%} of the {line:g} GB/s line rate.")
+    rec = ("The link is not the limit: the copy path is. Pageable memory staging through the driver's bounce "
+           "buffer is the usual cause at this rate (many small copies look alike): pin the upload buffers "
+           "(a reusable cudaHostAlloc pool, or cudaHostRegister once).")
     return [Diagnosis("pcie_underused", sev, summary, ev, rec)]
 
 

@@ -1,0 +1,309 @@
+"""GPU activity from NVML samples alone: busy and idle time, idle gaps, PCIe, memory, power,
+clocks and their clock-event reasons, per GPU. Plain functions over the samples.csv frame.
+
+    act = activity_from_samples(samples, meta=meta, line_rate_gbs=55.5, line_rate_source="meta")
+    act.to_json()        # the `activity` object of `analyze --json` (docs/ANALYZE.md)
+    act.intervals        # classed intervals (gpu, class, t_start, t_end) for shading a plot
+    act.gpus[0].grid     # the per-interval grid (gpuscope.analysis.samplegrid.Grid)
+
+Figures are over the recording, first to last sample of each GPU. The "active span" runs
+from the first sign of GPU work (activity > samplegrid.SM_TRACE, PCIe busy, or beside GPM
+utilization.gpu >= UTIL_TRACE) to the last; inside it, "pauses" are stretches of no work at all lasting at least
+PAUSE_MIN_S (or PAUSE_MIN_READINGS activity readings, whichever is longer): one-off host
+work such as a profiler starting or a checkpoint. "Working" time = the active span minus
+its pauses; the rules judge the steady state from it (activity_rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis import transfers
+from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
+
+PAUSE_MIN_S = 1.0
+PAUSE_MIN_READINGS = 3
+UTIL_TRACE = 0.03  # utilization.gpu beside GPM: a reading this high is a sign of work (1% blips at start-up are not)
+GAP_BUCKETS_S = (0.0, 0.1, 0.5, 1.0, 5.0, float("inf"))
+
+#: NVML clock-event (throttle) reason bits (nvml.h nvmlClocksEventReason*)
+REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8: "hw_slowdown",
+           16: "sync_boost", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
+           128: "hw_power_brake_slowdown", 256: "display_clock_setting"}
+
+
+@dataclass
+class GpuActivity:
+    gpu: int
+    grid: sg.Grid
+    figures: dict                       # this GPU's part of the `activity` JSON object
+    working: np.ndarray                 # bool per grid interval: in the active span, not a pause
+
+
+@dataclass
+class Activity:
+    gpus: list[GpuActivity]
+    intervals: pd.DataFrame             # ACTIVITY_INTERVAL_SCHEMA: merged runs of one class
+    line_rate_gbs: float
+    line_rate_source: str
+    notes: list[str] = field(default_factory=list)
+
+    def gpu(self, index: int) -> GpuActivity | None:
+        return next((g for g in self.gpus if g.gpu == index), None)
+
+    def to_json(self) -> dict:
+        from gpuscope.analysis.result import clean
+
+        if not self.gpus:
+            return clean({"source": None, "resolution_s": None, "busy_fraction": None, "idle_fraction": None,
+                          "idle_gaps": {"count": 0, "total_s": 0.0, "longest_s": 0.0}, "wall_s": 0.0,
+                          "gpus": [], "notes": self.notes})
+        if len(self.gpus) == 1:
+            return clean({**self.gpus[0].figures, "gpus": [self.gpus[0].gpu], "notes": self.notes})
+        return clean({**_combined([g.figures for g in self.gpus]), "gpus": [g.gpu for g in self.gpus],
+                      "per_gpu": {str(g.gpu): g.figures for g in self.gpus}, "notes": self.notes})
+
+
+def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate_gbs: float,
+                          line_rate_source: str, span: tuple[float, float] | None = None) -> Activity:
+    """Activity of every GPU in `samples` (samples.csv schema: gpuscope, dmon or query-gpu).
+    `span` (t0, t1) keeps the rows inside it (e.g. the time the timing log covers)."""
+    if not (isinstance(line_rate_gbs, (int, float)) and np.isfinite(line_rate_gbs) and line_rate_gbs > 0):
+        raise ValueError(f"line_rate_gbs must be a positive number of GB/s, not {line_rate_gbs!r}")
+    notes: list[str] = []
+    if samples is None or not len(samples):
+        return Activity([], empty(ACTIVITY_INTERVAL_SCHEMA), line_rate_gbs, line_rate_source, ["no samples"])
+    basis = sg.time_basis(samples)
+    if basis == "t_mono":
+        notes.append("the samples have no wall-clock time: times are seconds from the file's start")
+    if span is not None:
+        t = pd.to_numeric(samples[basis], errors="coerce")
+        samples = samples.loc[(t >= span[0]) & (t <= span[1])]
+    gpus, frames = [], []
+    for gpu, rows in samples.groupby("gpu", sort=True):
+        grid = sg.build_grid(rows, int(gpu), line_rate_gbs, basis)
+        figures, working = gpu_figures(grid, _meta_gpu(meta, int(gpu)), line_rate_gbs, line_rate_source)
+        gpus.append(GpuActivity(int(gpu), grid, figures, working))
+        frames.append(sg.merged_intervals(grid))
+    intervals = pd.concat(frames, ignore_index=True) if frames else empty(ACTIVITY_INTERVAL_SCHEMA)
+    intervals = intervals.astype({c: t for c, t in ACTIVITY_INTERVAL_SCHEMA.items()})[list(ACTIVITY_INTERVAL_SCHEMA)]
+    return Activity(gpus, intervals, line_rate_gbs, line_rate_source, notes)
+
+
+def _meta_gpu(meta: dict | None, gpu: int) -> dict:
+    for g in (meta or {}).get("gpus") or []:
+        if isinstance(g, dict) and g.get("index") == gpu:
+            return g
+    return {}
+
+
+def _wmean(x: np.ndarray, w: np.ndarray) -> float:
+    ok = np.isfinite(x) & np.isfinite(w)
+    s = float(np.sum(w[ok]))
+    return float(np.sum(x[ok] * w[ok]) / s) if s > 0 else float("nan")
+
+
+def _shares(grid: sg.Grid, mask: np.ndarray) -> dict[str, float]:
+    dt = grid.dt
+    total = float(dt[mask].sum())
+    return {c: (float(dt[mask & (grid.cls == c)].sum()) / total if total > 0 else float("nan"))
+            for c in sg.CLASSES}
+
+
+def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float = 0.0) -> dict:
+    d = np.asarray(durations, dtype="float64")
+    buckets = []
+    for lo, hi in zip(GAP_BUCKETS_S[:-1], GAP_BUCKETS_S[1:], strict=True):
+        sel = d[(d >= lo) & (d < hi)]
+        buckets.append({"from_s": lo, "to_s": None if np.isinf(hi) else hi, "count": int(sel.size),
+                        "total_s": float(sel.sum())})
+    return {"count": int(d.size), "total_s": float(d.sum()), "longest_s": float(d.max()) if d.size else 0.0,
+            "leading_s": leading_s, "trailing_s": trailing_s,
+            "distribution": {"p50_s": float(np.median(d)) if d.size else None,
+                             "p90_s": float(np.quantile(d, 0.9)) if d.size else None, "buckets": buckets}}
+
+
+def _idle_gaps(grid: sg.Grid, mask: np.ndarray) -> list[float]:
+    """Durations of the SM-idle runs inside `mask`."""
+    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
+    dt = grid.dt
+    return [float(dt[a:b].sum()) for a, b in sg.runs(idle & mask)]
+
+
+def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """(bool per interval: working = in the active span and not in a pause; the pauses)."""
+    trace = np.nan_to_num(grid.activity) > sg.SM_TRACE
+    if grid.source == "gpm_sm_active":
+        trace |= np.nan_to_num(grid.util) >= UTIL_TRACE
+    trace |= sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs) == 1.0
+    working = np.zeros(grid.n, dtype=bool)
+    idx = np.flatnonzero(trace)
+    if not idx.size:
+        return working, []
+    a0, a1 = int(idx[0]), int(idx[-1]) + 1
+    working[a0:a1] = True
+    res = grid.resolution_s if np.isfinite(grid.resolution_s) else 0.0
+    pause_min = max(PAUSE_MIN_S, PAUSE_MIN_READINGS * res)
+    dt = grid.dt
+    pauses = [(a, b) for a, b in sg.runs(~trace & working) if dt[a:b].sum() >= pause_min]
+    for a, b in pauses:
+        working[a:b] = False
+    return working, pauses
+
+
+def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_source: str) -> tuple[dict, np.ndarray]:
+    dt = grid.dt
+    known = np.isfinite(grid.activity)
+    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
+    durs = _idle_gaps(grid, np.ones(grid.n, dtype=bool))
+    wall = float(grid.t_end[-1] - grid.t_start[0]) if grid.n else 0.0
+    known_s = float(dt[known].sum())
+    working, pauses = active_span(grid, line_rate_gbs)
+    active = _active_figures(grid, working, pauses, line_rate_gbs)
+    # before the first sign of work / after the last (the whole recording when there is none)
+    lead = float(active["t_start"] - grid.t_start[0]) if active else wall
+    trail = float(grid.t_end[-1] - active["t_end"]) if active else 0.0
+    out = {
+        "source": grid.source,
+        "resolution_s": grid.resolution_s,
+        "time_basis": grid.time_basis,
+        "t_start": float(grid.t_start[0]) if grid.n else None,
+        "t_end": float(grid.t_end[-1]) if grid.n else None,
+        "wall_s": wall,
+        "readings": grid.readings,
+        "coverage": known_s / wall if wall > 0 else None,
+        "busy_fraction": _wmean(grid.activity, dt),
+        "idle_fraction": float(dt[idle].sum()) / known_s if known_s > 0 else None,
+        "idle_gaps": gap_stats(durs, lead, trail),
+        "classes": _shares(grid, np.ones(grid.n, dtype=bool)),
+        "utilization_busy_fraction": _wmean(grid.util, dt),
+        "active": active,
+        "pcie": _pcie_figures(grid, working, line_rate_gbs, line_rate_source),
+        **_device_figures(grid, meta_gpu),
+    }
+    return out, working
+
+
+def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
+    """Share of `mask`'s time with PCIe measured, and of that, quiet (neither direction busy)."""
+    dt = grid.dt
+    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    total, measured = float(dt[mask].sum()), mask & ~np.isnan(busy)
+    m_s = float(dt[measured].sum())
+    return {"pcie_measured_share": m_s / total if total > 0 else None,
+            "pcie_quiet_share": float(dt[measured & (busy == 0.0)].sum()) / m_s if m_s > 0 else None}
+
+
+def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, int]],
+                    line_rate_gbs: float) -> dict | None:
+    if not working.any() and not pauses:
+        return None
+    dt = grid.dt
+    idx = np.flatnonzero(working)
+    a0 = int(min([idx[0]] + [a for a, _ in pauses])) if idx.size else pauses[0][0]
+    a1 = int(max([idx[-1] + 1] + [b for _, b in pauses])) if idx.size else pauses[-1][1]
+    pd_ = [float(dt[a:b].sum()) for a, b in pauses]
+    longest = int(np.argmax(pd_)) if pd_ else None
+    work_s = float(dt[working].sum())
+    known = working & np.isfinite(grid.activity)
+    durs = _idle_gaps(grid, working)
+    return {
+        "t_start": float(grid.t_start[a0]), "t_end": float(grid.t_end[a1 - 1]),
+        "span_s": float(grid.t_end[a1 - 1] - grid.t_start[a0]),
+        "working_s": work_s,
+        "busy_fraction": _wmean(np.where(working, grid.activity, np.nan), dt),
+        "utilization_busy_fraction": _wmean(np.where(working, grid.util, np.nan), dt),
+        "idle_fraction": (float(dt[known & np.isin(grid.cls, sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
+                          if known.any() else None),
+        "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
+        "classes": _shares(grid, working),
+        **_pcie_shares(grid, working, line_rate_gbs),
+        "pauses": {"count": len(pauses), "total_s": float(sum(pd_)), "longest_s": max(pd_) if pd_ else 0.0,
+                   "longest_at_s": (float(grid.t_start[pauses[longest][0]] - grid.t_start[0])
+                                    if longest is not None else None)},
+    }
+
+
+def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line_rate_source: str) -> dict:
+    return {"source": grid.pcie_source, "resolution_s": grid.pcie_resolution_s,
+            "line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source,
+            "busy_threshold_gbs": sg.PCIE_BUSY_SHARE * line_rate_gbs,
+            "near_line_rate_threshold_gbs": sg.NEAR_LINE_SHARE * line_rate_gbs,
+            "time_near_line_rate_s": float(grid.dt[(np.nan_to_num(np.fmax(grid.rx, grid.tx))
+                                                    >= sg.NEAR_LINE_SHARE * line_rate_gbs)].sum()),
+            "rx": transfers.direction_stats(grid, "rx", line_rate_gbs, within=working),
+            "tx": transfers.direction_stats(grid, "tx", line_rate_gbs, within=working)}
+
+
+def _stat(x: np.ndarray) -> dict:
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return {"median": None, "min": None, "max": None}
+    return {"median": float(np.median(x)), "min": float(x.min()), "max": float(x.max())}
+
+
+def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
+    st, dt = grid.states, grid.dt
+    busy = np.nan_to_num(grid.activity) >= sg.SM_IDLE
+    used = st["mem_used_mib"]
+    total = meta_gpu.get("memory_total_mib")
+    used_max = float(np.nanmax(used)) if np.isfinite(used).any() else None
+    sm = st["sm_clock_mhz"]
+    clocks = {"sm_mhz": _stat(sm), "sm_busy_median_mhz": _stat(np.where(busy, sm, np.nan))["median"],
+              "sm_max_mhz": meta_gpu.get("max_sm_clock_mhz") or _stat(sm)["max"],
+              "sm_max_basis": "meta" if meta_gpu.get("max_sm_clock_mhz") else "highest reading",
+              "mem_mhz": _stat(st["mem_clock_mhz"])}
+    link = dict(meta_gpu.get("pcie_link") or {})
+    if link:
+        from gpuscope.units import pcie_link_rate_gbs
+
+        link["now_gbs"] = pcie_link_rate_gbs(link.get("gen_now"), link.get("width_now"))
+        link.setdefault("max_gbs", pcie_link_rate_gbs(link.get("gen_max"), link.get("width_max")))
+        link["basis"] = "meta.json (read once, when the recording started)"
+    return {
+        "memory": {"used_max_mib": used_max, "used_median_mib": _stat(used)["median"],
+                   "total_mib": total, "fraction": (used_max / total) if used_max is not None and total else None},
+        "power": {**{f"{k}_w": v for k, v in _stat(st["power_w"]).items()}, "mean_w": _wmean(st["power_w"], dt)},
+        "clocks": clocks,
+        "temperature_c": _stat(st["temperature_c"]),
+        "throttle": throttle_figures(st["clock_event_reasons"], dt, busy),
+        "link": link or None,
+    }
+
+
+def throttle_figures(reasons: np.ndarray, dt: np.ndarray, busy: np.ndarray) -> dict:
+    """Seconds (all, and while the SMs were busy) with each clock-event reason set."""
+    ok = np.isfinite(reasons)
+    if not ok.any():
+        return {"recorded": False}
+    bits = np.where(ok, reasons, 0).astype(np.int64)
+    busy_s = float(dt[busy & ok].sum())
+    per = {}
+    for bit, name in REASONS.items():
+        on = ok & ((bits & bit) != 0)
+        if on.any():
+            b = float(dt[on & busy].sum())
+            per[name] = {"s": float(dt[on].sum()), "busy_s": b,
+                         "busy_fraction": b / busy_s if busy_s > 0 else None}
+    return {"recorded": True, "recorded_s": float(dt[ok].sum()), "busy_s": busy_s, "reasons": per}
+
+
+def _combined(figs: list[dict]) -> dict:
+    """Top-level figures over several GPUs: mean fractions, gaps pooled (count, total, longest)."""
+    def mean(key: str) -> float | None:
+        v = [f[key] for f in figs if f.get(key) is not None and np.isfinite(f[key])]
+        return float(np.mean(v)) if v else None
+
+    srcs = {f["source"] for f in figs}
+    return {"source": srcs.pop() if len(srcs) == 1 else "mixed",
+            "resolution_s": max((f["resolution_s"] for f in figs if f["resolution_s"] == f["resolution_s"]),
+                                default=None),
+            "wall_s": max(f["wall_s"] for f in figs),
+            "busy_fraction": mean("busy_fraction"), "idle_fraction": mean("idle_fraction"),
+            "idle_gaps": {"count": sum(f["idle_gaps"]["count"] for f in figs),
+                          "total_s": sum(f["idle_gaps"]["total_s"] for f in figs),
+                          "longest_s": max(f["idle_gaps"]["longest_s"] for f in figs)}}

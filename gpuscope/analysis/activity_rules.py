@@ -1,0 +1,378 @@
+"""Diagnoses from NVML samples alone (gpuscope.analysis.activity), most important first.
+
+Each rule reads one GPU's figures (Activity.to_json's per-GPU object) and returns a
+Diagnosis with its evidence and, in evidence["could_not_see"], what the samples cannot
+tell; thresholds are the constants below (docs/ANALYZE.md "From NVML samples alone").
+Steady-state rules judge the working time: the active span minus its pauses. A finding on
+several GPUs is one diagnosis naming them, with the worst GPU's numbers. Order: severity,
+then the share of the working time the finding explains.
+
+    sample_diagnoses(activity, upload_gbs=None, download_gbs=None, phases=None)
+
+`upload_gbs` / `download_gbs`: the program's own bytes/time rate (a log's h2d_bytes over
+its upload time); it wins over the samples, which cannot resolve short copies. `phases`
+(PHASE_SCHEMA): timing-line phases; the starvation finding then names the phase that lines
+up with the idle time (idle_overlap.idle_by_component).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis import transfers
+from gpuscope.analysis.device_rules import (
+    Finding,
+    clocks_throttled,
+    finite,
+    link_downgraded,
+    memory_nearly_full,
+    rnd,
+)
+from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
+
+MIN_READINGS = 5                         # activity readings below this: too short to judge
+STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
+STARVED_MIN_QUIET = 0.5                  # ... with PCIe quiet at least this share of it
+TINY_KERNELS_RATIO = 0.1                 # SM activity < this x utilization.gpu: kernels fill few SMs
+UNDERUSED_BUSY = 0.5                     # gpu_underused below this mean activity (>= STARVED_BUSY_MEDIUM)
+SLOW_COPY_SHARE = 0.5                    # a copy below this share of the line rate: the copy path binds
+COPY_SHARE_HIGH, COPY_SHARE_MEDIUM, COPY_SHARE_LOW = 0.4, 0.2, 0.1  # burst time / working time
+COPY_SM_LOW = 0.5                        # SM activity during the copies below this: SMs wait on them
+LINK_SHARE_MEDIUM, LINK_SHARE_LOW = 0.25, 0.10  # time at >= NEAR_LINE_SHARE of the line / working
+COMPUTE_BUSY, COMPUTE_SHARE = 0.6, 0.9   # compute_bound: mean activity and computing+both share
+PAUSE_SHARE = 0.2                        # pauses / active span
+STARTUP_MIN_S, STARTUP_SHARE = 2.0, 0.2  # no GPU work before the first sign of it
+
+
+def _limit(f: dict) -> str:
+    res = f.get("resolution_s")
+    res_t = f"{res:.2g} s" if finite(res) else "its"
+    if f.get("source") == "utilization":
+        return (f"utilization.gpu only says a kernel ran during each {res_t} window: it cannot tell busy from "
+                "barely busy, nor which host work the GPU waited on")
+    return (f"GPM SM activity averages each {res_t} window: idle gaps shorter than that are invisible, and the "
+            "samples cannot say which host work the GPU waited on")
+
+
+def _quiet(a: dict) -> tuple[float | None, bool]:
+    """(share of the measured working time with PCIe quiet, whether PCIe was measured at all)."""
+    measured = a.get("pcie_measured_share")
+    if not finite(measured) or measured < 0.5:
+        return None, False
+    return a.get("pcie_quiet_share"), True
+
+
+def pct(x: float) -> str:
+    """A share as a percentage with the digits it needs (0.05% stays visible)."""
+    if not finite(x):
+        return "?"
+    return f"{x:.2%}" if 0 < abs(x) < 0.01 else f"{x:.1%}" if abs(x) < 0.1 else f"{x:.0%}"
+
+
+def _what(f: dict) -> str:
+    return "utilization.gpu (time a kernel ran)" if f["source"] == "utilization" else "SM activity"
+
+
+def _working(f: dict) -> dict | None:
+    """The active-span figures when the GPU did any work outside pauses, else None."""
+    a = f["active"]
+    return a if a is not None and a["working_s"] else None
+
+
+def _median_activity(g: sg.Grid, working) -> float:
+    x = g.activity[working]
+    x = x[np.isfinite(x)]
+    return float(np.median(x)) if x.size else float("nan")
+
+
+# -- rules: (figures, grid, working mask, context) -> Finding | None --------------------------
+
+def no_gpu_activity(f, g, working, ctx) -> Finding | None:
+    if f["active"] is not None:
+        return None
+    ev = {"wall_s": rnd(f["wall_s"]), "readings": f["readings"], "source": f["source"], "could_not_see": _limit(f)}
+    io = " and PCIe stayed quiet" if f["pcie"]["source"] else " (PCIe not measured)"
+    return (Diagnosis("no_gpu_activity", "high",
+                      f"No sign of GPU work in {f['wall_s']:.1f} s of samples: {_what(f)} never passed "
+                      f"{sg.SM_TRACE:.0%}{io}.",
+                      ev, "Check that the program uses this GPU (CUDA_VISIBLE_DEVICES, its device index) and "
+                          "does not fall back to the CPU."), 1.0)
+
+
+def _steady(f: dict, g: sg.Grid, working):
+    """(active figures, mean and median activity, PCIe quiet share, whether PCIe was measured,
+    whether it was quiet enough: >= STARVED_MIN_QUIET or not measured) of the working time."""
+    a = _working(f)
+    if a is None:
+        return None
+    quiet, measured = _quiet(a)
+    calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET)
+    return a, a["busy_fraction"], _median_activity(g, working), quiet, measured, calm
+
+
+def _starved(busy: float, med: float) -> bool:
+    return finite(busy) and busy < STARVED_BUSY_MEDIUM and finite(med) and med < STARVED_BUSY_MEDIUM
+
+
+def gpu_starved(f, g, working, ctx) -> Finding | None:
+    st = _steady(f, g, working)
+    if st is None or not (_starved(st[1], st[2]) and st[5]):
+        return None
+    a, busy, med, quiet, measured, _ = st
+    # without PCIe figures a slow copy cannot be ruled out: never more than medium
+    sev = "high" if busy < STARVED_BUSY_HIGH and measured else "medium"
+    util = a.get("utilization_busy_fraction")
+    gaps = a["idle_gaps"]
+    ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
+          "pcie_quiet_share": rnd(quiet), "pcie_measured": measured, "idle_fraction": rnd(a["idle_fraction"]),
+          "idle_gaps": {k: rnd(gaps[k]) if k != "count" else gaps[k] for k in ("count", "total_s", "longest_s")},
+          "rx_gbs_median": rnd(f["pcie"]["rx"]["p50_gbs"]), "source": f["source"],
+          "resolution_s": rnd(f["resolution_s"]), "busy_fraction_of_recording": rnd(f["busy_fraction"], 4),
+          "thresholds": {"busy_high": STARVED_BUSY_HIGH, "busy_medium": STARVED_BUSY_MEDIUM,
+                         "pcie_quiet_min": STARVED_MIN_QUIET, "idle_below": sg.SM_IDLE}}
+    what = "input pipeline, CPU preprocessing, synchronisation or kernel-launch overhead"
+    tiny = (f["source"] == "gpm_sm_active" and finite(util) and util >= 0.03 and busy < TINY_KERNELS_RATIO * util)
+    if finite(util) and f["source"] != "utilization":
+        ev["utilization_busy_fraction"] = rnd(util)
+    if tiny:
+        what = (f"kernels were resident {pct(util)} of the time yet kept {pct(busy)} of the SMs busy: many tiny "
+                "kernels, each shorter than its launch (launch- or synchronisation-bound)")
+    io = (f"PCIe quiet {pct(quiet)} of that time" if measured else "PCIe not measured")
+    summary = (f"GPU starved by the host: {_what(f)} averaged {pct(busy)} over the {a['working_s']:.1f} s it "
+               f"was in use, {io} ({what})")
+    if finite(a["idle_fraction"]) and a["idle_fraction"] >= 0.95:
+        summary += f"; under {sg.SM_IDLE:.0%} for {pct(a['idle_fraction'])} of it."
+    elif gaps["count"]:
+        summary += (f"; {gaps['count']} idle gap(s) under {sg.SM_IDLE:.0%}, {gaps['total_s']:.1f} s in all, "
+                    f"longest {gaps['longest_s']:.2f} s.")
+    else:
+        summary += "."
+    lines_up = ctx.get("idle_by_component")
+    if lines_up is not None and len(lines_up):
+        top = lines_up.iloc[0]
+        ev["lines_up_with"] = [{"phase": r.phase, "idle_s": rnd(r.idle_weighted_s), "share_of_idle": rnd(r.share_of_idle)}
+                               for r in lines_up.head(5).itertuples()]
+        summary += f" The idle time lines up with `{top.phase}` ({pct(top.share_of_idle)} of it)."
+    ev["could_not_see"] = _limit(f) + ("" if lines_up is not None and len(lines_up) else
+                                        "; timing lines or a profiler trace say which part of the program it is")
+    if not measured:
+        ev["could_not_see"] += "; without PCIe figures a slow copy cannot be ruled out"
+    rec = ("Feed the GPU faster than it computes: move input preparation off the critical path (DataLoader "
+           "workers, prefetching), overlap CPU work with GPU work, and drop per-step synchronisations "
+           "(.item(), cudaDeviceSynchronize).")
+    if tiny:
+        rec = ("Launch fewer, larger kernels: fuse element-wise ops (torch.compile), capture the loop in a CUDA "
+               "graph, batch more work per launch, and avoid a host read-back (.item()) per op.")
+    return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
+
+
+def gpu_underused(f, g, working, ctx) -> Finding | None:
+    st = _steady(f, g, working)
+    if st is None or not (finite(st[1]) and st[1] < UNDERUSED_BUSY and not _starved(st[1], st[2]) and st[5]):
+        return None
+    a, busy, med, quiet, measured, _ = st
+    util = a.get("utilization_busy_fraction")
+    ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
+          "utilization_busy_fraction": rnd(util), "pcie_quiet_share": rnd(quiet), "source": f["source"],
+          "could_not_see": _limit(f)}
+    kern = f" while kernels were resident {util:.0%} of the time" if finite(util) and f["source"] != "utilization" else ""
+    io = "PCIe quiet" if measured else "PCIe not measured"
+    summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a['working_s']:.1f} s of "
+               f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
+    rec = ("Give each launch more work (a larger batch), fuse small kernels (torch.compile, CUDA graphs) and "
+           "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
+    return Diagnosis("gpu_underused", "low", summary, ev, rec), 1.0 - busy
+
+
+def _copy_rule(direction: str, verb: str, ident: str, log_key: str):
+    def rule(f, g, working, ctx) -> Finding | None:
+        a = _working(f)
+        if a is None:
+            return None
+        st = f["pcie"][direction]
+        b = st["bursts"]
+        line = f["pcie"]["line_rate_gbs"]
+        share_time = b["total_s"] / a["working_s"]
+        log_rate = ctx.get(log_key)
+        if finite(log_rate):
+            rate, basis = float(log_rate), "the program's own bytes/time"
+        elif b["resolved"] and finite(b["interior_gbs_median"]):
+            rate, basis = float(b["interior_gbs_median"]), "readings inside the copies"
+        else:
+            return None
+        sm_during = b["sm_activity_during"]
+        # whether the SMs waited on the copies: readable only where the copies outlast the readings
+        sm_seen = b["resolved"] and finite(sm_during)
+        if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
+                and (not sm_seen or sm_during < COPY_SM_LOW)):
+            return None
+        sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
+        ev = {"rate_gbs": rnd(rate, 2), "rate_basis": basis, "line_rate_gbs": rnd(line, 2),
+              "line_rate_source": f["pcie"]["line_rate_source"], "share_of_line_rate": rnd(rate / line),
+              "copy_s": rnd(b["total_s"]), "share_of_working_time": rnd(share_time), "copies": b["count"],
+              "gb_per_copy_median": rnd(b["gb_per_burst_median"]), "copy_median_s": rnd(b["median_s"]),
+              "sm_activity_during": rnd(sm_during), "interior_readings": b["interior_readings"],
+              "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4),
+              "could_not_see": ("the samples cannot see the host memory kind: staging from pageable memory is the "
+                                "usual cause of copies at this rate, but many small copies or a slow producer look "
+                                "alike; a profiler trace names each copy's memory kind"
+                                + ("" if sm_seen else "; the copies are shorter than the readings, so whether "
+                                                      "they overlapped compute is not known"))}
+        summary = (f"{verb.capitalize()}-bound from pageable memory (likely): {b['count']} copies took "
+                   f"{b['total_s']:.1f} s, {share_time:.0%} of the working time, at {rate:.1f} GB/s "
+                   f"({basis}), {rate / line:.0%} of the {line:.1f} GB/s line rate"
+                   + (f", while SM activity was {sm_during:.0%}." if sm_seen else "."))
+        rec = (f"Pin the {verb} buffers (torch: pin_memory=True / .pin_memory(); CUDA: a reusable cudaHostAlloc "
+               f"pool, or cudaHostRegister once) so the copy runs near the line rate, and overlap it with "
+               f"compute (non_blocking copies on a side stream).")
+        return Diagnosis(ident, sev, summary, ev, rec), share_time
+    return rule
+
+
+def link_bound(f, g, working, ctx) -> Finding | None:
+    a = _working(f)
+    if a is None:
+        return None
+    p = f["pcie"]
+    near = p["time_near_line_rate_s"] / a["working_s"]
+    if near < LINK_SHARE_LOW:
+        return None
+    sev = "medium" if near >= LINK_SHARE_MEDIUM else "low"
+    ev = {"time_near_line_rate_s": rnd(p["time_near_line_rate_s"]), "share_of_working_time": rnd(near),
+          "line_rate_gbs": rnd(p["line_rate_gbs"], 2), "threshold_gbs": rnd(p["near_line_rate_threshold_gbs"], 2),
+          "rx_max_gbs": rnd(p["rx"]["max_gbs"], 2), "tx_max_gbs": rnd(p["tx"]["max_gbs"], 2),
+          "could_not_see": ("copies shorter than a reading count only where a reading caught them at full rate: "
+                            "the time at the line rate is a lower bound")}
+    summary = (f"PCIe at the line rate {p['time_near_line_rate_s']:.2f} s, {near:.0%} of the working time "
+               f"(readings >= {p['near_line_rate_threshold_gbs']:.1f} GB/s of {p['line_rate_gbs']:.1f}): those "
+               "copies already run as fast as the link allows.")
+    rec = ("Send fewer bytes (keep data resident on the GPU, compress, transfer only what changed) or overlap "
+           "the copies with compute on a second stream; a faster link is the only other cure.")
+    return Diagnosis("link_bound", sev, summary, ev, rec), near
+
+
+def copies_unresolved(f, g, working, ctx) -> Finding | None:
+    a = _working(f)
+    if a is None or finite(ctx.get("upload_gbs")):
+        return None
+    b = f["pcie"]["rx"]["bursts"]
+    share = b["total_s"] / a["working_s"]
+    if b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
+        return None
+    ev = {"copies": b["count"], "copy_median_s": rnd(b["median_s"], 4), "readings_per_copy_median": b["median_readings"],
+          "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4), "share_of_working_time": rnd(share),
+          "rx_max_gbs": rnd(f["pcie"]["rx"]["max_gbs"], 2),
+          "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
+                            "time around it: its rate is unknown (at least its highest reading)")}
+    summary = (f"{b['count']} uploads of ~{b['median_s'] * 1e3:.0f} ms ({share:.0%} of the working time) are too "
+               f"short for readings {f['pcie']['resolution_s'] * 1e3:.0f} ms apart to tell their rate: at least "
+               f"{f['pcie']['rx']['max_gbs']:.1f} GB/s (the highest reading).")
+    rec = ("To judge them, give gpuscope the program's own bytes and time per upload (h2d_bytes= beside the "
+           "upload time), a profiler trace, or sample faster (gpuscope record --interval).")
+    return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
+
+
+def compute_bound(f, g, working, ctx) -> Finding | None:
+    a = _working(f)
+    if a is None:
+        return None
+    busy = a["busy_fraction"]
+    comp = (a["classes"].get("computing") or 0.0) + (a["classes"].get("both") or 0.0)
+    if not (finite(busy) and busy >= COMPUTE_BUSY and comp >= COMPUTE_SHARE):
+        return None
+    ev = {"busy_fraction": rnd(busy), "computing_share": rnd(comp), "working_s": rnd(a["working_s"]),
+          "source": f["source"], "could_not_see": _limit(f)}
+    if f["source"] == "utilization":
+        summary = (f"Kernels ran {busy:.0%} of the {a['working_s']:.1f} s of work; utilization.gpu cannot tell "
+                   "whether they filled the GPU, so compute-bound is likely but not shown.")
+    else:
+        summary = f"Compute-bound: SM activity {busy:.0%} over {a['working_s']:.1f} s of work, the host kept it fed."
+    rec = "The GPU is the limit: faster kernels (precision, fusion, better algorithms) or more GPUs."
+    return Diagnosis("compute_bound", "info", summary, ev, rec), comp
+
+
+def long_pauses(f, g, working, ctx) -> Finding | None:
+    a = f["active"]
+    if a is None or not a["span_s"]:
+        return None
+    p = a["pauses"]
+    share = p["total_s"] / a["span_s"]
+    if not p["count"] or share < PAUSE_SHARE:
+        return None
+    ev = {**{k: rnd(v) if isinstance(v, float) else v for k, v in p.items()}, "span_s": rnd(a["span_s"]),
+          "share_of_span": rnd(share), "could_not_see": "what the host did meanwhile"}
+    # one stretch is one-off host work (a profiler starting, a first compilation); recurring ones cost every time
+    sev = "low" if p["count"] >= 2 else "info"
+    stretches = "one stretch" if p["count"] == 1 else f"{p['count']} stretches"
+    summary = (f"The GPU sat idle for {p['total_s']:.1f} s in {stretches} between bursts of work "
+               f"({share:.0%} of the {a['span_s']:.1f} s it was in use; longest {p['longest_s']:.1f} s, "
+               f"{p['longest_at_s']:.1f} s into the recording).")
+    rec = ("One-off host work holds the GPU: a profiler starting, checkpointing, evaluation, JIT compilation or "
+           "a data loader restarting; move it off the training path or overlap it.")
+    return Diagnosis("long_pauses", sev, summary, ev, rec), share
+
+
+def startup_idle(f, g, working, ctx) -> Finding | None:
+    lead, wall = f["idle_gaps"]["leading_s"], f["wall_s"]
+    if f["active"] is None or lead < STARTUP_MIN_S or not wall or lead / wall < STARTUP_SHARE:
+        return None
+    ev = {"leading_s": rnd(lead), "wall_s": rnd(wall), "share_of_recording": rnd(lead / wall),
+          "trailing_s": rnd(f["idle_gaps"]["trailing_s"]), "could_not_see": "what the program did before"}
+    return (Diagnosis("startup_idle", "info",
+                      f"No GPU work for the first {lead:.1f} s ({lead / wall:.0%} of the recording): process start, "
+                      "imports, CUDA context and model set-up. The working-time figures (activity.active) leave it out.",
+                      ev, "Leave start-up out when judging throughput, or warm up before timing."), lead / wall)
+
+
+RULES: list[Callable] = [
+    no_gpu_activity, gpu_starved, gpu_underused,
+    _copy_rule("rx", "upload", "upload_bound_pageable", "upload_gbs"),
+    _copy_rule("tx", "download", "download_bound_pageable", "download_gbs"),
+    link_bound, copies_unresolved, compute_bound, clocks_throttled, link_downgraded, memory_nearly_full,
+    long_pauses, startup_idle,
+]
+STATIC_RULES = (link_downgraded, memory_nearly_full)  # judged even on a recording too short for the rest
+
+
+def sample_diagnoses(activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
+                     phases: pd.DataFrame | None = None) -> list[Diagnosis]:
+    """Diagnoses of an activity.Activity, most important first."""
+    ctx: dict = {"upload_gbs": upload_gbs, "download_gbs": download_gbs}
+    if phases is not None and len(phases):
+        from gpuscope.analysis.idle_overlap import idle_by_component
+
+        ctx["idle_by_component"] = idle_by_component(phases, activity)
+    found: dict[str, list[tuple[int, Diagnosis, float]]] = {}
+    for ga in activity.gpus:
+        f = ga.figures
+        short = f["readings"] < MIN_READINGS
+        for rule in (STATIC_RULES if short else RULES):
+            got = rule(f, ga.grid, ga.working, ctx)
+            if got is not None:
+                found.setdefault(got[0].id, []).append((ga.gpu, *got))
+        if short:
+            d = Diagnosis("too_few_samples", "info",
+                          f"Only {f['readings']} activity reading(s) over {f['wall_s']:.2f} s: too few to judge "
+                          "how busy the GPU was.", {"readings": f["readings"], "wall_s": rnd(f["wall_s"]),
+                                                    "min_readings": MIN_READINGS},
+                          "Record longer than a second (the sampler reads SM activity ~10 times a second).")
+            found.setdefault(d.id, []).append((ga.gpu, d, 0.0))
+    out = [_merge(v, len(activity.gpus)) for v in found.values()]
+    out.sort(key=lambda x: (SEVERITY_ORDER.get(x[0].severity, 9), -x[1]))
+    return [d for d, _ in out]
+
+
+def _merge(hits: list[tuple[int, Diagnosis, float]], n_gpus: int) -> tuple[Diagnosis, float]:
+    """One diagnosis for a finding on several GPUs: the worst GPU's, naming the others."""
+    hits = sorted(hits, key=lambda h: (SEVERITY_ORDER.get(h[1].severity, 9), -h[2]))
+    gpu, d, impact = hits[0]
+    if n_gpus == 1:
+        return d, impact
+    ev = {**d.evidence, "gpu": gpu, "gpus": sorted(h[0] for h in hits),
+          "per_gpu": {str(h[0]): {"severity": h[1].severity, "summary": h[1].summary} for h in hits}}
+    others = "" if len(hits) == 1 else f" (also on GPU {', '.join(str(h[0]) for h in hits[1:])})"
+    return Diagnosis(d.id, d.severity, f"GPU {gpu}: {d.summary}{others}", ev, d.recommendation), impact

@@ -1,0 +1,117 @@
+"""Diagnoses of the device itself from NVML samples and the run's meta: throttled clocks (and
+why), a downgraded PCIe link, device memory nearly full. Rules of the activity_rules family
+(same signature: (figures, grid, working, context) -> (Diagnosis, impact) | None);
+thresholds documented in docs/ANALYZE.md "From NVML samples alone".
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuscope.analysis.result import Diagnosis
+
+THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reason set
+THROTTLE_BITS = {4: "sw_power_cap", 8: "hw_slowdown", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
+                 128: "hw_power_brake_slowdown"}
+HW_BITS = {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
+CLOCK_LOW_SHARE = 0.90                   # busy SM clock median / max below this: clocks held down
+CLOCK_DEEP_SHARE = 0.80                  # ... below this: held down hard
+MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
+LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
+
+Finding = tuple[Diagnosis, float]        # the diagnosis and the share of working time it explains
+
+
+def rnd(x, nd: int = 3):
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else round(float(x), nd)
+
+
+def finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def clocks_throttled(f, g, working, ctx) -> Finding | None:
+    th, ck = f["throttle"], f["clocks"]
+    if not th.get("recorded"):
+        med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
+        if not (finite(med) and finite(mx) and mx > 0 and med < CLOCK_LOW_SHARE * mx):
+            return None
+        ev = {"sm_busy_median_mhz": med, "sm_max_mhz": mx, "sm_max_basis": ck.get("sm_max_basis"),
+              "could_not_see": "the recording has no clock-event reasons (an older gpuscope): the cause is unknown"}
+        return (Diagnosis("clocks_below_max", "info",
+                          f"SM clock ran at a median {med:.0f} MHz while busy, {med / mx:.0%} of {mx:.0f} MHz; "
+                          "the samples do not say why (power cap and heat are the usual causes).",
+                          ev, "Record with this gpuscope (it samples NVML's clock-event reasons) to see the cause."),
+                0.0)
+    busy_s = th.get("busy_s") or 0.0
+    per = {name: v for name, v in th["reasons"].items() if name in THROTTLE_BITS.values()}
+    if not per or busy_s <= 0:
+        return None
+    worst = max(per, key=lambda k: per[k]["busy_s"])
+    frac = per[worst]["busy_s"] / busy_s
+    if frac < THROTTLE_MEDIUM:
+        return None
+    hw = any(per[n]["busy_s"] / busy_s >= THROTTLE_HIGH for n in per if n in HW_BITS)
+    # a software cap that leaves the clock near its max costs little: grade it by the clock it left
+    med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
+    depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
+    if hw or (frac >= 2 * THROTTLE_HIGH and depth is not None and depth < CLOCK_DEEP_SHARE):
+        sev = "high"
+    elif depth is None or depth < CLOCK_LOW_SHARE:
+        sev = "medium"
+    else:
+        sev = "low"
+    ev = {"reasons": {n: {"busy_s": rnd(v["busy_s"]), "busy_fraction": rnd(v["busy_s"] / busy_s)} for n, v in per.items()},
+          "busy_s": rnd(busy_s), "sm_busy_median_mhz": med, "sm_max_mhz": mx, "clock_share_of_max": rnd(depth),
+          "temperature_max_c": f["temperature_c"].get("max"), "power_max_w": f["power"].get("max_w"),
+          "could_not_see": "reasons are read ~5 times a second: shorter throttling episodes are missed or stretched"}
+    summary = (f"Clocks throttled: {worst.replace('_', ' ')} held the clocks down {frac:.0%} of the busy time"
+               + (f" (SM clock median {ck['sm_busy_median_mhz']:.0f} of {ck['sm_max_mhz']:.0f} MHz)"
+                  if finite(ck.get("sm_busy_median_mhz")) and finite(ck.get("sm_max_mhz")) else "") + ".")
+    rec = {"sw_power_cap": "The board power limit binds: check nvidia-smi -q -d POWER (a lowered limit?); "
+                           "power-efficient kernels or a higher limit help.",
+           "sw_thermal_slowdown": "The GPU runs hot: check cooling and airflow (nvidia-smi -q -d TEMPERATURE).",
+           "hw_thermal_slowdown": "Hardware thermal slowdown: the GPU overheats; fix cooling before anything else.",
+           "hw_slowdown": "Hardware slowdown (thermal, power brake or an external signal): check the node's "
+                          "power supply and cooling; nvidia-smi -q -d PERFORMANCE shows the active reasons.",
+           "hw_power_brake_slowdown": "The power brake fired (the node's power supply asked the GPU to slow): "
+                                      "check the PSU / rack power budget."}[worst]
+    return Diagnosis("clocks_throttled", sev, summary, ev, rec), frac
+
+
+def link_downgraded(f, g, working, ctx) -> Finding | None:
+    link = f.get("link") or {}
+    if not link.get("downgraded"):
+        return None
+    now, mx = link.get("now_gbs"), link.get("max_gbs")
+    peak = max((f["pcie"][d]["max_gbs"] for d in ("rx", "tx") if finite(f["pcie"][d]["max_gbs"])), default=None)
+    if finite(now) and finite(peak) and peak > LINK_UP_MARGIN * now:
+        return None  # it ran faster than the probed link: it was down-clocked at idle, not degraded
+    width_low = (link.get("width_now") or 0) < (link.get("width_max") or 0)
+    moved = f["pcie"]["rx"]["busy_s"] + f["pcie"]["tx"]["busy_s"] > 0
+    sev = "high" if width_low and moved else "medium" if width_low or moved else "low"
+    ev = {**{k: link.get(k) for k in ("gen_now", "gen_max", "width_now", "width_max")},
+          "now_gbs": rnd(now, 2), "max_gbs": rnd(mx, 2), "peak_reading_gbs": rnd(peak, 2), "transfers_seen": moved,
+          "could_not_see": ("the link was read once, when the recording started: an idle GPU may lower its link "
+                            "generation to save power and raise it under load")}
+    summary = (f"PCIe link downgraded: Gen{link.get('gen_now')} x{link.get('width_now')} of Gen{link.get('gen_max')} "
+               f"x{link.get('width_max')}" + (f", {now:.1f} of {mx:.1f} GB/s" if finite(now) and finite(mx) else "")
+               + (f"; no reading went above {now:.1f} GB/s" if moved and finite(now) else "") + ".")
+    rec = ("Check the slot and riser (a x8 slot, a loose card), BIOS PCIe settings and `nvidia-smi -q -d PCIE` "
+           "under load (`gpuscope info` shows now vs max).")
+    return Diagnosis("pcie_link_downgraded", sev, summary, ev, rec), 0.0
+
+
+def memory_nearly_full(f, g, working, ctx) -> Finding | None:
+    m = f["memory"]
+    frac = m.get("fraction")
+    if not finite(frac) or frac < MEMORY_MEDIUM:
+        return None
+    ev = {"used_max_mib": rnd(m["used_max_mib"], 1), "total_mib": rnd(m["total_mib"], 1), "fraction": rnd(frac, 4),
+          "could_not_see": ("memory.used is the whole device: the CUDA context, a caching allocator's reserve "
+                            "(PyTorch keeps freed blocks) and other processes count too")}
+    return (Diagnosis("memory_nearly_full", "high" if frac >= MEMORY_HIGH else "medium",
+                      f"Device memory nearly full: {m['used_max_mib'] / 1024:.1f} of {m['total_mib'] / 1024:.1f} GiB "
+                      f"used at the peak ({frac:.1%}).", ev,
+                      "Leave headroom: out-of-memory errors and allocator thrashing (cudaMalloc/cudaFree per step) "
+                      "come next; smaller batches, freeing caches or activation checkpointing help."), 0.0)

@@ -1,0 +1,91 @@
+"""PCIe transfers seen in one GPU's sample grid: their rate, where the samples can tell it.
+
+A transfer burst is a run of consecutive intervals whose RX (or TX) reading is at least
+samplegrid.PCIE_BUSY_SHARE of the line rate. A reading averages its whole interval, so the
+first and last reading of a burst also hold time before and after the copy: they read low.
+Only the readings inside a burst (both neighbours busy too) cover copy time alone; a burst
+of fewer than MIN_RESOLVED_READINGS readings has none, and the samples cannot say how
+fast it ran, only that it ran at least as fast as its highest reading. So:
+
+- `interior_gbs_median` is the rate of the resolved bursts (readings inside them);
+- `resolved` says whether the typical burst is long enough to be judged (median length
+  >= MIN_RESOLVED_READINGS readings); rules give no rate verdict otherwise;
+- `near_line_rate_s` is the time with a reading >= samplegrid.NEAR_LINE_SHARE of the line
+  (a reading that high is a lower bound of the rate, so it needs no resolution).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuscope.analysis import samplegrid as sg
+
+#: a burst must span this many readings (one inside it at least) for its rate to be judged
+MIN_RESOLVED_READINGS = 3
+
+
+def _q(x: np.ndarray, q: float) -> float:
+    x = x[np.isfinite(x)]
+    return float(np.quantile(x, q)) if x.size else float("nan")
+
+
+def _wmean(x: np.ndarray, w: np.ndarray) -> float:
+    ok = np.isfinite(x) & np.isfinite(w)
+    return float(np.sum(x[ok] * w[ok]) / np.sum(w[ok])) if ok.any() and np.sum(w[ok]) > 0 else float("nan")
+
+
+def burst_ranges(rate: np.ndarray, line_rate_gbs: float) -> list[tuple[int, int]]:
+    return sg.runs(np.nan_to_num(rate, nan=0.0) >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
+
+
+def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
+                    within: np.ndarray | None = None) -> dict:
+    """Distribution, bursts and line-rate time of one direction (`rx` or `tx`) of a grid;
+    `within` (bool per interval) restricts the bursts counted to those that start inside it."""
+    rate = grid.rx if direction == "rx" else grid.tx
+    dt = grid.dt
+    read = np.isfinite(rate)
+    out: dict = {
+        "p50_gbs": _q(rate, 0.5), "p90_gbs": _q(rate, 0.9), "p99_gbs": _q(rate, 0.99),
+        "max_gbs": float(np.nanmax(rate)) if read.any() else float("nan"),
+        "mean_gbs": _wmean(rate, dt),
+        "gb": float(np.nansum(rate * dt)),
+        "busy_s": float(dt[np.nan_to_num(rate) >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
+        "near_line_rate_s": float(dt[np.nan_to_num(rate) >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
+    }
+    ranges = burst_ranges(rate, line_rate_gbs)
+    if within is not None:
+        ranges = [(a, b) for a, b in ranges if within[a]]
+    lengths = np.array([b - a for a, b in ranges], dtype="int64")
+    interior = np.zeros(grid.n, dtype=bool)
+    in_burst = np.zeros(grid.n, dtype=bool)
+    for a, b in ranges:
+        in_burst[a:b] = True
+        if b - a >= MIN_RESOLVED_READINGS:
+            interior[a + 1:b - 1] = True
+    busy_rate = np.where(in_burst, rate, np.nan)
+    out["bursts"] = {
+        "count": int(len(ranges)),
+        "total_s": float(dt[in_burst].sum()),
+        "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
+        "median_s": float(np.median([dt[a:b].sum() for a, b in ranges])) if ranges else float("nan"),
+        "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
+        "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
+        "interior_readings": int(interior.sum()),
+        "interior_gbs_median": _q(np.where(interior, rate, np.nan), 0.5),
+        "interior_gbs_p90": _q(np.where(interior, rate, np.nan), 0.9),
+        "busy_gbs_median": _q(busy_rate, 0.5),
+        "sm_activity_during": _wmean(np.where(in_burst, grid.activity, np.nan), dt),
+        "gb_per_burst_median": float(np.median([np.nansum(rate[a:b] * dt[a:b]) for a, b in ranges]))
+        if ranges else float("nan"),
+    }
+    return out
+
+
+def in_burst_mask(grid: sg.Grid, line_rate_gbs: float) -> np.ndarray:
+    """Intervals inside an RX or TX burst."""
+    m = np.zeros(grid.n, dtype=bool)
+    for rate in (grid.rx, grid.tx):
+        for a, b in burst_ranges(rate, line_rate_gbs):
+            m[a:b] = True
+    return m

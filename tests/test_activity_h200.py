@@ -1,0 +1,165 @@
+"""Samples-first analysis of the H200 captures in tests/data/h200_foreign (README.md there):
+each program's right cause ranks first, with its numbers, from its samples alone."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from gpuscope import rundir
+from gpuscope.analysis.activity import activity_from_samples
+from gpuscope.analysis.activity_rules import sample_diagnoses
+from gpuscope.analysis.idle_overlap import idle_by_component
+from gpuscope.schemas import PHASE_SCHEMA, frame
+
+RUNS = Path(__file__).parent / "data" / "h200_foreign" / "runs"
+LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: pinned H2D line rate
+
+
+def _activity(name: str):
+    d = RUNS / name
+    meta = rundir.read_meta(d)
+    return activity_from_samples(rundir.read_samples(d), meta=meta, line_rate_gbs=meta["line_rate_gbs"],
+                                 line_rate_source="meta")
+
+
+def _diagnoses(name: str, **kw):
+    return sample_diagnoses(_activity(name), **kw)
+
+
+def _ids(ds):
+    return [d.id for d in ds]
+
+
+def _no_pinning_advice(ds):
+    return not any("pin" in d.recommendation.lower() or "pin" in d.summary.lower() for d in ds)
+
+
+def test_train_slow_starved_first_with_its_numbers():
+    ds = _diagnoses("train_slow")
+    top = ds[0]
+    assert top.id == "gpu_starved" and top.severity == "high"
+    assert top.evidence["busy_fraction"] == pytest.approx(0.024, abs=0.004)
+    assert top.evidence["pcie_quiet_share"] == 1.0
+    assert "2.4%" in top.summary and "3.9 s" in top.summary
+    assert "GPM SM activity averages each 0.12 s window" in top.evidence["could_not_see"]
+    assert "startup_idle" in _ids(ds)
+
+
+def _train_phases(name: str):
+    """data/compute phases from the loop's own lines (`data: 86.0ms compute: 12.4ms step: 98ms`,
+    stamped when printed, the end of the step): data = [end - step, end - step + data],
+    compute = [end - compute, end]."""
+    pat = re.compile(r"^(\S+)Z \[epoch 0\] step (\d+)/\d+ .*data: ([\d.]+)ms compute: ([\d.]+)ms step: ([\d.]+)ms")
+    cols: dict[str, list] = {k: [] for k in PHASE_SCHEMA}
+    for line in (RUNS / name / "timing.log").read_text().splitlines():
+        m = pat.match(line)
+        if not m:
+            continue
+        end = datetime.fromisoformat(m[1] + "+00:00").timestamp()
+        data, comp, step = (float(m[i]) / 1e3 for i in (3, 4, 5))
+        for phase, a, b in (("data", end - step, end - step + data), ("compute", end - comp, end)):
+            for k, v in zip(PHASE_SCHEMA, (-1, -1, int(m[2]), phase, a, b), strict=True):
+                cols[k].append(v)
+    return frame(cols, PHASE_SCHEMA)
+
+
+def test_train_slow_idle_time_lines_up_with_the_data_loader():
+    a = _activity("train_slow")
+    phases = _train_phases("train_slow")
+    assert len(phases) == 80
+    over = idle_by_component(phases, a).set_index("phase")
+    assert list(over.index) == ["data", "compute"]
+    assert over.at["data", "share_of_idle"] == pytest.approx(0.71, abs=0.05)
+    assert over.at["compute", "share_of_idle"] == pytest.approx(0.25, abs=0.05)
+    assert over.at["data", "idle_quiet_s"] == pytest.approx(over.at["data", "phase_s"], rel=0.01)
+    # from the classed intervals alone (no activity values): the same order
+    alone = idle_by_component(phases, a.intervals).set_index("phase")
+    assert list(alone.index) == ["data", "compute"]
+    assert (alone["idle_weighted_s"] == alone["idle_s"]).all()
+    assert alone.at["data", "share_of_idle"] == pytest.approx(0.72, abs=0.05)
+    top = sample_diagnoses(a, phases=phases)[0]
+    assert top.id == "gpu_starved" and "lines up with `data`" in top.summary
+    assert top.evidence["lines_up_with"][0]["phase"] == "data"
+
+
+def test_train_fast_not_starved():
+    ds = _diagnoses("train_fast")
+    assert "gpu_starved" not in _ids(ds)
+    assert ds[0].id == "gpu_underused" and ds[0].severity == "low"
+    assert ds[0].evidence["busy_median"] == pytest.approx(0.27, abs=0.02)
+    j = _activity("train_fast").to_json()
+    assert j["active"]["busy_fraction"] > 0.2 and j["active"]["classes"]["computing"] > 0.8
+
+
+def test_copy_pageable_upload_bound_first():
+    a = _activity("copy_pageable")
+    ds = sample_diagnoses(a)
+    top = ds[0]
+    assert top.id == "upload_bound_pageable" and top.severity == "high"
+    ev = top.evidence
+    assert ev["rate_gbs"] == pytest.approx(9.85, abs=0.2) and ev["line_rate_gbs"] == pytest.approx(LINE, abs=0.1)
+    assert ev["share_of_line_rate"] == pytest.approx(0.18, abs=0.01)
+    assert ev["copies"] == 12 and ev["share_of_working_time"] == pytest.approx(0.6, abs=0.05)
+    assert ev["gb_per_copy_median"] == pytest.approx(1.61 * 1.075, rel=0.1)  # 3 x 512 MiB, plus edges
+    assert "9.9 GB/s" in top.summary and "pin" in top.recommendation.lower()
+    assert "gpu_starved" not in _ids(ds)
+    rx = a.to_json()["pcie"]["rx"]
+    assert rx["bursts"]["resolved"] and rx["bursts"]["median_readings"] >= 9
+    # the program's own rate (h2d_bytes / h2d_ms: 9.1 GB/s) wins over the readings
+    top = _diagnoses("copy_pageable", upload_gbs=9.1)[0]
+    assert top.id == "upload_bound_pageable" and top.evidence["rate_basis"] == "the program's own bytes/time"
+
+
+def test_copy_pinned_gets_no_pinning_advice():
+    ds = _diagnoses("copy_pinned")
+    assert _no_pinning_advice(ds), [(d.id, d.recommendation) for d in ds]
+    assert "upload_bound_pageable" not in _ids(ds)
+    top = ds[0]
+    assert top.id == "link_bound" and top.evidence["rx_max_gbs"] > 55
+    # uploads of ~29 ms read every 20 ms: their rate is not judged from the samples
+    assert "copies_unresolved" in _ids(ds)
+    # with the program's own 55.2 GB/s there is nothing left unresolved, and still no pinning
+    ds = _diagnoses("copy_pinned", upload_gbs=55.2)
+    assert "copies_unresolved" not in _ids(ds) and _no_pinning_advice(ds)
+
+
+@pytest.mark.parametrize("name", ["launch_bound", "sync_bound"])
+def test_launch_and_sync_bound_loops_starved_by_tiny_kernels(name):
+    # 2,000 (400 + a read-back each) element-wise kernels on 4,096 floats per iteration: the SMs
+    # stay at ~0.05% while utilization.gpu says a kernel was resident 6-8% of the time
+    top = _diagnoses(name)[0]
+    assert top.id == "gpu_starved" and top.severity == "high"
+    assert top.evidence["busy_fraction"] < 0.001 and top.evidence["utilization_busy_fraction"] > 0.05
+    assert "tiny kernels" in top.summary and "CUDA graph" in top.recommendation
+
+
+def test_printf_program_starved_by_its_cpu_prep_and_its_short_uploads_unjudged():
+    # per iteration: 90 ms CPU prep, a 29 ms pageable upload, a 20 ms kernel on every SM
+    ds = _diagnoses("printf_pipe")
+    top = ds[0]
+    assert top.id == "gpu_starved" and top.severity == "medium"
+    assert top.evidence["busy_fraction"] == pytest.approx(0.14, abs=0.02)
+    assert top.evidence["pcie_quiet_share"] == pytest.approx(0.74, abs=0.05)
+    assert "upload_bound_pageable" not in _ids(ds)  # 2-reading copies: the samples cannot tell
+    unresolved = next(d for d in ds if d.id == "copies_unresolved")
+    assert unresolved.evidence["readings_per_copy_median"] == 2 and unresolved.severity == "info"
+
+
+def test_dmon_capture_utilization_only():
+    from gpuscope.parsers import read_samples
+
+    s = read_samples(RUNS.parent / "train_slow_dmon.txt")
+    a = activity_from_samples(s, meta=None, line_rate_gbs=LINE, line_rate_source="default")
+    j = a.to_json()
+    assert j["source"] == "utilization" and j["resolution_s"] == 1.0
+    assert j["pcie"]["source"] is None and j["active"]["pcie_measured_share"] == 0.0
+    ds = sample_diagnoses(a)
+    top = ds[0]
+    # no PCIe figures (dmon -s pucm): starved, but capped at medium and saying what it lacks
+    assert top.id == "gpu_starved" and top.severity == "medium"
+    assert "PCIe not measured" in top.summary and "utilization.gpu" in top.summary
+    assert "cannot tell busy from barely busy" in top.evidence["could_not_see"]
