@@ -174,12 +174,22 @@ def diagnoses_block(a, verbose: bool = False) -> RenderableType:
 
 def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> list[RenderableType]:
     trace_parts: list[RenderableType] = []
+    activity_parts: list[RenderableType] = []
+    if a.activity is not None:
+        from gpuscope.reports.activity_console import activity_renderables, samples_header
+
+        activity_parts = activity_renderables(a.activity.to_json())
+        if not a.timing_lines and a.trace is None:  # samples and nothing else
+            skipped = int(a.origin.samples.attrs.get("malformed_rows", 0)) if a.origin is not None else 0
+            return [samples_header(a.activity.to_json(), a.source, skipped), *activity_parts,
+                    diagnoses_block(a, verbose=verbose)]
     if a.trace is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables
 
         trace_parts = trace_renderables(a.trace.to_json(), a.options.line_rate_gbs)
         if not a.timing_lines:  # a trace and nothing else: the log's sections would all be empty
-            return [trace_header(a.trace.to_json(), a.source), *trace_parts, diagnoses_block(a, verbose=verbose)]
+            return [trace_header(a.trace.to_json(), a.source), *trace_parts, *activity_parts,
+                    diagnoses_block(a, verbose=verbose)]
     out: list[RenderableType] = [header(a)]
     if a.records:
         out.append(split_table(a))
@@ -191,6 +201,7 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
         out.append(bounds_table(a))
     if records and len(a.record_split):
         out.append(records_table(a))
+    out.extend(activity_parts)
     out.extend(trace_parts)
     out.append(diagnoses_block(a, verbose=verbose))
     return out

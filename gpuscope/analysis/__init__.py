@@ -36,7 +36,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
     from gpuscope.parsers.parsed import ParsedLog
 
-    if source.log is None and source.trace is None:
+    if source.log is None and source.trace is None and source.samples is None:
         source.require_log()  # the one-line reason there is nothing to analyze
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), source.kind)
     model = source.model
@@ -56,7 +56,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     comp_stats = stats.component_stats(comps, model, fact)
     tl = timeline_summary.timeline_summary(parsed.timeline, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
-    pcie_df, pcie_info = _pcie(source, options)
+    pcie_df, pcie_info, log_phases = _pcie(source, options)
     diags = rules.run_rules(
         rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
                         bounds=bnd, options=options, model=model, pcie=pcie_df,
@@ -68,7 +68,17 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
 
         trace = analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
                               line_rate_source=options.line_rate_source)
-        diags = rank_diagnoses([*diags, *trace.diagnoses])
+        diags = [*diags, *trace.diagnoses]
+    activity = None
+    if source.samples is not None and len(source.samples):
+        from gpuscope.analysis.activity import activity_from_samples
+        from gpuscope.analysis.activity_rules import sample_diagnoses
+
+        activity = activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
+                                         line_rate_source=options.line_rate_source)
+        found = sample_diagnoses(activity, upload_gbs=totals.get("upload_gbs"), phases=log_phases)
+        diags = [*diags, *_not_seen_already(found, diags, trace is not None)]
+    diags = rank_diagnoses(diags)
     what_if = None
     if options.what_if:
         from gpuscope.analysis.projection import whatif_doc
@@ -99,7 +109,27 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         quantities=parsed.quantities,
         what_if=what_if,
         trace=trace,
+        activity=activity,
     )
+
+
+# What a sample rule says that a finer source already said: the log's PCIe rules (the same
+# uploads, with the log's own bytes/time) and the profiler trace (every copy and kernel measured).
+SAID_BY_THE_LOG = {"upload_bound_pageable": ("pcie_underused", "h2d_bound")}
+SEEN_BY_A_TRACE = {"gpu_starved", "gpu_underused", "upload_bound_pageable", "download_bound_pageable",
+                   "copies_unresolved", "link_bound", "compute_bound"}
+
+
+def _not_seen_already(found: list[Diagnosis], earlier: list[Diagnosis], have_trace: bool) -> list[Diagnosis]:
+    ids = {d.id for d in earlier}
+    keep = []
+    for d in found:
+        if have_trace and d.id in SEEN_BY_A_TRACE:
+            continue
+        if any(i in ids for i in SAID_BY_THE_LOG.get(d.id, ())):
+            continue
+        keep.append(d)
+    return keep
 
 
 def rank_diagnoses(diags: list[Diagnosis]) -> list[Diagnosis]:
@@ -114,17 +144,17 @@ def rank_diagnoses(diags: list[Diagnosis]) -> list[Diagnosis]:
 
 
 def _pcie(source: Source, options: AnalyzeOptions):
-    """NVML samples joined to the phases: (per-phase frame or None, the JSON `pcie` extras)."""
+    """NVML samples joined to the log's phases: (per-phase frame or None, the JSON `pcie`
+    extras, the phases or None)."""
     samples = source.samples
     if samples is None or not len(samples) or source.log is None:
-        return None, {}
+        return None, {}, None
     from gpuscope.analysis import pcie, phases
 
-    ph, basis = phases.build_phases(source.spans, source.require_log().components,
-                                    source.require_log().timeline, source.model)
+    ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
     info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
             "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
     if basis is None:
         info["note"] = "samples present but no phase times: the log has no time stamps"
-        return None, info
-    return pcie.pcie_by_phase(samples, ph, options.line_rate_gbs), info
+        return None, info, None
+    return pcie.pcie_by_phase(samples, ph, options.line_rate_gbs), info, ph

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.sources import Source
 
@@ -71,6 +72,7 @@ class Analysis:
     quantities: pd.DataFrame | None = None  # the parsed quantities (h2d_bytes, ...), for --csv
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
+    activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
 
     @property
     def skipped_lines(self) -> int:
@@ -115,8 +117,12 @@ class Analysis:
             out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
         if self.what_if is not None:
             out["what_if"] = self.what_if
-        if self.trace is not None:
+        if self.activity is not None:
+            out["activity"] = self.activity.to_json()
+        if self.trace is not None:  # the trace's activity is exact: it wins; the samples' stays beside
             t = self.trace.to_json()
+            if self.activity is not None:
+                out["nvml_activity"] = out.pop("activity")
             for key in ("activity", "memcpy", "memset", "kernels", "idle_gaps", "phases", "trace"):
                 out[key] = t[key]
         return clean(out)

@@ -1,0 +1,112 @@
+"""Console tables of the GPU activity read from NVML samples (gpuscope.analysis.activity):
+how busy the SMs were, the idle gaps, what each moment was (computing, moving bytes, idle
+with PCIe quiet), PCIe against the line rate, memory, power, clocks and their throttle
+reasons, the link. Input: the `activity` JSON object, so the console and --json agree."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from gpuscope.reports.numbers import is_num, num, pct, secs
+
+SOURCE_TEXT = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
+CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
+              ("transferring", "moving bytes, SMs idle"), ("idle_quiet", "idle, PCIe quiet (host not feeding it)"),
+              ("idle", "idle"), ("unknown", "not measured"))
+
+
+def _table(title: str) -> Table:
+    return Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 collapse_padding=True)
+
+
+def samples_header(doc: dict, source: str, skipped_rows: int = 0) -> Text:
+    t = Text()
+    t.append(source, style="bold")
+    gpus = doc.get("gpus") or []
+    t.append(f" — NVML samples, {len(gpus)} GPU(s), {secs(doc.get('wall_s'))} recorded; no timing lines\n")
+    t.append(f"activity from {SOURCE_TEXT.get(doc.get('source'), doc.get('source') or '-')}, "
+             f"one reading every {secs(doc.get('resolution_s'), 2)}"
+             + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows else ""))
+    for n in doc.get("notes") or []:
+        t.append(f"\nnote: {n}")
+    return t
+
+
+def activity_table(doc: dict) -> Table:
+    src = SOURCE_TEXT.get(doc.get("source"), doc.get("source") or "-")
+    t = _table(f"GPU activity from NVML samples ({src}, every {secs(doc.get('resolution_s'), 2)})")
+    t.add_column("figure")
+    t.add_column("whole recording", justify="right")
+    t.add_column("working time", justify="right")
+    act = doc.get("active") or {}
+    gaps, agaps = doc.get("idle_gaps") or {}, act.get("idle_gaps") or {}
+    t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
+    t.add_row("SM activity (mean)", pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
+    t.add_row("idle", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
+    t.add_row("idle gaps", _gaps(gaps), _gaps(agaps))
+    if is_num(gaps.get("leading_s")) and gaps.get("leading_s"):
+        t.add_row("  before the first work", secs(gaps.get("leading_s")), "")
+    classes, aclasses = doc.get("classes") or {}, act.get("classes") or {}
+    for key, label in CLASS_TEXT:
+        if classes.get(key) or aclasses.get(key):
+            t.add_row(f"  {label}", pct(classes.get(key)), pct(aclasses.get(key)))
+    pauses = act.get("pauses") or {}
+    if pauses.get("count"):
+        t.add_row("pauses (no work >= 1 s)", "", f"{pauses['count']} ({secs(pauses.get('total_s'))})")
+    return t
+
+
+def _gaps(g: dict) -> str:
+    if not g:
+        return "-"
+    return f"{g.get('count', 0):,}, total {secs(g.get('total_s'))}, longest {secs(g.get('longest_s'))}"
+
+
+def device_table(doc: dict) -> Table:
+    t = _table("PCIe, memory, power, clocks")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    pc = doc.get("pcie") or {}
+    if pc:
+        rate = pc.get("line_rate_gbs")
+        for d, label in (("rx", "PCIe RX (H2D)"), ("tx", "PCIe TX (D2H)")):
+            r = pc.get(d) or {}
+            t.add_row(f"{label} p50 / p90 / max GB/s",
+                      f"{num(r.get('p50_gbs'), 2)} / {num(r.get('p90_gbs'), 2)} / {num(r.get('max_gbs'), 2)}")
+        t.add_row(f"time near the line rate ({num(rate, 1)} GB/s)", secs(pc.get("time_near_line_rate_s")))
+    mem = doc.get("memory") or {}
+    if is_num(mem.get("used_max_mib")):
+        t.add_row("device memory used (max)", f"{mem['used_max_mib']:,.0f} MiB"
+                  + (f" of {mem['total_mib']:,.0f} ({pct(mem.get('fraction'))})" if is_num(mem.get("total_mib")) else ""))
+    pw = doc.get("power") or {}
+    if is_num(pw.get("median_w")):
+        t.add_row("power median / max", f"{pw['median_w']:.0f} / {pw.get('max_w', 0):.0f} W")
+    ck = doc.get("clocks") or {}
+    sm = ck.get("sm_mhz") or {}
+    if is_num(sm.get("median")):
+        busy = ck.get("sm_busy_median_mhz")
+        t.add_row("SM clock median (busy) / max", f"{num(busy, 0) if is_num(busy) else '-'} / {num(ck.get('sm_max_mhz'), 0)} MHz")
+    th = doc.get("throttle") or {}
+    if th.get("recorded"):
+        reasons = th.get("reasons") or {}
+        text = ", ".join(f"{k.replace('_', ' ')} {pct(v.get('busy_fraction'), 0)} of busy time"
+                         for k, v in reasons.items() if v.get("busy_s")) or "none while busy"
+        t.add_row("clock-event reasons", text)
+    else:
+        t.add_row("clock-event reasons", "not recorded")
+    link = doc.get("link") or {}
+    if link.get("gen_max"):
+        t.add_row("PCIe link now / max", f"Gen{link.get('gen_now')} x{link.get('width_now')} / "
+                  f"Gen{link.get('gen_max')} x{link.get('width_max')}" + (" (downgraded)" if link.get("downgraded") else ""))
+    return t
+
+
+def activity_renderables(doc: dict) -> list[RenderableType]:
+    if not doc.get("gpus"):
+        return [Text("GPU activity: no samples to read.")]
+    return [activity_table(doc), device_table(doc)]

@@ -1,0 +1,60 @@
+"""Any GPU program: a run directory or samples file with NVML samples and no timing lines is
+analyzable (issue 11): the activity figures, and the cause the samples support, first."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from tests.conftest import DATA
+
+RUNS = DATA / "h200_foreign" / "runs"
+runner = CliRunner()
+
+
+def analyze_json(path, *extra):
+    r = runner.invoke(app, ["analyze", str(path), "--json", *extra], env={"COLUMNS": "100"})
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_starved_training_loop_from_samples_alone():
+    j = analyze_json(RUNS / "train_slow")
+    act = j["activity"]
+    assert act["source"] == "gpm_sm_active" and 0 <= act["busy_fraction"] < 0.05
+    assert {"count", "total_s", "longest_s"} <= set(act["idle_gaps"])
+    assert j["diagnoses"][0]["id"] == "gpu_starved" and j["diagnoses"][0]["severity"] == "high"
+
+
+def test_fed_training_loop_is_not_called_starved():
+    ids = [d["id"] for d in analyze_json(RUNS / "train_fast")["diagnoses"]]
+    assert "gpu_starved" not in ids
+
+
+def test_a_samples_file_alone_and_a_dmon_capture():
+    j = analyze_json(RUNS / "train_slow" / "samples.csv")
+    assert j["format"] == "samples" and j["activity"]["busy_fraction"] is not None
+    d = analyze_json(DATA / "h200_foreign" / "train_slow_dmon.txt")
+    assert d["activity"]["source"] == "utilization"
+
+
+@pytest.mark.parametrize("run", ["copy_pinned"])
+def test_no_pinning_advice_on_pinned_copies(run):
+    j = analyze_json(RUNS / run)
+    assert not any("pin the" in d["recommendation"].lower() or d["id"] in ("upload_bound_pageable", "pcie_underused")
+                   for d in j["diagnoses"])
+
+
+def test_pageable_copies_are_flagged_once():
+    ids = [d["id"] for d in analyze_json(RUNS / "copy_pageable")["diagnoses"]]
+    assert ids[0] == "pcie_underused" and "upload_bound_pageable" not in ids
+
+
+def test_console_of_a_samples_only_run_speaks_of_samples():
+    r = runner.invoke(app, ["analyze", str(RUNS / "train_slow")], env={"COLUMNS": "100"})
+    assert r.exit_code == 0, r.stderr
+    assert "NVML samples" in r.stdout and "GPU activity from NVML samples" in r.stdout
+    assert "tenure" not in r.stdout and "partition" not in r.stdout
