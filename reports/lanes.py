@@ -83,8 +83,18 @@ def _group_lanes(label: str, process: str, df: pd.DataFrame) -> list[Lane]:
     return out
 
 
-def assign_lanes(phases: pd.DataFrame) -> list[Lane]:
-    """Lanes top to bottom: synthesis, workers (by GPU, worker), then unattributed GPU and CPU work."""
+# What the lanes of phases with no worker are called, by what a lane holds ("worker": a log's
+# GPU workers; "stream": a profiler trace's CUDA streams, whose CPU side is annotations).
+UNATTRIBUTED = {
+    "worker": ("GPU lock (worker not logged)", "CPU (worker not logged)"),
+    "stream": ("GPU (no stream)", "CPU (record_function ranges)"),
+}
+
+
+def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
+    """Lanes top to bottom: synthesis, workers or streams (by GPU), then unattributed GPU and
+    CPU work. `noun` names what the `worker` column holds: "worker" or "stream"."""
+    gpu_label, cpu_label = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
     phases = phases.dropna(subset=["t_start", "t_end"])
     phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
     lanes: list[Lane] = []
@@ -102,7 +112,7 @@ def assign_lanes(phases: pd.DataFrame) -> list[Lane]:
         # A worker's lines without a GPU index belong to its GPU (one GPU: GPU 0).
         key_gpu = owned["gpu"].where(owned["gpu"] >= 0, gpus[0] if gpus else -1) if not multi_gpu else owned["gpu"]
         for (gpu, worker), grp in owned.groupby([key_gpu, owned["worker"]], sort=True):
-            label = f"GPU{gpu} worker {worker}" if multi_gpu else f"worker {worker}"
+            label = f"GPU{gpu} {noun} {worker}" if multi_gpu else f"{noun} {worker}"
             lanes += _group_lanes(label, f"GPU {gpu}" if gpu >= 0 else "GPU", grp)
 
     rest = phases[no_worker & ~synth]
@@ -110,7 +120,7 @@ def assign_lanes(phases: pd.DataFrame) -> list[Lane]:
         gpu_side = rest["phase"].map(lambda p: style_for(str(p)).group in GPU_GROUPS).to_numpy(bool)
         g = rest[gpu_side]
         for gpu, grp in g.groupby(g["gpu"] if multi_gpu else pd.Series(0, index=g.index), sort=True):
-            label = f"GPU{gpu} lock (worker not logged)" if multi_gpu else "GPU lock (worker not logged)"
+            label = f"GPU{gpu} {gpu_label.removeprefix('GPU ')}" if multi_gpu else gpu_label
             lanes += _group_lanes(label, f"GPU {max(int(gpu), 0)}", grp)
-        lanes += _group_lanes("CPU (worker not logged)", "CPU", rest[~gpu_side])
+        lanes += _group_lanes(cpu_label, "CPU", rest[~gpu_side])
     return lanes

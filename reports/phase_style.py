@@ -42,7 +42,19 @@ STYLES: dict[str, PhaseStyle] = {
     "b_g2_msm": PhaseStyle("CPU after the lock (b_g2_msm)", "#ff9da7", "cpu"),
     "prep": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
     "prep_msm": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
+    # a profiler trace's stream activity (gpuscope.analysis.trace_phases)
+    "kernel": PhaseStyle("kernels", "#3182bd", "compute"),
+    "d2h": PhaseStyle("download D2H", "#76b7b2", "upload"),
+    "memcpy": PhaseStyle("copy (device)", "#9c755f", "upload"),
+    "memset": PhaseStyle("memset", "#bab0ac", "compute"),
+    "ProfilerStep": PhaseStyle("profiler step", "#e6e6e6", "other"),
 }
+
+# A phase the table does not name (a user's record_function range, a timing line's own
+# component) is coloured by the role its name suggests, and keeps its own name.
+ROLE_COLOR = {"h2d": "#f1a3a4", "gpu_compute": "#9ecae1", "cpu": "#f1ce63", "cpu_stall": "#f7b87b",
+              "contention": "#d3d3d3"}
+MAX_LABEL = 40
 
 # Legend order: the pipeline's order.
 ORDER = ["synth", "split_vectors", "lock_wait", "h2d", "d_b_alloc", "ntt", "msm", "barrier", "batch_add",
@@ -53,7 +65,10 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
-    return PhaseStyle(phase, "#9d9d9d", "other")
+    from gpuscope.analysis.trace_phases import guess_role
+
+    label = phase if len(phase) <= MAX_LABEL else phase[: MAX_LABEL - 1] + "…"
+    return PhaseStyle(label, ROLE_COLOR.get(guess_role(phase) or "", "#9d9d9d"), "other")
 
 
 def order_key(phase: str) -> tuple[int, str]:

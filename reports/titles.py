@@ -12,7 +12,9 @@ def timeline_title(name: str, *, mode: str | None = None, records: int | None = 
                    log_n: int | None = None) -> str:
     """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`."""
     bits = []
-    if mode:
+    if mode == "record":
+        bits.append("gpuscope record")
+    elif mode:
         bits.append(f"{mode} host memory")
     if records:
         bits.append(f"{records} partitions")

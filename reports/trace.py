@@ -51,16 +51,23 @@ def build_trace(
     *,
     title: str = "gpuscope",
     metadata: dict[str, Any] | None = None,
+    counters: pd.DataFrame | None = None,
+    lane_noun: str = "worker",
 ) -> dict[str, Any]:
-    """The trace as a dict ({"traceEvents": [...], "displayTimeUnit": "ms", "metadata": {...}})."""
+    """The trace as a dict ({"traceEvents": [...], "displayTimeUnit": "ms", "metadata": {...}}).
+    `counters`: a profiler trace's busy-fraction bins (TRACE_COUNTER_SCHEMA) as counter tracks;
+    `lane_noun`: what the phases' `worker` column holds (worker, stream)."""
     phases = phases if phases is not None else pd.DataFrame(columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
     phases = phases.dropna(subset=["t_start", "t_end"])
     have_samples = samples is not None and len(samples) > 0 and "t_wall" in samples
-    if not len(phases) and not have_samples:
+    have_counters = counters is not None and len(counters) > 0
+    if not len(phases) and not have_samples and not have_counters:
         raise ValueError("nothing to export: no phase intervals and no samples")
     starts = [float(phases["t_start"].min())] if len(phases) else []
     if have_samples:
         starts.append(float(samples["t_wall"].min()))
+    if have_counters:
+        starts.append(float(counters["t_wall"].min()))
     t0 = min(starts)
 
     events: list[dict[str, Any]] = []
@@ -95,7 +102,7 @@ def build_trace(
 
     # One thread per lane (and one per lane's side row); one process per GPU / CPU group.
     pids: dict[str, int] = {}
-    for lane in assign_lanes(phases):
+    for lane in assign_lanes(phases, noun=lane_noun):
         if lane.process not in pids:
             if lane.process.startswith("GPU "):
                 pid = int(lane.process.split()[1]) + 1
@@ -128,6 +135,18 @@ def build_trace(
                 if "sm_active" in cols and math.isfinite(cols["sm_active"][i]):
                     events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
                                    "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
+
+    if have_counters:
+        for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
+            pid = int(gpu) + 1
+            name_process(pid, f"GPU {int(gpu)}", sort=pid)
+            for r in g.itertuples(index=False):
+                args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
+                if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):
+                    args.update(htod_gbs=round(float(r.htod_gbs), 4) if math.isfinite(r.htod_gbs) else 0.0,
+                                dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
+                events.append({"name": "GPU busy (profiler trace)", "ph": "C", "ts": _us(float(r.t_wall), t0),
+                               "pid": pid, "args": args})
 
     meta = {"title": title, "t0_epoch_s": t0, "generator": "gpuscope"}
     meta.update(metadata or {})

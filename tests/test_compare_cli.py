@@ -102,7 +102,7 @@ def test_compare_modes_runs_both_on_the_cpu_reference(tmp_path):
     [
         (("compare", "/nonexistent/a.log", "/nonexistent/b.log"), 3, "no such file"),
         (("compare", "A", "B", "--bootstrap", "5"), 2, "--bootstrap"),
-        (("plot", EXAMPLES / "article_excerpt.log", "-o", "x.png"), 4, "no phase times"),
+        (("plot", EXAMPLES / "article_excerpt.log", "-o", "x.png"), 4, "nothing to draw: the input has no time stamps"),
         (("export", EXAMPLES / "article_excerpt.log"), 2, "--perfetto"),
     ],
 )

@@ -37,7 +37,7 @@ def test_lanes_legend_and_panels():
     pcie_labels = [t.get_text() for t in axes[1].get_legend().get_texts()]
     assert pcie_labels == ["PCIe RX (H2D)", "PCIe TX (D2H)", "pinned line rate 55 GB/s"]
     assert fig._suptitle.get_text() == "unit run"
-    assert axes[-1].get_xlabel() == "time since first phase (s)"
+    assert axes[-1].get_xlabel() == "time since the first phase (s)"
 
 
 def test_without_samples_only_the_lanes():

@@ -58,3 +58,28 @@ def test_console_of_a_samples_only_run_speaks_of_samples():
     assert r.exit_code == 0, r.stderr
     assert "NVML samples" in r.stdout and "GPU activity from NVML samples" in r.stdout
     assert "tenure" not in r.stdout and "partition" not in r.stdout
+
+
+def test_plot_and_export_of_a_samples_only_run(tmp_path):
+    png = tmp_path / "t.png"
+    r = runner.invoke(app, ["plot", str(RUNS / "train_slow"), "-o", str(png)])
+    assert r.exit_code == 0, r.stderr
+    assert "0 phases" in r.stdout and "samples" in r.stdout and png.read_bytes()[:4] == b"\x89PNG"
+    out = tmp_path / "t.json"
+    r = runner.invoke(app, ["export", str(RUNS / "train_slow"), "--perfetto", str(out)])
+    assert r.exit_code == 0, r.stderr
+    names = {e["name"] for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "C"}
+    assert {"PCIe GB/s", "SM active %"} <= names
+
+
+def test_the_picture_of_a_samples_only_run_has_its_panels():
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.reports.plot import render_timeline
+    from gpuscope.sources import open_source
+
+    tv = timeline_view(open_source(RUNS / "train_slow"))
+    assert not len(tv.phases) and tv.intervals is not None and (tv.intervals["class"] == "idle_quiet").any()
+    fig = render_timeline(tv.phases, tv.samples, title="t", line_rate_gbs=55.5, origin=tv.origin,
+                          intervals=tv.intervals)
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels[:3] == ["PCIe GB/s", "SM active %", "SM clock MHz"] and "power W" in labels

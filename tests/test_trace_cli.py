@@ -65,3 +65,14 @@ def test_a_damaged_trace_is_one_line(tmp_path):
     bad.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel"')
     r = cli("analyze", bad)
     assert r.exit_code in (3, 4) and len(r.stderr.splitlines()) == 1 and "internal error" not in r.stderr
+
+
+def test_plot_and_export_of_a_trace_draw_streams_not_workers(tmp_path):
+    r = cli("plot", TRACES / "train_slow.json.gz", "-o", tmp_path / "t.png")
+    assert r.exit_code == 0, r.stderr
+    out = tmp_path / "t.json"
+    assert cli("export", TRACES / "train_slow.json.gz", "--perfetto", out).exit_code == 0
+    evs = json.loads(out.read_text())["traceEvents"]
+    threads = [e["args"]["name"] for e in evs if e.get("name") == "thread_name"]
+    assert "stream 7" in threads and not any(t.startswith("worker") for t in threads)
+    assert any(e["ph"] == "C" and e["name"] == "GPU busy (profiler trace)" for e in evs)

@@ -42,7 +42,8 @@ def export_cmd(
     src = open_source(source, fmt=fmt, model=model, samples=samples)
     tv = timeline_view(src)
     trace = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
-                        metadata={"source": source, "phases_from": tv.basis})
+                        metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,
+                        lane_noun=tv.lane_noun)
     text = json.dumps(trace, allow_nan=False)
     write_file(perfetto, text, "the trace")
     evs = trace["traceEvents"]
