@@ -116,12 +116,67 @@ def prediction_table(pred: dict):
     return t
 
 
+ACTIVITY_ROWS = (
+    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
+    ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
+    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
+    ("idle_longest_s", "longest idle gap (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
+    ("time_near_line_rate_s", "time near the line rate (s)", "s"),
+)
+
+
+def activity_table(doc: dict):
+    """The two sides' GPU activity (NVML samples or a profiler trace), when either has it."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    a, b = doc["a"].get("activity"), doc["b"].get("activity")
+    if not a and not b:
+        return None
+    a, b = a or {}, b or {}
+    t = Table(title="GPU activity", title_justify="left")
+    t.add_column("")
+    t.add_column(escape(f"A {doc['a']['label']}"), justify="right")
+    t.add_column(escape(f"B {doc['b']['label']}"), justify="right")
+    fmt = {"pct": _pct, "s": lambda v: _num(v, 2), "x1": lambda v: _num(v, 1), "str": lambda v: str(v or "-")}
+    for key, label, kind in ACTIVITY_ROWS:
+        if a.get(key) is not None or b.get(key) is not None:
+            t.add_row(label, fmt[kind](a.get(key)), fmt[kind](b.get(key)))
+    if "trace" not in (a.get("source"), b.get("source")):
+        t.caption = "sample readings follow one another closely: no bootstrap interval for these"
+    return t
+
+
+def copies_table(doc: dict):
+    """A profiler trace's copies by direction and host memory, side by side."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    ra, rb = doc["a"].get("memcpy") or [], doc["b"].get("memcpy") or []
+    if not ra and not rb:
+        return None
+    keys = sorted({(r["direction"], r["host_memory"]) for r in ra + rb})
+    t = Table(title="Copies (profiler trace)", title_justify="left")
+    for col in ("direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"):
+        t.add_column(escape(col), justify="left" if col in ("direction", "host memory") else "right")
+    for d, m in keys:
+        x = next((r for r in ra if (r["direction"], r["host_memory"]) == (d, m)), {})
+        y = next((r for r in rb if (r["direction"], r["host_memory"]) == (d, m)), {})
+        t.add_row(d, m, str(x.get("count", "-")), _num(x.get("gbs"), 1), str(y.get("count", "-")), _num(y.get("gbs"), 1))
+    return t
+
+
 def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
     from rich.markup import escape
 
     console.print(f"[bold]gpuscope compare[/bold]  A = {escape(doc['a']['label'])}   B = {escape(doc['b']['label'])}")
-    console.print(components_table(doc, limit))
-    console.print(run_table(doc))
+    if doc.get("components"):
+        console.print(components_table(doc, limit))
+    if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
+        console.print(run_table(doc))
+    for extra in (activity_table(doc), copies_table(doc)):
+        if extra is not None:
+            console.print(extra)
     pred = doc.get("prediction")
     if pred and pred.get("available", True):
         console.print(prediction_table(pred))

@@ -83,3 +83,13 @@ def test_the_picture_of_a_samples_only_run_has_its_panels():
                           intervals=tv.intervals)
     labels = [ax.get_ylabel() for ax in fig.axes]
     assert labels[:3] == ["PCIe GB/s", "SM active %", "SM clock MHz"] and "power W" in labels
+
+
+def test_compare_two_samples_only_runs_before_and_after_a_fix():
+    r = runner.invoke(app, ["compare", str(RUNS / "train_slow"), str(RUNS / "train_fast"), "--json"])
+    assert r.exit_code == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert (j["a"]["label"], j["b"]["label"]) == ("train_slow", "train_fast")
+    assert j["winner"] == "train_fast" and "busier" in j["verdict"]
+    assert j["a"]["activity"]["working_busy_fraction"] < j["b"]["activity"]["working_busy_fraction"]
+    assert j["prediction"]["available"] is False

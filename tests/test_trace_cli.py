@@ -76,3 +76,16 @@ def test_plot_and_export_of_a_trace_draw_streams_not_workers(tmp_path):
     threads = [e["args"]["name"] for e in evs if e.get("name") == "thread_name"]
     assert "stream 7" in threads and not any(t.startswith("worker") for t in threads)
     assert any(e["ph"] == "C" and e["name"] == "GPU busy (profiler trace)" for e in evs)
+
+
+def test_compare_two_traces_before_and_after_pinning():
+    r = cli("compare", TRACES / "copy_pageable.json.gz", TRACES / "copy_pinned.json.gz", "--json")
+    assert r.exit_code == 0, r.stderr
+    j = json.loads(r.stdout)
+    step = j["components"]["ProfilerStep"]
+    assert step["a_count"] == step["b_count"] == 4 and step["ci_high"] < 1
+    assert j["winner"] == "copy_pinned"
+    assert {(m["direction"], m["host_memory"]) for m in j["a"]["memcpy"]} == {("HtoD", "pageable")}
+    assert {(m["direction"], m["host_memory"]) for m in j["b"]["memcpy"]} == {("HtoD", "pinned")}
+    text = cli("compare", TRACES / "copy_pageable.json.gz", TRACES / "copy_pinned.json.gz").stdout
+    assert "partitions" not in text and "Copies (profiler trace)" in text

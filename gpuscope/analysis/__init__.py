@@ -38,7 +38,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
 
     if source.log is None and source.trace is None and source.samples is None:
         source.require_log()  # the one-line reason there is nothing to analyze
-    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), source.kind)
+    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     model = source.model
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
@@ -130,6 +130,11 @@ def _not_seen_already(found: list[Diagnosis], earlier: list[Diagnosis], have_tra
             continue
         keep.append(d)
     return keep
+
+
+def no_log_format(source: Source) -> str:
+    """The `format` of a source without timing lines: what it does have."""
+    return "trace" if source.trace is not None else "samples"
 
 
 def rank_diagnoses(diags: list[Diagnosis]) -> list[Diagnosis]:

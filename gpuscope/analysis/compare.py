@@ -55,6 +55,9 @@ class Side:
     meta: dict | None = None
     pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
     diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
+    activity: dict | None = None               # the `activity` object (NVML samples or a trace)
+    memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
+    steps_ms: Any = None                       # a profiler trace's step durations (ProfilerStep ranges)
 
 
 @dataclass
@@ -164,20 +167,28 @@ def compare_components(
     for name in names:
         va = component_values(a.parsed, name, a.held_key)
         vb = component_values(b.parsed, name, b.held_key)
-        da, db = describe(va), describe(vb)
-        # Each component gets its own stream, derived from the seed and its name, so
-        # adding a component does not change the others' intervals.
-        ratio, lo, hi = bootstrap_ratio(va, vb, seed=_component_seed(seed, name), n_boot=n_boot)
-        out[name] = {
-            "a_count": da["count"], "a_median_ms": da["median_ms"], "a_p10_ms": da["p10_ms"], "a_p90_ms": da["p90_ms"],
-            "b_count": db["count"], "b_median_ms": db["median_ms"], "b_p10_ms": db["p10_ms"], "b_p90_ms": db["p90_ms"],
-            "ratio": ratio, "ci_low": lo, "ci_high": hi,
-        }
+        out[name] = _values_row(va, vb, seed=seed, n_boot=n_boot, name=name)
     held = a.held_key
     first = [held] if held in out else []
     rest = sorted((k for k in out if k != held),
                   key=lambda k: (-(out[k]["a_median_ms"] if math.isfinite(out[k]["a_median_ms"]) else -1), k))
     return {k: out[k] for k in first + rest}
+
+
+STEP_KEY = "ProfilerStep"
+
+
+def _values_row(va: Any, vb: Any, *, seed: int, n_boot: int, name: str) -> dict[str, Any]:
+    """One component's row: both sides' medians and p10-p90, the B/A ratio with its CI."""
+    da, db = describe(va), describe(vb)
+    # Each component gets its own stream, derived from the seed and its name, so adding a
+    # component does not change the others' intervals.
+    ratio, lo, hi = bootstrap_ratio(va, vb, seed=_component_seed(seed, name), n_boot=n_boot)
+    return {
+        "a_count": da["count"], "a_median_ms": da["median_ms"], "a_p10_ms": da["p10_ms"], "a_p90_ms": da["p90_ms"],
+        "b_count": db["count"], "b_median_ms": db["median_ms"], "b_p10_ms": db["p10_ms"], "b_p90_ms": db["p90_ms"],
+        "ratio": ratio, "ci_low": lo, "ci_high": hi,
+    }
 
 
 def _component_seed(seed: int, name: str) -> list[int]:
@@ -281,6 +292,8 @@ def run_figures(side: Side) -> dict[str, Any]:
         "gpu_busy_method": busy_method,
         # measured SM activity (NVML GPM), mean over the recording's samples
         "sm_active_mean": float(np.mean(sm)) if len(sm) else math.nan,
+        "activity": activity_figures(side.activity),
+        "memcpy": side.memcpy,
         "diagnoses": side.diagnoses,
         "upload_field": up_cols[0] if up_cols else None,
         "upload_ms_median": upload_ms,
@@ -289,6 +302,49 @@ def run_figures(side: Side) -> dict[str, Any]:
         "upload_gbs": gbs,
         "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
     }
+
+
+def activity_figures(act: dict | None) -> dict[str, Any] | None:
+    """The few activity figures a before/after comparison sets side by side."""
+    if not act or act.get("busy_fraction") is None:
+        return None
+    active = act.get("active") or {}
+    gaps = act.get("idle_gaps") or {}
+    rx = ((act.get("pcie") or {}).get("rx")) or {}
+    return {
+        "source": act.get("source"),
+        "span_s": act.get("span_s", act.get("wall_s")),
+        "busy_fraction": act.get("busy_fraction"),
+        # NVML: the working time (first to last sign of work, long pauses out); a trace: its span
+        "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
+        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
+        "idle_total_s": gaps.get("total_s"),
+        "idle_longest_s": gaps.get("longest_s"),
+        "rx_p90_gbs": rx.get("p90_gbs"),
+        "time_near_line_rate_s": (act.get("pcie") or {}).get("time_near_line_rate_s"),
+    }
+
+
+# A change in the GPU's busy fraction smaller than this (relative and in points) is no change.
+MIN_BUSY_CHANGE = 0.10
+MIN_BUSY_POINTS = 0.02
+
+
+def activity_verdict(a: dict, b: dict) -> tuple[str, str | None]:
+    """When neither side has timing records: which one kept its GPU busier over its working time."""
+    fa, fb = a.get("activity") or {}, b.get("activity") or {}
+    ba, bb = fa.get("working_busy_fraction"), fb.get("working_busy_fraction")
+    if ba is None or bb is None:
+        return "no timing records and no GPU activity on both sides to compare", None
+    la, lb = a["label"], b["label"]
+    what = "busy" if fa.get("source") == fb.get("source") == "trace" else "SM activity"
+    text = f"GPU {what} over the working time {la} {ba * 100:.1f}% -> {lb} {bb * 100:.1f}%"
+    if abs(bb - ba) < MIN_BUSY_POINTS or (ba > 0 and abs(bb / ba - 1) < MIN_BUSY_CHANGE):
+        return f"no clear change: {text}", None
+    winner = "b" if bb > ba else "a"
+    if fa.get("source") != fb.get("source"):
+        text += f" (measured differently: {fa.get('source')} vs {fb.get('source')})"
+    return f"{lb if winner == 'b' else la} keeps the GPU busier: {text}", (lb if winner == "b" else la)
 
 
 # --- verdict ------------------------------------------------------------------------------
@@ -353,7 +409,16 @@ def compare(
     other side's measurement when given; `predicted_for` names that other side ('a'/'b')."""
     comps = compare_components(a, b, seed=seed, n_boot=n_boot)
     fa, fb = run_figures(a), run_figures(b)
-    text, winner = verdict(fa, fb, comps, a.held_key)
+    held_key = a.held_key
+    if a.steps_ms is not None and b.steps_ms is not None and a.held_key not in comps:
+        held_key = STEP_KEY  # two profiler traces: their steps are the records
+        comps = {STEP_KEY: _values_row(a.steps_ms, b.steps_ms, seed=seed, n_boot=n_boot, name=STEP_KEY), **comps}
+        for f, side in ((fa, a), (fb, b)):
+            f["partitions"] = len(side.steps_ms)
+    if not fa["partitions"] and not fb["partitions"]:  # no timing records: compare what the GPU did
+        text, winner = activity_verdict(fa, fb)
+    else:
+        text, winner = verdict(fa, fb, comps, held_key)
     notes: list[str] = []
     if fa["gpu_busy_method"] != fb["gpu_busy_method"] and fa["gpu_busy_method"] and fb["gpu_busy_method"]:
         notes.append("GPU busy is measured differently on the two sides (timeline vs lock held)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare import (
     DEFAULT_BOOTSTRAP,
     Comparison,
@@ -25,13 +25,19 @@ if TYPE_CHECKING:
 
 
 def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None = None) -> Side:
-    """Analyze `source` into one side of a comparison."""
-    from gpuscope.analysis.attribution import display_phases
+    """Analyze `source` (a log, a run, samples alone, a profiler trace) into one side of a
+    comparison."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.errors import NoDataError
+    from gpuscope.parsers.parsed import ParsedLog
 
-    parsed = source.require_log()
+    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
-    phases, _basis = display_phases(source)
+    try:
+        phases = timeline_view(source).phases
+    except NoDataError:
+        phases = parsed.components.iloc[:0]
     return Side(
         label=label or source.label,
         parsed=parsed,
@@ -45,7 +51,29 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         meta=source.meta.raw or None,
         pcie_phases=analysis.pcie_phases() or None,
         diagnoses=[d.to_json() for d in analysis.diagnoses],
+        activity=_activity_of(analysis),
+        memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
+        steps_ms=_profiler_steps_ms(source),
     )
+
+
+def _profiler_steps_ms(source: Source):
+    """Durations of a profiler trace's steps (its ProfilerStep#N ranges), or None."""
+    if source.trace is None:
+        return None
+    h = source.trace.host
+    names = h["name"].astype(str)
+    steps = h[(h["cat"].astype(str) == "user_annotation") & names.str.startswith("ProfilerStep#")]
+    return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
+
+
+def _activity_of(analysis) -> dict | None:
+    """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
+    if analysis.trace is not None:
+        return analysis.trace.activity
+    if analysis.activity is not None:
+        return analysis.activity.to_json()
+    return None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:
@@ -74,10 +102,14 @@ def compare_sources(a: Source, b: Source, *, labels: tuple[str | None, str | Non
         sa.label, sb.label = f"A:{sa.label}", f"B:{sb.label}"
     src = slower_upload_side(sa, sb)
     whatif, unavailable = None, None
-    try:
-        whatif = whatif_for(a if src == "a" else b, abc_bytes=abc_bytes)
-    except WhatIfUnavailable as e:
-        unavailable = str(e)
+    slow = a if src == "a" else b
+    if slow.log is None:
+        unavailable = f"{slow.name} has no timing lines to project"
+    else:
+        try:
+            whatif = whatif_for(slow, abc_bytes=abc_bytes)
+        except WhatIfUnavailable as e:
+            unavailable = str(e)
     result = compare(sa, sb, seed=seed, n_boot=n_boot, whatif=whatif, predicted_for="b" if src == "a" else "a")
     for side, source in ((sa, a), (sb, b)):
         if source.meta.cpu_reference:

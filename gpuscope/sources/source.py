@@ -67,7 +67,13 @@ class Source:
 
     @property
     def label(self) -> str:
-        """A short name for one side of a comparison: the run's mode, else the file's stem."""
-        if self.meta.mode:
+        """A short name for one side of a comparison: a workload run's host-memory mode, else
+        the run directory's or the file's name without its suffixes (.log, .json.gz, ...)."""
+        if self.meta.mode and self.meta.mode != "record":
             return self.meta.mode
-        return self.path.stem if self.kind != "rundir" else self.name
+        if self.kind == "rundir":
+            return self.name
+        name = self.name
+        for suffix in (".gz", ".json", ".pt.trace", ".log", ".txt", ".csv"):
+            name = name.removesuffix(suffix)
+        return name or self.name
