@@ -94,6 +94,77 @@ def spaced_costs(nv: nvml.Nvml, gpu: int, spacing_s: float = 0.010, n: int = 150
     return out
 
 
+def explore(nv: nvml.Nvml, gpu: int, n: int = 60) -> dict:
+    """What a PCIe counter read costs, and how fresh it is (for a cheaper 100 Hz sampler):
+    thread CPU and wall per read against the spacing between reads, idle and while a pinned
+    copy loop keeps the link busy; RX alone vs RX+TX; nvmlDeviceGetPcieThroughput's CPU vs
+    wall; how often the counter's value and NVML's timestamp change when polled back to back."""
+    import threading
+
+    h = nv.handle(gpu)
+    rx, tx = nvml.FI_PCIE_COUNT_RX_BYTES, nvml.FI_PCIE_COUNT_TX_BYTES
+    ev = threading.Event()
+
+    def spaced(fn, spacing: float) -> dict:
+        cpu = wall = 0.0
+        for _ in range(n):
+            if spacing:
+                ev.wait(spacing)
+            c0, w0 = time.thread_time(), time.perf_counter()
+            fn()
+            cpu += time.thread_time() - c0
+            wall += time.perf_counter() - w0
+        return {"cpu_us": round(1e6 * cpu / n, 1), "wall_us": round(1e6 * wall / n, 1)}
+
+    def freshness(seconds: float = 0.3) -> dict:
+        vals, stamps, t_end = [], [], time.perf_counter() + seconds
+        reads = 0
+        while time.perf_counter() < t_end:
+            r = nv.read_fields(h, (rx,))
+            reads += 1
+            if r and r[0][0] is not None:
+                vals.append(r[0][0])
+                stamps.append(r[0][1])
+        changes = sum(1 for a, b in zip(vals, vals[1:], strict=False) if a != b)
+        ts_changes = sum(1 for a, b in zip(stamps, stamps[1:], strict=False) if a != b)
+        return {"reads": reads, "reads_per_s": round(reads / seconds), "value_changes": changes,
+                "timestamp_changes": ts_changes}
+
+    def measure(tag: str) -> dict:
+        out = {}
+        for sp in (0.0, 0.001, 0.002, 0.005, 0.010, 0.020, 0.050):
+            out[f"rx_tx_{sp * 1e3:g}ms"] = spaced(lambda: nv.read_fields(h, (rx, tx)), sp)
+        out["rx_only_10ms"] = spaced(lambda: nv.read_fields(h, (rx,)), 0.010)
+        out["throughput_rx"] = spaced(lambda: nv.query("nvmlDeviceGetPcieThroughput", h, nvml.PCIE_UTIL_RX_BYTES),
+                                      0.0)
+        out["freshness"] = freshness()
+        return {tag: out}
+
+    res = measure("idle")
+    stop = threading.Event()
+    cp = cuda.require("the sampler check")
+    rt, size = cp.cuda.runtime, 512 * 1024**2
+    host = rt.hostAlloc(size, 0)
+    dev = cp.empty(size, dtype=cp.uint8)
+    stream = cp.cuda.Stream(non_blocking=True)
+
+    def copier() -> None:
+        while not stop.is_set():
+            rt.memcpyAsync(dev.data.ptr, host, size, 1, stream.ptr)  # 1: host to device
+            stream.synchronize()
+
+    th = threading.Thread(target=copier, daemon=True)
+    th.start()
+    time.sleep(0.2)
+    try:
+        res.update(measure("link_busy"))
+    finally:
+        stop.set()
+        th.join(5)
+        rt.freeHost(host)
+    return res
+
+
 def rates(nv: nvml.Nvml, gpu: int) -> list[dict]:
     res = []
     for ms in (5, 10, 20):
@@ -253,6 +324,8 @@ def main() -> int:
     ap.add_argument("--json", help="write the full results here")
     ap.add_argument("--gpu", type=int, default=0)
     ap.add_argument("--costs", action="store_true", help="only the spaced per-call CPU costs")
+    ap.add_argument("--explore", action="store_true",
+                    help="only the counter read's cost against its spacing, idle and with the link busy")
     ap.add_argument("--workload", type=float, default=None, metavar="S",
                     help="only run a CuZK-shaped upload+compute loop for S seconds, printing CUZK timing lines")
     a = ap.parse_args()
@@ -264,6 +337,9 @@ def main() -> int:
         return 5
     if a.costs:
         print(json.dumps(spaced_costs(nv, a.gpu), indent=1))
+        return 0
+    if a.explore:
+        print(json.dumps(explore(nv, a.gpu), indent=1))
         return 0
     out: dict = {"device": nv.device(a.gpu), "system": nv.system(),
                  "capabilities": nv.probe(a.gpu).to_dict()}
