@@ -7,7 +7,7 @@ import pytest
 
 from tests.import_graph import cycles, graph, modules
 
-BASE = {"gpuscope", "gpuscope.errors", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
+BASE = {"gpuscope", "gpuscope._layout", "gpuscope.errors", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
         "gpuscope.linerate", "gpuscope.rolemodel"}
 IO = {"gpuscope.rundir", "gpuscope.nvml", "gpuscope.cuda", "gpuscope.sampler", "gpuscope.recorder",
       "gpuscope.hostbw", "gpuscope.gpuinfo"}

@@ -80,3 +80,17 @@ def test_pictures_need_no_extra():
     """`pip install -e .` (the README's analyzer install) must be enough for plot and --html."""
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     assert any(d.startswith("matplotlib") for d in deps)
+
+
+def test_a_source_checkout_without_the_mapping_still_imports(tmp_path):
+    """An install that only puts the checkout on sys.path (an old setuptools' develop mode, as
+    on the GPU machine) or none at all: gpuscope/_layout.py maps the two folders itself."""
+    for name in ("gpuscope", "parsers", "reports"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in "
+             "(getattr(f, '__module__', '') + getattr(f, '__name__', '') + type(f).__name__).lower()]; "
+             "import gpuscope.parsers, gpuscope.reports.console, gpuscope.parsers.kv; "
+             "print(gpuscope.parsers.__file__); print(gpuscope.reports.console.__file__)")
+    p = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(tmp_path / "parsers" / "__init__.py"), str(tmp_path / "reports" / "console.py")]
