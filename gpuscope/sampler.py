@@ -14,6 +14,15 @@ at least GPM_WINDOW_S after the previous GPM sample, and its figures cover that 
 This is why the counters, not GPM, carry PCIe in the fast loop.
 Slow fields (utilisation, memory, power, SM and memory clocks, temperature, clock-event
 (throttle) reasons) are read every `slow_interval_s`.
+
+A counter read costs 0.4-0.8 ms of CPU on an H200 (the driver busy-waits; docs/BENCHMARKS.md),
+so at 100 Hz the reads alone would take 5-7% of a core. The loop therefore runs at the
+requested interval only while PCIe is busy: when no GPU moved at least BUSY_GBS in its last
+reading (and none did for HOLD_TICKS ticks), it ticks every `quiet_interval_s` (default 50 ms)
+instead, reading GPM and the slow fields on those ticks, and goes back to the full rate at the
+first busy reading. A quiet row's RX/TX is then the average over its longer interval (nothing
+is lost: the counters count every byte); a transfer that starts while quiet is seen at the next
+quiet tick. `quiet_interval_s=None` (record --steady) keeps every tick.
 GPM and slow fields are written only on the rows where they were read (empty = NaN in
 between; consumers forward-fill). Times come from gpuscope.clock (monotonic + wall anchor).
 """
@@ -35,6 +44,9 @@ MIN_INTERVAL_S = 0.005
 DEFAULT_INTERVAL_S = 0.020
 SLOW_INTERVAL_S = 0.200
 GPM_WINDOW_S = 0.100  # NVML: GPM samples must be > 100 ms apart
+QUIET_INTERVAL_S = 0.050  # the tick while PCIe is quiet (a counter read costs ~0.7 ms of CPU)
+BUSY_GBS = 0.25  # RX or TX at or above this (GB/s) is a transfer: tick at the full rate
+HOLD_TICKS = 5   # quiet readings in a row before the loop slows down
 PCIE_CHOICES = ("auto", "counter", "gpm", "throughput")
 MIB = 1024 * 1024
 
@@ -80,6 +92,8 @@ class _Gpu:
     alive: bool = True
     rows: int = 0
     wrap_suspects: int = 0
+    busy: bool = True  # the last counter reading showed a transfer (start fast)
+    quiet_ticks: int = 0
     last_throughput: tuple[float | None, float | None] = (None, None)
 
 
@@ -98,6 +112,8 @@ class SamplerStats:
     interval_max_ms: float = math.nan
     cpu_s: float = 0.0
     cpu_fraction: float = 0.0
+    quiet_interval_s: float | None = None
+    fast_ticks: int = 0  # ticks at the full rate (the others at the quiet interval)
     wrap_suspect_rows: int = 0
     lost_gpus: dict[int, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -120,6 +136,8 @@ class SamplerStats:
             "interval_max_ms": r(self.interval_max_ms),
             "cpu_s": r(self.cpu_s, 4),
             "cpu_fraction_of_core": r(self.cpu_fraction, 4),
+            "quiet_interval_ms": r(self.quiet_interval_s * 1e3) if self.quiet_interval_s else None,
+            "fast_ticks": self.fast_ticks,
             "wrap_suspect_rows": self.wrap_suspect_rows,
             "lost_gpus": {str(k): v for k, v in self.lost_gpus.items()},
             "errors": list(self.errors),
@@ -143,7 +161,8 @@ class Sampler:
     def __init__(self, nv: nvml_mod.Nvml, gpus: Sequence[int], sink: RowSink, *,
                  interval_s: float = DEFAULT_INTERVAL_S, slow_interval_s: float = SLOW_INTERVAL_S,
                  clock: Clock = CLOCK, on_error: Callable[[str], None] | None = None,
-                 pcie: str = "auto", use_gpm: bool = True) -> None:
+                 pcie: str = "auto", use_gpm: bool = True,
+                 quiet_interval_s: float | None = QUIET_INTERVAL_S) -> None:
         if interval_s < MIN_INTERVAL_S:
             raise ValueError(f"interval {interval_s * 1e3:g} ms is below the {MIN_INTERVAL_S * 1e3:g} ms minimum")
         if pcie not in PCIE_CHOICES:
@@ -152,6 +171,9 @@ class Sampler:
         self.sink = sink
         self.interval_s = float(interval_s)
         self.slow_interval_s = float(max(slow_interval_s, interval_s))
+        # slowing down only pays for the counters, and only when it is slower than the tick
+        self.quiet_interval_s = (float(quiet_interval_s) if quiet_interval_s and quiet_interval_s > interval_s
+                                 else None)
         self.clock = clock
         self.on_error = on_error
         self._stop = threading.Event()
@@ -164,6 +186,9 @@ class Sampler:
         self._use_gpm = use_gpm or pcie == "gpm"
         for i in gpus:
             self._gpus.append(self._setup(i))
+        if not any(g.source == "counter" for g in self._gpus):
+            self.quiet_interval_s = None
+        self.stats.quiet_interval_s = self.quiet_interval_s
 
     # -- setup ----------------------------------------------------------------------------
     def _setup(self, index: int) -> _Gpu:
@@ -246,6 +271,9 @@ class Sampler:
             if dt > 0:
                 row["rx_gbs"] = counter_delta(g.prev_counts[0], rx) / dt / 1e9
                 row["tx_gbs"] = counter_delta(g.prev_counts[1], tx) / dt / 1e9
+                busy = max(row["rx_gbs"], row["tx_gbs"]) >= BUSY_GBS
+                g.quiet_ticks = 0 if busy else g.quiet_ticks + 1
+                g.busy = busy or g.quiet_ticks < HOLD_TICKS
                 if wrap_suspect(dt, g.link_max_gbs):
                     row["wrap_suspect"] = 1
                     g.wrap_suspects += 1
@@ -279,10 +307,15 @@ class Sampler:
                 self.stats.ticks += 1
                 if not any(g.alive for g in self._gpus):
                     break
-                next_t += self.interval_s
+                step = self.interval_s
+                if self.quiet_interval_s is not None and not any(g.busy for g in self._gpus if g.alive):
+                    step = self.quiet_interval_s
+                else:
+                    self.stats.fast_ticks += 1
+                next_t += step
                 now2 = self.clock.mono()
                 if next_t < now2:  # overran: keep the period, drop the missed ticks
-                    next_t = now2 + self.interval_s - ((now2 - next_t) % self.interval_s)
+                    next_t = now2 + step - ((now2 - next_t) % step)
                 self._stop.wait(max(0.0, next_t - now2))
         except Exception as e:  # a bug or an unexpected NVML error: report, never kill the run
             msg = f"sampler stopped: {type(e).__name__}: {e}"

@@ -165,7 +165,7 @@ def test_interval_floor():
 def test_thread_rate_slow_fields_and_stats(tmp_path):
     nv = _session(FakeGpu(counters=[(i * 1000, 0, 0) for i in range(10_000)]))
     w = SamplesWriter(tmp_path / "samples.csv")
-    s = Sampler(nv, [0], w, interval_s=0.01, slow_interval_s=0.1).start()
+    s = Sampler(nv, [0], w, interval_s=0.01, slow_interval_s=0.1, quiet_interval_s=None).start()
     time.sleep(0.6)
     st = s.stop()
     w.close()
@@ -193,7 +193,7 @@ def test_gpu_vanishing_mid_run_reported_once_rest_goes_on():
     nv.mod.gpus[1].lost_after_calls = nv.mod.device_calls[1] + 40  # after setup, a few samples
     errors: list[str] = []
     sink = ListSink()
-    s = Sampler(nv, [0, 1], sink, interval_s=0.005, on_error=errors.append).start()
+    s = Sampler(nv, [0, 1], sink, interval_s=0.005, on_error=errors.append, quiet_interval_s=None).start()
     time.sleep(0.4)
     st = s.stop()
     assert len(errors) == 1 and "GPU 1" in errors[0]
@@ -315,3 +315,44 @@ def test_gpu_rx_bytes_match_pinned_copy(pcie, gib):
         copier.close()
     rx = integrate_rx(sink.rows)
     assert rx == pytest.approx(copied, rel=0.10), (rx / copied, rx, copied, secs, st.to_dict())
+
+
+def _adaptive_run(counters, seconds=0.6):
+    nv = _session(FakeGpu(counters=counters))
+    sink = ListSink()
+    st = Sampler(nv, [0], sink, interval_s=0.01, slow_interval_s=0.1).start()
+    time.sleep(seconds)
+    return st.stop(), sink.rows
+
+
+def test_quiet_pcie_slows_the_loop_to_the_quiet_interval():
+    """A counter read costs ~0.7 ms of CPU on an H200: while PCIe is quiet the loop ticks every
+    50 ms, and every quiet row still carries the average RX since the previous one."""
+    st, rows = _adaptive_run([(i * 1000, 0, 0) for i in range(10_000)])
+    assert st.quiet_interval_s == 0.05 and st.to_dict()["quiet_interval_ms"] == 50.0
+    assert 6 <= st.ticks <= 25 and st.fast_ticks <= 7  # ~5 fast ticks (the hold), then 20 Hz
+    gaps = sorted(b["t_mono"] - a["t_mono"] for a, b in zip(rows, rows[1:], strict=False))
+    assert gaps[len(gaps) // 2] == pytest.approx(0.05, abs=0.02)
+    assert all(r.get("rx_gbs") is not None for r in rows[1:])
+
+
+def test_busy_pcie_keeps_the_full_rate():
+    st, _ = _adaptive_run([((i * 50_000_000) % 2**32, 0, 0) for i in range(10_000)])
+    assert st.ticks >= 30 and st.fast_ticks == st.ticks
+
+
+def test_a_transfer_after_a_quiet_stretch_brings_the_full_rate_back():
+    quiet = [(i * 1000, 0, 0) for i in range(12)]
+    busy = [((12_000 + k * 50_000_000) % 2**32, 0, 0) for k in range(10_000)]
+    st, rows = _adaptive_run(quiet + busy, seconds=0.9)
+    t = [r["t_mono"] for r in rows]
+    gaps = [b - a for a, b in zip(t, t[1:], strict=False)]
+    assert any(g >= 0.04 for g in gaps[:12]) and sum(1 for g in gaps[12:] if g < 0.02) >= 20
+
+
+def test_steady_sampling_keeps_every_tick():
+    nv = _session(FakeGpu(counters=[(i * 1000, 0, 0) for i in range(10_000)]))
+    st = Sampler(nv, [0], ListSink(), interval_s=0.01, quiet_interval_s=None).start()
+    time.sleep(0.4)
+    st = st.stop()
+    assert st.quiet_interval_s is None and st.ticks >= 20 and st.fast_ticks == st.ticks

@@ -166,14 +166,18 @@ def explore(nv: nvml.Nvml, gpu: int, n: int = 60) -> dict:
 
 
 def rates(nv: nvml.Nvml, gpu: int) -> list[dict]:
+    """On an idle GPU: the rate, its jitter and the CPU it takes, steady (every tick) and
+    adaptive (the default: the quiet interval while PCIe is quiet)."""
     res = []
     for ms in (5, 10, 20):
-        s = Sampler(nv, [gpu], ListSink(), interval_s=ms / 1e3).start()
-        time.sleep(1.0)
-        st = s.stop()
-        res.append({"interval_ms": ms, "achieved_hz": st.achieved_hz, "p50_ms": st.interval_p50_ms,
-                    "p99_ms": st.interval_p99_ms, "max_ms": st.interval_max_ms,
-                    "cpu_pct_core": 100 * st.cpu_fraction, "source": st.sources.get(gpu)})
+        for mode, quiet in (("steady", None), ("adaptive", 0.05)):
+            s = Sampler(nv, [gpu], ListSink(), interval_s=ms / 1e3, quiet_interval_s=quiet).start()
+            time.sleep(1.0)
+            st = s.stop()
+            res.append({"interval_ms": ms, "mode": mode, "achieved_hz": st.achieved_hz, "p50_ms": st.interval_p50_ms,
+                        "p99_ms": st.interval_p99_ms, "max_ms": st.interval_max_ms,
+                        "cpu_pct_core": 100 * st.cpu_fraction, "fast_ticks": st.fast_ticks, "ticks": st.ticks,
+                        "source": st.sources.get(gpu)})
     return res
 
 
@@ -272,18 +276,26 @@ def accuracy(nv: nvml.Nvml, gpu: int, loop: Loop) -> list[dict]:
 
 
 def overhead(nv: nvml.Nvml, gpu: int, loop: Loop, iters: int, runs: int = 5) -> dict:
-    without, with_, cpu = [], [], []
+    """The copy+compute loop without a sampler and with one at 100 Hz (adaptive, the default),
+    interleaved; the steady sampler's CPU over the same loop beside it."""
+    without, with_, cpu, cpu_steady, fast = [], [], [], [], []
     for _ in range(runs):
         without.append(loop.run(iters))
         s = Sampler(nv, [gpu], ListSink(), interval_s=0.010).start()
         with_.append(loop.run(iters))
         st = s.stop()
         cpu.append(100 * st.cpu_fraction)
+        fast.append(st.fast_ticks / max(1, st.ticks))
+        s = Sampler(nv, [gpu], ListSink(), interval_s=0.010, quiet_interval_s=None).start()
+        loop.run(iters)
+        cpu_steady.append(100 * s.stop().cpu_fraction)
     m0, m1 = statistics.median(without), statistics.median(with_)
     return {"iters": iters, "without_s": without, "with_s": with_, "median_without_s": m0,
             "median_with_s": m1, "slowdown_pct": 100 * (m1 - m0) / m0,
             "spread_without_pct": 100 * (max(without) - min(without)) / m0,
-            "sampler_cpu_pct_core": statistics.median(cpu), "sampler_cpu_pct_all": cpu}
+            "sampler_cpu_pct_core": statistics.median(cpu), "sampler_cpu_pct_all": cpu,
+            "fast_tick_share": statistics.median(fast),
+            "steady_sampler_cpu_pct_core": statistics.median(cpu_steady)}
 
 
 def workload(seconds: float, upload: int = 512 * 1024**2) -> int:
@@ -366,7 +378,7 @@ def main() -> int:
     print(f"\n== sampler check: {d['name']} {d['uuid']} driver {out['system']['driver']}")
     print("call costs (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in out.get("call_costs", {}).items()))
     for r in out.get("rates", []):
-        print(f"interval {r['interval_ms']:>2} ms: {r['achieved_hz']:7.1f} Hz  p50 {r['p50_ms']:.2f} ms  "
+        print(f"interval {r['interval_ms']:>2} ms {r['mode']:>8}: {r['achieved_hz']:7.1f} Hz  p50 {r['p50_ms']:.2f} ms  "
               f"p99 {r['p99_ms']:.2f} ms  max {r['max_ms']:.2f} ms  CPU {r['cpu_pct_core']:.2f}% core  [{r['source']}]")
     for r in out.get("accuracy", []):
         if "skipped" in r:
@@ -386,7 +398,8 @@ def main() -> int:
         return 1
     print(f"overhead at 100 Hz: loop {o['median_without_s']:.4f} s -> {o['median_with_s']:.4f} s "
           f"({o['slowdown_pct']:+.2f}%, run-to-run spread {o['spread_without_pct']:.2f}%), "
-          f"sampler CPU {o['sampler_cpu_pct_core']:.2f}% of a core")
+          f"sampler CPU {o['sampler_cpu_pct_core']:.2f}% of a core (adaptive, {100 * o['fast_tick_share']:.0f}% "
+          f"of ticks fast; steady {o['steady_sampler_cpu_pct_core']:.2f}%)")
     return 0
 
 
