@@ -49,7 +49,7 @@ def main() -> None:
         t0 = time.perf_counter()
         e0.record()
         with torch.profiler.record_function("upload"):
-            for s, d in zip(host, dst):
+            for s, d in zip(host, dst, strict=True):
                 d.copy_(s, non_blocking=(args.memory == "pinned"))
         e1.record()
         with torch.profiler.record_function("compute"):
