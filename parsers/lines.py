@@ -47,7 +47,10 @@ one present in the log; else a field named like a whole (`total`, `step`, `iter`
 that equals the sum of at least two other times on the line, within rounding (half a
 unit of the last printed digit per value) plus 1%, on at least half of the lines that
 print it. The whole stays a component (statistics); a record without it gets the sum of
-its parts as held time (`ParsedLog.whole_basis` says which).
+its parts as held time (`ParsedLog.whole_basis` says which), and so does one whose whole
+is below the sum of its parts by no more than the printed rounding (86.0 + 829.0 against a
+step of 914.9). A whole printed on a line of its own ends a record that takes the lines
+before it (as in kv).
 """
 
 from __future__ import annotations
@@ -270,7 +273,8 @@ def message_start(line: str) -> int:
 
 def read_line(line: str, st: State):
     """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
-    flags), None (not a timing line), or a reason string (a damaged timing line).
+    flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
+    rounding: the printed rounding of its times summed, ms (half a unit of the last digit each).
 
     flags, for format detection: LINES_ONLY = something `kv` cannot read or reads wrong (a
     field in a `key: value` / `Label value` shape, a unit word, a counter, a metric or a
@@ -479,10 +483,11 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
             st.unit_keys.add(key)
         if shape != EQ or unit_word:
             flags |= LINES_ONLY
-        note((P_TIME, vt, pre, strip, name, factor))
+        e = 0.5 * 10.0 ** -decimals(num) * factor
+        note((P_TIME, vt, pre, strip, name, factor, e))
         names.append(name)
         values.append(x * factor)
-        eps.append(0.5 * 10.0 ** -decimals(num) * factor)
+        eps.append(e)
     if last_bare is not None and last_bare in st.unit_keys and (names or qn):
         damage = damage or f"{last_bare[:30]}: value without its unit, unlike earlier lines (cut line?)"
     if damage is not None:
@@ -491,7 +496,7 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
     note(("end", last_bare, flags))
     if not names and not (flags & HAS_BYTES):
         return None
-    return names, values, qn, qv, stamp, whole_code(names, values, eps, st), flags
+    return names, values, qn, qv, stamp, whole_code(names, values, eps, st), flags, sum(eps)
 
 
 def _noop(_x) -> None:
@@ -516,7 +521,7 @@ class Plan:
     token walk: the tokens without numbers must be equal, every number must read, and each
     number that decided something must decide it the same way; else replay says _MISS."""
 
-    __slots__ = ("n", "fixed", "getter", "pres", "steps", "last_bare", "flags", "none", "code")
+    __slots__ = ("n", "fixed", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps", "tol")
 
     def __init__(self, toks: list[str], rec: list, result, st: State):
         import operator
@@ -528,9 +533,12 @@ class Plan:
         # itemgetter of one index gives the item, of several a tuple: compare like with like
         self.getter = operator.itemgetter(*fixed) if fixed else None
         self.fixed = self.getter(toks) if fixed else None
-        # (action, token, prefix length, end offset (-strip or None), a, b)
+        # (action, token, prefix length, end offset (-strip or None), a, b); the numbers of
+        # one shape have the same digits after the point: their rounding is the plan's
         self.steps = tuple((e[0], e[1], len(e[2]), -e[3] if e[3] else None, e[4], e[5])
                            for e in rec if e[0] not in ("value", "end"))
+        self.eps = [e[6] for e in rec if e[0] == P_TIME]
+        self.tol = sum(self.eps)
         end = rec[-1]
         self.last_bare, self.flags = end[1], end[2]
         self.none = result is None
@@ -558,7 +566,6 @@ class Plan:
             return _MISS  # now a cut line: read it in full
         names: list[str] = []
         values: list[float] = []
-        eps: list[float] = []
         qn: list[str] = []
         qv: list[float] = []
         stamp = None
@@ -577,10 +584,6 @@ class Plan:
                     return _MISS
                 names.append(a)
                 values.append(x * b)
-                if self.code is None:
-                    d = num.find(".")
-                    eps.append(0.5 * 10.0 ** -(len(num) - d - 1 if d >= 0 and "e" not in num
-                                               and "E" not in num else 0) * b)
             elif act == P_Q:
                 qn.append(a)
                 qv.append(x)
@@ -611,8 +614,8 @@ class Plan:
                 return _MISS
         if self.none or (not names and not (self.flags & HAS_BYTES)):
             return None
-        code = self.code if self.code is not None else whole_code(names, values, eps, st)
-        return names, values, qn, qv, stamp, code, self.flags
+        code = self.code if self.code is not None else whole_code(names, values, self.eps, st)
+        return names, values, qn, qv, stamp, code, self.flags, self.tol
 
 
 def _says_time(key: str, info) -> bool:
@@ -665,6 +668,7 @@ def scan_lines(lines: list[str], held: str | None, first: int = 1) -> sc.Scan:
             rows = len(meta)
             if s.common(ln, line) is not None:
                 aux += [-1] * ((len(meta) - rows) // 8)
+                s.tol += [0.0] * ((len(meta) - rows) // 8)
                 continue
         r = read_line(line, st)
         if r is None:
@@ -672,7 +676,7 @@ def scan_lines(lines: list[str], held: str | None, first: int = 1) -> sc.Scan:
         if type(r) is str:
             s.skip(ln, r, line)
             continue
-        names, values, qn, qv, stamp, code, _flags = r
+        names, values, qn, qv, stamp, code, _flags, tol = r
         s.timing_lines += 1
         row = len(meta) // 8
         if qn:
@@ -684,6 +688,7 @@ def scan_lines(lines: list[str], held: str | None, first: int = 1) -> sc.Scan:
             times.override(slot, stamp)
         meta += (ln, slot, sc.K_GPU, -1, -1, -1, len(names), src)
         aux.append(code)
+        s.tol.append(tol)
         s.names += names
         s.values += values
     s.notes = sorted(st.seconds_assumed)
@@ -709,7 +714,7 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
             if kv_names:
                 votes_kv += 1  # kv reads times here (bare numbers under `key=`); lines does not
             continue
-        names, _v, _qn, _qv, _stamp, code, flags = r
+        names, _v, _qn, _qv, _stamp, code, flags, _tol = r
         if flags & LINES_ONLY:
             votes_lines += 1
         elif kv_names - set(names):
@@ -788,6 +793,12 @@ def finish(s: sc.Scan, held: str | None) -> None:
     gw = np.full(len(complete_g), np.nan)
     np.fmax.at(gw, g, line_whole[rows])
     gp = np.bincount(g, weights=parts[rows], minlength=len(complete_g))
+    # a whole below its parts by no more than the printed rounding is rounding, not an
+    # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
+    tol = np.asarray(s.tol, dtype=np.float64) if len(s.tol) == n else np.zeros(n)
+    gt = np.bincount(g, weights=tol[rows], minlength=len(complete_g))
+    rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
+    gw = np.where(rounded, gp, gw)
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
     s.held = list(zip(held_rows.tolist(), held_g.tolist(), strict=True))
     if whole is None:
@@ -797,6 +808,10 @@ def finish(s: sc.Scan, held: str | None) -> None:
                      "ends at that line and takes the timing lines before it")
     else:
         notes.append(f"the whole of a record: {basis}; a record without it: the sum of its parts")
+    k = int(rounded.sum())
+    if k:
+        notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
+                     "than the printed rounding: held time = the parts' sum")
     s.notes = notes
 
 

@@ -235,6 +235,27 @@ def test_the_sum_rule_respects_printed_rounding():
     assert L.whole_code(["a", "b", "c"], [1.0, 2.0, 3.1], [0.005] * 3, L.State()) == -1  # 3 decimals printed
 
 
+def test_a_whole_below_its_parts_by_rounding_is_their_sum():
+    text = "data: 86.0ms compute: 829.0ms step: 914.9ms\ndata: 86.0ms compute: 29.0ms step: 114.0ms\n"
+    p = parsers.parse_log(text)
+    assert p.records["held_ms"].tolist()[0] == 915.0  # 0.1 ms below: rounding
+    assert p.records["held_ms"].tolist()[1] == 114.0  # 1 ms below: more than rounding, kept
+    assert any("1 record printed a whole below" in n for n in p.notes)
+    assert p.components.loc[p.components["component"] == "step", "value_ms"].tolist() == [914.9, 114.0]
+
+
+def test_a_whole_on_a_line_of_its_own_ends_a_record():
+    text = ("INFO job=a upload_ms=120 h2d_bytes=10\nINFO job=a compute_ms=300, wait_ms=5\nINFO job=a total_ms=430\n"
+            "INFO job=b upload_ms=100\nINFO job=b compute_ms=305\nINFO job=b total_ms=410\nINFO job=c upload_ms=99\n")
+    p = parsers.parse_log(text)
+    assert p.format == "lines" and p.whole == "total"
+    r = p.records
+    assert r["first_line"].tolist() == [1, 4, 7] and r["last_line"].tolist() == [3, 6, 7]
+    assert r["complete"].tolist() == [True, True, False]
+    assert r["held_ms"].tolist()[:2] == [430.0, 410.0]
+    assert "a record ends at that line" in " ".join(p.notes)
+
+
 def test_the_callers_held_key_is_the_whole():
     text = "step=1 a_ms=1 b_ms=2 step_ms=3.5 wall_ms=9\nstep=2 a_ms=1 b_ms=2 step_ms=3.1 wall_ms=9\n"
     assert parsers.parse_log(text, "lines").whole == "wall"  # the larger of two whole names
