@@ -49,6 +49,18 @@ class Vocabulary:
         """`12 steps`, `1 tenure`."""
         return f"{count} {self.record if count == 1 else self.records}"
 
+    def long(self, count: int) -> str:
+        """`12 GPU-lock tenures` (a lock's records), `12 steps`."""
+        return f"{count} {'GPU-lock ' if self.lock else ''}{self.record if count == 1 else self.records}"
+
+    @property
+    def Whole(self) -> str:  # noqa: N802 (the whole, capitalised for a title)
+        return self.whole[:1].upper() + self.whole[1:]
+
+    @property
+    def Records(self) -> str:  # noqa: N802
+        return self.records[:1].upper() + self.records[1:]
+
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in ("record", "records", "whole", "held", "unit", "units", "lock", "cuzk")}
 
@@ -297,6 +309,27 @@ def guess_model(parsed) -> RoleModel:
                        unit=noun, units=plural)
     return RoleModel(name=GUESSED, held=whole, roles=roles, source="<guessed from the log's names>",
                      vocabulary=vocab, how=how, held_how=held_how)
+
+
+def user_model(model) -> RoleModel | None:
+    """--model: a RoleModel as is, a TOML path loaded, None for none (then model_for guesses)."""
+    if model is None or isinstance(model, RoleModel):
+        return model
+    return load_model(model)
+
+
+def held_key(model: RoleModel | None) -> str:
+    """The held key to parse with: the user's model's, else the CuZK default."""
+    return model.held if model is not None and model.held else "mutex_held"
+
+
+def vocabulary_of(analysis) -> Vocabulary:
+    """The words for an Analysis: its model's (`analysis.model`, when the facade keeps it),
+    else the CuZK words for the built-in model and the generic ones for any other."""
+    v = getattr(getattr(analysis, "model", None), "vocabulary", None)
+    if isinstance(v, Vocabulary):
+        return v
+    return CUZK_VOCABULARY if getattr(analysis, "model_name", BUILTIN) == BUILTIN else Vocabulary()
 
 
 def model_for(parsed, model=None) -> RoleModel:

@@ -54,6 +54,7 @@ class Side:
     phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
     meta: dict | None = None
     pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
+    vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's
 
 
 @dataclass
@@ -280,6 +281,7 @@ def run_figures(side: Side) -> dict[str, Any]:
         "bytes_source": bytes_src,
         "upload_gbs": gbs,
         "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
+        "vocabulary": side.vocabulary,
     }
 
 

@@ -58,12 +58,12 @@ def load(
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.parsers import parse_log
-    from gpuscope.rolemodel import RoleModel, load_model
+    from gpuscope.rolemodel import held_key, model_for, user_model
 
-    if not isinstance(model, RoleModel):
-        model = load_model(model)
+    user = user_model(model)
     ctx = open_source(path)
-    parsed = parse_log(str(ctx.timing_log), fmt, held_key=model.held)
+    parsed = parse_log(str(ctx.timing_log), fmt, held_key=held_key(user))
+    model = model_for(parsed, user)  # the CuZK model for CuZK logs, else roles from the names
     rate, rate_src = resolve_line_rate(line_rate_gbs, ctx.meta)
     nbytes = abc_bytes if abc_bytes else meta_bytes(ctx.meta)
     options = AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src,
@@ -83,6 +83,7 @@ def load(
         phases=phases if len(phases) else None,
         meta=ctx.meta,
         pcie_phases=pcie or None,
+        vocabulary=model.vocabulary.to_json(),
     )
 
 

@@ -19,7 +19,8 @@ def whatif_doc(parsed: Any, ctx: Any, *, line_rate: float | None, abc_bytes: flo
     return {"available": True, **w.to_json()}
 
 
-def print_whatif(doc: dict, console) -> None:
+def print_whatif(doc: dict, console, words: dict | None = None) -> None:
+    """`words`: the model's Vocabulary.to_json() (the CuZK prover's when None)."""
     from rich.markup import escape
 
     if not doc.get("available"):
@@ -27,7 +28,7 @@ def print_whatif(doc: dict, console) -> None:
         return
     from gpuscope.reports.compare_console import render_whatif
 
-    render_whatif(doc, console)
+    render_whatif(doc, console, words)
 
 
 def write_html(path: str, result: Any, parsed: Any, ctx: Any, model: Any, whatif: dict | None) -> None:
@@ -47,5 +48,8 @@ def write_html(path: str, result: Any, parsed: Any, ctx: Any, model: Any, whatif
                            title=title_for(str(ctx.path), meta, int(result.records) or None),
                            line_rate_gbs=rate if isinstance(rate, int | float) else None)
     wi = whatif if whatif and whatif.get("available") else None
-    write_output(path, analysis_html(result.to_json(), png, whatif=wi), "the HTML report")
+    doc = result.to_json()
+    if getattr(model, "vocabulary", None) is not None:
+        doc.setdefault("vocabulary", model.vocabulary.to_json())  # the report's words
+    write_output(path, analysis_html(doc, png, whatif=wi), "the HTML report")
     sys.stderr.write(f"gpuscope: wrote {path}\n")

@@ -59,11 +59,12 @@ def load_timeline(source: str, *, fmt: str | None = None, model: str | None = No
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.linerate import meta_line_rate
     from gpuscope.parsers import parse_log
-    from gpuscope.rolemodel import load_model
+    from gpuscope.rolemodel import held_key, model_for, user_model
 
-    role_model = load_model(model)
+    user = user_model(model)
     ctx = open_source(source)
-    parsed = parse_log(str(ctx.timing_log), fmt, held_key=role_model.held)
+    parsed = parse_log(str(ctx.timing_log), fmt, held_key=held_key(user))
+    role_model = model_for(parsed, user)
     phases, basis = display_phases(parsed, ctx, role_model)
     if not len(phases):
         raise NoDataError(NO_PHASES)

@@ -86,8 +86,11 @@ def analyze_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (stable keys)."),
     csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
     records: bool = typer.Option(False, "--records", help="Add the per-tenure table."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F",
+                                   help="Force the log format: cuzk, condensed, kv, lines."),
+    model: str | None = typer.Option(
+        None, "--model", metavar="FILE.toml",
+        help="Role model (default: built-in cuzk for CuZK logs, else roles guessed from the names)."),
     line_rate: float | None = typer.Option(
         None, "--line-rate", metavar="GBPS", help="Pinned H2D line rate for projections (default 50, or the run's measured rate)."
     ),
@@ -107,20 +110,22 @@ def analyze_cmd(
 ) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze, open_source
     from gpuscope.parsers import FORMATS, parse_log
-    from gpuscope.rolemodel import load_model
+    from gpuscope.rolemodel import held_key, model_for, user_model
 
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
     nbytes = parse_size(abc_bytes) if abc_bytes is not None else None
-    role_model = load_model(model)
+    user = user_model(model)
     ctx = open_source(source)
     rate, rate_src = _line_rate(line_rate, ctx)
     sample_df = _read_samples_file(samples) if samples else None
-    parsed = parse_log(str(ctx.timing_log), fmt, held_key=role_model.held)
+    parsed = parse_log(str(ctx.timing_log), fmt, held_key=held_key(user))
+    role_model = model_for(parsed, user)
     result = analyze(
         parsed, role_model, AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src, abc_bytes=nbytes),
         context=ctx, samples=sample_df,
     )
+    result.model = role_model  # the reports' words (until Analysis carries its model)
     _warn_skipped(parsed, verbose)
     wi = None
     if what_if or html_file:
@@ -155,4 +160,4 @@ def analyze_cmd(
     if what_if:
         from gpuscope.cli._analyze_extras import print_whatif
 
-        print_whatif(wi, con)
+        print_whatif(wi, con, role_model.vocabulary.to_json())

@@ -22,11 +22,14 @@ def _summarize(path) -> None:
 
     try:
         from gpuscope.linerate import resolve_line_rate
+        from gpuscope.rolemodel import model_for
 
         parsed, ctx = load_source(path)
         rate, rate_src = resolve_line_rate(None, ctx.meta)
         opts = AnalyzeOptions(line_rate_gbs=rate, line_rate_source=rate_src)
-        result = analyze(parsed, None, opts, context=ctx)
+        role_model = model_for(parsed)  # the CuZK model for CuZK logs, else roles from the names
+        result = analyze(parsed, role_model, opts, context=ctx)
+        result.model = role_model
     except NoDataError:
         say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")
         return
