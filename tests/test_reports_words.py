@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from gpuscope import parsers
@@ -102,3 +103,17 @@ def test_cuzk_logs_keep_their_words():
     out = run(EXAMPLES / "article_excerpt.log")
     assert "4 GPU-lock tenures" in out and "GPU-lock time split (4 tenures" in out
     assert "a/b/c vectors" in out and "partitions" in out
+
+
+def test_json_says_how_each_role_was_guessed():
+    r = runner.invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json"])
+    j = json.loads(r.stdout)
+    assert j["model"] == "guessed"
+    assert j["roles"]["h2d"] == {"role": "h2d", "how": "guessed from name 'h2d': a host-to-device copy"}
+    assert j["roles"]["compute"]["role"] == "gpu_compute" and j["roles"]["step"]["role"] == "whole"
+    assert j["whole"]["name"] == "step" and "named like a whole" in j["whole"]["how"]
+    assert j["vocabulary"]["record"] == "step"
+    assert j["split"]["upload_gbs"] == pytest.approx(9.11, abs=0.05)
+    cuzk = json.loads(runner.invoke(app, ["analyze", str(EXAMPLES / "article_excerpt.log"), "--json"]).stdout)
+    assert cuzk["roles"]["ntt_kernels"] == {"role": "h2d", "how": "listed in <built-in cuzk>"}
+    assert cuzk["whole"]["name"] == "mutex_held"

@@ -147,7 +147,9 @@ def analyze_cmd(
         if what_if:
             import json
 
-            sys.stdout.write(json.dumps({**result.to_json(), "what_if": wi}, indent=2, allow_nan=False) + "\n")
+            from gpuscope.reports.jsonout import analysis_doc
+
+            sys.stdout.write(json.dumps({**analysis_doc(result), "what_if": wi}, indent=2, allow_nan=False) + "\n")
         else:
             sys.stdout.write(to_json_text(result) + "\n")
         sys.stdout.flush()

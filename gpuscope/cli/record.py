@@ -39,7 +39,9 @@ def _summarize(path) -> None:
     except Exception as e:  # analysis bug: the recording itself is fine
         say(f"no summary (analysis failed: {type(e).__name__}: {e}); run `gpuscope analyze {path}`")
         return
-    RunDir(path, on_error=say).write_json("summary.json", result.to_json())
+    from gpuscope.reports.jsonout import analysis_doc
+
+    RunDir(path, on_error=say).write_json("summary.json", analysis_doc(result))
     try:
         from gpuscope.reports.console import render_summary
     except ImportError:
