@@ -282,14 +282,21 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
-def guess_model(parsed) -> RoleModel:
+def _names(frame, column: str) -> list[str]:
+    """The distinct values of a text column, in order of first appearance."""
+    import pandas as pd
+
+    return [str(x) for x in pd.unique(frame[column].to_numpy(dtype=object))] if frame is not None and len(frame) else []
+
+
+def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     """A role model for a log of any program: roles guessed from the component names
-    (GUESS_RULES), the whole from the parser (ParsedLog.whole), words from its counters."""
-    comps = parsed.components
+    (GUESS_RULES), the whole from the parser (ParsedLog.whole), words from its counters.
+    `names`: the components' distinct names when the caller has them."""
     whole = getattr(parsed, "whole", None) or ""
     roles: dict[str, str] = {}
     how: dict[str, str] = {}
-    for name in comps["component"].drop_duplicates().tolist() if len(comps) else []:
+    for name in names if names is not None else _names(parsed.components, "component"):
         name = str(name)
         if name == whole:
             continue
@@ -297,8 +304,7 @@ def guess_model(parsed) -> RoleModel:
         how[name] = why
         if role is not None:
             roles[name] = role
-    q = getattr(parsed, "quantities", None)
-    counters = [str(x).lower() for x in q["name"].drop_duplicates().tolist()] if q is not None and len(q) else []
+    counters = [x.lower() for x in _names(getattr(parsed, "quantities", None), "name")]
     noun = next((n for key, n in RECORD_NOUNS if key in counters), None)
     if noun is None:
         noun = next((n for key, n in RECORD_NOUNS if key == whole.lower()), "record")
@@ -343,9 +349,9 @@ def model_for(parsed, model=None) -> RoleModel:
     builtin = load_model()
     if getattr(parsed, "format", None) in ("cuzk", "condensed"):
         return builtin
-    comps = parsed.components
-    names = set(comps["component"].unique().tolist()) if len(comps) else set()
+    ordered = _names(parsed.components, "component")
+    names = set(ordered)
     known = {c for c in names if c in builtin.roles}
     if builtin.held in names or (known - GENERIC_NAMES and len(known) * 2 > len(names)):
         return builtin
-    return guess_model(parsed)
+    return guess_model(parsed, ordered)

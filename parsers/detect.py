@@ -3,7 +3,7 @@ lines, else `condensed` when it has the article's keys, else `lines` when a samp
 log reads better as timing lines as people print them (parsers/lines.py), else the
 generic `kv`.
 
-The sample is the first SNIFF_CHARS of the log. `lines` wins when its lines show what
+The sample is the first SNIFF_CHARS (and at most SNIFF_LINES lines) of the log. `lines` wins when its lines show what
 `kv` cannot read or would misread (a `key: value` or `Label value` field, a unit printed
 as a word, a counter such as `step=3` or a metric such as `loss=0.5` that kv would take
 for milliseconds, a `printed_at=` time, or a field that is the whole of its line) on at
@@ -17,7 +17,7 @@ from __future__ import annotations
 CUZK_MARKERS = ("CUZK_TIMING:", "CUZK_NTT_H:", "TIMELINE,", "GPU_TIMING ", "FIN_TIMING ")
 CONDENSED_KEYS = ("mutex_held_ms=", "mutex_wait_ms=", "ntt_kernels=")
 SNIFF_CHARS = 256 * 1024
-SNIFF_LINES = 2000
+SNIFF_LINES = 1000
 
 
 def detect_format(text: str, held: str | None = None) -> str:

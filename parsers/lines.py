@@ -135,6 +135,7 @@ _SKELETON = str.maketrans("123456789", "000000000")
 _NUMSTART = frozenset("0123456789.-+")
 _ROUND_SLACK = 0.01  # relative slack of the sum rule, beyond the printed rounding
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
+_PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
 NAN = math.nan
 
@@ -292,24 +293,29 @@ def read_line(line: str, st: State):
     if plans is None:
         return _read_tokens(toks, st, None)
     skel = msg.translate(_SKELETON)
-    plan = plans.get(skel)
-    if plan is not None:
-        r = plan.replay(toks, st)
-        if r is not _MISS:
-            return r
+    kept = plans.get(skel)
+    if kept is not None:
+        for plan in kept:
+            r = plan.replay(toks, st)
+            if r is not _MISS:
+                return r
     rec: list = []
     r = _read_tokens(toks, st, rec)
     if rec and _UNCACHEABLE not in rec:
-        if len(plans) > _MEMO_MAX:
-            plans.clear()
-        plans[skel] = Plan(toks, rec, r, st)
+        if kept is None:
+            if len(plans) > _MEMO_MAX:
+                plans.clear()
+            plans[skel] = [Plan(toks, rec, r, st)]
+        else:  # the same shape with other words (gpu0 / gpu1): keep a few
+            kept.insert(0, Plan(toks, rec, r, st))
+            del kept[_PLANS_PER_SHAPE:]
     return r
 
 
 def _read_tokens(toks: list[str], st: State, rec: list | None):
     """read_line's reading of the tokens. Appends to `rec` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
-    ("value", index, prefix) per token holding a number; _UNCACHEABLE when a number
+    ("value", index, prefix) per token holding a number or a label's text; _UNCACHEABLE when a number
     decided something a replay cannot check (damage, a number that does not read)."""
     n = len(toks)
     names: list[str] = []
@@ -353,6 +359,8 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
                     damage = damage or f"{key[:30]}: value {v[:20]!r} is not a number"
                 elif info(key)[2] == BYTES:
                     damage = damage or f"{key[:30]}: value {v[:20]!r} is not a count"
+                else:
+                    note(("value", vt, pre))  # a label (`job=abc12`): its text does not matter
                 continue
         elif t == "=" or t == ":":  # key = value, key : value
             if before is None or i >= n or not _numeric_start(toks[i]):
@@ -521,7 +529,8 @@ class Plan:
     token walk: the tokens without numbers must be equal, every number must read, and each
     number that decided something must decide it the same way; else replay says _MISS."""
 
-    __slots__ = ("n", "fixed", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps", "tol")
+    __slots__ = ("n", "fixed", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps", "tol",
+                 "fieldless")
 
     def __init__(self, toks: list[str], rec: list, result, st: State):
         import operator
@@ -542,6 +551,9 @@ class Plan:
         end = rec[-1]
         self.last_bare, self.flags = end[1], end[2]
         self.none = result is None
+        # no token formed a field: whether one does depends on no digit, so the next line of
+        # this shape has none either (a warning, a progress bar): None without a look
+        self.fieldless = not vals and result is None
         # the whole's index when no number can move it (the held key, or one name for a whole)
         self.code = None
         if result is not None and type(result) is tuple:
@@ -555,6 +567,8 @@ class Plan:
                 self.code = -1
 
     def replay(self, toks: list[str], st: State):
+        if self.fieldless:
+            return None
         if len(toks) != self.n:
             return _MISS
         if self.getter is not None and self.getter(toks) != self.fixed:
