@@ -230,33 +230,32 @@ def key_info(key: str):
     return name, factor, cls, whole
 
 
+class _Memo(dict):
+    """fn(key), computed once per key (a bounded dict: cleared past _MEMO_MAX keys)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key):
+        if len(self) > _MEMO_MAX:
+            self.clear()
+        r = self[key] = self.fn(key)
+        return r
+
+
 class State:
-    """What one scan remembers across lines: key classes (memo), the keys printed with a
-    unit in the value (cut-line check), the names read as seconds by assumption."""
+    """What one scan remembers across lines: key classes and word checks (memos), the
+    plans of the line shapes seen, the keys printed with a unit in the value (cut-line
+    check), the names read as seconds by assumption."""
 
     def __init__(self, held: str | None = None):
         self.held = held
-        self.memo: dict[str, tuple] = {}
-        self.words: dict[str, bool] = {}
-        self.plans: dict[str, Plan] | None = {} if USE_PLANS else None
+        self.info = _Memo(key_info).__getitem__  # key -> key_info(key)
+        self.word = _Memo(is_word).__getitem__  # token -> is_word(token)
+        self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
-
-    def word(self, t: str) -> bool:
-        r = self.words.get(t)
-        if r is None:
-            if len(self.words) > _MEMO_MAX:
-                self.words.clear()
-            r = self.words[t] = is_word(t)
-        return r
-
-    def info(self, key: str):
-        r = self.memo.get(key)
-        if r is None:
-            if len(self.memo) > _MEMO_MAX:
-                self.memo.clear()
-            r = self.memo[key] = key_info(key)
-        return r
 
 
 def message_start(line: str) -> int:
