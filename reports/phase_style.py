@@ -42,6 +42,15 @@ STYLES: dict[str, PhaseStyle] = {
     "b_g2_msm": PhaseStyle("CPU after the lock (b_g2_msm)", "#ff9da7", "cpu"),
     "prep": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
     "prep_msm": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
+    # names other programs print (format `lines`): GPU work on the GPU lane, the rest on the CPU's
+    "compute": PhaseStyle("compute", "#3182bd", "compute"),
+    "kernel": PhaseStyle("kernel", "#3182bd", "compute"),
+    "forward": PhaseStyle("forward", "#6baed6", "compute"),
+    "fwd": PhaseStyle("forward", "#6baed6", "compute"),
+    "backward": PhaseStyle("backward", "#08519c", "compute"),
+    "bwd": PhaseStyle("backward", "#08519c", "compute"),
+    "optimizer": PhaseStyle("optimizer", "#9ecae1", "compute"),
+    "data": PhaseStyle("data (host)", "#b07aa1", "cpu"),
 }
 
 # Legend order: the pipeline's order.

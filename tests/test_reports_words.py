@@ -117,3 +117,16 @@ def test_json_says_how_each_role_was_guessed():
     cuzk = json.loads(runner.invoke(app, ["analyze", str(EXAMPLES / "article_excerpt.log"), "--json"]).stdout)
     assert cuzk["roles"]["ntt_kernels"] == {"role": "h2d", "how": "listed in <built-in cuzk>"}
     assert cuzk["whole"]["name"] == "mutex_held"
+
+
+def test_the_timeline_picture_counts_steps_and_puts_compute_on_the_gpu():
+    from gpuscope.reports.lanes import assign_lanes
+
+    from gpuscope.cli._timeline import load_timeline
+
+    t = load_timeline(str(RUNS / "train_slow"))
+    assert "40 steps" in t.title and "partitions" not in t.title
+    lanes = {lane.label: set(lane.main["phase"]) for lane in assign_lanes(t.phases)}
+    gpu = next(v for k, v in lanes.items() if k.startswith("GPU"))
+    cpu = next(v for k, v in lanes.items() if k.startswith("CPU"))
+    assert "compute" in gpu and "data" in cpu

@@ -45,7 +45,8 @@ def write_html(path: str, result: Any, parsed: Any, ctx: Any, model: Any, whatif
         meta = getattr(ctx, "meta", None)
         rate = (meta or {}).get("line_rate_gbs") if isinstance(meta, dict) else None
         png = timeline_png(phases, getattr(ctx, "samples", None),
-                           title=title_for(str(ctx.path), meta, int(result.records) or None),
+                           title=title_for(str(ctx.path), meta, int(result.records) or None,
+                                           getattr(getattr(model, "vocabulary", None), "units", "partitions")),
                            line_rate_gbs=rate if isinstance(rate, int | float) else None)
     wi = whatif if whatif and whatif.get("available") else None
     doc = result.to_json()

@@ -21,14 +21,14 @@ class TimelineInputs:
     basis: str | None
 
 
-def title_for(path: str, meta: dict | None, n_partitions: int | None) -> str:
+def title_for(path: str, meta: dict | None, n_partitions: int | None, units: str = "partitions") -> str:
     name = Path(path).name or str(path)
     bits = []
     mode = (meta or {}).get("mode")
     if mode:
         bits.append(f"{mode} host memory")
     if n_partitions:
-        bits.append(f"{n_partitions} partitions")
+        bits.append(f"{n_partitions} {units}")
     w = ((meta or {}).get("workload") or {}) if isinstance((meta or {}).get("workload"), dict) else {}
     if w.get("log_n"):
         bits.append(f"log-n {w['log_n']}")
@@ -74,7 +74,7 @@ def load_timeline(source: str, *, fmt: str | None = None, model: str | None = No
 
         samples = _read_samples_file(samples_file)
     n = int(parsed.records["complete"].sum()) if len(parsed.records) else None
-    return TimelineInputs(phases=phases, samples=samples, title=title_for(source, ctx.meta, n),
+    return TimelineInputs(phases=phases, samples=samples, title=title_for(source, ctx.meta, n, role_model.vocabulary.units),
                           line_rate_gbs=meta_line_rate(ctx.meta), basis=basis)
 
 
