@@ -309,10 +309,12 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     if noun is None:
         noun = next((n for key, n in RECORD_NOUNS if key == whole.lower()), "record")
     plural = "batches" if noun == "batch" else noun + "s"
+    summed = getattr(parsed, "format", None) == "lines"  # (kv leaves a record without its held key unknown)
     held_how = (getattr(parsed, "whole_basis", "") or "found by the parser") if whole else (
-        "no field is the whole: each record's held time is the sum of its parts")
-    vocab = Vocabulary(record=noun, records=plural, whole=f"{noun} time", held=whole or "sum of parts",
-                       unit=noun, units=plural)
+        "no field is the whole: each record's held time is the sum of its parts" if summed
+        else "the log prints no held key: held time unknown (--model FILE.toml names it)")
+    vocab = Vocabulary(record=noun, records=plural, whole=f"{noun} time",
+                       held=whole or ("sum of parts" if summed else "held"), unit=noun, units=plural)
     return RoleModel(name=GUESSED, held=whole, roles=roles, source="<guessed from the log's names>",
                      vocabulary=vocab, how=how, held_how=held_how)
 

@@ -78,15 +78,19 @@ def header(a) -> Text:
 def split_table(a) -> RenderableType:
     s = a.split
     v = vocabulary_of(a)
-    t = _table(f"{v.Whole} split ({a.records} {v.records}, {ms(s.get('held_ms'), 0)} ms)")
+    unknown = len(a.record_split) > 0 and bool(a.record_split["held_ms"].isna().all())
+    total = "held time unknown" if unknown else f"{ms(s.get('held_ms'), 0)} ms"
+    t = _table(f"{v.Whole} split ({a.records} {v.records}, {total})")
     t.add_column("part")
     t.add_column("ms", justify="right")
     t.add_column("share", justify="right")
     t.add_column("")
     for part in ("h2d", "gpu_compute", "cpu_stall", "other"):
-        t.add_row(part, ms(s.get(f"{part}_ms")), pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
+        value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
+        t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
     held = "held" if v.cuzk else f"{v.held} (whole)"
-    t.add_row(held, ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "", style="bold")
+    t.add_row(held, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
+              style="bold")
     if s.get("inconsistent_records"):
         return Group(t, Text(
             f"{s['inconsistent_records']} inconsistent {v.record}(s): parts > held; their other is 0 "

@@ -130,3 +130,13 @@ def test_the_timeline_picture_counts_steps_and_puts_compute_on_the_gpu():
     gpu = next(v for k, v in lanes.items() if k.startswith("GPU"))
     cpu = next(v for k, v in lanes.items() if k.startswith("CPU"))
     assert "compute" in gpu and "data" in cpu
+
+
+def test_a_kv_log_without_its_whole_says_held_time_unknown(tmp_path):
+    f = tmp_path / "kv.log"
+    f.write_text("upload=1.5s, compute=250us, wait_ms=3 other=4\nupload=1.4s, compute=260us, wait_ms=5 other=4\n")
+    out = run(f)
+    assert "format kv, model guessed" in out and "held time unknown" in out
+    assert "nan" not in out.lower() and "0.00x" not in out
+    assert "observed - unknown: no time stamps, and the records print no held time" in out
+    assert "the log prints no held key: held time unknown" in out

@@ -122,9 +122,11 @@ def compute_bounds(
     if wall is not None and not math.isnan(wall) and wall > 0:
         src = timeline.get("source")
         observed, obs_basis = float(wall), f"wall time from {v.records if src == 'tenures' else src}"
-    elif len(split):
+    elif len(split) and split["held_ms"].notna().any():
         observed = float(split["held_ms"].sum()) / 1000.0
         obs_basis = "sum of held time (no timestamps; a lower bound on wall time)"
+    elif len(split):
+        observed, obs_basis = NAN, "unknown: no time stamps, and the records print no held time"
     else:
         observed, obs_basis = NAN, "unknown"
 

@@ -216,6 +216,7 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         return []
     share = inp.totals.get("cpu_stall_share", NAN)
     sev = "high" if share >= STALL_SHARE_HIGH else "medium" if share >= STALL_SHARE_MEDIUM else "low"
+    known = not math.isnan(share)  # (no held time: no share of it)
     ev = {
         "stalled_records": int(nz.size),
         "records": int(len(sp)),
@@ -234,7 +235,8 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
     if v.cuzk:
         summary = (
             f"The GPU waited for the CPU at the barrier in {nz.size} of {len(sp)} tenures "
-            f"({ev['stall_ms']:.0f} ms, {share:.1%} of held time; worst {ev['stall_max_ms']:.0f} ms)."
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of held time; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
         )
         rec = (
             "Start the CPU prep (prep_msm) earlier or give it more threads so it finishes before the GPU "
@@ -245,7 +247,8 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         ev["host_components"] = host
         summary = (
             f"The GPU waited for host-side work ({', '.join(host)}) in {nz.size} of {len(sp)} {v.records} "
-            f"({ev['stall_ms']:.0f} ms, {share:.1%} of the {v.whole}; worst {ev['stall_max_ms']:.0f} ms)."
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of the {v.whole}; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
         )
         rec = (
             f"Overlap the host-side work with the GPU's: prepare the next {v.record}'s input while this one "
