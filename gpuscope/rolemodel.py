@@ -2,8 +2,13 @@
 
 A model is data (TOML): `held` names the whole (the GPU-lock tenure), `[roles]` maps each
 role to the component names that play it, `[contains]` says that one component includes
-another (ntt_kernels includes an explicit h2d upload when a log prints both). The built-in
-CuZK model ships as gpuscope/models/cuzk.toml; `--model FILE.toml` loads a user's.
+another (ntt_kernels includes an explicit h2d upload when a log prints both), and
+`[vocabulary]` the words reports use for a record and its whole. The built-in CuZK model
+ships as gpuscope/models/cuzk.toml; `--model FILE.toml` loads a user's.
+
+Without --model, `model_for(parsed)` picks one: the CuZK model for CuZK and condensed logs
+(and kv logs printing its names), else a model guessed from the log's component names
+(`guess_model`), each role with how it was guessed (`RoleModel.provenance()`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,48 @@ SPLIT_ROLES = ("h2d", "gpu_compute", "cpu_stall")
 ROLES = ("h2d", "gpu_compute", "cpu_stall", "contention", "cpu", "info")
 
 BUILTIN = "cuzk"
+GUESSED = "guessed"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words the reports use for a model's records. The CuZK model's records are
+    GPU-lock tenures of a prover's partitions; any other program's are steps, iterations or
+    records, and advice written for the prover (a/b/c vectors, prep_msm, the barrier)
+    does not apply to it."""
+
+    record: str = "record"        # one record: tenure | step | iteration | record
+    records: str = "records"
+    whole: str = "record time"    # what the held time is, in a sentence: GPU-lock time | step time
+    held: str = "held"            # the whole's name as printed (mutex_held, step), for tables
+    unit: str = "record"          # what the floors count: partition | step | record
+    units: str = "records"
+    lock: bool = False            # the whole is the time a GPU lock is held (contention words apply)
+    cuzk: bool = False            # the CuZK prover's own advice applies
+
+    def n(self, count: int) -> str:
+        """`12 steps`, `1 tenure`."""
+        return f"{count} {self.record if count == 1 else self.records}"
+
+    def long(self, count: int) -> str:
+        """`12 GPU-lock tenures` (a lock's records), `12 steps`."""
+        return f"{count} {'GPU-lock ' if self.lock else ''}{self.record if count == 1 else self.records}"
+
+    @property
+    def Whole(self) -> str:  # noqa: N802 (the whole, capitalised for a title)
+        return self.whole[:1].upper() + self.whole[1:]
+
+    @property
+    def Records(self) -> str:  # noqa: N802
+        return self.records[:1].upper() + self.records[1:]
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in ("record", "records", "whole", "held", "unit", "units", "lock", "cuzk")}
+
+
+#: the CuZK prover's words (gpuscope/models/cuzk.toml has them too)
+CUZK_VOCABULARY = Vocabulary(record="tenure", records="tenures", whole="GPU-lock time", held="mutex_held",
+                             unit="partition", units="partitions", lock=True, cuzk=True)
 
 
 @dataclass(frozen=True)
@@ -36,10 +83,36 @@ class RoleModel:
     roles: dict[str, str]  # component -> role
     contains: dict[str, Contains] = field(default_factory=dict)  # outer -> (inner, remainder role)
     source: str = "<built-in>"
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    # how each role was decided (guessed models: `guessed from name 'h2d'`); component ->
+    # sentence, also for the components that got no role (counted in `other`)
+    how: dict[str, str] = field(default_factory=dict)
+    held_how: str = ""            # how the whole was found (guessed models)
 
     def role_of(self, component: str) -> str | None:
         """The component's role, or None when the model does not know it."""
         return self.roles.get(component)
+
+    def provenance(self, components=None) -> dict:
+        """JSON-ready: {name, source, held: {name, how}, roles: {component: {role, how}},
+        vocabulary}. `role` is null for a component the model gives no role (its time is
+        `other`); the whole is listed with role "whole". `components` (names) limits
+        `roles` to those, in that order (the components of the analyzed log)."""
+        held_how = self.held_how or f"held key of {self.source}"
+        if components is None:
+            names = ([self.held] if self.held else []) + list(self.roles) + [c for c in self.how if c not in self.roles]
+        else:
+            names = [str(c) for c in components]
+        roles: dict[str, dict] = {}
+        for comp in names:
+            if comp == self.held:
+                roles[comp] = {"role": "whole", "how": held_how}
+            elif comp in self.roles:
+                roles[comp] = {"role": self.roles[comp], "how": self.how.get(comp, f"listed in {self.source}")}
+            else:
+                roles[comp] = {"role": None, "how": self.how.get(comp, f"not in {self.source}: no role (counted in other)")}
+        return {"name": self.name, "source": self.source, "held": {"name": self.held or None, "how": held_how},
+                "roles": roles, "vocabulary": self.vocabulary.to_json()}
 
 
 def _bad(src: str, key: str, why: str) -> UsageError:
@@ -48,7 +121,7 @@ def _bad(src: str, key: str, why: str) -> UsageError:
 
 def model_from_dict(data: dict, source: str = "<dict>") -> RoleModel:
     """Validate a parsed TOML document and build the model (UsageError names file and key)."""
-    known = {"name", "held", "roles", "contains"}
+    known = {"name", "held", "roles", "contains", "vocabulary"}
     for key in data:
         if key not in known:
             raise _bad(source, key, f"unknown key (expected one of {', '.join(sorted(known))})")
@@ -97,7 +170,31 @@ def model_from_dict(data: dict, source: str = "<dict>") -> RoleModel:
         if inner == outer:
             raise _bad(source, f"{key}.inner", "a component cannot contain itself")
         contains[outer] = Contains(inner=inner, remainder_role=rem)
-    return RoleModel(name=name, held=held, roles=roles, contains=contains, source=source)
+    vocab = _vocabulary(data.get("vocabulary", {}), held, source)
+    return RoleModel(name=name, held=held, roles=roles, contains=contains, source=source, vocabulary=vocab)
+
+
+def _vocabulary(tbl, held: str, source: str) -> Vocabulary:
+    """[vocabulary] record = "step", records = "steps", whole = "step time", unit = ...,
+    units = ..., lock = false, cuzk = false (defaults: record, "<record> time", not a lock)."""
+    if not isinstance(tbl, dict):
+        raise _bad(source, "vocabulary", "must be a table (record = \"step\", whole = \"step time\", ...)")
+    words = {"record", "records", "whole", "unit", "units"}
+    for k, v in tbl.items():
+        if k in words:
+            if not isinstance(v, str) or not v.strip():
+                raise _bad(source, f"vocabulary.{k}", "must be a non-empty string")
+        elif k in ("lock", "cuzk"):
+            if not isinstance(v, bool):
+                raise _bad(source, f"vocabulary.{k}", "must be true or false")
+        else:
+            raise _bad(source, f"vocabulary.{k}", f"unknown key (expected one of {', '.join(sorted(words | {'lock', 'cuzk'}))})")
+    record = tbl.get("record", "record")
+    records = tbl.get("records", record + "s")
+    unit = tbl.get("unit", record)
+    return Vocabulary(record=record, records=records, whole=tbl.get("whole", f"{record} time"), held=held,
+                      unit=unit, units=tbl.get("units", records if unit == record else unit + "s"),
+                      lock=tbl.get("lock", False), cuzk=tbl.get("cuzk", False))
 
 
 def load_model(path: str | Path | None = None) -> RoleModel:
@@ -117,3 +214,146 @@ def load_model(path: str | Path | None = None) -> RoleModel:
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"model {p}: invalid TOML: {e}") from None
     return model_from_dict(data, source=str(p))
+
+
+# -- guessing roles from names (logs of any program) ------------------------------------------
+
+# (role, words): a component whose name holds one of the words (as a word of the name: split
+# at `_`, `-`, `.`, digits-to-letters and camelCase) gets the role; first rule that matches
+# wins. h2d words are also matched inside a word (`htod`, `todevice`).
+GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
+    (None, "a device-to-host copy", ("d2h", "dtoh", "download", "readback", "to_host", "to_cpu")),
+    ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer",
+                                     "to_device", "todevice", "host_to_device", "to_gpu", "pcie")),
+    ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
+    ("cpu_stall", "host-side work the GPU waits for", (
+        "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
+        "io", "read", "wait", "input", "decode", "collate", "augment", "host", "cpu", "queue")),
+    ("gpu_compute", "GPU work", (
+        "forward", "backward", "fwd", "bwd", "compute", "kernel", "kernels", "optimizer", "optim",
+        "opt", "gemm", "matmul", "attention", "attn", "infer", "inference", "model", "gpu", "cuda",
+        "train", "update", "loss_backward")),
+)
+#: names the CuZK model knows that any program may print: alone they do not make a log CuZK's
+GENERIC_NAMES = frozenset(("h2d", "total", "synth"))
+#: names of aggregates that are not the log's whole: never summed (role info)
+AGGREGATE_WORDS = ("total", "elapsed", "wall", "overall", "sum", "cumulative")
+#: counters that name a record (the first one a log prints gives the noun)
+RECORD_NOUNS = (("step", "step"), ("global_step", "step"), ("steps", "step"), ("iter", "iteration"),
+                ("iteration", "iteration"), ("batch", "batch"))
+
+
+def name_words(name: str) -> list[str]:
+    """`data_time` -> [data, time]; `dataLoad` -> [data, load]; `h2dCopy` -> [h2d, copy]."""
+    out, cur = [], ""
+    for i, ch in enumerate(name):
+        if ch in "_-. /":
+            if cur:
+                out.append(cur)
+            cur = ""
+        elif ch.isupper() and cur and (cur[-1].islower() or (i + 1 < len(name) and name[i + 1].islower()
+                                                             and cur[-1].isupper())):
+            out.append(cur)
+            cur = ch
+        else:
+            cur += ch
+    if cur:
+        out.append(cur)
+    return [w.lower() for w in out]
+
+
+def guess_role(name: str) -> tuple[str | None, str]:
+    """(role or None, how it was guessed) for one component name."""
+    words = name_words(name)
+    joined = "_".join(words)
+    for role, what, keys in GUESS_RULES:
+        hit = next((k for k in keys if ((k in words) if "_" not in k else (k in joined))), None)
+        if hit is None and role == "h2d":
+            hit = next((k for k in keys if len(k) >= 4 and any(k in w for w in words)), None)  # memcpyHtoD
+        if hit is None and role == "cpu_stall":
+            hit = next((k for k in ("load", "prep", "data", "fetch") if any(w.startswith(k) for w in words)),
+                       None)  # loading, preprocessing
+        if hit is not None:
+            if role is None:
+                return None, f"guessed from name {hit!r}: {what}, no role (counted in other)"
+            return role, f"guessed from name {hit!r}: {what}"
+    if any(w in AGGREGATE_WORDS for w in words):
+        return "info", "named like a total but not the record's whole: an aggregate, never summed"
+    return None, f"no rule matches {name!r}: no role (its time is counted in other)"
+
+
+def _names(frame, column: str) -> list[str]:
+    """The distinct values of a text column, in order of first appearance."""
+    import pandas as pd
+
+    return [str(x) for x in pd.unique(frame[column].to_numpy(dtype=object))] if frame is not None and len(frame) else []
+
+
+def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
+    """A role model for a log of any program: roles guessed from the component names
+    (GUESS_RULES), the whole from the parser (ParsedLog.whole), words from its counters.
+    `names`: the components' distinct names when the caller has them."""
+    whole = getattr(parsed, "whole", None) or ""
+    roles: dict[str, str] = {}
+    how: dict[str, str] = {}
+    for name in names if names is not None else _names(parsed.components, "component"):
+        name = str(name)
+        if name == whole:
+            continue
+        role, why = guess_role(name)
+        how[name] = why
+        if role is not None:
+            roles[name] = role
+    counters = [x.lower() for x in _names(getattr(parsed, "quantities", None), "name")]
+    noun = next((n for key, n in RECORD_NOUNS if key in counters), None)
+    if noun is None:
+        noun = next((n for key, n in RECORD_NOUNS if key == whole.lower()), "record")
+    plural = "batches" if noun == "batch" else noun + "s"
+    summed = getattr(parsed, "format", None) == "lines"  # (kv leaves a record without its held key unknown)
+    held_how = (getattr(parsed, "whole_basis", "") or "found by the parser") if whole else (
+        "no field is the whole: each record's held time is the sum of its parts" if summed
+        else "the log prints no held key: held time unknown (--model FILE.toml names it)")
+    vocab = Vocabulary(record=noun, records=plural, whole=f"{noun} time",
+                       held=whole or ("sum of parts" if summed else "held"), unit=noun, units=plural)
+    return RoleModel(name=GUESSED, held=whole, roles=roles, source="<guessed from the log's names>",
+                     vocabulary=vocab, how=how, held_how=held_how)
+
+
+def user_model(model) -> RoleModel | None:
+    """--model: a RoleModel as is, a TOML path loaded, None for none (then model_for guesses)."""
+    if model is None or isinstance(model, RoleModel):
+        return model
+    return load_model(model)
+
+
+def held_key(model: RoleModel | None) -> str:
+    """The held key to parse with: the user's model's, else the CuZK default."""
+    return model.held if model is not None and model.held else "mutex_held"
+
+
+def vocabulary_of(analysis) -> Vocabulary:
+    """The words for an Analysis: its model's (`analysis.model`, when the facade keeps it),
+    else the CuZK words for the built-in model and the generic ones for any other."""
+    v = getattr(getattr(analysis, "model", None), "vocabulary", None)
+    if isinstance(v, Vocabulary):
+        return v
+    return CUZK_VOCABULARY if getattr(analysis, "model_name", BUILTIN) == BUILTIN else Vocabulary()
+
+
+def model_for(parsed, model=None) -> RoleModel:
+    """The role model to analyze `parsed` with: `model` (a RoleModel or a TOML path: the
+    user's word wins); else the built-in CuZK model for cuzk / condensed logs and for logs
+    that print its held key or mostly its component names; else `guess_model(parsed)`."""
+    if isinstance(model, RoleModel):
+        return model
+    if model is not None:
+        return load_model(model)
+    builtin = load_model()
+    if getattr(parsed, "format", None) in ("cuzk", "condensed"):
+        return builtin
+    ordered = _names(parsed.components, "component")
+    names = set(ordered)
+    known = {c for c in names if c in builtin.roles}
+    if builtin.held in names or (known - GENERIC_NAMES and len(known) * 2 > len(names)):
+        return builtin
+    return guess_model(parsed, ordered)

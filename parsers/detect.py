@@ -1,15 +1,35 @@
 """Format detection: `cuzk` when the log has CUZK_ / TIMELINE / GPU_TIMING / FIN_TIMING
-lines, else `condensed` when it has the article's keys, else the generic `kv`."""
+lines, else `condensed` when it has the article's keys, else `lines` when a sample of the
+log reads better as timing lines as people print them (parsers/lines.py), else the
+generic `kv`.
+
+The sample is the first SNIFF_CHARS (and at most SNIFF_LINES lines) of the log. `lines` wins when its lines show what
+`kv` cannot read or would misread (a `key: value` or `Label value` field, a unit printed
+as a word, a counter such as `step=3` or a metric such as `loss=0.5` that kv would take
+for milliseconds, a `printed_at=` time, or a field that is the whole of its line) on at
+least as many lines as show a bare number under a plain `key=` (which kv reads as
+milliseconds and `lines` does not). A log whose sample holds the caller's own held key
+(`held_key=` other than mutex_held) stays `kv`, whose records end at that key.
+"""
 
 from __future__ import annotations
 
 CUZK_MARKERS = ("CUZK_TIMING:", "CUZK_NTT_H:", "TIMELINE,", "GPU_TIMING ", "FIN_TIMING ")
 CONDENSED_KEYS = ("mutex_held_ms=", "mutex_wait_ms=", "ntt_kernels=")
+SNIFF_CHARS = 256 * 1024
+SNIFF_LINES = 1000
 
 
-def detect_format(text: str) -> str:
+def detect_format(text: str, held: str | None = None) -> str:
     if any(m in text for m in CUZK_MARKERS):
         return "cuzk"
     if any(k in text for k in CONDENSED_KEYS):
         return "condensed"
+    from gpuscope.parsers.lines import sniff
+
+    sample = text[:SNIFF_CHARS].split("\n", SNIFF_LINES)[:SNIFF_LINES]
+    if len(text) > SNIFF_CHARS and len(sample) > 1:
+        sample.pop()  # cut in the middle
+    if sniff(sample, held if held and held != "mutex_held" else None):
+        return "lines"
     return "kv"

@@ -24,6 +24,7 @@ class LineTimes:
         self.values: list[float] = []  # one per slot
         self.iso_tok: list[str] = []
         self.iso_slot: list[int] = []
+        self.own: list[tuple[int, float]] = []  # (slot, epoch s): a time the line itself prints
 
     def slot(self, line: str) -> int:
         """Reserve a slot holding this line's time; returns its index."""
@@ -42,6 +43,10 @@ class LineTimes:
             vals.append(self.clock.ts(line))
         return n
 
+    def override(self, slot: int, ts: float) -> None:
+        """The line prints its own time (`printed_at=`): it wins over its prefix's."""
+        self.own.append((slot, ts))
+
     def array(self) -> np.ndarray:
         out = np.asarray(self.values, dtype=np.float64)
         if self.iso_tok:
@@ -53,4 +58,6 @@ class LineTimes:
             for k in bad:  # forms pandas does not take (comma decimals, a trailing ']')
                 secs[k] = iso(self.iso_tok[k], 0)
             out[np.asarray(self.iso_slot, dtype=np.int64)] = secs
+        for slot, ts in self.own:
+            out[slot] = ts
         return out

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpuscope.errors import InputError, NoDataError, UsageError
 from gpuscope.parsers import cuzk, kv
+from gpuscope.parsers import lines as freeform
 from gpuscope.parsers.detect import detect_format
 from gpuscope.parsers.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.scan import Scan, count_lines, split_lines
@@ -89,13 +90,13 @@ def _decode(data: bytes, name: str) -> str:
 
 
 def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None) -> ParsedLog:
-    """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | None (detect);
+    """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | lines | None (detect);
     `name`: what to call text or bytes in messages and ParsedLog.source."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown log format {fmt!r} (choose {', '.join(FORMATS)})")
     held = held_key[:-3] if held_key.endswith("_ms") else held_key
     text, name = read_source(source, name)
-    fmt = fmt or detect_format(text)
+    fmt = fmt or detect_format(text, held)
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
     try:
@@ -118,6 +119,9 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         timeline=tl,
         skipped=skipped,
         quantities=quantities,
+        whole=getattr(s, "whole", None),
+        whole_basis=getattr(s, "whole_basis", ""),
+        notes=list(s.notes),
     )
 
 
@@ -127,6 +131,8 @@ def scan_range(text: str, fmt: str, held: str, first: int) -> Scan:
     if fmt == "cuzk":
         idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
         return cuzk.scan_cuzk(lines, idx, held, first)
+    if fmt == "lines":
+        return freeform.scan_lines(lines, held, first)
     idx = [i for i, ln in enumerate(lines) if "=" in ln]
     return kv.scan_kv(lines, idx, held, strict=(fmt == "condensed"), source=fmt, first=first)
 
@@ -152,7 +158,9 @@ def scan_text(text: str, fmt: str, held: str) -> Scan:
         if s2 is None:
             s2 = scan_range(text[mid:], fmt, held, first2)
         s.merge(s2)
-    if fmt != "cuzk":
+    if fmt == "lines":
+        freeform.finish(s, held)
+    elif fmt != "cuzk":
         kv.lines_are_records(s)
     return s
 

@@ -28,7 +28,7 @@ def is_quantity_key(key: str) -> bool:
     return (key.endswith("_bytes") and len(key) > 6 and key.isidentifier()) or key in COUNT_QUANTITIES
 
 
-FORMATS = ("cuzk", "condensed", "kv")
+FORMATS = ("cuzk", "condensed", "kv", "lines")
 
 
 @dataclass
@@ -44,6 +44,11 @@ class ParsedLog:
     timeline: pd.DataFrame
     skipped: pd.DataFrame
     quantities: pd.DataFrame = field(default_factory=lambda: empty(QUANTITY_COLUMNS))
+    # the component that is each record's whole (its held time) when the parser found it
+    # itself (format `lines`: `step`, `total`, ...), and how it was found; None otherwise
+    whole: str | None = None
+    whole_basis: str = ""
+    notes: list[str] = field(default_factory=list)  # what the parser assumed, in sentences
 
     @classmethod
     def empty(cls, source: str, fmt: str) -> ParsedLog:

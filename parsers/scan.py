@@ -25,7 +25,7 @@ TL_FIELDS = (("line", np.int64), ("slot", np.int64), ("offset_ms", np.float64), 
              ("job_id", object), ("partition", np.int64), ("worker", np.int64),
              ("synth_ms", np.float64), ("gpu_ms", np.float64))
 
-SOURCES = ("CUZK_TIMING", "CUZK_NTT_H", "GPU_TIMING", "FIN_TIMING", "condensed", "kv")
+SOURCES = ("CUZK_TIMING", "CUZK_NTT_H", "GPU_TIMING", "FIN_TIMING", "condensed", "kv", "lines")
 SRC = {name: i for i, name in enumerate(SOURCES)}
 
 
@@ -37,6 +37,11 @@ class Scan:
         self.names: list[str] = []
         self.values: list[float] = []
         self.held: list[tuple[int, float]] = []  # (meta row, held value)
+        # one int per meta row for a format that decides kinds after the scan (lines: where
+        # the line's whole is); empty for the others
+        self.aux: list[int] = []
+        self.tol: list[float] = []  # lines: per meta row, the printed rounding of its times (ms)
+        self.notes: list[str] = []  # what the format assumed (lines: names read as seconds)
         # quantities (numbers that are not times: h2d_bytes, num_circuits), each tied to
         # the meta row of its line: row, name as spelled, value as printed
         self.qrow: list[int] = []
@@ -60,6 +65,8 @@ class Scan:
         self.names = np.asarray(self.names, dtype=object)
         self.values = np.asarray(self.values, dtype=np.float64)
         self.qrow = np.asarray(self.qrow, dtype=np.int64)
+        self.aux = np.asarray(self.aux, dtype=np.int64)
+        self.tol = np.asarray(self.tol, dtype=np.float64)
         self.qnames = np.asarray(self.qnames, dtype=object)
         self.qvalues = np.asarray(self.qvalues, dtype=np.float64)
         self.ts = self.times.array()
@@ -84,6 +91,9 @@ class Scan:
         self.names = np.concatenate([self.names, o.names])
         self.values = np.concatenate([self.values, o.values])
         self.qrow = np.concatenate([self.qrow, o.qrow + base_row])
+        self.aux = np.concatenate([self.aux, o.aux])
+        self.tol = np.concatenate([self.tol, o.tol])
+        self.notes = sorted(set(self.notes) | set(o.notes))
         self.qnames = np.concatenate([self.qnames, o.qnames])
         self.qvalues = np.concatenate([self.qvalues, o.qvalues])
         self.ts = np.concatenate([self.ts, o.ts])

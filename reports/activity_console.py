@@ -78,7 +78,8 @@ def device_table(doc: dict) -> Table:
             r = pc.get(d) or {}
             t.add_row(f"{label} p50 / p90 / max GB/s",
                       f"{num(r.get('p50_gbs'), 2)} / {num(r.get('p90_gbs'), 2)} / {num(r.get('max_gbs'), 2)}")
-        t.add_row(f"time near the line rate ({num(rate, 1)} GB/s)", secs(pc.get("time_near_line_rate_s")))
+        near = pc.get("time_near_line_rate_s")
+        t.add_row(f"time near the line rate ({num(rate, 1)} GB/s)", "none" if near == 0 else secs(near))
     mem = doc.get("memory") or {}
     if is_num(mem.get("used_max_mib")):
         t.add_row("device memory used (max)", f"{mem['used_max_mib']:,.0f} MiB"

@@ -57,19 +57,30 @@ def components_table(doc: dict, limit: int = MAX_COMPONENTS):
     return t
 
 
+def _words(side: dict) -> dict:
+    """A side's vocabulary (compare.Side.vocabulary); the CuZK prover's when it has none."""
+    v = side.get("vocabulary")
+    if isinstance(v, dict) and v.get("units"):
+        return v
+    return {"records": "tenures", "unit": "partition", "units": "partitions", "held": "mutex_held", "lock": True,
+            "cuzk": True}
+
+
 def run_table(doc: dict):
     from rich.markup import escape
     from rich.table import Table
 
     a, b = doc["a"], doc["b"]
+    w = _words(a)
     t = Table(title="Run", title_justify="left")
     t.add_column("")
     t.add_column(escape(f"A {a['label']}"), justify="right")
     t.add_column(escape(f"B {b['label']}"), justify="right")
     t.add_row("source", escape(str(a.get("source") or "-")), escape(str(b.get("source") or "-")))
-    t.add_row("partitions (complete tenures)", str(a["partitions"]), str(b["partitions"]))
-    t.add_row("throughput (partitions/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
-    t.add_row("GPU lock held (share of span)", _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
+    t.add_row(f"{w['units']} (complete {w['records']})", str(a["partitions"]), str(b["partitions"]))
+    t.add_row(f"throughput ({w['units']}/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
+    t.add_row("GPU lock held (share of span)" if w.get("lock") else f"share of the span inside {w['records']}",
+              _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
     if _n(a.get("sm_active_mean")) or _n(b.get("sm_active_mean")):
         t.add_row("SM activity (NVML GPM, mean)", _pct(a.get("sm_active_mean")), _pct(b.get("sm_active_mean")))
     t.add_row(f"upload ({a.get('upload_field') or '-'}) median ms", _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
@@ -89,10 +100,11 @@ def _rx(row: dict) -> Any:
     return None
 
 
-def prediction_table(pred: dict):
+def prediction_table(pred: dict, words: dict | None = None):
     from rich.markup import escape
     from rich.table import Table
 
+    v = words or _words({})
     w = pred.get("whatif") or {}
     t = Table(title=escape(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
                            f"predicted from {pred.get('from')} against the measured {pred.get('against')}"),
@@ -101,15 +113,15 @@ def prediction_table(pred: dict):
     t.add_column("predicted", justify="right")
     t.add_column("measured", justify="right")
     t.add_column("error", justify="right")
-    t.add_row("mutex_held median (ms)", _ms(pred.get("held_ms_predicted")), _ms(pred.get("held_ms_measured")),
+    t.add_row(f"{v['held']} median (ms)", _ms(pred.get("held_ms_predicted")), _ms(pred.get("held_ms_measured")),
               _err(pred.get("held_error")))
     if "held_mean_ms_predicted" in pred:
-        t.add_row("mutex_held mean (ms)", _ms(pred.get("held_mean_ms_predicted")),
+        t.add_row(f"{v['held']} mean (ms)", _ms(pred.get("held_mean_ms_predicted")),
                   _ms(pred.get("held_mean_ms_measured")), _err(pred.get("held_mean_error")))
-    t.add_row("throughput (partitions/min)", _num(pred.get("throughput_ppm_predicted"), 1),
+    t.add_row(f"throughput ({v['units']}/min)", _num(pred.get("throughput_ppm_predicted"), 1),
               _num(pred.get("throughput_ppm_measured"), 1), _err(pred.get("throughput_error")))
     sp, sm = pred.get("stalled_predicted"), pred.get("stalled_measured")
-    if sp and sm and None not in sp:
+    if sp and sm and None not in sp and v.get("cuzk"):
         t.add_row("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", "")
     if w.get("notes"):
         t.caption = escape("; ".join(w["notes"]))
@@ -179,7 +191,7 @@ def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
             console.print(extra)
     pred = doc.get("prediction")
     if pred and pred.get("available", True):
-        console.print(prediction_table(pred))
+        console.print(prediction_table(pred, _words(doc["a"])))
     elif pred:
         console.print(escape(f"what-if: not available ({pred.get('reason')})"))
     for n in doc.get("notes") or []:
@@ -187,13 +199,14 @@ def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
     console.print(f"[bold]Verdict:[/bold] {escape(doc['verdict'])}")
 
 
-def whatif_table(w: dict):
+def whatif_table(w: dict, words: dict | None = None):
     from rich.markup import escape
     from rich.table import Table
 
+    v = words or _words({})
     m, p, f = w["measured"], w["predicted"], w["floors"]
     t = Table(title=escape(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
-                     f"{w['bytes_per_partition'] / 2**30:.2f} GiB per partition ({w['bytes_source']}), "
+                     f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
                      f"{w['workers']} workers"),
               title_justify="left")
     t.add_column("")
@@ -201,16 +214,18 @@ def whatif_table(w: dict):
     t.add_column("predicted", justify="right")
     t.add_row(f"upload ({w['upload_field']}) ms", _ms(m["upload_ms_median"]), _ms(p["upload_ms"]))
     t.add_row("upload rate", _gbs(m["upload_gbs"]), _gbs(w["line_rate_gbs"]))
-    t.add_row("mutex_held median (ms)", _ms(m["held_ms_median"]),
+    t.add_row(f"{v['held']} median (ms)", _ms(m["held_ms_median"]),
               f"{_ms(p['held_ms_median'])} [{_ms(p['held_ms_p10'])}-{_ms(p['held_ms_p90'])}]")
     if "held_ms_mean" in p:
-        t.add_row("mutex_held mean (ms)", _ms(m.get("held_ms_mean")), _ms(p["held_ms_mean"]))
-    t.add_row("barrier_wait median (ms)", _ms(m["barrier_ms_median"]), _ms(p["barrier_ms_median"]))
-    if "stalled_tenures" in p:
+        t.add_row(f"{v['held']} mean (ms)", _ms(m.get("held_ms_mean")), _ms(p["held_ms_mean"]))
+    if v.get("cuzk"):
+        t.add_row("barrier_wait median (ms)", _ms(m["barrier_ms_median"]), _ms(p["barrier_ms_median"]))
+    if "stalled_tenures" in p and v.get("cuzk"):
         n = w.get("partitions")
         t.add_row("tenures stalled at the barrier", f"{m.get('stalled_tenures')} of {n}", f"{p['stalled_tenures']} of {n}")
-    t.add_row("throughput (partitions/min)", _num(m["throughput_ppm"], 1), _num(p["throughput_ppm"], 1))
-    t.add_row("GPU lock held share", _pct(m["gpu_busy_fraction"]), _pct(p["gpu_busy_fraction"]))
+    t.add_row(f"throughput ({v['units']}/min)", _num(m["throughput_ppm"], 1), _num(p["throughput_ppm"], 1))
+    t.add_row("GPU lock held share" if v.get("lock") else f"share of the span inside {v['records']}",
+              _pct(m["gpu_busy_fraction"]), _pct(p["gpu_busy_fraction"]))
     t.add_row("GPU compute share", "-", _pct(p["gpu_compute_fraction"]))
     floors = f"GPU floor {_num(f['gpu_floor_s'], 1)} s"
     if _n(f.get("cpu_floor_s")):
@@ -223,20 +238,21 @@ def whatif_table(w: dict):
     return t
 
 
-def render_whatif_doc(doc: dict, console) -> None:
+def render_whatif_doc(doc: dict, console, words: dict | None = None) -> None:
     """`analyze --what-if`: the projection, or why it is not available."""
     from rich.markup import escape
 
     if not doc.get("available"):
         console.print(escape(f"what-if: not available ({doc.get('reason')})"))
         return
-    render_whatif(doc, console)
+    render_whatif(doc, console, words)
 
 
-def render_whatif(w: dict, console) -> None:
-    console.print(whatif_table(w))
+def render_whatif(w: dict, console, words: dict | None = None) -> None:
+    v = words or _words({})
+    console.print(whatif_table(w, v))
     p = w["predicted"]
     if _n(p.get("held_speedup")):
         sp = p.get("throughput_speedup")
-        console.print(f"[bold]What-if:[/bold] pinned uploads would cut mutex_held {p['held_speedup']:.1f}x"
+        console.print(f"[bold]What-if:[/bold] pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
                       + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))

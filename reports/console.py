@@ -1,5 +1,9 @@
 """Analysis -> rich renderables for the terminal. Pure: each function takes the Analysis and
-returns a renderable (or a list of them); `render_summary` prints them on a Console."""
+returns a renderable (or a list of them); `render_summary` prints them on a Console.
+
+Words come from the model's vocabulary (gpuscope.rolemodel.vocabulary_of): GPU-lock tenures
+and partitions for the CuZK model, steps / iterations / records for any other program. A
+figure that cannot be computed is printed as `-` with the reason, never as 0 or nan."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
+from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 BAR_WIDTH = 30
 ROLE_SHORT = {"gpu_compute": "gpu", "cpu_stall": "stall", "contention": "wait"}
@@ -29,11 +34,12 @@ def _table(title: str) -> Table:
 
 def header(a) -> Text:
     inc = a.split.get("inconsistent_records", 0)
+    v = vocabulary_of(a)
     t = Text()
     t.append(f"{a.source}", style="bold")
     t.append(f" — format {a.format}, model {a.model_name}\n")
     t.append(
-        f"{a.records} GPU-lock tenure{'' if a.records == 1 else 's'}"
+        v.long(a.records)
         + (f" ({inc} inconsistent)" if inc else "")
         + (f", {a.incomplete_records} cut off at the end" if a.incomplete_records else "")
         + f"; {a.timing_lines:,} timing lines of {a.total_lines:,}; {a.skipped_lines} skipped"
@@ -43,17 +49,23 @@ def header(a) -> Text:
 
 def split_table(a) -> RenderableType:
     s = a.split
-    t = _table(f"GPU-lock time split ({a.records} tenures, {ms(s.get('held_ms'), 0)} ms)")
+    v = vocabulary_of(a)
+    unknown = len(a.record_split) > 0 and bool(a.record_split["held_ms"].isna().all())
+    total = "held time unknown" if unknown else f"{ms(s.get('held_ms'), 0)} ms"
+    t = _table(f"{v.Whole} split ({a.records} {v.records}, {total})")
     t.add_column("part")
     t.add_column("ms", justify="right")
     t.add_column("share", justify="right")
     t.add_column("")
     for part in ("h2d", "gpu_compute", "cpu_stall", "other"):
-        t.add_row(part, ms(s.get(f"{part}_ms")), pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
-    t.add_row("held", ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "", style="bold")
+        value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
+        t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
+    held = "held" if v.cuzk else f"{v.held} (whole)"
+    t.add_row(held, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
+              style="bold")
     if s.get("inconsistent_records"):
         return Group(t, Text(
-            f"{s['inconsistent_records']} inconsistent tenure(s): parts > held; their other is 0 "
+            f"{s['inconsistent_records']} inconsistent {v.record}(s): parts > held; their other is 0 "
             "and they stay in the sums"
         ))
     return t
@@ -66,6 +78,10 @@ def components_table(a) -> Table:
     for col in ("count", "sum", "mean", "median", "p10", "p90", "cv"):
         t.add_column(col, justify="right", no_wrap=True)
     t.caption = "roles: gpu = gpu_compute, stall = cpu_stall, wait = contention; info = aggregate, never summed"
+    m = getattr(a, "model", None)
+    if m is not None and getattr(m, "name", None) == GUESSED:
+        t.caption = ("roles: gpu = gpu_compute, stall = cpu_stall (host-side work the GPU waits for), "
+                     "- = no role (its time is in other); held = the whole\n" + _guessed(m, a.components.index))
     t.caption_justify = "left"
     for name, r in a.components.iterrows():
         t.add_row(str(name), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
@@ -73,22 +89,47 @@ def components_table(a) -> Table:
     return t
 
 
+def _guessed(model, components) -> str:
+    """`roles guessed from the names: h2d <- 'h2d', ...` for a guessed model."""
+    parts = []
+    for c in components:
+        how = model.how.get(str(c))
+        if how is None:
+            continue
+        word = how.split("'")[1] if how.startswith("guessed from name '") else None
+        role = model.role_of(str(c)) or "-"
+        parts.append(f"{c} = {ROLE_SHORT.get(role, role)} (name {word!r})" if word else f"{c} = {role}")
+    out = ["roles guessed from the names: " + ", ".join(parts)] if parts else []
+    out.append(f"whole: {model.held_how}" if model.held else model.held_how)
+    return "; ".join(out) + "; --model FILE.toml sets them"
+
+
 def timeline_table(a) -> Table | None:
     tl = a.timeline
     if not tl.get("source"):
         return None
-    src = "TIMELINE events" if tl["source"] == "TIMELINE" else "GPU-lock tenures (time stamps)"
+    v = vocabulary_of(a)
+    lock = v.lock
+    src = "TIMELINE events" if tl["source"] == "TIMELINE" else (
+        "GPU-lock tenures (time stamps)" if lock else f"{v.records} (time stamps)")
     t = _table(f"Timeline (from {src})")
     t.add_column("figure")
     t.add_column("value", justify="right")
     t.add_row("wall time", secs(tl.get("wall_s")))
-    t.add_row("GPU busy (merged intervals)", secs(tl.get("gpu_busy_s")))
-    t.add_row("GPU busy fraction", pct(tl.get("gpu_busy_fraction")))
-    if is_num(tl.get("gpu_compute_fraction")):
-        t.add_row("GPU compute fraction (CUDA-timed parts)", pct(tl.get("gpu_compute_fraction")))
-    t.add_row("idle gaps", f"{tl.get('idle_gaps', 0)} (total {secs(tl.get('idle_total_s'))}, "
+    if lock or tl["source"] == "TIMELINE":
+        t.add_row("GPU busy (merged intervals)", secs(tl.get("gpu_busy_s")))
+        t.add_row("GPU busy fraction", pct(tl.get("gpu_busy_fraction")))
+    else:  # a step's interval is not GPU busy time: the loop may wait for data inside it
+        t.add_row(f"time inside {v.records} (merged)", secs(tl.get("gpu_busy_s")))
+        t.add_row(f"share of the span inside {v.records}", pct(tl.get("gpu_busy_fraction")))
+    has_gpu = "gpu_compute" in set(a.components["role"]) if len(a.components) else False
+    if is_num(tl.get("gpu_compute_fraction")) and (lock or has_gpu):
+        label = "GPU compute fraction (CUDA-timed parts)" if lock else "GPU compute fraction (gpu_compute parts / span)"
+        t.add_row(label, pct(tl.get("gpu_compute_fraction")))
+    gaps = "idle gaps" if lock or tl["source"] == "TIMELINE" else f"gaps between {v.records}"
+    t.add_row(gaps, f"{tl.get('idle_gaps', 0)} (total {secs(tl.get('idle_total_s'))}, "
               f"largest {secs(tl.get('idle_largest_s'))})")
-    t.add_row("partitions", str(tl.get("partitions", 0)))
+    t.add_row(v.units, str(tl.get("partitions", 0)))
     if is_num(tl.get("synth_s")):
         t.add_row("synthesis (merged)", secs(tl.get("synth_s")))
         t.add_row("synthesis overlapping GPU", pct(tl.get("synth_overlap_fraction")))
@@ -100,27 +141,37 @@ def timeline_table(a) -> Table | None:
 
 def bounds_table(a) -> RenderableType:
     b = a.bounds
+    v = vocabulary_of(a)
     t = _table("Bounds")
     t.add_column("bound")
     t.add_column("seconds", justify="right")
     t.add_column("basis")
-    t.add_row("GPU floor", secs(b.get("gpu_floor_s")),
-              f"{ms(b.get('gpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions ({b.get('gpu_basis')})")
+    if not is_num(b.get("gpu_floor_s")):
+        gpu_basis = str(b.get("gpu_basis"))
+    else:
+        gpu_basis = f"{ms(b.get('gpu_per_partition_ms'), 0)} ms x {b.get('partitions')} {v.units} ({b.get('gpu_basis')})"
+    t.add_row("GPU floor", secs(b.get("gpu_floor_s")), gpu_basis)
     cpu_basis = "-"
     if is_num(b.get("cpu_per_partition_ms")):
-        cpu_basis = f"{ms(b.get('cpu_per_partition_ms'), 0)} ms x {b.get('partitions')} partitions"
+        cpu_basis = f"{ms(b.get('cpu_per_partition_ms'), 0)} ms x {b.get('partitions')} {v.units}"
         if is_num(b.get("synth_floor_s")) and is_num(b.get("cpu_work_floor_s")):
             cpu_basis += (f" (slower of synthesis {secs(b.get('synth_floor_s'))}, "
                           f"CPU work {secs(b.get('cpu_work_floor_s'))})")
     t.add_row("CPU floor", secs(b.get("cpu_floor_s")), cpu_basis)
     t.add_row("observed", secs(b.get("observed_s")), str(b.get("observed_basis")))
     cap = []
-    if b.get("binding"):
+    if b.get("binding") and is_num(b.get("observed_over_floor")):
         line = (f"{b['binding'].upper()} floor binds; observed is {num(b.get('observed_over_floor'), 2)}x it "
                 f"({secs(b.get('gap_to_floor_s'))} above)")
-        if b["binding"] != "gpu":  # else the GPU-floor ratio is the same number again
+        if b["binding"] != "gpu" and is_num(b.get("observed_over_gpu_floor")):
             line += f"; {num(b.get('observed_over_gpu_floor'), 2)}x the GPU floor"
         cap.append(line + ".")
+    elif b.get("binding"):
+        why = ("the observed time is unknown" if not is_num(b.get("observed_s"))
+               else f"the floor is {secs(b.get(b['binding'] + '_floor_s'))}")
+        cap.append(f"{b['binding'].upper()} floor binds; no ratio to it: {why}.")
+    elif not v.cuzk:
+        cap.append(f"no floor: the {v.records} have no GPU compute part and no host-side part to bound them.")
     cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))
     if cap:
         return Group(t, Text("\n".join(cap)))
@@ -130,7 +181,7 @@ def bounds_table(a) -> RenderableType:
 def pcie_table(a) -> Table | None:
     if a.pcie is None or a.pcie.empty:
         return None
-    t = _table(f"PCIe and SM activity by phase (line rate {a.options.line_rate_gbs:g} GB/s; "
+    t = _table(f"PCIe and SM activity by phase (line rate {round(a.options.line_rate_gbs, 1):g} GB/s; "
                f"phases from {a.pcie_info.get('phases_from')})")
     for col in ("phase", "samples", "RX GB/s", "TX GB/s", "RX p90", "RX / line", "SM active"):
         t.add_column(col, justify="left" if col == "phase" else "right")
@@ -144,7 +195,8 @@ def pcie_table(a) -> Table | None:
 
 
 def records_table(a) -> Table:
-    t = _table("Tenures (ms; per-GPU parts averaged over the tenure's GPUs)")
+    v = vocabulary_of(a)
+    t = _table(f"{v.Records} (ms; per-GPU parts averaged over the {v.record}'s GPUs)")
     for col in ("#", "lines", "gpus", "held", "h2d", "gpu_compute", "cpu_stall", "other", "wait", "note"):
         t.add_column(col, justify="left" if col in ("lines", "note") else "right")
     for r in a.record_split.itertuples():

@@ -117,10 +117,15 @@ def whatif_html(w: dict) -> str:
 def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
     """The `analyze` report: split, components, timeline figures, bounds, diagnoses, picture."""
     s = doc.get("split") or {}
+    # the model's words: `vocabulary` when the document carries it, else the CuZK prover's for
+    # its model and a record's for any other
+    v = doc.get("vocabulary") or ({"records": "tenures", "whole": "GPU-lock time"} if doc.get("model") == "cuzk"
+                                  else {"records": "records", "whole": "record time"})
     body = [f"<p class='muted'>source: {esc(doc.get('source', ''))} &middot; format {esc(doc.get('format', ''))}"
-            f" &middot; {fmt(doc.get('records'))} tenures &middot; {fmt(doc.get('skipped_lines'))} skipped lines</p>"]
+            f" &middot; {fmt(doc.get('records'))} {esc(v['records'])} &middot; {fmt(doc.get('skipped_lines'))} "
+            "skipped lines</p>"]
     body.append("<h2>Diagnosis</h2>" + diagnoses_html(doc.get("diagnoses") or []))
-    body.append("<h2>Split of the GPU-lock time</h2>")
+    body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
     held = s.get("held_ms") or 0
     split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
                   for k in ("h2d", "gpu_compute", "cpu_stall", "other")]

@@ -48,6 +48,14 @@ STYLES: dict[str, PhaseStyle] = {
     "memcpy": PhaseStyle("copy (device)", "#9c755f", "upload"),
     "memset": PhaseStyle("memset", "#bab0ac", "compute"),
     "ProfilerStep": PhaseStyle("profiler step", "#e6e6e6", "other"),
+    # names other programs print (format `lines`): GPU work on the GPU lane, the rest on the CPU's
+    "compute": PhaseStyle("compute", "#3182bd", "compute"),
+    "forward": PhaseStyle("forward", "#6baed6", "compute"),
+    "fwd": PhaseStyle("forward", "#6baed6", "compute"),
+    "backward": PhaseStyle("backward", "#08519c", "compute"),
+    "bwd": PhaseStyle("backward", "#08519c", "compute"),
+    "optimizer": PhaseStyle("optimizer", "#9ecae1", "compute"),
+    "data": PhaseStyle("data (host)", "#b07aa1", "cpu"),
 }
 
 # A phase the table does not name (a user's record_function range, a timing line's own

@@ -9,15 +9,16 @@ if TYPE_CHECKING:
 
 
 def timeline_title(name: str, *, mode: str | None = None, records: int | None = None,
-                   log_n: int | None = None) -> str:
-    """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`."""
+                   log_n: int | None = None, units: str = "partitions") -> str:
+    """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`; `units`:
+    what the records are called (the role model's vocabulary: partitions, steps, ...)."""
     bits = []
     if mode == "record":
         bits.append("gpuscope record")
     elif mode:
         bits.append(f"{mode} host memory")
     if records:
-        bits.append(f"{records} partitions")
+        bits.append(f"{records} {units}")
     if log_n:
         bits.append(f"log-n {log_n}")
     return f"gpuscope timeline: {name}" + (f" ({', '.join(bits)})" if bits else "")
@@ -25,4 +26,5 @@ def timeline_title(name: str, *, mode: str | None = None, records: int | None = 
 
 def source_title(source: Source, records: int | None = None) -> str:
     """The timeline title of an opened source (its name, mode, records, size)."""
-    return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n)
+    return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
+                          units=source.model.vocabulary.units)

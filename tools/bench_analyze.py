@@ -9,8 +9,11 @@ Generates bench-out/daemon_1m.log once (tools/gen_daemon_log.py, seed 1, ISO pre
     grep -c CUZK FILE                             the floor: reading the bytes once
 
 and prints wall seconds, lines/s, MB/s and peak RSS for each. Exit 1 if a command fails.
+`--shape condensed|kv|lines` times a generated log of another format instead (the article's
+condensed lines, key=value lines, timing lines as people print them: bench-out/<shape>_N.log,
+seed 1, ISO prefixes, one noise line in four).
 
-    python tools/bench_analyze.py [--runs 5] [--lines 1000000] [--file PATH]
+    python tools/bench_analyze.py [--runs 5] [--lines 1000000] [--file PATH] [--shape cuzk]
 """
 
 from __future__ import annotations
@@ -35,6 +38,39 @@ def generate(path: Path, lines: int) -> None:
     tmp = path.with_suffix(".tmp")
     subprocess.run([sys.executable, str(REPO / "tools" / "gen_daemon_log.py"), "--lines", str(lines),
                     "--seed", "1", "--prefix", "iso", "-o", str(tmp)], check=True)
+    tmp.replace(path)
+
+
+def generate_shape(path: Path, lines: int, shape: str) -> None:
+    """A log of `lines` lines in one of the other formats, groups of 4 lines (3 timing lines
+    and a noise line), numbers from a seeded generator."""
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    rng = random.Random(1)
+    t = datetime(2026, 11, 30, 14, 0, 0, tzinfo=UTC)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for i in range(0, lines, 4):
+            t += timedelta(milliseconds=rng.uniform(50, 400))
+            p = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            a, b, c = rng.uniform(100, 200), rng.uniform(80, 100), rng.uniform(0, 9)
+            if shape == "condensed":
+                group = (f"mutex_wait_ms={rng.randint(0, 3000)} | barrier_wait_ms={rng.randint(0, 200)}",
+                         f"ntt_kernels={int(a)}ms | msm={int(b)}ms | batch_add={rng.randint(390, 410)} | tail_msm=198",
+                         f"mutex_held_ms={int(a + b) + 600} | total_fn={rng.randint(4000, 9000)}ms")
+            elif shape == "kv":
+                group = (f"INFO job=j{i} upload_ms={a:.1f} h2d_bytes=1610612736",
+                         f"INFO job=j{i} compute_ms={b:.1f}, wait_ms={c:.1f}",
+                         f"INFO job=j{i} gpu_held_ms={a + b + c:.1f}")
+            else:
+                group = (f"step={i} h2d_ms={a:.1f} compute_ms={b:.1f} step_ms={a + b + 0.2:.1f} h2d_bytes=1610612736",
+                         f"[epoch 0] step {i}/{lines} loss: 6.9042 data: {a:.1f}ms compute: {b:.1f}ms step: {a + b:.1f}ms",
+                         f"iter {i}: prep {a:.3f} ms, h2d {b:.3f} ms, kernel 20.004 ms, total {a + b + 20.004:.3f} ms")
+            for g in group:
+                f.write(f"{p} {g}\n")
+            f.write(f"{p} /opt/venv/lib/python3.12/site-packages/torch/profiler.py:224: UserWarning: events cleared\n")
     tmp.replace(path)
 
 
@@ -81,11 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--file", type=Path, default=None, help="log to time (default: generated)")
+    ap.add_argument("--shape", choices=("cuzk", "condensed", "kv", "lines"), default="cuzk",
+                    help="format of the generated log (default: the cuzk daemon log)")
     args = ap.parse_args(argv)
-    path = args.file or REPO / "bench-out" / f"daemon_{args.lines}.log"
+    name = "daemon" if args.shape == "cuzk" else args.shape
+    path = args.file or REPO / "bench-out" / f"{name}_{args.lines}.log"
     if args.file is None and not path.exists():
         print(f"bench: generating {path} ({args.lines} lines) ...", flush=True)
-        generate(path, args.lines)
+        if args.shape == "cuzk":
+            generate(path, args.lines)
+        else:
+            generate_shape(path, args.lines, args.shape)
     if not path.is_file():
         print(f"bench: {path}: no such file", file=sys.stderr)
         return 3
@@ -107,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
                          args.runs, n_lines, size_mb))
     grep = shutil.which("grep")
     if grep:
-        results.append(bench("grep -c CUZK (floor)", [grep, "-c", "CUZK", str(path)],
+        word = "CUZK" if args.shape == "cuzk" else "ms"
+        results.append(bench(f"grep -c {word} (floor)", [grep, "-c", word, str(path)],
                              args.runs, n_lines, size_mb))
 
     print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7} {'lines/s':>12} "

@@ -110,6 +110,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         what_if=what_if,
         trace=trace,
         activity=activity,
+        model=model,
     )
 
 

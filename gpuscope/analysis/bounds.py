@@ -11,6 +11,12 @@ without records, from TIMELINE GPU_END gpu_ms. Synth parallelism is the most syn
 intervals seen open at once (TIMELINE); CPU workers is the number of GPU workers seen
 (each worker's prep runs beside its own GPU work). Where these cannot be inferred, 1 is
 assumed and the assumption is stated in `assumptions`.
+
+Outside a GPU lock (a model whose vocabulary is not a lock's: a training loop's steps),
+the host-side parts of a record (role cpu_stall: data loading, prep) are CPU work the loop
+waits for, so they count in the CPU floor beside the cpu role, one at a time. A floor that
+cannot be computed (no component has the gpu_compute role) is NaN, and `assumptions` says
+why, rather than a floor of 0 s.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import math
 
 import pandas as pd
 
-from gpuscope.rolemodel import RoleModel
+from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 NAN = float("nan")
 
@@ -30,18 +36,35 @@ def _median(stats: pd.DataFrame, name: str) -> float:
     return NAN
 
 
+def _counts_as(model: RoleModel, component: str, role: str) -> bool:
+    """The component's time counts in `role` (its own role, or a [contains] remainder's)."""
+    if model.role_of(component) == role:
+        return True
+    rule = model.contains.get(component)
+    return rule is not None and rule.remainder_role == role and model.role_of(component) in SPLIT_ROLES
+
+
 def compute_bounds(
     split: pd.DataFrame, timeline: dict, stats: pd.DataFrame, model: RoleModel,
     timeline_df: pd.DataFrame | None = None,
 ) -> dict:
     assumptions: list[str] = []
+    v = model.vocabulary
     tl_parts = int(timeline.get("partitions") or 0)
     if timeline.get("source") == "TIMELINE" and tl_parts:
         partitions, part_basis = tl_parts, "GPU_START..GPU_END intervals in TIMELINE"
-    else:
+    elif v.cuzk:
         partitions, part_basis = int(len(split)), "complete GPU-lock tenures (one per partition)"
+    else:
+        partitions, part_basis = int(len(split)), f"complete {v.records}"
 
-    if len(split):
+    gpu_parts = [c for c in stats.index if _counts_as(model, c, "gpu_compute")]
+    if len(split) and not gpu_parts:
+        gpu_pp, gpu_basis = NAN, "no GPU compute figures: no component has the gpu_compute role"
+        assumptions.append(
+            f"no part of the {v.records} is GPU compute (no component has the gpu_compute role; "
+            "--model FILE.toml can give one): GPU floor unknown")
+    elif len(split):
         gpu_pp = float(split["gpu_compute_ms"].median())
         gpu_basis = "median gpu_compute_ms of the split"
     elif not math.isnan(timeline.get("gpu_ms_median", NAN)):
@@ -60,6 +83,8 @@ def compute_bounds(
     if math.isnan(synth_ms):
         synth_ms = _median(stats, "synth")
     cpu_names = [c for c in stats.index if model.role_of(c) == "cpu" and c != "synth"]
+    if not v.lock:  # the loop waits for its host-side parts: CPU work of the record
+        cpu_names += [c for c in stats.index if model.role_of(c) == "cpu_stall"]
     cpu_other = sum(v for v in (_median(stats, c) for c in cpu_names) if not math.isnan(v))
     p_synth = int(timeline.get("synth_parallelism") or 0)
     if not math.isnan(synth_ms) and p_synth <= 0:
@@ -68,7 +93,12 @@ def compute_bounds(
     workers = len(timeline.get("workers") or {})
     if cpu_names and workers <= 0:
         workers = 1
-        assumptions.append("number of CPU prep workers unknown (no TIMELINE workers): assumed 1")
+        if v.lock:
+            assumptions.append("number of CPU prep workers unknown (no TIMELINE workers): assumed 1")
+        else:
+            assumptions.append(
+                f"host-side parts ({', '.join(cpu_names)}) run one at a time, as the {v.records} print "
+                "them: assumed 1 worker (a loader with more workers lowers this floor)")
     synth_pp = NAN if math.isnan(synth_ms) else synth_ms / p_synth
     prep_pp = cpu_other / workers if cpu_names else NAN
     if math.isnan(synth_pp) and math.isnan(prep_pp):
@@ -82,7 +112,7 @@ def compute_bounds(
                 "synthesis and per-worker CPU work (" + ", ".join(cpu_names) + ") run on separate threads "
                 "at the same time: the CPU floor is the slower of the two streams"
             )
-        elif math.isnan(synth_pp):
+        elif math.isnan(synth_pp) and v.lock:
             assumptions.append("no synthesis timings: CPU floor counts only " + ", ".join(cpu_names))
     cpu_floor = cpu_pp * partitions / 1000.0 if partitions and not math.isnan(cpu_pp) else NAN
     synth_floor = synth_pp * partitions / 1000.0 if partitions else NAN
@@ -90,10 +120,13 @@ def compute_bounds(
 
     wall = timeline.get("wall_s", NAN)
     if wall is not None and not math.isnan(wall) and wall > 0:
-        observed, obs_basis = float(wall), f"wall time from {timeline.get('source')}"
-    elif len(split):
+        src = timeline.get("source")
+        observed, obs_basis = float(wall), f"wall time from {v.records if src == 'tenures' else src}"
+    elif len(split) and split["held_ms"].notna().any():
         observed = float(split["held_ms"].sum()) / 1000.0
         obs_basis = "sum of held time (no timestamps; a lower bound on wall time)"
+    elif len(split):
+        observed, obs_basis = NAN, "unknown: no time stamps, and the records print no held time"
     else:
         observed, obs_basis = NAN, "unknown"
 

@@ -58,6 +58,7 @@ class Side:
     activity: dict | None = None               # the `activity` object (NVML samples or a trace)
     memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
     steps_ms: Any = None                       # a profiler trace's step durations (ProfilerStep ranges)
+    vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's
 
 
 @dataclass
@@ -301,6 +302,7 @@ def run_figures(side: Side) -> dict[str, Any]:
         "bytes_source": bytes_src,
         "upload_gbs": gbs,
         "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
+        "vocabulary": side.vocabulary,
     }
 
 

@@ -2,9 +2,15 @@
 
 Three sources, best first:
 1. spans.csv of a gpuscope run (exact intervals);
-2. timestamped CUZK / key=value lines: a line's time stamp is the end of the last phase it
-   reports; the phases printed on one line ran one after another, so each ends where the
-   next one starts (end = stamp - the later phases' durations, start = end - duration);
+2. timestamped CUZK / key=value / printed lines: a line's time stamp is the end of the last
+   phase it reports; the phases printed on one line ran one after another, in print order,
+   so each ends where the next one starts (end = stamp - the later phases' durations, start
+   = end - duration). The whole (the model's held component) and aggregates (role info) are
+   not phases. On lines of the `lines` format every other field is a phase (one without a
+   role under its own name; one with the h2d role is `h2d`); the part of the line's whole
+   its phases do not cover is the phase `other` (the split's word), just before them; and
+   a line's phases never start before the previous such line's stamp (where its parts add
+   up to more than the time since, the earliest are cut: phases never overlap);
 3. TIMELINE events when their lines carry an absolute time (anchor = stamp - offset),
    giving `synth` and `gpu` phases.
 """
@@ -56,25 +62,71 @@ def from_log_lines(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
     if c.empty:
         return empty_phases()
     role = c["component"].map(model.roles)
-    keep = (c["component"] != model.held) & role.notna() & (role != "info")
-    c = c.loc[keep]
+    printed = c["source"] == "lines"  # every field of such a line is a phase of its record
+    wholes = c.loc[printed & (c["component"] == model.held)] if model.held else c.iloc[:0]
+    keep = (c["component"] != model.held) & (role != "info") & (role.notna() | printed)
+    c, role, printed = c.loc[keep], role.loc[keep], printed.loc[keep].to_numpy()
+    if len(wholes):
+        c, role, printed = _with_other(c, role, printed, wholes)
     if c.empty:
         return empty_phases()
     v = c["value_ms"].to_numpy(dtype="float64") / 1000.0
-    g = pd.Series(v, index=c.index).groupby(c["line"].to_numpy())
+    line = c["line"].to_numpy()
+    g = pd.Series(v, index=c.index).groupby(line)
     later = (g.transform("sum") - g.cumsum()).to_numpy()
-    end = c["ts"].to_numpy(dtype="float64") - later
-    phase = c["component"].map(PHASE_OF).fillna(c["component"])
-    return pd.DataFrame(
+    ts = c["ts"].to_numpy(dtype="float64")
+    end = ts - later
+    start = end - v
+    if printed.any():
+        floor = _previous_stamp(line, ts, printed)
+        start = np.where(printed, np.maximum(start, floor), start)
+        end = np.where(printed, np.maximum(end, floor), end)
+    phase = c["component"].map(PHASE_OF)
+    phase = phase.where(phase.notna(), np.where(role == "h2d", "h2d", c["component"]))
+    out = pd.DataFrame(
         {
             "worker": c["worker"].to_numpy(dtype="int64"),
             "gpu": c["gpu"].to_numpy(dtype="int64"),
             "partition": c["partition"].to_numpy(dtype="int64"),
             "phase": phase.to_numpy(dtype="object"),
-            "t_start": end - v,
+            "t_start": start,
             "t_end": end,
         }
     )
+    if printed.any():
+        out = out.loc[~printed | (end > start)].reset_index(drop=True)  # cut away entirely
+    return out
+
+
+def _with_other(c: pd.DataFrame, role: pd.Series, printed: np.ndarray, wholes: pd.DataFrame):
+    """Add, per printed line with a whole, a row `other` for the whole's time its parts do not
+    cover (placed first: the line's phases end at its stamp)."""
+    parts = pd.Series(c["value_ms"].to_numpy(dtype="float64")[printed], index=c["line"].to_numpy()[printed])
+    covered = parts.groupby(level=0).sum()
+    w = wholes.drop_duplicates("line", keep="last")
+    gap = w["value_ms"].to_numpy(dtype="float64") - covered.reindex(w["line"].to_numpy()).fillna(0.0).to_numpy()
+    big = gap > 1e-3 * w["value_ms"].to_numpy(dtype="float64")  # not the printed rounding
+    w = w.loc[big].assign(value_ms=gap[big], component="other")
+    if w.empty:
+        return c, role, printed
+    w.index = pd.RangeIndex(-len(w), 0)  # before the parts of its line once sorted by line
+    out = pd.concat([w, c]).sort_values("line", kind="stable")
+    r = pd.concat([pd.Series(np.nan, index=w.index, dtype="object"), role.astype("object")]).loc[out.index]
+    pr = pd.Series(np.concatenate([np.ones(len(w), dtype=bool), printed]),
+                   index=np.concatenate([w.index.to_numpy(), c.index.to_numpy()])).loc[out.index].to_numpy()
+    return out, r, pr
+
+
+def _previous_stamp(line: np.ndarray, ts: np.ndarray, printed: np.ndarray) -> np.ndarray:
+    """Per row: the stamp of the previous printed line (in line order), -inf for the first or
+    when stamps run backwards (then nothing is cut)."""
+    lines, first = np.unique(line[printed], return_index=True)
+    stamp = ts[printed][first]
+    prev = np.concatenate(([-np.inf], stamp[:-1]))
+    prev = np.where(prev <= stamp, prev, -np.inf)
+    pos = np.searchsorted(lines, line)
+    pos = np.clip(pos, 0, len(lines) - 1)
+    return np.where(printed & (lines[pos] == line), prev[pos], -np.inf)
 
 
 def from_timeline(timeline: pd.DataFrame) -> pd.DataFrame:

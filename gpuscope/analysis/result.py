@@ -11,6 +11,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.rolemodel import RoleModel
     from gpuscope.sources import Source
 
 JSON_FORMAT_VERSION = 1
@@ -73,6 +74,7 @@ class Analysis:
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
     activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
+    model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
 
     @property
     def skipped_lines(self) -> int:
@@ -115,6 +117,9 @@ class Analysis:
         }
         if self.pcie is not None:
             out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
+        if self.model is not None:  # where the roles came from: {component: {role, how}}, the whole, the words
+            prov = self.model.provenance(list(self.components.index))
+            out.update(roles=prov["roles"], whole=prov["held"], vocabulary=prov["vocabulary"])
         if self.what_if is not None:
             out["what_if"] = self.what_if
         if self.activity is not None:

@@ -1,7 +1,9 @@
 """Diagnosis rules: each a plain function RuleInput -> list[Diagnosis] (0..n).
 
 Severity thresholds are the module constants below; docs/ANALYZE.md documents them.
-Evidence holds numbers from this log only.
+Evidence holds numbers from this log only. Summaries and advice speak the model's words
+(RoleModel.vocabulary): the CuZK prover's (tenures, partitions, a/b/c vectors, prep_msm)
+only for its model, a step's or record's for any other program.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ STALL_SHARE_HIGH, STALL_SHARE_MEDIUM = 0.10, 0.03
 # lock_convoy: median mutex_wait / median held
 CONVOY_RATIO_HIGH, CONVOY_RATIO_MEDIUM = 1.0, 0.5
 # unstable_component: share of held-time variance the component explains (cov/var), and its cv
+# a non-CuZK loop's host-side parts (data, prep) below this share of its time: no diagnosis
+STALL_SHARE_FLOOR = 0.01
 UNSTABLE_EXPLAINED_HIGH, UNSTABLE_EXPLAINED_MEDIUM = 0.8, 0.5
 UNSTABLE_MIN_CV, UNSTABLE_MIN_CORR, UNSTABLE_MIN_RECORDS = 0.2, 0.7, 3
 STABLE_CV = 0.10
@@ -38,6 +42,9 @@ WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
 # h2d phases that last >= pcie.MIN_SAMPLE_INTERVALS sample intervals); at or above the
 # medium share h2d_bound gives no pinning advice either
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
+# h2d_bound outside the CuZK model: uploads measured at this share of the line rate are not
+# told to pin their buffers
+NEAR_LINE_RATE = 0.80
 
 
 @dataclass
@@ -104,6 +111,8 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     if not len(inp.split) or math.isnan(share) or share < H2D_SHARE_LOW:
         return []
     sev = "high" if share >= H2D_SHARE_HIGH else "medium" if share >= H2D_SHARE_MEDIUM else "low"
+    v = inp.model.vocabulary
+    held_words = "held time" if v.cuzk else v.whole
     sp = inp.split
     h2d = sp["h2d_ms"].to_numpy(dtype="float64")
     held = sp["held_ms"].to_numpy(dtype="float64")
@@ -142,7 +151,7 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
             if not math.isnan(gbs_med):
                 measured = (
                     f"; uploads ran at a median {gbs_med:.2f} GB/s, "
-                    f"{gbs_med / inp.options.line_rate_gbs:.0%} of the {inp.options.line_rate_gbs:g} GB/s line rate"
+                    f"{gbs_med / inp.options.line_rate_gbs:.0%} of the {round(inp.options.line_rate_gbs, 1):g} GB/s line rate"
                 )
         else:
             ev["implied_upload_gbs_median"] = gbs_med
@@ -154,20 +163,21 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
             if held.sum() > 0 else NAN,
         )
         what_if = (
-            f" At {inp.options.line_rate_gbs:g} GB/s the {float(np.nanmedian(nbytes)) / 2**30:.2f} GiB "
-            f"upload would take ~{ev['upload_ms_at_line_rate']:.0f} ms and the median held time would drop "
+            f" At {round(inp.options.line_rate_gbs, 1):g} GB/s the {float(np.nanmedian(nbytes)) / 2**30:.2f} GiB "
+            f"upload would take ~{ev['upload_ms_at_line_rate']:.0f} ms and the median {held_words} would drop "
             f"from {float(np.median(held)):.0f} to ~{ev['projected_held_median_ms']:.0f} ms "
             f"(assumes all h2d-role time is upload; bytes from {bsrc})."
         )
     else:
-        what_if = " Pass --abc-bytes SIZE (bytes uploaded per partition) to project the held time at line rate."
+        what_if = (f" Pass --abc-bytes SIZE (bytes uploaded per {v.unit}) to project the {held_words} "
+                   "at line rate.")
     rx = _phase_rx(inp.pcie, "h2d")
     if rx is not None:
         ev["pcie_rx_gbs_during_h2d"] = _r(rx["rx_gbs_median"], 2)
         ev["pcie_rx_share_of_line_rate"] = _r(rx["rx_share_of_line_rate"], 3)
         ev["pcie_rx_resolved_by_samples"] = resolved_by_samples(rx)
     rate_share, rate_basis = _upload_rate_share(inp)
-    summary = f"H2D takes {share:.1%} of the GPU-lock time ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
+    summary = f"H2D takes {share:.1%} of the {v.whole} ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
     hcv, gcv = ev["h2d_cv"], ev["gpu_compute_cv"]
     if not (math.isnan(hcv) or math.isnan(gcv)):
         if hcv > 2 * gcv:
@@ -180,13 +190,21 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
         rec = (
             f"The uploads already run at {rate_share:.0%} of the line rate ({rate_basis}): the link, not "
             "the copy path, is the limit. Send fewer bytes (keep data resident on the GPU, upload only what changed), "
-            "overlap the upload with compute (double-buffer on a second stream), or move it out of the lock."
+            f"overlap the upload with compute (double-buffer on a second stream, the next {v.record}'s input "
+            "uploaded while this one computes)" + (", or move it out of the lock." if v.cuzk else ".")
         )
-    else:
+    elif v.cuzk:
         rec = (
             "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
             "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "
             "the driver's bounce buffer." + what_if
+        )
+    else:
+        rec = (
+            "Copy from pinned (page-locked) host memory: allocate the host buffers pinned (cudaHostAlloc, "
+            "PyTorch's pin_memory()) or register them once (cudaHostRegister), so the copy runs at PCIe line "
+            "rate instead of staging through the driver's bounce buffer; then overlap it with compute."
+            + what_if
         )
     return [Diagnosis("h2d_bound", sev, summary, ev, rec)]
 
@@ -216,7 +234,10 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
     if nz.size == 0:
         return []
     share = inp.totals.get("cpu_stall_share", NAN)
+    if not inp.model.vocabulary.cuzk and share < STALL_SHARE_FLOOR:
+        return []  # a loop's host parts under 1% of its time are not a stall worth a word
     sev = "high" if share >= STALL_SHARE_HIGH else "medium" if share >= STALL_SHARE_MEDIUM else "low"
+    known = not math.isnan(share)  # (no held time: no share of it)
     ev = {
         "stalled_records": int(nz.size),
         "records": int(len(sp)),
@@ -231,14 +252,30 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
     if "prep_msm" in inp.stats.index:
         ev["prep_msm_median_ms"] = _r(float(inp.stats.at["prep_msm", "median_ms"]))
         ev["prep_msm_p90_ms"] = _r(float(inp.stats.at["prep_msm", "p90_ms"]))
-    summary = (
-        f"The GPU waited for the CPU at the barrier in {nz.size} of {len(sp)} tenures "
-        f"({ev['stall_ms']:.0f} ms, {share:.1%} of held time; worst {ev['stall_max_ms']:.0f} ms)."
-    )
-    rec = (
-        "Start the CPU prep (prep_msm) earlier or give it more threads so it finishes before the GPU "
-        "reaches the barrier; the GPU holds the lock idle while it waits."
-    )
+    v = inp.model.vocabulary
+    if v.cuzk:
+        summary = (
+            f"The GPU waited for the CPU at the barrier in {nz.size} of {len(sp)} tenures "
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of held time; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
+        )
+        rec = (
+            "Start the CPU prep (prep_msm) earlier or give it more threads so it finishes before the GPU "
+            "reaches the barrier; the GPU holds the lock idle while it waits."
+        )
+    else:
+        host = [c for c in inp.wide.columns if inp.model.role_of(c) == "cpu_stall"]
+        ev["host_components"] = host
+        summary = (
+            f"The GPU waited for host-side work ({', '.join(host)}) in {nz.size} of {len(sp)} {v.records} "
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of the {v.whole}; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
+        )
+        rec = (
+            f"Overlap the host-side work with the GPU's: prepare the next {v.record}'s input while this one "
+            "computes (more loader workers, prefetching, pinned-memory batches), or make it cheaper; while "
+            f"{', '.join(host) or 'it'} runs the {v.record} has nothing for the GPU."
+        )
     return [Diagnosis("cpu_stall_at_barrier", sev, summary, ev, rec)]
 
 
@@ -266,7 +303,7 @@ def lock_convoy(inp: RuleInput) -> list[Diagnosis]:
     }
     summary = (
         f"Workers wait a median {med_wait:.0f} ms for the GPU lock, "
-        f"{ratio:.2f}x the median tenure ({med_held:.0f} ms)."
+        f"{ratio:.2f}x the median {inp.model.vocabulary.record} ({med_held:.0f} ms)."
     )
     rec = (
         "The wait is a consequence of long tenures: shorten what runs under the lock (the dominant "
@@ -275,13 +312,33 @@ def lock_convoy(inp: RuleInput) -> list[Diagnosis]:
     return [Diagnosis("lock_convoy", sev, summary, ev, rec)]
 
 
+# A first record this many times the median of the others is a warm-up (CUDA context, cuDNN
+# autotuning, JIT, a first allocation): it is left out of the variance analysis and said apart.
+WARMUP_FACTOR = 5.0
+
+
 def unstable_component(inp: RuleInput) -> list[Diagnosis]:
-    sp, wide = inp.split, inp.wide
-    if len(sp) < UNSTABLE_MIN_RECORDS:
-        return []
+    held = inp.split["held_ms"].to_numpy(dtype="float64")
+    if (len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
+            and held[0] > WARMUP_FACTOR * float(np.median(held[1:]))):
+        v = inp.model.vocabulary
+        med = float(np.median(held[1:]))
+        warm = Diagnosis(
+            "first_record_warmup", "low",
+            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.0f}x the median of the others "
+            f"({med:.0f} ms): a warm-up, left out of the variation analysis.",
+            {"first_ms": _r(float(held[0])), "median_others_ms": _r(med), "factor": _r(float(held[0] / med), 1)},
+            f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "
+            "shapes: CUDA context, cuDNN autotuning, JIT compilation, first allocations) before timing.")
+        return [warm, *_unstable(inp, slice(1, None))]
+    return _unstable(inp, slice(None))
+
+
+def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
+    sp, wide = inp.split.iloc[rows_sel], inp.wide.iloc[rows_sel]
     held = sp["held_ms"].to_numpy(dtype="float64")
-    if held.var() == 0:
-        return []
+    if np.isfinite(held).sum() < UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held.var() == 0:
+        return []  # (a record without a held time explains nothing: no "explains nan%")
     rows = []
     for c in wide.columns:
         if inp.model.role_of(c) not in SPLIT_ROLES:
@@ -294,6 +351,8 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         if h.var() == 0:
             continue
         explained = float(np.cov(x[ok], h)[0, 1] / np.var(h, ddof=1))
+        if not math.isfinite(explained):
+            continue
         rows.append((c, explained, _corr(x, held), _cv(x)))
     if not rows:
         return []
@@ -314,14 +373,16 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         "others": {c: {"explained": _r(e, 3), "cv": _r(v, 3)} for c, e, _, v in rows[1:]},
     }
     # cov/var can pass 100% when the other parts move slightly against this one
-    share = (f"all of the variation in held time (covariance share {explained:.0%}: the other parts "
+    v = inp.model.vocabulary
+    held_words = "held time" if v.cuzk else v.whole
+    share = (f"all of the variation in {held_words} (covariance share {explained:.0%}: the other parts "
              "move slightly against it)" if explained > 1 else
-             f"{explained:.0%} of the variation in held time")
+             f"{explained:.0%} of the variation in {held_words}")
     summary = (
         f"{name} varies with the symptom: it explains {share} "
         f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
     )
-    rec = f"Investigate {name} first: the stable parts are not what makes slow tenures slow."
+    rec = f"Investigate {name} first: the stable parts are not what makes slow {v.records} slow."
     return [Diagnosis("unstable_component", sev, summary, ev, rec)]
 
 
@@ -345,15 +406,23 @@ def inconsistent_records(inp: RuleInput) -> list[Diagnosis]:
         ],
     }
     first = bad.iloc[0]
+    v = inp.model.vocabulary
+    held_words = "the held time" if v.cuzk else f"their whole ({v.held})"
     summary = (
-        f"{len(bad)} of {len(sp)} records are inconsistent: their parts add up to more than the held time "
+        f"{len(bad)} of {len(sp)} records are inconsistent: their parts add up to more than {held_words} "
         f"(e.g. record {int(first.record)}, lines {int(first.first_line)}-{int(first.last_line)}: "
         f"{first.parts_ms:.0f} > {first.held_ms:.0f} ms)."
     )
-    rec = (
-        "Their 'other' is shown as 0 and they stay in every sum. Check the instrumentation: timers that "
-        "overlap or run past the lock release, or lines of another tenure grouped into this one."
-    )
+    if v.cuzk:
+        rec = (
+            "Their 'other' is shown as 0 and they stay in every sum. Check the instrumentation: timers that "
+            "overlap or run past the lock release, or lines of another tenure grouped into this one."
+        )
+    else:
+        rec = (
+            "Their 'other' is shown as 0 and they stay in every sum. Check the instrumentation: timers that "
+            f"overlap or run past the {v.record}'s end, or lines of another {v.record} grouped into this one."
+        )
     return [Diagnosis("inconsistent_records", sev, summary, ev, rec)]
 
 

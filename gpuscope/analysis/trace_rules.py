@@ -141,7 +141,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     share = _stake(ev, us - at_line_us, inp.span_us)
     unseen = []
     if inp.line_rate_source == "default":
-        unseen.append(f"the line rate is gpuscope's default {inp.line_rate_gbs:g} GB/s, not one measured on "
+        unseen.append(f"the line rate is gpuscope's default {round(inp.line_rate_gbs, 1):g} GB/s, not one measured on "
                       "this machine (gpuscope bandwidth measures it)")
     ev["unseen"] = unseen
     dirs = " and ".join(f"{d} {v['count']} x" for d, v in by_dir.items())
@@ -151,7 +151,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     return _diagnosis(
         "pageable_memcpy", share,
         (f"{len(m)} copies from pageable host memory ({dirs}, {nbytes / 1e9:.2f} GB) took {us / 1e3:.1f} ms at "
-         f"{gbs:.1f} GB/s, {gbs / inp.line_rate_gbs:.0%} of the {inp.line_rate_gbs:g} GB/s line rate"
+         f"{gbs:.1f} GB/s, {gbs / inp.line_rate_gbs:.0%} of the {round(inp.line_rate_gbs, 1):g} GB/s line rate"
          f"{blocking}"),
         ev,
         (f"Pin the host buffers (tensor.pin_memory(), DataLoader(pin_memory=True), or torch.empty(..., "

@@ -38,8 +38,11 @@ def analyze_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (stable keys)."),
     csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
     records: bool = typer.Option(False, "--records", help="Add the per-tenure table."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F",
+                                   help="Force the log format: cuzk, condensed, kv, lines."),
+    model: str | None = typer.Option(
+        None, "--model", metavar="FILE.toml",
+        help="Role model (default: built-in cuzk for CuZK logs, else roles guessed from the names)."),
     line_rate: float | None = typer.Option(
         None, "--line-rate", metavar="GBPS", help="Pinned H2D line rate for projections (default 50, or the run's measured rate)."
     ),

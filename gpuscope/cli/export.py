@@ -24,8 +24,8 @@ def export_cmd(
     source: str = typer.Argument(..., metavar="RUN|LOG", help="Run directory or timing log."),
     perfetto: str | None = typer.Option(None, "--perfetto", metavar="FILE.json", help="Write Chrome/Perfetto trace JSON here."),
     samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to export (default: the run's)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
+    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.errors import UsageError
 

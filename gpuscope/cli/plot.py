@@ -28,8 +28,8 @@ def plot_cmd(
     end: float | None = typer.Option(None, "--end", metavar="S", help="Window end, seconds after the first phase."),
     title: str | None = typer.Option(None, "--title", help="Title (default: the run's name, mode, partitions)."),
     samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to draw (default: the run's)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: built-in cuzk)."),
+    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
+    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
     from gpuscope.cli._common import write_file

@@ -14,7 +14,7 @@ from pathlib import Path
 from gpuscope import rundir
 from gpuscope.errors import InputError, NoDataError, UsageError
 from gpuscope.linerate import resolve_line_rate
-from gpuscope.rolemodel import RoleModel, load_model
+from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta
 from gpuscope.sources.source import Source
 
@@ -43,16 +43,16 @@ def open_source(
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
     if line_rate is not None and not (line_rate > 0 and math.isfinite(line_rate)):
         raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
-    role_model = model if isinstance(model, RoleModel) else load_model(model)
+    user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
     if str(path) == STDIN:
-        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, role_model)
+        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, user)
     elif p.is_dir():
-        src = _open_trace(p, role_model) if _is_trace_folder(p) else _open_rundir(p, fmt, role_model)
+        src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user)
     elif not p.exists():
         raise InputError(f"no such file or directory: {p}")
     else:
-        src = _open_bytes(p, _read_file(p), fmt, role_model)
+        src = _open_bytes(p, _read_file(p), fmt, user)
     if samples is not None:
         src.samples = _nonempty(_read_samples_file(Path(samples)))
     if trace is not None:
@@ -85,25 +85,34 @@ def _gunzip(p: Path, data: bytes) -> bytes:
         raise InputError(f"{p}: a damaged gzip file ({e})") from None
 
 
-def _open_bytes(p: Path, data: bytes, fmt: str | None, model: RoleModel) -> Source:
+def _model(user: RoleModel | None, log=None) -> RoleModel:
+    """The role model of a source: the user's, else the one its log calls for (the CuZK model
+    for CuZK logs, else roles guessed from the names), else the built-in one."""
+    if log is not None:
+        return model_for(log, user)
+    return user if user is not None else load_model(None)
+
+
+def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.kineto import is_trace
     from gpuscope.parsers.samples import looks_like_samples
 
     if fmt is None and is_trace(data[:HEAD * 16]):
-        return _open_trace(p, model, data)
+        return _open_trace(p, user, data)
     if data[:2] == GZIP_MAGIC:
         data = _gunzip(p, data)
     head = data[:HEAD].decode("utf-8", errors="replace")
     if fmt is None and looks_like_samples(head):
-        src = Source(path=p, kind="samples", model=model, no_log_reason=f"{p} is a samples file: it has no timing lines")
+        src = Source(path=p, kind="samples", model=_model(user),
+                     no_log_reason=f"{p} is a samples file: it has no timing lines")
         src.samples = _nonempty(_read_samples_text(p, data))
         if src.samples is None:
             raise NoDataError(f"{p}: a samples file without one readable sample")
         return src
-    log = parse_log(data, fmt, held_key=model.held, name=str(p))
-    return Source(path=p, kind="log", model=model, log=log, log_path=p)
+    log = parse_log(data, fmt, held_key=held_key(user), name=str(p))
+    return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
 
 
 def _is_trace_folder(p: Path) -> bool:
@@ -121,23 +130,23 @@ def _is_trace_folder(p: Path) -> bool:
     return is_trace(p)
 
 
-def _open_trace(p: Path, model: RoleModel, data: bytes | None = None) -> Source:
+def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> Source:
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
     from gpuscope.parsers.kineto import read_trace
 
     # a file is read again by path, so the reader's messages name it; standard input by its bytes
     frames = read_trace(data if data is not None and not p.exists() else p)
     frames.source = str(p)
-    return Source(path=p, kind="trace", model=model, trace=frames,
+    return Source(path=p, kind="trace", model=_model(user), trace=frames,
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")
 
 
-def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:
+def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None) -> Source:
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.logparse import find_log_in_dir
 
     meta = rundir.read_meta(p)
-    src = Source(path=p, kind="rundir", model=model, meta=RunMeta(meta))
+    src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
     try:
         src.log_path = find_log_in_dir(p)
     except PermissionError:
@@ -148,9 +157,11 @@ def _open_rundir(p: Path, fmt: str | None, model: RoleModel) -> Source:
         src.no_log_reason = e.one_line()
     if src.log_path is not None:
         try:
-            src.log = parse_log(str(src.log_path), fmt, held_key=model.held)
+            src.log = parse_log(str(src.log_path), fmt, held_key=held_key(user))
         except NoDataError as e:
             src.no_log_reason = e.one_line()
+        else:
+            src.model = _model(user, src.log)
     src.samples = _nonempty(rundir.read_samples(p))
     if src.samples is not None and src.samples.attrs.get("malformed_rows"):
         src.notes.append(f"{src.samples.attrs['malformed_rows']} malformed samples.csv rows skipped")

@@ -47,9 +47,9 @@ class Source:
                     meta: dict | None = None, line_rate_gbs: float = DEFAULT_LINE_RATE_GBS,
                     line_rate_source: str = "default") -> Source:
         """A Source around a log parsed elsewhere (tests, the workload's own checks)."""
-        from gpuscope.rolemodel import load_model
+        from gpuscope.rolemodel import model_for
 
-        return cls(path=Path(str(parsed.source)), kind="log", model=model or load_model(None), log=parsed,
+        return cls(path=Path(str(parsed.source)), kind="log", model=model_for(parsed, model), log=parsed,
                    samples=samples if samples is not None and len(samples) else None, spans=spans,
                    meta=RunMeta(meta or {}), line_rate_gbs=float(line_rate_gbs),
                    line_rate_source=line_rate_source)

@@ -1,0 +1,110 @@
+"""Role guessing for logs of any program (gpuscope.rolemodel.guess_model / model_for), the
+vocabulary a model gives the reports, and --model overriding both."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscope import parsers
+from gpuscope.errors import UsageError
+from gpuscope.rolemodel import (
+    CUZK_VOCABULARY,
+    GUESSED,
+    guess_role,
+    load_model,
+    model_for,
+    model_from_dict,
+)
+from tests.conftest import DATA, EXAMPLES
+
+RUNS = DATA / "h200_foreign" / "runs"
+
+
+@pytest.mark.parametrize(("name", "role", "word"), [
+    ("h2d", "h2d", "h2d"), ("htod_copy", "h2d", "htod"), ("upload", "h2d", "upload"), ("to_device", "h2d", "to_device"),
+    ("memcpyHtoD", "h2d", "memcpy"), ("transfer", "h2d", "transfer"),
+    ("data", "cpu_stall", "data"), ("data_time", "cpu_stall", "data"), ("dataloader", "cpu_stall", "dataloader"),
+    ("loading", "cpu_stall", "loading"), ("loads", "cpu_stall", "load"), ("fetch", "cpu_stall", "fetch"),
+    ("prep", "cpu_stall", "prep"),
+    ("preprocessing", "cpu_stall", "prep"), ("io_wait", "cpu_stall", "io"), ("wait", "cpu_stall", "wait"),
+    ("forward", "gpu_compute", "forward"), ("bwd", "gpu_compute", "bwd"), ("fwd", "gpu_compute", "fwd"),
+    ("compute_time", "gpu_compute", "compute"), ("kernel", "gpu_compute", "kernel"),
+    ("optimizer_step", "gpu_compute", "optimizer"),
+    ("lock_wait", "contention", "lock_wait"),
+])
+def test_roles_guessed_from_names_say_how(name, role, word):
+    got, how = guess_role(name)
+    assert got == role
+    assert how.startswith(f"guessed from name {word!r}")
+
+
+def test_unknown_names_get_no_role_and_never_compute():
+    for name in ("sync", "misc", "foo", "d2h", "download"):
+        role, how = guess_role(name)
+        assert role is None and "counted in other" in how
+    role, how = guess_role("total_fn")
+    assert role == "info" and "aggregate" in how
+
+
+def test_guessed_models_of_the_captures():
+    cases = {
+        "copy_pageable": ("step", {"h2d": "h2d", "compute": "gpu_compute"}, "step"),
+        "train_slow": ("step", {"data": "cpu_stall", "compute": "gpu_compute"}, "step"),
+        "printf_pipe": ("total", {"prep": "cpu_stall", "h2d": "h2d", "kernel": "gpu_compute"}, "iteration"),
+        "launch_bound": ("elapsed", {}, "iteration"),
+    }
+    for run, (whole, roles, noun) in cases.items():
+        p = parsers.parse_log(RUNS / run)
+        m = model_for(p)
+        assert m.name == GUESSED and m.held == whole and m.roles == roles, run
+        assert m.vocabulary.record == noun and m.vocabulary.whole == f"{noun} time"
+        assert not m.vocabulary.cuzk and not m.vocabulary.lock
+        prov = m.provenance(p.components["component"].unique())
+        assert prov["name"] == "guessed" and prov["held"]["name"] == whole
+        assert prov["roles"][whole]["role"] == "whole" and "named like a whole" in prov["roles"][whole]["how"]
+        for comp, role in roles.items():
+            assert prov["roles"][comp]["role"] == role
+            assert prov["roles"][comp]["how"].startswith("guessed from name")
+
+
+def test_a_log_without_a_whole_says_so():
+    p = parsers.parse_log("iter 1: a 2 ms, b 3 ms\niter 2: a 2 ms, b 4 ms\n")
+    m = model_for(p)
+    assert m.held == "" and "sum of its parts" in m.held_how
+    assert m.provenance()["held"]["name"] is None
+    assert {k: v["role"] for k, v in m.provenance()["roles"].items()} == {"a": None, "b": None}
+
+
+def test_cuzk_logs_keep_the_builtin_model():
+    builtin = load_model()
+    for src in (EXAMPLES / "cuzk_daemon.log", EXAMPLES / "article_excerpt.log"):
+        assert model_for(parsers.parse_log(src)) == builtin
+    kv = parsers.parse_log("h2d_ms=5 msm_ms=3 mutex_held_ms=9\n", "kv")
+    assert model_for(kv) == builtin  # prints the CuZK held key
+    kv2 = parsers.parse_log("ntt_kernels_ms=5 coset_intt_sync_ms=3 foo_ms=1\n", "kv")
+    assert model_for(kv2) == builtin  # mostly CuZK names
+    assert builtin.vocabulary == CUZK_VOCABULARY
+
+
+def test_model_option_overrides_the_guess(tmp_path):
+    f = tmp_path / "mine.toml"
+    f.write_text('name = "mine"\nheld = "step"\n[roles]\ngpu_compute = ["h2d"]\ncpu = ["compute"]\n'
+                 '[vocabulary]\nrecord = "iteration"\n')
+    p = parsers.parse_log(RUNS / "copy_pageable", held_key="step")
+    m = model_for(p, str(f))
+    assert m.name == "mine" and m.roles == {"h2d": "gpu_compute", "compute": "cpu"}
+    assert m.vocabulary.record == "iteration" and m.vocabulary.records == "iterations"
+    assert m.provenance()["roles"]["h2d"]["how"] == f"listed in {f}"
+    assert model_for(p, m) is m
+
+
+def test_vocabulary_table_is_validated():
+    base = {"held": "h", "roles": {"h2d": ["a"]}}
+    m = model_from_dict(base, source="x.toml")
+    assert (m.vocabulary.record, m.vocabulary.whole, m.vocabulary.held) == ("record", "record time", "h")
+    with pytest.raises(UsageError, match="vocabulary.nope"):
+        model_from_dict({**base, "vocabulary": {"nope": "x"}}, source="x.toml")
+    with pytest.raises(UsageError, match="vocabulary.lock"):
+        model_from_dict({**base, "vocabulary": {"lock": "yes"}}, source="x.toml")
+    with pytest.raises(UsageError, match="vocabulary.record"):
+        model_from_dict({**base, "vocabulary": {"record": ""}}, source="x.toml")
