@@ -28,9 +28,9 @@ from typing import IO, TYPE_CHECKING, Any
 from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
-from gpuscope.errors import GpuscopeError, UsageError
+from gpuscope.errors import ResourceError, UsageError
 from gpuscope.gpuinfo import first_line_rate, meta_gpus
-from gpuscope.rundir import META, SAMPLES, TIMING_LOG, RunDir, TimingLogWriter, host_info, iso_now
+from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
 
 if TYPE_CHECKING:
     from gpuscope.sampler import Sampler, SamplerStats
@@ -117,8 +117,8 @@ def _check_options(cmd: Sequence[str], out: str | os.PathLike[str] | None, inter
         raise UsageError(f"--pcie must be one of {', '.join(PCIE_CHOICES)}")
     if pcie == "gpm":
         interval_s = max(interval_s, GPM_WINDOW_S)  # nothing new to read between GPM windows
-    if out is not None and any((Path(out) / n).exists() for n in (META, TIMING_LOG, SAMPLES)):
-        raise UsageError(f"--out {out} already holds a run: choose a new directory")
+    if out is not None and not str(out).strip():
+        raise UsageError("--out: an empty path names the current directory: give a directory for the run")
     return interval_s
 
 
@@ -180,10 +180,11 @@ class _Recording:
         self.nv, self.chosen = nv, chosen
 
     def create_run_dir(self, out: str | os.PathLike[str] | None) -> None:
-        """The run directory; when it cannot be made, report once and run the command anyway."""
+        """The run directory, claimed (UsageError, exit 2, when --out is in use: RunDir.create);
+        when it cannot be made or written, report once and run the command anyway."""
         try:
             self.rd = RunDir.create(out, mode="record", on_error=self.report)
-        except GpuscopeError as e:
+        except ResourceError as e:
             self.report(f"{e.one_line()}; running the command without recording")
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:

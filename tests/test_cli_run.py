@@ -189,3 +189,16 @@ def test_compare_modes_run_stops_at_ctrl_c_like_run_and_compares_nothing(tmp_pat
     meta = json.loads((d / "meta.json").read_text())
     assert meta["mode"] == "pinned" and meta["status"] == "interrupted" and meta["exit_code"] == 130
     assert 1 <= meta["pipeline"]["partitions_done"] < 400
+
+
+def test_out_that_holds_a_run_is_refused_and_left_alone(tmp_path):
+    """`run --out EXISTING` used to reuse the directory (analyze then saw both runs' tenures)."""
+    d = tmp_path / "r"
+    assert invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", d).exit_code == 0
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", d)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"gpuscope: --out {d} already holds a run: choose a new directory"
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", "")
+    assert r.exit_code == 2 and "empty path names the current directory" in r.stderr

@@ -275,3 +275,30 @@ def test_how_the_child_ended(rc, forwarded, want):
     from gpuscope.recorder import _ending
 
     assert _ending(rc, forwarded) == want
+
+
+def test_record_out_empty_string_refused(runner, tmp_path, monkeypatch):
+    nvml.use_backend(FakeNvml([], init_error="LibraryNotFound"))
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["record", "--out", "", "--", sys.executable, "-c", "print(1)"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "empty path names the current directory" in r.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_two_records_into_one_out_at_once(tmp_path):
+    """Two `record --out same` at once: one records, the other is refused before its command runs."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    out = tmp_path / "same"
+    child = "import os, time; print('child of', os.getppid(), flush=True); time.sleep(1)"
+    procs = [subprocess.Popen([sys.executable, "-m", "gpuscope", "record", "--no-summary", "--out", str(out),
+                               "--", sys.executable, "-c", child],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+             for _ in range(2)]
+    res = [(p.returncode, o, e) for p in procs for o, e in [p.communicate(timeout=30)]]
+    assert sorted(rc for rc, _, _ in res) == [0, 2], res
+    (won,) = [p for p, (rc, _, _) in zip(procs, res, strict=True) if rc == 0]
+    (_, lost_out, lost_err) = next(r for r in res if r[0] == 2)
+    assert lost_out == "" and len(lost_err.strip().splitlines()) == 1
+    assert "is taken by another gpuscope run" in lost_err or "already holds a run" in lost_err
+    log = (out / "timing.log").read_text().splitlines()
+    assert len(log) == 1 and log[0].endswith(f"child of {won.pid}")
