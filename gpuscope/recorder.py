@@ -14,6 +14,7 @@ Exit code: the child's; 128+N when a signal N ended it; 127 when the command was
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -111,8 +112,9 @@ def _check_options(cmd: Sequence[str], out: str | os.PathLike[str] | None, inter
         raise UsageError("no command given (usage: gpuscope record [OPTIONS] -- CMD ARGS...)")
     from gpuscope.sampler import GPM_WINDOW_S, MIN_INTERVAL_S, PCIE_CHOICES
 
-    if interval_s < MIN_INTERVAL_S:
-        raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms")
+    if not math.isfinite(interval_s) or interval_s < MIN_INTERVAL_S:  # nan < 5 is False
+        raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms and finite, "
+                         f"got {interval_s * 1e3:g}")
     if pcie not in PCIE_CHOICES:
         raise UsageError(f"--pcie must be one of {', '.join(PCIE_CHOICES)}")
     if pcie == "gpm":

@@ -143,6 +143,9 @@ def test_record_gpu_lost_mid_run_reported_once(runner, tmp_path):
     (["--gpus", "3"], "--gpus: no GPU 3"),
     (["--gpus", "a"], "bad GPU index"),
     (["--interval", "2"], "--interval must be at least 5 ms"),
+    (["--interval", "nan"], "--interval must be at least 5 ms and finite, got nan"),
+    (["--interval", "inf"], "--interval must be at least 5 ms and finite, got inf"),
+    (["--interval", "-inf"], "--interval must be at least 5 ms"),
     (["--pcie", "psychic"], "--pcie must be one of"),
 ])
 def test_record_usage_errors(runner, tmp_path, args, needle):
