@@ -12,7 +12,10 @@ kept apart from stdout); one thread reads both, so timing.log has them in arriva
 `use_pty=False`, or no pty to be had, gives plain pipes; meta.json `capture` says which. After
 the run, a note when most lines arrived in bursts (their stamps are not their print times).
 
-Signals: the child runs in its own process group; SIGINT/SIGTERM are forwarded to it.
+Signals: the child runs in its own process group. SIGINT/SIGTERM climb a ladder (forwarded,
+then SIGTERM, then SIGKILL to the group); SIGHUP/SIGQUIT are forwarded and followed by SIGTERM
+and SIGKILL on a timer (_Stopper), so the child is never orphaned and meta.json never left
+`running`.
 
 Faults never stop the child: no NVML -> meta says "no samples: <reason>"; an unwritable run
 directory or a full disk -> reported once through `on_error`, the command still runs.
@@ -83,6 +86,7 @@ class RecordResult:
 
 POLL_S = 0.05  # the pump's longest sleep: signals' notes and timers are serviced this often
 DRAIN_S = 1.0  # after the child exits, output of what it left running is read this long
+STOP_GRACE_S = 5.0  # SIGHUP/SIGQUIT: SIGTERM this long after forwarding, SIGKILL as long again
 MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is cut into the log as it is
 
 # a burst: BURST_MIN_LINES or more lines of one stream, each at most BURST_GAP_S after the
@@ -243,17 +247,31 @@ def _stdin_for_child() -> int | None:
 
 # -- signals while the command runs -----------------------------------------------------------
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_TIMED = (signal.SIGHUP, signal.SIGQUIT)  # nobody is left to press Ctrl-C: escalate on a timer
 
 
 class _Stopper:
-    """SIGINT/SIGTERM are forwarded to the command's process group (main thread only);
-    SIGWINCH passes our window size on. The handlers only send signals."""
+    """What gpuscope does with the signals it gets while the command runs.
 
-    def __init__(self) -> None:
+    Every stop signal climbs one rung, as container runtimes do: the first is forwarded to the
+    command's process group as it came, the second sends SIGTERM, the third and later SIGKILL.
+    After a SIGHUP or SIGQUIT (the terminal is gone, or someone wants gpuscope gone) the
+    command gets STOP_GRACE_S to end before the next rung is climbed for it, so gpuscope never
+    leaves it running and always finishes meta.json. SIGWINCH passes our window size on.
+
+    The handlers only send signals and queue what to say: the pump says it (a handler writing
+    to a stream the main thread is writing could re-enter it).
+    """
+
+    def __init__(self, grace_s: float) -> None:
+        self.grace_s = grace_s
         self.child: subprocess.Popen[bytes] | None = None
         self.received: list[int] = []
         self.sent: list[int] = []
+        self.messages: list[str] = []
+        self.deadline: float | None = None  # when the timed rung is due
+        self.timed = False  # a SIGHUP or SIGQUIT came: the ladder climbs on its own
         self.old: dict[int, Any] = {}
         self.pty_master: int | None = None
         self._early: list[int] = []  # received before the child existed
@@ -261,7 +279,7 @@ class _Stopper:
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in STOP_SIGNALS:
             self.old[s] = signal.signal(s, self._on_stop)
 
     def follow_winsize(self, master: int) -> None:
@@ -276,22 +294,46 @@ class _Stopper:
         self.old = {}
 
     def attach(self, child: subprocess.Popen[bytes]) -> None:
-        """The child runs: signals received before it did are forwarded now."""
+        """The child runs: signals received before it did are acted on now."""
         self.child = child
         early, self._early = self._early, []
         for s in early:
-            self._send(s)
+            self._climb(s)
 
     def _on_stop(self, signum: int, _frame: FrameType | None) -> None:
         self.received.append(signum)
         if self.child is None:
             self._early.append(signum)
         else:
-            self._send(signum)
+            self._climb(signum)
 
     def _on_winch(self, _signum: int, _frame: FrameType | None) -> None:
         if self.pty_master is not None and _copy_winsize(_terminal_fd(), self.pty_master):
             self._send(signal.SIGWINCH, record=False)
+
+    def _climb(self, signum: int, timer: bool = False) -> None:
+        """One rung up: the signal itself, then SIGTERM, then SIGKILL (see the class)."""
+        rung, g = len(self.sent) + 1, f"{self.grace_s:g}"
+        name = signal.Signals(signum).name
+        self.timed = self.timed or signum in _TIMED
+        if timer:
+            cause = f"the command is still running {g} s after {signal.Signals(self.sent[-1]).name}"
+        else:
+            cause = {1: name, 2: f"{name} again", 3: f"{name} a third time"}.get(rung, f"{name} again")
+        group = f"the command's process group ({self.child.pid if self.child else '?'})"
+        if rung == 1:
+            self._send(signum)
+            then = (f"SIGTERM in {g} s and SIGKILL {g} s later if it is still running" if self.timed
+                    else f"{name} again sends SIGTERM, a third time SIGKILL")
+            self.messages.append(f"{cause}: forwarded to {group}; {then}")
+        elif rung == 2:
+            self._send(signal.SIGTERM)
+            then = f"SIGKILL in {g} s if it is still running" if self.timed else f"{name} once more sends SIGKILL"
+            self.messages.append(f"{cause}: sent SIGTERM to {group}; {then}")
+        else:
+            self._send(signal.SIGKILL)
+            self.messages.append(f"{cause}: sent SIGKILL to {group}")
+        self.deadline = CLOCK.mono() + self.grace_s if self.timed and rung < 3 else None
 
     def _send(self, sig: int, record: bool = True) -> None:
         child = self.child
@@ -303,12 +345,24 @@ class _Stopper:
             os.killpg(child.pid, sig)
         except OSError:
             pass
+        if child.returncode is not None:
+            return  # reaped: its pid may be another process's by now
+        try:
+            if os.getpgid(child.pid) != child.pid:  # the command left its group (setsid)
+                os.kill(child.pid, sig)
+        except OSError:
+            pass
 
     def service(self, running: bool) -> None:
-        pass
+        """From the pump: climb the timed rung when it is due."""
+        if self.deadline is not None and CLOCK.mono() >= self.deadline:
+            self.deadline = None
+            if running:
+                self._climb(self.sent[-1], timer=True)
 
     def pop_messages(self) -> list[str]:
-        return []
+        out, self.messages = self.messages, []
+        return out
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
@@ -324,7 +378,7 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
                      on_note=on_note if on_note is not None else on_error,
                      stdout=stdout if stdout is not None else sys.stdout,
                      stderr=stderr if stderr is not None else sys.stderr)
-    rec.stopper.install()  # before meta.json says "running"
+    rec.stopper.install()  # before meta.json says "running": from here a signal never kills us
     try:
         rec.open_nvml(gpus)
         rec.create_run_dir(out)
@@ -380,7 +434,7 @@ class _Recording:
         self.stdout, self.stderr = stdout, stderr
         self.errors: list[str] = []
         self.notes: list[str] = []
-        self.stopper = _Stopper()
+        self.stopper = _Stopper(STOP_GRACE_S)
         self.use_pty = use_pty
         self.pty: tuple[int, int] | str = "--no-pty"  # (master, slave), or why not: start_child
         self.outputs: list[_Output] = []

@@ -201,7 +201,7 @@ def _spawn(tmp_path: Path, child: str) -> subprocess.Popen:
     )
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 def test_signal_forwarded_to_child(tmp_path, sig):
     p = _spawn(tmp_path, SIG_CHILD)
     try:
@@ -217,6 +217,7 @@ def test_signal_forwarded_to_child(tmp_path, sig):
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["exit_code"] == 42
     assert meta["signals_forwarded"] == meta["signals_received"] == [sig.name]
+    assert f"{sig.name}: forwarded to the command's process group" in err
     assert "Traceback" not in err
 
 
@@ -272,7 +273,8 @@ def test_record_pcie_gpm_mode(runner, tmp_path):
 @pytest.mark.parametrize(("rc", "forwarded", "want"), [
     (0, [], (0, "complete")), (3, [], (3, "failed")), (0, [signal.SIGINT], (0, "interrupted")),
     (42, [signal.SIGTERM], (42, "interrupted")), (-signal.SIGINT, [], (130, "interrupted")),
-    (-signal.SIGHUP, [], (129, "interrupted")), (-signal.SIGKILL, [], (137, "failed")),
+    (-signal.SIGHUP, [], (129, "interrupted")), (-signal.SIGQUIT, [], (131, "interrupted")),
+    (-signal.SIGKILL, [], (137, "failed")),
     (-signal.SIGKILL, [signal.SIGINT], (137, "interrupted")),
 ])
 def test_how_the_child_ended(rc, forwarded, want):
