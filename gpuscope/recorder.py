@@ -27,7 +27,6 @@ Exit code: the child's; 128+N when a signal N ended it; 127 when the command was
 from __future__ import annotations
 
 import codecs
-import errno
 import fcntl
 import math
 import os
@@ -182,14 +181,13 @@ class _Output:
 
 
 def _read(fd: int) -> bytes:
-    """What is there to read; b"" at EOF (a pty master says EIO once no process holds the
-    terminal: Linux's way of saying EOF)."""
+    """What is there to read; b"" at EOF. A pty master says EIO once no process holds the
+    terminal (Linux's way of saying EOF); any other error ends that stream too, rather than the
+    recording (the child must not be left running with meta.json `running`)."""
     try:
         return os.read(fd, 65536)
-    except OSError as e:
-        if e.errno == errno.EIO:
-            return b""
-        raise
+    except OSError:
+        return b""
 
 
 def _terminal_fd() -> int | None:
@@ -386,7 +384,11 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
         child = rec.start_child()
         if isinstance(child, RecordResult):  # the command could not be run
             return child
-        rc, stats = rec.pump(child)
+        try:
+            rc, stats = rec.pump(child)
+        except BaseException as e:  # a bug of ours: still no orphan, and meta.json not left running
+            rec.abandon(child, e)
+            raise
         return rec.finish(rc, stats)
     finally:
         rec.stopper.restore()
@@ -628,16 +630,31 @@ class _Recording:
             sel.close()
         return rc
 
+    def abandon(self, child: subprocess.Popen[bytes], err: BaseException) -> None:
+        """The pump failed: end the command's process group and mark the run failed."""
+        if child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            child.wait()
+        if self.rd is not None:
+            self.rd.write_meta(status="failed", exit_code=1, child_returncode=child.returncode,
+                               ended=iso_now(), error=f"{type(err).__name__}: {err}", notes=self.notes)
+
     def _burst_note(self) -> None:
         """Warn when most lines arrived in bursts: their stamps are not when they were printed."""
         total = sum(len(o.stamps) for o in self.outputs)
         bursts = sum(o.burst_lines() for o in self.outputs)
         if not total or bursts < BURST_WARN_SHARE * total:
             return
-        fix = ("make it flush each line (stdbuf -oL, python -u, fflush) or record without --no-pty"
-               if isinstance(self.pty, str) else
-               "it buffers its output even on a terminal (or pipes it through another program): "
-               "make it flush each line (stdbuf -oL, python -u, fflush)")
+        flush = "make it flush each line (stdbuf -oL, python -u, fflush)"
+        if not self.use_pty:
+            fix = f"{flush} or record without --no-pty"
+        elif isinstance(self.pty, str):
+            fix = flush
+        else:
+            fix = f"it buffers its output even on a terminal (or pipes it through another program): {flush}"
         self.note(f"{bursts} of {total} lines arrived in bursts: the program's output was buffered, so "
                   f"their times are when they arrived, not when they were printed; {fix}")
 

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from gpuscope.cli import app
 from gpuscope.workload import backends, curve
 from gpuscope.workload.cpu import CpuBackend
+from tests.proc_lines import Lines
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -204,50 +205,16 @@ def test_out_that_holds_a_run_is_refused_and_left_alone(tmp_path):
     assert r.exit_code == 2 and "empty path names the current directory" in r.stderr
 
 
-class _Stderr:
-    """The process's stderr read line by line on a thread, so that a silent process fails the
-    test at a timeout instead of blocking it."""
-
-    def __init__(self, proc) -> None:
-        import queue
-        import threading
-
-        self.lines: queue.Queue = queue.Queue()
-        self.seen: list[str] = []
-        self.thread = threading.Thread(target=lambda: [self.lines.put(ln) for ln in proc.stderr], daemon=True)
-        self.thread.start()
-
-    def wait_for(self, text: str, timeout_s: float = 30) -> None:
-        import queue
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                self.seen.append(self.lines.get(timeout=max(0.01, deadline - time.monotonic())))
-            except queue.Empty:
-                break
-            if text in self.seen[-1]:
-                return
-        pytest.fail(f"no {text!r} on stderr within {timeout_s} s: {self.seen}")
-
-    def all(self) -> str:
-        """Everything, once the process has ended."""
-        self.thread.join(timeout=10)
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-        return "".join(self.seen)
-
-
 def test_ctrl_c_during_set_up_stops_the_run(tmp_path, gpuscope_process):
     """A Ctrl-C while the SRS points were generated used to be lost: every partition ran,
     status complete, exit 0."""
     d = tmp_path / "setup"
     proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 10, "--partitions", 2, "--out", d)
-    stderr = _Stderr(proc)
-    stderr.wait_for("gpuscope: setup: generating the SRS points")
+    lines = Lines(out=proc.stdout, err=proc.stderr)
+    lines.wait_for("gpuscope: setup: generating the SRS points")
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == 130
-    err, out = stderr.all(), proc.stdout.read()
+    err, out = lines.text("err"), lines.text("out")
     assert "interrupted (Ctrl-C): stopping after the current set-up step" in err
     assert f"gpuscope: interrupted during set-up: no partition ran; run directory {d} (status interrupted)" in err
     assert out == "" and "Traceback" not in err
@@ -277,10 +244,10 @@ def test_sigterm_and_sighup_stop_at_a_phase_boundary_like_ctrl_c(tmp_path, gpusc
 def test_a_second_stop_signal_of_another_kind_exits_at_once(tmp_path, gpuscope_process):
     d = tmp_path / "twice"
     proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 10, "--partitions", 400, "--out", d)
-    stderr = _Stderr(proc)
+    lines = Lines(err=proc.stderr)
     _wait_for_text(lambda: [d / "timing.log"], "GPU_START")
     proc.send_signal(signal.SIGTERM)
-    stderr.wait_for("interrupted (SIGTERM)")
+    lines.wait_for("interrupted (SIGTERM)")
     proc.send_signal(signal.SIGHUP)
     proc.wait(timeout=30)
     assert proc.returncode == 130

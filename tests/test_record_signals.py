@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from typer.testing import CliRunner
 from gpuscope import nvml
 from gpuscope.cli import app
 from tests.fake_nvml import FakeNvml
+from tests.proc_lines import Lines
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,36 +68,17 @@ class Gpuscope:
         self.p = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(grace_s), str(self.out), *child],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                   cwd=tmp_path)
-        self.lines: queue.Queue[tuple[str, str]] = queue.Queue()
-        self.seen: list[tuple[str, str]] = []
-        for name, f in (("out", self.p.stdout), ("err", self.p.stderr)):
-            threading.Thread(target=self._read, args=(name, f), daemon=True).start()
-
-    def _read(self, name: str, f) -> None:
-        for line in f:
-            self.lines.put((name, line.rstrip("\n")))
+        self.lines = Lines(out=self.p.stdout, err=self.p.stderr)
 
     def expect(self, text: str, timeout: float = 15.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                name, line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            self.seen.append((name, line))
-            if text in line:
-                return line
-        raise AssertionError(f"no {text!r} within {timeout} s; seen {self.seen}")
+        return self.lines.wait_for(text, timeout)
 
     def finish(self, timeout: float = 20.0) -> tuple[int, dict]:
         rc = self.p.wait(timeout=timeout)
-        time.sleep(0.05)
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
         return rc, json.loads((self.out / "meta.json").read_text())
 
     def err(self) -> str:
-        return "\n".join(line for name, line in self.seen if name == "err")
+        return self.lines.text("err")
 
     def kill(self) -> None:
         if self.p.poll() is None:
@@ -196,3 +176,18 @@ def test_output_of_a_background_process_soon_after_the_exit_is_kept(runner, tmp_
     assert r.stdout == "early\nlate\n" and "stayed open" not in r.stderr
     log = (out / "timing.log").read_text().splitlines()
     assert [line.split(" ", 1)[1] for line in log] == ["early", "late"]
+
+
+def test_a_failure_of_the_pump_leaves_no_orphan_and_no_running_meta(runner, tmp_path, monkeypatch):
+    from gpuscope import recorder
+
+    def broken(self, data, now):
+        raise RuntimeError("pump bug")
+
+    monkeypatch.setattr(recorder._Output, "feed", broken)
+    out = tmp_path / "bug"
+    r = runner.invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c",
+                            "import os, time; print(os.getpid(), flush=True); time.sleep(30)"])
+    assert r.exit_code == 1 and "internal error: RuntimeError: pump bug" in r.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "failed" and meta["child_returncode"] == -signal.SIGKILL
