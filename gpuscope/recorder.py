@@ -1,9 +1,21 @@
 """Run a command under the NVML sampler and keep its output as a timestamped timing log.
 
-`record(cmd, ...)` is the library behind `gpuscope record -- CMD`: it creates the run
+`record(cmd, ...)` is the library behind `gpuscope record -- CMD`: it claims the run
 directory, samples NVML while the child runs, passes the child's stdout/stderr through to
-ours and into timing.log (each line prefixed with its arrival time on gpuscope's clock),
-forwards SIGINT/SIGTERM to the child, and writes meta.json at start and at the end.
+ours and into timing.log (each line prefixed with its arrival time on gpuscope's clock), and
+writes meta.json at start and at the end.
+
+Capture: the child's stdout is a pseudo-terminal (so C stdio and Python flush each line as
+they print it; a pipe would make them buffer, and the lines would arrive, and be stamped, in
+bursts), its stderr a pipe (unbuffered or line-buffered in C, C++, Python, Rust and Go, and
+kept apart from stdout); one thread reads both, so timing.log has them in arrival order.
+`use_pty=False`, or no pty to be had, gives plain pipes; meta.json `capture` says which. After
+the run, a note when most lines arrived in bursts (their stamps are not their print times).
+
+Signals: the child runs in its own process group. SIGINT/SIGTERM climb a ladder (forwarded,
+then SIGTERM, then SIGKILL to the group); SIGHUP/SIGQUIT are forwarded and followed by SIGTERM
+and SIGKILL on a timer (_Stopper), so the child is never orphaned and meta.json never left
+`running`.
 
 Faults never stop the child: no NVML -> meta says "no samples: <reason>"; an unwritable run
 directory or a full disk -> reported once through `on_error`, the command still runs.
@@ -14,10 +26,17 @@ Exit code: the child's; 128+N when a signal N ended it; 127 when the command was
 
 from __future__ import annotations
 
+import codecs
+import fcntl
+import math
 import os
+import pty
+import re
+import selectors
 import signal
 import subprocess
 import sys
+import termios
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +47,9 @@ from typing import IO, TYPE_CHECKING, Any
 from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
-from gpuscope.errors import GpuscopeError, UsageError
+from gpuscope.errors import ResourceError, UsageError
 from gpuscope.gpuinfo import first_line_rate, meta_gpus
-from gpuscope.rundir import META, SAMPLES, TIMING_LOG, RunDir, TimingLogWriter, host_info, iso_now
+from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
 
 if TYPE_CHECKING:
     from gpuscope.sampler import Sampler, SamplerStats
@@ -62,46 +81,318 @@ class RecordResult:
     errors: list[str] = field(default_factory=list)
 
 
-def _pump(src: IO[bytes], dst: IO[str] | None, log: TimingLogWriter | None, counter: list[int],
-          order: threading.Lock) -> None:
-    """Copy lines from the child's pipe to our stream and the timing log, stamped on arrival.
+# -- capture: how the child's output reaches us and timing.log ------------------------------
 
-    The stamp is taken under `order` (shared by the stdout and stderr pumps), so timing.log
-    stays sorted by time even though the two pipes are read by two threads.
+POLL_S = 0.05  # the pump's longest sleep: signals' notes and timers are serviced this often
+DRAIN_S = 1.0  # after the child exits, output of what it left running is read this long
+STOP_GRACE_S = 5.0  # SIGHUP/SIGQUIT: SIGTERM this long after forwarding, SIGKILL as long again
+MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is cut into the log as it is
+
+# a burst: BURST_MIN_LINES or more lines of one stream, each at most BURST_GAP_S after the
+# previous, that carry at least BURST_MIN_BYTES (a stdio buffer flushed: 4096 bytes in C,
+# 8192 in Python) or arrived at the stream's end (the buffer flushed at exit). A block of
+# lines a program prints at once (a prover's tenure, 5-10 short lines) is neither.
+BURST_GAP_S = 0.001
+BURST_MIN_LINES = 5
+BURST_MIN_BYTES = 2048
+BURST_AT_END_S = 0.05
+BURST_WARN_SHARE = 0.5  # warn when at least this share of all lines arrived in bursts
+
+# terminal control sequences: CSI (colours, cursor moves, erase), OSC (titles, links), and
+# the two-byte escapes; then every other control character but tab
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def log_text(line: str) -> str:
+    """A line of the child's output as timing.log keeps it: what a terminal would show.
+
+    `\r` before the newline (CRLF) dropped; terminal control sequences removed; a line redrawn
+    with `\r` (a progress bar) keeps what its last redraw wrote; other control characters
+    (a NUL would make the log look binary) removed. Our own terminal gets the bytes as they came.
     """
-    for raw in iter(src.readline, b""):
-        text = raw.decode("utf-8", errors="replace")
-        if log is not None:
-            with order:
-                log.write_line(text, CLOCK.mono())
-        if dst is not None:
-            try:
-                dst.write(text)
-                dst.flush()
-            except (OSError, ValueError):  # our stdout closed (| head): keep logging
-                dst = None
-        counter[0] += 1
-    src.close()
+    text = _ESCAPES.sub("", line.rstrip("\r"))
+    if "\r" in text:
+        text = text.rsplit("\r", 1)[1]
+    return _CONTROLS.sub("", text)
+
+
+class _Output:
+    """One output stream of the child (stdout or stderr, a pty master or a pipe): passed
+    through to ours as it comes, cut into lines for timing.log, each line stamped with the
+    arrival of the read that completed it."""
+
+    def __init__(self, name: str, fd: int, dst: IO[str] | None, log: TimingLogWriter | None) -> None:
+        self.name, self.fd, self.dst, self.log = name, fd, dst, log
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.partial = b""
+        self.stamps: list[float] = []  # arrival of each line (CLOCK.mono)
+        self.sizes: list[int] = []  # its bytes
+        self.ended_at: float | None = None  # EOF, or when we stopped reading
+
+    def feed(self, data: bytes, now: float) -> None:
+        self._pass_through(self.decoder.decode(data))
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        if len(self.partial) > MAX_LINE_BYTES:
+            lines.append(self.partial)
+            self.partial = b""
+        for raw in lines:
+            self._line(raw, now)
+
+    def close(self, now: float) -> None:
+        """EOF (or the end of the drain): the unfinished last line, then our end of the stream."""
+        self._pass_through(self.decoder.decode(b"", final=True))
+        if self.partial:
+            self._line(self.partial, now)
+            self.partial = b""
+        self.ended_at = now
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def _line(self, raw: bytes, now: float) -> None:
+        if self.log is not None:
+            self.log.write_line(log_text(raw.decode("utf-8", errors="replace")), now)
+        self.stamps.append(now)
+        self.sizes.append(len(raw) + 1)
+
+    def _pass_through(self, text: str) -> None:
+        if not text or self.dst is None:
+            return
+        try:
+            self.dst.write(text)
+            self.dst.flush()
+        except (OSError, ValueError):  # our stream closed (| head) or our terminal gone: keep logging
+            self.dst = None
+
+    def burst_lines(self) -> int:
+        """How many of this stream's lines arrived in bursts (see BURST_* above)."""
+        n, i, stamps = 0, 0, self.stamps
+        while i < len(stamps):
+            j = i + 1
+            while j < len(stamps) and stamps[j] - stamps[j - 1] <= BURST_GAP_S:
+                j += 1
+            at_end = self.ended_at is not None and self.ended_at - stamps[j - 1] <= BURST_AT_END_S
+            if j - i >= BURST_MIN_LINES and (sum(self.sizes[i:j]) >= BURST_MIN_BYTES or at_end):
+                n += j - i
+            i = j
+        return n
+
+
+def _read(fd: int) -> bytes:
+    """What is there to read; b"" at EOF. A pty master says EIO once no process holds the
+    terminal (Linux's way of saying EOF); any other error ends that stream too, rather than the
+    recording (the child must not be left running with meta.json `running`)."""
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""
+
+
+def _terminal_fd() -> int | None:
+    """The first of our stdout, stderr, stdin that is a terminal."""
+    for fd in (1, 2, 0):
+        try:
+            if os.isatty(fd):
+                return fd
+        except OSError:
+            pass
+    return None
+
+
+def _copy_winsize(src: int | None, dst: int) -> bool:
+    if src is None:
+        return False
+    try:
+        fcntl.ioctl(dst, termios.TIOCSWINSZ, fcntl.ioctl(src, termios.TIOCGWINSZ, b"\0" * 8))
+        return True
+    except OSError:
+        return False
+
+
+def _open_pty() -> tuple[int, int] | str:
+    """(master, slave) of a pseudo-terminal for the child's stdout, or why there is none.
+
+    Output post-processing (ONLCR: \n -> \r\n) is turned off, so the child's bytes arrive as
+    it wrote them; the window size is ours when we are on a terminal (else 0x0, as for a
+    terminal that does not say)."""
+    try:
+        master, slave = pty.openpty()
+    except OSError as e:
+        return f"no pseudo-terminal available ({e.strerror or e})"
+    try:
+        attrs = termios.tcgetattr(slave)
+        attrs[1] &= ~termios.ONLCR
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    except termios.error:
+        pass  # then \r\n arrives: log_text drops the \r
+    _copy_winsize(_terminal_fd(), slave)
+    return master, slave
+
+
+def _stdin_for_child() -> int | None:
+    """The child's stdin: ours when it is a file or a pipe (`... | gpuscope record -- cmd`
+    works); /dev/null when ours is a terminal or closed. The child runs in its own process
+    group, in the terminal's background: reading the terminal would stop it (SIGTTIN) and
+    gpuscope would wait for ever."""
+    try:
+        os.fstat(0)
+        return subprocess.DEVNULL if os.isatty(0) else None
+    except OSError:
+        return subprocess.DEVNULL
+
+
+# -- signals while the command runs -----------------------------------------------------------
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+_TIMED = (signal.SIGHUP, signal.SIGQUIT)  # nobody is left to press Ctrl-C: escalate on a timer
+
+
+class _Stopper:
+    """What gpuscope does with the signals it gets while the command runs.
+
+    Every stop signal climbs one rung, as container runtimes do: the first is forwarded to the
+    command's process group as it came, the second sends SIGTERM, the third and later SIGKILL.
+    After a SIGHUP or SIGQUIT (the terminal is gone, or someone wants gpuscope gone) the
+    command gets STOP_GRACE_S to end before the next rung is climbed for it, so gpuscope never
+    leaves it running and always finishes meta.json. SIGWINCH passes our window size on.
+
+    The handlers only send signals and queue what to say: the pump says it (a handler writing
+    to a stream the main thread is writing could re-enter it).
+    """
+
+    def __init__(self, grace_s: float) -> None:
+        self.grace_s = grace_s
+        self.child: subprocess.Popen[bytes] | None = None
+        self.received: list[int] = []
+        self.sent: list[int] = []
+        self.messages: list[str] = []
+        self.deadline: float | None = None  # when the timed rung is due
+        self.timed = False  # a SIGHUP or SIGQUIT came: the ladder climbs on its own
+        self.old: dict[int, Any] = {}
+        self.pty_master: int | None = None
+        self._early: list[int] = []  # received before the child existed
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for s in STOP_SIGNALS:
+            self.old[s] = signal.signal(s, self._on_stop)
+
+    def follow_winsize(self, master: int) -> None:
+        """On a terminal: our window size to the child's pty whenever it changes."""
+        if self.old and _terminal_fd() is not None:
+            self.pty_master = master
+            self.old[signal.SIGWINCH] = signal.signal(signal.SIGWINCH, self._on_winch)
+
+    def restore(self) -> None:
+        for s, h in self.old.items():
+            signal.signal(s, h)
+        self.old = {}
+
+    def attach(self, child: subprocess.Popen[bytes]) -> None:
+        """The child runs: signals received before it did are acted on now."""
+        self.child = child
+        early, self._early = self._early, []
+        for s in early:
+            self._climb(s)
+
+    def _on_stop(self, signum: int, _frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self.child is None:
+            self._early.append(signum)
+        else:
+            self._climb(signum)
+
+    def _on_winch(self, _signum: int, _frame: FrameType | None) -> None:
+        if self.pty_master is not None and _copy_winsize(_terminal_fd(), self.pty_master):
+            self._send(signal.SIGWINCH, record=False)
+
+    def _climb(self, signum: int, timer: bool = False) -> None:
+        """One rung up: the signal itself, then SIGTERM, then SIGKILL (see the class)."""
+        rung, g = len(self.sent) + 1, f"{self.grace_s:g}"
+        name = signal.Signals(signum).name
+        self.timed = self.timed or signum in _TIMED
+        if timer:
+            cause = f"the command is still running {g} s after {signal.Signals(self.sent[-1]).name}"
+        else:
+            cause = {1: name, 2: f"{name} again", 3: f"{name} a third time"}.get(rung, f"{name} again")
+        group = f"the command's process group ({self.child.pid if self.child else '?'})"
+        if rung == 1:
+            self._send(signum)
+            then = (f"SIGTERM in {g} s and SIGKILL {g} s later if it is still running" if self.timed
+                    else f"{name} again sends SIGTERM, a third time SIGKILL")
+            self.messages.append(f"{cause}: forwarded to {group}; {then}")
+        elif rung == 2:
+            self._send(signal.SIGTERM)
+            then = f"SIGKILL in {g} s if it is still running" if self.timed else f"{name} once more sends SIGKILL"
+            self.messages.append(f"{cause}: sent SIGTERM to {group}; {then}")
+        else:
+            self._send(signal.SIGKILL)
+            self.messages.append(f"{cause}: sent SIGKILL to {group}")
+        self.deadline = CLOCK.mono() + self.grace_s if self.timed and rung < 3 else None
+
+    def _send(self, sig: int, record: bool = True) -> None:
+        child = self.child
+        if child is None:
+            return
+        if record:
+            self.sent.append(sig)
+        try:
+            os.killpg(child.pid, sig)
+        except OSError:
+            pass
+        if child.returncode is not None:
+            return  # reaped: its pid may be another process's by now
+        try:
+            if os.getpgid(child.pid) != child.pid:  # the command left its group (setsid)
+                os.kill(child.pid, sig)
+        except OSError:
+            pass
+
+    def service(self, running: bool) -> None:
+        """From the pump: climb the timed rung when it is due."""
+        if self.deadline is not None and CLOCK.mono() >= self.deadline:
+            self.deadline = None
+            if running:
+                self._climb(self.sent[-1], timer=True)
+
+    def pop_messages(self) -> list[str]:
+        out, self.messages = self.messages, []
+        return out
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
-           gpus: Sequence[int] | None = None, pcie: str = "auto",
-           on_error: Callable[[str], None] | None = None,
+           gpus: Sequence[int] | None = None, pcie: str = "auto", use_pty: bool = True,
+           on_error: Callable[[str], None] | None = None, on_note: Callable[[str], None] | None = None,
            stdout: IO[str] | None = None, stderr: IO[str] | None = None,
            argv: Sequence[str] | None = None) -> RecordResult:
-    """Run `cmd` while sampling; see the module docstring. Never raises for the child's sake."""
+    """Run `cmd` while sampling; see the module docstring. Never raises for the child's sake.
+    `on_note(msg)` (default `on_error`): what the run should know but is no error (bursts of
+    output, signals handled, output left open); meta.json `notes` keeps them too."""
     interval_s = _check_options(cmd, out, interval_s, pcie)
-    rec = _Recording(cmd, interval_s=interval_s, pcie=pcie, on_error=on_error,
+    rec = _Recording(cmd, interval_s=interval_s, pcie=pcie, use_pty=use_pty, on_error=on_error,
+                     on_note=on_note if on_note is not None else on_error,
                      stdout=stdout if stdout is not None else sys.stdout,
                      stderr=stderr if stderr is not None else sys.stderr)
-    rec.open_nvml(gpus)
-    rec.create_run_dir(out)
-    rec.open_sampler(argv)
-    child = rec.start_child()
-    if isinstance(child, RecordResult):  # the command could not be run
-        return child
-    rc, stats, lines = rec.pump(child)
-    return rec.finish(rc, stats, lines)
+    rec.stopper.install()  # before meta.json says "running": from here a signal never kills us
+    try:
+        rec.open_nvml(gpus)
+        rec.create_run_dir(out)
+        rec.open_sampler(argv)
+        child = rec.start_child()
+        if isinstance(child, RecordResult):  # the command could not be run
+            return child
+        try:
+            rc, stats = rec.pump(child)
+        except BaseException as e:  # a bug of ours: still no orphan, and meta.json not left running
+            rec.abandon(child, e)
+            raise
+        return rec.finish(rc, stats)
+    finally:
+        rec.stopper.restore()
+        rec.say_signal_notes()
 
 
 def _check_options(cmd: Sequence[str], out: str | os.PathLike[str] | None, interval_s: float,
@@ -111,21 +402,22 @@ def _check_options(cmd: Sequence[str], out: str | os.PathLike[str] | None, inter
         raise UsageError("no command given (usage: gpuscope record [OPTIONS] -- CMD ARGS...)")
     from gpuscope.sampler import GPM_WINDOW_S, MIN_INTERVAL_S, PCIE_CHOICES
 
-    if interval_s < MIN_INTERVAL_S:
-        raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms")
+    if not math.isfinite(interval_s) or interval_s < MIN_INTERVAL_S:  # nan < 5 is False
+        raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms and finite, "
+                         f"got {interval_s * 1e3:g}")
     if pcie not in PCIE_CHOICES:
         raise UsageError(f"--pcie must be one of {', '.join(PCIE_CHOICES)}")
     if pcie == "gpm":
         interval_s = max(interval_s, GPM_WINDOW_S)  # nothing new to read between GPM windows
-    if out is not None and any((Path(out) / n).exists() for n in (META, TIMING_LOG, SAMPLES)):
-        raise UsageError(f"--out {out} already holds a run: choose a new directory")
+    if out is not None and not str(out).strip():
+        raise UsageError("--out: an empty path names the current directory: give a directory for the run")
     return interval_s
 
 
 def _ending(rc: int, interrupted: list[int]) -> tuple[int, str]:
     """(exit code, status) of a child that returned `rc` (negative: killed by signal -rc)."""
     if rc < 0:
-        killed_by_stop = -rc in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        killed_by_stop = -rc in STOP_SIGNALS
         return 128 - rc, "interrupted" if killed_by_stop or interrupted else "failed"
     return rc, "interrupted" if interrupted else ("complete" if rc == 0 else "failed")
 
@@ -134,14 +426,20 @@ class _Recording:
     """One record() call, step by step: NVML and the GPUs, the run directory, the sampler and
     meta.json at the start, the child, the pumps until it exits, how it ended."""
 
-    def __init__(self, cmd: Sequence[str], *, interval_s: float, pcie: str,
-                 on_error: Callable[[str], None] | None, stdout: IO[str], stderr: IO[str]) -> None:
+    def __init__(self, cmd: Sequence[str], *, interval_s: float, pcie: str, use_pty: bool,
+                 on_error: Callable[[str], None] | None, on_note: Callable[[str], None] | None,
+                 stdout: IO[str], stderr: IO[str]) -> None:
         self.cmd = cmd
         self.interval_s = interval_s
         self.pcie = pcie
-        self.on_error = on_error
+        self.on_error, self.on_note = on_error, on_note
         self.stdout, self.stderr = stdout, stderr
         self.errors: list[str] = []
+        self.notes: list[str] = []
+        self.stopper = _Stopper(STOP_GRACE_S)
+        self.use_pty = use_pty
+        self.pty: tuple[int, int] | str = "--no-pty"  # (master, slave), or why not: start_child
+        self.outputs: list[_Output] = []
         self.nv: nvml_mod.Nvml | None = None
         self.chosen: list[int] = []
         self.system: dict[str, Any] = {}
@@ -149,12 +447,20 @@ class _Recording:
         self.rd: RunDir | None = None
         self.sampler: Sampler | None = None
         self.log: TimingLogWriter | None = None
-        self.interrupted: list[int] = []  # signals forwarded to the child
 
     def report(self, msg: str) -> None:
         self.errors.append(msg)
-        if self.on_error is not None:
-            self.on_error(msg)
+        _tell(self.on_error, msg)
+
+    def note(self, msg: str) -> None:
+        self.notes.append(msg)
+        _tell(self.on_note, msg)
+
+    def say_signal_notes(self) -> None:
+        """What the signal handlers did (they queue it: saying it from a handler could re-enter
+        a stream); signals are not errors, and meta.json `signals_*` keeps them."""
+        for msg in self.stopper.pop_messages():
+            _tell(self.on_note, msg)
 
     def open_nvml(self, gpus: Sequence[int] | None) -> None:
         """NVML (absence is not an error) and the GPUs to sample, checked before anything is written."""
@@ -180,10 +486,11 @@ class _Recording:
         self.nv, self.chosen = nv, chosen
 
     def create_run_dir(self, out: str | os.PathLike[str] | None) -> None:
-        """The run directory; when it cannot be made, report once and run the command anyway."""
+        """The run directory, claimed (UsageError, exit 2, when --out is in use: RunDir.create);
+        when it cannot be made or written, report once and run the command anyway."""
         try:
             self.rd = RunDir.create(out, mode="record", on_error=self.report)
-        except GpuscopeError as e:
+        except ResourceError as e:
             self.report(f"{e.one_line()}; running the command without recording")
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:
@@ -217,12 +524,25 @@ class _Recording:
         }
 
     def start_child(self) -> subprocess.Popen[bytes] | RecordResult:
-        """The child with piped output in its own process group, or the failed RecordResult
+        """The child in its own process group, stdout on the pty (or a pipe), stderr on a pipe,
+        stdin ours unless that is a terminal (_stdin_for_child); or the failed RecordResult
         (127: not found, 126: not executable) when it cannot be started."""
+        stdin = _stdin_for_child()
+        if self.use_pty:
+            self.pty = _open_pty()
+            if isinstance(self.pty, str):
+                self.note(f"{self.pty}: the command's stdout is captured through a pipe, so the output "
+                          "of a program that buffers it when not on a terminal arrives in bursts")
+        if self.rd is not None:
+            self.rd.write_meta(capture="pty" if isinstance(self.pty, tuple) else "pipes",
+                               stdin="/dev/null" if stdin == subprocess.DEVNULL else "inherited",
+                               notes=self.notes)
+        slave = self.pty[1] if isinstance(self.pty, tuple) else subprocess.PIPE
         try:
-            return subprocess.Popen(list(self.cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    process_group=0)
+            child = subprocess.Popen(list(self.cmd), stdin=stdin, stdout=slave, stderr=subprocess.PIPE,
+                                     process_group=0)
         except (FileNotFoundError, PermissionError, OSError) as e:
+            self._close_pty()
             code = 127 if isinstance(e, FileNotFoundError) else 126
             msg = f"cannot run {self.cmd[0]!r}: {e.strerror or e}"
             self.report(msg)
@@ -233,60 +553,136 @@ class _Recording:
                 rd.write_meta(status="failed", exit_code=code, ended=iso_now(), error=msg)
             return RecordResult(code, "failed", rd.path if rd else None, no_samples=self.no_samples,
                                 errors=self.errors)
+        self.stopper.attach(child)
+        if isinstance(self.pty, tuple):
+            master, slave_fd = self.pty
+            os.close(slave_fd)  # the child holds it now: when it (and what it started) is done, EOF
+            self.stopper.follow_winsize(master)
+            out_fd = master
+        else:
+            out_fd = os.dup(child.stdout.fileno())
+            child.stdout.close()
+        err_fd = os.dup(child.stderr.fileno())
+        child.stderr.close()
+        self.outputs = [_Output("stdout", out_fd, self.stdout, self.log),
+                        _Output("stderr", err_fd, self.stderr, self.log)]
+        return child
 
-    def _forward_signals(self, child: subprocess.Popen[bytes]) -> dict[int, Any]:
-        """SIGINT/SIGTERM go to the child (main thread only); returns the handlers to restore."""
+    def _close_pty(self) -> None:
+        if isinstance(self.pty, tuple):
+            for fd in self.pty:
+                os.close(fd)
 
-        def forward(signum: int, _frame: FrameType | None) -> None:
-            self.interrupted.append(signum)
-            try:
-                child.send_signal(signum)
-            except ProcessLookupError:
-                pass
-
-        old: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM):
-                old[s] = signal.signal(s, forward)
-        return old
-
-    def pump(self, child: subprocess.Popen[bytes]) -> tuple[int, SamplerStats | None, int]:
-        """Sample and copy the child's output until it exits: (return code, sampler stats,
-        output lines). Signal handlers, the sampler and the files are closed either way."""
-        old = self._forward_signals(child)
+    def pump(self, child: subprocess.Popen[bytes]) -> tuple[int, SamplerStats | None]:
+        """Sample and copy the child's output until it exits and its output ends (or DRAIN_S
+        after its exit): (return code, sampler stats). One thread reads both streams, so
+        timing.log holds them in the order they arrived. The sampler and the files are closed
+        either way."""
         sampler, log = self.sampler, self.log
         if sampler is not None:
             sampler.start()
-        counts = [[0], [0]]
-        order = threading.Lock()
-        pumps = [threading.Thread(target=_pump, args=(child.stdout, self.stdout, log, counts[0], order), daemon=True),
-                 threading.Thread(target=_pump, args=(child.stderr, self.stderr, log, counts[1], order), daemon=True)]
-        for t in pumps:
-            t.start()
         try:
-            rc = child.wait()
-            for t in pumps:
-                t.join(timeout=5.0)  # a grandchild may keep the pipe open: do not hang on it
+            rc = self._read_until_done(child)
         finally:
-            for s, h in old.items():
-                signal.signal(s, h)
+            for o in self.outputs:
+                if o.ended_at is None:
+                    o.close(CLOCK.mono())
             stats = sampler.stop() if sampler is not None else None
             if log is not None:
                 log.close()
             if sampler is not None:
                 sampler.sink.close()
-        return rc, stats, counts[0][0] + counts[1][0]
+        return rc, stats
 
-    def finish(self, rc: int, stats: SamplerStats | None, lines: int) -> RecordResult:
+    def _read_until_done(self, child: subprocess.Popen[bytes]) -> int:
+        sel = selectors.DefaultSelector()
+        for o in self.outputs:
+            sel.register(o.fd, selectors.EVENT_READ, o)
+        rc: int | None = None
+        exited_at = 0.0
+        try:
+            while True:
+                if sel.get_map():
+                    for key, _ in sel.select(POLL_S):
+                        data, o = _read(key.fd), key.data
+                        if data:
+                            o.feed(data, CLOCK.mono())
+                        else:
+                            sel.unregister(key.fd)
+                            o.close(CLOCK.mono())
+                elif rc is None:
+                    try:
+                        child.wait(POLL_S)
+                    except subprocess.TimeoutExpired:
+                        pass
+                if rc is None and (rc := child.poll()) is not None:
+                    exited_at = CLOCK.mono()
+                self.stopper.service(running=rc is None)
+                self.say_signal_notes()
+                if rc is not None and (not sel.get_map() or CLOCK.mono() - exited_at >= DRAIN_S):
+                    break
+            open_ = [o.name for o in self.outputs if o.ended_at is None]
+            if open_:
+                self.note(f"the command exited but its {' and '.join(open_)} stayed open for more than "
+                          f"{DRAIN_S:g} s: a process it started still holds {'them' if len(open_) > 1 else 'it'}, "
+                          "and what that process prints from now on is not recorded")
+        finally:
+            sel.close()
+        return rc
+
+    def abandon(self, child: subprocess.Popen[bytes], err: BaseException) -> None:
+        """The pump failed: end the command's process group and mark the run failed."""
+        if child.poll() is None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            child.wait()
+        if self.rd is not None:
+            self.rd.write_meta(status="failed", exit_code=1, child_returncode=child.returncode,
+                               ended=iso_now(), error=f"{type(err).__name__}: {err}", notes=self.notes)
+
+    def _burst_note(self) -> None:
+        """Warn when most lines arrived in bursts: their stamps are not when they were printed."""
+        total = sum(len(o.stamps) for o in self.outputs)
+        bursts = sum(o.burst_lines() for o in self.outputs)
+        if not total or bursts < BURST_WARN_SHARE * total:
+            return
+        flush = "make it flush each line (stdbuf -oL, python -u, fflush)"
+        if not self.use_pty:
+            fix = f"{flush} or record without --no-pty"
+        elif isinstance(self.pty, str):
+            fix = flush
+        else:
+            fix = f"it buffers its output even on a terminal (or pipes it through another program): {flush}"
+        self.note(f"{bursts} of {total} lines arrived in bursts: the program's output was buffered, so "
+                  f"their times are when they arrived, not when they were printed; {fix}")
+
+    def finish(self, rc: int, stats: SamplerStats | None) -> RecordResult:
         """How it ended: the RecordResult and meta.json's last write."""
-        exit_code, status = _ending(rc, self.interrupted)
+        self._burst_note()
+        lines = sum(len(o.stamps) for o in self.outputs)
+        burst_lines = sum(o.burst_lines() for o in self.outputs)
+        exit_code, status = _ending(rc, self.stopper.sent)
         rd, no_samples = self.rd, self.no_samples
         res = RecordResult(exit_code, status, rd.path if rd else None, timing_lines=lines,
                            sample_rows=stats.rows if stats else 0, no_samples=no_samples,
                            sampler=stats.to_dict() if stats else None, errors=self.errors)
         if rd is not None:
             rd.write_meta(status=status, exit_code=exit_code, child_returncode=rc, ended=iso_now(),
-                          signals_forwarded=[signal.Signals(s).name for s in self.interrupted],
+                          signals_received=[signal.Signals(s).name for s in self.stopper.received],
+                          signals_forwarded=[signal.Signals(s).name for s in self.stopper.sent],
                           sampler=res.sampler if res.sampler is not None else no_samples,
-                          output_lines=lines, errors=self.errors)
+                          output_lines=lines, output_burst_lines=burst_lines,
+                          notes=self.notes, errors=self.errors)
         return res
+
+
+def _tell(hook: Callable[[str], None] | None, msg: str) -> None:
+    """Say `msg` through `hook`; a dead terminal (SIGHUP) or a closed stream never stops the recording."""
+    if hook is None:
+        return
+    try:
+        hook(msg)
+    except (OSError, ValueError):
+        pass

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscope.clock import CLOCK, Clock
-from gpuscope.errors import EXIT_INTERRUPTED, InputError, NoDataError, ResourceError
+from gpuscope.errors import EXIT_INTERRUPTED, InputError, NoDataError, ResourceError, UsageError
 from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS, SPAN_PHASES
 
 SCHEMA_VERSION = 1
@@ -42,6 +42,93 @@ def default_path(mode: str, root: str | os.PathLike[str] = "runs", now: float | 
     return Path(root) / f"{stamp}-{mode}"
 
 
+CLAIM = ".gpuscope-run"  # made with O_EXCL in a run directory: whoever makes it owns the directory
+RUN_FILES = (META, TIMING_LOG, SAMPLES, SPANS, SUMMARY)
+
+
+def _not_writable(p: Path, e: OSError) -> ResourceError:
+    return ResourceError(f"cannot write run directory {p}: {e.strerror or e}")
+
+
+def _write_claim(p: Path) -> None:
+    """Create p/CLAIM with O_EXCL (pid, host, time inside). FileExistsError when another
+    process claimed `p` first; other OSErrors: `p` cannot be written."""
+    fd = os.open(p / CLAIM, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, (json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                  "claimed": iso_now()}) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _claimed_by(p: Path) -> str:
+    """' (pid N on HOST)' from a claim file, '' when it cannot be read."""
+    try:
+        c = json.loads((p / CLAIM).read_text(encoding="utf-8"))
+        return f" (pid {int(c['pid'])} on {c['host']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def _claim_default(base: Path) -> Path:
+    """The first of base, base-2, base-3, ... that this process's mkdir makes."""
+    try:
+        base.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _not_writable(base, e) from None
+    n = 1
+    while True:
+        p = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        n += 1
+        try:
+            p.mkdir()
+            _write_claim(p)
+            return p
+        except FileExistsError:
+            continue  # made (or, within a moment, claimed) by another run: the next name
+        except OSError as e:
+            raise _not_writable(p, e) from None
+
+
+def _claim_named(p: Path) -> None:
+    """Make `p`, or claim it when it exists and is empty; UsageError when it is in use."""
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _not_writable(p, e) from None
+    try:
+        p.mkdir()
+    except FileExistsError:
+        _refuse_if_in_use(p)
+    except OSError as e:
+        raise _not_writable(p, e) from None
+    try:
+        _write_claim(p)
+    except FileExistsError:
+        raise UsageError(f"--out {p} is taken by another gpuscope run{_claimed_by(p)}: "
+                         "choose a new directory") from None
+    except OSError as e:
+        raise _not_writable(p, e) from None
+
+
+def _refuse_if_in_use(p: Path) -> None:
+    """An existing --out may be claimed only when it is an empty directory."""
+    if not p.is_dir():
+        raise UsageError(f"--out {p} exists and is not a directory: choose a new directory")
+    try:
+        names = sorted(os.listdir(p))
+    except OSError as e:
+        raise _not_writable(p, e) from None
+    if any(n in names for n in RUN_FILES):
+        raise UsageError(f"--out {p} already holds a run: choose a new directory")
+    if CLAIM in names:
+        raise UsageError(f"--out {p} is taken by another gpuscope run{_claimed_by(p)}: "
+                         "choose a new directory")
+    if names:
+        raise UsageError(f"--out {p} is not empty ({len(names)} entries, e.g. {names[0]!r}): "
+                         "choose a new or an empty directory")
+
+
 class RunDir:
     """One run directory being written. Create with `RunDir.create(...)`."""
 
@@ -55,21 +142,25 @@ class RunDir:
     @classmethod
     def create(cls, path: str | os.PathLike[str] | None = None, *, mode: str = "record",
                root: str | os.PathLike[str] = "runs", on_error: ErrorHook | None = None) -> RunDir:
-        """Make the directory (parents too). Raises ResourceError if it cannot be made/written."""
-        p = Path(path) if path is not None else default_path(mode, root)
+        """Claim a new run directory (parents are made), atomically: two gpuscope processes never
+        get the same one.
+
+        `path=None`: `root/<YYYYmmdd-HHMMSS>-<mode>`, or the first free `-2`, `-3`, ... after
+        it; a name is taken by the `mkdir` that makes it (never one that exists already).
+        A named `path` is made if absent; a directory that exists is claimed only when empty,
+        by creating the claim file (CLAIM) in it with O_EXCL. The claim file stays: it marks
+        the directory as a run's.
+
+        UsageError (exit 2): an empty `path` (it would be the current directory), a path that
+        is not a directory, holds a run, is claimed by another gpuscope, or is not empty.
+        ResourceError: it cannot be made or written."""
         if path is None:
-            # two runs in the same second: add a suffix rather than mix their files
-            base, n = p, 1
-            while p.exists():
-                n += 1
-                p = base.with_name(f"{base.name}-{n}")
-        try:
-            p.mkdir(parents=True, exist_ok=True)
-            probe = p / ".gpuscope-write-test"
-            probe.write_text("")
-            probe.unlink()
-        except OSError as e:
-            raise ResourceError(f"cannot write run directory {p}: {e.strerror or e}") from None
+            p = _claim_default(default_path(mode, root))
+        else:
+            if not str(path).strip():
+                raise UsageError("--out: an empty path names the current directory: give a directory for the run")
+            p = Path(path)
+            _claim_named(p)
         return cls(p, on_error)
 
     # -- errors ---------------------------------------------------------------------------

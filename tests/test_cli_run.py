@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from gpuscope.cli import app
 from gpuscope.workload import backends, curve
 from gpuscope.workload.cpu import CpuBackend
+from tests.proc_lines import Lines
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -189,3 +190,66 @@ def test_compare_modes_run_stops_at_ctrl_c_like_run_and_compares_nothing(tmp_pat
     meta = json.loads((d / "meta.json").read_text())
     assert meta["mode"] == "pinned" and meta["status"] == "interrupted" and meta["exit_code"] == 130
     assert 1 <= meta["pipeline"]["partitions_done"] < 400
+
+
+def test_out_that_holds_a_run_is_refused_and_left_alone(tmp_path):
+    """`run --out EXISTING` used to reuse the directory (analyze then saw both runs' tenures)."""
+    d = tmp_path / "r"
+    assert invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", d).exit_code == 0
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", d)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"gpuscope: --out {d} already holds a run: choose a new directory"
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    r = invoke("--backend", "cpu", "--log-n", 8, "--partitions", 2, "--out", "")
+    assert r.exit_code == 2 and "empty path names the current directory" in r.stderr
+
+
+def test_ctrl_c_during_set_up_stops_the_run(tmp_path, gpuscope_process):
+    """A Ctrl-C while the SRS points were generated used to be lost: every partition ran,
+    status complete, exit 0."""
+    d = tmp_path / "setup"
+    proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 10, "--partitions", 2, "--out", d)
+    lines = Lines(out=proc.stdout, err=proc.stderr)
+    lines.wait_for("gpuscope: setup: generating the SRS points")
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    err, out = lines.text("err"), lines.text("out")
+    assert "interrupted (Ctrl-C): stopping after the current set-up step" in err
+    assert f"gpuscope: interrupted during set-up: no partition ran; run directory {d} (status interrupted)" in err
+    assert out == "" and "Traceback" not in err
+    meta = json.loads((d / "meta.json").read_text())
+    assert (meta["status"], meta["exit_code"]) == ("interrupted", 130)
+    assert "pipeline" not in meta and "stop requested: SIGINT" in meta["notes"]
+    assert "mutex_held_ms" not in ((d / "timing.log").read_text() if (d / "timing.log").exists() else "")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_at_a_phase_boundary_like_ctrl_c(tmp_path, gpuscope_process, sig):
+    """They used to kill the run at once, meta.json left `running`."""
+    d = tmp_path / sig.name
+    proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 9, "--partitions", 400, "--out", d)
+    if not _wait_for_text(lambda: [d / "timing.log"], "mutex_held_ms="):
+        pytest.fail("the run never finished a partition")
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert f"interrupted ({sig.name}): stopping at the next phase boundary ({sig.name} again to quit at once)" in err
+    meta = json.loads((d / "meta.json").read_text())
+    assert (meta["status"], meta["exit_code"]) == ("interrupted", 130)
+    assert 1 <= meta["pipeline"]["partitions_done"] < 400 and f"stop requested: {sig.name}" in meta["notes"]
+    assert "Traceback" not in err
+
+
+def test_a_second_stop_signal_of_another_kind_exits_at_once(tmp_path, gpuscope_process):
+    d = tmp_path / "twice"
+    proc = gpuscope_process("run", "--backend", "cpu", "--log-n", 10, "--partitions", 400, "--out", d)
+    lines = Lines(err=proc.stderr)
+    _wait_for_text(lambda: [d / "timing.log"], "GPU_START")
+    proc.send_signal(signal.SIGTERM)
+    lines.wait_for("interrupted (SIGTERM)")
+    proc.send_signal(signal.SIGHUP)
+    proc.wait(timeout=30)
+    assert proc.returncode == 130
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["notes"][-1] == "second stop signal (SIGHUP): exited at once"

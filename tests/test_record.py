@@ -72,7 +72,8 @@ def test_record_child_fails_exit_code_log_meta_samples(runner, tmp_path):
     assert f"run directory: {out}" in r.stderr and "status failed, exit code 3" in r.stderr
     stamps = _stamps(out / "timing.log")
     texts = [t for _, t in stamps]
-    # stdout and stderr are two pipes: their relative order is not defined, each one's is
+    # stdout (the pty) and stderr (a pipe) printed within a moment of each other may arrive in
+    # either order: the pty hands its bytes over through the kernel's tty layer, a little later
     assert "child stdout line" in texts and texts[-1].startswith("CUZK_TIMING: mutex_held_ms=1640")
     cuzk = [t for t in texts if t.startswith("CUZK")]
     assert cuzk[0].startswith("CUZK_TIMING: pre_lock_cpu_ms=5") and len(texts) == 8 and len(cuzk) == 7
@@ -143,6 +144,9 @@ def test_record_gpu_lost_mid_run_reported_once(runner, tmp_path):
     (["--gpus", "3"], "--gpus: no GPU 3"),
     (["--gpus", "a"], "bad GPU index"),
     (["--interval", "2"], "--interval must be at least 5 ms"),
+    (["--interval", "nan"], "--interval must be at least 5 ms and finite, got nan"),
+    (["--interval", "inf"], "--interval must be at least 5 ms and finite, got inf"),
+    (["--interval", "-inf"], "--interval must be at least 5 ms"),
     (["--pcie", "psychic"], "--pcie must be one of"),
 ])
 def test_record_usage_errors(runner, tmp_path, args, needle):
@@ -181,8 +185,8 @@ import signal, sys, time
 def h(signum, frame):
     print(f"child got {signal.Signals(signum).name}", flush=True)
     sys.exit(42)
-signal.signal(signal.SIGINT, h)
-signal.signal(signal.SIGTERM, h)
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    signal.signal(s, h)
 print("ready", flush=True)
 time.sleep(30)
 """
@@ -197,7 +201,7 @@ def _spawn(tmp_path: Path, child: str) -> subprocess.Popen:
     )
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 def test_signal_forwarded_to_child(tmp_path, sig):
     p = _spawn(tmp_path, SIG_CHILD)
     try:
@@ -212,7 +216,8 @@ def test_signal_forwarded_to_child(tmp_path, sig):
     assert out.count(f"child got {sig.name}") == 1  # delivered exactly once
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["exit_code"] == 42
-    assert meta["signals_forwarded"] == [sig.name]
+    assert meta["signals_forwarded"] == meta["signals_received"] == [sig.name]
+    assert f"{sig.name}: forwarded to the command's process group" in err
     assert "Traceback" not in err
 
 
@@ -268,10 +273,38 @@ def test_record_pcie_gpm_mode(runner, tmp_path):
 @pytest.mark.parametrize(("rc", "forwarded", "want"), [
     (0, [], (0, "complete")), (3, [], (3, "failed")), (0, [signal.SIGINT], (0, "interrupted")),
     (42, [signal.SIGTERM], (42, "interrupted")), (-signal.SIGINT, [], (130, "interrupted")),
-    (-signal.SIGHUP, [], (129, "interrupted")), (-signal.SIGKILL, [], (137, "failed")),
+    (-signal.SIGHUP, [], (129, "interrupted")), (-signal.SIGQUIT, [], (131, "interrupted")),
+    (-signal.SIGKILL, [], (137, "failed")),
     (-signal.SIGKILL, [signal.SIGINT], (137, "interrupted")),
 ])
 def test_how_the_child_ended(rc, forwarded, want):
     from gpuscope.recorder import _ending
 
     assert _ending(rc, forwarded) == want
+
+
+def test_record_out_empty_string_refused(runner, tmp_path, monkeypatch):
+    nvml.use_backend(FakeNvml([], init_error="LibraryNotFound"))
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["record", "--out", "", "--", sys.executable, "-c", "print(1)"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "empty path names the current directory" in r.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_two_records_into_one_out_at_once(tmp_path):
+    """Two `record --out same` at once: one records, the other is refused before its command runs."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    out = tmp_path / "same"
+    child = "import os, time; print('child of', os.getppid(), flush=True); time.sleep(1)"
+    procs = [subprocess.Popen([sys.executable, "-m", "gpuscope", "record", "--no-summary", "--out", str(out),
+                               "--", sys.executable, "-c", child],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+             for _ in range(2)]
+    res = [(p.returncode, o, e) for p in procs for o, e in [p.communicate(timeout=30)]]
+    assert sorted(rc for rc, _, _ in res) == [0, 2], res
+    (won,) = [p for p, (rc, _, _) in zip(procs, res, strict=True) if rc == 0]
+    (_, lost_out, lost_err) = next(r for r in res if r[0] == 2)
+    assert lost_out == "" and len(lost_err.strip().splitlines()) == 1
+    assert "is taken by another gpuscope run" in lost_err or "already holds a run" in lost_err
+    log = (out / "timing.log").read_text().splitlines()
+    assert len(log) == 1 and log[0].endswith(f"child of {won.pid}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -10,8 +11,9 @@ import time
 import pytest
 
 from gpuscope.clock import Clock
-from gpuscope.errors import InputError, ResourceError
+from gpuscope.errors import InputError, ResourceError, UsageError
 from gpuscope.rundir import (
+    CLAIM,
     SAMPLE_COLUMNS,
     RunDir,
     default_path,
@@ -179,3 +181,107 @@ def test_mark_interrupted_never_blocks_on_the_meta_lock(tmp_path):
     meta = read_meta(rd.path)
     assert (meta["status"], meta["exit_code"], meta["mode"], meta["notes"]) == ("interrupted", 130, "pageable", ["n"])
     assert not (rd.path / ".meta.json.sigint.tmp").exists()
+
+
+# -- claiming a run directory (issue 13) ------------------------------------------------------
+
+def test_named_out_existing_directory_rules(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    rd = RunDir.create(empty)  # an empty directory is claimed
+    assert rd.path == empty and (empty / CLAIM).is_file()
+    assert json.loads((empty / CLAIM).read_text())["pid"] == os.getpid()
+    with pytest.raises(UsageError, match=r"is taken by another gpuscope run \(pid \d+ on "):
+        RunDir.create(empty)
+    old = tmp_path / "old"  # a run written before claim files existed
+    old.mkdir()
+    (old / "meta.json").write_text("{}")
+    with pytest.raises(UsageError, match="already holds a run"):
+        RunDir.create(old)
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("x")
+    with pytest.raises(UsageError, match=r"is not empty \(1 entries, e.g. 'notes.txt'\)"):
+        RunDir.create(busy)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="exists and is not a directory"):
+        RunDir.create(tmp_path / "file")
+    for blank in ("", "  "):
+        with pytest.raises(UsageError, match="empty path names the current directory"):
+            RunDir.create(blank)
+    deep = RunDir.create(tmp_path / "a" / "b" / "c")  # parents are made
+    assert (deep.path / CLAIM).is_file()
+
+
+def test_named_out_claimed_by_exactly_one_of_many_threads(tmp_path):
+    target, n = tmp_path / "same", 16
+    barrier = threading.Barrier(n)
+    won, refused = [], []
+
+    def claim():
+        barrier.wait(timeout=10)
+        try:
+            won.append(RunDir.create(target))
+        except UsageError as e:
+            refused.append(str(e))
+
+    threads = [threading.Thread(target=claim) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert len(won) == 1 and len(refused) == n - 1
+    assert all("is taken" in m or "already holds" in m for m in refused)
+
+
+def test_default_path_next_free_name_under_threads(tmp_path, monkeypatch):
+    """Runs started in the same second get distinct directories, each claimed by one."""
+    from gpuscope import rundir
+
+    monkeypatch.setattr(rundir, "default_path", lambda mode, root: tmp_path / f"20261130-120000-{mode}")
+    (tmp_path / "20261130-120000-record").mkdir()  # an empty leftover is passed over, not shared
+    n = 12
+    barrier = threading.Barrier(n)
+    paths: list = []
+    threads = [threading.Thread(target=lambda: (barrier.wait(timeout=10),
+                                                paths.append(RunDir.create(mode="record").path)))
+               for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    names = sorted(p.name for p in paths)
+    assert len(set(names)) == n and "20261130-120000-record" not in names
+    assert all((p / CLAIM).is_file() for p in paths)
+
+
+CLAIMER = r"""
+import os, sys, time
+from gpuscope.errors import UsageError
+from gpuscope.rundir import RunDir
+go = sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.001)
+try:
+    RunDir.create(sys.argv[1])
+    print("won")
+except UsageError as e:
+    print("refused:", e)
+"""
+
+
+def test_named_out_claimed_by_exactly_one_of_many_processes(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    target, go = tmp_path / "same", tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, str(target), str(go)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(6)]
+    time.sleep(0.5)  # let them all start and wait for the go
+    go.write_text("")
+    outs = [p.communicate(timeout=30)[0].strip() for p in procs]
+    assert sorted(o.split(":")[0] for o in outs) == ["refused"] * 5 + ["won"], outs

@@ -34,10 +34,14 @@ def _summarize(path) -> None:
     help=(
         "Run a command while sampling NVML (PCIe RX/TX, SM activity, clocks, power) and keep its "
         "output, each line stamped with its arrival time, in a run directory; then print the "
-        "analyze summary. The command's output still reaches the terminal, Ctrl-C and SIGTERM "
-        "are forwarded to it, and gpuscope exits with its exit code (128+N if signal N ended "
-        "it, 127 if it was not found). Without NVML the command still runs and meta.json says "
-        "why there are no samples.\n\n"
+        "analyze summary. The command's stdout goes through a pseudo-terminal, so a program that "
+        "buffers its output when it is not on a terminal (printf, python without -u) still sends "
+        "each line as it prints it (--no-pty: plain pipes); stderr is a pipe. The output still "
+        "reaches the terminal. Ctrl-C or SIGTERM is forwarded to the command's process group, a "
+        "second sends SIGTERM, a third SIGKILL; SIGHUP or SIGQUIT is forwarded and followed by "
+        "SIGTERM and SIGKILL if the command does not end. gpuscope exits with the command's exit "
+        "code (128+N if signal N ended it, 127 if it was not found). Without NVML the command "
+        "still runs and meta.json says why there are no samples.\n\n"
         "Example: gpuscope record --interval 10 --out runs/daemon -- ./cuzk-daemon --config c.toml\n\n"
         "Example: gpuscope record -- python prove.py"
     ),
@@ -56,11 +60,24 @@ def record_cmd(
              "instead of ~5-8%: each counter read costs ~0.75 ms of CPU on an H200), throughput.",
     ),
     summary: bool = typer.Option(True, "--summary/--no-summary", help="Print the analyze summary at the end."),
+    use_pty: bool = typer.Option(
+        True, "--pty/--no-pty",
+        help="Capture the command's stdout through a pseudo-terminal (default) or a plain pipe.",
+    ),
 ) -> None:
     from gpuscope.recorder import parse_gpus, record
 
     res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus), pcie=pcie,
-                 on_error=say, argv=sys.argv)
+                 use_pty=use_pty, on_error=say, argv=sys.argv)
+    try:
+        _report(res, summary)
+    except OSError:  # our terminal is gone (SIGHUP): the run directory is finished, keep the exit code
+        pass
+    raise typer.Exit(res.exit_code)
+
+
+def _report(res, summary: bool) -> None:
+    """The sampler's figures, where the run went, and the analyze summary."""
     if res.path is not None:
         if res.no_samples:
             say(res.no_samples)
@@ -72,4 +89,3 @@ def record_cmd(
         say(f"run directory: {res.path} (status {res.status}, exit code {res.exit_code})")
         if summary:
             _summarize(res.path)
-    raise typer.Exit(res.exit_code)

@@ -72,24 +72,40 @@ def _watch(run, title: str) -> None:
             say(_fmt_progress(run.progress()))
 
 
-def _install_sigint(run) -> dict:
-    """First Ctrl-C: stop at the next phase boundary. Second: mark the run and exit at once."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _say_in_handler(message: str) -> None:
+    """say() from a signal handler: never raises (a dead terminal after SIGHUP, or stderr in
+    the middle of a write of the main thread's, which a handler must not re-enter)."""
+    try:
+        say(message)
+    except (OSError, RuntimeError, ValueError):
+        pass
+
+
+def _install_stop_signals(run) -> dict:
+    """SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops the run at the next phase boundary
+    (during set-up: after the current set-up step); a second of any of them marks meta.json
+    interrupted and exits at once (130)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
-    def on_sigint(signum, frame) -> None:
+    def on_stop(signum, frame) -> None:
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if run.interrupts == 0:
-            run.request_stop()
-            say("interrupted: stopping at the next phase boundary (Ctrl-C again to quit at once)")
+            run.request_stop(why=signal.Signals(signum).name)
+            where = "at the next phase boundary" if run.pipeline is not None else "after the current set-up step"
+            _say_in_handler(f"interrupted ({name}): stopping {where} ({name} again to quit at once)")
             return
         rd = run.rd
         if rd is not None:
-            rd.mark_interrupted(notes=run.notes + ["second Ctrl-C: exited at once"])
-        sys.stderr.write("gpuscope: interrupted twice: exiting now\n")
-        sys.stderr.flush()
+            why = f"second stop signal ({signal.Signals(signum).name}): exited at once"
+            rd.mark_interrupted(notes=run.notes + [why])
+        _say_in_handler("interrupted twice: exiting now")
         os._exit(130)
 
-    return {signal.SIGINT: signal.signal(signal.SIGINT, on_sigint)}
+    return {s: signal.signal(s, on_stop) for s in STOP_SIGNALS}
 
 
 def say_setup(message: str) -> None:
@@ -98,21 +114,27 @@ def say_setup(message: str) -> None:
 
 
 def run_workload(run, *, label: str, on_prepared=None):
-    """Prepare, start, watch and finish `run` (a WorkloadRun) with run's Ctrl-C handling:
-    the first Ctrl-C stops at the next phase boundary, a second exits at once. Shared by
-    `gpuscope run` and `compare pinned pageable`. `on_prepared()` runs once the run directory
-    exists, before the pipeline starts. Returns the RunOutcome; raises what prepare() raised."""
-    old = _install_sigint(run)
+    """Prepare, start, watch and finish `run` (a WorkloadRun) with run's signal handling:
+    the first Ctrl-C, SIGTERM or SIGHUP stops at the next phase boundary (during set-up: after
+    the current step, status interrupted, SetupInterrupted: exit 130), a second exits at once.
+    Shared by `gpuscope run` and `compare pinned pageable`. `on_prepared()` runs once the run
+    directory exists, before the pipeline starts. Returns the RunOutcome; raises what
+    prepare() raised."""
+    old = _install_stop_signals(run)
     try:
         try:
             run.prepare()
+            if on_prepared is not None:
+                on_prepared()
+            run.check_stop()
         except BaseException:
             run.finish_failed_setup()
             raise
-        if on_prepared is not None:
-            on_prepared()
         run.start()
-        _watch(run, f"{label} ({run.cfg.mode}, log-n {run.cfg.log_n}) -> {run.rd.path}")
+        try:
+            _watch(run, f"{label} ({run.cfg.mode}, log-n {run.cfg.log_n}) -> {run.rd.path}")
+        except OSError:  # our terminal is gone (SIGHUP): no more progress, the run goes on to its end
+            run.wait()
         return run.finish()
     finally:
         for s, h in old.items():
@@ -155,8 +177,8 @@ def _render(run, outcome, as_json: bool) -> None:
         "registered host memory, sample NVML while it runs, write a run directory "
         "(meta.json, timing.log in the CuZK formats, samples.csv, spans.csv, summary.json) "
         "and print the analyze summary. Without a GPU it runs the CPU reference at log-n 10 "
-        "(modes have no effect there). Ctrl-C stops at the next phase boundary (status "
-        "interrupted); a second Ctrl-C exits at once.\n\n"
+        "(modes have no effect there). Ctrl-C, SIGTERM or SIGHUP stops at the next phase "
+        "boundary, also during set-up (status interrupted, exit 130); a second exits at once.\n\n"
         "Example: gpuscope run --mode pageable --log-n 24 --partitions 16 --workers 2\n\n"
         "Example: gpuscope run --mode pinned --contention 8 --verify --out runs/pinned-c8"
     ),

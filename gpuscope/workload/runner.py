@@ -2,6 +2,7 @@
 
     run = WorkloadRun(cfg, backend="auto", out=None, argv=sys.argv)
     run.prepare()          # checks, run dir (status running), sampler, set-up, SRS points
+    run.check_stop()       # SetupInterrupted if a stop came during set-up
     run.start()            # the pipeline on a background thread
     while run.alive(): ... run.progress() ...   # the caller's live view; run.request_stop() on Ctrl-C
     outcome = run.finish() # status complete|interrupted|failed, summary.json, everything freed
@@ -66,6 +67,13 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+class SetupInterrupted(GpuscopeError):
+    """A stop was requested (Ctrl-C, SIGTERM, SIGHUP) before the pipeline started: the run
+    ends at the next set-up step, with no partition run (exit 130)."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
 class WorkloadRun:
     def __init__(self, cfg: PipelineConfig, *, backend: str = "auto", out: str | None = None,
                  argv: list[str] | None = None, sample: bool = True,
@@ -103,13 +111,22 @@ class WorkloadRun:
         self.rd = RunDir.create(self.out, mode=self.cfg.mode, on_error=self._report)
         nv = self._write_start_meta(on_gpu)
         self._open_samples(nv, on_gpu)
-        self.setup = RunSetup(self.cfg, self.backend, self.on_setup)
+        self.check_stop()
+        self.setup = RunSetup(self.cfg, self.backend, self.on_setup, check_stop=self.check_stop)
         devices, backends, srs = self.setup.build(on_gpu)
         self._open_log()
         verifier = self._verifier(backends)
         self.pipeline = Pipeline(self.cfg, backends, devices, self.setup.mem, self.log, srs=srs,
                                  verifier=verifier)
         self.rd.write_meta(setup=self.setup.seconds)
+        self.check_stop()
+
+    def check_stop(self) -> None:
+        """SetupInterrupted when a stop was requested: called between the set-up steps (and by
+        the caller just before start()), so a Ctrl-C during set-up is never lost."""
+        if self.interrupts:
+            where = f"; run directory {self.rd.path} (status interrupted)" if self.rd is not None else ""
+            raise SetupInterrupted(f"interrupted during set-up: no partition ran{where}")
 
     def _choose_backend(self) -> bool:
         """The backend, the CPU backend's limits, the config checked; True on a GPU."""
@@ -239,8 +256,13 @@ class WorkloadRun:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def request_stop(self) -> None:
+    def request_stop(self, why: str | None = None) -> None:
+        """Stop at the next phase boundary (before start(): at the next set-up step, see
+        check_stop). Any thread, or a signal handler: it only sets flags. `why` (e.g. the
+        signal's name) goes to meta.json `notes`."""
         self.interrupts += 1
+        if why is not None:
+            self.notes.append(f"stop requested: {why}")
         if self.pipeline is not None:
             self.pipeline.request_stop()
 
@@ -298,7 +320,7 @@ class WorkloadRun:
         self._release()
         if self.rd is not None:
             code = getattr(err, "exit_code", EXIT_FAILED)
-            if isinstance(err, KeyboardInterrupt):
+            if isinstance(err, KeyboardInterrupt | SetupInterrupted):
                 status, code = "interrupted", EXIT_INTERRUPTED
             else:
                 status = "failed"

@@ -4,8 +4,9 @@
 its tables live there), the run's host memory (the pinned pool pre-warmed, as a long-lived
 daemon's is), the SRS points (gpuscope.workload.srs) and the kernel warm-up; each step that
 can take seconds announces itself through `on_setup(msg)`, and `seconds` (meta.json `setup`)
-says what they cost. `release()` frees the host memory and the SRS's pinned copies, also
-after a failed build.
+says what they cost. Between the steps `check_stop()` may end the build (a Ctrl-C during
+set-up). `release()` frees the host memory and the SRS's pinned copies, also after a failed
+or stopped build.
 """
 
 from __future__ import annotations
@@ -28,10 +29,14 @@ if TYPE_CHECKING:
 
 
 class RunSetup:
-    def __init__(self, cfg: PipelineConfig, backend: Backend, on_setup: Callable[[str], None]):
+    def __init__(self, cfg: PipelineConfig, backend: Backend, on_setup: Callable[[str], None],
+                 check_stop: Callable[[], None] | None = None):
+        """`check_stop()` is called between the steps and raises to end the set-up there (a
+        Ctrl-C: WorkloadRun.check_stop); release() then frees what was taken."""
         self.cfg = cfg
         self.backend = backend
         self.on_setup = on_setup
+        self.check_stop = check_stop or (lambda: None)
         self.seconds: dict[str, float] = {}
         self.mem: HostMemory | None = None
         self.pinned_srs: list[PinnedHostArray] = []
@@ -43,7 +48,9 @@ class RunSetup:
         t0 = time.perf_counter()
         devices = self._devices(on_gpu)
         backends = self._backends(devices, on_gpu)
+        self.check_stop()
         allocator = self._host_memory(on_gpu)
+        self.check_stop()
         n, m = 1 << cfg.log_n, cfg.synth_config().m
         where = ("CPU reference" if not on_gpu else "kept on the GPU" if cfg.srs_resident
                  else "kept in pinned host memory")
@@ -51,6 +58,7 @@ class RunSetup:
         with device_oom_as_resource_error(cfg.gpus[0], f"SRS point generation ({n + m} points)"):
             srs = build_srs(cfg, devices, backends, allocator, on_gpu, self.pinned_srs)
         self.seconds["srs_s"] = time.perf_counter() - t0
+        self.check_stop()
         if on_gpu:
             self._warm_up(devices, backends)
         return devices, backends, srs
@@ -112,6 +120,7 @@ class RunSetup:
         t0 = time.perf_counter()
         self.on_setup(f"warming the kernels up at 2^{self.cfg.log_n} on GPU {', '.join(map(str, devices))}")
         for g, dev in devices.items():
+            self.check_stop()
             dev.activate()
             with device_oom_as_resource_error(g, f"the kernel warm-up at 2^{self.cfg.log_n}"):
                 backends[g].warm_up(self.cfg.log_n, seed=self.cfg.seed)
