@@ -364,7 +364,7 @@ class _Stopper:
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
-           gpus: Sequence[int] | None = None, pcie: str = "auto", use_pty: bool = True,
+           gpus: Sequence[int] | None = None, pcie: str = "auto", use_pty: bool = True, steady: bool = False,
            on_error: Callable[[str], None] | None = None, on_note: Callable[[str], None] | None = None,
            stdout: IO[str] | None = None, stderr: IO[str] | None = None,
            argv: Sequence[str] | None = None) -> RecordResult:
@@ -372,7 +372,7 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
     `on_note(msg)` (default `on_error`): what the run should know but is no error (bursts of
     output, signals handled, output left open); meta.json `notes` keeps them too."""
     interval_s = _check_options(cmd, out, interval_s, pcie)
-    rec = _Recording(cmd, interval_s=interval_s, pcie=pcie, use_pty=use_pty, on_error=on_error,
+    rec = _Recording(cmd, interval_s=interval_s, pcie=pcie, use_pty=use_pty, steady=steady, on_error=on_error,
                      on_note=on_note if on_note is not None else on_error,
                      stdout=stdout if stdout is not None else sys.stdout,
                      stderr=stderr if stderr is not None else sys.stderr)
@@ -426,11 +426,12 @@ class _Recording:
     """One record() call, step by step: NVML and the GPUs, the run directory, the sampler and
     meta.json at the start, the child, the pumps until it exits, how it ended."""
 
-    def __init__(self, cmd: Sequence[str], *, interval_s: float, pcie: str, use_pty: bool,
+    def __init__(self, cmd: Sequence[str], *, interval_s: float, pcie: str, use_pty: bool, steady: bool = False,
                  on_error: Callable[[str], None] | None, on_note: Callable[[str], None] | None,
                  stdout: IO[str], stderr: IO[str]) -> None:
         self.cmd = cmd
         self.interval_s = interval_s
+        self.steady = steady  # every tick at the interval, also while PCIe is quiet
         self.pcie = pcie
         self.on_error, self.on_note = on_error, on_note
         self.stdout, self.stderr = stdout, stderr
@@ -495,7 +496,7 @@ class _Recording:
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:
         """The sampler (not started yet), meta.json at the start (status running), timing.log."""
-        from gpuscope.sampler import Sampler
+        from gpuscope.sampler import QUIET_INTERVAL_S, Sampler
 
         nv, rd = self.nv, self.rd
         gpu_meta: list[dict[str, Any]] = []
@@ -503,7 +504,8 @@ class _Recording:
             gpu_meta = meta_gpus(nv, self.chosen)
             if rd is not None:
                 self.sampler = Sampler(nv, self.chosen, rd.samples_writer(), interval_s=self.interval_s,
-                                       pcie=self.pcie, on_error=self.report)
+                                       pcie=self.pcie, on_error=self.report,
+                                       quiet_interval_s=None if self.steady else QUIET_INTERVAL_S)
             else:
                 self.no_samples = "no samples: run directory not writable"
         if rd is not None:

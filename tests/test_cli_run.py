@@ -253,3 +253,13 @@ def test_a_second_stop_signal_of_another_kind_exits_at_once(tmp_path, gpuscope_p
     assert proc.returncode == 130
     meta = json.loads((d / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["notes"][-1] == "second stop signal (SIGHUP): exited at once"
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "1"])
+def test_run_interval_must_be_a_finite_number_of_ms(bad):
+    from typer.testing import CliRunner
+
+    from gpuscope.cli import app
+
+    r = CliRunner().invoke(app, ["run", "--backend", "cpu", "--interval", bad])
+    assert r.exit_code == 2 and "--interval" in r.stderr

@@ -308,3 +308,26 @@ def test_two_records_into_one_out_at_once(tmp_path):
     assert "is taken by another gpuscope run" in lost_err or "already holds a run" in lost_err
     log = (out / "timing.log").read_text().splitlines()
     assert len(log) == 1 and log[0].endswith(f"child of {won.pid}")
+
+
+def test_record_steady_keeps_every_tick(tmp_path, monkeypatch):
+    """--steady: the sampler never slows to the quiet interval; by default it does."""
+    import gpuscope.sampler as smp
+
+    seen = []
+    orig = smp.Sampler.__init__
+
+    def spy(self, *a, **kw):
+        seen.append(kw.get("quiet_interval_s"))
+        orig(self, *a, **kw)
+
+    monkeypatch.setattr(smp.Sampler, "__init__", spy)
+    nvml.use_backend(FakeNvml([FakeGpu(counters=[(0, 0, 0)])]))
+    try:
+        for i, extra in enumerate((["--steady"], [])):
+            r = CliRunner().invoke(app, ["record", "--out", str(tmp_path / f"r{i}"), "--no-summary", *extra,
+                                         "--", sys.executable, "-c", "print('x')"])
+            assert r.exit_code == 0, r.stderr
+    finally:
+        nvml.use_backend(None)
+    assert seen == [None, smp.QUIET_INTERVAL_S]

@@ -52,12 +52,17 @@ def record_cmd(
     out: str | None = typer.Option(
         None, "--out", metavar="DIR", help="Run directory (default runs/<YYYYmmdd-HHMMSS>-record)."
     ),
-    interval: float = typer.Option(20.0, "--interval", metavar="MS", help="Sampling interval in ms (>= 5)."),
+    interval: float = typer.Option(
+        20.0, "--interval", metavar="MS",
+        help="Sampling interval in ms (>= 5) while PCIe is busy; while it is quiet the byte counters are read "
+             "every 50 ms (each read costs 0.4-0.8 ms of CPU on an H200). --steady keeps every tick.",
+    ),
+    steady: bool = typer.Option(False, "--steady", help="Sample at --interval all the time, also while PCIe is quiet."),
     gpus: str | None = typer.Option(None, "--gpus", metavar="0,1", help="GPUs to sample (default: all)."),
     pcie: str = typer.Option(
         "auto", "--pcie", metavar="SRC",
-        help="PCIe source: auto (byte counters, else GPM), counter, gpm (10 Hz; ~0.6% of a core "
-             "instead of ~5-8%: each counter read costs ~0.75 ms of CPU on an H200), throughput.",
+        help="PCIe source: auto (byte counters, else GPM), counter, gpm (10 Hz; ~0.6% of a core: no "
+             "counter reads), throughput.",
     ),
     summary: bool = typer.Option(True, "--summary/--no-summary", help="Print the analyze summary at the end."),
     use_pty: bool = typer.Option(
@@ -68,7 +73,7 @@ def record_cmd(
     from gpuscope.recorder import parse_gpus, record
 
     res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus), pcie=pcie,
-                 use_pty=use_pty, on_error=say, argv=sys.argv)
+                 use_pty=use_pty, steady=steady, on_error=say, argv=sys.argv)
     try:
         _report(res, summary)
     except OSError:  # our terminal is gone (SIGHUP): the run directory is finished, keep the exit code

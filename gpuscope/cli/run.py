@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -232,8 +233,8 @@ def run_cmd(
     be = get_backend(backend)
     if log_n is None:
         log_n = default_log_n(be.name)
-    if interval < 5:
-        raise UsageError(f"--interval must be at least 5 ms, got {interval:g}")
+    if not (math.isfinite(interval) and interval >= 5):
+        raise UsageError(f"--interval must be a number of ms, at least 5, got {interval:g}")
     cfg = PipelineConfig(
         mode=mode, log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads,
         gpus=gpu_list, contention=contention, verify=verify, srs_resident=srs_resident,
