@@ -31,7 +31,9 @@ kill $DMON 2>/dev/null
 rec train_fast -- python3 $P/train_loop.py --loader fast --steps 300 --trace-dir "$W/traces/train_fast_tb"
 rec launch_bound -- python3 $P/launch_bound.py --iters 30 --trace "$W/traces/launch_bound.json"
 rec sync_bound -- python3 $P/launch_bound.py --iters 20 --ops 400 --sync-every 1 --trace "$W/traces/sync_bound.json"
-rec printf_pipe -- "$W/printf_cuda" 30
+rec printf_pty -- "$W/printf_cuda" 30
+log "printf_pipe (--no-pty)"
+$GS record --no-pty --out "$W/runs/printf_pipe" --no-summary -- "$W/printf_cuda" 30 >"$W/runs/printf_pipe.stdout" 2>"$W/runs/printf_pipe.stderr"
 rm -f "$W/printf_cuda"
 ls -la "$W/traces" "$W/traces/train_fast_tb" >>"$W/capture.log" 2>&1
 for d in "$W"/runs/*/; do
@@ -39,5 +41,6 @@ for d in "$W"/runs/*/; do
   st=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); s=m.get('sampler'); print(m.get('status'), m.get('exit_code'), s.get('achieved_hz') if isinstance(s, dict) else s)" "$d/meta.json")
   printf '%-14s samples=%-6s lines=%-5s %s\n' "$n" "$rows" "$lines" "$st" | tee -a "$W/capture.log"
 done
+python3 tools/gpu_acceptance.py "$W" --json "$W/acceptance.json" | tee "$W/acceptance.txt"
 tar czf "$OUT/captures.tgz" -C "$W" .
 ls -la "$OUT"

@@ -318,11 +318,19 @@ WARMUP_FACTOR = 5.0
 
 
 def unstable_component(inp: RuleInput) -> list[Diagnosis]:
+    """The part whose variation makes the held time vary; when the first record alone makes it
+    (it is the longest, and the rest is stable without it, or it is WARMUP_FACTOR times the
+    others), that record is a warm-up and said so instead."""
     held = inp.split["held_ms"].to_numpy(dtype="float64")
-    if (len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
-            and held[0] > WARMUP_FACTOR * float(np.median(held[1:]))):
+    full = _unstable(inp, slice(None))
+    first_is_max = len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
+    if not first_is_max:
+        return full
+    med = float(np.median(held[1:]))
+    rest = _unstable(inp, slice(1, None))
+    huge = med > 0 and held[0] > WARMUP_FACTOR * med
+    if huge or (full and not rest):
         v = inp.model.vocabulary
-        med = float(np.median(held[1:]))
         warm = Diagnosis(
             "first_record_warmup", "low",
             f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.0f}x the median of the others "
@@ -330,8 +338,8 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
             {"first_ms": _r(float(held[0])), "median_others_ms": _r(med), "factor": _r(float(held[0] / med), 1)},
             f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "
             "shapes: CUDA context, cuDNN autotuning, JIT compilation, first allocations) before timing.")
-        return [warm, *_unstable(inp, slice(1, None))]
-    return _unstable(inp, slice(None))
+        return [warm, *rest]
+    return full
 
 
 def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
