@@ -4,6 +4,7 @@ analyzable (issue 11): the activity figures, and the cause the samples support, 
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 from typer.testing import CliRunner
@@ -109,3 +110,27 @@ def test_compare_two_runs_of_any_program_by_their_steps():
     step = j["components"]["step"]
     assert step["ci_high"] < 1 and j["winner"] == "train_fast"
     assert j["a"]["activity"]["working_busy_fraction"] < j["b"]["activity"]["working_busy_fraction"]
+
+
+def test_power_capped_matmuls_are_called_throttled_with_the_reason():
+    """Second H200 capture: the sampler recorded NVML's clock-event reasons; the bf16 matmuls
+    ran into the power cap."""
+    j = analyze_json(RUNS / "copy_pinned_power_cap")
+    d = next(x for x in j["diagnoses"] if x["id"] == "clocks_throttled")
+    assert "sw_power_cap" in d["evidence"]["reasons"] and d["evidence"]["sm_busy_median_mhz"] < 1700
+    assert not any("pin the" in x["recommendation"].lower() for x in j["diagnoses"])
+
+
+def test_printf_lines_recorded_through_the_pty_carry_their_print_time():
+    import re
+    from datetime import datetime
+
+    meta = json.loads((RUNS / "printf_pty" / "meta.json").read_text())
+    assert meta["capture"] == "pty"
+    errs = []
+    for line in (RUNS / "printf_pty" / "timing.log").read_text().splitlines():
+        m = re.match(r"(\S+)Z .*printed_at=([\d.]+)", line)
+        if m:
+            t = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
+            errs.append(t - float(m.group(2)))
+    assert len(errs) == 30 and max(abs(e) for e in errs) < 0.05

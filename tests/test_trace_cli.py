@@ -89,3 +89,8 @@ def test_compare_two_traces_before_and_after_pinning():
     assert {(m["direction"], m["host_memory"]) for m in j["b"]["memcpy"]} == {("HtoD", "pinned")}
     text = cli("compare", TRACES / "copy_pageable.json.gz", TRACES / "copy_pinned.json.gz").stdout
     assert "partitions" not in text and "Copies (profiler trace)" in text
+
+
+def test_launch_bound_trace_from_the_h200():
+    j = json.loads(cli("analyze", TRACES / "launch_bound.json.gz", "--json").stdout)
+    assert j["diagnoses"][0]["id"] == "launch_bound" and j["diagnoses"][0]["severity"] == "high"
