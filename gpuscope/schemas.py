@@ -138,6 +138,85 @@ def frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.Data
     return pd.DataFrame(data, columns=list(schema), copy=False)
 
 
+class Columns:
+    """A frame of a schema held as numpy arrays, built into a DataFrame only when asked
+    (`frame()`): the analysis reads the arrays, so a command that prints JSON never builds
+    the million-row frames (nor imports pandas for them).
+
+    A text column is held either as an array of str/object, or as integer codes into a
+    list of categories (`codes(name)`, `categories(name)`): component names repeat, and a
+    million of them are a few dozen distinct strings. `from_frame` reads a DataFrame back
+    (the text columns factorized)."""
+
+    __slots__ = ("schema", "data", "cats", "n")
+
+    def __init__(self, schema: Schema, data: Mapping[str, Any], cats: Mapping[str, Sequence[str]] | None = None,
+                 n: int | None = None):
+        import numpy as np
+
+        self.schema = schema
+        self.cats = {k: list(v) for k, v in (cats or {}).items()}
+        self.data = {}
+        for name, dtype in schema.items():
+            if name in self.cats:
+                self.data[name] = np.asarray(data.get(name, ()), dtype=np.int32)
+            elif dtype in (STR, OBJ):
+                v = data.get(name, ())
+                self.data[name] = v if isinstance(v, np.ndarray) and v.dtype == object else np.asarray(v, dtype=object)
+            else:
+                self.data[name] = np.asarray(data.get(name, ()), dtype=dtype)
+        lens = {len(v) for v in self.data.values()}
+        self.n = n if n is not None else (lens.pop() if lens else 0)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, name: str):
+        """A numeric column's array, or a text column's values (object array)."""
+        if name in self.cats:
+            import numpy as np
+
+            cats = np.asarray(self.cats[name], dtype=object)
+            return cats[self.data[name]] if len(self.data[name]) else np.zeros(0, dtype=object)
+        return self.data[name]
+
+    def codes(self, name: str):
+        """(codes, categories) of a text column: factorized on first use when held as text."""
+        if name not in self.cats:
+            import numpy as np
+
+            values = self.data[name]
+            index: dict = {}
+            for v in dict.fromkeys(values.tolist()):
+                index[v] = len(index)
+            self.data[name] = np.fromiter(map(index.__getitem__, values.tolist()), dtype=np.int32,
+                                          count=len(values))
+            self.cats[name] = list(index)
+        return self.data[name], self.cats[name]
+
+    def frame(self) -> pd.DataFrame:
+        import numpy as np
+
+        cols = {}
+        for name in self.schema:
+            if name in self.cats:
+                cats = np.asarray(self.cats[name], dtype=object)
+                cols[name] = cats[self.data[name]] if len(self.data[name]) else np.zeros(0, dtype=object)
+            else:
+                cols[name] = self.data[name]
+        return frame(cols, self.schema)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, schema: Schema) -> Columns:
+        data = {}
+        for name, dtype in schema.items():
+            if name not in df.columns:
+                continue
+            col = df[name]
+            data[name] = col.to_numpy(dtype=object) if dtype in (STR, OBJ) else col.to_numpy(dtype=dtype)
+        return cls(schema, data, n=len(df))
+
+
 def empty(schema: Schema) -> pd.DataFrame:
     """The schema's frame with no rows (typed columns)."""
     return frame({}, schema)

@@ -14,7 +14,7 @@ their line like its components; other unit-less keys are ignored.
 from __future__ import annotations
 
 from gpuscope.parsers import scan as sc
-from gpuscope.parsers.fields import number
+from gpuscope.parsers.fields import first_repeat, number, repeated
 from gpuscope.parsers.parsed import is_quantity_key
 from gpuscope.parsers.timeline_events import read_timeline
 
@@ -27,7 +27,7 @@ MARKERS = ("CUZK_", "TIMELINE,", "_TIMING ")
 
 def read_fields(rest: str, ntt: bool):
     """Fields after the marker -> (names, values_ms, gpu_tid, quantity names, quantity
-    values), INFO, or a reason string."""
+    values), INFO, or a reason string. A negative time and a key printed twice are damage."""
     toks = rest.split()
     if "=" not in rest:
         # "d_a_cache allocated 512 MiB on gpu 0", "set pool release threshold ..." are
@@ -48,6 +48,8 @@ def read_fields(rest: str, ntt: bool):
             x = number(v[:-2])
             if x is None:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
+            if x < 0:
+                return f"{k[:30]}: negative time {v[:20]!r}"
             names.append(k)
             values.append(x)
             continue
@@ -55,11 +57,15 @@ def read_fields(rest: str, ntt: bool):
         if x is None:
             return f"{k[:30]}: value {v[:20]!r} is not a number"
         if k.endswith("_ms"):
+            if x < 0:
+                return f"{k[:30]}: negative time {v[:20]!r}"
             names.append(k[:-3])
             values.append(x)
         elif k == "gpu_tid":
             if x < 0 or x != int(x) or x > 1 << 20:
                 return f"gpu_tid {v[:20]!r} is not a GPU index"
+            if gpu_tid >= 0:
+                return repeated("gpu_tid")
             gpu_tid = int(x)
         elif is_quantity_key(k):
             if x < 0:
@@ -70,6 +76,9 @@ def read_fields(rest: str, ntt: bool):
             return f"unreadable field {t[:40]!r}"
     if not names and not qnames:
         return "timing line without a time value"
+    twice = first_repeat(names) or first_repeat(qnames)
+    if twice is not None:
+        return repeated(twice)
     return names, values, gpu_tid, qnames, qvalues
 
 
@@ -102,16 +111,21 @@ def _shape(keys: tuple[str, ...], held: str):
         # other numeric keys without a time unit are neither times nor kept quantities
     if not names and not qnames:
         return None
+    if first_repeat(names) is not None or first_repeat(qnames) is not None:
+        return None  # a key printed twice: damage, read_fields says so
     kind, held_at = _kind(names, tid_at, held)
     all_ms = len(picks) == len(keys)
     return names, tuple(picks), tid_at, kind, held_at, all_ms, tuple(zip(qnames, qpicks, strict=True))
 
 
-def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc.Scan:
-    """Read lines[i] for i in idx (line number i + first)."""
-    s = sc.Scan()
+def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
+              s: sc.Scan | None = None) -> sc.Scan:
+    """Read lines[i] for i in idx (line number i + first, or lineno[i] when given), into `s`
+    (a new Scan when None)."""
+    s = s if s is not None else sc.Scan()
     times = s.times
-    tvals, iso_tok, iso_slot = times.values, times.iso_tok, times.iso_slot
+    tvals = times.values
+    iso = times.iso
     ts_slow = times.clock.ts
     NAN = float("nan")
     meta = s.meta
@@ -126,8 +140,9 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
     timing_n = 0
     for i in idx:
         line = lines[i]
+        ln = i + first if lineno is None else lineno[i]
         if len(line) > MAX:
-            s.too_long(i + first, line)
+            s.too_long(ln, line)
             continue
         j = line.find("CUZK_TIMING: ")
         if j >= 0:
@@ -164,7 +179,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
                 if r is INFO:
                     continue
                 if type(r) is str:
-                    s.skip(i + first, r, line)
+                    s.skip(ln, r, line)
                     continue
                 names, vals, tid, qnames, qvals = r
                 kind, held_at = _kind(names, tid, held)
@@ -181,7 +196,7 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
                 if r is INFO:
                     continue
                 if type(r) is str:
-                    s.skip(i + first, r, line)
+                    s.skip(ln, r, line)
                     continue
                 names, vals, _, _, _ = r  # (no quantities: every CUZK_NTT_H field is a time)
                 kind = K_NTT
@@ -189,41 +204,37 @@ def scan_cuzk(lines: list[str], idx: list[int], held: str, first: int = 1) -> sc
             elif "CUZK_TIMING:" in line:  # marker without its space: cut or damaged
                 r = read_fields(line[line.find(TIMING) + 12:], False)
                 if r is not INFO:
-                    s.skip(i + first, r if type(r) is str else "CUZK_TIMING: without a space", line)
+                    s.skip(ln, r if type(r) is str else "CUZK_TIMING: without a space", line)
                 continue
             else:
                 j = line.find("TIMELINE,")
                 if j < 0:
-                    s.common(i + first, line)
+                    s.common(ln, line)
                     continue
                 r = read_timeline(line[j + 9:])
                 if type(r) is str:
-                    s.skip(i + first, r, line)
+                    s.skip(ln, r, line)
                     continue
                 timing_n += 1
                 slot = len(tvals)
                 if line[10:11] == "T" and line[4:5] == "-":
                     sp = line.find(" ")
-                    iso_tok.append(line[:sp] if sp > 0 else line)
-                    iso_slot.append(slot)
-                    tvals.append(NAN)
+                    tvals.append(iso(line[:sp] if sp > 0 else line))
                 else:
                     c = line[:1]
                     tvals.append(NAN if c == "T" or c == " " or c == "" else ts_slow(line))
-                tl_rows.append((i + first, slot, *r))
+                tl_rows.append((ln, slot, *r))
                 continue
         timing_n += 1
         # the line's time slot (inline LineTimes.slot: this loop is the hot path)
         slot = len(tvals)
         if line[10:11] == "T" and line[4:5] == "-":
             sp = line.find(" ")
-            iso_tok.append(line[:sp] if sp > 0 else line)
-            iso_slot.append(slot)
-            tvals.append(NAN)
+            tvals.append(iso(line[:sp] if sp > 0 else line))
         else:
             c = line[:1]
             tvals.append(NAN if c == "C" or c == " " or c == "" else ts_slow(line))
-        meta += (i + first, slot, kind, tid, -1, -1, len(names), 0 if kind != K_NTT else 1)
+        meta += (ln, slot, kind, tid, -1, -1, len(names), 0 if kind != K_NTT else 1)
         names_all += names
         values_all += vals
     s.timing_lines += timing_n

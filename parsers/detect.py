@@ -25,11 +25,44 @@ def detect_format(text: str, held: str | None = None) -> str:
         return "cuzk"
     if any(k in text for k in CONDENSED_KEYS):
         return "condensed"
+    return _sniffed(text[:SNIFF_CHARS], len(text) > SNIFF_CHARS, held)
+
+
+def _sniffed(head: str, longer: bool, held: str | None) -> str:
     from gpuscope.parsers.lines import sniff
 
-    sample = text[:SNIFF_CHARS].split("\n", SNIFF_LINES)[:SNIFF_LINES]
-    if len(text) > SNIFF_CHARS and len(sample) > 1:
+    sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
+    if longer and len(sample) > 1:
         sample.pop()  # cut in the middle
     if sniff(sample, held if held and held != "mutex_held" else None):
         return "lines"
     return "kv"
+
+
+CUZK_BYTES = tuple(m.encode() for m in CUZK_MARKERS)
+CONDENSED_BYTES = tuple(k.encode() for k in CONDENSED_KEYS)
+_OVERLAP = max(len(m) for m in CUZK_BYTES + CONDENSED_BYTES)
+
+
+def detect_input(inp, held: str | None = None) -> str:
+    """detect_format over a parsers.reader.LogInput, reading its bytes in blocks (the markers
+    are ASCII: found in the bytes exactly where they are in the text) and decoding only the
+    sample's head."""
+    if inp.data is not None:
+        blocks = (inp.data,)
+    else:
+        blocks = inp.blocks()
+    condensed = False
+    prev = b""
+    for block in blocks:
+        seam = prev + block[:_OVERLAP]  # a marker across two blocks
+        if any(m in block or m in seam for m in CUZK_BYTES):
+            return "cuzk"
+        if not condensed:
+            condensed = any(k in block or k in seam for k in CONDENSED_BYTES)
+        prev = (prev + block[-_OVERLAP:])[-_OVERLAP:]
+    if condensed:
+        return "condensed"
+    raw = inp.head(4 * SNIFF_CHARS + 4)  # (SNIFF_CHARS characters take at most 4x the bytes)
+    text = str(raw, "utf-8", inp.errors)
+    return _sniffed(text[:SNIFF_CHARS], len(text) > SNIFF_CHARS or inp.size > len(raw), held)

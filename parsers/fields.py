@@ -50,3 +50,23 @@ def kv_tokens(text: str) -> list[str]:
     if "," in text:
         text = text.replace(",", " ")
     return text.split()
+
+
+def first_repeat(names: list[str]) -> str | None:
+    """The first name printed twice in one line's list, or None (the usual case: no set built)."""
+    if len(names) < 2:
+        return None
+    if len(set(names)) == len(names):
+        return None
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            return n
+        seen.add(n)
+    return None
+
+
+def repeated(name: str) -> str:
+    """The damage reason of a line that prints one key twice: which of its values is the
+    one meant cannot be known, so the line is not read (docs/ARCHITECTURE.md)."""
+    return f"{name[:30]}: printed twice in one line"

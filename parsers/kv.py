@@ -19,13 +19,21 @@ form an incomplete record. With no held key anywhere in the log, each line is a 
 
 from __future__ import annotations
 
-from gpuscope.parsers.fields import kv_tokens, number, split_key_unit, value_with_unit
+from gpuscope.parsers.fields import (
+    first_repeat,
+    kv_tokens,
+    number,
+    repeated,
+    split_key_unit,
+    value_with_unit,
+)
 from gpuscope.parsers.parsed import is_quantity_key
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
     """Line text -> (names, values_ms, quantity names, quantity values), None (no timing
-    fields), or a reason string."""
+    fields), or a reason string (damage: a time that is not a number or is negative, a name
+    printed twice)."""
     names: list[str] = []
     values: list[float] = []
     qnames: list[str] = []
@@ -51,26 +59,33 @@ def read_kv(text: str, strict: bool, held: str = ""):
             if strict or key_factor is not None or val_factor is not None or name == held:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
             continue
+        if x < 0:
+            return f"{k[:30]}: negative time {v[:20]!r}"
         factor = val_factor if val_factor is not None else (key_factor or 1.0)
         names.append(name)
         values.append(x * factor)
     if not names and not qnames:
         return None
+    twice = first_repeat(names) or first_repeat(qnames)
+    if twice is not None:
+        return repeated(twice)
     return names, values, qnames, qvalues
 
 
-def scan_kv(lines: list[str], idx: list[int], held: str, *, strict: bool, source: str, first: int = 1):
+def scan_kv(lines: list[str], idx, held: str, *, strict: bool, source: str, first: int = 1,
+            lineno=None, s=None):
     """Read key=value lines; kinds: K_HELD for a line carrying the held key, else K_GPU
     (a member of the record the next held line closes). With no held key anywhere, every
-    line is its own record (all K_HELD, held value unknown)."""
+    line is its own record (all K_HELD, held value unknown). Line numbers: i + first, or
+    lineno[i] when given; into `s` (a new Scan when None)."""
     from gpuscope.parsers import scan as sc
 
-    s = sc.Scan()
+    s = s if s is not None else sc.Scan()
     src = sc.SRC[source]
     slot = s.times.slot
     for i in idx:
         line = lines[i]
-        ln = i + first
+        ln = i + first if lineno is None else lineno[i]
         if len(line) > sc.MAX_LINE:
             s.too_long(ln, line)
             continue
@@ -106,7 +121,7 @@ def lines_are_records(s) -> None:
     from gpuscope.parsers import scan as sc
 
     s.finalize()
-    if s.held:
+    if len(s.held[0]):
         return
     kind = s.meta[:, 2]
     gpu_line = kind == sc.K_GPU

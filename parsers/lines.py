@@ -62,6 +62,8 @@ from collections import Counter
 import numpy as np
 
 from gpuscope.parsers import scan as sc
+from gpuscope.parsers.fields import first_repeat
+from gpuscope.parsers.fields import repeated as repeated_key
 
 # -- tables --------------------------------------------------------------------------------
 
@@ -498,6 +500,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
         eps.append(e)
     if last_bare is not None and last_bare in st.unit_keys and (names or qn):
         damage = damage or f"{last_bare[:30]}: value without its unit, unlike earlier lines (cut line?)"
+    if damage is None:
+        twice = first_repeat(names) or first_repeat(qn)
+        if twice is not None:
+            damage = repeated_key(twice)
     if damage is not None:
         note(_UNCACHEABLE)
         return damage
@@ -665,12 +671,14 @@ def whole_code(names: list[str], values: list[float], eps: list[float], st: Stat
 
 # -- the scan ------------------------------------------------------------------------------
 
-def scan_lines(lines: list[str], held: str | None, first: int = 1) -> sc.Scan:
-    """Read every line; kinds are set afterwards by `finish` (records need the whole log)."""
-    s = sc.Scan()
+def scan_lines(lines: list[str], held: str | None, first: int = 1, *, st: State | None = None,
+               s: sc.Scan | None = None) -> sc.Scan:
+    """Read every line; kinds are set afterwards by `finish` (records need the whole log).
+    `st`: the State of the lines read before these (a log read in chunks), else a new one."""
+    s = s if s is not None else sc.Scan()
     src = sc.SRC["lines"]
     times = s.times
-    st = State(held)
+    st = st if st is not None else State(held)
     meta, aux = s.meta, s.aux
     for i, line in enumerate(lines):
         ln = i + first
@@ -764,7 +772,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     aux = np.asarray(s.aux, dtype=np.int64)
     if len(aux) != n:  # cannot happen; never mis-assign records over it
         aux = np.full(n, -1, dtype=np.int64)
-    names = s.names
+    names = s.value_names()
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
 
@@ -814,7 +822,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
     gw = np.where(rounded, gp, gw)
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
-    s.held = list(zip(held_rows.tolist(), held_g.tolist(), strict=True))
+    s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
     if whole is None:
         notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
     elif alone:
@@ -853,7 +861,7 @@ def _counters(s):
     """The counter quantities (step, epoch, ...): row, name code, value, in log order."""
     import pandas as pd
 
-    qn = s.qnames
+    qn = s.quantity_names()
     if not len(qn):
         e = np.zeros(0, dtype=np.int64)
         return e, e, np.zeros(0)

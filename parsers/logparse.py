@@ -1,26 +1,42 @@
-"""`parse_log`: a timing log (path or text) -> ParsedLog. See docs/ARCHITECTURE.md."""
+"""`parse_log`: a timing log (path or text) -> ParsedLog. See docs/ARCHITECTURE.md.
+
+The log is read in line-aligned chunks (parsers/reader.py). Each chunk goes to the compiled
+scanner when it is built and the format has one (cuzk, condensed, kv: parsers/_scan.c,
+which hands back the lines it does not read itself), else to the Python scanners, one line
+at a time. `GPUSCOPE_PURE_SCANNER=1` forces the Python scanners. Both give the same frames
+(tests/test_scanner_paths.py).
+
+A file's (or bytes') last line without its newline may have been cut while it was written
+(a log read while the program runs, a file cut by `head -c`): when it is a timing line
+whose last non-blank character is a digit or a `.`, its last number may have lost digits
+(`mutex_held_ms=348` cut from 3481), so it is skipped ("possibly cut") and counted in
+timing_lines; a last line that ends otherwise (a unit: `total=1535ms`, a word, a bracket)
+is read. A str given by a caller is whole text: its last line is read as it is.
+"""
 
 from __future__ import annotations
 
 import gc
 import os
-import pickle
-import signal
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from gpuscope.errors import InputError, NoDataError, UsageError
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers import lines as freeform
-from gpuscope.parsers.detect import detect_format
+from gpuscope.parsers import scan as sc
+from gpuscope.parsers.detect import detect_input
+from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.parsed import FORMATS, ParsedLog
-from gpuscope.parsers.scan import Scan, count_lines, split_lines
-from gpuscope.parsers.tenures import build_frames
+from gpuscope.parsers.prefix import PrefixClock
+from gpuscope.parsers.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
+from gpuscope.parsers.tenures import build_columns
 
-BINARY_PROBE = 8192
-PARALLEL_MIN_CHARS = 8 * 2**20  # below this a second process costs more than it saves
-PARALLEL_SPLIT = 0.54  # share of the text the parent scans; the child also pickles its part
 LOG_NAMES = ("timing.log",)
+CUT_REASON = "last line without its newline ends in a number: possibly cut while written, not read"
+PURE_ENV = "GPUSCOPE_PURE_SCANNER"
+
+Progress = Callable[[int, int], None]  # (bytes read, bytes in all)
 
 
 def find_log_in_dir(d: Path) -> Path:
@@ -37,25 +53,29 @@ def find_log_in_dir(d: Path) -> Path:
     raise InputError(f"{d} holds several logs ({names}); name the one to read")
 
 
-def read_source(source, name: str | None = None) -> tuple[str, str]:
-    """(text, name). A str holding a newline, or an '=' and not looking like a path (an
-    existing file, a '/' or a .log/.txt/.csv/.out/.err suffix), is log text; any other str
-    (or a PathLike) is a path; bytes are log content. `name` names text or bytes in messages
-    and in ParsedLog.source (default `<string>` / `<bytes>`)."""
-    if isinstance(source, bytes):
-        return _decode(source, name or "<bytes>"), name or "<bytes>"
+def open_input(source, name: str | None = None) -> LogInput:
+    """The LogInput of a source. A str holding a newline, or an '=' and not looking like a
+    path (an existing file, a '/' or a .log/.txt/.csv/.out/.err suffix), is log text; any
+    other str (or a PathLike) is a path; bytes are log content. `name` names text or bytes in
+    messages and in ParsedLog.source (default `<string>` / `<bytes>`)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        name = name or "<bytes>"
+        data = bytes(source) if not isinstance(source, bytes) else source
+        _check_content(data[:BINARY_PROBE], name, empty=not data or data.isspace())
+        return LogInput(name, data=data)
     if isinstance(source, str) and ("\n" in source or ("=" in source and not _looks_like_path(source))):
         name = name or "<string>"
         if "\x00" in source[:BINARY_PROBE]:
             raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
-        return source, name
+        return LogInput.from_text(source, name)
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a log from a {type(source).__name__}")
     path = Path(source)
     try:
         if path.is_dir():
             path = find_log_in_dir(path)
-        data = path.read_bytes()
+        inp = LogInput(str(path), path=path)
+        head = inp.head(BINARY_PROBE)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except PermissionError:
@@ -66,7 +86,19 @@ def read_source(source, name: str | None = None) -> tuple[str, str]:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
     except ValueError:  # e.g. a NUL byte in the name
         raise InputError(f"{str(path)[:80]!r} is not a usable file name") from None
-    return _decode(data, str(path)), str(path)
+    _check_content(head, str(path), empty=inp.size == 0 or (head.isspace() and _all_space(inp)))
+    return inp
+
+
+def _all_space(inp: LogInput) -> bool:
+    return all(bytes(b).isspace() for b in inp.blocks())
+
+
+def _check_content(head: bytes, name: str, *, empty: bool) -> None:
+    if empty:
+        raise NoDataError(f"{name} is empty")
+    if looks_binary(head):
+        raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
 
 
 def _looks_like_path(text: str) -> bool:
@@ -81,149 +113,131 @@ def _looks_like_path(text: str) -> bool:
     return os.sep in text or "/" in text or text.endswith((".log", ".txt", ".csv", ".out", ".err"))
 
 
-def _decode(data: bytes, name: str) -> str:
-    if not data or data.isspace():  # (strip() would copy the whole file)
-        raise NoDataError(f"{name} is empty")
-    if b"\x00" in data[:BINARY_PROBE]:
-        raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
-    return data.decode("utf-8", errors="replace")
-
-
-def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None) -> ParsedLog:
+def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None,
+              progress: Progress | None = None) -> ParsedLog:
     """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | lines | None (detect);
-    `name`: what to call text or bytes in messages and ParsedLog.source."""
+    `name`: what to call text or bytes in messages and ParsedLog.source; `progress`: called
+    after each chunk with (bytes read, bytes in all)."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown log format {fmt!r} (choose {', '.join(FORMATS)})")
     held = held_key[:-3] if held_key.endswith("_ms") else held_key
-    text, name = read_source(source, name)
-    fmt = fmt or detect_format(text, held)
+    inp = open_input(source, name)
+    name = inp.name
+    fmt = fmt or detect_input(inp, held)
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
     try:
-        s = scan_text(text, fmt, held)
+        s, total_lines = scan_input(inp, fmt, held, progress)
         if s.timing_lines == 0:
             raise NoDataError(f"{name}: no timing lines found (format {fmt})")
         if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
-        comps, records, tl, skipped, quantities = build_frames(s)
+        columns = build_columns(s)
     finally:
         if enabled:
             gc.enable()
     return ParsedLog(
         format=fmt,
         source=name,
-        total_lines=count_lines(text),
+        total_lines=total_lines,
         timing_lines=s.timing_lines,
-        components=comps,
-        records=records,
-        timeline=tl,
-        skipped=skipped,
-        quantities=quantities,
         whole=getattr(s, "whole", None),
         whole_basis=getattr(s, "whole_basis", ""),
         notes=list(s.notes),
+        columns=columns,
     )
 
 
-def scan_range(text: str, fmt: str, held: str, first: int) -> Scan:
-    """Scan one piece of the log whose first line has number `first`."""
-    lines = split_lines(text)
-    if fmt == "cuzk":
-        idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
-        return cuzk.scan_cuzk(lines, idx, held, first)
-    if fmt == "lines":
-        return freeform.scan_lines(lines, held, first)
-    idx = [i for i, ln in enumerate(lines) if "=" in ln]
-    return kv.scan_kv(lines, idx, held, strict=(fmt == "condensed"), source=fmt, first=first)
+def compiled_scanner():
+    """The compiled scanner module, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    import importlib
+
+    try:  # (by name: the extension is no module of the source tree)
+        return importlib.import_module("gpuscope.parsers._scan")
+    except ImportError:
+        return None
 
 
-def scan_text(text: str, fmt: str, held: str) -> Scan:
-    """Scan the whole log. A big one is scanned in two halves, the second in a forked child
-    (the scan is pure Python, one line at a time; the machine has 2+ cores). One process
-    where fork is unavailable or unsafe (other threads running), or if the child fails."""
-    mid = text.find("\n", int(len(text) * PARALLEL_SPLIT)) + 1
-    if (len(text) < PARALLEL_MIN_CHARS or mid <= 0 or mid >= len(text) or not hasattr(os, "fork")
-            or (os.cpu_count() or 1) < 2 or threading.active_count() > 1):
-        s = scan_range(text, fmt, held, 1)
+class PyScanner:
+    """The Python scanners over one log's chunks (every line read in Python)."""
+
+    def __init__(self, fmt: str, held: str, tables: sc.Tables):
+        self.fmt, self.held, self.tables = fmt, held, tables
+        self.clock = PrefixClock()
+        self.state = freeform.State(held) if fmt == "lines" else None
+        self.scans: list[sc.Scan] = []
+
+    def new_scan(self) -> sc.Scan:
+        return sc.Scan(LineTimes(self.clock))
+
+    def read(self, lines: list[str], first: int, *, lineno=None, scan: sc.Scan | None = None) -> sc.Scan:
+        """Read `lines` (numbered from `first`, or lineno[i]) into `scan` (a new one)."""
+        s = scan if scan is not None else self.new_scan()
+        fmt = self.fmt
+        if fmt == "cuzk":
+            idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
+            return cuzk.scan_cuzk(lines, idx, self.held, first, lineno=lineno, s=s)
+        if fmt == "lines":
+            return freeform.scan_lines(lines, self.held, first, st=self.state, s=s)
+        idx = [i for i, ln in enumerate(lines) if "=" in ln]
+        return kv.scan_kv(lines, idx, self.held, strict=(fmt == "condensed"), source=fmt, first=first,
+                          lineno=lineno, s=s)
+
+    def feed(self, chunk: Chunk, errors: str) -> None:
+        s = self.read(sc.split_lines(chunk.text(errors)), chunk.first)
+        s.finalize(self.tables)
+        self.scans.append(s)
+
+    def tail(self, raw: str, ln: int, may_be_cut: bool = True) -> sc.Scan:
+        """The last line, without its newline (`raw`: its text as read)."""
+        s = self.new_scan()
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if may_be_cut and possibly_cut(raw):
+            probe = self.read([line], ln)  # is it a timing line at all?
+            if probe.timing_lines:
+                s.skip(ln, CUT_REASON, line)
+        else:
+            self.read([line], ln, scan=s)
+        s.finalize(self.tables)
+        return s
+
+
+def possibly_cut(raw: str) -> bool:
+    """A last line without its newline whose last number may have lost digits: its last
+    non-blank character is a digit or a '.' (a trailing \\r means the line was written whole)."""
+    if raw.endswith("\r"):
+        return False
+    t = raw.rstrip()
+    return bool(t) and (t[-1].isdigit() or t[-1] == ".")
+
+
+def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = None) -> tuple[sc.Scan, int]:
+    """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
+    tables = sc.Tables()
+    py = PyScanner(fmt, held, tables)
+    scanner = None
+    total = 0
+    tail = None
+    for chunk in inp.chunks():
+        if chunk.tail:
+            tail = py.tail(chunk.text(inp.errors), chunk.first, inp.may_be_cut)
+            total = chunk.first
+        else:
+            if scanner is not None:
+                scanner.feed(chunk)
+            else:
+                py.feed(chunk, inp.errors)
+            total = chunk.first + chunk.newlines - 1
+        if progress is not None:
+            progress(chunk.end, inp.size)
+    if scanner is not None:
+        s = scanner.result(tail)
     else:
-        first2 = text.count("\n", 0, mid) + 1
-        child = _fork_scan(text, mid, fmt, held, first2)
-        try:
-            s = scan_range(text[:mid], fmt, held, 1)
-        except BaseException:
-            _reap(child, kill=True)
-            raise
-        s.finalize()  # while the child may still be busy
-        s2 = _collect(child)
-        if s2 is None:
-            s2 = scan_range(text[mid:], fmt, held, first2)
-        s.merge(s2)
+        s = sc.Scan.concat([*py.scans, tail], tables)
     if fmt == "lines":
         freeform.finish(s, held)
     elif fmt != "cuzk":
         kv.lines_are_records(s)
-    return s
-
-
-def _fork_scan(text: str, mid: int, fmt: str, held: str, first: int):
-    try:
-        r, w = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:  # child: scan the second half, send it back pickled, never return
-        code = 1
-        try:
-            os.close(r)
-            payload = pickle.dumps(scan_range(text[mid:], fmt, held, first), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(w, "wb") as f:
-                f.write(payload)
-            code = 0
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    return pid, r
-
-
-def _reap(child, kill: bool = False) -> int:
-    if child is None:
-        return -1
-    pid, r = child
-    if kill:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    try:
-        os.close(r)
-    except OSError:
-        pass
-    try:
-        return os.waitpid(pid, 0)[1]
-    except ChildProcessError:
-        return -1
-
-
-def _collect(child) -> Scan | None:
-    """The child's scan, or None (then the caller scans that half itself)."""
-    if child is None:
-        return None
-    pid, r = child
-    try:
-        with os.fdopen(r, "rb") as f:
-            data = f.read()
-    except OSError:
-        data = b""
-    try:
-        status = os.waitpid(pid, 0)[1]
-    except ChildProcessError:
-        status = -1
-    if status != 0 or not data:
-        return None
-    try:
-        s = pickle.loads(data)
-    except Exception:
-        return None
-    return s if isinstance(s, Scan) else None
+    return s, total

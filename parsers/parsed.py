@@ -2,13 +2,18 @@
 
 Every frame has the same columns and dtypes whether it holds a million rows or none, so
 analysis code never special-cases an empty log (see docs/ARCHITECTURE.md).
+
+The parsers hand their result over as columns (gpuscope.schemas.Columns: numpy arrays,
+component names as integer codes); a frame is built from them the first time it is read
+(`parsed.components`), so a caller that reads the columns (`parsed.columns("components")`,
+as the analysis does) never pays for a million-row DataFrame. Frames given to the
+constructor (tests, callers that build a log by hand) are read back into columns on demand.
+Treat both as read-only: to change a log, build a new ParsedLog.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
@@ -16,8 +21,11 @@ from gpuscope.schemas import (
     RECORD_COLUMNS,
     SKIPPED_COLUMNS,
     TIMELINE_COLUMNS,
-    empty,
+    Columns,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Keys kept as quantities besides every `*_bytes` key (documented in docs/ARCHITECTURE.md).
 COUNT_QUANTITIES = frozenset(("num_circuits",))
@@ -30,34 +38,88 @@ def is_quantity_key(key: str) -> bool:
 
 FORMATS = ("cuzk", "condensed", "kv", "lines")
 
+SCHEMAS = {"components": COMPONENT_COLUMNS, "records": RECORD_COLUMNS, "timeline": TIMELINE_COLUMNS,
+           "skipped": SKIPPED_COLUMNS, "quantities": QUANTITY_COLUMNS}
 
-@dataclass
+
 class ParsedLog:
-    """What parsers.parse_log returns: the log as DataFrames (schemas above)."""
+    """What parsers.parse_log returns: the log as DataFrames (schemas above), built lazily
+    from columns."""
 
-    format: str
-    source: str
-    total_lines: int
-    timing_lines: int
-    components: pd.DataFrame
-    records: pd.DataFrame
-    timeline: pd.DataFrame
-    skipped: pd.DataFrame
-    quantities: pd.DataFrame = field(default_factory=lambda: empty(QUANTITY_COLUMNS))
-    # the component that is each record's whole (its held time) when the parser found it
-    # itself (format `lines`: `step`, `total`, ...), and how it was found; None otherwise
-    whole: str | None = None
-    whole_basis: str = ""
-    notes: list[str] = field(default_factory=list)  # what the parser assumed, in sentences
+    def __init__(self, format: str, source: str, total_lines: int, timing_lines: int,
+                 components: pd.DataFrame | None = None, records: pd.DataFrame | None = None,
+                 timeline: pd.DataFrame | None = None, skipped: pd.DataFrame | None = None,
+                 quantities: pd.DataFrame | None = None, whole: str | None = None, whole_basis: str = "",
+                 notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None):
+        self.format = format
+        self.source = source
+        self.total_lines = total_lines
+        self.timing_lines = timing_lines
+        # the component that is each record's whole (its held time) when the parser found it
+        # itself (format `lines`: `step`, `total`, ...), and how it was found; None otherwise
+        self.whole = whole
+        self.whole_basis = whole_basis
+        self.notes = list(notes) if notes is not None else []  # what the parser assumed, in sentences
+        self._cols: dict[str, Columns] = dict(columns or {})
+        self._frames: dict[str, pd.DataFrame] = {}
+        for name, df in (("components", components), ("records", records), ("timeline", timeline),
+                         ("skipped", skipped), ("quantities", quantities)):
+            if df is not None:
+                self._set(name, df)
+        for name, schema in SCHEMAS.items():  # every frame exists, typed, also when empty
+            if name not in self._cols and name not in self._frames:
+                self._cols[name] = Columns(schema, {})
+
+    def _set(self, name: str, df: pd.DataFrame) -> None:
+        self._frames[name] = df
+        self._cols.pop(name, None)
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        df = self._frames.get(name)
+        if df is None:
+            df = self._frames[name] = self._cols[name].frame()
+        return df
+
+    def columns(self, name: str) -> Columns:
+        """A frame's columns (numpy arrays; text columns as codes where the parser made them)."""
+        c = self._cols.get(name)
+        if c is None:
+            c = self._cols[name] = Columns.from_frame(self._frames[name], SCHEMAS[name])
+        return c
+
+    def count(self, name: str) -> int:
+        """Rows of a frame, without building it."""
+        df = self._frames.get(name)
+        return len(df) if df is not None else len(self._cols[name])
+
+    components = property(lambda self: self._frame("components"), lambda self, df: self._set("components", df))
+    records = property(lambda self: self._frame("records"), lambda self, df: self._set("records", df))
+    timeline = property(lambda self: self._frame("timeline"), lambda self, df: self._set("timeline", df))
+    skipped = property(lambda self: self._frame("skipped"), lambda self, df: self._set("skipped", df))
+    quantities = property(lambda self: self._frame("quantities"), lambda self, df: self._set("quantities", df))
+
+    def __repr__(self) -> str:
+        return (f"ParsedLog(format={self.format!r}, source={self.source!r}, total_lines={self.total_lines}, "
+                f"timing_lines={self.timing_lines}, components={self.count('components')} rows, "
+                f"records={self.count('records')} rows, skipped={self.count('skipped')} rows)")
 
     @classmethod
     def empty(cls, source: str, fmt: str) -> ParsedLog:
         """No timing lines at all (a samples file, a profiler trace): every frame typed and empty."""
-        return cls(format=fmt, source=source, total_lines=0, timing_lines=0,
-                   components=empty(COMPONENT_COLUMNS), records=empty(RECORD_COLUMNS),
-                   timeline=empty(TIMELINE_COLUMNS), skipped=empty(SKIPPED_COLUMNS))
+        return cls(format=fmt, source=source, total_lines=0, timing_lines=0)
 
     @property
     def complete_records(self) -> int:
         """GPU-lock tenures that have their held line (what `records` counts in JSON)."""
-        return int(self.records["complete"].sum())
+        return int(self.columns("records")["complete"].sum())
+
+    def component_names(self) -> list[str]:
+        """The distinct component names, in order of first appearance."""
+        codes, cats = self.columns("components").codes("component")
+        if len(cats) and len(codes):
+            import numpy as np
+
+            present = np.zeros(len(cats), dtype=bool)
+            present[codes] = True
+            return [c for c, p in zip(cats, present, strict=True) if p]
+        return []

@@ -1,11 +1,16 @@
 """The raw result of one pass over a log, before grouping: flat Python lists that the
 scanners append to (never DataFrames row by row), plus the shared line readers for
-TIMELINE and tracing lines, which every format reads."""
+TIMELINE and tracing lines, which every format reads.
+
+A log is read in chunks (parsers/reader.py); each chunk's Scan is finalized into arrays,
+its names turned into integer codes of tables shared by the whole log (`Names`), and the
+chunks are concatenated (`Scan.concat`). The compiled scanner (parsers/_scan.c) fills the
+same arrays; lines it leaves to Python are read here and merged in line order
+(`Scan.interleave`)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.parsers import timeline_events, tracing
 from gpuscope.parsers.linetime import LineTimes
@@ -29,9 +34,55 @@ SOURCES = ("CUZK_TIMING", "CUZK_NTT_H", "GPU_TIMING", "FIN_TIMING", "condensed",
 SRC = {name: i for i, name in enumerate(SOURCES)}
 
 
-class Scan:
+class Names:
+    """Strings as integer codes, in order of first appearance; shared by a log's chunks."""
+
+    def __init__(self, names=()) -> None:
+        self.index: dict[str, int] = {}
+        self.list: list[str] = []
+        for n in names:
+            self.code(n)
+
+    def code(self, name: str) -> int:
+        c = self.index.get(name)
+        if c is None:
+            c = self.index[name] = len(self.list)
+            self.list.append(name)
+        return c
+
+    def encode(self, names) -> np.ndarray:
+        """Codes of a sequence of strings (new ones added in order of first appearance)."""
+        if not len(names):
+            return np.zeros(0, dtype=np.int32)
+        index = self.index
+        for n in dict.fromkeys(names):  # the distinct names, in order, at C speed
+            if n not in index:
+                index[n] = len(self.list)
+                self.list.append(n)
+        return np.fromiter(map(index.__getitem__, names), dtype=np.int32, count=len(names))
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.list, dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.list)
+
+
+class Tables:
+    """The code tables of one log: component names, quantity names, TIMELINE events and job ids."""
+
     def __init__(self) -> None:
-        self.times = LineTimes()
+        self.names = Names()
+        self.qnames = Names()
+
+
+def _i64(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64)
+
+
+class Scan:
+    def __init__(self, times: LineTimes | None = None) -> None:
+        self.times = times if times is not None else LineTimes()
         # 8 ints per line that yields values, flat: line, slot, kind, gpu, worker, partition, n, src
         self.meta: list[int] = []
         self.names: list[str] = []
@@ -55,20 +106,32 @@ class Scan:
         self.timing_lines = 0
         self.final = False
         self.ts = None
+        # after finalize: codes into the tables' name lists (names / qnames are then None)
+        self.codes = None
+        self.qcodes = None
+        self.tables: Tables | None = None
 
-    def finalize(self) -> None:
-        """Turn the lists into arrays (times resolved per slot). Idempotent."""
+    # -- arrays ------------------------------------------------------------------------
+
+    def finalize(self, tables: Tables | None = None) -> None:
+        """Turn the lists into arrays, names into codes of `tables` (a new one if None).
+        Idempotent."""
         if self.final:
             return
+        self.tables = tables = tables if tables is not None else Tables()
         n = len(self.meta) // 8
         self.meta = np.fromiter(self.meta, dtype=np.int64, count=8 * n).reshape(n, 8)
-        self.names = np.asarray(self.names, dtype=object)
+        self.codes = tables.names.encode(self.names)
+        self.names = None
         self.values = np.asarray(self.values, dtype=np.float64)
-        self.qrow = np.asarray(self.qrow, dtype=np.int64)
-        self.aux = np.asarray(self.aux, dtype=np.int64)
+        self.qrow = _i64(self.qrow)
+        self.aux = _i64(self.aux)
         self.tol = np.asarray(self.tol, dtype=np.float64)
-        self.qnames = np.asarray(self.qnames, dtype=object)
+        self.qcodes = tables.qnames.encode(self.qnames)
+        self.qnames = None
         self.qvalues = np.asarray(self.qvalues, dtype=np.float64)
+        held = self.held
+        self.held = (_i64([h[0] for h in held]), np.asarray([h[1] for h in held], dtype=np.float64))
         self.ts = self.times.array()
         rows = self.timeline
         cols = list(zip(*rows, strict=True)) if rows else [()] * len(TL_FIELDS)
@@ -79,47 +142,63 @@ class Scan:
         self.times = None
         self.final = True
 
-    def merge(self, o: Scan) -> None:
-        """Append the scan of the text that follows this one (line numbers already absolute)."""
-        self.finalize()
-        o.finalize()
-        base_slot = len(self.ts)
-        base_row = len(self.meta)
-        m = o.meta.copy()
-        m[:, 1] += base_slot
-        self.meta = np.concatenate([self.meta, m])
-        self.names = np.concatenate([self.names, o.names])
-        self.values = np.concatenate([self.values, o.values])
-        self.qrow = np.concatenate([self.qrow, o.qrow + base_row])
-        self.aux = np.concatenate([self.aux, o.aux])
-        self.tol = np.concatenate([self.tol, o.tol])
-        self.notes = sorted(set(self.notes) | set(o.notes))
-        self.qnames = np.concatenate([self.qnames, o.qnames])
-        self.qvalues = np.concatenate([self.qvalues, o.qvalues])
-        self.ts = np.concatenate([self.ts, o.ts])
-        self.held += [(r + base_row, v) for r, v in o.held]
-        for name, col in o.timeline.items():
-            self.timeline[name] = np.concatenate(
-                [self.timeline[name], col + base_slot if name == "slot" else col])
-        self.skip_line += o.skip_line
-        self.skip_reason += o.skip_reason
-        self.skip_text += o.skip_text
-        self.timing_lines += o.timing_lines
+    def value_names(self) -> np.ndarray:
+        """The component name of every value (object array)."""
+        return self.tables.names.array()[self.codes] if len(self.codes) else np.zeros(0, dtype=object)
+
+    def quantity_names(self) -> np.ndarray:
+        return self.tables.qnames.array()[self.qcodes] if len(self.qcodes) else np.zeros(0, dtype=object)
+
+    @classmethod
+    def concat(cls, scans: list[Scan], tables: Tables) -> Scan:
+        """One Scan of consecutive pieces of a log (each finalized with `tables`; line
+        numbers already absolute)."""
+        scans = [s for s in scans if s is not None]
+        out = cls()
+        out.finalize(tables)
+        if not scans:
+            return out
+        for s in scans:
+            s.finalize(tables)
+        slot_base = np.cumsum([0] + [len(s.ts) for s in scans[:-1]])
+        row_base = np.cumsum([0] + [len(s.meta) for s in scans[:-1]])
+        metas = []
+        for s, b in zip(scans, slot_base, strict=True):
+            m = s.meta
+            if b and len(m):
+                m = m.copy()
+                m[:, 1] += b
+            metas.append(m)
+        out.meta = np.concatenate(metas) if metas else out.meta
+        out.codes = np.concatenate([s.codes for s in scans])
+        out.values = np.concatenate([s.values for s in scans])
+        out.qrow = np.concatenate([s.qrow + b for s, b in zip(scans, row_base, strict=True)])
+        out.qcodes = np.concatenate([s.qcodes for s in scans])
+        out.qvalues = np.concatenate([s.qvalues for s in scans])
+        out.aux = np.concatenate([s.aux for s in scans])
+        out.tol = np.concatenate([s.tol for s in scans])
+        out.held = (np.concatenate([s.held[0] + b for s, b in zip(scans, row_base, strict=True)]),
+                    np.concatenate([s.held[1] for s in scans]))
+        out.ts = np.concatenate([s.ts for s in scans])
+        out.timeline = {
+            name: np.concatenate([s.timeline[name] + b if name == "slot" else s.timeline[name]
+                                  for s, b in zip(scans, slot_base, strict=True)])
+            for name, _ in TL_FIELDS
+        }
+        notes: set[str] = set()
+        for s in scans:
+            notes |= set(s.notes)
+            out.skip_line += s.skip_line
+            out.skip_reason += s.skip_reason
+            out.skip_text += s.skip_text
+            out.timing_lines += s.timing_lines
+        out.notes = sorted(notes)
+        return out
 
     def has_values(self) -> bool:
         return len(self.meta) > 0 or len(self.timeline["line"] if self.final else self.timeline) > 0
 
-    def __getstate__(self):
-        self.finalize()
-        st = dict(self.__dict__)
-        codes, uniques = pd.factorize(self.names)  # component names repeat: ship codes
-        st["names"] = (codes.astype(np.int32), np.asarray(uniques, dtype=object))
-        return st
-
-    def __setstate__(self, st):
-        codes, uniques = st.pop("names")
-        self.__dict__.update(st)
-        self.names = uniques[codes] if len(codes) else np.asarray([], dtype=object)
+    # -- reading -----------------------------------------------------------------------
 
     def skip(self, ln: int, reason: str, text: str) -> None:
         self.timing_lines += 1

@@ -1,16 +1,17 @@
-"""From a Scan to the frames of ParsedLog: tenure grouping, vectorised.
+"""From a Scan to the columns of ParsedLog's frames: tenure grouping, vectorised.
 
 GPU-region lines (kinds OPEN, GPU, NTT, HELD) in log order form tenures: a tenure starts
 at an OPEN line, or at any GPU-region line that follows a HELD line (or starts the log);
 it is complete when it has its HELD line. FREE lines get record -1. The k-th NTT line of
 a tenure is GPU k; gpu_tid lines carry their own GPU. A quantity (h2d_bytes, ...) takes
 the record, GPU, line and time of the line that printed it. See docs/ARCHITECTURE.md.
+
+numpy only: the frames are built from these columns when someone reads them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.parsers import scan as sc
 from gpuscope.schemas import (
@@ -19,11 +20,11 @@ from gpuscope.schemas import (
     RECORD_COLUMNS,
     SKIPPED_COLUMNS,
     TIMELINE_COLUMNS,
-    frame,
+    Columns,
 )
 
 
-def build_frames(s: sc.Scan):
+def build_columns(s: sc.Scan) -> dict[str, Columns]:
     s.finalize()
     ts_all = s.ts
     n = len(s.meta)
@@ -47,71 +48,72 @@ def build_frames(s: sc.Scan):
     n_rec = int(rid[-1]) + 1 if len(rid) else 0
     records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
 
-    src_names = np.asarray(sc.SOURCES, dtype=object)[src]
-    comps = frame(
+    comps = Columns(
+        COMPONENT_COLUMNS,
         {
             "record": np.repeat(record, counts),
             "gpu": np.repeat(gpu, counts),
-            "component": s.names,
+            "component": s.codes,
             "value_ms": np.asarray(s.values, dtype=np.float64),
             "line": np.repeat(ln, counts),
             "ts": np.repeat(ts, counts),
-            "source": np.repeat(src_names, counts),
+            "source": np.repeat(src, counts).astype(np.int32),
             "worker": np.repeat(worker, counts),
             "partition": np.repeat(part, counts),
         },
-        COMPONENT_COLUMNS,
+        cats={"component": s.tables.names.list, "source": sc.SOURCES},
     )
     qr = s.qrow
-    quantities = frame(
-        {
-            "record": record[qr],
-            "gpu": gpu[qr],
-            "name": s.qnames,
-            "value": s.qvalues,
-            "line": ln[qr],
-            "ts": ts[qr],
-        },
+    quantities = Columns(
         QUANTITY_COLUMNS,
+        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": ln[qr],
+         "ts": ts[qr]},
+        cats={"name": s.tables.qnames.list},
     )
     tl = _timeline(s.timeline, ts_all)
-    skipped = frame({"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text},
-                    SKIPPED_COLUMNS)
-    return comps, records, tl, skipped, quantities
+    skipped = Columns(SKIPPED_COLUMNS, {"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text})
+    return {"components": comps, "records": records, "timeline": tl, "skipped": skipped,
+            "quantities": quantities}
 
 
-def _records(n_rec, rid, gln, gts, ggpu, record, kind, held):
+def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
     if n_rec == 0:
-        return frame({}, RECORD_COLUMNS)
+        return Columns(RECORD_COLUMNS, {})
     first_idx = np.searchsorted(rid, np.arange(n_rec), side="left")
     last_idx = np.searchsorted(rid, np.arange(n_rec), side="right") - 1
-    g = pd.DataFrame({"r": rid, "ts": gts})
-    agg = g.groupby("r")["ts"].agg(["min", "max"]).reindex(range(n_rec))
-    pairs = pd.DataFrame({"r": rid, "g": ggpu})
-    pairs = pairs[pairs["g"] >= 0].drop_duplicates()
-    n_gpus = pairs.groupby("r").size().reindex(range(n_rec), fill_value=0).to_numpy()
+    # rid is sorted (tenures are consecutive runs of GPU-region lines): reduce each run
+    with np.errstate(invalid="ignore"):
+        ts_min = np.fmin.reduceat(gts, first_idx)
+        ts_max = np.fmax.reduceat(gts, first_idx)
+    ok = ggpu >= 0
+    if ok.any():
+        width = int(ggpu[ok].max()) + 1
+        pairs = np.unique(rid[ok] * width + ggpu[ok])
+        n_gpus = np.bincount(pairs // width, minlength=n_rec)
+    else:
+        n_gpus = np.zeros(n_rec, dtype=np.int64)
     held_ms = np.full(n_rec, np.nan)
     complete = np.zeros(n_rec, dtype=bool)
     complete[record[kind == sc.K_HELD]] = True
-    if held:
-        hi = np.asarray([h[0] for h in held], dtype=np.int64)
-        held_ms[record[hi]] = np.asarray([h[1] for h in held], dtype=np.float64)
-    return frame(
+    hrows, hvals = held
+    if len(hrows):
+        held_ms[record[hrows]] = hvals
+    return Columns(
+        RECORD_COLUMNS,
         {
             "record": np.arange(n_rec, dtype=np.int64),
             "first_line": gln[first_idx],
             "last_line": gln[last_idx],
-            "ts_start": agg["min"].to_numpy(dtype=np.float64),
-            "ts_end": agg["max"].to_numpy(dtype=np.float64),
+            "ts_start": ts_min,
+            "ts_end": ts_max,
             "n_gpus": np.maximum(n_gpus, 1),
             "held_ms": held_ms,
             "complete": complete,
         },
-        RECORD_COLUMNS,
     )
 
 
-def _timeline(cols, ts_all):
+def _timeline(cols, ts_all) -> Columns:
     out = {k: v for k, v in cols.items() if k != "slot"}
     out["ts"] = ts_all[cols["slot"]] if len(cols["slot"]) else np.zeros(0)
-    return frame(out, TIMELINE_COLUMNS)
+    return Columns(TIMELINE_COLUMNS, out)

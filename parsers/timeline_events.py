@@ -12,7 +12,9 @@ _INF = math.inf
 
 
 def read_timeline(text: str):
-    """Text after `TIMELINE,` -> (offset, event, job, partition, worker, synth, gpu) or a reason."""
+    """Text after `TIMELINE,` -> (offset, event, job, partition, worker, synth, gpu) or a
+    reason (damage: a value that is not a number, a negative synth_ms / gpu_ms, a detail
+    key printed twice)."""
     parts = text.rstrip().split(",")
     if len(parts) < 3:
         return "TIMELINE line with fewer than 3 fields (truncated?)"
@@ -30,12 +32,16 @@ def read_timeline(text: str):
     job = parts[2].strip()
     partition = worker = -1
     synth = gpu = NAN
+    seen: set[str] = set()
     for item in parts[3:]:
         k, eq, v = item.partition("=")
         if not eq:
             if item.strip() in ("", "monolithic"):
                 continue
             return f"TIMELINE detail {item[:30]!r} is not key=value"
+        if k in seen:
+            return f"TIMELINE {k[:20]}: printed twice in one line"
+        seen.add(k)
         try:
             if k == "partition":
                 partition = int(v)
@@ -49,6 +55,8 @@ def read_timeline(text: str):
                 _finite(v)
         except (ValueError, OverflowError):
             return f"TIMELINE {k[:20]}: value {v[:20]!r} is not a number"
+    if synth < 0 or gpu < 0:
+        return f"TIMELINE {'synth_ms' if synth < 0 else 'gpu_ms'}: negative time"
     return offset, event, job, partition, worker, synth, gpu
 
 

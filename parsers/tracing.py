@@ -8,7 +8,7 @@ and `partition=` (`Some(3)`, `3` or `None`) fill the worker and partition column
 
 from __future__ import annotations
 
-from gpuscope.parsers.fields import number
+from gpuscope.parsers.fields import first_repeat, number, repeated
 
 MARKER = "_TIMING "
 TAGS = {"GPU": ("GPU_TIMING", "gpu_timing."), "FIN": ("FIN_TIMING", "fin_timing.")}
@@ -34,11 +34,13 @@ def _int_of(v: str) -> int | None:
 
 
 def read_tracing(line: str, at: int):
-    """(source, names, values, worker, partition), None (no time values), or a reason."""
+    """(source, names, values, worker, partition), None (no time values), or a reason (a
+    value that is not a number, a negative time, a key printed twice)."""
     source, prefix = TAGS[line[at:at + 3]]
     names: list[str] = []
     values: list[float] = []
     worker = partition = -1
+    seen_ids: set[str] = set()
     for t in line[at + 11:].split():
         if "=" not in t:
             continue  # message words
@@ -47,16 +49,24 @@ def read_tracing(line: str, at: int):
             x = number(v)
             if x is None:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
+            if x < 0:
+                return f"{k[:30]}: negative time {v[:20]!r}"
             names.append(prefix + k[:-3])
             values.append(x)
         elif k == "worker_id" or k == "partition":
             w = _int_of(v)
             if w is None:
                 return f"{k}: {v[:20]!r} is not a number"
+            if k in seen_ids:
+                return repeated(k)
+            seen_ids.add(k)
             if k == "worker_id":
                 worker = w
             else:
                 partition = w
     if not names:
         return None
+    twice = first_repeat(names)
+    if twice is not None:
+        return repeated(twice)
     return source, names, values, worker, partition

@@ -124,9 +124,11 @@ def test_damaged_lines_are_skipped_with_reason(bad, why):
     assert p.records["complete"].tolist() == [False, True]
 
 
-def test_decimal_and_negative_values_take_the_slow_path():
+def test_decimal_values_take_the_slow_path_and_negative_times_are_damage():
     p = parsers.parse_log("CUZK_TIMING: prep_msm_ms=17.5\nCUZK_TIMING: async_dealloc_ms=-1\n")
-    assert p.components["value_ms"].tolist() == [17.5, -1.0]
+    assert p.components["value_ms"].tolist() == [17.5]
+    assert p.skipped["line"].tolist() == [2] and "negative time" in p.skipped["reason"].iloc[0]
+    assert p.timing_lines == 2
 
 
 def test_timeline_lines():

@@ -9,7 +9,7 @@ import pytest
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
 from gpuscope.parsers import lines as L
-from gpuscope.parsers import logparse
+from gpuscope.parsers import reader
 from tests.conftest import DATA
 
 RUNS = DATA / "h200_foreign" / "runs"
@@ -293,21 +293,24 @@ def test_detection_keeps_kv_logs_kv():
     assert parsers.parse_log("step=1 upload_ms=2\n").format == "lines"
 
 
-def test_two_process_scan_equals_one_process_scan(monkeypatch):
+def test_chunked_reading_equals_one_chunk(monkeypatch):
+    """A log read in many small chunks gives the frames of one read: what a line means may
+    depend on earlier lines (a key printed with a unit, a cut line), so the state goes on."""
     text = "".join(
         f"2026-12-01T09:00:{i % 60:02d}.5Z [epoch 0] step {i}/400 loss: 1.0 data: {i % 7}.5ms compute: 3.0ms "
         f"step: {i % 7 + 3}.5ms\n" + ("warning: something\n" if i % 50 == 0 else "")
         + ("[epoch 0] step 9/400 data: 1x\n" if i == 300 else "")
+        + ("[epoch 0] step 9/400 data: 1.5ms compute: 3.0ms step: 10\n" if i == 350 else "")
         for i in range(400))
-    one = parsers.parse_log(text)
-    monkeypatch.setattr(logparse, "PARALLEL_MIN_CHARS", 0)
-    for split in (0.13, 0.5, 0.97):
-        monkeypatch.setattr(logparse, "PARALLEL_SPLIT", split)
-        two = parsers.parse_log(text)
+    one = parsers.parse_log(text.encode())
+    for size in (97, 1000, 4096):
+        monkeypatch.setattr(reader, "CHUNK", size)
+        two = parsers.parse_log(text.encode())
         for a, b in ((one.components, two.components), (one.records, two.records),
                      (one.quantities, two.quantities), (one.skipped, two.skipped)):
             pd.testing.assert_frame_equal(a, b)
         assert (one.whole, one.notes, one.timing_lines) == (two.whole, two.notes, two.timing_lines)
+    assert "cut line" in " ".join(one.skipped["reason"])
 
 
 def test_no_timing_lines_is_no_data():

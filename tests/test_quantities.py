@@ -17,7 +17,7 @@ from gpuscope.analysis.compare import Side, run_figures
 from gpuscope.analysis.whatif import predict_pinned
 from gpuscope.cli import app
 from gpuscope.clock import Clock
-from gpuscope.parsers import logparse
+from gpuscope.parsers import reader
 from gpuscope.parsers.parsed import ParsedLog
 from gpuscope.reports.csvout import write_csv
 from gpuscope.rundir import TimingLogWriter
@@ -102,15 +102,11 @@ def test_empty_quantities_are_typed():
     assert _dtypes(old.quantities) == QUANTITY_COLUMNS
 
 
-def test_two_process_scan_keeps_quantities(monkeypatch):
+def test_chunked_scan_keeps_quantities(monkeypatch):
     text = TWO_GPU * 200
     one = parsers.parse_log(text)
-    monkeypatch.setattr(logparse, "PARALLEL_MIN_CHARS", 0)
-    calls = []
-    real = logparse._fork_scan
-    monkeypatch.setattr(logparse, "_fork_scan", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(reader, "CHUNK", 500)
     two = parsers.parse_log(text)
-    assert calls
     pd.testing.assert_frame_equal(one.quantities, two.quantities)
     assert len(two.quantities) == 600 and two.quantities["record"].max() == 199
 
