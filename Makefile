@@ -1,4 +1,6 @@
-# gpuscope — every target sets up what it needs (a venv in .venv, rebuilt when pyproject.toml changes).
+# gpuscope — every target sets up what it needs (a venv in .venv, rebuilt when pyproject.toml,
+# setup.py or the compiled scanner's source changes; pip builds parsers/_scan.c when a C
+# compiler is present and goes on without it otherwise).
 PY       ?= python3
 VENV     ?= .venv
 BIN      := $(VENV)/bin
@@ -7,7 +9,7 @@ EXTRAS   ?= dev
 
 .PHONY: venv demo test test-gpu bench bench-gpu lint examples clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py parsers/_scan.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
@@ -44,4 +46,4 @@ examples: venv
 	$(BIN)/python tools/gen_daemon_log.py --partitions 40 --seed 7 -o examples/cuzk_daemon.log
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache parsers/_scan.*.so

@@ -51,7 +51,7 @@ def detect_input(inp, held: str | None = None) -> str:
     if inp.data is not None:
         blocks = (inp.data,)
     else:
-        blocks = inp.blocks()
+        blocks = inp.blocks(1 << 20)  # (a CuZK log shows its marker in the first block)
     condensed = False
     prev = b""
     for block in blocks:

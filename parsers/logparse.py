@@ -217,7 +217,13 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
-    scanner = None
+    native = compiled_scanner() if fmt in ("cuzk", "condensed", "kv") else None
+    if native is not None:
+        from gpuscope.parsers.native import NativeScan
+
+        scanner = NativeScan(native, fmt, held, py, inp.errors)
+    else:
+        scanner = None
     total = 0
     tail = None
     for chunk in inp.chunks():

@@ -78,29 +78,35 @@ class LogInput:
         if self.data is not None:
             yield from self._chunks_of_bytes(self.data, size)
             return
+        # one buffer, refilled in place: a chunk is a view of it, valid until the next one is
+        # asked for (the part after the last line end moves to the front); a line longer than
+        # the buffer gets a bigger one (never a resize while a view may be alive)
+        buf = bytearray(size + 4096)
+        keep = first = done = 0
         first = 1
-        done = 0
-        carry = bytearray()
         with open(self.path, "rb") as f:
             while True:
-                b = f.read(size)
-                if not b:
+                if len(buf) - keep < size // 2 + 1:
+                    bigger = bytearray(2 * len(buf))
+                    bigger[:keep] = buf[:keep]
+                    buf = bigger
+                got = f.readinto(memoryview(buf)[keep:])
+                if not got:
                     break
-                done += len(b)
-                cut = b.rfind(b"\n")
-                if cut < 0:  # no line end in this block: one long line goes on
-                    carry += b
+                done += got
+                end = keep + got
+                cut = buf.rfind(b"\n", keep, end)
+                if cut < 0:  # no line end in what came: one long line goes on
+                    keep = end
                     continue
-                if carry:
-                    carry += memoryview(b)[:cut + 1]
-                    buf, nl = bytes(carry), carry.count(b"\n")
-                else:
-                    buf, nl = memoryview(b)[:cut + 1], b.count(b"\n", 0, cut + 1)
-                carry = bytearray(memoryview(b)[cut + 1:])
-                yield Chunk(buf, first, nl, end=done - len(carry))
+                nl = buf.count(b"\n", 0, cut + 1)
+                yield Chunk(memoryview(buf)[:cut + 1], first, nl, end=done - (end - cut - 1))
                 first += nl
-        if carry:
-            yield Chunk(bytes(carry), first, 0, tail=True, end=done)
+                rest = end - cut - 1
+                buf[:rest] = buf[cut + 1:end]
+                keep = rest
+        if keep:
+            yield Chunk(bytes(buf[:keep]), first, 0, tail=True, end=done)
 
     def _chunks_of_bytes(self, data: bytes, size: int) -> Iterator[Chunk]:
         mv = memoryview(data)

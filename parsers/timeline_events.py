@@ -44,9 +44,9 @@ def read_timeline(text: str):
         seen.add(k)
         try:
             if k == "partition":
-                partition = int(v)
+                partition = _int(v)
             elif k == "worker":
-                worker = int(v)
+                worker = _int(v)
             elif k == "synth_ms":
                 synth = _finite(v)
             elif k == "gpu_ms":
@@ -58,6 +58,13 @@ def read_timeline(text: str):
     if synth < 0 or gpu < 0:
         return f"TIMELINE {'synth_ms' if synth < 0 else 'gpu_ms'}: negative time"
     return offset, event, job, partition, worker, synth, gpu
+
+
+def _int(v: str) -> int:
+    x = int(v)
+    if not -(1 << 62) < x < 1 << 62:  # (an int64 column holds it)
+        raise ValueError(v)
+    return x
 
 
 def _finite(v: str) -> float:

@@ -30,7 +30,7 @@ def _int_of(v: str) -> int | None:
     elif v == "None":
         return -1
     x = number(v)
-    return None if x is None or x != int(x) else int(x)
+    return None if x is None or x != int(x) or abs(x) >= 1 << 62 else int(x)
 
 
 def read_tracing(line: str, at: int):

@@ -60,7 +60,7 @@ def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
     for name in ("gpuscope", "parsers", "reports"):
         shutil.copytree(REPO / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "setup.py"):
         shutil.copy(REPO / name, src / name)
     p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                         "-w", str(tmp_path), str(src)], capture_output=True, text=True, timeout=300)
@@ -74,6 +74,71 @@ def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
     for must in ("gpuscope/parsers/__init__.py", "gpuscope/reports/console.py",
                  "gpuscope/models/cuzk.toml", "gpuscope/workload/cuda/msm.cu"):
         assert must in names
+    if _compiler():
+        assert any(n.startswith("gpuscope/parsers/_scan.") and n.endswith((".so", ".pyd")) for n in names)
+
+
+def _compiler() -> bool:
+    return bool(shutil.which("cc") or shutil.which("gcc"))
+
+
+def _build_sdist(tmp_path) -> Path:
+    """The sdist, built by setuptools' PEP 517 hook from a copy of the checkout."""
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "*.so")
+    for name in ("gpuscope", "parsers", "reports"):
+        shutil.copytree(REPO / name, src / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "setup.py"):
+        shutil.copy(REPO / name, src / name)
+    out = tmp_path / "dist"
+    p = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta as b; print(b.build_sdist({str(out)!r}))"],
+                       cwd=src, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return out / p.stdout.strip().splitlines()[-1]
+
+
+def _install_sdist(sdist: Path, target: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
+                           "--target", str(target), str(sdist)], capture_output=True, text=True, timeout=300, env=env)
+
+
+# the installed copy under `target`, not the checkout's editable install
+_PROBE = ("import sys; sys.path.insert(0, {target!r}); sys.meta_path[:] = [f for f in sys.meta_path if 'editable' "
+          "not in (getattr(f, '__module__', '') + getattr(f, '__name__', '') + type(f).__name__).lower()]; "
+          "import gpuscope, importlib; print(gpuscope.__file__); from gpuscope.parsers import logparse; "
+          "print(logparse.compiled_scanner() is not None); "
+          "from gpuscope.cli import main; sys.argv = ['gpuscope', 'analyze', {log!r}, '--json']; main()")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compiler", ["present", "absent"])
+def test_the_sdist_installs_with_and_without_a_compiler(tmp_path, compiler):
+    """`pip install` of the sdist builds the compiled scanner where a C compiler is; without
+    one (CC=false) the install still succeeds and the Python scanners read every line."""
+    if compiler == "present" and not _compiler():
+        pytest.skip("no C compiler here")
+    sdist = _build_sdist(tmp_path)
+    import tarfile
+
+    members = tarfile.open(sdist).getnames()
+    assert any(m.endswith("/parsers/_scan.c") for m in members) and any(m.endswith("/setup.py") for m in members)
+    env = dict(__import__("os").environ)
+    if compiler == "absent":
+        env["CC"] = "false"
+    target = tmp_path / "site"
+    p = _install_sdist(sdist, target, env)
+    if p.returncode != 0 and "No module named" in p.stderr:
+        pytest.skip(f"cannot build here: {p.stderr.strip().splitlines()[-1]}")
+    assert p.returncode == 0, p.stderr
+    built = list((target / "gpuscope" / "parsers").glob("_scan.*.so"))
+    assert bool(built) == (compiler == "present")
+    log = str(REPO / "examples" / "article_excerpt.log")
+    q = subprocess.run([sys.executable, "-c", _PROBE.format(target=str(target), log=log)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    where, native, *doc = q.stdout.splitlines()
+    assert where.startswith(str(target)) and native == str(compiler == "present")
+    assert '"records": 4' in "\n".join(doc)
 
 
 def test_pictures_need_no_extra():

@@ -1,0 +1,922 @@
+/* gpuscope.parsers._scan: the compiled line scanner of the cuzk, condensed and kv formats.
+ *
+ * It reads the lines whose meaning it is certain of, exactly as the Python scanners read
+ * them (parsers/cuzk.py, kv.py, tracing.py, timeline_events.py, linetime.py), and hands every
+ * other line back to Python ("punts" it): damage (whose reason strings Python words), non-
+ * ASCII or control characters, values that are not plain numbers, odd keys, unusual time
+ * prefixes. A line it reads gives the same row, values, names and time as the Python
+ * scanner's; tests/test_scanner_paths.py runs both on random and real logs.
+ *
+ *   s = Scanner(fmt, held)          fmt: 0 cuzk, 1 condensed, 2 kv; held: the held name (bytes)
+ *   d = s.feed(buf, first_line)     buf: whole lines, each ending with \n; returns a dict of
+ *                                   bytearrays (int64 / int32 / float64 arrays) for this buffer
+ *                                   and the names first seen in it
+ *
+ * Rows, slots and codes follow parsers/scan.py's Scan: meta has 8 int64 per row (line, slot,
+ * kind, gpu, worker, partition, n values, source); a name's code is its position in the
+ * scanner's table (first seen first); `punt` holds (line, start, end) of the lines Python
+ * reads, `pyts` (slot, kind, start, end) of the times Python computes (kind 0: the clock's
+ * reading of the line, 1: the ISO token at its start). Pure C99 + the CPython API; no numpy.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_LINE 65536
+
+/* line kinds and sources (parsers/scan.py) */
+enum { K_FREE = 0, K_OPEN = 1, K_HELD = 2, K_GPU = 3, K_NTT = 4 };
+enum { S_TIMING = 0, S_NTT = 1, S_GPU = 2, S_FIN = 3, S_CONDENSED = 4, S_KV = 5 };
+enum { F_CUZK = 0, F_CONDENSED = 1, F_KV = 2 };
+/* which first characters mean "no prefix" (NaN) without the clock: linetime.py */
+enum { V_GENERIC = 0, V_CUZK = 1, V_TIMELINE = 2 };
+
+/* -- growable arrays ---------------------------------------------------------------------- */
+
+#define VEC(name, type)                                                                     \
+    typedef struct { type *p; Py_ssize_t n, cap; } name;                                    \
+    static int name##_grow(name *v, Py_ssize_t need) {                                      \
+        if (v->n + need <= v->cap) return 0;                                                \
+        Py_ssize_t cap = v->cap ? v->cap : 1024;                                            \
+        while (cap < v->n + need) cap *= 2;                                                 \
+        type *p = (type *)PyMem_Realloc(v->p, (size_t)cap * sizeof(type));                  \
+        if (!p) { PyErr_NoMemory(); return -1; }                                            \
+        v->p = p; v->cap = cap; return 0;                                                   \
+    }                                                                                       \
+    static inline int name##_push(name *v, type x) {                                        \
+        if (v->n == v->cap && name##_grow(v, 1) < 0) return -1;                             \
+        v->p[v->n++] = x; return 0;                                                         \
+    }                                                                                       \
+    static void name##_free(name *v) { PyMem_Free(v->p); v->p = NULL; v->n = v->cap = 0; }
+
+VEC(VI64, int64_t)
+VEC(VI32, int32_t)
+VEC(VF64, double)
+VEC(VU32, uint32_t)
+
+static PyObject *vec_bytes(const void *p, Py_ssize_t n, size_t size) {
+    return PyByteArray_FromStringAndSize((const char *)p, n * (Py_ssize_t)size);
+}
+
+/* -- a table of byte strings -> codes (first seen first) ----------------------------------- */
+
+typedef struct {
+    char *arena; Py_ssize_t alen, acap;
+    Py_ssize_t *off, *len; Py_ssize_t n, cap;
+    int32_t *slots; Py_ssize_t nslots;
+    Py_ssize_t reported; /* entries already handed to Python */
+} STab;
+
+static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+static int stab_rehash(STab *t, Py_ssize_t nslots) {
+    int32_t *slots = (int32_t *)PyMem_Malloc((size_t)nslots * sizeof(int32_t));
+    if (!slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < nslots; i++) slots[i] = -1;
+    for (Py_ssize_t e = 0; e < t->n; e++) {
+        uint64_t h = hash_bytes(t->arena + t->off[e], t->len[e]);
+        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(nslots - 1));
+        while (slots[i] >= 0) i = (i + 1) & (nslots - 1);
+        slots[i] = (int32_t)e;
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots; t->nslots = nslots;
+    return 0;
+}
+
+/* the code of s (added when new); -1 on a memory error */
+static int32_t stab_code(STab *t, const char *s, Py_ssize_t n) {
+    if (t->nslots == 0 && stab_rehash(t, 64) < 0) return -1;
+    uint64_t h = hash_bytes(s, n);
+    Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(t->nslots - 1));
+    for (;;) {
+        int32_t e = t->slots[i];
+        if (e < 0) break;
+        if (t->len[e] == n && memcmp(t->arena + t->off[e], s, (size_t)n) == 0) return e;
+        i = (i + 1) & (t->nslots - 1);
+    }
+    if (t->n >= INT32_MAX - 1) { PyErr_SetString(PyExc_OverflowError, "too many distinct names"); return -1; }
+    if (t->n == t->cap) {
+        Py_ssize_t cap = t->cap ? 2 * t->cap : 64;
+        Py_ssize_t *off = (Py_ssize_t *)PyMem_Realloc(t->off, (size_t)cap * sizeof(Py_ssize_t));
+        if (!off) { PyErr_NoMemory(); return -1; }
+        t->off = off;
+        Py_ssize_t *len = (Py_ssize_t *)PyMem_Realloc(t->len, (size_t)cap * sizeof(Py_ssize_t));
+        if (!len) { PyErr_NoMemory(); return -1; }
+        t->len = len; t->cap = cap;
+    }
+    if (t->alen + n > t->acap) {
+        Py_ssize_t cap = t->acap ? t->acap : 4096;
+        while (cap < t->alen + n) cap *= 2;
+        char *a = (char *)PyMem_Realloc(t->arena, (size_t)cap);
+        if (!a) { PyErr_NoMemory(); return -1; }
+        t->arena = a; t->acap = cap;
+    }
+    memcpy(t->arena + t->alen, s, (size_t)n);
+    int32_t e = (int32_t)t->n;
+    t->off[e] = t->alen; t->len[e] = n; t->alen += n; t->n++;
+    t->slots[i] = e;
+    if (2 * t->n > t->nslots && stab_rehash(t, 2 * t->nslots) < 0) return -1;
+    return e;
+}
+
+/* the entries added since the last call, as a list of str */
+static PyObject *stab_new(STab *t) {
+    PyObject *out = PyList_New(t->n - t->reported);
+    if (!out) return NULL;
+    for (Py_ssize_t e = t->reported; e < t->n; e++) {
+        PyObject *s = PyUnicode_DecodeASCII(t->arena + t->off[e], t->len[e], "strict");
+        if (!s) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, e - t->reported, s);
+    }
+    t->reported = t->n;
+    return out;
+}
+
+static void stab_free(STab *t) {
+    PyMem_Free(t->arena); PyMem_Free(t->off); PyMem_Free(t->len); PyMem_Free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+/* -- characters and numbers ---------------------------------------------------------------- */
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int is_alnum(char c) { return is_digit(c) || is_alpha(c); }
+static inline int is_ident_char(char c) { return is_alnum(c) || c == '_'; }
+
+static int is_identifier(const char *s, Py_ssize_t n) {
+    if (n <= 0 || is_digit(s[0])) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (!is_ident_char(s[i])) return 0;
+    return 1;
+}
+
+static inline int ends_with(const char *s, Py_ssize_t n, const char *suf, Py_ssize_t m) {
+    return n >= m && memcmp(s + n - m, suf, (size_t)m) == 0;
+}
+
+static inline int eq(const char *s, Py_ssize_t n, const char *lit) {
+    Py_ssize_t m = (Py_ssize_t)strlen(lit);
+    return n == m && memcmp(s, lit, (size_t)m) == 0;
+}
+
+/* could Python's float() read it (as a finite number)? Only text that starts, after a sign,
+ * with a digit or a '.' (else it fails, or gives inf / nan, which number() refuses) */
+static int maybe_float(const char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    if (n > 0 && (s[0] == '+' || s[0] == '-')) i = 1;
+    return i < n && (is_digit(s[i]) || s[i] == '.');
+}
+
+/* A plain finite number, as Python's float() reads it: [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)?.
+ * 1 and *x when s[0:n] is exactly one; 0 otherwise (the caller hands the line to Python,
+ * which decides: float() also takes forms this does not, `1_000`, ` 5`). */
+static int parse_number(const char *s, Py_ssize_t n, double *x) {
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (n <= 0 || n > 300) return 0;
+    if (s[0] == '+' || s[0] == '-') { neg = s[0] == '-'; i = 1; }
+    Py_ssize_t d0 = i;
+    while (i < n && is_digit(s[i])) i++;
+    Py_ssize_t intd = i - d0, fracd = 0;
+    int plain = 1;
+    if (i < n && s[i] == '.') {
+        plain = 0;
+        i++;
+        Py_ssize_t f0 = i;
+        while (i < n && is_digit(s[i])) i++;
+        fracd = i - f0;
+    }
+    if (intd + fracd == 0) return 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        plain = 0;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        Py_ssize_t e0 = i;
+        while (i < n && is_digit(s[i])) i++;
+        if (i == e0) return 0;
+    }
+    if (i != n) return 0;
+    if (plain && intd <= 15) { /* exact: below 2**53 */
+        int64_t v = 0;
+        for (Py_ssize_t k = d0; k < n; k++) v = v * 10 + (s[k] - '0');
+        *x = neg ? -(double)v : (double)v;
+        return 1;
+    }
+    char buf[304];
+    memcpy(buf, s, (size_t)n);
+    buf[n] = 0;
+    char *end = NULL;
+    double v = PyOS_string_to_double(buf, &end, NULL);
+    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    if (end != buf + n || !isfinite(v)) return 0;
+    *x = v;
+    return 1;
+}
+
+/* [+-]?d{1,18} -> 1 and *x */
+static int parse_int(const char *s, Py_ssize_t n, int64_t *x) {
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (n <= 0) return 0;
+    if (s[0] == '+' || s[0] == '-') { neg = s[0] == '-'; i = 1; }
+    if (n - i < 1 || n - i > 18) return 0;
+    int64_t v = 0;
+    for (; i < n; i++) {
+        if (!is_digit(s[i])) return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *x = neg ? -v : v;
+    return 1;
+}
+
+/* -- ISO-8601 prefixes (linetime.py / prefix.py PrefixClock._iso_at) ----------------------- */
+
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m) {
+    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return dm[m - 1];
+}
+
+static inline int dig2(const char *s) { return (s[0] - '0') * 10 + (s[1] - '0'); }
+
+/* The epoch seconds of an ISO token (`2026-11-30T14:00:00.123456Z`, `...+01:00`, no zone:
+ * UTC): the minute's seconds + the printed seconds, as linetime.py adds them. 1 and *ts for
+ * the forms read here; 0 for any other (Python reads it). */
+static int iso_token(const char *t, Py_ssize_t n, double *ts) {
+    if (n < 19 || n > 57 || t[16] != ':') return 0;
+    static const int dpos[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15};
+    for (int k = 0; k < 12; k++) if (!is_digit(t[dpos[k]])) return 0;
+    const char *tail = t + 17;
+    Py_ssize_t tn = n - 17;
+    int off_min = 0;
+    Py_ssize_t numn;
+    if (tail[tn - 1] == 'Z' || tail[tn - 1] == 'z') {
+        numn = tn - 1;
+    } else {
+        Py_ssize_t i = tn - 1;
+        while (i > 0 && tail[i] != '+' && tail[i] != '-') i--;
+        if (i > 0) {
+            const char *z = tail + i;
+            Py_ssize_t zn = tn - i;
+            int hh, mm;
+            if (zn == 6 && z[3] == ':' && is_digit(z[1]) && is_digit(z[2]) && is_digit(z[4]) && is_digit(z[5])) {
+                hh = dig2(z + 1); mm = dig2(z + 4);
+            } else if (zn == 5 && is_digit(z[1]) && is_digit(z[2]) && is_digit(z[3]) && is_digit(z[4])) {
+                hh = dig2(z + 1); mm = dig2(z + 3);
+            } else {
+                return 0;
+            }
+            if (hh * 60 + mm >= 1440) return 0;
+            off_min = (z[0] == '-' ? -1 : 1) * (hh * 60 + mm);
+            numn = i;
+        } else {
+            numn = tn;
+        }
+    }
+    /* the seconds: dd or dd.d+ */
+    if (numn < 2 || !is_digit(tail[0]) || !is_digit(tail[1])) return 0;
+    if (numn > 2) {
+        if (tail[2] != '.' || numn == 3) return 0;
+        for (Py_ssize_t k = 3; k < numn; k++) if (!is_digit(tail[k])) return 0;
+    }
+    double secs;
+    if (!parse_number(tail, numn, &secs)) return 0;
+    if (!(secs >= 0.0 && secs < 61.0)) return 0;
+    int y = dig2(t) * 100 + dig2(t + 2), mo = dig2(t + 5), d = dig2(t + 8), hh = dig2(t + 11), mi = dig2(t + 14);
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || hh > 23 || mi > 59) return 0;
+    int64_t base = days_from_civil(y, mo, d) * 86400 + (int64_t)hh * 3600 + (int64_t)mi * 60 - (int64_t)off_min * 60;
+    *ts = (double)base + secs;
+    return 1;
+}
+
+/* -- the scanner ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    int fmt;
+    char *held; Py_ssize_t held_len;
+    VI64 meta; VI32 codes; VF64 vals; VI64 hrow; VF64 hval; VI64 qrow; VI32 qcode; VF64 qval;
+    VI64 tl_line, tl_slot, tl_part, tl_worker; VF64 tl_off, tl_synth, tl_gpu; VI32 tl_event, tl_job;
+    VF64 ts; VI64 punt, pyts;
+    int64_t timing;
+    STab names, qnames, strs;
+    /* one line's fields before they are kept (a line may still be handed to Python) */
+    VI32 lc; VF64 lv; VI32 qc; VF64 qv;
+    VU32 seen_n, seen_q; uint32_t gen;
+    char *scratch; Py_ssize_t scratch_cap;
+} Scanner;
+
+/* the row's time slot; 0 ok, -1 memory error */
+static int add_slot(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t start, int variant, int64_t *slot) {
+    *slot = s->ts.n;
+    double ts = NAN;
+    if (n > 10 && l[10] == 'T' && l[4] == '-') {
+        const char *sp = memchr(l, ' ', (size_t)n);
+        Py_ssize_t tn = sp ? (Py_ssize_t)(sp - l) : n;
+        if (sp == l) tn = n; /* (line.find(" ") == 0: the whole line) */
+        if (!iso_token(l, tn, &ts)) {
+            int64_t e[4] = {*slot, 1, start, start + n};
+            if (VI64_grow(&s->pyts, 4) < 0) return -1;
+            memcpy(s->pyts.p + s->pyts.n, e, sizeof(e)); s->pyts.n += 4;
+            ts = NAN;
+        }
+    } else {
+        char c = n ? l[0] : 0;
+        int none = n == 0 || c == ' ' || (c == 'C' && variant != V_TIMELINE) || (c == 'T' && variant != V_CUZK);
+        if (!none) {
+            int64_t e[4] = {*slot, 0, start, start + n};
+            if (VI64_grow(&s->pyts, 4) < 0) return -1;
+            memcpy(s->pyts.p + s->pyts.n, e, sizeof(e)); s->pyts.n += 4;
+        }
+    }
+    return VF64_push(&s->ts, ts);
+}
+
+static int punt(Scanner *s, int64_t ln, Py_ssize_t start, Py_ssize_t n) {
+    int64_t e[3] = {ln, start, start + n};
+    if (VI64_grow(&s->punt, 3) < 0) return -1;
+    memcpy(s->punt.p + s->punt.n, e, sizeof(e));
+    s->punt.n += 3;
+    return 0;
+}
+
+/* a new line's repeat check: 0 fine, 1 the code was seen on this line */
+static int seen(VU32 *v, int32_t code, uint32_t gen) {
+    if (code >= v->n) {
+        Py_ssize_t need = code + 1 - v->n;
+        if (VU32_grow(v, need) < 0) return -1;
+        memset(v->p + v->n, 0, (size_t)need * sizeof(uint32_t));
+        v->n = code + 1;
+    }
+    if (v->p[code] == gen) return 1;
+    v->p[code] = gen;
+    return 0;
+}
+
+static void next_gen(Scanner *s) {
+    s->gen++;
+    if (s->gen == 0) { /* wrapped: clear the stamps */
+        if (s->seen_n.n) memset(s->seen_n.p, 0, (size_t)s->seen_n.n * sizeof(uint32_t));
+        if (s->seen_q.n) memset(s->seen_q.p, 0, (size_t)s->seen_q.n * sizeof(uint32_t));
+        s->gen = 1;
+    }
+    s->lc.n = s->lv.n = s->qc.n = s->qv.n = 0;
+}
+
+/* result of one field reader: */
+enum { L_READ = 0, L_PUNT = 1, L_ERR = -1, L_IGNORE = 2 };
+
+/* add a name's value to the line's fields; L_PUNT when printed twice */
+static int field(Scanner *s, STab *t, VU32 *st, VI32 *c, VF64 *v, const char *name, Py_ssize_t nn, double x) {
+    int32_t code = stab_code(t, name, nn);
+    if (code < 0) return L_ERR;
+    int r = seen(st, code, s->gen);
+    if (r < 0) return L_ERR;
+    if (r) return L_PUNT;
+    if (VI32_push(c, code) < 0 || VF64_push(v, x) < 0) return L_ERR;
+    return L_READ;
+}
+
+/* keep the line's fields as one meta row */
+static int keep_row(Scanner *s, int64_t ln, int64_t slot, int kind, int64_t gpu, int64_t worker, int64_t part, int src) {
+    int64_t row = s->meta.n / 8;
+    int64_t m[8] = {ln, slot, kind, gpu, worker, part, s->lc.n, src};
+    if (VI64_grow(&s->meta, 8) < 0) return -1;
+    memcpy(s->meta.p + s->meta.n, m, sizeof(m)); s->meta.n += 8;
+    if (VI32_grow(&s->codes, s->lc.n) < 0 || VF64_grow(&s->vals, s->lv.n) < 0) return -1;
+    memcpy(s->codes.p + s->codes.n, s->lc.p, (size_t)s->lc.n * sizeof(int32_t)); s->codes.n += s->lc.n;
+    memcpy(s->vals.p + s->vals.n, s->lv.p, (size_t)s->lv.n * sizeof(double)); s->vals.n += s->lv.n;
+    for (Py_ssize_t i = 0; i < s->qc.n; i++)
+        if (VI64_push(&s->qrow, row) < 0 || VI32_push(&s->qcode, s->qc.p[i]) < 0 || VF64_push(&s->qval, s->qv.p[i]) < 0)
+            return -1;
+    s->timing++;
+    return 0;
+}
+
+/* the next token of l[*i:n] split on whitespace (and `seps`); 0 at the end */
+static inline int next_tok(const char *l, Py_ssize_t n, Py_ssize_t *i, int kv, const char **t, Py_ssize_t *tn) {
+    Py_ssize_t k = *i;
+    while (k < n && (l[k] == ' ' || l[k] == '\t' || (kv && (l[k] == '|' || l[k] == ',')))) k++;
+    if (k >= n) { *i = k; return 0; }
+    Py_ssize_t b = k;
+    while (k < n && !(l[k] == ' ' || l[k] == '\t' || (kv && (l[k] == '|' || l[k] == ',')))) k++;
+    *t = l + b; *tn = k - b; *i = k;
+    return 1;
+}
+
+static inline const char *find_eq(const char *t, Py_ssize_t n) { return (const char *)memchr(t, '=', (size_t)n); }
+
+/* CUZK_TIMING: the fields after "CUZK_TIMING: " (read_fields(ntt=False)) */
+static int cuzk_timing(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, int64_t ln, Py_ssize_t start) {
+    const char *r = l + rest;
+    Py_ssize_t rn = n - rest;
+    next_gen(s);
+    if (!memchr(r, '=', (size_t)rn)) { /* informational (3+ words) or a cut marker */
+        Py_ssize_t i = 0, cnt = 0, tn; const char *t;
+        while (cnt < 3 && next_tok(r, rn, &i, 0, &t, &tn)) cnt++;
+        return cnt >= 3 ? L_IGNORE : L_PUNT;
+    }
+    int64_t tid = -1;
+    Py_ssize_t i = 0, tn; const char *t;
+    while (next_tok(r, rn, &i, 0, &t, &tn)) {
+        const char *e = find_eq(t, tn);
+        if (!e || e == t) return L_PUNT;
+        Py_ssize_t kn = e - t;
+        const char *v = e + 1;
+        Py_ssize_t vn = tn - kn - 1;
+        if (memchr(v, '=', (size_t)vn)) return L_PUNT;
+        double x;
+        if (!parse_number(v, vn, &x)) return L_PUNT;
+        if (kn > 3 && ends_with(t, kn, "_ms", 3)) {
+            if (!is_identifier(t, kn - 3) || x < 0) return L_PUNT;
+            int rr = field(s, &s->names, &s->seen_n, &s->lc, &s->lv, t, kn - 3, x);
+            if (rr != L_READ) return rr;
+        } else if (eq(t, kn, "gpu_tid")) {
+            if (x < 0 || x != floor(x) || x > 1048576.0 || tid >= 0) return L_PUNT;
+            tid = (int64_t)x;
+        } else if ((kn > 6 && ends_with(t, kn, "_bytes", 6) && is_identifier(t, kn)) || eq(t, kn, "num_circuits")) {
+            if (x < 0) return L_PUNT;
+            int rr = field(s, &s->qnames, &s->seen_q, &s->qc, &s->qv, t, kn, x);
+            if (rr != L_READ) return rr;
+        } else if (!is_identifier(t, kn)) {
+            return L_PUNT;
+        }
+    }
+    if (s->lc.n == 0 && s->qc.n == 0) return L_PUNT;
+    int kind;
+    Py_ssize_t held_at = -1;
+    if (s->lc.n == 0) {
+        kind = tid >= 0 ? K_GPU : K_FREE;
+    } else {
+        Py_ssize_t e0 = s->names.off[s->lc.p[0]], l0 = s->names.len[s->lc.p[0]];
+        const char *n0 = s->names.arena + e0;
+        if (eq(n0, l0, "mutex_wait") || eq(n0, l0, "pre_lock_cpu")) {
+            kind = K_OPEN;
+        } else {
+            kind = tid >= 0 ? K_GPU : K_FREE;
+            for (Py_ssize_t k = 0; k < s->lc.n; k++) {
+                int32_t c = s->lc.p[k];
+                if (s->names.len[c] == s->held_len && memcmp(s->names.arena + s->names.off[c], s->held, (size_t)s->held_len) == 0) {
+                    kind = K_HELD; held_at = k; break;
+                }
+            }
+        }
+    }
+    int64_t slot;
+    if (add_slot(s, l, n, start, V_CUZK, &slot) < 0) return L_ERR;
+    if (held_at >= 0 && (VI64_push(&s->hrow, s->meta.n / 8) < 0 || VF64_push(&s->hval, s->lv.p[held_at]) < 0)) return L_ERR;
+    if (keep_row(s, ln, slot, kind, tid, -1, -1, S_TIMING) < 0) return L_ERR;
+    return L_READ;
+}
+
+/* CUZK_NTT_H: every field `name=<number>ms` (read_fields(ntt=True)) */
+static int cuzk_ntt(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, int64_t ln, Py_ssize_t start) {
+    const char *r = l + rest;
+    Py_ssize_t rn = n - rest;
+    next_gen(s);
+    if (!memchr(r, '=', (size_t)rn)) {
+        Py_ssize_t i = 0, cnt = 0, tn; const char *t;
+        while (cnt < 3 && next_tok(r, rn, &i, 0, &t, &tn)) cnt++;
+        return cnt >= 3 ? L_IGNORE : L_PUNT;
+    }
+    Py_ssize_t i = 0, tn; const char *t;
+    while (next_tok(r, rn, &i, 0, &t, &tn)) {
+        const char *e = find_eq(t, tn);
+        if (!e || e == t) return L_PUNT;
+        Py_ssize_t kn = e - t;
+        const char *v = e + 1;
+        Py_ssize_t vn = tn - kn - 1;
+        double x;
+        if (!ends_with(v, vn, "ms", 2) || !parse_number(v, vn - 2, &x) || x < 0) return L_PUNT;
+        int rr = field(s, &s->names, &s->seen_n, &s->lc, &s->lv, t, kn, x);
+        if (rr != L_READ) return rr;
+    }
+    int64_t slot;
+    if (add_slot(s, l, n, start, V_CUZK, &slot) < 0) return L_ERR;
+    if (keep_row(s, ln, slot, K_NTT, -1, -1, -1, S_NTT) < 0) return L_ERR;
+    return L_READ;
+}
+
+/* TIMELINE,<offset>,<event>,<job>,<detail>... (timeline_events.read_timeline) */
+static int timeline(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, int64_t ln, Py_ssize_t start, int variant) {
+    const char *r = l + rest;
+    Py_ssize_t rn = n - rest;
+    while (rn > 0 && (r[rn - 1] == ' ' || r[rn - 1] == '\t')) rn--; /* rstrip */
+    const char *part[64];
+    Py_ssize_t plen[64];
+    int np = 0;
+    Py_ssize_t b = 0;
+    for (Py_ssize_t k = 0; k <= rn; k++) {
+        if (k == rn || r[k] == ',') {
+            if (np == 64) return L_PUNT;
+            part[np] = r + b; plen[np] = k - b; np++;
+            b = k + 1;
+        }
+    }
+    if (np < 3) return L_PUNT;
+    double off;
+    if (!parse_number(part[0], plen[0], &off)) return L_PUNT;
+    if (!is_identifier(part[1], plen[1])) return L_PUNT;
+    const char *job = part[2];
+    Py_ssize_t jn = plen[2];
+    while (jn > 0 && (job[0] == ' ' || job[0] == '\t')) { job++; jn--; }
+    while (jn > 0 && (job[jn - 1] == ' ' || job[jn - 1] == '\t')) jn--;
+    int64_t partition = -1, worker = -1;
+    double synth = NAN, gpu = NAN;
+    for (int k = 3; k < np; k++) {
+        const char *it = part[k];
+        Py_ssize_t in = plen[k];
+        const char *e = (const char *)memchr(it, '=', (size_t)in);
+        if (!e) {
+            const char *a = it; Py_ssize_t an = in;
+            while (an > 0 && (a[0] == ' ' || a[0] == '\t')) { a++; an--; }
+            while (an > 0 && (a[an - 1] == ' ' || a[an - 1] == '\t')) an--;
+            if (an == 0 || eq(a, an, "monolithic")) continue;
+            return L_PUNT;
+        }
+        Py_ssize_t kn = e - it;
+        for (int j = 3; j < k; j++) { /* a detail key printed twice: Python says so */
+            const char *e2 = (const char *)memchr(part[j], '=', (size_t)plen[j]);
+            if (e2 && e2 - part[j] == kn && memcmp(part[j], it, (size_t)kn) == 0) return L_PUNT;
+        }
+        const char *v = e + 1;
+        Py_ssize_t vn = in - kn - 1;
+        if (eq(it, kn, "partition") || eq(it, kn, "worker")) {
+            int64_t x;
+            if (!parse_int(v, vn, &x)) return L_PUNT;
+            if (it[0] == 'p') partition = x; else worker = x;
+        } else {
+            double x;
+            if (!parse_number(v, vn, &x)) return L_PUNT;
+            if (eq(it, kn, "synth_ms")) synth = x;
+            else if (eq(it, kn, "gpu_ms")) gpu = x;
+        }
+    }
+    if (synth < 0 || gpu < 0) return L_PUNT;
+    int32_t ev = stab_code(&s->strs, part[1], plen[1]);
+    int32_t jb = ev < 0 ? -1 : stab_code(&s->strs, job, jn);
+    if (jb < 0) return L_ERR;
+    int64_t slot;
+    if (add_slot(s, l, n, start, variant, &slot) < 0) return L_ERR;
+    if (VI64_push(&s->tl_line, ln) < 0 || VI64_push(&s->tl_slot, slot) < 0 || VF64_push(&s->tl_off, off) < 0 ||
+        VI32_push(&s->tl_event, ev) < 0 || VI32_push(&s->tl_job, jb) < 0 || VI64_push(&s->tl_part, partition) < 0 ||
+        VI64_push(&s->tl_worker, worker) < 0 || VF64_push(&s->tl_synth, synth) < 0 || VF64_push(&s->tl_gpu, gpu) < 0)
+        return L_ERR;
+    s->timing++;
+    return L_READ;
+}
+
+/* tracing.find_tag: the offset of `GPU_TIMING ` / `FIN_TIMING ` or -1 */
+static Py_ssize_t find_tag(const char *l, Py_ssize_t n) {
+    for (Py_ssize_t i = 3; i + 8 <= n; i++) {
+        if (l[i] == '_' && memcmp(l + i, "_TIMING ", 8) == 0) {
+            if ((memcmp(l + i - 3, "GPU", 3) == 0 || memcmp(l + i - 3, "FIN", 3) == 0) && (i == 3 || !is_alnum(l[i - 4])))
+                return i - 3;
+        }
+    }
+    return -1;
+}
+
+/* Some(3) / 3 / None -> 1 and *x */
+static int id_value(const char *v, Py_ssize_t vn, int64_t *x) {
+    if (vn >= 6 && memcmp(v, "Some(", 5) == 0 && v[vn - 1] == ')') {
+        v += 5; vn -= 6;
+    } else if (eq(v, vn, "None")) {
+        *x = -1; return 1;
+    }
+    if (vn > 15) return 0;
+    return parse_int(v, vn, x);
+}
+
+/* a tracing line (tracing.read_tracing): L_READ, L_IGNORE (no times: not a timing line), L_PUNT */
+static int tracing(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t at, int64_t ln, Py_ssize_t start) {
+    int gpu_tag = l[at] == 'G';
+    const char *prefix = gpu_tag ? "gpu_timing." : "fin_timing.";
+    const Py_ssize_t pn = 11;
+    const char *r = l + at + 11;
+    Py_ssize_t rn = n - at - 11;
+    next_gen(s);
+    int64_t worker = -1, partition = -1;
+    int have_w = 0, have_p = 0;
+    Py_ssize_t i = 0, tn; const char *t;
+    while (next_tok(r, rn, &i, 0, &t, &tn)) {
+        const char *e = find_eq(t, tn);
+        if (!e) continue;
+        Py_ssize_t kn = e - t;
+        const char *v = e + 1;
+        Py_ssize_t vn = tn - kn - 1;
+        if (kn >= 3 && ends_with(t, kn, "_ms", 3)) {
+            double x;
+            if (kn == 3 || !parse_number(v, vn, &x) || x < 0) return L_PUNT;
+            Py_ssize_t nn = pn + kn - 3;
+            if (nn > s->scratch_cap) {
+                char *p = (char *)PyMem_Realloc(s->scratch, (size_t)nn);
+                if (!p) { PyErr_NoMemory(); return L_ERR; }
+                s->scratch = p; s->scratch_cap = nn;
+            }
+            memcpy(s->scratch, prefix, (size_t)pn);
+            memcpy(s->scratch + pn, t, (size_t)(kn - 3));
+            int rr = field(s, &s->names, &s->seen_n, &s->lc, &s->lv, s->scratch, nn, x);
+            if (rr != L_READ) return rr;
+        } else if (eq(t, kn, "worker_id") || eq(t, kn, "partition")) {
+            int64_t x;
+            if (!id_value(v, vn, &x)) return L_PUNT;
+            if (t[0] == 'w') { if (have_w) return L_PUNT; worker = x; have_w = 1; }
+            else { if (have_p) return L_PUNT; partition = x; have_p = 1; }
+        }
+    }
+    if (s->lc.n == 0) return L_IGNORE;
+    int64_t slot;
+    if (add_slot(s, l, n, start, V_GENERIC, &slot) < 0) return L_ERR;
+    if (keep_row(s, ln, slot, K_FREE, -1, worker, partition, gpu_tag ? S_GPU : S_FIN) < 0) return L_ERR;
+    return L_READ;
+}
+
+/* a key=value line of the condensed / kv formats (kv.read_kv) */
+static int kvline(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
+    int strict = s->fmt == F_CONDENSED;
+    next_gen(s);
+    Py_ssize_t i = 0, tn; const char *t;
+    while (next_tok(l, n, &i, 1, &t, &tn)) {
+        const char *e = find_eq(t, tn);
+        if (!e) continue;
+        Py_ssize_t kn = e - t;
+        const char *v = e + 1;
+        Py_ssize_t vn = tn - kn - 1;
+        int good = kn > 0;
+        for (Py_ssize_t k = 0; good && k < kn; k++) good = is_alnum(t[k]) || t[k] == '_' || t[k] == '.' || t[k] == '-';
+        if (!good) {
+            if (strict) return L_PUNT;
+            continue;
+        }
+        double x;
+        if ((kn > 6 && ends_with(t, kn, "_bytes", 6) && is_identifier(t, kn)) || eq(t, kn, "num_circuits")) {
+            if (!parse_number(v, vn, &x) || x < 0) return L_PUNT;
+            int rr = field(s, &s->qnames, &s->seen_q, &s->qc, &s->qv, t, kn, x);
+            if (rr != L_READ) return rr;
+            continue;
+        }
+        Py_ssize_t nn = kn;
+        double kf = 0.0; /* 0: the key has no unit */
+        if (kn > 3 && ends_with(t, kn, "_ms", 3)) { nn = kn - 3; kf = 1.0; }
+        else if (kn > 3 && ends_with(t, kn, "_us", 3)) { nn = kn - 3; kf = 1e-3; }
+        else if (kn > 3 && ends_with(t, kn, "_ns", 3)) { nn = kn - 3; kf = 1e-6; }
+        else if (kn > 2 && ends_with(t, kn, "_s", 2)) { nn = kn - 2; kf = 1000.0; }
+        double factor;
+        if (parse_number(v, vn, &x)) {
+            factor = kf != 0.0 ? kf : 1.0;
+        } else {
+            double vf = 0.0;
+            Py_ssize_t un = 0;
+            if (ends_with(v, vn, "ms", 2)) { vf = 1.0; un = 2; }
+            else if (ends_with(v, vn, "us", 2)) { vf = 1e-3; un = 2; }
+            else if (ends_with(v, vn, "ns", 2)) { vf = 1e-6; un = 2; }
+            else if (ends_with(v, vn, "s", 1)) { vf = 1000.0; un = 1; }
+            if (un) {
+                if (!parse_number(v, vn - un, &x)) return L_PUNT;
+                factor = vf;
+            } else {
+                if (maybe_float(v, vn)) return L_PUNT; /* float() may read what this does not */
+                if (strict || kf != 0.0 || (nn == s->held_len && memcmp(t, s->held, (size_t)nn) == 0)) return L_PUNT;
+                continue; /* a label (`job=abc`) */
+            }
+        }
+        if (x < 0) return L_PUNT;
+        int rr = field(s, &s->names, &s->seen_n, &s->lc, &s->lv, t, nn, x * factor);
+        if (rr != L_READ) return rr;
+    }
+    if (s->lc.n == 0 && s->qc.n == 0) return L_IGNORE;
+    Py_ssize_t held_at = -1;
+    for (Py_ssize_t k = 0; k < s->lc.n; k++) {
+        int32_t c = s->lc.p[k];
+        if (s->names.len[c] == s->held_len && memcmp(s->names.arena + s->names.off[c], s->held, (size_t)s->held_len) == 0) {
+            held_at = k; break;
+        }
+    }
+    int64_t slot;
+    if (add_slot(s, l, n, start, V_GENERIC, &slot) < 0) return L_ERR;
+    if (held_at >= 0 && (VI64_push(&s->hrow, s->meta.n / 8) < 0 || VF64_push(&s->hval, s->lv.p[held_at]) < 0)) return L_ERR;
+    if (keep_row(s, ln, slot, held_at >= 0 ? K_HELD : K_GPU, -1, -1, -1, strict ? S_CONDENSED : S_KV) < 0) return L_ERR;
+    return L_READ;
+}
+
+/* character classes: 1 = a marker's '_' or ',', 2 = not read here (control, non-ASCII), 4 = '=' */
+static unsigned char CLS[256];
+
+static void init_cls(void) {
+    for (int c = 0; c < 256; c++) CLS[c] = (c < 0x20 && c != '\t') || c >= 0x7f ? 2 : 0;
+    CLS['_'] = 1; CLS[','] = 1; CLS['='] = 4;
+}
+
+/* one line (without its \n and a trailing \r); L_READ / L_IGNORE / L_PUNT / L_ERR */
+static int line(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
+    Py_ssize_t p_ts = -1, p_ntt = -1, p_tsn = -1, p_tl = -1, p_tr = -1;
+    int cuzk = 0, bad = 0, has_eq = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = CLS[(unsigned char)l[i]];
+        if (!c) continue;
+        if (c & 2) { bad = 1; continue; }
+        if (c & 4) { has_eq = 1; continue; }
+        if (l[i] == '_') {
+            if (i >= 4 && l[i - 4] == 'C' && l[i - 3] == 'U' && l[i - 2] == 'Z' && l[i - 1] == 'K') {
+                cuzk = 1;
+                if (n - i - 1 >= 7 && memcmp(l + i + 1, "TIMING:", 7) == 0) {
+                    if (n - i - 1 >= 8 && l[i + 8] == ' ') { if (p_ts < 0) p_ts = i - 4; }
+                    else if (p_tsn < 0) p_tsn = i - 4;
+                } else if (p_ntt < 0 && n - i - 1 >= 6 && memcmp(l + i + 1, "NTT_H:", 6) == 0) {
+                    p_ntt = i - 4;
+                }
+            }
+            if (p_tr < 0 && n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0) p_tr = i;
+        } else if (i >= 8 && p_tl < 0 && memcmp(l + i - 8, "TIMELINE", 8) == 0) {
+            p_tl = i - 8;
+        }
+    }
+    if (s->fmt == F_CUZK) {
+        if (!cuzk && p_tl < 0 && p_tr < 0) return L_IGNORE; /* (not in the scan's idx) */
+    } else if (!has_eq) {
+        return L_IGNORE;
+    }
+    if (bad || n > MAX_LINE) return L_PUNT;
+    if (s->fmt == F_CUZK) {
+        if (p_ts >= 0) return cuzk_timing(s, l, n, p_ts + 13, ln, start);
+        if (p_ntt >= 0) return cuzk_ntt(s, l, n, p_ntt + 11, ln, start);
+        if (p_tsn >= 0) return L_PUNT;
+        if (p_tl >= 0) return timeline(s, l, n, p_tl + 9, ln, start, V_TIMELINE);
+        if (p_tr >= 0) {
+            Py_ssize_t at = find_tag(l, n);
+            if (at >= 0) return tracing(s, l, n, at, ln, start);
+        }
+        return L_IGNORE;
+    }
+    if (p_tl >= 0) return timeline(s, l, n, p_tl + 9, ln, start, V_GENERIC);
+    if (p_tr >= 0) {
+        Py_ssize_t at = find_tag(l, n);
+        if (at >= 0) return tracing(s, l, n, at, ln, start);
+    }
+    return kvline(s, l, n, ln, start);
+}
+
+static void reset_chunk(Scanner *s) {
+    s->meta.n = s->codes.n = s->vals.n = s->hrow.n = s->hval.n = s->qrow.n = s->qcode.n = s->qval.n = 0;
+    s->tl_line.n = s->tl_slot.n = s->tl_part.n = s->tl_worker.n = 0;
+    s->tl_off.n = s->tl_synth.n = s->tl_gpu.n = s->tl_event.n = s->tl_job.n = 0;
+    s->ts.n = s->punt.n = s->pyts.n = 0;
+    s->timing = 0;
+}
+
+static int put(PyObject *d, const char *key, PyObject *v) {
+    if (!v) return -1;
+    int r = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return r;
+}
+
+static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
+    Py_buffer view;
+    long long first;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &first)) return NULL;
+    reset_chunk(s);
+    const char *b = (const char *)view.buf;
+    Py_ssize_t n = view.len, pos = 0;
+    int64_t ln = first;
+    int err = 0;
+    while (pos < n) {
+        const char *nl = (const char *)memchr(b + pos, '\n', (size_t)(n - pos));
+        Py_ssize_t end = nl ? (Py_ssize_t)(nl - b) : n;
+        Py_ssize_t len = end - pos;
+        if (len > 0 && b[end - 1] == '\r') len--;
+        int r = line(s, b + pos, len, ln, pos);
+        if (r == L_ERR) { err = 1; break; }
+        if (r == L_PUNT && punt(s, ln, pos, len) < 0) { err = 1; break; }
+        ln++;
+        pos = end + 1;
+    }
+    PyBuffer_Release(&view);
+    if (err) return NULL;
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    if (put(d, "meta", vec_bytes(s->meta.p, s->meta.n, 8)) < 0 || put(d, "codes", vec_bytes(s->codes.p, s->codes.n, 4)) < 0 ||
+        put(d, "values", vec_bytes(s->vals.p, s->vals.n, 8)) < 0 || put(d, "held_row", vec_bytes(s->hrow.p, s->hrow.n, 8)) < 0 ||
+        put(d, "held_val", vec_bytes(s->hval.p, s->hval.n, 8)) < 0 || put(d, "qrow", vec_bytes(s->qrow.p, s->qrow.n, 8)) < 0 ||
+        put(d, "qcode", vec_bytes(s->qcode.p, s->qcode.n, 4)) < 0 || put(d, "qval", vec_bytes(s->qval.p, s->qval.n, 8)) < 0 ||
+        put(d, "tl_line", vec_bytes(s->tl_line.p, s->tl_line.n, 8)) < 0 ||
+        put(d, "tl_slot", vec_bytes(s->tl_slot.p, s->tl_slot.n, 8)) < 0 ||
+        put(d, "tl_off", vec_bytes(s->tl_off.p, s->tl_off.n, 8)) < 0 ||
+        put(d, "tl_event", vec_bytes(s->tl_event.p, s->tl_event.n, 4)) < 0 ||
+        put(d, "tl_job", vec_bytes(s->tl_job.p, s->tl_job.n, 4)) < 0 ||
+        put(d, "tl_part", vec_bytes(s->tl_part.p, s->tl_part.n, 8)) < 0 ||
+        put(d, "tl_worker", vec_bytes(s->tl_worker.p, s->tl_worker.n, 8)) < 0 ||
+        put(d, "tl_synth", vec_bytes(s->tl_synth.p, s->tl_synth.n, 8)) < 0 ||
+        put(d, "tl_gpu", vec_bytes(s->tl_gpu.p, s->tl_gpu.n, 8)) < 0 || put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 ||
+        put(d, "punt", vec_bytes(s->punt.p, s->punt.n, 8)) < 0 || put(d, "pyts", vec_bytes(s->pyts.p, s->pyts.n, 8)) < 0 ||
+        put(d, "timing_lines", PyLong_FromLongLong(s->timing)) < 0 || put(d, "names", stab_new(&s->names)) < 0 ||
+        put(d, "qnames", stab_new(&s->qnames)) < 0 || put(d, "strings", stab_new(&s->strs)) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static int Scanner_init(Scanner *s, PyObject *args, PyObject *kw) {
+    (void)kw;
+    int fmt;
+    Py_buffer held;
+    if (!PyArg_ParseTuple(args, "iy*", &fmt, &held)) return -1;
+    if (fmt < F_CUZK || fmt > F_KV) {
+        PyBuffer_Release(&held);
+        PyErr_SetString(PyExc_ValueError, "fmt: 0 cuzk, 1 condensed, 2 kv");
+        return -1;
+    }
+    s->fmt = fmt;
+    PyMem_Free(s->held);
+    s->held = (char *)PyMem_Malloc((size_t)held.len + 1);
+    if (!s->held) { PyBuffer_Release(&held); PyErr_NoMemory(); return -1; }
+    memcpy(s->held, held.buf, (size_t)held.len);
+    s->held_len = held.len;
+    PyBuffer_Release(&held);
+    s->gen = 0;
+    return 0;
+}
+
+static void Scanner_dealloc(Scanner *s) {
+    VI64_free(&s->meta); VI32_free(&s->codes); VF64_free(&s->vals); VI64_free(&s->hrow); VF64_free(&s->hval);
+    VI64_free(&s->qrow); VI32_free(&s->qcode); VF64_free(&s->qval);
+    VI64_free(&s->tl_line); VI64_free(&s->tl_slot); VI64_free(&s->tl_part); VI64_free(&s->tl_worker);
+    VF64_free(&s->tl_off); VF64_free(&s->tl_synth); VF64_free(&s->tl_gpu); VI32_free(&s->tl_event); VI32_free(&s->tl_job);
+    VF64_free(&s->ts); VI64_free(&s->punt); VI64_free(&s->pyts);
+    VI32_free(&s->lc); VF64_free(&s->lv); VI32_free(&s->qc); VF64_free(&s->qv);
+    VU32_free(&s->seen_n); VU32_free(&s->seen_q);
+    stab_free(&s->names); stab_free(&s->qnames); stab_free(&s->strs);
+    PyMem_Free(s->held); PyMem_Free(s->scratch);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyMethodDef Scanner_methods[] = {
+    {"feed", (PyCFunction)Scanner_feed, METH_VARARGS,
+     "feed(buf, first_line) -> dict: read whole lines (each ending with \\n) numbered from first_line"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpuscope.parsers._scan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Scanner(fmt, held): the compiled line scanner of one log (see the module's source)",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+};
+
+static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_ssize_t n;
+    const char *t = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!t) return NULL;
+    double ts;
+    if (!iso_token(t, n, &ts)) Py_RETURN_NONE;
+    return PyFloat_FromDouble(ts);
+}
+
+static PyMethodDef module_methods[] = {
+    {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "gpuscope.parsers._scan", "The compiled line scanner (parsers/_scan.c).", -1,
+    module_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    init_cls();
+    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(&ScannerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "VERSION", 1);
+    return m;
+}
