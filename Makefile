@@ -9,7 +9,7 @@ EXTRAS   ?= dev
 
 .PHONY: venv demo test test-gpu bench bench-gpu lint examples clean
 
-$(STAMP): pyproject.toml setup.py parsers/_scan.c
+$(STAMP): pyproject.toml setup.py parsers/_scan.c gpuscope/_groupstats.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
@@ -46,4 +46,4 @@ examples: venv
 	$(BIN)/python tools/gen_daemon_log.py --partitions 40 --seed 7 -o examples/cuzk_daemon.log
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache parsers/_scan.*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache parsers/_scan.*.so gpuscope/_groupstats.*.so

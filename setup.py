@@ -1,7 +1,9 @@
-"""The compiled line scanner, an optional C extension: pyproject.toml holds the metadata and
-the package list; this file only adds gpuscope.parsers._scan (parsers/_scan.c). It is
-optional: without a C compiler (or Python headers) the build goes on without it and the
-Python scanners read every line (docs/ARCHITECTURE.md, "The compiled scanner")."""
+"""Two optional C extensions: pyproject.toml holds the metadata and the package list; this file
+only adds gpuscope.parsers._scan (parsers/_scan.c, the compiled line scanner) and
+gpuscope._groupstats (gpuscope/_groupstats.c, pandas' groupby sums and variances). Both are
+optional: without a C compiler (or Python headers) the build goes on without them, the
+Python scanners read every line and pandas computes the statistics (docs/ARCHITECTURE.md,
+"The compiled scanner")."""
 
 from setuptools import Extension, setup
 
@@ -12,6 +14,12 @@ setup(
             sources=["parsers/_scan.c"],
             optional=True,
             extra_compile_args=["-O2"],
-        )
+        ),
+        Extension(
+            "gpuscope._groupstats",
+            sources=["gpuscope/_groupstats.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
     ]
 )

@@ -282,11 +282,18 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
-def _names(frame, column: str) -> list[str]:
-    """The distinct values of a text column, in order of first appearance."""
-    import pandas as pd
-
-    return [str(x) for x in pd.unique(frame[column].to_numpy(dtype=object))] if frame is not None and len(frame) else []
+def _names(parsed, frame: str, column: str) -> list[str]:
+    """The distinct values of a text column of one of the log's frames, in order of first
+    appearance: from the parser's codes when it has them (no frame built), else the frame."""
+    cols = getattr(parsed, "columns", None)
+    if callable(cols):
+        c = cols(frame)
+        codes, cats = c.codes(column)  # (the names of the codes, each present, first seen first)
+        return [str(x) for x in cats] if len(codes) else []
+    df = getattr(parsed, frame, None)
+    if df is None or not len(df):
+        return []
+    return [str(x) for x in dict.fromkeys(df[column].to_numpy(dtype=object).tolist())]
 
 
 def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
@@ -296,7 +303,7 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     whole = getattr(parsed, "whole", None) or ""
     roles: dict[str, str] = {}
     how: dict[str, str] = {}
-    for name in names if names is not None else _names(parsed.components, "component"):
+    for name in names if names is not None else _names(parsed, "components", "component"):
         name = str(name)
         if name == whole:
             continue
@@ -304,7 +311,7 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
         how[name] = why
         if role is not None:
             roles[name] = role
-    counters = [x.lower() for x in _names(getattr(parsed, "quantities", None), "name")]
+    counters = [x.lower() for x in _names(parsed, "quantities", "name")]
     noun = next((n for key, n in RECORD_NOUNS if key in counters), None)
     if noun is None:
         noun = next((n for key, n in RECORD_NOUNS if key == whole.lower()), "record")
@@ -351,7 +358,7 @@ def model_for(parsed, model=None) -> RoleModel:
     builtin = load_model()
     if getattr(parsed, "format", None) in ("cuzk", "condensed"):
         return builtin
-    ordered = _names(parsed.components, "component")
+    ordered = _names(parsed, "components", "component")
     names = set(ordered)
     known = {c for c in names if c in builtin.roles}
     if builtin.held in names or (known - GENERIC_NAMES and len(known) * 2 > len(names)):

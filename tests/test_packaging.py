@@ -76,6 +76,7 @@ def test_wheel_holds_only_the_gpuscope_namespace(tmp_path):
         assert must in names
     if _compiler():
         assert any(n.startswith("gpuscope/parsers/_scan.") and n.endswith((".so", ".pyd")) for n in names)
+        assert any(n.startswith("gpuscope/_groupstats.") and n.endswith((".so", ".pyd")) for n in names)
 
 
 def _compiler() -> bool:
@@ -132,9 +133,11 @@ def test_the_sdist_installs_with_and_without_a_compiler(tmp_path, compiler):
     assert p.returncode == 0, p.stderr
     built = list((target / "gpuscope" / "parsers").glob("_scan.*.so"))
     assert bool(built) == (compiler == "present")
+    assert bool(list((target / "gpuscope").glob("_groupstats.*.so"))) == (compiler == "present")
     log = str(REPO / "examples" / "article_excerpt.log")
+    env.pop("GPUSCOPE_PURE_SCANNER", None)
     q = subprocess.run([sys.executable, "-c", _PROBE.format(target=str(target), log=log)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     assert q.returncode == 0, q.stderr
     where, native, *doc = q.stdout.splitlines()
     assert where.startswith(str(target)) and native == str(compiler == "present")

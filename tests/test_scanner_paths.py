@@ -56,6 +56,8 @@ def test_the_compiled_scanner_is_built_where_there_is_a_compiler():
     """`make test` / `pip install -e .` build it when a C compiler is present (CI has one)."""
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler here: the Python scanners read every line")
+    if os.environ.get(logparse.PURE_ENV, "") not in ("", "0"):
+        pytest.skip(f"{logparse.PURE_ENV} is set: the suite runs the Python path")
     assert NATIVE is not None, "gcc is here but gpuscope.parsers._scan did not build (see pip's output)"
 
 

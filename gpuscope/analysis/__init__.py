@@ -30,8 +30,6 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     The line rate is the source's (resolved once when it was opened): it overrides the
     options' line_rate_* fields. NoDataError when the source has nothing to analyze.
     """
-    import pandas as pd
-
     from gpuscope.analysis import bounds as bounds_mod
     from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
     from gpuscope.parsers.parsed import ParsedLog
@@ -42,20 +40,22 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     model = source.model
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
-    comps = parsed.components
-    fact = pd.factorize(comps["component"])  # one pass over the names, shared
-    wide = split.record_components(comps, parsed.records, fact)
-    per_record = split.split_records(comps, parsed.records, model, wide=wide)
+    # the parser's columns (names as codes): no million-row DataFrame is built here
+    comps = parsed.columns("components")
+    recs = parsed.columns("records")
+    tl_events = parsed.columns("timeline")
+    wide = split.wide_table(comps, recs)
+    per_record = split.split_table(recs, wide, model)
     totals = split.split_totals(per_record)
     # measured upload rate: the log's byte counts (quantities) over the tenures' h2d time
-    up_bytes, up_key = quantities.tenure_bytes(parsed, per_record["record"].to_numpy())
+    up_bytes, up_key = quantities.tenure_bytes(parsed, per_record["record"])
     totals["upload_gbs"] = (
         quantities.finite_median(quantities.upload_gbs(up_bytes, per_record["h2d_ms"], per_record["n_gpus"]))
         if up_bytes is not None else float("nan")
     )
-    comp_stats = stats.component_stats(comps, model, fact)
-    tl = timeline_summary.timeline_summary(parsed.timeline, per_record, comps)
-    bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, parsed.timeline)
+    comp_stats = stats.stats_table(comps, model)
+    tl = timeline_summary.timeline_summary(tl_events, per_record, comps)
+    bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
     diags = rules.run_rules(
         rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
@@ -84,20 +84,19 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         from gpuscope.analysis.projection import whatif_doc
 
         what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
-    n_complete = int(parsed.records["complete"].sum()) if len(parsed.records) else 0
+    n_complete = int(recs["complete"].sum()) if len(recs) else 0
     return Analysis(
         format=parsed.format,
         source=str(parsed.source),
         total_lines=int(parsed.total_lines),
         timing_lines=int(parsed.timing_lines),
         records=n_complete,
-        incomplete_records=int(len(parsed.records) - n_complete),
-        skipped=parsed.skipped,
+        incomplete_records=int(len(recs) - n_complete),
         model_name=model.name,
         options=options,
-        components=comp_stats,
-        record_split=per_record,
-        record_components=wide,
+        stats_table=comp_stats,
+        split_table=per_record,
+        wide_table=wide,
         split=totals,
         timeline=tl,
         bounds=bnd,
@@ -105,8 +104,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         pcie=pcie_df,
         pcie_info=pcie_info,
         origin=source,
-        values=comps,
-        quantities=parsed.quantities,
+        parsed=parsed,
         what_if=what_if,
         trace=trace,
         activity=activity,

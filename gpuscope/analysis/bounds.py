@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
+from gpuscope.analysis.table import as_table, column, nanmedian, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 NAN = float("nan")
 
 
-def _median(stats: pd.DataFrame, name: str) -> float:
-    if name in stats.index and stats.at[name, "count"] > 0:
-        return float(stats.at[name, "median_ms"])
+def _median(stats, name: str) -> float:
+    if stats.has(name) and stats.at(name, "count") > 0:
+        return float(stats.at(name, "median_ms"))
     return NAN
 
 
@@ -44,10 +43,10 @@ def _counts_as(model: RoleModel, component: str, role: str) -> bool:
     return rule is not None and rule.remainder_role == role and model.role_of(component) in SPLIT_ROLES
 
 
-def compute_bounds(
-    split: pd.DataFrame, timeline: dict, stats: pd.DataFrame, model: RoleModel,
-    timeline_df: pd.DataFrame | None = None,
-) -> dict:
+def compute_bounds(split, timeline: dict, stats, model: RoleModel, timeline_df=None) -> dict:
+    """`split`, `stats`: analysis Tables or DataFrames; `timeline_df`: the TIMELINE events
+    (DataFrame or gpuscope.schemas.Columns) or None."""
+    stats = as_table(stats)
     assumptions: list[str] = []
     v = model.vocabulary
     tl_parts = int(timeline.get("partitions") or 0)
@@ -58,14 +57,15 @@ def compute_bounds(
     else:
         partitions, part_basis = int(len(split)), f"complete {v.records}"
 
-    gpu_parts = [c for c in stats.index if _counts_as(model, c, "gpu_compute")]
+    names = [str(c) for c in stats.index.tolist()]
+    gpu_parts = [c for c in names if _counts_as(model, c, "gpu_compute")]
     if len(split) and not gpu_parts:
         gpu_pp, gpu_basis = NAN, "no GPU compute figures: no component has the gpu_compute role"
         assumptions.append(
             f"no part of the {v.records} is GPU compute (no component has the gpu_compute role; "
             "--model FILE.toml can give one): GPU floor unknown")
     elif len(split):
-        gpu_pp = float(split["gpu_compute_ms"].median())
+        gpu_pp = nanmedian(column(split, "gpu_compute_ms"))
         gpu_basis = "median gpu_compute_ms of the split"
     elif not math.isnan(timeline.get("gpu_ms_median", NAN)):
         gpu_pp = float(timeline["gpu_ms_median"])
@@ -77,14 +77,12 @@ def compute_bounds(
     # CPU floor
     synth_ms = NAN
     if timeline_df is not None and len(timeline_df):
-        s = timeline_df.loc[timeline_df["event"] == "SYNTH_END", "synth_ms"].dropna()
-        if len(s):
-            synth_ms = float(s.median())
+        synth_ms = nanmedian(column(timeline_df, "synth_ms")[column(timeline_df, "event") == "SYNTH_END"])
     if math.isnan(synth_ms):
         synth_ms = _median(stats, "synth")
-    cpu_names = [c for c in stats.index if model.role_of(c) == "cpu" and c != "synth"]
+    cpu_names = [c for c in names if model.role_of(c) == "cpu" and c != "synth"]
     if not v.lock:  # the loop waits for its host-side parts: CPU work of the record
-        cpu_names += [c for c in stats.index if model.role_of(c) == "cpu_stall"]
+        cpu_names += [c for c in names if model.role_of(c) == "cpu_stall"]
     cpu_other = sum(v for v in (_median(stats, c) for c in cpu_names) if not math.isnan(v))
     p_synth = int(timeline.get("synth_parallelism") or 0)
     if not math.isnan(synth_ms) and p_synth <= 0:
@@ -122,8 +120,8 @@ def compute_bounds(
     if wall is not None and not math.isnan(wall) and wall > 0:
         src = timeline.get("source")
         observed, obs_basis = float(wall), f"wall time from {v.records if src == 'tenures' else src}"
-    elif len(split) and split["held_ms"].notna().any():
-        observed = float(split["held_ms"].sum()) / 1000.0
+    elif len(split) and (column(split, "held_ms") == column(split, "held_ms")).any():
+        observed = nansum(column(split, "held_ms")) / 1000.0
         obs_basis = "sum of held time (no timestamps; a lower bound on wall time)"
     elif len(split):
         observed, obs_basis = NAN, "unknown: no time stamps, and the records print no held time"

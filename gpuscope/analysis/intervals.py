@@ -2,8 +2,59 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def pair_rows(event, keys: list, start: str, end: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pair the n-th `start` event of a key with the n-th `end` event of the same key: (rows
+    of the starts, rows of their ends, events left unpaired), rows into the given arrays,
+    pairs in the order of their starts. `event`: the event names; `keys`: one array per key
+    (text keys are numbered first; a missing one, None or NaN, is its own key, -1)."""
+    ev = np.asarray(event, dtype=object)
+    is_s = ev == start
+    is_e = ev == end
+    rows = np.flatnonzero(is_s | is_e)
+    if not len(rows):
+        return rows, rows, 0
+    cols = []
+    for k in keys:
+        col = np.asarray(k)[rows]
+        if col.dtype.kind in "iu":
+            cols.append(col.astype(np.int64))
+        else:
+            index: dict = {}
+            codes = np.empty(len(col), dtype=np.int64)
+            for i, v in enumerate(col.tolist()):
+                if v is None or (isinstance(v, float) and v != v):
+                    codes[i] = -1
+                else:
+                    codes[i] = index.setdefault(v, len(index))
+            cols.append(codes)
+    gid = np.unique(np.column_stack(cols), axis=0, return_inverse=True)[1].ravel() if cols else np.zeros(len(rows), np.int64)
+    flag = is_s[rows]
+    g2 = gid.astype(np.int64) * 2 + flag
+    o = np.argsort(g2, kind="stable")
+    sg = g2[o]
+    first = np.flatnonzero(np.concatenate(([True], sg[1:] != sg[:-1])))
+    nth = np.empty(len(rows), dtype=np.int64)
+    nth[o] = np.arange(len(rows)) - np.repeat(first, np.diff(np.concatenate((first, [len(rows)]))))
+    width = int(nth.max()) + 1
+    pair = gid.astype(np.int64) * width + nth
+    s_at = np.flatnonzero(flag)
+    e_at = np.flatnonzero(~flag)
+    ekey = pair[e_at]
+    eo = np.argsort(ekey, kind="stable")
+    found = np.searchsorted(ekey[eo], pair[s_at])
+    found = np.minimum(found, len(eo) - 1) if len(eo) else found
+    hit = (ekey[eo][found] == pair[s_at]) if len(eo) else np.zeros(len(s_at), dtype=bool)
+    srow = rows[s_at[hit]]
+    erow = rows[e_at[eo[found[hit]]]] if len(eo) else srow[:0]
+    return srow, erow, int(len(s_at) + len(e_at) - 2 * len(srow))
 
 
 def pair_events(
@@ -12,37 +63,21 @@ def pair_events(
     """Pair the n-th `start` event of a key with the n-th `end` event of the same key.
 
     Returns columns keys + start, end (from `value`) and the end event's row index (`end_row`);
-    unpaired events are dropped (their count is in attrs["unpaired"]). String keys are
-    factorized first so the grouping runs on integers (fast on big logs).
+    unpaired events are dropped (their count is in attrs["unpaired"]); pairs whose end is
+    before their start are dropped too.
     """
-    ev = events["event"].to_numpy(dtype=object)
-    is_s = ev == start
-    is_e = ev == end
-    sub = events.loc[is_s | is_e, [*keys, value]]
-    kcols = []
-    for k in keys:
-        col = sub[k]
-        if col.dtype.kind in "iu":
-            kcols.append(col.to_numpy(dtype="int64"))
-        else:
-            kcols.append(pd.factorize(col)[0].astype("int64"))
-    flag = is_s[is_s | is_e]
-    kframe = pd.DataFrame({f"k{i}": c for i, c in enumerate(kcols)})
-    kframe["s"] = flag
-    n = kframe.groupby([*kframe.columns[:-1], "s"], sort=False).cumcount().to_numpy()
-    left = pd.DataFrame({**{f"k{i}": c[flag] for i, c in enumerate(kcols)}, "_n": n[flag],
-                         "_row_s": np.flatnonzero(flag)})
-    right = pd.DataFrame({**{f"k{i}": c[~flag] for i, c in enumerate(kcols)}, "_n": n[~flag],
-                          "_row_e": np.flatnonzero(~flag)})
-    m = left.merge(right, on=[*[f"k{i}" for i in range(len(keys))], "_n"])
-    vals = sub[value].to_numpy(dtype="float64")
-    rs, re_ = m["_row_s"].to_numpy(), m["_row_e"].to_numpy()
-    out = pd.DataFrame({k: sub[k].to_numpy()[rs] for k in keys})
-    out["start"] = vals[rs]
-    out["end"] = vals[re_]
-    out["end_row"] = sub.index.to_numpy()[re_]
-    out = out.loc[out["end"] >= out["start"]].reset_index(drop=True)
-    out.attrs["unpaired"] = int(is_s.sum() + is_e.sum() - 2 * len(out))
+    import pandas as pd
+
+    srow, erow, unpaired = pair_rows(events["event"].to_numpy(dtype=object), [events[k].to_numpy() for k in keys],
+                                     start, end)
+    vals = events[value].to_numpy(dtype="float64")
+    out = pd.DataFrame({k: events[k].to_numpy()[srow] for k in keys})
+    out["start"] = vals[srow]
+    out["end"] = vals[erow]
+    out["end_row"] = events.index.to_numpy()[erow]
+    keep = out["end"].to_numpy() >= out["start"].to_numpy()
+    out = out.loc[keep].reset_index(drop=True)
+    out.attrs["unpaired"] = int(unpaired + 2 * int((~keep).sum()))
     return out
 
 

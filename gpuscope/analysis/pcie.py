@@ -14,10 +14,14 @@ median says little (`resolved_by_samples`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis import intervals as iv
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PCIE_COLUMNS = [
     "phase", "samples", "rx_gbs_median", "tx_gbs_median", "rx_gbs_p90", "rx_share_of_line_rate",
@@ -39,6 +43,8 @@ def resolved_by_samples(row) -> bool:
 
 
 def reading_interval_s(samples: pd.DataFrame, column: str = "rx_gbs") -> float:
+    import pandas as pd
+
     """Median spacing (s) of the rows that hold `column`, per GPU; the largest over GPUs."""
     if column not in samples or not len(samples):
         return float("nan")
@@ -55,6 +61,8 @@ def reading_interval_s(samples: pd.DataFrame, column: str = "rx_gbs") -> float:
 
 
 def _num(samples: pd.DataFrame, col: str) -> np.ndarray:
+    import pandas as pd
+
     if col not in samples:
         return np.full(len(samples), np.nan)
     return pd.to_numeric(samples[col], errors="coerce").to_numpy(dtype="float64")
@@ -76,6 +84,8 @@ def _median(x: np.ndarray) -> float:
 
 
 def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: float) -> pd.DataFrame:
+    import pandas as pd
+
     t = _num(samples, "t_wall")
     gpu = _num(samples, "gpu")
     rx, tx, sm = _num(samples, "rx_gbs"), _num(samples, "tx_gbs"), _num(samples, "sm_active")

@@ -15,10 +15,15 @@ Pure: DataFrames and arrays in, arrays out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+from gpuscope.analysis import groupstats
+from gpuscope.analysis.table import column
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 UPLOAD_BYTES_KEYS = ("h2d_bytes", "abc_bytes", "upload_bytes")
 
@@ -29,20 +34,36 @@ def quantities_of(parsed: Any) -> pd.DataFrame | None:
     return q if q is not None and len(q) else None
 
 
+def _quantity_columns(parsed: Any):
+    """The quantities as columns (the parser's gpuscope.schemas.Columns, or a frame), or None."""
+    cols = getattr(parsed, "columns", None)
+    if callable(cols):
+        q = cols("quantities")
+    else:
+        q = getattr(parsed, "quantities", None)
+    return q if q is not None and len(q) else None
+
+
 def tenure_bytes(parsed: Any, record_ids: np.ndarray,
                  keys: tuple[str, ...] = UPLOAD_BYTES_KEYS) -> tuple[np.ndarray | None, str | None]:
     """(bytes per record of `record_ids`, summed over the tenure's GPUs, NaN where a tenure
     printed none; the key used), or (None, None) when no tenure printed any of `keys`."""
-    q = quantities_of(parsed)
+    q = _quantity_columns(parsed)
     if q is None:
         return None, None
-    tied = q[q["record"].to_numpy() >= 0]
+    rec = column(q, "record").astype(np.int64)
+    names = np.asarray(column(q, "name"), dtype=object)
+    value = column(q, "value").astype("float64")
+    ids = np.asarray(record_ids, dtype="int64")
     for key in keys:
-        sel = tied[tied["name"] == key]
-        if sel.empty:
+        sel = (rec >= 0) & (names == key)
+        if not sel.any():
             continue
-        sums = sel.groupby("record")["value"].sum()
-        out = sums.reindex(np.asarray(record_ids, dtype="int64")).to_numpy(dtype="float64")
+        labels, uniq = groupstats.dense(rec[sel])
+        sums, _ = groupstats.sums(labels, value[sel], len(uniq))
+        at = np.searchsorted(uniq, ids)
+        hit = (at < len(uniq)) & (uniq[np.minimum(at, len(uniq) - 1)] == ids)
+        out = np.where(hit, sums[np.minimum(at, len(uniq) - 1)], np.nan)
         if np.isfinite(out).any():
             return out, key
     return None, None

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 if TYPE_CHECKING:
+    import pandas as pd
+
     from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.parsers.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
     from gpuscope.sources import Source
 
@@ -50,18 +53,22 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 @dataclass
 class Analysis:
+    """What `analyze` found. The tables are kept as columns (gpuscope.analysis.table.Table) and
+    become DataFrames when a report reads them (`components`, `record_split`,
+    `record_components`; `values`, `quantities`, `skipped` are the parsed log's frames), so
+    `to_json()` needs no pandas."""
+
     format: str
     source: str
     total_lines: int
     timing_lines: int
     records: int                     # complete tenures
     incomplete_records: int
-    skipped: pd.DataFrame            # line, reason, text
     model_name: str
     options: AnalyzeOptions
-    components: pd.DataFrame         # component statistics (stats.STAT_COLUMNS, index component)
-    record_split: pd.DataFrame       # split.SPLIT_COLUMNS
-    record_components: pd.DataFrame  # wide: record x component (GPU-averaged ms)
+    stats_table: Table               # component statistics (stats.STAT_COLUMNS, index component)
+    split_table: Table               # split.SPLIT_COLUMNS
+    wide_table: Table                # record x component (GPU-averaged ms)
     split: dict
     timeline: dict
     bounds: dict
@@ -69,18 +76,54 @@ class Analysis:
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS)
     pcie_info: dict = field(default_factory=dict)
     origin: Source | None = None        # what was analyzed (gpuscope.sources.Source)
-    values: pd.DataFrame | None = None  # the parsed components (long form), for --csv
-    quantities: pd.DataFrame | None = None  # the parsed quantities (h2d_bytes, ...), for --csv
+    parsed: ParsedLog | None = None     # the parsed log (its frames: values, quantities, skipped)
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
     activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
     model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
 
     @property
+    def components(self) -> pd.DataFrame:
+        """Component statistics (stats.STAT_COLUMNS, index component)."""
+        return self.stats_table.frame()
+
+    @property
+    def record_split(self) -> pd.DataFrame:
+        """One row per complete record (split.SPLIT_COLUMNS)."""
+        return self.split_table.frame()
+
+    @property
+    def record_components(self) -> pd.DataFrame:
+        """Wide: record x component (GPU-averaged ms)."""
+        from gpuscope.analysis.split import record_frame
+
+        return record_frame(self.wide_table)
+
+    @property
+    def values(self) -> pd.DataFrame | None:
+        """The parsed components (long form), for --csv."""
+        return self.parsed.components if self.parsed is not None else None
+
+    @property
+    def quantities(self) -> pd.DataFrame | None:
+        """The parsed quantities (h2d_bytes, ...), for --csv."""
+        return self.parsed.quantities if self.parsed is not None else None
+
+    @property
+    def skipped(self) -> pd.DataFrame:
+        """line, reason, text of the damaged timing lines."""
+        if self.parsed is not None:
+            return self.parsed.skipped
+        from gpuscope.schemas import SKIPPED_COLUMNS, empty
+
+        return empty(SKIPPED_COLUMNS)
+
+    @property
     def skipped_lines(self) -> int:
-        return int(len(self.skipped))
+        return int(self.parsed.count("skipped")) if self.parsed is not None else 0
 
     def to_json(self) -> dict:
+        st = self.stats_table
         comps = {
             str(name): {
                 "role": row["role"],
@@ -92,7 +135,7 @@ class Analysis:
                 "p90_ms": row["p90_ms"],
                 "cv": row["cv"],
             }
-            for name, row in self.components.iterrows()
+            for name, row in zip(st.index.tolist(), st.records(), strict=True)
         }
         split = {k: v for k, v in self.split.items() if k != "records"}
         out = {
@@ -118,7 +161,7 @@ class Analysis:
         if self.pcie is not None:
             out["pcie"] = {"phases": self.pcie_phases(), **self.pcie_info}
         if self.model is not None:  # where the roles came from: {component: {role, how}}, the whole, the words
-            prov = self.model.provenance(list(self.components.index))
+            prov = self.model.provenance([str(c) for c in st.index.tolist()])
             out.update(roles=prov["roles"], whole=prov["held"], vocabulary=prov["vocabulary"])
         if self.what_if is not None:
             out["what_if"] = self.what_if
@@ -160,6 +203,7 @@ def clean(obj: Any) -> Any:
         return None if math.isnan(obj) or math.isinf(obj) else obj
     if isinstance(obj, int):
         return obj
-    if obj is pd.NA or obj is pd.NaT:
+    pd = sys.modules.get("pandas")  # (pd.NA and pd.NaT exist only where pandas was loaded)
+    if pd is not None and (obj is pd.NA or obj is pd.NaT):
         return None
     return str(obj) if not isinstance(obj, (int, float)) else obj

@@ -11,14 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
 from gpuscope.analysis.quantities import finite_median, upload_gbs
 from gpuscope.analysis.result import AnalyzeOptions, Diagnosis
+from gpuscope.analysis.table import Table, as_table, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NAN = float("nan")
 
@@ -49,9 +53,9 @@ NEAR_LINE_RATE = 0.80
 
 @dataclass
 class RuleInput:
-    split: pd.DataFrame          # per-record split
-    wide: pd.DataFrame           # record x component (GPU-averaged ms)
-    stats: pd.DataFrame          # component statistics
+    split: Table                 # per-record split (a DataFrame is read into a Table)
+    wide: Table                  # record x component (GPU-averaged ms)
+    stats: Table                 # component statistics (index: component)
     totals: dict                 # split totals
     timeline: dict
     bounds: dict
@@ -61,6 +65,11 @@ class RuleInput:
     # upload bytes per split row (tenure), from the log's quantities (analysis.quantities)
     upload_bytes: np.ndarray | None = None
     upload_bytes_key: str | None = None
+
+    def __post_init__(self) -> None:
+        self.split = as_table(self.split)
+        self.wide = as_table(self.wide)
+        self.stats = as_table(self.stats)
 
 
 def _cv(x: np.ndarray) -> float:
@@ -82,14 +91,26 @@ def _r(x: float, nd: int = 1) -> float:
     return NAN if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), nd)
 
 
-def _col(wide: pd.DataFrame, name: str) -> np.ndarray | None:
-    return wide[name].to_numpy(dtype="float64") if name in wide.columns else None
+def _col(wide: Table, name: str) -> np.ndarray | None:
+    return wide[name].astype("float64") if name in wide else None
 
 
-def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> pd.Series | None:
+def _f(t: Table, name: str) -> np.ndarray:
+    return t[name].astype("float64")
+
+
+def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> Any:
     if pcie is None or pcie.empty or phase not in set(pcie["phase"]):
         return None
     return pcie.loc[pcie["phase"] == phase].iloc[0]
+
+
+
+class _Row:
+    """A row dict read by attribute (first.record, first.held_ms)."""
+
+    def __init__(self, d: dict):
+        self.__dict__.update(d)
 
 
 def _upload_bytes(inp: RuleInput) -> tuple[np.ndarray | None, str]:
@@ -114,9 +135,9 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     v = inp.model.vocabulary
     held_words = "held time" if v.cuzk else v.whole
     sp = inp.split
-    h2d = sp["h2d_ms"].to_numpy(dtype="float64")
-    held = sp["held_ms"].to_numpy(dtype="float64")
-    gpu = sp["gpu_compute_ms"].to_numpy(dtype="float64")
+    h2d = _f(sp, "h2d_ms")
+    held = _f(sp, "held_ms")
+    gpu = _f(sp, "gpu_compute_ms")
     h2d_comps = [c for c in inp.wide.columns if inp.model.role_of(c) == "h2d"]
     ev = {
         "h2d_components": h2d_comps,
@@ -139,7 +160,7 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     if nbytes is not None:
         rate = inp.options.line_rate_gbs * 1e9
         # bytes per GPU: the split's h2d_ms is the tenure's upload time averaged over its GPUs
-        n_gpus = np.maximum(sp["n_gpus"].to_numpy(dtype="float64"), 1.0)
+        n_gpus = np.maximum(_f(sp, "n_gpus"), 1.0)
         upload_ms = nbytes / n_gpus / rate * 1000.0
         projected = held - h2d + np.where(np.isnan(upload_ms), h2d, np.minimum(upload_ms, h2d))
         gbs = upload_gbs(nbytes, h2d, n_gpus)
@@ -229,7 +250,7 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
     sp = inp.split
     if not len(sp):
         return []
-    stall = sp["cpu_stall_ms"].to_numpy(dtype="float64")
+    stall = _f(sp, "cpu_stall_ms")
     nz = stall[stall > 0]
     if nz.size == 0:
         return []
@@ -246,12 +267,12 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         "stall_share": _r(share, 4),
         "stall_median_ms": _r(float(np.median(nz))),
         "stall_max_ms": _r(float(nz.max())),
-        "worst_record": int(sp["record"].to_numpy()[int(np.argmax(stall))]),
-        "worst_line": int(sp["last_line"].to_numpy()[int(np.argmax(stall))]),
+        "worst_record": int(sp["record"][int(np.argmax(stall))]),
+        "worst_line": int(sp["last_line"][int(np.argmax(stall))]),
     }
-    if "prep_msm" in inp.stats.index:
-        ev["prep_msm_median_ms"] = _r(float(inp.stats.at["prep_msm", "median_ms"]))
-        ev["prep_msm_p90_ms"] = _r(float(inp.stats.at["prep_msm", "p90_ms"]))
+    if inp.stats.has("prep_msm"):
+        ev["prep_msm_median_ms"] = _r(float(inp.stats.at("prep_msm", "median_ms")))
+        ev["prep_msm_p90_ms"] = _r(float(inp.stats.at("prep_msm", "p90_ms")))
     v = inp.model.vocabulary
     if v.cuzk:
         summary = (
@@ -281,10 +302,10 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
 
 def lock_convoy(inp: RuleInput) -> list[Diagnosis]:
     sp = inp.split
-    wait = sp["contention_ms"].to_numpy(dtype="float64") if len(sp) else np.zeros(0)
+    wait = _f(sp, "contention_ms") if len(sp) else np.zeros(0)
     if wait.size == 0 or np.all(np.isnan(wait)):
         return []
-    held = sp["held_ms"].to_numpy(dtype="float64")
+    held = _f(sp, "held_ms")
     med_wait = float(np.nanmedian(wait))
     med_held = float(np.median(held))
     ratio = med_wait / med_held if med_held > 0 else NAN
@@ -321,7 +342,7 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
     """The part whose variation makes the held time vary; when the first record alone makes it
     (it is the longest, and the rest is stable without it, or it is WARMUP_FACTOR times the
     others), that record is a warm-up and said so instead."""
-    held = inp.split["held_ms"].to_numpy(dtype="float64")
+    held = _f(inp.split, "held_ms")
     full = _unstable(inp, slice(None))
     first_is_max = len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
     if not first_is_max:
@@ -343,15 +364,15 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
 
 
 def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
-    sp, wide = inp.split.iloc[rows_sel], inp.wide.iloc[rows_sel]
-    held = sp["held_ms"].to_numpy(dtype="float64")
+    sp, wide = inp.split.rows(rows_sel), inp.wide.rows(rows_sel)
+    held = _f(sp, "held_ms")
     if np.isfinite(held).sum() < UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held.var() == 0:
         return []  # (a record without a held time explains nothing: no "explains nan%")
     rows = []
     for c in wide.columns:
         if inp.model.role_of(c) not in SPLIT_ROLES:
             continue
-        x = wide[c].to_numpy(dtype="float64")
+        x = _f(wide, c)
         ok = ~np.isnan(x)
         if ok.sum() < UNSTABLE_MIN_RECORDS:
             continue
@@ -396,7 +417,7 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
 
 def inconsistent_records(inp: RuleInput) -> list[Diagnosis]:
     sp = inp.split
-    bad = sp.loc[sp["inconsistent"]]
+    bad = sp.rows(sp["inconsistent"].astype(bool))
     if bad.empty:
         return []
     frac = len(bad) / len(sp)
@@ -405,15 +426,15 @@ def inconsistent_records(inp: RuleInput) -> list[Diagnosis]:
         "inconsistent_records": int(len(bad)),
         "records": int(len(sp)),
         "fraction": _r(frac, 4),
-        "excess_ms": _r(float(bad["excess_ms"].sum())),
-        "excess_max_ms": _r(float(bad["excess_ms"].max())),
+        "excess_ms": _r(nansum(bad["excess_ms"])),
+        "excess_max_ms": _r(float(np.nanmax(bad["excess_ms"]))),
         "examples": [
-            {"record": int(r.record), "lines": f"{int(r.first_line)}-{int(r.last_line)}",
-             "held_ms": _r(r.held_ms), "parts_ms": _r(r.parts_ms)}
-            for r in bad.head(5).itertuples()
+            {"record": int(r["record"]), "lines": f"{int(r['first_line'])}-{int(r['last_line'])}",
+             "held_ms": _r(r["held_ms"]), "parts_ms": _r(r["parts_ms"])}
+            for r in bad.rows(slice(0, 5)).records()
         ],
     }
-    first = bad.iloc[0]
+    first = _Row(bad.rows(slice(0, 1)).records()[0])
     v = inp.model.vocabulary
     held_words = "the held time" if v.cuzk else f"their whole ({v.held})"
     summary = (
@@ -445,7 +466,7 @@ def first_partition_warmup(inp: RuleInput, component: str = "d_b_alloc") -> list
     if first < WARMUP_FACTOR * max(med, 1.0) or first - med < WARMUP_MIN_MS:
         return []
     ev = {"component": component, "first_ms": _r(first), "rest_median_ms": _r(med),
-          "ratio": _r(first / med, 1) if med > 0 else NAN, "first_line": int(inp.split["first_line"].iloc[0])}
+          "ratio": _r(first / med, 1) if med > 0 else NAN, "first_line": int(inp.split["first_line"][0])}
     summary = (
         f"First-partition warm-up: {component} took {first:.0f} ms on the first tenure vs a median "
         f"{med:.0f} ms afterwards (device memory pool warm-up)."

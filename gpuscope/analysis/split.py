@@ -10,13 +10,18 @@ Rules (docs/ARCHITECTURE.md, "The role model"):
 - other = held - h2d - gpu_compute - cpu_stall; when negative the record is inconsistent,
   other is 0, and the record stays in every sum.
 Only complete records (with a held line) are split.
+
+The work is done on numpy columns (`wide_table`, `split_table`: gpuscope.analysis.table.Table);
+`record_components` and `split_records` are the same as DataFrames, for callers that have
+frames.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from gpuscope.analysis import groupstats
+from gpuscope.analysis.table import Table, column, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 SPLIT_COLUMNS = [
@@ -26,87 +31,132 @@ SPLIT_COLUMNS = [
 ]
 
 
-def record_components(
-    components: pd.DataFrame, records: pd.DataFrame, factorized: tuple | None = None
-) -> pd.DataFrame:
-    """Wide table: one row per complete record, one column per component (ms, GPU-averaged).
+def _component_codes(components) -> tuple[np.ndarray, list]:
+    """(codes, names) of the components' names: the parser's codes (gpuscope.schemas.Columns),
+    else factorized in order of first appearance."""
+    if hasattr(components, "codes"):
+        codes, names = components.codes("component")
+        return np.asarray(codes), list(names)
+    from gpuscope.schemas import COMPONENT_COLUMNS, Columns
 
-    NaN where the record lacks the component. `factorized` = pd.factorize(components["component"])
-    when the caller already has it (saves a pass over the strings on big logs).
-    """
-    recs = records.loc[records["complete"].astype(bool), ["record", "n_gpus"]]
-    index = pd.Index(recs["record"].to_numpy(), name="record")
-    rec = components["record"].to_numpy()
-    pos = index.get_indexer(rec)           # -1 for lines without a (complete) record
+    return _component_codes(Columns.from_frame(components, COMPONENT_COLUMNS))
+
+
+def wide_table(components, records) -> Table:
+    """One row per complete record (index: record id), one column per component (ms,
+    GPU-averaged, NaN where the record lacks it), components in order of first appearance.
+    `components` / `records`: gpuscope.schemas.Columns or DataFrames."""
+    complete = column(records, "complete").astype(bool)
+    rec_ids = column(records, "record")[complete].astype(np.int64)
+    n_gpus = column(records, "n_gpus")[complete]
+    rec = column(components, "record").astype(np.int64)
+    lut = np.full(int(rec_ids.max()) + 1 if len(rec_ids) else 0, -1, dtype=np.int64)
+    lut[rec_ids] = np.arange(len(rec_ids))
+    pos = np.full(len(rec), -1, dtype=np.int64)
+    inside = (rec >= 0) & (rec < len(lut))
+    pos[inside] = lut[rec[inside]]
     keep = pos >= 0
     if not keep.any():
-        return pd.DataFrame(index=index, dtype="float64")
-    codes, names = factorized if factorized is not None else pd.factorize(components["component"])
-    n = recs["n_gpus"].clip(lower=1).to_numpy(dtype="float64")[pos[keep]]
-    gpu = components["gpu"].to_numpy()[keep]
-    w = components["value_ms"].to_numpy(dtype="float64")[keep] * np.where(gpu >= 0, 1.0 / n, 1.0)
+        return Table({}, rec_ids, "record")
+    codes, names = _component_codes(components)
+    n = np.clip(n_gpus, 1, None).astype("float64")[pos[keep]]
+    gpu = column(components, "gpu")[keep]
+    w = column(components, "value_ms").astype("float64")[keep] * np.where(gpu >= 0, 1.0 / n, 1.0)
     code = np.asarray(codes)[keep]
     # sum per (record position, component code) on integer keys
     key = pos[keep].astype("int64") * len(names) + code
-    sums = pd.Series(w).groupby(key).sum()
-    k = sums.index.to_numpy()
+    labels, k = groupstats.dense(key)
+    sums, _ = groupstats.sums(labels, w, len(k))
     present = np.unique(k % len(names))
-    grid = np.full((len(index), len(present)), np.nan)
+    grid = np.full((len(rec_ids), len(present)), np.nan)
     col_of = np.full(len(names), -1)
     col_of[present] = np.arange(len(present))
-    grid[k // len(names), col_of[k % len(names)]] = sums.to_numpy()
-    order = np.argsort(present, kind="stable")  # first appearance order of the components
-    cols = [str(names[c]) for c in present[order]]
-    return pd.DataFrame(grid[:, order], index=index, columns=cols)
+    grid[k // len(names), col_of[k % len(names)]] = sums
+    return Table({str(names[c]): grid[:, j] for j, c in enumerate(present)}, rec_ids, "record")
 
 
-def _role_sums(wide: pd.DataFrame, model: RoleModel) -> dict[str, pd.Series]:
-    sums = {role: pd.Series(0.0, index=wide.index) for role in SPLIT_ROLES}
+def record_frame(t: Table):
+    """A wide Table as the DataFrame record_components gives (index `record`, float64 columns)."""
+    import pandas as pd
+
+    index = pd.Index(t.index, name="record")
+    if not t.columns:
+        return pd.DataFrame(index=index, dtype="float64")
+    return pd.DataFrame({c: t[c] for c in t.columns}, index=index, columns=t.columns)
+
+
+def record_components(components, records, factorized: tuple | None = None):
+    """wide_table as a DataFrame (index `record`, float64 columns). `factorized`: ignored
+    (the codes come with the components)."""
+    return record_frame(wide_table(components, records))
+
+
+def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
+    sums = {role: np.zeros(n) for role in SPLIT_ROLES}
+    cols = set(wide.columns)
     for col in wide.columns:
         role = model.role_of(col)
         if role not in SPLIT_ROLES:
             continue
         values = wide[col]
         spec = model.contains.get(col)
-        if spec is not None and spec.inner in wide.columns:
-            both = values.notna() & wide[spec.inner].notna()
-            remainder = (values - wide[spec.inner]).clip(lower=0.0)
-            sums[spec.remainder_role] += remainder.where(both, 0.0)
-            sums[role] += values.where(~both, 0.0).fillna(0.0)
+        if spec is not None and spec.inner in cols:
+            inner = wide[spec.inner]
+            both = ~np.isnan(values) & ~np.isnan(inner)
+            with np.errstate(invalid="ignore"):
+                remainder = np.clip(values - inner, 0.0, None)
+            sums[spec.remainder_role] = sums[spec.remainder_role] + np.where(both, remainder, 0.0)
+            sums[role] = sums[role] + _zero_nan(np.where(~both, values, 0.0))
         else:
-            sums[role] += values.fillna(0.0)
+            sums[role] = sums[role] + _zero_nan(values)
     return sums
 
 
-def split_records(
-    components: pd.DataFrame, records: pd.DataFrame, model: RoleModel, wide: pd.DataFrame | None = None
-) -> pd.DataFrame:
+def _zero_nan(x: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(x), 0.0, x)
+
+
+def _row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
+    """DataFrame.sum(axis=1, min_count=1) over these columns: NaN counted as 0, NaN where
+    every one is NaN; added column by column, left to right, as pandas adds them."""
+    if not cols:
+        return np.full(n, np.nan)
+    total = _zero_nan(wide[cols[0]].astype("float64"))
+    seen = ~np.isnan(wide[cols[0]])
+    for c in cols[1:]:
+        total = total + _zero_nan(wide[c])
+        seen |= ~np.isnan(wide[c])
+    return np.where(seen, total, np.nan)
+
+
+def split_table(records, wide: Table, model: RoleModel) -> Table:
     """The per-record split (columns SPLIT_COLUMNS), complete records only, ordered by record."""
-    recs = records.loc[records["complete"].astype(bool)].reset_index(drop=True)
-    if wide is None:
-        wide = record_components(components, records)
-    wide = wide.reindex(pd.Index(recs["record"].to_numpy(), name="record"))
-    sums = _role_sums(wide, model)
-    held = recs["held_ms"].to_numpy(dtype="float64")
-    h2d = sums["h2d"].to_numpy()
-    gpu = sums["gpu_compute"].to_numpy()
-    stall = sums["cpu_stall"].to_numpy()
+    complete = column(records, "complete").astype(bool)
+    rec = {c: column(records, c)[complete] for c in ("record", "first_line", "last_line", "ts_start", "ts_end",
+                                                     "n_gpus", "held_ms")}
+    n = int(complete.sum())
+    ids = rec["record"].astype(np.int64)
+    if len(wide) != n or not np.array_equal(np.asarray(wide.index, dtype=np.int64), ids):
+        pos = {int(r): i for i, r in enumerate(np.asarray(wide.index).tolist())}
+        take = np.array([pos.get(int(r), -1) for r in ids], dtype=np.int64)
+        wide = Table({c: np.where(take >= 0, wide[c][np.maximum(take, 0)] if len(wide) else np.nan, np.nan)
+                      for c in wide.columns}, ids, "record")
+    sums = _role_sums(wide, model, n)
+    held = rec["held_ms"].astype("float64")
+    h2d = sums["h2d"]
+    gpu = sums["gpu_compute"]
+    stall = sums["cpu_stall"]
     parts = h2d + gpu + stall
     raw_other = held - parts
-    contention_cols = [c for c in wide.columns if model.role_of(c) == "contention"]
-    contention = (
-        wide[contention_cols].sum(axis=1, min_count=1).to_numpy(dtype="float64")
-        if contention_cols
-        else np.full(len(recs), np.nan)
-    )
-    out = pd.DataFrame(
-        {
-            "record": recs["record"].to_numpy(dtype="int64"),
-            "first_line": recs["first_line"].to_numpy(dtype="int64"),
-            "last_line": recs["last_line"].to_numpy(dtype="int64"),
-            "ts_start": recs["ts_start"].to_numpy(dtype="float64"),
-            "ts_end": recs["ts_end"].to_numpy(dtype="float64"),
-            "n_gpus": recs["n_gpus"].to_numpy(dtype="int64"),
+    contention = _row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
+    with np.errstate(invalid="ignore"):
+        cols = {
+            "record": ids,
+            "first_line": rec["first_line"].astype("int64"),
+            "last_line": rec["last_line"].astype("int64"),
+            "ts_start": rec["ts_start"].astype("float64"),
+            "ts_end": rec["ts_end"].astype("float64"),
+            "n_gpus": rec["n_gpus"].astype("int64"),
             "held_ms": held,
             "h2d_ms": h2d,
             "gpu_compute_ms": gpu,
@@ -116,20 +166,29 @@ def split_records(
             "excess_ms": np.clip(-raw_other, 0.0, None),
             "inconsistent": raw_other < 0,
             "contention_ms": contention,
-        },
-        columns=SPLIT_COLUMNS,
-    )
-    return out
+        }
+    return Table(cols)
 
 
-def split_totals(split: pd.DataFrame) -> dict:
+def split_records(components, records, model: RoleModel, wide=None):
+    """split_table as a DataFrame (columns SPLIT_COLUMNS)."""
+    import pandas as pd
+
+    from gpuscope.analysis.table import as_table
+
+    w = wide_table(components, records) if wide is None else as_table(wide)
+    t = split_table(records, w, model)
+    return pd.DataFrame({c: t[c] for c in SPLIT_COLUMNS}, columns=SPLIT_COLUMNS)
+
+
+def split_totals(split) -> dict:
     """Sums and shares over all complete records (inconsistent ones included)."""
-    held = float(split["held_ms"].sum())
+    held = nansum(column(split, "held_ms"))
     out = {"held_ms": held}
     for role in (*SPLIT_ROLES, "other"):
-        out[f"{role}_ms"] = float(split[f"{role}_ms"].sum())
+        out[f"{role}_ms"] = nansum(column(split, f"{role}_ms"))
     for role in (*SPLIT_ROLES, "other"):
         out[f"{role}_share"] = out[f"{role}_ms"] / held if held > 0 else float("nan")
-    out["inconsistent_records"] = int(split["inconsistent"].sum())
+    out["inconsistent_records"] = int(column(split, "inconsistent").sum())
     out["records"] = int(len(split))
     return out

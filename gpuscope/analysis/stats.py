@@ -2,17 +2,23 @@
 
 count, sum, mean, median, p10, p90 (linear interpolation, pandas' default) and the coefficient
 of variation cv = sample standard deviation / mean (NaN with fewer than 2 values or mean 0).
-Components not tied to any record (CPU-side lines) get entries too.
+Components not tied to any record (CPU-side lines) get entries too. The figures are pandas'
+groupby figures to the last bit (gpuscope.analysis.groupstats), computed on the parser's
+name codes.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from gpuscope.analysis import groupstats
+from gpuscope.analysis.split import _component_codes
+from gpuscope.analysis.table import Table, column
 from gpuscope.rolemodel import RoleModel
 
 STAT_COLUMNS = ["role", "count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_ms", "cv"]
+STAT_DTYPES = {"role": "str", "count": "int64", "sum_ms": "float64", "mean_ms": "float64",
+               "median_ms": "float64", "p10_ms": "float64", "p90_ms": "float64", "cv": "float64"}
 _ROLE_ORDER = {"held": 0, "h2d": 1, "gpu_compute": 2, "cpu_stall": 3, "contention": 4, "cpu": 5, "info": 6}
 
 
@@ -28,39 +34,39 @@ def role_label(component: str, model: RoleModel, present: set[str] | frozenset[s
     return model.role_of(component) or "-"
 
 
-def component_stats(components: pd.DataFrame, model: RoleModel, factorized: tuple | None = None) -> pd.DataFrame:
-    """One row per component (index `component`), ordered by role then first appearance.
-
-    `factorized` = pd.factorize(components["component"]) when the caller already has it.
-    """
-    if components.empty:
-        return pd.DataFrame(
-            {c: pd.Series(dtype="object" if c == "role" else "float64") for c in STAT_COLUMNS},
-            index=pd.Index([], name="component", dtype="object"),
-        ).astype({"count": "int64"})
-    codes, names = factorized if factorized is not None else pd.factorize(components["component"])
-    # factorize numbers components in order of first appearance (rows: lines, then fields)
-    g = pd.Series(components["value_ms"].to_numpy(dtype="float64")).groupby(np.asarray(codes))
-    agg = g.agg(["count", "sum", "mean", "std", "median"])
-    q = g.quantile([0.1, 0.9]).unstack()
-    mean = agg["mean"].to_numpy()
-    std = agg["std"].to_numpy()
+def stats_table(components, model: RoleModel) -> Table:
+    """One row per component (index: its name), ordered by role then first appearance.
+    `components`: gpuscope.schemas.Columns or a DataFrame."""
+    codes, names = _component_codes(components)
+    values = column(components, "value_ms").astype("float64")
+    if not len(codes):
+        return Table({c: np.zeros(0, dtype=STAT_DTYPES[c]) for c in STAT_COLUMNS}, [], "component", STAT_DTYPES)
+    labels, present = groupstats.dense(codes)  # (codes number the names in order of first appearance)
+    k = len(present)
+    s, count = groupstats.sums(labels, values, k)
+    mean = groupstats.means(labels, values, k)
+    std = np.sqrt(groupstats.variances(labels, values, k))
+    med, q = groupstats.order_stats(labels, values, k)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cv = np.where((agg["count"].to_numpy() >= 2) & (mean != 0), std / mean, np.nan)
-    idx = pd.Index([str(names[c]) for c in agg.index], name="component", dtype="object")
-    out = pd.DataFrame(
-        {
-            "role": [role_label(c, model, set(idx)) for c in idx],
-            "count": agg["count"].to_numpy(dtype="int64"),
-            "sum_ms": agg["sum"].to_numpy(dtype="float64"),
-            "mean_ms": mean.astype("float64"),
-            "median_ms": agg["median"].to_numpy(dtype="float64"),
-            "p10_ms": q[0.1].reindex(agg.index).to_numpy(dtype="float64"),
-            "p90_ms": q[0.9].reindex(agg.index).to_numpy(dtype="float64"),
-            "cv": cv,
-        },
-        index=idx,
-    )
-    first = dict(zip(idx, agg.index, strict=True))
-    order = sorted(out.index, key=lambda c: (_ROLE_ORDER.get(out.at[c, "role"], 7), first[c]))
-    return out.loc[order]
+        cv = np.where((count >= 2) & (mean != 0), std / mean, np.nan)
+    idx = [str(names[c]) for c in present]
+    present_set = set(idx)
+    roles = [role_label(c, model, present_set) for c in idx]
+    order = sorted(range(k), key=lambda i: (_ROLE_ORDER.get(roles[i], 7), i))
+    cols = {
+        "role": np.array([roles[i] for i in order], dtype=object),
+        "count": count[order].astype("int64"),
+        "sum_ms": s[order],
+        "mean_ms": mean[order],
+        "median_ms": med[order],
+        "p10_ms": q[order, 0],
+        "p90_ms": q[order, 1],
+        "cv": cv[order],
+    }
+    return Table(cols, [idx[i] for i in order], "component", STAT_DTYPES)
+
+
+def component_stats(components, model: RoleModel, factorized: tuple | None = None):
+    """stats_table as a DataFrame (index `component`). `factorized`: ignored (the codes come
+    with the components)."""
+    return stats_table(components, model).frame()

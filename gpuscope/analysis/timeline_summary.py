@@ -10,9 +10,9 @@ end = the time stamped on the held line. gpu_busy_fraction = merged busy time /
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.table import column, nanmedian, nansum
 
 NAN = float("nan")
 
@@ -48,37 +48,48 @@ def _busy(starts: np.ndarray, ends: np.ndarray, out: dict) -> tuple[np.ndarray, 
     return ms, me
 
 
-def _workers(gpu: pd.DataFrame, span: float, scale: float) -> dict:
+def _workers(worker: np.ndarray, start: np.ndarray, end: np.ndarray, span: float, scale: float) -> dict:
     res = {}
-    if "worker" not in gpu or gpu.empty:
+    if not len(worker):
         return res
-    for w, grp in gpu.groupby("worker", sort=True):
-        ms, me = iv.merge(grp["start"].to_numpy() * scale, grp["end"].to_numpy() * scale)
+    for w in np.unique(worker):
+        sel = worker == w
+        ms, me = iv.merge(start[sel] * scale, end[sel] * scale)
         busy = iv.total(ms, me)
         res[str(int(w))] = {
-            "intervals": int(len(grp)),
+            "intervals": int(sel.sum()),
             "busy_s": busy,
             "busy_fraction": busy / span if span and span > 0 else NAN,
         }
     return res
 
 
-def from_timeline_events(tl: pd.DataFrame) -> dict:
+def _pairs(tl, start: str, end: str, keys: list[str]) -> tuple[dict, int]:
+    """TIMELINE start/end pairs (intervals.pair_events on columns): keys, start, end."""
+    ev = column(tl, "event")
+    srow, erow, unpaired = iv.pair_rows(ev, [column(tl, k) for k in keys], start, end)
+    off = column(tl, "offset_ms").astype("float64")
+    out = {k: column(tl, k)[srow] for k in keys}
+    out["start"], out["end"] = off[srow], off[erow]
+    keep = out["end"] >= out["start"]
+    return {k: v[keep] for k, v in out.items()}, unpaired + 2 * int((~keep).sum())
+
+
+def from_timeline_events(tl) -> dict:
     out = empty_timeline()
     out["source"] = "TIMELINE"
-    off = tl["offset_ms"].to_numpy(dtype="float64")
+    off = column(tl, "offset_ms").astype("float64")
     if off.size:
         out["wall_s"] = float((np.nanmax(off) - np.nanmin(off)) / 1000.0)
-    gpu = iv.pair_events(tl, "GPU_START", "GPU_END", ["job_id", "partition", "worker"])
-    syn = iv.pair_events(tl, "SYNTH_START", "SYNTH_END", ["job_id", "partition"])
-    out["unpaired_events"] = int(gpu.attrs["unpaired"] + syn.attrs["unpaired"])
-    gs, ge = _busy(gpu["start"].to_numpy() / 1000.0, gpu["end"].to_numpy() / 1000.0, out)
-    out["partitions"] = int(len(gpu))
-    out["workers"] = _workers(gpu, out["gpu_span_s"], 1 / 1000.0)
-    gpu_ms = tl.loc[tl["event"] == "GPU_END", "gpu_ms"].dropna()
-    out["gpu_ms_median"] = float(gpu_ms.median()) if len(gpu_ms) else NAN
-    if len(syn):
-        ss, se = iv.merge(syn["start"].to_numpy() / 1000.0, syn["end"].to_numpy() / 1000.0)
+    gpu, gpu_unpaired = _pairs(tl, "GPU_START", "GPU_END", ["job_id", "partition", "worker"])
+    syn, syn_unpaired = _pairs(tl, "SYNTH_START", "SYNTH_END", ["job_id", "partition"])
+    out["unpaired_events"] = int(gpu_unpaired + syn_unpaired)
+    gs, ge = _busy(gpu["start"] / 1000.0, gpu["end"] / 1000.0, out)
+    out["partitions"] = int(len(gpu["start"]))
+    out["workers"] = _workers(gpu["worker"], gpu["start"], gpu["end"], out["gpu_span_s"], 1 / 1000.0)
+    out["gpu_ms_median"] = nanmedian(column(tl, "gpu_ms")[column(tl, "event") == "GPU_END"])
+    if len(syn["start"]):
+        ss, se = iv.merge(syn["start"] / 1000.0, syn["end"] / 1000.0)
         synth = iv.total(ss, se)
         ov = iv.intersection_length((ss, se), (gs, ge))
         out.update(
@@ -90,18 +101,18 @@ def from_timeline_events(tl: pd.DataFrame) -> dict:
     return out
 
 
-def from_tenures(split: pd.DataFrame, components: pd.DataFrame) -> dict:
+def from_tenures(split, components) -> dict:
     """Busy = the tenures' lock-held intervals, when the held lines carry timestamps."""
     out = empty_timeline()
-    ts = components["ts"].to_numpy(dtype="float64") if len(components) else np.zeros(0)
+    ts = column(components, "ts").astype("float64") if len(components) else np.zeros(0)
     ts = ts[~np.isnan(ts)]
     if ts.size == 0:
         return out
     out["source"] = "tenures"
     out["wall_s"] = float(ts.max() - ts.min())
     if len(split):
-        end = split["ts_end"].to_numpy(dtype="float64")
-        start = end - split["held_ms"].to_numpy(dtype="float64") / 1000.0
+        end = column(split, "ts_end").astype("float64")
+        start = end - column(split, "held_ms").astype("float64") / 1000.0
         _busy(start, end, out)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
@@ -111,14 +122,15 @@ def from_tenures(split: pd.DataFrame, components: pd.DataFrame) -> dict:
     return out
 
 
-def timeline_summary(timeline: pd.DataFrame, split: pd.DataFrame, components: pd.DataFrame) -> dict:
+def timeline_summary(timeline, split, components) -> dict:
     """Timeline figures; gpu_compute_fraction = the split's GPU compute / the GPU span (the Curio
-    team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency")."""
-    if timeline is not None and len(timeline) and (timeline["event"] == "GPU_END").any():
+    team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency"). Arguments:
+    DataFrames, gpuscope.schemas.Columns or analysis Tables."""
+    if timeline is not None and len(timeline) and (column(timeline, "event") == "GPU_END").any():
         out = from_timeline_events(timeline)
     else:
         out = from_tenures(split, components)
     span = out.get("gpu_span_s", NAN)
     if len(split) and span == span and span > 0:
-        out["gpu_compute_fraction"] = float(split["gpu_compute_ms"].sum()) / 1000.0 / span
+        out["gpu_compute_fraction"] = nansum(column(split, "gpu_compute_ms")) / 1000.0 / span
     return out

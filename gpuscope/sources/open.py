@@ -31,12 +31,14 @@ def open_source(
     samples: str | os.PathLike[str] | None = None,
     trace: str | os.PathLike[str] | None = None,
     line_rate: float | None = None,
+    progress=None,
 ) -> Source:
     """Open what the user named. `fmt` forces the log format, `model` is a RoleModel or a
     TOML path (None: built-in), `samples` a samples file that replaces the source's own,
     `trace` a profiler trace of the same program (joined on the epoch clock), `line_rate`
     the user's --line-rate (else the run's measured rate, the bandwidth cache, or the
-    default). Raises UsageError / InputError / NoDataError with one clear line."""
+    default); `progress(bytes read, bytes in all)` is called while a log is read (the CLI's
+    progress line). Raises UsageError / InputError / NoDataError with one clear line."""
     from gpuscope.parsers import FORMATS
 
     if fmt is not None and fmt not in FORMATS:
@@ -46,13 +48,13 @@ def open_source(
     user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
     if str(path) == STDIN:
-        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, user)
+        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, user, progress)
     elif p.is_dir():
-        src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user)
+        src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
     elif not p.exists():
         raise InputError(f"no such file or directory: {p}")
     else:
-        src = _open_bytes(p, _read_file(p), fmt, user)
+        src = _open_file(p, fmt, user, progress)
     if samples is not None:
         src.samples = _nonempty(_read_samples_file(Path(samples)))
     if trace is not None:
@@ -65,9 +67,13 @@ def open_source(
     return src
 
 
-def _read_file(p: Path) -> bytes:
+def _read_file(p: Path, n: int = -1) -> bytes:
+    """The file's bytes (the first n when n >= 0), errors as one InputError line."""
     try:
-        return p.read_bytes()
+        if n < 0:
+            return p.read_bytes()
+        with open(p, "rb") as f:
+            return f.read(n)
     except PermissionError:
         raise InputError(f"cannot read {p}: permission denied") from None
     except IsADirectoryError:
@@ -93,7 +99,44 @@ def _model(user: RoleModel | None, log=None) -> RoleModel:
     return user if user is not None else load_model(None)
 
 
-def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None) -> Source:
+def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
+    """A file named by the user: a plain log is handed to the parser by its path (read in
+    chunks, never whole); traces, samples and gzip files are told apart by their head."""
+    head = _read_file(p, HEAD * 16)
+    if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
+        return _open_bytes(p, _read_file(p), fmt, user, progress)
+    from gpuscope.parsers import parse_log
+
+    log = parse_log(p, fmt, held_key=held_key(user), name=str(p), progress=progress)
+    return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
+
+
+def _looks_special(head: bytes) -> bool:
+    """A profiler trace or a samples file (else a log, handed to the parser by its path)."""
+    from gpuscope.parsers.kineto_json import is_trace
+
+    if is_trace(head):
+        return True
+    text = head[:HEAD].decode("utf-8", errors="replace")
+    if not _maybe_samples(text):
+        return False
+    from gpuscope.parsers.samples import looks_like_samples
+
+    return looks_like_samples(text)
+
+
+def _maybe_samples(head: str) -> bool:
+    """What every samples header has (parsers.samples.looks_like_samples decides): a dmon `#`
+    line naming gpu, or a CSV line naming t_wall, timestamp or index; checked first so a
+    log's --json never loads the sample readers (and pandas with them)."""
+    first = next((ln for ln in head.splitlines() if ln.strip()), "").strip()
+    low = first.lower()
+    if first.startswith("#"):
+        return "gpu" in low
+    return "," in first and ("t_wall" in low or "timestamp" in low or "index" in low)
+
+
+def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.kineto import is_trace
@@ -111,7 +154,7 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None) -
         if src.samples is None:
             raise NoDataError(f"{p}: a samples file without one readable sample")
         return src
-    log = parse_log(data, fmt, held_key=held_key(user), name=str(p))
+    log = parse_log(data, fmt, held_key=held_key(user), name=str(p), progress=progress)
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
 
 
@@ -141,7 +184,7 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")
 
 
-def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None) -> Source:
+def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.logparse import find_log_in_dir
 
@@ -157,7 +200,7 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None) -> Source:
         src.no_log_reason = e.one_line()
     if src.log_path is not None:
         try:
-            src.log = parse_log(str(src.log_path), fmt, held_key=held_key(user))
+            src.log = parse_log(str(src.log_path), fmt, held_key=held_key(user), progress=progress)
         except NoDataError as e:
             src.no_log_reason = e.one_line()
         else:

@@ -1,0 +1,114 @@
+"""Per-group statistics of float64 values, exactly as pandas' groupby computes them, so the
+analysis gives the same figures whether pandas is loaded or not.
+
+What pandas 3 does (measured against it, tests/test_groupstats.py): a group's sum and mean
+are sequential sums in row order (np.add.reduceat) when the group labels never decrease,
+and Kahan-compensated sums in row order otherwise (its cython group_sum / group_mean);
+variances are Welford's running sums (group_var); medians and quantiles are order
+statistics of the sorted group, linearly interpolated as val + (next - val) * frac.
+The Kahan and Welford loops run in C (gpuscope/_groupstats.c); where that is not built,
+pandas itself computes those two.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+@functools.cache
+def _native():
+    """gpuscope._groupstats, or None (not built, or GPUSCOPE_PURE_SCANNER=1: no C at all)."""
+    import importlib
+    import os
+
+    if os.environ.get("GPUSCOPE_PURE_SCANNER", "") not in ("", "0"):
+        return None
+    try:
+        return importlib.import_module("gpuscope._groupstats")
+    except ImportError:
+        return None
+
+
+def dense(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(labels 0..k-1, the sorted distinct keys): the group of each row, as pandas numbers them."""
+    uniq, labels = np.unique(np.asarray(keys), return_inverse=True)
+    return labels.astype(np.int64).ravel(), uniq
+
+
+def _monotonic(labels: np.ndarray) -> bool:
+    return labels.size < 2 or bool(np.all(labels[1:] >= labels[:-1]))
+
+
+def sums(labels: np.ndarray, values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sum, count) per group 0..k-1 (NaN values skipped; an empty group sums to 0)."""
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    ok = ~np.isnan(values)
+    counts = np.bincount(labels[ok], minlength=k).astype(np.int64)
+    if not len(labels):
+        return np.zeros(k), counts
+    if _monotonic(labels):
+        v = np.where(ok, values, 0.0) if not ok.all() else values
+        starts = np.flatnonzero(np.concatenate(([True], labels[1:] != labels[:-1])))
+        out = np.zeros(k)
+        out[labels[starts]] = np.add.reduceat(v, starts)
+        return out, counts
+    mod = _native()
+    if mod is not None:
+        s, _ = mod.kahan_sums(labels, values, k)
+        return np.frombuffer(s, dtype=np.float64).copy(), counts
+    import pandas as pd
+
+    out = pd.Series(values).groupby(labels).sum().reindex(range(k), fill_value=0.0).to_numpy(dtype=np.float64)
+    return out, counts
+
+
+def means(labels: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    s, c = sums(labels, values, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(c > 0, s / np.maximum(c, 1), np.nan)
+
+
+def variances(labels: np.ndarray, values: np.ndarray, k: int, ddof: int = 1) -> np.ndarray:
+    """Per-group variance (NaN for groups of ddof values or fewer)."""
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    mod = _native()
+    if mod is not None:
+        _, var = mod.welford(labels, values, k, ddof)
+        return np.frombuffer(var, dtype=np.float64).copy()
+    import pandas as pd
+
+    return pd.Series(values).groupby(labels).var(ddof=ddof).reindex(range(k)).to_numpy(dtype=np.float64)
+
+
+def order_stats(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -> tuple[np.ndarray, np.ndarray]:
+    """(median, quantiles[k, len(qs)]) per group, NaN values left out."""
+    labels = np.asarray(labels, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float64)
+    ok = ~np.isnan(values)
+    labels, values = labels[ok], values[ok]
+    order = np.argsort(labels, kind="stable")
+    vs = values[order]
+    counts = np.bincount(labels, minlength=k)
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    med = np.full(k, np.nan)
+    qv = np.full((k, len(qs)), np.nan)
+    for g in range(k):
+        n = int(counts[g])
+        if n == 0:
+            continue
+        x = vs[bounds[g]:bounds[g + 1]]
+        picks = {n // 2, max(n // 2 - 1, 0)}
+        spots = []
+        for q in qs:
+            i = int(q * (n - 1))
+            spots.append((i, (q * (n - 1)) % 1))
+            picks.update((i, min(i + 1, n - 1)))
+        x = np.partition(x, sorted(picks))
+        med[g] = x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2.0
+        for j, (i, frac) in enumerate(spots):
+            qv[g, j] = x[i] if frac == 0.0 else x[i] + (x[i + 1] - x[i]) * frac
+    return med, qv

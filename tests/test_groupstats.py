@@ -1,0 +1,77 @@
+"""gpuscope.analysis.groupstats gives pandas' groupby figures to the last bit (sums, means,
+variances, medians, quantiles), with the C loops (gpuscope/_groupstats.c) and without them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuscope.analysis import groupstats as gs
+
+PATHS = ["native", "pandas"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    if request.param == "native" and gs._native() is None:
+        pytest.skip("gpuscope._groupstats is not built here")
+    if request.param == "pandas":
+        monkeypatch.setattr(gs, "_native", lambda: None)
+    return request.param
+
+
+def _ref(labels, values):
+    g = pd.Series(values).groupby(labels)
+    agg = g.agg(["sum", "mean", "std", "median"])
+    q = g.quantile([0.1, 0.9]).unstack()
+    return agg, q
+
+
+def _check(labels, values):
+    k = int(labels.max()) + 1
+    agg, q = _ref(labels, values)
+    present = np.bincount(labels, minlength=k) > 0
+    s, c = gs.sums(labels, values, k)
+    assert np.array_equal(s[present], agg["sum"].to_numpy())
+    assert np.array_equal(gs.means(labels, values, k)[present], agg["mean"].to_numpy())
+    assert np.array_equal(np.sqrt(gs.variances(labels, values, k))[present], agg["std"].to_numpy(), equal_nan=True)
+    med, qv = gs.order_stats(labels, values, k)
+    assert np.array_equal(med[present], agg["median"].to_numpy())
+    assert np.array_equal(qv[present, 0], q[0.1].to_numpy()) and np.array_equal(qv[present, 1], q[0.9].to_numpy())
+
+
+VALUES = st.sampled_from(["normal", "ints", "tenths", "tiny"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 2000), st.integers(1, 12), VALUES, st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_figures_are_pandas_figures(n, k, kind, sort, seed):
+    for name in PATHS:
+        if name == "native" and gs._native() is None:
+            continue
+        real = gs._native
+        if name == "pandas":
+            gs._native = lambda: None
+        try:
+            rng = np.random.default_rng(seed)
+            labels = rng.integers(0, k, n).astype(np.int64)
+            if sort:
+                labels = np.sort(labels)  # (pandas sums sorted labels another way)
+            values = {"normal": rng.normal(100, 30, n), "ints": rng.integers(0, 5000, n).astype(float),
+                      "tenths": np.round(rng.uniform(0, 500, n), 1), "tiny": rng.exponential(1e-3, n)}[kind]
+            _check(labels, values)
+        finally:
+            gs._native = real
+
+
+def test_one_group_and_one_value(path):
+    _check(np.zeros(1, dtype=np.int64), np.array([3.5]))
+    _check(np.zeros(500, dtype=np.int64), np.random.default_rng(1).normal(10, 3, 500))
+
+
+def test_dense_labels_keep_pandas_order():
+    labels, keys = gs.dense(np.array([7, 3, 7, 9, 3]))
+    assert labels.tolist() == [1, 0, 1, 2, 0] and keys.tolist() == [3, 7, 9]
