@@ -1,7 +1,10 @@
 """The typer CLI: thin commands that wire parsers -> gpuscope.analysis -> reports.
 
-Each command lives in its own module in this package and registers itself on `app`.
-Heavy imports (pandas, cupy, pynvml) happen inside the commands, so `--help` stays fast.
+Each command lives in its own module in this package and registers itself on `app`, which
+is built when first asked for (`gpuscope.cli.app`, `main()`), importing the command modules
+in the order of `gpuscope --help` (the three verbs first). Heavy imports (pandas, cupy,
+pynvml) happen inside the commands, so `--help` stays fast; `gpuscope analyze ...` in its
+usual forms runs without typer at all (gpuscope/cli/fast.py).
 """
 
 from __future__ import annotations
@@ -9,23 +12,42 @@ from __future__ import annotations
 import os
 import sys
 
-from gpuscope.cli.app import app
+COMMANDS = ("run", "analyze", "compare", "record", "bandwidth", "info", "plot", "export", "bench")
 
-# Command modules register themselves on `app` when imported; the import order is the order
-# of `gpuscope --help` (the three verbs first), hence the isort exemption in pyproject.toml.
-from gpuscope.cli import run as _run  # noqa: E402,F401
-from gpuscope.cli import analyze as _analyze  # noqa: E402,F401
-from gpuscope.cli import compare as _compare  # noqa: E402,F401
-from gpuscope.cli import record as _record  # noqa: E402,F401
-from gpuscope.cli import bandwidth as _bandwidth  # noqa: E402,F401
-from gpuscope.cli import info as _info  # noqa: E402,F401
-from gpuscope.cli import plot as _plot  # noqa: E402,F401
-from gpuscope.cli import export as _export  # noqa: E402,F401
-from gpuscope.cli import bench as _bench  # noqa: E402,F401
+
+def _app():
+    import importlib
+
+    from gpuscope.cli.app import app
+
+    for name in COMMANDS:  # each registers itself on `app` when imported
+        importlib.import_module(f"gpuscope.cli.{name}")
+    globals()["app"] = app  # (importing gpuscope.cli.app bound the submodule to this name)
+    return app
+
+
+def __getattr__(name: str):
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module 'gpuscope.cli' has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not os.environ.get("GPUSCOPE_DEBUG"):
+        from gpuscope.cli import fast
+
+        try:
+            code = fast.run(words)
+        except KeyboardInterrupt:
+            sys.stderr.write("gpuscope: interrupted\n")
+            sys.exit(130)
+        if code is not None:
+            if code:
+                sys.exit(code)
+            return
+    app = _app()
     if os.environ.get("GPUSCOPE_DEBUG"):
         app(args=argv, prog_name="gpuscope")
         return

@@ -1,4 +1,7 @@
-"""Shared plumbing for CLI commands: error mapping, consoles, option parsing helpers."""
+"""Shared plumbing for CLI commands: error mapping, consoles, option parsing helpers.
+
+No typer at import: the fast analyze path (gpuscope/cli/fast.py) shares the error mapping
+without loading it."""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ import sys
 import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-import typer
 
 from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
 
@@ -23,10 +24,38 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
-def fail(message: str, code: int) -> typer.Exit:
-    """Print `gpuscope: message` on stderr and return the Exit to raise."""
+def fail(message: str, code: int):
+    """Print `gpuscope: message` on stderr and return the typer.Exit to raise."""
+    import typer
+
     say(message)
     return typer.Exit(code)
+
+
+def error_exit_code(e: BaseException) -> int:
+    """Say the one stderr line for an error a command raised and give its exit code (what
+    handle_errors maps; never a traceback unless GPUSCOPE_DEBUG=1 for a bug)."""
+    if isinstance(e, GpuscopeError):
+        say(e.one_line())
+        return e.exit_code
+    if isinstance(e, KeyboardInterrupt):
+        say("interrupted")
+        return EXIT_INTERRUPTED
+    if isinstance(e, BrokenPipeError):
+        _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
+        return 0
+    if isinstance(e, OSError):
+        if e.errno not in OUTPUT_ERRNOS:
+            say(f"internal error: OSError: {e} (set GPUSCOPE_DEBUG=1 for the traceback)")
+            return EXIT_FAILED
+        _quiet_stdout()  # a full disk or a dead terminal: say so once, on stderr
+        say(f"cannot write the output: {e.strerror or e}")
+        return EXIT_RESOURCE
+    if os.environ.get("GPUSCOPE_DEBUG"):  # a bug: still one line, unless debugging
+        traceback.print_exc()
+    say(f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
+        "(set GPUSCOPE_DEBUG=1 for the traceback)")
+    return EXIT_FAILED
 
 
 def handle_errors(fn: F) -> F:
@@ -37,31 +66,14 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import typer
+
         try:
             return fn(*args, **kwargs)
         except typer.Exit:
             raise
-        except GpuscopeError as e:
-            raise fail(e.one_line(), e.exit_code) from None
-        except KeyboardInterrupt:
-            raise fail("interrupted", EXIT_INTERRUPTED) from None
-        except BrokenPipeError:
-            _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
-            raise typer.Exit(0) from None
-        except OSError as e:
-            if e.errno not in OUTPUT_ERRNOS:
-                raise fail(f"internal error: OSError: {e} (set GPUSCOPE_DEBUG=1 for the traceback)",
-                           EXIT_FAILED) from None
-            _quiet_stdout()  # a full disk or a dead terminal: say so once, on stderr
-            raise fail(f"cannot write the output: {e.strerror or e}", EXIT_RESOURCE) from None
-        except Exception as e:  # a bug: still one line, unless debugging
-            if os.environ.get("GPUSCOPE_DEBUG"):
-                traceback.print_exc()
-            raise fail(
-                f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
-                "(set GPUSCOPE_DEBUG=1 for the traceback)",
-                EXIT_FAILED,
-            ) from None
+        except (Exception, KeyboardInterrupt) as e:
+            raise typer.Exit(error_exit_code(e)) from None
 
     return wrapper  # type: ignore[return-value]
 

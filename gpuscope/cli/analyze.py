@@ -1,26 +1,12 @@
-"""`gpuscope analyze LOG|RUNDIR`: where the time under the GPU lock goes, with a diagnosis."""
+"""`gpuscope analyze LOG|RUNDIR`: where the time under the GPU lock goes, with a diagnosis.
+The work is in gpuscope/cli/analyze_run.py (shared with the fast path, gpuscope/cli/fast.py)."""
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from gpuscope.cli._common import handle_errors, say, write_file
+from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
-
-
-def _warn_skipped(parsed, verbose: bool) -> None:
-    n = len(parsed.skipped)
-    if not n:
-        return
-    err = sys.stderr
-    if verbose:
-        err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
-        for r in parsed.skipped.itertuples():
-            err.write(f"  line {int(r.line)}: {r.reason}: {r.text}\n")
-    else:
-        err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
 
 
 @app.command(
@@ -60,41 +46,8 @@ def analyze_cmd(
         None, "--html", metavar="FILE", help="Also write a self-contained HTML report (tables, diagnosis, timeline)."
     ),
 ) -> None:
-    from gpuscope.analysis import AnalyzeOptions, analyze
-    from gpuscope.sources import open_source
-    from gpuscope.units import parse_size
+    from gpuscope.cli import analyze_run
 
-    nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
-    src = open_source(source, fmt=fmt, model=model, samples=samples, line_rate=line_rate)
-    result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
-    if src.log is not None:
-        _warn_skipped(src.log, verbose)
-    if src.trace is not None and src.trace.skipped_events:
-        say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
-    if html_file:
-        from gpuscope.analysis.projection import whatif_doc
-        from gpuscope.reports.html import analysis_report
-
-        wi = result.what_if if what_if else whatif_doc(src, abc_bytes=nbytes)
-        write_file(html_file, analysis_report(result, whatif=wi), "the HTML report")
-        say(f"wrote {html_file}")
-    if csv_dir:
-        from gpuscope.reports.csvout import write_csv
-
-        written = write_csv(result, csv_dir)
-        say(f"wrote {len(written)} CSV files to {csv_dir}")
-    if as_json:
-        from gpuscope.reports.jsonout import to_json_text
-
-        sys.stdout.write(to_json_text(result) + "\n")
-        sys.stdout.flush()
-        return
-    from gpuscope.cli._common import stdout_console
-    from gpuscope.reports.console import render_summary
-
-    con = stdout_console()
-    render_summary(result, con, records=records, verbose=verbose)
-    if what_if:
-        from gpuscope.reports.compare_console import render_whatif_doc
-
-        render_whatif_doc(result.what_if, con)
+    analyze_run.run(source, as_json=as_json, csv_dir=csv_dir, records=records, fmt=fmt, model=model,
+                    line_rate=line_rate, abc_bytes=abc_bytes, samples=samples, verbose=verbose,
+                    what_if=what_if, html_file=html_file)

@@ -1,0 +1,70 @@
+"""What `gpuscope analyze` does once its options are read, without typer: the typer command
+(gpuscope/cli/analyze.py) and the fast path of gpuscope/cli/fast.py both call `run`."""
+
+from __future__ import annotations
+
+import sys
+
+from gpuscope.cli._common import say, write_file
+from gpuscope.cli.progress import Progress
+
+
+def warn_skipped(parsed, verbose: bool) -> None:
+    n = parsed.count("skipped")
+    if not n:
+        return
+    err = sys.stderr
+    if verbose:
+        err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
+        sk = parsed.columns("skipped")
+        for line, reason, text in zip(sk["line"].tolist(), sk["reason"].tolist(), sk["text"].tolist(), strict=True):
+            err.write(f"  line {int(line)}: {reason}: {text}\n")
+    else:
+        err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
+
+
+def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, records: bool = False,
+        fmt: str | None = None, model: str | None = None, line_rate: float | None = None,
+        abc_bytes: str | None = None, samples: str | None = None, verbose: bool = False,
+        what_if: bool = False, html_file: str | None = None) -> None:
+    from gpuscope.analysis import AnalyzeOptions, analyze
+    from gpuscope.sources import open_source
+    from gpuscope.units import parse_size
+
+    nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
+    with Progress(source) as progress:
+        src = open_source(source, fmt=fmt, model=model, samples=samples, line_rate=line_rate,
+                          progress=progress.reading)
+        progress.step("analyzing")
+        result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
+    if src.log is not None:
+        warn_skipped(src.log, verbose)
+    if src.trace is not None and src.trace.skipped_events:
+        say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
+    if html_file:
+        from gpuscope.analysis.projection import whatif_doc
+        from gpuscope.reports.html import analysis_report
+
+        wi = result.what_if if what_if else whatif_doc(src, abc_bytes=nbytes)
+        write_file(html_file, analysis_report(result, whatif=wi), "the HTML report")
+        say(f"wrote {html_file}")
+    if csv_dir:
+        from gpuscope.reports.csvout import write_csv
+
+        written = write_csv(result, csv_dir)
+        say(f"wrote {len(written)} CSV files to {csv_dir}")
+    if as_json:
+        from gpuscope.reports.jsonout import to_json_text
+
+        sys.stdout.write(to_json_text(result) + "\n")
+        sys.stdout.flush()
+        return
+    from gpuscope.cli._common import stdout_console
+    from gpuscope.reports.console import render_summary
+
+    con = stdout_console()
+    render_summary(result, con, records=records, verbose=verbose)
+    if what_if:
+        from gpuscope.reports.compare_console import render_whatif_doc
+
+        render_whatif_doc(result.what_if, con)

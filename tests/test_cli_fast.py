@@ -1,0 +1,86 @@
+"""`gpuscope analyze` runs without typer for its usual command lines (gpuscope/cli/fast.py):
+the same stdout, stderr and exit code as through the typer application, and typer reads
+everything the fast path does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscope import cli
+from gpuscope.cli import fast
+from tests.conftest import DATA, EXAMPLES
+
+ART = str(EXAMPLES / "article_excerpt.log")
+DAEMON = str(EXAMPLES / "cuzk_daemon.log")
+RUN = str(DATA / "h200_contention" / "pageable-c8")
+
+HANDLED = [
+    ["analyze", ART],
+    ["analyze", ART, "--json"],
+    ["analyze", "--json", ART],
+    ["analyze", ART, "--records", "-v"],
+    ["analyze", ART, "--verbose", "--format", "kv"],
+    ["analyze", ART, "--format=condensed", "--json"],
+    ["analyze", DAEMON, "--json", "--line-rate", "55.5"],
+    ["analyze", DAEMON, "--line-rate=1e1", "--abc-bytes", "1.5G"],
+    ["analyze", RUN, "--json", "--what-if"],
+    ["analyze", ART, "--format", "xml"],            # usage error, exit 2
+    ["analyze", ART, "--format="],                  # empty format: usage error
+    ["analyze", "/nonexistent/x.log"],              # exit 3
+    ["analyze", ART, "--abc-bytes", "lots"],        # bad size
+    ["analyze", ART, "--model", "/nonexistent.toml"],
+    ["analyze", DAEMON, "--samples", "/nonexistent.csv"],
+]
+NOT_HANDLED = [
+    ["analyze"], ["analyze", "--help"], ["analyze", ART, "-h"], ["analyze", ART, "--jsn"],
+    ["analyze", ART, "--json", "--json"], ["analyze", ART, ART], ["analyze", ART, "--line-rate", "nan"],
+    ["analyze", ART, "--line-rate", "-5"], ["analyze", ART, "--csv"], ["analyze", ART, "--json=1"],
+    ["analyze", "--", ART], ["analyze", ART, "-vv"], ["info"], ["plot", ART, "-o", "x.png"], [],
+]
+
+
+def _run(argv, capsys, monkeypatch, *, fast_path: bool):
+    if not fast_path:
+        monkeypatch.setattr(fast, "run", lambda words: None)
+    code = 0
+    try:
+        cli.main(argv)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    out = capsys.readouterr()
+    monkeypatch.undo()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv", HANDLED, ids=lambda a: " ".join(a[1:])[-60:])
+def test_the_fast_path_answers_as_typer_does(argv, capsys, monkeypatch):
+    assert fast.parse(argv) is not None
+    assert _run(argv, capsys, monkeypatch, fast_path=True) == _run(argv, capsys, monkeypatch, fast_path=False)
+
+
+@pytest.mark.parametrize("argv", NOT_HANDLED, ids=lambda a: " ".join(a) or "(none)")
+def test_anything_else_goes_to_typer(argv):
+    assert fast.parse(argv) is None
+
+
+def test_csv_and_html_through_the_fast_path(tmp_path, capsys, monkeypatch):
+    for fast_path in (True, False):
+        d = tmp_path / ("fast" if fast_path else "typer")
+        argv = ["analyze", DAEMON, "--csv", str(d / "csv"), "--html", str(d / "r.html")]
+        d.mkdir()
+        code, out, err = _run(argv, capsys, monkeypatch, fast_path=fast_path)
+        assert code == 0 and "wrote" in err
+    for name in ("components.csv", "records.csv", "stats.csv"):
+        assert (tmp_path / "fast" / "csv" / name).read_bytes() == (tmp_path / "typer" / "csv" / name).read_bytes()
+    assert (tmp_path / "fast" / "r.html").stat().st_size > 1000
+
+
+def test_the_json_path_loads_neither_typer_nor_pandas_nor_rich():
+    import subprocess
+    import sys
+
+    probe = (f"import sys; from gpuscope.cli import main; main(['analyze', {DAEMON!r}, '--json']); "
+             "print(sorted(m for m in ('typer', 'pandas', 'rich', 'matplotlib') if m in sys.modules), file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == "[]"
