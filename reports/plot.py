@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from gpuscope.reports.lanes import assign_lanes
@@ -81,7 +82,8 @@ def render_timeline(
     fig.suptitle(title, x=0.01, ha="left", fontsize=12, fontweight="bold")
     last = axes[-1]
     if p.lanes:
-        _lanes_panel(axes.pop(0), p.lanes, t0)
+        lo, hi = (view if view is not None else (t0, t1 if t1 > t0 else t0 + 1))
+        _lanes_panel(axes.pop(0), p.lanes, t0, (lo, hi))
     shaded = False
     for ok, draw in ((p.pcie, lambda ax: _pcie_panel(ax, samples, t0, line_rate_gbs)),
                      (p.sm, lambda ax: _sm_panel(ax, samples, t0)),
@@ -110,28 +112,98 @@ def _extent(phases, samples, counters, origin, view) -> tuple[float, float]:
     return t0, t1
 
 
-def _lanes_panel(ax: Any, lanes: list, t0: float) -> None:
+# A lane with more intervals than the panel has pixel columns is drawn aggregated: its time
+# is cut into AGG_COLUMNS buckets and each bucket is a column stacked by each phase's share
+# of the bucket (the white above the stack: no phase), which a reader can see at any size;
+# a million sub-pixel rectangles are slow to draw and come out as a faint smear.
+AGG_COLUMNS = 1200
+AGG_ROWS = 30  # vertical resolution of a stacked column
+
+
+def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | None = None) -> None:
     from matplotlib.patches import Patch
 
     seen: dict[str, tuple[int, str]] = {}
     yticks, ylabels = [], []
+    most = max((len(lane.main) + len(lane.side) for lane in lanes), default=0)
+    aggregate = span is not None and most > AGG_COLUMNS and span[1] > span[0]
     for y, lane in enumerate(reversed(lanes)):
         yticks.append(y)
         ylabels.append(lane.label)
         for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
+            if aggregate:
+                _shares_row(ax, df, span, t0, y0, h, seen)
+                continue
             for phase, pg in df.groupby("phase", sort=False):
                 st = style_for(str(phase))
                 bars = list(zip(pg["t_start"] - t0, pg["t_end"] - pg["t_start"], strict=True))
                 ax.broken_barh(bars, (y0, h), facecolors=st.color, edgecolor=edge, linewidth=0.4)
                 seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
     ax.set_yticks(yticks, ylabels)
-    ax.set_ylim(-0.6, len(lanes) - 0.3)
+    ax.set_ylim(-1.05 if aggregate else -0.6, len(lanes) - 0.3)
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(facecolor=c, label=lab) for lab, (_, c) in sorted(seen.items(), key=lambda kv: kv[1][0])]
     longest = max((len(h.get_label()) for h in handles), default=0)
     ncol = 9 if len(handles) <= 9 and longest <= 22 else 6 if longest <= 28 else 4
     ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(ncol, len(handles)),
               fontsize=8.5, frameon=False)
+    if aggregate:  # the note, under the lowest lane
+        from matplotlib.transforms import blended_transform_factory
+
+        width = (span[1] - span[0]) / AGG_COLUMNS
+        ax.text(0.998, -0.8, f"aggregated ({most:,} intervals in a lane): each column is {_duration(width)}, "
+                "stacked by the share of each phase (white: none)",
+                transform=blended_transform_factory(ax.transAxes, ax.transData), ha="right", va="center",
+                fontsize=8, color="#444444")
+
+
+def _duration(s: float) -> str:
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 60:
+        return f"{s / 60:.1f} min"
+    if s >= 1:
+        return f"{s:.1f} s"
+    return f"{s * 1e3:.1f} ms"
+
+
+def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], np.ndarray]:
+    """(phase style labels in legend order, their share of each of n buckets of [lo, hi])."""
+    from gpuscope.analysis.intervals import cumulative
+
+    edges = np.linspace(lo, hi, n + 1)
+    width = (hi - lo) / n
+    out: dict[str, np.ndarray] = {}
+    order: dict[str, int] = {}
+    for phase, pg in df.groupby("phase", sort=False):
+        st = style_for(str(phase))
+        covered = np.diff(cumulative(pg["t_start"].to_numpy(float), pg["t_end"].to_numpy(float), 1.0, edges))
+        out[st.label] = out.get(st.label, 0.0) + covered / width
+        order.setdefault(st.label, order_key(str(phase))[0])
+    labels = sorted(out, key=lambda lab: (order[lab], lab))
+    return labels, (np.array([out[lab] for lab in labels]) if labels else np.zeros((0, n)))
+
+
+def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float, y0: float, h: float,
+                seen: dict) -> None:
+    """One lane row as an image: per bucket a column stacked by the phases' shares."""
+    from matplotlib.colors import to_rgba
+
+    if not len(df):
+        return
+    labels, sh = shares(df, span[0], span[1], AGG_COLUMNS)
+    colors = {}
+    for phase in df["phase"].unique():
+        st = style_for(str(phase))
+        colors[st.label] = st.color
+        seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
+    bound = np.rint(np.cumsum(np.clip(sh, 0.0, 1.0), axis=0) * AGG_ROWS)  # (phases, buckets): stack tops
+    rows = np.arange(AGG_ROWS)[None, :, None] + 0.5
+    idx = (bound[:, None, :] <= rows).sum(axis=0)  # (rows, buckets): phase k at pixel rows below its top
+    palette = np.array([to_rgba(colors[lab]) for lab in labels] + [(1.0, 1.0, 1.0, 0.0)])
+    img = palette[np.minimum(idx, len(labels))]
+    ax.imshow(img, extent=(span[0] - t0, span[1] - t0, y0, y0 + h), origin="lower", aspect="auto",
+              interpolation="nearest", zorder=2)
 
 
 def _per_gpu(samples: pd.DataFrame, col: str):

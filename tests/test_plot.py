@@ -97,3 +97,27 @@ def test_window_keeps_the_run_time_scale_and_sparse_gpm_draws_as_steps():
     fig = render_timeline(ph, sm, title="all")
     xs = fig.axes[-1].lines[0].get_xdata()
     assert len(xs) == sm["sm_active"].notna().sum()  # NaN rows dropped, not drawn as gaps
+
+
+def test_lanes_with_more_intervals_than_pixels_are_drawn_aggregated():
+    """A lane of 20,000 phases: stacked share columns (one image per lane row), a note that
+    says so, the legend of the phases drawn; few phases keep their rectangles."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuscope.reports import plot as P
+
+    n = 20_000
+    t = np.arange(n, dtype=float)
+    ph = pd.DataFrame({"worker": 0, "gpu": 0, "partition": np.arange(n), "phase": np.where(t % 4 < 1, "h2d", "msm"),
+                       "t_start": 1.7e9 + t, "t_end": 1.7e9 + t + 0.5})
+    fig = P.render_timeline(ph, None, title="big")
+    ax = fig.axes[0]
+    assert len(ax.images) == 1 and not ax.collections
+    assert any("aggregated" in txt.get_text() for txt in ax.texts)
+    assert {h.get_label() for h in ax.get_legend().legend_handles} == {"upload H2D", "MSM"}
+    labels, sh = P.shares(ph, 1.7e9, 1.7e9 + n, 100)
+    assert labels == ["upload H2D", "MSM"]
+    assert np.allclose(sh.sum(axis=0), 0.5) and np.allclose(sh[0], 0.125)  # a quarter of the busy half
+    small = P.render_timeline(ph.iloc[:50], None, title="small")
+    assert not small.axes[0].images and small.axes[0].collections

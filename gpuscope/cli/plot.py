@@ -33,13 +33,16 @@ def plot_cmd(
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
     from gpuscope.cli._common import write_file
+    from gpuscope.cli.progress import Progress
     from gpuscope.reports.plot import view_png
     from gpuscope.reports.titles import source_title
     from gpuscope.sources import open_source
 
-    src = open_source(source, fmt=fmt, model=model, samples=samples)
-    tv = window(timeline_view(src), start, end)
-    png = view_png(tv, title=title or source_title(src, tv.records))
+    with Progress(source) as progress:
+        src = open_source(source, fmt=fmt, model=model, samples=samples, progress=progress.reading)
+        progress.step("drawing")
+        tv = window(timeline_view(src), start, end)
+        png = view_png(tv, title=title or source_title(src, tv.records))
     write_file(output, png, "the PNG")
     smp = tv.samples
     sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
