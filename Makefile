@@ -29,7 +29,8 @@ test: venv
 test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu
 
-## bench: analyze throughput on a generated 1,000,000-line daemon log, and on a 1,000,000-event profiler trace
+## bench: the analyzer's targets (1M- and 2M-line daemon logs, the article's excerpt, plot), each
+## beside its figure, the format shapes, and a 1,000,000-event profiler trace
 bench: venv
 	$(BIN)/python tools/bench_analyze.py
 	$(BIN)/python tools/bench_trace.py

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""`make bench`: analyze throughput on a generated 1,000,000-line cuzk daemon log.
+"""`make bench`: the analyzer's performance targets (issue 14), each beside its figure.
 
-Generates bench-out/daemon_1m.log once (tools/gen_daemon_log.py, seed 1, ISO prefixes,
-~100 MB), then times, each as a fresh process, median of --runs:
+Generates once, under bench-out/ (tools/gen_daemon_log.py, ISO prefixes): a 1,000,000-line
+cuzk daemon log (seed 1, ~99 MB) and a 2,000,000-line one (seed 2, ~197 MB), then times each
+command as a fresh process (median of --runs; CPU seconds = user + system of the process and
+its children, the stable figure on a shared machine; peak RSS; wall):
 
-    gpuscope analyze FILE --json > pipe           the issue's target: <= 3 s, peak RSS < 1.5 GB
-    python -c 'parsers.parse_log(FILE)'           the parser's share (budget 1.6 s incl. start)
-    grep -c CUZK FILE                             the floor: reading the bytes once
+    gpuscope analyze daemon_1000000.log --json        target <= 1.5 CPU-s, <= 400 MB
+    gpuscope analyze examples/article_excerpt.log     target <= 0.4 CPU-s
+    gpuscope analyze daemon_2000000.log --json        target: linear in the 1M figure, progress on stderr
+    gpuscope plot daemon_2000000.log -o x.png         target <= 5 s, lanes aggregated
 
-and prints wall seconds, lines/s, MB/s and peak RSS for each. Exit 1 if a command fails.
-`--shape condensed|kv|lines` times a generated log of another format instead (the article's
-condensed lines, key=value lines, timing lines as people print them: bench-out/<shape>_N.log,
-seed 1, ISO prefixes, one noise line in four).
+and `analyze --json` of 1M-line logs of each format shape (cuzk, condensed, kv, lines: the
+article's condensed lines, key=value lines, timing lines as people print them; seed 1, one
+noise line in four), once each, with the scanner that read them. Bytecode is cached first
+(one warm-up run), as after an install. Exit 1 if a command fails.
 
-    python tools/bench_analyze.py [--runs 5] [--lines 1000000] [--file PATH] [--shape cuzk]
+    python tools/bench_analyze.py [--runs 3] [--no-shapes] [--pure] [--tree OTHER_CHECKOUT]
+    python tools/bench_analyze.py --shape kv [--lines N] [--file PATH]   one log: analyze, parse_log, grep
 """
 
 from __future__ import annotations
@@ -29,15 +33,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET_S = 3.0
-TARGET_RSS_MB = 1500
+OUT = REPO / "bench-out"
+EXCERPT = REPO / "examples" / "article_excerpt.log"
+TARGET_1M_CPU, TARGET_1M_RSS = 1.5, 400
+TARGET_EXCERPT_CPU = 0.4
+TARGET_PLOT_S = 5.0
+LINEAR_SLACK = 2.2  # the 2M figure may be at most this many times the 1M one
+SHAPES = ("cuzk", "condensed", "kv", "lines")
 
 
-def generate(path: Path, lines: int) -> None:
+def generate(path: Path, lines: int, seed: int = 1) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     subprocess.run([sys.executable, str(REPO / "tools" / "gen_daemon_log.py"), "--lines", str(lines),
-                    "--seed", "1", "--prefix", "iso", "-o", str(tmp)], check=True)
+                    "--seed", str(seed), "--prefix", "iso", "-o", str(tmp)], check=True)
     tmp.replace(path)
 
 
@@ -74,97 +83,178 @@ def generate_shape(path: Path, lines: int, shape: str) -> None:
     tmp.replace(path)
 
 
-def run_once(cmd: list[str]) -> tuple[float, float, int]:
-    """(wall s, peak RSS MB, exit code) of one run, stdout discarded."""
+def log_of(name: str, lines: int, make) -> Path:
+    path = OUT / f"{name}_{lines}.log"
+    if not path.exists():
+        print(f"bench: generating {path} ({lines:,} lines) ...", flush=True)
+        make(path)
+    return path
+
+
+PURE = False  # --pure: the children run the Python path
+
+
+def env() -> dict:
+    e = dict(os.environ)
+    e.pop("PYTHONDONTWRITEBYTECODE", None)  # cached bytecode, as after an install
+    e.pop("GPUSCOPE_PURE_SCANNER", None)
+    if PURE:
+        e["GPUSCOPE_PURE_SCANNER"] = "1"
+    return e
+
+
+def run_once(cmd: list[str]) -> dict:
+    """One run: wall s, CPU s (user + system, with children), peak RSS MB, exit code, stderr."""
     t0 = time.perf_counter()
     # stdout to a pipe, not /dev/null: GNU grep stops at the first match when it sees /dev/null
     with tempfile.TemporaryFile() as errf:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, cwd=REPO)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, cwd=REPO, env=env())
         while proc.stdout.read(1 << 20):
             pass
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.stdout.close()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         errf.seek(0)
         err = errf.read().decode(errors="replace")
-    if proc.returncode not in (0, 1) or (proc.returncode == 1 and "grep" not in cmd[0]):
-        sys.stderr.write(f"bench: {' '.join(cmd[:3])} ... exited {proc.returncode}: {err.strip()[-300:]}\n")
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1) or (code == 1 and "grep" not in cmd[0]):
+        sys.stderr.write(f"bench: {' '.join(cmd[:3])} ... exited {code}: {err.strip()[-300:]}\n")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss / 1024.0, "code": code,
+            "err": err}
 
 
-def bench(name: str, cmd: list[str], runs: int, n_lines: int, size_mb: float) -> dict:
-    walls, rss, codes = [], [], []
-    for _ in range(runs):
-        w, r, c = run_once(cmd)
-        walls.append(w)
-        rss.append(r)
-        codes.append(c)
-    med = statistics.median(walls)
-    return {"name": name, "median_s": med, "min_s": min(walls), "max_s": max(walls),
-            "lines_per_s": n_lines / med, "mb_per_s": size_mb / med, "peak_rss_mb": max(rss),
-            "ok": all(c == 0 for c in codes)}
+def bench(cmd: list[str], runs: int) -> dict:
+    rs = [run_once(cmd) for _ in range(runs)]
+    med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
+    return {"wall": med("wall"), "cpu": med("cpu"), "rss": max(r["rss"] for r in rs),
+            "ok": all(r["code"] == 0 for r in rs), "err": rs[-1]["err"], "runs": runs}
 
 
-def analyze_cmd(path: Path) -> list[str]:
+TREE: Path | None = None  # --tree: run another source checkout's gpuscope (before/after figures)
+# that checkout's gpuscope, not this venv's editable one (its import mapping is dropped)
+RUNNER = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in "
+          "(getattr(f, '__module__', '') + getattr(f, '__name__', '') + type(f).__name__).lower()]; "
+          "sys.path.insert(0, sys.argv.pop(1)); from gpuscope.cli import main; sys.argv[0] = 'gpuscope'; main()")
+
+
+def gpuscope(*args: str) -> list[str]:
+    if TREE is not None:
+        return [sys.executable, "-c", RUNNER, str(TREE), *args]
     exe = Path(sys.executable).parent / "gpuscope"
     base = [str(exe)] if exe.exists() else [sys.executable, "-m", "gpuscope"]
-    return [*base, "analyze", str(path), "--json"]
+    return [*base, *args]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--file", type=Path, default=None, help="log to time (default: generated)")
-    ap.add_argument("--shape", choices=("cuzk", "condensed", "kv", "lines"), default="cuzk",
-                    help="format of the generated log (default: the cuzk daemon log)")
-    args = ap.parse_args(argv)
+def scanner() -> str:
+    if TREE is not None:
+        return f"{TREE.name}'s own"
+    code = ("from gpuscope.parsers import logparse; from gpuscope.analysis import groupstats; "
+            "print('compiled' if logparse.compiled_scanner() else 'python', "
+            "'C' if groupstats._native() else 'pandas')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), cwd=REPO)
+    return p.stdout.strip() or "?"
+
+
+def fig(r: dict, rss: bool = True) -> str:
+    return f"{r['cpu']:.2f} CPU-s, " + (f"{r['rss']:.0f} MB, " if rss else "") + f"{r['wall']:.2f} s wall"
+
+
+def targets(runs: int, shapes: bool) -> int:
+    m1 = log_of("daemon", 1_000_000, lambda p: generate(p, 1_000_000, 1))
+    m2 = log_of("daemon", 2_000_000, lambda p: generate(p, 2_000_000, 2))
+    sc, stats = (scanner().split() + ["?", "?"])[:2] if TREE is None else (scanner(), "its own way")
+    print(f"bench: {os.cpu_count()} CPUs, {sc} scanner, statistics in {stats}; median of {runs} "
+          "(CPU seconds are the stable figure on a shared machine)"
+          + (f"; gpuscope of {TREE}" if TREE else ""), flush=True)
+    run_once(gpuscope("analyze", str(EXCERPT), "--json"))  # warm-up: bytecode cached
+    out = tempfile.mkdtemp(prefix="gpuscope-bench-")
+    rows = []
+    a1 = bench(gpuscope("analyze", str(m1), "--json"), runs)
+    ok1 = a1["cpu"] <= TARGET_1M_CPU and a1["rss"] <= TARGET_1M_RSS and a1["ok"]
+    rows.append((f"analyze --json, 1M-line daemon log ({m1.stat().st_size / 1e6:.0f} MB)", fig(a1),
+                 f"<= {TARGET_1M_CPU} CPU-s, <= {TARGET_1M_RSS} MB", ok1))
+    ex = bench(gpuscope("analyze", str(EXCERPT)), max(runs, 5))
+    rows.append(("analyze, the article's 12-line excerpt", fig(ex), f"<= {TARGET_EXCERPT_CPU} CPU-s",
+                 ex["cpu"] <= TARGET_EXCERPT_CPU and ex["ok"]))
+    a2 = bench(gpuscope("analyze", str(m2), "--json"), runs)
+    progress = any(f"gpuscope: {w} " in a2["err"] for w in ("reading", "analyzing"))
+    ratio = a2["cpu"] / a1["cpu"] if a1["cpu"] else float("nan")
+    rows.append((f"analyze --json, 2M-line daemon log ({m2.stat().st_size / 1e6:.0f} MB)",
+                 fig(a2) + f"; {ratio:.2f}x the 1M CPU-s; progress on stderr: {'yes' if progress else 'no'}",
+                 f"linear (<= {LINEAR_SLACK}x), progress", ratio <= LINEAR_SLACK and progress and a2["ok"]))
+    png = str(Path(out) / "timeline.png")
+    pl = bench(gpuscope("plot", str(m2), "-o", png), runs)
+    rows.append(("plot, 2M-line daemon log", fig(pl), f"<= {TARGET_PLOT_S:.0f} s, lanes aggregated",
+                 pl["wall"] <= TARGET_PLOT_S and pl["ok"]))
+    w = max(len(r[0]) for r in rows)
+    print(f"\n{'work':<{w}}  {'figure':<58}  {'target':<30}  verdict")
+    for work, figure, target, ok in rows:
+        print(f"{work:<{w}}  {figure:<58}  {target:<30}  {'met' if ok else 'NOT met'}")
+    print(f"(the plot: {png})")
+    failed = not all(r["ok"] for r in (a1, ex, a2, pl))
+    if shapes:
+        print(f"\nformat shapes: analyze --json of 1,000,000-line logs, once each ({sc} scanner where "
+              "the format has it; `lines` is read in Python)")
+        print(f"{'shape':<10} {'MB':>6} {'CPU-s':>7} {'RSS MB':>7} {'wall s':>7} {'CPU us/line':>12}")
+        for shape in SHAPES:
+            name = "daemon" if shape == "cuzk" else shape
+            path = m1 if shape == "cuzk" else log_of(name, 1_000_000, lambda p, s=shape: generate_shape(p, 1_000_000, s))
+            r = bench(gpuscope("analyze", str(path), "--json"), 1)
+            failed |= not r["ok"]
+            print(f"{shape:<10} {path.stat().st_size / 1e6:6.1f} {r['cpu']:7.2f} {r['rss']:7.0f} {r['wall']:7.2f} "
+                  f"{r['cpu'] * 1e6 / 1_000_000:12.2f}")
+    return 1 if failed else 0
+
+
+def one_log(args) -> int:
+    """The single-log mode: analyze --json, parse_log alone, and grep (the floor)."""
     name = "daemon" if args.shape == "cuzk" else args.shape
-    path = args.file or REPO / "bench-out" / f"{name}_{args.lines}.log"
+    path = args.file or OUT / f"{name}_{args.lines}.log"
     if args.file is None and not path.exists():
         print(f"bench: generating {path} ({args.lines} lines) ...", flush=True)
-        if args.shape == "cuzk":
-            generate(path, args.lines)
-        else:
-            generate_shape(path, args.lines, args.shape)
+        (generate(path, args.lines) if args.shape == "cuzk" else generate_shape(path, args.lines, args.shape))
     if not path.is_file():
         print(f"bench: {path}: no such file", file=sys.stderr)
         return 3
     with open(path, "rb") as f:
         n_lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
     size_mb = path.stat().st_size / 1e6
-    print(f"bench: {path.name}: {n_lines} lines, {size_mb:.1f} MB, {os.cpu_count()} CPUs, "
+    print(f"bench: {path.name}: {n_lines} lines, {size_mb:.1f} MB, {os.cpu_count()} CPUs, {scanner()}, "
           f"median of {args.runs}", flush=True)
-
-    results = []
-    have_analyze = run_once([*analyze_cmd(path)[:-2], "--help"])[2] == 0
-    if have_analyze:
-        results.append(bench("gpuscope analyze --json", analyze_cmd(path), args.runs, n_lines, size_mb))
-    else:
-        print("bench: `gpuscope analyze` is not available; timing the parser only", flush=True)
+    run_once(gpuscope("analyze", str(EXCERPT), "--json"))
     parse = ("import sys; from gpuscope import parsers; p = parsers.parse_log(sys.argv[1]); "
-             "print(len(p.records), len(p.components))")
-    results.append(bench("parsers.parse_log", [sys.executable, "-c", parse, str(path)],
-                         args.runs, n_lines, size_mb))
+             "print(p.count('records'), p.count('components'))")
+    results = [("gpuscope analyze --json", bench(gpuscope("analyze", str(path), "--json"), args.runs)),
+               ("parsers.parse_log", bench([sys.executable, "-c", parse, str(path)], args.runs))]
     grep = shutil.which("grep")
     if grep:
         word = "CUZK" if args.shape == "cuzk" else "ms"
-        results.append(bench(f"grep -c {word} (floor)", [grep, "-c", word, str(path)],
-                             args.runs, n_lines, size_mb))
+        results.append((f"grep -c {word} (floor)", bench([grep, "-c", word, str(path)], args.runs)))
+    print(f"{'command':<26} {'CPU s':>7} {'wall s':>7} {'lines/s':>12} {'MB/s':>8} {'peak RSS MB':>12}")
+    for name, r in results:
+        print(f"{name:<26} {r['cpu']:7.3f} {r['wall']:7.3f} {n_lines / r['wall']:12,.0f} {size_mb / r['wall']:8.1f} "
+              f"{r['rss']:12.0f}" + ("" if r["ok"] or "grep" in name else "  FAILED"))
+    return 0 if all(r["ok"] for n, r in results if "grep" not in n) else 1
 
-    print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7} {'lines/s':>12} "
-          f"{'MB/s':>8} {'peak RSS MB':>12}")
-    for r in results:
-        print(f"{r['name']:<26} {r['median_s']:9.3f} {r['min_s']:7.3f} {r['max_s']:7.3f} "
-              f"{r['lines_per_s']:12,.0f} {r['mb_per_s']:8.1f} {r['peak_rss_mb']:12.0f}"
-              + ("" if r["ok"] else "  FAILED"))
-    if have_analyze:
-        a = results[0]
-        verdict = a["median_s"] <= TARGET_S and a["peak_rss_mb"] < TARGET_RSS_MB
-        print(f"target: analyze <= {TARGET_S:.1f} s and RSS < {TARGET_RSS_MB} MB: "
-              f"{'met' if verdict else 'NOT met'}")
-    return 0 if all(r["ok"] for r in results) else 1
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-shapes", action="store_true", help="skip the format shapes table")
+    ap.add_argument("--shape", choices=SHAPES, default=None, help="time one generated log of this shape")
+    ap.add_argument("--lines", type=int, default=1_000_000, help="lines of that log (with --shape)")
+    ap.add_argument("--file", type=Path, default=None, help="time this log instead (single-log mode)")
+    ap.add_argument("--pure", action="store_true", help="GPUSCOPE_PURE_SCANNER=1: the Python path")
+    ap.add_argument("--tree", type=Path, default=None,
+                    help="time the gpuscope of another source checkout (e.g. a `git archive` of an older commit)")
+    args = ap.parse_args(argv)
+    global PURE, TREE
+    PURE = args.pure
+    TREE = args.tree.resolve() if args.tree else None
+    if args.shape is not None or args.file is not None:
+        args.shape = args.shape or "cuzk"
+        return one_log(args)
+    return targets(args.runs, not args.no_shapes)
 
 
 if __name__ == "__main__":
