@@ -25,31 +25,43 @@ static int get(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *what)
     return 0;
 }
 
+/* labels and values of one call: 0 and the buffers (released by the caller), -1 on error */
+static int groups(PyObject *lo, PyObject *vo, Py_ssize_t k, Py_buffer *lb, Py_buffer *vb, Py_ssize_t *n) {
+    if (k < 0) { PyErr_SetString(PyExc_ValueError, "k < 0"); return -1; }
+    if (get(lo, lb, 8, "labels") < 0) return -1;
+    if (get(vo, vb, 8, "values") < 0) { PyBuffer_Release(lb); return -1; }
+    *n = lb->len / 8;
+    if (vb->len / 8 != *n) {
+        PyBuffer_Release(lb); PyBuffer_Release(vb);
+        PyErr_SetString(PyExc_ValueError, "labels and values differ in length");
+        return -1;
+    }
+    return 0;
+}
+
+/* two float64 / int64 results of k items */
+static int results(Py_ssize_t k, PyObject **a, PyObject **b) {
+    *a = PyByteArray_FromStringAndSize(NULL, k * 8);
+    *b = PyByteArray_FromStringAndSize(NULL, k * 8);
+    if (!*a || !*b) { Py_XDECREF(*a); Py_XDECREF(*b); return -1; }
+    memset(PyByteArray_AS_STRING(*a), 0, (size_t)k * 8);
+    memset(PyByteArray_AS_STRING(*b), 0, (size_t)k * 8);
+    return 0;
+}
+
 static PyObject *kahan_sums(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *lo, *vo;
-    Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOn", &lo, &vo, &k)) return NULL;
-    if (k < 0) { PyErr_SetString(PyExc_ValueError, "k < 0"); return NULL; }
+    PyObject *lo, *vo, *so, *co;
+    Py_ssize_t k, n;
     Py_buffer lb, vb;
-    if (get(lo, &lb, 8, "labels") < 0) return NULL;
-    if (get(vo, &vb, 8, "values") < 0) { PyBuffer_Release(&lb); return NULL; }
-    Py_ssize_t n = lb.len / 8;
-    if (vb.len / 8 != n) {
-        PyBuffer_Release(&lb); PyBuffer_Release(&vb);
-        PyErr_SetString(PyExc_ValueError, "labels and values differ in length");
-        return NULL;
-    }
-    PyObject *so = PyByteArray_FromStringAndSize(NULL, k * 8), *co = PyByteArray_FromStringAndSize(NULL, k * 8);
+    if (!PyArg_ParseTuple(args, "OOn", &lo, &vo, &k) || groups(lo, vo, k, &lb, &vb, &n) < 0) return NULL;
     double *comp = (double *)PyMem_Calloc((size_t)(k ? k : 1), sizeof(double));
-    if (!so || !co || !comp) {
-        Py_XDECREF(so); Py_XDECREF(co); PyMem_Free(comp); PyBuffer_Release(&lb); PyBuffer_Release(&vb);
+    if (!comp || results(k, &so, &co) < 0) {
+        PyMem_Free(comp); PyBuffer_Release(&lb); PyBuffer_Release(&vb);
         return PyErr_NoMemory();
     }
     double *sum = (double *)PyByteArray_AS_STRING(so);
     int64_t *cnt = (int64_t *)PyByteArray_AS_STRING(co);
-    memset(sum, 0, (size_t)k * 8);
-    memset(cnt, 0, (size_t)k * 8);
     const int64_t *lab = (const int64_t *)lb.buf;
     const double *val = (const double *)vb.buf;
     int bad = 0;
@@ -78,31 +90,19 @@ static PyObject *kahan_sums(PyObject *self, PyObject *args) {
 
 static PyObject *welford(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *lo, *vo;
-    Py_ssize_t k;
+    PyObject *lo, *vo, *mo, *wo;
+    Py_ssize_t k, n;
     int ddof;
-    if (!PyArg_ParseTuple(args, "OOni", &lo, &vo, &k, &ddof)) return NULL;
-    if (k < 0) { PyErr_SetString(PyExc_ValueError, "k < 0"); return NULL; }
     Py_buffer lb, vb;
-    if (get(lo, &lb, 8, "labels") < 0) return NULL;
-    if (get(vo, &vb, 8, "values") < 0) { PyBuffer_Release(&lb); return NULL; }
-    Py_ssize_t n = lb.len / 8;
-    if (vb.len / 8 != n) {
-        PyBuffer_Release(&lb); PyBuffer_Release(&vb);
-        PyErr_SetString(PyExc_ValueError, "labels and values differ in length");
-        return NULL;
-    }
-    PyObject *mo = PyByteArray_FromStringAndSize(NULL, k * 8), *vo2 = PyByteArray_FromStringAndSize(NULL, k * 8);
+    if (!PyArg_ParseTuple(args, "OOni", &lo, &vo, &k, &ddof) || groups(lo, vo, k, &lb, &vb, &n) < 0) return NULL;
     double *m2 = (double *)PyMem_Calloc((size_t)(k ? k : 1), sizeof(double));
     int64_t *nobs = (int64_t *)PyMem_Calloc((size_t)(k ? k : 1), sizeof(int64_t));
-    if (!mo || !vo2 || !m2 || !nobs) {
-        Py_XDECREF(mo); Py_XDECREF(vo2); PyMem_Free(m2); PyMem_Free(nobs);
-        PyBuffer_Release(&lb); PyBuffer_Release(&vb);
+    if (!m2 || !nobs || results(k, &mo, &wo) < 0) {
+        PyMem_Free(m2); PyMem_Free(nobs); PyBuffer_Release(&lb); PyBuffer_Release(&vb);
         return PyErr_NoMemory();
     }
     double *mean = (double *)PyByteArray_AS_STRING(mo);
-    double *var = (double *)PyByteArray_AS_STRING(vo2);
-    memset(mean, 0, (size_t)k * 8);
+    double *var = (double *)PyByteArray_AS_STRING(wo);
     const int64_t *lab = (const int64_t *)lb.buf;
     const double *val = (const double *)vb.buf;
     int bad = 0;
@@ -125,11 +125,11 @@ static PyObject *welford(PyObject *self, PyObject *args) {
     PyMem_Free(m2); PyMem_Free(nobs);
     PyBuffer_Release(&lb); PyBuffer_Release(&vb);
     if (bad) {
-        Py_DECREF(mo); Py_DECREF(vo2);
+        Py_DECREF(mo); Py_DECREF(wo);
         PyErr_SetString(PyExc_ValueError, "a label >= k");
         return NULL;
     }
-    return Py_BuildValue("NN", mo, vo2);
+    return Py_BuildValue("NN", mo, wo);
 }
 
 static PyMethodDef methods[] = {

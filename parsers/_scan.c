@@ -422,16 +422,21 @@ static inline int next_tok(const char *l, Py_ssize_t n, Py_ssize_t *i, int kv, c
 
 static inline const char *find_eq(const char *t, Py_ssize_t n) { return (const char *)memchr(t, '=', (size_t)n); }
 
+/* a marker's rest without '=': informational (3+ words: not a timing line) or a cut marker
+ * (damage, Python words it) */
+static int without_fields(const char *r, Py_ssize_t rn) {
+    Py_ssize_t i = 0, cnt = 0, tn;
+    const char *t;
+    while (cnt < 3 && next_tok(r, rn, &i, 0, &t, &tn)) cnt++;
+    return cnt >= 3 ? L_IGNORE : L_PUNT;
+}
+
 /* CUZK_TIMING: the fields after "CUZK_TIMING: " (read_fields(ntt=False)) */
 static int cuzk_timing(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, int64_t ln, Py_ssize_t start) {
     const char *r = l + rest;
     Py_ssize_t rn = n - rest;
     next_gen(s);
-    if (!memchr(r, '=', (size_t)rn)) { /* informational (3+ words) or a cut marker */
-        Py_ssize_t i = 0, cnt = 0, tn; const char *t;
-        while (cnt < 3 && next_tok(r, rn, &i, 0, &t, &tn)) cnt++;
-        return cnt >= 3 ? L_IGNORE : L_PUNT;
-    }
+    if (!memchr(r, '=', (size_t)rn)) return without_fields(r, rn);
     int64_t tid = -1;
     Py_ssize_t i = 0, tn; const char *t;
     while (next_tok(r, rn, &i, 0, &t, &tn)) {
@@ -490,11 +495,7 @@ static int cuzk_ntt(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, in
     const char *r = l + rest;
     Py_ssize_t rn = n - rest;
     next_gen(s);
-    if (!memchr(r, '=', (size_t)rn)) {
-        Py_ssize_t i = 0, cnt = 0, tn; const char *t;
-        while (cnt < 3 && next_tok(r, rn, &i, 0, &t, &tn)) cnt++;
-        return cnt >= 3 ? L_IGNORE : L_PUNT;
-    }
+    if (!memchr(r, '=', (size_t)rn)) return without_fields(r, rn);
     Py_ssize_t i = 0, tn; const char *t;
     while (next_tok(r, rn, &i, 0, &t, &tn)) {
         const char *e = find_eq(t, tn);

@@ -77,6 +77,19 @@ def test_a_str_is_whole_text():
 
 # -- negative durations --------------------------------------------------------------------------
 
+GOOD = {"cuzk": TENURE, "condensed": "mutex_wait_ms=10\nntt_kernels=287ms\nmutex_held_ms=1634\n",
+        "kv": "INFO upload_ms=3 compute_ms=5\n" * 2, "lines": "step=1 h2d_ms=2.0 compute_ms=3.0\n" * 2}
+
+
+def _around(fmt: str, bad: str):
+    """The log of `fmt` with `bad` between good lines: (parsed, bad's line number), bad skipped alone."""
+    good = GOOD[fmt]
+    p = parsers.parse_log(good + bad + "\n" + good, fmt)
+    n = good.count("\n") + 1
+    assert p.skipped["line"].tolist() == [n]
+    return p, n
+
+
 NEGATIVE = [
     ("cuzk", "CUZK_TIMING: gpu_tid=0 barrier_wait_ms=-5"),
     ("cuzk", "CUZK_NTT_H: d_b_alloc=1ms ntt_kernels=-300ms"),
@@ -91,11 +104,7 @@ NEGATIVE = [
 
 @pytest.mark.parametrize("fmt, bad", NEGATIVE)
 def test_a_negative_time_is_damage(fmt, bad):
-    good = {"cuzk": TENURE, "condensed": "mutex_wait_ms=10\nntt_kernels=287ms\nmutex_held_ms=1634\n",
-            "kv": "INFO upload_ms=3 compute_ms=5\n" * 2, "lines": "step=1 h2d_ms=2.0 compute_ms=3.0\n" * 2}[fmt]
-    p = parsers.parse_log(good + bad + "\n" + good, fmt)
-    n = good.count("\n") + 1
-    assert p.skipped["line"].tolist() == [n]
+    p, n = _around(fmt, bad)
     assert "negative" in p.skipped["reason"].iloc[0]
     assert (p.components["value_ms"] >= 0).all()
     assert not (p.timeline["gpu_ms"] < 0).any() and not (p.timeline["synth_ms"] < 0).any()
@@ -122,11 +131,7 @@ REPEATED = [
 def test_a_key_printed_twice_is_damage(fmt, bad):
     """One rule in every format: which of the two values is meant cannot be known, so the
     line is skipped (neither summed in the components nor half-used in the split)."""
-    good = {"cuzk": TENURE, "condensed": "mutex_wait_ms=10\nntt_kernels=287ms\nmutex_held_ms=1634\n",
-            "kv": "INFO upload_ms=3 compute_ms=5\n" * 2, "lines": "step=1 h2d_ms=2.0 compute_ms=3.0\n" * 2}[fmt]
-    p = parsers.parse_log(good + bad + "\n" + good, fmt)
-    n = good.count("\n") + 1
-    assert p.skipped["line"].tolist() == [n]
+    p, n = _around(fmt, bad)
     assert "printed twice in one line" in p.skipped["reason"].iloc[0]
     assert n not in set(p.components["line"]) and n not in set(p.timeline["line"])
 

@@ -113,10 +113,11 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
 
 def _looks_special(head: bytes) -> bool:
     """A profiler trace or a samples file (else a log, handed to the parser by its path)."""
-    from gpuscope.parsers.kineto_json import is_trace
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):  # JSON: maybe a trace (kineto_json decides)
+        from gpuscope.parsers.kineto_json import is_trace
 
-    if is_trace(head):
-        return True
+        if is_trace(head):
+            return True
     text = head[:HEAD].decode("utf-8", errors="replace")
     if not _maybe_samples(text):
         return False
