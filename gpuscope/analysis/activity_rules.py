@@ -165,7 +165,7 @@ def gpu_starved(f, g, working, ctx) -> Finding | None:
            "workers, prefetching), overlap CPU work with GPU work, and drop per-step synchronisations "
            "(.item(), cudaDeviceSynchronize).")
     if tiny:
-        rec = ("Launch fewer, larger kernels: fuse element-wise ops (torch.compile), capture the loop in a CUDA "
+        rec = ("Launch fewer, larger kernels: fuse element-wise ops (e.g. torch.compile in PyTorch), capture the loop in a CUDA "
                "graph, batch more work per launch, and avoid a host read-back (.item()) per op.")
     return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
 
@@ -183,7 +183,7 @@ def gpu_underused(f, g, working, ctx) -> Finding | None:
     io = "PCIe quiet" if measured else "PCIe not measured"
     summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a['working_s']:.1f} s of "
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
-    rec = ("Give each launch more work (a larger batch), fuse small kernels (torch.compile, CUDA graphs) and "
+    rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
     return Diagnosis("gpu_underused", "low", summary, ev, rec), 1.0 - busy
 
