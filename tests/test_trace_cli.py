@@ -94,3 +94,21 @@ def test_compare_two_traces_before_and_after_pinning():
 def test_launch_bound_trace_from_the_h200():
     j = json.loads(cli("analyze", TRACES / "launch_bound.json.gz", "--json").stdout)
     assert j["diagnoses"][0]["id"] == "launch_bound" and j["diagnoses"][0]["severity"] == "high"
+
+
+def test_a_run_and_its_programs_trace_on_one_clock(tmp_path):
+    """record wrapped the program that wrote the trace: the trace's copies and the run's NVML RX
+    line up (both epoch seconds), and the report shows both."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.sources import open_source
+
+    run = DATA / "h200_foreign" / "runs" / "copy_pageable"
+    tv = timeline_view(open_source(run, trace=TRACES / "copy_pageable.json.gz"))
+    up = tv.phases[tv.phases["phase"] == "h2d"]
+    s = tv.samples
+    inside = s[s["t_wall"].between(up["t_start"].min() + 0.02, up["t_end"].max())]
+    rx_during = [inside[(inside["t_wall"] > a + 0.02) & (inside["t_wall"] <= b)]["rx_gbs"].median()
+                 for a, b in zip(up["t_start"], up["t_end"], strict=True) if b - a > 0.05]
+    assert rx_during and min(rx_during) > 5  # the NVML counters saw the copies where the trace put them
+    j = json.loads(cli("analyze", run, "--trace", TRACES / "copy_pageable.json.gz", "--json").stdout)
+    assert j["memcpy"][0]["count"] == 12 and j["records"] == 12 and "nvml_activity" in j

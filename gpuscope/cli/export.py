@@ -21,10 +21,13 @@ from gpuscope.cli.app import app
 )
 @handle_errors
 def export_cmd(
-    source: str = typer.Argument(..., metavar="RUN|LOG", help="Run directory or timing log."),
+    source: str = typer.Argument(..., metavar="SOURCE",
+                                help="Run directory, timing log, samples file or profiler trace."),
     perfetto: str | None = typer.Option(None, "--perfetto", metavar="FILE.json", help="Write Chrome/Perfetto trace JSON here."),
     samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to export (default: the run's)."),
     fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
+    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
+                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.errors import UsageError
@@ -39,7 +42,7 @@ def export_cmd(
     from gpuscope.reports.trace import build_trace
     from gpuscope.sources import open_source
 
-    src = open_source(source, fmt=fmt, model=model, samples=samples)
+    src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
     tv = timeline_view(src)
     trace = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
                         metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,
