@@ -3,7 +3,7 @@ and the phase intervals (PHASE_SCHEMA) the plot and the Perfetto export draw.
 
 The split table: one row per annotation name (ProfilerStep#N counted as "ProfilerStep"),
 with the role guessed from the name (the roles of gpuscope.rolemodel: an upload is h2d, a
-forward/backward gpu_compute, a data fetch cpu, a wait cpu_stall, the profiler's step info),
+forward/backward gpu_compute, a data fetch or a wait cpu_stall, the profiler's step info),
 its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
 time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
 the idle rest. Annotations nest, so rows do not add up.
@@ -16,8 +16,6 @@ and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fa
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -27,23 +25,18 @@ from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000
-ROLE_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
-    ("info", re.compile(r"^ProfilerStep")),
-    ("h2d", re.compile(r"(?i)upload|h2d|htod|host_?to_?device|to_device|copy_in|transfer|prefetch_to")),
-    ("cpu_stall", re.compile(r"(?i)sync|wait|barrier|idle|block")),
-    ("cpu", re.compile(r"(?i)data|load|fetch|prep|collate|decode|augment|tokeni|sampler|read|__next__")),
-    ("gpu_compute", re.compile(r"(?i)comput|forward|backward|fwd|bwd|step|train|matmul|gemm|kernel|model|"
-                               r"loss|optim|infer|attention|conv|layer")),
-)
 STEP = "ProfilerStep"
 
 
 def guess_role(name: str) -> str | None:
-    """The role a phase named like this plays (None: the name says nothing)."""
-    for role, rx in ROLE_PATTERNS:
-        if rx.search(name):
-            return role
-    return None
+    """The role a phase named like this plays (None: the name says nothing): the profiler's
+    step is the whole (info); every other name by the rules timing lines use
+    (gpuscope.rolemodel.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
+    if PROFILER_STEP_RE.match(name) or name == STEP:
+        return "info"
+    from gpuscope.rolemodel import guess_role as by_name
+
+    return by_name(name)[0]
 
 
 def _phase_name(name: str) -> str:
