@@ -52,6 +52,14 @@ def frames(analysis) -> dict[str, pd.DataFrame]:
     }
     if analysis.pcie is not None:
         out["pcie.csv"] = analysis.pcie
+    if analysis.activity is not None:  # NVML samples: each interval classed (computing, idle, ...)
+        out["activity_intervals.csv"] = analysis.activity.intervals
+    if analysis.trace is not None:  # a profiler trace: its copies, streams, longest gaps, phases
+        t = analysis.trace
+        out["memcpy.csv"] = pd.DataFrame(t.memcpy)
+        out["kernels.csv"] = pd.DataFrame([{k: v for k, v in r.items() if k != "top_kernels"} for r in t.kernels])
+        out["idle_gaps.csv"] = pd.json_normalize(t.idle_gaps) if t.idle_gaps else pd.DataFrame()
+        out["trace_phases.csv"] = pd.DataFrame(t.split)
     return out
 
 

@@ -112,3 +112,15 @@ def test_a_run_and_its_programs_trace_on_one_clock(tmp_path):
     assert rx_during and min(rx_during) > 5  # the NVML counters saw the copies where the trace put them
     j = json.loads(cli("analyze", run, "--trace", TRACES / "copy_pageable.json.gz", "--json").stdout)
     assert j["memcpy"][0]["count"] == 12 and j["records"] == 12 and "nvml_activity" in j
+
+
+def test_csv_of_a_trace_and_of_samples(tmp_path):
+    import csv as _csv
+
+    assert cli("analyze", TRACES / "copy_pageable.json.gz", "--csv", tmp_path / "t").exit_code == 0
+    rows = list(_csv.DictReader(open(tmp_path / "t" / "memcpy.csv")))
+    assert rows[0]["direction"] == "HtoD" and rows[0]["count"] == "12" and rows[0]["bytes"] == "6442450944"
+    assert (tmp_path / "t" / "idle_gaps.csv").read_text().startswith("rank,device,t_start")
+    samples = DATA / "h200_foreign" / "runs" / "train_slow" / "samples.csv"
+    assert cli("analyze", samples, "--csv", tmp_path / "s").exit_code == 0
+    assert (tmp_path / "s" / "activity_intervals.csv").read_text().startswith("gpu,class,t_start,t_end")
