@@ -124,3 +124,15 @@ def test_csv_of_a_trace_and_of_samples(tmp_path):
     samples = DATA / "h200_foreign" / "runs" / "train_slow" / "samples.csv"
     assert cli("analyze", samples, "--csv", tmp_path / "s").exit_code == 0
     assert (tmp_path / "s" / "activity_intervals.csv").read_text().startswith("gpu,class,t_start,t_end")
+
+
+def test_a_trace_written_into_the_run_directory_is_read_with_the_run(tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(DATA / "h200_foreign" / "runs" / "copy_pageable", run)
+    (run / "traces").mkdir()
+    shutil.copy(TRACES / "copy_pageable.json.gz", run / "traces" / "rank0.pt.trace.json.gz")
+    j = json.loads(cli("analyze", run, "--json").stdout)
+    assert j["memcpy"][0]["count"] == 12 and j["records"] == 12
+    assert j["diagnoses"][0]["id"] in ("pageable_memcpy", "h2d_bound", "pcie_underused")

@@ -166,10 +166,31 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None) -> Source:
     if src.samples is not None and src.samples.attrs.get("malformed_rows"):
         src.notes.append(f"{src.samples.attrs['malformed_rows']} malformed samples.csv rows skipped")
     src.spans = rundir.read_spans(p)
+    _attach_traces(src, p)
     if src.spans is not None and src.spans.attrs.get("malformed_rows"):
         src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
                          "(no times, or an end before its start)")
     return src
+
+
+def _attach_traces(src: Source, p: Path) -> None:
+    """Profiler traces the recorded program wrote into its run directory (e.g.
+    tensorboard_trace_handler pointed there, or a traces/ folder inside): read with the run, so
+    its events join the run's NVML samples on the epoch clock."""
+    from gpuscope.parsers.kineto_json import trace_files
+
+    for folder in (p, p / "traces"):
+        try:
+            found = trace_files(folder) if folder.is_dir() else []
+        except OSError:
+            found = []
+        if found:
+            from gpuscope.parsers.kineto import read_trace
+
+            src.trace = read_trace(folder if len(found) > 1 else found[0])
+            src.notes.append(f"profiler trace read with the run: {', '.join(f.name for f in found[:3])}"
+                             + (" ..." if len(found) > 3 else ""))
+            return
 
 
 def _nonempty(df):
