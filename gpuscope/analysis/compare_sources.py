@@ -9,16 +9,10 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
-from gpuscope.analysis.compare import (
-    DEFAULT_BOOTSTRAP,
-    Comparison,
-    Side,
-    compare,
-    component_values,
-    describe,
-)
+from gpuscope.analysis.compare import Comparison, Side, compare
+from gpuscope.analysis.compare_stats import DEFAULT_BOOTSTRAP, component_values, describe
 from gpuscope.analysis.projection import whatif_for
-from gpuscope.analysis.whatif import WhatIfUnavailable
+from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
     from gpuscope.sources import Source
