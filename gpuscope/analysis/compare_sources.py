@@ -15,6 +15,9 @@ from gpuscope.analysis.projection import whatif_for
 from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from gpuscope.analysis.result import Analysis
     from gpuscope.sources import Source
 
 
@@ -51,7 +54,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     )
 
 
-def _profiler_steps_ms(source: Source):
+def _profiler_steps_ms(source: Source) -> np.ndarray | None:
     """Durations of a profiler trace's steps (its ProfilerStep#N ranges), or None."""
     if source.trace is None:
         return None
@@ -61,7 +64,7 @@ def _profiler_steps_ms(source: Source):
     return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
 
 
-def _activity_of(analysis) -> dict | None:
+def _activity_of(analysis: Analysis) -> dict | None:
     """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
     if analysis.trace is not None:
         return analysis.trace.activity

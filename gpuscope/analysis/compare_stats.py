@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from gpuscope.analysis.compare import Side
     from gpuscope.parsers.parsed import ParsedLog
 
@@ -26,12 +28,12 @@ DEFAULT_BOOTSTRAP = 2000
 CONFIDENCE = 0.95
 
 
-def finite(values: Any) -> np.ndarray:
+def finite(values: ArrayLike) -> np.ndarray:
     v = np.asarray(values, dtype=float)
     return v[np.isfinite(v)]
 
 
-def describe(values: Any) -> dict[str, float]:
+def describe(values: ArrayLike) -> dict[str, float]:
     """count, median, p10, p90 (ms) of the finite values."""
     v = finite(values)
     if not len(v):
@@ -51,7 +53,7 @@ def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_ce
 
 
 def bootstrap_ratio(
-    a: Any, b: Any, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = CONFIDENCE
+    a: ArrayLike, b: ArrayLike, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = CONFIDENCE
 ) -> tuple[float, float, float]:
     """median(b) / median(a) and its percentile-bootstrap CI. NaNs when undefined
     (an empty side or a zero median on A)."""
@@ -113,7 +115,7 @@ def compare_components(
 
 
 
-def values_row(va: Any, vb: Any, *, seed: int, n_boot: int, name: str) -> dict[str, Any]:
+def values_row(va: ArrayLike, vb: ArrayLike, *, seed: int, n_boot: int, name: str) -> dict[str, Any]:
     """One component's row: both sides' medians and p10-p90, the B/A ratio with its CI."""
     da, db = describe(va), describe(vb)
     # Each component gets its own stream, derived from the seed and its name, so adding a

@@ -161,7 +161,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     )
 
 
-def _gaps(inp: TraceRuleInput, causes, long: bool | None) -> pd.DataFrame:
+def _gaps(inp: TraceRuleInput, causes: tuple[str, ...], long: bool | None) -> pd.DataFrame:
     g = inp.gaps
     sel = g["cause"].isin(causes)
     if long is not None:
@@ -169,7 +169,7 @@ def _gaps(inp: TraceRuleInput, causes, long: bool | None) -> pd.DataFrame:
     return g[sel]
 
 
-def _dominant_host(inp: TraceRuleInput, causes) -> tuple[str | None, str | None]:
+def _dominant_host(inp: TraceRuleInput, causes: tuple[str, ...]) -> tuple[str | None, str | None]:
     """The annotation and operator named most (by gap time) across the listed gaps."""
     ann: dict[str, float] = {}
     op: dict[str, float] = {}

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuscope.cli._common import handle_errors, say, write_file
 from gpuscope.cli.app import app
 
+if TYPE_CHECKING:
+    from gpuscope.parsers.parsed import ParsedLog
 
-def _warn_skipped(parsed, verbose: bool) -> None:
+
+def _warn_skipped(parsed: ParsedLog, verbose: bool) -> None:
     n = len(parsed.skipped)
     if not n:
         return
