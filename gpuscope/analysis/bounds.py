@@ -61,7 +61,7 @@ def compute_bounds(
     observed, obs_basis = _observed(split, timeline, model)
     floors = {"gpu": gpu_floor, "cpu": cpu_floor}
     known = {k: v for k, v in floors.items() if not math.isnan(v)}
-    binding = max(known, key=known.get) if known else None
+    binding = max(known, key=lambda k: known[k]) if known else None
     floor = known[binding] if binding else NAN
     return {
         "partitions": partitions,

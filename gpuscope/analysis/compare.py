@@ -104,8 +104,7 @@ def compare(
     if a.steps_ms is not None and b.steps_ms is not None and a.held_key not in comps:
         held_key = STEP_KEY  # two profiler traces: their steps are the records
         comps = {STEP_KEY: values_row(a.steps_ms, b.steps_ms, seed=seed, n_boot=n_boot, name=STEP_KEY), **comps}
-        for f, side in ((fa, a), (fb, b)):
-            f["partitions"] = len(side.steps_ms)
+        fa["partitions"], fb["partitions"] = len(a.steps_ms), len(b.steps_ms)
     if not fa["partitions"] and not fb["partitions"]:  # no timing records: compare what the GPU did
         text, winner = activity_verdict(fa, fb)
     else:

@@ -76,7 +76,7 @@ def run_figures(side: Side) -> dict[str, Any]:
     if not (span_s > 0) and tl.get("wall_s"):
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
-    sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else []
+    sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
     return {
         "label": side.label,
         "source": side.source or str(getattr(side.parsed, "source", "")),
@@ -127,7 +127,8 @@ def upload_figures(side: Side, wide: pd.DataFrame) -> dict[str, Any]:
     if logged is not None:
         recs = side.parsed.records.set_index("record")
         gpus = recs["n_gpus"].reindex(wide.index).to_numpy(dtype=float) if "n_gpus" in recs else None
-        bytes_pp, bytes_src = finite_median(logged), f"log ({key})"
+        bytes_pp: float | None = finite_median(logged)
+        bytes_src: str | None = f"log ({key})"
         gbs = finite_median(upload_gbs(logged, per_upload, gpus))
     else:
         bytes_pp = side.bytes_per_partition

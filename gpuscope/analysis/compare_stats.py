@@ -53,7 +53,7 @@ def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_ce
 
 
 def bootstrap_ratio(
-    a: ArrayLike, b: ArrayLike, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = CONFIDENCE
+    a: ArrayLike, b: ArrayLike, *, seed: int | list[int] = 0, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = CONFIDENCE
 ) -> tuple[float, float, float]:
     """median(b) / median(a) and its percentile-bootstrap CI. NaNs when undefined
     (an empty side or a zero median on A)."""

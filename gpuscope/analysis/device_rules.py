@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def rnd(x: float | None, nd: int = 3) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else round(float(x), nd)
 
 
-def finite(x: object) -> bool:
+def finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 

@@ -22,9 +22,14 @@ Pure: numbers in, numbers out. Times are milliseconds; t=0 is when synthesis sta
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 # Event kinds, in the order they are processed at equal times: a release hands the lock
 # on before a new request at the same instant can take it, and a worker that became free
@@ -33,25 +38,27 @@ import numpy as np
 _RELEASE, _SYNTH_DONE, _REQUEST, _FREE = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PartitionTimes:
-    """Per-partition phase durations in ms (arrays of equal length, one entry per partition)."""
+    """Per-partition phase durations in ms (arrays of equal length, one entry per partition).
+    The optional ones given as None are zeros."""
 
     upload_ms: np.ndarray
     gpu_pre_ms: np.ndarray
     gpu_post_ms: np.ndarray
-    synth_ms: np.ndarray | None = None
-    prep_ms: np.ndarray | None = None
-    pre_ms: np.ndarray | None = None
-    post_ms: np.ndarray | None = None
+    synth_ms: np.ndarray
+    prep_ms: np.ndarray
+    pre_ms: np.ndarray
+    post_ms: np.ndarray
 
-    def __post_init__(self) -> None:
-        n = len(self.upload_ms)
-        for name in ("upload_ms", "gpu_pre_ms", "gpu_post_ms", "synth_ms", "prep_ms", "pre_ms", "post_ms"):
-            v = getattr(self, name)
-            if v is None:
-                v = np.zeros(n)
-            v = np.asarray(v, dtype=float)
+    def __init__(self, upload_ms: Sequence[float] | np.ndarray, gpu_pre_ms: ArrayLike, gpu_post_ms: ArrayLike,
+                 synth_ms: ArrayLike | None = None, prep_ms: ArrayLike | None = None,
+                 pre_ms: ArrayLike | None = None, post_ms: ArrayLike | None = None) -> None:
+        given = {"upload_ms": upload_ms, "gpu_pre_ms": gpu_pre_ms, "gpu_post_ms": gpu_post_ms,
+                 "synth_ms": synth_ms, "prep_ms": prep_ms, "pre_ms": pre_ms, "post_ms": post_ms}
+        n = len(upload_ms)
+        for name, v in given.items():
+            v = np.zeros(n) if v is None else np.asarray(v, dtype=float)
             if v.shape != (n,):
                 raise ValueError(f"{name}: expected {n} values, got shape {v.shape}")
             if np.isnan(v).any() or (v < 0).any():
@@ -180,8 +187,9 @@ class _MutexPipeline:
     def __init__(self, times: PartitionTimes, *, workers: int, synth_threads: int | None, gpus: int,
                  slots: int | None) -> None:
         n = times.n
-        self.times, self.n, self.workers, self.gpus, self.slots = times, n, workers, gpus, slots
+        self.times, self.n, self.workers, self.gpus = times, n, workers, gpus
         self.budgeted = slots is not None and synth_threads is not None
+        self.slots = slots or 0  # (read only when budgeted: slots >= 1 then)
         # budgeted: filled as synthesis finishes; else known up front
         self.ready = np.full(n, np.nan) if self.budgeted else synthesis_ready_times(times.synth_ms, synth_threads)
         self.pick = np.full(n, np.nan)

@@ -8,6 +8,7 @@ the CPU), `lock_convoy` (workers queue for the lock as long as a tenure), `unsta
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         return []  # a loop's host parts under 1% of its time are not a stall worth a word
     sev = "high" if share >= STALL_SHARE_HIGH else "medium" if share >= STALL_SHARE_MEDIUM else "low"
     known = not math.isnan(share)  # (no held time: no share of it)
-    ev = {
+    ev: dict[str, Any] = {
         "stalled_records": int(nz.size),
         "records": int(len(sp)),
         "stalled_fraction": rnd(nz.size / len(sp), 4),

@@ -96,7 +96,7 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     get their share of the line rate and their time at it.
     """
     m = gpu[gpu["kind"].astype(object) == "memcpy"]
-    rows = []
+    rows: list[dict] = []
     if not len(m):
         return rows
     keys = [m["direction"].astype(object), m["host_memory"].astype(object)]

@@ -175,7 +175,7 @@ def host_across(host: pd.DataFrame, start: float, end: float) -> dict:
 
 def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoch: Epoch, *, top: int = 10) -> list[dict]:
     """The `idle_gaps` list: the longest gaps, each with the host activity across it."""
-    out = []
+    out: list[dict] = []
     if not len(gaps):
         return out
     for r in gaps.sort_values("dur_us", ascending=False, kind="stable").head(top).itertuples(index=False):

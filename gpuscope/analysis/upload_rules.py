@@ -7,6 +7,7 @@ the PCIe RX samples during h2d phases). Thresholds: docs/ANALYZE.md.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,7 +198,7 @@ def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
     sev = "high" if share < PCIE_SHARE_HIGH else "medium"
     resolved = resolved_by_samples(rx)
     log_gbs = inp.totals.get("upload_gbs", NAN)
-    ev = {"rx_gbs_median_during_h2d": rnd(rx["rx_gbs_median"], 2), "line_rate_gbs": line,
+    ev: dict[str, Any] = {"rx_gbs_median_during_h2d": rnd(rx["rx_gbs_median"], 2), "line_rate_gbs": line,
           "share_of_line_rate": rnd(share, 3), "rate_basis": basis, "samples": int(rx["samples"]),
           "h2d_duration_median_s": rnd(rx.get("duration_median_s", NAN), 4),
           "sample_interval_s": rnd(rx.get("sample_interval_s", NAN), 4),

@@ -157,10 +157,12 @@ class _Replays:
 
 def _replay(inp: WhatIfInputs, line_rate_gbs: float, gpus: int, budget_slots: int | None) -> _Replays:
     upload_pred = inp.per_tenure_bytes / inp.n_gpus / (line_rate_gbs * 1e9) * 1e3
-    sim_opts = {"workers": inp.workers, "synth_threads": inp.synth_threads, "gpus": gpus, "slots": budget_slots}
-    sim_meas = simulate(inp.times_with(inp.upload), **sim_opts)
-    sim_pred = simulate(inp.times_with(upload_pred), **sim_opts)
-    return _Replays(upload_pred=upload_pred, meas=sim_meas, pred=sim_pred)
+
+    def replay(upload_ms: np.ndarray) -> SimResult:
+        return simulate(inp.times_with(upload_ms), workers=inp.workers, synth_threads=inp.synth_threads,
+                        gpus=gpus, slots=budget_slots)
+
+    return _Replays(upload_pred=upload_pred, meas=replay(inp.upload), pred=replay(upload_pred))
 
 
 # -- step 3: the result ---------------------------------------------------------------------
