@@ -63,16 +63,18 @@ def build_trace(
     have_counters = counters is not None and len(counters) > 0
     if not len(phases) and not have_samples and not have_counters:
         raise ValueError("nothing to export: no phase intervals and no samples")
+    samples = samples if have_samples else None
+    counters = counters if have_counters else None
     starts = [float(phases["t_start"].min())] if len(phases) else []
-    if have_samples:
+    if samples is not None:
         starts.append(float(samples["t_wall"].min()))
-    if have_counters:
+    if counters is not None:
         starts.append(float(counters["t_wall"].min()))
     out = _Events(t0=min(starts))
     out.lanes(phases, lane_noun)
-    if have_samples:
+    if samples is not None:
         out.sample_counters(samples)
-    if have_counters:
+    if counters is not None:
         out.busy_counters(counters)
     meta = {"title": title, "t0_epoch_s": out.t0, "generator": "gpuscope"}
     meta.update(metadata or {})

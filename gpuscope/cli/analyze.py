@@ -98,7 +98,7 @@ def analyze_cmd(
 
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)
-    if what_if:
+    if what_if and result.what_if is not None:
         from gpuscope.reports.compare_console import render_whatif_doc
 
         render_whatif_doc(result.what_if, con)

@@ -140,6 +140,7 @@ def run_workload(run: WorkloadRun, *, label: str, on_prepared: Callable[[], None
             run.finish_failed_setup()
             raise
         run.start()
+        assert run.rd is not None  # (prepare() made the run directory)
         try:
             _watch(run, f"{label} ({run.cfg.mode}, log-n {run.cfg.log_n}) -> {run.rd.path}")
         except OSError:  # our terminal is gone (SIGHUP): no more progress, the run goes on to its end
