@@ -163,20 +163,9 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
         raise ValueError("synth_threads must be >= 1")
     sim = _MutexPipeline(times, workers=workers, synth_threads=synth_threads, gpus=gpus, slots=slots)
     sim.run()
-    return SimResult(
-        workers=workers,
-        synth_threads=synth_threads,
-        gpus=gpus,
-        ready=sim.ready,
-        pick=sim.pick,
-        request=sim.request,
-        grant=sim.grant,
-        release=sim.release,
-        done=sim.done,
-        worker=sim.worker_of,
-        barrier_ms=sim.barrier,
-        times=times,
-    )
+    return SimResult(workers=workers, synth_threads=synth_threads, gpus=gpus, ready=sim.ready, pick=sim.pick,
+                     request=sim.request, grant=sim.grant, release=sim.release, done=sim.done,
+                     worker=sim.worker_of, barrier_ms=sim.barrier, times=times)
 
 
 class _MutexPipeline:
