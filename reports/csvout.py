@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscope.errors import InputError, ResourceError
 
+if TYPE_CHECKING:
+    from gpuscope.analysis.result import Analysis
+
 QUANTITY_COLUMNS = ["record", "gpu", "name", "value", "line", "ts"]  # ParsedLog.quantities
 
 
-def _timeline_rows(analysis) -> pd.DataFrame:
+def _timeline_rows(analysis: Analysis) -> pd.DataFrame:
     rows = []
     for k, v in analysis.timeline.items():
         if k == "workers":
@@ -28,14 +32,14 @@ def _timeline_rows(analysis) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["key", "value"])
 
 
-def _quantities(analysis) -> pd.DataFrame:
+def _quantities(analysis: Analysis) -> pd.DataFrame:
     """The log's counts that are not times (h2d_bytes, num_circuits), as parsed; the header
     alone when the log has none."""
     q = getattr(analysis, "quantities", None)
     return q if q is not None else pd.DataFrame(columns=QUANTITY_COLUMNS)
 
 
-def frames(analysis) -> dict[str, pd.DataFrame]:
+def frames(analysis: Analysis) -> dict[str, pd.DataFrame]:
     """The DataFrames written by write_csv, by file name."""
     out = {
         "components.csv": analysis.values if analysis.values is not None else pd.DataFrame(),
@@ -82,7 +86,7 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
+def write_csv(analysis: Analysis, directory: str | os.PathLike[str]) -> list[Path]:
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise InputError(f"--csv {d}: exists and is not a directory")

@@ -4,16 +4,20 @@ analyze summary of what the run wrote. Inputs: the pipeline config and the run's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from gpuscope.workload.pipeline_types import PipelineConfig
+    from gpuscope.workload.runner import RunOutcome
 
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
+def run_table(cfg: PipelineConfig, backend: str, outcome: RunOutcome) -> Table:
     t = Table(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
     t.add_column("what")
     t.add_column("value")
@@ -47,7 +51,7 @@ def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
     return t
 
 
-def render_run(cfg: Any, backend: str, outcome: Any, console: Console) -> None:
+def render_run(cfg: PipelineConfig, backend: str, outcome: RunOutcome, console: Console) -> None:
     console.print(run_table(cfg, backend, outcome))
     for n in outcome.notes:
         console.print(f"note: {n}")

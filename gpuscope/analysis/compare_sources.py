@@ -9,18 +9,15 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
-from gpuscope.analysis.compare import (
-    DEFAULT_BOOTSTRAP,
-    Comparison,
-    Side,
-    compare,
-    component_values,
-    describe,
-)
+from gpuscope.analysis.compare import Comparison, Side, compare
+from gpuscope.analysis.compare_stats import DEFAULT_BOOTSTRAP, component_values, describe
 from gpuscope.analysis.projection import whatif_for
-from gpuscope.analysis.whatif import WhatIfUnavailable
+from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from gpuscope.analysis.result import Analysis
     from gpuscope.sources import Source
 
 
@@ -57,7 +54,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     )
 
 
-def _profiler_steps_ms(source: Source):
+def _profiler_steps_ms(source: Source) -> np.ndarray | None:
     """Durations of a profiler trace's steps (its ProfilerStep#N ranges), or None."""
     if source.trace is None:
         return None
@@ -67,7 +64,7 @@ def _profiler_steps_ms(source: Source):
     return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
 
 
-def _activity_of(analysis) -> dict | None:
+def _activity_of(analysis: Analysis) -> dict | None:
     """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
     if analysis.trace is not None:
         return analysis.trace.activity

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.trace_activity import DeviceView
+from gpuscope.analysis.trace_activity import DeviceView, Epoch
 from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
@@ -105,7 +105,7 @@ def _activity_kind(g: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch) -> pd.DataFrame:
+def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch: Epoch) -> pd.DataFrame:
     """PHASE_SCHEMA rows: device activity per stream (merged blocks) and CPU annotations."""
     parts = []
     for v in views:

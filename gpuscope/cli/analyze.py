@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuscope.cli._common import handle_errors, say, write_file
 from gpuscope.cli.app import app
 
+if TYPE_CHECKING:
+    from gpuscope.parsers.parsed import ParsedLog
 
-def _warn_skipped(parsed, verbose: bool) -> None:
+
+def _warn_skipped(parsed: ParsedLog, verbose: bool) -> None:
     n = len(parsed.skipped)
     if not n:
         return
@@ -103,7 +107,7 @@ def analyze_cmd(
 
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)
-    if what_if:
+    if what_if and result.what_if is not None:
         from gpuscope.reports.compare_console import render_whatif_doc
 
         render_whatif_doc(result.what_if, con)

@@ -44,12 +44,12 @@ def export_cmd(
 
     src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
     tv = timeline_view(src)
-    trace = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
+    doc = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
                         metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,
                         lane_noun=tv.lane_noun)
-    text = json.dumps(trace, allow_nan=False)
+    text = json.dumps(doc, allow_nan=False)
     write_file(perfetto, text, "the trace")
-    evs = trace["traceEvents"]
+    evs = doc["traceEvents"]
     n_x = sum(1 for e in evs if e["ph"] == "X")
     n_c = sum(1 for e in evs if e["ph"] == "C")
     sys.stdout.write(f"wrote {perfetto} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "

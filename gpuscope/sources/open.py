@@ -10,6 +10,7 @@ import os
 import sys
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuscope import rundir
 from gpuscope.errors import InputError, NoDataError, UsageError
@@ -17,6 +18,11 @@ from gpuscope.linerate import resolve_line_rate
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta
 from gpuscope.sources.source import Source
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscope.parsers.parsed import ParsedLog
 
 STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -85,7 +91,7 @@ def _gunzip(p: Path, data: bytes) -> bytes:
         raise InputError(f"{p}: a damaged gzip file ({e})") from None
 
 
-def _model(user: RoleModel | None, log=None) -> RoleModel:
+def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
     """The role model of a source: the user's, else the one its log calls for (the CuZK model
     for CuZK logs, else roles guessed from the names), else the built-in one."""
     if log is not None:
@@ -193,17 +199,17 @@ def _attach_traces(src: Source, p: Path) -> None:
             return
 
 
-def _nonempty(df):
+def _nonempty(df: pd.DataFrame | None) -> pd.DataFrame | None:
     return df if df is not None and len(df) else None
 
 
-def _read_samples_text(p: Path, data: bytes):
+def _read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
     from gpuscope.parsers import read_samples
 
     return read_samples(p, text=data.decode("utf-8", errors="replace"))
 
 
-def _read_samples_file(p: Path):
+def _read_samples_file(p: Path) -> pd.DataFrame:
     """The --samples file (samples.csv, nvidia-smi dmon or query-gpu output, maybe gzipped)."""
     if p.is_dir():
         p = p / rundir.SAMPLES
