@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import is_num, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, visible
 
 SOURCE_TEXT = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
 CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
@@ -20,20 +20,20 @@ CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes")
 
 
 def _table(title: str) -> Table:
-    return Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
 def samples_header(doc: dict, source: str, skipped_rows: int = 0) -> Text:
     t = Text()
-    t.append(source, style="bold")
+    t.append(visible(source), style="bold")
     gpus = doc.get("gpus") or []
     t.append(f" — NVML samples, {len(gpus)} GPU(s), {secs(doc.get('wall_s'))} recorded; no timing lines\n")
     t.append(f"activity from {SOURCE_TEXT.get(doc.get('source'), doc.get('source') or '-')}, "
              f"one reading every {secs(doc.get('resolution_s'), 2)}"
              + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows else ""))
     for n in doc.get("notes") or []:
-        t.append(f"\nnote: {n}")
+        t.append("\n" + visible(f"note: {n}"))
     return t
 
 

@@ -1,12 +1,15 @@
 """Rich renderables for `compare` and the what-if projection.
 
 Inputs are the JSON documents (Comparison.to_json(), WhatIf.to_json()), so the console and
-`--json` always show the same numbers. No parsing, no GPU.
+`--json` always show the same numbers; labels, sources, names and notes from the inputs are
+shown literally (reports.safe_text). No parsing, no GPU.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from rich.text import Text
 
 from gpuscope.linerate import source_text
 from gpuscope.reports.numbers import cms as _ms
@@ -16,18 +19,17 @@ from gpuscope.reports.numbers import num as _num
 from gpuscope.reports.numbers import pct as _pct
 from gpuscope.reports.numbers import rms as _r
 from gpuscope.reports.numbers import signed_pct as _err
+from gpuscope.reports.safe_text import LiteralTable, text, visible
 
 MAX_COMPONENTS = 20
 
 
 def components_table(doc: dict, limit: int = MAX_COMPONENTS):
     from rich import box
-    from rich.markup import escape
-    from rich.table import Table
 
     a, b = doc["a"]["label"], doc["b"]["label"]
-    t = Table(title=escape(f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI"),
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    t = LiteralTable(title=f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI",
+                     title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
     t.add_column("component", overflow="ellipsis", max_width=18, no_wrap=True)
     t.add_column("A", justify="right", no_wrap=True)
     t.add_column("p10-p90", justify="right", no_wrap=True, style="dim", min_width=9)
@@ -41,7 +43,7 @@ def components_table(doc: dict, limit: int = MAX_COMPONENTS):
         if _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1):
             style = "bold"
         t.add_row(
-            escape(name),
+            name,
             _ms(r["a_median_ms"]),
             f"{_r(r['a_p10_ms'])}-{_r(r['a_p90_ms'])}",
             _ms(r["b_median_ms"]),
@@ -67,16 +69,14 @@ def _words(side: dict) -> dict:
 
 
 def run_table(doc: dict):
-    from rich.markup import escape
-    from rich.table import Table
 
     a, b = doc["a"], doc["b"]
     w = _words(a)
-    t = Table(title="Run", title_justify="left")
+    t = LiteralTable(title="Run", title_justify="left")
     t.add_column("")
-    t.add_column(escape(f"A {a['label']}"), justify="right")
-    t.add_column(escape(f"B {b['label']}"), justify="right")
-    t.add_row("source", escape(str(a.get("source") or "-")), escape(str(b.get("source") or "-")))
+    t.add_column(f"A {a['label']}", justify="right")
+    t.add_column(f"B {b['label']}", justify="right")
+    t.add_row("source", str(a.get("source") or "-"), str(b.get("source") or "-"))
     t.add_row(f"{w['units']} (complete {w['records']})", str(a["partitions"]), str(b["partitions"]))
     t.add_row(f"throughput ({w['units']}/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
     t.add_row("GPU lock held (share of span)" if w.get("lock") else f"share of the span inside {w['records']}",
@@ -101,14 +101,12 @@ def _rx(row: dict) -> Any:
 
 
 def prediction_table(pred: dict, words: dict | None = None):
-    from rich.markup import escape
-    from rich.table import Table
 
     v = words or _words({})
     w = pred.get("whatif") or {}
-    t = Table(title=escape(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
-                           f"predicted from {pred.get('from')} against the measured {pred.get('against')}"),
-              title_justify="left")
+    t = LiteralTable(title=f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
+                           f"predicted from {pred.get('from')} against the measured {pred.get('against')}",
+                     title_justify="left")
     t.add_column("")
     t.add_column("predicted", justify="right")
     t.add_column("measured", justify="right")
@@ -124,7 +122,7 @@ def prediction_table(pred: dict, words: dict | None = None):
     if sp and sm and None not in sp and v.get("cuzk"):
         t.add_row("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", "")
     if w.get("notes"):
-        t.caption = escape("; ".join(w["notes"]))
+        t.caption = "; ".join(w["notes"])
     return t
 
 
@@ -139,17 +137,15 @@ ACTIVITY_ROWS = (
 
 def activity_table(doc: dict):
     """The two sides' GPU activity (NVML samples or a profiler trace), when either has it."""
-    from rich.markup import escape
-    from rich.table import Table
 
     a, b = doc["a"].get("activity"), doc["b"].get("activity")
     if not a and not b:
         return None
     a, b = a or {}, b or {}
-    t = Table(title="GPU activity", title_justify="left")
+    t = LiteralTable(title="GPU activity", title_justify="left")
     t.add_column("")
-    t.add_column(escape(f"A {doc['a']['label']}"), justify="right")
-    t.add_column(escape(f"B {doc['b']['label']}"), justify="right")
+    t.add_column(f"A {doc['a']['label']}", justify="right")
+    t.add_column(f"B {doc['b']['label']}", justify="right")
     fmt = {"pct": _pct, "s": lambda v: _num(v, 2), "x1": lambda v: _num(v, 1), "str": lambda v: str(v or "-")}
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
@@ -161,16 +157,14 @@ def activity_table(doc: dict):
 
 def copies_table(doc: dict):
     """A profiler trace's copies by direction and host memory, side by side."""
-    from rich.markup import escape
-    from rich.table import Table
 
     ra, rb = doc["a"].get("memcpy") or [], doc["b"].get("memcpy") or []
     if not ra and not rb:
         return None
     keys = sorted({(r["direction"], r["host_memory"]) for r in ra + rb})
-    t = Table(title="Copies (profiler trace)", title_justify="left")
+    t = LiteralTable(title="Copies (profiler trace)", title_justify="left")
     for col in ("direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"):
-        t.add_column(escape(col), justify="left" if col in ("direction", "host memory") else "right")
+        t.add_column(col, justify="left" if col in ("direction", "host memory") else "right")
     for d, m in keys:
         x = next((r for r in ra if (r["direction"], r["host_memory"]) == (d, m)), {})
         y = next((r for r in rb if (r["direction"], r["host_memory"]) == (d, m)), {})
@@ -179,9 +173,8 @@ def copies_table(doc: dict):
 
 
 def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
-    from rich.markup import escape
-
-    console.print(f"[bold]gpuscope compare[/bold]  A = {escape(doc['a']['label'])}   B = {escape(doc['b']['label'])}")
+    console.print(Text.assemble(("gpuscope compare", "bold"), f"  A = {visible(doc['a']['label'])}   "
+                                f"B = {visible(doc['b']['label'])}"))
     if doc.get("components"):
         console.print(components_table(doc, limit))
     if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
@@ -193,22 +186,21 @@ def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
     if pred and pred.get("available", True):
         console.print(prediction_table(pred, _words(doc["a"])))
     elif pred:
-        console.print(escape(f"what-if: not available ({pred.get('reason')})"))
+        console.print(text(f"what-if: not available ({pred.get('reason')})"))
     for n in doc.get("notes") or []:
-        console.print(escape(f"note: {n}"))
-    console.print(f"[bold]Verdict:[/bold] {escape(doc['verdict'])}")
+        console.print(text(f"note: {n}"))
+    console.print(Text.assemble(("Verdict:", "bold"), " ", visible(doc["verdict"], newlines=True)))
 
 
 def whatif_table(w: dict, words: dict | None = None):
-    from rich.markup import escape
-    from rich.table import Table
 
     v = words or _words({})
     m, p, f = w["measured"], w["predicted"], w["floors"]
-    t = Table(title=escape(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
-                     f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
-                     f"{w['workers']} workers"),
-              title_justify="left")
+    t = LiteralTable(title=f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s "
+                           f"({source_text(w['line_rate_source'])}), "
+                           f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
+                           f"{w['workers']} workers",
+                     title_justify="left")
     t.add_column("")
     t.add_column("measured", justify="right")
     t.add_column("predicted", justify="right")
@@ -234,16 +226,14 @@ def whatif_table(w: dict, words: dict | None = None):
     mc = w.get("model_check") or {}
     check = (f"; the model replays the measured run at {_err(mc.get('throughput_error'))} throughput error"
              if _n(mc.get("throughput_error")) else "")
-    t.caption = escape(floors + check + ("; " + "; ".join(w["notes"]) if w.get("notes") else ""))
+    t.caption = floors + check + ("; " + "; ".join(w["notes"]) if w.get("notes") else "")
     return t
 
 
 def render_whatif_doc(doc: dict, console, words: dict | None = None) -> None:
     """`analyze --what-if`: the projection, or why it is not available."""
-    from rich.markup import escape
-
     if not doc.get("available"):
-        console.print(escape(f"what-if: not available ({doc.get('reason')})"))
+        console.print(text(f"what-if: not available ({doc.get('reason')})"))
         return
     render_whatif(doc, console, words)
 
@@ -254,5 +244,6 @@ def render_whatif(w: dict, console, words: dict | None = None) -> None:
     p = w["predicted"]
     if _n(p.get("held_speedup")):
         sp = p.get("throughput_speedup")
-        console.print(f"[bold]What-if:[/bold] pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
-                      + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))
+        console.print(Text.assemble(("What-if:", "bold"), visible(
+            f" pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
+            + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))))

@@ -3,7 +3,9 @@ returns a renderable (or a list of them); `render_summary` prints them on a Cons
 
 Words come from the model's vocabulary (gpuscope.rolemodel.vocabulary_of): GPU-lock tenures
 and partitions for the CuZK model, steps / iterations / records for any other program. A
-figure that cannot be computed is printed as `-` with the reason, never as 0 or nan."""
+figure that cannot be computed is printed as `-` with the reason, never as 0 or nan. Every
+string from the input (names, paths, summaries that embed them) is shown literally
+(reports.safe_text: no markup read, control characters made visible)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, text, visible
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 BAR_WIDTH = 30
@@ -28,16 +31,16 @@ def bar(share, width: int = BAR_WIDTH) -> str:
 
 
 def _table(title: str) -> Table:
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
 def header(a) -> Text:
     inc = a.split.get("inconsistent_records", 0)
     v = vocabulary_of(a)
     t = Text()
-    t.append(f"{a.source}", style="bold")
-    t.append(f" — format {a.format}, model {a.model_name}\n")
+    t.append(visible(a.source), style="bold")
+    t.append(visible(f" — format {a.format}, model {a.model_name}") + "\n")
     t.append(
         v.long(a.records)
         + (f" ({inc} inconsistent)" if inc else "")
@@ -64,7 +67,7 @@ def split_table(a) -> RenderableType:
     t.add_row(held, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
               style="bold")
     if s.get("inconsistent_records"):
-        return Group(t, Text(
+        return Group(t, text(
             f"{s['inconsistent_records']} inconsistent {v.record}(s): parts > held; their other is 0 "
             "and they stay in the sums"
         ))
@@ -174,7 +177,7 @@ def bounds_table(a) -> RenderableType:
         cap.append(f"no floor: the {v.records} have no GPU compute part and no host-side part to bound them.")
     cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))
     if cap:
-        return Group(t, Text("\n".join(cap)))
+        return Group(t, text("\n".join(cap)))
     return t
 
 
@@ -209,18 +212,18 @@ def records_table(a) -> Table:
 
 def diagnoses_block(a, verbose: bool = False) -> RenderableType:
     if not a.diagnoses:
-        return Text("Diagnosis: nothing stands out (no rule fired).")
+        return text("Diagnosis: nothing stands out (no rule fired).")
     parts: list[RenderableType] = [Text("Diagnosis", style="bold")]
     for d in a.diagnoses:
         line = Text()
         line.append(f"[{d.severity.upper()}] ", style=SEVERITY_STYLE.get(d.severity, ""))
-        line.append(f"{d.id}: ", style="bold")
-        line.append(d.summary)
+        line.append(visible(f"{d.id}: "), style="bold")
+        line.append(visible(d.summary))
         parts.append(line)
-        parts.append(Text(f"    -> {d.recommendation}"))
+        parts.append(text(f"    -> {d.recommendation}"))
         if verbose:
             for k, v in d.evidence.items():
-                parts.append(Text(f"       {k} = {v}", style="dim"))
+                parts.append(text(f"       {k} = {v}", style="dim"))
     return Group(*parts)
 
 

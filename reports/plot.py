@@ -21,6 +21,7 @@ import pandas as pd
 
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
+from gpuscope.reports.safe_text import mpl
 
 if TYPE_CHECKING:
     from gpuscope.analysis.timeline_view import TimelineView
@@ -78,7 +79,7 @@ def render_timeline(
     fig = Figure(figsize=(14, sum(heights) + 1.3), dpi=110, layout="constrained")
     axes = list(fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights},
                              squeeze=False)[:, 0])
-    fig.suptitle(title, x=0.01, ha="left", fontsize=12, fontweight="bold")
+    fig.suptitle(mpl(title), x=0.01, ha="left", fontsize=12, fontweight="bold")
     last = axes[-1]
     if p.lanes:
         _lanes_panel(axes.pop(0), p.lanes, t0)
@@ -117,7 +118,7 @@ def _lanes_panel(ax: Any, lanes: list, t0: float) -> None:
     yticks, ylabels = [], []
     for y, lane in enumerate(reversed(lanes)):
         yticks.append(y)
-        ylabels.append(lane.label)
+        ylabels.append(mpl(lane.label))
         for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
             for phase, pg in df.groupby("phase", sort=False):
                 st = style_for(str(phase))
@@ -128,7 +129,8 @@ def _lanes_panel(ax: Any, lanes: list, t0: float) -> None:
     ax.set_yticks(yticks, ylabels)
     ax.set_ylim(-0.6, len(lanes) - 0.3)
     ax.grid(axis="x", alpha=0.3)
-    handles = [Patch(facecolor=st.color, edgecolor="white" if st.hatch else None, hatch=st.hatch or None, label=lab)
+    handles = [Patch(facecolor=st.color, edgecolor="white" if st.hatch else None, hatch=st.hatch or None,
+                     label=mpl(lab))
                for lab, (_, st) in sorted(seen.items(), key=lambda kv: kv[1][0])]
     longest = max((len(h.get_label()) for h in handles), default=0)
     ncol = 9 if len(handles) <= 9 and longest <= 22 else 6 if longest <= 28 else 4

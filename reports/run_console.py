@@ -9,12 +9,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpuscope.reports.safe_text import LiteralTable, text
+
 MiB = 1 << 20
 GiB = 1 << 30
 
 
 def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
-    t = Table(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
+    t = LiteralTable(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
     t.add_column("what")
     t.add_column("value")
     label = f"{cfg.mode} host memory" if backend == "gpu" else "CPU reference (modes have no effect: no GPU, no PCIe)"
@@ -50,7 +52,7 @@ def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
 def render_run(cfg: Any, backend: str, outcome: Any, console: Console) -> None:
     console.print(run_table(cfg, backend, outcome))
     for n in outcome.notes:
-        console.print(f"note: {n}")
+        console.print(text(f"note: {n}"))
     if outcome.analysis is not None:
         from gpuscope.reports.console import render_summary
 

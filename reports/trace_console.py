@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, visible
 
 GiB = 2**30
 MAX_GAPS = 5
@@ -19,20 +19,21 @@ MAX_PHASES = 12
 
 
 def _table(title: str) -> Table:
-    return Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
 def trace_header(doc: dict, source: str) -> Text:
     tr, act = doc.get("trace") or {}, doc.get("activity") or {}
     devs = ", ".join(f"{d.get('name') or 'GPU'} {d.get('device')}" for d in tr.get("devices") or [])
     t = Text()
-    t.append(source, style="bold")
-    t.append(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}\n")
+    t.append(visible(source), style="bold")
+    t.append(visible(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}")
+             + "\n")
     t.append(f"{tr.get('events', 0):,} events over {secs(act.get('span_s'), 3)}; "
              f"{tr.get('skipped_events', 0)} skipped" + ("; the file was cut short" if tr.get("truncated") else ""))
     for n in tr.get("notes") or []:
-        t.append(f"\nnote: {n}")
+        t.append("\n" + visible(f"note: {n}"))
     return t
 
 
@@ -91,7 +92,7 @@ def gaps_table(rows: list[dict]) -> Table | None:
         op = r.get("host_op") or {}
         host = f"{op.get('name')} ({op.get('cat')}, {pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
         t.add_row(num(r.get("offset_s"), 3), ms(r.get("ms"), 2), str(r.get("cause") or "-").replace("_", " "),
-                  escape(host), escape(str(r.get("annotation") or "-")))
+                  host, str(r.get("annotation") or "-"))
     return t
 
 
@@ -103,7 +104,7 @@ def phases_table(rows: list[dict]) -> Table | None:
         t.add_column(col, justify="left" if col in ("phase", "role") else "right",
                      overflow="fold" if col == "phase" else "ellipsis")
     for r in rows[:MAX_PHASES]:
-        t.add_row(escape(str(r.get("phase"))), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
+        t.add_row(str(r.get("phase")), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
                   cms(r.get("wall_ms")), cms(r.get("gpu_busy_ms")), pct(r.get("gpu_busy_fraction"), 0),
                   pct(r.get("share_of_span"), 0))
     if len(rows) > MAX_PHASES:

@@ -18,8 +18,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def say(message: str) -> None:
-    """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail)."""
-    sys.stderr.write(f"gpuscope: {message}\n")
+    """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail).
+    What the message quotes from an input (a path, a line, a name) is shown literally: its
+    control characters made visible (reports.safe_text), so none reaches the terminal."""
+    from gpuscope.reports.safe_text import visible
+
+    sys.stderr.write(f"gpuscope: {visible(message, newlines=True)}\n")
     sys.stderr.flush()
 
 
@@ -98,10 +102,10 @@ def write_file(path: str, data: bytes | str, what: str) -> None:
 def stdout_console():
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, emoji=False)
 
 
 def stderr_console():
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)

@@ -11,14 +11,16 @@ from gpuscope.cli.app import app
 
 
 def _warn_skipped(parsed, verbose: bool) -> None:
+    from gpuscope.reports.safe_text import visible
+
     n = len(parsed.skipped)
     if not n:
         return
     err = sys.stderr
-    if verbose:
+    if verbose:  # the lines as the log has them, their control characters made visible
         err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
         for r in parsed.skipped.itertuples():
-            err.write(f"  line {int(r.line)}: {r.reason}: {r.text}\n")
+            err.write(visible(f"  line {int(r.line)}: {r.reason}: {r.text}") + "\n")
     else:
         err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
 
