@@ -333,7 +333,7 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         v = inp.model.vocabulary
         warm = Diagnosis(
             "first_record_warmup", "low",
-            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.0f}x the median of the others "
+            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.1f}x the median of the others "
             f"({med:.0f} ms): a warm-up, left out of the variation analysis.",
             {"first_ms": _r(float(held[0])), "median_others_ms": _r(med), "factor": _r(float(held[0] / med), 1)},
             f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "
@@ -486,10 +486,10 @@ def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
                 f"the samples, {ev['sample_interval_s'] * 1e3:.0f} ms apart, cannot resolve uploads of "
                 f"~{ev['h2d_duration_median_s'] * 1e3:.0f} ms")
         summary = (f"PCIe underused during uploads: {float(log_gbs):.1f} GB/s by the log's own bytes/time, "
-                   f"{share:.0%} of the {line:g} GB/s line rate ({seen}).")
+                   f"{share:.0%} of the {round(line, 1):g} GB/s line rate ({seen}).")
     else:
         summary = (f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases "
-                   f"ran, {share:.0%} of the {line:g} GB/s line rate.")
+                   f"ran, {share:.0%} of the {round(line, 1):g} GB/s line rate.")
     rec = ("The link is not the limit: the copy path is. Pageable memory staging through the driver's bounce "
            "buffer is the usual cause at this rate (many small copies look alike): pin the upload buffers "
            "(a reusable cudaHostAlloc pool, or cudaHostRegister once).")
