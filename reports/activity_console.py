@@ -48,7 +48,11 @@ def activity_table(doc: dict) -> Table:
     t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
     t.add_row("SM activity (mean)", pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
     t.add_row("idle", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
-    t.add_row("idle gaps", _gaps(gaps), _gaps(agaps))
+    t.add_row("idle gaps", _count(gaps), _count(agaps))
+    t.add_row("  idle gaps total", secs(gaps.get("total_s")) if gaps else "-",
+              secs(agaps.get("total_s")) if agaps else "-")
+    t.add_row("  longest idle gap", secs(gaps.get("longest_s")) if gaps else "-",
+              secs(agaps.get("longest_s")) if agaps else "-")
     if is_num(gaps.get("leading_s")) and gaps.get("leading_s"):
         t.add_row("  before the first work", secs(gaps.get("leading_s")), "")
     classes, aclasses = doc.get("classes") or {}, act.get("classes") or {}
@@ -61,10 +65,8 @@ def activity_table(doc: dict) -> Table:
     return t
 
 
-def _gaps(g: dict) -> str:
-    if not g:
-        return "-"
-    return f"{g.get('count', 0):,}, total {secs(g.get('total_s'))}, longest {secs(g.get('longest_s'))}"
+def _count(g: dict) -> str:
+    return f"{g.get('count', 0):,}" if g else "-"
 
 
 def device_table(doc: dict) -> Table:

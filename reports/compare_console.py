@@ -18,45 +18,66 @@ from gpuscope.reports.numbers import is_num as _n
 from gpuscope.reports.numbers import num as _num
 from gpuscope.reports.numbers import pct as _pct
 from gpuscope.reports.numbers import rms as _r
+from gpuscope.reports.numbers import secs as _secs
 from gpuscope.reports.numbers import signed_pct as _err
-from gpuscope.reports.safe_text import LiteralTable, text, visible
+from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 
 MAX_COMPONENTS = 20
 
 
-def components_table(doc: dict, limit: int = MAX_COMPONENTS):
+def _table(title: str):
+    """The compare tables' look: the analyze tables' (a rule under the header, no frame)."""
     from rich import box
 
+    return LiteralTable(title=title, title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD,
+                        pad_edge=False, padding=(0, 1), collapse_padding=True)
+
+
+def components_table(doc: dict, limit: int = MAX_COMPONENTS):
     a, b = doc["a"]["label"], doc["b"]["label"]
-    t = LiteralTable(title=f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI",
-                     title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
-    t.add_column("component", overflow="ellipsis", max_width=18, no_wrap=True)
+    t = _table(f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI")
+    t.add_column("component")  # a long name breaks between its words (safe_text.name)
     t.add_column("A", justify="right", no_wrap=True)
     t.add_column("p10-p90", justify="right", no_wrap=True, style="dim", min_width=9)
     t.add_column("B", justify="right", no_wrap=True)
     t.add_column("p10-p90", justify="right", no_wrap=True, style="dim", min_width=9)
     t.add_column("B/A", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="right", no_wrap=True, min_width=9)
+    t.add_column("", no_wrap=True, width=1)  # "*": the interval excludes 1
     rows = [(k, v) for k, v in doc["components"].items() if v.get("a_count") and v.get("b_count")]
-    for name, r in rows[:limit]:
-        style = None
-        if _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1):
-            style = "bold"
+    for comp, r in rows[:limit]:
+        # a change beyond the noise: marked in text (survives a pipe, no colour) and in bold
+        beyond = _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1)
         t.add_row(
-            name,
+            name(comp),
             _ms(r["a_median_ms"]),
             f"{_r(r['a_p10_ms'])}-{_r(r['a_p90_ms'])}",
             _ms(r["b_median_ms"]),
             f"{_r(r['b_p10_ms'])}-{_r(r['b_p90_ms'])}",
             _num(r["ratio"], 2),
-            f"{_num(r['ci_low'], 2)}-{_num(r['ci_high'], 2)}",
-            style=style,
+            _ci(r["ci_low"], r["ci_high"], beyond),
+            "*" if beyond else "",
+            style="bold" if beyond else None,
         )
-    if len(rows) > limit:
-        t.caption = f"{len(rows) - limit} more components in --json; bold: the interval excludes 1"
-    else:
-        t.caption = "bold: the interval excludes 1"
+    mark = "*: the 95% interval excludes 1 (a change beyond the run-to-run noise)"
+    t.caption = f"{len(rows) - limit} more components in --json; {mark}" if len(rows) > limit else mark
+    t.caption_justify = "left"
     return t
+
+
+def _ci(lo: Any, hi: Any, beyond: bool) -> str:
+    """`lo-hi` with 2 decimals; a bound of an interval that excludes 1 keeps the digits that
+    show it (0.998, not 1.00); `-` when the interval is unknown."""
+    if not (_n(lo) and _n(hi)):
+        return "-"
+
+    def one(v: float) -> str:
+        t = f"{v:.2f}"
+        if beyond and t == "1.00":
+            t = f"{v:.3f}" if f"{v:.3f}" != "1.000" else ("<1" if v < 1 else ">1")
+        return t
+
+    return f"{one(lo)}-{one(hi)}"
 
 
 def _words(side: dict) -> dict:
@@ -72,12 +93,12 @@ def run_table(doc: dict):
 
     a, b = doc["a"], doc["b"]
     w = _words(a)
-    t = LiteralTable(title="Run", title_justify="left")
+    t = _table("Run")
     t.add_column("")
     t.add_column(f"A {a['label']}", justify="right")
     t.add_column(f"B {b['label']}", justify="right")
-    t.add_row("source", str(a.get("source") or "-"), str(b.get("source") or "-"))
-    t.add_row(f"{w['units']} (complete {w['records']})", str(a["partitions"]), str(b["partitions"]))
+    t.add_row(f"{w['units']} (complete {w['records']})" if w["units"] != w["records"] else f"complete {w['records']}",
+              str(a["partitions"]), str(b["partitions"]))
     t.add_row(f"throughput ({w['units']}/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
     t.add_row("GPU lock held (share of span)" if w.get("lock") else f"share of the span inside {w['records']}",
               _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
@@ -89,7 +110,8 @@ def run_table(doc: dict):
     for ph in phases:
         pa = (a.get("pcie_per_phase") or {}).get(ph, {})
         pb = (b.get("pcie_per_phase") or {}).get(ph, {})
-        t.add_row(f"PCIe RX during {ph}", _gbs(_rx(pa)), _gbs(_rx(pb)))
+        t.add_row("PCIe RX outside the phases" if ph == "(none)" else f"PCIe RX during {ph}",
+                  _gbs(_rx(pa)), _gbs(_rx(pb)))
     return t
 
 
@@ -104,9 +126,8 @@ def prediction_table(pred: dict, words: dict | None = None):
 
     v = words or _words({})
     w = pred.get("whatif") or {}
-    t = LiteralTable(title=f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
-                           f"predicted from {pred.get('from')} against the measured {pred.get('against')}",
-                     title_justify="left")
+    t = _table(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
+               f"predicted from {pred.get('from')} against the measured {pred.get('against')}")
     t.add_column("")
     t.add_column("predicted", justify="right")
     t.add_column("measured", justify="right")
@@ -126,6 +147,7 @@ def prediction_table(pred: dict, words: dict | None = None):
     return t
 
 
+ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu", "trace": "profiler trace"}
 ACTIVITY_ROWS = (
     ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
@@ -142,11 +164,12 @@ def activity_table(doc: dict):
     if not a and not b:
         return None
     a, b = a or {}, b or {}
-    t = LiteralTable(title="GPU activity", title_justify="left")
+    t = _table("GPU activity")
     t.add_column("")
     t.add_column(f"A {doc['a']['label']}", justify="right")
     t.add_column(f"B {doc['b']['label']}", justify="right")
-    fmt = {"pct": _pct, "s": lambda v: _num(v, 2), "x1": lambda v: _num(v, 1), "str": lambda v: str(v or "-")}
+    fmt = {"pct": _pct, "s": lambda v: _secs(v).removesuffix(" s"), "x1": lambda v: _num(v, 1),
+           "str": lambda v: ACTIVITY_SOURCE.get(v, str(v or "-"))}
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
             t.add_row(label, fmt[kind](a.get(key)), fmt[kind](b.get(key)))
@@ -162,7 +185,7 @@ def copies_table(doc: dict):
     if not ra and not rb:
         return None
     keys = sorted({(r["direction"], r["host_memory"]) for r in ra + rb})
-    t = LiteralTable(title="Copies (profiler trace)", title_justify="left")
+    t = _table("Copies (profiler trace)")
     for col in ("direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right")
     for d, m in keys:
@@ -173,8 +196,11 @@ def copies_table(doc: dict):
 
 
 def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
-    console.print(Text.assemble(("gpuscope compare", "bold"), f"  A = {visible(doc['a']['label'])}   "
-                                f"B = {visible(doc['b']['label'])}"))
+    console.print(Text("gpuscope compare", style="bold"))
+    for k in ("a", "b"):  # the sources here, not in a table column they would stretch
+        side = doc[k]
+        src = side.get("source")
+        console.print(Text(f"  {k.upper()} = {visible(side['label'])}" + (f": {visible(src)}" if src else "")))
     if doc.get("components"):
         console.print(components_table(doc, limit))
     if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
@@ -196,11 +222,10 @@ def whatif_table(w: dict, words: dict | None = None):
 
     v = words or _words({})
     m, p, f = w["measured"], w["predicted"], w["floors"]
-    t = LiteralTable(title=f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s "
-                           f"({source_text(w['line_rate_source'])}), "
-                           f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
-                           f"{w['workers']} workers",
-                     title_justify="left")
+    t = _table(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s "
+               f"({source_text(w['line_rate_source'])}), "
+               f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
+               f"{w['workers']} workers")
     t.add_column("")
     t.add_column("measured", justify="right")
     t.add_column("predicted", justify="right")

@@ -99,3 +99,51 @@ def __getattr__(name: str) -> Any:  # LiteralTable, made when first asked for (r
         globals()[name] = cls
         return cls
     raise AttributeError(name)
+
+
+# where a name may break when its column is too narrow for it, best first: after a `.`,
+# `/`, `:` or space (gpu_timing. / total_overhead); also after `_`, `-`, `(`, `#`, `,`;
+# also between the humps of a CamelCase word (SingleProcess / DataLoader). Never elsewhere
+# inside a word, unless one piece alone is wider than the column.
+_LEVELS = (re.compile(r"[^./:\s]*[./:\s]+|[^./:\s]+"),
+           re.compile(r"[^._/:\-\s(#,]*[._/:\-\s(#,]+|[^._/:\-\s(#,]+"),
+           re.compile(r"[^._/:\-\s(#,]*?(?:[._/:\-\s(#,]+|(?<=[a-z0-9])(?=[A-Z])|$)"))
+
+
+class _Name:
+    """A name in a table cell: shown literally, and when the column is narrower than the
+    name, broken where _LEVELS allow (the coarsest level whose pieces fit)."""
+
+    def __init__(self, s: Any, style: str = "") -> None:
+        self.s = visible(s)
+        self.style = style
+        self.levels = [[p for p in rx.findall(self.s) if p] or [self.s] for rx in _LEVELS]
+
+    def __rich_measure__(self, console, options):
+        from rich.cells import cell_len
+        from rich.measure import Measurement
+
+        shortest = max(cell_len(p) for p in self.levels[-1])
+        return Measurement(shortest, cell_len(self.s)).with_maximum(options.max_width)
+
+    def __rich_console__(self, console, options):
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        width, lines, cur = max(1, options.max_width), [], ""
+        parts = next((lv for lv in self.levels if max(cell_len(p) for p in lv) <= width), self.levels[-1])
+        for p in parts:
+            if cur and cell_len(cur) + cell_len(p) > width:
+                lines.append(cur)
+                cur = ""
+            cur += p
+        lines.append(cur)
+        t = Text("\n".join(line.rstrip() if i < len(lines) - 1 else line for i, line in enumerate(lines)),
+                 style=self.style)
+        yield from t.__rich_console__(console, options.update(overflow="fold"))
+
+
+def name(s: Any, style: str = "") -> Any:
+    """A table cell for a name (component, phase, kernel, label): literal, and broken only
+    between its words when the column is too narrow (see _Name)."""
+    return _Name(s, style)

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
-from gpuscope.reports.safe_text import LiteralTable, visible
+from gpuscope.reports.safe_text import LiteralTable, name, visible
 
 GiB = 2**30
 MAX_GAPS = 5
@@ -58,7 +58,7 @@ def activity_table(act: dict) -> Table:
 def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
     if not rows:
         return None
-    t = _table(f"Copies (line rate {line_rate:g} GB/s)" if is_num(line_rate) else "Copies")
+    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if is_num(line_rate) else "Copies")
     for col in ("direction", "host memory", "count", "GiB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
     for r in rows:
@@ -85,14 +85,14 @@ def gaps_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Longest GPU idle gaps, and what the host was doing")
-    for col in ("at s", "ms", "cause", "host across the gap", "phase"):
+    for col in ("at s", "ms", "cause", "host across the gap", "phase"):  # names break between words
         t.add_column(col, justify="right" if col in ("at s", "ms") else "left",
-                     overflow="fold" if col == "host across the gap" else "ellipsis")
+                     no_wrap=col in ("at s", "ms", "cause"))
     for r in rows[:MAX_GAPS]:
         op = r.get("host_op") or {}
         host = f"{op.get('name')} ({op.get('cat')}, {pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
         t.add_row(num(r.get("offset_s"), 3), ms(r.get("ms"), 2), str(r.get("cause") or "-").replace("_", " "),
-                  host, str(r.get("annotation") or "-"))
+                  name(host), name(r.get("annotation") or "-"))
     return t
 
 
@@ -100,11 +100,10 @@ def phases_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Phases (record_function ranges; roles guessed from their names)")
-    for col in ("phase", "role", "count", "wall ms", "GPU busy ms", "GPU busy", "of span"):
-        t.add_column(col, justify="left" if col in ("phase", "role") else "right",
-                     overflow="fold" if col == "phase" else "ellipsis")
+    for col in ("phase", "role", "count", "wall\nms", "GPU busy\nms", "GPU\nbusy", "of\nspan"):
+        t.add_column(col, justify="left" if col in ("phase", "role") else "right", no_wrap=col != "phase")
     for r in rows[:MAX_PHASES]:
-        t.add_row(str(r.get("phase")), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
+        t.add_row(name(r.get("phase")), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
                   cms(r.get("wall_ms")), cms(r.get("gpu_busy_ms")), pct(r.get("gpu_busy_fraction"), 0),
                   pct(r.get("share_of_span"), 0))
     if len(rows) > MAX_PHASES:

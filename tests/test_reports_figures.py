@@ -9,6 +9,7 @@ import json
 from typer.testing import CliRunner
 
 from gpuscope.cli import app
+from gpuscope.reports.console import evidence_value
 from gpuscope.reports.numbers import secs
 from tests.conftest import DATA
 
@@ -18,6 +19,13 @@ RUNS = DATA / "h200_foreign" / "runs"
 def test_secs_never_rounds_a_duration_to_zero():
     assert secs(0.0041) == "0.0041 s" and secs(0.00012, 3) == "0.00012 s"
     assert secs(0) == "0.00 s" and secs(1.234) == "1.23 s" and secs(float("nan")) == "-"
+
+
+def test_evidence_values_carry_their_digits_only():
+    assert evidence_value(55.4808836503483) == "55.48"
+    assert evidence_value(1610612736.0) == "1610612736"
+    assert evidence_value(0.16431) == "0.164" and evidence_value(float("nan")) == "-"
+    assert evidence_value({"a": [1.0, 0.0061]}) == "{a: [1, 0.0061]}"
 
 
 def test_a_measured_line_rate_is_printed_to_one_decimal():
@@ -32,3 +40,11 @@ def test_the_warmup_factor_is_the_ratio_it_is():
     r = CliRunner().invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json"])
     warm = next(d for d in json.loads(r.stdout)["diagnoses"] if d["id"] == "first_record_warmup")
     assert "1.5x the median of the others" in warm["summary"]  # 410 / 265 ms, not "2x"
+
+
+def test_trace_copies_table_rounds_the_line_rate():
+    from gpuscope.reports.trace_console import memcpy_table
+
+    t = memcpy_table([{"direction": "HtoD", "host_memory": "pageable", "count": 1, "bytes": 1, "ms": 1.0,
+                       "gbs": 1.0, "line_rate_share": 0.1, "ms_at_line_rate": 0.1}], 55.4808836503483)
+    assert t.title == "Copies (line rate 55.5 GB/s)"
