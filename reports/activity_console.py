@@ -24,14 +24,18 @@ def _table(title: str) -> Table:
                         collapse_padding=True)
 
 
-def samples_header(doc: dict, source: str, skipped_rows: int = 0) -> Text:
+def samples_header(doc: dict, source: str, skipped_rows: int = 0, note: str | None = None) -> Text:
+    """The first lines of a report on samples alone; `note`: what reading them cost
+    (parsers.samples.damage_note), said instead of the bare count of skipped rows."""
     t = Text()
     t.append(visible(source), style="bold")
     gpus = doc.get("gpus") or []
     t.append(f" — NVML samples, {len(gpus)} GPU(s), {secs(doc.get('wall_s'))} recorded; no timing lines\n")
     t.append(f"activity from {SOURCE_TEXT.get(doc.get('source'), doc.get('source') or '-')}, "
              f"one reading every {secs(doc.get('resolution_s'), 2)}"
-             + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows else ""))
+             + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows and not note else ""))
+    if note:
+        t.append("\n" + visible(note))
     for n in doc.get("notes") or []:
         t.append("\n" + visible(f"note: {n}"))
     return t
@@ -46,7 +50,8 @@ def activity_table(doc: dict) -> Table:
     act = doc.get("active") or {}
     gaps, agaps = doc.get("idle_gaps") or {}, act.get("idle_gaps") or {}
     t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
-    t.add_row("SM activity (mean)", pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
+    busy = "SM activity (mean)" if doc.get("source") != "utilization" else "busy by utilization.gpu (mean)"
+    t.add_row(busy, pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
     t.add_row("idle", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
     t.add_row("idle gaps", _count(gaps), _count(agaps))
     t.add_row("  idle gaps total", secs(gaps.get("total_s")) if gaps else "-",

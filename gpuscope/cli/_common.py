@@ -27,6 +27,14 @@ def say(message: str) -> None:
     sys.stderr.flush()
 
 
+def say_samples_damage(src) -> None:
+    """One stderr line when the source's samples file had values or rows gpuscope could not
+    read (gpuscope.sources.Source.samples_read): what was dropped and why."""
+    sr = getattr(src, "samples_read", None)
+    if sr and sr.get("note"):
+        say(f"{sr['file']}: {sr['note']}")
+
+
 def fail(message: str, code: int) -> typer.Exit:
     """Print `gpuscope: message` on stderr and return the Exit to raise."""
     say(message)

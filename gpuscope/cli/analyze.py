@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from gpuscope.cli._common import handle_errors, say, write_file
+from gpuscope.cli._common import handle_errors, say, say_samples_damage, write_file
 from gpuscope.cli.app import app
 
 
@@ -71,6 +71,7 @@ def analyze_cmd(
     result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
     if src.log is not None:
         _warn_skipped(src.log, verbose)
+    say_samples_damage(src)
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
