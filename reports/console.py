@@ -247,8 +247,10 @@ def diagnoses_block(a, verbose: bool = False) -> RenderableType:
 def evidence_value(v) -> str:
     """An evidence figure as a reader needs it: whole numbers whole (1610612736, not
     1610612736.0), others to the digits they carry (55.48, 0.164, not 55.4808836503483);
-    lists and mappings item by item; strings as they are."""
-    if isinstance(v, bool) or v is None or isinstance(v, str):
+    lists and mappings item by item; strings as they are; unknown (None, NaN) as -."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool | str):
         return str(v)
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {evidence_value(x)}" for k, x in v.items()) + "}"

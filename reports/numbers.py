@@ -53,7 +53,8 @@ def secs(v: Any, nd: int = 2) -> str:
     if not is_num(v):
         return "-"
     if v and abs(v) < 0.5 * 10.0 ** -nd:
-        return f"{v:.2g} s"
+        d = 1 - math.floor(math.log10(abs(v)))  # two significant digits, never 6.5e-05
+        return f"{round(v, d):.{d}f}".rstrip("0").rstrip(".") + " s"
     return f"{v:,.{nd}f} s"
 
 

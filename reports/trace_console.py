@@ -38,7 +38,8 @@ def trace_header(doc: dict, source: str) -> Text:
 
 
 def activity_table(act: dict) -> Table:
-    t = _table(f"GPU activity over the traced span ({act.get('resolution', '')})")
+    res = act.get("resolution")
+    t = _table("GPU activity over the traced span" + (f", {res}" if res else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
     t.add_row("span", secs(act.get("span_s"), 3))
@@ -48,10 +49,14 @@ def activity_table(act: dict) -> Table:
     t.add_row("  copies under kernels", pct(act.get("copy_kernel_overlap_fraction")))
     gaps = act.get("idle_gaps") or {}
     t.add_row("idle", pct(act.get("idle_fraction")))
-    t.add_row("idle gaps", f"{gaps.get('count', 0):,} (total {secs(gaps.get('total_s'), 3)}, "
-              f"longest {secs(gaps.get('longest_s'), 3)})")
+    t.add_row("idle gaps", f"{gaps.get('count', 0):,}")
+    if gaps.get("count"):
+        t.add_row("  total", secs(gaps.get("total_s"), 3))
+        t.add_row("  longest", secs(gaps.get("longest_s"), 3))
+        if gaps.get("by_cause_s"):
+            t.add_row("  by cause:", "")
     for cause, s in sorted((gaps.get("by_cause_s") or {}).items(), key=lambda kv: -(kv[1] or 0)):
-        t.add_row(f"  {cause.replace('_', ' ')}", secs(s, 3))
+        t.add_row(f"    {cause.replace('_', ' ')}", secs(s, 3))
     return t
 
 

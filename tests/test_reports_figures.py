@@ -19,13 +19,23 @@ RUNS = DATA / "h200_foreign" / "runs"
 def test_secs_never_rounds_a_duration_to_zero():
     assert secs(0.0041) == "0.0041 s" and secs(0.00012, 3) == "0.00012 s"
     assert secs(0) == "0.00 s" and secs(1.234) == "1.23 s" and secs(float("nan")) == "-"
+    assert secs(6.5e-05) == "0.000065 s"  # never in e-notation
 
 
 def test_evidence_values_carry_their_digits_only():
     assert evidence_value(55.4808836503483) == "55.48"
     assert evidence_value(1610612736.0) == "1610612736"
     assert evidence_value(0.16431) == "0.164" and evidence_value(float("nan")) == "-"
-    assert evidence_value({"a": [1.0, 0.0061]}) == "{a: [1, 0.0061]}"
+    assert evidence_value({"a": [1.0, 0.0061]}) == "{a: [1, 0.0061]}" and evidence_value(None) == "-"
+
+
+def test_trace_idle_gaps_one_figure_a_row():
+    r = CliRunner().invoke(app, ["analyze", str(DATA / "h200_foreign" / "traces" / "train_slow.json.gz")],
+                           env={"COLUMNS": "80"})
+    act = r.stdout[r.stdout.index("GPU activity over the traced span"):r.stdout.index("Copies")]
+    assert "(exact (" not in act and "e-0" not in act
+    rows = [line.split() for line in act.splitlines()]
+    assert ["idle", "gaps", "590"] in rows and ["total", "0.293", "s"] in rows and ["longest", "0.089", "s"] in rows
 
 
 def test_a_measured_line_rate_is_printed_to_one_decimal():
