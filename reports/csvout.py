@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from gpuscope.errors import InputError, ResourceError
+from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
     from gpuscope.analysis.result import Analysis
@@ -72,7 +73,8 @@ TIME_COLUMNS = ("ts", "ts_start", "ts_end", "t_start", "t_end", "t_wall")
 
 
 def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy fit for a spreadsheet: text cells that start like a formula get a leading `'`
+    """A copy fit for a spreadsheet and a terminal: text cells show their control characters
+    (reports.safe_text), those that start like a formula get a leading `'`
     (OWASP's CSV-injection advice), and epoch-second columns keep microseconds (%.6f) where
     the other numbers are written with 6 significant digits."""
     out = df.copy()
@@ -81,9 +83,18 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
         if c in TIME_COLUMNS and col.dtype.kind == "f":
             out[c] = col.map(lambda v: "" if v != v else f"{v:.6f}")
         elif col.dtype.kind in "OSU" or str(col.dtype) == "str":
-            out[c] = col.map(lambda v: f"'{v}" if isinstance(v, str) and v != "-" and v.startswith(FORMULA_START)
-                             else v)
+            out[c] = col.map(_safe_cell)
     return out
+
+
+def _safe_cell(v):
+    """A text cell: its control characters made visible (reports.safe_text: a raw ESC would
+    reach the terminal of whoever cats the file), then a leading `'` if it starts like a
+    formula."""
+    if not isinstance(v, str):
+        return v
+    v = visible(v)
+    return f"'{v}" if v != "-" and v.startswith(FORMULA_START) else v
 
 
 def write_csv(analysis: Analysis, directory: str | os.PathLike[str]) -> list[Path]:

@@ -1,5 +1,6 @@
 """One self-contained HTML file for a bug report: tables, the diagnosis, the timeline PNG
-inlined as base64. No external CSS, JS, fonts or images; every text escaped.
+inlined as base64. No external CSS, JS, fonts or images; every text escaped, its control
+characters made visible (reports.safe_text).
 
 Inputs are the JSON documents (`analyze --json`, `compare --json`, the what-if) and PNG
 bytes; `analysis_report` / `compare_report` draw the pictures of an Analysis or of a
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
 from gpuscope.linerate import source_text
+from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
     from gpuscope.analysis import Analysis
@@ -34,7 +36,7 @@ td:first-child,th:first-child{text-align:left}
 
 
 def esc(v: Any) -> str:
-    return html.escape(str(v), quote=True)
+    return html.escape(visible(v, newlines=True), quote=True)
 
 
 def fmt(v: Any, digits: int = 1) -> str:

@@ -51,6 +51,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
+        vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
     )
 
 

@@ -139,7 +139,7 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         v = inp.model.vocabulary
         warm = Diagnosis(
             "first_record_warmup", "low",
-            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.0f}x the median of the others "
+            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.1f}x the median of the others "
             f"({med:.0f} ms): a warm-up, left out of the variation analysis.",
             {"first_ms": rnd(float(held[0])), "median_others_ms": rnd(med), "factor": rnd(float(held[0] / med), 1)},
             f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "

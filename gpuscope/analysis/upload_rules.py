@@ -212,10 +212,10 @@ def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
                 f"the samples, {ev['sample_interval_s'] * 1e3:.0f} ms apart, cannot resolve uploads of "
                 f"~{ev['h2d_duration_median_s'] * 1e3:.0f} ms")
         summary = (f"PCIe underused during uploads: {float(log_gbs):.1f} GB/s by the log's own bytes/time, "
-                   f"{share:.0%} of the {line:g} GB/s line rate ({seen}).")
+                   f"{share:.0%} of the {round(line, 1):g} GB/s line rate ({seen}).")
     else:
         summary = (f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases "
-                   f"ran, {share:.0%} of the {line:g} GB/s line rate.")
+                   f"ran, {share:.0%} of the {round(line, 1):g} GB/s line rate.")
     rec = ("The link is not the limit: the copy path is. Pageable memory staging through the driver's bounce "
            "buffer is the usual cause at this rate (many small copies look alike): pin the upload buffers "
            "(a reusable cudaHostAlloc pool, or cudaHostRegister once).")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from gpuscope.cli._common import handle_errors, say, write_file
+from gpuscope.cli._common import handle_errors, say, say_samples_damage, write_file
 from gpuscope.cli.app import app
 
 if TYPE_CHECKING:
@@ -15,14 +15,16 @@ if TYPE_CHECKING:
 
 
 def _warn_skipped(parsed: ParsedLog, verbose: bool) -> None:
+    from gpuscope.reports.safe_text import visible
+
     n = len(parsed.skipped)
     if not n:
         return
     err = sys.stderr
-    if verbose:
+    if verbose:  # the lines as the log has them, their control characters made visible
         err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
         for r in parsed.skipped.itertuples():
-            err.write(f"  line {int(r.line)}: {r.reason}: {r.text}\n")
+            err.write(visible(f"  line {int(r.line)}: {r.reason}: {r.text}") + "\n")
     else:
         err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
 
@@ -82,6 +84,7 @@ def analyze_cmd(
     result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
     if src.log is not None:
         _warn_skipped(src.log, verbose)
+    say_samples_damage(src)
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:

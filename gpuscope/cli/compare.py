@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli._common import handle_errors, say, say_samples_damage
 from gpuscope.cli.app import app
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
@@ -114,6 +114,8 @@ def compare_cmd(
         else:
             paths.append((arg, None))
     src_a, src_b = (open_source(p, fmt=fmt, model=model, line_rate=line_rate) for p, _ in paths)
+    for s in (src_a, src_b):
+        say_samples_damage(s)
     result, sides = compare_sources(src_a, src_b, labels=(paths[0][1], paths[1][1]), seed=seed, n_boot=n_boot,
                                     abc_bytes=nbytes)
     doc = result.to_json()

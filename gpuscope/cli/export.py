@@ -37,12 +37,13 @@ def export_cmd(
     import json
 
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import write_file
+    from gpuscope.cli._common import say_samples_damage, write_file
     from gpuscope.reports.titles import source_title
     from gpuscope.reports.trace import build_trace
     from gpuscope.sources import open_source
 
     src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
+    say_samples_damage(src)
     tv = timeline_view(src)
     doc = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
                         metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,

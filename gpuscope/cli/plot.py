@@ -35,12 +35,13 @@ def plot_cmd(
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli._common import write_file
+    from gpuscope.cli._common import say_samples_damage, write_file
     from gpuscope.reports.plot import view_png
     from gpuscope.reports.titles import source_title
     from gpuscope.sources import open_source
 
     src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
+    say_samples_damage(src)
     tv = window(timeline_view(src), start, end)
     png = view_png(tv, title=title or source_title(src, tv.records))
     write_file(output, png, "the PNG")

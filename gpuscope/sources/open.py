@@ -60,7 +60,7 @@ def open_source(
     else:
         src = _open_bytes(p, _read_file(p), fmt, user)
     if samples is not None:
-        src.samples = _nonempty(_read_samples_file(Path(samples)))
+        src.samples = _kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:
         from gpuscope.parsers.kineto import read_trace
 
@@ -113,9 +113,10 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None) -
     if fmt is None and looks_like_samples(head):
         src = Source(path=p, kind="samples", model=_model(user),
                      no_log_reason=f"{p} is a samples file: it has no timing lines")
-        src.samples = _nonempty(_read_samples_text(p, data))
+        src.samples = _kept(src, _read_samples_text(p, data), p)
         if src.samples is None:
-            raise NoDataError(f"{p}: a samples file without one readable sample")
+            why = src.samples_read and src.samples_read.get("note")
+            raise NoDataError(f"{p}: a samples file without one readable sample" + (f" ({why})" if why else ""))
         return src
     log = parse_log(data, fmt, held_key=held_key(user), name=str(p))
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
@@ -168,9 +169,10 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None) -> Source:
             src.no_log_reason = e.one_line()
         else:
             src.model = _model(user, src.log)
-    src.samples = _nonempty(rundir.read_samples(p))
-    if src.samples is not None and src.samples.attrs.get("malformed_rows"):
-        src.notes.append(f"{src.samples.attrs['malformed_rows']} malformed samples.csv rows skipped")
+    if (p / rundir.SAMPLES).is_file():
+        src.samples = _kept(src, rundir.read_samples(p), p / rundir.SAMPLES)
+    if src.samples_read and src.samples_read.get("note"):
+        src.notes.append(f"samples.csv: {src.samples_read['note']}")
     src.spans = rundir.read_spans(p)
     _attach_traces(src, p)
     if src.spans is not None and src.spans.attrs.get("malformed_rows"):
@@ -201,6 +203,16 @@ def _attach_traces(src: Source, p: Path) -> None:
 
 def _nonempty(df: pd.DataFrame | None) -> pd.DataFrame | None:
     return df if df is not None and len(df) else None
+
+
+def _kept(src: Source, df: pd.DataFrame | None, path: Path) -> pd.DataFrame | None:
+    """The samples frame, or None when it holds no row; what reading it cost goes to
+    `src.samples_read` either way (a file whose every row was unreadable says so)."""
+    from gpuscope.parsers.samples import damage_note, reading_account
+
+    if df is not None:
+        src.samples_read = {"file": str(path), **reading_account(df), "note": damage_note(df)}
+    return _nonempty(df)
 
 
 def _read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
