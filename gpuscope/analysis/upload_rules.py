@@ -23,9 +23,6 @@ H2D_SHARE_HIGH, H2D_SHARE_MEDIUM, H2D_SHARE_LOW = 0.40, 0.20, 0.10
 # h2d phases that last >= pcie.MIN_SAMPLE_INTERVALS sample intervals); at or above the
 # medium share h2d_bound gives no pinning advice either
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
-# h2d_bound outside the CuZK model: uploads measured at this share of the line rate are not
-# told to pin their buffers
-NEAR_LINE_RATE = 0.80
 
 
 def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> pd.Series | None:
