@@ -79,7 +79,14 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
-    from gpuscope.analysis.trace_phases import guess_role
+    from gpuscope.analysis.trace_phases import RANGE_PREFIX, guess_role
+
+    if phase.startswith(RANGE_PREFIX):  # a profiler trace's record_function range: the user's name, CPU side
+        name = phase[len(RANGE_PREFIX):]
+        if name == "ProfilerStep":
+            return STYLES["ProfilerStep"]
+        label = name if len(name) <= MAX_LABEL else name[: MAX_LABEL - 1] + "…"
+        return PhaseStyle(label, ROLE_COLOR.get(guess_role(name) or "", "#9d9d9d"), "cpu")
 
     label = phase if len(phase) <= MAX_LABEL else phase[: MAX_LABEL - 1] + "…"
     return PhaseStyle(label, ROLE_COLOR.get(guess_role(phase) or "", "#9d9d9d"), "other")

@@ -136,3 +136,24 @@ def test_a_trace_written_into_the_run_directory_is_read_with_the_run(tmp_path):
     j = json.loads(cli("analyze", run, "--json").stdout)
     assert j["memcpy"][0]["count"] == 12 and j["records"] == 12
     assert j["diagnoses"][0]["id"] in ("pageable_memcpy", "h2d_bound", "pcie_underused")
+
+
+def test_a_traces_picture_has_one_lane_per_stream_and_its_ranges_apart():
+    """The copy loop's record_function range named "upload" is the user's name on the CPU lanes,
+    not a second set of measured copies; memsets inside kernel blocks spill no phantom lane."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.reports.lanes import assign_lanes
+    from gpuscope.reports.phase_style import style_for
+    from gpuscope.sources import open_source
+
+    tv = timeline_view(open_source(TRACES / "copy_pageable.json.gz"))
+    lanes = assign_lanes(tv.phases, noun=tv.lane_noun)
+    labels = [lane.label for lane in lanes]
+    assert [x for x in labels if x.startswith("stream")] == ["stream 7"]
+    assert not any(x.startswith("GPU") for x in labels)
+    stream = next(lane for lane in lanes if lane.label == "stream 7").main
+    assert (stream["t_start"].to_numpy()[1:] >= stream["t_end"].to_numpy()[:-1] - 1e-9).all()
+    ranges = tv.phases[tv.phases["worker"] < 0]
+    assert set(ranges["phase"]) == {"range:ProfilerStep", "range:upload", "range:compute"}
+    assert style_for("range:upload").label == "upload" and style_for("range:upload").group == "cpu"
+    assert style_for("h2d").label == "upload H2D"

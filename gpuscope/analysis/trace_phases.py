@@ -105,18 +105,61 @@ def _activity_kind(g: pd.DataFrame) -> np.ndarray:
     return out
 
 
+# A record_function range is the user's name, not a measured phase: drawn under this prefix
+# (reports.phase_style colours it by the role its name suggests and shows the name alone), so a
+# range named "upload" is never taken for the measured copies.
+RANGE_PREFIX = "range:"
+# On one stream the merged blocks of different kinds may overlap (a kernel block swallows the
+# gaps that hold a memset): the stronger kind wins the overlap, the weaker keeps the rest.
+KIND_PRIORITY = ("h2d", "d2h", "memcpy", "kernel", "memset")
+
+
+def _subtract(s: np.ndarray, e: np.ndarray, cs: np.ndarray, ce: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the disjoint sorted intervals (s, e) outside the disjoint sorted (cs, ce)."""
+    out_s, out_e = [], []
+    j = 0
+    for a, b in zip(s.tolist(), e.tolist(), strict=True):
+        while j < len(cs) and ce[j] <= a:
+            j += 1
+        k, cur = j, a
+        while k < len(cs) and cs[k] < b:
+            if cs[k] > cur:
+                out_s.append(cur)
+                out_e.append(float(cs[k]))
+            cur = max(cur, float(ce[k]))
+            k += 1
+        if cur < b:
+            out_s.append(cur)
+            out_e.append(b)
+    return np.asarray(out_s, dtype="float64"), np.asarray(out_e, dtype="float64")
+
+
+def _stream_blocks(g: pd.DataFrame, kinds: np.ndarray, tol: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """One stream's activity as non-overlapping blocks per kind (KIND_PRIORITY order)."""
+    taken_s, taken_e = np.zeros(0), np.zeros(0)
+    out = []
+    for kind in sorted(set(kinds.tolist()), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
+        sel = kinds == kind
+        gs = g["ts_us"].to_numpy(dtype="float64")[sel]
+        s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64")[sel], gap=tol)
+        s, e = _subtract(s, e, taken_s, taken_e)
+        out.append((str(kind), s, e))
+        taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
+    return out
+
+
 def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch: Epoch) -> pd.DataFrame:
-    """PHASE_SCHEMA rows: device activity per stream (merged blocks) and CPU annotations."""
+    """PHASE_SCHEMA rows: device activity per stream (merged blocks, no two overlapping) and
+    CPU annotations (phase RANGE_PREFIX + the range's name)."""
     parts = []
     for v in views:
         tol = max(1.0, v.span_us / MERGE_PER_SPAN)
         kinds = _activity_kind(v.gpu)
-        for (stream, kind), g in v.gpu.groupby([v.gpu["stream"], kinds], sort=True):
-            gs = g["ts_us"].to_numpy(dtype="float64")
-            s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64"), gap=tol)
-            parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
-                                "partition": [-1] * s.size, "phase": [str(kind)] * s.size,
-                                "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
+        for stream, g in v.gpu.groupby(v.gpu["stream"], sort=True):
+            for kind, s, e in _stream_blocks(g, kinds[v.gpu["stream"].to_numpy() == stream], tol):
+                parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
+                                    "partition": [-1] * s.size, "phase": [kind] * s.size,
+                                    "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
     ann = _annotations(host)
     if len(ann):
         names = ann["name"].astype(object)
@@ -134,7 +177,8 @@ def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch: Epoch) -> pd
             inside = (k >= 0) & (s <= se[np.maximum(k, 0)])
             partition = np.where(inside, nums[np.maximum(k, 0)], -1)
         parts.append(frame({"worker": [-1] * len(ann), "gpu": [-1] * len(ann), "partition": partition,
-                            "phase": ann["phase"].to_numpy(dtype=object), "t_start": epoch(s),
+                            "phase": (RANGE_PREFIX + ann["phase"].astype(str)).to_numpy(dtype=object),
+                            "t_start": epoch(s),
                             "t_end": epoch(e)}, PHASE_SCHEMA))
     if not parts:
         return empty_phases()
