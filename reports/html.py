@@ -116,6 +116,34 @@ def whatif_html(w: dict) -> str:
     return table(["", "measured", "predicted"], rows, cap) + notes
 
 
+def activity_html(act: dict | None, memcpy: list | None, gaps: list | None) -> list[str]:
+    """What the GPU did (NVML samples or a profiler trace): the activity figures, a trace's
+    copies by direction and host memory, its longest idle gaps."""
+    out: list[str] = []
+    if act and act.get("busy_fraction") is not None:
+        g = act.get("idle_gaps") or {}
+        working = act.get("active") or {}
+        rows = [("activity from", act.get("source")), ("resolution", act.get("resolution") or act.get("resolution_s")),
+                ("span (s)", cell(act.get("span_s", act.get("wall_s")), "s")),
+                ("GPU busy, whole span", cell(act.get("busy_fraction"), "pct")),
+                ("GPU busy, working time", cell(working.get("busy_fraction"), "pct") if working else "-"),
+                ("idle gaps", f"{g.get('count', 0):,}, total {cell(g.get('total_s'), 's')} s, "
+                              f"longest {cell(g.get('longest_s'), 's')} s")]
+        out.append("<h2>GPU activity</h2>" + table(["figure", "value"], rows))
+    if memcpy:
+        out.append("<h2>Copies (profiler trace)</h2>" + table(
+            ["direction", "host memory", "count", "GiB", "ms", "GB/s", "share of line rate"],
+            [(r.get("direction"), r.get("host_memory"), r.get("count"), cell((r.get("bytes") or 0) / 2**30, "x2"),
+              cell(r.get("ms"), "ms"), cell(r.get("gbs"), "x1"), cell(r.get("line_rate_share"), "pct"))
+             for r in memcpy]))
+    if gaps:
+        out.append("<h2>Longest GPU idle gaps</h2>" + table(
+            ["at s", "ms", "cause", "host across the gap", "phase"],
+            [(cell(r.get("offset_s"), "s"), cell(r.get("ms"), "x2"), r.get("cause"),
+              (r.get("host_op") or {}).get("name", "-"), r.get("annotation") or "-") for r in gaps[:8]]))
+    return out
+
+
 def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
     """The `analyze` report: split, components, timeline figures, bounds, diagnoses, picture."""
     s = doc.get("split") or {}
@@ -127,12 +155,15 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
             f" &middot; {fmt(doc.get('records'))} {esc(v['records'])} &middot; {fmt(doc.get('skipped_lines'))} "
             "skipped lines</p>"]
     body.append("<h2>Diagnosis</h2>" + diagnoses_html(doc.get("diagnoses") or []))
-    body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
-    held = s.get("held_ms") or 0
-    split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
-                  for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
-    body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
-                      f"inconsistent records: {s.get('inconsistent_records', 0)}"))
+    has_log = bool(doc.get("timing_lines"))
+    if has_log:
+        body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
+        held = s.get("held_ms") or 0
+        split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
+                      for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
+        body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
+                          f"inconsistent records: {s.get('inconsistent_records', 0)}"))
+    body.extend(activity_html(doc.get("activity"), doc.get("memcpy"), doc.get("idle_gaps")))
     tl = doc.get("timeline") or {}
     tl_rows = [(k, v) for k, v in tl.items() if isinstance(v, int | float) and not isinstance(v, bool)]
     if not tl.get("source"):  # no timeline at all: its defaults (0 gaps, 0 partitions) are no figures
@@ -146,15 +177,16 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
     if tl_rows:
         body.append(table(["figure", "value"], tl_rows))
     comps = doc.get("components") or {}
-    body.append("<h2>Components</h2>")
-    body.append(table(["component", "role", "count", "median ms", "p10 ms", "p90 ms", "sum ms", "cv"],
-                      [(k, c.get("role", ""), c.get("count"), c.get("median_ms"), c.get("p10_ms"),
-                        c.get("p90_ms"), c.get("sum_ms"), c.get("cv")) for k, c in comps.items()]))
+    if comps:
+        body.append("<h2>Components</h2>")
+        body.append(table(["component", "role", "count", "median ms", "p10 ms", "p90 ms", "sum ms", "cv"],
+                          [(k, c.get("role", ""), c.get("count"), c.get("median_ms"), c.get("p10_ms"),
+                            c.get("p90_ms"), c.get("sum_ms"), c.get("cv")) for k, c in comps.items()]))
     if whatif:
         body.append("<h2>What-if: pinned uploads</h2>" + whatif_html(whatif))
     b = doc.get("bounds") or {}
     b_rows = [(k, v) for k, v in b.items() if isinstance(v, int | float | str) and not isinstance(v, bool)]
-    if b_rows:
+    if b_rows and has_log:
         body.append("<h2>Bounds</h2>" + table(["bound", "value"], b_rows))
     pc = (doc.get("pcie") or {}).get("phases") or {}
     if pc:

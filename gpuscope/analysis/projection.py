@@ -34,6 +34,8 @@ def whatif_for(source: Source, *, abc_bytes: float | None = None) -> WhatIf:
 def whatif_doc(source: Source, *, abc_bytes: float | None = None) -> dict[str, Any]:
     """The projection as JSON: WhatIf.to_json() with "available": true, or
     {"available": false, "reason": ...} when the source lacks what it needs."""
+    if source.log is None:
+        return {"available": False, "reason": source.no_log_reason or "the source has no timing lines"}
     try:
         w = whatif_for(source, abc_bytes=abc_bytes)
     except WhatIfUnavailable as e:
