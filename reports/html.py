@@ -221,17 +221,29 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     drawn on one x scale (seconds from each side's first phase, to the longer side's end) so
     the two pictures can be read against each other."""
     from gpuscope.reports.plot import timeline_png
+    from gpuscope.schemas import empty_phases
 
-    spans = [float(s.phases["t_end"].max() - s.phases["t_start"].min()) for s in sides if s.phases is not None]
+    def extent(s: Side) -> tuple[float, float] | None:
+        if s.phases is not None:
+            return float(s.phases["t_start"].min()), float(s.phases["t_end"].max())
+        if s.samples is not None and len(s.samples):  # samples alone: the recording
+            return float(s.samples["t_wall"].min()), float(s.samples["t_wall"].max())
+        return None
+
+    spans = [e[1] - e[0] for e in map(extent, sides) if e is not None]
     width = max(spans) if spans else None
     pngs = {}
     for s in sides:
-        if s.phases is None:
+        e = extent(s)
+        if e is None:
             pngs[s.label] = None
             continue
-        t0 = float(s.phases["t_start"].min())
-        pngs[s.label] = timeline_png(s.phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
-                                     origin=t0, view=(t0, t0 + width) if width else None)
+        t0 = e[0]
+        phases = s.phases if s.phases is not None else empty_phases()
+        pngs[s.label] = timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
+                                     origin=t0, view=(t0, t0 + width) if width else None,
+                                     intervals=getattr(s, "intervals", None), counters=getattr(s, "counters", None),
+                                     lane_noun=getattr(s, "lane_noun", "worker"))
     return compare_html(doc, pngs)
 
 
@@ -246,6 +258,13 @@ RUN_ROWS = (
     ("upload_ms_median", "upload median (ms)", "ms"),
     ("bytes_per_partition", "upload bytes per record", "int"),
     ("upload_gbs", "upload rate (GB/s)", "x1"),
+)
+
+
+ACTIVITY_ROWS = (
+    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
+    ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
+    ("idle_total_s", "idle gaps total (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
 )
 
 
@@ -282,20 +301,38 @@ def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None 
     body.append(f"<p class='muted'>A = {esc(a['label'])} ({esc(a.get('source', ''))}); "
                 f"B = {esc(b['label'])} ({esc(b.get('source', ''))}); bootstrap n={doc['bootstrap']['n']}, "
                 f"seed {doc['bootstrap']['seed']}</p>")
-    body.append("<h2>Components (ms)</h2>")
-    body.append(table(
-        ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
-        [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
-                                          "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
-         for k, r in doc["components"].items()],
-        "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
+    if doc["components"]:
+        body.append("<h2>Components (ms)</h2>")
+        body.append(table(
+            ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
+            [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
+                                              "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
+             for k, r in doc["components"].items()],
+            "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
     body.append("<h2>Run</h2>")
     rows = [(label, cell(a.get(k), kind), cell(b.get(k), kind)) for k, label, kind in RUN_ROWS]
     for ph in sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {})):
         ra, rb = ((x.get("pcie_per_phase") or {}).get(ph, {}) for x in (a, b))
         rows.append((f"PCIe RX during {ph} (GB/s, median)", cell(ra.get("rx_gbs_median"), "x1"),
                      cell(rb.get("rx_gbs_median"), "x1")))
-    body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
+    if any(x.get("format") not in ("trace", "samples") for x in (a, b)):
+        body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
+    else:
+        body.pop()  # no timing records on either side: no run table of empty figures
+    aa, ab = a.get("activity") or {}, b.get("activity") or {}
+    if aa or ab:
+        body.append("<h2>GPU activity</h2>" + table(
+            ["", f"A: {a['label']}", f"B: {b['label']}"],
+            [(label, cell(aa.get(k), kind), cell(ab.get(k), kind)) for k, label, kind in ACTIVITY_ROWS
+             if aa.get(k) is not None or ab.get(k) is not None]))
+    ma, mb = a.get("memcpy") or [], b.get("memcpy") or []
+    if ma or mb:
+        keys = sorted({(r["direction"], r["host_memory"]) for r in ma + mb})
+        pick = lambda rows, k: next((r for r in rows if (r["direction"], r["host_memory"]) == k), {})  # noqa: E731
+        body.append("<h2>Copies (profiler trace)</h2>" + table(
+            ["direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"],
+            [(d, m, pick(ma, (d, m)).get("count", "-"), cell(pick(ma, (d, m)).get("gbs"), "x1"),
+              pick(mb, (d, m)).get("count", "-"), cell(pick(mb, (d, m)).get("gbs"), "x1")) for d, m in keys]))
     body.append(f"<h2>Diagnosis: A {esc(a['label'])}</h2>" + _side_diagnoses(a))
     body.append(f"<h2>Diagnosis: B {esc(b['label'])}</h2>" + _side_diagnoses(b))
     pred = doc.get("prediction")

@@ -139,3 +139,23 @@ def test_the_html_of_a_trace_and_of_samples_alone(tmp_path):
         text = out.read_text()
         assert all(w in text for w in want) and not any(a in text for a in absent)
         assert "<img alt='timeline'" in text
+
+
+def test_compare_html_of_traces_and_of_samples(tmp_path):
+    from typer.testing import CliRunner
+
+    from gpuscope.cli import app
+    from tests.conftest import DATA
+
+    fd = DATA / "h200_foreign"
+    cases = ((fd / "traces" / "copy_pageable.json.gz", fd / "traces" / "copy_pinned.json.gz",
+              ["ProfilerStep", "Copies (profiler trace)", "GPU activity"]),
+             (fd / "runs" / "train_slow" / "samples.csv", fd / "runs" / "train_fast" / "samples.csv",
+              ["GPU activity", "busier"]))
+    for a, b, want in cases:
+        out = tmp_path / "c.html"
+        r = CliRunner().invoke(app, ["compare", str(a), str(b), "--html", str(out), "--bootstrap", "200"])
+        assert r.exit_code == 0, r.stderr
+        text = out.read_text()
+        assert all(w in text for w in want) and text.count("<img") == 2
+        assert "<h2>Run</h2>" not in text

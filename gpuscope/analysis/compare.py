@@ -59,6 +59,9 @@ class Side:
     activity: dict | None = None               # the `activity` object (NVML samples or a trace)
     memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
     steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
+    lane_noun: str = "worker"                  # what its picture's lanes are (worker, stream)
+    intervals: pd.DataFrame | None = None      # its samples' classed intervals (idle gaps shaded)
+    counters: pd.DataFrame | None = None       # a trace's busy-fraction bins
     vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's
 
 

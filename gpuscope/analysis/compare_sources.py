@@ -32,9 +32,10 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
     try:
-        phases = timeline_view(source).phases
+        tv = timeline_view(source)
+        phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
     except NoDataError:
-        phases = parsed.components.iloc[:0]
+        phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
     return Side(
         label=label or source.label,
         parsed=parsed,
@@ -52,6 +53,9 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
         vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
+        lane_noun=noun,
+        intervals=intervals,
+        counters=counters,
     )
 
 
