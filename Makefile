@@ -21,9 +21,10 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/python tools/demo.py
 
-## test: the linter, then the whole suite; GPU tests skip cleanly without a GPU
+## test: the linter and the type checker, then the whole suite; GPU tests skip cleanly without a GPU
 test: venv
 	$(BIN)/ruff check gpuscope parsers reports tests tools
+	$(BIN)/python tools/typecheck.py
 	$(BIN)/python -m pytest -q
 
 test-gpu: venv
@@ -41,6 +42,7 @@ bench-gpu: venv
 
 lint: venv
 	$(BIN)/ruff check gpuscope parsers reports tests tools
+	$(BIN)/python tools/typecheck.py
 
 ## examples: regenerate examples/ from the generator
 examples: venv

@@ -6,6 +6,8 @@
   logged once per function name. A lost GPU (GpuIsLost, Unknown, Uninitialized after init)
   raises `GpuLost`, so the sampler can stop that GPU and go on with the others.
 - A capability probe per GPU (`Nvml.probe(index)`).
+- GPM metrics (SM activity and occupancy, DRAM and PCIe) through `Nvml.gpm(index)`, a
+  `GpmReader` (gpuscope.nvml_gpm) whose calls go through `Nvml.query` too.
 - An actionable reason when NVML is absent (`get()` returns None; `unavailable_reason()`).
 
 Tests inject a fake module with `use_backend(fake)` (tests/fake_nvml.py); production uses
@@ -21,6 +23,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpuscope.nvml_gpm import (  # noqa: F401 - the GPM metric ids stay importable from here
+    GPM_DRAM_BW_UTIL,
+    GPM_METRICS,
+    GPM_PCIE_RX_PER_SEC,
+    GPM_PCIE_TX_PER_SEC,
+    GPM_SM_OCCUPANCY,
+    GPM_SM_UTIL,
+    GpmReader,
+    GpmUnavailable,
+)
 from gpuscope.units import pcie_link_rate_gbs
 
 log = logging.getLogger("gpuscope.nvml")
@@ -29,14 +41,6 @@ log = logging.getLogger("gpuscope.nvml")
 MISSING_ERRORS = ("NotSupported", "FunctionNotFound", "NoPermission", "NotFound")
 #: NVML error names that mean "this GPU stopped answering".
 LOST_ERRORS = ("GpuIsLost", "Unknown", "Uninitialized", "ResetRequired", "DriverNotLoaded")
-
-# GPM metric ids (nvml.h; same values in pynvml).
-GPM_SM_UTIL = 2
-GPM_SM_OCCUPANCY = 3
-GPM_DRAM_BW_UTIL = 10
-GPM_PCIE_TX_PER_SEC = 20
-GPM_PCIE_RX_PER_SEC = 21
-GPM_METRICS = (GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_DRAM_BW_UTIL, GPM_PCIE_TX_PER_SEC, GPM_PCIE_RX_PER_SEC)
 
 FI_PCIE_COUNT_TX_BYTES = 197
 FI_PCIE_COUNT_RX_BYTES = 198
@@ -384,56 +388,5 @@ class Nvml:
         h = self.handle(index)
         try:
             return GpmReader(self, h)
-        except _GpmUnavailable:
+        except GpmUnavailable:
             return None
-
-
-class _GpmUnavailable(Exception):
-    pass
-
-
-class GpmReader:
-    """Two GPM sample buffers per GPU; `read()` gives the metrics between the last two samples."""
-
-    def __init__(self, nv: Nvml, h: Any) -> None:
-        self.nv, self.h = nv, h
-        a = nv.query("nvmlGpmSampleAlloc")
-        b = nv.query("nvmlGpmSampleAlloc")
-        if a is None or b is None:
-            raise _GpmUnavailable()
-        self.prev, self.cur = a, b
-        if nv.query("nvmlGpmSampleGet", h, self.prev) is None:
-            self.close()
-            raise _GpmUnavailable()
-        # one request struct, reused every read (building the 98-entry ctypes array costs more
-        # than the NVML call itself)
-        mod = nv.mod
-        self._mg = mod.c_nvmlGpmMetricsGet_t()
-        self._mg.version = getattr(mod, "NVML_GPM_METRICS_GET_VERSION", 1)
-        self._mg.numMetrics = len(GPM_METRICS)
-
-    def read(self) -> dict[int, float | None] | None:
-        """Take a sample and return {metric id: value or None} since the previous one."""
-        if self.nv.query("nvmlGpmSampleGet", self.h, self.cur) is None:
-            return None
-        mg = self._mg
-        mg.sample1 = self.prev
-        mg.sample2 = self.cur
-        for i, mid in enumerate(GPM_METRICS):
-            mg.metrics[i].metricId = mid
-        res = self.nv.query("nvmlGpmMetricsGet", mg)
-        self.prev, self.cur = self.cur, self.prev
-        if res is None:
-            return None
-        out: dict[int, float | None] = {}
-        for i, mid in enumerate(GPM_METRICS):
-            m = res.metrics[i]
-            out[mid] = float(m.value) if getattr(m, "nvmlReturn", 0) == 0 else None
-        return out
-
-    def close(self) -> None:
-        for s in (self.prev, self.cur):
-            try:
-                self.nv.mod.nvmlGpmSampleFree(s)
-            except Exception:  # freeing on a lost GPU: nothing more to do
-                pass

@@ -14,8 +14,8 @@ the run, a note when most lines arrived in bursts (their stamps are not their pr
 
 Signals: the child runs in its own process group. SIGINT/SIGTERM climb a ladder (forwarded,
 then SIGTERM, then SIGKILL to the group); SIGHUP/SIGQUIT are forwarded and followed by SIGTERM
-and SIGKILL on a timer (_Stopper), so the child is never orphaned and meta.json never left
-`running`.
+and SIGKILL on a timer, so the child is never orphaned and meta.json never left `running`.
+The capture is gpuscope.record_capture, the signal ladder gpuscope.record_signals.Stopper.
 
 Faults never stop the child: no NVML -> meta says "no samples: <reason>"; an unwritable run
 directory or a full disk -> reported once through `on_error`, the command still runs.
@@ -26,22 +26,15 @@ Exit code: the child's; 128+N when a signal N ended it; 127 when the command was
 
 from __future__ import annotations
 
-import codecs
-import fcntl
 import math
 import os
-import pty
-import re
 import selectors
 import signal
 import subprocess
 import sys
-import termios
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
 from gpuscope import __version__
@@ -49,6 +42,14 @@ from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
 from gpuscope.errors import ResourceError, UsageError
 from gpuscope.gpuinfo import first_line_rate, meta_gpus
+from gpuscope.record_capture import (
+    BURST_WARN_SHARE,
+    StreamCapture,
+    open_pty,
+    read_chunk,
+    stdin_for_child,
+)
+from gpuscope.record_signals import STOP_SIGNALS, Stopper
 from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
 
 if TYPE_CHECKING:
@@ -81,286 +82,9 @@ class RecordResult:
     errors: list[str] = field(default_factory=list)
 
 
-# -- capture: how the child's output reaches us and timing.log ------------------------------
-
 POLL_S = 0.05  # the pump's longest sleep: signals' notes and timers are serviced this often
 DRAIN_S = 1.0  # after the child exits, output of what it left running is read this long
 STOP_GRACE_S = 5.0  # SIGHUP/SIGQUIT: SIGTERM this long after forwarding, SIGKILL as long again
-MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is cut into the log as it is
-
-# a burst: BURST_MIN_LINES or more lines of one stream, each at most BURST_GAP_S after the
-# previous, that carry at least BURST_MIN_BYTES (a stdio buffer flushed: 4096 bytes in C,
-# 8192 in Python) or arrived at the stream's end (the buffer flushed at exit). A block of
-# lines a program prints at once (a prover's tenure, 5-10 short lines) is neither.
-BURST_GAP_S = 0.001
-BURST_MIN_LINES = 5
-BURST_MIN_BYTES = 2048
-BURST_AT_END_S = 0.05
-BURST_WARN_SHARE = 0.5  # warn when at least this share of all lines arrived in bursts
-
-# terminal control sequences: CSI (colours, cursor moves, erase), OSC (titles, links), and
-# the two-byte escapes; then every other control character but tab
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def log_text(line: str) -> str:
-    """A line of the child's output as timing.log keeps it: what a terminal would show.
-
-    `\r` before the newline (CRLF) dropped; terminal control sequences removed; a line redrawn
-    with `\r` (a progress bar) keeps what its last redraw wrote; other control characters
-    (a NUL would make the log look binary) removed. Our own terminal gets the bytes as they came.
-    """
-    text = _ESCAPES.sub("", line.rstrip("\r"))
-    if "\r" in text:
-        text = text.rsplit("\r", 1)[1]
-    return _CONTROLS.sub("", text)
-
-
-class _Output:
-    """One output stream of the child (stdout or stderr, a pty master or a pipe): passed
-    through to ours as it comes, cut into lines for timing.log, each line stamped with the
-    arrival of the read that completed it."""
-
-    def __init__(self, name: str, fd: int, dst: IO[str] | None, log: TimingLogWriter | None) -> None:
-        self.name, self.fd, self.dst, self.log = name, fd, dst, log
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.partial = b""
-        self.stamps: list[float] = []  # arrival of each line (CLOCK.mono)
-        self.sizes: list[int] = []  # its bytes
-        self.ended_at: float | None = None  # EOF, or when we stopped reading
-
-    def feed(self, data: bytes, now: float) -> None:
-        self._pass_through(self.decoder.decode(data))
-        *lines, self.partial = (self.partial + data).split(b"\n")
-        if len(self.partial) > MAX_LINE_BYTES:
-            lines.append(self.partial)
-            self.partial = b""
-        for raw in lines:
-            self._line(raw, now)
-
-    def close(self, now: float) -> None:
-        """EOF (or the end of the drain): the unfinished last line, then our end of the stream."""
-        self._pass_through(self.decoder.decode(b"", final=True))
-        if self.partial:
-            self._line(self.partial, now)
-            self.partial = b""
-        self.ended_at = now
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-
-    def _line(self, raw: bytes, now: float) -> None:
-        if self.log is not None:
-            self.log.write_line(log_text(raw.decode("utf-8", errors="replace")), now)
-        self.stamps.append(now)
-        self.sizes.append(len(raw) + 1)
-
-    def _pass_through(self, text: str) -> None:
-        if not text or self.dst is None:
-            return
-        try:
-            self.dst.write(text)
-            self.dst.flush()
-        except (OSError, ValueError):  # our stream closed (| head) or our terminal gone: keep logging
-            self.dst = None
-
-    def burst_lines(self) -> int:
-        """How many of this stream's lines arrived in bursts (see BURST_* above)."""
-        n, i, stamps = 0, 0, self.stamps
-        while i < len(stamps):
-            j = i + 1
-            while j < len(stamps) and stamps[j] - stamps[j - 1] <= BURST_GAP_S:
-                j += 1
-            at_end = self.ended_at is not None and self.ended_at - stamps[j - 1] <= BURST_AT_END_S
-            if j - i >= BURST_MIN_LINES and (sum(self.sizes[i:j]) >= BURST_MIN_BYTES or at_end):
-                n += j - i
-            i = j
-        return n
-
-
-def _read(fd: int) -> bytes:
-    """What is there to read; b"" at EOF. A pty master says EIO once no process holds the
-    terminal (Linux's way of saying EOF); any other error ends that stream too, rather than the
-    recording (the child must not be left running with meta.json `running`)."""
-    try:
-        return os.read(fd, 65536)
-    except OSError:
-        return b""
-
-
-def _terminal_fd() -> int | None:
-    """The first of our stdout, stderr, stdin that is a terminal."""
-    for fd in (1, 2, 0):
-        try:
-            if os.isatty(fd):
-                return fd
-        except OSError:
-            pass
-    return None
-
-
-def _copy_winsize(src: int | None, dst: int) -> bool:
-    if src is None:
-        return False
-    try:
-        fcntl.ioctl(dst, termios.TIOCSWINSZ, fcntl.ioctl(src, termios.TIOCGWINSZ, b"\0" * 8))
-        return True
-    except OSError:
-        return False
-
-
-def _open_pty() -> tuple[int, int] | str:
-    """(master, slave) of a pseudo-terminal for the child's stdout, or why there is none.
-
-    Output post-processing (ONLCR: \n -> \r\n) is turned off, so the child's bytes arrive as
-    it wrote them; the window size is ours when we are on a terminal (else 0x0, as for a
-    terminal that does not say)."""
-    try:
-        master, slave = pty.openpty()
-    except OSError as e:
-        return f"no pseudo-terminal available ({e.strerror or e})"
-    try:
-        attrs = termios.tcgetattr(slave)
-        attrs[1] &= ~termios.ONLCR
-        termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    except termios.error:
-        pass  # then \r\n arrives: log_text drops the \r
-    _copy_winsize(_terminal_fd(), slave)
-    return master, slave
-
-
-def _stdin_for_child() -> int | None:
-    """The child's stdin: ours when it is a file or a pipe (`... | gpuscope record -- cmd`
-    works); /dev/null when ours is a terminal or closed. The child runs in its own process
-    group, in the terminal's background: reading the terminal would stop it (SIGTTIN) and
-    gpuscope would wait for ever."""
-    try:
-        os.fstat(0)
-        return subprocess.DEVNULL if os.isatty(0) else None
-    except OSError:
-        return subprocess.DEVNULL
-
-
-# -- signals while the command runs -----------------------------------------------------------
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_TIMED = (signal.SIGHUP, signal.SIGQUIT)  # nobody is left to press Ctrl-C: escalate on a timer
-
-
-class _Stopper:
-    """What gpuscope does with the signals it gets while the command runs.
-
-    Every stop signal climbs one rung, as container runtimes do: the first is forwarded to the
-    command's process group as it came, the second sends SIGTERM, the third and later SIGKILL.
-    After a SIGHUP or SIGQUIT (the terminal is gone, or someone wants gpuscope gone) the
-    command gets STOP_GRACE_S to end before the next rung is climbed for it, so gpuscope never
-    leaves it running and always finishes meta.json. SIGWINCH passes our window size on.
-
-    The handlers only send signals and queue what to say: the pump says it (a handler writing
-    to a stream the main thread is writing could re-enter it).
-    """
-
-    def __init__(self, grace_s: float) -> None:
-        self.grace_s = grace_s
-        self.child: subprocess.Popen[bytes] | None = None
-        self.received: list[int] = []
-        self.sent: list[int] = []
-        self.messages: list[str] = []
-        self.deadline: float | None = None  # when the timed rung is due
-        self.timed = False  # a SIGHUP or SIGQUIT came: the ladder climbs on its own
-        self.old: dict[int, Any] = {}
-        self.pty_master: int | None = None
-        self._early: list[int] = []  # received before the child existed
-
-    def install(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for s in STOP_SIGNALS:
-            self.old[s] = signal.signal(s, self._on_stop)
-
-    def follow_winsize(self, master: int) -> None:
-        """On a terminal: our window size to the child's pty whenever it changes."""
-        if self.old and _terminal_fd() is not None:
-            self.pty_master = master
-            self.old[signal.SIGWINCH] = signal.signal(signal.SIGWINCH, self._on_winch)
-
-    def restore(self) -> None:
-        for s, h in self.old.items():
-            signal.signal(s, h)
-        self.old = {}
-
-    def attach(self, child: subprocess.Popen[bytes]) -> None:
-        """The child runs: signals received before it did are acted on now."""
-        self.child = child
-        early, self._early = self._early, []
-        for s in early:
-            self._climb(s)
-
-    def _on_stop(self, signum: int, _frame: FrameType | None) -> None:
-        self.received.append(signum)
-        if self.child is None:
-            self._early.append(signum)
-        else:
-            self._climb(signum)
-
-    def _on_winch(self, _signum: int, _frame: FrameType | None) -> None:
-        if self.pty_master is not None and _copy_winsize(_terminal_fd(), self.pty_master):
-            self._send(signal.SIGWINCH, record=False)
-
-    def _climb(self, signum: int, timer: bool = False) -> None:
-        """One rung up: the signal itself, then SIGTERM, then SIGKILL (see the class)."""
-        rung, g = len(self.sent) + 1, f"{self.grace_s:g}"
-        name = signal.Signals(signum).name
-        self.timed = self.timed or signum in _TIMED
-        if timer:
-            cause = f"the command is still running {g} s after {signal.Signals(self.sent[-1]).name}"
-        else:
-            cause = {1: name, 2: f"{name} again", 3: f"{name} a third time"}.get(rung, f"{name} again")
-        group = f"the command's process group ({self.child.pid if self.child else '?'})"
-        if rung == 1:
-            self._send(signum)
-            then = (f"SIGTERM in {g} s and SIGKILL {g} s later if it is still running" if self.timed
-                    else f"{name} again sends SIGTERM, a third time SIGKILL")
-            self.messages.append(f"{cause}: forwarded to {group}; {then}")
-        elif rung == 2:
-            self._send(signal.SIGTERM)
-            then = f"SIGKILL in {g} s if it is still running" if self.timed else f"{name} once more sends SIGKILL"
-            self.messages.append(f"{cause}: sent SIGTERM to {group}; {then}")
-        else:
-            self._send(signal.SIGKILL)
-            self.messages.append(f"{cause}: sent SIGKILL to {group}")
-        self.deadline = CLOCK.mono() + self.grace_s if self.timed and rung < 3 else None
-
-    def _send(self, sig: int, record: bool = True) -> None:
-        child = self.child
-        if child is None:
-            return
-        if record:
-            self.sent.append(sig)
-        try:
-            os.killpg(child.pid, sig)
-        except OSError:
-            pass
-        if child.returncode is not None:
-            return  # reaped: its pid may be another process's by now
-        try:
-            if os.getpgid(child.pid) != child.pid:  # the command left its group (setsid)
-                os.kill(child.pid, sig)
-        except OSError:
-            pass
-
-    def service(self, running: bool) -> None:
-        """From the pump: climb the timed rung when it is due."""
-        if self.deadline is not None and CLOCK.mono() >= self.deadline:
-            self.deadline = None
-            if running:
-                self._climb(self.sent[-1], timer=True)
-
-    def pop_messages(self) -> list[str]:
-        out, self.messages = self.messages, []
-        return out
 
 
 def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, interval_s: float = 0.020,
@@ -437,10 +161,10 @@ class _Recording:
         self.stdout, self.stderr = stdout, stderr
         self.errors: list[str] = []
         self.notes: list[str] = []
-        self.stopper = _Stopper(STOP_GRACE_S)
+        self.stopper = Stopper(STOP_GRACE_S)
         self.use_pty = use_pty
         self.pty: tuple[int, int] | str = "--no-pty"  # (master, slave), or why not: start_child
-        self.outputs: list[_Output] = []
+        self.outputs: list[StreamCapture] = []
         self.nv: nvml_mod.Nvml | None = None
         self.chosen: list[int] = []
         self.system: dict[str, Any] = {}
@@ -527,11 +251,11 @@ class _Recording:
 
     def start_child(self) -> subprocess.Popen[bytes] | RecordResult:
         """The child in its own process group, stdout on the pty (or a pipe), stderr on a pipe,
-        stdin ours unless that is a terminal (_stdin_for_child); or the failed RecordResult
+        stdin ours unless that is a terminal (stdin_for_child); or the failed RecordResult
         (127: not found, 126: not executable) when it cannot be started."""
-        stdin = _stdin_for_child()
+        stdin = stdin_for_child()
         if self.use_pty:
-            self.pty = _open_pty()
+            self.pty = open_pty()
             if isinstance(self.pty, str):
                 self.note(f"{self.pty}: the command's stdout is captured through a pipe, so the output "
                           "of a program that buffers it when not on a terminal arrives in bursts")
@@ -566,8 +290,8 @@ class _Recording:
             child.stdout.close()
         err_fd = os.dup(child.stderr.fileno())
         child.stderr.close()
-        self.outputs = [_Output("stdout", out_fd, self.stdout, self.log),
-                        _Output("stderr", err_fd, self.stderr, self.log)]
+        self.outputs = [StreamCapture("stdout", out_fd, self.stdout, self.log),
+                        StreamCapture("stderr", err_fd, self.stderr, self.log)]
         return child
 
     def _close_pty(self) -> None:
@@ -606,7 +330,7 @@ class _Recording:
             while True:
                 if sel.get_map():
                     for key, _ in sel.select(POLL_S):
-                        data, o = _read(key.fd), key.data
+                        data, o = read_chunk(key.fd), key.data
                         if data:
                             o.feed(data, CLOCK.mono())
                         else:

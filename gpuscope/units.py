@@ -1,4 +1,5 @@
-"""Units: sizes as users type them, and what a PCIe link can carry.
+"""Units: sizes as users type them and as messages print them (`fmt_bytes`), and what a PCIe
+link can carry.
 
 Sizes: one rule for every option that takes bytes (--abc-bytes, bandwidth --sizes):
 K/M/G/T and KiB/MiB/GiB/TiB are binary (1536M = 1.5G = 1.5 GiB), KB/MB/GB/TB are decimal
@@ -40,3 +41,12 @@ def pcie_link_rate_gbs(gen: int | None, width: int | None) -> float | None:
         return None
     gts, eff = _PCIE_GEN[gen]
     return gts * eff / 8.0 * width
+
+
+def fmt_bytes(n: int) -> str:
+    """Bytes as messages say them: `1.50 GiB`, `12.0 MiB`, `512 B`."""
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n} B"

@@ -5,8 +5,18 @@
     read_query_gpu(path)     `nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]`
     read_samples(path)       detects which of the three (a directory: its samples.csv)
 
-Malformed rows are dropped and counted, never fatal: `df.attrs["malformed_rows"]`, and
-`df.attrs["format"]` says which reader ran (`gpuscope`, `dmon`, `query-gpu`).
+What can be read is read, and what cannot is counted, never fatal:
+
+- a row without its time or GPU index (or with the wrong number of fields, or torn off at
+  the end of the file) is dropped: `df.attrs["malformed_rows"]`;
+- an unreadable value in any other column is missing (NaN) and its row stays: a column that
+  is bad in every row costs that column, not the file; `df.attrs["bad_values"]` counts them
+  by column (an unreadable `wrap_suspect` reads as 1: the row's PCIe figures are not trusted);
+- NUL bytes (a crash can leave a file padded with them) are damage like any other: a run of
+  them at the end is cut off, a line holding one is dropped (counted in malformed_rows and
+  `df.attrs["nul_rows"]`); `df.attrs["nul_bytes"]` counts them. NUL bytes in the header line: a binary file;
+- `df.attrs["format"]` says which reader ran (`gpuscope`, `dmon`, `query-gpu`);
+  `damage_note(df)` says it all in one sentence, `reading_account(df)` as a JSON object.
 
 Conventions: nvidia-smi prints local wall time, read here as local time of the machine
 running gpuscope. dmon's rxpci/txpci (MB/s, from NVML's PCIe throughput counter) become
@@ -37,7 +47,10 @@ _NA = frozenset(("", "-", "N/A", "[N/A]", "[Not Supported]", "Not Supported", "[
                  "[Insufficient Permissions]", "nan"))
 
 
-def _frame(rows: list[dict], malformed: int, fmt: str) -> pd.DataFrame:
+REQUIRED = ("t_wall", "gpu")  # a row without these is no sample
+
+
+def _frame(rows: list[dict], malformed: int, fmt: str, bad_values: dict | None = None) -> pd.DataFrame:
     data = {}
     for c in SAMPLE_COLUMNS:
         vals = [r.get(c) for r in rows]
@@ -48,20 +61,54 @@ def _frame(rows: list[dict], malformed: int, fmt: str) -> pd.DataFrame:
         else:
             data[c] = pd.Series(np.asarray([NAN if v is None else v for v in vals], dtype=np.float64))
     df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
-    df.attrs["malformed_rows"] = malformed
+    return _attrs(df, malformed, fmt, bad_values)
+
+
+def _attrs(df: pd.DataFrame, malformed: int, fmt: str, bad_values: dict | None = None,
+           nul: tuple[int, int] = (0, 0)) -> pd.DataFrame:
+    df.attrs["malformed_rows"] = int(malformed) + int(nul[1])
     df.attrs["format"] = fmt
+    df.attrs["bad_values"] = {k: int(v) for k, v in (bad_values or {}).items() if v}
+    df.attrs["nul_bytes"] = int(nul[0])
+    df.attrs["nul_rows"] = int(nul[1])
     return df
 
 
-def _read_text(path, text: str | None = None) -> tuple[str, Path]:
-    """(text, path): the file's text, or `text` when the caller already read it."""
+def _add_nul(df: pd.DataFrame, nul: tuple[int, int]) -> pd.DataFrame:
+    """Count NUL bytes a caller removed before handing the text on."""
+    df.attrs["nul_bytes"] = int(df.attrs.get("nul_bytes", 0)) + int(nul[0])
+    df.attrs["nul_rows"] = int(df.attrs.get("nul_rows", 0)) + int(nul[1])
+    df.attrs["malformed_rows"] = int(df.attrs.get("malformed_rows", 0)) + int(nul[1])
+    return df
+
+
+def _without_nul(text: str, p: Path) -> tuple[str, tuple[int, int]]:
+    """(text without NUL damage, (NUL bytes, lines dropped)): a run of NULs at the end is cut
+    off (what a crash leaves in a preallocated block), a line holding one is dropped whole (its
+    numbers cannot be trusted); NUL bytes in the header line: NoDataError (a binary file)."""
+    if "\x00" not in text:
+        return text, (0, 0)
+    n = text.count("\x00")
+    body = text.rstrip("\x00")
+    head = body.split("\n", 1)[0]
+    if "\x00" in head or not body.strip():
+        raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
+    pieces = body.split("\n")
+    complete, last = pieces[:-1], pieces[-1]
+    kept = [ln for ln in complete if "\x00" not in ln]
+    dropped = len(complete) - len(kept) + ("\x00" in last)
+    return "".join(ln + "\n" for ln in kept) + ("" if "\x00" in last else last), (n, dropped)
+
+
+def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int]]:
+    """(text, path, (NUL bytes, lines they cost)): the file's text, or `text` when the caller
+    already read it, without its NUL damage (_without_nul)."""
     p = Path(path)
     if text is not None:
         if not text or text.isspace():
             raise NoDataError(f"{p} is empty")
-        if "\x00" in text[:8192]:
-            raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
-        return text, p
+        text, nul = _without_nul(text, p)
+        return text, p, nul
     try:
         if p.is_dir():
             p = p / "samples.csv"
@@ -72,9 +119,8 @@ def _read_text(path, text: str | None = None) -> tuple[str, Path]:
         raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
     if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{p} is empty")
-    if b"\x00" in data[:8192]:
-        raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
-    return data.decode("utf-8", errors="replace"), p
+    text, nul = _without_nul(data.decode("utf-8", errors="replace"), p)
+    return text, p, nul
 
 
 def _num(text: str) -> float | None:
@@ -124,10 +170,10 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
     """gpuscope's samples.csv (a run directory: its samples.csv). Vectorised (numpy + pandas' C
     parser): an hour of 100 Hz samples (360k rows, 29 MB) reads in ~0.8 s on a 2-core machine,
     ~2 s when some column holds junk (that column takes the string path). Malformed rows — the
-    wrong number of fields, an unreadable number, a non-integer gpu, no t_wall — are dropped
-    and counted, as is a torn last row (no newline at the end: a crash mid-write can cut a
-    number short)."""
-    text, p = _read_text(path, text)
+    wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer gpu —
+    are dropped and counted, as is a torn last row (no newline at the end: a crash mid-write
+    can cut a number short); an unreadable value elsewhere is NaN, counted by column."""
+    text, p, nul = _read_text(path, text)
     head, _, rest = text.partition("\n")
     header = [h.strip() for h in head.split(",")]
     if "t_wall" not in header or "gpu" not in header:
@@ -140,7 +186,7 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
     rest, bad_shape = _well_shaped(rest, len(header))
     malformed += bad_shape  # too many or too few fields
     if not rest:
-        return _frame([], malformed, "gpuscope")
+        return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope", nul=nul)
     names = [f"_c{i}" for i in range(len(header))]
     numeric = [names[i] for i, c in enumerate(header) if c in SAMPLE_COLUMNS and c not in STR_COLUMNS]
     try:  # the C parser converts clean numeric columns itself; a column with junk stays strings
@@ -152,6 +198,7 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
         raise InputError(f"{p}: unreadable samples.csv ({' '.join(str(e).split())[:120]})") from None
     ok = np.ones(len(raw), dtype=bool)
     cols: dict = {}
+    unreadable: dict[str, np.ndarray] = {}
     for c in SAMPLE_COLUMNS:
         if c not in header:
             cols[c] = None
@@ -174,10 +221,15 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
             bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
             if c == "gpu":
                 bad = bad | np.isnan(num)
-        ok &= ~bad
+        if c in REQUIRED:
+            ok &= ~bad
+        elif bad.any():  # the value is missing, the row stays (a bad wrap_suspect: suspect)
+            num = np.where(bad, 1.0 if c == "wrap_suspect" else NAN, num)
+            unreadable[c] = bad
         cols[c] = num
     ok &= np.isfinite(cols["t_wall"])
     malformed += int((~ok).sum())
+    bad_values = {c: int((b & ok).sum()) for c, b in unreadable.items()}
     k = int(ok.sum())
     data = {}
     for c in SAMPLE_COLUMNS:
@@ -192,9 +244,7 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
         else:
             data[c] = pd.Series(v[ok])
     df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
-    df.attrs["malformed_rows"] = malformed
-    df.attrs["format"] = "gpuscope"
-    return df
+    return _attrs(df, malformed, "gpuscope", bad_values, nul)
 
 
 # -- nvidia-smi dmon ------------------------------------------------------------------------
@@ -219,11 +269,12 @@ def _local_epoch(date: str | None, clock: str) -> float | None:
 
 
 def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | None = None) -> pd.DataFrame:
-    text, p = _read_text(path, text)
+    text, p, nul = _read_text(path, text)
     lines, torn = _lines(text)
     header: list[str] | None = None
     rows: list[dict] = []
     malformed = 0
+    bad_values: dict[str, int] = {}
     rnd = -1
     last_gpu = None
     last_time = None
@@ -247,17 +298,13 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
             malformed += 1
             continue
         row: dict = {"gpu": int(g), "pcie_source": None}
-        bad = False
         for col, (name, factor) in _DMON_MAP.items():
             if col in rec:
                 x = _num(rec[col])
-                if x is None:
-                    bad = True
-                    break
+                if x is None:  # unreadable: missing, the row stays
+                    bad_values[name] = bad_values.get(name, 0) + 1
+                    x = NAN
                 row[name] = x * factor
-        if bad:
-            malformed += 1
-            continue
         if "rxpci" in rec or "txpci" in rec:
             row["pcie_source"] = "throughput"
         t = None
@@ -278,7 +325,7 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
     t0 = next((r["t_wall"] for r in rows if "t_wall" in r), None)
     for r in rows:
         r["t_mono"] = r["t_wall"] - t0 if "t_wall" in r else r["_round"] * interval_s
-    return _frame(rows, malformed, "dmon")
+    return _add_nul(_frame(rows, malformed, "dmon", bad_values), nul)
 
 
 # -- nvidia-smi --query-gpu ------------------------------------------------------------------
@@ -315,7 +362,7 @@ def _query_time(v: str) -> float | None:
 
 
 def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.DataFrame:
-    text, p = _read_text(path, text)
+    text, p, nul = _read_text(path, text)
     lines, torn = _lines(text)
     lines = [ln for ln in lines if ln.strip()]
     fields = [h.strip().split(" [")[0].strip().lower() for h in lines[0].split(",")]
@@ -323,6 +370,7 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
         raise InputError(f"{p}: not nvidia-smi --query-gpu csv (no timestamp/index header)")
     rows: list[dict] = []
     malformed = 0
+    bad_values: dict[str, int] = {}
     body = lines[1:]
     if torn and body:
         body = body[:-1]
@@ -347,17 +395,11 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
                     bad = True
                     break
                 row["gpu"] = int(x)
-            elif name in _HEX_FIELDS:
-                x = _hex(v)
-                if x is None:
-                    bad = True
-                    break
-                row[_QUERY_MAP[name]] = x
             elif name in _QUERY_MAP:
-                x = _num(v.split()[0] if v.split() and v not in _NA else v)
-                if x is None:
-                    bad = True
-                    break
+                x = _hex(v) if name in _HEX_FIELDS else _num(v.split()[0] if v.split() and v not in _NA else v)
+                if x is None:  # unreadable: missing, the row stays
+                    bad_values[_QUERY_MAP[name]] = bad_values.get(_QUERY_MAP[name], 0) + 1
+                    x = NAN
                 row[_QUERY_MAP[name]] = x
         if bad:
             malformed += 1
@@ -367,7 +409,7 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     for r in rows:
         if "t_wall" in r:
             r["t_mono"] = r["t_wall"] - t0
-    return _frame(rows, malformed, "query-gpu")
+    return _add_nul(_frame(rows, malformed, "query-gpu", bad_values), nul)
 
 
 _DMON_COLUMNS = frozenset(("sm", "mem", "pwr", "rxpci", "txpci", "pclk", "mclk", "fb", "gtemp"))
@@ -407,13 +449,52 @@ def detect_samples(text: str) -> str:
 
 def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | None = None) -> pd.DataFrame:
     """Any of the three sample files (a directory: its samples.csv); `text`: already read."""
-    text, p = _read_text(path, text)
+    text, p, nul = _read_text(path, text)
     kind = detect_samples(text[:4096])
     if kind == "dmon":
-        return read_dmon(p, interval_s=interval_s, text=text)
+        return _add_nul(read_dmon(p, interval_s=interval_s, text=text), nul)
     if kind == "gpuscope":
-        return read_samples_csv(p, text=text)
+        return _add_nul(read_samples_csv(p, text=text), nul)
     if kind == "query-gpu":
-        return read_query_gpu(p, text=text)
+        return _add_nul(read_query_gpu(p, text=text), nul)
     raise InputError(f"{p}: not a samples file gpuscope knows (samples.csv, nvidia-smi dmon, "
                      "nvidia-smi --query-gpu csv)")
+
+
+# -- what the reading cost --------------------------------------------------------------------
+
+def reading_account(df: pd.DataFrame) -> dict:
+    """JSON-ready: what a reader kept and what it could not read (the frame's attrs):
+    {format, rows, dropped_rows, unreadable_values: {column: n}, nul_bytes, nul_rows}
+    (dropped_rows includes the nul_rows)."""
+    a = df.attrs
+    return {"format": a.get("format"), "rows": int(len(df)), "dropped_rows": int(a.get("malformed_rows", 0)),
+            "unreadable_values": dict(a.get("bad_values") or {}), "nul_bytes": int(a.get("nul_bytes", 0)),
+            "nul_rows": int(a.get("nul_rows", 0))}
+
+
+def _n(k: int, what: str) -> str:
+    return f"{k:,} {what}{'' if k == 1 else 's'}"
+
+
+def damage_note(df: pd.DataFrame) -> str | None:
+    """One sentence on what could not be read, or None when everything was: `680 sample rows
+    read; unreadable values read as missing: sm_active in 680 rows; 1 row dropped for NUL
+    bytes (5 NUL bytes)`."""
+    acc = reading_account(df)
+    parts = []
+    if acc["unreadable_values"]:
+        cols = ", ".join(f"{c} in {_n(k, 'row')}"
+                         for c, k in sorted(acc["unreadable_values"].items(), key=lambda kv: -kv[1]))
+        parts.append(f"unreadable values read as missing: {cols}")
+    other = acc["dropped_rows"] - acc["nul_rows"]
+    if other:
+        parts.append(f"{_n(other, 'row')} dropped (no readable time or GPU index, the wrong number of fields, "
+                     "or torn at the end)")
+    if acc["nul_rows"]:
+        parts.append(f"{_n(acc['nul_rows'], 'row')} dropped for NUL bytes ({_n(acc['nul_bytes'], 'NUL byte')})")
+    elif acc["nul_bytes"]:
+        parts.append(f"{_n(acc['nul_bytes'], 'NUL byte')} at the end cut off")
+    if not parts:
+        return None
+    return f"{_n(acc['rows'], 'sample row')} read; " + "; ".join(parts)

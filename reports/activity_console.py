@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import is_num, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, visible
 
 SOURCE_TEXT = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
 CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
@@ -20,20 +20,24 @@ CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes")
 
 
 def _table(title: str) -> Table:
-    return Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
-def samples_header(doc: dict, source: str, skipped_rows: int = 0) -> Text:
+def samples_header(doc: dict, source: str, skipped_rows: int = 0, note: str | None = None) -> Text:
+    """The first lines of a report on samples alone; `note`: what reading them cost
+    (parsers.samples.damage_note), said instead of the bare count of skipped rows."""
     t = Text()
-    t.append(source, style="bold")
+    t.append(visible(source), style="bold")
     gpus = doc.get("gpus") or []
     t.append(f" — NVML samples, {len(gpus)} GPU(s), {secs(doc.get('wall_s'))} recorded; no timing lines\n")
     t.append(f"activity from {SOURCE_TEXT.get(doc.get('source'), doc.get('source') or '-')}, "
              f"one reading every {secs(doc.get('resolution_s'), 2)}"
-             + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows else ""))
+             + (f"; {skipped_rows:,} malformed sample rows skipped" if skipped_rows and not note else ""))
+    if note:
+        t.append("\n" + visible(note))
     for n in doc.get("notes") or []:
-        t.append(f"\nnote: {n}")
+        t.append("\n" + visible(f"note: {n}"))
     return t
 
 
@@ -46,9 +50,14 @@ def activity_table(doc: dict) -> Table:
     act = doc.get("active") or {}
     gaps, agaps = doc.get("idle_gaps") or {}, act.get("idle_gaps") or {}
     t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
-    t.add_row("SM activity (mean)", pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
+    busy = "SM activity (mean)" if doc.get("source") != "utilization" else "busy by utilization.gpu (mean)"
+    t.add_row(busy, pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
     t.add_row("idle", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
-    t.add_row("idle gaps", _gaps(gaps), _gaps(agaps))
+    t.add_row("idle gaps", _count(gaps), _count(agaps))
+    t.add_row("  idle gaps total", secs(gaps.get("total_s")) if gaps else "-",
+              secs(agaps.get("total_s")) if agaps else "-")
+    t.add_row("  longest idle gap", secs(gaps.get("longest_s")) if gaps else "-",
+              secs(agaps.get("longest_s")) if agaps else "-")
     if is_num(gaps.get("leading_s")) and gaps.get("leading_s"):
         t.add_row("  before the first work", secs(gaps.get("leading_s")), "")
     classes, aclasses = doc.get("classes") or {}, act.get("classes") or {}
@@ -61,10 +70,8 @@ def activity_table(doc: dict) -> Table:
     return t
 
 
-def _gaps(g: dict) -> str:
-    if not g:
-        return "-"
-    return f"{g.get('count', 0):,}, total {secs(g.get('total_s'))}, longest {secs(g.get('longest_s'))}"
+def _count(g: dict) -> str:
+    return f"{g.get('count', 0):,}" if g else "-"
 
 
 def device_table(doc: dict) -> Table:

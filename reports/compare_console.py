@@ -1,12 +1,15 @@
 """Rich renderables for `compare` and the what-if projection.
 
 Inputs are the JSON documents (Comparison.to_json(), WhatIf.to_json()), so the console and
-`--json` always show the same numbers. No parsing, no GPU.
+`--json` always show the same numbers; labels, sources, names and notes from the inputs are
+shown literally (reports.safe_text). No parsing, no GPU.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from rich.text import Text
 
 from gpuscope.linerate import source_text
 from gpuscope.reports.numbers import cms as _ms
@@ -15,46 +18,66 @@ from gpuscope.reports.numbers import is_num as _n
 from gpuscope.reports.numbers import num as _num
 from gpuscope.reports.numbers import pct as _pct
 from gpuscope.reports.numbers import rms as _r
+from gpuscope.reports.numbers import secs as _secs
 from gpuscope.reports.numbers import signed_pct as _err
+from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 
 MAX_COMPONENTS = 20
 
 
-def components_table(doc: dict, limit: int = MAX_COMPONENTS):
+def _table(title: str):
+    """The compare tables' look: the analyze tables' (a rule under the header, no frame)."""
     from rich import box
-    from rich.markup import escape
-    from rich.table import Table
 
+    return LiteralTable(title=title, title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD,
+                        pad_edge=False, padding=(0, 1), collapse_padding=True)
+
+
+def components_table(doc: dict, limit: int = MAX_COMPONENTS):
     a, b = doc["a"]["label"], doc["b"]["label"]
-    t = Table(title=escape(f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI"),
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
-    t.add_column("component", overflow="ellipsis", max_width=18, no_wrap=True)
+    t = _table(f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI")
+    t.add_column("component")  # a long name breaks between its words (safe_text.name)
     t.add_column("A", justify="right", no_wrap=True)
     t.add_column("p10-p90", justify="right", no_wrap=True, style="dim", min_width=9)
     t.add_column("B", justify="right", no_wrap=True)
     t.add_column("p10-p90", justify="right", no_wrap=True, style="dim", min_width=9)
     t.add_column("B/A", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="right", no_wrap=True, min_width=9)
+    t.add_column("", no_wrap=True, width=1)  # "*": the interval excludes 1
     rows = [(k, v) for k, v in doc["components"].items() if v.get("a_count") and v.get("b_count")]
-    for name, r in rows[:limit]:
-        style = None
-        if _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1):
-            style = "bold"
+    for comp, r in rows[:limit]:
+        # a change beyond the noise: marked in text (survives a pipe, no colour) and in bold
+        beyond = _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1)
         t.add_row(
-            escape(name),
+            name(comp),
             _ms(r["a_median_ms"]),
             f"{_r(r['a_p10_ms'])}-{_r(r['a_p90_ms'])}",
             _ms(r["b_median_ms"]),
             f"{_r(r['b_p10_ms'])}-{_r(r['b_p90_ms'])}",
             _num(r["ratio"], 2),
-            f"{_num(r['ci_low'], 2)}-{_num(r['ci_high'], 2)}",
-            style=style,
+            _ci(r["ci_low"], r["ci_high"], beyond),
+            "*" if beyond else "",
+            style="bold" if beyond else None,
         )
-    if len(rows) > limit:
-        t.caption = f"{len(rows) - limit} more components in --json; bold: the interval excludes 1"
-    else:
-        t.caption = "bold: the interval excludes 1"
+    mark = "*: the 95% interval excludes 1 (a change beyond the run-to-run noise)"
+    t.caption = f"{len(rows) - limit} more components in --json; {mark}" if len(rows) > limit else mark
+    t.caption_justify = "left"
     return t
+
+
+def _ci(lo: Any, hi: Any, beyond: bool) -> str:
+    """`lo-hi` with 2 decimals; a bound of an interval that excludes 1 keeps the digits that
+    show it (0.998, not 1.00); `-` when the interval is unknown."""
+    if not (_n(lo) and _n(hi)):
+        return "-"
+
+    def one(v: float) -> str:
+        t = f"{v:.2f}"
+        if beyond and t == "1.00":
+            t = f"{v:.3f}" if f"{v:.3f}" != "1.000" else ("<1" if v < 1 else ">1")
+        return t
+
+    return f"{one(lo)}-{one(hi)}"
 
 
 def _words(side: dict) -> dict:
@@ -67,17 +90,15 @@ def _words(side: dict) -> dict:
 
 
 def run_table(doc: dict):
-    from rich.markup import escape
-    from rich.table import Table
 
     a, b = doc["a"], doc["b"]
     w = _words(a)
-    t = Table(title="Run", title_justify="left")
+    t = _table("Run")
     t.add_column("")
-    t.add_column(escape(f"A {a['label']}"), justify="right")
-    t.add_column(escape(f"B {b['label']}"), justify="right")
-    t.add_row("source", escape(str(a.get("source") or "-")), escape(str(b.get("source") or "-")))
-    t.add_row(f"{w['units']} (complete {w['records']})", str(a["partitions"]), str(b["partitions"]))
+    t.add_column(f"A {a['label']}", justify="right")
+    t.add_column(f"B {b['label']}", justify="right")
+    t.add_row(f"{w['units']} (complete {w['records']})" if w["units"] != w["records"] else f"complete {w['records']}",
+              str(a["partitions"]), str(b["partitions"]))
     t.add_row(f"throughput ({w['units']}/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
     t.add_row("GPU lock held (share of span)" if w.get("lock") else f"share of the span inside {w['records']}",
               _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
@@ -89,7 +110,8 @@ def run_table(doc: dict):
     for ph in phases:
         pa = (a.get("pcie_per_phase") or {}).get(ph, {})
         pb = (b.get("pcie_per_phase") or {}).get(ph, {})
-        t.add_row(f"PCIe RX during {ph}", _gbs(_rx(pa)), _gbs(_rx(pb)))
+        t.add_row("PCIe RX outside the phases" if ph == "(none)" else f"PCIe RX during {ph}",
+                  _gbs(_rx(pa)), _gbs(_rx(pb)))
     return t
 
 
@@ -101,14 +123,11 @@ def _rx(row: dict) -> Any:
 
 
 def prediction_table(pred: dict, words: dict | None = None):
-    from rich.markup import escape
-    from rich.table import Table
 
     v = words or _words({})
     w = pred.get("whatif") or {}
-    t = Table(title=escape(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
-                           f"predicted from {pred.get('from')} against the measured {pred.get('against')}"),
-              title_justify="left")
+    t = _table(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
+               f"predicted from {pred.get('from')} against the measured {pred.get('against')}")
     t.add_column("")
     t.add_column("predicted", justify="right")
     t.add_column("measured", justify="right")
@@ -124,10 +143,11 @@ def prediction_table(pred: dict, words: dict | None = None):
     if sp and sm and None not in sp and v.get("cuzk"):
         t.add_row("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", "")
     if w.get("notes"):
-        t.caption = escape("; ".join(w["notes"]))
+        t.caption = "; ".join(w["notes"])
     return t
 
 
+ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu", "trace": "profiler trace"}
 ACTIVITY_ROWS = (
     ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
@@ -139,18 +159,17 @@ ACTIVITY_ROWS = (
 
 def activity_table(doc: dict):
     """The two sides' GPU activity (NVML samples or a profiler trace), when either has it."""
-    from rich.markup import escape
-    from rich.table import Table
 
     a, b = doc["a"].get("activity"), doc["b"].get("activity")
     if not a and not b:
         return None
     a, b = a or {}, b or {}
-    t = Table(title="GPU activity", title_justify="left")
+    t = _table("GPU activity")
     t.add_column("")
-    t.add_column(escape(f"A {doc['a']['label']}"), justify="right")
-    t.add_column(escape(f"B {doc['b']['label']}"), justify="right")
-    fmt = {"pct": _pct, "s": lambda v: _num(v, 2), "x1": lambda v: _num(v, 1), "str": lambda v: str(v or "-")}
+    t.add_column(f"A {doc['a']['label']}", justify="right")
+    t.add_column(f"B {doc['b']['label']}", justify="right")
+    fmt = {"pct": _pct, "s": lambda v: _secs(v).removesuffix(" s"), "x1": lambda v: _num(v, 1),
+           "str": lambda v: ACTIVITY_SOURCE.get(v, str(v or "-"))}
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
             t.add_row(label, fmt[kind](a.get(key)), fmt[kind](b.get(key)))
@@ -161,16 +180,14 @@ def activity_table(doc: dict):
 
 def copies_table(doc: dict):
     """A profiler trace's copies by direction and host memory, side by side."""
-    from rich.markup import escape
-    from rich.table import Table
 
     ra, rb = doc["a"].get("memcpy") or [], doc["b"].get("memcpy") or []
     if not ra and not rb:
         return None
     keys = sorted({(r["direction"], r["host_memory"]) for r in ra + rb})
-    t = Table(title="Copies (profiler trace)", title_justify="left")
+    t = _table("Copies (profiler trace)")
     for col in ("direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"):
-        t.add_column(escape(col), justify="left" if col in ("direction", "host memory") else "right")
+        t.add_column(col, justify="left" if col in ("direction", "host memory") else "right")
     for d, m in keys:
         x = next((r for r in ra if (r["direction"], r["host_memory"]) == (d, m)), {})
         y = next((r for r in rb if (r["direction"], r["host_memory"]) == (d, m)), {})
@@ -179,9 +196,11 @@ def copies_table(doc: dict):
 
 
 def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
-    from rich.markup import escape
-
-    console.print(f"[bold]gpuscope compare[/bold]  A = {escape(doc['a']['label'])}   B = {escape(doc['b']['label'])}")
+    console.print(Text("gpuscope compare", style="bold"))
+    for k in ("a", "b"):  # the sources here, not in a table column they would stretch
+        side = doc[k]
+        src = side.get("source")
+        console.print(Text(f"  {k.upper()} = {visible(side['label'])}" + (f": {visible(src)}" if src else "")))
     if doc.get("components"):
         console.print(components_table(doc, limit))
     if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
@@ -193,22 +212,20 @@ def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
     if pred and pred.get("available", True):
         console.print(prediction_table(pred, _words(doc["a"])))
     elif pred:
-        console.print(escape(f"what-if: not available ({pred.get('reason')})"))
+        console.print(text(f"what-if: not available ({pred.get('reason')})"))
     for n in doc.get("notes") or []:
-        console.print(escape(f"note: {n}"))
-    console.print(f"[bold]Verdict:[/bold] {escape(doc['verdict'])}")
+        console.print(text(f"note: {n}"))
+    console.print(Text.assemble(("Verdict:", "bold"), " ", visible(doc["verdict"], newlines=True)))
 
 
 def whatif_table(w: dict, words: dict | None = None):
-    from rich.markup import escape
-    from rich.table import Table
 
     v = words or _words({})
     m, p, f = w["measured"], w["predicted"], w["floors"]
-    t = Table(title=escape(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s ({source_text(w['line_rate_source'])}), "
-                     f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
-                     f"{w['workers']} workers"),
-              title_justify="left")
+    t = _table(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s "
+               f"({source_text(w['line_rate_source'])}), "
+               f"{w['bytes_per_partition'] / 2**30:.2f} GiB per {v['unit']} ({w['bytes_source']}), "
+               f"{w['workers']} workers")
     t.add_column("")
     t.add_column("measured", justify="right")
     t.add_column("predicted", justify="right")
@@ -234,16 +251,14 @@ def whatif_table(w: dict, words: dict | None = None):
     mc = w.get("model_check") or {}
     check = (f"; the model replays the measured run at {_err(mc.get('throughput_error'))} throughput error"
              if _n(mc.get("throughput_error")) else "")
-    t.caption = escape(floors + check + ("; " + "; ".join(w["notes"]) if w.get("notes") else ""))
+    t.caption = floors + check + ("; " + "; ".join(w["notes"]) if w.get("notes") else "")
     return t
 
 
 def render_whatif_doc(doc: dict, console, words: dict | None = None) -> None:
     """`analyze --what-if`: the projection, or why it is not available."""
-    from rich.markup import escape
-
     if not doc.get("available"):
-        console.print(escape(f"what-if: not available ({doc.get('reason')})"))
+        console.print(text(f"what-if: not available ({doc.get('reason')})"))
         return
     render_whatif(doc, console, words)
 
@@ -254,5 +269,6 @@ def render_whatif(w: dict, console, words: dict | None = None) -> None:
     p = w["predicted"]
     if _n(p.get("held_speedup")):
         sp = p.get("throughput_speedup")
-        console.print(f"[bold]What-if:[/bold] pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
-                      + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))
+        console.print(Text.assemble(("What-if:", "bold"), visible(
+            f" pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
+            + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))))

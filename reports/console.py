@@ -3,7 +3,9 @@ returns a renderable (or a list of them); `render_summary` prints them on a Cons
 
 Words come from the model's vocabulary (gpuscope.rolemodel.vocabulary_of): GPU-lock tenures
 and partitions for the CuZK model, steps / iterations / records for any other program. A
-figure that cannot be computed is printed as `-` with the reason, never as 0 or nan."""
+figure that cannot be computed is printed as `-` with the reason, never as 0 or nan. Every
+string from the input (names, paths, summaries that embed them) is shown literally
+(reports.safe_text: no markup read, control characters made visible)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 BAR_WIDTH = 30
@@ -28,16 +31,16 @@ def bar(share, width: int = BAR_WIDTH) -> str:
 
 
 def _table(title: str) -> Table:
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
 def header(a) -> Text:
     inc = a.split.get("inconsistent_records", 0)
     v = vocabulary_of(a)
     t = Text()
-    t.append(f"{a.source}", style="bold")
-    t.append(f" — format {a.format}, model {a.model_name}\n")
+    t.append(visible(a.source), style="bold")
+    t.append(visible(f" — format {a.format}, model {a.model_name}") + "\n")
     t.append(
         v.long(a.records)
         + (f" ({inc} inconsistent)" if inc else "")
@@ -64,7 +67,7 @@ def split_table(a) -> RenderableType:
     t.add_row(held, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
               style="bold")
     if s.get("inconsistent_records"):
-        return Group(t, Text(
+        return Group(t, text(
             f"{s['inconsistent_records']} inconsistent {v.record}(s): parts > held; their other is 0 "
             "and they stay in the sums"
         ))
@@ -73,7 +76,7 @@ def split_table(a) -> RenderableType:
 
 def components_table(a) -> Table:
     t = _table("Components (ms; per-GPU lines count once per GPU)")
-    t.add_column("component", overflow="fold")
+    t.add_column("component")  # a name too long for the column breaks between its words (safe_text.name)
     t.add_column("role", no_wrap=True)
     for col in ("count", "sum", "mean", "median", "p10", "p90", "cv"):
         t.add_column(col, justify="right", no_wrap=True)
@@ -82,9 +85,13 @@ def components_table(a) -> Table:
     if m is not None and getattr(m, "name", None) == GUESSED:
         t.caption = ("roles: gpu = gpu_compute, stall = cpu_stall (host-side work the GPU waits for), "
                      "- = no role (its time is in other); held = the whole\n" + _guessed(m, a.components.index))
+    for outer, spec in (getattr(m, "contains", None) or {}).items():  # its sum holds the inner's time too
+        if outer in a.components.index and spec.inner in a.components.index:
+            role = ROLE_SHORT.get(spec.remainder_role, spec.remainder_role)
+            t.caption += f"\n{outer} includes {spec.inner}: the split counts {outer} - {spec.inner} as {role}"
     t.caption_justify = "left"
-    for name, r in a.components.iterrows():
-        t.add_row(str(name), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
+    for comp, r in a.components.iterrows():
+        t.add_row(name(comp), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
                   ms(r["median_ms"]), cms(r["p10_ms"]), cms(r["p90_ms"]), num(r["cv"], 2))
     return t
 
@@ -124,18 +131,21 @@ def timeline_table(a) -> Table | None:
         t.add_row(f"share of the span inside {v.records}", pct(tl.get("gpu_busy_fraction")))
     has_gpu = "gpu_compute" in set(a.components["role"]) if len(a.components) else False
     if is_num(tl.get("gpu_compute_fraction")) and (lock or has_gpu):
-        label = "GPU compute fraction (CUDA-timed parts)" if lock else "GPU compute fraction (gpu_compute parts / span)"
+        label = "GPU compute fraction (CUDA-timed parts)" if lock else "GPU compute fraction (gpu_compute / span)"
         t.add_row(label, pct(tl.get("gpu_compute_fraction")))
     gaps = "idle gaps" if lock or tl["source"] == "TIMELINE" else f"gaps between {v.records}"
-    t.add_row(gaps, f"{tl.get('idle_gaps', 0)} (total {secs(tl.get('idle_total_s'))}, "
-              f"largest {secs(tl.get('idle_largest_s'))})")
+    t.add_row(gaps, f"{tl.get('idle_gaps', 0):,}")
+    if tl.get("idle_gaps"):
+        t.add_row("  total", secs(tl.get("idle_total_s")))
+        t.add_row("  largest", secs(tl.get("idle_largest_s")))
     t.add_row(v.units, str(tl.get("partitions", 0)))
     if is_num(tl.get("synth_s")):
         t.add_row("synthesis (merged)", secs(tl.get("synth_s")))
         t.add_row("synthesis overlapping GPU", pct(tl.get("synth_overlap_fraction")))
         t.add_row("synthesis parallelism (max)", str(tl.get("synth_parallelism")))
     for w, d in (tl.get("workers") or {}).items():
-        t.add_row(f"worker {w} busy", f"{pct(d.get('busy_fraction'))} ({d.get('intervals')} intervals)")
+        n = d.get("intervals")
+        t.add_row(f"worker {w} busy", f"{pct(d.get('busy_fraction'))} ({n} interval{'' if n == 1 else 's'})")
     return t
 
 
@@ -174,7 +184,7 @@ def bounds_table(a) -> RenderableType:
         cap.append(f"no floor: the {v.records} have no GPU compute part and no host-side part to bound them.")
     cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))
     if cap:
-        return Group(t, Text("\n".join(cap)))
+        return Group(t, text("\n".join(cap)))
     return t
 
 
@@ -186,19 +196,29 @@ def pcie_table(a) -> Table | None:
     for col in ("phase", "samples", "RX GB/s", "TX GB/s", "RX p90", "RX / line", "SM active"):
         t.add_column(col, justify="left" if col == "phase" else "right")
     for r in a.pcie.itertuples():
-        t.add_row(str(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
+        t.add_row("(outside the phases)" if r.phase == "(none)" else name(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
                   num(r.rx_gbs_p90, 2), pct(r.rx_share_of_line_rate, 0), pct(r.sm_active_median, 0))
     skipped = a.pcie_info.get("skipped_sample_rows", 0)
-    if skipped:
+    note = (getattr(a.origin, "samples_read", None) or {}).get("note")
+    if note:
+        t.caption = f"samples: {note}"
+        t.caption_justify = "left"
+    elif skipped:
         t.caption = f"{skipped:,} malformed sample row(s) skipped"
     return t
 
 
 def records_table(a) -> Table:
+    """One row per record; the parts under the role words of the components table (gpu =
+    gpu_compute, stall = cpu_stall, wait = contention), so 80 columns hold it whole."""
     v = vocabulary_of(a)
     t = _table(f"{v.Records} (ms; per-GPU parts averaged over the {v.record}'s GPUs)")
-    for col in ("#", "lines", "gpus", "held", "h2d", "gpu_compute", "cpu_stall", "other", "wait", "note"):
-        t.add_column(col, justify="left" if col in ("lines", "note") else "right")
+    for col in ("#", "lines", "gpus", "held", "h2d", "gpu", "stall", "other", "wait"):
+        t.add_column(col, justify="left" if col == "lines" else "right", no_wrap=True)
+    t.add_column("note", min_width=12 if a.record_split["inconsistent"].any() else None)
+    t.caption = ("gpu = gpu_compute, stall = cpu_stall, wait = contention; other = held - the parts; "
+                 "inconsistent (+N): the parts exceed held by N ms, other shown as 0")
+    t.caption_justify = "left"
     for r in a.record_split.itertuples():
         note = f"inconsistent (+{r.excess_ms:,.0f})" if r.inconsistent else ""
         t.add_row(str(r.record), f"{r.first_line}-{r.last_line}", str(r.n_gpus), ms(r.held_ms, 0),
@@ -209,19 +229,40 @@ def records_table(a) -> Table:
 
 def diagnoses_block(a, verbose: bool = False) -> RenderableType:
     if not a.diagnoses:
-        return Text("Diagnosis: nothing stands out (no rule fired).")
+        return text("Diagnosis: nothing stands out (no rule fired).")
     parts: list[RenderableType] = [Text("Diagnosis", style="bold")]
     for d in a.diagnoses:
         line = Text()
         line.append(f"[{d.severity.upper()}] ", style=SEVERITY_STYLE.get(d.severity, ""))
-        line.append(f"{d.id}: ", style="bold")
-        line.append(d.summary)
+        line.append(visible(f"{d.id}: "), style="bold")
+        line.append(visible(d.summary))
         parts.append(line)
-        parts.append(Text(f"    -> {d.recommendation}"))
+        parts.append(text(f"    -> {d.recommendation}"))
         if verbose:
             for k, v in d.evidence.items():
-                parts.append(Text(f"       {k} = {v}", style="dim"))
+                parts.append(text(f"       {k} = {evidence_value(v)}", style="dim"))
     return Group(*parts)
+
+
+def evidence_value(v) -> str:
+    """An evidence figure as a reader needs it: whole numbers whole (1610612736, not
+    1610612736.0), others to the digits they carry (55.48, 0.164, not 55.4808836503483);
+    lists and mappings item by item; strings as they are; unknown (None, NaN) as -."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool | str):
+        return str(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {evidence_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(evidence_value(x) for x in v) + "]"
+    if not is_num(v):
+        return "-" if isinstance(v, float) else str(v)
+    if float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v)}"
+    if abs(v) >= 10:
+        return f"{v:.2f}".rstrip("0").rstrip(".")
+    return f"{v:.3g}"
 
 
 def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> list[RenderableType]:
@@ -233,7 +274,8 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
         activity_parts = activity_renderables(a.activity.to_json())
         if not a.timing_lines and a.trace is None:  # samples and nothing else
             skipped = int(a.origin.samples.attrs.get("malformed_rows", 0)) if a.origin is not None else 0
-            return [samples_header(a.activity.to_json(), a.source, skipped), *activity_parts,
+            note = (getattr(a.origin, "samples_read", None) or {}).get("note")
+            return [samples_header(a.activity.to_json(), a.source, skipped, note), *activity_parts,
                     diagnoses_block(a, verbose=verbose)]
     if a.trace is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscope.errors import InputError, ResourceError
+from gpuscope.reports.safe_text import visible
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.result import Analysis
 
 QUANTITY_COLUMNS = ["record", "gpu", "name", "value", "line", "ts"]  # ParsedLog.quantities
 
 
-def _timeline_rows(analysis) -> pd.DataFrame:
+def _timeline_rows(analysis: Analysis) -> pd.DataFrame:
     rows = []
     for k, v in analysis.timeline.items():
         if k == "workers":
@@ -28,14 +33,14 @@ def _timeline_rows(analysis) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["key", "value"])
 
 
-def _quantities(analysis) -> pd.DataFrame:
+def _quantities(analysis: Analysis) -> pd.DataFrame:
     """The log's counts that are not times (h2d_bytes, num_circuits), as parsed; the header
     alone when the log has none."""
     q = getattr(analysis, "quantities", None)
     return q if q is not None else pd.DataFrame(columns=QUANTITY_COLUMNS)
 
 
-def frames(analysis) -> dict[str, pd.DataFrame]:
+def frames(analysis: Analysis) -> dict[str, pd.DataFrame]:
     """The DataFrames written by write_csv, by file name."""
     out = {
         "components.csv": analysis.values if analysis.values is not None else pd.DataFrame(),
@@ -52,6 +57,14 @@ def frames(analysis) -> dict[str, pd.DataFrame]:
     }
     if analysis.pcie is not None:
         out["pcie.csv"] = analysis.pcie
+    if analysis.activity is not None:  # NVML samples: each interval classed (computing, idle, ...)
+        out["activity_intervals.csv"] = analysis.activity.intervals
+    if analysis.trace is not None:  # a profiler trace: its copies, streams, longest gaps, phases
+        t = analysis.trace
+        out["memcpy.csv"] = pd.DataFrame(t.memcpy)
+        out["kernels.csv"] = pd.DataFrame([{k: v for k, v in r.items() if k != "top_kernels"} for r in t.kernels])
+        out["idle_gaps.csv"] = pd.json_normalize(t.idle_gaps) if t.idle_gaps else pd.DataFrame()
+        out["trace_phases.csv"] = pd.DataFrame(t.split)
     return out
 
 
@@ -60,7 +73,8 @@ TIME_COLUMNS = ("ts", "ts_start", "ts_end", "t_start", "t_end", "t_wall")
 
 
 def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy fit for a spreadsheet: text cells that start like a formula get a leading `'`
+    """A copy fit for a spreadsheet and a terminal: text cells show their control characters
+    (reports.safe_text), those that start like a formula get a leading `'`
     (OWASP's CSV-injection advice), and epoch-second columns keep microseconds (%.6f) where
     the other numbers are written with 6 significant digits."""
     out = df.copy()
@@ -69,12 +83,21 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
         if c in TIME_COLUMNS and col.dtype.kind == "f":
             out[c] = col.map(lambda v: "" if v != v else f"{v:.6f}")
         elif col.dtype.kind in "OSU" or str(col.dtype) == "str":
-            out[c] = col.map(lambda v: f"'{v}" if isinstance(v, str) and v != "-" and v.startswith(FORMULA_START)
-                             else v)
+            out[c] = col.map(_safe_cell)
     return out
 
 
-def write_csv(analysis, directory: str | os.PathLike[str]) -> list[Path]:
+def _safe_cell(v):
+    """A text cell: its control characters made visible (reports.safe_text: a raw ESC would
+    reach the terminal of whoever cats the file), then a leading `'` if it starts like a
+    formula."""
+    if not isinstance(v, str):
+        return v
+    v = visible(v)
+    return f"'{v}" if v != "-" and v.startswith(FORMULA_START) else v
+
+
+def write_csv(analysis: Analysis, directory: str | os.PathLike[str]) -> list[Path]:
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise InputError(f"--csv {d}: exists and is not a directory")

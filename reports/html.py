@@ -1,5 +1,6 @@
 """One self-contained HTML file for a bug report: tables, the diagnosis, the timeline PNG
-inlined as base64. No external CSS, JS, fonts or images; every text escaped.
+inlined as base64. No external CSS, JS, fonts or images; every text escaped, its control
+characters made visible (reports.safe_text).
 
 Inputs are the JSON documents (`analyze --json`, `compare --json`, the what-if) and PNG
 bytes; `analysis_report` / `compare_report` draw the pictures of an Analysis or of a
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
 from gpuscope.linerate import source_text
+from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
     from gpuscope.analysis import Analysis
@@ -34,7 +36,7 @@ td:first-child,th:first-child{text-align:left}
 
 
 def esc(v: Any) -> str:
-    return html.escape(str(v), quote=True)
+    return html.escape(visible(v, newlines=True), quote=True)
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -114,6 +116,34 @@ def whatif_html(w: dict) -> str:
     return table(["", "measured", "predicted"], rows, cap) + notes
 
 
+def activity_html(act: dict | None, memcpy: list | None, gaps: list | None) -> list[str]:
+    """What the GPU did (NVML samples or a profiler trace): the activity figures, a trace's
+    copies by direction and host memory, its longest idle gaps."""
+    out: list[str] = []
+    if act and act.get("busy_fraction") is not None:
+        g = act.get("idle_gaps") or {}
+        working = act.get("active") or {}
+        rows = [("activity from", act.get("source")), ("resolution", act.get("resolution") or act.get("resolution_s")),
+                ("span (s)", cell(act.get("span_s", act.get("wall_s")), "s")),
+                ("GPU busy, whole span", cell(act.get("busy_fraction"), "pct")),
+                ("GPU busy, working time", cell(working.get("busy_fraction"), "pct") if working else "-"),
+                ("idle gaps", f"{g.get('count', 0):,}, total {cell(g.get('total_s'), 's')} s, "
+                              f"longest {cell(g.get('longest_s'), 's')} s")]
+        out.append("<h2>GPU activity</h2>" + table(["figure", "value"], rows))
+    if memcpy:
+        out.append("<h2>Copies (profiler trace)</h2>" + table(
+            ["direction", "host memory", "count", "GiB", "ms", "GB/s", "share of line rate"],
+            [(r.get("direction"), r.get("host_memory"), r.get("count"), cell((r.get("bytes") or 0) / 2**30, "x2"),
+              cell(r.get("ms"), "ms"), cell(r.get("gbs"), "x1"), cell(r.get("line_rate_share"), "pct"))
+             for r in memcpy]))
+    if gaps:
+        out.append("<h2>Longest GPU idle gaps</h2>" + table(
+            ["at s", "ms", "cause", "host across the gap", "phase"],
+            [(cell(r.get("offset_s"), "s"), cell(r.get("ms"), "x2"), r.get("cause"),
+              (r.get("host_op") or {}).get("name", "-"), r.get("annotation") or "-") for r in gaps[:8]]))
+    return out
+
+
 def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
     """The `analyze` report: split, components, timeline figures, bounds, diagnoses, picture."""
     s = doc.get("split") or {}
@@ -125,12 +155,15 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
             f" &middot; {fmt(doc.get('records'))} {esc(v['records'])} &middot; {fmt(doc.get('skipped_lines'))} "
             "skipped lines</p>"]
     body.append("<h2>Diagnosis</h2>" + diagnoses_html(doc.get("diagnoses") or []))
-    body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
-    held = s.get("held_ms") or 0
-    split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
-                  for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
-    body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
-                      f"inconsistent records: {s.get('inconsistent_records', 0)}"))
+    has_log = bool(doc.get("timing_lines"))
+    if has_log:
+        body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
+        held = s.get("held_ms") or 0
+        split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
+                      for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
+        body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
+                          f"inconsistent records: {s.get('inconsistent_records', 0)}"))
+    body.extend(activity_html(doc.get("activity"), doc.get("memcpy"), doc.get("idle_gaps")))
     tl = doc.get("timeline") or {}
     tl_rows = [(k, v) for k, v in tl.items() if isinstance(v, int | float) and not isinstance(v, bool)]
     if not tl.get("source"):  # no timeline at all: its defaults (0 gaps, 0 partitions) are no figures
@@ -144,15 +177,16 @@ def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, t
     if tl_rows:
         body.append(table(["figure", "value"], tl_rows))
     comps = doc.get("components") or {}
-    body.append("<h2>Components</h2>")
-    body.append(table(["component", "role", "count", "median ms", "p10 ms", "p90 ms", "sum ms", "cv"],
-                      [(k, c.get("role", ""), c.get("count"), c.get("median_ms"), c.get("p10_ms"),
-                        c.get("p90_ms"), c.get("sum_ms"), c.get("cv")) for k, c in comps.items()]))
+    if comps:
+        body.append("<h2>Components</h2>")
+        body.append(table(["component", "role", "count", "median ms", "p10 ms", "p90 ms", "sum ms", "cv"],
+                          [(k, c.get("role", ""), c.get("count"), c.get("median_ms"), c.get("p10_ms"),
+                            c.get("p90_ms"), c.get("sum_ms"), c.get("cv")) for k, c in comps.items()]))
     if whatif:
         body.append("<h2>What-if: pinned uploads</h2>" + whatif_html(whatif))
     b = doc.get("bounds") or {}
     b_rows = [(k, v) for k, v in b.items() if isinstance(v, int | float | str) and not isinstance(v, bool)]
-    if b_rows:
+    if b_rows and has_log:
         body.append("<h2>Bounds</h2>" + table(["bound", "value"], b_rows))
     pc = (doc.get("pcie") or {}).get("phases") or {}
     if pc:
@@ -187,17 +221,29 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     drawn on one x scale (seconds from each side's first phase, to the longer side's end) so
     the two pictures can be read against each other."""
     from gpuscope.reports.plot import timeline_png
+    from gpuscope.schemas import empty_phases
 
-    spans = [float(s.phases["t_end"].max() - s.phases["t_start"].min()) for s in sides if s.phases is not None]
+    def extent(s: Side) -> tuple[float, float] | None:
+        if s.phases is not None:
+            return float(s.phases["t_start"].min()), float(s.phases["t_end"].max())
+        if s.samples is not None and len(s.samples):  # samples alone: the recording
+            return float(s.samples["t_wall"].min()), float(s.samples["t_wall"].max())
+        return None
+
+    spans = [e[1] - e[0] for e in map(extent, sides) if e is not None]
     width = max(spans) if spans else None
     pngs = {}
     for s in sides:
-        if s.phases is None:
+        e = extent(s)
+        if e is None:
             pngs[s.label] = None
             continue
-        t0 = float(s.phases["t_start"].min())
-        pngs[s.label] = timeline_png(s.phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
-                                     origin=t0, view=(t0, t0 + width) if width else None)
+        t0 = e[0]
+        phases = s.phases if s.phases is not None else empty_phases()
+        pngs[s.label] = timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
+                                     origin=t0, view=(t0, t0 + width) if width else None,
+                                     intervals=getattr(s, "intervals", None), counters=getattr(s, "counters", None),
+                                     lane_noun=getattr(s, "lane_noun", "worker"))
     return compare_html(doc, pngs)
 
 
@@ -212,6 +258,13 @@ RUN_ROWS = (
     ("upload_ms_median", "upload median (ms)", "ms"),
     ("bytes_per_partition", "upload bytes per record", "int"),
     ("upload_gbs", "upload rate (GB/s)", "x1"),
+)
+
+
+ACTIVITY_ROWS = (
+    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
+    ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
+    ("idle_total_s", "idle gaps total (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
 )
 
 
@@ -248,20 +301,38 @@ def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None 
     body.append(f"<p class='muted'>A = {esc(a['label'])} ({esc(a.get('source', ''))}); "
                 f"B = {esc(b['label'])} ({esc(b.get('source', ''))}); bootstrap n={doc['bootstrap']['n']}, "
                 f"seed {doc['bootstrap']['seed']}</p>")
-    body.append("<h2>Components (ms)</h2>")
-    body.append(table(
-        ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
-        [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
-                                          "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
-         for k, r in doc["components"].items()],
-        "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
+    if doc["components"]:
+        body.append("<h2>Components (ms)</h2>")
+        body.append(table(
+            ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
+            [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
+                                              "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
+             for k, r in doc["components"].items()],
+            "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
     body.append("<h2>Run</h2>")
     rows = [(label, cell(a.get(k), kind), cell(b.get(k), kind)) for k, label, kind in RUN_ROWS]
     for ph in sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {})):
         ra, rb = ((x.get("pcie_per_phase") or {}).get(ph, {}) for x in (a, b))
         rows.append((f"PCIe RX during {ph} (GB/s, median)", cell(ra.get("rx_gbs_median"), "x1"),
                      cell(rb.get("rx_gbs_median"), "x1")))
-    body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
+    if any(x.get("format") not in ("trace", "samples") for x in (a, b)):
+        body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
+    else:
+        body.pop()  # no timing records on either side: no run table of empty figures
+    aa, ab = a.get("activity") or {}, b.get("activity") or {}
+    if aa or ab:
+        body.append("<h2>GPU activity</h2>" + table(
+            ["", f"A: {a['label']}", f"B: {b['label']}"],
+            [(label, cell(aa.get(k), kind), cell(ab.get(k), kind)) for k, label, kind in ACTIVITY_ROWS
+             if aa.get(k) is not None or ab.get(k) is not None]))
+    ma, mb = a.get("memcpy") or [], b.get("memcpy") or []
+    if ma or mb:
+        keys = sorted({(r["direction"], r["host_memory"]) for r in ma + mb})
+        pick = lambda rows, k: next((r for r in rows if (r["direction"], r["host_memory"]) == k), {})  # noqa: E731
+        body.append("<h2>Copies (profiler trace)</h2>" + table(
+            ["direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"],
+            [(d, m, pick(ma, (d, m)).get("count", "-"), cell(pick(ma, (d, m)).get("gbs"), "x1"),
+              pick(mb, (d, m)).get("count", "-"), cell(pick(mb, (d, m)).get("gbs"), "x1")) for d, m in keys]))
     body.append(f"<h2>Diagnosis: A {esc(a['label'])}</h2>" + _side_diagnoses(a))
     body.append(f"<h2>Diagnosis: B {esc(b['label'])}</h2>" + _side_diagnoses(b))
     pred = doc.get("prediction")

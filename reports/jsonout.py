@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.result import Analysis
+    from gpuscope.workload.runner import RunOutcome
 
 
-def to_json_text(analysis) -> str:
+def to_json_text(analysis: Analysis) -> str:
     """Pretty JSON; NaN/inf are null (allow_nan=False guarantees valid JSON)."""
     return json.dumps(analysis.to_json(), indent=2, allow_nan=False)
 
 
-def run_json_text(outcome) -> str:
+def run_json_text(outcome: RunOutcome) -> str:
     """`gpuscope run --json`: the run directory, how it ended, the pipeline's own summary and
     the analysis of what it wrote (gpuscope.workload.runner.RunOutcome)."""
     res = outcome.result

@@ -4,7 +4,9 @@
 - phases of a known worker: one lane per worker (per GPU and worker on a multi-GPU run),
   its prep thread on a thin side row under it;
 - phases whose worker the log does not say: GPU-side ones (lock wait, upload, compute,
-  barrier) on "GPU lock" lanes, CPU-side ones on "CPU" lanes.
+  barrier) on "GPU" lanes, CPU-side ones on "CPU" lanes; `other` (the part of a printed
+  line's whole its fields do not itemise) stays beside the parts it runs between, on the
+  GPU lane when there is one: nothing says it ran on the CPU.
 
 Inside a lane intervals never overlap: an overlapping one spills onto a numbered extra
 lane (overlaps under JITTER_S are clipped instead). Zero-length phases are dropped.
@@ -71,30 +73,33 @@ def _split(df: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
-def _group_lanes(label: str, process: str, df: pd.DataFrame) -> list[Lane]:
+def _group_lanes(label: str, process: str, df: pd.DataFrame, spill: str = "{label} ({n})") -> list[Lane]:
+    """`spill`: the name of the k-th extra lane overlapping intervals need ({label}, {n})."""
     is_side = df["phase"].map(lambda p: style_for(str(p)).row == "side").to_numpy(bool)
     mains, sides = _split(df[~is_side]), _split(df[is_side])
     empty = df.iloc[:0]
     out = []
     for k in range(max(len(mains), len(sides))):
-        name = label if k == 0 else f"{label} ({k + 1})"
+        name = label if k == 0 else spill.format(label=label, n=k + 1)
         out.append(Lane(name, process, mains[k] if k < len(mains) else empty,
                         sides[k] if k < len(sides) else empty))
     return out
 
 
 # What the lanes of phases with no worker are called, by what a lane holds ("worker": a log's
-# GPU workers; "stream": a profiler trace's CUDA streams, whose CPU side is annotations).
+# GPU workers; "stream": a profiler trace's CUDA streams, whose CPU side is annotations), and
+# the extra CPU lanes their overlaps need: CPU work of a log that overlaps ran on another
+# thread; a trace's ranges that overlap are nested in one another.
 UNATTRIBUTED = {
-    "worker": ("GPU lock (worker not logged)", "CPU (worker not logged)"),
-    "stream": ("GPU (no stream)", "CPU (record_function ranges)"),
+    "worker": ("GPU (worker not logged)", "CPU (worker not logged)", "{label}, thread {n}"),
+    "stream": ("GPU (no stream)", "CPU (record_function ranges)", "{label}, depth {n}"),
 }
 
 
 def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
     """Lanes top to bottom: synthesis, workers or streams (by GPU), then unattributed GPU and
     CPU work. `noun` names what the `worker` column holds: "worker" or "stream"."""
-    gpu_label, cpu_label = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
+    gpu_label, cpu_label, cpu_spill = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
     phases = phases.dropna(subset=["t_start", "t_end"])
     phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
     lanes: list[Lane] = []
@@ -117,10 +122,12 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
 
     rest = phases[no_worker & ~synth]
     if len(rest):
-        gpu_side = rest["phase"].map(lambda p: style_for(str(p)).group in GPU_GROUPS).to_numpy(bool)
+        gpu_side = rest["phase"].map(lambda p: style_for(str(p)).group in GPU_GROUPS).to_numpy(bool).copy()
+        if gpu_side.any():  # a printed line's unitemised time runs between its parts
+            gpu_side |= (rest["phase"] == "other").to_numpy(bool)
         g = rest[gpu_side]
         for gpu, grp in g.groupby(g["gpu"] if multi_gpu else pd.Series(0, index=g.index), sort=True):
             label = f"GPU{gpu} {gpu_label.removeprefix('GPU ')}" if multi_gpu else gpu_label
             lanes += _group_lanes(label, f"GPU {max(int(gpu), 0)}", grp)
-        lanes += _group_lanes(cpu_label, "CPU", rest[~gpu_side])
+        lanes += _group_lanes(cpu_label, "CPU", rest[~gpu_side], spill=cpu_spill)
     return lanes

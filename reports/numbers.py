@@ -48,7 +48,14 @@ def signed_pct(v: Any) -> str:
 
 
 def secs(v: Any, nd: int = 2) -> str:
-    return f"{v:,.{nd}f} s" if is_num(v) else "-"
+    """Seconds with `nd` decimals; a duration too short for them keeps two significant
+    digits (0.0041 s, not 0.00 s: that would say it is zero)."""
+    if not is_num(v):
+        return "-"
+    if v and abs(v) < 0.5 * 10.0 ** -nd:
+        d = 1 - math.floor(math.log10(abs(v)))  # two significant digits, never 6.5e-05
+        return f"{round(v, d):.{d}f}".rstrip("0").rstrip(".") + " s"
+    return f"{v:,.{nd}f} s"
 
 
 def gbs(v: Any) -> str:

@@ -16,6 +16,7 @@ class PhaseStyle:
     color: str       # matplotlib colour
     group: str       # synthesis | lock_wait | upload | compute | barrier | cpu | held | other
     row: str = "main"  # main: the worker's lane; side: the thin CPU row under it (prep thread)
+    hatch: str = ""    # matplotlib hatch: a phase that is partly something else (upload + NTT)
 
 
 STYLES: dict[str, PhaseStyle] = {
@@ -25,6 +26,9 @@ STYLES: dict[str, PhaseStyle] = {
     "h2d": PhaseStyle("upload H2D", "#e15759", "upload"),
     "upload": PhaseStyle("upload H2D", "#e15759", "upload"),
     "ntt": PhaseStyle("NTT", "#9ecae1", "compute"),
+    # a CuZK log's own fields where spans.csv's words would claim more (analysis.phases)
+    "ntt_kernels": PhaseStyle("upload + NTT (ntt_kernels; no h2d field)", "#e15759", "upload", hatch="////"),
+    "coset_intt_sync": PhaseStyle("NTT sync (coset_intt_sync)", "#c6dbef", "compute"),
     "msm": PhaseStyle("MSM", "#3182bd", "compute"),
     "batch_add": PhaseStyle("batch_add", "#6baed6", "compute"),
     "tail_msm": PhaseStyle("tail MSM", "#08519c", "compute"),
@@ -56,6 +60,8 @@ STYLES: dict[str, PhaseStyle] = {
     "bwd": PhaseStyle("backward", "#08519c", "compute"),
     "optimizer": PhaseStyle("optimizer", "#9ecae1", "compute"),
     "data": PhaseStyle("data (host)", "#b07aa1", "cpu"),
+    # the part of a printed line's whole its fields do not itemise (analysis.phases)
+    "other": PhaseStyle("other (not itemised)", "#9d9d9d", "other"),
 }
 
 # A phase the table does not name (a user's record_function range, a timing line's own
@@ -65,7 +71,7 @@ ROLE_COLOR = {"h2d": "#f1a3a4", "gpu_compute": "#9ecae1", "cpu": "#f1ce63", "cpu
 MAX_LABEL = 40
 
 # Legend order: the pipeline's order.
-ORDER = ["synth", "split_vectors", "lock_wait", "h2d", "d_b_alloc", "ntt", "msm", "barrier", "batch_add",
+ORDER = ["synth", "split_vectors", "lock_wait", "h2d", "ntt_kernels", "d_b_alloc", "ntt", "coset_intt_sync", "msm", "barrier", "batch_add",
          "tail_msm", "b_g2_msm", "prep", "gpu", "held"]
 
 
@@ -73,7 +79,14 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
-    from gpuscope.analysis.trace_phases import guess_role
+    from gpuscope.analysis.trace_phases import RANGE_PREFIX, guess_role
+
+    if phase.startswith(RANGE_PREFIX):  # a profiler trace's record_function range: the user's name, CPU side
+        name = phase[len(RANGE_PREFIX):]
+        if name == "ProfilerStep":
+            return STYLES["ProfilerStep"]
+        label = name if len(name) <= MAX_LABEL else name[: MAX_LABEL - 1] + "…"
+        return PhaseStyle(label, ROLE_COLOR.get(guess_role(name) or "", "#9d9d9d"), "cpu")
 
     label = phase if len(phase) <= MAX_LABEL else phase[: MAX_LABEL - 1] + "…"
     return PhaseStyle(label, ROLE_COLOR.get(guess_role(phase) or "", "#9d9d9d"), "other")

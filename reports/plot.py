@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.reports.lanes import assign_lanes
-from gpuscope.reports.phase_style import order_key, style_for
+from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
+from gpuscope.reports.safe_text import mpl
 
 if TYPE_CHECKING:
     from gpuscope.analysis.timeline_view import TimelineView
@@ -79,7 +80,7 @@ def render_timeline(
     fig = Figure(figsize=(14, sum(heights) + 1.3), dpi=110, layout="constrained")
     axes = list(fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights},
                              squeeze=False)[:, 0])
-    fig.suptitle(title, x=0.01, ha="left", fontsize=12, fontweight="bold")
+    fig.suptitle(mpl(title), x=0.01, ha="left", fontsize=12, fontweight="bold")
     last = axes[-1]
     if p.lanes:
         lo, hi = (view if view is not None else (t0, t1 if t1 > t0 else t0 + 1))
@@ -123,13 +124,13 @@ AGG_ROWS = 30  # vertical resolution of a stacked column
 def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | None = None) -> None:
     from matplotlib.patches import Patch
 
-    seen: dict[str, tuple[int, str]] = {}
+    seen: dict[str, tuple[int, PhaseStyle]] = {}
     yticks, ylabels = [], []
     most = max((len(lane.main) + len(lane.side) for lane in lanes), default=0)
     aggregate = span is not None and most > AGG_COLUMNS and span[1] > span[0]
     for y, lane in enumerate(reversed(lanes)):
         yticks.append(y)
-        ylabels.append(lane.label)
+        ylabels.append(mpl(lane.label))
         for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
             if aggregate:
                 _shares_row(ax, df, span, t0, y0, h, seen)
@@ -137,12 +138,15 @@ def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | No
             for phase, pg in df.groupby("phase", sort=False):
                 st = style_for(str(phase))
                 bars = list(zip(pg["t_start"] - t0, pg["t_end"] - pg["t_start"], strict=True))
-                ax.broken_barh(bars, (y0, h), facecolors=st.color, edgecolor=edge, linewidth=0.4)
-                seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
+                ax.broken_barh(bars, (y0, h), facecolors=st.color, edgecolor=edge, linewidth=0.4,
+                               hatch=st.hatch or None)
+                seen.setdefault(st.label, (order_key(str(phase))[0], st))
     ax.set_yticks(yticks, ylabels)
     ax.set_ylim(-1.05 if aggregate else -0.6, len(lanes) - 0.3)
     ax.grid(axis="x", alpha=0.3)
-    handles = [Patch(facecolor=c, label=lab) for lab, (_, c) in sorted(seen.items(), key=lambda kv: kv[1][0])]
+    handles = [Patch(facecolor=st.color, edgecolor="white" if st.hatch else None, hatch=st.hatch or None,
+                     label=mpl(lab))
+               for lab, (_, st) in sorted(seen.items(), key=lambda kv: kv[1][0])]
     longest = max((len(h.get_label()) for h in handles), default=0)
     ncol = 9 if len(handles) <= 9 and longest <= 22 else 6 if longest <= 28 else 4
     ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(ncol, len(handles)),
@@ -196,7 +200,7 @@ def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float,
     for phase in df["phase"].unique():
         st = style_for(str(phase))
         colors[st.label] = st.color
-        seen.setdefault(st.label, (order_key(str(phase))[0], st.color))
+        seen.setdefault(st.label, (order_key(str(phase))[0], st))
     bound = np.rint(np.cumsum(np.clip(sh, 0.0, 1.0), axis=0) * AGG_ROWS)  # (phases, buckets): stack tops
     rows = np.arange(AGG_ROWS)[None, :, None] + 0.5
     idx = (bound[:, None, :] <= rows).sum(axis=0)  # (rows, buckets): phase k at pixel rows below its top

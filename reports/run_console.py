@@ -4,17 +4,22 @@ analyze summary of what the run wrote. Inputs: the pipeline config and the run's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from gpuscope.workload.pipeline_types import PipelineConfig
+    from gpuscope.workload.runner import RunOutcome
+from gpuscope.reports.safe_text import LiteralTable, text
 
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
-    t = Table(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
+def run_table(cfg: PipelineConfig, backend: str, outcome: RunOutcome) -> Table:
+    t = LiteralTable(title=f"gpuscope run: {outcome.path}", title_justify="left", show_header=False)
     t.add_column("what")
     t.add_column("value")
     label = f"{cfg.mode} host memory" if backend == "gpu" else "CPU reference (modes have no effect: no GPU, no PCIe)"
@@ -47,10 +52,10 @@ def run_table(cfg: Any, backend: str, outcome: Any) -> Table:
     return t
 
 
-def render_run(cfg: Any, backend: str, outcome: Any, console: Console) -> None:
+def render_run(cfg: PipelineConfig, backend: str, outcome: RunOutcome, console: Console) -> None:
     console.print(run_table(cfg, backend, outcome))
     for n in outcome.notes:
-        console.print(f"note: {n}")
+        console.print(text(f"note: {n}"))
     if outcome.analysis is not None:
         from gpuscope.reports.console import render_summary
 

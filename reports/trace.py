@@ -63,33 +63,72 @@ def build_trace(
     have_counters = counters is not None and len(counters) > 0
     if not len(phases) and not have_samples and not have_counters:
         raise ValueError("nothing to export: no phase intervals and no samples")
+    samples = samples if have_samples else None
+    counters = counters if have_counters else None
     starts = [float(phases["t_start"].min())] if len(phases) else []
-    if have_samples:
+    if samples is not None:
         starts.append(float(samples["t_wall"].min()))
-    if have_counters:
+    if counters is not None:
         starts.append(float(counters["t_wall"].min()))
-    t0 = min(starts)
+    out = _Events(t0=min(starts))
+    out.lanes(phases, lane_noun)
+    if samples is not None:
+        out.sample_counters(samples)
+    if counters is not None:
+        out.busy_counters(counters)
+    meta = {"title": title, "t0_epoch_s": out.t0, "generator": "gpuscope"}
+    meta.update(metadata or {})
+    return {"traceEvents": out.events, "displayTimeUnit": "ms", "metadata": meta}
 
-    events: list[dict[str, Any]] = []
-    named: set[tuple[int, int | None]] = set()
 
-    def name_process(pid: int, name: str, sort: int) -> None:
-        if (pid, None) not in named:
-            named.add((pid, None))
-            events.extend(_meta("process_name", pid, name, sort=sort))
+class _Events:
+    """The trace's events, in order, with each process and thread named once."""
 
-    def name_thread(pid: int, tid: int, name: str) -> None:
-        if (pid, tid) not in named:
-            named.add((pid, tid))
-            events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
+    def __init__(self, t0: float) -> None:
+        self.t0 = t0
+        self.events: list[dict[str, Any]] = []
+        self._named: set[tuple[int, int | None]] = set()
 
-    def slices(rows: pd.DataFrame, pid: int, tid: int) -> None:
+    def name_process(self, pid: int, name: str, sort: int) -> None:
+        if (pid, None) not in self._named:
+            self._named.add((pid, None))
+            self.events.extend(_meta("process_name", pid, name, sort=sort))
+
+    def name_thread(self, pid: int, tid: int, name: str) -> None:
+        if (pid, tid) not in self._named:
+            self._named.add((pid, tid))
+            self.events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
+
+    def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
+        """One thread per lane (and one per lane's side row); one process per GPU / CPU group."""
+        pids: dict[str, int] = {}
+        for lane in assign_lanes(phases, noun=lane_noun):
+            if lane.process not in pids:
+                if lane.process.startswith("GPU "):
+                    pid = int(lane.process.split()[1]) + 1
+                else:
+                    pid = SYNTH_PID + len([p for p in pids if not p.startswith("GPU ")])
+                pids[lane.process] = pid
+                self.name_process(pid, lane.process, sort=pid)
+            pid = pids[lane.process]
+            tid = 1 + sum(1 for e in self.events if e.get("name") == "thread_name" and e["pid"] == pid)
+            if len(lane.main):
+                self.name_thread(pid, tid, lane.label)
+                self.slices(lane.main, pid, tid)
+                tid += 1
+            if len(lane.side):
+                self.name_thread(pid, tid, f"{lane.label} prep")
+                self.slices(lane.side, pid, tid)
+
+    def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
+        """A complete ("X") slice per phase interval."""
+        t0 = self.t0
         for r in rows.itertuples(index=False):
             st = style_for(str(r.phase))
             args: dict[str, Any] = {"phase": str(r.phase)}
             if int(r.partition) >= 0:
                 args["partition"] = int(r.partition)
-            events.append({
+            self.events.append({
                 "name": st.label if st.group != "other" else str(r.phase),
                 "cat": st.group,
                 "ph": "X",
@@ -100,57 +139,35 @@ def build_trace(
                 "args": args,
             })
 
-    # One thread per lane (and one per lane's side row); one process per GPU / CPU group.
-    pids: dict[str, int] = {}
-    for lane in assign_lanes(phases, noun=lane_noun):
-        if lane.process not in pids:
-            if lane.process.startswith("GPU "):
-                pid = int(lane.process.split()[1]) + 1
-            else:
-                pid = SYNTH_PID + len([p for p in pids if not p.startswith("GPU ")])
-            pids[lane.process] = pid
-            name_process(pid, lane.process, sort=pid)
-        pid = pids[lane.process]
-        tid = 1 + sum(1 for e in events if e.get("name") == "thread_name" and e["pid"] == pid)
-        if len(lane.main):
-            name_thread(pid, tid, lane.label)
-            slices(lane.main, pid, tid)
-            tid += 1
-        if len(lane.side):
-            name_thread(pid, tid, f"{lane.label} prep")
-            slices(lane.side, pid, tid)
-
-    if have_samples:
+    def sample_counters(self, samples: pd.DataFrame) -> None:
+        """Counter ("C") tracks per GPU from NVML samples: PCIe RX/TX (GB/s), SM activity (%)."""
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
-            name_process(pid, f"GPU {int(gpu)}", sort=pid)
+            self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
             cols = {c: g[c].to_numpy(float) for c in ("rx_gbs", "tx_gbs", "sm_active") if c in g and g[c].notna().any()}
             tw = g["t_wall"].to_numpy(float)
             for i in range(len(g)):
-                ts = _us(tw[i], t0)
+                ts = _us(tw[i], self.t0)
                 pcie = {k: round(float(cols[k][i]), 4) for k in ("rx_gbs", "tx_gbs")
                         if k in cols and math.isfinite(cols[k][i])}
                 if pcie:
-                    events.append({"name": "PCIe GB/s", "ph": "C", "ts": ts, "pid": pid, "args": pcie})
+                    self.events.append({"name": "PCIe GB/s", "ph": "C", "ts": ts, "pid": pid, "args": pcie})
                 if "sm_active" in cols and math.isfinite(cols["sm_active"][i]):
-                    events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
-                                   "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
+                    self.events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
+                                        "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
 
-    if have_counters:
+    def busy_counters(self, counters: pd.DataFrame) -> None:
+        """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates)."""
         for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
-            name_process(pid, f"GPU {int(gpu)}", sort=pid)
+            self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
             for r in g.itertuples(index=False):
                 args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
                 if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):
                     args.update(htod_gbs=round(float(r.htod_gbs), 4) if math.isfinite(r.htod_gbs) else 0.0,
                                 dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
-                events.append({"name": "GPU busy (profiler trace)", "ph": "C", "ts": _us(float(r.t_wall), t0),
-                               "pid": pid, "args": args})
-
-    meta = {"title": title, "t0_epoch_s": t0, "generator": "gpuscope"}
-    meta.update(metadata or {})
-    return {"traceEvents": events, "displayTimeUnit": "ms", "metadata": meta}
+                self.events.append({"name": "GPU busy (profiler trace)", "ph": "C",
+                                    "ts": _us(float(r.t_wall), self.t0), "pid": pid, "args": args})
 
 
 def trace_json(phases: pd.DataFrame | None, samples: pd.DataFrame | None = None, *, title: str = "gpuscope",

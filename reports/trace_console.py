@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
+from gpuscope.reports.safe_text import LiteralTable, name, visible
 
 GiB = 2**30
 MAX_GAPS = 5
@@ -19,25 +19,27 @@ MAX_PHASES = 12
 
 
 def _table(title: str) -> Table:
-    return Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 collapse_padding=True)
+    return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                        collapse_padding=True)
 
 
 def trace_header(doc: dict, source: str) -> Text:
     tr, act = doc.get("trace") or {}, doc.get("activity") or {}
     devs = ", ".join(f"{d.get('name') or 'GPU'} {d.get('device')}" for d in tr.get("devices") or [])
     t = Text()
-    t.append(source, style="bold")
-    t.append(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}\n")
+    t.append(visible(source), style="bold")
+    t.append(visible(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}")
+             + "\n")
     t.append(f"{tr.get('events', 0):,} events over {secs(act.get('span_s'), 3)}; "
              f"{tr.get('skipped_events', 0)} skipped" + ("; the file was cut short" if tr.get("truncated") else ""))
     for n in tr.get("notes") or []:
-        t.append(f"\nnote: {n}")
+        t.append("\n" + visible(f"note: {n}"))
     return t
 
 
 def activity_table(act: dict) -> Table:
-    t = _table(f"GPU activity over the traced span ({act.get('resolution', '')})")
+    res = act.get("resolution")
+    t = _table("GPU activity over the traced span" + (f", {res}" if res else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
     t.add_row("span", secs(act.get("span_s"), 3))
@@ -47,17 +49,21 @@ def activity_table(act: dict) -> Table:
     t.add_row("  copies under kernels", pct(act.get("copy_kernel_overlap_fraction")))
     gaps = act.get("idle_gaps") or {}
     t.add_row("idle", pct(act.get("idle_fraction")))
-    t.add_row("idle gaps", f"{gaps.get('count', 0):,} (total {secs(gaps.get('total_s'), 3)}, "
-              f"longest {secs(gaps.get('longest_s'), 3)})")
+    t.add_row("idle gaps", f"{gaps.get('count', 0):,}")
+    if gaps.get("count"):
+        t.add_row("  total", secs(gaps.get("total_s"), 3))
+        t.add_row("  longest", secs(gaps.get("longest_s"), 3))
+        if gaps.get("by_cause_s"):
+            t.add_row("  by cause:", "")
     for cause, s in sorted((gaps.get("by_cause_s") or {}).items(), key=lambda kv: -(kv[1] or 0)):
-        t.add_row(f"  {cause.replace('_', ' ')}", secs(s, 3))
+        t.add_row(f"    {cause.replace('_', ' ')}", secs(s, 3))
     return t
 
 
 def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
     if not rows:
         return None
-    t = _table(f"Copies (line rate {line_rate:g} GB/s)" if is_num(line_rate) else "Copies")
+    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if is_num(line_rate) else "Copies")
     for col in ("direction", "host memory", "count", "GiB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
     for r in rows:
@@ -84,14 +90,14 @@ def gaps_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Longest GPU idle gaps, and what the host was doing")
-    for col in ("at s", "ms", "cause", "host across the gap", "phase"):
+    for col in ("at s", "ms", "cause", "host across the gap", "phase"):  # names break between words
         t.add_column(col, justify="right" if col in ("at s", "ms") else "left",
-                     overflow="fold" if col == "host across the gap" else "ellipsis")
+                     no_wrap=col in ("at s", "ms", "cause"))
     for r in rows[:MAX_GAPS]:
         op = r.get("host_op") or {}
         host = f"{op.get('name')} ({op.get('cat')}, {pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
         t.add_row(num(r.get("offset_s"), 3), ms(r.get("ms"), 2), str(r.get("cause") or "-").replace("_", " "),
-                  escape(host), escape(str(r.get("annotation") or "-")))
+                  name(host), name(r.get("annotation") or "-"))
     return t
 
 
@@ -99,11 +105,10 @@ def phases_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Phases (record_function ranges; roles guessed from their names)")
-    for col in ("phase", "role", "count", "wall ms", "GPU busy ms", "GPU busy", "of span"):
-        t.add_column(col, justify="left" if col in ("phase", "role") else "right",
-                     overflow="fold" if col == "phase" else "ellipsis")
+    for col in ("phase", "role", "count", "wall\nms", "GPU busy\nms", "GPU\nbusy", "of\nspan"):
+        t.add_column(col, justify="left" if col in ("phase", "role") else "right", no_wrap=col != "phase")
     for r in rows[:MAX_PHASES]:
-        t.add_row(escape(str(r.get("phase"))), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
+        t.add_row(name(r.get("phase")), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
                   cms(r.get("wall_ms")), cms(r.get("gpu_busy_ms")), pct(r.get("gpu_busy_fraction"), 0),
                   pct(r.get("share_of_span"), 0))
     if len(rows) > MAX_PHASES:

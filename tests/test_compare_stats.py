@@ -9,15 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuscope.analysis.compare import (
-    Side,
-    bootstrap_ratio,
-    compare,
-    compare_components,
-    describe,
-    pcie_per_phase,
-    run_figures,
-)
+from gpuscope.analysis.compare import Side, compare
+from gpuscope.analysis.compare_figures import pcie_per_phase, run_figures
+from gpuscope.analysis.compare_stats import bootstrap_ratio, compare_components, describe
 from gpuscope.analysis.whatif import predict_pinned
 from tests.synthetic_parsed import make_parsed
 
@@ -189,7 +183,7 @@ def test_run_figures_without_timestamps_have_null_throughput():
 
 def test_small_but_significant_held_change_defers_to_throughput():
     # 3% slower tenures on B, but B has twice the throughput (two GPUs): B wins, by throughput.
-    from gpuscope.analysis.compare import verdict
+    from gpuscope.analysis.compare_verdict import verdict
 
     comps = {"mutex_held": {"ratio": 0.97, "ci_low": 0.95, "ci_high": 0.99}}
     a = {"label": "one-gpu", "throughput_ppm": 80.0}

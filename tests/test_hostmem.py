@@ -9,12 +9,9 @@ import numpy as np
 import pytest
 
 from gpuscope.errors import EXIT_RESOURCE, EXIT_USAGE, ResourceError, UsageError
-from gpuscope.workload.hostmem import (
-    AllocationFailed,
-    HostMemory,
-    PinnedPool,
-    normalize_mode,
-)
+from gpuscope.workload.hostalloc import AllocationFailed
+from gpuscope.workload.hostmem import HostMemory, normalize_mode
+from gpuscope.workload.pinned_pool import PinnedPool
 
 
 class FakeAllocator:

@@ -118,3 +118,44 @@ def test_compare_report_draws_both_timelines_on_one_x_scale(monkeypatch):
     widths = {kw["view"][1] - kw["view"][0] for kw in calls}
     assert len(calls) == 2 and len(widths) == 1
     assert widths.pop() == float(long_["t_end"].max() - long_["t_start"].min())
+
+
+def test_the_html_of_a_trace_and_of_samples_alone(tmp_path):
+    from typer.testing import CliRunner
+
+    from gpuscope.cli import app
+    from tests.conftest import DATA
+
+    for src, want, absent in (
+        (DATA / "h200_foreign" / "traces" / "train_slow.json.gz", ["GPU activity", "Copies (profiler trace)",
+                                                                   "Longest GPU idle gaps", "host_starved"],
+         ["Split of the", "Bounds"]),
+        (DATA / "h200_foreign" / "runs" / "train_slow" / "samples.csv", ["GPU activity", "gpu_starved"],
+         ["Split of the", "Components"]),
+    ):
+        out = tmp_path / "r.html"
+        r = CliRunner().invoke(app, ["analyze", str(src), "--html", str(out)])
+        assert r.exit_code == 0, r.stderr
+        text = out.read_text()
+        assert all(w in text for w in want) and not any(a in text for a in absent)
+        assert "<img alt='timeline'" in text
+
+
+def test_compare_html_of_traces_and_of_samples(tmp_path):
+    from typer.testing import CliRunner
+
+    from gpuscope.cli import app
+    from tests.conftest import DATA
+
+    fd = DATA / "h200_foreign"
+    cases = ((fd / "traces" / "copy_pageable.json.gz", fd / "traces" / "copy_pinned.json.gz",
+              ["ProfilerStep", "Copies (profiler trace)", "GPU activity"]),
+             (fd / "runs" / "train_slow" / "samples.csv", fd / "runs" / "train_fast" / "samples.csv",
+              ["GPU activity", "busier"]))
+    for a, b, want in cases:
+        out = tmp_path / "c.html"
+        r = CliRunner().invoke(app, ["compare", str(a), str(b), "--html", str(out), "--bootstrap", "200"])
+        assert r.exit_code == 0, r.stderr
+        text = out.read_text()
+        assert all(w in text for w in want) and text.count("<img") == 2
+        assert "<h2>Run</h2>" not in text

@@ -116,11 +116,14 @@ timestamp, index, utilization.gpu [%], utilization.memory [%], memory.used [MiB]
 2026/11/30 14:30:01.100, 0, 97 %, 40 %, 2048 MiB, 600.00 W, 1980 MHz, 5
 2026/11/30 14:30:01.600, 0, 9"""
     df = read_samples(_write(tmp_path, "q.csv", text))
-    assert df.attrs["format"] == "query-gpu" and df.attrs["malformed_rows"] == 2
-    assert df["gpu"].tolist() == [0, 1, 0]
-    assert df["gpu_util_pct"].tolist() == [45.0, 0.0, 97.0]
-    assert math.isnan(df["power_w"].iloc[1]) and df["mem_used_mib"].iloc[2] == 2048.0
-    assert df["t_mono"].tolist() == pytest.approx([0.0, 0.0, 1.0])
+    # the torn last row is dropped; "x %" is a missing utilization, the row's other readings stay
+    assert df.attrs["format"] == "query-gpu" and df.attrs["malformed_rows"] == 1
+    assert df.attrs["bad_values"] == {"gpu_util_pct": 1}
+    assert df["gpu"].tolist() == [0, 1, 0, 0]
+    assert df["gpu_util_pct"].tolist()[:2] == [45.0, 0.0] and math.isnan(df["gpu_util_pct"].iloc[2])
+    assert df["power_w"].iloc[2] == 250.5
+    assert math.isnan(df["power_w"].iloc[1]) and df["mem_used_mib"].iloc[3] == 2048.0
+    assert df["t_mono"].tolist() == pytest.approx([0.0, 0.0, 0.5, 1.0])
     assert df["t_wall"].iloc[0] == pytest.approx(datetime(2026, 11, 30, 14, 30, 0, 100000).timestamp())
     assert df["rx_gbs"].isna().all()
     assert read_query_gpu(tmp_path / "q.csv").equals(df)
@@ -135,9 +138,10 @@ timestamp, index, clocks_event_reasons.active, clocks.mem [MHz], temperature.gpu
 2026/11/30 14:30:00.700, 0, 0xZZ, 3201 MHz, 82
 """
     df = read_query_gpu(_write(tmp_path, "q.csv", text))
-    assert df.attrs["malformed_rows"] == 1  # the unreadable bitmask
-    assert df["clock_event_reasons"].tolist()[:2] == [1.0, 36.0] and math.isnan(df["clock_event_reasons"].iloc[2])
-    assert df["mem_clock_mhz"].tolist() == [3201.0] * 3 and df["temperature_c"].tolist() == [33.0, 81.0, 82.0]
+    # the unreadable bitmask is missing, its row's clocks and temperature stay
+    assert df.attrs["malformed_rows"] == 0 and df.attrs["bad_values"] == {"clock_event_reasons": 1}
+    assert df["clock_event_reasons"].tolist()[:2] == [1.0, 36.0] and df["clock_event_reasons"].iloc[2:].isna().all()
+    assert df["mem_clock_mhz"].tolist() == [3201.0] * 4 and df["temperature_c"].tolist() == [33.0, 81.0, 82.0, 82.0]
 
 
 def test_dmon_memory_clock_and_temperature_of_the_h200_capture():

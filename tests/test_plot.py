@@ -63,7 +63,7 @@ def test_lanes_clip_jitter_spill_real_overlap_and_drop_zero_length():
     ]
     ph = pd.DataFrame(rows, columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
     lanes = {lane.label: lane for lane in assign_lanes(ph)}
-    assert list(lanes) == ["worker 0", "worker 0 (2)", "GPU lock (worker not logged)", "CPU (worker not logged)"]
+    assert list(lanes) == ["worker 0", "worker 0 (2)", "GPU (worker not logged)", "CPU (worker not logged)"]
     w0 = lanes["worker 0"].main
     assert list(w0["phase"]) == ["msm", "batch_add"] and w0["t_start"].iloc[1] == 1.0  # clipped
     assert list(lanes["worker 0 (2)"].main["phase"]) == ["held"]

@@ -226,9 +226,9 @@ def test_piped_stdin_reaches_the_child(tmp_path):
 
 
 def _stream(stamps, sizes, ended_at):
-    from gpuscope.recorder import _Output
+    from gpuscope.record_capture import StreamCapture
 
-    o = _Output("stdout", -1, None, None)
+    o = StreamCapture("stdout", -1, None, None)
     o.stamps, o.sizes, o.ended_at = list(stamps), list(sizes), ended_at
     return o
 

@@ -179,12 +179,12 @@ def test_output_of_a_background_process_soon_after_the_exit_is_kept(runner, tmp_
 
 
 def test_a_failure_of_the_pump_leaves_no_orphan_and_no_running_meta(runner, tmp_path, monkeypatch):
-    from gpuscope import recorder
+    from gpuscope.record_capture import StreamCapture
 
     def broken(self, data, now):
         raise RuntimeError("pump bug")
 
-    monkeypatch.setattr(recorder._Output, "feed", broken)
+    monkeypatch.setattr(StreamCapture, "feed", broken)
     out = tmp_path / "bug"
     r = runner.invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c",
                             "import os, time; print(os.getpid(), flush=True); time.sleep(30)"])

@@ -19,14 +19,15 @@ NEW_COLUMNS = ("mem_clock_mhz", "temperature_c", "clock_event_reasons")
 LEGACY_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c not in NEW_COLUMNS)
 
 
-def oracle(text: str) -> tuple[list[dict], int]:
-    """One line at a time, the rules of read_samples_csv's docstring."""
+def oracle(text: str) -> tuple[list[dict], int, dict]:
+    """One line at a time, the rules of read_samples_csv's docstring: a row without a readable
+    t_wall or gpu is dropped; any other unreadable value is missing (wrap_suspect: 1)."""
     lines = text.splitlines()
     header = [h.strip() for h in lines[0].split(",")]
     body, malformed = lines[1:], 0
     if not text.endswith("\n") and body:
         body, malformed = body[:-1], 1
-    rows = []
+    rows, bad_values = [], {}
     for line in body:
         if not line.strip():
             continue
@@ -34,7 +35,7 @@ def oracle(text: str) -> tuple[list[dict], int]:
         if len(f) != len(header):
             malformed += 1
             continue
-        row, ok = {}, True
+        row, ok, bad = {}, True, set()
         for c in SAMPLE_COLUMNS:
             if c not in header:  # a column the file predates: missing everywhere
                 row[c] = None if c in STR_COLUMNS else 0 if c in INT_COLUMNS else math.nan
@@ -49,15 +50,18 @@ def oracle(text: str) -> tuple[list[dict], int]:
                 try:
                     x = float(v)
                 except ValueError:
+                    x = None
+                if x is not None and not math.isfinite(x):
+                    x = None
+            if x is not None and c in INT_COLUMNS and x == x and (x != int(x) or abs(x) >= 2**63):
+                x = None
+            if x is None:  # unreadable
+                if c in ("t_wall", "gpu"):
                     ok = False
                     break
-                if not math.isfinite(x):
-                    ok = False
-                    break
+                bad.add(c)
+                x = 1 if c == "wrap_suspect" else math.nan
             if c in INT_COLUMNS:
-                if x == x and (x != int(x) or abs(x) >= 2**63):
-                    ok = False
-                    break
                 if x != x:
                     if c == "gpu":
                         ok = False
@@ -68,8 +72,10 @@ def oracle(text: str) -> tuple[list[dict], int]:
         if not ok or row["t_wall"] != row["t_wall"]:
             malformed += 1
             continue
+        for c in bad:
+            bad_values[c] = bad_values.get(c, 0) + 1
         rows.append(row)
-    return rows, malformed
+    return rows, malformed, bad_values
 
 
 cell = st.one_of(
@@ -118,8 +124,8 @@ def test_reader_matches_the_row_oracle(tmp_path_factory, f):
     p = tmp_path_factory.mktemp("s") / "samples.csv"
     p.write_text(text)
     df = read_samples_csv(p)
-    want, malformed = oracle(text)
-    assert df.attrs["malformed_rows"] == malformed
+    want, malformed, bad_values = oracle(text)
+    assert df.attrs["malformed_rows"] == malformed and df.attrs["bad_values"] == bad_values
     assert len(df) == len(want) and list(df.columns) == list(SAMPLE_COLUMNS)
     kept.append(len(want))
     if columns == LEGACY_COLUMNS:
@@ -139,3 +145,76 @@ def test_the_generator_produced_kept_rows():
         pytest.skip("needs test_reader_matches_the_row_oracle to have run first")
     assert sum(kept) > 100
     assert sum(legacy_kept) > 20  # rows of files without the newer columns were compared too
+
+
+# -- a column bad in every row, NUL bytes: what can be read is read, the rest is counted -------
+
+OPTIONAL = [c for c in SAMPLE_COLUMNS if c not in ("t_wall", "gpu") and c not in STR_COLUMNS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(valid(SAMPLE_COLUMNS), min_size=1, max_size=15), col=st.sampled_from(OPTIONAL),
+       junk=st.sampled_from(["oops", "x", "1.5x", "inf", "--", "0x1q"]))
+def test_a_column_bad_in_every_row_costs_that_column_only(tmp_path_factory, rows, col, junk):
+    i = SAMPLE_COLUMNS.index(col)
+    bad_rows = []
+    for r in rows:
+        f = r.split(",")
+        f[i] = junk
+        bad_rows.append(",".join(f))
+    p = tmp_path_factory.mktemp("s") / "samples.csv"
+    p.write_text(",".join(SAMPLE_COLUMNS) + "\n" + "".join(r + "\n" for r in bad_rows))
+    df = read_samples_csv(p)
+    assert len(df) == len(rows) and df.attrs["malformed_rows"] == 0
+    assert df.attrs["bad_values"] == {col: len(rows)}
+    if col == "wrap_suspect":
+        assert (df[col] == 1).all()  # not trusted: the rows' PCIe figures are left out
+    else:
+        assert df[col].isna().all()
+    good = read_samples_csv(_write(tmp_path_factory, ",".join(SAMPLE_COLUMNS) + "\n" + "".join(r + "\n" for r in rows)))
+    others = [c for c in SAMPLE_COLUMNS if c != col]
+    assert df[others].equals(good[others])  # every other reading kept as it was
+
+
+def _write(factory, text: str):
+    p = factory.mktemp("s") / "samples.csv"
+    p.write_text(text)
+    return p
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(valid(SAMPLE_COLUMNS), min_size=1, max_size=15),
+       hits=st.lists(st.tuples(st.integers(0, 14), st.integers(0, 200), st.integers(1, 4)), max_size=4),
+       trailing=st.integers(0, 3000))
+def test_nul_bytes_are_damage_counted_never_silence(tmp_path_factory, rows, hits, trailing):
+    from gpuscope.parsers import read_samples
+    from gpuscope.parsers.samples import damage_note
+
+    lines = list(rows)
+    hit_lines = set()
+    for k, pos, n in hits:
+        if k < len(lines):
+            s = lines[k]
+            j = min(pos, len(s))
+            lines[k] = s[:j] + "\x00" * n + s[j:]
+            hit_lines.add(k)
+    text = ",".join(SAMPLE_COLUMNS) + "\n" + "".join(r + "\n" for r in lines) + "\x00" * trailing
+    p = tmp_path_factory.mktemp("s") / "samples.csv"
+    p.write_bytes(text.encode())
+    df = read_samples(p)
+    assert len(df) == len(rows) - len(hit_lines)
+    assert df.attrs["nul_bytes"] == text.count("\x00") and df.attrs["nul_rows"] == len(hit_lines)
+    assert df.attrs["malformed_rows"] == len(hit_lines)
+    note = damage_note(df)
+    assert (note is None) == (text.count("\x00") == 0)
+    if hit_lines:
+        assert "dropped for NUL bytes" in note
+
+
+def test_nul_bytes_in_the_header_are_a_binary_file(tmp_path):
+    from gpuscope.errors import NoDataError
+
+    p = tmp_path / "samples.csv"
+    p.write_bytes(b"t_wall,\x00gpu\n1,0\n")
+    with pytest.raises(NoDataError, match="binary"):
+        read_samples_csv(p)

@@ -134,3 +134,9 @@ def test_printf_lines_recorded_through_the_pty_carry_their_print_time():
             t = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
             errs.append(t - float(m.group(2)))
     assert len(errs) == 30 and max(abs(e) for e in errs) < 0.05
+
+
+def test_no_cuzk_what_if_for_another_program():
+    r = runner.invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json", "--what-if"])
+    j = json.loads(r.stdout)
+    assert j["what_if"]["available"] is False and "CuZK" in j["what_if"]["reason"]

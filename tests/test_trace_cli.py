@@ -94,3 +94,66 @@ def test_compare_two_traces_before_and_after_pinning():
 def test_launch_bound_trace_from_the_h200():
     j = json.loads(cli("analyze", TRACES / "launch_bound.json.gz", "--json").stdout)
     assert j["diagnoses"][0]["id"] == "launch_bound" and j["diagnoses"][0]["severity"] == "high"
+
+
+def test_a_run_and_its_programs_trace_on_one_clock(tmp_path):
+    """record wrapped the program that wrote the trace: the trace's copies and the run's NVML RX
+    line up (both epoch seconds), and the report shows both."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.sources import open_source
+
+    run = DATA / "h200_foreign" / "runs" / "copy_pageable"
+    tv = timeline_view(open_source(run, trace=TRACES / "copy_pageable.json.gz"))
+    up = tv.phases[tv.phases["phase"] == "h2d"]
+    s = tv.samples
+    inside = s[s["t_wall"].between(up["t_start"].min() + 0.02, up["t_end"].max())]
+    rx_during = [inside[(inside["t_wall"] > a + 0.02) & (inside["t_wall"] <= b)]["rx_gbs"].median()
+                 for a, b in zip(up["t_start"], up["t_end"], strict=True) if b - a > 0.05]
+    assert rx_during and min(rx_during) > 5  # the NVML counters saw the copies where the trace put them
+    j = json.loads(cli("analyze", run, "--trace", TRACES / "copy_pageable.json.gz", "--json").stdout)
+    assert j["memcpy"][0]["count"] == 12 and j["records"] == 12 and "nvml_activity" in j
+
+
+def test_csv_of_a_trace_and_of_samples(tmp_path):
+    import csv as _csv
+
+    assert cli("analyze", TRACES / "copy_pageable.json.gz", "--csv", tmp_path / "t").exit_code == 0
+    rows = list(_csv.DictReader(open(tmp_path / "t" / "memcpy.csv")))
+    assert rows[0]["direction"] == "HtoD" and rows[0]["count"] == "12" and rows[0]["bytes"] == "6442450944"
+    assert (tmp_path / "t" / "idle_gaps.csv").read_text().startswith("rank,device,t_start")
+    samples = DATA / "h200_foreign" / "runs" / "train_slow" / "samples.csv"
+    assert cli("analyze", samples, "--csv", tmp_path / "s").exit_code == 0
+    assert (tmp_path / "s" / "activity_intervals.csv").read_text().startswith("gpu,class,t_start,t_end")
+
+
+def test_a_trace_written_into_the_run_directory_is_read_with_the_run(tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(DATA / "h200_foreign" / "runs" / "copy_pageable", run)
+    (run / "traces").mkdir()
+    shutil.copy(TRACES / "copy_pageable.json.gz", run / "traces" / "rank0.pt.trace.json.gz")
+    j = json.loads(cli("analyze", run, "--json").stdout)
+    assert j["memcpy"][0]["count"] == 12 and j["records"] == 12
+    assert j["diagnoses"][0]["id"] in ("pageable_memcpy", "h2d_bound", "pcie_underused")
+
+
+def test_a_traces_picture_has_one_lane_per_stream_and_its_ranges_apart():
+    """The copy loop's record_function range named "upload" is the user's name on the CPU lanes,
+    not a second set of measured copies; memsets inside kernel blocks spill no phantom lane."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.reports.lanes import assign_lanes
+    from gpuscope.reports.phase_style import style_for
+    from gpuscope.sources import open_source
+
+    tv = timeline_view(open_source(TRACES / "copy_pageable.json.gz"))
+    lanes = assign_lanes(tv.phases, noun=tv.lane_noun)
+    labels = [lane.label for lane in lanes]
+    assert [x for x in labels if x.startswith("stream")] == ["stream 7"]
+    assert not any(x.startswith("GPU") for x in labels)
+    stream = next(lane for lane in lanes if lane.label == "stream 7").main
+    assert (stream["t_start"].to_numpy()[1:] >= stream["t_end"].to_numpy()[:-1] - 1e-9).all()
+    ranges = tv.phases[tv.phases["worker"] < 0]
+    assert set(ranges["phase"]) == {"range:ProfilerStep", "range:upload", "range:compute"}
+    assert style_for("range:upload").label == "upload" and style_for("range:upload").group == "cpu"
+    assert style_for("h2d").label == "upload H2D"

@@ -68,16 +68,22 @@ def stamp_errors_ms(log: Path) -> list[float]:
     return out
 
 
-def check_run(name: str, d: Path, line_rate: float | None) -> dict:
-    a = analyze(open_source(d, line_rate=line_rate)).to_json()
-    diags = a["diagnoses"]
-    row = {"what": f"run {name}", "first": f"{diags[0]['severity']} {diags[0]['id']}" if diags else "-",
+def _first(what: str, name: str, doc: dict, expected: dict) -> dict:
+    """The row every source gets: what ranks first, and the first-cause and pinning checks."""
+    diags = doc["diagnoses"]
+    row = {"what": f"{what} {name}", "first": f"{diags[0]['severity']} {diags[0]['id']}" if diags else "-",
            "checks": []}
-    exp = EXPECTED.get(name)
+    exp = expected.get(name)
     if exp is not None:
         row["checks"].append(("first cause", bool(diags) and diags[0]["id"] in exp))
     if "pinned" in name:
         row["checks"].append(("no pinning advice", not _pins(diags)))
+    return row
+
+
+def check_run(name: str, d: Path, line_rate: float | None) -> dict:
+    a = analyze(open_source(d, line_rate=line_rate)).to_json()
+    row = _first("run", name, a, EXPECTED)
     own = program_rate(d / "timing.log")
     if own:
         got = (a.get("split") or {}).get("upload_gbs")
@@ -96,14 +102,7 @@ def check_run(name: str, d: Path, line_rate: float | None) -> dict:
 
 def check_trace(name: str, f: Path, line_rate: float | None, expect_copies: tuple[int, int] | None) -> dict:
     a = analyze(open_source(f, line_rate=line_rate)).to_json()
-    diags = a["diagnoses"]
-    row = {"what": f"trace {name}", "first": f"{diags[0]['severity']} {diags[0]['id']}" if diags else "-",
-           "checks": []}
-    exp = TRACE_EXPECTED.get(name)
-    if exp is not None:
-        row["checks"].append(("first cause", bool(diags) and diags[0]["id"] in exp))
-    if "pinned" in name:
-        row["checks"].append(("no pinning advice", not _pins(diags)))
+    row = _first("trace", name, a, TRACE_EXPECTED)
     h2d = [m for m in a.get("memcpy") or [] if m["direction"] == "HtoD" and m["bytes"] > 2**20]
     if expect_copies and h2d:
         m = h2d[0]

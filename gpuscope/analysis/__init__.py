@@ -13,11 +13,19 @@ of a source), compare + compare_sources (two sources side by side), result (type
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.table import Table
+    from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.schemas import Columns
     from gpuscope.sources import Source
 
 __all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "analyze"]
@@ -29,17 +37,80 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
 
     The line rate is the source's (resolved once when it was opened): it overrides the
     options' line_rate_* fields. NoDataError when the source has nothing to analyze.
+
+    Three parts, each for what the source has: the timing log (`_log_part`: split, statistics,
+    timeline, bounds, the log's rules, the samples joined to its phases), the profiler trace
+    (`_trace_part`) and the NVML samples (`_samples_part`); their diagnoses ranked together.
     """
-    from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
     from gpuscope.parsers.parsed import ParsedLog
 
     if source.log is None and source.trace is None and source.samples is None:
         source.require_log()  # the one-line reason there is nothing to analyze
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
-    model = source.model
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
+    log = _log_part(source, parsed, options)
+    trace = _trace_part(source, options)
+    diags = log.diagnoses if trace is None else [*log.diagnoses, *trace.diagnoses]
+    activity, found = _samples_part(source, options, log)
+    diags = rank_diagnoses([*diags, *_not_seen_already(found, diags, trace is not None)])
+    what_if = None
+    if options.what_if:
+        from gpuscope.analysis.projection import whatif_doc
+
+        what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
+    recs = log.records
+    n_complete = int(recs["complete"].sum()) if len(recs) else 0
+    return Analysis(
+        format=parsed.format,
+        source=str(parsed.source),
+        total_lines=int(parsed.total_lines),
+        timing_lines=int(parsed.timing_lines),
+        records=n_complete,
+        incomplete_records=int(len(recs) - n_complete),
+        model_name=source.model.name,
+        options=options,
+        stats_table=log.stats,
+        split_table=log.split,
+        wide_table=log.wide,
+        split=log.totals,
+        timeline=log.timeline,
+        bounds=log.bounds,
+        diagnoses=diags,
+        pcie=log.pcie,
+        pcie_info=log.pcie_info,
+        origin=source,
+        parsed=parsed,
+        what_if=what_if,
+        trace=trace,
+        activity=activity,
+        model=source.model,
+    )
+
+
+@dataclass
+class _LogPart:
+    """What the timing log gives: the split and its totals, statistics, timeline, bounds, the
+    samples joined to its phases, and its rules' diagnoses."""
+
+    records: Columns
+    wide: Table
+    split: Table
+    totals: dict
+    stats: Table
+    timeline: dict
+    bounds: dict
+    pcie: pd.DataFrame | None
+    pcie_info: dict
+    phases: pd.DataFrame | None
+    diagnoses: list[Diagnosis]
+
+
+def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogPart:
+    from gpuscope.analysis import bounds as bounds_mod
+    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
+
+    model = source.model
     # the parser's columns (names as codes): no million-row DataFrame is built here
     comps = parsed.columns("components")
     recs = parsed.columns("records")
@@ -62,54 +133,32 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
                         bounds=bnd, options=options, model=model, pcie=pcie_df,
                         upload_bytes=up_bytes, upload_bytes_key=up_key)
     )
-    trace = None
-    if source.trace is not None:
-        from gpuscope.analysis.trace_analysis import analyze_trace
+    return _LogPart(records=recs, wide=wide, split=per_record, totals=totals, stats=comp_stats, timeline=tl,
+                    bounds=bnd, pcie=pcie_df, pcie_info=pcie_info, phases=log_phases, diagnoses=diags)
 
-        trace = analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
-                              line_rate_source=options.line_rate_source)
-        diags = [*diags, *trace.diagnoses]
-    activity = None
-    if source.samples is not None and len(source.samples):
-        from gpuscope.analysis.activity import activity_from_samples
-        from gpuscope.analysis.activity_rules import sample_diagnoses
 
-        activity = activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
-                                         line_rate_source=options.line_rate_source)
-        found = sample_diagnoses(activity, upload_gbs=totals.get("upload_gbs"), phases=log_phases)
-        diags = [*diags, *_not_seen_already(found, diags, trace is not None)]
-    diags = rank_diagnoses(diags)
-    what_if = None
-    if options.what_if:
-        from gpuscope.analysis.projection import whatif_doc
+def _trace_part(source: Source, options: AnalyzeOptions) -> TraceAnalysis | None:
+    """The profiler trace's analysis, when the source has one."""
+    if source.trace is None:
+        return None
+    from gpuscope.analysis.trace_analysis import analyze_trace
 
-        what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
-    n_complete = int(recs["complete"].sum()) if len(recs) else 0
-    return Analysis(
-        format=parsed.format,
-        source=str(parsed.source),
-        total_lines=int(parsed.total_lines),
-        timing_lines=int(parsed.timing_lines),
-        records=n_complete,
-        incomplete_records=int(len(recs) - n_complete),
-        model_name=model.name,
-        options=options,
-        stats_table=comp_stats,
-        split_table=per_record,
-        wide_table=wide,
-        split=totals,
-        timeline=tl,
-        bounds=bnd,
-        diagnoses=diags,
-        pcie=pcie_df,
-        pcie_info=pcie_info,
-        origin=source,
-        parsed=parsed,
-        what_if=what_if,
-        trace=trace,
-        activity=activity,
-        model=model,
-    )
+    return analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
+                         line_rate_source=options.line_rate_source)
+
+
+def _samples_part(source: Source, options: AnalyzeOptions, log: _LogPart) -> tuple[Activity | None, list[Diagnosis]]:
+    """GPU activity from the NVML samples and what the sample rules find (the log's own upload
+    rate and phases help them), when the source has samples."""
+    if source.samples is None or not len(source.samples):
+        return None, []
+    from gpuscope.analysis.activity import activity_from_samples
+    from gpuscope.analysis.activity_rules import sample_diagnoses
+
+    activity = activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
+                                     line_rate_source=options.line_rate_source)
+    found = sample_diagnoses(activity, upload_gbs=log.totals.get("upload_gbs"), phases=log.phases)
+    return activity, found
 
 
 # What a sample rule says that a finer source already said: the log's PCIe rules (the same

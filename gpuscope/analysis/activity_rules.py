@@ -17,7 +17,7 @@ up with the idle time (idle_overlap.idle_by_component).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis import transfers
 from gpuscope.analysis.device_rules import (
     Finding,
+    SampleRule,
     clocks_throttled,
     finite,
     link_downgraded,
@@ -33,6 +34,9 @@ from gpuscope.analysis.device_rules import (
     rnd,
 )
 from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.activity import Activity
 
 MIN_READINGS = 5                         # activity readings below this: too short to judge
 STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
@@ -83,7 +87,7 @@ def _working(f: dict) -> dict | None:
     return a if a is not None and a["working_s"] else None
 
 
-def _median_activity(g: sg.Grid, working) -> float:
+def _median_activity(g: sg.Grid, working: np.ndarray) -> float:
     x = g.activity[working]
     x = x[np.isfinite(x)]
     return float(np.median(x)) if x.size else float("nan")
@@ -91,7 +95,7 @@ def _median_activity(g: sg.Grid, working) -> float:
 
 # -- rules: (figures, grid, working mask, context) -> Finding | None --------------------------
 
-def no_gpu_activity(f, g, working, ctx) -> Finding | None:
+def no_gpu_activity(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     if f["active"] is not None:
         return None
     ev = {"wall_s": rnd(f["wall_s"]), "readings": f["readings"], "source": f["source"], "could_not_see": _limit(f)}
@@ -103,7 +107,7 @@ def no_gpu_activity(f, g, working, ctx) -> Finding | None:
                           "does not fall back to the CPU."), 1.0)
 
 
-def _steady(f: dict, g: sg.Grid, working):
+def _steady(f: dict, g: sg.Grid, working: np.ndarray) -> tuple | None:
     """(active figures, mean and median activity, PCIe quiet share, whether PCIe was measured,
     whether it was quiet enough: >= STARVED_MIN_QUIET or not measured) of the working time."""
     a = _working(f)
@@ -118,7 +122,7 @@ def _starved(busy: float, med: float) -> bool:
     return finite(busy) and busy < STARVED_BUSY_MEDIUM and finite(med) and med < STARVED_BUSY_MEDIUM
 
 
-def gpu_starved(f, g, working, ctx) -> Finding | None:
+def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     st = _steady(f, g, working)
     if st is None or not (_starved(st[1], st[2]) and st[5]):
         return None
@@ -165,12 +169,12 @@ def gpu_starved(f, g, working, ctx) -> Finding | None:
            "workers, prefetching), overlap CPU work with GPU work, and drop per-step synchronisations "
            "(.item(), cudaDeviceSynchronize).")
     if tiny:
-        rec = ("Launch fewer, larger kernels: fuse element-wise ops (torch.compile), capture the loop in a CUDA "
+        rec = ("Launch fewer, larger kernels: fuse element-wise ops (e.g. torch.compile in PyTorch), capture the loop in a CUDA "
                "graph, batch more work per launch, and avoid a host read-back (.item()) per op.")
     return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
 
 
-def gpu_underused(f, g, working, ctx) -> Finding | None:
+def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     st = _steady(f, g, working)
     if st is None or not (finite(st[1]) and st[1] < UNDERUSED_BUSY and not _starved(st[1], st[2]) and st[5]):
         return None
@@ -183,13 +187,13 @@ def gpu_underused(f, g, working, ctx) -> Finding | None:
     io = "PCIe quiet" if measured else "PCIe not measured"
     summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a['working_s']:.1f} s of "
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
-    rec = ("Give each launch more work (a larger batch), fuse small kernels (torch.compile, CUDA graphs) and "
+    rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
     return Diagnosis("gpu_underused", "low", summary, ev, rec), 1.0 - busy
 
 
-def _copy_rule(direction: str, verb: str, ident: str, log_key: str):
-    def rule(f, g, working, ctx) -> Finding | None:
+def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRule:
+    def rule(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
         a = _working(f)
         if a is None:
             return None
@@ -233,7 +237,7 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str):
     return rule
 
 
-def link_bound(f, g, working, ctx) -> Finding | None:
+def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     a = _working(f)
     if a is None:
         return None
@@ -255,7 +259,7 @@ def link_bound(f, g, working, ctx) -> Finding | None:
     return Diagnosis("link_bound", sev, summary, ev, rec), near
 
 
-def copies_unresolved(f, g, working, ctx) -> Finding | None:
+def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     a = _working(f)
     if a is None or finite(ctx.get("upload_gbs")):
         return None
@@ -276,7 +280,7 @@ def copies_unresolved(f, g, working, ctx) -> Finding | None:
     return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
 
 
-def compute_bound(f, g, working, ctx) -> Finding | None:
+def compute_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     a = _working(f)
     if a is None:
         return None
@@ -295,7 +299,7 @@ def compute_bound(f, g, working, ctx) -> Finding | None:
     return Diagnosis("compute_bound", "info", summary, ev, rec), comp
 
 
-def long_pauses(f, g, working, ctx) -> Finding | None:
+def long_pauses(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     a = f["active"]
     if a is None or not a["span_s"]:
         return None
@@ -316,7 +320,7 @@ def long_pauses(f, g, working, ctx) -> Finding | None:
     return Diagnosis("long_pauses", sev, summary, ev, rec), share
 
 
-def startup_idle(f, g, working, ctx) -> Finding | None:
+def startup_idle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     lead, wall = f["idle_gaps"]["leading_s"], f["wall_s"]
     if f["active"] is None or lead < STARTUP_MIN_S or not wall or lead / wall < STARTUP_SHARE:
         return None
@@ -328,7 +332,7 @@ def startup_idle(f, g, working, ctx) -> Finding | None:
                       ev, "Leave start-up out when judging throughput, or warm up before timing."), lead / wall)
 
 
-RULES: list[Callable] = [
+RULES: list[SampleRule] = [
     no_gpu_activity, gpu_starved, gpu_underused,
     _copy_rule("rx", "upload", "upload_bound_pageable", "upload_gbs"),
     _copy_rule("tx", "download", "download_bound_pageable", "download_gbs"),
@@ -338,7 +342,7 @@ RULES: list[Callable] = [
 STATIC_RULES = (link_downgraded, memory_nearly_full)  # judged even on a recording too short for the rest
 
 
-def sample_diagnoses(activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
+def sample_diagnoses(activity: Activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
                      phases: pd.DataFrame | None = None) -> list[Diagnosis]:
     """Diagnoses of an activity.Activity, most important first."""
     ctx: dict = {"upload_gbs": upload_gbs, "download_gbs": download_gbs}

@@ -17,7 +17,8 @@ import pandas as pd
 if TYPE_CHECKING:
     from gpuscope.sources import Source
 
-GPU_SIDE = {"h2d", "ntt", "msm", "barrier", "batch_add", "tail_msm", "d_b_alloc", "msm_init", "msm_dtor"}
+GPU_SIDE = {"h2d", "ntt", "ntt_kernels", "coset_intt_sync", "msm", "barrier", "batch_add", "tail_msm", "d_b_alloc",
+            "msm_init", "msm_dtor"}
 LOCK_WAIT = {"lock_wait"}
 
 
@@ -79,7 +80,7 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
             comps, timeline = placed.components, placed.timeline
             note = (f" ({placed.lines_placed} unstamped lines placed between their stamped neighbours, "
                     f"within {placed.uncertainty_s:.2f} s)")
-    base, basis = ph.build_phases(source.spans, comps, timeline, source.model)
+    base, basis = ph.build_phases(source.spans, comps, timeline, source.model, display=True)
     if basis is None or basis == "spans.csv":
         return base, basis
     tl = ph.from_timeline(timeline)

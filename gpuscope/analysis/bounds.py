@@ -22,17 +22,22 @@ why, rather than a floor of 0 s.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from gpuscope.analysis.table import as_table, column, nanmedian, nansum
+from gpuscope.analysis.table import Table, as_table, column, nanmedian, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 NAN = float("nan")
 
 
-def _median(stats, name: str) -> float:
+def _median(stats: Table, name: str) -> float:
     if stats.has(name) and stats.at(name, "count") > 0:
         return float(stats.at(name, "median_ms"))
     return NAN
+
+
+def _names(stats: Table) -> list[str]:
+    return [str(c) for c in stats.index.tolist()]
 
 
 def _counts_as(model: RoleModel, component: str, role: str) -> bool:
@@ -43,47 +48,105 @@ def _counts_as(model: RoleModel, component: str, role: str) -> bool:
     return rule is not None and rule.remainder_role == role and model.role_of(component) in SPLIT_ROLES
 
 
-def compute_bounds(split, timeline: dict, stats, model: RoleModel, timeline_df=None) -> dict:
-    """`split`, `stats`: analysis Tables or DataFrames; `timeline_df`: the TIMELINE events
-    (DataFrame or gpuscope.schemas.Columns) or None."""
+def compute_bounds(
+    split, timeline: dict, stats, model: RoleModel, timeline_df=None,
+) -> dict:
+    """The GPU and CPU floors of the run, the observed time, and which floor binds. Steps:
+    the partitions counted, the GPU per partition, the CPU per partition (`_CpuWork`), the
+    observed time; `assumptions` says what had to be assumed. `split`, `stats`: analysis
+    Tables or DataFrames; `timeline_df`: the TIMELINE events (a DataFrame or
+    gpuscope.schemas.Columns) or None."""
     stats = as_table(stats)
     assumptions: list[str] = []
+    partitions, part_basis = _partitions(split, timeline, model)
+    gpu_pp, gpu_basis = _gpu_per_partition(split, timeline, stats, model, assumptions)
+    gpu_floor = gpu_pp * partitions / 1000.0 if partitions else NAN
+    cpu = _cpu_work(timeline, stats, model, timeline_df, assumptions)
+    cpu_floor = cpu.per_partition_ms * partitions / 1000.0 if partitions and not math.isnan(cpu.per_partition_ms) else NAN
+    observed, obs_basis = _observed(split, timeline, model)
+    floors = {"gpu": gpu_floor, "cpu": cpu_floor}
+    known = {k: v for k, v in floors.items() if not math.isnan(v)}
+    binding = max(known, key=lambda k: known[k]) if known else None
+    floor = known[binding] if binding else NAN
+    return {
+        "partitions": partitions,
+        "partitions_basis": part_basis,
+        "gpu_per_partition_ms": gpu_pp,
+        "gpu_basis": gpu_basis,
+        "gpu_floor_s": gpu_floor,
+        "synth_ms": cpu.synth_ms,
+        "synth_parallelism": cpu.synth_parallelism if not math.isnan(cpu.synth_ms) else None,
+        "cpu_other_ms": cpu.other_ms if cpu.names else NAN,
+        "cpu_workers": cpu.workers if cpu.names else None,
+        "cpu_per_partition_ms": cpu.per_partition_ms,
+        "synth_floor_s": cpu.synth_pp * partitions / 1000.0 if partitions else NAN,
+        "cpu_work_floor_s": cpu.work_pp * partitions / 1000.0 if partitions else NAN,
+        "cpu_floor_s": cpu_floor,
+        "observed_s": observed,
+        "observed_basis": obs_basis,
+        "binding": binding,
+        "observed_over_floor": observed / floor if floor and not math.isnan(floor) else NAN,
+        "observed_over_gpu_floor": observed / gpu_floor if gpu_floor and not math.isnan(gpu_floor) else NAN,
+        "gap_to_floor_s": observed - floor if binding else NAN,
+        "assumptions": assumptions,
+    }
+
+
+def _partitions(split, timeline: dict, model: RoleModel) -> tuple[int, str]:
+    """How many partitions the floors count, and from what."""
     v = model.vocabulary
     tl_parts = int(timeline.get("partitions") or 0)
     if timeline.get("source") == "TIMELINE" and tl_parts:
-        partitions, part_basis = tl_parts, "GPU_START..GPU_END intervals in TIMELINE"
-    elif v.cuzk:
-        partitions, part_basis = int(len(split)), "complete GPU-lock tenures (one per partition)"
-    else:
-        partitions, part_basis = int(len(split)), f"complete {v.records}"
+        return tl_parts, "GPU_START..GPU_END intervals in TIMELINE"
+    if v.cuzk:
+        return int(len(split)), "complete GPU-lock tenures (one per partition)"
+    return int(len(split)), f"complete {v.records}"
 
-    names = [str(c) for c in stats.index.tolist()]
-    gpu_parts = [c for c in names if _counts_as(model, c, "gpu_compute")]
+
+def _gpu_per_partition(split, timeline: dict, stats: Table, model: RoleModel,
+                       assumptions: list[str]) -> tuple[float, str]:
+    """Median GPU compute per partition (ms) and where it comes from."""
+    gpu_parts = [c for c in _names(stats) if _counts_as(model, c, "gpu_compute")]
     if len(split) and not gpu_parts:
-        gpu_pp, gpu_basis = NAN, "no GPU compute figures: no component has the gpu_compute role"
         assumptions.append(
-            f"no part of the {v.records} is GPU compute (no component has the gpu_compute role; "
-            "--model FILE.toml can give one): GPU floor unknown")
-    elif len(split):
-        gpu_pp = nanmedian(column(split, "gpu_compute_ms"))
-        gpu_basis = "median gpu_compute_ms of the split"
-    elif not math.isnan(timeline.get("gpu_ms_median", NAN)):
-        gpu_pp = float(timeline["gpu_ms_median"])
-        gpu_basis = "median gpu_ms of TIMELINE GPU_END (includes uploads: an upper estimate)"
-    else:
-        gpu_pp, gpu_basis = NAN, "no GPU compute figures in the log"
-    gpu_floor = gpu_pp * partitions / 1000.0 if partitions else NAN
+            f"no part of the {model.vocabulary.records} is GPU compute (no component has the gpu_compute "
+            "role; --model FILE.toml can give one): GPU floor unknown")
+        return NAN, "no GPU compute figures: no component has the gpu_compute role"
+    if len(split):
+        return nanmedian(column(split, "gpu_compute_ms")), "median gpu_compute_ms of the split"
+    if not math.isnan(timeline.get("gpu_ms_median", NAN)):
+        return (float(timeline["gpu_ms_median"]),
+                "median gpu_ms of TIMELINE GPU_END (includes uploads: an upper estimate)")
+    return NAN, "no GPU compute figures in the log"
 
-    # CPU floor
+
+@dataclass
+class _CpuWork:
+    """The CPU side per partition (ms): synthesis over its parallelism, the other CPU work
+    (`names`) over the workers; the floor is the slower of the two streams."""
+
+    synth_ms: float
+    synth_parallelism: int
+    names: list[str]
+    other_ms: float
+    workers: int
+    synth_pp: float
+    work_pp: float
+    per_partition_ms: float
+
+
+def _cpu_work(timeline: dict, stats: Table, model: RoleModel, timeline_df,
+              assumptions: list[str]) -> _CpuWork:
+    v = model.vocabulary
     synth_ms = NAN
     if timeline_df is not None and len(timeline_df):
         synth_ms = nanmedian(column(timeline_df, "synth_ms")[column(timeline_df, "event") == "SYNTH_END"])
     if math.isnan(synth_ms):
         synth_ms = _median(stats, "synth")
-    cpu_names = [c for c in names if model.role_of(c) == "cpu" and c != "synth"]
+    cpu_names = [c for c in _names(stats) if model.role_of(c) == "cpu" and c != "synth"]
     if not v.lock:  # the loop waits for its host-side parts: CPU work of the record
-        cpu_names += [c for c in names if model.role_of(c) == "cpu_stall"]
-    cpu_other = sum(v for v in (_median(stats, c) for c in cpu_names) if not math.isnan(v))
+        cpu_names += [c for c in _names(stats) if model.role_of(c) == "cpu_stall"]
+    cpu_other = sum(x for x in (_median(stats, c) for c in cpu_names) if not math.isnan(x))
     p_synth = int(timeline.get("synth_parallelism") or 0)
     if not math.isnan(synth_ms) and p_synth <= 0:
         p_synth = 1
@@ -104,7 +167,7 @@ def compute_bounds(split, timeline: dict, stats, model: RoleModel, timeline_df=N
         assumptions.append("no CPU-side timings in the log: CPU floor unknown")
     else:
         # synthesis threads and the workers' prep threads run concurrently: the slower stream binds
-        cpu_pp = max(v for v in (synth_pp, prep_pp) if not math.isnan(v))
+        cpu_pp = max(x for x in (synth_pp, prep_pp) if not math.isnan(x))
         if not (math.isnan(synth_pp) or math.isnan(prep_pp)):
             assumptions.append(
                 "synthesis and per-worker CPU work (" + ", ".join(cpu_names) + ") run on separate threads "
@@ -112,45 +175,20 @@ def compute_bounds(split, timeline: dict, stats, model: RoleModel, timeline_df=N
             )
         elif math.isnan(synth_pp) and v.lock:
             assumptions.append("no synthesis timings: CPU floor counts only " + ", ".join(cpu_names))
-    cpu_floor = cpu_pp * partitions / 1000.0 if partitions and not math.isnan(cpu_pp) else NAN
-    synth_floor = synth_pp * partitions / 1000.0 if partitions else NAN
-    prep_floor = prep_pp * partitions / 1000.0 if partitions else NAN
+    return _CpuWork(synth_ms=synth_ms, synth_parallelism=p_synth, names=cpu_names, other_ms=cpu_other,
+                    workers=workers, synth_pp=synth_pp, work_pp=prep_pp, per_partition_ms=cpu_pp)
 
+
+def _observed(split, timeline: dict, model: RoleModel) -> tuple[float, str]:
+    """The run's observed time (s) and how it was measured."""
+    v = model.vocabulary
     wall = timeline.get("wall_s", NAN)
     if wall is not None and not math.isnan(wall) and wall > 0:
         src = timeline.get("source")
-        observed, obs_basis = float(wall), f"wall time from {v.records if src == 'tenures' else src}"
-    elif len(split) and (column(split, "held_ms") == column(split, "held_ms")).any():
-        observed = nansum(column(split, "held_ms")) / 1000.0
-        obs_basis = "sum of held time (no timestamps; a lower bound on wall time)"
-    elif len(split):
-        observed, obs_basis = NAN, "unknown: no time stamps, and the records print no held time"
-    else:
-        observed, obs_basis = NAN, "unknown"
-
-    floors = {"gpu": gpu_floor, "cpu": cpu_floor}
-    known = {k: v for k, v in floors.items() if not math.isnan(v)}
-    binding = max(known, key=known.get) if known else None
-    floor = known[binding] if binding else NAN
-    return {
-        "partitions": partitions,
-        "partitions_basis": part_basis,
-        "gpu_per_partition_ms": gpu_pp,
-        "gpu_basis": gpu_basis,
-        "gpu_floor_s": gpu_floor,
-        "synth_ms": synth_ms,
-        "synth_parallelism": p_synth if not math.isnan(synth_ms) else None,
-        "cpu_other_ms": cpu_other if cpu_names else NAN,
-        "cpu_workers": workers if cpu_names else None,
-        "cpu_per_partition_ms": cpu_pp,
-        "synth_floor_s": synth_floor,
-        "cpu_work_floor_s": prep_floor,
-        "cpu_floor_s": cpu_floor,
-        "observed_s": observed,
-        "observed_basis": obs_basis,
-        "binding": binding,
-        "observed_over_floor": observed / floor if floor and not math.isnan(floor) else NAN,
-        "observed_over_gpu_floor": observed / gpu_floor if gpu_floor and not math.isnan(gpu_floor) else NAN,
-        "gap_to_floor_s": observed - floor if binding else NAN,
-        "assumptions": assumptions,
-    }
+        return float(wall), f"wall time from {v.records if src == 'tenures' else src}"
+    held = column(split, "held_ms") if len(split) else None
+    if held is not None and (held == held).any():
+        return nansum(held) / 1000.0, "sum of held time (no timestamps; a lower bound on wall time)"
+    if len(split):
+        return NAN, "unknown: no time stamps, and the records print no held time"
+    return NAN, "unknown"

@@ -9,18 +9,15 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
-from gpuscope.analysis.compare import (
-    DEFAULT_BOOTSTRAP,
-    Comparison,
-    Side,
-    compare,
-    component_values,
-    describe,
-)
+from gpuscope.analysis.compare import Comparison, Side, compare
+from gpuscope.analysis.compare_stats import DEFAULT_BOOTSTRAP, component_values, describe
 from gpuscope.analysis.projection import whatif_for
-from gpuscope.analysis.whatif import WhatIfUnavailable
+from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from gpuscope.analysis.result import Analysis
     from gpuscope.sources import Source
 
 
@@ -35,9 +32,10 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
     try:
-        phases = timeline_view(source).phases
+        tv = timeline_view(source)
+        phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
     except NoDataError:
-        phases = parsed.components.iloc[:0]
+        phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
     return Side(
         label=label or source.label,
         parsed=parsed,
@@ -54,10 +52,14 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
+        vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
+        lane_noun=noun,
+        intervals=intervals,
+        counters=counters,
     )
 
 
-def _profiler_steps_ms(source: Source):
+def _profiler_steps_ms(source: Source) -> np.ndarray | None:
     """Durations of a profiler trace's steps (its ProfilerStep#N ranges), or None."""
     if source.trace is None:
         return None
@@ -67,7 +69,7 @@ def _profiler_steps_ms(source: Source):
     return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
 
 
-def _activity_of(analysis) -> dict | None:
+def _activity_of(analysis: Analysis) -> dict | None:
     """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
     if analysis.trace is not None:
         return analysis.trace.activity

@@ -7,8 +7,15 @@ thresholds documented in docs/ANALYZE.md "From NVML samples alone".
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeGuard
+
+import numpy as np
 
 from gpuscope.analysis.result import Diagnosis
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.samplegrid import Grid
 
 THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reason set
 THROTTLE_BITS = {4: "sw_power_cap", 8: "hw_slowdown", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
@@ -20,17 +27,19 @@ MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
 
 Finding = tuple[Diagnosis, float]        # the diagnosis and the share of working time it explains
+# a rule of the family: (one GPU's figures, its grid, its working mask, the context) -> a finding
+SampleRule = Callable[[dict, "Grid", np.ndarray, dict], Finding | None]
 
 
-def rnd(x, nd: int = 3):
+def rnd(x: float | None, nd: int = 3) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else round(float(x), nd)
 
 
-def finite(x) -> bool:
+def finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def clocks_throttled(f, g, working, ctx) -> Finding | None:
+def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     th, ck = f["throttle"], f["clocks"]
     if not th.get("recorded"):
         med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
@@ -79,7 +88,7 @@ def clocks_throttled(f, g, working, ctx) -> Finding | None:
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), frac
 
 
-def link_downgraded(f, g, working, ctx) -> Finding | None:
+def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     link = f.get("link") or {}
     if not link.get("downgraded"):
         return None
@@ -102,7 +111,7 @@ def link_downgraded(f, g, working, ctx) -> Finding | None:
     return Diagnosis("pcie_link_downgraded", sev, summary, ev, rec), 0.0
 
 
-def memory_nearly_full(f, g, working, ctx) -> Finding | None:
+def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     m = f["memory"]
     frac = m.get("fraction")
     if not finite(frac) or frac < MEMORY_MEDIUM:

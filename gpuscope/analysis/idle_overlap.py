@@ -21,11 +21,17 @@ uploads), so shares need not add up to 1.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
 from gpuscope.analysis import samplegrid as sg
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.activity import Activity
 
 IDLE_OVERLAP_COLUMNS = ["phase", "phase_s", "idle_s", "idle_quiet_s", "transferring_s", "idle_weighted_s",
                         "share_of_idle", "idle_share_of_phase"]
@@ -35,7 +41,7 @@ def _empty() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object if c == "phase" else "float64") for c in IDLE_OVERLAP_COLUMNS})
 
 
-def idle_by_component(phases: pd.DataFrame | None, activity) -> pd.DataFrame:
+def idle_by_component(phases: pd.DataFrame | None, activity: Activity | pd.DataFrame) -> pd.DataFrame:
     """Overlap of each phase type with the idle time of `activity`: an activity.Activity, or
     its classed intervals alone (ACTIVITY_INTERVAL_SCHEMA; then there are no activity values,
     so idle_weighted_s = idle_s and the span starts at the first non-idle interval)."""
@@ -72,7 +78,7 @@ def idle_by_component(phases: pd.DataFrame | None, activity) -> pd.DataFrame:
     return out.sort_values(["idle_weighted_s", "phase"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
-def _per_gpu(activity):
+def _per_gpu(activity: Activity | pd.DataFrame) -> Iterator[tuple]:
     """(gpu, t_start, t_end, class, idle weight, (active start, end) or None) per GPU."""
     if isinstance(activity, pd.DataFrame):
         for gpu, rows in activity.groupby("gpu", sort=True):

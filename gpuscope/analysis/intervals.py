@@ -8,6 +8,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 
 def pair_rows(event, keys: list, start: str, end: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -81,7 +82,7 @@ def pair_events(
     return out
 
 
-def merge(starts, ends, gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Union of intervals as disjoint sorted (starts, ends); gaps up to `gap` are closed too."""
     s = np.asarray(starts, dtype="float64")
     e = np.asarray(ends, dtype="float64")
@@ -130,7 +131,7 @@ def overlaps(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray])
     return np.maximum(covered_lengths(as_, ae, bs, be), 0.0)
 
 
-def cumulative(starts, ends, rates, t) -> np.ndarray:
+def cumulative(starts: ArrayLike, ends: ArrayLike, rates: ArrayLike, t: ArrayLike) -> np.ndarray:
     """For each time in t: sum over intervals i of rates[i] * |[starts[i], ends[i]] ∩ (-inf, t]|.
 
     Intervals may overlap (rates add up): with rate = bytes/duration it is the bytes moved by t;
@@ -156,14 +157,14 @@ def cumulative(starts, ends, rates, t) -> np.ndarray:
     return part(s) - part(e)
 
 
-def covered_lengths(qs, qe, starts, ends) -> np.ndarray:
+def covered_lengths(qs: ArrayLike, qe: ArrayLike, starts: ArrayLike, ends: ArrayLike) -> np.ndarray:
     """Per query interval [qs, qe]: its length covered by the disjoint intervals (starts, ends)."""
     qs = np.asarray(qs, dtype="float64")
     qe = np.asarray(qe, dtype="float64")
     return cumulative(starts, ends, 1.0, qe) - cumulative(starts, ends, 1.0, qs)
 
 
-def max_concurrency(starts, ends) -> int:
+def max_concurrency(starts: ArrayLike, ends: ArrayLike) -> int:
     """Most intervals open at one instant (an end at t closes before a start at t opens)."""
     s = np.asarray(starts, dtype="float64")
     e = np.asarray(ends, dtype="float64")

@@ -32,7 +32,7 @@ NO_PHASE = "(none)"
 MIN_SAMPLE_INTERVALS = 3.0
 
 
-def resolved_by_samples(row) -> bool:
+def resolved_by_samples(row: pd.Series | dict) -> bool:
     """Whether a row of pcie_by_phase lasts long enough (MIN_SAMPLE_INTERVALS readings) for
     its RX median to describe it; False when either figure is missing."""
     try:

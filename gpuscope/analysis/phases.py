@@ -10,7 +10,12 @@ Three sources, best first:
    role under its own name; one with the h2d role is `h2d`); the part of the line's whole
    its phases do not cover is the phase `other` (the split's word), just before them; and
    a line's phases never start before the previous such line's stamp (where its parts add
-   up to more than the time since, the earliest are cut: phases never overlap);
+   up to more than the time since, the earliest are cut: phases never overlap). A component
+   the model says contains another (`[contains]`: ntt_kernels holds the h2d that the same
+   record and GPU print on a line of their own) is cut in two: the inner phase at its
+   start, the rest after it (ntt_kernels - h2d: the NTT kernels); the inner's own line
+   draws nothing more (its stamp says when it was printed, not when the upload ran), so
+   the upload appears once, where it ran;
 3. TIMELINE events when their lines carry an absolute time (anchor = stamp - offset),
    giving `synth` and `gpu` phases.
 """
@@ -24,7 +29,7 @@ from gpuscope.analysis import intervals as iv
 from gpuscope.rolemodel import RoleModel
 from gpuscope.schemas import PHASE_COLUMNS, empty_phases
 
-#: component -> phase name of spans.csv
+#: component -> phase name of spans.csv (what the analysis joins the samples to)
 PHASE_OF = {
     "mutex_wait": "lock_wait",
     "h2d": "h2d",
@@ -38,6 +43,15 @@ PHASE_OF = {
     "prep_msm": "prep",
     "synth": "synth",
 }
+
+#: the phase of what is left of an outer component once its inner one is cut out of it
+#: (`[contains]`); an outer not listed keeps its own name
+REMAINDER_PHASE = {"ntt_kernels": "ntt"}   # upload + NTT kernels, less the upload
+
+#: pictures and traces (display=True) name these for what the log measured, where
+#: spans.csv's word would claim more: ntt_kernels without an h2d field is the upload *and*
+#: the NTT kernels; coset_intt_sync is the wait for the NTT kernels (reports.phase_style)
+DISPLAY_PHASE_OF = {"ntt_kernels": "ntt_kernels", "coset_intt_sync": "coset_intt_sync"}
 
 
 def from_spans(spans: pd.DataFrame) -> pd.DataFrame:
@@ -57,7 +71,9 @@ def from_spans(spans: pd.DataFrame) -> pd.DataFrame:
     return df.dropna(subset=["t_start", "t_end"]).reset_index(drop=True)
 
 
-def from_log_lines(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
+def from_log_lines(components: pd.DataFrame, model: RoleModel, *, display: bool = False) -> pd.DataFrame:
+    """The phases of the timestamped timing lines; `display`: named for a picture
+    (DISPLAY_PHASE_OF), else by spans.csv's phases."""
     c = components.loc[components["ts"].notna()]
     if c.empty:
         return empty_phases()
@@ -81,7 +97,7 @@ def from_log_lines(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
         floor = _previous_stamp(line, ts, printed)
         start = np.where(printed, np.maximum(start, floor), start)
         end = np.where(printed, np.maximum(end, floor), end)
-    phase = c["component"].map(PHASE_OF)
+    phase = c["component"].map({**PHASE_OF, **DISPLAY_PHASE_OF} if display else PHASE_OF)
     phase = phase.where(phase.notna(), np.where(role == "h2d", "h2d", c["component"]))
     out = pd.DataFrame(
         {
@@ -94,8 +110,48 @@ def from_log_lines(components: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
         }
     )
     if printed.any():
-        out = out.loc[~printed | (end > start)].reset_index(drop=True)  # cut away entirely
-    return out
+        out = out.loc[~printed | (end > start)]  # cut away entirely
+    if model.contains:
+        out = _nest_contained(out, c.iloc[out.index.to_numpy()], model)
+    return out.reset_index(drop=True)
+
+
+def _nest_contained(out: pd.DataFrame, comps: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
+    """Cut an outer component's phase (`[contains]`) in two where its record and GPU also
+    print the inner component: the inner for its time (at most the outer's) at the outer's
+    start, then the rest as REMAINDER_PHASE. The inner's own rows of those records go.
+    `comps`: the components the rows of `out` were made from, row for row."""
+    comp = comps["component"].to_numpy(dtype="object")
+    key = pd.MultiIndex.from_arrays([comps["record"].to_numpy(dtype="int64"), out["gpu"].to_numpy(dtype="int64")])
+    tied = comps["record"].to_numpy(dtype="int64") >= 0
+    dur = (out["t_end"] - out["t_start"]).to_numpy(dtype="float64")
+    order = np.arange(len(out), dtype="float64")
+    drop = np.zeros(len(out), dtype=bool)
+    parts = []
+    for outer, spec in model.contains.items():
+        is_outer, is_inner = tied & (comp == outer), tied & (comp == spec.inner)
+        if not is_outer.any() or not is_inner.any():
+            continue
+        inner_s = pd.Series(dur[is_inner], index=key[is_inner]).groupby(level=[0, 1]).sum()
+        inner_phase = pd.Series(out["phase"].to_numpy()[is_inner], index=key[is_inner]).groupby(level=[0, 1]).first()
+        outer_at = pd.Series(np.flatnonzero(is_outer), index=key[is_outer]).groupby(level=[0, 1]).first()
+        both = outer_at.index.intersection(inner_s.index)
+        if not len(both):
+            continue
+        at = outer_at.loc[both].to_numpy()
+        cut = np.minimum(inner_s.loc[both].to_numpy(), dur[at])
+        start = out["t_start"].to_numpy(dtype="float64")[at]
+        inner = out.iloc[at].assign(phase=inner_phase.loc[both].to_numpy(), t_end=start + cut,
+                                    _order=order[at] - 0.5)
+        parts.append(inner)
+        out = out.copy()
+        out.iloc[at, out.columns.get_loc("t_start")] = start + cut
+        out.iloc[at, out.columns.get_loc("phase")] = REMAINDER_PHASE.get(outer, outer)
+        drop |= is_inner & key.isin(both)
+    if not parts:
+        return out
+    out = pd.concat([out.assign(_order=order).loc[~drop], *parts])
+    return out.sort_values("_order", kind="stable").drop(columns="_order")
 
 
 def _with_other(c: pd.DataFrame, role: pd.Series, printed: np.ndarray, wholes: pd.DataFrame):
@@ -164,13 +220,15 @@ def from_timeline(timeline: pd.DataFrame) -> pd.DataFrame:
 
 
 def build_phases(
-    spans: pd.DataFrame | None, components: pd.DataFrame, timeline: pd.DataFrame | None, model: RoleModel
+    spans: pd.DataFrame | None, components: pd.DataFrame, timeline: pd.DataFrame | None, model: RoleModel,
+    *, display: bool = False,
 ) -> tuple[pd.DataFrame, str | None]:
-    """The best phase table available and where it came from (None when there is none)."""
+    """The best phase table available and where it came from (None when there is none);
+    `display`: phases of timing lines named for a picture (from_log_lines)."""
     p = from_spans(spans) if spans is not None else empty_phases()
     if len(p):
         return p, "spans.csv"
-    p = from_log_lines(components, model)
+    p = from_log_lines(components, model, display=display)
     if len(p):
         return p, "timestamped timing lines (stamp = end of the line's last phase)"
     p = from_timeline(timeline)

@@ -22,9 +22,14 @@ Pure: numbers in, numbers out. Times are milliseconds; t=0 is when synthesis sta
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 # Event kinds, in the order they are processed at equal times: a release hands the lock
 # on before a new request at the same instant can take it, and a worker that became free
@@ -33,25 +38,27 @@ import numpy as np
 _RELEASE, _SYNTH_DONE, _REQUEST, _FREE = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PartitionTimes:
-    """Per-partition phase durations in ms (arrays of equal length, one entry per partition)."""
+    """Per-partition phase durations in ms (arrays of equal length, one entry per partition).
+    The optional ones given as None are zeros."""
 
     upload_ms: np.ndarray
     gpu_pre_ms: np.ndarray
     gpu_post_ms: np.ndarray
-    synth_ms: np.ndarray | None = None
-    prep_ms: np.ndarray | None = None
-    pre_ms: np.ndarray | None = None
-    post_ms: np.ndarray | None = None
+    synth_ms: np.ndarray
+    prep_ms: np.ndarray
+    pre_ms: np.ndarray
+    post_ms: np.ndarray
 
-    def __post_init__(self) -> None:
-        n = len(self.upload_ms)
-        for name in ("upload_ms", "gpu_pre_ms", "gpu_post_ms", "synth_ms", "prep_ms", "pre_ms", "post_ms"):
-            v = getattr(self, name)
-            if v is None:
-                v = np.zeros(n)
-            v = np.asarray(v, dtype=float)
+    def __init__(self, upload_ms: Sequence[float] | np.ndarray, gpu_pre_ms: ArrayLike, gpu_post_ms: ArrayLike,
+                 synth_ms: ArrayLike | None = None, prep_ms: ArrayLike | None = None,
+                 pre_ms: ArrayLike | None = None, post_ms: ArrayLike | None = None) -> None:
+        given = {"upload_ms": upload_ms, "gpu_pre_ms": gpu_pre_ms, "gpu_post_ms": gpu_post_ms,
+                 "synth_ms": synth_ms, "prep_ms": prep_ms, "pre_ms": pre_ms, "post_ms": post_ms}
+        n = len(upload_ms)
+        for name, v in given.items():
+            v = np.zeros(n) if v is None else np.asarray(v, dtype=float)
             if v.shape != (n,):
                 raise ValueError(f"{name}: expected {n} values, got shape {v.shape}")
             if np.isnan(v).any() or (v < 0).any():
@@ -152,119 +159,127 @@ def simulate(times: PartitionTimes, *, workers: int = 2, synth_threads: int | No
         raise ValueError("workers and gpus must be >= 1")
     if slots is not None and slots < 1:
         raise ValueError("slots must be >= 1")
-    budgeted = slots is not None and synth_threads is not None
-    n = times.n
-    if budgeted:
-        if synth_threads < 1:
-            raise ValueError("synth_threads must be >= 1")
-        ready = np.full(n, np.nan)  # filled as synthesis finishes
-    else:
-        ready = synthesis_ready_times(times.synth_ms, synth_threads)
-    pick = np.full(n, np.nan)
-    request = np.full(n, np.nan)
-    grant = np.full(n, np.nan)
-    release = np.full(n, np.nan)
-    done = np.full(n, np.nan)
-    worker_of = np.full(n, -1, dtype=np.int64)
-    barrier = np.zeros(n)
+    if slots is not None and synth_threads is not None and synth_threads < 1:
+        raise ValueError("synth_threads must be >= 1")
+    sim = _MutexPipeline(times, workers=workers, synth_threads=synth_threads, gpus=gpus, slots=slots)
+    sim.run()
+    return SimResult(workers=workers, synth_threads=synth_threads, gpus=gpus, ready=sim.ready, pick=sim.pick,
+                     request=sim.request, grant=sim.grant, release=sim.release, done=sim.done,
+                     worker=sim.worker_of, barrier_ms=sim.barrier, times=times)
 
-    events: list[tuple[float, int, int, int, int]] = []  # (time, kind, seq, worker, partition)
-    seq = 0
 
-    def push(t: float, kind: int, w: int, p: int) -> None:
-        nonlocal seq
-        heapq.heappush(events, (t, kind, seq, w, p))
-        seq += 1
+class _MutexPipeline:
+    """The simulation's state and its event handlers: the event queue, synthesis (with
+    `slots`, budgeted: partitions start only while fewer than `slots` are in flight), the
+    workers, and each GPU's mutex with its FIFO of waiting workers. Times in ms."""
 
-    next_partition = 0
-    synth = {"threads": synth_threads or 0, "in_flight": 0, "next": 0}
-    idle: list[int] = []  # budgeted: free workers waiting for the next partition
+    def __init__(self, times: PartitionTimes, *, workers: int, synth_threads: int | None, gpus: int,
+                 slots: int | None) -> None:
+        n = times.n
+        self.times, self.n, self.workers, self.gpus = times, n, workers, gpus
+        self.budgeted = slots is not None and synth_threads is not None
+        self.slots = slots or 0  # (read only when budgeted: slots >= 1 then)
+        # budgeted: filled as synthesis finishes; else known up front
+        self.ready = np.full(n, np.nan) if self.budgeted else synthesis_ready_times(times.synth_ms, synth_threads)
+        self.pick = np.full(n, np.nan)
+        self.request = np.full(n, np.nan)
+        self.grant = np.full(n, np.nan)
+        self.release = np.full(n, np.nan)
+        self.done = np.full(n, np.nan)
+        self.worker_of = np.full(n, -1, dtype=np.int64)
+        self.barrier = np.zeros(n)
+        self.events: list[tuple[float, int, int, int, int]] = []  # (time, kind, seq, worker, partition)
+        self.seq = 0
+        self.next_partition = 0
+        self.synth_free = synth_threads or 0  # idle synthesis threads (budgeted)
+        self.synth_in_flight = 0
+        self.synth_next = 0
+        self.idle: list[int] = []  # budgeted: free workers waiting for the next partition
+        self.lock_holder = [-1] * gpus
+        self.waiting: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]  # per GPU, FIFO of (worker, partition)
 
-    def start_synthesis(t: float) -> None:
-        while synth["threads"] > 0 and synth["next"] < n and synth["in_flight"] < slots:
-            q = synth["next"]
-            synth["next"] += 1
-            synth["threads"] -= 1
-            synth["in_flight"] += 1
-            push(t + times.synth_ms[q], _SYNTH_DONE, -1, q)
+    def run(self) -> None:
+        for w in range(self.workers * self.gpus):
+            self.push(0.0, _FREE, w, -1)
+        if self.budgeted:
+            self.start_synthesis(0.0)
+        handlers = {_FREE: self.on_free, _SYNTH_DONE: self.on_synth_done, _REQUEST: self.on_request,
+                    _RELEASE: self.on_release}
+        while self.events:
+            t, kind, _, w, p = heapq.heappop(self.events)
+            handlers[kind](t, w, p)
 
-    def take(t: float, w: int, p: int) -> None:
-        worker_of[p] = w
-        pick[p] = max(t, ready[p])
-        push(pick[p] + times.pre_ms[p], _REQUEST, w, p)
+    def push(self, t: float, kind: int, w: int, p: int) -> None:
+        heapq.heappush(self.events, (t, kind, self.seq, w, p))
+        self.seq += 1
 
-    def dispatch(t: float) -> None:
-        nonlocal next_partition
-        while idle and next_partition < n and not np.isnan(ready[next_partition]):
-            take(t, idle.pop(0), next_partition)
-            next_partition += 1
+    # -- synthesis and picking partitions --------------------------------------------------
+    def start_synthesis(self, t: float) -> None:
+        while self.synth_free > 0 and self.synth_next < self.n and self.synth_in_flight < self.slots:
+            q = self.synth_next
+            self.synth_next += 1
+            self.synth_free -= 1
+            self.synth_in_flight += 1
+            self.push(t + self.times.synth_ms[q], _SYNTH_DONE, -1, q)
 
-    for w in range(workers * gpus):
-        push(0.0, _FREE, w, -1)
-    if budgeted:
-        start_synthesis(0.0)
+    def take(self, t: float, w: int, p: int) -> None:
+        self.worker_of[p] = w
+        self.pick[p] = max(t, self.ready[p])
+        self.push(self.pick[p] + self.times.pre_ms[p], _REQUEST, w, p)
 
-    lock_holder = [-1] * gpus
-    waiting: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]  # per GPU, FIFO of (worker, partition)
+    def dispatch(self, t: float) -> None:
+        while self.idle and self.next_partition < self.n and not np.isnan(self.ready[self.next_partition]):
+            self.take(t, self.idle.pop(0), self.next_partition)
+            self.next_partition += 1
 
-    def start_tenure(t: float, w: int, p: int) -> None:
-        lock_holder[w // workers] = w
-        grant[p] = t
+    # -- the mutex ---------------------------------------------------------------------------
+    def start_tenure(self, t: float, w: int, p: int) -> None:
+        times = self.times
+        self.lock_holder[w // self.workers] = w
+        self.grant[p] = t
         at_barrier = t + times.upload_ms[p] + times.gpu_pre_ms[p]
-        prep_end = pick[p] + times.prep_ms[p]
-        barrier[p] = max(0.0, prep_end - at_barrier)
-        push(at_barrier + barrier[p] + times.gpu_post_ms[p], _RELEASE, w, p)
+        prep_end = self.pick[p] + times.prep_ms[p]
+        self.barrier[p] = max(0.0, prep_end - at_barrier)
+        self.push(at_barrier + self.barrier[p] + times.gpu_post_ms[p], _RELEASE, w, p)
 
-    while events:
-        t, kind, _, w, p = heapq.heappop(events)
-        if kind == _FREE:
-            if budgeted:
-                if p >= 0:  # the worker is done with partition p: its budget slot frees
-                    synth["in_flight"] -= 1
-                    start_synthesis(t)
-                idle.append(w)
-                dispatch(t)
-                continue
-            if next_partition >= n:
-                continue
-            take(t, w, next_partition)
-            next_partition += 1
-        elif kind == _SYNTH_DONE:
-            ready[p] = t
-            synth["threads"] += 1
-            start_synthesis(t)
-            dispatch(t)
-        elif kind == _REQUEST:
-            request[p] = t
-            g = w // workers
-            if lock_holder[g] < 0:
-                start_tenure(t, w, p)
-            else:
-                waiting[g].append((w, p))
-        else:  # _RELEASE
-            release[p] = t
-            g = w // workers
-            lock_holder[g] = -1
-            done[p] = t + times.post_ms[p]
-            push(done[p], _FREE, w, p)
-            if waiting[g]:
-                w2, p2 = waiting[g].pop(0)
-                start_tenure(t, w2, p2)
+    # -- the events --------------------------------------------------------------------------
+    def on_free(self, t: float, w: int, p: int) -> None:
+        """Worker w is free (p: the partition it finished, -1 at the start)."""
+        if self.budgeted:
+            if p >= 0:  # the worker is done with partition p: its budget slot frees
+                self.synth_in_flight -= 1
+                self.start_synthesis(t)
+            self.idle.append(w)
+            self.dispatch(t)
+            return
+        if self.next_partition >= self.n:
+            return
+        self.take(t, w, self.next_partition)
+        self.next_partition += 1
 
-    return SimResult(
-        workers=workers,
-        synth_threads=synth_threads,
-        gpus=gpus,
-        ready=ready,
-        pick=pick,
-        request=request,
-        grant=grant,
-        release=release,
-        done=done,
-        worker=worker_of,
-        barrier_ms=barrier,
-        times=times,
-    )
+    def on_synth_done(self, t: float, w: int, p: int) -> None:
+        self.ready[p] = t
+        self.synth_free += 1
+        self.start_synthesis(t)
+        self.dispatch(t)
+
+    def on_request(self, t: float, w: int, p: int) -> None:
+        self.request[p] = t
+        g = w // self.workers
+        if self.lock_holder[g] < 0:
+            self.start_tenure(t, w, p)
+        else:
+            self.waiting[g].append((w, p))
+
+    def on_release(self, t: float, w: int, p: int) -> None:
+        self.release[p] = t
+        g = w // self.workers
+        self.lock_holder[g] = -1
+        self.done[p] = t + self.times.post_ms[p]
+        self.push(self.done[p], _FREE, w, p)
+        if self.waiting[g]:
+            w2, p2 = self.waiting[g].pop(0)
+            self.start_tenure(t, w2, p2)
 
 
 def simulated_phases(r: SimResult, *, t0: float = 0.0):

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 def whatif_for(source: Source, *, abc_bytes: float | None = None) -> WhatIf:
     """Predict `source` with pinned uploads at its line rate. `abc_bytes` (the user's
     --abc-bytes) wins over the run's meta.json. Raises WhatIfUnavailable."""
+    if not source.model.vocabulary.cuzk:
+        raise WhatIfUnavailable("the pinned what-if replays the CuZK prover's pipeline (synthesis, a mutex per GPU, "
+                                "prep at a barrier); this log is not one, so its prediction would not mean anything")
     meta = source.meta
     return predict_pinned(
         source.require_log(),
@@ -31,6 +34,8 @@ def whatif_for(source: Source, *, abc_bytes: float | None = None) -> WhatIf:
 def whatif_doc(source: Source, *, abc_bytes: float | None = None) -> dict[str, Any]:
     """The projection as JSON: WhatIf.to_json() with "available": true, or
     {"available": false, "reason": ...} when the source lacks what it needs."""
+    if source.log is None:
+        return {"available": False, "reason": source.no_log_reason or "the source has no timing lines"}
     try:
         w = whatif_for(source, abc_bytes=abc_bytes)
     except WhatIfUnavailable as e:

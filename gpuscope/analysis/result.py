@@ -165,6 +165,9 @@ class Analysis:
             out.update(roles=prov["roles"], whole=prov["held"], vocabulary=prov["vocabulary"])
         if self.what_if is not None:
             out["what_if"] = self.what_if
+        sr = getattr(self.origin, "samples_read", None) if self.origin is not None else None
+        if sr is not None:  # what reading the samples file cost: rows kept, dropped, values unreadable
+            out["samples_read"] = sr
         if self.activity is not None:
             out["activity"] = self.activity.to_json()
         if self.trace is not None:  # the trace's activity is exact: it wins; the samples' stays beside

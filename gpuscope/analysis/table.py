@@ -32,8 +32,8 @@ class Table:
             self.index = np.array(list(index), dtype=object)
         self.index_name = index_name
         self._dtypes = dict(dtypes or {})
-        self._frame = None
-        self._pos = None
+        self._frame: Any = None
+        self._pos: dict | None = None
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._cols[name]

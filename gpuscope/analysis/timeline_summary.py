@@ -9,6 +9,8 @@ end = the time stamped on the held line. gpu_busy_fraction = merged busy time /
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gpuscope.analysis import intervals as iv
@@ -25,7 +27,7 @@ TIMELINE_KEYS = [
 
 
 def empty_timeline() -> dict:
-    d = {k: NAN for k in TIMELINE_KEYS}
+    d: dict[str, Any] = {k: NAN for k in TIMELINE_KEYS}
     d.update(source=None, idle_gaps=0, partitions=0, workers={}, unpaired_events=0,
              synth_parallelism=0)
     return d
@@ -49,7 +51,7 @@ def _busy(starts: np.ndarray, ends: np.ndarray, out: dict) -> tuple[np.ndarray, 
 
 
 def _workers(worker: np.ndarray, start: np.ndarray, end: np.ndarray, span: float, scale: float) -> dict:
-    res = {}
+    res: dict[str, dict] = {}
     if not len(worker):
         return res
     for w in np.unique(worker):

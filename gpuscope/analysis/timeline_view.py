@@ -57,6 +57,7 @@ def timeline_view(source: Source) -> TimelineView:
     if len(phases):
         origin = float(phases["t_start"].min())
     else:
+        assert samples is not None  # (neither phases nor samples raised above)
         origin = float(samples["t_wall"].min())
         basis = "NVML samples alone"
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
@@ -91,6 +92,10 @@ def window(tv: TimelineView, start: float | None, end: float | None) -> Timeline
     if not keep.any() and (samples is None or not len(samples)):
         raise UsageError(f"nothing in the window {start or 0:g}..{end if end is not None else 'end'} s")
     phases = phases[keep]
-    last = float(phases["t_end"].max()) if len(phases) else float(samples["t_wall"].max())
+    if len(phases):
+        last = float(phases["t_end"].max())
+    else:
+        assert samples is not None  # (nothing in the window raised above)
+        last = float(samples["t_wall"].max())
     view = (lo, hi if end is not None else last)
     return replace(tv, phases=phases, samples=samples, view=view)

@@ -8,13 +8,21 @@ memset intervals over all streams of the device. Plain functions, no printing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.kineto import TraceFrames
+
+#: TraceFrames.epoch: trace microseconds (a number or an array) -> epoch seconds
+Epoch = Callable[[Any], Any]
 
 HOST_DIRECTIONS = ("HtoD", "DtoH")
 NAME_CHARS = 100
@@ -50,7 +58,7 @@ def _merged(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return iv.merge(s, s + df["dur_us"].to_numpy(dtype="float64"))
 
 
-def device_views(frames) -> list[DeviceView]:
+def device_views(frames: TraceFrames) -> list[DeviceView]:
     """One view per (rank, device) that has device events, in rank/device order."""
     gpu, host = frames.gpu, frames.host
     names = {(int(r), int(d)): str(n) for r, d, n in
@@ -88,7 +96,7 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     get their share of the line rate and their time at it.
     """
     m = gpu[gpu["kind"].astype(object) == "memcpy"]
-    rows = []
+    rows: list[dict] = []
     if not len(m):
         return rows
     keys = [m["direction"].astype(object), m["host_memory"].astype(object)]
@@ -175,7 +183,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
     return out
 
 
-def counters(views: list[DeviceView], epoch) -> pd.DataFrame:
+def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
     """Busy-fraction track per device (TRACE_COUNTER_SCHEMA); `epoch` maps trace us to seconds."""
     cols: dict[str, list] = {c: [] for c in TRACE_COUNTER_SCHEMA}
     for v in views:

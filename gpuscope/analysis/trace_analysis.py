@@ -13,6 +13,7 @@ How each figure is computed: docs/TRACES.md. Plain functions, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -22,6 +23,9 @@ from gpuscope.analysis import trace_phases as tp
 from gpuscope.analysis.result import Diagnosis, clean
 from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.kineto import TraceFrames
 
 RESOLUTION = "exact (profiler events)"
 
@@ -56,7 +60,7 @@ class TraceAnalysis:
         })
 
 
-def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames) -> dict:
+def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFrames) -> dict:
     span = sum(v.span_us for v in views)
     busy = sum(v.busy_us for v in views)
     dev = act.device_rows(views)
@@ -80,7 +84,7 @@ def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames) -> dict:
     }
 
 
-def _trace_info(frames, views: list[act.DeviceView]) -> dict:
+def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> dict:
     sk = frames.skipped
     return {
         "source": frames.source, "files": frames.files, "ranks": frames.ranks,
@@ -93,7 +97,7 @@ def _trace_info(frames, views: list[act.DeviceView]) -> dict:
     }
 
 
-def analyze_trace(frames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10) -> TraceAnalysis:
+def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10) -> TraceAnalysis:
     """Analyze a read trace (gpuscope.parsers.kineto.TraceFrames). NoDataError when it holds no
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA)."""
     views = act.device_views(frames)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.trace_activity import DeviceView
+from gpuscope.analysis.trace_activity import DeviceView, Epoch
 
 GAP_MIN_US = 10.0          # shorter gaps are not counted as idle gaps
 LONG_GAP_US = 1000.0       # a gap this long is host starvation, not launch/sync latency
@@ -173,9 +173,9 @@ def host_across(host: pd.DataFrame, start: float, end: float) -> dict:
     return out
 
 
-def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoch, *, top: int = 10) -> list[dict]:
+def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoch: Epoch, *, top: int = 10) -> list[dict]:
     """The `idle_gaps` list: the longest gaps, each with the host activity across it."""
-    out = []
+    out: list[dict] = []
     if not len(gaps):
         return out
     for r in gaps.sort_values("dur_us", ascending=False, kind="stable").head(top).itertuples(index=False):

@@ -3,7 +3,7 @@ and the phase intervals (PHASE_SCHEMA) the plot and the Perfetto export draw.
 
 The split table: one row per annotation name (ProfilerStep#N counted as "ProfilerStep"),
 with the role guessed from the name (the roles of gpuscope.rolemodel: an upload is h2d, a
-forward/backward gpu_compute, a data fetch cpu, a wait cpu_stall, the profiler's step info),
+forward/backward gpu_compute, a data fetch or a wait cpu_stall, the profiler's step info),
 its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
 time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
 the idle rest. Annotations nest, so rows do not add up.
@@ -16,34 +16,27 @@ and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fa
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.trace_activity import DeviceView
+from gpuscope.analysis.trace_activity import DeviceView, Epoch
 from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000
-ROLE_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
-    ("info", re.compile(r"^ProfilerStep")),
-    ("h2d", re.compile(r"(?i)upload|h2d|htod|host_?to_?device|to_device|copy_in|transfer|prefetch_to")),
-    ("cpu_stall", re.compile(r"(?i)sync|wait|barrier|idle|block")),
-    ("cpu", re.compile(r"(?i)data|load|fetch|prep|collate|decode|augment|tokeni|sampler|read|__next__")),
-    ("gpu_compute", re.compile(r"(?i)comput|forward|backward|fwd|bwd|step|train|matmul|gemm|kernel|model|"
-                               r"loss|optim|infer|attention|conv|layer")),
-)
 STEP = "ProfilerStep"
 
 
 def guess_role(name: str) -> str | None:
-    """The role a phase named like this plays (None: the name says nothing)."""
-    for role, rx in ROLE_PATTERNS:
-        if rx.search(name):
-            return role
-    return None
+    """The role a phase named like this plays (None: the name says nothing): the profiler's
+    step is the whole (info); every other name by the rules timing lines use
+    (gpuscope.rolemodel.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
+    if PROFILER_STEP_RE.match(name) or name == STEP:
+        return "info"
+    from gpuscope.rolemodel import guess_role as by_name
+
+    return by_name(name)[0]
 
 
 def _phase_name(name: str) -> str:
@@ -112,18 +105,61 @@ def _activity_kind(g: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch) -> pd.DataFrame:
-    """PHASE_SCHEMA rows: device activity per stream (merged blocks) and CPU annotations."""
+# A record_function range is the user's name, not a measured phase: drawn under this prefix
+# (reports.phase_style colours it by the role its name suggests and shows the name alone), so a
+# range named "upload" is never taken for the measured copies.
+RANGE_PREFIX = "range:"
+# On one stream the merged blocks of different kinds may overlap (a kernel block swallows the
+# gaps that hold a memset): the stronger kind wins the overlap, the weaker keeps the rest.
+KIND_PRIORITY = ("h2d", "d2h", "memcpy", "kernel", "memset")
+
+
+def _subtract(s: np.ndarray, e: np.ndarray, cs: np.ndarray, ce: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the disjoint sorted intervals (s, e) outside the disjoint sorted (cs, ce)."""
+    out_s, out_e = [], []
+    j = 0
+    for a, b in zip(s.tolist(), e.tolist(), strict=True):
+        while j < len(cs) and ce[j] <= a:
+            j += 1
+        k, cur = j, a
+        while k < len(cs) and cs[k] < b:
+            if cs[k] > cur:
+                out_s.append(cur)
+                out_e.append(float(cs[k]))
+            cur = max(cur, float(ce[k]))
+            k += 1
+        if cur < b:
+            out_s.append(cur)
+            out_e.append(b)
+    return np.asarray(out_s, dtype="float64"), np.asarray(out_e, dtype="float64")
+
+
+def _stream_blocks(g: pd.DataFrame, kinds: np.ndarray, tol: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """One stream's activity as non-overlapping blocks per kind (KIND_PRIORITY order)."""
+    taken_s, taken_e = np.zeros(0), np.zeros(0)
+    out = []
+    for kind in sorted(set(kinds.tolist()), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
+        sel = kinds == kind
+        gs = g["ts_us"].to_numpy(dtype="float64")[sel]
+        s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64")[sel], gap=tol)
+        s, e = _subtract(s, e, taken_s, taken_e)
+        out.append((str(kind), s, e))
+        taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
+    return out
+
+
+def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch: Epoch) -> pd.DataFrame:
+    """PHASE_SCHEMA rows: device activity per stream (merged blocks, no two overlapping) and
+    CPU annotations (phase RANGE_PREFIX + the range's name)."""
     parts = []
     for v in views:
         tol = max(1.0, v.span_us / MERGE_PER_SPAN)
         kinds = _activity_kind(v.gpu)
-        for (stream, kind), g in v.gpu.groupby([v.gpu["stream"], kinds], sort=True):
-            gs = g["ts_us"].to_numpy(dtype="float64")
-            s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64"), gap=tol)
-            parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
-                                "partition": [-1] * s.size, "phase": [str(kind)] * s.size,
-                                "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
+        for stream, g in v.gpu.groupby(v.gpu["stream"], sort=True):
+            for kind, s, e in _stream_blocks(g, kinds[v.gpu["stream"].to_numpy() == stream], tol):
+                parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
+                                    "partition": [-1] * s.size, "phase": [kind] * s.size,
+                                    "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
     ann = _annotations(host)
     if len(ann):
         names = ann["name"].astype(object)
@@ -141,7 +177,8 @@ def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch) -> pd.DataFr
             inside = (k >= 0) & (s <= se[np.maximum(k, 0)])
             partition = np.where(inside, nums[np.maximum(k, 0)], -1)
         parts.append(frame({"worker": [-1] * len(ann), "gpu": [-1] * len(ann), "partition": partition,
-                            "phase": ann["phase"].to_numpy(dtype=object), "t_start": epoch(s),
+                            "phase": (RANGE_PREFIX + ann["phase"].astype(str)).to_numpy(dtype=object),
+                            "t_start": epoch(s),
                             "t_end": epoch(e)}, PHASE_SCHEMA))
     if not parts:
         return empty_phases()

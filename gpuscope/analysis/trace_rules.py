@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -161,7 +162,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     )
 
 
-def _gaps(inp: TraceRuleInput, causes, long: bool | None) -> pd.DataFrame:
+def _gaps(inp: TraceRuleInput, causes: tuple[str, ...], long: bool | None) -> pd.DataFrame:
     g = inp.gaps
     sel = g["cause"].isin(causes)
     if long is not None:
@@ -169,7 +170,7 @@ def _gaps(inp: TraceRuleInput, causes, long: bool | None) -> pd.DataFrame:
     return g[sel]
 
 
-def _dominant_host(inp: TraceRuleInput, causes) -> tuple[str | None, str | None]:
+def _dominant_host(inp: TraceRuleInput, causes: tuple[str, ...]) -> tuple[str | None, str | None]:
     """The annotation and operator named most (by gap time) across the listed gaps."""
     ann: dict[str, float] = {}
     op: dict[str, float] = {}
@@ -180,7 +181,7 @@ def _dominant_host(inp: TraceRuleInput, causes) -> tuple[str | None, str | None]
             ann[h["annotation"]] = ann.get(h["annotation"], 0.0) + h["ms"]
         if h["host_op"]:
             op[h["host_op"]["name"]] = op.get(h["host_op"]["name"], 0.0) + h["ms"]
-    return (max(ann, key=ann.get) if ann else None), (max(op, key=op.get) if op else None)
+    return (max(ann, key=lambda k: ann[k]) if ann else None), (max(op, key=lambda k: op[k]) if op else None)
 
 
 def host_starved(inp: TraceRuleInput) -> list[Diagnosis]:
@@ -293,7 +294,7 @@ def _phases_of(inp: TraceRuleInput, g: pd.DataFrame, top: int = 3) -> list[dict]
     a = inp.host[inp.host["cat"].astype(object) == "user_annotation"]
     names = a["name"].astype(object)
     a = a[~names.str.startswith("ProfilerStep")]
-    out = []
+    out: list[dict[str, Any]] = []
     for name, grp in a.groupby(a["name"].astype(object), sort=False):
         s = grp["ts_us"].to_numpy(dtype="float64")
         merged = iv.merge(s, s + grp["dur_us"].to_numpy(dtype="float64"))
@@ -314,7 +315,7 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     d = g["dur_us"].to_numpy(dtype="float64")
     interval = _launch_interval_us(inp.host)
     span_s = inp.span_us / 1e6
-    ev = {"kernels": int(n_k), "kernel_median_us": _r(float(np.median(kd)), 2),
+    ev: dict[str, Any] = {"kernels": int(n_k), "kernel_median_us": _r(float(np.median(kd)), 2),
           "kernel_p90_us": _r(float(np.quantile(kd, 0.9)), 2), "launch_interval_median_us": _r(interval, 2),
           "kernels_per_s": _r(n_k / span_s if span_s else None, 0), "gaps": int(d.size),
           "gap_median_us": _r(float(np.median(d)), 1), "gaps_ms": _r(d.sum() / 1e3),

@@ -11,20 +11,35 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
+
+if TYPE_CHECKING:
+    import typer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def say(message: str) -> None:
-    """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail)."""
-    sys.stderr.write(f"gpuscope: {message}\n")
+    """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail).
+    What the message quotes from an input (a path, a line, a name) is shown literally: its
+    control characters made visible (reports.safe_text), so none reaches the terminal."""
+    from gpuscope.reports.safe_text import visible
+
+    sys.stderr.write(f"gpuscope: {visible(message, newlines=True)}\n")
     sys.stderr.flush()
 
 
-def fail(message: str, code: int):
+def say_samples_damage(src) -> None:
+    """One stderr line when the source's samples file had values or rows gpuscope could not
+    read (gpuscope.sources.Source.samples_read): what was dropped and why."""
+    sr = getattr(src, "samples_read", None)
+    if sr and sr.get("note"):
+        say(f"{sr['file']}: {sr['note']}")
+
+
+def fail(message: str, code: int) -> typer.Exit:
     """Print `gpuscope: message` on stderr and return the typer.Exit to raise."""
     import typer
 
@@ -110,10 +125,10 @@ def write_file(path: str, data: bytes | str, what: str) -> None:
 def stdout_console():
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, emoji=False)
 
 
 def stderr_console():
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)

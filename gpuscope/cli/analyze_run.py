@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gpuscope.cli._common import say, write_file
+from gpuscope.cli._common import say, say_samples_damage, write_file
 from gpuscope.cli.progress import Progress
 
 
@@ -14,31 +14,34 @@ def warn_skipped(parsed, verbose: bool) -> None:
     if not n:
         return
     err = sys.stderr
-    if verbose:
+    if verbose:  # the lines as the log has them, their control characters made visible
+        from gpuscope.reports.safe_text import visible
+
         err.write(f"gpuscope: {n} damaged timing line(s) skipped:\n")
         sk = parsed.columns("skipped")
         for line, reason, text in zip(sk["line"].tolist(), sk["reason"].tolist(), sk["text"].tolist(), strict=True):
-            err.write(f"  line {int(line)}: {reason}: {text}\n")
+            err.write(visible(f"  line {int(line)}: {reason}: {text}") + "\n")
     else:
         err.write(f"gpuscope: {n} damaged timing line{'s' if n != 1 else ''} skipped (use -v to list)\n")
 
 
 def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, records: bool = False,
         fmt: str | None = None, model: str | None = None, line_rate: float | None = None,
-        abc_bytes: str | None = None, samples: str | None = None, verbose: bool = False,
-        what_if: bool = False, html_file: str | None = None) -> None:
+        abc_bytes: str | None = None, samples: str | None = None, trace: str | None = None,
+        verbose: bool = False, what_if: bool = False, html_file: str | None = None) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size
 
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
     with Progress(source) as progress:
-        src = open_source(source, fmt=fmt, model=model, samples=samples, line_rate=line_rate,
+        src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
                           progress=progress.reading)
         progress.step("analyzing")
         result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
     if src.log is not None:
         warn_skipped(src.log, verbose)
+    say_samples_damage(src)
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
@@ -64,7 +67,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
 
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)
-    if what_if:
+    if what_if and result.what_if is not None:
         from gpuscope.reports.compare_console import render_whatif_doc
 
         render_whatif_doc(result.what_if, con)

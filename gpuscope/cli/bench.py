@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import typer
 
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
+
+if TYPE_CHECKING:
+    from gpuscope.workload.gpu import GpuBackend
 
 bench_app = typer.Typer(
     help="Benchmarks. Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5",
@@ -48,7 +53,7 @@ def kernels(
     parsed = _sizes(sizes)
     check_args(parsed, repeats)  # bad options exit 2 before the GPU is looked for
     try:
-        gpu = get_backend("gpu")
+        gpu = cast("GpuBackend", get_backend("gpu"))  # the GPU backend, or NoGpuError
     except NoGpuError as e:  # exit 5; the backend's hint (--backend cpu) is not an option here
         raise NoGpuError(f"bench kernels times the GPU kernels: {e}",
                          hint="the CPU reference is covered by `make test`") from None

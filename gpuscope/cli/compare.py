@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli._common import handle_errors, say, say_samples_damage
 from gpuscope.cli.app import app
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
@@ -39,6 +39,7 @@ def _run_mode(mode: str, opts: dict) -> str:
     run = WorkloadRun(cfg, backend=be.name, out=out, argv=sys.argv, on_error=say, on_setup=say_setup)
 
     def announce() -> None:
+        assert run.rd is not None  # (run_workload calls it once the run directory exists)
         if be.name != "gpu":
             say(f"no GPU backend: the {mode} run is the CPU reference at log-n {cfg.log_n} (modes have no effect)")
         say(f"running {cfg.mode}: log-n {cfg.log_n}, {cfg.partitions} partitions, {cfg.workers} workers "
@@ -103,7 +104,7 @@ def compare_cmd(
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes else None
     opts = dict(log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads, gpus=gpus,
                 contention=contention, backend=backend, seed=run_seed, out_root=out_root)
-    paths = []
+    paths: list[tuple[str, str | None]] = []  # (path, its label: the mode run for it)
     for arg in (a, b):
         if arg.lower() in RUN_MODES and not Path(arg).exists():
             paths.append((_run_mode(arg.lower(), opts), arg.lower()))
@@ -113,6 +114,8 @@ def compare_cmd(
         else:
             paths.append((arg, None))
     src_a, src_b = (open_source(p, fmt=fmt, model=model, line_rate=line_rate) for p, _ in paths)
+    for s in (src_a, src_b):
+        say_samples_damage(s)
     result, sides = compare_sources(src_a, src_b, labels=(paths[0][1], paths[1][1]), seed=seed, n_boot=n_boot,
                                     abc_bytes=nbytes)
     doc = result.to_json()

@@ -21,10 +21,13 @@ from gpuscope.cli.app import app
 )
 @handle_errors
 def export_cmd(
-    source: str = typer.Argument(..., metavar="RUN|LOG", help="Run directory or timing log."),
+    source: str = typer.Argument(..., metavar="SOURCE",
+                                help="Run directory, timing log, samples file or profiler trace."),
     perfetto: str | None = typer.Option(None, "--perfetto", metavar="FILE.json", help="Write Chrome/Perfetto trace JSON here."),
     samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to export (default: the run's)."),
     fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
+    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
+                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.errors import UsageError
@@ -34,19 +37,20 @@ def export_cmd(
     import json
 
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import write_file
+    from gpuscope.cli._common import say_samples_damage, write_file
     from gpuscope.reports.titles import source_title
     from gpuscope.reports.trace import build_trace
     from gpuscope.sources import open_source
 
-    src = open_source(source, fmt=fmt, model=model, samples=samples)
+    src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
+    say_samples_damage(src)
     tv = timeline_view(src)
-    trace = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
+    doc = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
                         metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,
                         lane_noun=tv.lane_noun)
-    text = json.dumps(trace, allow_nan=False)
+    text = json.dumps(doc, allow_nan=False)
     write_file(perfetto, text, "the trace")
-    evs = trace["traceEvents"]
+    evs = doc["traceEvents"]
     n_x = sum(1 for e in evs if e["ph"] == "X")
     n_c = sum(1 for e in evs if e["ph"] == "C")
     sys.stdout.write(f"wrote {perfetto} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "

@@ -16,7 +16,7 @@ import re
 FLAGS = {"--json": "as_json", "--records": "records", "-v": "verbose", "--verbose": "verbose",
          "--what-if": "what_if"}
 VALUES = {"--csv": "csv_dir", "--format": "fmt", "--model": "model", "--line-rate": "line_rate",
-          "--abc-bytes": "abc_bytes", "--samples": "samples", "--html": "html_file"}
+          "--abc-bytes": "abc_bytes", "--samples": "samples", "--trace": "trace", "--html": "html_file"}
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
 

@@ -22,24 +22,28 @@ from gpuscope.cli.app import app
 )
 @handle_errors
 def plot_cmd(
-    source: str = typer.Argument(..., metavar="RUN|LOG", help="Run directory or timing log."),
+    source: str = typer.Argument(..., metavar="SOURCE",
+                                help="Run directory, timing log, samples file or profiler trace."),
     output: str = typer.Option(..., "-o", "--output", metavar="FILE.png", help="PNG file to write."),
     start: float | None = typer.Option(None, "--start", metavar="S", help="Window start, seconds after the first phase."),
     end: float | None = typer.Option(None, "--end", metavar="S", help="Window end, seconds after the first phase."),
     title: str | None = typer.Option(None, "--title", help="Title (default: the run's name, mode, partitions)."),
     samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to draw (default: the run's)."),
     fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
+    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
+                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli._common import write_file
+    from gpuscope.cli._common import say_samples_damage, write_file
     from gpuscope.cli.progress import Progress
     from gpuscope.reports.plot import view_png
     from gpuscope.reports.titles import source_title
     from gpuscope.sources import open_source
 
     with Progress(source) as progress:
-        src = open_source(source, fmt=fmt, model=model, samples=samples, progress=progress.reading)
+        src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, progress=progress.reading)
+        say_samples_damage(src)
         progress.step("drawing")
         tv = window(timeline_view(src), start, end)
         png = view_png(tv, title=title or source_title(src, tv.records))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
 
+if TYPE_CHECKING:
+    from gpuscope.recorder import RecordResult
 
-def _summarize(path) -> None:
+
+def _summarize(path: str | os.PathLike[str]) -> None:
     """Print the analyze summary of the run directory; never fail the recording over it."""
     from gpuscope.summary import summarize_run
 
@@ -81,7 +86,7 @@ def record_cmd(
     raise typer.Exit(res.exit_code)
 
 
-def _report(res, summary: bool) -> None:
+def _report(res: RecordResult, summary: bool) -> None:
     """The sampler's figures, where the run went, and the analyze summary."""
     if res.path is not None:
         if res.no_samples:

@@ -8,11 +8,19 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from gpuscope.workload.runner import RunOutcome, WorkloadRun
 
 MiB = 1 << 20  # --host-budget-mib, --pinned-budget-mib
 
@@ -29,7 +37,7 @@ def _fmt_progress(p: dict) -> str:
     return s
 
 
-def _live_table(p: dict, title: str):
+def _live_table(p: dict, title: str) -> Table:
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", expand=False)
@@ -52,7 +60,7 @@ def _live_table(p: dict, title: str):
     return t
 
 
-def _watch(run, title: str) -> None:
+def _watch(run: WorkloadRun, title: str) -> None:
     """Show progress until the pipeline ends: rich Live on a terminal, else a line every 2 s."""
     if sys.stderr.isatty():
         from rich.console import Console
@@ -85,14 +93,14 @@ def _say_in_handler(message: str) -> None:
         pass
 
 
-def _install_stop_signals(run) -> dict:
+def _install_stop_signals(run: WorkloadRun) -> dict:
     """SIGINT (Ctrl-C), SIGTERM and SIGHUP: the first stops the run at the next phase boundary
     (during set-up: after the current set-up step); a second of any of them marks meta.json
     interrupted and exits at once (130)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
-    def on_stop(signum, frame) -> None:
+    def on_stop(signum: int, frame: FrameType | None) -> None:
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if run.interrupts == 0:
             run.request_stop(why=signal.Signals(signum).name)
@@ -114,7 +122,7 @@ def say_setup(message: str) -> None:
     say(f"setup: {message} ...")
 
 
-def run_workload(run, *, label: str, on_prepared=None):
+def run_workload(run: WorkloadRun, *, label: str, on_prepared: Callable[[], None] | None = None) -> RunOutcome:
     """Prepare, start, watch and finish `run` (a WorkloadRun) with run's signal handling:
     the first Ctrl-C, SIGTERM or SIGHUP stops at the next phase boundary (during set-up: after
     the current step, status interrupted, SetupInterrupted: exit 130), a second exits at once.
@@ -132,6 +140,7 @@ def run_workload(run, *, label: str, on_prepared=None):
             run.finish_failed_setup()
             raise
         run.start()
+        assert run.rd is not None  # (prepare() made the run directory)
         try:
             _watch(run, f"{label} ({run.cfg.mode}, log-n {run.cfg.log_n}) -> {run.rd.path}")
         except OSError:  # our terminal is gone (SIGHUP): no more progress, the run goes on to its end
@@ -143,7 +152,7 @@ def run_workload(run, *, label: str, on_prepared=None):
         sys.stderr.flush()
 
 
-def raise_if_failed(outcome, what: str) -> None:
+def raise_if_failed(outcome: RunOutcome, what: str) -> None:
     """A failed outcome as its GpuscopeError (exit code kept), else `<what> failed: ...`."""
     if outcome.status != "failed":
         return
@@ -155,7 +164,7 @@ def raise_if_failed(outcome, what: str) -> None:
     raise GpuscopeError(f"{what} failed: {type(err).__name__}: {err}")
 
 
-def _render(run, outcome, as_json: bool) -> None:
+def _render(run: WorkloadRun, outcome: RunOutcome, as_json: bool) -> None:
     if as_json:
         from gpuscope.reports.jsonout import run_json_text
 

@@ -10,6 +10,7 @@ import os
 import sys
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuscope import rundir
 from gpuscope.errors import InputError, NoDataError, UsageError
@@ -17,6 +18,11 @@ from gpuscope.linerate import resolve_line_rate
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta
 from gpuscope.sources.source import Source
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscope.parsers.parsed import ParsedLog
 
 STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -56,7 +62,7 @@ def open_source(
     else:
         src = _open_file(p, fmt, user, progress)
     if samples is not None:
-        src.samples = _nonempty(_read_samples_file(Path(samples)))
+        src.samples = _kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:
         from gpuscope.parsers.kineto import read_trace
 
@@ -91,7 +97,7 @@ def _gunzip(p: Path, data: bytes) -> bytes:
         raise InputError(f"{p}: a damaged gzip file ({e})") from None
 
 
-def _model(user: RoleModel | None, log=None) -> RoleModel:
+def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
     """The role model of a source: the user's, else the one its log calls for (the CuZK model
     for CuZK logs, else roles guessed from the names), else the built-in one."""
     if log is not None:
@@ -151,9 +157,10 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
     if fmt is None and looks_like_samples(head):
         src = Source(path=p, kind="samples", model=_model(user),
                      no_log_reason=f"{p} is a samples file: it has no timing lines")
-        src.samples = _nonempty(_read_samples_text(p, data))
+        src.samples = _kept(src, _read_samples_text(p, data), p)
         if src.samples is None:
-            raise NoDataError(f"{p}: a samples file without one readable sample")
+            why = src.samples_read and src.samples_read.get("note")
+            raise NoDataError(f"{p}: a samples file without one readable sample" + (f" ({why})" if why else ""))
         return src
     log = parse_log(data, fmt, held_key=held_key(user), name=str(p), progress=progress)
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
@@ -206,27 +213,59 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
             src.no_log_reason = e.one_line()
         else:
             src.model = _model(user, src.log)
-    src.samples = _nonempty(rundir.read_samples(p))
-    if src.samples is not None and src.samples.attrs.get("malformed_rows"):
-        src.notes.append(f"{src.samples.attrs['malformed_rows']} malformed samples.csv rows skipped")
+    if (p / rundir.SAMPLES).is_file():
+        src.samples = _kept(src, rundir.read_samples(p), p / rundir.SAMPLES)
+    if src.samples_read and src.samples_read.get("note"):
+        src.notes.append(f"samples.csv: {src.samples_read['note']}")
     src.spans = rundir.read_spans(p)
+    _attach_traces(src, p)
     if src.spans is not None and src.spans.attrs.get("malformed_rows"):
         src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
                          "(no times, or an end before its start)")
     return src
 
 
-def _nonempty(df):
+def _attach_traces(src: Source, p: Path) -> None:
+    """Profiler traces the recorded program wrote into its run directory (e.g.
+    tensorboard_trace_handler pointed there, or a traces/ folder inside): read with the run, so
+    its events join the run's NVML samples on the epoch clock."""
+    from gpuscope.parsers.kineto_json import trace_files
+
+    for folder in (p, p / "traces"):
+        try:
+            found = trace_files(folder) if folder.is_dir() else []
+        except OSError:
+            found = []
+        if found:
+            from gpuscope.parsers.kineto import read_trace
+
+            src.trace = read_trace(folder if len(found) > 1 else found[0])
+            src.notes.append(f"profiler trace read with the run: {', '.join(f.name for f in found[:3])}"
+                             + (" ..." if len(found) > 3 else ""))
+            return
+
+
+def _nonempty(df: pd.DataFrame | None) -> pd.DataFrame | None:
     return df if df is not None and len(df) else None
 
 
-def _read_samples_text(p: Path, data: bytes):
+def _kept(src: Source, df: pd.DataFrame | None, path: Path) -> pd.DataFrame | None:
+    """The samples frame, or None when it holds no row; what reading it cost goes to
+    `src.samples_read` either way (a file whose every row was unreadable says so)."""
+    from gpuscope.parsers.samples import damage_note, reading_account
+
+    if df is not None:
+        src.samples_read = {"file": str(path), **reading_account(df), "note": damage_note(df)}
+    return _nonempty(df)
+
+
+def _read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
     from gpuscope.parsers import read_samples
 
     return read_samples(p, text=data.decode("utf-8", errors="replace"))
 
 
-def _read_samples_file(p: Path):
+def _read_samples_file(p: Path) -> pd.DataFrame:
     """The --samples file (samples.csv, nvidia-smi dmon or query-gpu output, maybe gzipped)."""
     if p.is_dir():
         p = p / rundir.SAMPLES

@@ -16,7 +16,8 @@ import numpy as np
 
 from gpuscope import cuda
 from gpuscope.errors import ResourceError
-from gpuscope.workload.hostmem import AllocationFailed, HostAllocator, fmt_bytes
+from gpuscope.units import fmt_bytes
+from gpuscope.workload.hostalloc import AllocationFailed, HostAllocator
 
 if TYPE_CHECKING:
     from gpuscope.workload.layout import Array

@@ -28,8 +28,9 @@ import numpy as np
 
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import ResourceError
+from gpuscope.units import fmt_bytes
 from gpuscope.workload import timinglog as tl
-from gpuscope.workload.hostmem import HostMemory, fmt_bytes
+from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.pipeline_types import (
     PartitionResult,
     PipelineConfig,

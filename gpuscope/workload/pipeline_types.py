@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscope.errors import ResourceError, UsageError
-from gpuscope.workload.hostmem import fmt_bytes
+from gpuscope.units import fmt_bytes
 from gpuscope.workload.synth import SynthConfig, partition_bytes
 
 

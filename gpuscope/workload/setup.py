@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gpuscope.units import fmt_bytes
 from gpuscope.workload.devices import device_oom_as_resource_error
-from gpuscope.workload.hostmem import HostMemory, fmt_bytes
+from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.srs import Srs, build_srs
 from gpuscope.workload.synth import partition_bytes
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from gpuscope.workload.backends import Backend
     from gpuscope.workload.devices import Device, PinnedHostArray
     from gpuscope.workload.gpu import GpuBackend
-    from gpuscope.workload.hostmem import CudaHostAllocator
+    from gpuscope.workload.hostalloc import CudaHostAllocator
     from gpuscope.workload.pipeline_types import PipelineConfig
 
 
@@ -97,7 +98,7 @@ class RunSetup:
         cfg = self.cfg
         allocator = None
         if on_gpu and (cfg.mode != "pageable" or not cfg.srs_resident):
-            from gpuscope.workload.hostmem import CudaHostAllocator
+            from gpuscope.workload.hostalloc import CudaHostAllocator
 
             allocator = CudaHostAllocator()
         self.mem = HostMemory(cfg.mode if on_gpu else "pageable", allocator=allocator,

@@ -18,7 +18,7 @@ from gpuscope.workload import curve
 if TYPE_CHECKING:
     from gpuscope.workload.backends import Backend
     from gpuscope.workload.devices import CudaDevice, Device, PinnedHostArray
-    from gpuscope.workload.hostmem import HostAllocator
+    from gpuscope.workload.hostalloc import HostAllocator
     from gpuscope.workload.layout import Array
     from gpuscope.workload.pipeline_types import PipelineConfig
 

@@ -1,0 +1,164 @@
+"""compare's run figures of one side: throughput (complete tenures per minute over the span
+from the first tenure's start to the last one's end), the share of that span with the GPU
+lock held (the timeline's merged GPU_START..GPU_END fraction when it has one), the upload
+rate (the log's bytes over each tenure's upload time, else bytes per partition over the
+median upload), SM activity, PCIe RX/TX per phase, and the activity figures a before/after
+comparison sets side by side (docs/COMPARE.md).
+
+Pure: a Side in, a JSON-ready dict out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.compare_stats import finite
+from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
+from gpuscope.analysis.whatif_inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.compare import Side
+
+
+def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Total length of the union of intervals."""
+    return iv.total(*iv.merge(starts, ends))
+
+
+def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """Median PCIe RX/TX (GB/s) and SM activity of the samples taken inside each phase type.
+
+    A sample belongs to a phase when its t_wall falls inside one of that phase's intervals
+    on the same GPU (phases with gpu < 0 match every GPU).
+    """
+    if samples is None or phases is None or not len(samples) or not len(phases):
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    t = samples["t_wall"].to_numpy(dtype=float)
+    sg = samples["gpu"].to_numpy() if "gpu" in samples else np.zeros(len(samples), dtype=int)
+    for phase, grp in phases.groupby("phase", sort=True):
+        mask = np.zeros(len(samples), dtype=bool)
+        for gpu, g in grp.groupby("gpu"):
+            st = g["t_start"].to_numpy(dtype=float)
+            en = g["t_end"].to_numpy(dtype=float)
+            order = np.argsort(st)
+            st, en = st[order], np.maximum.accumulate(en[order])
+            k = np.searchsorted(st, t, side="right") - 1
+            inside = (k >= 0) & (t <= en[np.clip(k, 0, None)])
+            mask |= inside & ((sg == gpu) | (int(gpu) < 0))
+        if not mask.any():
+            continue
+        sel = samples[mask]
+        row: dict[str, float] = {"samples": int(mask.sum())}
+        for col in ("rx_gbs", "tx_gbs", "sm_active"):
+            if col in sel:
+                v = finite(sel[col])
+                row[f"{col}_median"] = float(np.median(v)) if len(v) else math.nan
+        out[str(phase)] = row
+    return out
+
+
+def run_figures(side: Side) -> dict[str, Any]:
+    """Throughput, the lock-held share, SM activity, upload rate and per-phase PCIe figures
+    for one side."""
+    wide = per_record_components(side.parsed.components, side.parsed.records)
+    n = len(wide)
+    tl = side.timeline_summary or {}
+    ts0 = wide["ts_start"].to_numpy(dtype=float) if "ts_start" in wide else np.full(n, np.nan)
+    ts1 = wide["ts_end"].to_numpy(dtype=float) if "ts_end" in wide else np.full(n, np.nan)
+    ok = np.isfinite(ts0) & np.isfinite(ts1)
+    span_s = float(ts1[ok].max() - ts0[ok].min()) if ok.any() else math.nan
+    if not (span_s > 0) and tl.get("wall_s"):
+        span_s = float(tl["wall_s"])
+    busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
+    sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
+    return {
+        "label": side.label,
+        "source": side.source or str(getattr(side.parsed, "source", "")),
+        "mode": side.mode,
+        "format": getattr(side.parsed, "format", None),
+        "partitions": n,
+        "span_s": span_s,
+        "throughput_ppm": n / span_s * 60.0 if span_s > 0 and n else math.nan,
+        # the share of the span in which a worker held the GPU lock: not how busy the SMs were
+        "lock_held_fraction": busy,
+        "gpu_busy_fraction": busy,  # the same figure under its first name, kept for scripts
+        "gpu_busy_method": busy_method,
+        # measured SM activity (NVML GPM), mean over the recording's samples
+        "sm_active_mean": float(np.mean(sm)) if len(sm) else math.nan,
+        "activity": activity_figures(side.activity),
+        "memcpy": side.memcpy,
+        "diagnoses": side.diagnoses,
+        **upload_figures(side, wide),
+        "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
+        "vocabulary": side.vocabulary,
+    }
+
+
+def _lock_held(wide: pd.DataFrame, tl: dict, span_s: float, ts0: np.ndarray,
+               ts1: np.ndarray) -> tuple[float, str | None]:
+    """(share of the span with the GPU busy, how it was measured): the timeline's merged
+    GPU_START..GPU_END fraction when it has one, else the tenures' (stamped: `ts0`, `ts1`)."""
+    if tl.get("gpu_busy_fraction") is not None:
+        return float(tl["gpu_busy_fraction"]), "timeline"
+    if span_s > 0 and len(ts0):
+        if len(ts0) == len(wide):
+            return merged_length(ts0, ts1) / span_s, "lock_held"
+        held = wide["held_ms"].to_numpy(dtype=float)
+        return float(np.nansum(held) / 1e3 / span_s), "lock_held"
+    return math.nan, None
+
+
+def upload_figures(side: Side, wide: pd.DataFrame) -> dict[str, Any]:
+    """The upload field, its median time, the bytes per partition and where they come from, and
+    the rate: each tenure's logged bytes over its own upload time (median over tenures) when
+    the log prints them, else the side's bytes per partition over the median upload."""
+    n = len(wide)
+    explicit = [c for c in EXPLICIT_UPLOAD if c in wide.columns]
+    up_cols = explicit or [c for c in COMBINED_UPLOAD if c in wide.columns]
+    per_upload = wide[up_cols].sum(axis=1, min_count=1).to_numpy(dtype=float) if up_cols else np.full(n, math.nan)
+    upload_ms = finite_median(per_upload)
+    logged, key = tenure_bytes(side.parsed, wide.index.to_numpy())
+    if logged is not None:
+        recs = side.parsed.records.set_index("record")
+        gpus = recs["n_gpus"].reindex(wide.index).to_numpy(dtype=float) if "n_gpus" in recs else None
+        bytes_pp: float | None = finite_median(logged)
+        bytes_src: str | None = f"log ({key})"
+        gbs = finite_median(upload_gbs(logged, per_upload, gpus))
+    else:
+        bytes_pp = side.bytes_per_partition
+        bytes_src = "--abc-bytes or run meta.json" if bytes_pp else None
+        gbs = bytes_pp / (upload_ms / 1e3) / 1e9 if bytes_pp and upload_ms > 0 else math.nan
+    return {
+        "upload_field": up_cols[0] if up_cols else None,
+        "upload_ms_median": upload_ms,
+        "bytes_per_partition": bytes_pp,
+        "bytes_source": bytes_src,
+        "upload_gbs": gbs,
+    }
+
+
+def activity_figures(act: dict | None) -> dict[str, Any] | None:
+    """The few activity figures a before/after comparison sets side by side."""
+    if not act or act.get("busy_fraction") is None:
+        return None
+    active = act.get("active") or {}
+    gaps = act.get("idle_gaps") or {}
+    rx = ((act.get("pcie") or {}).get("rx")) or {}
+    return {
+        "source": act.get("source"),
+        "span_s": act.get("span_s", act.get("wall_s")),
+        "busy_fraction": act.get("busy_fraction"),
+        # NVML: the working time (first to last sign of work, long pauses out); a trace: its span
+        "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
+        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
+        "idle_total_s": gaps.get("total_s"),
+        "idle_longest_s": gaps.get("longest_s"),
+        "rx_p90_gbs": rx.get("p90_gbs"),
+        "time_near_line_rate_s": (act.get("pcie") or {}).get("time_near_line_rate_s"),
+    }

@@ -1,0 +1,273 @@
+"""The tenure rules, over the per-record split: `cpu_stall_at_barrier` (the GPU waited for
+the CPU), `lock_convoy` (workers queue for the lock as long as a tenure), `unstable_component`
+(the part whose variation makes the held time vary, or a first record that is a warm-up),
+`inconsistent_records` (parts adding up to more than the whole) and
+`first_partition_warmup` (the device pool's first allocation). Thresholds: docs/ANALYZE.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.rule_input import (
+    NAN,
+    RuleInput,
+    coef_var,
+    column,
+    correlation,
+    floats,
+    rnd,
+)
+from gpuscope.analysis.table import nansum
+from gpuscope.rolemodel import SPLIT_ROLES
+
+# cpu_stall_at_barrier: share of held time the GPU waited on the CPU
+STALL_SHARE_HIGH, STALL_SHARE_MEDIUM = 0.10, 0.03
+# a non-CuZK loop's host-side parts (data, prep) below this share of its time: no diagnosis
+STALL_SHARE_FLOOR = 0.01
+# lock_convoy: median mutex_wait / median held
+CONVOY_RATIO_HIGH, CONVOY_RATIO_MEDIUM = 1.0, 0.5
+# unstable_component: share of held-time variance the component explains (cov/var), and its cv
+UNSTABLE_EXPLAINED_HIGH, UNSTABLE_EXPLAINED_MEDIUM = 0.8, 0.5
+UNSTABLE_MIN_CV, UNSTABLE_MIN_CORR, UNSTABLE_MIN_RECORDS = 0.2, 0.7, 3
+STABLE_CV = 0.10
+# inconsistent_records: fraction of records
+INCONSISTENT_MEDIUM = 0.05
+# first_partition_warmup: the first tenure's d_b_alloc this many times the median of the rest
+# (and WARMUP_MIN_MS more). first_record_warmup (unstable_component): a first record this many
+# times the median of the others is a warm-up (CUDA context, cuDNN autotuning, JIT, a first
+# allocation): it is left out of the variance analysis and said apart.
+WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
+
+
+def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
+    sp = inp.split
+    if not len(sp):
+        return []
+    stall = floats(sp, "cpu_stall_ms")
+    nz = stall[stall > 0]
+    if nz.size == 0:
+        return []
+    share = inp.totals.get("cpu_stall_share", NAN)
+    if not inp.model.vocabulary.cuzk and share < STALL_SHARE_FLOOR:
+        return []  # a loop's host parts under 1% of its time are not a stall worth a word
+    sev = "high" if share >= STALL_SHARE_HIGH else "medium" if share >= STALL_SHARE_MEDIUM else "low"
+    known = not math.isnan(share)  # (no held time: no share of it)
+    ev: dict[str, Any] = {
+        "stalled_records": int(nz.size),
+        "records": int(len(sp)),
+        "stalled_fraction": rnd(nz.size / len(sp), 4),
+        "stall_ms": rnd(float(nz.sum())),
+        "stall_share": rnd(share, 4),
+        "stall_median_ms": rnd(float(np.median(nz))),
+        "stall_max_ms": rnd(float(nz.max())),
+        "worst_record": int(sp["record"][int(np.argmax(stall))]),
+        "worst_line": int(sp["last_line"][int(np.argmax(stall))]),
+    }
+    if inp.stats.has("prep_msm"):
+        ev["prep_msm_median_ms"] = rnd(float(inp.stats.at("prep_msm", "median_ms")))
+        ev["prep_msm_p90_ms"] = rnd(float(inp.stats.at("prep_msm", "p90_ms")))
+    v = inp.model.vocabulary
+    if v.cuzk:
+        summary = (
+            f"The GPU waited for the CPU at the barrier in {nz.size} of {len(sp)} tenures "
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of held time; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
+        )
+        rec = (
+            "Start the CPU prep (prep_msm) earlier or give it more threads so it finishes before the GPU "
+            "reaches the barrier; the GPU holds the lock idle while it waits."
+        )
+    else:
+        host = [c for c in inp.wide.columns if inp.model.role_of(c) == "cpu_stall"]
+        ev["host_components"] = host
+        summary = (
+            f"The GPU waited for host-side work ({', '.join(host)}) in {nz.size} of {len(sp)} {v.records} "
+            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of the {v.whole}; " if known else "")
+            + f"worst {ev['stall_max_ms']:.0f} ms)."
+        )
+        rec = (
+            f"Overlap the host-side work with the GPU's: prepare the next {v.record}'s input while this one "
+            "computes (more loader workers, prefetching, pinned-memory batches), or make it cheaper; while "
+            f"{', '.join(host) or 'it'} runs the {v.record} has nothing for the GPU."
+        )
+    return [Diagnosis("cpu_stall_at_barrier", sev, summary, ev, rec)]
+
+
+def lock_convoy(inp: RuleInput) -> list[Diagnosis]:
+    sp = inp.split
+    wait = floats(sp, "contention_ms") if len(sp) else np.zeros(0)
+    if wait.size == 0 or np.all(np.isnan(wait)):
+        return []
+    held = floats(sp, "held_ms")
+    med_wait = float(np.nanmedian(wait))
+    med_held = float(np.median(held))
+    ratio = med_wait / med_held if med_held > 0 else NAN
+    if math.isnan(ratio) or ratio < CONVOY_RATIO_MEDIUM:
+        return []
+    sev = "high" if ratio >= CONVOY_RATIO_HIGH else "medium"
+    prev = np.concatenate([[np.nan], held[:-1]])
+    ev = {
+        "wait_median_ms": rnd(med_wait),
+        "held_median_ms": rnd(med_held),
+        "wait_over_held": rnd(ratio, 3),
+        "wait_ms": rnd(float(np.nansum(wait))),
+        "wait_max_ms": rnd(float(np.nanmax(wait))),
+        "wait_held_corr": rnd(correlation(wait, held), 3),
+        "wait_prev_held_corr": rnd(correlation(wait, prev), 3),
+    }
+    summary = (
+        f"Workers wait a median {med_wait:.0f} ms for the GPU lock, "
+        f"{ratio:.2f}x the median {inp.model.vocabulary.record} ({med_held:.0f} ms)."
+    )
+    rec = (
+        "The wait is a consequence of long tenures: shorten what runs under the lock (the dominant "
+        "part above) rather than adding workers; move uploads and CPU prep outside the lock."
+    )
+    return [Diagnosis("lock_convoy", sev, summary, ev, rec)]
+
+
+
+def unstable_component(inp: RuleInput) -> list[Diagnosis]:
+    """The part whose variation makes the held time vary; when the first record alone makes it
+    (it is the longest, and the rest is stable without it, or it is WARMUP_FACTOR times the
+    others), that record is a warm-up and said so instead."""
+    held = floats(inp.split, "held_ms")
+    full = _unstable(inp, slice(None))
+    first_is_max = len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
+    if not first_is_max:
+        return full
+    med = float(np.median(held[1:]))
+    rest = _unstable(inp, slice(1, None))
+    huge = med > 0 and held[0] > WARMUP_FACTOR * med
+    if huge or (full and not rest):
+        v = inp.model.vocabulary
+        warm = Diagnosis(
+            "first_record_warmup", "low",
+            f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.1f}x the median of the others "
+            f"({med:.0f} ms): a warm-up, left out of the variation analysis.",
+            {"first_ms": rnd(float(held[0])), "median_others_ms": rnd(med), "factor": rnd(float(held[0] / med), 1)},
+            f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "
+            "shapes: CUDA context, cuDNN autotuning, JIT compilation, first allocations) before timing.")
+        return [warm, *rest]
+    return full
+
+
+def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
+    sp, wide = inp.split.rows(rows_sel), inp.wide.rows(rows_sel)
+    held = floats(sp, "held_ms")
+    if np.isfinite(held).sum() < UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held.var() == 0:
+        return []  # (a record without a held time explains nothing: no "explains nan%")
+    rows = []
+    for c in wide.columns:
+        if inp.model.role_of(c) not in SPLIT_ROLES:
+            continue
+        x = floats(wide, c)
+        ok = ~np.isnan(x)
+        if ok.sum() < UNSTABLE_MIN_RECORDS:
+            continue
+        h = held[ok]
+        if h.var() == 0:
+            continue
+        explained = float(np.cov(x[ok], h)[0, 1] / np.var(h, ddof=1))
+        if not math.isfinite(explained):
+            continue
+        rows.append((c, explained, correlation(x, held), coef_var(x)))
+    if not rows:
+        return []
+    rows.sort(key=lambda r: -r[1])
+    name, explained, corr, cv = rows[0]
+    if explained < UNSTABLE_EXPLAINED_MEDIUM or (corr or 0) < UNSTABLE_MIN_CORR or not cv >= UNSTABLE_MIN_CV:
+        return []
+    sev = "high" if explained >= UNSTABLE_EXPLAINED_HIGH else "medium"
+    stable = {c: rnd(v, 3) for c, _, _, v in rows if not math.isnan(v) and v < STABLE_CV}
+    ev = {
+        "component": name,
+        "role": inp.model.role_of(name),
+        "explained_held_variance": rnd(explained, 3),
+        "corr_with_held": rnd(corr, 3),
+        "cv": rnd(cv, 3),
+        "held_cv": rnd(coef_var(held), 3),
+        "stable_components_cv": stable,
+        "others": {c: {"explained": rnd(e, 3), "cv": rnd(v, 3)} for c, e, _, v in rows[1:]},
+    }
+    # cov/var can pass 100% when the other parts move slightly against this one
+    v = inp.model.vocabulary
+    held_words = "held time" if v.cuzk else v.whole
+    share = (f"all of the variation in {held_words} (covariance share {explained:.0%}: the other parts "
+             "move slightly against it)" if explained > 1 else
+             f"{explained:.0%} of the variation in {held_words}")
+    summary = (
+        f"{name} varies with the symptom: it explains {share} "
+        f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
+    )
+    rec = f"Investigate {name} first: the stable parts are not what makes slow {v.records} slow."
+    return [Diagnosis("unstable_component", sev, summary, ev, rec)]
+
+
+def inconsistent_records(inp: RuleInput) -> list[Diagnosis]:
+    sp = inp.split
+    bad = sp.rows(sp["inconsistent"].astype(bool))
+    if bad.empty:
+        return []
+    frac = len(bad) / len(sp)
+    sev = "medium" if frac >= INCONSISTENT_MEDIUM else "low"
+    ev = {
+        "inconsistent_records": int(len(bad)),
+        "records": int(len(sp)),
+        "fraction": rnd(frac, 4),
+        "excess_ms": rnd(nansum(bad["excess_ms"])),
+        "excess_max_ms": rnd(float(np.nanmax(bad["excess_ms"]))),
+        "examples": [
+            {"record": int(r["record"]), "lines": f"{int(r['first_line'])}-{int(r['last_line'])}",
+             "held_ms": rnd(r["held_ms"]), "parts_ms": rnd(r["parts_ms"])}
+            for r in bad.rows(slice(0, 5)).records()
+        ],
+    }
+    first = bad.rows(slice(0, 1)).records()[0]
+    v = inp.model.vocabulary
+    held_words = "the held time" if v.cuzk else f"their whole ({v.held})"
+    summary = (
+        f"{len(bad)} of {len(sp)} records are inconsistent: their parts add up to more than {held_words} "
+        f"(e.g. record {int(first['record'])}, lines {int(first['first_line'])}-{int(first['last_line'])}: "
+        f"{first['parts_ms']:.0f} > {first['held_ms']:.0f} ms)."
+    )
+    if v.cuzk:
+        rec = (
+            "Their 'other' is shown as 0 and they stay in every sum. Check the instrumentation: timers that "
+            "overlap or run past the lock release, or lines of another tenure grouped into this one."
+        )
+    else:
+        rec = (
+            "Their 'other' is shown as 0 and they stay in every sum. Check the instrumentation: timers that "
+            f"overlap or run past the {v.record}'s end, or lines of another {v.record} grouped into this one."
+        )
+    return [Diagnosis("inconsistent_records", sev, summary, ev, rec)]
+
+
+def first_partition_warmup(inp: RuleInput, component: str = "d_b_alloc") -> list[Diagnosis]:
+    col = column(inp.wide, component)
+    if col is None or col.size < 2 or np.isnan(col[0]):
+        return []
+    rest = col[1:][~np.isnan(col[1:])]
+    if rest.size == 0:
+        return []
+    first, med = float(col[0]), float(np.median(rest))
+    if first < WARMUP_FACTOR * max(med, 1.0) or first - med < WARMUP_MIN_MS:
+        return []
+    ev = {"component": component, "first_ms": rnd(first), "rest_median_ms": rnd(med),
+          "ratio": rnd(first / med, 1) if med > 0 else NAN, "first_line": int(inp.split["first_line"][0])}
+    summary = (
+        f"First-partition warm-up: {component} took {first:.0f} ms on the first tenure vs a median "
+        f"{med:.0f} ms afterwards (device memory pool warm-up)."
+    )
+    rec = (
+        "Pre-allocate / warm the device pool before the first job (or set the pool release threshold), "
+        "and leave the first partition out of steady-state comparisons."
+    )
+    return [Diagnosis("first_partition_warmup", "low", summary, ev, rec)]
+

@@ -1,0 +1,221 @@
+"""The upload rules: `h2d_bound` (the uploads' share of the held time, its variation, the
+projection at the line rate, and advice that depends on how near the line the uploads already
+run) and `pcie_underused` (uploads well below the line rate, by the log's own bytes/time or
+the PCIe RX samples during h2d phases). Thresholds: docs/ANALYZE.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gpuscope.analysis.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
+from gpuscope.analysis.quantities import finite_median, upload_gbs
+from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.rule_input import NAN, RuleInput, coef_var, correlation, floats, rnd
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# h2d_bound: share of held time spent in h2d-role components
+H2D_SHARE_HIGH, H2D_SHARE_MEDIUM, H2D_SHARE_LOW = 0.40, 0.20, 0.10
+# pcie_underused: upload rate / line rate (the log's bytes/time, else the median RX during
+# h2d phases that last >= pcie.MIN_SAMPLE_INTERVALS sample intervals); at or above the
+# medium share h2d_bound gives no pinning advice either
+PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
+
+
+def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> Any:
+    if pcie is None or pcie.empty or phase not in set(pcie["phase"]):
+        return None
+    return pcie.loc[pcie["phase"] == phase].iloc[0]
+
+
+def _upload_bytes(inp: RuleInput) -> tuple[np.ndarray | None, str]:
+    """Bytes per tenure: measured ones from the log win; --abc-bytes fills tenures without."""
+    n = len(inp.split)
+    logged = inp.upload_bytes
+    if logged is not None and len(logged) == n and np.isfinite(logged).any():
+        if inp.options.abc_bytes:
+            logged = np.where(np.isfinite(logged), logged, float(inp.options.abc_bytes))
+        return np.asarray(logged, dtype="float64"), f"the log's {inp.upload_bytes_key or 'h2d_bytes'} field"
+    if inp.options.abc_bytes:
+        return np.full(n, float(inp.options.abc_bytes)), "--abc-bytes"
+    return None, "unknown"
+
+
+def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
+    """The uploads (h2d-role time) take a large share of the held time. Four steps: the
+    evidence, the projection at the line rate (`_h2d_projection`), the summary, the advice
+    (`_h2d_advice`: pinned memory, or, for uploads already near the line, fewer bytes)."""
+    t = inp.totals
+    share = t.get("h2d_share", NAN)
+    if not len(inp.split) or math.isnan(share) or share < H2D_SHARE_LOW:
+        return []
+    sev = "high" if share >= H2D_SHARE_HIGH else "medium" if share >= H2D_SHARE_MEDIUM else "low"
+    v = inp.model.vocabulary
+    ev = _h2d_evidence(inp, share)
+    what_if, measured = _h2d_projection(inp, ev, "held time" if v.cuzk else v.whole)
+    rx = _phase_rx(inp.pcie, "h2d")
+    if rx is not None:
+        ev["pcie_rx_gbs_during_h2d"] = rnd(rx["rx_gbs_median"], 2)
+        ev["pcie_rx_share_of_line_rate"] = rnd(rx["rx_share_of_line_rate"], 3)
+        ev["pcie_rx_resolved_by_samples"] = resolved_by_samples(rx)
+    summary = f"H2D takes {share:.1%} of the {v.whole} ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
+    hcv, gcv = ev["h2d_cv"], ev["gpu_compute_cv"]
+    if not (math.isnan(hcv) or math.isnan(gcv)):
+        if hcv > 2 * gcv:
+            summary += f"; it varies (cv {hcv:.2f}) while GPU compute is stable (cv {gcv:.2f})"
+        else:
+            summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
+    summary += measured + "."
+    return [Diagnosis("h2d_bound", sev, summary, ev, _h2d_advice(inp, what_if))]
+
+
+def _h2d_evidence(inp: RuleInput, share: float) -> dict:
+    """The uploads' share, spread and correlation with the held time, and the line rate."""
+    t, sp = inp.totals, inp.split
+    h2d = floats(sp, "h2d_ms")
+    held = floats(sp, "held_ms")
+    gpu = floats(sp, "gpu_compute_ms")
+    return {
+        "h2d_components": [c for c in inp.wide.columns if inp.model.role_of(c) == "h2d"],
+        "h2d_share": rnd(share, 4),
+        "h2d_ms": rnd(t["h2d_ms"]),
+        "held_ms": rnd(t["held_ms"]),
+        "h2d_median_ms": rnd(float(np.median(h2d))),
+        "h2d_min_ms": rnd(float(h2d.min())),
+        "h2d_max_ms": rnd(float(h2d.max())),
+        "h2d_cv": rnd(coef_var(h2d), 3),
+        "gpu_compute_cv": rnd(coef_var(gpu), 3),
+        "h2d_held_corr": rnd(correlation(h2d, held), 3),
+        "line_rate_gbs": inp.options.line_rate_gbs,
+        "line_rate_source": inp.options.line_rate_source,
+    }
+
+
+def _h2d_projection(inp: RuleInput, ev: dict, held_words: str) -> tuple[str, str]:
+    """The held time with the uploads at the line rate, added to `ev`; returns the advice's
+    what-if sentence and the summary's measured-rate clause (empty without the log's bytes)."""
+    nbytes, bsrc = _upload_bytes(inp)
+    ev["bytes_source"] = bsrc
+    if nbytes is None:
+        return (f" Pass --abc-bytes SIZE (bytes uploaded per {inp.model.vocabulary.unit}) to project the "
+                f"{held_words} at line rate."), ""
+    sp, line = inp.split, inp.options.line_rate_gbs
+    h2d = floats(sp, "h2d_ms")
+    held = floats(sp, "held_ms")
+    # bytes per GPU: the split's h2d_ms is the tenure's upload time averaged over its GPUs
+    n_gpus = np.maximum(floats(sp, "n_gpus"), 1.0)
+    upload_ms = nbytes / n_gpus / (line * 1e9) * 1000.0
+    projected = held - h2d + np.where(np.isnan(upload_ms), h2d, np.minimum(upload_ms, h2d))
+    gbs_med = rnd(finite_median(upload_gbs(nbytes, h2d, n_gpus)), 2)
+    ev["bytes_per_record"] = float(np.nanmedian(nbytes))
+    measured = ""
+    if bsrc.startswith("the log"):
+        ev["measured_upload_gbs_median"] = gbs_med
+        ev["measured_upload_share_of_line_rate"] = rnd(gbs_med / line, 3)
+        if not math.isnan(gbs_med):
+            measured = (f"; uploads ran at a median {gbs_med:.2f} GB/s, "
+                        f"{gbs_med / line:.0%} of the {round(line, 1):g} GB/s line rate")
+    else:
+        ev["implied_upload_gbs_median"] = gbs_med
+    ev.update(
+        upload_ms_at_line_rate=rnd(float(np.nanmedian(upload_ms))),
+        projected_held_median_ms=rnd(float(np.median(projected))),
+        projected_held_ms=rnd(float(projected.sum())),
+        projected_saving_share=rnd(1 - float(projected.sum()) / float(held.sum()), 4)
+        if held.sum() > 0 else NAN,
+    )
+    what_if = (
+        f" At {round(line, 1):g} GB/s the {float(np.nanmedian(nbytes)) / 2**30:.2f} GiB "
+        f"upload would take ~{ev['upload_ms_at_line_rate']:.0f} ms and the median {held_words} would drop "
+        f"from {float(np.median(held)):.0f} to ~{ev['projected_held_median_ms']:.0f} ms "
+        f"(assumes all h2d-role time is upload; bytes from {bsrc})."
+    )
+    return what_if, measured
+
+
+def _h2d_advice(inp: RuleInput, what_if: str) -> str:
+    """Pinned host memory (the prover's a/b/c pool, or any program's buffers), unless the
+    uploads already run near the line rate: then fewer bytes or overlap."""
+    v = inp.model.vocabulary
+    rate_share, rate_basis = _upload_rate_share(inp)
+    if not math.isnan(rate_share) and rate_share >= PCIE_SHARE_MEDIUM:
+        # already near the line: pinning cannot make the copy faster, only fewer bytes or overlap help
+        return (
+            f"The uploads already run at {rate_share:.0%} of the line rate ({rate_basis}): the link, not "
+            "the copy path, is the limit. Send fewer bytes (keep data resident on the GPU, upload only what changed), "
+            f"overlap the upload with compute (double-buffer on a second stream, the next {v.record}'s input "
+            "uploaded while this one computes)" + (", or move it out of the lock." if v.cuzk else ".")
+        )
+    if v.cuzk:
+        return (
+            "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
+            "cudaHostRegister them once, so the copy runs at PCIe line rate instead of staging through "
+            "the driver's bounce buffer." + what_if
+        )
+    return (
+        "Copy from pinned (page-locked) host memory: allocate the host buffers pinned (cudaHostAlloc, "
+        "PyTorch's pin_memory()) or register them once (cudaHostRegister), so the copy runs at PCIe line "
+        "rate instead of staging through the driver's bounce buffer; then overlap it with compute."
+        + what_if
+    )
+
+
+def _upload_rate_share(inp: RuleInput) -> tuple[float, str]:
+    """(upload rate / line rate, where it came from): the log's own bytes/time when it prints
+    byte counts, else the RX median of h2d phases long enough for the samples to resolve
+    them; NaN when neither says."""
+    line = inp.options.line_rate_gbs
+    if not line or line <= 0:
+        return NAN, "unknown"
+    log_gbs = inp.totals.get("upload_gbs", NAN)
+    if log_gbs is not None and math.isfinite(log_gbs):
+        return float(log_gbs) / line, "the log's own bytes / upload time"
+    rx = _phase_rx(inp.pcie, "h2d")
+    if rx is not None and resolved_by_samples(rx) and math.isfinite(rx["rx_share_of_line_rate"]):
+        return float(rx["rx_share_of_line_rate"]), "median PCIe RX during the uploads"
+    return NAN, "unknown"
+
+
+
+def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
+    """Uploads well below the line rate while samples were joined to h2d phases. The log's own
+    bytes/time rate wins over the samples; without it the samples judge only h2d phases that
+    last >= MIN_SAMPLE_INTERVALS sample intervals (a shorter copy is smeared over readings
+    that mostly cover other phases, so its RX median says nothing about its rate)."""
+    rx = _phase_rx(inp.pcie, "h2d")
+    line = inp.options.line_rate_gbs
+    if rx is None or not line or line <= 0:
+        return []
+    share, basis = _upload_rate_share(inp)
+    if math.isnan(share) or share >= PCIE_SHARE_MEDIUM:
+        return []
+    sev = "high" if share < PCIE_SHARE_HIGH else "medium"
+    resolved = resolved_by_samples(rx)
+    log_gbs = inp.totals.get("upload_gbs", NAN)
+    ev: dict[str, Any] = {"rx_gbs_median_during_h2d": rnd(rx["rx_gbs_median"], 2), "line_rate_gbs": line,
+          "share_of_line_rate": rnd(share, 3), "rate_basis": basis, "samples": int(rx["samples"]),
+          "h2d_duration_median_s": rnd(rx.get("duration_median_s", NAN), 4),
+          "sample_interval_s": rnd(rx.get("sample_interval_s", NAN), 4),
+          "resolved_by_samples": resolved, "min_sample_intervals": MIN_SAMPLE_INTERVALS}
+    if log_gbs is not None and math.isfinite(log_gbs):
+        ev["log_upload_gbs"] = rnd(log_gbs, 2)
+    if inp.pcie is not None:
+        ev["rx_gbs_median_by_phase"] = {str(r.phase): rnd(r.rx_gbs_median, 2) for r in inp.pcie.itertuples()}
+    if basis.startswith("the log"):
+        seen = (f"samples during h2d phases: median RX {rx['rx_gbs_median']:.1f} GB/s" if resolved else
+                f"the samples, {ev['sample_interval_s'] * 1e3:.0f} ms apart, cannot resolve uploads of "
+                f"~{ev['h2d_duration_median_s'] * 1e3:.0f} ms")
+        summary = (f"PCIe underused during uploads: {float(log_gbs):.1f} GB/s by the log's own bytes/time, "
+                   f"{share:.0%} of the {round(line, 1):g} GB/s line rate ({seen}).")
+    else:
+        summary = (f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases "
+                   f"ran, {share:.0%} of the {round(line, 1):g} GB/s line rate.")
+    rec = ("The link is not the limit: the copy path is. Pageable memory staging through the driver's bounce "
+           "buffer is the usual cause at this rate (many small copies look alike): pin the upload buffers "
+           "(a reusable cudaHostAlloc pool, or cudaHostRegister once).")
+    return [Diagnosis("pcie_underused", sev, summary, ev, rec)]
