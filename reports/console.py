@@ -9,6 +9,8 @@ string from the input (names, paths, summaries that embed them) is shown literal
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -53,7 +55,8 @@ def header(a) -> Text:
 def split_table(a) -> RenderableType:
     s = a.split
     v = vocabulary_of(a)
-    unknown = len(a.record_split) > 0 and bool(a.record_split["held_ms"].isna().all())
+    held = a.split_table["held_ms"].astype("float64") if len(a.split_table) else None
+    unknown = held is not None and bool((held != held).all())  # every record without a held time
     total = "held time unknown" if unknown else f"{ms(s.get('held_ms'), 0)} ms"
     t = _table(f"{v.Whole} split ({a.records} {v.records}, {total})")
     t.add_column("part")
@@ -75,6 +78,7 @@ def split_table(a) -> RenderableType:
 
 
 def components_table(a) -> Table:
+    comps = a.stats_table  # (gpuscope.analysis.table.Table: no pandas for the console of a log)
     t = _table("Components (ms; per-GPU lines count once per GPU)")
     t.add_column("component")  # a name too long for the column breaks between its words (safe_text.name)
     t.add_column("role", no_wrap=True)
@@ -84,13 +88,13 @@ def components_table(a) -> Table:
     m = getattr(a, "model", None)
     if m is not None and getattr(m, "name", None) == GUESSED:
         t.caption = ("roles: gpu = gpu_compute, stall = cpu_stall (host-side work the GPU waits for), "
-                     "- = no role (its time is in other); held = the whole\n" + _guessed(m, a.components.index))
+                     "- = no role (its time is in other); held = the whole\n" + _guessed(m, comps.index.tolist()))
     for outer, spec in (getattr(m, "contains", None) or {}).items():  # its sum holds the inner's time too
-        if outer in a.components.index and spec.inner in a.components.index:
+        if comps.has(outer) and comps.has(spec.inner):
             role = ROLE_SHORT.get(spec.remainder_role, spec.remainder_role)
             t.caption += f"\n{outer} includes {spec.inner}: the split counts {outer} - {spec.inner} as {role}"
     t.caption_justify = "left"
-    for comp, r in a.components.iterrows():
+    for comp, r in zip(comps.index.tolist(), comps.records(), strict=True):
         t.add_row(name(comp), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
                   ms(r["median_ms"]), cms(r["p10_ms"]), cms(r["p90_ms"]), num(r["cv"], 2))
     return t
@@ -129,7 +133,7 @@ def timeline_table(a) -> Table | None:
     else:  # a step's interval is not GPU busy time: the loop may wait for data inside it
         t.add_row(f"time inside {v.records} (merged)", secs(tl.get("gpu_busy_s")))
         t.add_row(f"share of the span inside {v.records}", pct(tl.get("gpu_busy_fraction")))
-    has_gpu = "gpu_compute" in set(a.components["role"]) if len(a.components) else False
+    has_gpu = "gpu_compute" in set(a.stats_table["role"].tolist()) if len(a.stats_table) else False
     if is_num(tl.get("gpu_compute_fraction")) and (lock or has_gpu):
         label = "GPU compute fraction (CUDA-timed parts)" if lock else "GPU compute fraction (gpu_compute / span)"
         t.add_row(label, pct(tl.get("gpu_compute_fraction")))
@@ -215,11 +219,12 @@ def records_table(a) -> Table:
     t = _table(f"{v.Records} (ms; per-GPU parts averaged over the {v.record}'s GPUs)")
     for col in ("#", "lines", "gpus", "held", "h2d", "gpu", "stall", "other", "wait"):
         t.add_column(col, justify="left" if col == "lines" else "right", no_wrap=True)
-    t.add_column("note", min_width=12 if a.record_split["inconsistent"].any() else None)
+    sp = a.split_table
+    t.add_column("note", min_width=12 if len(sp) and bool(sp["inconsistent"].any()) else None)
     t.caption = ("gpu = gpu_compute, stall = cpu_stall, wait = contention; other = held - the parts; "
                  "inconsistent (+N): the parts exceed held by N ms, other shown as 0")
     t.caption_justify = "left"
-    for r in a.record_split.itertuples():
+    for r in (SimpleNamespace(**d) for d in sp.records()):
         note = f"inconsistent (+{r.excess_ms:,.0f})" if r.inconsistent else ""
         t.add_row(str(r.record), f"{r.first_line}-{r.last_line}", str(r.n_gpus), ms(r.held_ms, 0),
                   ms(r.h2d_ms, 0), ms(r.gpu_compute_ms, 0), ms(r.cpu_stall_ms, 0), ms(r.other_ms, 0),
@@ -293,7 +298,7 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
             out.append(extra)
     if a.records or a.timeline.get("source"):
         out.append(bounds_table(a))
-    if records and len(a.record_split):
+    if records and len(a.split_table):
         out.append(records_table(a))
     out.extend(activity_parts)
     out.extend(trace_parts)
