@@ -96,5 +96,5 @@ def test_the_console_of_a_log_loads_no_pandas():
              "print(sorted(m for m in ('typer', 'pandas', 'rich', 'matplotlib') if m in sys.modules), file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    assert "Components" in p.stdout and "other = held - the parts" in p.stdout  # the records table too
+    assert "Components (ms" in p.stdout and "Tenures (ms" in p.stdout  # the records table too
     assert p.stderr.strip().splitlines()[-1] == "['rich']"
