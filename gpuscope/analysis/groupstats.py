@@ -1,7 +1,8 @@
 """Per-group statistics of float64 values, exactly as pandas' groupby computes them, so the
 analysis gives the same figures whether pandas is loaded or not.
 
-What pandas 3 does (measured against it, tests/test_groupstats.py): a group's sum and mean
+What pandas 3.1 does (measured against it, tests/test_groupstats.py; pandas 3.0 orders a sorted
+group's sum another way, so there the last bit may differ): a group's sum and mean
 are sequential sums in row order (np.add.reduceat) when the group labels never decrease,
 and Kahan-compensated sums in row order otherwise (its cython group_sum / group_mean);
 variances are Welford's running sums (group_var); medians and quantiles are order
