@@ -130,7 +130,8 @@ def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | No
     aggregate = span is not None and most > AGG_COLUMNS and span[1] > span[0]
     for y, lane in enumerate(reversed(lanes)):
         yticks.append(y)
-        ylabels.append(mpl(lane.label))
+        # aggregated, a lane of a few short intervals is too thin to see: its label says how many
+        ylabels.append(mpl(f"{lane.label} ({len(lane.main) + len(lane.side):,})" if aggregate else lane.label))
         for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
             if aggregate:
                 _shares_row(ax, df, span, t0, y0, h, seen)
@@ -155,8 +156,8 @@ def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | No
         from matplotlib.transforms import blended_transform_factory
 
         width = (span[1] - span[0]) / AGG_COLUMNS
-        ax.text(0.998, -0.8, f"aggregated ({most:,} intervals in a lane): each column is {_duration(width)}, "
-                "stacked by the share of each phase (white: none)",
+        ax.text(0.998, -0.8, f"aggregated (up to {most:,} intervals in a lane, its count beside its name): each "
+                f"column is {_duration(width)}, stacked by the share of each phase (white: none)",
                 transform=blended_transform_factory(ax.transAxes, ax.transData), ha="right", va="center",
                 fontsize=8, color="#444444")
 

@@ -115,9 +115,11 @@ def test_lanes_with_more_intervals_than_pixels_are_drawn_aggregated():
     ax = fig.axes[0]
     assert len(ax.images) == 1 and not ax.collections
     assert any("aggregated" in txt.get_text() for txt in ax.texts)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["worker 0 (20,000)"]  # too thin to see: counted
     assert {h.get_label() for h in ax.get_legend().legend_handles} == {"upload H2D", "MSM"}
     labels, sh = P.shares(ph, 1.7e9, 1.7e9 + n, 100)
     assert labels == ["upload H2D", "MSM"]
     assert np.allclose(sh.sum(axis=0), 0.5) and np.allclose(sh[0], 0.125)  # a quarter of the busy half
     small = P.render_timeline(ph.iloc[:50], None, title="small")
     assert not small.axes[0].images and small.axes[0].collections
+    assert [t.get_text() for t in small.axes[0].get_yticklabels()] == ["worker 0"]
