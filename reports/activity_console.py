@@ -10,13 +10,14 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.analysis.samplegrid import SM_IDLE
 from gpuscope.reports.numbers import is_num, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, visible
 
 SOURCE_TEXT = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
 CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
               ("transferring", "moving bytes, SMs idle"), ("idle_quiet", "idle, PCIe quiet (host not feeding it)"),
-              ("idle", "idle"), ("unknown", "not measured"))
+              ("idle", "idle, PCIe not measured"), ("unknown", "not measured"))
 
 
 def _table(title: str) -> Table:
@@ -52,7 +53,8 @@ def activity_table(doc: dict) -> Table:
     t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
     busy = "SM activity (mean)" if doc.get("source") != "utilization" else "busy by utilization.gpu (mean)"
     t.add_row(busy, pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
-    t.add_row("idle", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
+    word = "SM activity" if doc.get("source") != "utilization" else "utilization.gpu"
+    t.add_row(f"idle ({word} < {SM_IDLE:.0%})", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
     t.add_row("idle gaps", _count(gaps), _count(agaps))
     t.add_row("  idle gaps total", secs(gaps.get("total_s")) if gaps else "-",
               secs(agaps.get("total_s")) if agaps else "-")
@@ -61,6 +63,8 @@ def activity_table(doc: dict) -> Table:
     if is_num(gaps.get("leading_s")) and gaps.get("leading_s"):
         t.add_row("  before the first work", secs(gaps.get("leading_s")), "")
     classes, aclasses = doc.get("classes") or {}, act.get("classes") or {}
+    if any(classes.get(k) or aclasses.get(k) for k, _ in CLASS_TEXT):
+        t.add_row("time by state", "", "")
     for key, label in CLASS_TEXT:
         if classes.get(key) or aclasses.get(key):
             t.add_row(f"  {label}", pct(classes.get(key)), pct(aclasses.get(key)))

@@ -151,7 +151,7 @@ ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilizati
 ACTIVITY_ROWS = (
     ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
+    ("idle_fraction", "idle, working time (SM < 5%; a trace: no GPU work)", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
     ("idle_longest_s", "longest idle gap (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
     ("time_near_line_rate_s", "time near the line rate (s)", "s"),
 )

@@ -48,7 +48,7 @@ def activity_table(act: dict) -> Table:
     t.add_row("  copies", pct(act.get("memcpy_fraction")))
     t.add_row("  copies under kernels", pct(act.get("copy_kernel_overlap_fraction")))
     gaps = act.get("idle_gaps") or {}
-    t.add_row("idle", pct(act.get("idle_fraction")))
+    t.add_row("idle (no kernel, copy or memset)", pct(act.get("idle_fraction")))
     t.add_row("idle gaps", f"{gaps.get('count', 0):,}")
     if gaps.get("count"):
         t.add_row("  total", secs(gaps.get("total_s"), 3))

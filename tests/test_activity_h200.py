@@ -163,3 +163,19 @@ def test_dmon_capture_utilization_only():
     assert top.id == "gpu_starved" and top.severity == "medium"
     assert "PCIe not measured" in top.summary and "utilization.gpu" in top.summary
     assert "cannot tell busy from barely busy" in top.evidence["could_not_see"]
+
+
+def test_the_activity_table_says_what_idle_means():
+    """'idle' is SM activity under 5% (not 'nothing ran'), and its states are told apart: the
+    table says so in its labels, and the states are a breakdown of the whole time, not of
+    the idle gaps."""
+    from rich.console import Console
+
+    from gpuscope.reports.activity_console import activity_table
+
+    con = Console(width=120, record=True)
+    con.print(activity_table(_activity("train_slow").to_json()))
+    out = con.export_text()
+    assert "idle (SM activity < 5%)" in out
+    assert "time by state" in out and "idle, PCIe quiet" in out
+    assert not re.search(r"^\s+idle\s+\d", out, re.M)  # no bare "idle" row beside the one above
