@@ -151,7 +151,7 @@ ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilizati
 ACTIVITY_ROWS = (
     ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_fraction", "idle, working time (SM < 5%; a trace: no GPU work)", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
+    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
     ("idle_longest_s", "longest idle gap (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
     ("time_near_line_rate_s", "time near the line rate (s)", "s"),
 )
@@ -173,8 +173,16 @@ def activity_table(doc: dict):
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
             t.add_row(label, fmt[kind](a.get(key)), fmt[kind](b.get(key)))
-    if "trace" not in (a.get("source"), b.get("source")):
-        t.caption = "sample readings follow one another closely: no bootstrap interval for these"
+    srcs = {a.get("source"), b.get("source")} - {None}
+    notes = []
+    if srcs - {"trace"}:
+        notes.append("idle = SM activity under 5% (samples)")
+    if "trace" in srcs:
+        notes.append("idle = no kernel, copy or memset running (trace)")
+    if "trace" not in srcs:
+        notes.append("sample readings follow one another closely: no bootstrap interval for these")
+    t.caption = "; ".join(notes)
+    t.caption_justify = "left"
     return t
 
 
