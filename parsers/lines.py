@@ -104,6 +104,10 @@ RATES = frozenset(("fps", "qps", "tps", "rps", "ips", "throughput", "bandwidth",
 # keys whose value may be the line's own time (epoch seconds or milliseconds)
 STAMP_KEYS = frozenset(("printed_at", "logged_at", "emitted_at", "ts", "timestamp", "time", "now",
                         "t_wall", "unix_time"))
+# a `Label value` key read as seconds without a unit although its name is no time word: the
+# data-loading meter of the PyTorch examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175
+# ( 0.175)`), copied into countless training scripts
+LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
@@ -467,7 +471,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
             if cls == STAMP:
                 continue
         if factor is None:
-            if cls == TIMEK and not (shape == LABEL and i < n and is_word(toks[i])):
+            timed = cls == TIMEK or (shape == LABEL and cls == PLAIN and key.lower() in LABEL_SECONDS)
+            # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
+            counted = shape == LABEL and i < n and is_word(toks[i]) and not (i + 1 < n and _numeric_start(toks[i + 1]))
+            if timed and not counted:
                 factor = 1e3  # a time-named key without a unit: seconds
                 st.seconds_assumed.add(name)
             else:
@@ -785,7 +792,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     parts = np.bincount(row_of, weights=np.where(is_whole, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
 
-    gid = _groups(s, n, mine)  # -1 for rows of other sources
+    gid = _split_at_wholes(_groups(s, n, mine), has_whole, mine)  # -1 for rows of other sources
     rec_group = _record_groups(gid, names, row_of, counts, s, whole)  # per group: is a record
     row_rec = np.zeros(n, dtype=bool)
     row_rec[mine] = rec_group[gid[mine]]
@@ -869,6 +876,24 @@ def _counters(s):
     is_counter = np.asarray([str(u).lower() in COUNTERS for u in uniq], dtype=bool)
     sel = is_counter[codes] if len(uniq) else np.zeros(0, dtype=bool)
     return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
+
+
+def _split_at_wholes(gid, has_whole, mine):
+    """A group that prints the whole on more than one of its rows is that many records, each
+    ending at its whole: `Epoch: [0][  7/100]  Time  0.257 ...` repeats the epoch on every
+    step's line, so the counters alone would make the epoch one record."""
+    if not len(gid) or gid.max() < 0:
+        return gid
+    per = np.bincount(gid[mine & has_whole], minlength=int(gid.max()) + 1)
+    multi = mine & (per[np.maximum(gid, 0)] >= 2)
+    if not multi.any():
+        return gid
+    after_whole = np.concatenate(([False], has_whole[:-1]))
+    same_as_prev = np.concatenate(([False], gid[1:] == gid[:-1]))
+    start = mine & (~same_as_prev | (multi & after_whole))
+    out = np.cumsum(start) - 1
+    out[~mine] = -1
+    return out
 
 
 def _groups(s, n, mine):

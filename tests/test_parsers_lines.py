@@ -282,6 +282,46 @@ def test_lines_of_one_step_are_one_record_and_a_stray_line_is_none():
     assert q.loc[q["name"] == "h2d_bytes", "record"].tolist() == [0, 1]
 
 
+PROGRESS_METER = ("=> creating model 'resnet50'\n"
+                  "Epoch: [0][  1/100]\tTime  0.257 ( 0.257)\tData  0.175 ( 0.175)\tLoss 6.9764e+00 (6.9764e+00)"
+                  "\tAcc@1   0.00 (  0.00)\tAcc@5   0.39 (  0.39)\n"
+                  "Epoch: [0][  2/100]\tTime  0.263 ( 0.260)\tData  0.165 ( 0.170)\tLoss 6.9449e+00 (6.9606e+00)"
+                  "\tAcc@1   0.00 (  0.00)\tAcc@5   0.00 (  0.20)\n"
+                  "Epoch: [0][  3/100]\tTime  0.283 ( 0.268)\tData  0.168 ( 0.169)\tLoss 6.9512e+00 (6.9575e+00)"
+                  "\tAcc@1   0.00 (  0.00)\tAcc@5   0.00 (  0.13)\n")
+
+
+def test_the_pytorch_examples_progress_meter():
+    """The training loop of the PyTorch examples (and the scripts copied from it): one line per
+    step, the epoch repeated on each, Time and Data in seconds without a unit, running averages
+    in parentheses. Each line is a step (the whole, Time, printed once per step), Data is its
+    host-side part, the averages and metrics are not components."""
+    p = parsers.parse_log(PROGRESS_METER)
+    assert p.format == "lines"
+    r = p.records
+    assert r["first_line"].tolist() == [2, 3, 4] and r["held_ms"].tolist() == [257.0, 263.0, 283.0]
+    c = p.components
+    assert sorted(set(c["component"])) == ["Data", "Time"]
+    assert c.loc[c["component"] == "Data", "value_ms"].tolist() == [175.0, 165.0, 168.0]
+
+
+def test_a_group_printing_its_whole_twice_is_two_records():
+    """Lines with the same counters are one record only while the whole is printed once among
+    them: a second whole ends the first record (the epoch on every step's line)."""
+    text = "".join(f"epoch=0 data_ms={d} step_ms={t}\n" for d, t in ((5, 20), (6, 21), (7, 22)))
+    assert parsers.parse_log(text).records["held_ms"].tolist() == [20.0, 21.0, 22.0]
+    one = "step=1 data_ms=5\nstep=1 step_ms=20\nstep=2 data_ms=6\nstep=2 step_ms=21\n"
+    r = parsers.parse_log(one).records
+    assert r["first_line"].tolist() == [1, 3] and r["last_line"].tolist() == [2, 4]
+
+
+def test_data_is_seconds_only_as_a_label():
+    assert _read("Time 0.25 Data 0.1") == {"Time": 250.0, "Data": 100.0}
+    assert _read("data=3 upload_ms=2") == {"upload": 2.0}  # a bare `data=` is no time
+    assert _read("Data 3 files loaded in 2.0s") == {"loaded": 2000.0}  # a count of files, not a time
+    assert _read("Data 0.1 Time 0.25") == {"Data": 100.0, "Time": 250.0}  # the word after is the next label
+
+
 def test_detection_keeps_kv_logs_kv():
     assert parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 step_s=0.5\n").format == "kv"
     assert parsers.parse_log("a_ms=1 b_ms=2\nnoise line\na_ms=3\n").format == "kv"
