@@ -3,8 +3,8 @@
 msgspec decodes the document into slotted structs holding only the fields gpuscope reads
 (docs/BENCHMARKS.md, "Profiler traces"); a document that does not fit those types is decoded
 generically and converted event by event (bad events reported, not fatal); a document cut
-short is salvaged with the stdlib decoder up to its last complete event. Content detection
-(`is_trace`) and gzip handling (concatenated members, a truncated stream) live here too.
+short is salvaged with the stdlib decoder up to its last complete event. Content detection and gzip
+handling live in parsers/tracefile.py (no msgspec there).
 """
 
 from __future__ import annotations
@@ -12,20 +12,29 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import msgspec
+from gpuscope.errors import GpuscopeError, InputError, NoDataError
 
-from gpuscope.errors import InputError, NoDataError
+try:
+    import msgspec
+except ImportError:  # a dependency of gpuscope; an install with --no-deps may lack it
+    raise GpuscopeError("reading a profiler trace needs the msgspec package (a gpuscope dependency): "
+                        "pip install msgspec") from None
+from gpuscope.parsers.tracefile import (  # noqa: F401  (read through here by parsers.kineto)
+    HEAD_BYTES,
+    TRACE_SUFFIXES,
+    gunzip,
+    head_of,
+    is_trace,
+    looks_like_trace,
+    read_file,
+    trace_files,
+)
 
 NAN = math.nan
-HEAD_BYTES = 64 * 1024
-TRACE_SUFFIXES = (".json", ".json.gz")
 
 
 # -- the decoded shapes (only the fields gpuscope reads; every other key is ignored) ----------
@@ -82,99 +91,6 @@ def no_gc():
     finally:
         if was:
             gc.enable()
-
-
-def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
-    """(decompressed bytes, truncated); concatenated members are read one after another."""
-    out = []
-    truncated = False
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out.append(d.decompress(data))
-        except zlib.error as e:
-            if out:  # garbage after complete members
-                break
-            raise InputError(f"{where}: corrupt gzip data ({e})") from None
-        if not d.eof:
-            truncated = True
-            try:
-                out.append(d.flush())
-            except zlib.error:
-                pass
-            break
-        data = d.unused_data.lstrip(b"\x00")
-    return b"".join(out), truncated
-
-
-def read_file(p: Path) -> tuple[bytes, bool]:
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    truncated = False
-    if data[:2] == b"\x1f\x8b":
-        data, truncated = gunzip(data, str(p))
-        if truncated and not data.strip():
-            raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
-    return data, truncated
-
-
-def head_of(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        raw = fh.read(HEAD_BYTES)
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
-        except zlib.error:
-            return b""
-    return raw
-
-
-def looks_like_trace(head: bytes | str) -> bool:
-    if isinstance(head, str):
-        head = head[:HEAD_BYTES].encode("utf-8", "replace")
-    h = head[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if h[:1] == b"{":
-        return b'"traceEvents"' in h or (b'"schemaVersion"' in h and b'"deviceProperties"' in h)
-    if h[:1] == b"[":  # the Trace Event Format's bare-array form
-        return b'"ph"' in h and b'"ts"' in h
-    return False
-
-
-def trace_files(d: Path) -> list[Path]:
-    files = sorted(f for f in d.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
-    out = []
-    for f in files:
-        try:
-            if looks_like_trace(head_of(f)):
-                out.append(f)
-        except OSError:
-            continue
-    return out
-
-
-def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
-    """True when the file (or a folder's *.json[.gz] file, or these first bytes) is a Chrome
-    trace: a JSON object with traceEvents, or the bare array of events. Never raises."""
-    if isinstance(path_or_head, bytes):
-        if path_or_head[:2] == b"\x1f\x8b":
-            try:
-                path_or_head = zlib.decompressobj(wbits=31).decompress(path_or_head, HEAD_BYTES)
-            except zlib.error:
-                return False
-        return looks_like_trace(path_or_head)
-    if isinstance(path_or_head, str) and path_or_head.lstrip()[:1] in ("{", "["):
-        return looks_like_trace(path_or_head)
-    try:
-        p = Path(path_or_head)
-        if p.is_dir():
-            return bool(trace_files(p))
-        return p.is_file() and looks_like_trace(head_of(p))
-    except (OSError, ValueError):
-        return False
 
 
 # -- JSON -> events ---------------------------------------------------------------------------

@@ -157,3 +157,29 @@ def test_a_traces_picture_has_one_lane_per_stream_and_its_ranges_apart():
     assert set(ranges["phase"]) == {"range:ProfilerStep", "range:upload", "range:compute"}
     assert style_for("range:upload").label == "upload" and style_for("range:upload").group == "cpu"
     assert style_for("h2d").label == "upload H2D"
+
+
+def test_without_msgspec_a_run_directory_still_analyzes_and_a_trace_says_why_not(tmp_path):
+    """msgspec decodes traces only: telling a trace apart (and opening a run directory that has
+    none) needs no decoder, and a trace without it is one line, not an internal error."""
+    import subprocess
+    import sys
+
+    from tests.conftest import DATA
+
+    probe = ("import builtins, sys\nreal = builtins.__import__\n"
+             "def imp(name, *a, **k):\n"
+             "    if name.split('.')[0] == 'msgspec':\n"
+             "        raise ModuleNotFoundError(\"No module named 'msgspec'\")\n"
+             "    return real(name, *a, **k)\n"
+             "builtins.__import__ = imp\n"
+             "from gpuscope.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    run = DATA / "h200_foreign" / "runs" / "train_slow"
+    p = subprocess.run([sys.executable, "-c", probe, "analyze", str(run), "--json"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and '"format": "lines"' in p.stdout, p.stderr
+    trace = DATA / "h200_foreign" / "traces" / "copy_pinned.json.gz"
+    p = subprocess.run([sys.executable, "-c", probe, "analyze", str(trace)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines() == ["gpuscope: reading a profiler trace needs the msgspec package "
+                                             "(a gpuscope dependency): pip install msgspec"]

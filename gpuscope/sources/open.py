@@ -119,8 +119,8 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
 
 def _looks_special(head: bytes) -> bool:
     """A profiler trace or a samples file (else a log, handed to the parser by its path)."""
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):  # JSON: maybe a trace (kineto_json decides)
-        from gpuscope.parsers.kineto_json import is_trace
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):  # JSON: maybe a trace (tracefile decides)
+        from gpuscope.parsers.tracefile import is_trace
 
         if is_trace(head):
             return True
@@ -146,8 +146,8 @@ def _maybe_samples(head: str) -> bool:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
-    from gpuscope.parsers.kineto import is_trace
     from gpuscope.parsers.samples import looks_like_samples
+    from gpuscope.parsers.tracefile import is_trace
 
     if fmt is None and is_trace(data[:HEAD * 16]):
         return _open_trace(p, user, data)
@@ -169,7 +169,7 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
 def _is_trace_folder(p: Path) -> bool:
     """A folder of profiler traces (tensorboard_trace_handler's, one per rank), not a run
     directory: no timing log, meta.json or samples.csv, and a trace inside."""
-    from gpuscope.parsers.kineto import is_trace
+    from gpuscope.parsers.tracefile import is_trace
 
     if any((p / n).exists() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES)):
         return False
@@ -229,7 +229,7 @@ def _attach_traces(src: Source, p: Path) -> None:
     """Profiler traces the recorded program wrote into its run directory (e.g.
     tensorboard_trace_handler pointed there, or a traces/ folder inside): read with the run, so
     its events join the run's NVML samples on the epoch clock."""
-    from gpuscope.parsers.kineto_json import trace_files
+    from gpuscope.parsers.tracefile import trace_files
 
     for folder in (p, p / "traces"):
         try:

@@ -1,0 +1,108 @@
+"""Profiler trace files: which files are traces (`is_trace`, `trace_files`: by content, never
+raising), and their bytes (`read_file`, `gunzip`: concatenated gzip members, a truncated
+stream). No msgspec here: telling a trace apart costs no decoder, so a run directory without
+a trace never needs one (parsers/kineto_json.py decodes)."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+from gpuscope.errors import InputError
+
+HEAD_BYTES = 64 * 1024
+TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
+    """(decompressed bytes, truncated); concatenated members are read one after another."""
+    out = []
+    truncated = False
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out.append(d.decompress(data))
+        except zlib.error as e:
+            if out:  # garbage after complete members
+                break
+            raise InputError(f"{where}: corrupt gzip data ({e})") from None
+        if not d.eof:
+            truncated = True
+            try:
+                out.append(d.flush())
+            except zlib.error:
+                pass
+            break
+        data = d.unused_data.lstrip(b"\x00")
+    return b"".join(out), truncated
+
+
+def read_file(p: Path) -> tuple[bytes, bool]:
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    truncated = False
+    if data[:2] == b"\x1f\x8b":
+        data, truncated = gunzip(data, str(p))
+        if truncated and not data.strip():
+            raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
+    return data, truncated
+
+
+def head_of(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        raw = fh.read(HEAD_BYTES)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(wbits=31).decompress(raw, HEAD_BYTES)
+        except zlib.error:
+            return b""
+    return raw
+
+
+def looks_like_trace(head: bytes | str) -> bool:
+    if isinstance(head, str):
+        head = head[:HEAD_BYTES].encode("utf-8", "replace")
+    h = head[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if h[:1] == b"{":
+        return b'"traceEvents"' in h or (b'"schemaVersion"' in h and b'"deviceProperties"' in h)
+    if h[:1] == b"[":  # the Trace Event Format's bare-array form
+        return b'"ph"' in h and b'"ts"' in h
+    return False
+
+
+def trace_files(d: Path) -> list[Path]:
+    files = sorted(f for f in d.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
+    out = []
+    for f in files:
+        try:
+            if looks_like_trace(head_of(f)):
+                out.append(f)
+        except OSError:
+            continue
+    return out
+
+
+def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
+    """True when the file (or a folder's *.json[.gz] file, or these first bytes) is a Chrome
+    trace: a JSON object with traceEvents, or the bare array of events. Never raises."""
+    if isinstance(path_or_head, bytes):
+        if path_or_head[:2] == b"\x1f\x8b":
+            try:
+                path_or_head = zlib.decompressobj(wbits=31).decompress(path_or_head, HEAD_BYTES)
+            except zlib.error:
+                return False
+        return looks_like_trace(path_or_head)
+    if isinstance(path_or_head, str) and path_or_head.lstrip()[:1] in ("{", "["):
+        return looks_like_trace(path_or_head)
+    try:
+        p = Path(path_or_head)
+        if p.is_dir():
+            return bool(trace_files(p))
+        return p.is_file() and looks_like_trace(head_of(p))
+    except (OSError, ValueError):
+        return False
