@@ -102,10 +102,13 @@ def run_table(doc: dict):
     t.add_row(f"throughput ({w['units']}/min)", _num(a["throughput_ppm"], 1), _num(b["throughput_ppm"], 1))
     t.add_row("GPU lock held (share of span)" if w.get("lock") else f"share of the span inside {w['records']}",
               _pct(a["lock_held_fraction"]), _pct(b["lock_held_fraction"]))
-    if _n(a.get("sm_active_mean")) or _n(b.get("sm_active_mean")):
+    if (_n(a.get("sm_active_mean")) or _n(b.get("sm_active_mean"))) and not (a.get("activity") or b.get("activity")):
+        # (with samples, the GPU activity table below gives it, time-weighted, with the rest)
         t.add_row("SM activity (NVML GPM, mean)", _pct(a.get("sm_active_mean")), _pct(b.get("sm_active_mean")))
-    t.add_row(f"upload ({a.get('upload_field') or '-'}) median ms", _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
-    t.add_row("upload rate", _gbs(a["upload_gbs"]), _gbs(b["upload_gbs"]))
+    if any(_n(x) for x in (a["upload_ms_median"], b["upload_ms_median"], a["upload_gbs"], b["upload_gbs"])):
+        t.add_row(f"upload ({a.get('upload_field') or b.get('upload_field') or '-'}) median ms",
+                  _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
+        t.add_row("upload rate", _gbs(a["upload_gbs"]), _gbs(b["upload_gbs"]))
     phases = sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {}))
     for ph in phases:
         pa = (a.get("pcie_per_phase") or {}).get(ph, {})

@@ -174,16 +174,21 @@ def bounds_table(a) -> RenderableType:
     t.add_row("CPU floor", secs(b.get("cpu_floor_s")), cpu_basis)
     t.add_row("observed", secs(b.get("observed_s")), str(b.get("observed_basis")))
     cap = []
-    if b.get("binding") and is_num(b.get("observed_over_floor")):
-        line = (f"{b['binding'].upper()} floor binds; observed is {num(b.get('observed_over_floor'), 2)}x it "
+    binding = b.get("binding")
+    # which floor binds needs both: with the other unknown, it is only the floor that is known
+    other = "cpu" if binding == "gpu" else "gpu"
+    which = (f"{binding.upper()} floor binds" if binding and is_num(b.get(f"{other}_floor_s"))
+             else f"only the {str(binding).upper()} floor is known (the {other.upper()} floor is not)")
+    if binding and is_num(b.get("observed_over_floor")):
+        line = (f"{which}; observed is {num(b.get('observed_over_floor'), 2)}x it "
                 f"({secs(b.get('gap_to_floor_s'))} above)")
-        if b["binding"] != "gpu" and is_num(b.get("observed_over_gpu_floor")):
+        if binding != "gpu" and is_num(b.get("observed_over_gpu_floor")):
             line += f"; {num(b.get('observed_over_gpu_floor'), 2)}x the GPU floor"
         cap.append(line + ".")
-    elif b.get("binding"):
+    elif binding:
         why = ("the observed time is unknown" if not is_num(b.get("observed_s"))
-               else f"the floor is {secs(b.get(b['binding'] + '_floor_s'))}")
-        cap.append(f"{b['binding'].upper()} floor binds; no ratio to it: {why}.")
+               else f"the floor is {secs(b.get(binding + '_floor_s'))}")
+        cap.append(f"{which}; no ratio to it: {why}.")
     elif not v.cuzk:
         cap.append(f"no floor: the {v.records} have no GPU compute part and no host-side part to bound them.")
     cap.extend(f"assumed: {x}" for x in b.get("assumptions", []))

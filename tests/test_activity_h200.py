@@ -179,3 +179,52 @@ def test_the_activity_table_says_what_idle_means():
     assert "idle (SM activity < 5%)" in out
     assert "time by state" in out and "idle, PCIe quiet" in out
     assert not re.search(r"^\s+idle\s+\d", out, re.M)  # no bare "idle" row beside the one above
+
+
+# -- the PyTorch examples' ProgressMeter loop (tools/programs/imagenet_style.py) ---------------
+
+
+def _analysis(name: str):
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
+
+    return analyze(open_source(str(RUNS / name)))
+
+
+def test_imagenet_style_starved_loader():
+    """One loader worker: every step waits ~190 ms for its batch. The log is read as 60 steps
+    with Data their host-side part, and the cause ranks first with the samples beside it."""
+    a = _analysis("imagenet_slow")
+    assert a.format == "lines" and a.records == 60
+    ids = _ids(a.diagnoses)
+    assert ids[0] == "cpu_stall_at_barrier" and a.diagnoses[0].severity == "high"
+    assert a.diagnoses[0].evidence["host_components"] == ["Data"]
+    assert a.diagnoses[0].evidence["first_record_left_out"] is True
+    assert 0.75 < a.diagnoses[0].evidence["stall_share"] < 0.95
+    assert "gpu_starved" in ids and "first_record_warmup" in ids
+
+
+def test_imagenet_style_fed_loader_is_not_told_it_stalls():
+    """Twelve workers: Data is ~0 but for the first step (1.97 s: workers starting). That
+    warm-up is left out, so no MEDIUM or HIGH stall is claimed."""
+    a = _analysis("imagenet_fast")
+    assert a.records == 60
+    stall = [d for d in a.diagnoses if d.id == "cpu_stall_at_barrier"]
+    assert all(d.severity == "low" for d in stall)
+    assert all(d.evidence["stall_share"] < 0.03 for d in stall)
+    assert "first_record_warmup" in _ids(a.diagnoses)
+
+
+def test_imagenet_style_without_lines_is_judged_from_its_samples():
+    a = _analysis("imagenet_quiet")
+    assert a.format == "samples" and a.records == 0
+    assert a.diagnoses[0].id == "gpu_starved" and a.diagnoses[0].severity == "high"
+    assert a.activity is not None
+
+
+def test_imagenet_style_compare_sees_the_fix():
+    from gpuscope.analysis.compare_sources import compare_sources
+    from gpuscope.sources import open_source
+
+    comp, _ = compare_sources(open_source(str(RUNS / "imagenet_slow")), open_source(str(RUNS / "imagenet_fast")))
+    assert comp.verdict.startswith("imagenet_fast cut Time") and "throughput +" in comp.verdict

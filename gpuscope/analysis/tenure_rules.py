@@ -44,15 +44,32 @@ INCONSISTENT_MEDIUM = 0.05
 WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
 
 
+def first_is_warmup(held: np.ndarray) -> bool:
+    """Whether the first record is a warm-up: the longest of more than UNSTABLE_MIN_RECORDS,
+    WARMUP_FACTOR times the median of the others."""
+    if len(held) <= UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held[0] != held.max():
+        return False
+    med = float(np.median(held[1:]))
+    return med > 0 and held[0] > WARMUP_FACTOR * med
+
+
 def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
+    """The GPU waited for host-side work. A first record that is a warm-up (first_is_warmup)
+    is left out: its one-off start-up (the loader's workers starting, a first batch) is no
+    steady stall, and on a short run it alone can make one."""
     sp = inp.split
     if not len(sp):
         return []
+    share = inp.totals.get("cpu_stall_share", NAN)
+    warm = not inp.model.vocabulary.cuzk and first_is_warmup(floats(sp, "held_ms"))
+    if warm:
+        sp = sp.rows(slice(1, None))
+        held_rest = nansum(floats(sp, "held_ms"))
+        share = nansum(floats(sp, "cpu_stall_ms")) / held_rest if held_rest > 0 else NAN
     stall = floats(sp, "cpu_stall_ms")
     nz = stall[stall > 0]
     if nz.size == 0:
         return []
-    share = inp.totals.get("cpu_stall_share", NAN)
     if not inp.model.vocabulary.cuzk and share < STALL_SHARE_FLOOR:
         return []  # a loop's host parts under 1% of its time are not a stall worth a word
     sev = "high" if share >= STALL_SHARE_HIGH else "medium" if share >= STALL_SHARE_MEDIUM else "low"
@@ -68,6 +85,8 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         "worst_record": int(sp["record"][int(np.argmax(stall))]),
         "worst_line": int(sp["last_line"][int(np.argmax(stall))]),
     }
+    if warm:
+        ev["first_record_left_out"] = True
     if inp.stats.has("prep_msm"):
         ev["prep_msm_median_ms"] = rnd(float(inp.stats.at("prep_msm", "median_ms")))
         ev["prep_msm_p90_ms"] = rnd(float(inp.stats.at("prep_msm", "p90_ms")))
@@ -86,8 +105,9 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         host = [c for c in inp.wide.columns if inp.model.role_of(c) == "cpu_stall"]
         ev["host_components"] = host
         summary = (
-            f"The GPU waited for host-side work ({', '.join(host)}) in {nz.size} of {len(sp)} {v.records} "
-            f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of the {v.whole}; " if known else "")
+            (f"Leaving out the first {v.record} (a warm-up): the GPU" if warm else "The GPU")
+            + f" waited for host-side work ({', '.join(host)}) in {nz.size} of {len(sp)} {v.records} "
+            + f"({ev['stall_ms']:.0f} ms, " + (f"{share:.1%} of the {v.whole}; " if known else "")
             + f"worst {ev['stall_max_ms']:.0f} ms)."
         )
         rec = (
@@ -143,7 +163,7 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
         return full
     med = float(np.median(held[1:]))
     rest = _unstable(inp, slice(1, None))
-    huge = med > 0 and held[0] > WARMUP_FACTOR * med
+    huge = first_is_warmup(held)
     if huge or (full and not rest):
         v = inp.model.vocabulary
         warm = Diagnosis(
@@ -201,11 +221,17 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
     share = (f"all of the variation in {held_words} (covariance share {explained:.0%}: the other parts "
              "move slightly against it)" if explained > 1 else
              f"{explained:.0%} of the variation in {held_words}")
-    summary = (
-        f"{name} varies with the symptom: it explains {share} "
-        f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
-    )
-    rec = f"Investigate {name} first: the stable parts are not what makes slow {v.records} slow."
+    if len(rows) > 1:
+        summary = (
+            f"{name} varies with the symptom: it explains {share} "
+            f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
+        )
+        rec = f"Investigate {name} first: the stable parts are not what makes slow {v.records} slow."
+    else:  # the only part the lines print: nothing to contrast it with
+        summary = (f"{name}, the only part the {v.records} print, varies with the symptom: it explains "
+                   f"{share} (corr {corr:.2f}, cv {cv:.2f}).")
+        rec = (f"Investigate {name} first; the rest of the {v.whole} is not printed as parts, so only "
+               f"{name} can be told apart.")
     return [Diagnosis("unstable_component", sev, summary, ev, rec)]
 
 
