@@ -228,3 +228,16 @@ def test_imagenet_style_compare_sees_the_fix():
 
     comp, _ = compare_sources(open_source(str(RUNS / "imagenet_slow")), open_source(str(RUNS / "imagenet_fast")))
     assert comp.verdict.startswith("imagenet_fast cut Time") and "throughput +" in comp.verdict
+
+
+def test_imagenet_style_phases_wait_for_the_batch_first():
+    """Data (waiting for the batch) opens each step and the unprinted rest (`other`, the
+    compute) follows it, ending at the line's stamp."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.sources import open_source
+
+    ph = timeline_view(open_source(str(RUNS / "imagenet_slow"))).phases
+    order = ph.sort_values("t_start")["phase"].tolist()
+    zero = (RUNS / "imagenet_slow" / "timing.log").read_text().count("Data  0.000 (")  # no length: no phase
+    assert order[:4] == ["Data", "other", "Data", "other"] and order.count("Data") == 60 - zero
+

@@ -131,6 +131,10 @@ def test_plans_on_the_captures_read_like_the_full_reading():
 
     for run in sorted(_RUNS.iterdir()):
         text = (run / "timing.log").read_text()
+        try:
+            parsers.parse_log(text, "lines")
+        except NoDataError:
+            continue  # (a run that printed no timing lines: nothing to compare)
         a, b = _parse_both(text, pytest.MonkeyPatch.context)
         for x, y in zip(_frames(a), _frames(b), strict=True):
             pd.testing.assert_frame_equal(x, y)

@@ -8,7 +8,8 @@ Three sources, best first:
    = end - duration). The whole (the model's held component) and aggregates (role info) are
    not phases. On lines of the `lines` format every other field is a phase (one without a
    role under its own name; one with the h2d role is `h2d`); the part of the line's whole
-   its phases do not cover is the phase `other` (the split's word), just before them; and
+   its phases do not cover is the phase `other` (the split's word), after the host-side
+   waits that open the line (a step waits for its input first) and before its other parts; and
    a line's phases never start before the previous such line's stamp (where its parts add
    up to more than the time since, the earliest are cut: phases never overlap). A component
    the model says contains another (`[contains]`: ntt_kernels holds the h2d that the same
@@ -156,7 +157,10 @@ def _nest_contained(out: pd.DataFrame, comps: pd.DataFrame, model: RoleModel) ->
 
 def _with_other(c: pd.DataFrame, role: pd.Series, printed: np.ndarray, wholes: pd.DataFrame):
     """Add, per printed line with a whole, a row `other` for the whole's time its parts do not
-    cover (placed first: the line's phases end at its stamp)."""
+    cover: after the host-side waits (role cpu_stall) that open its line, before its other
+    parts (a step waits for its input first: `Time 0.217 Data 0.188` is 188 ms of waiting for
+    the batch, then 29 ms of the unprinted rest, the compute); first when no such wait opens
+    it. The line's phases end at its stamp."""
     parts = pd.Series(c["value_ms"].to_numpy(dtype="float64")[printed], index=c["line"].to_numpy()[printed])
     covered = parts.groupby(level=0).sum()
     w = wholes.drop_duplicates("line", keep="last")
@@ -165,8 +169,16 @@ def _with_other(c: pd.DataFrame, role: pd.Series, printed: np.ndarray, wholes: p
     w = w.loc[big].assign(value_ms=gap[big], component="other")
     if w.empty:
         return c, role, printed
-    w.index = pd.RangeIndex(-len(w), 0)  # before the parts of its line once sorted by line
-    out = pd.concat([w, c]).sort_values("line", kind="stable")
+    w.index = pd.RangeIndex(-len(w), 0)
+    lines = c["line"].to_numpy()
+    host = pd.Series((role == "cpu_stall").to_numpy(dtype=bool).astype(np.int64), index=c.index)
+    opening = host.groupby(lines).cumprod()  # 1 while every part before it on its line is a wait
+    n_open = opening.groupby(lines).sum()
+    key = pd.concat([pd.Series(n_open.reindex(w["line"].to_numpy()).fillna(0).to_numpy() - 0.5, index=w.index),
+                     pd.Series(c.groupby(lines).cumcount().to_numpy(dtype="float64"), index=c.index)])
+    both = pd.concat([w, c])
+    out = both.assign(_key=key.loc[both.index].to_numpy()).sort_values(["line", "_key"], kind="stable")
+    out = out.drop(columns="_key")
     r = pd.concat([pd.Series(np.nan, index=w.index, dtype="object"), role.astype("object")]).loc[out.index]
     pr = pd.Series(np.concatenate([np.ones(len(w), dtype=bool), printed]),
                    index=np.concatenate([w.index.to_numpy(), c.index.to_numpy()])).loc[out.index].to_numpy()
