@@ -649,6 +649,47 @@ static int tracing(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t at, int64
     return L_READ;
 }
 
+/* whether a word (lower-cased, n bytes) is one of a NULL-ended list */
+static int in_words(const char *w, Py_ssize_t n, const char *const *list) {
+    for (; *list; list++)
+        if ((Py_ssize_t)strlen(*list) == n && memcmp(w, *list, (size_t)n) == 0) return 1;
+    return 0;
+}
+
+static const char *const TIME_W[] = {"time", "elapsed", "latency", "duration", "took", "runtime", "wall",
+                                     "walltime", "wallclock", NULL};
+static const char *const NOT_TIME_W[] = {
+    /* counters */ "step", "steps", "global_step", "epoch", "iter", "iteration", "batch", "round", "cycle", "loop",
+    "microbatch", "micro_step",
+    /* metrics */ "loss", "acc", "accuracy", "lr", "learning_rate", "ppl", "perplexity", "grad_norm", "norm", "score",
+    "reward", "top1", "top5", "f1", "bleu", "mae", "mse", "rmse", "auc", "map", "temp", "temperature", "mem",
+    "memory", "util", "utilization", "power",
+    /* rates */ "fps", "qps", "tps", "rps", "ips", "throughput", "bandwidth", "bw", "speed", "rate", "flops",
+    "tflops", "mfu", "gbs", "mbs",
+    /* time stamps */ "printed_at", "logged_at", "emitted_at", "ts", "timestamp", "now", "t_wall", "unix_time", NULL};
+static const char *const LAST_NOT_TIME_W[] = {"loss", "acc", "accuracy", "norm", "num", "per", "fps", "qps", "tps",
+                                              "rps", "ips", "throughput", "bandwidth", "bw", "speed", "rate",
+                                              "flops", "tflops", "mfu", "gbs", "mbs", "at", NULL};
+
+/* a key that may be no duration (parsers.words.not_a_duration, or more): its line goes to Python */
+static int maybe_not_a_duration(const char *t, Py_ssize_t kn) {
+    char low[64];
+    if (kn >= (Py_ssize_t)sizeof low) return 1;
+    for (Py_ssize_t k = 0; k < kn; k++) {
+        char c = t[k];
+        low[k] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : (c == '-' ? '_' : c);
+    }
+    Py_ssize_t a = 0;  /* first word: [0, a) */
+    while (a < kn && low[a] != '_') a++;
+    Py_ssize_t b = kn;  /* last word: [b, kn) */
+    while (b > 0 && low[b - 1] != '_') b--;
+    if (in_words(low, kn, TIME_W) || in_words(low, a, TIME_W) || in_words(low + b, kn - b, TIME_W)) return 0;
+    if (in_words(low, kn, NOT_TIME_W) || in_words(low + b, kn - b, LAST_NOT_TIME_W) || in_words(low, a, (const char *const[]){"num", NULL})) return 1;
+    for (Py_ssize_t k = 0; k + 2 < kn; k++)  /* a word `per` anywhere */
+        if (low[k] == 'p' && low[k + 1] == 'e' && low[k + 2] == 'r' && (k == 0 || low[k - 1] == '_') && (k + 3 == kn || low[k + 3] == '_')) return 1;
+    return 0;
+}
+
 /* a key=value line of the condensed / kv formats (kv.read_kv) */
 static int kvline(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
     int strict = s->fmt == F_CONDENSED;
@@ -681,6 +722,7 @@ static int kvline(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_
         else if (kn > 2 && ends_with(t, kn, "_s", 2)) { nn = kn - 2; kf = 1000.0; }
         double factor;
         if (parse_number(v, vn, &x)) {
+            if (!strict && kf == 0.0 && maybe_not_a_duration(t, kn)) return L_PUNT; /* Python: no time? */
             factor = kf != 0.0 ? kf : 1.0;
         } else {
             double vf = 0.0;

@@ -8,7 +8,9 @@ Fields are separated by `|`, commas or whitespace. A value's unit comes from its
 (`ms`, `s`, `us`, `ns`) or else from the key's suffix (`_ms`, `_s`, `_us`, `_ns`); a bare
 number is milliseconds. The component name drops the key's unit suffix. In the generic
 format a non-numeric value of a key without a time unit is a label and ignored
-(`job=abc`); in the condensed form every field is a time, so it is damage.
+(`job=abc`), and a bare number under a counter, metric, rate or time-stamp key is no time
+(`loss=0.5`, `epoch=3`, `lr=1e-4`, `ts=...`: parsers.words.not_a_duration); in the condensed
+form every field is a time, so it is damage.
 
 A `*_bytes` key or a count key (parsers.model.COUNT_QUANTITIES: num_circuits) with a plain
 number is a quantity, not a time: kept as printed (`h2d_bytes=1610612736`).
@@ -28,6 +30,7 @@ from gpuscope.parsers.fields import (
     value_with_unit,
 )
 from gpuscope.parsers.parsed import is_quantity_key
+from gpuscope.parsers.words import not_a_duration
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
@@ -55,6 +58,9 @@ def read_kv(text: str, strict: bool, held: str = ""):
             continue
         name, key_factor = split_key_unit(k)
         x, val_factor = value_with_unit(v)
+        if (not strict and key_factor is None and val_factor is None and x is not None and name != held
+                and not_a_duration(k)):
+            continue  # `loss=0.5`, `epoch=3`, `lr=1e-4`: a bare number that is no time
         if x is None:
             if strict or key_factor is not None or val_factor is not None or name == held:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"

@@ -64,6 +64,7 @@ import numpy as np
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
+from gpuscope.parsers.words import COUNTERS, METRIC_ENDINGS, METRICS, RATES, STAMP_KEYS, TIME_WORDS
 
 # -- tables --------------------------------------------------------------------------------
 
@@ -88,25 +89,13 @@ KEY_UNITS = (("_seconds", 1e3), ("_secs", 1e3), ("_sec", 1e3), ("_msecs", 1.0), 
 CAMEL_UNITS = (("Seconds", 1e3), ("Secs", 1e3), ("Sec", 1e3), ("Millis", 1.0), ("Ms", 1.0),
                ("Us", 1e-3), ("Ns", 1e-6))
 
-TIME_WORDS = frozenset(("time", "elapsed", "latency", "duration", "took", "runtime", "wall",
-                        "walltime", "wallclock"))
 WHOLE_WORDS = frozenset(("total", "step", "iter", "iteration", "batch", "elapsed", "wall",
                          "walltime", "took", "duration", "time", "latency", "e2e", "overall",
                          "loop", "round", "cycle"))
-COUNTERS = frozenset(("step", "steps", "global_step", "epoch", "iter", "iteration", "batch",
-                      "round", "cycle", "loop", "microbatch", "micro_step"))
-METRICS = frozenset(("loss", "acc", "accuracy", "lr", "learning_rate", "ppl", "perplexity",
-                     "grad_norm", "norm", "score", "reward", "top1", "top5", "f1", "bleu", "mae",
-                     "mse", "rmse", "auc", "map", "temp", "temperature", "mem", "memory", "util",
-                     "utilization", "power"))
-RATES = frozenset(("fps", "qps", "tps", "rps", "ips", "throughput", "bandwidth", "bw", "speed",
-                   "rate", "flops", "tflops", "mfu", "gbs", "mbs"))
-# keys whose value may be the line's own time (epoch seconds or milliseconds)
-STAMP_KEYS = frozenset(("printed_at", "logged_at", "emitted_at", "ts", "timestamp", "time", "now",
-                        "t_wall", "unix_time"))
-# a `Label value` key read as seconds without a unit although its name is no time word: the
-# data-loading meter of the PyTorch examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175
-# ( 0.175)`), copied into countless training scripts
+# a `Label value` / `Label: value` key read as seconds without a unit, when its number has a
+# decimal point, although its name is no time word: the data-loading meter of the PyTorch
+# examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175 ( 0.175)`), copied into
+# countless training scripts, and timm's (`Time: 0.412s ... Data: 0.012 (0.015)`)
 LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
@@ -124,7 +113,8 @@ EQ, COLON, LABEL = range(3)
 # read_line flags
 LINES_ONLY, HAS_BYTES = 1, 4
 # plan steps (Plan): what a number decided
-P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP = range(8)
+P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = range(9)
+# (P_TIMEDOT: a time read only because its number has a decimal point: `Data: 0.012`)
 _UNCACHEABLE = ("uncacheable",)
 _MISS = object()
 # a size printed as a word after the number -> bytes
@@ -225,7 +215,7 @@ def key_info(key: str):
         cls = STAMP
     elif low in COUNTERS:
         cls = COUNTER
-    elif low in METRICS or last in ("loss", "acc", "accuracy", "norm"):
+    elif low in METRICS or last in METRIC_ENDINGS:
         cls = METRIC
     elif last in TIME_WORDS or parts[0] in TIME_WORDS:
         cls = TIMEK
@@ -233,7 +223,8 @@ def key_info(key: str):
         cls = PLAIN
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
         (parts[1] in ("time", "total") and parts[0] in WHOLE_WORDS)
-        or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms"))))
+        or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms"))
+        or parts[1] == "runtime"))  # Hugging Face's train_runtime / eval_runtime: the whole run
     return name, factor, cls, whole
 
 
@@ -470,8 +461,11 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
             note((P_NOSTAMP, vt, pre, strip, None, factor))
             if cls == STAMP:
                 continue
+        by_name = False
         if factor is None:
-            timed = cls == TIMEK or (shape == LABEL and cls == PLAIN and key.lower() in LABEL_SECONDS)
+            # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
+            by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
+            timed = cls == TIMEK or by_name
             # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
             counted = shape == LABEL and i < n and is_word(toks[i]) and not (i + 1 < n and _numeric_start(toks[i + 1]))
             if timed and not counted:
@@ -501,7 +495,7 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
         if shape != EQ or unit_word:
             flags |= LINES_ONLY
         e = 0.5 * 10.0 ** -decimals(num) * factor
-        note((P_TIME, vt, pre, strip, name, factor, e))
+        note((P_TIMEDOT if by_name else P_TIME, vt, pre, strip, name, factor, e))
         names.append(name)
         values.append(x * factor)
         eps.append(e)
@@ -559,7 +553,7 @@ class Plan:
         # one shape have the same digits after the point: their rounding is the plan's
         self.steps = tuple((e[0], e[1], len(e[2]), -e[3] if e[3] else None, e[4], e[5])
                            for e in rec if e[0] not in ("value", "end"))
-        self.eps = [e[6] for e in rec if e[0] == P_TIME]
+        self.eps = [e[6] for e in rec if e[0] in (P_TIME, P_TIMEDOT)]
         self.tol = sum(self.eps)
         end = rec[-1]
         self.last_bare, self.flags = end[1], end[2]
@@ -606,8 +600,8 @@ class Plan:
                 return _MISS
             if x - x != 0:
                 return _MISS  # inf, nan
-            if act == P_TIME:
-                if x < 0:
+            if act == P_TIME or act == P_TIMEDOT:
+                if x < 0 or (act == P_TIMEDOT and "." not in num):
                     return _MISS
                 names.append(a)
                 values.append(x * b)

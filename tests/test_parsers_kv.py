@@ -7,6 +7,7 @@ import math
 import pytest
 
 from gpuscope import parsers
+from gpuscope.errors import NoDataError
 
 
 def _values(p):
@@ -58,3 +59,22 @@ def test_held_key_with_ms_suffix_is_accepted():
     p = parsers.parse_log("x_ms=1\ntotal_ms=5\n", held_key="total_ms")
     assert p.records["held_ms"].tolist() == [5.0]
     assert not math.isnan(p.records["held_ms"].iloc[0])
+
+
+def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
+    """kv reads a bare number as milliseconds, but never under a key that names something
+    else: a tqdm bar's `loss=0.5, v_num=0` is not two timings, `epoch=3` no 3 ms phase."""
+    p = parsers.parse_log("INFO epoch=3 loss=0.52 lr=1e-4 upload_ms=12 compute=30 tokens_per_sec=900 ts=1764590000\n"
+                          "INFO epoch=3 loss=0.50 lr=1e-4 upload_ms=11 compute=31 tokens_per_sec=910 ts=1764590001\n",
+                          "kv")
+    assert sorted(set(p.components["component"])) == ["compute", "upload"]
+    assert p.components["value_ms"].tolist() == [12.0, 30.0, 11.0, 31.0]
+    # a unit says it is a time, whatever the name; the condensed form reads every field
+    assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss", "data_time"]
+
+
+def test_progress_bars_alone_have_no_timing_lines():
+    bars = "".join(f"Epoch 0:  {p}%|####      | {p * 10}/1000 [00:0{p // 20}<00:15, 36.1it/s, loss=0.5, v_num=0]\n"
+                   for p in range(1, 100, 7))
+    with pytest.raises(NoDataError):
+        parsers.parse_log(bars)

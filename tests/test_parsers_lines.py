@@ -320,6 +320,11 @@ def test_data_is_seconds_only_as_a_label():
     assert _read("data=3 upload_ms=2") == {"upload": 2.0}  # a bare `data=` is no time
     assert _read("Data 3 files loaded in 2.0s") == {"loaded": 2000.0}  # a count of files, not a time
     assert _read("Data 0.1 Time 0.25") == {"Data": 100.0, "Time": 250.0}  # the word after is the next label
+    # timm's meter: `Data: 0.012 (0.015)`, seconds when printed with a point; `Data: 5` is a count
+    assert _read("Train: 0 [  50/1000 (  5%)]  Loss: 6.912 (6.92)  Time: 0.412s,  155.3/s  (0.420s,  152.4/s)  "
+                 "LR: 1.000e-05  Data: 0.012 (0.015)") == {"Time": 412.0, "Data": 12.0}
+    assert _read("Data: 5 upload: 2ms") == {"upload": 2.0}
+    assert _quantities("Data: 5 upload: 2ms") == {"Data": 5.0}
 
 
 def test_detection_keeps_kv_logs_kv():
