@@ -241,3 +241,12 @@ def test_imagenet_style_phases_wait_for_the_batch_first():
     zero = (RUNS / "imagenet_slow" / "timing.log").read_text().count("Data  0.000 (")  # no length: no phase
     assert order[:4] == ["Data", "other", "Data", "other"] and order.count("Data") == 60 - zero
 
+
+
+def test_a_varying_part_without_stable_ones_is_not_contrasted_with_them():
+    """train_fast of the release check: compute makes the steps vary and data varies too (cv
+    2.7, near zero): no 'while 0 other parts stay stable' and no advice about stable parts."""
+    a = _analysis("train_fast_release")
+    d = next(d for d in a.diagnoses if d.id == "unstable_component")
+    assert d.evidence["component"] == "compute" and d.evidence["stable_components_cv"] == {}
+    assert "0 other part" not in d.summary and "stable parts" not in d.recommendation

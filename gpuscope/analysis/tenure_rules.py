@@ -221,12 +221,16 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
     share = (f"all of the variation in {held_words} (covariance share {explained:.0%}: the other parts "
              "move slightly against it)" if explained > 1 else
              f"{explained:.0%} of the variation in {held_words}")
-    if len(rows) > 1:
+    if len(rows) > 1 and stable:
         summary = (
             f"{name} varies with the symptom: it explains {share} "
             f"(corr {corr:.2f}, cv {cv:.2f}) while {len(stable)} other part(s) stay within cv {STABLE_CV}."
         )
         rec = f"Investigate {name} first: the stable parts are not what makes slow {v.records} slow."
+    elif len(rows) > 1:  # other parts, none of them stable: nothing to contrast it with
+        summary = (f"{name} varies with the symptom: it explains {share} (corr {corr:.2f}, cv {cv:.2f}); "
+                   f"the other part(s) vary too, but explain less of it.")
+        rec = f"Investigate {name} first: its variation is what makes slow {v.records} slow."
     else:  # the only part the lines print: nothing to contrast it with
         summary = (f"{name}, the only part the {v.records} print, varies with the symptom: it explains "
                    f"{share} (corr {corr:.2f}, cv {cv:.2f}).")
