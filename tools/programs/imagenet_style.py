@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import torch
 import torchvision
+from cpu_images import CpuImages  # (tools/programs/: the script's own folder)
 
 
 class Meter:
@@ -36,24 +36,6 @@ class Meter:
     def __str__(self) -> str:
         avg = self.sum / max(self.count, 1)
         return f"{self.name} {self.val:{self.fmt}} ({avg:{self.fmt}})"
-
-
-class Images(torch.utils.data.Dataset):
-    """A synthetic image per index, 'decoded and augmented' on the CPU (real numpy arithmetic)."""
-
-    def __init__(self, n: int, size: int, work: int) -> None:
-        self.n, self.size, self.work = n, size, work
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int):
-        rng = np.random.default_rng(i)
-        img = rng.random((3, self.size, self.size), dtype=np.float32)
-        for _ in range(self.work):
-            img = 0.5 * img + 0.25 * (np.roll(img, 1, axis=1) + np.roll(img, 1, axis=2))
-            img = (img - img.mean()) / (img.std() + 1e-6)
-        return torch.from_numpy(img), int(rng.integers(0, 1000))
 
 
 def accuracy(out: torch.Tensor, target: torch.Tensor, ks=(1, 5)) -> list[float]:
@@ -78,7 +60,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
     print("=> Dummy data is used!", flush=True)
-    loader = torch.utils.data.DataLoader(Images(args.steps * args.batch, args.size, args.work),
+    loader = torch.utils.data.DataLoader(CpuImages(args.steps * args.batch, args.size, args.work),
                                          batch_size=args.batch, shuffle=False, num_workers=args.workers,
                                          pin_memory=True, persistent_workers=args.workers > 0)
     meters = [Meter("Time", "6.3f"), Meter("Data", "6.3f"), Meter("Loss", ".4e"), Meter("Acc@1", "6.2f"),

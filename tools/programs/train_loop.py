@@ -13,27 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import torch
 import torchvision
-
-
-class SlowImages(torch.utils.data.Dataset):
-    """Each sample is 'decoded' on the CPU: a random image, blurred and normalised in numpy."""
-
-    def __init__(self, n: int, size: int, work: int) -> None:
-        self.n, self.size, self.work = n, size, work
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int):
-        rng = np.random.default_rng(i)
-        img = rng.random((3, self.size, self.size), dtype=np.float32)
-        for _ in range(self.work):  # CPU work per sample (decode + augment stand-in, real arithmetic)
-            img = 0.5 * img + 0.25 * (np.roll(img, 1, axis=1) + np.roll(img, 1, axis=2))
-            img = (img - img.mean()) / (img.std() + 1e-6)
-        return torch.from_numpy(img), int(rng.integers(0, 1000))
+from cpu_images import CpuImages  # (tools/programs/: the script's own folder)
 
 
 def main() -> None:
@@ -52,7 +34,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     if args.loader == "slow":
-        loader = torch.utils.data.DataLoader(SlowImages(args.steps * args.batch, args.size, args.work),
+        loader = torch.utils.data.DataLoader(CpuImages(args.steps * args.batch, args.size, args.work),
                                              batch_size=args.batch, num_workers=0)
         batches = iter(loader)
     else:
