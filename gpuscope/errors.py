@@ -52,6 +52,19 @@ class InputError(GpuscopeError):
     exit_code = EXIT_INPUT
 
 
+def read_error(path: object, e: OSError | ValueError) -> InputError:
+    """The one line for a file that could not be read (every reader raises it `from None`)."""
+    if isinstance(e, FileNotFoundError):
+        return InputError(f"{path}: no such file")
+    if isinstance(e, PermissionError):
+        return InputError(f"{path}: permission denied")
+    if isinstance(e, IsADirectoryError):
+        return InputError(f"{path} is a directory")
+    if isinstance(e, ValueError):  # e.g. a NUL byte in the name
+        return InputError(f"{str(path)[:80]!r} is not a usable file name")
+    return InputError(f"{path}: cannot read ({e.strerror or e})")
+
+
 class NoDataError(GpuscopeError):
     """The input was read but holds nothing gpuscope can use."""
 

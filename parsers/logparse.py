@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from gpuscope.errors import InputError, NoDataError, UsageError
+from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers import lines as freeform
 from gpuscope.parsers import scan as sc
@@ -76,16 +76,8 @@ def open_input(source, name: str | None = None) -> LogInput:
             path = find_log_in_dir(path)
         inp = LogInput(str(path), path=path)
         head = inp.head(BINARY_PROBE)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-    except ValueError:  # e.g. a NUL byte in the name
-        raise InputError(f"{str(path)[:80]!r} is not a usable file name") from None
+    except (OSError, ValueError) as e:
+        raise read_error(path, e) from None
     _check_content(head, str(path), empty=inp.size == 0 or (head.isspace() and _all_space(inp)))
     return inp
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscope.errors import InputError, NoDataError
+from gpuscope.errors import InputError, NoDataError, read_error
 from gpuscope.schemas import SAMPLE_COLUMNS
 from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
 from gpuscope.schemas import SAMPLE_STR_COLUMNS as STR_COLUMNS
@@ -113,10 +113,8 @@ def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int
         if p.is_dir():
             p = p / "samples.csv"
         data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
     except (OSError, ValueError) as e:
-        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+        raise read_error(p, e) from None
     if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{p} is empty")
     text, nul = _without_nul(data.decode("utf-8", errors="replace"), p)

@@ -9,7 +9,7 @@ import os
 import zlib
 from pathlib import Path
 
-from gpuscope.errors import InputError
+from gpuscope.errors import InputError, read_error
 
 HEAD_BYTES = 64 * 1024
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -41,10 +41,8 @@ def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
 def read_file(p: Path) -> tuple[bytes, bool]:
     try:
         data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
     except (OSError, ValueError) as e:
-        raise InputError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+        raise read_error(p, e) from None
     truncated = False
     if data[:2] == b"\x1f\x8b":
         data, truncated = gunzip(data, str(p))

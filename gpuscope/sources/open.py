@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuscope import rundir
-from gpuscope.errors import InputError, NoDataError, UsageError
+from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta
@@ -80,14 +80,8 @@ def _read_file(p: Path, n: int = -1) -> bytes:
             return p.read_bytes()
         with open(p, "rb") as f:
             return f.read(n)
-    except PermissionError:
-        raise InputError(f"cannot read {p}: permission denied") from None
-    except IsADirectoryError:
-        raise InputError(f"{p} is a directory") from None
-    except OSError as e:
-        raise InputError(f"{p}: cannot read ({e.strerror or e})") from None
-    except ValueError:  # e.g. a NUL byte in the name
-        raise InputError(f"{str(p)[:80]!r} is not a usable file name") from None
+    except (OSError, ValueError) as e:
+        raise read_error(p, e) from None
 
 
 def _gunzip(p: Path, data: bytes) -> bytes:
@@ -200,8 +194,8 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
     try:
         src.log_path = find_log_in_dir(p)
-    except PermissionError:
-        raise InputError(f"cannot read {p}: permission denied") from None
+    except PermissionError as e:
+        raise read_error(p, e) from None
     except InputError as e:
         if not (p / rundir.SAMPLES).is_file():
             raise
