@@ -656,8 +656,6 @@ static int in_words(const char *w, Py_ssize_t n, const char *const *list) {
     return 0;
 }
 
-static const char *const TIME_W[] = {"time", "elapsed", "latency", "duration", "took", "runtime", "wall",
-                                     "walltime", "wallclock", NULL};
 static const char *const NOT_TIME_W[] = {
     /* counters */ "step", "steps", "global_step", "epoch", "iter", "iteration", "batch", "round", "cycle", "loop",
     "microbatch", "micro_step",
@@ -671,7 +669,8 @@ static const char *const LAST_NOT_TIME_W[] = {"loss", "acc", "accuracy", "norm",
                                               "rps", "ips", "throughput", "bandwidth", "bw", "speed", "rate",
                                               "flops", "tflops", "mfu", "gbs", "mbs", "at", NULL};
 
-/* a key that may be no duration (parsers.words.not_a_duration, or more): its line goes to Python */
+/* a key that may be no duration (parsers.words.not_a_duration, or more: a time word in it does
+ * not clear it, `time_per_step` is a rate): its line goes to Python, which decides */
 static int maybe_not_a_duration(const char *t, Py_ssize_t kn) {
     char low[64];
     if (kn >= (Py_ssize_t)sizeof low) return 1;
@@ -683,7 +682,6 @@ static int maybe_not_a_duration(const char *t, Py_ssize_t kn) {
     while (a < kn && low[a] != '_') a++;
     Py_ssize_t b = kn;  /* last word: [b, kn) */
     while (b > 0 && low[b - 1] != '_') b--;
-    if (in_words(low, kn, TIME_W) || in_words(low, a, TIME_W) || in_words(low + b, kn - b, TIME_W)) return 0;
     if (in_words(low, kn, NOT_TIME_W) || in_words(low + b, kn - b, LAST_NOT_TIME_W) || in_words(low, a, (const char *const[]){"num", NULL})) return 1;
     for (Py_ssize_t k = 0; k + 2 < kn; k++)  /* a word `per` anywhere */
         if (low[k] == 'p' && low[k + 1] == 'e' && low[k + 2] == 'r' && (k == 0 || low[k - 1] == '_') && (k + 3 == kn || low[k + 3] == '_')) return 1;

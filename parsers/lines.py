@@ -64,7 +64,18 @@ import numpy as np
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
-from gpuscope.parsers.words import COUNTERS, METRIC_ENDINGS, METRICS, RATES, STAMP_KEYS, TIME_WORDS
+from gpuscope.parsers.words import (
+    BYTES,
+    COUNTER,
+    COUNTERS,
+    METRIC,
+    PLAIN,
+    RATE,
+    STAMP,
+    STAMP_KEYS,
+    TIMEK,
+    key_class,
+)
 
 # -- tables --------------------------------------------------------------------------------
 
@@ -105,7 +116,6 @@ LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITI
                     "NOTICE", "I", "W", "E", "D"))
 
 # key classes
-PLAIN, TIMEK, COUNTER, METRIC, RATE, BYTES, STAMP = range(7)
 # value kinds
 BARE, UNIT, FRAC, PCT, JUNK = range(5)
 # field shapes: key=value, key: value (also `key = value`, JSON), Label value
@@ -205,22 +215,8 @@ def key_info(key: str):
                 name, factor = key[: -len(suf)], f
                 low = low[: -len(suf)]
                 break
+    cls = key_class(low)
     parts = low.split("_")
-    last = parts[-1]
-    if "per" in parts or low in RATES or last in RATES:
-        cls = RATE
-    elif low.endswith("bytes"):
-        cls = BYTES
-    elif (low in STAMP_KEYS or low.endswith("_at")) and low not in TIME_WORDS:
-        cls = STAMP
-    elif low in COUNTERS:
-        cls = COUNTER
-    elif low in METRICS or last in METRIC_ENDINGS:
-        cls = METRIC
-    elif last in TIME_WORDS or parts[0] in TIME_WORDS:
-        cls = TIMEK
-    else:
-        cls = PLAIN
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
         (parts[1] in ("time", "total") and parts[0] in WHOLE_WORDS)
         or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms"))

@@ -25,14 +25,34 @@ STAMP_KEYS = frozenset(("printed_at", "logged_at", "emitted_at", "ts", "timestam
                         "t_wall", "unix_time"))
 
 
-def not_a_duration(key: str) -> bool:
-    """Whether a unit-less `key=N` is a counter, metric, rate or time stamp (never a duration).
-    Lines' classes (parsers.lines.key_info) for a key without a unit; `v_num` (PyTorch
-    Lightning's version number) and `*_num` counts too."""
-    low = key.lower().replace("-", "_")
+# key classes (parsers.lines.key_info)
+PLAIN, TIMEK, COUNTER, METRIC, RATE, BYTES, STAMP = range(7)
+
+
+def key_class(low: str) -> int:
+    """The class of a key, lower-cased (`-` as `_`) and without its unit suffix: a rate, a byte
+    count, a time stamp, a counter, a metric, a time, or plain."""
     parts = low.split("_")
     last = parts[-1]
-    if low in TIME_WORDS or last in TIME_WORDS or parts[0] in TIME_WORDS:
-        return False
-    return ("per" in parts or low in RATES or last in RATES or low in STAMP_KEYS or low.endswith("_at")
-            or low in COUNTERS or low in METRICS or last in METRIC_ENDINGS or last == "num" or parts[0] == "num")
+    if "per" in parts or low in RATES or last in RATES:
+        return RATE
+    if low.endswith("bytes"):
+        return BYTES
+    if (low in STAMP_KEYS or low.endswith("_at")) and low not in TIME_WORDS:
+        return STAMP
+    if low in COUNTERS:
+        return COUNTER
+    if low in METRICS or last in METRIC_ENDINGS:
+        return METRIC
+    if last in TIME_WORDS or parts[0] in TIME_WORDS:
+        return TIMEK
+    return PLAIN
+
+
+def not_a_duration(key: str) -> bool:
+    """Whether a unit-less `key=N` is a counter, metric, rate or time stamp (never a duration):
+    key_class, as the `lines` reader classes it, and `v_num` (PyTorch Lightning's version
+    number) and other `*_num` / `num_*` counts."""
+    low = key.lower().replace("-", "_")
+    parts = low.split("_")
+    return key_class(low) in (COUNTER, METRIC, RATE, STAMP) or parts[-1] == "num" or parts[0] == "num"

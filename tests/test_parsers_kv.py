@@ -69,6 +69,9 @@ def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
                           "kv")
     assert sorted(set(p.components["component"])) == ["compute", "upload"]
     assert p.components["value_ms"].tolist() == [12.0, 30.0, 11.0, 31.0]
+    # kv classes a key as the `lines` reader does (parsers.words.key_class): a rate stays a rate
+    assert parsers.parse_log("time_per_step=3 t_wall=1764590000 upload=2\n", "kv").components["component"].tolist() == [
+        "upload"]
     # a unit says it is a time, whatever the name; the condensed form reads every field
     assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss", "data_time"]
 

@@ -169,7 +169,7 @@ def good_line(draw):
     else:
         keys = _distinct(draw, ["mutex_wait_ms", "mutex_held_ms", "ntt_kernels", "msm", "batch_add", "upload_ms",
                                 "compute", "wait_s", "lat_us", "h2d_bytes", "job", "step", "loss", "epoch", "v_num",
-                                "train_loss", "tokens_per_sec", "data_time", "Loss", "ts"], n)
+                                "train_loss", "tokens_per_sec", "data_time", "Loss", "ts", "time_per_step", "t_wall"], n)
         parts = []
         for k in keys:
             v = draw(num) + ("" if k == "h2d_bytes" else draw(st.sampled_from(["", "ms", "s", "us", "ns"])))
