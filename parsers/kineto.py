@@ -35,17 +35,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.kineto_json import (
-    NO_ARGS,
-    Decoded,
-    Event,
-    decode,
-    gunzip,
-    is_trace,
-    no_gc,
-    read_file,
-    trace_files,
-)
+from gpuscope.parsers.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
+from gpuscope.parsers.tracefile import gunzip, is_trace, read_file, trace_files
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,

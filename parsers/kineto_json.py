@@ -23,16 +23,6 @@ try:
 except ImportError:  # a dependency of gpuscope; an install with --no-deps may lack it
     raise GpuscopeError("reading a profiler trace needs the msgspec package (a gpuscope dependency): "
                         "pip install msgspec") from None
-from gpuscope.parsers.tracefile import (  # noqa: F401  (read through here by parsers.kineto)
-    HEAD_BYTES,
-    TRACE_SUFFIXES,
-    gunzip,
-    head_of,
-    is_trace,
-    looks_like_trace,
-    read_file,
-    trace_files,
-)
 
 NAN = math.nan
 

@@ -76,13 +76,13 @@ def run_figures(side: Side) -> dict[str, Any]:
     if not (span_s > 0) and tl.get("wall_s"):
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
-    sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
     act = activity_figures(side.activity)
     # measured SM activity over the recording: the activity's time-weighted mean where it comes from
     # GPM (the adaptive sampler reads faster while PCIe is busy: a plain mean of its rows leans there)
     if act is not None and act.get("source") == "gpm_sm_active":
         sm_mean = float(act["busy_fraction"])
     else:
+        sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
         sm_mean = float(np.mean(sm)) if len(sm) else math.nan
     return {
         "label": side.label,
