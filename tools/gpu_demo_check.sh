@@ -4,14 +4,8 @@
 # the two run directories. Usage: bash tools/gpu_demo_check.sh OUT   (carry .whl for msgspec)
 set -u
 OUT=${1:?output folder}
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
+. tools/gpu_setup.sh
 export PYTHONUNBUFFERED=1
-T0=$(date +%s)
-step() { echo "== $(( $(date +%s) - T0 ))s $*"; }
 step "gpu tests"
 timeout 280 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider >"$OUT/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
 tail -4 "$OUT/gpu_tests.log"

@@ -2,9 +2,11 @@
 # The ImageNet-example-style ResNet-50 loop (tools/programs/imagenet_style.py) recorded three
 # ways on a GPU machine: a starved loader, a fed one, and the starved one printing nothing (NVML
 # samples only); each analyzed and plotted. Usage (device, repo root): bash tools/gpu_imagenet_check.sh OUT
+# (carry .whl for msgspec)
 set -u
 OUT=${1:?output folder}
 W=$(mktemp -d)
+. tools/gpu_setup.sh
 GS="python3 -m gpuscope"
 P=tools/programs/imagenet_style.py
 mkdir -p "$W/runs"

@@ -6,14 +6,8 @@
 # Usage (device machine, repo root): bash tools/gpu_release_check.sh OUT   (carry .whl for msgspec)
 set -u
 OUT=${1:?output folder}
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-T0=$(date +%s)
-step() { echo "== $(( $(date +%s) - T0 ))s $*"; }
-step "install"
-pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || echo "install failed"
+INSTALL_LOG="$OUT/install.log" . tools/gpu_setup.sh
+step "installed"
 python3 -c "import sys; from gpuscope.parsers.logparse import compiled_scanner as c; import gpuscope._groupstats as g; print('python', sys.version.split()[0], 'compiled scanner:', c() is not None, 'groupstats:', g.__file__)" 2>&1
 which gcc cc 2>/dev/null | head -1
 step "cpu tests that compare the two scanners and the fast path"

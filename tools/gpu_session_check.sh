@@ -5,14 +5,8 @@
 set -u
 OUT=${1:?output folder}
 W=$(mktemp -d)
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1 || echo "install failed"
+. tools/gpu_setup.sh
 GS="python3 -m gpuscope"
-T0=$(date +%s)
-step() { echo "== $(( $(date +%s) - T0 ))s $*"; }
 step "gpu tests"
 timeout 300 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider >"$OUT/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
 tail -3 "$OUT/gpu_tests.log"
