@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gpuscope.nvml_gpm import (  # noqa: F401 - the GPM metric ids stay importable from here
+    GPM_ACTIVITY_COLUMNS,
     GPM_DRAM_BW_UTIL,
     GPM_METRICS,
     GPM_PCIE_RX_PER_SEC,

@@ -15,10 +15,21 @@ if TYPE_CHECKING:
 # GPM metric ids (nvml.h; same values in pynvml).
 GPM_SM_UTIL = 2
 GPM_SM_OCCUPANCY = 3
+GPM_ANY_TENSOR_UTIL = 5
 GPM_DRAM_BW_UTIL = 10
+GPM_FP64_UTIL = 11
+GPM_FP32_UTIL = 12
+GPM_FP16_UTIL = 13
 GPM_PCIE_TX_PER_SEC = 20
 GPM_PCIE_RX_PER_SEC = 21
-GPM_METRICS = (GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_DRAM_BW_UTIL, GPM_PCIE_TX_PER_SEC, GPM_PCIE_RX_PER_SEC)
+GPM_METRICS = (GPM_SM_UTIL, GPM_SM_OCCUPANCY, GPM_DRAM_BW_UTIL, GPM_PCIE_TX_PER_SEC, GPM_PCIE_RX_PER_SEC,
+               GPM_ANY_TENSOR_UTIL, GPM_FP64_UTIL, GPM_FP32_UTIL, GPM_FP16_UTIL)
+#: samples.csv column <- GPM metric id, each a percentage NVML gives 0-100, stored as 0-1: what the
+#: SMs and their pipes did (tensor: any tensor-core pipe; fp16/fp32/fp64: the non-tensor FMA pipes)
+GPM_ACTIVITY_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("sm_active", GPM_SM_UTIL), ("sm_occupancy", GPM_SM_OCCUPANCY), ("dram_active", GPM_DRAM_BW_UTIL),
+    ("tensor_active", GPM_ANY_TENSOR_UTIL), ("fp16_active", GPM_FP16_UTIL),
+    ("fp32_active", GPM_FP32_UTIL), ("fp64_active", GPM_FP64_UTIL))
 
 
 class GpmUnavailable(Exception):

@@ -233,9 +233,7 @@ class Sampler:
                 m = g.gpm.read()
                 g.gpm_t = mono
                 if m is not None:
-                    for key, mid in (("sm_active", nvml_mod.GPM_SM_UTIL),
-                                     ("sm_occupancy", nvml_mod.GPM_SM_OCCUPANCY),
-                                     ("dram_active", nvml_mod.GPM_DRAM_BW_UTIL)):
+                    for key, mid in nvml_mod.GPM_ACTIVITY_COLUMNS:
                         v = m.get(mid)
                         row[key] = v / 100.0 if v is not None else None
                     if g.source == "gpm":

@@ -92,6 +92,11 @@ SAMPLE_SCHEMA: dict[str, str] = {
     "mem_clock_mhz": "float64",
     "temperature_c": "float64",
     "clock_event_reasons": "float64",  # NVML clock-event (throttle) reasons bitmask; NaN = not read
+    # GPM pipe activity (0-1), beside sm_active; absent from files written before they were added
+    "tensor_active": "float64",
+    "fp16_active": "float64",
+    "fp32_active": "float64",
+    "fp64_active": "float64",
 }
 SAMPLE_COLUMNS: tuple[str, ...] = tuple(SAMPLE_SCHEMA)
 SAMPLE_INT_COLUMNS: tuple[str, ...] = tuple(c for c, t in SAMPLE_SCHEMA.items() if t == "int64")
