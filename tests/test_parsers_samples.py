@@ -31,8 +31,12 @@ def _write(tmp_path, name, text):
     return f
 
 
+PIPE_COLUMNS = ("tensor_active", "fp16_active", "fp32_active", "fp64_active")
+HEADER_18 = ",".join(c for c in SAMPLE_COLUMNS if c not in PIPE_COLUMNS)  # before the GPM pipe columns
+
+
 def test_gpuscope_csv_with_torn_last_row(tmp_path):
-    f = _write(tmp_path, "samples.csv", HEADER + "\n"
+    f = _write(tmp_path, "samples.csv", HEADER_18 + "\n"
                "1796047200.0,0.0,0,1.5,0.2,0.9,0.5,0.3,100,20,1024,250.5,1980,gpm,0,2619,51,4\n"
                "1796047200.1,0.1,1,,,,,,,,,,,counter,1,,,\n"
                "oops,0.2,0,1,1,1,1,1,1,1,1,1,1,gpm,0,1,1,1\n"
@@ -47,6 +51,7 @@ def test_gpuscope_csv_with_torn_last_row(tmp_path):
     assert df["mem_clock_mhz"].iloc[0] == 2619 and df["temperature_c"].iloc[0] == 51
     assert df["clock_event_reasons"].iloc[0] == 4 and math.isnan(df["clock_event_reasons"].iloc[1])
     assert _dtypes(df)["clock_event_reasons"] == "float64"
+    assert all(df[c].isna().all() for c in PIPE_COLUMNS)  # written before them: missing, not 0
     assert read_samples_csv(f).equals(df)
 
 

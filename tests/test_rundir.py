@@ -64,7 +64,8 @@ def test_samples_flushed_while_open(tmp_path):
 def test_read_samples_missing_and_torn(tmp_path):
     assert list(read_samples(tmp_path).columns) == list(SAMPLE_COLUMNS)
     p = tmp_path / "samples.csv"
-    p.write_text(",".join(SAMPLE_COLUMNS) + "\n1.0,0.1,0,3.0,,,,,,,,,,gpm,0,,,\n2.0,0.2,0,4")
+    row = {"t_wall": "1.0", "t_mono": "0.1", "gpu": "0", "rx_gbs": "3.0", "pcie_source": "gpm", "wrap_suspect": "0"}
+    p.write_text(",".join(SAMPLE_COLUMNS) + "\n" + ",".join(row.get(c, "") for c in SAMPLE_COLUMNS) + "\n2.0,0.2,0,4")
     df = read_samples(p)
     # torn row (a crash mid-write may have cut "4" from "4.25"): dropped and counted
     assert len(df) == 1 and df["rx_gbs"].tolist() == [3.0] and df.attrs["malformed_rows"] == 1

@@ -96,6 +96,18 @@ def test_gpm_source_units():
     s.stop()
 
 
+def test_gpm_pipe_activity_columns():
+    # tensor (5), fp64 (11), fp32 (12), fp16 (13) as fractions; a pipe NVML does not report is missing
+    m = {2: 90.0, 3: 6.0, 10: 8.0, 5: 42.0, 12: 0.5, 13: 3.0, 20: 1.0, 21: 1.0}
+    nv = _session(FakeGpu(gpm=True, gpm_metrics=[m]))
+    s = Sampler(nv, [0], ListSink())
+    g = s._gpus[0]
+    row = s.sample_once(g, g.gpm_t + 0.101, slow=False)
+    assert row["tensor_active"] == pytest.approx(0.42) and row["fp32_active"] == pytest.approx(0.005)
+    assert row["fp16_active"] == pytest.approx(0.03) and row["fp64_active"] is None
+    s.stop()
+
+
 def test_counters_preferred_gpm_only_every_100ms_and_throughput_last():
     readings = [(i * 10_000_000, i * 1000, 0) for i in range(100)]
     nv = _session(FakeGpu(gpm=True, counters=readings),

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from gpuscope.parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
 
 N = len(SAMPLE_COLUMNS)
-NEW_COLUMNS = ("mem_clock_mhz", "temperature_c", "clock_event_reasons")
+NEW_COLUMNS = ("mem_clock_mhz", "temperature_c", "clock_event_reasons",
+               "tensor_active", "fp16_active", "fp32_active", "fp64_active")
 LEGACY_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c not in NEW_COLUMNS)
 
 
