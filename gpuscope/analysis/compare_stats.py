@@ -42,7 +42,15 @@ def describe(values: ArrayLike) -> dict[str, float]:
     return {"count": int(len(v)), "median_ms": float(med), "p10_ms": float(p10), "p90_ms": float(p90)}
 
 
+#: above this many values a side's bootstrap medians are drawn by rank (_boot_medians_by_rank):
+#: O(n_boot * sqrt(n)) instead of O(n_boot * n). Below it the resamples are drawn whole, so every
+#: interval computed before the rank method existed stays the same to the bit.
+RANK_METHOD_MIN = 2_000
+
+
 def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_cells: int = 4_000_000) -> np.ndarray:
+    if len(v) > RANK_METHOD_MIN:
+        return _boot_medians_by_rank(np.sort(v), n_boot, rng)
     out = np.empty(n_boot)
     step = max(1, chunk_cells // max(1, len(v)))
     for s in range(0, n_boot, step):
@@ -50,6 +58,41 @@ def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_ce
         idx = rng.integers(0, len(v), size=(k, len(v)))
         out[s : s + k] = np.median(v[idx], axis=1)
     return out
+
+
+def _boot_medians_by_rank(xs: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Medians of `n_boot` resamples (n draws with replacement) of the sorted values `xs`, from
+    exactly the distribution of resampling whole, without drawing the n values. A resample is a
+    multinomial count per position; the value at rank r is found by halving the positions: of
+    the N draws in [a, b), the number in [a, mid) ~ Binomial(N, (mid - a) / (b - a)), and the
+    rank lies left when the draws below a plus those reach r. The two middle ranks (one for odd
+    n) descend together, sharing their draws while they share an interval, and independently
+    once they part (counts of disjoint intervals, given their totals, are independent). About
+    log2(n) binomial draws per resample: 1,000,000 values x 2,000 resamples in milliseconds."""
+    n = len(xs)
+    ranks = ((n + 1) // 2, n // 2 + 1)  # 1-based ranks averaged into the median (equal for odd n)
+    a = [np.zeros(n_boot, dtype=np.int64) for _ in ranks]
+    b = [np.full(n_boot, n, dtype=np.int64) for _ in ranks]
+    below = [np.zeros(n_boot, dtype=np.int64) for _ in ranks]
+    inside = [np.full(n_boot, n, dtype=np.int64) for _ in ranks]
+    while any(bool((bb - aa > 1).any()) for aa, bb in zip(a, b, strict=True)):
+        together = (a[0] == a[1]) & (b[0] == b[1])
+        first_left: np.ndarray | None = None
+        for i, r in enumerate(ranks):
+            live = b[i] - a[i] > 1
+            mid = (a[i] + b[i]) // 2
+            p = np.where(live, (mid - a[i]) / np.maximum(b[i] - a[i], 1), 0.0)
+            left = rng.binomial(inside[i], p)
+            if first_left is not None:
+                left = np.where(together, first_left, left)
+            first_left = left
+            go_left = live & (below[i] + left >= r)
+            go_right = live & ~go_left
+            b[i] = np.where(go_left, mid, b[i])
+            a[i] = np.where(go_right, mid, a[i])
+            below[i] = np.where(go_right, below[i] + left, below[i])
+            inside[i] = np.where(go_left, left, np.where(go_right, inside[i] - left, inside[i]))
+    return (xs[a[0]] + xs[a[1]]) / 2
 
 
 def bootstrap_ratio(
