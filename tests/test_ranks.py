@@ -1,0 +1,92 @@
+"""`gpuscope analyze DIR` of many ranks: the H200's 2- and 4-rank traces (rank 1 computes twice as
+much; the others wait in a gloo all-reduce), a folder of run directories, a damaged rank."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from gpuscope.ranks_run import analyze_ranks, rank_inputs
+
+DATA = Path(__file__).resolve().parent / "data" / "h200_bounds"
+TRACES = DATA / "traces"
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_the_straggler_is_rank_1_and_the_others_wait_in_gloo(world):
+    doc = analyze_ranks(rank_inputs(TRACES / f"ranks{world}"), workers=1)
+    assert doc["count"] == world and [r["rank"] for r in doc["table"]] == list(range(world))
+    assert [s["rank"] for s in doc["stragglers"]] == [1]
+    s = doc["stragglers"][0]
+    assert s["metric"] == "compute_ms_per_step" and s["ratio"] > 1.25 and s["excess_ms"] > 10
+    assert s["waits"]["others_extra_ms_per_step"] > 5  # the others sit longer in the all-reduce
+    assert doc["collectives"]["kinds"] == ["gloo"]
+    for r in doc["table"]:
+        assert r["steps"] == 3 and r["step_ms"] > 0
+        assert r["collectives"]["kind"] == "gloo" and r["collectives"]["count"] == 3
+        assert r["collectives"]["overlap_fraction"] < 0.05  # gloo on the host: no kernel hides it
+        assert 0 < r["busy_fraction"] < 1 and r["copies"]
+    # compute per step of rank 1 is about twice the compute of the others' (twice the matmuls)
+    others = [r["compute_ms_per_step"] for r in doc["table"] if r["rank"] != 1]
+    assert max(others) < doc["table"][1]["compute_ms_per_step"]
+
+
+def test_processes_give_the_same_rows_as_one(tmp_path):
+    one = analyze_ranks(rank_inputs(TRACES / "ranks4"), workers=1)
+    many = analyze_ranks(rank_inputs(TRACES / "ranks4"), workers=2)
+    assert many["workers"] == 2
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in one["table"]]
+    assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in many["table"]]
+    assert one["stragglers"] == many["stragglers"]
+
+
+def test_cli_console_and_json(runner):
+    r = runner.invoke(app, ["analyze", str(TRACES / "ranks2")])
+    assert r.exit_code == 0, r.stderr
+    assert "Ranks (2 traces" in r.stdout and "rank 1 is the straggler" in r.stdout
+    r = runner.invoke(app, ["analyze", str(TRACES / "ranks2"), "--json"])
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "trace" and doc["ranks"]["stragglers"][0]["rank"] == 1
+    assert "activity" in doc  # the folder's own analysis is still there
+
+
+def test_a_folder_of_run_directories(runner, tmp_path):
+    for name in ("tensor_bound", "readback_pageable"):
+        shutil.copytree(DATA / "runs" / name, tmp_path / name)
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "ranks" and doc["ranks"]["inputs"] == "runs"
+    rows = {x["name"]: x for x in doc["ranks"]["table"]}
+    assert rows["tensor_bound"]["busy_fraction"] > rows["readback_pageable"]["busy_fraction"]
+    r = runner.invoke(app, ["analyze", str(tmp_path)])
+    assert r.exit_code == 0 and "Ranks (2 runs" in r.stdout
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--csv", str(tmp_path / "csv")])
+    assert r.exit_code == 2 and "one source" in r.stderr
+
+
+def test_a_damaged_rank_is_named_the_others_analyzed(runner, tmp_path):
+    for name in ("tensor_bound", "hbm_bound"):
+        shutil.copytree(DATA / "runs" / name, tmp_path / name)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "samples.csv").write_text("garbage\n")
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)["ranks"]
+    assert [e["name"] for e in doc["errors"]] == ["broken"] and doc["count"] == 2
+    assert "broken" in r.stderr
+
+
+def test_not_a_multi_rank_folder():
+    assert rank_inputs(DATA / "runs" / "ranks2") is None  # one run directory
+    assert rank_inputs(TRACES / "hbm_bound.json.gz") is None
