@@ -102,7 +102,10 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
     else:
         import multiprocessing as mp
 
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("forkserver")) as pool:
+        ctx = mp.get_context("forkserver")  # no fork of a process with threads; workers fork from a warm server
+        ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
+                                    "gpuscope.analysis.trace_analysis", "gpuscope.parsers.kineto"])
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             results = list(pool.map(analyze_one, *zip(*args, strict=True)))
     rows = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]

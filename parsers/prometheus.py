@@ -87,7 +87,7 @@ def looks_like_prometheus(head: bytes | str) -> bool:
     """A Prometheus API response (or several): JSON naming `resultType` and `status` early."""
     text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
     s = text.lstrip("\ufeff \t\r\n")
-    return s[:1] in ("{", "[") and '"resultType"' in text and '"status"' in text
+    return s[:1] in ("{", "[") and '"status"' in text and ('"resultType"' in text or '"errorType"' in text)
 
 
 def _documents(text: str) -> Iterator[Any]:

@@ -16,7 +16,6 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

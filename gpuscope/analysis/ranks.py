@@ -54,6 +54,7 @@ def collectives(trace: Any) -> dict[str, Any]:
     ke = ks + kern["dur_us"].to_numpy(dtype="float64")
     compute = merge(ks[~is_nccl], ke[~is_nccl])
     out: dict[str, Any] = {"compute_ms": total(*compute) / 1e3}
+    kind: str | None
     if is_nccl.any():
         coll = merge(ks[is_nccl], ke[is_nccl])
         kind, count = "nccl", int(is_nccl.sum())
@@ -91,7 +92,7 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
     doc = result.to_json()
     act = doc.get("activity") or {}
     diag = (doc.get("diagnoses") or [{}])[0]
-    row: dict[str, Any] = {"name": name, "rank": position, "kind": source.kind,
+    row: dict[str, Any] = {"name": name, "rank": position, "position": position, "kind": source.kind,
                            "busy_fraction": _f(act.get("busy_fraction")),
                            "idle_fraction": _f(act.get("idle_fraction")),
                            "first_finding": diag.get("id"), "first_finding_severity": diag.get("severity")}
@@ -130,9 +131,8 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
 
 
 def _stragglers(rows: list[dict], key: str, what: str) -> list[dict]:
-    vals = [(r, _f(r.get(key))) for r in rows]
-    vals = [(r, v) for r, v in vals if v is not None]
-    out = []
+    vals: list[tuple[dict, float]] = [(r, v) for r in rows if (v := _f(r.get(key))) is not None]
+    out: list[dict] = []
     if len(vals) < 2:
         return out
     for r, v in vals:
@@ -160,6 +160,11 @@ def _waits(rows: list[dict], s: dict) -> dict | None:
 
 def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any]:
     """The ranks document: the rows (by rank), the stragglers with by how much, the collectives."""
+    notes = []
+    if len({r["rank"] for r in rows}) < len(rows):  # traces without distributedInfo.rank (or repeated)
+        for r in rows:
+            r["rank"] = r.get("position", r["rank"])
+        notes.append("ranks numbered by name order (distributedInfo.rank missing or repeated)")
     rows = sorted(rows, key=lambda r: (r["rank"], r["name"]))
     traces = all(r["kind"] == "trace" for r in rows)
     key, what = ("compute_ms_per_step", "compute per step") if traces else ("compute_ms", "GPU busy time")
@@ -173,7 +178,7 @@ def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any
     for s in step:
         s["waits"] = None
         s["summary"] = _sentence(s, None)
-    kinds = sorted({(r.get("collectives") or {}).get("kind") for r in rows} - {None})
+    kinds = sorted({str(k) for r in rows if (k := (r.get("collectives") or {}).get("kind")) is not None})
     overlap = [x for r in rows if (x := _f((r.get("collectives") or {}).get("overlap_fraction"))) is not None]
     return {
         "count": len(rows), "inputs": "traces" if traces else "runs",
@@ -182,6 +187,7 @@ def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any
                         "ms_per_step": {str(r["rank"]): (r.get("collectives") or {}).get("ms_per_step") for r in rows},
                         "overlap_fraction_median": median(overlap) if overlap else None},
         "errors": list(errors or []),
+        "notes": notes,
         "rule": {"ratio": STRAGGLER_RATIO, "min_ms": STRAGGLER_MIN_MS, "metric": key},
     }
 
