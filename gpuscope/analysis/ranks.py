@@ -14,7 +14,7 @@ What is added per trace, from its events:
   time during which a compute kernel (any other kernel) ran on the rank's GPU.
 - compute: the union of the non-collective kernels; per step with the trace's ProfilerStep count.
 
-Stragglers (docs/ANALYZE.md "Many ranks"): a rank is one when its compute per step (run
+Stragglers (docs/CLI.md, analyze, "Many ranks"): a rank is one when its compute per step (run
 directories: busy seconds) is at least STRAGGLER_RATIO x the median of the other ranks and
 at least STRAGGLER_MIN_MS more; or when its step time differs from the others' median by that
 much. In a synchronous job the others then wait: their extra time in collectives is named.
