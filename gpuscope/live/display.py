@@ -77,6 +77,7 @@ class LiveDisplay:
 
     def __enter__(self) -> LiveDisplay:
         self.started = time.monotonic()
+        self.finding.start()
         if self.plain:
             self._thread = threading.Thread(target=self._plain_loop, name="gpuscope-live", daemon=True)
             self._thread.start()
@@ -102,6 +103,7 @@ class LiveDisplay:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
+        self.finding.stop()
         self.out = sys.stdout
 
     @property

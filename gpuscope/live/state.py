@@ -14,6 +14,7 @@ own intervals), so `pcie_bytes` is what the counters counted.
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections.abc import Sequence
@@ -58,6 +59,29 @@ class _Gpu:
         self.accounted_until: float | None = None
         self.last_pcie_t: float | None = None
         self.pcie_source = ""  # the sampler's PCIe source of this GPU (one per GPU for a run)
+        # final intervals, consecutive ones of one class merged (the window's: trimmed by _window)
+        self.fs: list[float] = []
+        self.fe: list[float] = []
+        self.fc: list[str] = []
+
+    def new_reading(self, first: int) -> bool:
+        """An activity reading (or no activity column at all) after row `first`: something to class."""
+        for col in ("sm_active", "gpu_util_pct"):
+            vals = self.cols[col]
+            if any(x == x for x in vals[first + 1:]):  # not NaN
+                return True
+        return not any(x == x for c in ("sm_active", "gpu_util_pct") for x in self.cols[c][first:])
+
+    def final(self, start: float, end: float, cls: str) -> None:
+        """A classed interval that no later reading changes: counted once, kept for the window."""
+        v = self.view
+        v.state_seconds[cls] = v.state_seconds.get(cls, 0.0) + (end - start)
+        if self.fc and self.fc[-1] == cls and abs(self.fe[-1] - start) < 1e-9:
+            self.fe[-1] = end
+        else:
+            self.fs.append(start)
+            self.fe.append(end)
+            self.fc.append(cls)
 
     def add(self, row: dict[str, Any]) -> None:
         t = row.get("t_mono")
@@ -156,37 +180,47 @@ class LiveState:
                        v.window_s, list(v.strip), dict(v.state_seconds), dict(v.pcie_bytes), v.rows, v.age_s)
 
     def _classify(self, g: _Gpu, now: float) -> None:
+        """Class the rows since the last final interval (build_grid over them alone: the cost
+        of a refresh is the new rows, not the window), then the window's shares and strip."""
         import numpy as np
         import pandas as pd
 
         from gpuscope.analysis.samplegrid import build_grid
 
-        cols = {k: np.asarray(vals, dtype="float64") for k, vals in g.cols.items()}
-        frame = pd.DataFrame(cols, copy=False)
-        frame["pcie_source"] = g.pcie_source or None
-        grid = build_grid(frame, g.view.gpu, self.line_rate_gbs, basis="t_mono")
-        if grid.n == 0:
-            return
-        act_col = cols["sm_active"] if grid.source == "gpm_sm_active" else cols["gpu_util_pct"]
-        read = cols["t_mono"][np.isfinite(act_col)]
-        last_read = float(read.max()) if read.size else (float(cols["t_mono"][-1]) if grid.source is None else None)
-        if last_read is not None and g.accounted_until is not None:
-            sel = (grid.t_start >= g.accounted_until - 1e-9) & (grid.t_end <= last_read + 1e-9)
-            if sel.any():
-                for cls, dt in zip(grid.cls[sel].tolist(), grid.dt[sel].tolist(), strict=True):
-                    g.view.state_seconds[cls] = g.view.state_seconds.get(cls, 0.0) + dt
-                g.accounted_until = float(grid.t_end[sel].max())
-        known = np.flatnonzero(grid.cls != "unknown")
-        g.view.state = str(grid.cls[known[-1]]) if known.size else "unknown"
+        t = g.cols["t_mono"]
+        first = bisect.bisect_left(t, (g.accounted_until if g.accounted_until is not None else t[0]) - 1e-9)
+        if len(t) - first >= 2 and g.new_reading(first):
+            cols = {k: np.asarray(vals[first:], dtype="float64") for k, vals in g.cols.items()}
+            frame = pd.DataFrame(cols, copy=False)
+            frame["pcie_source"] = g.pcie_source or None
+            grid = build_grid(frame, g.view.gpu, self.line_rate_gbs, basis="t_mono")
+            act = cols["sm_active"] if grid.source == "gpm_sm_active" else cols["gpu_util_pct"]
+            read = cols["t_mono"][np.isfinite(act)]
+            last_read = float(read.max()) if read.size else (float(cols["t_mono"][-1]) if grid.source is None
+                                                              else None)
+            if grid.n and last_read is not None:
+                sel = np.flatnonzero(grid.t_end <= last_read + 1e-9)
+                for k in sel.tolist():
+                    g.final(float(grid.t_start[k]), float(grid.t_end[k]), str(grid.cls[k]))
+                if sel.size:
+                    g.accounted_until = float(grid.t_end[sel[-1]])
+        self._window(g, now)
+
+    def _window(self, g: _Gpu, now: float) -> None:
+        import numpy as np
+
         lo = now - self.window_s
-        inw = grid.t_end > lo
-        if last_read is not None:  # the trailing intervals no reading covers yet are not shown as unknown
-            inw &= grid.t_end <= last_read + 1e-9
-        starts, ends, cls = np.maximum(grid.t_start[inw], lo), grid.t_end[inw], grid.cls[inw]
+        while g.fe and g.fe[0] <= lo:
+            g.fs.pop(0), g.fe.pop(0), g.fc.pop(0)
+        known = [c for c in g.fc if c != "unknown"]
+        g.view.state = known[-1] if known else "unknown"
+        starts = np.maximum(np.asarray(g.fs, dtype="float64"), lo)
+        ends = np.asarray(g.fe, dtype="float64")
+        cls = np.asarray(g.fc, dtype=object)
         dur = ends - starts
         total = float(dur.sum())
         g.view.window_s = total
-        g.view.shares = {c: float(dur[cls == c].sum()) / total for c in set(cls.tolist())} if total > 0 else {}
+        g.view.shares = {c: float(dur[cls == c].sum()) / total for c in set(g.fc)} if total > 0 else {}
         g.view.strip = _strip(starts, ends, cls, lo, now)
 
 

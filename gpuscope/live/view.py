@@ -39,7 +39,7 @@ def _bar(frac: float | None, width: int = BAR_W) -> str:
 def _share_text(v: GpuView) -> str:
     if not v.shares:
         return "no classed interval yet"
-    top = sorted(v.shares.items(), key=lambda kv: -kv[1])[:3]
+    top = [kv for kv in sorted(v.shares.items(), key=lambda kv: -kv[1]) if kv[1] >= 0.005][:3]
     return ", ".join(f"{c} {100 * s:.0f}%" for c, s in top) + f" of the last {v.window_s:.0f} s"
 
 
