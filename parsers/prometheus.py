@@ -81,6 +81,7 @@ DIRECTED = {"gpuscope_pcie_throughput_bytes_per_second"}  # gauges with a direct
 COUNTERS = {"gpuscope_pcie_bytes_total"}                  # counters with a direction label
 DERIVED = re.compile(r"^gpuscope_(state|state_seconds_total|samples_total|line_rate_bytes_per_second)$")
 PCIE_SOURCE = "prometheus"
+MAX_SERIES = 100_000
 
 
 def looks_like_prometheus(head: bytes | str) -> bool:
@@ -104,6 +105,8 @@ def _documents(text: str) -> Iterator[Any]:
         except json.JSONDecodeError as e:
             raise InputError(f"not a Prometheus query result: invalid JSON at line {e.lineno} column {e.colno} "
                              f"({e.msg})") from None
+        except RecursionError:
+            raise InputError("not a Prometheus query result: JSON nested too deeply") from None
         if isinstance(obj, list):
             yield from obj
         else:
@@ -122,8 +125,9 @@ def _series(text: str) -> Iterator[dict]:
             kind = data.get("resultType") if isinstance(data, dict) else None
             raise NoDataError(f"a Prometheus result of type {kind!r}: only matrix (query_range) and vector "
                               "(query) results hold series")
-        for s in data.get("result") or []:
-            if isinstance(s, dict):
+        result = data.get("result")
+        for s in result if isinstance(result, list) else []:
+            if isinstance(s, dict) and isinstance(s.get("metric", {}), dict):
                 yield s
 
 
@@ -165,6 +169,8 @@ def read_prometheus(text: str) -> pd.DataFrame:
     from gpuscope.schemas import SAMPLE_SCHEMA, frame
 
     series = sorted(_series(text), key=lambda s: str((s.get("metric") or {}).get("__name__", "")))
+    if len(series) > MAX_SERIES:
+        raise InputError(f"a Prometheus result of {len(series):,} series: more than {MAX_SERIES:,} (narrow the query)")
     cells: dict[tuple[tuple[str, int], float], dict[str, float]] = {}
     unknown: dict[str, int] = {}
     counters: set[tuple[tuple[str, int], str]] = set()

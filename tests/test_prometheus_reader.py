@@ -102,3 +102,19 @@ def test_bad_result_through_the_cli_is_one_line(tmp_path):
 def test_detection():
     assert looks_like_prometheus(json.dumps(dcgm()).encode())
     assert not looks_like_prometheus(b'{"traceEvents": []}')
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000,
+    '{"status": "success", "data": {"resultType": "matrix", "result": {"a": 1}}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": [1], "values": 3}]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"__name__": '
+    '"DCGM_FI_PROF_SM_ACTIVE", "gpu": "x"}, "values": [[1, "a"], ["b", 2], [3], null, [4, "NaN"]]}]}}',
+    '[1, 2]', '"status"',
+])
+def test_hostile_results_are_one_error_or_read(text):
+    try:
+        df = read_prometheus(text)
+    except (InputError, NoDataError):
+        return
+    assert df["gpu"].tolist() == [0] * len(df)  # 'x' names no GPU number: GPU 0
