@@ -202,3 +202,22 @@ def test_grid_reused_not_copied():
     # the live module classifies through samplegrid.build_grid: no second classifier
     src = (REPO / "gpuscope" / "live" / "state.py").read_text()
     assert "build_grid" in src and "SM_IDLE" not in src and np is not None
+
+
+def test_memory_stays_bounded_when_nobody_looks():
+    st = LiveState([{"index": 0}], 50.0, window_s=1.0, clock=_Clock())
+    for r in _rows(20_000):
+        st.write_row(r)
+    assert len(st.frame()) <= 1.0 * 200 + 1000 + 1
+    v = st.snapshot()[0]
+    assert sum(v.state_seconds.values()) == pytest.approx(20_000 * 0.02, rel=0.01)
+
+
+def test_record_metrics_without_nvml_still_runs_the_command(tmp_path):
+    nvml.use_backend(FakeNvml([], init_error="LibraryNotFound"))
+    try:
+        r = CliRunner().invoke(app, ["record", "--metrics", "127.0.0.1:0", "--out", str(tmp_path / "run"),
+                                     "--no-summary", "--", sys.executable, "-c", "raise SystemExit(3)"])
+    finally:
+        nvml.use_backend(None)
+    assert r.exit_code == 3 and "serving metrics on http://127.0.0.1:" in r.stderr and "no samples" in r.stderr

@@ -90,3 +90,65 @@ def test_a_damaged_rank_is_named_the_others_analyzed(runner, tmp_path):
 def test_not_a_multi_rank_folder():
     assert rank_inputs(DATA / "runs" / "ranks2") is None  # one run directory
     assert rank_inputs(TRACES / "hbm_bound.json.gz") is None
+
+
+def _frames(kernels, host=()):
+    """A stand-in for TraceFrames: (name, ts_us, dur_us) kernels and host ranges."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    gpu = pd.DataFrame({"kind": ["kernel"] * len(kernels), "name": [k[0] for k in kernels],
+                        "ts_us": [float(k[1]) for k in kernels], "dur_us": [float(k[2]) for k in kernels]})
+    h = pd.DataFrame({"name": [x[0] for x in host], "ts_us": [float(x[1]) for x in host],
+                      "dur_us": [float(x[2]) for x in host]})
+    return SimpleNamespace(gpu=gpu, host=h)
+
+
+def test_nccl_kernels_and_their_overlap_with_compute():
+    from gpuscope.analysis.ranks import collectives
+
+    c = collectives(_frames([("gemm", 0, 100), ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 100),
+                             ("gemm", 200, 50)], host=[("nccl:all_reduce", 40, 5)]))
+    assert c["kind"] == "nccl" and c["count"] == 1 and c["ms"] == pytest.approx(0.1)
+    assert c["overlap_fraction"] == pytest.approx(0.5)  # 50 of its 100 us under the first gemm
+    assert c["compute_ms"] == pytest.approx(0.15)
+
+
+def test_gloo_on_the_host_and_no_collective():
+    from gpuscope.analysis.ranks import collectives
+
+    c = collectives(_frames([("gemm", 0, 100)], host=[("gloo:all_reduce", 80, 100), ("c10d::allreduce_", 79, 1)]))
+    assert c["kind"] == "gloo" and c["ms"] == pytest.approx(0.1) and c["overlap_fraction"] == pytest.approx(0.2)
+    c = collectives(_frames([("gemm", 0, 100)]))
+    assert c["kind"] is None and c["overlap_fraction"] is None
+
+
+def _row(rank, compute, step, coll=None, name=None):
+    return {"name": name or f"r{rank}", "rank": rank, "position": rank, "kind": "trace", "steps": 10,
+            "step_ms": step, "compute_ms_per_step": compute,
+            "collectives": {"kind": "nccl", "ms_per_step": coll, "overlap_fraction": 0.1}}
+
+
+def test_straggler_rules():
+    from gpuscope.analysis.ranks import combine
+
+    even = combine([_row(0, 50, 100, 40), _row(1, 51, 100, 39), _row(2, 50, 100, 40)])
+    assert even["stragglers"] == []
+    slow = combine([_row(0, 50, 100, 40), _row(1, 80, 100, 10), _row(2, 50, 100, 40), _row(3, 52, 100, 38)])
+    (s,) = slow["stragglers"]
+    assert s["rank"] == 1 and s["ratio"] == pytest.approx(80 / 50) and s["waits"]["others_extra_ms_per_step"] == 30
+    assert "others wait 30.0 ms per step longer" in s["summary"]
+    step = combine([_row(0, 50, 100), _row(1, 50, 130), _row(2, 50, 100)])
+    assert [(x["rank"], x["metric"]) for x in step["stragglers"]] == [(1, "step_ms")]
+    tiny = combine([_row(0, 1.0, 100), _row(1, 1.5, 100)])  # 1.5x but only 0.5 ms more: no straggler
+    assert tiny["stragglers"] == []
+
+
+def test_repeated_rank_numbers_fall_back_to_name_order():
+    from gpuscope.analysis.ranks import combine
+
+    rows = [_row(0, 50, 100, name="a"), _row(0, 50, 100, name="b")]
+    rows[1]["position"] = 1
+    doc = combine(rows)
+    assert [r["rank"] for r in doc["table"]] == [0, 1] and doc["notes"]

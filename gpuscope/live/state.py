@@ -134,6 +134,7 @@ class LiveState:
             i = int(g["index"])
             self._gpus[i] = _Gpu(i, str(g.get("name") or ""), str(g.get("uuid") or ""), self.line_rate_gbs)
         self.rows = 0
+        self._max_rows = int(self.window_s * 200) + 1000  # 200 rows/s (the 5 ms floor) over the window, and some
 
     def write_row(self, row: dict[str, Any]) -> None:
         i = int(row.get("gpu", 0))
@@ -143,6 +144,8 @@ class LiveState:
                 g = self._gpus[i] = _Gpu(i, "", "", self.line_rate_gbs)
             g.add(row)
             self.rows += 1
+            if len(g.cols["t_mono"]) > self._max_rows:  # nobody has looked for a while (record --metrics,
+                self._view(g, float(row["t_mono"]))     # no scrape yet): class and trim, memory stays bounded
 
     def close(self) -> None:  # a sink's protocol; nothing to release
         pass
