@@ -9,6 +9,7 @@ only reads the rows the sampler writes to samples.csv.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,10 +39,14 @@ def record_live(cmd: Sequence[str], *, live: bool, metrics: str | None, **kw: An
             return record(cmd, on_error=say, argv=sys.argv, taps=[state], **kw)
         title = f"gpuscope record: {' '.join(cmd)}"[:120]
         display = LiveDisplay(state, title, plain_to=sys.stderr)
+        cpu0 = time.process_time()  # gpuscope's own threads (sampler, view, endpoint), not the command's
         with display:
             out = display.out
             res = record(cmd, on_error=say, argv=sys.argv, taps=[state], stdout=out, **kw)
-        say(f"live view: {display.renders} refreshes ({display.refresh_hz:.2f} Hz)")
+        cpu = time.process_time() - cpu0
+        wall = max(display.ended - display.started, 1e-9)
+        say(f"live view: {display.renders} refreshes ({display.refresh_hz:.2f} Hz); gpuscope CPU {cpu:.2f} s "
+            f"({100 * cpu / wall:.1f}% of a core, the sampler included)")
         return res
     finally:
         if server is not None:
