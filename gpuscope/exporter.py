@@ -3,7 +3,8 @@
 Served by prometheus-client from a LiveState (the same tap the live view reads: one sampler),
 read at scrape time, so nothing runs between scrapes. Names follow Prometheus' conventions
 (base units, `_total` counters, `_ratio` for 0-1); labels are dcgm-exporter's where they mean
-the same (`gpu` = the NVML index, `UUID`, `modelName`), so one dashboard can hold both.
+the same (`gpu` = the NVML index, `UUID`, `device` = nvidiaN, `modelName`, `Hostname`), so one
+dashboard (and parsers.prometheus, which tells hosts apart by `Hostname`) can hold both.
 
     gpuscope_pcie_bytes_total{direction="rx"|"tx"}   counter  bytes the PCIe counters counted
     gpuscope_pcie_throughput_bytes_per_second{direction}  gauge  the last PCIe reading
@@ -21,6 +22,7 @@ the same (`gpu` = the NVML index, `UUID`, `modelName`), so one dashboard can hol
 from __future__ import annotations
 
 import math
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,7 +47,7 @@ GAUGES = (
     ("gpuscope_temperature_celsius", "GPU temperature", "temperature_c", 1.0),
     ("gpuscope_clock_event_reasons", "NVML clock-event (throttle) reasons bitmask", "clock_event_reasons", 1.0),
 )
-LABELS = ("gpu", "UUID", "modelName")
+LABELS = ("gpu", "UUID", "device", "modelName", "Hostname")
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -116,7 +118,10 @@ class _Collector:
 
 
 def _labels(v: GpuView) -> list[str]:
-    return [str(v.gpu), v.uuid, v.name]
+    return [str(v.gpu), v.uuid, f"nvidia{v.gpu}", v.name, _HOST]
+
+
+_HOST = socket.gethostname()
 
 
 class MetricsServer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import urllib.request
 
 import pytest
@@ -39,7 +40,8 @@ def test_scrape_names_units_and_labels():
     by_dir = {s.labels["direction"]: s.value for s in pcie.samples if s.name == "gpuscope_pcie_bytes_total"}
     assert by_dir["rx"] == pytest.approx(10e9 * 199 * 0.02) and by_dir["tx"] == pytest.approx(1e9 * 199 * 0.02)
     sm = fams["gpuscope_sm_active_ratio"].samples[0]
-    assert sm.value == 0.5 and sm.labels == {"gpu": "0", "UUID": "GPU-abc", "modelName": "NVIDIA H200"}
+    assert sm.value == 0.5 and sm.labels == {"gpu": "0", "UUID": "GPU-abc", "device": "nvidia0",
+                                             "modelName": "NVIDIA H200", "Hostname": socket.gethostname()}
     assert fams["gpuscope_gpu_utilization_ratio"].samples[0].value == pytest.approx(0.8)
     assert fams["gpuscope_sm_clock_hertz"].samples[0].value == 1.98e9
     assert fams["gpuscope_memory_used_bytes"].samples[0].value == 1024 ** 3
