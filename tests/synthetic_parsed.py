@@ -1,4 +1,4 @@
-"""Build ParsedLog-shaped objects (ARCHITECTURE.md contract) from plain per-tenure dicts.
+"""Build ParsedLogs (ARCHITECTURE.md contract) from plain per-tenure dicts.
 
 Used by the compare / what-if / plot / trace tests so they do not depend on the parsers'
 internals: the DataFrames have exactly the contract's columns and dtypes.
@@ -6,10 +6,10 @@ internals: the DataFrames have exactly the contract's columns and dtypes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pandas as pd
+
+from gpuscope.parsers.parsed import ParsedLog
 
 COMPONENT_COLS = {
     "record": "int64", "gpu": "int64", "component": "object", "value_ms": "float64",
@@ -32,22 +32,9 @@ def typed(rows: list[dict], cols: dict[str, str]) -> pd.DataFrame:
     return df.astype(cols)
 
 
-@dataclass
-class FakeParsed:
-    components: pd.DataFrame
-    records: pd.DataFrame
-    timeline: pd.DataFrame
-    format: str = "cuzk"
-    source: str = "<synthetic>"
-    total_lines: int = 0
-    timing_lines: int = 0
-    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"line": [], "reason": [], "text": []}))
-    quantities: pd.DataFrame = field(default_factory=lambda: typed([], QUANTITY_COLS))
-
-
 def make_parsed(tenures: list[dict], *, side: dict[str, list[float]] | None = None,
                 t0: float | None = None, timeline: list[dict] | None = None,
-                source: str = "<synthetic>") -> FakeParsed:
+                source: str = "<synthetic>") -> ParsedLog:
     """`tenures`: dicts of component -> ms, plus `held` (mutex_held) and optionally
     `t_start` (epoch s of the tenure's start) and `worker`; a `*_bytes` key is a quantity
     (its count, on GPU 0), as the parsers keep it. `side`: record-less components
@@ -80,7 +67,8 @@ def make_parsed(tenures: list[dict], *, side: dict[str, list[float]] | None = No
             comps.append({"record": -1, "gpu": -1, "component": name, "value_ms": float(v), "line": line,
                           "ts": np.nan, "source": "CUZK_TIMING", "worker": -1, "partition": -1})
             line += 1
-    return FakeParsed(
+    return ParsedLog(
+        format="cuzk",
         components=typed(comps, COMPONENT_COLS),
         records=typed(recs, RECORD_COLS),
         timeline=typed(timeline or [], TIMELINE_COLS),

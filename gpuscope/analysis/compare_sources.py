@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from gpuscope.sources import Source
 
 
-def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None = None) -> Side:
+def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None = None,
+            pictures: bool = True) -> Side:
     """Analyze `source` (a log, a run, samples alone, a profiler trace) into one side of a
-    comparison."""
+    comparison. Its picture (phases, lanes, shaded intervals) is built when `pictures` is set
+    or when its samples need the phases (PCIe per phase); a JSON or console compare of two
+    logs does not pay for a picture it never draws."""
     from gpuscope.analysis.timeline_view import timeline_view
     from gpuscope.errors import NoDataError
     from gpuscope.parsers.parsed import ParsedLog
@@ -31,11 +34,13 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
-    try:
-        tv = timeline_view(source)
-        phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
-    except NoDataError:
-        phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
+    phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
+    if pictures or source.samples is not None:
+        try:
+            tv = timeline_view(source)
+            phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
+        except NoDataError:
+            pass
     return Side(
         label=label or source.label,
         parsed=parsed,
@@ -95,11 +100,11 @@ def slower_upload_side(a: Side, b: Side) -> str:
 
 def compare_sources(a: Source, b: Source, *, labels: tuple[str | None, str | None] = (None, None),
                     seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP,
-                    abc_bytes: float | None = None) -> tuple[Comparison, tuple[Side, Side]]:
+                    abc_bytes: float | None = None, pictures: bool = True) -> tuple[Comparison, tuple[Side, Side]]:
     """Compare B against A. Returns the comparison and the two sides (their phases and
-    samples are what the HTML report draws)."""
-    sa = side_of(a, label=labels[0], abc_bytes=abc_bytes)
-    sb = side_of(b, label=labels[1], abc_bytes=abc_bytes)
+    samples are what the HTML report draws: `pictures=False` when nothing will draw them)."""
+    sa = side_of(a, label=labels[0], abc_bytes=abc_bytes, pictures=pictures)
+    sb = side_of(b, label=labels[1], abc_bytes=abc_bytes, pictures=pictures)
     if sa.label == sb.label:
         sa.label, sb.label = f"A:{sa.label}", f"B:{sb.label}"
     src = slower_upload_side(sa, sb)

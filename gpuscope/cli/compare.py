@@ -117,7 +117,7 @@ def compare_cmd(
     for s in (src_a, src_b):
         say_samples_damage(s)
     result, sides = compare_sources(src_a, src_b, labels=(paths[0][1], paths[1][1]), seed=seed, n_boot=n_boot,
-                                    abc_bytes=nbytes)
+                                    abc_bytes=nbytes, pictures=bool(html_file))
     doc = result.to_json()
     if html_file:
         from gpuscope.cli._common import write_file

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""`make bench`, second part: issue 21's table, every source and verb at 10^5, 10^6 and 4x10^6
+lines or rows, each beside its target, with the growth between sizes.
+
+Generated once under bench-out/ (seeded): ProgressMeter lines (the PyTorch examples' shape),
+`data: 1.2ms compute: 3.4ms` lines, `k=v` lines with units, JSON dict lines, a samples.csv (one
+GPU, 50 Hz, gpuscope's columns), and for compare two 1M-line CuZK daemon logs (tools/
+gen_daemon_log.py) and two 1M-line `k=v` logs. Each command runs as a fresh process, once
+(CPU seconds = user + system with children; peak RSS), as in tools/bench_analyze.py.
+
+    python tools/bench_scale.py [--sizes 100000,1000000,4000000] [--only progressmeter,samples]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_analyze import OUT, bench, generate, gpuscope  # noqa: E402
+
+# issue 21's targets: (CPU-s, MB) at 1,000,000 lines/rows; samples at 4,000,000 rows
+LOG_TARGET = (1.5, 400)
+SAMPLES_TARGET_4M = (4.0, 600)
+COMPARE_SLACK = 3.0  # compare of two 1M-line logs: at most this many times one analyze
+
+
+def _stamp(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def write_lines(path: Path, n: int, shape: str, seed: int = 21) -> None:
+    rng = random.Random(seed)
+    t = datetime(2026, 11, 30, 14, 0, 0, tzinfo=UTC)
+    tmp = path.with_suffix(".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w") as f:
+        for i in range(n):
+            t += timedelta(milliseconds=rng.uniform(20, 60))
+            data, comp = rng.uniform(0.001, 0.2), rng.uniform(0.02, 0.05)
+            if shape == "progressmeter":
+                line = (f"Epoch: [{i // 5000}][{i % 5000:4d}/5000]\tTime {data + comp:6.3f} ({data + comp:6.3f})\t"
+                        f"Data {data:6.3f} ({data:6.3f})\tLoss 6.9e+00 (6.9e+00)\tAcc@1   0.00 (  0.10)")
+            elif shape == "datacompute":
+                line = f"{_stamp(t)} [epoch 0] step {i} data: {data * 1e3:.1f}ms compute: {comp * 1e3:.1f}ms"
+            elif shape == "kvunits":
+                line = f"{_stamp(t)} INFO step={i} upload={data * 1e3:.2f}ms kernel={comp * 1e3:.2f}ms total={(data + comp) * 1e3:.2f}ms"
+            elif shape == "jsonl":
+                line = json.dumps({"step": i, "data_ms": round(data * 1e3, 2), "compute_ms": round(comp * 1e3, 2),
+                                   "step_ms": round((data + comp) * 1e3, 2), "loss": 6.9})
+            else:
+                raise ValueError(shape)
+            f.write(line + "\n")
+    tmp.replace(path)
+
+
+def write_samples(path: Path, n: int) -> None:
+    from gpuscope.schemas import SAMPLE_COLUMNS
+
+    rng = random.Random(21)
+    t0 = 1796047200.0
+    tmp = path.with_suffix(".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w") as f:
+        f.write(",".join(SAMPLE_COLUMNS) + "\n")
+        busy = False
+        for i in range(n):
+            if i % 50 == 0:
+                busy = rng.random() < 0.6
+            row = {"t_wall": f"{t0 + i * 0.02:.3f}", "t_mono": f"{i * 0.02:.6f}", "gpu": "0",
+                   "rx_gbs": f"{rng.uniform(0, 9) if busy else 0.001:.6f}", "tx_gbs": "0.002000",
+                   "pcie_source": "counter", "wrap_suspect": "0"}
+            if i % 5 == 0:
+                row.update(sm_active=f"{rng.uniform(0.6, 0.95) if busy else 0.0:.6f}", sm_occupancy="0.3",
+                           dram_active="0.2", power_w="350.5", sm_clock_mhz="1980", gpu_util_pct="100" if busy else "0")
+            f.write(",".join(row.get(c, "") for c in SAMPLE_COLUMNS) + "\n")
+    tmp.replace(path)
+
+
+def ensure(name: str, n: int, make) -> Path:
+    path = OUT / f"scale_{name}_{n}.{'csv' if name == 'samples' else 'log'}"
+    if not path.exists():
+        print(f"bench: generating {path.name} ...", flush=True)
+        make(path)
+    return path
+
+
+def row(label: str, r: dict, target: tuple[float, float] | None) -> tuple[str, str, str, str]:
+    fig = f"{r['cpu']:.2f} CPU-s, {r['rss']:.0f} MB"
+    if not r["ok"]:
+        return label, fig, "-", "FAILED"
+    if target is None:
+        return label, fig, "-", ""
+    met = r["cpu"] <= target[0] and r["rss"] <= target[1]
+    return label, fig, f"<= {target[0]} CPU-s, <= {target[1]} MB", "met" if met else "NOT met"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000,4000000")
+    ap.add_argument("--only", default="progressmeter,datacompute,kvunits,jsonl,samples,compare")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    only = set(args.only.split(","))
+    rows: list[tuple[str, str, str, str]] = []
+    failed = False
+    for shape in ("progressmeter", "datacompute", "kvunits", "jsonl", "samples"):
+        if shape not in only:
+            continue
+        prev = None
+        for n in sizes:
+            if shape == "samples":
+                path = ensure("samples", n, lambda p, n=n: write_samples(p, n))
+                r = bench(gpuscope("analyze", str(path), "--json"), 1)
+                target = SAMPLES_TARGET_4M if n == 4_000_000 else None
+            else:
+                path = ensure(shape, n, lambda p, n=n, s=shape: write_lines(p, n, s))
+                r = bench(gpuscope("analyze", str(path), "--json"), 1)
+                target = LOG_TARGET if n == 1_000_000 else None
+            failed |= not r["ok"]
+            growth = f" ({r['cpu'] / prev:.1f}x the previous size)" if prev else ""
+            label, fig, tgt, verdict = row(f"analyze {shape}, {n:,} {'rows' if shape == 'samples' else 'lines'}", r, target)
+            rows.append((label, fig + growth, tgt, verdict))
+            prev = r["cpu"] or None
+    if "compare" in only:
+        for kind in ("cuzk", "kvunits"):
+            paths = []
+            for seed in (1, 2):
+                if kind == "cuzk":
+                    paths.append(ensure(f"daemon_seed{seed}", 1_000_000, lambda p, s=seed: generate(p, 1_000_000, s)))
+                else:
+                    p = ensure(f"kvunits_seed{seed}", 1_000_000, lambda p, s=seed: write_lines(p, 1_000_000, "kvunits", s))
+                    paths.append(p)
+            one = bench(gpuscope("analyze", str(paths[0]), "--json"), 1)
+            cmp = bench(gpuscope("compare", str(paths[0]), str(paths[1]), "--json"), 1)
+            failed |= not (one["ok"] and cmp["ok"])
+            ratio = cmp["cpu"] / one["cpu"] if one["cpu"] else float("nan")
+            ok = cmp["ok"] and ratio <= COMPARE_SLACK
+            rows.append((f"compare of two 1M-line {kind} logs", f"{cmp['cpu']:.2f} CPU-s, {cmp['rss']:.0f} MB; "
+                         f"{ratio:.1f}x one analyze ({one['cpu']:.2f})", f"<= {COMPARE_SLACK:.0f}x one analyze",
+                         "met" if ok else "NOT met"))
+    w = max(len(r[0]) for r in rows) if rows else 10
+    print(f"\n{'work':<{w}}  {'figure':<52}  {'target':<26}  verdict")
+    for label, fig, tgt, verdict in rows:
+        print(f"{label:<{w}}  {fig:<52}  {tgt:<26}  {verdict}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
