@@ -221,3 +221,31 @@ def test_record_metrics_without_nvml_still_runs_the_command(tmp_path):
     finally:
         nvml.use_backend(None)
     assert r.exit_code == 3 and "serving metrics on http://127.0.0.1:" in r.stderr and "no samples" in r.stderr
+
+
+WATCH = r"""
+import sys
+from gpuscope import nvml
+from gpuscope.cli import main
+from tests.fake_nvml import FakeGpu, FakeNvml
+nvml.use_backend(FakeNvml([FakeGpu(counters=[(i * 10**7, i, 0) for i in range(100000)])]))
+print("starting", flush=True)
+main(["watch", "--refresh", "0.2"])
+"""
+
+
+@pytest.mark.parametrize("sig", [2, 15])
+def test_watch_quits_cleanly_on_sigint_and_sigterm(sig):
+    p = subprocess.Popen([sys.executable, "-c", WATCH], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline().strip() == "starting"
+        line = p.stdout.readline()  # the first plain line: the loop is running
+        assert line.startswith("gpu=0 "), line
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert f"stopped by {'SIGINT' if sig == 2 else 'SIGTERM'}" in err and "Traceback" not in err

@@ -118,3 +118,17 @@ def test_hostile_results_are_one_error_or_read(text):
     except (InputError, NoDataError):
         return
     assert df["gpu"].tolist() == [0] * len(df)  # 'x' names no GPU number: GPU 0
+
+
+def test_standard_input_and_samples_option(tmp_path):
+    text = json.dumps(dcgm())
+    r = CliRunner().invoke(app, ["analyze", "-", "--json"], input=text)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["samples_read"]["format"] == "prometheus"
+    log = tmp_path / "t.log"
+    log.write_text("step=1 step_ms=10\nstep=2 step_ms=11\n")
+    hist = tmp_path / "h.json"
+    hist.write_text(text)
+    r = CliRunner().invoke(app, ["analyze", str(log), "--samples", str(hist), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["samples_read"]["format"] == "prometheus"
