@@ -152,3 +152,13 @@ def test_repeated_rank_numbers_fall_back_to_name_order():
     rows[1]["position"] = 1
     doc = combine(rows)
     assert [r["rank"] for r in doc["table"]] == [0, 1] and doc["notes"]
+
+
+def test_traces_without_steps_compare_compute_time():
+    from gpuscope.analysis.ranks import combine
+
+    rows = [_row(0, None, None), _row(1, None, None), _row(2, None, None)]
+    for r, ms in zip(rows, (100.0, 180.0, 105.0), strict=True):
+        r["compute_ms"] = ms
+    (s,) = combine(rows)["stragglers"]
+    assert s["rank"] == 1 and s["metric"] == "compute_ms" and "no ProfilerStep" in s["summary"]

@@ -18,6 +18,7 @@ Stragglers (docs/CLI.md, analyze, "Many ranks"): a rank is one when its compute 
 directories: busy seconds) is at least STRAGGLER_RATIO x the median of the other ranks and
 at least STRAGGLER_MIN_MS more; or when its step time differs from the others' median by that
 much. In a synchronous job the others then wait: their extra time in collectives is named.
+Traces without ProfilerStep ranges (no steps to divide by) are compared by their compute time.
 """
 
 from __future__ import annotations
@@ -167,7 +168,10 @@ def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any
         notes.append("ranks numbered by name order (distributedInfo.rank missing or repeated)")
     rows = sorted(rows, key=lambda r: (r["rank"], r["name"]))
     traces = all(r["kind"] == "trace" for r in rows)
-    key, what = ("compute_ms_per_step", "compute per step") if traces else ("compute_ms", "GPU busy time")
+    per_step = traces and all(_f(r.get("compute_ms_per_step")) is not None for r in rows)
+    key, what = (("compute_ms_per_step", "compute per step") if per_step else
+                 ("compute_ms", "compute time (no ProfilerStep to divide by)") if traces else
+                 ("compute_ms", "GPU busy time"))
     strag = _stragglers(rows, key, what)
     for s in strag:
         w = _waits(rows, s) if traces else None
