@@ -31,12 +31,14 @@ test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu
 
 ## bench: the analyzer's targets (1M- and 2M-line daemon logs, the article's excerpt, plot), each
-## beside its figure, the format shapes, a 1,000,000-event profiler trace, and every source and
-## verb at 10^5, 10^6 and 4x10^6 lines or rows (tools/bench_scale.py: issue 21's table)
+## beside its figure, the format shapes, a 1,000,000-event profiler trace, every source and
+## verb at 10^5, 10^6 and 4x10^6 lines or rows (tools/bench_scale.py: issue 21's table), and 64
+## rank traces of 100,000 events analyzed per rank by 1, 2, 4, ... processes (tools/bench_ranks.py)
 bench: venv
 	$(BIN)/python tools/bench_analyze.py
 	$(BIN)/python tools/bench_trace.py
 	$(BIN)/python tools/bench_scale.py
+	$(BIN)/python tools/bench_ranks.py
 
 ## bench-gpu: kernel timings on the GPU (CUDA events, median of runs)
 bench-gpu: venv

@@ -91,15 +91,17 @@ def record(cmd: Sequence[str], *, out: str | os.PathLike[str] | None = None, int
            gpus: Sequence[int] | None = None, pcie: str = "auto", use_pty: bool = True, steady: bool = False,
            on_error: Callable[[str], None] | None = None, on_note: Callable[[str], None] | None = None,
            stdout: IO[str] | None = None, stderr: IO[str] | None = None,
-           argv: Sequence[str] | None = None) -> RecordResult:
+           argv: Sequence[str] | None = None, taps: Sequence[Any] = ()) -> RecordResult:
     """Run `cmd` while sampling; see the module docstring. Never raises for the child's sake.
     `on_note(msg)` (default `on_error`): what the run should know but is no error (bursts of
-    output, signals handled, output left open); meta.json `notes` keeps them too."""
+    output, signals handled, output left open); meta.json `notes` keeps them too. `taps`: more
+    sinks of the sampler's rows beside samples.csv (the live view, the metrics exporter)."""
     interval_s = _check_options(cmd, out, interval_s, pcie)
     rec = _Recording(cmd, interval_s=interval_s, pcie=pcie, use_pty=use_pty, steady=steady, on_error=on_error,
                      on_note=on_note if on_note is not None else on_error,
                      stdout=stdout if stdout is not None else sys.stdout,
                      stderr=stderr if stderr is not None else sys.stderr)
+    rec.taps = list(taps)
     rec.stopper.install()  # before meta.json says "running": from here a signal never kills us
     try:
         rec.open_nvml(gpus)
@@ -172,6 +174,7 @@ class _Recording:
         self.rd: RunDir | None = None
         self.sampler: Sampler | None = None
         self.log: TimingLogWriter | None = None
+        self.taps: list[Any] = []
 
     def report(self, msg: str) -> None:
         self.errors.append(msg)
@@ -220,14 +223,17 @@ class _Recording:
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:
         """The sampler (not started yet), meta.json at the start (status running), timing.log."""
-        from gpuscope.sampler import QUIET_INTERVAL_S, Sampler
+        from gpuscope.sampler import QUIET_INTERVAL_S, Sampler, TeeSink
 
         nv, rd = self.nv, self.rd
         gpu_meta: list[dict[str, Any]] = []
         if nv is not None and self.chosen:
             gpu_meta = meta_gpus(nv, self.chosen)
             if rd is not None:
-                self.sampler = Sampler(nv, self.chosen, rd.samples_writer(), interval_s=self.interval_s,
+                sink = rd.samples_writer()
+                if self.taps:
+                    sink = TeeSink(sink, self.taps, on_error=self.report)
+                self.sampler = Sampler(nv, self.chosen, sink, interval_s=self.interval_s,
                                        pcie=self.pcie, on_error=self.report,
                                        quiet_interval_s=None if self.steady else QUIET_INTERVAL_S)
             else:

@@ -66,6 +66,33 @@ class ListSink(RowSink):
         self.rows.append(row)
 
 
+class TeeSink(RowSink):
+    """The run directory's writer first, then each tap (the live view, the metrics exporter):
+    one sampler feeds them all. A tap that fails is dropped and named once; the writer's
+    errors are the writer's (its own on_error)."""
+
+    def __init__(self, main: Any, taps: Sequence[Any], on_error: Callable[[str], None] | None = None) -> None:
+        self.main, self.taps, self.on_error = main, list(taps), on_error
+
+    def write_row(self, row: dict[str, Any]) -> None:
+        self.main.write_row(row)
+        for tap in list(self.taps):
+            try:
+                tap.write_row(row)
+            except Exception as e:  # a tap must never stop the recording
+                self.taps.remove(tap)
+                if self.on_error is not None:
+                    self.on_error(f"{type(tap).__name__} stopped: {type(e).__name__}: {e}")
+
+    def flush(self) -> None:
+        flush = getattr(self.main, "flush", None)
+        if flush is not None:
+            flush()
+
+    def close(self) -> None:
+        self.main.close()
+
+
 def counter_delta(prev: int, cur: int) -> int:
     """Bytes between two readings of a 32-bit counter that may have wrapped (once)."""
     return (cur - prev) % WRAP

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-COMMANDS = ("run", "analyze", "compare", "record", "bandwidth", "info", "plot", "export", "bench")
+COMMANDS = ("run", "analyze", "compare", "record", "watch", "bandwidth", "info", "plot", "export", "bench")
 
 
 def _app():

@@ -34,6 +34,10 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     from gpuscope.units import parse_size
 
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
+    ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
+    if ranks is not None and ranks["inputs"] == "runs":  # not one source: the ranks alone
+        _say_ranks(ranks, as_json, html_file or csv_dir)
+        return
     with Progress(source) as progress:
         src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
                           progress=progress.reading)
@@ -59,7 +63,14 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if as_json:
         from gpuscope.reports.jsonout import to_json_text
 
-        sys.stdout.write(to_json_text(result) + "\n")
+        if ranks is not None:
+            import json
+
+            from gpuscope.analysis.result import clean
+
+            sys.stdout.write(json.dumps(clean({**result.to_json(), "ranks": ranks}), indent=2, allow_nan=False) + "\n")
+        else:
+            sys.stdout.write(to_json_text(result) + "\n")
         sys.stdout.flush()
         return
     from gpuscope.cli._common import stdout_console
@@ -71,3 +82,37 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         from gpuscope.reports.compare_console import render_whatif_doc
 
         render_whatif_doc(result.what_if, con)
+    if ranks is not None:
+        from gpuscope.reports.ranks_console import render_ranks
+
+        render_ranks(ranks, con)
+
+
+def _ranks(source: str, line_rate: float | None) -> dict | None:
+    """The ranks document of a multi-rank folder (gpuscope.ranks_run), else None."""
+    from gpuscope.ranks_run import analyze_ranks, rank_inputs
+
+    paths = rank_inputs(source) if source != "-" else None
+    return analyze_ranks(paths, line_rate=line_rate) if paths else None
+
+
+def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
+    if files:
+        from gpuscope.errors import UsageError
+
+        raise UsageError("--html and --csv are for one source; a folder of run directories is analyzed per rank "
+                         "(analyze each run for its report)")
+    for e in ranks["errors"]:
+        say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
+    if as_json:
+        import json
+
+        from gpuscope.analysis.result import clean
+
+        sys.stdout.write(json.dumps(clean({"format": "ranks", "ranks": ranks}), indent=2, allow_nan=False) + "\n")
+        sys.stdout.flush()
+        return
+    from gpuscope.cli._common import stdout_console
+    from gpuscope.reports.ranks_console import render_ranks
+
+    render_ranks(ranks, stdout_console())

@@ -48,7 +48,8 @@ def _summarize(path: str | os.PathLike[str]) -> None:
         "code (128+N if signal N ended it, 127 if it was not found). Without NVML the command "
         "still runs and meta.json says why there are no samples.\n\n"
         "Example: gpuscope record --interval 10 --out runs/daemon -- ./cuzk-daemon --config c.toml\n\n"
-        "Example: gpuscope record -- python prove.py"
+        "Example: gpuscope record -- python prove.py\n\n"
+        "Example: gpuscope record --live --metrics 127.0.0.1:9400 -- python train.py"
     ),
 )
 @handle_errors
@@ -74,11 +75,22 @@ def record_cmd(
         True, "--pty/--no-pty",
         help="Capture the command's stdout through a pseudo-terminal (default) or a plain pipe.",
     ),
+    live: bool = typer.Option(False, "--live", help="Show the live view (as `gpuscope watch`) while the command "
+                                                    "runs; its output scrolls above the panel (plain lines on "
+                                                    "stderr when stdout is not a terminal)."),
+    metrics: str | None = typer.Option(None, "--metrics", metavar="ADDR:PORT",
+                                       help="Serve the samples and states as OpenMetrics for Prometheus here."),
 ) -> None:
     from gpuscope.recorder import parse_gpus, record
 
-    res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus), pcie=pcie,
-                 use_pty=use_pty, steady=steady, on_error=say, argv=sys.argv)
+    if live or metrics:
+        from gpuscope.cli.record_live import record_live
+
+        res = record_live(command or [], live=live, metrics=metrics, out=out, interval_s=interval / 1e3,
+                          gpus=parse_gpus(gpus), pcie=pcie, use_pty=use_pty, steady=steady)
+    else:
+        res = record(command or [], out=out, interval_s=interval / 1e3, gpus=parse_gpus(gpus), pcie=pcie,
+                     use_pty=use_pty, steady=steady, on_error=say, argv=sys.argv)
     try:
         _report(res, summary)
     except OSError:  # our terminal is gone (SIGHUP): the run directory is finished, keep the exit code

@@ -118,6 +118,10 @@ def _looks_special(head: bytes) -> bool:
 
         if is_trace(head):
             return True
+        from gpuscope.parsers.prometheus import looks_like_prometheus
+
+        if looks_like_prometheus(head):
+            return True
     text = head[:HEAD].decode("utf-8", errors="replace")
     if not _maybe_samples(text):
         return False
@@ -140,6 +144,7 @@ def _maybe_samples(head: str) -> bool:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
+    from gpuscope.parsers.prometheus import looks_like_prometheus
     from gpuscope.parsers.samples import looks_like_samples
     from gpuscope.parsers.tracefile import is_trace
 
@@ -148,6 +153,11 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
     if data[:2] == GZIP_MAGIC:
         data = _gunzip(p, data)
     head = data[:HEAD].decode("utf-8", errors="replace")
+    if fmt is None and looks_like_prometheus(data[:HEAD * 16]):  # a fleet's history (parsers.prometheus)
+        src = Source(path=p, kind="samples", model=_model(user),
+                     no_log_reason=f"{p} is a Prometheus query result: it has no timing lines")
+        src.samples = _kept(src, _read_samples_text(p, data), p)
+        return src
     if fmt is None and looks_like_samples(head):
         src = Source(path=p, kind="samples", model=_model(user),
                      no_log_reason=f"{p} is a samples file: it has no timing lines")
@@ -255,8 +265,10 @@ def _kept(src: Source, df: pd.DataFrame | None, path: Path) -> pd.DataFrame | No
 
 def _read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
     from gpuscope.parsers import read_samples
+    from gpuscope.parsers.prometheus import looks_like_prometheus, read_prometheus
 
-    return read_samples(p, text=data.decode("utf-8", errors="replace"))
+    text = data.decode("utf-8", errors="replace")
+    return read_prometheus(text) if looks_like_prometheus(text[:HEAD * 16]) else read_samples(p, text=text)
 
 
 def _read_samples_file(p: Path) -> pd.DataFrame:

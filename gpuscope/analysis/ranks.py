@@ -1,0 +1,205 @@
+"""Many ranks at once: each rank's figures from its own analysis, the stragglers, the collectives.
+
+A distributed job writes one profiler trace per rank (tensorboard_trace_handler), or one run
+directory per rank. Each rank is opened and analyzed on its own by the usual facade
+(gpuscope.sources.open_source + gpuscope.analysis.analyze: the caller does that, in parallel,
+gpuscope/ranks_run.py); `rank_row(source, analysis)` reads that rank's results into one row,
+`combine(rows)` compares the rows. Nothing here re-derives what the trace analysis measures:
+busy, idle and its causes, copies and the first diagnosis are the rank's own `to_json()`.
+
+What is added per trace, from its events:
+- collectives: NCCL kernels on the GPU (`nccl` in the kernel's name) and host-side collectives
+  (operators and annotations named `gloo:*`, `nccl:*`, or `c10d::*` when no `gloo:`/`nccl:`
+  range is there), each as the union of its intervals; `overlap_fraction` = the share of that
+  time during which a compute kernel (any other kernel) ran on the rank's GPU.
+- compute: the union of the non-collective kernels; per step with the trace's ProfilerStep count.
+
+Stragglers (docs/CLI.md, analyze, "Many ranks"): a rank is one when its compute per step (run
+directories: busy seconds) is at least STRAGGLER_RATIO x the median of the other ranks and
+at least STRAGGLER_MIN_MS more; or when its step time differs from the others' median by that
+much. In a synchronous job the others then wait: their extra time in collectives is named.
+Traces without ProfilerStep ranges (no steps to divide by) are compared by their compute time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.analysis.intervals import intersection_length, merge, total
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.result import Analysis
+    from gpuscope.sources.source import Source
+
+STRAGGLER_RATIO = 1.10
+STRAGGLER_MIN_MS = 1.0
+NCCL_KERNEL = re.compile(r"nccl", re.IGNORECASE)
+HOST_COLLECTIVE = re.compile(r"^(?:gloo|nccl):", re.IGNORECASE)
+C10D = re.compile(r"^c10d::", re.IGNORECASE)
+
+
+def _f(x: Any) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def collectives(trace: Any) -> dict[str, Any]:
+    """The collectives of one rank's trace (frames in microseconds): kind, ms, count, overlap."""
+    gpu, host = trace.gpu, trace.host
+    kern = gpu[gpu["kind"] == "kernel"]
+    names = kern["name"].astype(str)
+    is_nccl = names.str.contains(NCCL_KERNEL).to_numpy(dtype=bool)
+    ks = kern["ts_us"].to_numpy(dtype="float64")
+    ke = ks + kern["dur_us"].to_numpy(dtype="float64")
+    compute = merge(ks[~is_nccl], ke[~is_nccl])
+    out: dict[str, Any] = {"compute_ms": total(*compute) / 1e3}
+    kind: str | None
+    if is_nccl.any():
+        coll = merge(ks[is_nccl], ke[is_nccl])
+        kind, count = "nccl", int(is_nccl.sum())
+    else:
+        hn = host["name"].astype(str)
+        sel = hn.str.contains(HOST_COLLECTIVE).to_numpy(dtype=bool)
+        if not sel.any():
+            sel = hn.str.contains(C10D).to_numpy(dtype=bool)
+        hs = host["ts_us"].to_numpy(dtype="float64")[sel]
+        coll = merge(hs, hs + host["dur_us"].to_numpy(dtype="float64")[sel])
+        names_sel = hn[sel]
+        kind = (None if not sel.any() else
+                "gloo" if names_sel.str.startswith("gloo").any() else
+                "nccl" if names_sel.str.startswith("nccl").any() else "c10d")
+        count = int(sel.sum())
+    coll_us = total(*coll)
+    out.update(kind=kind, count=count, ms=coll_us / 1e3,
+               overlap_fraction=(intersection_length(coll, compute) / coll_us) if coll_us > 0 else None,
+               names=sorted(set(names[is_nccl].tolist()) if kind == "nccl" and is_nccl.any() else
+                            set(host["name"].astype(str)[host["name"].astype(str).str.contains(HOST_COLLECTIVE)]
+                                .tolist()))[:5])
+    return out
+
+
+def _step(doc: dict) -> tuple[int, float | None]:
+    """(steps, mean step ms) from the trace's ProfilerStep phase row."""
+    for p in doc.get("phases") or []:
+        if p.get("phase") == "ProfilerStep":
+            return int(p.get("count") or 0), _f(p.get("mean_ms"))
+    return 0, None
+
+
+def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> dict[str, Any]:
+    """One rank's row: its own analysis' figures, and the collectives of its trace."""
+    doc = result.to_json()
+    act = doc.get("activity") or {}
+    diag = (doc.get("diagnoses") or [{}])[0]
+    row: dict[str, Any] = {"name": name, "rank": position, "position": position, "kind": source.kind,
+                           "busy_fraction": _f(act.get("busy_fraction")),
+                           "idle_fraction": _f(act.get("idle_fraction")),
+                           "first_finding": diag.get("id"), "first_finding_severity": diag.get("severity")}
+    if source.trace is not None:
+        tr = source.trace
+        if len(tr.ranks) == 1:
+            row["rank"] = int(tr.ranks[0])
+        span = _f(act.get("span_s"))
+        row["span_s"] = span
+        row["idle_by_cause_s"] = dict((act.get("idle_gaps") or {}).get("by_cause_s") or {})
+        steps, step_ms = _step(doc)
+        row.update(steps=steps, step_ms=step_ms)
+        row["copies"] = [{k: m.get(k) for k in ("direction", "host_memory", "count", "bytes", "ms", "gbs")}
+                         for m in doc.get("memcpy") or []]
+        c = collectives(tr)
+        per = steps if steps else None
+        row["compute_ms"] = c.pop("compute_ms")
+        row["compute_ms_per_step"] = row["compute_ms"] / per if per else None
+        row["collectives"] = {**c, "ms_per_step": c["ms"] / per if per else None}
+    else:
+        classes = act.get("classes") or {}
+        wall = _f(act.get("wall_s"))
+        row["span_s"] = wall
+        row["idle_by_cause_s"] = {k: classes[k] * wall for k in ("idle_quiet", "transferring", "idle")
+                                  if wall and _f(classes.get(k))}
+        recs = int(doc.get("records") or 0)
+        held = _f((doc.get("split") or {}).get("held_ms"))
+        row.update(steps=recs, step_ms=(held / recs) if recs and held else None)
+        pcie = act.get("pcie") or {}
+        row["copies"] = [{"direction": d, "mean_gbs": _f((pcie.get(d) or {}).get("mean_gbs"))} for d in ("rx", "tx")]
+        busy = row["busy_fraction"]
+        row["compute_ms"] = busy * wall * 1e3 if busy is not None and wall else None
+        row["compute_ms_per_step"] = None
+        row["collectives"] = None
+    return row
+
+
+def _stragglers(rows: list[dict], key: str, what: str) -> list[dict]:
+    vals: list[tuple[dict, float]] = [(r, v) for r in rows if (v := _f(r.get(key))) is not None]
+    out: list[dict] = []
+    if len(vals) < 2:
+        return out
+    for r, v in vals:
+        others = [x for o, x in vals if o is not r]
+        m = median(others)
+        if m > 0 and v >= STRAGGLER_RATIO * m and v - m >= STRAGGLER_MIN_MS:
+            out.append({"rank": r["rank"], "name": r["name"], "metric": key, "what": what, "value_ms": v,
+                        "others_median_ms": m, "excess_ms": v - m, "ratio": v / m})
+    return out
+
+
+def _waits(rows: list[dict], s: dict) -> dict | None:
+    """How much longer the other ranks sat in collectives per step than the straggler."""
+    def per_step(r: dict) -> float | None:
+        c = r.get("collectives") or {}
+        return _f(c.get("ms_per_step"))
+
+    mine = next((per_step(r) for r in rows if r["rank"] == s["rank"]), None)
+    others = [x for r in rows if r["rank"] != s["rank"] and (x := per_step(r)) is not None]
+    if mine is None or not others:
+        return None
+    return {"straggler_ms_per_step": mine, "others_median_ms_per_step": median(others),
+            "others_extra_ms_per_step": median(others) - mine}
+
+
+def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any]:
+    """The ranks document: the rows (by rank), the stragglers with by how much, the collectives."""
+    notes = []
+    if len({r["rank"] for r in rows}) < len(rows):  # traces without distributedInfo.rank (or repeated)
+        for r in rows:
+            r["rank"] = r.get("position", r["rank"])
+        notes.append("ranks numbered by name order (distributedInfo.rank missing or repeated)")
+    rows = sorted(rows, key=lambda r: (r["rank"], r["name"]))
+    traces = all(r["kind"] == "trace" for r in rows)
+    per_step = traces and all(_f(r.get("compute_ms_per_step")) is not None for r in rows)
+    key, what = (("compute_ms_per_step", "compute per step") if per_step else
+                 ("compute_ms", "compute time (no ProfilerStep to divide by)") if traces else
+                 ("compute_ms", "GPU busy time"))
+    strag = _stragglers(rows, key, what)
+    for s in strag:
+        w = _waits(rows, s) if traces else None
+        s["waits"] = w
+        s["summary"] = _sentence(s, w)
+    step = [s for s in _stragglers(rows, "step_ms", "step time")
+            if not any(x["rank"] == s["rank"] for x in strag)]
+    for s in step:
+        s["waits"] = None
+        s["summary"] = _sentence(s, None)
+    kinds = sorted({str(k) for r in rows if (k := (r.get("collectives") or {}).get("kind")) is not None})
+    overlap = [x for r in rows if (x := _f((r.get("collectives") or {}).get("overlap_fraction"))) is not None]
+    return {
+        "count": len(rows), "inputs": "traces" if traces else "runs",
+        "table": rows, "stragglers": strag + step,
+        "collectives": {"kinds": kinds,
+                        "ms_per_step": {str(r["rank"]): (r.get("collectives") or {}).get("ms_per_step") for r in rows},
+                        "overlap_fraction_median": median(overlap) if overlap else None},
+        "errors": list(errors or []),
+        "notes": notes,
+        "rule": {"ratio": STRAGGLER_RATIO, "min_ms": STRAGGLER_MIN_MS, "metric": key},
+    }
+
+
+def _sentence(s: dict, waits: dict | None) -> str:
+    text = (f"rank {s['rank']} is the straggler: its {s['what']} is {s['value_ms']:.1f} ms, "
+            f"{s['ratio']:.2f}x the other ranks' median ({s['others_median_ms']:.1f} ms; +{s['excess_ms']:.1f} ms)")
+    if waits and waits["others_extra_ms_per_step"] > 0:
+        text += (f"; the others wait {waits['others_extra_ms_per_step']:.1f} ms per step longer in collectives "
+                 f"({waits['others_median_ms_per_step']:.1f} ms against its {waits['straggler_ms_per_step']:.1f})")
+    return text

@@ -1,0 +1,119 @@
+"""`gpuscope analyze DIR` of many ranks: find them, analyze each in its own process, combine.
+
+A multi-rank folder is one of (checked in this order):
+- a folder of two or more profiler traces (`*.json`, `*.json.gz` that are traces: one per rank,
+  what torch.profiler's tensorboard_trace_handler writes for a distributed job);
+- a folder of two or more run directories (meta.json, timing.log or samples.csv inside) or of
+  folders of traces, one per rank.
+Each rank is opened with the facade and analyzed as `gpuscope analyze RANK` would (the same
+line rate for all), in a process pool (`workers`: default one per core, at most one per rank);
+a rank that cannot be read is an error row, the others go on. gpuscope.analysis.ranks builds
+the rows and the comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from gpuscope import rundir
+
+#: below this many bytes of input in all, the ranks are read in this process (starting workers costs more)
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+
+def _is_run(p: Path) -> bool:
+    return any((p / n).is_file() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES))
+
+
+def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
+    """The ranks of a multi-rank folder, in name order; None when `path` is not one."""
+    from gpuscope.parsers.tracefile import trace_files
+
+    p = Path(path)
+    if not p.is_dir() or _is_run(p):
+        return None
+    try:
+        traces = trace_files(p)
+    except OSError:
+        return None
+    if len(traces) >= 2:
+        return sorted(traces)
+    try:
+        subs = sorted(d for d in p.iterdir() if d.is_dir())
+    except OSError:
+        return None
+    ranks = [d for d in subs if _is_run(d) or _has_traces(d)]
+    return ranks if len(ranks) >= 2 else None
+
+
+def _has_traces(d: Path) -> bool:
+    from gpuscope.parsers.tracefile import trace_files
+
+    try:
+        return bool(trace_files(d))
+    except OSError:
+        return False
+
+
+def _bytes(paths: list[Path]) -> int:
+    n = 0
+    for p in paths:
+        try:
+            n += p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        except OSError:
+            continue
+    return n
+
+
+def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, Any]:
+    """One rank (in a worker process): its row, or an error row with the one-line reason."""
+    from gpuscope.analysis import analyze
+    from gpuscope.analysis.ranks import rank_row
+    from gpuscope.errors import GpuscopeError
+    from gpuscope.sources import open_source
+
+    t0 = time.perf_counter()
+    try:
+        src = open_source(path, line_rate=line_rate)
+        row = rank_row(src, analyze(src), name=Path(path).name, position=position)
+    except GpuscopeError as e:
+        return {"name": Path(path).name, "rank": position, "error": e.one_line()}
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> dict[str, Any]:
+    """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
+    `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
+    from gpuscope.analysis.ranks import combine
+
+    n = len(paths)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if _bytes(paths) >= PARALLEL_MIN_BYTES else 1
+    workers = max(1, min(n, workers))
+    t0 = time.perf_counter()
+    args = [(str(p), i, line_rate) for i, p in enumerate(paths)]
+    if workers == 1:
+        results = [analyze_one(*a) for a in args]
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("forkserver")  # no fork of a process with threads; workers fork from a warm server
+        ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
+                                    "gpuscope.analysis.trace_analysis", "gpuscope.parsers.kineto"])
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            results = list(pool.map(analyze_one, *zip(*args, strict=True)))
+    rows = [r for r in results if "error" not in r]
+    errors = [r for r in results if "error" in r]
+    if not rows:
+        from gpuscope.errors import NoDataError
+
+        raise NoDataError(f"no rank could be analyzed: {errors[0]['name']}: {errors[0]['error']}")
+    doc = combine(rows, errors)
+    doc["workers"] = workers
+    doc["seconds"] = time.perf_counter() - t0
+    return doc

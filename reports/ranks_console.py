@@ -1,0 +1,100 @@
+"""The ranks document (gpuscope.analysis.ranks.combine) -> console tables.
+
+One table with a row per rank (busy, idle and its causes, step time, compute per step,
+collectives and their overlap with compute, copies, the rank's first finding), then the
+stragglers in sentences, then the ranks that could not be read. Pure: doc -> rich renderables.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.text import Text
+
+from gpuscope.reports.safe_text import LiteralTable, visible
+
+
+def _pct(x: Any) -> str:
+    return "-" if not isinstance(x, int | float) or not math.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _ms(x: Any, nd: int = 1) -> str:
+    return "-" if not isinstance(x, int | float) or not math.isfinite(x) else f"{x:.{nd}f}"
+
+
+def _causes(row: dict) -> str:
+    by = row.get("idle_by_cause_s") or {}
+    top = sorted(((k, v) for k, v in by.items() if isinstance(v, int | float) and v > 0), key=lambda kv: -kv[1])[:1]
+    return ", ".join(f"{k.replace('_', ' ')} {1e3 * v:.0f}" for k, v in top) + " ms" if top else "-"
+
+
+def _copies(row: dict) -> str:
+    parts = []
+    for c in row.get("copies") or []:
+        if "count" in c:
+            gb = (c.get("bytes") or 0) / 1e9
+            parts.append(f"{c['direction']} {gb:.2f} GB {_ms(c.get('gbs'))} GB/s")
+        elif c.get("mean_gbs") is not None:
+            parts.append(f"{c['direction']} {c['mean_gbs']:.2f} GB/s")
+    return ", ".join(parts[:3]) or "-"
+
+
+def ranks_table(doc: dict) -> LiteralTable:
+    traces = doc.get("inputs") == "traces"
+    t = LiteralTable(title=f"Ranks ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
+                           f"process{'es' if doc.get('workers') != 1 else ''} in {doc.get('seconds', 0):.2f} s)",
+                     title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for h in ("rank", "busy", "idle", "idle by cause", "steps", "step ms"):
+        t.add_column(h, justify="right" if h != "idle by cause" else "left")
+    if traces:
+        for h in ("compute ms/step", "collectives ms/step", "overlap"):
+            t.add_column(h, justify="right")
+    else:
+        t.add_column("busy s", justify="right")
+    for r in doc.get("table") or []:
+        cells = [str(r.get("rank")), _pct(r.get("busy_fraction")),
+                 _pct(r.get("idle_fraction")), _causes(r), str(r.get("steps") or "-"), _ms(r.get("step_ms"))]
+        if traces:
+            c = r.get("collectives") or {}
+            cells += [_ms(r.get("compute_ms_per_step")), _ms(c.get("ms_per_step")), _pct(c.get("overlap_fraction"))]
+        else:
+            cells.append(_ms((r.get("compute_ms") or math.nan) / 1e3, 2))
+        t.add_row(*cells)
+    return t
+
+
+def copies_table(doc: dict) -> LiteralTable:
+    t = LiteralTable(title="Copies and first finding per rank", title_justify="left", box=box.SIMPLE_HEAD,
+                     pad_edge=False, collapse_padding=True)
+    t.add_column("rank", justify="right")
+    t.add_column("copies (by direction)")
+    t.add_column("first finding")
+    for r in doc.get("table") or []:
+        t.add_row(str(r.get("rank")), _copies(r), visible(str(r.get("first_finding") or "-")))
+    return t
+
+
+def render_ranks(doc: dict, console: Console) -> None:
+    console.print(ranks_table(doc))
+    console.print(copies_table(doc))
+    names = [f"{r.get('rank')}: {r.get('name')}" for r in doc.get("table") or []]
+    console.print(Text(visible("Ranks read from " + ", ".join(names)), style="dim"))
+    coll = doc.get("collectives") or {}
+    if coll.get("kinds"):
+        console.print(Text(f"Collectives: {', '.join(coll['kinds'])}; median overlap with compute "
+                           f"{_pct(coll.get('overlap_fraction_median'))}"))
+    strag = doc.get("stragglers") or []
+    if strag:
+        for s in strag:
+            console.print(Text(visible(s["summary"]), style="bold"))
+    elif doc.get("count", 0) >= 2:
+        rule = doc.get("rule") or {}
+        console.print(Text(f"No straggler: no rank's {str(rule.get('metric', '')).replace('_', ' ')} or step time is "
+                           f"{rule.get('ratio', 1.1):.2f}x the others' median."))
+    for e in doc.get("errors") or []:
+        console.print(Text(visible(f"rank {e.get('rank')} ({e.get('name')}): not analyzed: {e.get('error')}"),
+                           style="yellow"))
+    console.print()
