@@ -93,12 +93,16 @@ def _group_lanes(label: str, process: str, df: pd.DataFrame, spill: str = "{labe
 UNATTRIBUTED = {
     "worker": ("GPU (worker not logged)", "CPU (worker not logged)", "{label}, thread {n}"),
     "stream": ("GPU (no stream)", "CPU (record_function ranges)", "{label}, depth {n}"),
+    # a timing log of any other program: its lines name no worker, and a worker is the prover's word
+    "record": ("GPU work", "host (CPU) work", "{label}, thread {n}"),
 }
 
 
 def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
     """Lanes top to bottom: synthesis, workers or streams (by GPU), then unattributed GPU and
-    CPU work. `noun` names what the `worker` column holds: "worker" or "stream"."""
+    CPU work. `noun` names what the `worker` column holds: "worker" (the prover's GPU
+    workers), "stream" (a trace's CUDA streams) or "record" (a timing log of another program,
+    whose lanes of unattributed work are "GPU work" and "host (CPU) work")."""
     gpu_label, cpu_label, cpu_spill = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
     phases = phases.dropna(subset=["t_start", "t_end"])
     phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
@@ -117,7 +121,8 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
         # A worker's lines without a GPU index belong to its GPU (one GPU: GPU 0).
         key_gpu = owned["gpu"].where(owned["gpu"] >= 0, gpus[0] if gpus else -1) if not multi_gpu else owned["gpu"]
         for (gpu, worker), grp in owned.groupby([key_gpu, owned["worker"]], sort=True):
-            label = f"GPU{gpu} {noun} {worker}" if multi_gpu else f"{noun} {worker}"
+            word = "worker" if noun == "record" else noun
+            label = f"GPU{gpu} {word} {worker}" if multi_gpu else f"{word} {worker}"
             lanes += _group_lanes(label, f"GPU {gpu}" if gpu >= 0 else "GPU", grp)
 
     rest = phases[no_worker & ~synth]

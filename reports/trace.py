@@ -5,7 +5,9 @@
   complete ("X") slice per phase; slices on one thread never overlap;
 - synthesis intervals without a worker go to a "CPU synthesis" process, packed onto as
   few threads as their overlaps need; unattributed CPU work to a "CPU" process;
-- counter ("C") tracks per GPU: PCIe RX/TX (GB/s) and SM activity (%) from samples;
+- counter ("C") tracks per GPU from samples: PCIe RX/TX (GB/s), SM activity (%), DRAM
+  activity (%), utilization.gpu (%), memory used (MiB), power (W), SM clock (MHz): every
+  figure the samples hold, so an nvidia-smi capture exports what analyze read from it;
 - process_name / thread_name (and sort index) metadata ("M") events.
 
 Times are whole microseconds from the first phase (or sample); the absolute start (epoch s) is
@@ -24,6 +26,17 @@ from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
+
+# The counter tracks of NVML samples: (track name, ((samples.csv column, arg key, scale), ...)).
+SAMPLE_TRACKS = (
+    ("PCIe GB/s", (("rx_gbs", "rx_gbs", 1.0), ("tx_gbs", "tx_gbs", 1.0))),
+    ("SM active %", (("sm_active", "sm_active_pct", 100.0),)),
+    ("DRAM active %", (("dram_active", "dram_active_pct", 100.0),)),
+    ("utilization.gpu %", (("gpu_util_pct", "gpu_util_pct", 1.0),)),
+    ("memory used MiB", (("mem_used_mib", "mem_used_mib", 1.0),)),
+    ("power W", (("power_w", "power_w", 1.0),)),
+    ("SM clock MHz", (("sm_clock_mhz", "sm_clock_mhz", 1.0),)),
+)
 
 
 def _us(t: float, t0: float) -> int:
@@ -140,21 +153,26 @@ class _Events:
             })
 
     def sample_counters(self, samples: pd.DataFrame) -> None:
-        """Counter ("C") tracks per GPU from NVML samples: PCIe RX/TX (GB/s), SM activity (%)."""
+        """Counter ("C") tracks per GPU from NVML samples (SAMPLE_TRACKS), one event per row
+        that has the track's figures."""
+        samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
             self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
-            cols = {c: g[c].to_numpy(float) for c in ("rx_gbs", "tx_gbs", "sm_active") if c in g and g[c].notna().any()}
             tw = g["t_wall"].to_numpy(float)
-            for i in range(len(g)):
+            tracks = []
+            for track, fields in SAMPLE_TRACKS:
+                cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale)
+                        for col, key, scale in fields if col in g}
+                if any(pd.notna(v).any() for v, _ in cols.values()):
+                    tracks.append((track, cols))
+            for i in range(len(g)):  # row by row: a row's figures at one time stamp
                 ts = _us(tw[i], self.t0)
-                pcie = {k: round(float(cols[k][i]), 4) for k in ("rx_gbs", "tx_gbs")
-                        if k in cols and math.isfinite(cols[k][i])}
-                if pcie:
-                    self.events.append({"name": "PCIe GB/s", "ph": "C", "ts": ts, "pid": pid, "args": pcie})
-                if "sm_active" in cols and math.isfinite(cols["sm_active"][i]):
-                    self.events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
-                                        "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
+                for track, cols in tracks:
+                    args = {key: round(float(v[i]) * scale, 4) for key, (v, scale) in cols.items()
+                            if math.isfinite(v[i])}
+                    if args:
+                        self.events.append({"name": track, "ph": "C", "ts": ts, "pid": pid, "args": args})
 
     def busy_counters(self, counters: pd.DataFrame) -> None:
         """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates)."""

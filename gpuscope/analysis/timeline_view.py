@@ -30,6 +30,7 @@ class TimelineView:
     intervals: pd.DataFrame | None = None     # ACTIVITY_INTERVAL_SCHEMA: idle gaps to shade
     counters: pd.DataFrame | None = None      # TRACE_COUNTER_SCHEMA: a trace's busy fraction
     lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
+    wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s
 
 
 def timeline_view(source: Source) -> TimelineView:
@@ -48,9 +49,10 @@ def timeline_view(source: Source) -> TimelineView:
         basis = "profiler trace (kernels, copies and record_function ranges)"
     elif source.log is not None:
         phases, basis = display_phases(source)
+        noun = "worker" if source.model.vocabulary.cuzk else "record"
         log = source.log
         n = int(log.records["complete"].sum()) if len(log.records) else None
-    samples = source.samples
+    samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
     intervals = _classed(source) if samples is not None else None
     if not len(phases) and samples is None:
         raise NoDataError(NO_PHASES)
@@ -59,9 +61,31 @@ def timeline_view(source: Source) -> TimelineView:
     else:
         assert samples is not None  # (neither phases nor samples raised above)
         origin = float(samples["t_wall"].min())
-        basis = "NVML samples alone"
+        basis = "NVML samples alone" + (" (no wall-clock time: seconds from the file's first row)"
+                                        if clockless else "")
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
-                        records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun)
+                        records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
+                        wall_clock=not clockless)
+
+
+def _on_a_time_axis(samples: pd.DataFrame | None, *, have_phases: bool) -> tuple[pd.DataFrame | None, bool]:
+    """The samples as drawn (t_wall, epoch s), and whether their times are only the file's own
+    clock. A capture without wall-clock times (`nvidia-smi dmon` without `-o DT`) is drawn on
+    its t_mono (seconds from its first row); beside phases, which have epoch times, it has no
+    place (None)."""
+    import numpy as np
+
+    if samples is None or not len(samples):
+        return samples, False
+    from gpuscope.analysis.samplegrid import time_basis
+
+    if time_basis(samples) == "t_wall":
+        return samples, False
+    if have_phases or "t_mono" not in samples or not np.isfinite(samples["t_mono"].to_numpy(float)).any():
+        return None, False
+    out = samples[np.isfinite(samples["t_mono"].to_numpy(float))].copy()
+    out["t_wall"] = out["t_mono"]
+    return out, True
 
 
 def _classed(source: Source) -> pd.DataFrame | None:
