@@ -135,15 +135,22 @@ class _Events:
 
     def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
         """A complete ("X") slice per phase interval."""
+        from gpuscope.analysis.trace_phases import RANGE_PREFIX
+
         t0 = self.t0
         for r in rows.itertuples(index=False):
-            st = style_for(str(r.phase))
-            args: dict[str, Any] = {"phase": str(r.phase)}
+            phase = str(r.phase)
+            st = style_for(phase)
+            args: dict[str, Any] = {"phase": phase}
             if int(r.partition) >= 0:
                 args["partition"] = int(r.partition)
+            if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
+                slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
+            else:
+                slice_name, cat = (st.label if st.group != "other" else phase), st.group
             self.events.append({
-                "name": st.label if st.group != "other" else str(r.phase),
-                "cat": st.group,
+                "name": slice_name,
+                "cat": cat,
                 "ph": "X",
                 "ts": _us(float(r.t_start), t0),
                 "dur": max(0, _us(float(r.t_end), t0) - _us(float(r.t_start), t0)),

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, visible
+from gpuscope.reports.top_kernels_console import top_kernels_table
 
 GiB = 2**30
 MAX_GAPS = 5
@@ -119,6 +120,6 @@ def phases_table(rows: list[dict]) -> Table | None:
 def trace_renderables(doc: dict, line_rate: float | None) -> list[RenderableType]:
     """The trace's tables, in reading order (the header and diagnoses are the caller's)."""
     parts = [activity_table(doc.get("activity") or {}), memcpy_table(doc.get("memcpy") or [], line_rate),
-             streams_table(doc.get("kernels") or []), gaps_table(doc.get("idle_gaps") or []),
+             streams_table(doc.get("kernels") or []), top_kernels_table(doc.get("top_kernels") or []), gaps_table(doc.get("idle_gaps") or []),
              phases_table(doc.get("phases") or [])]
     return [p for p in parts if p is not None]
