@@ -152,11 +152,11 @@ def prediction_table(pred: dict, words: dict | None = None):
 
 ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu", "trace": "profiler trace"}
 ACTIVITY_ROWS = (
-    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
+    ("source", "activity from", "str"), ("span_s", "span", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
-    ("idle_longest_s", "longest idle gap (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
-    ("time_near_line_rate_s", "time near the line rate (s)", "s"),
+    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total", "s"),
+    ("idle_longest_s", "longest idle gap", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
+    ("time_near_line_rate_s", "time near the line rate", "s"),
 )
 
 
@@ -171,7 +171,7 @@ def activity_table(doc: dict):
     t.add_column("")
     t.add_column(f"A {doc['a']['label']}", justify="right")
     t.add_column(f"B {doc['b']['label']}", justify="right")
-    fmt = {"pct": _pct, "s": lambda v: _secs(v).removesuffix(" s"), "x1": lambda v: _num(v, 1),
+    fmt = {"pct": _pct, "s": _secs, "x1": lambda v: _num(v, 1),
            "str": lambda v: ACTIVITY_SOURCE.get(v, str(v or "-"))}
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
