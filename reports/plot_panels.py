@@ -167,15 +167,27 @@ def clocks_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) -> l
 
 
 def counters_panel(ax: Any, counters: pd.DataFrame, t0: float, paint: Painter) -> list:
-    """A profiler trace without NVML samples: its busy fraction per bin."""
-    for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
-        c = paint.color("#4e79a7", int(gpu))
+    """A profiler trace without NVML samples: its busy fraction per bin, one track per rank
+    and device (ranks that share a GPU each keep their own line, in their own colour)."""
+    from matplotlib.lines import Line2D
+
+    keys = ["rank", "gpu"] if "rank" in counters else ["gpu"]
+    tracks = list(counters.sort_values("t_wall").groupby(keys, sort=True))
+    by_rank = "rank" in counters and counters["rank"].nunique() > 1
+    handles = []
+    for i, (key, g) in enumerate(tracks):
+        rank, gpu = (key if len(keys) == 2 else (None, key[0] if isinstance(key, tuple) else key))
+        c = GPU_COLORS[i % len(GPU_COLORS)] if by_rank else paint.color("#4e79a7", int(gpu))
         x = g["t_wall"] - t0 + g["bin_s"]  # a bin is drawn up to its end, like a sample
-        ax.fill_between(x, g["busy_fraction"] * 100, step="pre", alpha=0.3, color=c, lw=0)
+        ax.fill_between(x, g["busy_fraction"] * 100, step="pre", alpha=0.2 if by_rank else 0.3, color=c, lw=0)
         ax.plot(x, g["busy_fraction"] * 100, lw=1.0, drawstyle="steps-pre", color=c)
+        if by_rank:
+            handles.append(Line2D([], [], color=c, lw=1.2, label=f"rank {rank} (GPU {gpu}) busy"))
     ax.set_ylabel("busy %")
     ax.set_ylim(0, 105)
     ax.grid(alpha=0.3)
+    if by_rank:
+        return handles + [Line2D([], [], color="none", label="(kernels, copies; profiler trace)")]
     return paint.handles([("GPU busy (kernels, copies; profiler trace)", "#4e79a7", "-")])
 
 

@@ -182,17 +182,22 @@ class _Events:
                         self.events.append({"name": track, "ph": "C", "ts": ts, "pid": pid, "args": args})
 
     def busy_counters(self, counters: pd.DataFrame) -> None:
-        """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates)."""
-        for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
+        """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates);
+        ranks that share a GPU each get their own track."""
+        several = "rank" in counters and counters["rank"].nunique() > 1
+        keys = ["gpu", "rank"] if several else ["gpu"]
+        for key, g in counters.sort_values("t_wall").groupby(keys, sort=True):
+            gpu = key[0] if isinstance(key, tuple) else key
             pid = int(gpu) + 1
             self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
+            track = f"GPU busy, rank {int(key[1])} (profiler trace)" if several else "GPU busy (profiler trace)"
             for r in g.itertuples(index=False):
                 args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
                 if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):
                     args.update(htod_gbs=round(float(r.htod_gbs), 4) if math.isfinite(r.htod_gbs) else 0.0,
                                 dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
-                self.events.append({"name": "GPU busy (profiler trace)", "ph": "C",
-                                    "ts": _us(float(r.t_wall), self.t0), "pid": pid, "args": args})
+                self.events.append({"name": track, "ph": "C", "ts": _us(float(r.t_wall), self.t0), "pid": pid,
+                                    "args": args})
 
 
 def trace_json(phases: pd.DataFrame | None, samples: pd.DataFrame | None = None, *, title: str = "gpuscope",

@@ -156,3 +156,22 @@ def test_a_training_loop_lane_is_not_named_by_the_provers_worker():
     lanes = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert lanes == ["host (CPU) work", "GPU work"]  # drawn bottom up
     assert not any("worker" in lab for lab in lanes)
+
+
+def test_ranks_sharing_a_gpu_keep_their_own_busy_track(tmp_path):
+    """Two ranks' traces on one GPU: one busy line per rank in the picture and one counter
+    track per rank in the export (their bins interleaved on one track would draw a comb)."""
+    ranks2 = DATA / "h200_bounds" / "traces" / "ranks2"
+    _, fig = _figure(ranks2)
+    busy = next(ax for ax in fig.axes if ax.get_ylabel() == "busy %")
+    assert len(busy.get_lines()) == 2 and len({ln.get_color() for ln in busy.get_lines()}) == 2
+    assert [t.get_text() for t in busy.get_legend().get_texts()][:2] == ["rank 0 (GPU 0) busy", "rank 1 (GPU 0) busy"]
+    for line in busy.get_lines():  # each a time series that only moves forward
+        x = line.get_xdata()
+        assert all(b >= a for a, b in zip(x, x[1:], strict=False))
+    r = cli("export", ranks2, "--perfetto", tmp_path / "t.json")
+    assert r.exit_code == 0, r.output
+    evs = [e for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"] if e["ph"] == "C"]
+    for rank in (0, 1):
+        ts = [e["ts"] for e in evs if e["name"] == f"GPU busy, rank {rank} (profiler trace)"]
+        assert len(ts) > 100 and ts == sorted(ts)
