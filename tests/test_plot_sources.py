@@ -175,3 +175,10 @@ def test_ranks_sharing_a_gpu_keep_their_own_busy_track(tmp_path):
     for rank in (0, 1):
         ts = [e["ts"] for e in evs if e["name"] == f"GPU busy, rank {rank} (profiler trace)"]
         assert len(ts) > 100 and ts == sorted(ts)
+
+
+def test_one_record_is_one_step_in_the_title():
+    from gpuscope.reports.titles import timeline_title
+
+    assert timeline_title("x", records=1, units="steps", unit="step") == "gpuscope timeline: x (1 step)"
+    assert timeline_title("x", records=3, units="steps", unit="step") == "gpuscope timeline: x (3 steps)"

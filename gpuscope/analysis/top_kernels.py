@@ -117,7 +117,8 @@ def _mangled(s: str) -> str | None:
     `<…>` where template arguments follow; None when it does not read."""
     m = re.match(r"_Z(N)?", s)
     assert m is not None
-    i, parts, nested = m.end(), [], bool(m.group(1))
+    i, nested = m.end(), bool(m.group(1))
+    parts: list[str] = []
     while i < len(s):
         if s.startswith(("St", "Sa"), i) and not parts:
             parts.append("std")
