@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -26,6 +27,12 @@ from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
+
+
+def gpu_pid(gpu: int, rank: int | None = None) -> int:
+    """The trace process of a GPU (`GPU g`: g + 1), or of one rank's use of it (`rank r, GPU g`,
+    a trace of several ranks: 1000 + 64 r + g), below the CPU processes' SYNTH_PID."""
+    return int(gpu) + 1 if rank is None else 1000 + 64 * int(rank) + int(gpu)
 
 # The counter tracks of NVML samples: (track name, ((samples.csv column, arg key, scale), ...)).
 SAMPLE_TRACKS = (
@@ -117,10 +124,11 @@ class _Events:
         pids: dict[str, int] = {}
         for lane in assign_lanes(phases, noun=lane_noun):
             if lane.process not in pids:
-                if lane.process.startswith("GPU "):
-                    pid = int(lane.process.split()[1]) + 1
+                gpu = re.fullmatch(r"(?:rank \d+, )?GPU (\d+)", lane.process)
+                if gpu:
+                    pid = gpu_pid(int(gpu.group(1)), lane.rank)
                 else:
-                    pid = SYNTH_PID + len([p for p in pids if not p.startswith("GPU ")])
+                    pid = SYNTH_PID + len([p for p in pids if not re.fullmatch(r"(?:rank \d+, )?GPU \d+", p)])
                 pids[lane.process] = pid
                 self.name_process(pid, lane.process, sort=pid)
             pid = pids[lane.process]
@@ -187,10 +195,11 @@ class _Events:
         several = "rank" in counters and counters["rank"].nunique() > 1
         keys = ["gpu", "rank"] if several else ["gpu"]
         for key, g in counters.sort_values("t_wall").groupby(keys, sort=True):
-            gpu = key[0] if isinstance(key, tuple) else key
-            pid = int(gpu) + 1
-            self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
-            track = f"GPU busy, rank {int(key[1])} (profiler trace)" if several else "GPU busy (profiler trace)"
+            gpu = int(key[0] if isinstance(key, tuple) else key)
+            rank = int(key[1]) if several else None
+            pid = gpu_pid(gpu, rank)  # a rank's busy track in the rank's own process, beside its streams
+            self.name_process(pid, f"rank {rank}, GPU {gpu}" if several else f"GPU {gpu}", sort=pid)
+            track = "GPU busy (profiler trace)"
             for r in g.itertuples(index=False):
                 args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
                 if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):

@@ -171,10 +171,17 @@ def test_ranks_sharing_a_gpu_keep_their_own_busy_track(tmp_path):
         assert all(b >= a for a, b in zip(x, x[1:], strict=False))
     r = cli("export", ranks2, "--perfetto", tmp_path / "t.json")
     assert r.exit_code == 0, r.output
-    evs = [e for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"] if e["ph"] == "C"]
+    doc = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in doc if e["name"] == "process_name"}
     for rank in (0, 1):
-        ts = [e["ts"] for e in evs if e["name"] == f"GPU busy, rank {rank} (profiler trace)"]
+        pid = next(p for p, n in procs.items() if n == f"rank {rank}, GPU 0")
+        ts = [e["ts"] for e in doc if e["ph"] == "C" and e["pid"] == pid]
         assert len(ts) > 100 and ts == sorted(ts)
+        # the rank's streams and its own record_function ranges sit in its own processes
+        threads = {e["args"]["name"] for e in doc if e["name"] == "thread_name" and procs[e["pid"]].startswith(f"rank {rank},")}
+        assert f"rank {rank} stream 7" in threads and any("record_function" in t for t in threads)
+    lanes = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "rank 0 stream 7" in lanes and "rank 1 stream 7" in lanes and not any("(2)" in t for t in lanes)
 
 
 def test_one_record_is_one_step_in_the_title():

@@ -45,7 +45,8 @@ def timeline_view(source: Source) -> TimelineView:
         from gpuscope.analysis.trace_analysis import analyze_trace
 
         ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
-        phases, counters, noun = ta.phases, ta.counters, "stream"
+        phases = _by_rank(source.trace) if len(source.trace.ranks) > 1 else ta.phases
+        counters, noun = ta.counters, "stream"
         basis = "profiler trace (kernels, copies and record_function ranges)"
     elif source.log is not None:
         phases, basis = display_phases(source)
@@ -66,6 +67,24 @@ def timeline_view(source: Source) -> TimelineView:
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
                         records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
                         wall_clock=not clockless)
+
+
+def _by_rank(frames) -> pd.DataFrame:
+    """A trace of several ranks: each rank's phases (its streams' activity, its own
+    record_function ranges) with a `rank` column, so every rank gets its own lanes (two ranks on
+    one GPU have the same stream ids and would otherwise share lanes)."""
+    import pandas as pd
+
+    from gpuscope.analysis import trace_activity as act
+    from gpuscope.analysis import trace_phases as tp
+
+    views = act.device_views(frames)
+    host = frames.host
+    parts = []
+    for rank in sorted({v.rank for v in views}):
+        ph = tp.phase_frame([v for v in views if v.rank == rank], host[host["rank"] == rank], frames.epoch)
+        parts.append(ph.assign(rank=rank))
+    return pd.concat(parts, ignore_index=True)
 
 
 def _on_a_time_axis(samples: pd.DataFrame | None, *, have_phases: bool) -> tuple[pd.DataFrame | None, bool]:
