@@ -189,3 +189,38 @@ def test_one_record_is_one_step_in_the_title():
 
     assert timeline_title("x", records=1, units="steps", unit="step") == "gpuscope timeline: x (1 step)"
     assert timeline_title("x", records=3, units="steps", unit="step") == "gpuscope timeline: x (3 steps)"
+
+
+def _captures():
+    from tests.test_html_agreement import CAPTURES
+
+    return CAPTURES
+
+
+@pytest.mark.parametrize("path", _captures(), ids=[f"{p.parent.name}/{p.name}" for p in _captures()])
+def test_every_capture_draws_and_exports(path):
+    """Every example and test capture gives a picture with what it measured and a non-empty
+    export, or (the article's excerpt: no time stamps) the clear 'nothing to draw'."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.errors import NoDataError
+    from gpuscope.reports.trace import build_trace
+    from gpuscope.sources import open_source
+
+    src = open_source(path)
+    try:
+        tv = timeline_view(src)
+    except NoDataError as e:
+        assert path.name == "article_excerpt.log" and "nothing to draw" in str(e)
+        return
+    _, fig = _figure(path)
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    doc = build_trace(tv.phases, tv.samples, counters=tv.counters, lane_noun=tv.lane_noun)
+    kinds = {e["ph"] for e in doc["traceEvents"]}
+    assert kinds & {"X", "C"}
+    if len(tv.phases):
+        assert "X" in kinds
+    s = tv.samples
+    if s is not None and len(s) and s["gpu_util_pct"].notna().any():
+        act = next(ax for ax in fig.axes if ax.get_ylabel() in ("activity %", "SM active %"))
+        assert "utilization.gpu (a kernel ran)" in _legend_texts(act), labels
+        assert any(e["name"] == "utilization.gpu %" for e in doc["traceEvents"])
