@@ -28,13 +28,13 @@ if TYPE_CHECKING:
 CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.2em auto;padding:0 1em;
-color:#222;max-width:1400px;overflow-wrap:anywhere}
+color:#222;max-width:1400px;overflow-wrap:break-word}
 h1{font-size:1.35em;margin-bottom:.2em} h2{font-size:1.1em;margin:1.4em 0 .3em;border-bottom:1px solid #ddd}
 p{margin:.35em 0;line-height:1.4}
 .wrap{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.3em 0;font-size:.9em;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid #e4e4e4;padding:.2em .6em;vertical-align:top;white-space:pre-line}
-th{background:#f4f4f4;border-bottom:1px solid #bbb} .num{text-align:right;white-space:nowrap} .txt{text-align:left}
+th{background:#f4f4f4;border-bottom:1px solid #bbb} .num{text-align:right;white-space:nowrap} .txt{text-align:left} .nw{white-space:nowrap}
 tr.b td{font-weight:600} .red{color:#b00020} .yellow{color:#8a5a00} .cyan{color:#00707a} .dim{color:#666}
 .caption{color:#555;font-size:.85em;white-space:pre-line} .muted{color:#777;font-size:.85em}
 img{max-width:100%;height:auto;border:1px solid #eee}

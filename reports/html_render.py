@@ -13,6 +13,7 @@ escaped with its control characters made visible (reports.safe_text). No I/O.
 from __future__ import annotations
 
 import html as _html
+import re
 from typing import Any
 
 from gpuscope.reports.safe_text import visible
@@ -43,9 +44,14 @@ def plain(r: Any) -> str:
         return r
     if hasattr(r, "plain"):
         return r.plain
-    if isinstance(getattr(r, "s", None), str) and hasattr(r, "levels"):  # safe_text._Name
+    if _is_name(r):
         return r.s
     return console_text([r]).rstrip("\n")
+
+
+def _is_name(r: Any) -> bool:
+    """A name cell (reports.safe_text.name)."""
+    return isinstance(getattr(r, "s", None), str) and hasattr(r, "levels")
 
 
 def inline(r: Any) -> str:
@@ -53,6 +59,9 @@ def inline(r: Any) -> str:
     feeds as <br>."""
     from rich.text import Text
 
+    if _is_name(r):  # a name cell: may break after its punctuation, as the console breaks it
+        pieces = re.split(r"(?<=[._#(:/,\]>-])", r.s)
+        return _wrap("<wbr>".join(esc(p) for p in pieces), [r.style])
     if not isinstance(r, Text):
         return _wrap(esc(plain(r)).replace("\n", "<br>"), [getattr(r, "style", None)])
     s = r.plain
@@ -86,7 +95,8 @@ def table_html(t: Any) -> str:
     if t.title:
         out.append(f"<h2>{inline(t.title)}</h2>")
     cols = t.columns
-    align = ["num" if c.justify == "right" else "txt" for c in cols]
+    # the console's alignment, and its columns that never wrap (a cause, a role, a figure) kept whole
+    align = [("num" if c.justify == "right" else "txt") + (" nw" if c.no_wrap else "") for c in cols]
     head = "".join(f"<th class='{a}'>{inline(c.header)}</th>" for c, a in zip(cols, align, strict=True))
     rows = []
     n = max((len(c._cells) for c in cols), default=0)

@@ -71,7 +71,7 @@ def test_compare_html_speaks_to_a_reader():
     assert "GPU lock held (share of span)" in got and "SM activity (NVML GPM, mean)" in got
     assert "87.4%" in got and "51.2%" in got and "0.9 GB/s" in got and "0.94123" not in got
     assert "prep_msm" not in got  # one side has none: the console drops the row, so does the page
-    assert "<td class='txt'>*</td>" in got and "*: the 95% interval excludes 1" in got
+    assert "<td class='txt nw'>*</td>" in got and "*: the 95% interval excludes 1" in got
     assert "Diagnosis: A pinned" in got and "uploads take 46% of the lock" in got
     main = got.split("<main>")[1].split("</main>")[0]
     assert "uploads take 46%" not in main  # the console's compare has no diagnoses: they sit beside it
@@ -98,7 +98,7 @@ def test_analysis_html_from_a_real_analysis():
     a = analyze(open_source(EXAMPLES / "article_excerpt.log"))
     text = analysis_html(a, None)
     assert "<h2>Diagnosis</h2>" in text and "h2d_bound" in text
-    assert re.search(r"<tr class='b'><td class='txt'>held</td><td class='num'>14,460.0</td>", text)
+    assert re.search(r"<tr class='b'><td class='txt'>held</td><td class='num'>14,460.0</td>", text), text[:3000]
     assert "(no picture: the input has nothing on a time axis)" in text
     assert "idle_gaps" not in text and "<h2>Bounds</h2>" in text
 

@@ -22,6 +22,7 @@ KINDS = {
     "analyze_training_run": ["analyze", D / "h200_foreign" / "runs" / "train_slow"],
     "analyze_nvidia_smi": ["analyze", D / "h200_bounds" / "smi" / "hbm_bound_query.csv"],
     "analyze_trace": ["analyze", D / "h200_foreign" / "traces" / "train_slow.json.gz"],
+    "analyze_trace_ranks": ["analyze", D / "h200_bounds" / "traces" / "ranks2"],
     "compare_runs": ["compare", D / "h200_contention" / "pinned-c8", D / "h200_contention" / "pageable-c8",
                      "--bootstrap", "300"],
 }
