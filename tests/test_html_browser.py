@@ -85,6 +85,7 @@ def test_no_horizontal_overflow_at_1280_and_800(report):
         r = report[w]
         assert r["scrollWidth"] <= r["innerWidth"], (report["name"], w, r["scrollWidth"], r["innerWidth"])
     assert report["r1280"]["scrolling_tables"] == [], report["r1280"]["scrolling_tables"]
+    assert report["r800"]["scrolling_tables"] == [], report["r800"]["scrolling_tables"]
     for natural, shown in report["r800"]["images"]:
         assert 0 < shown <= 800 and natural > 0
 
