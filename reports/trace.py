@@ -120,7 +120,10 @@ class _Events:
             self.events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
 
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
-        """One thread per lane (and one per lane's side row); one process per GPU / CPU group."""
+        """One thread per lane (and one per lane's side row: a worker's prep thread, a stream's
+        ranges as they ran on the GPU); one process per GPU / CPU group."""
+        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
+
         pids: dict[str, int] = {}
         for lane in assign_lanes(phases, noun=lane_noun):
             if lane.process not in pids:
@@ -138,11 +141,13 @@ class _Events:
                 self.slices(lane.main, pid, tid)
                 tid += 1
             if len(lane.side):
-                self.name_thread(pid, tid, f"{lane.label} prep")
+                ranges = lane.side["phase"].astype(str).str.startswith(GPU_RANGE_PREFIX).all()
+                self.name_thread(pid, tid, f"{lane.label} {'ranges (on the GPU)' if ranges else 'prep'}")
                 self.slices(lane.side, pid, tid)
 
     def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
         """A complete ("X") slice per phase interval."""
+        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
         from gpuscope.analysis.trace_phases import RANGE_PREFIX
 
         t0 = self.t0
@@ -154,6 +159,8 @@ class _Events:
                 args["partition"] = int(r.partition)
             if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
                 slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
+            elif phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on a stream
+                slice_name, cat = phase[len(GPU_RANGE_PREFIX):], "gpu_user_annotation"
             else:
                 slice_name, cat = (st.label if st.group != "other" else phase), st.group
             self.events.append({

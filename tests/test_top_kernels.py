@@ -81,3 +81,24 @@ def test_record_function_ranges_export_under_their_whole_names(tmp_path):
     names = {e["name"] for e in ann}
     assert "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" in names
     assert {"forward_backward", "data", "ProfilerStep"} <= names
+
+
+def test_ranges_as_they_ran_on_the_gpu_sit_under_their_stream(tmp_path):
+    """A trace's gpu_user_annotation spans: a thin row under their stream in the picture, a
+    'stream N ranges (on the GPU)' thread in the export; the profiler's step ranges left out."""
+    out = tmp_path / "t.json"
+    r = runner.invoke(app, ["export", str(TRACES / "train_slow.json.gz"), "--perfetto", str(out)])
+    assert r.exit_code == 0, r.output
+    evs = json.loads(out.read_text())["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["name"] == "thread_name"}
+    gpu_side = [e for e in evs if e.get("cat") == "gpu_user_annotation"]
+    assert {e["name"] for e in gpu_side} == {"data", "forward_backward", "Optimizer.step#SGD.step"}
+    assert {threads[(e["pid"], e["tid"])] for e in gpu_side} == {"stream 7 ranges (on the GPU)"}
+
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.reports.lanes import assign_lanes
+    from gpuscope.sources import open_source
+
+    lanes = assign_lanes(timeline_view(open_source(TRACES / "train_slow.json.gz")).phases, noun="stream")
+    stream = next(lane for lane in lanes if lane.label == "stream 7")
+    assert len(stream.side) == 9 and stream.side["phase"].str.startswith("gpu_range:").all()

@@ -45,7 +45,9 @@ def timeline_view(source: Source) -> TimelineView:
         from gpuscope.analysis.trace_analysis import analyze_trace
 
         ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
-        phases = _by_rank(source.trace) if len(source.trace.ranks) > 1 else ta.phases
+        ranked = len(source.trace.ranks) > 1
+        phases = _by_rank(source.trace) if ranked else ta.phases
+        phases = _with_gpu_ranges(phases, source.trace, ranked)
         counters, noun = ta.counters, "stream"
         basis = "profiler trace (kernels, copies and record_function ranges)"
     elif source.log is not None:
@@ -67,6 +69,34 @@ def timeline_view(source: Source) -> TimelineView:
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
                         records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
                         wall_clock=not clockless)
+
+
+GPU_RANGE_PREFIX = "gpu_range:"
+
+
+def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame:
+    """The phases and a trace's record_function ranges as they ran on the GPU (its
+    gpu_user_annotation spans: worker = their stream, phase GPU_RANGE_PREFIX + the name), drawn
+    on a thin row under their stream; the profiler's own step ranges left out (the CPU lane
+    has them)."""
+    import pandas as pd
+
+    from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
+
+    g = frames.gpu_annotations
+    if g is None or not len(g):
+        return phases
+    names = g["name"].astype(str)
+    g = g[~names.str.match(PROFILER_STEP_RE.pattern)]
+    if not len(g):
+        return phases
+    s = g["ts_us"].to_numpy(dtype="float64")
+    rows = pd.DataFrame({"worker": g["stream"].to_numpy(dtype="int64"), "gpu": g["device"].to_numpy(dtype="int64"),
+                         "partition": -1, "phase": (GPU_RANGE_PREFIX + g["name"].astype(str)).to_numpy(dtype=object),
+                         "t_start": frames.epoch(s), "t_end": frames.epoch(s + g["dur_us"].to_numpy(dtype="float64"))})
+    if ranked:
+        rows["rank"] = g["rank"].to_numpy(dtype="int64")
+    return pd.concat([phases, rows], ignore_index=True)
 
 
 def _by_rank(frames) -> pd.DataFrame:
