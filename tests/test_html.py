@@ -172,3 +172,17 @@ def test_compare_html_of_traces_and_of_samples(tmp_path):
         text = out.read_text()
         assert all(w in text for w in want) and text.count("<img") == 2
         assert "<h2>Run</h2>" not in text
+
+
+def test_hostile_names_in_a_table_are_shown_literally():
+    from gpuscope.reports.html_render import html
+    from gpuscope.reports.safe_text import LiteralTable, name
+
+    t = LiteralTable(title="Components <b>")
+    t.add_column("component")
+    t.add_column("ms", justify="right", no_wrap=True)
+    t.add_row(name("<img src=x onerror=alert(1)>\x1b[31m"), "[red]5[/red]")
+    got = "".join(html([t]))
+    assert "<img" not in got and "&lt;img" in got and "\u241b[31m" in got and "\x1b" not in got
+    assert "[red]5[/red]" in got and "<h2>Components &lt;b&gt;</h2>" in got
+    assert "<td class='num nw'>[red]5[/red]</td>" in got
