@@ -33,7 +33,7 @@ h1{font-size:1.35em;margin-bottom:.2em} h2{font-size:1.1em;margin:1.4em 0 .3em;b
 p{margin:.35em 0;line-height:1.4}
 .wrap{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.3em 0;font-size:.9em;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid #e4e4e4;padding:.2em .6em;vertical-align:top;white-space:pre-line}
+th,td{border-bottom:1px solid #e4e4e4;padding:.2em .6em;vertical-align:top;white-space:pre-wrap}
 th{background:#f4f4f4;border-bottom:1px solid #bbb} .num{text-align:right;white-space:nowrap} .txt{text-align:left} .nw{white-space:nowrap}
 tr.b td{font-weight:600} .red{color:#b00020} .yellow{color:#8a5a00} .cyan{color:#00707a} .dim{color:#666}
 .caption{color:#555;font-size:.85em;white-space:pre-line} .muted{color:#777;font-size:.85em}

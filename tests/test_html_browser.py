@@ -189,3 +189,15 @@ def test_screenshots_of_each_report_kind(report, tmp_path):
 
         with Image.open(png) as im:
             assert im.size[0] == width and im.size[1] >= 600
+
+
+def test_indented_rows_keep_their_indent(report):
+    """A table's sub-rows ("  idle gaps total" under "idle gaps") are indented on the page as on
+    the console."""
+    subs = [ln.split("  ")[1] for ln in report["console"].splitlines()
+            if ln.startswith("   ") and not ln.startswith("    ") and len(ln.split("  ")) > 2 and ln.split("  ")[1]]
+    subs = [s.strip() for s in subs if s.strip() and not s.strip()[0].isdigit()]
+    lines = report["r1280"]["text"].splitlines()
+    for s in subs[:5]:
+        if any(ln.lstrip().startswith(s) for ln in lines):
+            assert any(ln.startswith("  " + s) for ln in lines), (report["name"], s)
