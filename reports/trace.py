@@ -34,15 +34,16 @@ def gpu_pid(gpu: int, rank: int | None = None) -> int:
     a trace of several ranks: 1000 + 64 r + g), below the CPU processes' SYNTH_PID."""
     return int(gpu) + 1 if rank is None else 1000 + 64 * int(rank) + int(gpu)
 
-# The counter tracks of NVML samples: (track name, ((samples.csv column, arg key, scale), ...)).
+# The counter tracks of NVML samples: (track name, ((samples.csv column, arg key, scale,
+# decimals), ...)).
 SAMPLE_TRACKS = (
-    ("PCIe GB/s", (("rx_gbs", "rx_gbs", 1.0), ("tx_gbs", "tx_gbs", 1.0))),
-    ("SM active %", (("sm_active", "sm_active_pct", 100.0),)),
-    ("DRAM active %", (("dram_active", "dram_active_pct", 100.0),)),
-    ("utilization.gpu %", (("gpu_util_pct", "gpu_util_pct", 1.0),)),
-    ("memory used MiB", (("mem_used_mib", "mem_used_mib", 1.0),)),
-    ("power W", (("power_w", "power_w", 1.0),)),
-    ("SM clock MHz", (("sm_clock_mhz", "sm_clock_mhz", 1.0),)),
+    ("PCIe GB/s", (("rx_gbs", "rx_gbs", 1.0, 4), ("tx_gbs", "tx_gbs", 1.0, 4))),
+    ("SM active %", (("sm_active", "sm_active_pct", 100.0, 2),)),
+    ("DRAM active %", (("dram_active", "dram_active_pct", 100.0, 2),)),
+    ("utilization.gpu %", (("gpu_util_pct", "gpu_util_pct", 1.0, 2),)),
+    ("memory used MiB", (("mem_used_mib", "mem_used_mib", 1.0, 2),)),
+    ("power W", (("power_w", "power_w", 1.0, 2),)),
+    ("SM clock MHz", (("sm_clock_mhz", "sm_clock_mhz", 1.0, 2),)),
 )
 
 
@@ -184,14 +185,14 @@ class _Events:
             tw = g["t_wall"].to_numpy(float)
             tracks = []
             for track, fields in SAMPLE_TRACKS:
-                cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale)
-                        for col, key, scale in fields if col in g}
-                if any(pd.notna(v).any() for v, _ in cols.values()):
+                cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale, nd)
+                        for col, key, scale, nd in fields if col in g}
+                if any(pd.notna(v).any() for v, _, _ in cols.values()):
                     tracks.append((track, cols))
             for i in range(len(g)):  # row by row: a row's figures at one time stamp
                 ts = _us(tw[i], self.t0)
                 for track, cols in tracks:
-                    args = {key: round(float(v[i]) * scale, 4) for key, (v, scale) in cols.items()
+                    args = {key: round(float(v[i]) * scale, nd) for key, (v, scale, nd) in cols.items()
                             if math.isfinite(v[i])}
                     if args:
                         self.events.append({"name": track, "ph": "C", "ts": ts, "pid": pid, "args": args})
