@@ -7,7 +7,7 @@ BIN      := $(VENV)/bin
 STAMP    := $(VENV)/.installed-stamp
 EXTRAS   ?= dev
 
-.PHONY: venv demo test test-gpu bench bench-gpu lint examples clean
+.PHONY: venv browser demo test test-gpu bench bench-gpu lint examples clean
 
 $(STAMP): pyproject.toml setup.py parsers/_scan.c gpuscope/_groupstats.c
 	$(PY) -m venv $(VENV)
@@ -21,8 +21,16 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/python tools/demo.py
 
+## browser: Debian's chromium for the HTML reports' browser tests (tests/test_html_browser.py),
+## installed with apt-get where it is missing and this is root; else those tests skip, saying why
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  apt-get update -qq >/dev/null 2>&1 && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; } || \
+	  echo "make: chromium is not installed and could not be: the browser tests skip"
+
 ## test: the linter and the type checker, then the whole suite; GPU tests skip cleanly without a GPU
-test: venv
+test: venv browser
 	$(BIN)/ruff check gpuscope parsers reports tests tools
 	$(BIN)/python tools/typecheck.py
 	$(BIN)/python -m pytest -q

@@ -300,6 +300,7 @@ TRACE_COUNTER_SCHEMA: dict[str, str] = {
     "kernel_fraction": "float64",   # union of kernels / bin
     "htod_gbs": "float64",          # HtoD bytes moved in the bin / bin (each copy spread evenly)
     "dtoh_gbs": "float64",
+    "rank": "int64",                # the trace file (rank) the device's events came from
 }
 
 

@@ -152,11 +152,11 @@ def prediction_table(pred: dict, words: dict | None = None):
 
 ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu", "trace": "profiler trace"}
 ACTIVITY_ROWS = (
-    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
+    ("source", "activity from", "str"), ("span_s", "span", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total (s)", "s"),
-    ("idle_longest_s", "longest idle gap (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
-    ("time_near_line_rate_s", "time near the line rate (s)", "s"),
+    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total", "s"),
+    ("idle_longest_s", "longest idle gap", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
+    ("time_near_line_rate_s", "time near the line rate", "s"),
 )
 
 
@@ -171,7 +171,7 @@ def activity_table(doc: dict):
     t.add_column("")
     t.add_column(f"A {doc['a']['label']}", justify="right")
     t.add_column(f"B {doc['b']['label']}", justify="right")
-    fmt = {"pct": _pct, "s": lambda v: _secs(v).removesuffix(" s"), "x1": lambda v: _num(v, 1),
+    fmt = {"pct": _pct, "s": _secs, "x1": lambda v: _num(v, 1),
            "str": lambda v: ACTIVITY_SOURCE.get(v, str(v or "-"))}
     for key, label, kind in ACTIVITY_ROWS:
         if a.get(key) is not None or b.get(key) is not None:
@@ -206,27 +206,33 @@ def copies_table(doc: dict):
     return t
 
 
-def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
-    console.print(Text("gpuscope compare", style="bold"))
+def compare_renderables(doc: dict, *, limit: int = MAX_COMPONENTS) -> list:
+    """The compare report, in reading order: what the terminal prints and the HTML page shows."""
+    out: list = [Text("gpuscope compare", style="bold")]
     for k in ("a", "b"):  # the sources here, not in a table column they would stretch
         side = doc[k]
         src = side.get("source")
-        console.print(Text(f"  {k.upper()} = {visible(side['label'])}" + (f": {visible(src)}" if src else "")))
+        out.append(Text(f"  {k.upper()} = {visible(side['label'])}" + (f": {visible(src)}" if src else "")))
     if doc.get("components"):
-        console.print(components_table(doc, limit))
+        out.append(components_table(doc, limit))
     if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
-        console.print(run_table(doc))
+        out.append(run_table(doc))
     for extra in (activity_table(doc), copies_table(doc)):
         if extra is not None:
-            console.print(extra)
+            out.append(extra)
     pred = doc.get("prediction")
     if pred and pred.get("available", True):
-        console.print(prediction_table(pred, _words(doc["a"])))
+        out.append(prediction_table(pred, _words(doc["a"])))
     elif pred:
-        console.print(text(f"what-if: not available ({pred.get('reason')})"))
-    for n in doc.get("notes") or []:
-        console.print(text(f"note: {n}"))
-    console.print(Text.assemble(("Verdict:", "bold"), " ", visible(doc["verdict"], newlines=True)))
+        out.append(text(f"what-if: not available ({pred.get('reason')})"))
+    out.extend(text(f"note: {n}") for n in doc.get("notes") or [])
+    out.append(Text.assemble(("Verdict:", "bold"), " ", visible(doc["verdict"], newlines=True)))
+    return out
+
+
+def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
+    for r in compare_renderables(doc, limit=limit):
+        console.print(r)
 
 
 def whatif_table(w: dict, words: dict | None = None):
@@ -274,12 +280,19 @@ def render_whatif_doc(doc: dict, console, words: dict | None = None) -> None:
     render_whatif(doc, console, words)
 
 
-def render_whatif(w: dict, console, words: dict | None = None) -> None:
+def whatif_renderables(w: dict, words: dict | None = None) -> list:
+    """The what-if projection's table and its sentence (the console's and the page's)."""
     v = words or _words({})
-    console.print(whatif_table(w, v))
+    out: list = [whatif_table(w, v)]
     p = w["predicted"]
     if _n(p.get("held_speedup")):
         sp = p.get("throughput_speedup")
-        console.print(Text.assemble(("What-if:", "bold"), visible(
+        out.append(Text.assemble(("What-if:", "bold"), visible(
             f" pinned uploads would cut {v['held']} {p['held_speedup']:.1f}x"
             + (f" and raise throughput {sp:.1f}x" if _n(sp) else ""))))
+    return out
+
+
+def render_whatif(w: dict, console, words: dict | None = None) -> None:
+    for r in whatif_renderables(w, words):
+        console.print(r)

@@ -1,22 +1,24 @@
-"""One self-contained HTML file for a bug report: tables, the diagnosis, the timeline PNG
-inlined as base64. No external CSS, JS, fonts or images; every text escaped, its control
-characters made visible (reports.safe_text).
+"""One self-contained HTML file for a bug report: the console's report, as the terminal
+prints it, and the timeline picture inlined as base64. No external CSS, JS, fonts or images;
+every text escaped, its control characters made visible (reports.safe_text).
 
-Inputs are the JSON documents (`analyze --json`, `compare --json`, the what-if) and PNG
-bytes; `analysis_report` / `compare_report` draw the pictures of an Analysis or of a
-comparison's sides first. No parsing, no GPU.
+The page is built from the console's renderables (reports.html_render): `analysis_report`
+renders `analyze -v` (reports.console.summary_renderables with the evidence, the what-if),
+`compare_report` renders `compare` (reports.compare_console.compare_renderables), so the page
+has the console's sections, rows, words, units and notes and nothing else but the
+pictures. Tables scroll inside their own box when a window is narrower than they are: the
+page itself never overflows. No parsing, no GPU.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
-from gpuscope.linerate import source_text
+from gpuscope.reports.html_render import html as render_html
 from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
@@ -24,14 +26,19 @@ if TYPE_CHECKING:
     from gpuscope.analysis.compare import Side
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1500px}
-h1{font-size:1.4em;margin-bottom:.2em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right} th{background:#f4f4f4}
-td:first-child,th:first-child{text-align:left}
-.verdict{font-size:1.1em;font-weight:600;padding:.6em;background:#eef5ff;border-left:4px solid #4e79a7}
-.sev-high{color:#b00020;font-weight:600}.sev-medium{color:#b35c00;font-weight:600}.sev-low{color:#555}.sev-info{color:#555}
-.muted{color:#777;font-size:.85em} img{max-width:100%;border:1px solid #eee}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.2em auto;padding:0 1em;
+color:#222;max-width:1400px;overflow-wrap:break-word}
+h1{font-size:1.35em;margin-bottom:.2em} h2{font-size:1.1em;margin:1.4em 0 .3em;border-bottom:1px solid #ddd}
+p{margin:.35em 0;line-height:1.4}
+.wrap{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;margin:.3em 0;font-size:.9em;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e4e4e4;padding:.2em .6em;vertical-align:top;white-space:pre-wrap}
+th{background:#f4f4f4;border-bottom:1px solid #bbb} .num{text-align:right;white-space:nowrap} .txt{text-align:left} .nw{white-space:nowrap}
+tr.b td{font-weight:600} .red{color:#b00020} .yellow{color:#8a5a00} .cyan{color:#00707a} .dim{color:#666}
+.caption{color:#555;font-size:.85em;white-space:pre-line} .muted{color:#777;font-size:.85em}
+img{max-width:100%;height:auto;border:1px solid #eee}
+.verdict{font-size:1.05em;font-weight:600;padding:.6em;background:#eef5ff;border-left:4px solid #4e79a7}
 """
 
 
@@ -39,166 +46,46 @@ def esc(v: Any) -> str:
     return html.escape(visible(v, newlines=True), quote=True)
 
 
-def fmt(v: Any, digits: int = 1) -> str:
-    if isinstance(v, bool) or v is None:
-        return "-" if v is None else str(v)
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return "-"
-        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{digits}f}" if abs(v) >= 1 else f"{v:.3g}"
-    return str(v)
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> str:
-    out = ["<table>"]
-    if caption:
-        out.append(f"<caption class='muted'>{esc(caption)}</caption>")
-    out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{esc(fmt(c))}</td>" for c in r) + "</tr>")
-    out.append("</table>")
-    return "\n".join(out)
-
-
 def png_img(png: bytes | None, alt: str) -> str:
     if not png:
-        return "<p class='muted'>(no timeline: the input has no phase times)</p>"
+        return "<p class='muted'>(no picture: the input has nothing on a time axis)</p>"
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("png_img: not PNG data")
     data = base64.b64encode(png).decode("ascii")
     return f"<img alt='{esc(alt)}' src='data:image/png;base64,{data}'>"
 
 
-def page(title: str, body: list[str]) -> str:
+def page(title: str, body: list[str], beside: list[str] | None = None) -> str:
+    """The page: the console's report in <main>; `beside` (what the console does not print:
+    each side's diagnoses, the pictures of a comparison) in an <aside> after it."""
+    aside = ("<aside>\n" + "\n".join(beside) + "\n</aside>\n") if beside else ""
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
-        f"<h1>{esc(title)}</h1>\n" + "\n".join(body)
-        + f"\n<p class='muted'>generated by gpuscope {esc(__version__)}</p>\n</body></html>\n"
+        f"<h1>{esc(title)}</h1>\n<main>\n" + "\n".join(body)
+        + "\n</main>\n" + aside + f"<footer class='muted'>generated by gpuscope {esc(__version__)}</footer>\n</body></html>\n"
     )
 
 
-def diagnoses_html(diags: list[dict]) -> str:
-    if not diags:
-        return "<p>No diagnosis fired.</p>"
-    items = []
-    for d in diags:
-        ev = ", ".join(f"{k}={fmt(v, 2)}" for k, v in (d.get("evidence") or {}).items()
-                       if not isinstance(v, dict | list))
-        items.append(
-            f"<li><span class='sev-{esc(d.get('severity', 'info'))}'>[{esc(d.get('severity', ''))}] "
-            f"{esc(d.get('id', ''))}</span>: {esc(d.get('summary', ''))}"
-            + (f"<br><span class='muted'>evidence: {esc(ev)}</span>" if ev else "")
-            + (f"<br>recommendation: {esc(d['recommendation'])}" if d.get("recommendation") else "")
-            + "</li>"
-        )
-    return "<ul>" + "\n".join(items) + "</ul>"
+def analysis_html(a: Analysis, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
+    """The `analyze` page of an Analysis: what `analyze -v` prints (the diagnoses with their
+    evidence), the what-if projection when there is one, and the timeline picture."""
+    from gpuscope.reports.compare_console import whatif_renderables
+    from gpuscope.reports.console import summary_renderables
 
+    parts = render_html(summary_renderables(a))
+    body = parts[:1] + ["<h2>Timeline picture</h2>" + png_img(png, "timeline")] + parts[1:]
+    if whatif and whatif.get("available"):
+        from gpuscope.rolemodel import vocabulary_of
 
-def whatif_html(w: dict) -> str:
-    m, p = w["measured"], w["predicted"]
-    rows = [
-        ("upload ms", m.get("upload_ms_median"), p.get("upload_ms")),
-        ("mutex_held median ms", m.get("held_ms_median"), p.get("held_ms_median")),
-        ("mutex_held mean ms", m.get("held_ms_mean"), p.get("held_ms_mean")),
-        ("barrier_wait median ms", m.get("barrier_ms_median"), p.get("barrier_ms_median")),
-        ("tenures stalled at the barrier", f"{m.get('stalled_tenures')} of {w.get('partitions')}",
-         f"{p.get('stalled_tenures')} of {w.get('partitions')}"),
-        ("throughput partitions/min", m.get("throughput_ppm"), p.get("throughput_ppm")),
-        ("GPU lock held share", m.get("gpu_busy_fraction"), p.get("gpu_busy_fraction")),
-    ]
-    cap = (f"pinned uploads at {fmt(w['line_rate_gbs'])} GB/s ({source_text(w['line_rate_source'])}), "
-           f"{fmt(w['bytes_per_partition'] / 2**30, 2)} GiB per partition ({w['bytes_source']}), "
-           f"{w['workers']} workers; {w['floors']['binding'].upper()}-bound")
-    notes = "".join(f"<p class='muted'>note: {esc(n)}</p>" for n in w.get("notes") or [])
-    return table(["", "measured", "predicted"], rows, cap) + notes
-
-
-def activity_html(act: dict | None, memcpy: list | None, gaps: list | None) -> list[str]:
-    """What the GPU did (NVML samples or a profiler trace): the activity figures, a trace's
-    copies by direction and host memory, its longest idle gaps."""
-    out: list[str] = []
-    if act and act.get("busy_fraction") is not None:
-        g = act.get("idle_gaps") or {}
-        working = act.get("active") or {}
-        rows = [("activity from", act.get("source")), ("resolution", act.get("resolution") or act.get("resolution_s")),
-                ("span (s)", cell(act.get("span_s", act.get("wall_s")), "s")),
-                ("GPU busy, whole span", cell(act.get("busy_fraction"), "pct")),
-                ("GPU busy, working time", cell(working.get("busy_fraction"), "pct") if working else "-"),
-                ("idle gaps", f"{g.get('count', 0):,}, total {cell(g.get('total_s'), 's')} s, "
-                              f"longest {cell(g.get('longest_s'), 's')} s")]
-        out.append("<h2>GPU activity</h2>" + table(["figure", "value"], rows))
-    if memcpy:
-        out.append("<h2>Copies (profiler trace)</h2>" + table(
-            ["direction", "host memory", "count", "GiB", "ms", "GB/s", "share of line rate"],
-            [(r.get("direction"), r.get("host_memory"), r.get("count"), cell((r.get("bytes") or 0) / 2**30, "x2"),
-              cell(r.get("ms"), "ms"), cell(r.get("gbs"), "x1"), cell(r.get("line_rate_share"), "pct"))
-             for r in memcpy]))
-    if gaps:
-        out.append("<h2>Longest GPU idle gaps</h2>" + table(
-            ["at s", "ms", "cause", "host across the gap", "phase"],
-            [(cell(r.get("offset_s"), "s"), cell(r.get("ms"), "x2"), r.get("cause"),
-              (r.get("host_op") or {}).get("name", "-"), r.get("annotation") or "-") for r in gaps[:8]]))
-    return out
-
-
-def analysis_html(doc: dict, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
-    """The `analyze` report: split, components, timeline figures, bounds, diagnoses, picture."""
-    s = doc.get("split") or {}
-    # the model's words: `vocabulary` when the document carries it, else the CuZK prover's for
-    # its model and a record's for any other
-    v = doc.get("vocabulary") or ({"records": "tenures", "whole": "GPU-lock time"} if doc.get("model") == "cuzk"
-                                  else {"records": "records", "whole": "record time"})
-    body = [f"<p class='muted'>source: {esc(doc.get('source', ''))} &middot; format {esc(doc.get('format', ''))}"
-            f" &middot; {fmt(doc.get('records'))} {esc(v['records'])} &middot; {fmt(doc.get('skipped_lines'))} "
-            "skipped lines</p>"]
-    body.append("<h2>Diagnosis</h2>" + diagnoses_html(doc.get("diagnoses") or []))
-    has_log = bool(doc.get("timing_lines"))
-    if has_log:
-        body.append(f"<h2>Split of the {esc(v['whole'])}</h2>")
-        held = s.get("held_ms") or 0
-        split_rows = [(k, s.get(f"{k}_ms"), (s.get(f"{k}_ms") or 0) / held * 100 if held else None)
-                      for k in ("h2d", "gpu_compute", "cpu_stall", "other")]
-        body.append(table(["part", "ms", "% of held"], [("held", held, 100.0), *split_rows],
-                          f"inconsistent records: {s.get('inconsistent_records', 0)}"))
-    body.extend(activity_html(doc.get("activity"), doc.get("memcpy"), doc.get("idle_gaps")))
-    tl = doc.get("timeline") or {}
-    tl_rows = [(k, v) for k, v in tl.items() if isinstance(v, int | float) and not isinstance(v, bool)]
-    if not tl.get("source"):  # no timeline at all: its defaults (0 gaps, 0 partitions) are no figures
-        tl_rows = []
-    if png is None and tl_rows:  # figures without a picture: say where they come from
-        picture = (f"<p class='muted'>(no picture: the input has no phase times; the figures below come "
-                   f"from {esc(tl.get('source') or 'the log')})</p>")
-    else:
-        picture = png_img(png, "timeline")
-    body.append("<h2>Timeline</h2>" + picture)
-    if tl_rows:
-        body.append(table(["figure", "value"], tl_rows))
-    comps = doc.get("components") or {}
-    if comps:
-        body.append("<h2>Components</h2>")
-        body.append(table(["component", "role", "count", "median ms", "p10 ms", "p90 ms", "sum ms", "cv"],
-                          [(k, c.get("role", ""), c.get("count"), c.get("median_ms"), c.get("p10_ms"),
-                            c.get("p90_ms"), c.get("sum_ms"), c.get("cv")) for k, c in comps.items()]))
-    if whatif:
-        body.append("<h2>What-if: pinned uploads</h2>" + whatif_html(whatif))
-    b = doc.get("bounds") or {}
-    b_rows = [(k, v) for k, v in b.items() if isinstance(v, int | float | str) and not isinstance(v, bool)]
-    if b_rows and has_log:
-        body.append("<h2>Bounds</h2>" + table(["bound", "value"], b_rows))
-    pc = (doc.get("pcie") or {}).get("phases") or {}
-    if pc:
-        cols = sorted({k for r in pc.values() for k in r})
-        body.append("<h2>PCIe and SM per phase</h2>" + table(["phase", *cols], [(ph, *(r.get(c) for c in cols))
-                                                                              for ph, r in pc.items()]))
-    return page(title or f"gpuscope analyze: {doc.get('source', '')}", body)
+        body += render_html(whatif_renderables(whatif, vocabulary_of(a).to_json()))
+    return page(title or f"gpuscope analyze: {a.source}", body)
 
 
 def analysis_report(analysis: Analysis, *, whatif: dict | None = None) -> str:
-    """The whole `analyze --html` page for an Analysis: its JSON document and, when the source
-    has phase times, the timeline picture."""
+    """The whole `analyze --html` page for an Analysis: the console's report and, when the
+    source has anything on a time axis, the timeline picture."""
     from gpuscope.analysis.timeline_view import timeline_view
     from gpuscope.errors import NoDataError
     from gpuscope.reports.plot import view_png
@@ -213,14 +100,14 @@ def analysis_report(analysis: Analysis, *, whatif: dict | None = None) -> str:
             tv = None
         if tv is not None:
             png = view_png(tv, title=source_title(src, int(analysis.records) or None))
-    return analysis_html(analysis.to_json(), png, whatif=whatif if whatif and whatif.get("available") else None)
+    return analysis_html(analysis, png, whatif=whatif)
 
 
 def compare_report(doc: dict, sides: Sequence[Side]) -> str:
-    """The whole `compare --html` page: the comparison document and each side's timeline, both
-    drawn on one x scale (seconds from each side's first phase, to the longer side's end) so
-    the two pictures can be read against each other."""
-    from gpuscope.reports.plot import timeline_png
+    """The whole `compare --html` page: the comparison as the console prints it and each
+    side's timeline, both drawn on one x scale (seconds from each side's first phase, to the
+    longer side's end) so the two pictures can be read against each other."""
+    from gpuscope.reports import plot
     from gpuscope.schemas import empty_phases
 
     def extent(s: Side) -> tuple[float, float] | None:
@@ -240,115 +127,40 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
             continue
         t0 = e[0]
         phases = s.phases if s.phases is not None else empty_phases()
-        pngs[s.label] = timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
-                                     origin=t0, view=(t0, t0 + width) if width else None,
-                                     intervals=getattr(s, "intervals", None), counters=getattr(s, "counters", None),
-                                     lane_noun=getattr(s, "lane_noun", "worker"))
+        pngs[s.label] = plot.timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
+                                          origin=t0, view=(t0, t0 + width) if width else None,
+                                          intervals=getattr(s, "intervals", None),
+                                          counters=getattr(s, "counters", None),
+                                          lane_noun=getattr(s, "lane_noun", "worker"))
     return compare_html(doc, pngs)
 
 
-# The compare document's run figures, as a reader should see them: (key, label, kind).
-RUN_ROWS = (
-    ("partitions", "records (complete tenures)", "int"),
-    ("span_s", "span (s)", "s"),
-    ("throughput_ppm", "throughput (records/min)", "x1"),
-    ("lock_held_fraction", "GPU lock held (share of the span)", "pct"),
-    ("sm_active_mean", "SM activity (NVML GPM, mean over the run)", "pct"),
-    ("upload_field", "upload field", "str"),
-    ("upload_ms_median", "upload median (ms)", "ms"),
-    ("bytes_per_partition", "upload bytes per record", "int"),
-    ("upload_gbs", "upload rate (GB/s)", "x1"),
-)
+def _side_diagnoses(label: str, side: dict) -> str:
+    from gpuscope.reports.console import diagnoses_block
 
-
-ACTIVITY_ROWS = (
-    ("source", "activity from", "str"), ("span_s", "span (s)", "s"),
-    ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_total_s", "idle gaps total (s)", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
-)
-
-
-def cell(v: Any, kind: str) -> str:
-    """One number in the compare tables, with the same precision for the same kind of figure."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    if kind == "pct":
-        return f"{v * 100:.1f}%"
-    if kind == "ms":
-        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
-    if kind == "x1":
-        return f"{v:,.1f}"
-    if kind == "x2":
-        return f"{v:.2f}"
-    if kind == "s":
-        return f"{v:,.2f}"
-    if kind == "int" and isinstance(v, int | float):
-        return f"{int(v):,}"
-    return str(v)
-
-
-def _side_diagnoses(side: dict) -> str:
     diags = side.get("diagnoses")
     if diags is None:
-        return "<p class='muted'>(no diagnosis for this side)</p>"
-    return diagnoses_html(diags)
+        return f"<h2>Diagnosis: {esc(label)}</h2><p class='muted'>(no diagnosis for this side)</p>"
+    from types import SimpleNamespace
+
+    a = SimpleNamespace(diagnoses=[SimpleNamespace(severity=d.get("severity", "info"), id=d.get("id", ""),
+                                                   summary=d.get("summary", ""),
+                                                   recommendation=d.get("recommendation", ""),
+                                                   evidence=d.get("evidence") or {}) for d in diags])
+    parts = render_html([diagnoses_block(a)])
+    if parts and parts[0] == "<h2>Diagnosis</h2>":
+        parts = parts[1:]
+    return f"<h2>Diagnosis: {esc(label)}</h2>" + "\n".join(parts)
 
 
 def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:
-    """The `compare` report: verdict, components with CIs, run figures, prediction, pictures."""
+    """The `compare` page: what `compare` prints (its tables, notes and verdict, the rows it
+    drops dropped, its significance mark), each side's diagnoses, the pictures."""
+    from gpuscope.reports.compare_console import compare_renderables
+
     a, b = doc["a"], doc["b"]
-    body = [f"<p class='verdict'>{esc(doc['verdict'])}</p>"]
-    body.append(f"<p class='muted'>A = {esc(a['label'])} ({esc(a.get('source', ''))}); "
-                f"B = {esc(b['label'])} ({esc(b.get('source', ''))}); bootstrap n={doc['bootstrap']['n']}, "
-                f"seed {doc['bootstrap']['seed']}</p>")
-    if doc["components"]:
-        body.append("<h2>Components (ms)</h2>")
-        body.append(table(
-            ["component", "A median", "A p10", "A p90", "B median", "B p10", "B p90", "B/A", "CI low", "CI high"],
-            [(k, *(cell(r[f], "ms") for f in ("a_median_ms", "a_p10_ms", "a_p90_ms", "b_median_ms", "b_p10_ms",
-                                              "b_p90_ms")), *(cell(r[f], "x2") for f in ("ratio", "ci_low", "ci_high")))
-             for k, r in doc["components"].items()],
-            "ratio = median(B) / median(A); 95% percentile bootstrap interval"))
-    body.append("<h2>Run</h2>")
-    rows = [(label, cell(a.get(k), kind), cell(b.get(k), kind)) for k, label, kind in RUN_ROWS]
-    for ph in sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {})):
-        ra, rb = ((x.get("pcie_per_phase") or {}).get(ph, {}) for x in (a, b))
-        rows.append((f"PCIe RX during {ph} (GB/s, median)", cell(ra.get("rx_gbs_median"), "x1"),
-                     cell(rb.get("rx_gbs_median"), "x1")))
-    if any(x.get("format") not in ("trace", "samples") for x in (a, b)):
-        body.append(table(["", f"A: {a['label']}", f"B: {b['label']}"], rows))
-    else:
-        body.pop()  # no timing records on either side: no run table of empty figures
-    aa, ab = a.get("activity") or {}, b.get("activity") or {}
-    if aa or ab:
-        body.append("<h2>GPU activity</h2>" + table(
-            ["", f"A: {a['label']}", f"B: {b['label']}"],
-            [(label, cell(aa.get(k), kind), cell(ab.get(k), kind)) for k, label, kind in ACTIVITY_ROWS
-             if aa.get(k) is not None or ab.get(k) is not None]))
-    ma, mb = a.get("memcpy") or [], b.get("memcpy") or []
-    if ma or mb:
-        keys = sorted({(r["direction"], r["host_memory"]) for r in ma + mb})
-        pick = lambda rows, k: next((r for r in rows if (r["direction"], r["host_memory"]) == k), {})  # noqa: E731
-        body.append("<h2>Copies (profiler trace)</h2>" + table(
-            ["direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"],
-            [(d, m, pick(ma, (d, m)).get("count", "-"), cell(pick(ma, (d, m)).get("gbs"), "x1"),
-              pick(mb, (d, m)).get("count", "-"), cell(pick(mb, (d, m)).get("gbs"), "x1")) for d, m in keys]))
-    body.append(f"<h2>Diagnosis: A {esc(a['label'])}</h2>" + _side_diagnoses(a))
-    body.append(f"<h2>Diagnosis: B {esc(b['label'])}</h2>" + _side_diagnoses(b))
-    pred = doc.get("prediction")
-    if pred and "held_ms_predicted" in pred:
-        body.append(f"<h2>What-if from {esc(pred['from'])} against the measured {esc(pred['against'])}</h2>")
-        rows = [("mutex_held median ms", pred["held_ms_predicted"], pred["held_ms_measured"],
-                 f"{pred['held_error'] * 100:+.1f}%" if pred.get("held_error") is not None else "-")]
-        if "held_mean_ms_predicted" in pred:
-            rows.append(("mutex_held mean ms", pred["held_mean_ms_predicted"], pred.get("held_mean_ms_measured"),
-                         f"{pred['held_mean_error'] * 100:+.1f}%" if pred.get("held_mean_error") is not None else "-"))
-        rows.append(("throughput partitions/min", pred["throughput_ppm_predicted"], pred["throughput_ppm_measured"],
-                     f"{pred['throughput_error'] * 100:+.1f}%" if pred.get("throughput_error") is not None else "-"))
-        sp, sm = pred.get("stalled_predicted"), pred.get("stalled_measured")
-        if sp and sm and None not in sp:
-            rows.append(("tenures stalled at the barrier", f"{sp[0]} of {sp[1]}", f"{sm[0]} of {sm[1]}", ""))
-        body.append(table(["", "predicted", "measured", "error"], rows))
+    body = render_html(compare_renderables(doc))
+    beside = [_side_diagnoses(f"A {a['label']}", a), _side_diagnoses(f"B {b['label']}", b)]
     for label, png in pngs.items():
-        body.append(f"<h2>Timeline: {esc(label)}</h2>" + png_img(png, f"timeline {label}"))
-    return page(title or f"gpuscope compare: {a['label']} vs {b['label']}", body)
+        beside.append(f"<h2>Timeline: {esc(label)}</h2>" + png_img(png, f"timeline {label}"))
+    return page(title or f"gpuscope compare: {a['label']} vs {b['label']}", body, beside)

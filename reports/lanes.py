@@ -31,6 +31,7 @@ class Lane:
     process: str           # "GPU 0", "CPU synthesis", "CPU": the trace's process
     main: pd.DataFrame     # phases on the lane's main row (never overlapping)
     side: pd.DataFrame     # phases on its thin side row (prep thread; never overlapping)
+    rank: int | None = None  # a trace of several ranks: the rank whose lane it is
 
 
 # Overlaps up to this much (s) are clock jitter, not concurrency: timing lines print whole
@@ -93,12 +94,24 @@ def _group_lanes(label: str, process: str, df: pd.DataFrame, spill: str = "{labe
 UNATTRIBUTED = {
     "worker": ("GPU (worker not logged)", "CPU (worker not logged)", "{label}, thread {n}"),
     "stream": ("GPU (no stream)", "CPU (record_function ranges)", "{label}, depth {n}"),
+    # a timing log of any other program: its lines name no worker, and a worker is the prover's word
+    "record": ("GPU work", "host (CPU) work", "{label}, thread {n}"),
 }
 
 
 def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
     """Lanes top to bottom: synthesis, workers or streams (by GPU), then unattributed GPU and
-    CPU work. `noun` names what the `worker` column holds: "worker" or "stream"."""
+    CPU work; with a `rank` column of several ranks (a trace of several ranks), that for each
+    rank in turn, its lanes' labels and processes prefixed with it. `noun` names what the `worker` column holds: "worker" (the prover's GPU
+    workers), "stream" (a trace's CUDA streams) or "record" (a timing log of another program,
+    whose lanes of unattributed work are "GPU work" and "host (CPU) work")."""
+    if "rank" in phases and phases["rank"].nunique() > 1:  # a trace of several ranks: each its own lanes
+        out = []
+        for rank, grp in phases.groupby("rank", sort=True):
+            for lane in assign_lanes(grp.drop(columns="rank"), noun):
+                lane.label, lane.process, lane.rank = f"rank {rank} {lane.label}", f"rank {rank}, {lane.process}", int(rank)
+                out.append(lane)
+        return out
     gpu_label, cpu_label, cpu_spill = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
     phases = phases.dropna(subset=["t_start", "t_end"])
     phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
@@ -117,7 +130,8 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
         # A worker's lines without a GPU index belong to its GPU (one GPU: GPU 0).
         key_gpu = owned["gpu"].where(owned["gpu"] >= 0, gpus[0] if gpus else -1) if not multi_gpu else owned["gpu"]
         for (gpu, worker), grp in owned.groupby([key_gpu, owned["worker"]], sort=True):
-            label = f"GPU{gpu} {noun} {worker}" if multi_gpu else f"{noun} {worker}"
+            word = "worker" if noun == "record" else noun
+            label = f"GPU{gpu} {word} {worker}" if multi_gpu else f"{word} {worker}"
             lanes += _group_lanes(label, f"GPU {gpu}" if gpu >= 0 else "GPU", grp)
 
     rest = phases[no_worker & ~synth]

@@ -48,13 +48,15 @@ def signed_pct(v: Any) -> str:
 
 
 def secs(v: Any, nd: int = 2) -> str:
-    """Seconds with `nd` decimals; a duration too short for them keeps two significant
-    digits (0.0041 s, not 0.00 s: that would say it is zero)."""
+    """Seconds with `nd` decimals; a duration too short for them is written in milliseconds
+    with two significant digits (4.1 ms, 0.32 ms: not 0.00 s, which would say it is zero, nor
+    0.00032 s, which a reader has to count the zeros of)."""
     if not is_num(v):
         return "-"
     if v and abs(v) < 0.5 * 10.0 ** -nd:
-        d = 1 - math.floor(math.log10(abs(v)))  # two significant digits, never 6.5e-05
-        return f"{round(v, d):.{d}f}".rstrip("0").rstrip(".") + " s"
+        m = v * 1e3
+        d = max(0, 1 - math.floor(math.log10(abs(m))))  # two significant digits, never 6.5e-02
+        return f"{round(m, d):.{d}f} ms"
     return f"{v:,.{nd}f} s"
 
 

@@ -69,6 +69,16 @@ STYLES: dict[str, PhaseStyle] = {
 ROLE_COLOR = {"h2d": "#f1a3a4", "gpu_compute": "#9ecae1", "cpu": "#f1ce63", "cpu_stall": "#f7b87b",
               "contention": "#d3d3d3"}
 MAX_LABEL = 40
+# A name without a role gets its own colour from these (by a hash of the name: the same name,
+# the same colour, in every picture), never the grey of `other`, which it would read as.
+NAMED_COLORS = ("#86bcb6", "#d4a6c8", "#b6992d", "#499894", "#a0cbe8", "#ffbe7d", "#8cd17d", "#d37295",
+                "#79706e", "#9c755f")
+
+
+def _named_color(name: str) -> str:
+    import zlib
+
+    return NAMED_COLORS[zlib.crc32(name.encode("utf-8", "surrogatepass")) % len(NAMED_COLORS)]
 
 # Legend order: the pipeline's order.
 ORDER = ["synth", "split_vectors", "lock_wait", "h2d", "ntt_kernels", "d_b_alloc", "ntt", "coset_intt_sync", "msm", "barrier", "batch_add",
@@ -79,17 +89,21 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
+    from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
     from gpuscope.analysis.trace_phases import RANGE_PREFIX, guess_role
 
+    if phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on the GPU: under its stream
+        cpu = style_for(RANGE_PREFIX + phase[len(GPU_RANGE_PREFIX):])
+        return PhaseStyle(cpu.label, cpu.color, "cpu", row="side")
     if phase.startswith(RANGE_PREFIX):  # a profiler trace's record_function range: the user's name, CPU side
         name = phase[len(RANGE_PREFIX):]
         if name == "ProfilerStep":
             return STYLES["ProfilerStep"]
         label = name if len(name) <= MAX_LABEL else name[: MAX_LABEL - 1] + "…"
-        return PhaseStyle(label, ROLE_COLOR.get(guess_role(name) or "", "#9d9d9d"), "cpu")
+        return PhaseStyle(label, ROLE_COLOR.get(guess_role(name) or "") or _named_color(name), "cpu")
 
     label = phase if len(phase) <= MAX_LABEL else phase[: MAX_LABEL - 1] + "…"
-    return PhaseStyle(label, ROLE_COLOR.get(guess_role(phase) or "", "#9d9d9d"), "other")
+    return PhaseStyle(label, ROLE_COLOR.get(guess_role(phase) or "") or _named_color(phase), "other")
 
 
 def order_key(phase: str) -> tuple[int, str]:

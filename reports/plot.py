@@ -12,7 +12,6 @@ TRACE_COUNTER_SCHEMA). No parsing, no GPU.
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.reports import plot_panels as P
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
@@ -27,19 +27,14 @@ from gpuscope.reports.safe_text import mpl
 if TYPE_CHECKING:
     from gpuscope.analysis.timeline_view import TimelineView
 
-# shading of the classed intervals behind the sample panels
-SHADE = {"idle_quiet": ("#bdbdbd", "idle, PCIe quiet"), "transferring": ("#f4a6a6", "moving bytes, SMs idle")}
-
-
-def _has(df: pd.DataFrame | None, col: str) -> bool:
-    return df is not None and len(df) > 0 and col in df and df[col].notna().any()
+_has = P.has
 
 
 @dataclass
 class _Panels:
     lanes: list
     pcie: bool
-    sm: bool
+    activity: bool
     clocks: bool
     counters: bool
 
@@ -72,11 +67,11 @@ def render_timeline(
     if samples is not None and len(samples) and "t_wall" in samples:
         samples = samples[(samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)]
     p = _Panels(lanes=assign_lanes(phases, noun=lane_noun) if have_phases else [],
-                pcie=_has(samples, "rx_gbs") or _has(samples, "tx_gbs"), sm=_has(samples, "sm_active"),
+                pcie=_has(samples, "rx_gbs") or _has(samples, "tx_gbs"), activity=bool(P.activity_series(samples)),
                 clocks=not have_phases and (_has(samples, "sm_clock_mhz") or _has(samples, "power_w")),
-                counters=_has(counters, "busy_fraction") and not _has(samples, "sm_active"))
+                counters=_has(counters, "busy_fraction") and not P.activity_series(samples))
     heights = ([max(1.6, 0.55 + 0.38 * len(p.lanes))] if p.lanes else []) + [h for ok, h in (
-        (p.pcie, 1.9), (p.sm, 1.4), (p.clocks, 1.4), (p.counters, 1.6)) if ok]
+        (p.pcie, 1.9), (p.activity, 1.4), (p.clocks, 1.4), (p.counters, 1.6)) if ok]
     fig = Figure(figsize=(14, sum(heights) + 1.3), dpi=110, layout="constrained")
     axes = list(fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights},
                              squeeze=False)[:, 0])
@@ -85,15 +80,22 @@ def render_timeline(
     if p.lanes:
         lo, hi = (view if view is not None else (t0, t1 if t1 > t0 else t0 + 1))
         _lanes_panel(axes.pop(0), p.lanes, t0, (lo, hi))
+    paint = P.Painter(P.gpus_of(samples, counters))
+    paint.gpu_legend(fig)
     shaded = False
-    for ok, draw in ((p.pcie, lambda ax: _pcie_panel(ax, samples, t0, line_rate_gbs)),
-                     (p.sm, lambda ax: _sm_panel(ax, samples, t0)),
-                     (p.clocks, lambda ax: _clocks_panel(ax, samples, t0)),
-                     (p.counters, lambda ax: _counters_panel(ax, counters, t0))):
+    twin = 1.075 if _has(samples, "power_w") else 1.005  # the clocks' legend clears the power axis
+    for ok, draw, right in ((p.pcie, lambda ax: P.pcie_panel(ax, samples, t0, line_rate_gbs, paint), 1.005),
+                            (p.activity, lambda ax: P.activity_panel(ax, samples, t0, paint), 1.005),
+                            (p.clocks, lambda ax: P.clocks_panel(ax, samples, t0, paint), twin),
+                            (p.counters, lambda ax: P.counters_panel(ax, counters, t0, paint), 1.005)):
         if ok:
             ax = axes.pop(0)
-            draw(ax)
-            shaded |= _shade(ax, intervals, t0, legend=not shaded)
+            handles = draw(ax)
+            shades = P.shade(ax, intervals, t0)
+            if shades and not shaded:  # the first shaded panel names the shades
+                handles += shades
+            shaded |= bool(shades)
+            P.legend(ax, handles, right=right)
     last.set_xlabel("time since the first phase (s)" if have_phases else "time since the recording began (s)")
     if view is not None:
         last.set_xlim(view[0] - t0, view[1] - t0)
@@ -211,113 +213,55 @@ def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float,
               interpolation="nearest", zorder=2)
 
 
-def _per_gpu(samples: pd.DataFrame, col: str):
-    """(legend suffix, the GPU's rows with `col`, sorted by time) per GPU."""
-    several = samples["gpu"].nunique() > 1
-    for gpu, g in samples.groupby("gpu", sort=True):
-        g = g.dropna(subset=[col]).sort_values("t_wall")
-        if len(g):
-            yield (f" GPU{gpu}" if several else ""), g
+# What `plot -o FILE.<suffix>` writes: every format matplotlib's Agg canvas saves, by suffix
+# (pgf is LaTeX code that needs a TeX install to write: left out).
+FORMATS = {"png": "PNG", "svg": "SVG", "svgz": "SVG, gzipped", "pdf": "PDF", "eps": "EPS", "ps": "PostScript",
+           "jpg": "JPEG", "jpeg": "JPEG", "tif": "TIFF", "tiff": "TIFF", "webp": "WebP", "gif": "GIF",
+           "raw": "raw RGBA", "rgba": "raw RGBA", "avif": "AVIF"}
 
 
-def _pcie_panel(ax: Any, samples: pd.DataFrame, t0: float, line_rate_gbs: float | None) -> None:
-    for col, label, style in (("rx_gbs", "PCIe RX (H2D)", {"color": "#e15759", "lw": 1.1}),
-                              ("tx_gbs", "PCIe TX (D2H)", {"color": "#76b7b2", "lw": 1.0, "ls": "--"})):
-        if col in samples:
-            for tag, g in _per_gpu(samples, col):
-                ax.plot(g["t_wall"] - t0, g[col], drawstyle="steps-pre", label=f"{label}{tag}", **style)
-    if line_rate_gbs and math.isfinite(line_rate_gbs):
-        ax.axhline(line_rate_gbs, color="black", lw=0.8, ls=":", label=f"pinned line rate {line_rate_gbs:.0f} GB/s")
-    ax.set_ylabel("PCIe GB/s")
-    ax.set_ylim(0, max(ax.get_ylim()[1], (line_rate_gbs or 0) * 1.25))
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8, ncol=3, framealpha=0.9)
+def format_of(path: str | Path) -> str | None:
+    """The picture format a file name asks for by its suffix (FORMATS' key), None when it
+    names none that can be written."""
+    suffix = Path(str(path)).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        return None
+    from matplotlib.figure import Figure
+
+    return suffix if suffix in Figure().canvas.get_supported_filetypes() else None
 
 
-def _sm_panel(ax: Any, samples: pd.DataFrame, t0: float) -> None:
-    # GPM values come once per >= 100 ms window (NaN between): draw them as steps
-    for tag, g in _per_gpu(samples, "sm_active"):
-        ax.fill_between(g["t_wall"] - t0, g["sm_active"] * 100, step="pre", alpha=0.35, color="#4e79a7")
-        ax.plot(g["t_wall"] - t0, g["sm_active"] * 100, lw=1.0, drawstyle="steps-pre", color="#4e79a7",
-                label=f"SM active (GPM){tag}")
-    ax.set_ylabel("SM active %")
-    ax.set_ylim(0, 105)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+def figure_bytes(fig: Any, fmt: str = "png") -> bytes:
+    """The figure saved in `fmt` (a FORMATS key)."""
+    import logging
 
-
-def _clocks_panel(ax: Any, samples: pd.DataFrame, t0: float) -> None:
-    if "sm_clock_mhz" in samples:
-        for tag, g in _per_gpu(samples, "sm_clock_mhz"):
-            ax.plot(g["t_wall"] - t0, g["sm_clock_mhz"], lw=1.0, drawstyle="steps-post", color="#59a14f",
-                    label=f"SM clock MHz{tag}")
-    ax.set_ylabel("SM clock MHz")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    if "power_w" in samples and samples["power_w"].notna().any():
-        ax2 = ax.twinx()
-        for tag, g in _per_gpu(samples, "power_w"):
-            ax2.plot(g["t_wall"] - t0, g["power_w"], lw=1.0, drawstyle="steps-post", color="#b07aa1",
-                     label=f"power W{tag}")
-        ax2.set_ylabel("power W")
-        ax2.set_ylim(bottom=0)
-        lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
-        ax.legend(handles=lines, loc="upper left", fontsize=8, framealpha=0.9)
-    else:
-        ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
-
-
-def _counters_panel(ax: Any, counters: pd.DataFrame, t0: float) -> None:
-    """A profiler trace without NVML samples: its busy fraction per bin and its copy rates."""
-    for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
-        x = g["t_wall"] - t0 + g["bin_s"]  # a bin is drawn up to its end, like a sample
-        ax.fill_between(x, g["busy_fraction"] * 100, step="pre", alpha=0.35, color="#4e79a7")
-        ax.plot(x, g["busy_fraction"] * 100, lw=1.0, drawstyle="steps-pre", color="#4e79a7",
-                label=f"GPU {gpu} busy (kernels, copies; profiler trace)")
-    ax.set_ylabel("busy %")
-    ax.set_ylim(0, 105)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
-
-
-def _shade(ax: Any, intervals: pd.DataFrame | None, t0: float, *, legend: bool) -> bool:
-    """Idle gaps behind a sample panel; True when something was shaded."""
-    from matplotlib.patches import Patch
-
-    if intervals is None or not len(intervals):
-        return False
-    done = False
-    for cls, (color, _label) in SHADE.items():
-        sub = intervals[intervals["class"] == cls]
-        if len(sub):
-            bars = list(zip(sub["t_start"] - t0, sub["t_end"] - sub["t_start"], strict=True))
-            ax.broken_barh(bars, (0, 1), transform=ax.get_xaxis_transform(), facecolors=color, alpha=0.22,
-                           zorder=0, linewidth=0)
-            done = True
-    if done and legend:
-        handles, labels = ax.get_legend_handles_labels()
-        extra = [Patch(facecolor=c, alpha=0.4, label=lab) for c, lab in SHADE.values()]
-        ax.legend(handles=handles + extra, loc="upper left", fontsize=8, ncol=4, framealpha=0.9)
-    return done
+    buf = io.BytesIO()
+    ps = logging.getLogger("matplotlib.backends.backend_ps")
+    level = ps.level
+    ps.setLevel(logging.ERROR)  # PostScript draws the translucent shades opaque: it says so on stderr
+    try:
+        fig.savefig(buf, format=fmt)
+    finally:
+        ps.setLevel(level)
+    return buf.getvalue()
 
 
 def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, title: str,
                  line_rate_gbs: float | None = None, origin: float | None = None,
                  view: tuple[float, float] | None = None, intervals: pd.DataFrame | None = None,
-                 counters: pd.DataFrame | None = None, lane_noun: str = "worker") -> bytes:
-    """The timeline as PNG bytes."""
+                 counters: pd.DataFrame | None = None, lane_noun: str = "worker", fmt: str = "png") -> bytes:
+    """The timeline as PNG bytes (or in `fmt`, a FORMATS key)."""
     fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view,
                           intervals=intervals, counters=counters, lane_noun=lane_noun)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return figure_bytes(fig, fmt)
 
 
-def view_png(tv: TimelineView, *, title: str) -> bytes:
-    """The PNG of a timeline view (gpuscope.analysis.timeline_view): its window, its run's
-    line rate, its time scale, its shaded idle gaps."""
+def view_png(tv: TimelineView, *, title: str, fmt: str = "png") -> bytes:
+    """The picture of a timeline view (gpuscope.analysis.timeline_view): its window, its run's
+    line rate, its time scale, its shaded idle gaps; PNG unless `fmt` says otherwise."""
     return timeline_png(tv.phases, tv.samples, title=title, line_rate_gbs=tv.line_rate_gbs, origin=tv.origin,
-                        view=tv.view, intervals=tv.intervals, counters=tv.counters, lane_noun=tv.lane_noun)
+                        view=tv.view, intervals=tv.intervals, counters=tv.counters, lane_noun=tv.lane_noun,
+                        fmt=fmt)
 
 
 def write_timeline_png(path: str | Path, phases: pd.DataFrame, samples: pd.DataFrame | None = None, *,

@@ -9,16 +9,17 @@ if TYPE_CHECKING:
 
 
 def timeline_title(name: str, *, mode: str | None = None, records: int | None = None,
-                   log_n: int | None = None, units: str = "partitions") -> str:
-    """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`; `units`:
-    what the records are called (the role model's vocabulary: partitions, steps, ...)."""
+                   log_n: int | None = None, units: str = "partitions", unit: str | None = None) -> str:
+    """`gpuscope timeline: <name> (pageable host memory, 16 partitions, log-n 24)`; `units` /
+    `unit`: what the records are called, and one of them (the role model's vocabulary:
+    partitions, steps, ...; `1 step`, never `1 steps`)."""
     bits = []
     if mode == "record":
         bits.append("gpuscope record")
     elif mode:
         bits.append(f"{mode} host memory")
     if records:
-        bits.append(f"{records} {units}")
+        bits.append(f"{records} {unit if records == 1 and unit else units}")
     if log_n:
         bits.append(f"log-n {log_n}")
     return f"gpuscope timeline: {name}" + (f" ({', '.join(bits)})" if bits else "")
@@ -27,4 +28,4 @@ def timeline_title(name: str, *, mode: str | None = None, records: int | None = 
 def source_title(source: Source, records: int | None = None) -> str:
     """The timeline title of an opened source (its name, mode, records, size)."""
     return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
-                          units=source.model.vocabulary.units)
+                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit)

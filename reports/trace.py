@@ -5,7 +5,9 @@
   complete ("X") slice per phase; slices on one thread never overlap;
 - synthesis intervals without a worker go to a "CPU synthesis" process, packed onto as
   few threads as their overlaps need; unattributed CPU work to a "CPU" process;
-- counter ("C") tracks per GPU: PCIe RX/TX (GB/s) and SM activity (%) from samples;
+- counter ("C") tracks per GPU from samples: PCIe RX/TX (GB/s), SM activity (%), DRAM
+  activity (%), utilization.gpu (%), memory used (MiB), power (W), SM clock (MHz): every
+  figure the samples hold, so an nvidia-smi capture exports what analyze read from it;
 - process_name / thread_name (and sort index) metadata ("M") events.
 
 Times are whole microseconds from the first phase (or sample); the absolute start (epoch s) is
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -24,6 +27,24 @@ from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
+
+
+def gpu_pid(gpu: int, rank: int | None = None) -> int:
+    """The trace process of a GPU (`GPU g`: g + 1), or of one rank's use of it (`rank r, GPU g`,
+    a trace of several ranks: 1000 + 64 r + g), below the CPU processes' SYNTH_PID."""
+    return int(gpu) + 1 if rank is None else 1000 + 64 * int(rank) + int(gpu)
+
+# The counter tracks of NVML samples: (track name, ((samples.csv column, arg key, scale,
+# decimals), ...)).
+SAMPLE_TRACKS = (
+    ("PCIe GB/s", (("rx_gbs", "rx_gbs", 1.0, 4), ("tx_gbs", "tx_gbs", 1.0, 4))),
+    ("SM active %", (("sm_active", "sm_active_pct", 100.0, 2),)),
+    ("DRAM active %", (("dram_active", "dram_active_pct", 100.0, 2),)),
+    ("utilization.gpu %", (("gpu_util_pct", "gpu_util_pct", 1.0, 2),)),
+    ("memory used MiB", (("mem_used_mib", "mem_used_mib", 1.0, 2),)),
+    ("power W", (("power_w", "power_w", 1.0, 2),)),
+    ("SM clock MHz", (("sm_clock_mhz", "sm_clock_mhz", 1.0, 2),)),
+)
 
 
 def _us(t: float, t0: float) -> int:
@@ -100,14 +121,18 @@ class _Events:
             self.events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
 
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
-        """One thread per lane (and one per lane's side row); one process per GPU / CPU group."""
+        """One thread per lane (and one per lane's side row: a worker's prep thread, a stream's
+        ranges as they ran on the GPU); one process per GPU / CPU group."""
+        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
+
         pids: dict[str, int] = {}
         for lane in assign_lanes(phases, noun=lane_noun):
             if lane.process not in pids:
-                if lane.process.startswith("GPU "):
-                    pid = int(lane.process.split()[1]) + 1
+                gpu = re.fullmatch(r"(?:rank \d+, )?GPU (\d+)", lane.process)
+                if gpu:
+                    pid = gpu_pid(int(gpu.group(1)), lane.rank)
                 else:
-                    pid = SYNTH_PID + len([p for p in pids if not p.startswith("GPU ")])
+                    pid = SYNTH_PID + len([p for p in pids if not re.fullmatch(r"(?:rank \d+, )?GPU \d+", p)])
                 pids[lane.process] = pid
                 self.name_process(pid, lane.process, sort=pid)
             pid = pids[lane.process]
@@ -117,20 +142,31 @@ class _Events:
                 self.slices(lane.main, pid, tid)
                 tid += 1
             if len(lane.side):
-                self.name_thread(pid, tid, f"{lane.label} prep")
+                ranges = lane.side["phase"].astype(str).str.startswith(GPU_RANGE_PREFIX).all()
+                self.name_thread(pid, tid, f"{lane.label} {'ranges (on the GPU)' if ranges else 'prep'}")
                 self.slices(lane.side, pid, tid)
 
     def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
         """A complete ("X") slice per phase interval."""
+        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
+        from gpuscope.analysis.trace_phases import RANGE_PREFIX
+
         t0 = self.t0
         for r in rows.itertuples(index=False):
-            st = style_for(str(r.phase))
-            args: dict[str, Any] = {"phase": str(r.phase)}
+            phase = str(r.phase)
+            st = style_for(phase)
+            args: dict[str, Any] = {"phase": phase}
             if int(r.partition) >= 0:
                 args["partition"] = int(r.partition)
+            if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
+                slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
+            elif phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on a stream
+                slice_name, cat = phase[len(GPU_RANGE_PREFIX):], "gpu_user_annotation"
+            else:
+                slice_name, cat = (st.label if st.group != "other" else phase), st.group
             self.events.append({
-                "name": st.label if st.group != "other" else str(r.phase),
-                "cat": st.group,
+                "name": slice_name,
+                "cat": cat,
                 "ph": "X",
                 "ts": _us(float(r.t_start), t0),
                 "dur": max(0, _us(float(r.t_end), t0) - _us(float(r.t_start), t0)),
@@ -140,34 +176,45 @@ class _Events:
             })
 
     def sample_counters(self, samples: pd.DataFrame) -> None:
-        """Counter ("C") tracks per GPU from NVML samples: PCIe RX/TX (GB/s), SM activity (%)."""
+        """Counter ("C") tracks per GPU from NVML samples (SAMPLE_TRACKS), one event per row
+        that has the track's figures."""
+        samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
             self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
-            cols = {c: g[c].to_numpy(float) for c in ("rx_gbs", "tx_gbs", "sm_active") if c in g and g[c].notna().any()}
             tw = g["t_wall"].to_numpy(float)
-            for i in range(len(g)):
+            tracks = []
+            for track, fields in SAMPLE_TRACKS:
+                cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale, nd)
+                        for col, key, scale, nd in fields if col in g}
+                if any(pd.notna(v).any() for v, _, _ in cols.values()):
+                    tracks.append((track, cols))
+            for i in range(len(g)):  # row by row: a row's figures at one time stamp
                 ts = _us(tw[i], self.t0)
-                pcie = {k: round(float(cols[k][i]), 4) for k in ("rx_gbs", "tx_gbs")
-                        if k in cols and math.isfinite(cols[k][i])}
-                if pcie:
-                    self.events.append({"name": "PCIe GB/s", "ph": "C", "ts": ts, "pid": pid, "args": pcie})
-                if "sm_active" in cols and math.isfinite(cols["sm_active"][i]):
-                    self.events.append({"name": "SM active %", "ph": "C", "ts": ts, "pid": pid,
-                                        "args": {"sm_active_pct": round(float(cols["sm_active"][i]) * 100, 2)}})
+                for track, cols in tracks:
+                    args = {key: round(float(v[i]) * scale, nd) for key, (v, scale, nd) in cols.items()
+                            if math.isfinite(v[i])}
+                    if args:
+                        self.events.append({"name": track, "ph": "C", "ts": ts, "pid": pid, "args": args})
 
     def busy_counters(self, counters: pd.DataFrame) -> None:
-        """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates)."""
-        for gpu, g in counters.sort_values("t_wall").groupby("gpu", sort=True):
-            pid = int(gpu) + 1
-            self.name_process(pid, f"GPU {int(gpu)}", sort=pid)
+        """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates);
+        ranks that share a GPU each get their own track."""
+        several = "rank" in counters and counters["rank"].nunique() > 1
+        keys = ["gpu", "rank"] if several else ["gpu"]
+        for key, g in counters.sort_values("t_wall").groupby(keys, sort=True):
+            gpu = int(key[0] if isinstance(key, tuple) else key)
+            rank = int(key[1]) if several else None
+            pid = gpu_pid(gpu, rank)  # a rank's busy track in the rank's own process, beside its streams
+            self.name_process(pid, f"rank {rank}, GPU {gpu}" if several else f"GPU {gpu}", sort=pid)
+            track = "GPU busy (profiler trace)"
             for r in g.itertuples(index=False):
                 args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
                 if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):
                     args.update(htod_gbs=round(float(r.htod_gbs), 4) if math.isfinite(r.htod_gbs) else 0.0,
                                 dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
-                self.events.append({"name": "GPU busy (profiler trace)", "ph": "C",
-                                    "ts": _us(float(r.t_wall), self.t0), "pid": pid, "args": args})
+                self.events.append({"name": track, "ph": "C", "ts": _us(float(r.t_wall), self.t0), "pid": pid,
+                                    "args": args})
 
 
 def trace_json(phases: pd.DataFrame | None, samples: pd.DataFrame | None = None, *, title: str = "gpuscope",

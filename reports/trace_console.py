@@ -12,8 +12,8 @@ from rich.text import Text
 
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, visible
+from gpuscope.reports.top_kernels_console import top_kernels_table
 
-GiB = 2**30
 MAX_GAPS = 5
 MAX_PHASES = 12
 
@@ -64,11 +64,11 @@ def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
     if not rows:
         return None
     t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if is_num(line_rate) else "Copies")
-    for col in ("direction", "host memory", "count", "GiB", "ms", "GB/s", "of line", "ms at line"):
+    for col in ("direction", "host memory", "count", "GB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
     for r in rows:
         t.add_row(str(r.get("direction")), str(r.get("host_memory")), f"{r.get('count', 0):,}",
-                  num((r.get("bytes") or 0) / GiB, 2), cms(r.get("ms")), num(r.get("gbs"), 1),
+                  num((r.get("bytes") or 0) / 1e9, 2), cms(r.get("ms")), num(r.get("gbs"), 1),
                   pct(r.get("line_rate_share"), 0), cms(r.get("ms_at_line_rate")))
     return t
 
@@ -119,6 +119,6 @@ def phases_table(rows: list[dict]) -> Table | None:
 def trace_renderables(doc: dict, line_rate: float | None) -> list[RenderableType]:
     """The trace's tables, in reading order (the header and diagnoses are the caller's)."""
     parts = [activity_table(doc.get("activity") or {}), memcpy_table(doc.get("memcpy") or [], line_rate),
-             streams_table(doc.get("kernels") or []), gaps_table(doc.get("idle_gaps") or []),
+             streams_table(doc.get("kernels") or []), top_kernels_table(doc.get("top_kernels") or []), gaps_table(doc.get("idle_gaps") or []),
              phases_table(doc.get("phases") or [])]
     return [p for p in parts if p is not None]

@@ -1,5 +1,5 @@
 """Figures printed only as precisely as the evidence carries them (issue 13): a measured line
-rate is 55.5 GB/s, not 55.4809; a ratio of 1.55 is 1.5x, not 2x; a gap of 4 ms is 0.0041 s,
+rate is 55.5 GB/s, not 55.4809; a ratio of 1.55 is 1.5x, not 2x; a gap of 4 ms is 4.1 ms,
 not 0.00 s (which says zero); evidence numbers without float noise; an unknown figure is -."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ RUNS = DATA / "h200_foreign" / "runs"
 
 
 def test_secs_never_rounds_a_duration_to_zero():
-    assert secs(0.0041) == "0.0041 s" and secs(0.00012, 3) == "0.00012 s"
+    assert secs(0.0041) == "4.1 ms" and secs(0.00012, 3) == "0.12 ms" and secs(0.0032) == "3.2 ms"
     assert secs(0) == "0.00 s" and secs(1.234) == "1.23 s" and secs(float("nan")) == "-"
-    assert secs(6.5e-05) == "0.000065 s"  # never in e-notation
+    assert secs(6.5e-05) == "0.065 ms" and secs(3.2e-4, 3) == "0.32 ms"  # never 0.00032 s nor e-notation
+    assert secs(0.0049) == "4.9 ms" and secs(0.005) == "0.01 s"
 
 
 def test_evidence_values_carry_their_digits_only():

@@ -89,7 +89,7 @@ def test_the_picture_of_a_samples_only_run_has_its_panels():
     fig = render_timeline(tv.phases, tv.samples, title="t", line_rate_gbs=55.5, origin=tv.origin,
                           intervals=tv.intervals)
     labels = [ax.get_ylabel() for ax in fig.axes]
-    assert labels[:3] == ["PCIe GB/s", "SM active %", "SM clock MHz"] and "power W" in labels
+    assert labels[:3] == ["PCIe GB/s", "activity %", "SM clock MHz"] and "power W" in labels
 
 
 def test_compare_two_samples_only_runs_before_and_after_a_fix():

@@ -174,7 +174,7 @@ class Analysis:
             t = self.trace.to_json()
             if self.activity is not None:
                 out["nvml_activity"] = out.pop("activity")
-            for key in ("activity", "memcpy", "memset", "kernels", "idle_gaps", "phases", "trace"):
+            for key in ("activity", "memcpy", "memset", "kernels", "top_kernels", "idle_gaps", "phases", "trace"):
                 out[key] = t[key]
         return clean(out)
 

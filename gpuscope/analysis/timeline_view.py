@@ -30,6 +30,7 @@ class TimelineView:
     intervals: pd.DataFrame | None = None     # ACTIVITY_INTERVAL_SCHEMA: idle gaps to shade
     counters: pd.DataFrame | None = None      # TRACE_COUNTER_SCHEMA: a trace's busy fraction
     lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
+    wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s
 
 
 def timeline_view(source: Source) -> TimelineView:
@@ -44,13 +45,17 @@ def timeline_view(source: Source) -> TimelineView:
         from gpuscope.analysis.trace_analysis import analyze_trace
 
         ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
-        phases, counters, noun = ta.phases, ta.counters, "stream"
+        ranked = len(source.trace.ranks) > 1
+        phases = _by_rank(source.trace) if ranked else ta.phases
+        phases = _with_gpu_ranges(phases, source.trace, ranked)
+        counters, noun = ta.counters, "stream"
         basis = "profiler trace (kernels, copies and record_function ranges)"
     elif source.log is not None:
         phases, basis = display_phases(source)
+        noun = "worker" if source.model.vocabulary.cuzk else "record"
         log = source.log
         n = int(log.records["complete"].sum()) if len(log.records) else None
-    samples = source.samples
+    samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
     intervals = _classed(source) if samples is not None else None
     if not len(phases) and samples is None:
         raise NoDataError(NO_PHASES)
@@ -59,9 +64,77 @@ def timeline_view(source: Source) -> TimelineView:
     else:
         assert samples is not None  # (neither phases nor samples raised above)
         origin = float(samples["t_wall"].min())
-        basis = "NVML samples alone"
+        basis = "NVML samples alone" + (" (no wall-clock time: seconds from the file's first row)"
+                                        if clockless else "")
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
-                        records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun)
+                        records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
+                        wall_clock=not clockless)
+
+
+GPU_RANGE_PREFIX = "gpu_range:"
+
+
+def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame:
+    """The phases and a trace's record_function ranges as they ran on the GPU (its
+    gpu_user_annotation spans: worker = their stream, phase GPU_RANGE_PREFIX + the name), drawn
+    on a thin row under their stream; the profiler's own step ranges left out (the CPU lane
+    has them)."""
+    import pandas as pd
+
+    from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
+
+    g = frames.gpu_annotations
+    if g is None or not len(g):
+        return phases
+    names = g["name"].astype(str)
+    g = g[~names.str.match(PROFILER_STEP_RE.pattern)]
+    if not len(g):
+        return phases
+    s = g["ts_us"].to_numpy(dtype="float64")
+    rows = pd.DataFrame({"worker": g["stream"].to_numpy(dtype="int64"), "gpu": g["device"].to_numpy(dtype="int64"),
+                         "partition": -1, "phase": (GPU_RANGE_PREFIX + g["name"].astype(str)).to_numpy(dtype=object),
+                         "t_start": frames.epoch(s), "t_end": frames.epoch(s + g["dur_us"].to_numpy(dtype="float64"))})
+    if ranked:
+        rows["rank"] = g["rank"].to_numpy(dtype="int64")
+    return pd.concat([phases, rows], ignore_index=True)
+
+
+def _by_rank(frames) -> pd.DataFrame:
+    """A trace of several ranks: each rank's phases (its streams' activity, its own
+    record_function ranges) with a `rank` column, so every rank gets its own lanes (two ranks on
+    one GPU have the same stream ids and would otherwise share lanes)."""
+    import pandas as pd
+
+    from gpuscope.analysis import trace_activity as act
+    from gpuscope.analysis import trace_phases as tp
+
+    views = act.device_views(frames)
+    host = frames.host
+    parts = []
+    for rank in sorted({v.rank for v in views}):
+        ph = tp.phase_frame([v for v in views if v.rank == rank], host[host["rank"] == rank], frames.epoch)
+        parts.append(ph.assign(rank=rank))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _on_a_time_axis(samples: pd.DataFrame | None, *, have_phases: bool) -> tuple[pd.DataFrame | None, bool]:
+    """The samples as drawn (t_wall, epoch s), and whether their times are only the file's own
+    clock. A capture without wall-clock times (`nvidia-smi dmon` without `-o DT`) is drawn on
+    its t_mono (seconds from its first row); beside phases, which have epoch times, it has no
+    place (None)."""
+    import numpy as np
+
+    if samples is None or not len(samples):
+        return samples, False
+    from gpuscope.analysis.samplegrid import time_basis
+
+    if time_basis(samples) == "t_wall":
+        return samples, False
+    if have_phases or "t_mono" not in samples or not np.isfinite(samples["t_mono"].to_numpy(float)).any():
+        return None, False
+    out = samples[np.isfinite(samples["t_mono"].to_numpy(float))].copy()
+    out["t_wall"] = out["t_mono"]
+    return out, True
 
 
 def _classed(source: Source) -> pd.DataFrame | None:

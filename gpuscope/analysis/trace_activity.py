@@ -213,4 +213,5 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
             cols["kernel_fraction"] += list(kern / w)
             cols["htod_gbs"] += list(rates["HtoD"])
             cols["dtoh_gbs"] += list(rates["DtoH"])
+            cols["rank"] += [v.rank] * lo.size
     return frame(cols, TRACE_COUNTER_SCHEMA)

@@ -3,7 +3,7 @@
     from gpuscope.parsers.kineto import read_trace
     from gpuscope.analysis.trace_analysis import analyze_trace
     a = analyze_trace(read_trace("run.pt.trace.json.gz"), line_rate_gbs=55.5, line_rate_source="cache")
-    a.to_json()      # activity, memcpy, memset, kernels, idle_gaps, phases, trace, diagnoses
+    a.to_json()      # activity, memcpy, memset, kernels, top_kernels, idle_gaps, phases, trace, diagnoses
     a.phases         # PHASE_SCHEMA rows for the plot / Perfetto export
     a.counters       # TRACE_COUNTER_SCHEMA busy-fraction track
 
@@ -21,6 +21,7 @@ from gpuscope.analysis import trace_activity as act
 from gpuscope.analysis import trace_gaps as tg
 from gpuscope.analysis import trace_phases as tp
 from gpuscope.analysis.result import Diagnosis, clean
+from gpuscope.analysis.top_kernels import top_kernels
 from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
 
@@ -44,6 +45,7 @@ class TraceAnalysis:
     counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
     options: dict = field(default_factory=dict)
+    top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.top_kernels
 
     def to_json(self) -> dict:
         return clean({
@@ -52,6 +54,7 @@ class TraceAnalysis:
             "memcpy": self.memcpy,
             "memset": self.memset,
             "kernels": self.kernels,
+            "top_kernels": self.top_kernels,
             "idle_gaps": self.idle_gaps,
             "phases": self.split,
             "trace": self.trace,
@@ -135,4 +138,5 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         counters=act.counters(views, frames.epoch),
         gaps=gaps,
         options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
+        top_kernels=top_kernels(frames.gpu),
     )

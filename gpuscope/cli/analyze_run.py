@@ -80,8 +80,9 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     render_summary(result, con, records=records, verbose=verbose)
     if what_if and result.what_if is not None:
         from gpuscope.reports.compare_console import render_whatif_doc
+        from gpuscope.rolemodel import vocabulary_of
 
-        render_whatif_doc(result.what_if, con)
+        render_whatif_doc(result.what_if, con, vocabulary_of(result).to_json())
     if ranks is not None:
         from gpuscope.reports.ranks_console import render_ranks
 

@@ -14,8 +14,10 @@ from gpuscope.cli.app import app
     "export",
     help=(
         "Export the timeline as Chrome trace JSON (opens in ui.perfetto.dev or chrome://tracing): "
-        "a slice per phase per worker, counter tracks for PCIe RX/TX and SM activity, process and "
-        "thread names.\n\n"
+        "a slice per phase per worker (a trace's kernels, copies and record_function / NVTX ranges per "
+        "stream), counter tracks per GPU for what the samples measured (PCIe RX/TX, SM and DRAM "
+        "activity, utilization.gpu, memory, power, SM clock), process and thread names. Exit 4 when "
+        "there is nothing to export.\n\n"
         "Example: gpuscope export runs/20261130-120000-pageable --perfetto trace.json"
     ),
 )
@@ -30,7 +32,7 @@ def export_cmd(
                                      help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
-    from gpuscope.errors import UsageError
+    from gpuscope.errors import NoDataError, UsageError
 
     if not perfetto:
         raise UsageError("say what to export: --perfetto FILE.json")
@@ -46,12 +48,15 @@ def export_cmd(
     say_samples_damage(src)
     tv = timeline_view(src)
     doc = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
-                        metadata={"source": source, "phases_from": tv.basis}, counters=tv.counters,
-                        lane_noun=tv.lane_noun)
+                      metadata={"source": source, "phases_from": tv.basis,
+                                  **({} if tv.wall_clock else {"t0_epoch_s": None})}, counters=tv.counters,
+                      lane_noun=tv.lane_noun)
     text = json.dumps(doc, allow_nan=False)
-    write_file(perfetto, text, "the trace")
     evs = doc["traceEvents"]
     n_x = sum(1 for e in evs if e["ph"] == "X")
     n_c = sum(1 for e in evs if e["ph"] == "C")
+    if not n_x and not n_c:  # before writing: an empty trace is no export
+        raise NoDataError(f"nothing to export from {source}: no phase intervals and no sample figures")
+    write_file(perfetto, text, "the trace")
     sys.stdout.write(f"wrote {perfetto} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "
                      "open it in ui.perfetto.dev\n")

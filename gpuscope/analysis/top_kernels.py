@@ -1,0 +1,141 @@
+"""The top-kernels table of a profiler trace: the kernels that took the most GPU time, by
+name, as Nsight Systems' and HTA's kernel summaries show them.
+
+    top_kernels(frames.gpu, limit=20) -> [{"name", "short_name", "count", "total_ms", "share",
+                                            "median_us", "mean_us", "max_us"}, ...]
+
+One row per kernel name (over every rank, device and stream), most total time first. `share`
+is the name's part of all kernel time (the sum of kernel durations: kernels that overlap on
+several streams count each, so the shares add up to 1). `short_name` is the name a reader can
+take in at a glance (short_name below); `name` is the trace's, whole. Plain pandas; no
+printing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+TOP = 20
+SHORT_MAX = 38  # the console table keeps it on one line of 80 columns
+
+
+def top_kernels(gpu: pd.DataFrame, limit: int = TOP) -> list[dict]:
+    """The `limit` kernels of most total time (TRACE_GPU_SCHEMA rows; copies and memsets are
+    left out)."""
+    k = gpu[gpu["kind"].astype(object) == "kernel"]
+    if not len(k):
+        return []
+    dur = pd.to_numeric(k["dur_us"], errors="coerce").fillna(0.0).clip(lower=0.0)
+    g = dur.groupby(k["name"].astype(str).to_numpy(), sort=False).agg(["count", "sum", "median", "mean", "max"])
+    total = float(dur.sum())
+    g = g.sort_values(["sum", "count"], ascending=[False, False], kind="stable").head(limit)
+    names = [str(n) for n in g.index]
+    shorts = unique_short_names(names)
+    return [{"name": n, "short_name": s, "count": int(r["count"]), "total_ms": float(r["sum"]) / 1e3,
+             "share": float(r["sum"]) / total if total > 0 else None, "median_us": float(r["median"]),
+             "mean_us": float(r["mean"]), "max_us": float(r["max"])}
+            for n, s, (_, r) in zip(names, shorts, g.iterrows(), strict=True)]
+
+
+def unique_short_names(names: list[str]) -> list[str]:
+    """short_name of each; names that would read alike keep their template arguments."""
+    shorts = [short_name(n) for n in names]
+    seen: dict[str, int] = {}
+    for s in shorts:
+        seen[s] = seen.get(s, 0) + 1
+    out = [short_name(n, templates=True) if seen[s] > 1 else s for n, s in zip(names, shorts, strict=True)]
+    count: dict[str, int] = {}
+    for i, s in enumerate(out):  # still alike (cut in the same place): numbered, in the table's order
+        count[s] = count.get(s, 0) + 1
+        if count[s] > 1:
+            out[i] = f"{s} ({count[s]})"
+    return out
+
+
+def short_name(name: str, *, templates: bool = False, limit: int = SHORT_MAX) -> str:
+    """A kernel's name as a reader takes it in: without its return type and parameter list,
+    its template arguments as `<…>` (kept with `templates`), `(anonymous namespace)::` and
+    leading namespaces dropped while it is too long, a mangled name's nested name read
+    (`_ZN17cutlass__5x_cudnn6KernelI...` -> `cutlass__5x_cudnn::Kernel<…>`), at most `limit`
+    characters (a cut leaves its head and tail around a `…`)."""
+    s = name.strip()
+    if s.startswith("_Z"):
+        s = _mangled(s) or s
+    s = re.sub(r"^(?:void|static|__global__)\s+", "", s)
+    s = _drop_params(s)
+    s = s.replace("(anonymous namespace)::", "")
+    if not templates:
+        s = _collapse_templates(s)
+    while len(s) > limit and "::" in _outside_templates(s):
+        s = s.split("::", 1)[1]
+    if len(s) > limit:  # the head and the tail: template arguments and tile sizes differ at the end
+        head = (limit - 1) * 3 // 5
+        s = s[:head].rstrip() + "…" + s[len(s) - (limit - 1 - head):].lstrip()
+    return s
+
+
+def _drop_params(s: str) -> str:
+    """Without the trailing top-level `(...)` (the parameter list)."""
+    if not s.endswith(")"):
+        return s
+    depth = 0
+    for i in range(len(s) - 1, -1, -1):
+        c = s[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                head = s[:i].rstrip()
+                return head if head and not head.endswith("::") else s
+    return s
+
+
+def _collapse_templates(s: str) -> str:
+    """Top-level `<...>` as `<…>`."""
+    out, depth = [], 0
+    for c in s:
+        if c == "<":
+            if depth == 0:
+                out.append("<…>")
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+    return "".join(out)
+
+
+def _outside_templates(s: str) -> str:
+    return re.sub(r"<[^<>]*>", "", _collapse_templates(s))
+
+
+def _mangled(s: str) -> str | None:
+    """The nested name of an Itanium-mangled symbol (`_ZN<len><id>...E` or `_Z<len><id>`), with
+    `<…>` where template arguments follow; None when it does not read."""
+    m = re.match(r"_Z(N)?", s)
+    assert m is not None
+    i, nested = m.end(), bool(m.group(1))
+    parts: list[str] = []
+    while i < len(s):
+        if s.startswith(("St", "Sa"), i) and not parts:
+            parts.append("std")
+            i += 2
+            continue
+        d = re.match(r"\d+", s[i:])
+        if not d:
+            break
+        n = int(d.group())
+        j = i + len(d.group())
+        if n <= 0 or j + n > len(s):
+            return None
+        parts.append(s[j:j + n])
+        i = j + n
+        if not nested:
+            break
+    if not parts:
+        return None
+    tail = "<…>" if i < len(s) and s[i] == "I" else ""
+    return "::".join(parts) + tail

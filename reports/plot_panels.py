@@ -1,0 +1,213 @@
+"""The sample panels of the timeline picture (reports.plot): PCIe RX/TX against the line rate,
+GPU activity (SM and DRAM activity from GPM, utilization.gpu), clocks and power, a profiler
+trace's busy fraction, and the shading of the idle gaps behind them.
+
+Colours: with one GPU each series has its own colour; with several, each GPU has its own
+colour (GPU_COLORS, the same in every panel, named once in the figure's GPU legend) and a
+series is told by its line style. Legends sit to the right of their panel, clear of the
+data. Samples describe the interval that ends at their t_wall, so they are drawn as steps.
+No parsing, no GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+
+# shading of the classed intervals behind the sample panels
+SHADE = {"idle_quiet": ("#bdbdbd", "idle, PCIe quiet"), "idle": ("#d0d0d0", "idle, PCIe not measured"),
+         "transferring": ("#f4a6a6", "moving bytes, SMs idle")}
+
+# one colour per GPU (matplotlib's tab10, the series colours' own palette)
+GPU_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+              "#bcbd22", "#17becf")
+
+# (column, legend label, colour with one GPU, line style) per activity series; the label says
+# what the figure is, so a reader of an nvidia-smi capture knows utilization.gpu is no SM count
+ACTIVITY_SERIES = (
+    ("sm_active", "SM active (GPM)", "#4e79a7", "-"),
+    ("dram_active", "DRAM active (GPM)", "#f28e2b", ":"),
+    ("gpu_util_pct", "utilization.gpu (a kernel ran)", "#59a14f", "--"),
+)
+PCIE_SERIES = (("rx_gbs", "PCIe RX (H2D)", "#e15759", "-"), ("tx_gbs", "PCIe TX (D2H)", "#76b7b2", "--"))
+
+LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8, "frameon": False,
+          "borderaxespad": 0.0}
+
+
+def has(df: pd.DataFrame | None, col: str) -> bool:
+    return df is not None and len(df) > 0 and col in df and df[col].notna().any()
+
+
+def gpus_of(*frames: pd.DataFrame | None) -> list[int]:
+    """The GPU indices the sample frames hold, sorted (their colours' order)."""
+    out: set[int] = set()
+    for df in frames:
+        if df is not None and len(df) and "gpu" in df:
+            out.update(int(g) for g in pd.unique(df["gpu"]) if pd.notna(g))
+    return sorted(out)
+
+
+def gpu_color(gpus: list[int], gpu: int) -> str:
+    return GPU_COLORS[gpus.index(gpu) % len(GPU_COLORS)] if gpu in gpus else GPU_COLORS[0]
+
+
+def per_gpu(samples: pd.DataFrame, col: str) -> Iterator[tuple[int, pd.DataFrame]]:
+    """(GPU, its rows with `col`, sorted by time) per GPU."""
+    for gpu, g in samples.groupby("gpu", sort=True):
+        g = g.dropna(subset=[col]).sort_values("t_wall")
+        if len(g):
+            yield int(gpu), g
+
+
+class Painter:
+    """Draws series in the figure's colour scheme (module doc)."""
+
+    def __init__(self, gpus: list[int]) -> None:
+        self.gpus = gpus
+        self.several = len(gpus) > 1
+
+    def color(self, series_color: str, gpu: int) -> str:
+        return gpu_color(self.gpus, gpu) if self.several else series_color
+
+    def handles(self, entries: list[tuple[str, str, str]], extra: list | None = None) -> list:
+        """One legend entry per series drawn (label, colour, line style): with several GPUs in
+        black, the style alone telling the series (the GPU legend says the colours)."""
+        from matplotlib.lines import Line2D
+
+        return [Line2D([], [], color="black" if self.several else c, ls=ls, lw=1.2, label=lab)
+                for lab, c, ls in entries] + (extra or [])
+
+    def gpu_legend(self, fig: Any) -> None:
+        """The figure's one legend of GPU colours (several GPUs only), under the title."""
+        if not self.several:
+            return
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=gpu_color(self.gpus, g), lw=2.5, label=f"GPU {g}") for g in self.gpus]
+        fig.legend(handles=handles, loc="outside upper right", ncol=min(len(handles), 8), fontsize=8.5,
+                   frameon=False)
+
+
+def legend(ax: Any, handles: list, right: float = 1.005) -> None:
+    """The panel's legend, right of it (`right`: where it starts, in axes widths)."""
+    if handles:
+        ax.legend(handles=handles, **{**LEGEND, "bbox_to_anchor": (right, 1.0)})
+
+
+def pcie_panel(ax: Any, samples: pd.DataFrame, t0: float, line_rate_gbs: float | None, paint: Painter) -> list:
+    entries = []
+    for col, label, color, ls in PCIE_SERIES:
+        drawn = False
+        for gpu, g in per_gpu(samples, col) if col in samples else ():
+            ax.plot(g["t_wall"] - t0, g[col], drawstyle="steps-pre", color=paint.color(color, gpu), ls=ls, lw=1.1)
+            drawn = True
+        if drawn:
+            entries.append((label, color, ls))
+    extra = []
+    if line_rate_gbs and math.isfinite(line_rate_gbs):
+        from matplotlib.lines import Line2D
+
+        ax.axhline(line_rate_gbs, color="black", lw=0.8, ls=":")
+        extra.append(Line2D([], [], color="black", lw=0.8, ls=":", label=f"pinned line rate {line_rate_gbs:.0f} GB/s"))
+    ax.set_ylabel("PCIe GB/s")
+    ax.set_ylim(0, max(ax.get_ylim()[1], (line_rate_gbs or 0) * 1.25))
+    ax.grid(alpha=0.3)
+    return paint.handles(entries, extra)
+
+
+def activity_series(samples: pd.DataFrame | None) -> list[tuple[str, str, str, str]]:
+    """The activity series the samples hold (ACTIVITY_SERIES rows)."""
+    return [s for s in ACTIVITY_SERIES if has(samples, s[0])]
+
+
+def activity_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) -> list:
+    """SM and DRAM activity (GPM) and utilization.gpu, in percent: what the activity figures
+    of analyze were computed from (utilization.gpu is an nvidia-smi capture's only one)."""
+    series = activity_series(samples)
+    entries = []
+    for col, label, color, ls in series:
+        scale = 1.0 if col == "gpu_util_pct" else 100.0
+        for gpu, g in per_gpu(samples, col):
+            c = paint.color(color, gpu)
+            y = g[col].clip(lower=0) * scale
+            if col == series[0][0]:  # the first series is the evidence: filled
+                ax.fill_between(g["t_wall"] - t0, y, step="pre", alpha=0.25, color=c, lw=0)
+            ax.plot(g["t_wall"] - t0, y, lw=1.0, drawstyle="steps-pre", color=c, ls=ls)
+        entries.append((label, color, ls))
+    only_sm = [s[0] for s in series] == ["sm_active"]
+    ax.set_ylabel("SM active %" if only_sm else "activity %")
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    return paint.handles(entries)
+
+
+def clocks_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) -> list:
+    entries = []
+    if "sm_clock_mhz" in samples:
+        for gpu, g in per_gpu(samples, "sm_clock_mhz"):
+            ax.plot(g["t_wall"] - t0, g["sm_clock_mhz"], lw=1.0, drawstyle="steps-post",
+                    color=paint.color("#59a14f", gpu))
+        entries.append(("SM clock MHz", "#59a14f", "-"))
+    ax.set_ylabel("SM clock MHz")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if has(samples, "power_w"):
+        ax2 = ax.twinx()
+        for gpu, g in per_gpu(samples, "power_w"):
+            ax2.plot(g["t_wall"] - t0, g["power_w"], lw=1.0, drawstyle="steps-post", ls="--",
+                     color=paint.color("#b07aa1", gpu))
+        entries.append(("power W (right axis)", "#b07aa1", "--"))
+        ax2.set_ylabel("power W")
+        ax2.set_ylim(bottom=0)
+    return paint.handles(entries)
+
+
+def counters_panel(ax: Any, counters: pd.DataFrame, t0: float, paint: Painter) -> list:
+    """A profiler trace without NVML samples: its busy fraction per bin, one track per rank
+    and device (ranks that share a GPU each keep their own line, in their own colour)."""
+    from matplotlib.lines import Line2D
+
+    keys = ["rank", "gpu"] if "rank" in counters else ["gpu"]
+    tracks = list(counters.sort_values("t_wall").groupby(keys, sort=True))
+    by_rank = "rank" in counters and counters["rank"].nunique() > 1
+    handles = []
+    for i, (key, g) in enumerate(tracks):
+        rank, gpu = (key if len(keys) == 2 else (None, key[0] if isinstance(key, tuple) else key))
+        c = GPU_COLORS[i % len(GPU_COLORS)] if by_rank else paint.color("#4e79a7", int(gpu))
+        x = g["t_wall"] - t0 + g["bin_s"]  # a bin is drawn up to its end, like a sample
+        ax.fill_between(x, g["busy_fraction"] * 100, step="pre", alpha=0.2 if by_rank else 0.3, color=c, lw=0)
+        ax.plot(x, g["busy_fraction"] * 100, lw=1.0, drawstyle="steps-pre", color=c)
+        if by_rank:
+            handles.append(Line2D([], [], color=c, lw=1.2, label=f"rank {rank} (GPU {gpu}) busy"))
+    ax.set_ylabel("busy %")
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    if by_rank:
+        return handles + [Line2D([], [], color="none", label="(kernels, copies; profiler trace)")]
+    return paint.handles([("GPU busy (kernels, copies; profiler trace)", "#4e79a7", "-")])
+
+
+def shade(ax: Any, intervals: pd.DataFrame | None, t0: float) -> list:
+    """Idle gaps behind a sample panel; the legend patches of the shades drawn."""
+    from matplotlib.patches import Patch
+
+    if intervals is None or not len(intervals):
+        return []
+    done = []
+    # "idle, PCIe not measured" between the rows that did measure it (GPM rows beside PCIe
+    # counter rows) is the same idle: shaded only where PCIe was never measured
+    measured = intervals["class"].isin(("idle_quiet", "transferring", "both")).any()
+    for cls, (color, label) in SHADE.items():
+        if cls == "idle" and measured:
+            continue
+        sub = intervals[intervals["class"] == cls]
+        if len(sub):
+            bars = list(zip(sub["t_start"] - t0, sub["t_end"] - sub["t_start"], strict=True))
+            ax.broken_barh(bars, (0, 1), transform=ax.get_xaxis_transform(), facecolors=color, alpha=0.22,
+                           zorder=0, linewidth=0)
+            done.append(Patch(facecolor=color, alpha=0.4, label=label))
+    return done
