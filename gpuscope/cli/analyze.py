@@ -30,7 +30,7 @@ def analyze_cmd(
                                 help="Timing log, run directory, samples file or profiler trace (- for stdin)."),
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (stable keys)."),
     csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
-    records: bool = typer.Option(False, "--records", help="Add the per-tenure table."),
+    records: bool = typer.Option(False, "--records", help="Add the per-record table (one row per step, or per GPU-lock tenure of a CuZK log)."),
     fmt: str | None = typer.Option(None, "--format", metavar="F",
                                    help="Force the log format: cuzk, condensed, kv, lines."),
     model: str | None = typer.Option(

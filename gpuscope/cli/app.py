@@ -9,8 +9,9 @@ from gpuscope import __version__
 app = typer.Typer(
     name="gpuscope",
     help=(
-        "Profile and diagnose GPU pipelines: where the time under the GPU lock goes "
-        "(moving bytes over PCIe, waiting for the CPU, lock contention, or compute)."
+        "Profile and diagnose GPU programs whose GPU sits idle: where the time goes "
+        "(bytes moving over PCIe either way, the GPU waiting for the host, lock contention, "
+        "or real compute), from NVML samples, the timing lines a program prints and profiler traces."
     ),
     no_args_is_help=True,
     add_completion=False,
