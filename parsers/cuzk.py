@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import first_repeat, number, repeated
+from gpuscope.parsers.numbers import MAX_MS, beyond, within
 from gpuscope.parsers.parsed import is_quantity_key
 from gpuscope.parsers.timeline_events import read_timeline
 
@@ -50,6 +51,8 @@ def read_fields(rest: str, ntt: bool):
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
             if x < 0:
                 return f"{k[:30]}: negative time {v[:20]!r}"
+            if x > MAX_MS:
+                return beyond(k, v, "duration")
             names.append(k)
             values.append(x)
             continue
@@ -59,6 +62,8 @@ def read_fields(rest: str, ntt: bool):
         if k.endswith("_ms"):
             if x < 0:
                 return f"{k[:30]}: negative time {v[:20]!r}"
+            if x > MAX_MS:
+                return beyond(k, v, "duration")
             names.append(k[:-3])
             values.append(x)
         elif k == "gpu_tid":
@@ -70,6 +75,9 @@ def read_fields(rest: str, ntt: bool):
         elif is_quantity_key(k):
             if x < 0:
                 return f"{k[:30]}: value {v[:20]!r} is not a count"
+            kind = "size" if k.endswith("bytes") else "count"
+            if not within(x, kind):
+                return beyond(k, v, kind)
             qnames.append(k)
             qvalues.append(x)
         elif not k.isidentifier():
@@ -164,11 +172,15 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
                 tid = int(vs[tid_at]) if tid_at >= 0 and len(vs[tid_at]) < 7 else -1
                 if all_ms:
                     vals = list(map(float, vs))
+                    if max(vals) > MAX_MS:
+                        fast = False  # damage: read_fields words it
                 elif tid_at >= 0 and tid < 0:
                     fast = False
                 else:
                     vals = [float(vs[k]) for k in picks]
-                    if quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
+                    if (vals and max(vals) > MAX_MS) or (quants and any(len(vs[k]) > 15 for _, k in quants)):
+                        fast = False
+                    elif quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
                         row = len(meta) // 8
                         for qn, k in quants:
                             q_row.append(row)

@@ -29,6 +29,7 @@ from gpuscope.parsers.fields import (
     split_key_unit,
     value_with_unit,
 )
+from gpuscope.parsers.numbers import MAX_MS, beyond, within
 from gpuscope.parsers.parsed import is_quantity_key
 from gpuscope.parsers.words import not_a_duration
 
@@ -53,6 +54,9 @@ def read_kv(text: str, strict: bool, held: str = ""):
             x = number(v)
             if x is None or x < 0:
                 return f"{k[:30]}: value {v[:20]!r} is not a count"
+            kind = "size" if k.endswith("bytes") else "count"
+            if not within(x, kind):
+                return beyond(k, v, kind)
             qnames.append(k)
             qvalues.append(x)
             continue
@@ -68,6 +72,8 @@ def read_kv(text: str, strict: bool, held: str = ""):
         if x < 0:
             return f"{k[:30]}: negative time {v[:20]!r}"
         factor = val_factor if val_factor is not None else (key_factor or 1.0)
+        if x * factor > MAX_MS:
+            return beyond(k, v, "duration")
         names.append(name)
         values.append(x * factor)
     if not names and not qnames:

@@ -64,6 +64,7 @@ import numpy as np
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
+from gpuscope.parsers.numbers import LIMITS, MAX_MS, TIME_UNITS, beyond, digits, number, split_unit
 from gpuscope.parsers.words import (
     BYTES,
     COUNTER,
@@ -80,9 +81,7 @@ from gpuscope.parsers.words import (
 # -- tables --------------------------------------------------------------------------------
 
 # value suffix -> ms (longest first)
-VALUE_UNITS = (("msecs", 1.0), ("msec", 1.0), ("usecs", 1e-3), ("usec", 1e-3), ("nsecs", 1e-6),
-               ("nsec", 1e-6), ("secs", 1e3), ("sec", 1e3), ("mins", 6e4), ("min", 6e4), ("ms", 1.0),
-               ("us", 1e-3), ("\u00b5s", 1e-3), ("\u03bcs", 1e-3), ("ns", 1e-6), ("s", 1e3))
+VALUE_UNITS = TIME_UNITS
 # a unit printed as its own word after the number
 UNIT_WORDS = {
     "ms": 1.0, "msec": 1.0, "msecs": 1.0, "millisecond": 1.0, "milliseconds": 1.0,
@@ -134,7 +133,10 @@ SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "
 NAMED, SUMMED, HELD = 1, 2, 3
 
 _SEP = str.maketrans({"|": " ", ",": " ", ";": " ", "(": " ", "[": " ", "{": " ", "<": " ",
-                      ">": " ", "\t": " ", ")": None, "]": None, "}": None, '"': None, "'": None})
+                      ">": " ", "\t": " ", ")": None, "]": None, "}": None, '"': None})
+# a quote not between two digits is punctuation (`{'step': 3}`); one between digits
+# (`9876'5432`, a digit-group mark) stays and makes the number unreadable
+_LONE_QUOTE = re.compile(r"(?<![0-9])'|'(?![0-9])").sub
 _DIGITS = frozenset("0123456789")
 _HAS_DIGIT = re.compile(r"[0-9]").search
 # a line's shape: every digit as 0 (a plan per shape and length of its numbers)
@@ -145,6 +147,8 @@ USE_PLANS = True  # replay the reading of lines of one shape (off: every line re
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
 NAN = math.nan
+MAX_BYTES = LIMITS["size"][1]
+MAX_COUNT = LIMITS["count"][1]
 
 
 def is_word(t: str) -> bool:
@@ -162,33 +166,28 @@ def _numeric_start(t: str) -> bool:
 def parse_value(tok: str):
     """`12` -> (12.0, None, BARE, "12"); `12.5ms` -> (12.5, 1.0, UNIT, "12.5"); `12/40` ->
     (12.0, None, FRAC, ""); `97%` -> PCT; a number with an unknown tail -> JUNK. The last
-    item is the number as printed (decimals() gives its rounding)."""
-    while tok and tok[-1] in ":.":
+    item is the number as printed (decimals() gives its rounding). Numbers are ASCII
+    numerals (parsers.numbers.number): `٩٨`, `98_765`, `12..` are JUNK. One `:` and then one
+    `.` after the number are punctuation (`epoch 3:`, `took 1.2s.`)."""
+    if tok[-1:] == ":":
+        tok = tok[:-1]
+    if tok[-1:] == "." and tok[-2:-1] != ".":
         tok = tok[:-1]
     if not tok:
         return 0.0, None, JUNK, ""
-    try:
-        x = float(tok)
-    except ValueError:
-        pass
-    else:
-        if x != x or x in (math.inf, -math.inf):
-            return 0.0, None, JUNK, ""
+    x = number(tok)
+    if x is not None:
         return x, None, BARE, tok
-    for suf, f in VALUE_UNITS:
-        if tok.endswith(suf):
-            head = tok[: -len(suf)]
-            try:
-                x = float(head)
-            except ValueError:
-                break
-            if x != x or x in (math.inf, -math.inf):
-                break
+    head, f = split_unit(tok, VALUE_UNITS)
+    if f is not None:
+        x = number(head)
+        if x is not None:
             return x, f, UNIT, head
+        return 0.0, None, JUNK, ""
     if tok.endswith("%"):
         return 0.0, None, PCT, ""
     a, sl, b = tok.partition("/")
-    if sl and a.isdigit() and b.isdigit():
+    if sl and digits(a) and digits(b):
         return float(a), None, FRAC, tok
     return 0.0, None, JUNK, ""
 
@@ -281,6 +280,8 @@ def read_line(line: str, st: State):
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
+    if "'" in msg:
+        msg = _LONE_QUOTE("", msg)
     toks = msg.translate(_SEP).split()
     plans = st.plans
     if plans is None:
@@ -381,6 +382,9 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
             else:
                 if t not in LEVELS and is_word(t):
                     prev = t
+                elif _unit_next(toks, i) and _has_any_digit(t):  # `data ٩٨ ms`, `data 98_765 ms`
+                    note(_UNCACHEABLE)
+                    damage = damage or f"{t[:30]!r} before {toks[i][:10]!r} is not a number"
                 continue
         # -- a field: key and its value token v ---------------------------------------
         note(("value", vt, pre))
@@ -410,6 +414,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
                 vf, kind, unit_word = w, UNIT, True
                 i += 1
             elif nxt.rstrip(":") in SIZE_WORDS and cls != BYTES:
+                if x >= 0 and x * SIZE_WORDS[nxt.rstrip(":")] > MAX_BYTES:
+                    note(_UNCACHEABLE)
+                    damage = damage or beyond(key, v, "size")
+                    continue
                 if x >= 0:
                     f = SIZE_WORDS[nxt.rstrip(":")]
                     note((P_SIZE, vt, pre, strip, f"{name}_bytes", f))
@@ -422,7 +430,7 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
                 note(_UNCACHEABLE)
         if kind == JUNK:
             note(_UNCACHEABLE)
-            if shape != LABEL and (kf is not None or key in st.unit_keys):
+            if (shape != LABEL and (kf is not None or key in st.unit_keys)) or _unit_next(toks, i):
                 damage = damage or f"{key[:30]}: value {v[:20]!r} is not a number"
             elif shape != LABEL and cls == BYTES:
                 damage = damage or f"{key[:30]}: value {v[:20]!r} is not a count"
@@ -432,7 +440,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
         if kind == PCT or cls == RATE:
             continue
         if kind == FRAC:
-            if cls == COUNTER:
+            if cls == COUNTER and x > MAX_COUNT:
+                note(_UNCACHEABLE)
+                damage = damage or beyond(key, v, "count")
+            elif cls == COUNTER:
                 note((P_Q, vt, pre, strip, key, None))
                 qn.append(key)
                 qv.append(x)
@@ -441,6 +452,9 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
         if cls == BYTES:
             if kind != BARE or x < 0:
                 damage = damage or f"{key[:30]}: value {v[:20]!r} is not a count"
+            elif x > MAX_BYTES:
+                note(_UNCACHEABLE)
+                damage = damage or beyond(key, v, "size")
             else:
                 note((P_QPOS, vt, pre, strip, key, None))
                 qn.append(key)
@@ -468,7 +482,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
                 factor = 1e3  # a time-named key without a unit: seconds
                 st.seconds_assumed.add(name)
             else:
-                if cls == COUNTER:
+                if cls == COUNTER and abs(x) > MAX_COUNT:
+                    note(_UNCACHEABLE)
+                    damage = damage or beyond(key, v, "count")
+                elif cls == COUNTER:
                     note((P_Q, vt, pre, strip, key, None))
                     qn.append(key)
                     qv.append(x)
@@ -485,6 +502,10 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
                 continue
         if x < 0:
             damage = damage or f"{key[:30]}: negative time {v[:20]!r}"
+            continue
+        if x * factor > MAX_MS:
+            note(_UNCACHEABLE)
+            damage = damage or beyond(key, v, "duration")
             continue
         if vf is not None:
             st.unit_keys.add(key)
@@ -512,6 +533,16 @@ def _read_tokens(toks: list[str], st: State, rec: list | None):
 
 def _noop(_x) -> None:
     pass
+
+
+def _unit_next(toks: list[str], i: int) -> bool:
+    """The token at i is a time unit printed as a word (what came before it meant a time)."""
+    return i < len(toks) and toks[i].rstrip(".:").lower() in UNIT_WORDS
+
+
+def _has_any_digit(t: str) -> bool:
+    """A digit of any script (`٩`, `９`, `𝟏`) or an ASCII one."""
+    return any(c.isdigit() for c in t)
 
 
 def _count(x: float) -> bool:
@@ -590,22 +621,21 @@ class Plan:
             num = toks[j][lp:stop]
             if act == P_Q and "/" in num:
                 num = num.partition("/")[0]  # `step 12/40`
-            try:
-                x = float(num)
-            except ValueError:
+            x = number(num)
+            if x is None:
                 return _MISS
-            if x - x != 0:
-                return _MISS  # inf, nan
             if act == P_TIME or act == P_TIMEDOT:
-                if x < 0 or (act == P_TIMEDOT and "." not in num):
+                if x < 0 or x * b > MAX_MS or (act == P_TIMEDOT and "." not in num):
                     return _MISS
                 names.append(a)
                 values.append(x * b)
             elif act == P_Q:
+                if abs(x) > MAX_COUNT:
+                    return _MISS
                 qn.append(a)
                 qv.append(x)
             elif act == P_QPOS:
-                if x < 0:
+                if x < 0 or x > MAX_BYTES:
                     return _MISS
                 qn.append(a)
                 qv.append(x)
@@ -618,7 +648,7 @@ class Plan:
                 if _count(x):
                     return _MISS
             elif act == P_SIZE:
-                if x < 0:
+                if x < 0 or x * b > MAX_BYTES:
                     return _MISS
                 qn.append(a)
                 qv.append(float(round(x * b)))
