@@ -726,7 +726,8 @@ static int kvline(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_
         else if (kn > 2 && ends_with(t, kn, "_s", 2)) { nn = kn - 2; kf = 1000.0; }
         double factor;
         if (parse_number(v, vn, &x)) {
-            if (!strict && kf == 0.0 && maybe_not_a_duration(t, kn)) return L_PUNT; /* Python: no time? */
+            /* kv: a bare number is a time only under a time-named key or the held key (Python decides) */
+            if (!strict && kf == 0.0 && !(kn == s->held_len && memcmp(t, s->held, (size_t)kn) == 0)) return L_PUNT;
             factor = kf != 0.0 ? kf : 1.0;
         } else {
             double vf = 0.0;
