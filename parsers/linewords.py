@@ -6,11 +6,9 @@ state, no line is read here (parsers/lineread.py reads lines)."""
 from __future__ import annotations
 
 import math
-import re
 
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
 from gpuscope.parsers.words import key_class
-
 
 # value suffix -> ms (longest first)
 VALUE_UNITS = TIME_UNITS
@@ -43,6 +41,11 @@ PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
 GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
+# words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
+STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "p50", "p75", "p90",
+                        "p95", "p99", "p999"))
+# what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
+STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
                     "NOTICE", "I", "W", "E", "D"))
 
@@ -56,28 +59,15 @@ LINES_ONLY, HAS_BYTES = 1, 4
 # plan steps (Plan): what a number decided
 P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = range(9)
 # (P_TIMEDOT: a time read only because its number has a decimal point: `Data: 0.012`)
-_UNCACHEABLE = ("uncacheable",)
-_MISS = object()
 # a size printed as a word after the number -> bytes
 SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30, "TiB": 2**40}
 # how a line's whole was found (aux code = index * 4 + how)
 NAMED, SUMMED, HELD = 1, 2, 3
 
-_SEP = str.maketrans({"|": " ", ",": " ", ";": " ", "(": " ", "[": " ", "{": " ", "<": " ",
-                      ">": " ", "\t": " ", ")": None, "]": None, "}": None, '"': None})
-# a quote not between two digits is punctuation (`{'step': 3}`); one between digits
-# (`9876'5432`, a digit-group mark) stays and makes the number unreadable
-_LONE_QUOTE = re.compile(r"(?<![0-9])'|'(?![0-9])").sub
 _DIGITS = frozenset("0123456789")
-_HAS_DIGIT = re.compile(r"[0-9]").search
-# a line's shape: every digit as 0 (a plan per shape and length of its numbers)
-_SKELETON = str.maketrans("123456789", "000000000")
 _NUMSTART = frozenset("0123456789.-+")
-_ROUND_SLACK = 0.01  # relative slack of the sum rule, beyond the printed rounding
-USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
-_PLANS_PER_SHAPE = 4
-_MEMO_MAX = 50_000
+ROUND_SLACK = 0.01  # relative slack of the sum rule, beyond the printed rounding
 NAN = math.nan
 MAX_BYTES = LIMITS["size"][1]
 MAX_COUNT = LIMITS["count"][1]
@@ -88,7 +78,9 @@ def is_word(t: str) -> bool:
     return (c.isalpha() or c == "_") and t.replace("_", "").replace("-", "").replace(".", "").isalnum()
 
 
-def _numeric_start(t: str) -> bool:
+def numeric_start(t: str) -> bool:
+    if not t:
+        return False
     c = t[0]
     if c in _DIGITS:
         return True
@@ -151,27 +143,46 @@ def key_info(key: str):
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
         (parts[1] in ("time", "total") and parts[0] in WHOLE_WORDS)
         or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms"))
-        or parts[1] == "runtime"))  # Hugging Face's train_runtime / eval_runtime: the whole run
+        or parts[1] == "runtime")) or per_step(low)  # (train_runtime: Hugging Face's whole run)
     return name, factor, cls, whole
 
 
+def per_step(low: str) -> bool:
+    """A name that ends in `per <step>` (`elapsed_time_per_iteration`, `time_per_step`): a
+    time per step, the step's whole (with a unit; without one it stays a rate)."""
+    parts = low.lower().split("_")
+    return len(parts) >= 2 and parts[-2] == "per" and parts[-1] in STEP_WORDS
 
-def _unit_next(toks: list[str], i: int) -> bool:
+
+def stat_of(name: str) -> str | None:
+    """The statistic a component name is of (`TTFT.mean` -> mean, `latency_p99` -> p99), or None."""
+    low = name.lower()
+    dot = low.rfind(".")
+    if dot > 0 and low[dot + 1:] in STAT_WORDS:
+        return low[dot + 1:]
+    for w in low.split("_"):
+        if w in STAT_WORDS:
+            return w
+    return None
+
+
+
+def unit_next(toks: list[str], i: int) -> bool:
     """The token at i is a time unit printed as a word (what came before it meant a time)."""
     return i < len(toks) and toks[i].rstrip(".:").lower() in UNIT_WORDS
 
 
-def _has_any_digit(t: str) -> bool:
+def has_any_digit(t: str) -> bool:
     """A digit of any script (`٩`, `９`, `𝟏`) or an ASCII one."""
     return any(c.isdigit() for c in t)
 
 
-def _count(x: float) -> bool:
+def is_count(x: float) -> bool:
     """A number that reads as a count (kept as a quantity under a plain key)."""
     return 0 <= x < 2**53 and x == int(x)
 
 
-def _stamp_ms(x: float, factor: float | None) -> float | None:
+def stamp_ms(x: float, factor: float | None) -> float | None:
     """Epoch milliseconds when a stamp-named field holds a point in time (2001..2286), else None."""
     if factor is None and 1e12 <= x < 1e13:
         return x  # epoch milliseconds, bare

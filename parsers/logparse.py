@@ -137,6 +137,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         whole_basis=getattr(s, "whole_basis", ""),
         notes=list(s.notes),
         columns=columns,
+        not_parts=dict(getattr(s, "not_parts", {}) or {}),
     )
 
 

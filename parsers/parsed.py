@@ -50,7 +50,8 @@ class ParsedLog:
                  components: pd.DataFrame | None = None, records: pd.DataFrame | None = None,
                  timeline: pd.DataFrame | None = None, skipped: pd.DataFrame | None = None,
                  quantities: pd.DataFrame | None = None, whole: str | None = None, whole_basis: str = "",
-                 notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None):
+                 notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None,
+                 not_parts: dict[str, str] | None = None):
         self.format = format
         self.source = source
         self.total_lines = total_lines
@@ -60,6 +61,9 @@ class ParsedLog:
         self.whole = whole
         self.whole_basis = whole_basis
         self.notes = list(notes) if notes is not None else []  # what the parser assumed, in sentences
+        # components that are no part of a record's time, and why (format `lines`: a statistic
+        # `TTFT.mean`, a part nested in another printed beside it `bwd_allreduce`)
+        self.not_parts: dict[str, str] = dict(not_parts or {})
         self._cols: dict[str, Columns] = dict(columns or {})
         self._frames: dict[str, pd.DataFrame] = {}
         for name, df in (("components", components), ("records", records), ("timeline", timeline),
