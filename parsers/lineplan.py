@@ -73,6 +73,8 @@ class Plan:
                 self.code = names.index(st.held) * 4 + HELD
             elif len(wholes) == 1:
                 self.code = wholes[0] * 4 + NAMED
+            elif not wholes and result[5] >= 0 and result[5] % 4 == NAMED:
+                self.code = result[5]  # (named by the line's fixed words: a timer tree's root)
             elif not wholes and len(names) < 3:
                 self.code = -1
 

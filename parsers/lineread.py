@@ -22,6 +22,7 @@ from gpuscope.parsers.linewords import (
     BARE,
     COLON,
     EQ,
+    EVAL,
     FILLERS,
     FRAC,
     GENERIC,
@@ -33,6 +34,7 @@ from gpuscope.parsers.linewords import (
     LINES_ONLY,
     MAX_BYTES,
     MAX_COUNT,
+    NAMED,
     P_NOQINT,
     P_NOSTAMP,
     P_Q,
@@ -63,6 +65,10 @@ from gpuscope.parsers.linewords import (
 from gpuscope.parsers.numbers import MAX_MS, beyond
 from gpuscope.parsers.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 
+# first words of evaluation lines and prefixes of evaluation fields: no training steps
+EVAL_WORDS = frozenset(("test", "val", "valid", "validation", "validating", "eval", "evaluation", "evaluating"))
+EVAL_PREFIXES = ("eval_", "val_", "test_", "valid_", "validation_")
+ZEROLOG_LEVELS = frozenset(("TRC", "DBG", "INF", "WRN", "ERR", "FTL"))
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
@@ -106,6 +112,7 @@ class State:
         self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
+        self.ms_assumed: set[str] = set()  # bare durations of zerolog lines (gnark's took=)
 
 
 def message_start(line: str) -> int:
@@ -225,6 +232,14 @@ class _Line:
         self.unit: float | None = None  # a unit in the line's header: `timers (ms) | fwd: 41.0`
         self.i = 0
         self.note = rec.append if rec is not None else _noop
+        # zerolog's console lines (gnark: `11:02:05 DBG prover done ... took=2345.678`): a bare
+        # duration is in milliseconds, zerolog's default unit
+        self.zerolog = self.n > 2 and toks[1] in ZEROLOG_LEVELS and toks[0][:1].isdigit()
+        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS
+        self.event = _event(toks) if self.zerolog else ""
+        # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
+        # its children indented `··End:`): its time is the whole of the lines above it
+        self.tree_root = bool(toks) and toks[0] == "End:"
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -251,7 +266,7 @@ class _Line:
         size_of, self.sized = self.sized, None
         eq = t.find("=")
         if eq > 0:  # key=value
-            return self.eq_field(t, eq, size_of)
+            return self.eq_field(t, eq, size_of, run)
         if t == "=" or t == ":":  # key = value, key : value
             if before is None or i >= n or not numeric_start(toks[i]):
                 return None
@@ -270,7 +285,9 @@ class _Line:
         c = t.find(":")
         if 0 < c < len(t) - 1 and numeric_start(t[c + 1:]) and self.st.word(t[:c]):  # key:value
             return t[:c], t[c + 1:], COLON, i - 1, t[:c + 1], before, run, size_of
-        if i < n and self.st.word(t) and numeric_start(_undotted(toks[i])):  # Label value
+        if i < n and numeric_start(_undotted(toks[i])) and (
+                self.st.word(t) or (toks[i][:2] == ".." and not numeric_start(t))):  # Label value
+            # (a timer tree's label may be any token: `End: Groth16::Prover ......45.1ms`)
             self.i += 1
             v = toks[i]
             lead = len(v) - len(_undotted(v))  # `setup ......12.004s` (a timer tree's leader)
@@ -278,7 +295,7 @@ class _Line:
         self.other(t, before, run)
         return None
 
-    def eq_field(self, t: str, eq: int, size_of):
+    def eq_field(self, t: str, eq: int, size_of, run: list[str]):
         key, v = t[:eq], t[eq + 1:]
         vt, pre = self.i - 1, t[:eq + 1]
         if not self.st.word(key):
@@ -300,7 +317,7 @@ class _Line:
             else:
                 self.note(("value", vt, pre))  # a label (`job=abc12`): its text does not matter
             return None
-        return key, v, EQ, vt, pre, None, [], size_of
+        return key, v, EQ, vt, pre, None, run, size_of
 
     def other(self, t: str, before, run: list[str]) -> None:
         """A token that starts no field: a word of a label, a header unit, a per-step time
@@ -343,7 +360,12 @@ class _Line:
         self.note(("value", vt, pre))
         kf_word = None
         if shape != EQ:
-            key, kf_word = self.name_of(key, shape, before, run, size_of)
+            key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
+            if key is None:
+                return
+        elif self.zerolog and self.event:
+            key = f"{self.event}_{key}"  # gnark: `prover done ... took=2345.6` -> prover_took
+            self.flags |= LINES_ONLY  # (kv would give every event's took one name)
         st = self.st
         name, kf, cls, _whole = st.info(key)
         if kf is None:
@@ -357,6 +379,8 @@ class _Line:
             if w is not None:
                 vf, kind, unit_word = w, UNIT, True
                 self.i += 1
+                if self.interval(name, nxt, vt):
+                    return
             elif nxt.rstrip(":") in SIZE_WORDS and cls != BYTES:
                 self.size(key, name, v, x, nxt, vt, pre, strip)
                 return
@@ -384,15 +408,19 @@ class _Line:
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
-            if not self.seconds(key, name, x, shape, cls, by_name, vt, pre, strip):
+            how = self.seconds(key, name, x, shape, cls, by_name, vt, pre, strip)
+            if not how:
                 return
-            factor = 1e3
+            factor = 1.0 if how == "ms" else 1e3
         self.time(name, x, factor, num, vt, pre, strip, by_name, v, key=key, vf=vf,
                   lines_only=shape != EQ or unit_word)
 
-    def name_of(self, key: str, shape: int, before, run: list[str], size_of):
-        """The name of a `key: value` or `Label value` field, and a unit its label gives."""
+    def name_of(self, key: str, shape: int, before, run: list[str], size_of, pre: str = ""):
+        """The name of a `key: value` or `Label value` field, and a unit its label gives
+        (None: no field after all)."""
         low = key.lower()
+        if pre[:2] == "..":  # a timer tree's `End: Compute C ......12.0ms`: the whole label
+            return "_".join([*run, key]) if run else key, None
         if before is not None and before.lower() in PRONOUNS:
             before = None
         if size_of is not None and (low in FILLERS or key in SIZE_WORDS):
@@ -402,11 +430,29 @@ class _Line:
         if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return _label(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
+        if low in UNIT_WORDS:
+            return None, None  # a unit is no name (`2.51 ns 2.51 ns`: the second unit is not a label)
         if (low in GENERIC or low in STAT_WORDS) and before is not None and before.lower() not in FILLERS:
             return _label(run, key), None  # `data time: 0.1s`, `prompt eval time = 812 ms`
         if run and (shape == COLON or run[-1].lower() in STAT_WORDS):
             return _label(run, key, shape == COLON), None  # `consumed samples: 640`, `p99 latency 30 ms`
         return key, None
+
+    def interval(self, name: str, unit: str, vt: int) -> bool:
+        """`time: [26.029 us 26.251 us 26.505 us]` (criterion: low, estimate, high): the
+        estimate, a statistic of the time, not a part; True when read so."""
+        toks, i = self.toks, self.i
+        if not (i + 3 < self.n and toks[i + 1] == unit and toks[i + 3] == unit and numeric_start(toks[i])
+                and numeric_start(toks[i + 2])):
+            return False
+        x, _, kind, num = parse_value(toks[i])
+        if kind != BARE or parse_value(toks[i + 2])[2] != BARE:
+            return False
+        self.note(("value", i, ""))
+        self.note(("value", i + 2, ""))
+        self.i += 4
+        self.time(f"{name}.estimate", x, UNIT_WORDS[unit.rstrip('.:').lower()], num, i, "", 0, False, toks[i])
+        return True
 
     def junk(self, key: str, v: str, shape: int, kf, cls: int) -> None:
         self.note(UNCACHEABLE)
@@ -469,7 +515,7 @@ class _Line:
         self.note((P_NOSTAMP, vt, pre, strip, None, factor))
         return False
 
-    def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip) -> bool:
+    def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
@@ -477,6 +523,9 @@ class _Line:
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
         if timed and not counted:
+            if self.zerolog and shape == EQ:
+                self.st.ms_assumed.add(name)
+                return "ms"
             self.st.seconds_assumed.add(name)
             return True
         if cls == COUNTER and abs(x) > MAX_COUNT:
@@ -529,11 +578,28 @@ class _Line:
         if self.damage is not None:
             self.note(UNCACHEABLE)
             return self.damage
+        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) for nm in names)):
+            self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
         self.note(("end", self.last_bare, self.flags))
         if not names and not (self.flags & HAS_BYTES):
             return None
-        return (names, self.values, qn, self.qv, self.stamp, whole_code(names, self.values, self.eps, self.st),
-                self.flags, sum(self.eps))
+        code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, self.st)
+        return names, self.values, qn, self.qv, self.stamp, code, self.flags, sum(self.eps)
+
+
+def _event(toks: list[str]) -> str:
+    """A zerolog line's event: the last word of its message (`constraint system solver done`
+    -> solver), which names what its `took=` timed."""
+    words = []
+    for t in toks[2:]:
+        if "=" in t:
+            break
+        if t.isalpha() and t.lower() not in _DONE:
+            words.append(t)
+    return words[-1] if words else ""
+
+
+_DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
 
 
 def _undotted(t: str) -> str:

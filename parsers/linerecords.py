@@ -14,13 +14,19 @@ from gpuscope.parsers import scan as sc
 from gpuscope.parsers.linewords import HELD, NAMED, SUMMED, stat_of
 from gpuscope.parsers.words import COUNTERS
 
+EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
+
 
 def finish(s: sc.Scan, held: str | None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
     Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
     s.finalize()
-    assumed = list(getattr(s, "notes", []) or [])
+    assumed = [n for n in getattr(s, "notes", []) or [] if not n.startswith("ms:")]
+    in_ms = [n[3:] for n in getattr(s, "notes", []) or [] if n.startswith("ms:")]
     notes: list[str] = []
+    if in_ms:
+        notes.append("printed without a unit, read as milliseconds: " + ", ".join(in_ms)
+                     + " (zerolog's console format, gnark's logger, prints durations in ms)")
     if assumed:
         notes.append(
             "printed without a unit, read as seconds: " + ", ".join(assumed)
@@ -39,9 +45,15 @@ def finish(s: sc.Scan, held: str | None) -> None:
     aux = np.asarray(s.aux, dtype=np.int64)
     if len(aux) != n:  # cannot happen; never mis-assign records over it
         aux = np.full(n, -1, dtype=np.int64)
+    eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
+    aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
     names = s.value_names()
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
+    totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
+    if totals:
+        notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
+                     + " (it grows by about the same on every line from about one step's worth)")
 
     whole, basis = _choose_whole(names, aux, starts, row_of, n, held)
     s.whole, s.whole_basis = whole, basis
@@ -55,7 +67,9 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if stat_row.any():
         notes.append(f"{int(stat_row.sum())} line(s) print only statistics (mean, median, p99, ...) of a "
                      "quantity: they are no steps, and a statistic is never a part")
-    grouped = mine & ~stat_row  # (statistics lines: record -1, like other non-step lines)
+    grouped = mine & ~stat_row & ~eval_row  # (statistics, evaluation lines: record -1, like other non-step lines)
+    if eval_row.any():
+        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
     gid = _split_at_wholes(_groups(s, n, grouped), has_whole, grouped)  # -1 for rows of other sources
     rec_group = _record_groups(gid, names, row_of, counts, s, whole)  # per group: is a record
@@ -109,6 +123,31 @@ def finish(s: sc.Scan, held: str | None) -> None:
     s.notes = notes
 
 
+def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> list[str]:
+    """Components printed as running totals (fairseq's cumulative `wall=33, 66, 99, 132`; a
+    `Time` that grows line by line) are replaced, in place, by their differences; returns
+    their names. A running total: on at least 4 lines, never decreasing, starting below two
+    of its median increments."""
+    import pandas as pd
+
+    if len(names) < 4:
+        return []
+    codes, uniq = pd.factorize(names)
+    many = np.flatnonzero(np.bincount(codes[mine], minlength=len(uniq)) >= 4) if mine.any() else []
+    out = []
+    for c in many:
+        idx = np.flatnonzero((codes == c) & mine)
+        v = values[idx]
+        d = np.diff(v)
+        if (d < 0).any():
+            continue
+        step = float(np.median(d))
+        if step > 0 and v[0] <= 2 * step:
+            values[idx[1:]] = d
+            out.append(str(uniq[c]))
+    return out
+
+
 def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
     """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
     `latency_p99`) or a part nested in another part printed on the same line (`bwd_allreduce`
@@ -122,6 +161,12 @@ def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray
     ulist = [str(u) for u in uniq]
     stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
     is_stat = stat_u[codes]
+    # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
+    # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
+    first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
+    stat_first = np.zeros(n, dtype=bool)
+    stat_first[row_of[first[is_stat[first]]]] = True
+    is_stat = is_stat | stat_first[row_of]
     parent = _parents(ulist)
     nested = none.copy()
     if (parent >= 0).any():
@@ -131,22 +176,37 @@ def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray
     not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
     stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
     why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
+    for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
+        why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
     for c in np.unique(codes[nested]).tolist():
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
     return is_stat | nested, stat_row, why
 
 
 def _parents(names: list[str]) -> np.ndarray:
-    """Per name, the code of the longest other name it extends (`bwd_allreduce` -> `bwd`,
-    with `_`, `-` or `.` between), else -1."""
-    index = {nm: k for k, nm in enumerate(names)}
+    """Per name, the code of another name it refines, else -1: the other's words are some of
+    its own, in order, starting with its first word (`bwd_allreduce` in `bwd`; DeepSpeed's
+    `bwd_inner_microstep` in `bwd_microstep`); the longest such. Statistics are no parents.
+    Looked up by word tuples (at most 31 per name), so many names cost linear time."""
+    index: dict[tuple[str, ...], int] = {}
+    words = [_words(nm) for nm in names]
+    for j, w in enumerate(words):
+        if stat_of(names[j]) is None:
+            index.setdefault(tuple(w), j)
     out = np.full(len(names), -1, dtype=np.int64)
-    for k, nm in enumerate(names):
-        for j in range(len(nm) - 1, 0, -1):
-            if nm[j] in "_-." and nm[:j] in index:
-                out[k] = index[nm[:j]]
-                break
+    for k, w in enumerate(words):
+        rest = w[1:6]
+        best = 0
+        for mask in range(1 << len(rest)):
+            sub = (w[0], *(x for b, x in enumerate(rest) if mask >> b & 1))
+            j = index.get(sub)
+            if j is not None and j != k and best < len(sub) < len(w):
+                out[k], best = j, len(sub)
     return out
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w] or [name]
 
 
 def _choose_whole(names, aux, starts, row_of, n, held):

@@ -58,8 +58,8 @@ from __future__ import annotations
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.lineplan import whole_code
 from gpuscope.parsers.lineread import State, read_line
-from gpuscope.parsers.linerecords import finish
-from gpuscope.parsers.linewords import HAS_BYTES, LINES_ONLY, SUMMED, key_info
+from gpuscope.parsers.linerecords import EVAL_AUX, finish
+from gpuscope.parsers.linewords import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
 
 __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "read_line", "scan_lines", "sniff",
            "whole_code"]
@@ -70,47 +70,61 @@ __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "
 def scan_lines(lines: list[str], held: str | None, first: int = 1, *, st: State | None = None,
                s: sc.Scan | None = None) -> sc.Scan:
     """Read every line; kinds are set afterwards by `finish` (records need the whole log).
-    `st`: the State of the lines read before these (a log read in chunks), else a new one."""
+    `st`: the State of the lines read before these (a log read in chunks), else a new one.
+    A line holding carriage returns (a progress bar redrawn in place: tqdm, Lightning) is
+    read as its pieces, each with the line's number."""
     s = s if s is not None else sc.Scan()
-    src = sc.SRC["lines"]
-    times = s.times
     st = st if st is not None else State(held)
-    meta, aux = s.meta, s.aux
     for i, line in enumerate(lines):
-        ln = i + first
-        if len(line) > sc.MAX_LINE:
-            if read_line(line[:4096], st) is not None:
-                s.too_long(ln, line)
-            continue
-        if "TIMELINE," in line or "_TIMING " in line:
-            rows = len(meta)
-            if s.common(ln, line) is not None:
-                aux += [-1] * ((len(meta) - rows) // 8)
-                s.tol += [0.0] * ((len(meta) - rows) // 8)
-                continue
-        r = read_line(line, st)
-        if r is None:
-            continue
-        if type(r) is str:
-            s.skip(ln, r, line)
-            continue
-        names, values, qn, qv, stamp, code, _flags, tol = r
-        s.timing_lines += 1
-        row = len(meta) // 8
-        if qn:
-            s.qrow += [row] * len(qn)
-            s.qnames += qn
-            s.qvalues += qv
-        slot = times.slot(line)
-        if stamp is not None:
-            times.override(slot, stamp)
-        meta += (ln, slot, sc.K_GPU, -1, -1, -1, len(names), src)
-        aux.append(code)
-        s.tol.append(tol)
-        s.names += names
-        s.values += values
-    s.notes = sorted(st.seconds_assumed)
+        if "\r" in line:
+            for piece in line.split("\r"):
+                if piece.strip():
+                    _scan_one(s, st, i + first, piece)
+        else:
+            _scan_one(s, st, i + first, line)
+    s.notes = sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
     return s
+
+
+MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)
+
+
+def _scan_one(s: sc.Scan, st: State, ln: int, line: str) -> None:
+    meta, aux = s.meta, s.aux
+    if len(line) > sc.MAX_LINE:
+        if read_line(line[:4096], st) is not None:
+            s.too_long(ln, line)
+        return
+    if "TIMELINE," in line or "_TIMING " in line:
+        rows = len(meta)
+        if s.common(ln, line) is not None:
+            aux += [-1] * ((len(meta) - rows) // 8)
+            s.tol += [0.0] * ((len(meta) - rows) // 8)
+            return
+    r = read_line(line, st)
+    if r is None:
+        return
+    if type(r) is str:
+        s.skip(ln, r, line)
+        return
+    names, values, qn, qv, stamp, code, flags, tol = r
+    s.timing_lines += 1
+    row = len(meta) // 8
+    if qn:
+        s.qrow += [row] * len(qn)
+        s.qnames += qn
+        s.qvalues += qv
+    slot = s.times.slot(line)
+    if stamp is not None:
+        s.times.override(slot, stamp)
+    meta += (ln, slot, sc.K_GPU, -1, -1, -1, len(names), SRC_LINES)
+    aux.append(code + EVAL_AUX if flags & EVAL else code)
+    s.tol.append(tol)
+    s.names += names
+    s.values += values
+
+
+SRC_LINES = sc.SRC["lines"]
 
 
 def sniff(lines: list[str], held: str | None = None) -> bool:
@@ -120,7 +134,7 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
 
     st = State(held)
     votes_lines = votes_kv = 0
-    for line in lines:
+    for line in (p for ln in lines for p in (ln.split("\r") if "\r" in ln else (ln,))):
         if len(line) > 4096:
             line = line[:4096]
         r = read_line(line, st)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
-from gpuscope.parsers.words import key_class
+from gpuscope.parsers.words import RATE, key_class
 
 # value suffix -> ms (longest first)
 VALUE_UNITS = TIME_UNITS
@@ -42,7 +42,8 @@ PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
 GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
-STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "p50", "p75", "p90",
+STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
+                        "p50", "p75", "p90",
                         "p95", "p99", "p999"))
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
@@ -55,7 +56,7 @@ BARE, UNIT, FRAC, PCT, JUNK = range(5)
 # field shapes: key=value, key: value (also `key = value`, JSON), Label value
 EQ, COLON, LABEL = range(3)
 # read_line flags
-LINES_ONLY, HAS_BYTES = 1, 4
+LINES_ONLY, HAS_BYTES, EVAL = 1, 4, 8  # (EVAL: an evaluation line, no training step)
 # plan steps (Plan): what a number decided
 P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = range(9)
 # (P_TIMEDOT: a time read only because its number has a decimal point: `Data: 0.012`)
@@ -139,10 +140,12 @@ def key_info(key: str):
                 low = low[: -len(suf)]
                 break
     cls = key_class(low)
+    if cls != RATE and (low.endswith("per") or "Per" in name[1:]):
+        cls = RATE  # camelCase rates: `RunningAvgSamplesPerSec`, `CurrSamplesPerSec`
     parts = low.split("_")
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
-        (parts[1] in ("time", "total") and parts[0] in WHOLE_WORDS)
-        or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms"))
+        (parts[1] in ("time", "total") and (parts[0] in WHOLE_WORDS or parts[0] == "proof"))
+        or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms", "latency"))
         or parts[1] == "runtime")) or per_step(low)  # (train_runtime: Hugging Face's whole run)
     return name, factor, cls, whole
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuscope.parsers.formats import NAMES
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -36,7 +37,7 @@ def is_quantity_key(key: str) -> bool:
     return (key.endswith("_bytes") and len(key) > 6 and key.isidentifier()) or key in COUNT_QUANTITIES
 
 
-FORMATS = ("cuzk", "condensed", "kv", "lines")
+FORMATS = NAMES  # (parsers/formats.py: the one table of formats)
 
 SCHEMAS = {"components": COMPONENT_COLUMNS, "records": RECORD_COLUMNS, "timeline": TIMELINE_COLUMNS,
            "skipped": SKIPPED_COLUMNS, "quantities": QUANTITY_COLUMNS}
