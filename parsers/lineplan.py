@@ -51,7 +51,7 @@ class Plan:
         self.n = len(toks)
         # itemgetter of one index gives the item, of several a tuple: compare like with like
         self.getter = operator.itemgetter(*fixed) if fixed else None
-        self.fixed = self.getter(toks) if fixed else None
+        self.fixed = self.getter(toks) if self.getter is not None else None
         # (action, token, prefix length, end offset (-strip or None), a, b); the numbers of
         # one shape have the same digits after the point: their rounding is the plan's
         self.steps = tuple((e[0], e[1], len(e[2]), -e[3] if e[3] else None, e[4], e[5])

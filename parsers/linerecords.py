@@ -21,16 +21,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
     Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
     s.finalize()
-    assumed = [n for n in getattr(s, "notes", []) or [] if not n.startswith("ms:")]
-    in_ms = [n[3:] for n in getattr(s, "notes", []) or [] if n.startswith("ms:")]
-    notes: list[str] = []
-    if in_ms:
-        notes.append("printed without a unit, read as milliseconds: " + ", ".join(in_ms)
-                     + " (zerolog's console format, gnark's logger, prints durations in ms)")
-    if assumed:
-        notes.append(
-            "printed without a unit, read as seconds: " + ", ".join(assumed)
-            + " (a time-named key; Python's clocks and most training loggers print seconds)")
+    notes = _assumed(list(getattr(s, "notes", []) or []))
     s.whole, s.whole_basis = None, "no timing lines"
     meta = s.meta
     n = len(meta)
@@ -82,7 +73,42 @@ def finish(s: sc.Scan, held: str | None) -> None:
         n_whole = np.bincount(row_of[is_whole], minlength=n)
         alone = float(np.median((counts - n_whole)[has_whole])) == 0.0
     rows = np.flatnonzero(row_rec)  # the record rows, in log order
-    g = gid[rows]
+    kind[mine] = sc.K_FREE
+    kind[rows] = sc.K_GPU
+    k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    if whole is None:
+        notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
+    elif alone:
+        notes.append(f"the whole of a record: {basis}; it is printed on a line of its own, so a record "
+                     "ends at that line and takes the timing lines before it")
+    else:
+        notes.append(f"the whole of a record: {basis}; a record without it: the sum of its parts")
+    if k:
+        notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
+                     "than the printed rounding: held time = the parts' sum")
+    s.notes = notes
+
+
+def _assumed(names: list[str]) -> list[str]:
+    """The notes of the names read without a unit (`ms:` marks zerolog's milliseconds)."""
+    in_ms = [n[3:] for n in names if n.startswith("ms:")]
+    assumed = [n for n in names if not n.startswith("ms:")]
+    notes = []
+    if in_ms:
+        notes.append("printed without a unit, read as milliseconds: " + ", ".join(in_ms)
+                     + " (zerolog's console format, gnark's logger, prints durations in ms)")
+    if assumed:
+        notes.append(
+            "printed without a unit, read as seconds: " + ", ".join(assumed)
+            + " (a time-named key; Python's clocks and most training loggers print seconds)")
+    return notes
+
+
+def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int) -> int:
+    """Number the records, mark each one's last row as its held row and set s.held (the
+    whole, or the parts' sum, or the parts' sum where the whole is below it by rounding);
+    returns how many records were so rounded."""
+    kind = s.meta[:, 2]
     if alone:  # a new record starts after each row printing the whole
         ends_before = np.concatenate(([False], has_whole[rows][:-1]))
         g = np.cumsum(ends_before)
@@ -94,8 +120,6 @@ def finish(s: sc.Scan, held: str | None) -> None:
         w_g = np.zeros(len(complete_g), dtype=bool)
         np.logical_or.at(w_g, g, has_whole[rows])
         complete_g = w_g  # after the last whole line: cut off, incomplete
-    kind[mine] = sc.K_FREE
-    kind[rows] = sc.K_GPU
     held_rows = rows[last & complete_g[g]]
     kind[held_rows] = sc.K_HELD
     gw = np.full(len(complete_g), np.nan)
@@ -109,18 +133,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     gw = np.where(rounded, gp, gw)
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
     s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
-    if whole is None:
-        notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
-    elif alone:
-        notes.append(f"the whole of a record: {basis}; it is printed on a line of its own, so a record "
-                     "ends at that line and takes the timing lines before it")
-    else:
-        notes.append(f"the whole of a record: {basis}; a record without it: the sum of its parts")
-    k = int(rounded.sum())
-    if k:
-        notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
-                     "than the printed rounding: held time = the parts' sum")
-    s.notes = notes
+    return int(rounded.sum())
 
 
 def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> list[str]:
@@ -133,7 +146,9 @@ def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> l
     if len(names) < 4:
         return []
     codes, uniq = pd.factorize(names)
-    many = np.flatnonzero(np.bincount(codes[mine], minlength=len(uniq)) >= 4) if mine.any() else []
+    if not mine.any():
+        return []
+    many = np.flatnonzero(np.bincount(codes[mine], minlength=len(uniq)) >= 4)
     out = []
     for c in many:
         idx = np.flatnonzero((codes == c) & mine)
@@ -199,8 +214,8 @@ def _parents(names: list[str]) -> np.ndarray:
         best = 0
         for mask in range(1 << len(rest)):
             sub = (w[0], *(x for b, x in enumerate(rest) if mask >> b & 1))
-            j = index.get(sub)
-            if j is not None and j != k and best < len(sub) < len(w):
+            j = index.get(sub, -1)
+            if j >= 0 and j != k and best < len(sub) < len(w):
                 out[k], best = j, len(sub)
     return out
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
-from gpuscope.parsers.words import RATE, key_class
+from gpuscope.parsers.words import RATE, TIMEK, key_class
 
 # value suffix -> ms (longest first)
 VALUE_UNITS = TIME_UNITS
@@ -192,3 +192,63 @@ def stamp_ms(x: float, factor: float | None) -> float | None:
     ms = x * (factor if factor is not None else 1e3)
     return ms if 1e12 <= ms < 1e13 else None
 
+
+# first words of evaluation lines and prefixes of evaluation fields: no training steps
+EVAL_WORDS = frozenset(("test", "val", "valid", "validation", "validating", "eval", "evaluation", "evaluating"))
+EVAL_PREFIXES = ("eval_", "val_", "test_", "valid_", "validation_")
+ZEROLOG_LEVELS = frozenset(("TRC", "DBG", "INF", "WRN", "ERR", "FTL"))
+# words that are no part of a field's name (`the load time: 3 s`)
+_NOT_NAME = FILLERS | PRONOUNS | frozenset(("the", "a", "an", "per"))
+
+
+def label_of(run: list[str], key: str, whole: bool = False) -> str:
+    """A key's name with the words printed before it: the whole label (`whole`: a `key:` or
+    `key =` field: `consumed samples: 640`, `prompt eval time = 812 ms`), else only for a
+    generic key (`data time 0.1 s`); a statistic's as `<quantity>.<statistic>` (`Mean TTFT`
+    -> TTFT.mean)."""
+    if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
+        return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
+    words: list[str] = []
+    for w in reversed(run[-3:]):
+        if w.lower() in _NOT_NAME or w in LEVELS:
+            break
+        words.insert(0, w)
+    stats = [w.lower() for w in words if w.lower() in STAT_WORDS]
+    if key.lower() in STAT_WORDS and words:  # `TTFT mean: 52 ms`
+        return f"{words[-1]}.{key.lower()}"
+    if stats:
+        rest = [w for w in words if w.lower() not in STAT_WORDS]
+        return ".".join(("_".join([*rest, key]), stats[0]))
+    return "_".join([*words[-2:], key]) if whole or key.lower() in GENERIC else key
+
+
+def zerolog_event(toks: list[str]) -> str:
+    """A zerolog line's event: the last word of its message (`constraint system solver done`
+    -> solver), which names what its `took=` timed."""
+    words = []
+    for t in toks[2:]:
+        if "=" in t:
+            break
+        if t.isalpha() and t.lower() not in _DONE:
+            words.append(t)
+    return words[-1] if words else ""
+
+
+_DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
+
+
+def undotted(t: str) -> str:
+    """A value token without a timer tree's leader dots (`......12.004s` -> `12.004s`)."""
+    if t[:2] == "..":
+        return t.lstrip(".") or t
+    return t
+
+
+def noop(_x) -> None:
+    pass
+
+
+def says_time(key: str, info) -> bool:
+    """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
+    _, kf, cls, _ = info(key)
+    return kf is not None or cls == TIMEK

@@ -250,7 +250,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     if scanner is not None:
         s = scanner.result(tail)
     else:
-        s = sc.Scan.concat([*py.scans, tail], tables)
+        s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
     if fmt == "lines":
         freeform.finish(s, held)
     elif fmt != "cuzk":
