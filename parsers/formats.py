@@ -47,6 +47,7 @@ SHAPES: tuple[tuple[str, str, str], ...] = (
     ("a label = value ms summary", "prompt eval time = 812.00 ms", "llama.cpp print_timings"),
     ("a timer tree's End lines", "End: Compute C ......12.004ms", "arkworks print-trace"),
     ("zerolog console lines", "DBG prover done ... took=2345.6", "gnark"),
+    ("MLPerf interval events", ':::MLLOG {"key": "epoch_stop", "event_type": "INTERVAL_END", ...}', "mlperf-logging"),
 )
 
 
@@ -68,7 +69,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("out-of-place", "an nccl-tests table (time and bandwidth per message size)"),
     ("busbw", "an nccl-tests table (time and bandwidth per message size)"),
     ("Iterations", "a Google Benchmark table (time per iteration of each benchmark)"),
-    (":::MLLOG", "MLPerf log lines (:::MLLOG events; their time_ms is a time stamp)"),
+    (":::MLLOG", "MLPerf log lines without an interval (:::MLLOG events; their time_ms is a time stamp)"),
     ("it/s", "a progress bar that prints a rate (it/s), not a time per step"),
 )
 

@@ -11,7 +11,8 @@ import re
 
 from gpuscope.parsers.linefields import Line
 from gpuscope.parsers.lineplan import MISS, UNCACHEABLE, Plan
-from gpuscope.parsers.linewords import is_word, key_info
+from gpuscope.parsers.linewords import LINES_ONLY, is_word, key_info
+from gpuscope.parsers.mllog import read_mllog
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
@@ -54,7 +55,8 @@ class State:
         self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
-        self.ms_assumed: set[str] = set()  # bare durations of zerolog lines (gnark's took=)
+        self.ms_assumed: set[str] = set()
+        self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms  # bare durations of zerolog lines (gnark's took=)
 
 
 def message_start(line: str) -> int:
@@ -80,6 +82,15 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
     return msg, msg.translate(_SEP).split()
 
 
+def _mllog(line: str, st: State):
+    """An MLPerf :::MLLOG line (parsers/mllog.py): an interval's end is a timing line."""
+    r = read_mllog(line, st.mllog_open)
+    if r is None or type(r) is str:
+        return r
+    name, ms, stamp = r
+    return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0
+
+
 def read_line(line: str, st: State):
     """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
     flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
@@ -93,6 +104,8 @@ def read_line(line: str, st: State):
     kept as a plan (Plan) that the next line of that shape replays; whenever one of its
     numbers could change the reading (a time stamp's range, a negative time, an integer
     count), the line is read again in full."""
+    if ":::MLLOG " in line:
+        return _mllog(line, st)
     mt = tokens(line)
     if mt is None:
         return None

@@ -33,6 +33,8 @@ def time_evidence(src: str, name: str) -> bool:
     words = [w for w in re.split(r"[_.\-]", name.lower()) if w]
     if any(w in _TIME_WORDS for w in words):
         return True
+    if ":::MLLOG" in src and '"INTERVAL_END"' in src and '"time_ms"' in src:
+        return True  # (an interval: the difference of two time stamps)
     low = src.lower()
     for w in words:
         at = low.find(w)
@@ -120,3 +122,17 @@ def test_a_refusal_names_the_shapes_and_the_closest_line():
     assert "closest: 'Namespace(workers=2" in msg and "no unit or time word" in msg
     with pytest.raises(NoDataError, match="nccl-tests table"):
         _parse("corpus/nccl_tests/all_reduce_perf.txt")
+
+
+def test_mllog_intervals_and_damage():
+    ev = ':::MLLOG {{"time_ms": {t}, "event_type": "{k}", "key": "{key}", "metadata": {{"epoch_num": {n}}}}}\n'
+    text = (ev.format(t=1700000000000, k="INTERVAL_START", key="epoch_start", n=1)
+            + ev.format(t=1700000002500, k="INTERVAL_END", key="epoch_stop", n=1)
+            + ev.format(t=1700000003000, k="INTERVAL_START", key="epoch_start", n=2)
+            + ev.format(t=1700000002000, k="INTERVAL_END", key="epoch_stop", n=2)
+            + ":::MLLOG {not json\n"
+            + ev.format(t=1700000003000, k="INTERVAL_START", key="epoch_start", n=3)
+            + ev.format(t=1700000005000, k="INTERVAL_END", key="epoch_stop", n=3))
+    p = parsers.parse_log(text, "lines")
+    assert p.components["value_ms"].tolist() == [2500.0, 2000.0]
+    assert len(p.skipped) == 2 and p.components["ts"].tolist() == [1700000002.5, 1700000005.0]
