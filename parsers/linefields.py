@@ -190,7 +190,10 @@ class Line:
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
             self.prev = t
-            self.run = [*run, t]
+            run.append(t)  # (the words before a field: at most the last four matter)
+            if len(run) > 4:
+                del run[0]
+            self.run = run
             return
         if numeric_start(t):
             self.per_step(t, i)

@@ -85,7 +85,7 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
 def _mllog(line: str, st: State):
     """An MLPerf :::MLLOG line (parsers/mllog.py): an interval's end is a timing line."""
     r = read_mllog(line, st.mllog_open)
-    if r is None or type(r) is str:
+    if r is None or isinstance(r, str):
         return r
     name, ms, stamp = r
     return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0

@@ -27,27 +27,28 @@ def read_mllog(line: str, opened: dict) -> tuple[str, float, float] | str | None
         return "MLLOG line is not a JSON object"
     if not isinstance(ev, dict):
         return "MLLOG line is not a JSON object"
-    t, kind, key = ev.get("time_ms"), ev.get("event_type"), ev.get("key")
+    raw, kind, key = ev.get("time_ms"), ev.get("event_type"), ev.get("key")
     if not isinstance(key, str) or kind not in ("INTERVAL_START", "INTERVAL_END"):
         return None
-    if type(t) not in (int, float) or not 1e12 <= t < 1e13:
+    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not 1e12 <= raw < 1e13:
         return "MLLOG time_ms is not an epoch time in milliseconds"
+    t = float(raw)
     meta = ev.get("metadata")
     num = None
     if isinstance(meta, dict):
         num = meta.get("epoch_num", meta.get("block_num"))
     name, _, end = key.rpartition("_")
     if kind == "INTERVAL_START" and end == "start" and name:
-        opened[(name, num)] = float(t)
+        opened[(name, num)] = t
         return None
     if kind == "INTERVAL_END" and end in ("stop", "end") and name:
         start = opened.pop((name, num), None)
         if start is None:
             return None
-        ms = float(t) - start
+        ms = t - start
         if ms < 0:
             return f"MLLOG {key}: ends before its start"
         if ms > MAX_MS:
             return f"MLLOG {key}: an interval beyond any duration"
-        return name, ms, float(t) / 1e3
+        return name, ms, t / 1e3
     return None
