@@ -66,7 +66,7 @@ from gpuscope.parsers.linewords import (
     unit_next,
     zerolog_event,
 )
-from gpuscope.parsers.numbers import MAX_MS, beyond, number
+from gpuscope.parsers.numbers import MAX_MS, beyond
 from gpuscope.parsers.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 
 
@@ -208,9 +208,6 @@ class Line:
         if "/" not in t and i < self.n and "/" in self.toks[i]:
             unit_tok = t + self.toks[i]
         head, sl, per = unit_tok.partition("/")
-        if sl and per.rstrip(".:,") in ("s", "sec") and head.endswith("it"):
-            self.per_second(head[:-2], unit_tok != t)  # `21.90it/s`: the inverse of a time per step
-            return
         if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
             return
         x, vf, kind, num = parse_value(head)
@@ -220,22 +217,6 @@ class Line:
             self.i += 1
         self.note(("value", i - 1, ""))
         self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, i - 1, "", len(t) - len(num), False, t)
-
-    def per_second(self, num: str, joined: bool) -> None:
-        """tqdm's `21.90it/s`: steps per second, so a step takes 1000 / 21.90 ms (named
-        time_per_it, as its `2.10s/it` form); a replay cannot invert, so read in full."""
-        x = number(num)
-        if x is None or x <= 0:
-            return
-        self.note(UNCACHEABLE)
-        e = 1000.0 * 0.5 * 10.0 ** -decimals(num) / (x * x)
-        if 1000.0 / x <= MAX_MS:
-            self.flags |= LINES_ONLY
-            self.names.append("time_per_it")
-            self.values.append(1000.0 / x)
-            self.eps.append(e)
-        if joined:
-            self.i += 1  # (`21.90 it/s`: the unit was the next token)
 
     # -- what a field is ----------------------------------------------------------------
 
