@@ -263,7 +263,7 @@ class Line:
             self.byte_count(key, v, x, kind, vt, pre, strip)
             return
         factor = vf if vf is not None else kf
-        if cls == STAMP or key.lower() in STAMP_KEYS:
+        if cls == STAMP or key.lower() in STAMP_KEYS or name.lower() in STAMP_KEYS:  # (`time_ms`: epoch ms)
             if self.stamped(x, factor, vt, pre, strip) or cls == STAMP:
                 return
         by_name = False
