@@ -35,7 +35,7 @@ from gpuscope.parsers.fields import (
 )
 from gpuscope.parsers.numbers import MAX_MS, beyond, within
 from gpuscope.parsers.parsed import is_quantity_key
-from gpuscope.parsers.words import says_time
+from gpuscope.parsers.words import is_stamp, says_time
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
@@ -77,6 +77,8 @@ def read_kv(text: str, strict: bool, held: str = ""):
             return f"{k[:30]}: negative time {v[:20]!r}"
         factor = val_factor if val_factor is not None else (key_factor or 1.0)
         if x * factor > MAX_MS:
+            if not strict and is_stamp(name, x * factor):
+                continue  # `ts_ms=1764590000123`: the line's time stamp, no duration
             return beyond(k, v, "duration")
         names.append(name)
         values.append(x * factor)

@@ -65,3 +65,10 @@ def says_time(key: str) -> bool:
     `Namespace(workers=2, batchSize=64)` dump, `world_size=8`, `overflow=1`)."""
     low = key.lower().replace("-", "_")
     return key_class(low) == TIMEK and not not_a_duration(key)
+
+
+def is_stamp(name: str, ms: float) -> bool:
+    """A stamp-named key (`ts`, `time`, `timestamp`, `*_at`, without its unit) holding a point
+    in time (epoch milliseconds 2001..2286): the line's time, never a duration."""
+    low = name.lower().replace("-", "_")
+    return (low in STAMP_KEYS or low.endswith("_at")) and 1e12 <= ms < 1e13

@@ -82,3 +82,13 @@ def test_progress_bars_alone_have_no_timing_lines():
                    for p in range(1, 100, 7))
     with pytest.raises(NoDataError):
         parsers.parse_log(bars)
+
+
+def test_an_epoch_stamp_under_a_unit_key_is_no_duration_and_no_damage():
+    """`ts_ms=1764590000123` is when the line was printed: skipped, and the line's other times
+    read (a duration that large would be damage: parsers.numbers bounds a duration)."""
+    text = "".join(f"job=a upload_ms={10 + i} ts_ms={1764590000123 + i * 50}\n" for i in range(4))
+    p = parsers.parse_log(text, "kv")
+    assert p.components["component"].tolist() == ["upload"] * 4 and len(p.skipped) == 0
+    bad = parsers.parse_log("upload_ms=1e12 step_ms=3\nupload_ms=4 step_ms=3\n", "kv")
+    assert len(bad.skipped) == 1 and "beyond any duration" in bad.skipped["reason"].iloc[0]
