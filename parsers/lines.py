@@ -55,6 +55,8 @@ before it (as in kv).
 
 from __future__ import annotations
 
+import re
+
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.lineplan import whole_code
 from gpuscope.parsers.lineread import State, read_line
@@ -125,6 +127,34 @@ def _scan_one(s: sc.Scan, st: State, ln: int, line: str) -> None:
 
 
 SRC_LINES = sc.SRC["lines"]
+
+# a progress counter `i/N` (`Epoch: [0][ 10/500]`, `iteration 10/ 100`, `step 12/40`)
+_PROGRESS = re.compile(r"(?<![\d.])(\d{1,9})\s?/\s{0,8}(\d{1,9})(?![\d.])")
+
+
+def sampled_every(head: str, limit: int = 1000) -> tuple[int, str] | None:
+    """(K, an example) when the lines' own `i/N` counter advances by the same K > 1 from one
+    timing line to the next (a program printing every K-th step: the PyTorch examples'
+    ProgressMeter prints every 10th batch, Megatron every log-interval): each line is one
+    step in K. None when the counter advances by one, varies, or is not printed."""
+    last: dict[int, int] = {}
+    deltas: list[int] = []
+    example = ""
+    for line in head.split("\n", limit)[:limit]:
+        m = _PROGRESS.search(line)
+        if m is None or not any(c.isalpha() for c in line[: m.start()]):
+            continue
+        i, n = int(m.group(1)), int(m.group(2))
+        if n in last and i > last[n]:
+            deltas.append(i - last[n])
+            example = example or m.group(0)
+        last[n] = i
+    if len(deltas) < 2:
+        return None
+    k = max(set(deltas), key=deltas.count)
+    if k <= 1 or deltas.count(k) * 4 < len(deltas) * 3:
+        return None
+    return k, example
 
 
 def sniff(lines: list[str], held: str | None = None) -> bool:

@@ -253,6 +253,11 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
         s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
     if fmt == "lines":
         freeform.finish(s, held)
+        every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
+        if every is not None:
+            s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
+                           f"line is one step in {every[0]} (the program prints every {every[0]}th), so records "
+                           "count printed lines, not the steps run")
     elif fmt != "cuzk":
         kv.lines_are_records(s)
     return s, total

@@ -136,3 +136,12 @@ def test_mllog_intervals_and_damage():
     p = parsers.parse_log(text, "lines")
     assert p.components["value_ms"].tolist() == [2500.0, 2000.0]
     assert len(p.skipped) == 2 and p.components["ts"].tolist() == [1700000002.5, 1700000005.0]
+
+
+def test_a_line_every_kth_step_is_said():
+    """The PyTorch examples' ProgressMeter prints every 10th batch: its records are one step
+    in 10, and the notes say so (a log printing every step says nothing)."""
+    notes = " ".join(_parse("corpus/pytorch_examples/every_10th.txt").notes)
+    assert "advances by 10 a line" in notes and "records count printed lines" in notes
+    assert "advances by" not in " ".join(_parse("h200_foreign/runs/imagenet_fast/timing.log").notes)
+    assert "advances by 10" in " ".join(_parse("corpus/megatron/pretrain_gpt.txt").notes)
