@@ -303,9 +303,13 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     whole = getattr(parsed, "whole", None) or ""
     roles: dict[str, str] = {}
     how: dict[str, str] = {}
+    not_parts = getattr(parsed, "not_parts", None) or {}
     for name in names if names is not None else _names(parsed, "components", "component"):
         name = str(name)
         if name == whole:
+            continue
+        if name in not_parts:  # the parser's word: a statistic, a part nested in another
+            roles[name], how[name] = "info", f"{not_parts[name]}: never summed"
             continue
         role, why = guess_role(name)
         how[name] = why

@@ -383,7 +383,13 @@ static void next_gen(Scanner *s) {
 enum { L_READ = 0, L_PUNT = 1, L_ERR = -1, L_IGNORE = 2 };
 
 /* add a name's value to the line's fields; L_PUNT when printed twice */
+/* parsers/numbers.py LIMITS: a time beyond MAX_MS, a quantity beyond an exact count, is
+ * handed to Python, which calls it damage (a size up to 2**64 it reads) */
+#define MAX_MS 1e11
+#define MAX_COUNT 9007199254740992.0
+
 static int field(Scanner *s, STab *t, VU32 *st, VI32 *c, VF64 *v, const char *name, Py_ssize_t nn, double x) {
+    if (x > (t == &s->names ? MAX_MS : MAX_COUNT)) return L_PUNT;
     int32_t code = stab_code(t, name, nn);
     if (code < 0) return L_ERR;
     int r = seen(st, code, s->gen);
@@ -569,7 +575,7 @@ static int timeline(Scanner *s, const char *l, Py_ssize_t n, Py_ssize_t rest, in
             else if (eq(it, kn, "gpu_ms")) gpu = x;
         }
     }
-    if (synth < 0 || gpu < 0) return L_PUNT;
+    if (synth < 0 || gpu < 0 || synth > MAX_MS || gpu > MAX_MS || fabs(off) > MAX_MS) return L_PUNT;
     int32_t ev = stab_code(&s->strs, part[1], plen[1]);
     int32_t jb = ev < 0 ? -1 : stab_code(&s->strs, job, jn);
     if (jb < 0) return L_ERR;
@@ -720,7 +726,8 @@ static int kvline(Scanner *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_
         else if (kn > 2 && ends_with(t, kn, "_s", 2)) { nn = kn - 2; kf = 1000.0; }
         double factor;
         if (parse_number(v, vn, &x)) {
-            if (!strict && kf == 0.0 && maybe_not_a_duration(t, kn)) return L_PUNT; /* Python: no time? */
+            /* kv: a bare number is a time only under a time-named key or the held key (Python decides) */
+            if (!strict && kf == 0.0 && !(kn == s->held_len && memcmp(t, s->held, (size_t)kn) == 0)) return L_PUNT;
             factor = kf != 0.0 ? kf : 1.0;
         } else {
             double vf = 0.0;

@@ -13,8 +13,12 @@ their line like its components; other unit-less keys are ignored.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuscope.parsers import scan as sc
 from gpuscope.parsers.fields import first_repeat, number, repeated
+from gpuscope.parsers.linetime import NO_PREFIX_TIMELINE
+from gpuscope.parsers.numbers import MAX_MS, beyond, within
 from gpuscope.parsers.parsed import is_quantity_key
 from gpuscope.parsers.timeline_events import read_timeline
 
@@ -50,6 +54,8 @@ def read_fields(rest: str, ntt: bool):
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
             if x < 0:
                 return f"{k[:30]}: negative time {v[:20]!r}"
+            if x > MAX_MS:
+                return beyond(k, v, "duration")
             names.append(k)
             values.append(x)
             continue
@@ -59,6 +65,8 @@ def read_fields(rest: str, ntt: bool):
         if k.endswith("_ms"):
             if x < 0:
                 return f"{k[:30]}: negative time {v[:20]!r}"
+            if x > MAX_MS:
+                return beyond(k, v, "duration")
             names.append(k[:-3])
             values.append(x)
         elif k == "gpu_tid":
@@ -70,6 +78,9 @@ def read_fields(rest: str, ntt: bool):
         elif is_quantity_key(k):
             if x < 0:
                 return f"{k[:30]}: value {v[:20]!r} is not a count"
+            kind = "size" if k.endswith("bytes") else "count"
+            if not within(x, kind):
+                return beyond(k, v, kind)
             qnames.append(k)
             qvalues.append(x)
         elif not k.isidentifier():
@@ -118,6 +129,44 @@ def _shape(keys: tuple[str, ...], held: str):
     return names, tuple(picks), tid_at, kind, held_at, all_ms, tuple(zip(qnames, qpicks, strict=True))
 
 
+def _slow_timing(s: sc.Scan, ln: int, line: str, j: int, held: str):
+    """A CUZK_TIMING line the fast path does not read, in full: (names, values, gpu_tid,
+    kind, held index), or None (informational, or damage: skipped)."""
+    r = read_fields(line[j + 12:], False)
+    if r is INFO:
+        return None
+    if type(r) is str:
+        s.skip(ln, r, line)
+        return None
+    names, vals, tid, qnames, qvals = r
+    kind, held_at = _kind(names, tid, held)
+    if qnames:
+        s.qrow += [len(s.meta) // 8] * len(qnames)
+        s.qnames += qnames
+        s.qvalues += qvals
+    return names, vals, tid, kind, held_at
+
+
+def _other_line(s: sc.Scan, ln: int, line: str) -> None:
+    """A line of a CuZK log that is no CUZK_TIMING / CUZK_NTT_H line: a cut marker (damage),
+    a TIMELINE line, or a tracing line."""
+    if "CUZK_TIMING:" in line:  # marker without its space: cut or damaged
+        r = read_fields(line[line.find(TIMING) + 12:], False)
+        if r is not INFO:
+            s.skip(ln, r if type(r) is str else "CUZK_TIMING: without a space", line)
+        return
+    j = line.find("TIMELINE,")
+    if j < 0:
+        s.common(ln, line)
+        return
+    r = read_timeline(line[j + 9:])
+    if type(r) is str:
+        s.skip(ln, r, line)
+        return
+    s.timing_lines += 1
+    s.timeline.append((ln, s.times.slot(line, NO_PREFIX_TIMELINE), *r))
+
+
 def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
               s: sc.Scan | None = None) -> sc.Scan:
     """Read lines[i] for i in idx (line number i + first, or lineno[i] when given), into `s`
@@ -133,8 +182,7 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
     values_all = s.values
     held_list = s.held
     q_row, q_names, q_values = s.qrow, s.qnames, s.qvalues
-    tl_rows = s.timeline
-    shapes: dict[tuple[str, ...], tuple | None] = {}
+    shapes: dict[tuple[str, ...], Any] = {}  # (0 when not yet seen, None when no fast shape)
     K_NTT = sc.K_NTT
     MAX = sc.MAX_LINE
     timing_n = 0
@@ -164,66 +212,40 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
                 tid = int(vs[tid_at]) if tid_at >= 0 and len(vs[tid_at]) < 7 else -1
                 if all_ms:
                     vals = list(map(float, vs))
+                    if max(vals) > MAX_MS:
+                        fast = False  # damage: read_fields words it
                 elif tid_at >= 0 and tid < 0:
                     fast = False
                 else:
                     vals = [float(vs[k]) for k in picks]
-                    if quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
+                    if (vals and max(vals) > MAX_MS) or (quants and any(len(vs[k]) > 15 for _, k in quants)):
+                        fast = False
+                    elif quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
                         row = len(meta) // 8
                         for qn, k in quants:
                             q_row.append(row)
                             q_names.append(qn)
                             q_values.append(float(vs[k]))
             if not fast:  # slow path: informational lines, damage, decimals, odd keys
-                r = read_fields(line[j + 12:], False)
-                if r is INFO:
+                slow = _slow_timing(s, ln, line, j, held)
+                if slow is None:
                     continue
-                if type(r) is str:
-                    s.skip(ln, r, line)
-                    continue
-                names, vals, tid, qnames, qvals = r
-                kind, held_at = _kind(names, tid, held)
-                if qnames:
-                    q_row += [len(meta) // 8] * len(qnames)
-                    q_names += qnames
-                    q_values += qvals
+                names, vals, tid, kind, held_at = slow
             if kind == sc.K_HELD:
                 held_list.append((len(meta) // 8, vals[held_at]))
         else:
             j = line.find(NTT_H)
             if j >= 0:
                 r = read_fields(line[j + 11:], True)
-                if r is INFO:
-                    continue
-                if type(r) is str:
-                    s.skip(ln, r, line)
+                if type(r) is str:  # (INFO too: not a timing line)
+                    if r is not INFO:
+                        s.skip(ln, r, line)
                     continue
                 names, vals, _, _, _ = r  # (no quantities: every CUZK_NTT_H field is a time)
                 kind = K_NTT
                 tid = -1
-            elif "CUZK_TIMING:" in line:  # marker without its space: cut or damaged
-                r = read_fields(line[line.find(TIMING) + 12:], False)
-                if r is not INFO:
-                    s.skip(ln, r if type(r) is str else "CUZK_TIMING: without a space", line)
-                continue
             else:
-                j = line.find("TIMELINE,")
-                if j < 0:
-                    s.common(ln, line)
-                    continue
-                r = read_timeline(line[j + 9:])
-                if type(r) is str:
-                    s.skip(ln, r, line)
-                    continue
-                timing_n += 1
-                slot = len(tvals)
-                if line[10:11] == "T" and line[4:5] == "-":
-                    sp = line.find(" ")
-                    tvals.append(iso(line[:sp] if sp > 0 else line))
-                else:
-                    c = line[:1]
-                    tvals.append(NAN if c == "T" or c == " " or c == "" else ts_slow(line))
-                tl_rows.append((ln, slot, *r))
+                _other_line(s, ln, line)
                 continue
         timing_n += 1
         # the line's time slot (inline LineTimes.slot: this loop is the hot path)

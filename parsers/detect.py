@@ -14,8 +14,10 @@ milliseconds and `lines` does not). A log whose sample holds the caller's own he
 
 from __future__ import annotations
 
-CUZK_MARKERS = ("CUZK_TIMING:", "CUZK_NTT_H:", "TIMELINE,", "GPU_TIMING ", "FIN_TIMING ")
-CONDENSED_KEYS = ("mutex_held_ms=", "mutex_wait_ms=", "ntt_kernels=")
+from gpuscope.parsers.formats import BY_NAME
+
+CUZK_MARKERS = BY_NAME["cuzk"].markers  # (parsers/formats.py: the one table of formats)
+CONDENSED_KEYS = BY_NAME["condensed"].markers
 SNIFF_CHARS = 256 * 1024
 SNIFF_LINES = 1000
 

@@ -1,27 +1,17 @@
 """Reading `key=value` fields and numbers with time units. Plain string operations only:
-no regular expression here can backtrack, whatever the input."""
+no regular expression here can backtrack, whatever the input. Numbers are read by
+parsers.numbers.number (ASCII numerals only; re-exported here as `number`)."""
 
 from __future__ import annotations
 
-import math
+from gpuscope.parsers.numbers import number
 
-_INF = math.inf
+__all__ = ["number", "split_key_unit", "value_with_unit", "kv_tokens", "first_repeat", "repeated"]
 
 # value suffix -> factor to milliseconds (longest first so "ms" wins over "s")
 VALUE_UNITS = (("ms", 1.0), ("us", 1e-3), ("\u00b5s", 1e-3), ("ns", 1e-6), ("s", 1000.0))
 # key suffix -> factor to milliseconds
 KEY_UNITS = (("_ms", 1.0), ("_us", 1e-3), ("_ns", 1e-6), ("_s", 1000.0))
-
-
-def number(text: str) -> float | None:
-    """A finite float, or None (no nan/inf: a timing value is a measurement)."""
-    try:
-        x = float(text)
-    except ValueError:
-        return None
-    if x != x or x == _INF or x == -_INF:
-        return None
-    return x
 
 
 def split_key_unit(key: str) -> tuple[str, float | None]:

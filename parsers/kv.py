@@ -5,12 +5,16 @@
     mutex_held_ms=1634 | total_fn=4215ms
 
 Fields are separated by `|`, commas or whitespace. A value's unit comes from its suffix
-(`ms`, `s`, `us`, `ns`) or else from the key's suffix (`_ms`, `_s`, `_us`, `_ns`); a bare
-number is milliseconds. The component name drops the key's unit suffix. In the generic
-format a non-numeric value of a key without a time unit is a label and ignored
-(`job=abc`), and a bare number under a counter, metric, rate or time-stamp key is no time
-(`loss=0.5`, `epoch=3`, `lr=1e-4`, `ts=...`: parsers.words.not_a_duration); in the condensed
-form every field is a time, so it is damage.
+(`ms`, `s`, `us`, `ns`) or else from the key's suffix (`_ms`, `_s`, `_us`, `_ns`). The
+component name drops the key's unit suffix. In the condensed form every field is a time
+(the article's keys: a bare number is milliseconds; a value that is not one is damage). In
+the generic format a number is a time only when its text says so: a unit in the value or
+the key, a key whose name is a time word (`elapsed=12`, `data_time=3`, `wall=40`:
+milliseconds, kv's default unit), or the held key the caller named. A bare number under
+any other key is no time and is skipped: counters, metrics, rates, stamps, sizes, ranks and
+config dumps (`loss=0.5`, `epoch=3`, `world_size=8`, `overflow=1`, `tokens_per_sec=812.5`,
+`Namespace(workers=2, batchSize=64)`; parsers.words.says_time); a non-numeric value of a
+key without a time unit is a label and ignored (`job=abc`).
 
 A `*_bytes` key or a count key (parsers.model.COUNT_QUANTITIES: num_circuits) with a plain
 number is a quantity, not a time: kept as printed (`h2d_bytes=1610612736`).
@@ -29,8 +33,9 @@ from gpuscope.parsers.fields import (
     split_key_unit,
     value_with_unit,
 )
+from gpuscope.parsers.numbers import MAX_MS, beyond, within
 from gpuscope.parsers.parsed import is_quantity_key
-from gpuscope.parsers.words import not_a_duration
+from gpuscope.parsers.words import is_stamp, says_time
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
@@ -53,14 +58,17 @@ def read_kv(text: str, strict: bool, held: str = ""):
             x = number(v)
             if x is None or x < 0:
                 return f"{k[:30]}: value {v[:20]!r} is not a count"
+            kind = "size" if k.endswith("bytes") else "count"
+            if not within(x, kind):
+                return beyond(k, v, kind)
             qnames.append(k)
             qvalues.append(x)
             continue
         name, key_factor = split_key_unit(k)
         x, val_factor = value_with_unit(v)
         if (not strict and key_factor is None and val_factor is None and x is not None and name != held
-                and not_a_duration(k)):
-            continue  # `loss=0.5`, `epoch=3`, `lr=1e-4`: a bare number that is no time
+                and not says_time(k)):
+            continue  # `loss=0.5`, `world_size=8`, `batchSize=64`: no unit and no time in its name
         if x is None:
             if strict or key_factor is not None or val_factor is not None or name == held:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
@@ -68,6 +76,10 @@ def read_kv(text: str, strict: bool, held: str = ""):
         if x < 0:
             return f"{k[:30]}: negative time {v[:20]!r}"
         factor = val_factor if val_factor is not None else (key_factor or 1.0)
+        if x * factor > MAX_MS:
+            if not strict and is_stamp(name, x * factor):
+                continue  # `ts_ms=1764590000123`: the line's time stamp, no duration
+            return beyond(k, v, "duration")
         names.append(name)
         values.append(x * factor)
     if not names and not qnames:

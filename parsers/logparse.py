@@ -25,7 +25,8 @@ from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers import cuzk, kv
 from gpuscope.parsers import lines as freeform
 from gpuscope.parsers import scan as sc
-from gpuscope.parsers.detect import detect_input
+from gpuscope.parsers.detect import SNIFF_CHARS, detect_input
+from gpuscope.parsers.formats import NATIVE, closest_line, shapes_read, table_kind
 from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.prefix import PrefixClock
@@ -120,8 +121,8 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
     try:
         s, total_lines = scan_input(inp, fmt, held, progress)
-        if s.timing_lines == 0:
-            raise NoDataError(f"{name}: no timing lines found (format {fmt})")
+        if s.timing_lines == 0 or (fmt == "lines" and not len(s.values) and not len(s.timeline["line"])):
+            raise NoDataError(no_timing_lines(inp, name, fmt))
         if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
         columns = build_columns(s)
@@ -137,7 +138,23 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         whole_basis=getattr(s, "whole_basis", ""),
         notes=list(s.notes),
         columns=columns,
+        not_parts=dict(getattr(s, "not_parts", {}) or {}),
     )
+
+
+def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
+    """The message of a log without one timing line: the shapes the format reads and the
+    line that came closest, with what it lacks."""
+    head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
+    near = closest_line(head)
+    msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
+    kind = table_kind(head)
+    if kind is not None:
+        msg += f"; it looks like {kind}: measurements, not timed steps"
+    elif near is not None:
+        msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
+                "(a number is a duration only when its text says so)")
+    return msg
 
 
 def compiled_scanner():
@@ -209,7 +226,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
-    native = compiled_scanner() if fmt in ("cuzk", "condensed", "kv") else None
+    native = compiled_scanner() if fmt in NATIVE else None
     if native is not None:
         from gpuscope.parsers.native import NativeScan
 
@@ -233,9 +250,14 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     if scanner is not None:
         s = scanner.result(tail)
     else:
-        s = sc.Scan.concat([*py.scans, tail], tables)
+        s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
     if fmt == "lines":
         freeform.finish(s, held)
+        every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
+        if every is not None:
+            s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
+                           f"line is one step in {every[0]} (the program prints every {every[0]}th), so records "
+                           "count printed lines, not the steps run")
     elif fmt != "cuzk":
         kv.lines_are_records(s)
     return s, total

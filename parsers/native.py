@@ -91,7 +91,7 @@ class NativeScan:
         self.scans.append(s)
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
-        out = sc.Scan.concat([*self.scans, tail], self.tables)
+        out = sc.Scan.concat([*self.scans, *([tail] if tail is not None else [])], self.tables)
         if self.handed_back:
             first_appearance(out)
         return out

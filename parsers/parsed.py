@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuscope.parsers.formats import NAMES
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -36,7 +37,7 @@ def is_quantity_key(key: str) -> bool:
     return (key.endswith("_bytes") and len(key) > 6 and key.isidentifier()) or key in COUNT_QUANTITIES
 
 
-FORMATS = ("cuzk", "condensed", "kv", "lines")
+FORMATS = NAMES  # (parsers/formats.py: the one table of formats)
 
 SCHEMAS = {"components": COMPONENT_COLUMNS, "records": RECORD_COLUMNS, "timeline": TIMELINE_COLUMNS,
            "skipped": SKIPPED_COLUMNS, "quantities": QUANTITY_COLUMNS}
@@ -50,7 +51,8 @@ class ParsedLog:
                  components: pd.DataFrame | None = None, records: pd.DataFrame | None = None,
                  timeline: pd.DataFrame | None = None, skipped: pd.DataFrame | None = None,
                  quantities: pd.DataFrame | None = None, whole: str | None = None, whole_basis: str = "",
-                 notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None):
+                 notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None,
+                 not_parts: dict[str, str] | None = None):
         self.format = format
         self.source = source
         self.total_lines = total_lines
@@ -60,6 +62,9 @@ class ParsedLog:
         self.whole = whole
         self.whole_basis = whole_basis
         self.notes = list(notes) if notes is not None else []  # what the parser assumed, in sentences
+        # components that are no part of a record's time, and why (format `lines`: a statistic
+        # `TTFT.mean`, a part nested in another printed beside it `bwd_allreduce`)
+        self.not_parts: dict[str, str] = dict(not_parts or {})
         self._cols: dict[str, Columns] = dict(columns or {})
         self._frames: dict[str, pd.DataFrame] = {}
         for name, df in (("components", components), ("records", records), ("timeline", timeline),

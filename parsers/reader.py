@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 CHUNK = 16 << 20
 BINARY_PROBE = 8192
@@ -34,18 +35,20 @@ class LogInput:
     """What parse_log reads: `name` (for messages and ParsedLog.source), `size` in bytes,
     `errors` (how to decode: `replace` for bytes and files, `surrogatepass` for a str)."""
 
-    def __init__(self, name: str, *, path: str | os.PathLike | None = None, data: bytes | None = None,
+    def __init__(self, name: str, *, path: str | os.PathLike[str] | None = None, data: bytes | None = None,
                  errors: str = "replace"):
         self.name = name
-        self.path = path
+        self.path: Any = path  # (set when data is None)
         self.data = data
         self.errors = errors
         # a str given by a caller is whole; bytes and files may be cut while being written
         self.may_be_cut = errors != "surrogatepass"
         if data is not None:
             self.size = len(data)
-        else:
+        elif path is not None:
             self.size = os.stat(path).st_size
+        else:
+            raise ValueError("LogInput: a path or data")
 
     @classmethod
     def from_text(cls, text: str, name: str) -> LogInput:

@@ -10,6 +10,8 @@ same arrays; lines it leaves to Python are read here and merged in line order
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gpuscope.parsers import timeline_events, tracing
@@ -81,35 +83,42 @@ def _i64(x) -> np.ndarray:
 
 
 class Scan:
+    """One pass's result. Its columns are Python lists while the scanners append to them and
+    numpy arrays after finalize() (hence typed Any: one attribute, two lives)."""
+
     def __init__(self, times: LineTimes | None = None) -> None:
-        self.times = times if times is not None else LineTimes()
+        self.times: Any = times if times is not None else LineTimes()  # (None after finalize)
         # 8 ints per line that yields values, flat: line, slot, kind, gpu, worker, partition, n, src
-        self.meta: list[int] = []
-        self.names: list[str] = []
-        self.values: list[float] = []
-        self.held: list[tuple[int, float]] = []  # (meta row, held value)
+        self.meta: Any = []
+        self.names: Any = []
+        self.values: Any = []
+        self.held: Any = []  # (meta row, held value) pairs; after finalize (rows, values)
         # one int per meta row for a format that decides kinds after the scan (lines: where
         # the line's whole is); empty for the others
-        self.aux: list[int] = []
-        self.tol: list[float] = []  # lines: per meta row, the printed rounding of its times (ms)
+        self.aux: Any = []
+        self.tol: Any = []  # lines: per meta row, the printed rounding of its times (ms)
         self.notes: list[str] = []  # what the format assumed (lines: names read as seconds)
         # quantities (numbers that are not times: h2d_bytes, num_circuits), each tied to
         # the meta row of its line: row, name as spelled, value as printed
-        self.qrow: list[int] = []
-        self.qnames: list[str] = []
-        self.qvalues: list[float] = []
-        # (line, slot, offset, event, job, partition, worker, synth, gpu)
-        self.timeline: list[tuple] = []
+        self.qrow: Any = []
+        self.qnames: Any = []
+        self.qvalues: Any = []
+        # (line, slot, offset, event, job, partition, worker, synth, gpu); after finalize a dict of columns
+        self.timeline: Any = []
         self.skip_line: list[int] = []
         self.skip_reason: list[str] = []
         self.skip_text: list[str] = []
         self.timing_lines = 0
         self.final = False
-        self.ts = None
+        self.ts: Any = None
         # after finalize: codes into the tables' name lists (names / qnames are then None)
-        self.codes = None
-        self.qcodes = None
-        self.tables: Tables | None = None
+        self.codes: Any = None
+        self.qcodes: Any = None
+        self.tables: Any = None  # (a Tables after finalize)
+        # format `lines`: the whole, how it was found, the components that are no parts
+        self.whole: str | None = None
+        self.whole_basis = ""
+        self.not_parts: dict[str, str] = {}
 
     # -- arrays ------------------------------------------------------------------------
 

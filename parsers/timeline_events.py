@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 
+from gpuscope.parsers.numbers import MAX_MS, beyond, digits, number
+
 MARKER = "TIMELINE,"
 NAN = math.nan
-_INF = math.inf
 
 
 def read_timeline(text: str):
@@ -18,12 +19,11 @@ def read_timeline(text: str):
     parts = text.rstrip().split(",")
     if len(parts) < 3:
         return "TIMELINE line with fewer than 3 fields (truncated?)"
-    try:
-        offset = float(parts[0])
-    except ValueError:
-        offset = None
-    if offset is None or offset != offset or offset in (_INF, -_INF):
+    offset = number(parts[0])
+    if offset is None:
         return f"TIMELINE offset {parts[0][:20]!r} is not a number"
+    if abs(offset) > MAX_MS:
+        return beyond("TIMELINE offset", parts[0], "duration")
     event = parts[1]
     if not event.isidentifier():
         event = event.strip()
@@ -57,18 +57,24 @@ def read_timeline(text: str):
             return f"TIMELINE {k[:20]}: value {v[:20]!r} is not a number"
     if synth < 0 or gpu < 0:
         return f"TIMELINE {'synth_ms' if synth < 0 else 'gpu_ms'}: negative time"
+    if synth > MAX_MS or gpu > MAX_MS:
+        k = "synth_ms" if synth > MAX_MS else "gpu_ms"
+        return beyond(f"TIMELINE {k}", str(synth if k == "synth_ms" else gpu), "duration")
     return offset, event, job, partition, worker, synth, gpu
 
 
 def _int(v: str) -> int:
+    """An ASCII integer an int64 column holds (int() also takes `٣` and `1_0`)."""
+    if not digits(v[1:] if v[:1] in ("-", "+") else v):
+        raise ValueError(v)
     x = int(v)
-    if not -(1 << 62) < x < 1 << 62:  # (an int64 column holds it)
+    if not -(1 << 62) < x < 1 << 62:
         raise ValueError(v)
     return x
 
 
 def _finite(v: str) -> float:
-    x = float(v)
-    if x != x or x in (_INF, -_INF):
+    x = number(v)
+    if x is None:
         raise ValueError(v)
     return x

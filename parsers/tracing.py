@@ -9,6 +9,7 @@ and `partition=` (`Some(3)`, `3` or `None`) fill the worker and partition column
 from __future__ import annotations
 
 from gpuscope.parsers.fields import first_repeat, number, repeated
+from gpuscope.parsers.numbers import MAX_MS, beyond
 
 MARKER = "_TIMING "
 TAGS = {"GPU": ("GPU_TIMING", "gpu_timing."), "FIN": ("FIN_TIMING", "fin_timing.")}
@@ -51,6 +52,8 @@ def read_tracing(line: str, at: int):
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
             if x < 0:
                 return f"{k[:30]}: negative time {v[:20]!r}"
+            if x > MAX_MS:
+                return beyond(k, v, "duration")
             names.append(prefix + k[:-3])
             values.append(x)
         elif k == "worker_id" or k == "partition":

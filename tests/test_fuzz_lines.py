@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers import lines as L
+from gpuscope.parsers import lineread
 from gpuscope.schemas import QUANTITY_COLUMNS
 from tests.conftest import DATA
 from tests.test_fuzz_parsers import _check
@@ -88,7 +88,7 @@ def _parse_both(text, monkeypatch_ctx):
     except (InputError, NoDataError) as e:
         a = type(e)
     with monkeypatch_ctx() as m:
-        m.setattr(L, "USE_PLANS", False)
+        m.setattr(lineread, "USE_PLANS", False)
         try:
             b = parsers.parse_log(text, "lines")
         except (InputError, NoDataError) as e:

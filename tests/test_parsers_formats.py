@@ -1,0 +1,33 @@
+"""The one table of formats (parsers/formats.py) is the one list: detection's markers, the
+scanner's formats, FORMATS, and the `--format` help of every command that takes one."""
+
+from __future__ import annotations
+
+from gpuscope import parsers
+from gpuscope.parsers import detect, formats, logparse
+from tests.conftest import REPO
+
+
+def test_formats_detection_and_scanners_come_from_the_table():
+    assert parsers.FORMATS == formats.NAMES == ("cuzk", "condensed", "kv", "lines")
+    assert detect.CUZK_MARKERS == formats.BY_NAME["cuzk"].markers
+    assert detect.CONDENSED_KEYS == formats.BY_NAME["condensed"].markers
+    assert formats.NATIVE == {"cuzk", "condensed", "kv"}
+    assert logparse.NATIVE is formats.NATIVE
+
+
+def test_every_format_option_help_is_the_tables():
+    """(the CLI keeps the text literal so that `--help` loads no parser; this holds them equal)"""
+    helps = []
+    for name in ("analyze", "compare", "plot", "export"):
+        text = (REPO / "gpuscope" / "cli" / f"{name}.py").read_text()
+        at = text.find("Force the log format")
+        assert at >= 0, name
+        helps.append(text[at:text.find('"', at)])
+    assert set(helps) == {formats.help_text()}
+
+
+def test_closest_line_prefers_a_time_hint():
+    text = "starting\nbatchSize=64 workers=2\nepoch 3 took 12\n"
+    assert formats.closest_line(text) == "epoch 3 took 12"
+    assert formats.closest_line("no digits here\n") is None
