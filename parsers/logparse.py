@@ -139,6 +139,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         notes=list(s.notes),
         columns=columns,
         not_parts=dict(getattr(s, "not_parts", {}) or {}),
+        steps_per_record=int(getattr(s, "steps_per_record", 1)),
     )
 
 
@@ -255,9 +256,10 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
         freeform.finish(s, held)
         every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
         if every is not None:
+            s.steps_per_record = every[0]
             s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
-                           f"line is one step in {every[0]} (the program prints every {every[0]}th), so records "
-                           "count printed lines, not the steps run")
+                           f"line is one step in {every[0]} (the program prints every {every[0]}th): records "
+                           f"count printed lines, each standing for {every[0]} steps in throughput")
     elif fmt != "cuzk":
         kv.lines_are_records(s)
     return s, total

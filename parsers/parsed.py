@@ -52,7 +52,7 @@ class ParsedLog:
                  timeline: pd.DataFrame | None = None, skipped: pd.DataFrame | None = None,
                  quantities: pd.DataFrame | None = None, whole: str | None = None, whole_basis: str = "",
                  notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None,
-                 not_parts: dict[str, str] | None = None):
+                 not_parts: dict[str, str] | None = None, steps_per_record: int = 1):
         self.format = format
         self.source = source
         self.total_lines = total_lines
@@ -65,6 +65,10 @@ class ParsedLog:
         # components that are no part of a record's time, and why (format `lines`: a statistic
         # `TTFT.mean`, a part nested in another printed beside it `bwd_allreduce`)
         self.not_parts: dict[str, str] = dict(not_parts or {})
+        # how many steps the program ran per record it printed (format `lines`: its own `i/N`
+        # counter advancing by K a line, the PyTorch examples' ProgressMeter printing every
+        # 10th batch); 1 when each record is one step or the text does not say
+        self.steps_per_record = int(steps_per_record) if steps_per_record >= 1 else 1
         self._cols: dict[str, Columns] = dict(columns or {})
         self._frames: dict[str, pd.DataFrame] = {}
         for name, df in (("components", components), ("records", records), ("timeline", timeline),

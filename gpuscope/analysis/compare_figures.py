@@ -76,6 +76,7 @@ def run_figures(side: Side) -> dict[str, Any]:
     if not (span_s > 0) and tl.get("wall_s"):
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
+    per = int(getattr(side.parsed, "steps_per_record", 1) or 1)
     act = activity_figures(side.activity)
     # measured SM activity over the recording: the activity's time-weighted mean where it comes from
     # GPM (the adaptive sampler reads faster while PCIe is busy: a plain mean of its rows leans there)
@@ -91,7 +92,9 @@ def run_figures(side: Side) -> dict[str, Any]:
         "format": getattr(side.parsed, "format", None),
         "partitions": n,
         "span_s": span_s,
-        "throughput_ppm": n / span_s * 60.0 if span_s > 0 and n else math.nan,
+        # a record that stands for K steps (a log printing every K-th step) counts K
+        "throughput_ppm": n * per / span_s * 60.0 if span_s > 0 and n else math.nan,
+        "steps_per_record": per,
         # the share of the span in which a worker held the GPU lock: not how busy the SMs were
         "lock_held_fraction": busy,
         "gpu_busy_fraction": busy,  # the same figure under its first name, kept for scripts

@@ -1,0 +1,42 @@
+"""A log printing every K-th step (its own `i/N` counter advancing by K a line, the PyTorch
+examples' ProgressMeter at print-freq 10) stands for K steps a line: the same speed printed
+every batch and every 10th batch compares at throughput ~1x, not 0.1x."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from gpuscope.parsers import parse_log
+
+
+def _progressmeter(path, steps: int, every: int, step_s: float = 0.1):
+    t0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
+    lines = []
+    for i in range(every - 1, steps, every):
+        t = t0 + timedelta(seconds=(i + 1) * step_s)
+        lines.append(f"{t.strftime('%Y-%m-%dT%H:%M:%S.%fZ')} Epoch: [0][{i:3d}/{steps}]\tTime  {step_s:.3f} ({step_s:.3f})\t"
+                     f"Data  0.020 ( 0.020)\tLoss 6.9e+00 (6.9e+00)\tAcc@1   0.00 (  0.00)")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_every_tenth_line_stands_for_ten_steps(tmp_path):
+    every1 = parse_log(_progressmeter(tmp_path / "a.log", 400, 1))
+    every10 = parse_log(_progressmeter(tmp_path / "b.log", 400, 10))
+    assert every1.steps_per_record == 1 and every10.steps_per_record == 10
+    assert any("one step in 10" in n for n in every10.notes)
+
+
+def test_compare_of_the_same_speed_printed_every_batch_and_every_tenth(tmp_path):
+    a = _progressmeter(tmp_path / "a.log", 400, 1)
+    b = _progressmeter(tmp_path / "b.log", 400, 10)
+    r = CliRunner().invoke(app, ["compare", str(a), str(b), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    ta, tb = doc["a"]["throughput_ppm"], doc["b"]["throughput_ppm"]
+    assert doc["b"]["steps_per_record"] == 10 and doc["a"]["steps_per_record"] == 1
+    assert 0.9 <= tb / ta <= 1.15, (ta, tb)  # was 0.1x: records counted printed lines
