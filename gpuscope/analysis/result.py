@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.parsed import ParsedLog
@@ -81,6 +82,7 @@ class Analysis:
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
     activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
     model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
+    evidence: Evidence | None = None    # every source's pieces the rules read (gpuscope.analysis.evidence)
 
     @property
     def components(self) -> pd.DataFrame:
@@ -165,6 +167,8 @@ class Analysis:
             out.update(roles=prov["roles"], whole=prov["held"], vocabulary=prov["vocabulary"])
         if self.what_if is not None:
             out["what_if"] = self.what_if
+        if self.evidence is not None:  # the pieces the rules read: kind, source, GPU, resolution; joins
+            out["evidence"] = self.evidence.to_json()
         sr = getattr(self.origin, "samples_read", None) if self.origin is not None else None
         if sr is not None:  # what reading the samples file cost: rows kept, dropped, values unreadable
             out["samples_read"] = sr
