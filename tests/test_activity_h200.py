@@ -11,8 +11,8 @@ import pytest
 
 from gpuscope import rundir
 from gpuscope.analysis.activity import activity_from_samples
-from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.analysis.idle_overlap import idle_by_component
+from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import PHASE_SCHEMA, frame
 
 RUNS = Path(__file__).parent / "data" / "h200_foreign" / "runs"

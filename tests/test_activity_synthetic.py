@@ -173,3 +173,26 @@ def test_idle_time_lines_up_with_the_cpu_phase_not_the_kernel():
     starved = sample_diagnoses(_act(synth(10.0, sm=periodic(1.0, 0.05, 1.0, start_s=0.7))), phases=phases)[0]
     assert starved.id == "gpu_starved" and "lines up with `prep`" in starved.summary
     assert idle_by_component(None, a).empty and list(idle_by_component(phases, _act(empty_samples())).columns)[0] == "phase"
+
+
+def test_two_equally_busy_gpus_are_no_imbalance():
+    # would fire falsely if summed or compared over their own spans: two GPUs each 90% busy
+    s = pd.concat([synth(10.0, sm=0.9, gpu=0), synth(10.0, sm=0.9, gpu=1)], ignore_index=True)
+    assert "gpu_imbalance" not in _ids(_act(s))
+
+
+def test_irregular_pauses_are_no_host_stall_cycle():
+    # would fire falsely on any idle time: three idle stretches of 0.3, 1.2 and 0.4 s (cv > 0.5)
+    s = synth(12.0, sm=segments((0, 2, 0.9), (2.3, 5, 0.9), (6.2, 8, 0.9), (8.4, 12, 0.9)))
+    assert "host_stall_cycle" not in _ids(_act(s))
+
+
+def test_a_regular_host_stall_cycle_fires_at_the_severity_of_its_share():
+    half = synth(12.0, sm=periodic(1.0, 0.5, 0.9, start_s=0.5))
+    d = next(d for d in sample_diagnoses(_act(half)) if d.id == "host_stall_cycle")
+    assert d.severity == "high" and d.evidence["share_of_working_time"] == pytest.approx(0.5, abs=0.08)
+    short = synth(24.0, sm=periodic(2.0, 1.7, 0.9, start_s=0.5))  # 0.3 s idle every 2 s: 15%
+    d = next(d for d in sample_diagnoses(_act(short)) if d.id == "host_stall_cycle")
+    assert d.severity == "low" and d.evidence["share_of_working_time"] == pytest.approx(0.15, abs=0.05)
+    # gaps shorter than two readings (0.15 s at 0.1 s GPM readings) are not resolved: no finding
+    assert "host_stall_cycle" not in _ids(_act(synth(12.0, sm=periodic(1.0, 0.85, 0.9, start_s=0.5))))

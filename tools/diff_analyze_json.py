@@ -32,7 +32,7 @@ def walk(a, b, path, out, adds):
         if len(a) != len(b):
             out.append((path, f"len {len(a)} -> {len(b)}", _short([x.get('id') if isinstance(x, dict) else x for x in a]) + " -> " + _short([x.get('id') if isinstance(x, dict) else x for x in b])))
             return
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             walk(x, y, f"{path}[{i}]", out, adds)
     elif a != b:
         if isinstance(a, float) and isinstance(b, float) and abs(a - b) <= 1e-12 * max(1, abs(a)):

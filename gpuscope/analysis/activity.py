@@ -56,7 +56,7 @@ class Activity:
         return next((g for g in self.gpus if g.gpu == index), None)
 
     def to_json(self) -> dict:
-        from gpuscope.analysis.result import clean
+        from gpuscope.analysis.core import clean
 
         if not self.gpus:
             return clean({"source": None, "resolution_s": None, "busy_fraction": None, "idle_fraction": None,

@@ -25,16 +25,15 @@ import pandas as pd
 
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis import transfers
+from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
 from gpuscope.analysis.device_rules import (
     Finding,
     SampleRule,
-    clocks_throttled,
     finite,
     link_downgraded,
     memory_nearly_full,
     rnd,
 )
-from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
-from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.samplegrid import Grid

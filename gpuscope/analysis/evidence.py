@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -35,7 +35,16 @@ if TYPE_CHECKING:
 
     from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.rule_input import RuleInput
-    from gpuscope.analysis.trace_analysis import TraceAnalysis
+
+
+class TraceAnalysis(Protocol):
+    """What the evidence reads of a trace_analysis.TraceAnalysis (a Protocol: the trace part
+    imports the rules, which read the evidence, so the evidence does not import the trace part)."""
+
+    activity: dict
+    memcpy: list[dict]
+    split: list[dict]
+    rule_input: Any
 
 #: how exact each source is (lower wins)
 EXACTNESS = {"trace": 0, "gpm": 1, "log": 2, "utilization": 3}

@@ -43,7 +43,8 @@ def timeline_view(source: Source) -> TimelineView:
     if source.trace is not None:
         from gpuscope.analysis.trace_analysis import analyze_trace
 
-        ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
+        ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source,
+                           rules=False)  # a picture needs no diagnoses
         phases, counters, noun = ta.phases, ta.counters, "stream"
         basis = "profiler trace (kernels, copies and record_function ranges)"
     elif source.log is not None:

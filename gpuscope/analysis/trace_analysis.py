@@ -20,7 +20,7 @@ import pandas as pd
 from gpuscope.analysis import trace_activity as act
 from gpuscope.analysis import trace_gaps as tg
 from gpuscope.analysis import trace_phases as tp
-from gpuscope.analysis.result import Diagnosis, clean
+from gpuscope.analysis.core import Diagnosis, clean
 from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
 

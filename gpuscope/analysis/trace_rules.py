@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.trace_activity import HOST_DIRECTIONS, DeviceView
 from gpuscope.analysis.trace_gaps import LONG_GAP_US, SYNC_RE
 
@@ -380,8 +380,20 @@ RULES: list[Callable[[TraceRuleInput], list[Diagnosis]]] = [
 
 
 def run_rules(inp: TraceRuleInput) -> list[Diagnosis]:
-    """Every rule's diagnoses, most time at stake first."""
-    out: list[Diagnosis] = []
-    for rule in RULES:
-        out += rule(inp)
-    return sorted(out, key=lambda d: -(d.evidence.get("time_at_stake_ms") or 0.0))
+    """The trace's rules alone over one TraceRuleInput, through the one engine (rules.engine, the
+    trace rules of rules.registry): ranked by severity, then the share of the traced span."""
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.rules.engine import run_rules as run
+    from gpuscope.analysis.rules.registry import TRACE_RULES
+
+    return run(TRACE_RULES, Evidence([], trace=_Holder(inp)))
+
+
+@dataclass
+class _Holder:
+    """What the evidence holds of a trace when there is only the trace rules' input."""
+
+    rule_input: TraceRuleInput
+    activity: dict = field(default_factory=dict)
+    memcpy: list[dict] = field(default_factory=list)
+    split: list[dict] = field(default_factory=list)

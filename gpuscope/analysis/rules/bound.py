@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.device_rules import Finding, finite, rnd
-from gpuscope.analysis.result import Diagnosis
 
 PIPE_FULL = 0.6            # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close
@@ -52,7 +52,7 @@ def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | 
     if f["source"] != "gpm_sm_active":
         return _busy_unshown(f, a, None)
     p = a.get("pipes") or sg.pipes_while_computing(g, working)
-    comp_s, work_s = p["computing_s"], a["working_s"]
+    comp_s, work_s = float(p["computing_s"] or 0.0), float(a["working_s"])
     res = f["resolution_s"] if finite(f["resolution_s"]) else 0.0
     share = comp_s / work_s if work_s else 0.0
     if share < MIN_COMPUTING_SHARE or comp_s < MIN_READINGS * res:
@@ -65,11 +65,12 @@ def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | 
           "could_not_see": ("GPM averages each reading's window: which kernel filled the pipe needs a profiler "
                             "trace (kernel names and durations) or Nsight Compute")}
     dram, tensor = p.get("dram_active"), p.get("tensor_active")
-    fp = max(((k, p[k]) for k in FP_PIPES if p.get(k) is not None), key=lambda kv: kv[1], default=(None, None))
+    fps: list[tuple[str, float]] = [(k, float(v)) for k in FP_PIPES if (v := p.get(k)) is not None]
+    fp_name, fp_val = max(fps, key=lambda kv: kv[1]) if fps else ("", None)
     sm, occ = p.get("sm_active"), p.get("sm_occupancy")
     pipes = _pipes_line(p)
     over = f"while it computed ({comp_s:.1f} s, {share:.0%} of the working time)"
-    if finite(dram) and dram >= PIPE_FULL and not (finite(tensor) and tensor > dram):
+    if finite(dram) and dram >= PIPE_FULL and not (finite(tensor) and float(tensor) > dram):
         return (Diagnosis("memory_bound", "info",
                           f"Memory-bound: DRAM active {dram:.0%} {over}; {pipes}.", ev,
                           "DRAM bandwidth is the limit: make fewer passes over memory (fuse element-wise ops, "
@@ -80,13 +81,13 @@ def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | 
                           f"Compute-bound on the tensor cores: tensor pipe active {tensor:.0%} {over}; {pipes}.", ev,
                           "The tensor cores are the limit: a lower precision (FP8 where accuracy allows), less "
                           "work (smaller models, sparsity), or more GPUs."), share)
-    if fp[1] is not None and fp[1] >= PIPE_FULL:
-        label = fp[0].split("_")[0].upper()
+    if fp_val is not None and fp_val >= PIPE_FULL:
+        label = fp_name.split("_")[0].upper()
         return (Diagnosis("compute_bound", "info",
-                          f"Compute-bound on the {label} pipe: {fp[1]:.0%} active {over}; {pipes}.", ev,
+                          f"Compute-bound on the {label} pipe: {fp_val:.0%} active {over}; {pipes}.", ev,
                           "The arithmetic pipes are the limit: move the math to tensor cores (matmul-shaped work in "
                           "BF16/TF32), a lower precision, or fewer operations."), share)
-    read = [p.get(k) for k in ("dram_active", "tensor_active", *FP_PIPES) if p.get(k) is not None]
+    read = [float(v) for k in ("dram_active", "tensor_active", *FP_PIPES) if (v := p.get(k)) is not None]
     if finite(sm) and sm >= SM_BUSY and finite(occ) and occ < OCCUPANCY_LOW and read and max(read) < PIPE_LOW \
             and tensor is not None:
         return (Diagnosis("occupancy_bound", "info",

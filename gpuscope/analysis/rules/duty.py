@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.device_rules import Finding, finite, rnd
-from gpuscope.analysis.result import Diagnosis
 
 MIN_GAPS = 3
 MIN_GAP_READINGS = 2

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
+from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence

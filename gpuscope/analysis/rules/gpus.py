@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.device_rules import rnd
-from gpuscope.analysis.result import Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity

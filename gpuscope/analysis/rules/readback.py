@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.pcie import resolved_by_samples
-from gpuscope.analysis.result import Diagnosis
 from gpuscope.analysis.rule_input import NAN, RuleInput, floats, rnd
 
 if TYPE_CHECKING:

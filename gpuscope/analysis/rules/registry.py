@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.core import Diagnosis
     from gpuscope.analysis.evidence import Evidence
-    from gpuscope.analysis.result import Diagnosis
 
 
 def _fn(path: str) -> Callable[..., Any]:
