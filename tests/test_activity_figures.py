@@ -112,7 +112,7 @@ def test_train_slow_figures():
     # one pause: between the model's upload and the loop's first step
     assert act["working_s"] == pytest.approx(3.9, abs=0.2) and act["pauses"]["count"] == 1
     assert act["busy_fraction"] == pytest.approx(0.024, abs=0.004)
-    assert act["classes"]["idle_quiet"] > 0.99 and act["pcie_quiet_share"] > 0.99
+    assert act["classes"]["idle_quiet"] > 0.98 and act["pcie_quiet_share"] > 0.98
 
 
 def test_several_gpus_pooled_and_per_gpu():
