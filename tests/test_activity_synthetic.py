@@ -196,3 +196,17 @@ def test_a_regular_host_stall_cycle_fires_at_the_severity_of_its_share():
     assert d.severity == "low" and d.evidence["share_of_working_time"] == pytest.approx(0.15, abs=0.05)
     # gaps shorter than two readings (0.15 s at 0.1 s GPM readings) are not resolved: no finding
     assert "host_stall_cycle" not in _ids(_act(synth(12.0, sm=periodic(1.0, 0.85, 0.9, start_s=0.5))))
+
+
+def test_one_gpus_slower_uploads_are_an_imbalance_equal_ones_are_not():
+    def loop(rate, gpu):
+        up = periodic(1.0, 0.5, rate, start_s=0.5)
+        comp = lambda t: np.where((up(t) == 0) & (np.asarray(t) - T0 > 0.5), 0.9, 0.0)  # noqa: E731
+        return synth(8.0, sm=comp, rx=up, gpu=gpu)
+
+    ds = sample_diagnoses(_act(pd.concat([loop(40.0, 0), loop(9.0, 1)], ignore_index=True)))
+    d = next(d for d in ds if d.id == "upload_imbalance")
+    assert d.evidence["slowest_gpu"] == 1 and d.evidence["fastest_gpu"] == 0 and d.severity == "medium"
+    # would fire falsely on two GPUs uploading alike
+    same = sample_diagnoses(_act(pd.concat([loop(9.0, 0), loop(9.0, 1)], ignore_index=True)))
+    assert "upload_imbalance" not in _ids_of(same)

@@ -1,4 +1,5 @@
-"""Several GPUs in one recording: one working while another waits is a finding (`gpu_imbalance`).
+"""Several GPUs in one recording: one working while another waits is a finding (`gpu_imbalance`),
+and so is one GPU's uploads running slower than another's (`upload_imbalance`).
 
 Over the GPUs of one samples file, each GPU's busy fraction over the common span (the first
 to the last sample of any GPU; a GPU with no work counts 0): when the least busy one is below
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 IMBALANCE_RATIO = 0.5
 MIN_BUSY = 0.2
+UPLOAD_RATIO = 0.5  # upload_imbalance: the slowest GPU's resolved upload rate below this x the fastest's
 
 
 def _busy_over(g, t0: float, t1: float) -> float:
@@ -58,3 +60,34 @@ def gpu_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
            "is placed on its own GPU (CUDA_VISIBLE_DEVICES, LOCAL_RANK), and look for a rank that waits in a "
            "collective for a straggler.")
     return [(Diagnosis("gpu_imbalance", sev, summary, ev, rec), 1.0 - low / top)]
+
+
+def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
+    """The GPUs' uploads at different rates: each GPU's rate inside its resolved RX bursts (the
+    samples' only honest rate); fires when the slowest is below UPLOAD_RATIO of the fastest."""
+    rates = {}
+    for ga in activity.gpus:
+        b = ga.figures["pcie"]["rx"]["bursts"]
+        if b["resolved"] and np.isfinite(b["interior_gbs_median"] or np.nan):
+            rates[ga.gpu] = (float(b["interior_gbs_median"]), float(b["total_s"]))
+    if len(rates) < 2:
+        return []
+    fast = max(rates, key=lambda k: rates[k][0])
+    slow = min(rates, key=lambda k: rates[k][0])
+    if not rates[slow][0] < UPLOAD_RATIO * rates[fast][0]:
+        return []
+    slow_ga = activity.gpu(slow)
+    work = ((slow_ga.figures.get("active") or {}).get("working_s") if slow_ga is not None else None) or 0.0
+    share = rates[slow][1] / work if work > 0 else 0.0
+    ev = {"upload_gbs_by_gpu": {str(k): rnd(v[0], 2) for k, v in rates.items()}, "fastest_gpu": fast,
+          "slowest_gpu": slow, "ratio": rnd(rates[slow][0] / rates[fast][0]), "gpus": sorted(rates),
+          "thresholds": {"ratio": UPLOAD_RATIO},
+          "could_not_see": ("the host memory kind of each GPU's uploads (a trace names it), and the link each GPU "
+                            "hangs off (gpuscope info: a narrower slot, or a GPU on the other socket)")}
+    each = ", ".join(f"GPU {k} {v[0]:.1f} GB/s" for k, v in sorted(rates.items()))
+    summary = (f"Uploads run at different rates on the GPUs: {each} (inside the copies); GPU {slow}'s at "
+               f"{rates[slow][0] / rates[fast][0]:.0%} of GPU {fast}'s.")
+    rec = ("Give the slow GPU's uploads the same path as the fast one's: pinned host buffers for every rank, "
+           "the rank's memory on the GPU's own NUMA node (numactl / the launcher's binding), and a full-width link "
+           "(gpuscope info).")
+    return [(Diagnosis("upload_imbalance", "medium", summary, ev, rec), share)]

@@ -125,6 +125,7 @@ SAMPLE_RULES = [
     Rule("host_stall_cycle", SAMPLES, ("compute", "idle"), _sample("rules.duty:host_stall_cycle"),
          yields_to=_BY_TRACE, supersedes=("gpu_underused",), ranks_after=LOG),
     Rule("gpu_imbalance", SAMPLES, ("compute",), _whole("rules.gpus:gpu_imbalance")),
+    Rule("upload_imbalance", SAMPLES, ("copies",), _whole("rules.gpus:upload_imbalance"), yields_to=_BY_TRACE),
     Rule("clocks_throttled", SAMPLES, ("device",), _sample("device_rules:clocks_throttled")),
     Rule("pcie_link_downgraded", SAMPLES, ("device", "copies"), _sample("device_rules:link_downgraded")),
     Rule("memory_nearly_full", SAMPLES, ("device",), _sample("device_rules:memory_nearly_full")),
