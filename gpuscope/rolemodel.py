@@ -21,9 +21,9 @@ from pathlib import Path
 from gpuscope.errors import InputError, UsageError
 
 #: Roles whose time lies inside the held time (they make up the split).
-SPLIT_ROLES = ("h2d", "gpu_compute", "cpu_stall")
+SPLIT_ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h")
 #: Every role a component may have.
-ROLES = ("h2d", "gpu_compute", "cpu_stall", "contention", "cpu", "info")
+ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h", "contention", "cpu", "info")
 
 BUILTIN = "cuzk"
 GUESSED = "guessed"
@@ -222,7 +222,8 @@ def load_model(path: str | Path | None = None) -> RoleModel:
 # at `_`, `-`, `.`, digits-to-letters and camelCase) gets the role; first rule that matches
 # wins. h2d words are also matched inside a word (`htod`, `todevice`).
 GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
-    (None, "a device-to-host copy", ("d2h", "dtoh", "download", "readback", "to_host", "to_cpu")),
+    ("d2h", "a device-to-host copy (a read-back)", ("d2h", "dtoh", "download", "readback", "read_back",
+                                                   "to_host", "to_cpu")),
     ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer",
                                      "to_device", "todevice", "host_to_device", "to_gpu", "pcie")),
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),

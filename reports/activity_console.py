@@ -42,9 +42,10 @@ def samples_header(doc: dict, source: str, skipped_rows: int = 0, note: str | No
     return t
 
 
-def activity_table(doc: dict) -> Table:
+def activity_table(doc: dict, gpu: str | None = None) -> Table:
     src = SOURCE_TEXT.get(doc.get("source"), doc.get("source") or "-")
-    t = _table(f"GPU activity from NVML samples ({src}, every {secs(doc.get('resolution_s'), 2)})")
+    who = f"GPU {gpu} activity" if gpu is not None else "GPU activity"
+    t = _table(f"{who} from NVML samples ({src}, every {secs(doc.get('resolution_s'), 2)})")
     t.add_column("figure")
     t.add_column("whole recording", justify="right")
     t.add_column("working time", justify="right")
@@ -53,6 +54,8 @@ def activity_table(doc: dict) -> Table:
     t.add_row("span", secs(doc.get("wall_s")), secs(act.get("working_s")))
     busy = "SM activity (mean)" if doc.get("source") != "utilization" else "busy by utilization.gpu (mean)"
     t.add_row(busy, pct(doc.get("busy_fraction")), pct(act.get("busy_fraction")))
+    if doc.get("copy_fraction") is not None or act.get("copy_fraction") is not None:
+        t.add_row("copying (PCIe RX or TX busy)", pct(doc.get("copy_fraction")), pct(act.get("copy_fraction")))
     word = "SM activity" if doc.get("source") != "utilization" else "utilization.gpu"
     t.add_row(f"idle ({word} < {SM_IDLE:.0%})", pct(doc.get("idle_fraction")), pct(act.get("idle_fraction")))
     t.add_row("idle gaps", _count(gaps), _count(agaps))
@@ -78,8 +81,8 @@ def _count(g: dict) -> str:
     return f"{g.get('count', 0):,}" if g else "-"
 
 
-def device_table(doc: dict) -> Table:
-    t = _table("PCIe, memory, power, clocks")
+def device_table(doc: dict, gpu: str | None = None) -> Table:
+    t = _table("PCIe, memory, power, clocks" + (f" of GPU {gpu}" if gpu is not None else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
     pc = doc.get("pcie") or {}
@@ -118,7 +121,26 @@ def device_table(doc: dict) -> Table:
     return t
 
 
+def pipes_line(act: dict) -> Text | None:
+    """What the units did while the SMs worked (GPM), one line under the activity table."""
+    p = act.get("pipes") or {}
+    names = (("dram_active", "DRAM"), ("tensor_active", "tensor"), ("fp16_active", "FP16"),
+             ("fp32_active", "FP32"), ("fp64_active", "FP64"), ("sm_occupancy", "SM occupancy"))
+    parts = [f"{label} {pct(p[k], 0)}" for k, label in names if is_num(p.get(k))]
+    if not parts:
+        return None
+    return Text(f"while computing ({secs(p.get('computing_s'))}): " + ", ".join(parts) + "\n")
+
+
 def activity_renderables(doc: dict) -> list[RenderableType]:
     if not doc.get("gpus"):
         return [Text("GPU activity: no samples to read.")]
-    return [activity_table(doc), device_table(doc)]
+    per = doc.get("per_gpu") or {}
+    if len(per) < 2:
+        line = pipes_line(doc.get("active") or {})
+        return [activity_table(doc), *([line] if line else []), device_table(doc)]
+    out: list[RenderableType] = [Text(f"{len(per)} GPUs, each on its own (nothing summed over them)\n")]
+    for gpu, fig in per.items():  # every GPU named, its own figures: nothing summed over GPUs
+        line = pipes_line(fig.get("active") or {})
+        out += [activity_table(fig, gpu), *([line] if line else []), device_table(fig, gpu)]
+    return out

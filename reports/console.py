@@ -63,7 +63,9 @@ def split_table(a) -> RenderableType:
     t.add_column("ms", justify="right")
     t.add_column("share", justify="right")
     t.add_column("")
-    for part in ("h2d", "gpu_compute", "cpu_stall", "other"):
+    # d2h (read-backs) only where the log has them: the split of a log without keeps its four rows
+    parts = ("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s.get("d2h_ms") else ("h2d", "gpu_compute", "cpu_stall", "other")
+    for part in parts:
         value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
         t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
     held = "held" if v.cuzk else f"{v.held} (whole)"
@@ -248,9 +250,13 @@ def diagnoses_block(a, verbose: bool = False) -> RenderableType:
         line.append(visible(d.summary))
         parts.append(line)
         parts.append(text(f"    -> {d.recommendation}"))
+        used = d.evidence.get("pieces")
+        if isinstance(used, list) and used:  # the evidence it used: kind[:direction]:source[:gpu]
+            parts.append(text(f"    from {', '.join(map(str, used))}", style="dim"))
         if verbose:
             for k, v in d.evidence.items():
-                parts.append(text(f"       {k} = {evidence_value(v)}", style="dim"))
+                if k != "pieces":
+                    parts.append(text(f"       {k} = {evidence_value(v)}", style="dim"))
     return Group(*parts)
 
 

@@ -43,9 +43,10 @@ def activity_table(act: dict) -> Table:
     t.add_column("figure")
     t.add_column("value", justify="right")
     t.add_row("span", secs(act.get("span_s"), 3))
-    t.add_row("busy (kernels, copies, memsets)", pct(act.get("busy_fraction")))
+    t.add_row("busy computing (kernels, memsets, DtoD)", pct(act.get("busy_fraction")))
     t.add_row("  kernels", pct(act.get("kernel_fraction")))
-    t.add_row("  copies", pct(act.get("memcpy_fraction")))
+    t.add_row("copying to/from the host or a peer", pct(act.get("copy_fraction")))
+    t.add_row("  copies of any kind", pct(act.get("memcpy_fraction")))
     t.add_row("  copies under kernels", pct(act.get("copy_kernel_overlap_fraction")))
     gaps = act.get("idle_gaps") or {}
     t.add_row("idle (no kernel, copy or memset)", pct(act.get("idle_fraction")))
@@ -77,7 +78,7 @@ def streams_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Streams")
-    for col in ("rank", "device", "stream", "kernels", "kernel ms", "median us", "copies", "busy"):
+    for col in ("rank", "device", "stream", "kernels", "kernel ms", "median us", "copies", "in use"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         t.add_row(str(r.get("rank")), str(r.get("device")), str(r.get("stream")), f"{r.get('kernels', 0):,}",

@@ -26,7 +26,8 @@ def _window_mean(fn: Fn, a: float, b: float) -> float:
 def synth(duration_s: float, *, sm: Fn | float = 0.0, rx: Fn | float | None = 0.001, tx: Fn | float | None = 0.001,
           util: Fn | float | None = None, mem_used_mib: Fn | float = 1000.0, power_w: float = 300.0,
           sm_clock: Fn | float = 1980.0, reasons: Fn | float | None = None, gpm: bool = True, gpu: int = 0,
-          tick_s: float = 0.02, gpm_every: int = 5, slow_every: int = 10, t0: float = T0) -> pd.DataFrame:
+          tick_s: float = 0.02, gpm_every: int = 5, slow_every: int = 10, t0: float = T0,
+          pipes: dict[str, Fn | float] | None = None) -> pd.DataFrame:
     sm, mem_f, clk = (f if callable(f) else _const(f) for f in (sm, mem_used_mib, sm_clock))
     rx_f = rx if callable(rx) or rx is None else _const(rx)
     tx_f = tx if callable(tx) or tx is None else _const(tx)
@@ -44,6 +45,8 @@ def synth(duration_s: float, *, sm: Fn | float = 0.0, rx: Fn | float | None = 0.
             row["tx_gbs"] = _window_mean(tx_f, t - tick_s, t) if tx_f is not None else np.nan
         if gpm and k and k % gpm_every == 0:
             row["sm_active"] = _window_mean(sm, t - gpm_every * tick_s, t)
+            for col, f in (pipes or {}).items():  # GPM pipe readings (dram_active, tensor_active, ...)
+                row[col] = _window_mean(f if callable(f) else _const(f), t - gpm_every * tick_s, t)
         if k % slow_every == 0:
             row["gpu_util_pct"] = _window_mean(util_f, t - slow_every * tick_s, t) if k else 0.0
             row.update(mem_used_mib=float(mem_f(np.array([t]))[0]), power_w=power_w,

@@ -47,9 +47,10 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
-def imports_of(module: str) -> set[str]:
+def imports_of(module: str, type_only: bool = False) -> set[str]:
+    """The modules `module` imports at run time (with `type_only`, its TYPE_CHECKING imports too)."""
     tree = ast.parse(modules()[module].read_text())
-    skip = _type_checking_nodes(tree)
+    skip = set() if type_only else _type_checking_nodes(tree)
     deps: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -69,13 +70,14 @@ def imports_of(module: str) -> set[str]:
 
 
 @cache
-def graph() -> dict[str, frozenset[str]]:
-    return {m: frozenset(imports_of(m)) for m in modules()}
+def graph(type_only: bool = False) -> dict[str, frozenset[str]]:
+    return {m: frozenset(imports_of(m, type_only)) for m in modules()}
 
 
-def cycles() -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    g = graph()
+def cycles(type_only: bool = False) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan); `type_only`: counting the
+    imports under TYPE_CHECKING too (a cycle of annotations)."""
+    g = graph(type_only)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

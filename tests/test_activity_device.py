@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpuscope.analysis.activity import activity_from_samples
-from gpuscope.analysis.activity_rules import sample_diagnoses
+from gpuscope.analysis.rules.registry import sample_diagnoses
 from tests.activity_builders import T0, meta, periodic, synth
 
 LINE = 55.5

@@ -105,12 +105,14 @@ def test_train_slow_figures():
     j = _activity("train_slow").to_json()
     assert j["source"] == "gpm_sm_active" and j["resolution_s"] == pytest.approx(0.12, abs=0.01)
     assert j["wall_s"] == pytest.approx(13.72, abs=0.01)
-    assert j["busy_fraction"] < 0.01 and j["idle_fraction"] > 0.99
-    assert j["idle_gaps"]["leading_s"] == pytest.approx(9.2, abs=0.2)
+    assert j["busy_fraction"] < 0.01 and j["idle_fraction"] > 0.98
+    # the model's upload at ~0.5-1 GB/s at 8.1 s is work (PCIe above the 1% trickle), not start-up quiet
+    assert j["idle_gaps"]["leading_s"] == pytest.approx(8.08, abs=0.2)
     act = j["active"]
-    assert act["working_s"] == pytest.approx(3.9, abs=0.2) and act["pauses"]["count"] == 0
+    # one pause: between the model's upload and the loop's first step
+    assert act["working_s"] == pytest.approx(3.9, abs=0.2) and act["pauses"]["count"] == 1
     assert act["busy_fraction"] == pytest.approx(0.024, abs=0.004)
-    assert act["classes"]["idle_quiet"] > 0.99 and act["pcie_quiet_share"] > 0.99
+    assert act["classes"]["idle_quiet"] > 0.98 and act["pcie_quiet_share"] > 0.98
 
 
 def test_several_gpus_pooled_and_per_gpu():

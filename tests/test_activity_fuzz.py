@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuscope.analysis.activity import activity_from_samples
-from gpuscope.analysis.activity_rules import sample_diagnoses
+from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import SAMPLE_SCHEMA, frame
 
 NUM = st.one_of(st.just(math.nan), st.floats(0, 120, allow_nan=False), st.sampled_from([0.0, 0.02, 0.5, 1.0, 55.0]))

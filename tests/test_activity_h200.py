@@ -11,8 +11,8 @@ import pytest
 
 from gpuscope import rundir
 from gpuscope.analysis.activity import activity_from_samples
-from gpuscope.analysis.activity_rules import sample_diagnoses
 from gpuscope.analysis.idle_overlap import idle_by_component
+from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import PHASE_SCHEMA, frame
 
 RUNS = Path(__file__).parent / "data" / "h200_foreign" / "runs"
@@ -43,8 +43,8 @@ def test_train_slow_starved_first_with_its_numbers():
     top = ds[0]
     assert top.id == "gpu_starved" and top.severity == "high"
     assert top.evidence["busy_fraction"] == pytest.approx(0.024, abs=0.004)
-    assert top.evidence["pcie_quiet_share"] == 1.0
-    assert "2.4%" in top.summary and "3.9 s" in top.summary
+    assert top.evidence["pcie_quiet_share"] == pytest.approx(1.0, abs=0.02)
+    assert "2.3%" in top.summary and "3.9 s" in top.summary
     assert "GPM SM activity averages each 0.12 s window" in top.evidence["could_not_see"]
     assert "startup_idle" in _ids(ds)
 
@@ -143,7 +143,8 @@ def test_printf_program_starved_by_its_cpu_prep_and_its_short_uploads_unjudged()
     top = ds[0]
     assert top.id == "gpu_starved" and top.severity == "medium"
     assert top.evidence["busy_fraction"] == pytest.approx(0.14, abs=0.02)
-    assert top.evidence["pcie_quiet_share"] == pytest.approx(0.74, abs=0.05)
+    # the uploads' first and last readings (0.5-2.5 GB/s) are moving bytes, not quiet (1% trickle)
+    assert top.evidence["pcie_quiet_share"] == pytest.approx(0.67, abs=0.05)
     assert "upload_bound_pageable" not in _ids(ds)  # 2-reading copies: the samples cannot tell
     unresolved = next(d for d in ds if d.id == "copies_unresolved")
     assert unresolved.evidence["readings_per_copy_median"] == 2 and unresolved.severity == "info"

@@ -77,3 +77,8 @@ def test_the_rule_catches_an_upward_import():
     assert not allowed("gpuscope.schemas", "gpuscope.parsers")
     assert allowed("gpuscope.sources.open", "gpuscope.parsers.logparse")
     assert allowed("gpuscope.reports.html", "gpuscope.analysis.timeline_view")
+
+
+def test_no_type_only_import_cycles_in_the_analysis():
+    """Annotations too: the analysis' parts stand on analysis.core and compare_side, not on each other."""
+    assert [c for c in cycles(type_only=True) if any(m.startswith("gpuscope.analysis") for m in c)] == []

@@ -39,9 +39,12 @@ def test_roles_guessed_from_names_say_how(name, role, word):
 
 
 def test_unknown_names_get_no_role_and_never_compute():
-    for name in ("sync", "misc", "foo", "d2h", "download"):
+    for name in ("sync", "misc", "foo"):
         role, how = guess_role(name)
         assert role is None and "counted in other" in how
+    for name in ("d2h", "download", "read_back", "to_cpu"):  # read-backs: their own role, never compute
+        role, how = guess_role(name)
+        assert role == "d2h" and "device-to-host" in how
     role, how = guess_role("total_fn")
     assert role == "info" and "aggregate" in how
 

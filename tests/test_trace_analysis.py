@@ -138,7 +138,11 @@ def test_activity_phases_counters_contract(pageable):
     fr, a = pageable
     act = a.to_json()["activity"]
     assert act["source"] == "trace" and act["resolution"] == "exact (profiler events)"
-    assert act["idle_fraction"] == pytest.approx(1 - act["busy_fraction"])
+    # busy = computing (kernels, memsets, DtoD); host copies beside it; idle = nothing running
+    assert act["idle_fraction"] == pytest.approx(
+        1 - sum(d["active_s"] for d in act["devices"]) / act["device_span_s"])
+    assert act["busy_fraction"] + act["copy_fraction"] >= 1 - act["idle_fraction"] - 1e-9
+    assert act["busy_fraction"] == pytest.approx(sum(d["busy_s"] for d in act["devices"]) / act["device_span_s"])
     assert set(act["idle_gaps"]) >= {"count", "total_s", "longest_s"}
     assert act["t_start"] > 1.79e9 and act["epoch"] is True
     assert dict(a.phases.dtypes.astype(str)) == PHASE_SCHEMA

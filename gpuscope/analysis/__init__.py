@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.rule_input import RuleInput
     from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.parsed import ParsedLog
@@ -38,9 +40,11 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     The line rate is the source's (resolved once when it was opened): it overrides the
     options' line_rate_* fields. NoDataError when the source has nothing to analyze.
 
-    Three parts, each for what the source has: the timing log (`_log_part`: split, statistics,
-    timeline, bounds, the log's rules, the samples joined to its phases), the profiler trace
-    (`_trace_part`) and the NVML samples (`_samples_part`); their diagnoses ranked together.
+    Each source fills what it has: the timing log (`_log_part`: split, statistics, timeline,
+    bounds, the samples joined to its phases), the profiler trace (`_trace_part`) and the NVML
+    samples (`_activity`); their pieces make one Evidence (gpuscope.analysis.evidence), and one
+    rule engine (gpuscope.analysis.rules: engine, registry) runs every rule over it and ranks
+    the findings once (severity, then the share of the time each explains).
     """
     from gpuscope.parsers.parsed import ParsedLog
 
@@ -51,9 +55,14 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
                                   line_rate_source=source.line_rate_source)
     log = _log_part(source, parsed, options)
     trace = _trace_part(source, options)
-    diags = log.diagnoses if trace is None else [*log.diagnoses, *trace.diagnoses]
-    activity, found = _samples_part(source, options, log)
-    diags = rank_diagnoses([*diags, *_not_seen_already(found, diags, trace is not None)])
+    activity = _activity(source, options)
+    evidence = _evidence(source, log, activity, trace)
+    from gpuscope.analysis.rules.engine import run_rules
+    from gpuscope.analysis.rules.registry import RULES, TRACE_RULES
+
+    diags = run_rules(RULES, evidence)
+    if trace is not None:  # the trace's own document keeps its rules' findings
+        trace.diagnoses = [d for d in diags if d.id in {r.id for r in TRACE_RULES}]
     what_if = None
     if options.what_if:
         from gpuscope.analysis.projection import whatif_doc
@@ -85,6 +94,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         trace=trace,
         activity=activity,
         model=source.model,
+        evidence=evidence,
     )
 
 
@@ -103,12 +113,13 @@ class _LogPart:
     pcie: pd.DataFrame | None
     pcie_info: dict
     phases: pd.DataFrame | None
-    diagnoses: list[Diagnosis]
+    rule_input: RuleInput | None    # what the log rules read (None: the source has no log)
 
 
 def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogPart:
     from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import quantities, rules, split, stats, timeline_summary
+    from gpuscope.analysis import quantities, split, stats, timeline_summary
+    from gpuscope.analysis.rule_input import RuleInput
 
     model = source.model
     # the parser's columns (names as codes): no million-row DataFrame is built here
@@ -128,72 +139,45 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     tl = timeline_summary.timeline_summary(tl_events, per_record, comps)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
-    diags = rules.run_rules(
-        rules.RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl,
-                        bounds=bnd, options=options, model=model, pcie=pcie_df,
-                        upload_bytes=up_bytes, upload_bytes_key=up_key)
-    )
+    inp = None
+    if source.log is not None:  # a source without timing lines runs no log rule on an empty log
+        inp = RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl, bounds=bnd,
+                        options=options, model=model, pcie=pcie_df, upload_bytes=up_bytes, upload_bytes_key=up_key)
     return _LogPart(records=recs, wide=wide, split=per_record, totals=totals, stats=comp_stats, timeline=tl,
-                    bounds=bnd, pcie=pcie_df, pcie_info=pcie_info, phases=log_phases, diagnoses=diags)
+                    bounds=bnd, pcie=pcie_df, pcie_info=pcie_info, phases=log_phases, rule_input=inp)
 
 
 def _trace_part(source: Source, options: AnalyzeOptions) -> TraceAnalysis | None:
-    """The profiler trace's analysis, when the source has one."""
+    """The profiler trace's figures, when the source has one (its rules run with the others)."""
     if source.trace is None:
         return None
     from gpuscope.analysis.trace_analysis import analyze_trace
 
     return analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
-                         line_rate_source=options.line_rate_source)
+                         line_rate_source=options.line_rate_source, rules=False)
 
 
-def _samples_part(source: Source, options: AnalyzeOptions, log: _LogPart) -> tuple[Activity | None, list[Diagnosis]]:
-    """GPU activity from the NVML samples and what the sample rules find (the log's own upload
-    rate and phases help them), when the source has samples."""
+def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:
+    """GPU activity from the NVML samples, when the source has them."""
     if source.samples is None or not len(source.samples):
-        return None, []
+        return None
     from gpuscope.analysis.activity import activity_from_samples
-    from gpuscope.analysis.activity_rules import sample_diagnoses
 
-    activity = activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
-                                     line_rate_source=options.line_rate_source)
-    found = sample_diagnoses(activity, upload_gbs=log.totals.get("upload_gbs"), phases=log.phases)
-    return activity, found
+    return activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
+                                 line_rate_source=options.line_rate_source)
 
 
-# What a sample rule says that a finer source already said: the log's PCIe rules (the same
-# uploads, with the log's own bytes/time) and the profiler trace (every copy and kernel measured).
-SAID_BY_THE_LOG = {"upload_bound_pageable": ("pcie_underused", "h2d_bound")}
-SEEN_BY_A_TRACE = {"gpu_starved", "gpu_underused", "upload_bound_pageable", "download_bound_pageable",
-                   "copies_unresolved", "link_bound", "compute_bound"}
+def _evidence(source: Source, log: _LogPart, activity: Activity | None, trace: TraceAnalysis | None) -> Evidence:
+    """Every source's pieces on one clock (gpuscope.analysis.evidence)."""
+    from gpuscope.analysis.evidence import collect
 
-
-def _not_seen_already(found: list[Diagnosis], earlier: list[Diagnosis], have_trace: bool) -> list[Diagnosis]:
-    ids = {d.id for d in earlier}
-    keep = []
-    for d in found:
-        if have_trace and d.id in SEEN_BY_A_TRACE:
-            continue
-        if any(i in ids for i in SAID_BY_THE_LOG.get(d.id, ())):
-            continue
-        keep.append(d)
-    return keep
+    return collect(log=log.rule_input, phases=log.phases, activity=activity, trace=trace,
+                   upload_gbs=log.totals.get("upload_gbs"))
 
 
 def no_log_format(source: Source) -> str:
     """The `format` of a source without timing lines: what it does have."""
     return "trace" if source.trace is not None else "samples"
-
-
-def rank_diagnoses(diags: list[Diagnosis]) -> list[Diagnosis]:
-    """Most important first: by severity, then by the time at stake where a rule measured it."""
-    from gpuscope.analysis.result import SEVERITY_ORDER
-
-    def key(d: Diagnosis) -> tuple[int, float]:
-        stake = d.evidence.get("time_at_stake_ms") if isinstance(d.evidence, dict) else None
-        return SEVERITY_ORDER.get(d.severity, 9), -(stake if isinstance(stake, int | float) else 0.0)
-
-    return sorted(diags, key=key)
 
 
 def _pcie(source: Source, options: AnalyzeOptions):

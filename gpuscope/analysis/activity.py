@@ -56,7 +56,7 @@ class Activity:
         return next((g for g in self.gpus if g.gpu == index), None)
 
     def to_json(self) -> dict:
-        from gpuscope.analysis.result import clean
+        from gpuscope.analysis.core import clean
 
         if not self.gpus:
             return clean({"source": None, "resolution_s": None, "busy_fraction": None, "idle_fraction": None,
@@ -177,6 +177,7 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
         "readings": grid.readings,
         "coverage": known_s / wall if wall > 0 else None,
         "busy_fraction": _wmean(grid.activity, dt),
+        "copy_fraction": _copy_fraction(grid, np.ones(grid.n, dtype=bool), line_rate_gbs),
         "idle_fraction": float(dt[idle].sum()) / known_s if known_s > 0 else None,
         "idle_gaps": gap_stats(durs, lead, trail),
         "classes": _shares(grid, np.ones(grid.n, dtype=bool)),
@@ -186,6 +187,16 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
         **_device_figures(grid, meta_gpu),
     }
     return out, working
+
+
+def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> float | None:
+    """Share of `mask`'s time with PCIe measured that a copy ran (RX or TX above the trickle),
+    beside busy_fraction (computing), never folded into it; None where PCIe was not measured."""
+    dt = grid.dt
+    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    measured = mask & ~np.isnan(busy)
+    m_s = float(dt[measured].sum())
+    return float(dt[measured & (busy == 1.0)].sum()) / m_s if m_s > 0 else None
 
 
 def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
@@ -216,12 +227,15 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
         "span_s": float(grid.t_end[a1 - 1] - grid.t_start[a0]),
         "working_s": work_s,
         "busy_fraction": _wmean(np.where(working, grid.activity, np.nan), dt),
+        "copy_fraction": _copy_fraction(grid, working, line_rate_gbs),
         "utilization_busy_fraction": _wmean(np.where(working, grid.util, np.nan), dt),
         "idle_fraction": (float(dt[known & np.isin(grid.cls, sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
                           if known.any() else None),
         "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
         "classes": _shares(grid, working),
         **_pcie_shares(grid, working, line_rate_gbs),
+        # what the units did while the SMs worked (GPM only): tells memory- from compute-bound
+        "pipes": sg.pipes_while_computing(grid, working) if grid.source == "gpm_sm_active" else None,
         "pauses": {"count": len(pauses), "total_s": float(sum(pd_)), "longest_s": max(pd_) if pd_ else 0.0,
                    "longest_at_s": (float(grid.t_start[pauses[longest][0]] - grid.t_start[0])
                                     if longest is not None else None)},
@@ -304,6 +318,10 @@ def _combined(figs: list[dict]) -> dict:
                                 default=None),
             "wall_s": max(f["wall_s"] for f in figs),
             "busy_fraction": mean("busy_fraction"), "idle_fraction": mean("idle_fraction"),
+            # summed over the GPUs, and said so (GPU-seconds: may exceed the span)
             "idle_gaps": {"count": sum(f["idle_gaps"]["count"] for f in figs),
                           "total_s": sum(f["idle_gaps"]["total_s"] for f in figs),
-                          "longest_s": max(f["idle_gaps"]["longest_s"] for f in figs)}}
+                          "longest_s": max(f["idle_gaps"]["longest_s"] for f in figs),
+                          "summed_over_gpus": len(figs)},
+            "pooled": "busy_fraction, idle_fraction: mean over the GPUs; idle_gaps: summed over the GPUs (GPU-seconds); "
+                      "each GPU's own figures: per_gpu"}

@@ -7,7 +7,8 @@ Steady-state rules judge the working time: the active span minus its pauses. A f
 several GPUs is one diagnosis naming them, with the worst GPU's numbers. Order: severity,
 then the share of the working time the finding explains.
 
-    sample_diagnoses(activity, upload_gbs=None, download_gbs=None, phases=None)
+    rule_findings(activity, rule, sample_context(activity, upload_gbs=None, phases=None))
+    gpuscope.analysis.rules.registry.sample_diagnoses(activity, ...)   # every sample rule, ranked
 
 `upload_gbs` / `download_gbs`: the program's own bytes/time rate (a log's h2d_bytes over
 its upload time); it wins over the samples, which cannot resolve short copies. `phases`
@@ -24,16 +25,15 @@ import pandas as pd
 
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis import transfers
+from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
 from gpuscope.analysis.device_rules import (
     Finding,
     SampleRule,
-    clocks_throttled,
     finite,
     link_downgraded,
     memory_nearly_full,
     rnd,
 )
-from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity
@@ -47,7 +47,6 @@ SLOW_COPY_SHARE = 0.5                    # a copy below this share of the line r
 COPY_SHARE_HIGH, COPY_SHARE_MEDIUM, COPY_SHARE_LOW = 0.4, 0.2, 0.1  # burst time / working time
 COPY_SM_LOW = 0.5                        # SM activity during the copies below this: SMs wait on them
 LINK_SHARE_MEDIUM, LINK_SHARE_LOW = 0.25, 0.10  # time at >= NEAR_LINE_SHARE of the line / working
-COMPUTE_BUSY, COMPUTE_SHARE = 0.6, 0.9   # compute_bound: mean activity and computing+both share
 PAUSE_SHARE = 0.2                        # pauses / active span
 STARTUP_MIN_S, STARTUP_SHARE = 2.0, 0.2  # no GPU work before the first sign of it
 
@@ -208,6 +207,8 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
             rate, basis = float(b["interior_gbs_median"]), "readings inside the copies"
         else:
             return None
+        if _other_way(g, direction, line):
+            return None
         sm_during = b["sm_activity_during"]
         # whether the SMs waited on the copies: readable only where the copies outlast the readings
         sm_seen = b["resolved"] and finite(sm_during)
@@ -226,15 +227,38 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
                                 "alike; a profiler trace names each copy's memory kind"
                                 + ("" if sm_seen else "; the copies are shorter than the readings, so whether "
                                                       "they overlapped compute is not known"))}
-        summary = (f"{verb.capitalize()}-bound from pageable memory (likely): {b['count']} copies took "
+        head = ("Read-back-bound into pageable memory (likely)" if direction == "tx" else
+                f"{verb.capitalize()}-bound from pageable memory (likely)")
+        during = "SM activity" if f["source"] != "utilization" else "utilization.gpu"
+        summary = (f"{head}: {b['count']} copies took "
                    f"{b['total_s']:.1f} s, {share_time:.0%} of the working time, at {rate:.1f} GB/s "
                    f"({basis}), {rate / line:.0%} of the {line:.1f} GB/s line rate"
-                   + (f", while SM activity was {sm_during:.0%}." if sm_seen else "."))
+                   + (f", while {during} was {sm_during:.0%}." if sm_seen else "."))
+        if direction == "tx":
+            rec = ("Read back into a reused pinned buffer (torch.empty(..., pin_memory=True) and copy_(src, "
+                   "non_blocking=True); CUDA: one cudaHostAlloc buffer), read back less or less often, or keep the "
+                   "result on the GPU.")
+            return Diagnosis(ident, sev, summary, ev, rec), share_time
         rec = (f"Pin the {verb} buffers (torch: pin_memory=True / .pin_memory(); CUDA: a reusable cudaHostAlloc "
                f"pool, or cudaHostRegister once) so the copy runs near the line rate, and overlap it with "
                f"compute (non_blocking copies on a side stream).")
         return Diagnosis(ident, sev, summary, ev, rec), share_time
     return rule
+
+
+def _other_way(g: sg.Grid, direction: str, line_rate_gbs: float) -> bool:
+    """Whether the bytes in this direction's bursts went the other way: the other direction
+    carried more during them (a DMA read of host memory sends its read requests on TX: an upload
+    at 10 GB/s RX shows ~1 GB/s of TX; that TX is not a read-back)."""
+    this, other = (g.rx, g.tx) if direction == "rx" else (g.tx, g.rx)
+    m = np.zeros(g.n, dtype=bool)
+    for a, b in transfers.burst_ranges(this, line_rate_gbs):
+        m[a:b] = True
+    ok = m & np.isfinite(this) & np.isfinite(other)
+    if not ok.any():
+        return False
+    w = g.dt[ok]
+    return float(np.sum(other[ok] * w)) > float(np.sum(this[ok] * w))
 
 
 def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
@@ -280,25 +304,6 @@ def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fi
     return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
 
 
-def compute_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    a = _working(f)
-    if a is None:
-        return None
-    busy = a["busy_fraction"]
-    comp = (a["classes"].get("computing") or 0.0) + (a["classes"].get("both") or 0.0)
-    if not (finite(busy) and busy >= COMPUTE_BUSY and comp >= COMPUTE_SHARE):
-        return None
-    ev = {"busy_fraction": rnd(busy), "computing_share": rnd(comp), "working_s": rnd(a["working_s"]),
-          "source": f["source"], "could_not_see": _limit(f)}
-    if f["source"] == "utilization":
-        summary = (f"Kernels ran {busy:.0%} of the {a['working_s']:.1f} s of work; utilization.gpu cannot tell "
-                   "whether they filled the GPU, so compute-bound is likely but not shown.")
-    else:
-        summary = f"Compute-bound: SM activity {busy:.0%} over {a['working_s']:.1f} s of work, the host kept it fed."
-    rec = "The GPU is the limit: faster kernels (precision, fusion, better algorithms) or more GPUs."
-    return Diagnosis("compute_bound", "info", summary, ev, rec), comp
-
-
 def long_pauses(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     a = f["active"]
     if a is None or not a["span_s"]:
@@ -332,42 +337,50 @@ def startup_idle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding
                       ev, "Leave start-up out when judging throughput, or warm up before timing."), lead / wall)
 
 
-RULES: list[SampleRule] = [
-    no_gpu_activity, gpu_starved, gpu_underused,
-    _copy_rule("rx", "upload", "upload_bound_pageable", "upload_gbs"),
-    _copy_rule("tx", "download", "download_bound_pageable", "download_gbs"),
-    link_bound, copies_unresolved, compute_bound, clocks_throttled, link_downgraded, memory_nearly_full,
-    long_pauses, startup_idle,
-]
+UPLOAD_BOUND = _copy_rule("rx", "upload", "upload_bound_pageable", "upload_gbs")
+DOWNLOAD_BOUND = _copy_rule("tx", "download", "download_bound_pageable", "download_gbs")
+
+
 STATIC_RULES = (link_downgraded, memory_nearly_full)  # judged even on a recording too short for the rest
 
 
-def sample_diagnoses(activity: Activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
-                     phases: pd.DataFrame | None = None) -> list[Diagnosis]:
-    """Diagnoses of an activity.Activity, most important first."""
+def sample_context(activity: Activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
+                   phases: pd.DataFrame | None = None) -> dict:
+    """What the sample rules read beside the figures: the program's own rates, and which timing-line
+    phase lines up with the idle time."""
     ctx: dict = {"upload_gbs": upload_gbs, "download_gbs": download_gbs}
     if phases is not None and len(phases):
         from gpuscope.analysis.idle_overlap import idle_by_component
 
         ctx["idle_by_component"] = idle_by_component(phases, activity)
-    found: dict[str, list[tuple[int, Diagnosis, float]]] = {}
+    return ctx
+
+
+def rule_findings(activity: Activity, rule: SampleRule, ctx: dict) -> list[Finding]:
+    """One sample rule over every GPU: one finding naming the GPUs it holds on (the worst GPU's numbers)."""
+    hits: list[tuple[int, Diagnosis, float]] = []
+    for ga in activity.gpus:
+        if ga.figures["readings"] < MIN_READINGS and rule not in STATIC_RULES:
+            continue
+        got = rule(ga.figures, ga.grid, ga.working, ctx)
+        if got is not None:
+            hits.append((ga.gpu, *got))
+    return [_merge(hits, len(activity.gpus))] if hits else []
+
+
+def too_few_samples(activity: Activity) -> list[Finding]:
+    hits = []
     for ga in activity.gpus:
         f = ga.figures
-        short = f["readings"] < MIN_READINGS
-        for rule in (STATIC_RULES if short else RULES):
-            got = rule(f, ga.grid, ga.working, ctx)
-            if got is not None:
-                found.setdefault(got[0].id, []).append((ga.gpu, *got))
-        if short:
-            d = Diagnosis("too_few_samples", "info",
-                          f"Only {f['readings']} activity reading(s) over {f['wall_s']:.2f} s: too few to judge "
-                          "how busy the GPU was.", {"readings": f["readings"], "wall_s": rnd(f["wall_s"]),
-                                                    "min_readings": MIN_READINGS},
-                          "Record longer than a second (the sampler reads SM activity ~10 times a second).")
-            found.setdefault(d.id, []).append((ga.gpu, d, 0.0))
-    out = [_merge(v, len(activity.gpus)) for v in found.values()]
-    out.sort(key=lambda x: (SEVERITY_ORDER.get(x[0].severity, 9), -x[1]))
-    return [d for d, _ in out]
+        if f["readings"] >= MIN_READINGS:
+            continue
+        d = Diagnosis("too_few_samples", "info",
+                      f"Only {f['readings']} activity reading(s) over {f['wall_s']:.2f} s: too few to judge "
+                      "how busy the GPU was.", {"readings": f["readings"], "wall_s": rnd(f["wall_s"]),
+                                                "min_readings": MIN_READINGS},
+                      "Record longer than a second (the sampler reads SM activity ~10 times a second).")
+        hits.append((ga.gpu, d, 0.0))
+    return [_merge(hits, len(activity.gpus))] if hits else []
 
 
 def _merge(hits: list[tuple[int, Diagnosis, float]], n_gpus: int) -> tuple[Diagnosis, float]:

@@ -18,10 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
 from gpuscope.analysis.compare_figures import run_figures
+from gpuscope.analysis.compare_side import Side
 from gpuscope.analysis.compare_stats import (
     CONFIDENCE,
     DEFAULT_BOOTSTRAP,
@@ -32,37 +30,11 @@ from gpuscope.analysis.compare_stats import (
     values_row,
 )
 from gpuscope.analysis.compare_verdict import activity_verdict, verdict
-from gpuscope.analysis.result import clean
+from gpuscope.analysis.core import clean
 from gpuscope.analysis.whatif_inputs import stalled_tenures
 
 if TYPE_CHECKING:
     from gpuscope.analysis.whatif import WhatIf
-    from gpuscope.parsers.parsed import ParsedLog
-
-
-@dataclass
-class Side:
-    """One side of a comparison: a parsed log plus what its run directory adds."""
-
-    label: str
-    parsed: ParsedLog
-    source: str = ""
-    mode: str | None = None                    # pinned | pageable | registered, when known
-    held_key: str = "mutex_held"
-    bytes_per_partition: float | None = None   # from --abc-bytes or the run's workload config
-    timeline_summary: dict | None = None       # Analysis.to_json()["timeline"], when available
-    samples: pd.DataFrame | None = None        # samples.csv contract
-    phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
-    meta: dict | None = None
-    pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
-    diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
-    activity: dict | None = None               # the `activity` object (NVML samples or a trace)
-    memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
-    steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
-    lane_noun: str = "worker"                  # what its picture's lanes are (worker, stream)
-    intervals: pd.DataFrame | None = None      # its samples' classed intervals (idle gaps shaded)
-    counters: pd.DataFrame | None = None       # a trace's busy-fraction bins
-    vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's
 
 
 @dataclass

@@ -22,7 +22,7 @@ from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
 from gpuscope.analysis.whatif_inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.compare import Side
+    from gpuscope.analysis.compare_side import Side
 
 
 def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
-from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
     from gpuscope.analysis.samplegrid import Grid
@@ -85,7 +85,11 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
                           "power supply and cooling; nvidia-smi -q -d PERFORMANCE shows the active reasons.",
            "hw_power_brake_slowdown": "The power brake fired (the node's power supply asked the GPU to slow): "
                                       "check the PSU / rack power budget."}[worst]
-    return Diagnosis("clocks_throttled", sev, summary, ev, rec), frac
+    # the share of the working time it explains: the busy time under the reason, times the clock it cost
+    a = f.get("active") or {}
+    work = a.get("working_s") or 0.0
+    lost = frac * (1.0 - depth if depth is not None else 0.5) * (busy_s / work if work > 0 else 1.0)
+    return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
 
 
 def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:

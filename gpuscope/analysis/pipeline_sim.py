@@ -280,31 +280,3 @@ class _MutexPipeline:
         if self.waiting[g]:
             w2, p2 = self.waiting[g].pop(0)
             self.start_tenure(t, w2, p2)
-
-
-def simulated_phases(r: SimResult, *, t0: float = 0.0):
-    """The simulated run as a phases DataFrame (worker, gpu, partition, phase, t_start,
-    t_end; seconds from `t0`), the shape the timeline renderers draw."""
-    import pandas as pd
-
-    t = r.times
-    rows: list[tuple[int, int, int, str, float, float]] = []
-    for p in range(r.n):
-        w = int(r.worker[p])
-        g0 = r.grant[p]
-        bar0 = g0 + t.upload_ms[p] + t.gpu_pre_ms[p]
-        segs = [
-            ("lock_wait", r.request[p], g0),
-            ("h2d", g0, g0 + t.upload_ms[p]),
-            ("msm", g0 + t.upload_ms[p], bar0),
-            ("barrier", bar0, bar0 + r.barrier_ms[p]),
-            ("tail_msm", bar0 + r.barrier_ms[p], r.release[p]),
-            ("prep", r.pick[p], r.pick[p] + t.prep_ms[p]),
-        ]
-        if t.synth_ms[p] > 0:
-            rows.append((-1, -1, p, "synth", r.ready[p] - t.synth_ms[p], r.ready[p]))
-        rows.extend((w, w // r.workers, p, name, a, b) for name, a, b in segs if b > a)
-    df = pd.DataFrame(rows, columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
-    df["t_start"] = t0 + df["t_start"] / 1e3
-    df["t_end"] = t0 + df["t_end"] / 1e3
-    return df

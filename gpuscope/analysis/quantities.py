@@ -23,15 +23,9 @@ from gpuscope.analysis import groupstats
 from gpuscope.analysis.table import column
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 UPLOAD_BYTES_KEYS = ("h2d_bytes", "abc_bytes", "upload_bytes")
-
-
-def quantities_of(parsed: Any) -> pd.DataFrame | None:
-    """The parsed log's quantities frame, or None when it has none (or no such frame)."""
-    q = getattr(parsed, "quantities", None)
-    return q if q is not None and len(q) else None
 
 
 def _quantity_columns(parsed: Any):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpuscope.analysis.core import SEVERITY_ORDER, AnalyzeOptions, Diagnosis, clean
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.parsed import ParsedLog
@@ -19,36 +20,7 @@ if TYPE_CHECKING:
 
 JSON_FORMAT_VERSION = 1
 
-
-@dataclass(frozen=True)
-class AnalyzeOptions:
-    abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
-    what_if: bool = False                # also project the run with pinned uploads (Analysis.what_if)
-    # The pinned H2D line rate (GB/s, 1e9) and where it came from (option | meta | cache |
-    # default): analyze() fills these from the Source, which resolved them when it was opened.
-    line_rate_gbs: float = 50.0
-    line_rate_source: str = "default"
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    id: str
-    severity: str                  # high | medium | low | info
-    summary: str
-    evidence: dict[str, Any]
-    recommendation: str
-
-    def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "summary": self.summary,
-            "evidence": clean(self.evidence),
-            "recommendation": self.recommendation,
-        }
-
-
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+__all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "clean"]
 
 
 @dataclass
@@ -81,6 +53,7 @@ class Analysis:
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
     activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
     model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
+    evidence: Evidence | None = None    # every source's pieces the rules read (gpuscope.analysis.evidence)
 
     @property
     def components(self) -> pd.DataFrame:
@@ -165,6 +138,8 @@ class Analysis:
             out.update(roles=prov["roles"], whole=prov["held"], vocabulary=prov["vocabulary"])
         if self.what_if is not None:
             out["what_if"] = self.what_if
+        if self.evidence is not None:  # the pieces the rules read: kind, source, GPU, resolution; joins
+            out["evidence"] = self.evidence.to_json()
         sr = getattr(self.origin, "samples_read", None) if self.origin is not None else None
         if sr is not None:  # what reading the samples file cost: rows kept, dropped, values unreadable
             out["samples_read"] = sr
@@ -187,26 +162,3 @@ class Analysis:
             str(r["phase"]): {k: r[k] for k in self.pcie.columns if k != "phase"}
             for _, r in self.pcie.iterrows()
         })
-
-
-def clean(obj: Any) -> Any:
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
-    if isinstance(obj, dict):
-        return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean(v) for v in obj]
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
-        return obj
-    if hasattr(obj, "item") and not isinstance(obj, (int, float)):
-        try:
-            obj = obj.item()
-        except (ValueError, AttributeError):
-            return str(obj)
-    if isinstance(obj, float):
-        return None if math.isnan(obj) or math.isinf(obj) else obj
-    if isinstance(obj, int):
-        return obj
-    pd = sys.modules.get("pandas")  # (pd.NA and pd.NaT exist only where pandas was loaded)
-    if pd is not None and (obj is pd.NA or obj is pd.NaT):
-        return None
-    return str(obj) if not isinstance(obj, (int, float)) else obj

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis.result import AnalyzeOptions
+from gpuscope.analysis.core import AnalyzeOptions
 from gpuscope.analysis.table import Table, as_table
 from gpuscope.rolemodel import RoleModel
 

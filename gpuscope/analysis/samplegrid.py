@@ -35,14 +35,20 @@ import pandas as pd
 SM_IDLE = 0.05
 #: activity above this (or PCIe busy) counts as "the GPU was in use" (the active span)
 SM_TRACE = 0.01
-#: RX or TX at or above this share of the line rate: PCIe busy (a transfer is running)
-PCIE_BUSY_SHARE = 0.05
+#: RX or TX at or above this share of the line rate: PCIe busy (a transfer is running). PCIe is
+#: "quiet" only when both directions are below it: the trickle of an idle link (driver polls,
+#: small reads: < 0.25 GB/s on the H200) stays under it, a crawl of 1-4 GB/s from pageable memory
+#: (2-8% of a Gen5 x16 line) is above it, never "quiet" (docs/ANALYZE.md)
+PCIE_BUSY_SHARE = 0.01
 #: a reading at or above this share of the line rate is "at the line rate"
 NEAR_LINE_SHARE = 0.85
 
 CLASSES = ("computing", "both", "transferring", "idle_quiet", "idle", "unknown")
 SM_IDLE_CLASSES = ("transferring", "idle_quiet", "idle")
-WINDOW_COLUMNS = ("sm_active", "sm_occupancy", "dram_active", "gpu_util_pct", "mem_util_pct")
+WINDOW_COLUMNS = ("sm_active", "sm_occupancy", "dram_active", "gpu_util_pct", "mem_util_pct",
+                  "tensor_active", "fp16_active", "fp32_active", "fp64_active")
+#: GPM pipe readings (0-1, window averages) that tell what bounds the GPU while it works
+PIPE_COLUMNS = ("sm_occupancy", "dram_active", "tensor_active", "fp16_active", "fp32_active", "fp64_active")
 STATE_COLUMNS = ("mem_used_mib", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
                  "clock_event_reasons")
 
@@ -66,6 +72,7 @@ class Grid:
     states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval
     util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
+    pipes: dict[str, np.ndarray] | None = None  # PIPE_COLUMNS filled backwards (only those read)
 
     @property
     def dt(self) -> np.ndarray:
@@ -143,9 +150,10 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     rx, tx = rx[1:], tx[1:]
     states = {c: _ffill_both(cols[c])[1:] for c in STATE_COLUMNS}
     cls = classify(activity, rx, tx, line_rate_gbs)
+    pipes = {c: np.clip(_bfill(cols[c]), 0.0, 1.0)[1:] for c in PIPE_COLUMNS if np.isfinite(cols[c]).any()}
     return Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
                 resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
-                pcie_resolution_s=pcie_resolution, cls=cls, states=states, util=util_f, time_basis=basis)
+                pcie_resolution_s=pcie_resolution, cls=cls, states=states, util=util_f, time_basis=basis, pipes=pipes)
 
 
 def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
@@ -189,3 +197,17 @@ def merged_intervals(grid: Grid) -> pd.DataFrame:
     return pd.DataFrame({"gpu": np.full(starts.size, grid.gpu, dtype="int64"),
                          "class": pd.Series(c[starts], dtype=object),
                          "t_start": grid.t_start[starts], "t_end": grid.t_end[ends]})
+
+
+def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | None]:
+    """Time-weighted mean of SM activity and of each GPM pipe read (PIPE_COLUMNS) over the working
+    intervals with SM activity >= SM_IDLE: what the GPU's units did while it computed;
+    `computing_s` is that time."""
+    comp = working & (np.nan_to_num(grid.activity) >= SM_IDLE)
+    dt = grid.dt
+    out: dict[str, float | None] = {"computing_s": float(dt[comp].sum())}
+    for name, x in (("sm_active", grid.activity), *(grid.pipes or {}).items()):
+        ok = comp & np.isfinite(x)
+        w = float(dt[ok].sum())
+        out[name] = float(np.sum(x[ok] * dt[ok]) / w) if w > 0 else None
+    return out

@@ -7,7 +7,7 @@ Rules (docs/ARCHITECTURE.md, "The role model"):
 - `contains`: when a record has both the outer (ntt_kernels) and the inner (h2d) component,
   the inner keeps its role and the outer's remainder (outer - inner, at least 0) goes to the
   remainder role; with the outer alone, the outer has its own role;
-- other = held - h2d - gpu_compute - cpu_stall; when negative the record is inconsistent,
+- other = held - h2d - gpu_compute - cpu_stall - d2h (read-backs); when negative the record is inconsistent,
   other is 0, and the record stays in every sum.
 Only complete records (with a held line) are split.
 
@@ -26,7 +26,7 @@ from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 SPLIT_COLUMNS = [
     "record", "first_line", "last_line", "ts_start", "ts_end", "n_gpus", "held_ms",
-    "h2d_ms", "gpu_compute_ms", "cpu_stall_ms", "other_ms", "parts_ms", "excess_ms",
+    "h2d_ms", "gpu_compute_ms", "cpu_stall_ms", "d2h_ms", "other_ms", "parts_ms", "excess_ms",
     "inconsistent", "contention_ms",
 ]
 
@@ -146,7 +146,8 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
     h2d = sums["h2d"]
     gpu = sums["gpu_compute"]
     stall = sums["cpu_stall"]
-    parts = h2d + gpu + stall
+    d2h = sums["d2h"]
+    parts = h2d + gpu + stall + d2h
     raw_other = held - parts
     contention = _row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
     with np.errstate(invalid="ignore"):
@@ -161,6 +162,7 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
             "h2d_ms": h2d,
             "gpu_compute_ms": gpu,
             "cpu_stall_ms": stall,
+            "d2h_ms": d2h,
             "other_ms": np.clip(raw_other, 0.0, None),
             "parts_ms": parts,
             "excess_ms": np.clip(-raw_other, 0.0, None),

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rule_input import (
     NAN,
     RuleInput,

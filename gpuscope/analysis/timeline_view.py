@@ -44,7 +44,8 @@ def timeline_view(source: Source) -> TimelineView:
     if source.trace is not None:
         from gpuscope.analysis.trace_analysis import analyze_trace
 
-        ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
+        ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source,
+                           rules=False)  # a picture needs no diagnoses
         ranked = len(source.trace.ranks) > 1
         phases = _by_rank(source.trace) if ranked else ta.phases
         phases = _with_gpu_ranges(phases, source.trace, ranked)

@@ -2,8 +2,10 @@
 
 All times are the trace's microseconds (TraceFrames' ts_us). A device's traced span is its
 rank's span: first to last event of that rank, host and device events alike (the host's
-work before the first kernel is time the GPU sat idle). Busy = the union of kernel, copy and
-memset intervals over all streams of the device. Plain functions, no printing.
+work before the first kernel is time the GPU sat idle). Busy = the GPU computing, as SM and
+DRAM activity see it for samples: kernels, memsets and device-to-device copies (`computing`);
+copies to or from the host or a peer are `copy_fraction` beside it (`host_copies`); the union
+of everything (`active_s`, DeviceView.busy) is what the idle gaps are the complement of. Plain functions, no printing.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ class DeviceView:
     busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
     kernels: tuple[np.ndarray, np.ndarray]
     copies: tuple[np.ndarray, np.ndarray]
+    # work on the device's own memory: kernels, memsets, device-to-device copies (HBM traffic at
+    # TB/s, the GPU computing as SM and DRAM activity see it); and the copies to or from elsewhere
+    computing: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+    host_copies: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
 
     @property
     def span_us(self) -> float:
@@ -80,6 +86,8 @@ def device_views(frames: TraceFrames) -> list[DeviceView]:
                 rank=int(rank), device=int(dev), name=names.get((int(rank), int(dev)), ""), span=span,
                 gpu=g, host=h_r, busy=_merged(g), kernels=_merged(g[kind == "kernel"]),
                 copies=_merged(g[kind == "memcpy"]),
+                computing=_merged(g[(kind != "memcpy") | (g["direction"].astype(object) == "DtoD")]),
+                host_copies=_merged(g[(kind == "memcpy") & (g["direction"].astype(object) != "DtoD")]),
             ))
     return views
 
@@ -171,10 +179,15 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
         span = v.span_us
         kern = iv.total(*v.kernels)
         cop = iv.total(*v.copies)
+        work, moved = iv.total(*v.computing), iv.total(*v.host_copies)
         overlap = iv.intersection_length(v.copies, v.kernels)
         out.append({
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
-            "busy_s": v.busy_us / 1e6, "busy_fraction": v.busy_us / span if span > 0 else None,
+            # busy = computing (kernels, memsets, device-to-device copies); copies to or from the host
+            # or a peer beside it (copy_fraction); active = anything running
+            "busy_s": work / 1e6, "busy_fraction": work / span if span > 0 else None,
+            "copy_fraction": moved / span if span > 0 else None,
+            "active_s": v.busy_us / 1e6,
             "kernel_s": kern / 1e6, "memcpy_s": cop / 1e6,
             "memset_s": float(v.gpu.loc[kind == "memset", "dur_us"].sum()) / 1e6,
             "copy_kernel_overlap_s": overlap / 1e6,

@@ -20,7 +20,7 @@ import pandas as pd
 from gpuscope.analysis import trace_activity as act
 from gpuscope.analysis import trace_gaps as tg
 from gpuscope.analysis import trace_phases as tp
-from gpuscope.analysis.result import Diagnosis, clean
+from gpuscope.analysis.core import Diagnosis, clean
 from gpuscope.analysis.top_kernels import top_kernels
 from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
@@ -46,6 +46,7 @@ class TraceAnalysis:
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
     options: dict = field(default_factory=dict)
     top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.top_kernels
+    rule_input: TraceRuleInput | None = None  # what the trace rules read (rules.registry runs them)
 
     def to_json(self) -> dict:
         return clean({
@@ -65,16 +66,20 @@ class TraceAnalysis:
 
 def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFrames) -> dict:
     span = sum(v.span_us for v in views)
-    busy = sum(v.busy_us for v in views)
+    busy = sum(v.busy_us for v in views)  # anything running: kernels, copies, memsets
     dev = act.device_rows(views)
     kern = sum(d["kernel_s"] for d in dev) * 1e6
     cop = sum(d["memcpy_s"] for d in dev) * 1e6
+    work = sum(d["busy_s"] for d in dev) * 1e6      # kernels, memsets, device-to-device copies
+    moved = sum(d["copy_fraction"] * d["span_s"] for d in dev if d["copy_fraction"] is not None) * 1e6
     overlap = sum(d["copy_kernel_overlap_s"] for d in dev) * 1e6
     t0 = min(v.span[0] for v in views)
     t1 = max(v.span[1] for v in views)
     return {
         "source": "trace", "resolution": RESOLUTION,
-        "busy_fraction": busy / span if span > 0 else None,
+        # busy = computing (as SM activity is for samples); host/peer copies beside it, never in it
+        "busy_fraction": work / span if span > 0 else None,
+        "copy_fraction": moved / span if span > 0 else None,
         "idle_fraction": 1.0 - busy / span if span > 0 else None,
         "kernel_fraction": kern / span if span > 0 else None,
         "memcpy_fraction": cop / span if span > 0 else None,
@@ -100,9 +105,12 @@ def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> dict:
     }
 
 
-def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10) -> TraceAnalysis:
+def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10,
+                  rules: bool = True) -> TraceAnalysis:
     """Analyze a read trace (gpuscope.parsers.kineto.TraceFrames). NoDataError when it holds no
-    kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA)."""
+    kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). `rules=False`: the
+    diagnoses are left to the caller's rule engine (gpuscope.analysis.analyze runs every source's
+    rules at once), which reads `rule_input`."""
     views = act.device_views(frames)
     if not views:
         raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "
@@ -117,9 +125,9 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     by_key = {(v.rank, v.device): v for v in views}
     gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps)
     span = sum(v.span_us for v in views)
-    diagnoses = run_rules(TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
-                                         line_rate_source=line_rate_source, host=frames.host,
-                                         gap_hosts=gap_list))
+    rule_input = TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
+                                line_rate_source=line_rate_source, host=frames.host, gap_hosts=gap_list)
+    diagnoses = run_rules(rule_input) if rules else []
     notes = list(frames.notes)
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
@@ -139,4 +147,5 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         gaps=gaps,
         options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
         top_kernels=top_kernels(frames.gpu),
+        rule_input=rule_input,
     )

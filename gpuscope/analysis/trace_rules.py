@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.result import Diagnosis
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.trace_activity import HOST_DIRECTIONS, DeviceView
 from gpuscope.analysis.trace_gaps import LONG_GAP_US, SYNC_RE
 
@@ -49,7 +49,10 @@ class TraceRuleInput:
 
     @property
     def busy_fraction(self) -> float | None:
-        return sum(v.busy_us for v in self.views) / self.span_us if self.span_us > 0 else None
+        """The share of the traced span the devices computed (kernels, memsets, device-to-device
+        copies; trace_activity.DeviceView.computing): one meaning of busy."""
+        kern = sum(iv.total(*v.computing) for v in self.views)
+        return kern / self.span_us if self.span_us > 0 else None
 
     @property
     def gpu(self) -> pd.DataFrame:
@@ -146,12 +149,15 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
                       "this machine (gpuscope bandwidth measures it)")
     ev["unseen"] = unseen
     dirs = " and ".join(f"{d} {v['count']} x" for d, v in by_dir.items())
+    what = "copies from pageable host memory"
+    if set(by_dir) == {"DtoH"}:  # the program reads results back into pageable memory
+        what = "read-backs (device to host) into pageable host memory"
     blocking = ""
     if blocked is not None and blocked >= HOST_BLOCKED:
         blocking = f"; the host waited in the copy call for {blocked:.0%} of the copy time"
     return _diagnosis(
         "pageable_memcpy", share,
-        (f"{len(m)} copies from pageable host memory ({dirs}, {nbytes / 1e9:.2f} GB) took {us / 1e3:.1f} ms at "
+        (f"{len(m)} {what} ({dirs}, {nbytes / 1e9:.2f} GB) took {us / 1e3:.1f} ms at "
          f"{gbs:.1f} GB/s, {gbs / inp.line_rate_gbs:.0%} of the {round(inp.line_rate_gbs, 1):g} GB/s line rate"
          f"{blocking}"),
         ev,
@@ -374,8 +380,20 @@ RULES: list[Callable[[TraceRuleInput], list[Diagnosis]]] = [
 
 
 def run_rules(inp: TraceRuleInput) -> list[Diagnosis]:
-    """Every rule's diagnoses, most time at stake first."""
-    out: list[Diagnosis] = []
-    for rule in RULES:
-        out += rule(inp)
-    return sorted(out, key=lambda d: -(d.evidence.get("time_at_stake_ms") or 0.0))
+    """The trace's rules alone over one TraceRuleInput, through the one engine (rules.engine, the
+    trace rules of rules.registry): ranked by severity, then the share of the traced span."""
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.rules.engine import run_rules as run
+    from gpuscope.analysis.rules.registry import TRACE_RULES
+
+    return run(TRACE_RULES, Evidence([], trace=_Holder(inp)))
+
+
+@dataclass
+class _Holder:
+    """What the evidence holds of a trace when there is only the trace rules' input."""
+
+    rule_input: TraceRuleInput
+    activity: dict = field(default_factory=dict)
+    memcpy: list[dict] = field(default_factory=list)
+    split: list[dict] = field(default_factory=list)

@@ -80,12 +80,3 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         if ranges else float("nan"),
     }
     return out
-
-
-def in_burst_mask(grid: sg.Grid, line_rate_gbs: float) -> np.ndarray:
-    """Intervals inside an RX or TX burst."""
-    m = np.zeros(grid.n, dtype=bool)
-    for rate in (grid.rx, grid.tx):
-        for a, b in burst_ranges(rate, line_rate_gbs):
-            m[a:b] = True
-    return m

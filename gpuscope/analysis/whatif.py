@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.core import clean
 from gpuscope.analysis.pipeline_sim import SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, upload_gbs
-from gpuscope.analysis.result import clean
 from gpuscope.analysis.whatif_inputs import (
     STALL_MS,
     WhatIfInputs,

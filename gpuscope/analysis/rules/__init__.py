@@ -1,9 +1,11 @@
 """Diagnosis rules: each a plain function RuleInput -> list[Diagnosis] (0..n).
 
-The rules live by what they look at: upload_rules (h2d_bound, pcie_underused) and
-tenure_rules (cpu_stall_at_barrier, lock_convoy, unstable_component, inconsistent_records,
-first_partition_warmup); what they read (RuleInput) and their number helpers are in
-rule_input. Every rule, threshold and the input type stay importable from here.
+The package of the rule engine: engine (the Rule type, one ranking), registry (every rule of
+every source, once) and one module per concern for the rules over the evidence (readback,
+bound, duty, gpus). The log rules live by what they look at: upload_rules (h2d_bound,
+pcie_underused) and tenure_rules (cpu_stall_at_barrier, lock_convoy, unstable_component,
+inconsistent_records, first_partition_warmup); what they read (RuleInput) and their number
+helpers are in rule_input. Every log rule, threshold and the input type stay importable from here.
 
 Severity thresholds are the module constants; docs/ANALYZE.md documents them.
 Evidence holds numbers from this log only. Summaries and advice speak the model's words
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpuscope.analysis.result import SEVERITY_ORDER, Diagnosis
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rule_input import NAN, RuleInput
 from gpuscope.analysis.tenure_rules import (
     CONVOY_RATIO_HIGH,
@@ -55,10 +57,13 @@ RULES: list[Callable[[RuleInput], list[Diagnosis]]] = [
 
 
 def run_rules(inp: RuleInput) -> list[Diagnosis]:
-    out: list[Diagnosis] = []
-    for rule in RULES:
-        out.extend(rule(inp))
-    return sorted(out, key=lambda d: SEVERITY_ORDER.get(d.severity, 9))
+    """The log's rules alone over one RuleInput, through the one engine (rules.engine, the log
+    rules of rules.registry): ranked by severity, then the share of the record time."""
+    from gpuscope.analysis.evidence import collect
+    from gpuscope.analysis.rules.engine import run_rules as run
+    from gpuscope.analysis.rules.registry import LOG_RULES
+
+    return run(LOG_RULES, collect(log=inp))
 
 
 __all__ = [

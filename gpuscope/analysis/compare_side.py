@@ -1,0 +1,38 @@
+"""One side of a comparison (`Side`): the type compare, compare_figures and compare_stats share,
+in a module of its own so none of them imports another for its annotations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from gpuscope.parsers.parsed import ParsedLog
+
+
+@dataclass
+class Side:
+    """One side of a comparison: a parsed log plus what its run directory adds."""
+
+    label: str
+    parsed: ParsedLog
+    source: str = ""
+    mode: str | None = None                    # pinned | pageable | registered, when known
+    held_key: str = "mutex_held"
+    bytes_per_partition: float | None = None   # from --abc-bytes or the run's workload config
+    timeline_summary: dict | None = None       # Analysis.to_json()["timeline"], when available
+    samples: pd.DataFrame | None = None        # samples.csv contract
+    phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
+    meta: dict | None = None
+    pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
+    diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
+    activity: dict | None = None               # the `activity` object (NVML samples or a trace)
+    memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
+    steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
+    lane_noun: str = "worker"                  # what its picture's lanes are (worker, stream)
+    intervals: pd.DataFrame | None = None      # its samples' classed intervals (idle gaps shaded)
+    counters: pd.DataFrame | None = None       # a trace's busy-fraction bins
+    vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's

@@ -1,0 +1,65 @@
+"""The shared core below every part of the analysis: the options in, a finding (Diagnosis) out,
+the severity order every ranking uses, and `clean` (JSON-safe values). Imports nothing of the
+analysis, so the evidence layer, the rules, the trace and sample parts and the result types all
+stand on it without importing each other."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
+    what_if: bool = False                # also project the run with pinned uploads (Analysis.what_if)
+    # The pinned H2D line rate (GB/s, 1e9) and where it came from (option | meta | cache |
+    # default): analyze() fills these from the Source, which resolved them when it was opened.
+    line_rate_gbs: float = 50.0
+    line_rate_source: str = "default"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    id: str
+    severity: str                  # high | medium | low | info
+    summary: str
+    evidence: dict[str, Any]
+    recommendation: str
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "summary": self.summary,
+            "evidence": clean(self.evidence),
+            "recommendation": self.recommendation,
+        }
+
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists, keys -> str."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if hasattr(obj, "item") and not isinstance(obj, (int, float)):
+        try:
+            obj = obj.item()
+        except (ValueError, AttributeError):
+            return str(obj)
+    if isinstance(obj, float):
+        return None if math.isnan(obj) or math.isinf(obj) else obj
+    if isinstance(obj, int):
+        return obj
+    pd = sys.modules.get("pandas")  # (pd.NA and pd.NaT exist only where pandas was loaded)
+    if pd is not None and (obj is pd.NA or obj is pd.NaT):
+        return None
+    return str(obj) if not isinstance(obj, (int, float)) else obj

@@ -1,0 +1,150 @@
+"""Every rule, once, as a Rule (rules.engine): what it needs, what it reads, what it supersedes.
+
+The order is the tie-break of the ranking (severity, then share of the time explained).
+- log rules (upload_rules, tenure_rules, readback): a program's printed parts; share = the part of
+  the record time the finding is about;
+- trace rules (trace_rules): every kernel and copy; share = the time at stake / the traced span;
+  a trace is the finest evidence of copies and gaps, so the sample rules about them yield to it;
+- sample rules (activity_rules, bound, duty, gpus): NVML samples of each GPU; share = the share of
+  the working time the finding explains.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.analysis.rules.engine import Finding, Rule, run_rules
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.core import Diagnosis
+    from gpuscope.analysis.evidence import Evidence
+
+
+def _fn(path: str) -> Callable[..., Any]:
+    """`module:function` of gpuscope.analysis, imported when the rule first runs: a log's analysis
+    loads no pandas (the sample and trace rules need it), and no module imports the registry back."""
+    mod, name = path.split(":")
+    return getattr(importlib.import_module(f"gpuscope.analysis.{mod}"), name)
+
+LOG_SHARE_KEYS = ("h2d_share", "d2h_share", "stall_share")
+
+
+def _log_share(d: Diagnosis) -> float:
+    for k in LOG_SHARE_KEYS:
+        v = d.evidence.get(k)
+        if isinstance(v, int | float) and v == v:
+            return float(v)
+    return 0.0
+
+
+def _log(path: str) -> Callable[[Evidence], list[Finding]]:
+    def run(ev: Evidence) -> list[Finding]:
+        return [(d, _log_share(d)) for d in _fn(path)(ev.log)]
+    return run
+
+
+def _trace_share(d: Diagnosis, span_us: float) -> float:
+    """The share of the traced span a trace finding explains: the copies' own time for slow copies
+    (what they took, not only what pinning wins back), else the time at stake."""
+    if d.id == "pageable_memcpy" and span_us > 0 and isinstance(d.evidence.get("copy_ms"), int | float):
+        return float(d.evidence["copy_ms"]) * 1e3 / span_us
+    return float(d.evidence.get("share_of_span") or 0.0)
+
+
+def _trace(path: str) -> Callable[[Evidence], list[Finding]]:
+    def run(ev: Evidence) -> list[Finding]:
+        assert ev.trace is not None and ev.trace.rule_input is not None
+        span = ev.trace.rule_input.span_us
+        return [(d, _trace_share(d, span)) for d in _fn(f"trace_rules:{path}")(ev.trace.rule_input)]
+    return run
+
+
+def _ctx(ev: Evidence) -> dict:
+    if "sample_ctx" not in ev.extra:
+        assert ev.activity is not None
+        ev.extra["sample_ctx"] = _fn("activity_rules:sample_context")(ev.activity, upload_gbs=ev.upload_gbs,
+                                                                    phases=ev.phases)
+    return ev.extra["sample_ctx"]
+
+
+def _sample(path: str) -> Callable[[Evidence], list[Finding]]:
+    def run(ev: Evidence) -> list[Finding]:
+        assert ev.activity is not None
+        return _fn("activity_rules:rule_findings")(ev.activity, _fn(path), _ctx(ev))
+    return run
+
+
+def _whole(path: str) -> Callable[[Evidence], list[Finding]]:
+    """A sample rule over all the GPUs at once (activity -> findings)."""
+    def run(ev: Evidence) -> list[Finding]:
+        return _fn(path)(ev.activity)
+    return run
+
+
+LOG, TRACE, SAMPLES = ("log",), ("trace",), ("samples",)
+_UP = ("upload_bound_pageable",)
+
+LOG_RULES = [
+    Rule("h2d_bound", LOG, ("copies",), _log("upload_rules:h2d_bound"), supersedes=_UP, also=SAMPLES),
+    Rule("pcie_underused", LOG, ("copies",), _log("upload_rules:pcie_underused"), supersedes=_UP, also=SAMPLES),
+    Rule("d2h_bound", LOG, ("copies",), lambda ev: _fn("rules.readback:d2h_bound_rule")(ev),
+         supersedes=("download_bound_pageable",), also=("samples", "trace")),
+    Rule("cpu_stall_at_barrier", LOG, ("host",), _log("tenure_rules:cpu_stall_at_barrier")),
+    Rule("lock_convoy", LOG, ("host",), _log("tenure_rules:lock_convoy")),
+    Rule("unstable_component", LOG, ("host", "compute"), _log("tenure_rules:unstable_component")),
+    Rule("inconsistent_records", LOG, (), _log("tenure_rules:inconsistent_records")),
+    Rule("first_partition_warmup", LOG, ("compute",), _log("tenure_rules:first_partition_warmup")),
+]
+
+TRACE_RULES = [
+    Rule("pageable_memcpy", TRACE, ("copies",), _trace("pageable_memcpy")),
+    Rule("host_starved", TRACE, ("compute", "host"), _trace("host_starved")),
+    Rule("sync_bound", TRACE, ("compute", "host"), _trace("sync_bound")),
+    Rule("launch_bound", TRACE, ("compute",), _trace("launch_bound")),
+    Rule("copies_not_overlapped", TRACE, ("copies", "compute"), _trace("copies_not_overlapped")),
+]
+
+_BY_TRACE = ("trace",)
+SAMPLE_RULES = [
+    Rule("no_gpu_activity", SAMPLES, ("compute",), _sample("activity_rules:no_gpu_activity")),
+    Rule("gpu_starved", SAMPLES, ("compute", "copies", "idle"), _sample("activity_rules:gpu_starved"), yields_to=_BY_TRACE,
+         supersedes=("host_stall_cycle",), ranks_after=LOG),
+    Rule("gpu_underused", SAMPLES, ("compute", "copies"), _sample("activity_rules:gpu_underused"), yields_to=_BY_TRACE,
+         ranks_after=LOG),
+    Rule("upload_bound_pageable", SAMPLES, ("copies", "compute"), _sample("activity_rules:UPLOAD_BOUND"), yields_to=_BY_TRACE),
+    Rule("download_bound_pageable", SAMPLES, ("copies", "compute"), _sample("activity_rules:DOWNLOAD_BOUND"),
+         yields_to=_BY_TRACE),
+    Rule("link_bound", SAMPLES, ("copies",), _sample("activity_rules:link_bound"), yields_to=_BY_TRACE),
+    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("activity_rules:copies_unresolved"), yields_to=_BY_TRACE),
+    Rule("gpu_bound", SAMPLES, ("compute",), _sample("rules.bound:gpu_bound")),
+    Rule("host_stall_cycle", SAMPLES, ("compute", "idle"), _sample("rules.duty:host_stall_cycle"),
+         yields_to=_BY_TRACE, supersedes=("gpu_underused",), ranks_after=LOG),
+    Rule("gpu_imbalance", SAMPLES, ("compute",), _whole("rules.gpus:gpu_imbalance")),
+    Rule("upload_imbalance", SAMPLES, ("copies",), _whole("rules.gpus:upload_imbalance"), yields_to=_BY_TRACE),
+    Rule("clocks_throttled", SAMPLES, ("device",), _sample("device_rules:clocks_throttled")),
+    Rule("pcie_link_downgraded", SAMPLES, ("device", "copies"), _sample("device_rules:link_downgraded")),
+    Rule("memory_nearly_full", SAMPLES, ("device",), _sample("device_rules:memory_nearly_full")),
+    Rule("long_pauses", SAMPLES, ("idle",), _sample("activity_rules:long_pauses")),
+    Rule("startup_idle", SAMPLES, ("idle",), _sample("activity_rules:startup_idle")),
+    Rule("too_few_samples", SAMPLES, (), _whole("activity_rules:too_few_samples")),
+]
+
+RULES: list[Rule] = [*LOG_RULES, *TRACE_RULES, *SAMPLE_RULES]
+
+
+def sample_diagnoses(activity: Activity, *, upload_gbs: float | None = None, download_gbs: float | None = None,
+                     phases: pd.DataFrame | None = None) -> list[Diagnosis]:
+    """The diagnoses of NVML samples alone (an activity.Activity), through the rule engine, most
+    important first; `upload_gbs` / `download_gbs`: the program's own rates; `phases`: timing-line
+    phases (the idle time is then tied to one)."""
+    from gpuscope.analysis.evidence import collect
+
+    ev = collect(activity=activity)
+    ev.extra["sample_ctx"] = _fn("activity_rules:sample_context")(activity, upload_gbs=upload_gbs,
+                                                                download_gbs=download_gbs, phases=phases)
+    return run_rules(SAMPLE_RULES, ev)

@@ -1,0 +1,200 @@
+"""One story from every source, on the H200 captures of bound programs (tests/data/h200_bounds):
+a recording (samples + timing lines), an nvidia-smi dmon / query-gpu capture and a profiler
+trace of the same program name the same first cause, at the confidence each source allows;
+and the inputs that would make each new rule fire falsely do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscope.analysis import analyze
+from gpuscope.sources import open_source
+
+B = Path(__file__).parent / "data" / "h200_bounds"
+FOREIGN = Path(__file__).parent / "data" / "h200_foreign"
+
+
+def _a(path: Path, **kw):
+    return analyze(open_source(str(path), **kw))
+
+
+def _ids(a) -> list[str]:
+    return [d.id for d in a.diagnoses]
+
+
+def _text(a) -> str:
+    return " ".join(d.summary + " " + d.recommendation for d in a.diagnoses)
+
+
+# -- read-backs to pageable memory: ~1.3-1.8 GB/s of PCIe TX, 90% of each step ----------------
+
+def test_readback_recording_names_the_readback_first_with_its_tx_rate():
+    a = _a(B / "runs" / "readback_pageable")
+    d = a.diagnoses[0]
+    assert d.id == "d2h_bound" and d.severity == "high"
+    assert d.evidence["d2h_share"] > 0.9 and d.evidence["pcie_tx_gbs_during_d2h"] == pytest.approx(1.77, abs=0.2)
+    assert "pageable destination" in d.summary and "pinned buffer" in d.recommendation
+    assert a.split["d2h_share"] > 0.9 and a.split["other_share"] < 0.01  # the split has the read-backs
+    # would fire falsely before: the GPU starved, "PCIe quiet", DataLoader advice
+    assert "gpu_starved" not in _ids(a) and "PCIe quiet" not in _text(a) and "DataLoader" not in _text(a)
+    assert d.evidence["pieces"] == ["copies:DtoH:log", "copies:DtoH:gpm:gpu0"]
+
+
+@pytest.mark.parametrize("capture", ["runs/readback_pageable/samples.csv", "smi/readback_pageable_dmon.txt"])
+def test_readback_samples_alone_name_the_pageable_readback_first(capture):
+    a = _a(B / capture)
+    d = a.diagnoses[0]
+    assert d.id == "download_bound_pageable" and d.severity == "high"
+    assert d.summary.startswith("Read-back-bound into pageable memory (likely)")
+    assert 1.2 < d.evidence["rate_gbs"] < 2.1 and d.evidence["share_of_working_time"] > 0.9
+    assert "memory kind" in d.evidence["could_not_see"]
+    assert "gpu_starved" not in _ids(a) and "PCIe quiet" not in _text(a)
+    act = a.activity.to_json()
+    assert act["active"]["copy_fraction"] > 0.9 and act["active"]["busy_fraction"] < 0.1
+
+
+def test_readback_trace_names_pageable_readbacks_and_busy_is_computing_only():
+    a = _a(B / "traces" / "readback_pageable.json.gz")
+    d = a.diagnoses[0]
+    assert d.id == "pageable_memcpy" and d.severity == "high" and list(d.evidence["directions"]) == ["DtoH"]
+    assert d.summary.startswith("3 read-backs (device to host) into pageable host memory")
+    act = a.to_json()["activity"]
+    assert act["busy_fraction"] < 0.01 and act["copy_fraction"] > 0.9  # copies are never counted as busy
+
+
+def test_a_trace_and_a_recording_of_the_same_readbacks_agree_on_busy():
+    a = _a(B / "runs" / "readback_pageable", trace=str(B / "traces" / "readback_pageable.json.gz"))
+    j = a.to_json()
+    join = j["evidence"]["joined"][0]
+    assert join["agree"] is True and join["trace"] == pytest.approx(join["samples"], abs=0.01)
+    assert j["activity"]["busy_fraction"] < 0.01 and j["nvml_activity"]["active"]["busy_fraction"] < 0.01
+    top = a.diagnoses[:2]
+    assert {d.id for d in top} == {"d2h_bound", "pageable_memcpy"}
+    d2h = next(d for d in top if d.id == "d2h_bound")
+    assert d2h.evidence["host_memory"] == "pageable" and "into pageable host memory" in d2h.summary
+
+
+def test_a_pinned_readback_at_the_line_rate_gets_no_pinning_advice():
+    # would fire falsely: d2h_bound advising a pinned buffer for read-backs that already use one
+    a = _a(B / "runs" / "readback_pinned")
+    d = next(d for d in a.diagnoses if d.id == "d2h_bound")
+    assert d.evidence["rate_gbs"] > 40 and "already run near the line rate" in d.recommendation
+    assert "pinned buffer" not in d.recommendation and "pageable" not in d.summary
+    assert "download_bound_pageable" not in _ids(a)
+
+
+# -- uploads from pageable memory: still first from every source ------------------------------
+
+def test_pageable_uploads_first_from_every_source():
+    rec = _a(B / "runs" / "upload_pageable")
+    assert rec.diagnoses[0].id == "h2d_bound" and "pinned" in rec.diagnoses[0].recommendation
+    dmon = _a(B / "smi" / "upload_pageable_dmon.txt")
+    assert dmon.diagnoses[0].id == "upload_bound_pageable"
+    tr = _a(B / "traces" / "upload_pageable.json.gz")
+    assert tr.diagnoses[0].id == "pageable_memcpy" and list(tr.diagnoses[0].evidence["directions"]) == ["HtoD"]
+
+
+@pytest.mark.parametrize("capture", ["smi/upload_pageable_dmon.txt", "runs/upload_pageable/samples.csv"])
+def test_an_uploads_read_requests_on_tx_are_not_a_readback(capture):
+    # would fire falsely: the DMA read requests of a 9 GB/s upload show ~1 GB/s of TX, above the trickle
+    assert "download_bound_pageable" not in _ids(_a(B / capture))
+
+
+def test_copy_loop_recorded_before_the_pipe_columns_has_no_readback_either():
+    assert "download_bound_pageable" not in _ids(_a(FOREIGN / "runs" / "copy_pageable"))
+
+
+# -- what bounds the GPU while it works --------------------------------------------------------
+
+def test_hbm_bound_is_memory_bound_not_compute_bound():
+    for capture in ("runs/hbm_bound", "runs/hbm_bound/samples.csv"):
+        a = _a(B / capture)
+        d = next(d for d in a.diagnoses if d.id == "memory_bound")
+        assert d.evidence["while_computing"]["dram_active"] > 0.8 and "fewer passes over memory" in d.recommendation
+        # would fire falsely: compute_bound from SM activity 96% alone
+        assert "compute_bound" not in _ids(a) and "Compute-bound" not in _text(a)
+
+
+def test_tensor_bound_is_compute_bound_on_the_tensor_cores():
+    a = _a(B / "runs" / "tensor_bound")
+    d = next(d for d in a.diagnoses if d.id == "compute_bound")
+    assert "tensor cores" in d.summary and d.evidence["while_computing"]["tensor_active"] > 0.85
+    assert "memory_bound" not in _ids(a) and "occupancy_bound" not in _ids(a)  # DRAM 17%, occupancy 14%
+
+
+def test_occupancy_bound_is_latency_bound_with_more_parallel_work_advised():
+    a = _a(B / "runs" / "occupancy_bound")
+    d = next(d for d in a.diagnoses if d.id == "occupancy_bound")
+    assert d.evidence["while_computing"]["sm_occupancy"] < 0.05 and "more parallel work" in d.recommendation
+    assert "compute_bound" not in _ids(a) and "memory_bound" not in _ids(a)
+
+
+def test_two_processes_on_one_gpu_name_no_bound_no_pipe_shows():
+    # would fire falsely: memory_bound at DRAM 53% (two programs, neither pipe full)
+    a = _a(B / "runs" / "two_procs")
+    assert not {"memory_bound", "compute_bound", "occupancy_bound"} & set(_ids(a))
+    assert "gpu_busy" in _ids(a) and len(a.activity.gpus) == 1
+
+
+@pytest.mark.parametrize("capture", ["smi/hbm_bound_dmon.txt", "smi/tensor_bound_query.csv", "smi/occupancy_bound_query.csv"])
+def test_utilization_captures_never_name_a_bound(capture):
+    a = _a(B / capture)
+    assert not {"memory_bound", "compute_bound", "occupancy_bound"} & set(_ids(a))
+
+
+def test_samples_without_the_pipe_columns_name_no_occupancy_bound():
+    # would fire falsely: SM 65%, occupancy 9.5% (a matmul loop recorded before the tensor/FP columns)
+    assert "occupancy_bound" not in _ids(_a(FOREIGN / "runs" / "copy_pinned_power_cap"))
+
+
+# -- a regular busy/idle cycle: a host-side stall -------------------------------------------------
+
+def test_duty_cycle_recording_is_a_high_host_stall():
+    a = _a(B / "runs" / "duty_cycle")
+    d = a.diagnoses[0]
+    assert d.id == "host_stall_cycle" and d.severity == "high"
+    assert d.evidence["period_s"] == pytest.approx(1.0, abs=0.1) and d.evidence["share_of_working_time"] > 0.4
+    assert "gpu_underused" not in _ids(a)  # would have said "kernels too small"
+
+
+def test_duty_cycle_query_capture_says_what_utilization_cannot_tell():
+    a = _a(B / "smi" / "duty_cycle_query.csv")
+    d = a.diagnoses[0]
+    assert d.id == "host_stall_cycle" and d.severity == "high" and "likely" in d.summary
+    assert "a trace or SM activity would tell launch gaps" in d.evidence["could_not_see"]
+
+
+@pytest.mark.parametrize("capture", ["runs/tensor_bound", "runs/upload_pageable", "runs/hbm_bound"])
+def test_steady_or_copy_bound_loops_are_no_host_stall_cycle(capture):
+    # would fire falsely: a copy loop's idle SMs between bursts (bytes moving: not waiting for the host)
+    assert "host_stall_cycle" not in _ids(_a(B / capture))
+
+
+# -- several GPUs -------------------------------------------------------------------------------
+
+def test_two_gpus_in_one_file_get_their_own_tables_and_an_imbalance_finding():
+    from rich.console import Console
+
+    from gpuscope.reports.console import render_summary
+
+    a = _a(B / "two_gpus" / "samples.csv")
+    j = a.to_json()["activity"]
+    assert j["gpus"] == [0, 1] and set(j["per_gpu"]) == {"0", "1"}
+    assert j["idle_gaps"]["summed_over_gpus"] == 2 and "summed over the GPUs" in j["pooled"]
+    imb = next(d for d in a.diagnoses if d.id == "gpu_imbalance")
+    assert imb.evidence["busiest_gpu"] == 0 and imb.evidence["least_busy_gpu"] == 1
+    ids = _ids(a)
+    assert "memory_bound" in ids and "download_bound_pageable" in ids  # each GPU's own story
+    rb = next(d for d in a.diagnoses if d.id == "download_bound_pageable")
+    assert rb.summary.startswith("GPU 1:") and rb.evidence["gpus"] == [1]
+    con = Console(width=100, record=True, color_system=None)
+    render_summary(a, con)
+    out = con.export_text()
+    assert "GPU 0 activity" in out and "GPU 1 activity" in out and "of GPU 1" in out
+    assert "nothing summed over them" in out
+
+
+def test_one_gpu_is_no_imbalance():
+    assert "gpu_imbalance" not in _ids(_a(B / "runs" / "hbm_bound"))
