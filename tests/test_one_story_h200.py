@@ -198,3 +198,40 @@ def test_two_gpus_in_one_file_get_their_own_tables_and_an_imbalance_finding():
 
 def test_one_gpu_is_no_imbalance():
     assert "gpu_imbalance" not in _ids(_a(B / "runs" / "hbm_bound"))
+
+
+def test_a_query_gpu_capture_of_a_readback_loop_names_no_host_cause():
+    # nvidia-smi --query-gpu has no PCIe column: the read-back loop's idle GPU is not called
+    # "starved by the host" with DataLoader advice; the finding says what would tell
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(B / "smi" / "readback_pageable_query.csv"),
+                        "--json"], capture_output=True, text=True, check=True)
+    ds = json.loads(p.stdout)["diagnoses"]
+    assert not any(d["id"] == "gpu_starved" for d in ds)
+    top = ds[0]
+    assert top["id"] == "gpu_idle_unexplained" and "DataLoader" not in top["recommendation"]
+
+
+def test_a_dmon_capture_with_one_reading_of_work_gives_no_verdict(tmp_path):
+    # a 1 s dmon capture in which the GPU worked for one reading: no starvation verdict
+    from gpuscope.analysis.activity import activity_from_samples
+    from gpuscope.analysis.rules.registry import sample_diagnoses
+    from gpuscope.parsers import read_samples
+
+    head = ("#Date        Time         gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk"
+            "     fb   bar1   ccpm  rxpci  txpci \n"
+            "#YYYYMMDD    HH:MM:SS     Idx      W      C      C      %      %      %      %      %      %    MHz    MHz"
+            "     MB     MB     MB   MB/s   MB/s \n")
+    rows = []
+    for i in range(12):
+        sm = 12 if i == 8 else 0
+        rows.append(f" 20261201    23:38:{10 + i:02d}       0     81     41     42    {sm:3d}      0      0      0      0"
+                    f"      0   3201    345      0      1      0      1      0 \n")
+    f = tmp_path / "dmon.txt"
+    f.write_text(head + "".join(rows))
+    a = activity_from_samples(read_samples(f), meta=None, line_rate_gbs=55.0, line_rate_source="default")
+    ids = [d.id for d in sample_diagnoses(a)]
+    assert "gpu_starved" not in ids and "gpu_idle_unexplained" not in ids and "too_few_readings" in ids

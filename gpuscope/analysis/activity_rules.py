@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity
 
 MIN_READINGS = 5                         # activity readings below this: too short to judge
+MIN_WORK_READINGS = 3                    # readings inside the working time below this: no starvation verdict
 STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
 STARVED_MIN_QUIET = 0.5                  # ... with PCIe quiet at least this share of it
 TINY_KERNELS_RATIO = 0.1                 # SM activity < this x utilization.gpu: kernels fill few SMs
@@ -126,6 +127,9 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
     if st is None or not (_starved(st[1], st[2]) and st[5]):
         return None
     a, busy, med, quiet, measured, _ = st
+    res = f.get("resolution_s")
+    if finite(res) and res > 0 and a["working_s"] < MIN_WORK_READINGS * res:
+        return _too_few_readings(f, a, busy, res), 0.0
     # without PCIe figures a slow copy cannot be ruled out: never more than medium
     sev = "high" if busy < STARVED_BUSY_HIGH and measured else "medium"
     util = a.get("utilization_busy_fraction")
@@ -147,6 +151,10 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
     io = (f"PCIe quiet {pct(quiet)} of that time" if measured else "PCIe not measured")
     summary = (f"GPU starved by the host: {_what(f)} averaged {pct(busy)} over the {a['working_s']:.1f} s it "
                f"was in use, {io} ({what})")
+    if not measured:  # an idle GPU waiting on slow copies looks the same without PCIe figures
+        summary = (f"GPU mostly idle, cause not visible: {_what(f)} averaged {pct(busy)} over the "
+                   f"{a['working_s']:.1f} s it was in use, and PCIe was not measured, so waiting for the host "
+                   "cannot be told from waiting for slow copies (pageable uploads or read-backs)")
     if finite(a["idle_fraction"]) and a["idle_fraction"] >= 0.95:
         summary += f"; under {sg.SM_IDLE:.0%} for {pct(a['idle_fraction'])} of it."
     elif gaps["count"]:
@@ -170,7 +178,25 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
     if tiny:
         rec = ("Launch fewer, larger kernels: fuse element-wise ops (e.g. torch.compile in PyTorch), capture the loop in a CUDA "
                "graph, batch more work per launch, and avoid a host read-back (.item()) per op.")
+    if not measured:
+        rec = ("Record it with PCIe figures (gpuscope record, or nvidia-smi dmon -s t) or take a profiler trace to tell "
+               "a host-side stall from slow copies; advice follows from which it is.")
+        return Diagnosis("gpu_idle_unexplained", sev, summary, ev, rec), 1.0 - busy
     return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
+
+
+def _too_few_readings(f: dict, a: dict, busy: float, res: float) -> Diagnosis:
+    """The GPU worked for fewer readings than a verdict needs: say so instead of a cause."""
+    n = a["working_s"] / res
+    summary = (f"The GPU worked {a['working_s']:.1f} s, about {n:.0f} reading(s) {res:.2f} s apart, with "
+               f"{_what(f)} averaging {pct(busy)}: too few readings to tell a host-side stall from copies or "
+               "short kernels at this resolution.")
+    ev = {"working_s": rnd(a["working_s"]), "resolution_s": rnd(res), "readings_in_work": rnd(n, 1),
+          "min_readings": MIN_WORK_READINGS, "busy_fraction": rnd(busy, 4), "source": f["source"],
+          "could_not_see": _limit(f)}
+    rec = ("Sample faster (gpuscope record samples every 20 ms; nvidia-smi dmon -d 1 is one reading a second) "
+           "or record a longer stretch of the program.")
+    return Diagnosis("too_few_readings", "info", summary, ev, rec)
 
 
 def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
