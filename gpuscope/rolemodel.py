@@ -229,11 +229,11 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
-        "io", "read", "wait", "input", "decode", "collate", "augment", "host", "cpu", "queue")),
+        "io", "read", "wait", "input", "decode", "collate", "augment", "host", "cpu")),
     ("gpu_compute", "GPU work", (
         "forward", "backward", "fwd", "bwd", "compute", "kernel", "kernels", "optimizer", "optim",
         "opt", "gemm", "matmul", "attention", "attn", "infer", "inference", "model", "gpu", "cuda",
-        "train", "update", "loss_backward")),
+        "update", "loss_backward")),
 )
 #: names the CuZK model knows that any program may print: alone they do not make a log CuZK's
 GENERIC_NAMES = frozenset(("h2d", "total", "synth"))

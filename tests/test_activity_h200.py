@@ -201,7 +201,7 @@ def test_imagenet_style_starved_loader():
     a = _analysis("imagenet_slow")
     assert a.format == "lines" and a.records == 60
     ids = _ids(a.diagnoses)
-    assert ids[0] == "cpu_stall_at_barrier" and a.diagnoses[0].severity == "high"
+    assert ids[0] == "host_stall" and a.diagnoses[0].severity == "high"
     assert a.diagnoses[0].evidence["host_components"] == ["Data"]
     assert a.diagnoses[0].evidence["first_record_left_out"] is True
     assert 0.75 < a.diagnoses[0].evidence["stall_share"] < 0.95
@@ -213,7 +213,7 @@ def test_imagenet_style_fed_loader_is_not_told_it_stalls():
     warm-up is left out, so no MEDIUM or HIGH stall is claimed."""
     a = _analysis("imagenet_fast")
     assert a.records == 60
-    stall = [d for d in a.diagnoses if d.id == "cpu_stall_at_barrier"]
+    stall = [d for d in a.diagnoses if d.id == "host_stall"]
     assert all(d.severity == "low" for d in stall)
     assert all(d.evidence["stall_share"] < 0.03 for d in stall)
     assert "first_record_warmup" in _ids(a.diagnoses)

@@ -114,6 +114,15 @@ def test_first_diagnosis(case):
     assert a.diagnoses and a.diagnoses[0].id == EXPECTED[case]["diagnosis"]
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if "no_diagnosis" in EXPECTED[c]])
+def test_no_diagnosis_where_the_text_cannot_carry_one(case):
+    from gpuscope.analysis import analyze
+    from gpuscope.sources.open import open_source
+
+    a = analyze(open_source(DATA / case))
+    assert not [d for d in a.diagnoses if d.severity in ("high", "medium")], EXPECTED[case]["no_diagnosis"]
+
+
 def test_a_refusal_names_the_shapes_and_the_closest_line():
     with pytest.raises(NoDataError) as e:
         _parse("corpus/config_dumps/argparse_dcgan.txt")

@@ -49,6 +49,26 @@ def test_unknown_names_get_no_role_and_never_compute():
     assert role == "info" and "aggregate" in how
 
 
+def test_names_whose_words_do_not_say_what_ran_get_no_role():
+    # a server's queue is requests waiting, not the GPU waiting for the host; `train` names the
+    # whole loop (fairseq's cumulative train_wall, a whole run's train_runtime), not GPU work
+    for name in ("queue", "queue_time", "train_wall", "train"):
+        role, _ = guess_role(name)
+        assert role not in ("cpu_stall", "gpu_compute"), name
+
+
+def test_a_training_loops_stall_is_named_for_any_program_with_its_old_id_an_alias(tmp_path):
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
+
+    log = tmp_path / "loop.log"
+    log.write_text("".join(f"step={i} data_ms={80 + i % 3} compute_ms=20 step_ms={101 + i % 3}\n" for i in range(12)))
+    ds = [d.to_json() for d in analyze(open_source(str(log))).diagnoses]
+    stall = next(d for d in ds if d["id"] == "host_stall")
+    assert stall["aliases"] == ["cpu_stall_at_barrier"] and "barrier" not in stall["summary"]
+    assert "pinned" not in stall["recommendation"]  # nothing about host memory is in its evidence
+
+
 def test_guessed_models_of_the_captures():
     cases = {
         "copy_pageable": ("step", {"h2d": "h2d", "compute": "gpu_compute"}, "step"),

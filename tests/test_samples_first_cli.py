@@ -34,7 +34,7 @@ def test_starved_training_loop_from_samples_alone():
 def test_starved_training_loop_with_its_timing_lines_names_the_data_part():
     j = analyze_json(RUNS / "train_slow")
     first = j["diagnoses"][0]
-    assert first["id"] == "cpu_stall_at_barrier" and "(data)" in first["summary"] and first["severity"] == "high"
+    assert first["id"] == "host_stall" and first["aliases"] == ["cpu_stall_at_barrier"] and "(data)" in first["summary"] and first["severity"] == "high"
     assert "gpu_starved" in [d["id"] for d in j["diagnoses"]]
 
 

@@ -28,12 +28,12 @@ from gpuscope.sources import open_source  # noqa: E402
 EXPECTED = {
     "copy_pageable": {"h2d_bound", "pcie_underused", "upload_bound_pageable"},
     "copy_pinned": None,  # no pinning advice; any first cause
-    "train_slow": {"cpu_stall_at_barrier", "gpu_starved"},
+    "train_slow": {"host_stall", "cpu_stall_at_barrier", "gpu_starved"},
     "train_fast": None,
     "launch_bound": {"gpu_starved", "launch_bound"},
     "sync_bound": {"gpu_starved", "sync_bound"},
-    "printf_pty": {"cpu_stall_at_barrier", "gpu_starved"},
-    "printf_pipe": {"cpu_stall_at_barrier", "gpu_starved"},
+    "printf_pty": {"host_stall", "cpu_stall_at_barrier", "gpu_starved"},
+    "printf_pipe": {"host_stall", "cpu_stall_at_barrier", "gpu_starved"},
 }
 TRACE_EXPECTED = {
     "copy_pageable": {"pageable_memcpy"}, "copy_pinned": None, "train_slow": {"host_starved"},

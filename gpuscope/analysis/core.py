@@ -28,15 +28,21 @@ class Diagnosis:
     summary: str
     evidence: dict[str, Any]
     recommendation: str
+    #: the ids this finding had before it was named in the program's own words (kept in the JSON
+    #: for one version: `cpu_stall_at_barrier` for a training loop's host_stall)
+    aliases: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "id": self.id,
             "severity": self.severity,
             "summary": self.summary,
             "evidence": clean(self.evidence),
             "recommendation": self.recommendation,
         }
+        if self.aliases:
+            out["aliases"] = list(self.aliases)
+        return out
 
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
@@ -82,7 +82,7 @@ def run_rules(rules: list[Rule], ev: Evidence) -> list[Diagnosis]:
     for r, d, s in kept:
         used = pieces_used(r, ev, d)
         if used:
-            d = Diagnosis(d.id, d.severity, d.summary, {**d.evidence, "pieces": used}, d.recommendation)
+            d = replace(d, evidence={**d.evidence, "pieces": used})
         out.append((r, d, s))
     out.sort(key=lambda x: (SEVERITY_ORDER.get(x[1].severity, 9), -_num(x[2])))
     return [d for _, d, _ in _after(out)]
