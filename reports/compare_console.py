@@ -115,11 +115,15 @@ def run_table(doc: dict):
         pb = (b.get("pcie_per_phase") or {}).get(ph, {})
         t.add_row("PCIe RX outside the phases" if ph == "(none)" else f"PCIe RX during {ph}",
                   _gbs(_rx(pa)), _gbs(_rx(pb)))
+        if any(_n(_rx(r, "tx")) and (not _n(_rx(r)) or _rx(r, "tx") > _rx(r)) for r in (pa, pb)):
+            # bytes going the other way dominate (a read-back phase): its TX, the direction that moved
+            t.add_row("PCIe TX outside the phases" if ph == "(none)" else f"PCIe TX during {ph}",
+                      _gbs(_rx(pa, "tx")), _gbs(_rx(pb, "tx")))
     return t
 
 
-def _rx(row: dict) -> Any:
-    for k in ("rx_gbs_median", "rx_gbs", "rx_median_gbs"):
+def _rx(row: dict, direction: str = "rx") -> Any:
+    for k in (f"{direction}_gbs_median", f"{direction}_gbs", f"{direction}_median_gbs"):
         if k in row:
             return row[k]
     return None

@@ -235,3 +235,15 @@ def test_a_dmon_capture_with_one_reading_of_work_gives_no_verdict(tmp_path):
     a = activity_from_samples(read_samples(f), meta=None, line_rate_gbs=55.0, line_rate_source="default")
     ids = [d.id for d in sample_diagnoses(a)]
     assert "gpu_starved" not in ids and "gpu_idle_unexplained" not in ids and "too_few_readings" in ids
+
+
+def test_compare_of_readback_loops_shows_tx_during_the_readbacks():
+    # bytes moving device to host: the per-phase PCIe rows give TX where it dominates, not RX alone
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "gpuscope", "compare", str(B / "runs" / "readback_pageable"),
+                        str(B / "runs" / "readback_pinned")], capture_output=True, text=True, check=True,
+                       env={**__import__("os").environ, "COLUMNS": "160"})
+    row = next(line for line in p.stdout.splitlines() if "PCIe TX during d2h" in line)
+    assert "1.8 GB/s" in row and "54.3 GB/s" in row
