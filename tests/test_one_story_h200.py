@@ -247,3 +247,27 @@ def test_compare_of_readback_loops_shows_tx_during_the_readbacks():
                        env={**__import__("os").environ, "COLUMNS": "160"})
     row = next(line for line in p.stdout.splitlines() if "PCIe TX during d2h" in line)
     assert "1.8 GB/s" in row and "54.3 GB/s" in row
+
+
+@pytest.mark.parametrize(("trace", "bound"), [("hbm_bound", "memory_bound"), ("tensor_bound", "compute_bound")])
+def test_a_trace_names_the_bound_from_its_kernels_and_says_how_sure(trace, bound):
+    a = _a(B / "traces" / f"{trace}.json.gz")
+    d = next(d for d in a.diagnoses if d.id in ("memory_bound", "compute_bound"))
+    assert d.id == bound and d.severity == "info" and "likely, by kernel names" in d.summary
+    assert "pipe" in d.evidence["could_not_see"] or "DRAM" in d.evidence["could_not_see"]
+
+
+def test_kernel_names_name_no_bound_where_the_gpu_mostly_waits():
+    # the launch-bound loop's tiny element-wise kernels fill 5% of its span: no memory bound
+    a = _a(FOREIGN / "traces" / "launch_bound.json.gz")
+    assert not [d for d in a.diagnoses if d.id in ("memory_bound", "compute_bound")]
+
+
+def test_kernel_families():
+    from gpuscope.analysis.rules.kernel_mix import family
+
+    assert family("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT") == "matrix"
+    assert family("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>(...)") == "matrix"
+    assert family("void at::native::vectorized_elementwise_kernel<4, AUnaryFunctor>") == "streaming"
+    assert family("void at::native::reduce_kernel<512, 1>") == "streaming"
+    assert family("my_custom_kernel") == "other"

@@ -60,7 +60,8 @@ def _trace(path: str) -> Callable[[Evidence], list[Finding]]:
     def run(ev: Evidence) -> list[Finding]:
         assert ev.trace is not None and ev.trace.rule_input is not None
         span = ev.trace.rule_input.span_us
-        return [(d, _trace_share(d, span)) for d in _fn(f"trace_rules:{path}")(ev.trace.rule_input)]
+        fn = _fn(path if ":" in path else f"trace_rules:{path}")
+        return [(d, _trace_share(d, span)) for d in fn(ev.trace.rule_input)]
     return run
 
 
@@ -107,6 +108,8 @@ TRACE_RULES = [
     Rule("sync_bound", TRACE, ("compute", "host"), _trace("sync_bound")),
     Rule("launch_bound", TRACE, ("compute",), _trace("launch_bound")),
     Rule("copies_not_overlapped", TRACE, ("copies", "compute"), _trace("copies_not_overlapped")),
+    # the bound by kernel names; the samples' GPM pipes are finer: beside a recording this one yields
+    Rule("kernel_mix", TRACE, ("compute",), _trace("rules.kernel_mix:kernel_mix"), yields_to=SAMPLES),
 ]
 
 _BY_TRACE = ("trace",)

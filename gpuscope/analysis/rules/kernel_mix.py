@@ -1,0 +1,82 @@
+"""What bounds the GPU while it works, from a profiler trace: the kernels' names and durations.
+
+A trace has no pipe counters (no DRAM or tensor activity), so the bound is read from what the
+kernels are, at the confidence names allow, and said so:
+
+    compute_bound   >= MIX_SHARE of kernel time in matrix kernels (GEMM, convolution, attention:
+                    cuBLAS/cuDNN/CUTLASS/nvjet names), the GPU computing >= MIX_BUSY of the span
+    memory_bound    >= MIX_SHARE in streaming kernels (element-wise, reductions, copies, fills,
+                    normalisations: a pass over memory each), likewise
+
+Otherwise nothing: a mix of both says no bound. The samples' GPM pipes are the finer evidence
+(rules/bound.py); where a recording is beside the trace its rule speaks and this one yields.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from gpuscope.analysis.core import Diagnosis
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.trace_rules import TraceRuleInput
+
+MIX_SHARE = 0.7   # of kernel time in one family
+MIX_BUSY = 0.5    # the GPU computing at least this share of the traced span
+_MATRIX = re.compile(r"gemm|cutlass|wgmma|hmma|xmma|nvjet|cublas|matmul|conv|implicit_|fmha|flash|attention|"
+                     r"sm\d\d_xmma|_mma|splitk", re.I)
+_STREAM = re.compile(r"elementwise|reduce|reduction|copy|fill|memset|cat_|index|scatter|gather|"
+                     r"norm|softmax|dropout|transpose|unary|binary|foreach", re.I)
+
+
+def family(name: str) -> str:
+    """matrix | streaming | other, from a kernel's name."""
+    if _MATRIX.search(name):
+        return "matrix"
+    if _STREAM.search(name):
+        return "streaming"
+    return "other"
+
+
+def kernel_mix(inp: TraceRuleInput) -> list[Diagnosis]:
+    g = inp.gpu
+    if not len(g):
+        return []
+    k = g[g["kind"].astype(object) == "kernel"]
+    busy = inp.busy_fraction
+    if not len(k) or busy is None or busy < MIX_BUSY:
+        return []
+    dur = k["dur_us"].astype(float).clip(lower=0.0)
+    total = float(dur.sum())
+    if total <= 0:
+        return []
+    fam = k["name"].astype(str).map(family)
+    share = {f: float(dur[fam == f].sum()) / total for f in ("matrix", "streaming", "other")}
+    top = k.assign(_d=dur, _f=fam).groupby("name")["_d"].sum().sort_values(ascending=False)
+    examples = {f: [n for n in top.index if family(str(n)) == f][:2] for f in ("matrix", "streaming")}
+    ev = {"kernel_ms": round(total / 1e3, 3), "busy_fraction": round(busy, 4),
+          "matrix_share": round(share["matrix"], 4), "streaming_share": round(share["streaming"], 4),
+          "other_share": round(share["other"], 4), "thresholds": {"mix_share": MIX_SHARE, "mix_busy": MIX_BUSY},
+          "basis": "kernel names and durations (a trace has no pipe counters)",
+          "could_not_see": ("how full the DRAM or tensor pipes were: a recording with GPM (gpuscope record) "
+                            "or Nsight Compute measures it")}
+    if share["matrix"] >= MIX_SHARE:
+        ev["examples"] = [str(n)[:120] for n in examples["matrix"]]
+        return [Diagnosis(
+            "compute_bound", "info",
+            f"Compute-bound on matrix kernels (likely, by kernel names): {share['matrix']:.0%} of the kernel time is "
+            f"GEMM/convolution/attention kernels while the GPU computed {busy:.0%} of the traced span; a trace "
+            "cannot show how full the tensor pipes were.", ev,
+            "The matrix math is the limit: a lower precision (BF16/FP8 where accuracy allows), less work (smaller "
+            "models, sparsity), or more GPUs; a recording's tensor activity would confirm the pipes are full.")]
+    if share["streaming"] >= MIX_SHARE:
+        ev["examples"] = [str(n)[:120] for n in examples["streaming"]]
+        return [Diagnosis(
+            "memory_bound", "info",
+            f"Memory-bound (likely, by kernel names): {share['streaming']:.0%} of the kernel time is element-wise, "
+            f"reduction and copy kernels, each a pass over memory, while the GPU computed {busy:.0%} of the traced "
+            "span; a trace cannot show DRAM activity.", ev,
+            "Make fewer passes over memory: fuse the element-wise ops (torch.compile), keep intermediates on chip, "
+            "move fewer bytes (lower precision, in-place ops); a recording's DRAM activity would confirm it.")]
+    return []
