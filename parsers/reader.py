@@ -14,8 +14,12 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuscope.errors import NoDataError
+from gpuscope.parsers.limits import cap, too_big
+
 CHUNK = 16 << 20
 BINARY_PROBE = 8192
+MAX_LINE = 64 << 20  # a longer line is no timing log's (the buffer never grows past it)
 
 
 @dataclass
@@ -84,8 +88,14 @@ class LogInput:
         buf = bytearray(size + 4096)
         keep = first = done = 0
         first = 1
+        limit = cap("log")
         with open(self.path, "rb") as f:
             while True:
+                if keep > MAX_LINE:
+                    raise NoDataError(f"{self.name}: a line longer than {MAX_LINE >> 20} MiB at line {first} "
+                                      "(not a text timing log)")
+                if done > limit:
+                    raise too_big(self.name, "log", limit)
                 if len(buf) - keep < size // 2 + 1:
                     bigger = bytearray(2 * len(buf))
                     bigger[:keep] = buf[:keep]

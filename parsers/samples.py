@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError, read_error
+from gpuscope.parsers.limits import read_path
 from gpuscope.schemas import SAMPLE_COLUMNS
 from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
 from gpuscope.schemas import SAMPLE_STR_COLUMNS as STR_COLUMNS
@@ -112,9 +113,9 @@ def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int
     try:
         if p.is_dir():
             p = p / "samples.csv"
-        data = p.read_bytes()
     except (OSError, ValueError) as e:
         raise read_error(p, e) from None
+    data = read_path(p, "samples")
     if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{p} is empty")
     text, nul = _without_nul(data.decode("utf-8", errors="replace"), p)

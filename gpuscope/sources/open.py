@@ -4,17 +4,16 @@ the role model is loaded and the line rate resolved here, once, for every comman
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import sys
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuscope import rundir
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
+from gpuscope.parsers.limits import gunzip, is_zero_size_file, read_path, read_stream, readable_file
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta
 from gpuscope.sources.source import Source
@@ -54,7 +53,7 @@ def open_source(
     user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
     if str(path) == STDIN:
-        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, user, progress)
+        src = _open_bytes(Path("<stdin>"), _read_stdin(), fmt, user, progress)
     elif p.is_dir():
         src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
     elif not p.exists():
@@ -68,27 +67,43 @@ def open_source(
 
         if not Path(trace).exists():
             raise InputError(f"--trace: no such file or directory: {trace}")
+        if not Path(trace).is_dir():
+            readable_file(trace, "--trace: ")
         src.trace = read_trace(trace)
     src.line_rate_gbs, src.line_rate_source = resolve_line_rate(line_rate, src.meta.raw)
     return src
 
 
-def _read_file(p: Path, n: int = -1) -> bytes:
-    """The file's bytes (the first n when n >= 0), errors as one InputError line."""
+def _read_file(p: Path, n: int = -1, kind: str = "log") -> bytes:
+    """The file's bytes (the first n when n >= 0) within the kind's size cap, errors as one
+    InputError line."""
+    if n < 0:
+        return read_path(p, kind)
     try:
-        if n < 0:
-            return p.read_bytes()
         with open(p, "rb") as f:
             return f.read(n)
     except (OSError, ValueError) as e:
         raise read_error(p, e) from None
 
 
-def _gunzip(p: Path, data: bytes) -> bytes:
+def _read_stdin() -> bytes:
+    """Standard input within the log cap; NUL bytes in its first block end the reading there
+    (`analyze - < /dev/zero` is refused at once, not after gigabytes)."""
+    f = sys.stdin.buffer
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise InputError(f"{p}: a damaged gzip file ({e})") from None
+        head = f.read(HEAD * 16)
+        if head[:2] != GZIP_MAGIC and b"\x00" in head[:8192]:
+            raise NoDataError("<stdin> looks binary (NUL bytes), not a text log")
+        return read_stream(f, "log", "<stdin>", first=head)
+    except OSError as e:
+        raise read_error("<stdin>", e) from None
+
+
+def _gunzip(p: Path, data: bytes, kind: str = "log") -> bytes:
+    out, cut = gunzip(data, kind, p)
+    if cut and not out.strip():
+        raise InputError(f"{p}: a damaged gzip file (nothing could be decompressed)")
+    return out
 
 
 def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
@@ -102,6 +117,8 @@ def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
 def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A file named by the user: a plain log is handed to the parser by its path (read in
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
+    if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
+        return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
     head = _read_file(p, HEAD * 16)
     if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
         return _open_bytes(p, _read_file(p), fmt, user, progress)
@@ -179,8 +196,9 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
     from gpuscope.parsers.kineto import read_trace
 
-    # a file is read again by path, so the reader's messages name it; standard input by its bytes
-    frames = read_trace(data if data is not None and not p.exists() else p)
+    # a file is read again by path, so the reader's messages name it; standard input (or a
+    # pipe) by its bytes
+    frames = read_trace(data if data is not None and not p.is_file() else p)
     frames.source = str(p)
     return Source(path=p, kind="trace", model=_model(user), trace=frames,
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")
@@ -263,9 +281,10 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
     """The --samples file (samples.csv, nvidia-smi dmon or query-gpu output, maybe gzipped)."""
     if p.is_dir():
         p = p / rundir.SAMPLES
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
-    data = _read_file(p)
+    readable_file(p, "--samples: ")
+    data = _read_file(p, kind="samples")
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(p, data)
+        data = _gunzip(p, data, "samples")
     return _read_samples_text(p, data)
