@@ -83,6 +83,9 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import typer
 
+        from gpuscope import safe_output
+
+        safe_output.reset()
         try:
             return fn(*args, **kwargs)
         except typer.Exit:
@@ -106,20 +109,12 @@ def _quiet_stdout() -> None:
 
 
 def write_file(path: str, data: bytes | str, what: str) -> None:
-    """Write a report file (PNG, trace, HTML); a path that cannot be written is a
-    ResourceError naming it (exit 6, as for a full disk)."""
-    from pathlib import Path
+    """Write a report file (PNG, trace, HTML) whole or not at all, never over an input of the
+    command nor through a link (gpuscope.safe_output: UsageError, exit 2); a path that cannot
+    be written is a ResourceError naming it (exit 6, as for a full disk)."""
+    from gpuscope import safe_output
 
-    from gpuscope.errors import ResourceError
-
-    p = Path(path)
-    try:
-        if isinstance(data, str):
-            p.write_text(data, encoding="utf-8")
-        else:
-            p.write_bytes(data)
-    except (OSError, ValueError) as e:
-        raise ResourceError(f"cannot write {what} to {p}: {getattr(e, 'strerror', None) or e}") from None
+    safe_output.write(path, data, what)
 
 
 def stdout_console():

@@ -71,9 +71,11 @@ def run(argv: list[str]) -> int | None:
     kw = parse(argv)
     if kw is None:
         return None
+    from gpuscope import safe_output
     from gpuscope.cli import analyze_run
     from gpuscope.cli._common import error_exit_code
 
+    safe_output.reset()
     try:
         analyze_run.run(**kw)
     except (Exception, KeyboardInterrupt) as e:

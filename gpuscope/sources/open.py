@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscope import rundir
+from gpuscope import rundir, safe_output
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
 from gpuscope.parsers.limits import gunzip, is_zero_size_file, read_path, read_stream, readable_file
@@ -50,6 +50,8 @@ def open_source(
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
     if line_rate is not None and not (line_rate > 0 and math.isfinite(line_rate)):
         raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
+    for given in (path, samples, trace, None if isinstance(model, RoleModel) else model):
+        safe_output.note_input(given)  # what no output of this command may be written over
     user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
     if str(path) == STDIN:
