@@ -98,6 +98,8 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
         try:
             with open(p, "wb") as f:
                 f.write(raw)
+        except BrokenPipeError:
+            raise  # its reader left (`-o /dev/stdout | head`): a quiet end, not a failure
         except OSError as e:
             raise _cannot(p, what, e) from None
         return p

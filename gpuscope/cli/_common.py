@@ -47,6 +47,33 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
+def interrupts_end_now() -> None:
+    """From here on, Ctrl-C ends the process at once with exit 130 (gpuscope.cli.main sets
+    this first; handle_errors and the fast path hand Ctrl-C back to the command's code, as a
+    KeyboardInterrupt that unwinds, while it runs)."""
+    import signal
+
+    from gpuscope import _interrupted_now
+
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_now)
+    except ValueError:  # not the main thread (a test runner's worker): leave it
+        pass
+
+
+def interrupts_unwind() -> None:
+    import signal
+
+    from gpuscope import _interrupted_now
+
+    try:
+        if signal.getsignal(signal.SIGINT) is _interrupted_now:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:
+        pass
+
+
 def error_exit_code(e: BaseException) -> int:
     """Say the one stderr line for an error a command raised and give its exit code (what
     handle_errors maps; never a traceback unless GPUSCOPE_DEBUG=1 for a bug)."""
@@ -86,12 +113,15 @@ def handle_errors(fn: F) -> F:
         from gpuscope import safe_output
 
         safe_output.reset()
+        interrupts_unwind()
         try:
             return fn(*args, **kwargs)
         except typer.Exit:
             raise
         except (Exception, KeyboardInterrupt) as e:
             raise typer.Exit(error_exit_code(e)) from None
+        finally:
+            interrupts_end_now()
 
     return wrapper  # type: ignore[return-value]
 
@@ -118,9 +148,22 @@ def write_file(path: str, data: bytes | str, what: str) -> None:
 
 
 def stdout_console():
+    """The console of stdout. A reader that closes the pipe early (`| head -1`) ends the
+    command quietly with exit 0: rich's own handling exits 1 (SystemExit), so its hook here
+    points stdout at /dev/null and raises BrokenPipeError, which error_exit_code maps to 0."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False, emoji=False)
+    class _StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            raise BrokenPipeError(32, "stdout closed")
+
+    return _StdoutConsole(highlight=False, soft_wrap=False, emoji=False)
 
 
 def stderr_console():
