@@ -5,6 +5,7 @@ without loading it."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -45,6 +46,22 @@ def fail(message: str, code: int) -> typer.Exit:
 
     say(message)
     return typer.Exit(code)
+
+
+@contextlib.contextmanager
+def quiet_libraries():
+    """Library warnings (numpy's RuntimeWarning over a NaN, matplotlib's UserWarning about a
+    glyph) are not gpuscope's voice: dropped while a command runs, so stderr holds only
+    `gpuscope:` lines; GPUSCOPE_DEBUG=1 shows them. What they would warn about is the
+    analysis' own business (a value it cannot use is counted as damage, not warned about)."""
+    import warnings
+
+    if os.environ.get("GPUSCOPE_DEBUG"):
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def interrupts_end_now() -> None:
@@ -115,7 +132,8 @@ def handle_errors(fn: F) -> F:
         safe_output.reset()
         interrupts_unwind()
         try:
-            return fn(*args, **kwargs)
+            with quiet_libraries():
+                return fn(*args, **kwargs)
         except typer.Exit:
             raise
         except (Exception, KeyboardInterrupt) as e:
