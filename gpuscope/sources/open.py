@@ -13,9 +13,16 @@ from typing import TYPE_CHECKING
 from gpuscope import rundir, safe_output
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
-from gpuscope.parsers.limits import gunzip, is_zero_size_file, read_path, read_stream, readable_file
+from gpuscope.parsers.limits import (
+    file_kind,
+    gunzip,
+    is_zero_size_file,
+    read_path,
+    read_stream,
+    readable_file,
+)
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
-from gpuscope.sources.runmeta import RunMeta
+from gpuscope.sources.runmeta import RunMeta, clean_meta
 from gpuscope.sources.source import Source
 
 if TYPE_CHECKING:
@@ -210,8 +217,13 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.logparse import find_log_in_dir
 
-    meta = rundir.read_meta(p)
+    for name in (rundir.TIMING_LOG, rundir.SAMPLES, rundir.META, rundir.SPANS):
+        _require_regular(p / name)
+    meta, dropped = clean_meta(rundir.read_meta(p))
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
+    if dropped:
+        src.notes.append(f"meta.json: {len(dropped)} field(s) of the wrong type left out ({', '.join(dropped[:5])}"
+                         + (" ..." if len(dropped) > 5 else "") + ")")
     try:
         src.log_path = find_log_in_dir(p)
     except PermissionError as e:
@@ -237,6 +249,22 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
         src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
                          "(no times, or an end before its start)")
     return src
+
+
+def _require_regular(f: Path) -> None:
+    """A run directory's own file, when there, is a regular file (or a link to one): a FIFO, a
+    directory or a link to /dev/zero in its place is refused, not read as 'no timing lines'."""
+    if not os.path.lexists(f):
+        return
+    try:
+        kind = file_kind(f)
+    except InputError:
+        if os.path.islink(f):
+            raise InputError(f"{f} is a link to nothing ({os.readlink(f)})") from None
+        raise
+    if kind != "file":
+        kind = "a named pipe" if kind == "fifo" else kind
+        raise InputError(f"{f} is {kind}, not the file a run directory holds there")
 
 
 def _attach_traces(src: Source, p: Path) -> None:
