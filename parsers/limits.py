@@ -230,13 +230,34 @@ def _guard(where: object, kind: str, total: int, used: int, limit: float, most: 
                          f"(a decompression bomb?); set GPUSCOPE_MAX_GZIP_RATIO=<ratio> to read it")
 
 
+BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def utf16_bom(head: bytes) -> bool:
+    return head[:2] in (b"\xff\xfe", b"\xfe\xff")
+
+
+def utf8(data: bytes) -> bytes:
+    """The bytes as UTF-8 without a byte-order mark: a UTF-8 BOM dropped (it cost a log its
+    first line and a capture its time axis), UTF-16 or UTF-32 with a BOM (what Windows tools
+    write) re-encoded (undecodable units replaced); bytes without a BOM as they are."""
+    for bom, enc in BOMS:
+        if data.startswith(bom):
+            if enc == "utf-8":
+                return data[len(bom):]
+            return data[len(bom):].decode(enc, errors="replace").encode("utf-8")
+    return data
+
+
 def read_input(path: str | os.PathLike[str], kind: str, *, where: object = None) -> tuple[bytes, bool]:
     """A file's content, decompressed when it is gzip: (bytes, truncated gzip)."""
     where = path if where is None else where
     data = read_path(path, kind, where=where)
     if data[:2] == b"\x1f\x8b":
-        return gunzip(data, kind, where)
-    return data, False
+        data, cut = gunzip(data, kind, where)
+        return utf8(data), cut
+    return utf8(data), False
 
 
 def is_zero_size_file(path: str | os.PathLike[str]) -> bool:

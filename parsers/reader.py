@@ -19,6 +19,7 @@ from gpuscope.parsers.limits import cap, too_big
 
 CHUNK = 16 << 20
 BINARY_PROBE = 8192
+UTF8_BOM = b"\xef\xbb\xbf"
 MAX_LINE = 64 << 20  # a longer line is no timing log's (the buffer never grows past it)
 
 
@@ -46,6 +47,8 @@ class LogInput:
         self.errors = errors
         # a str given by a caller is whole; bytes and files may be cut while being written
         self.may_be_cut = errors != "surrogatepass"
+        if data is not None and data[:3] == UTF8_BOM:  # not part of the first line
+            self.data = data = data[3:]
         if data is not None:
             self.size = len(data)
         else:
@@ -103,6 +106,10 @@ class LogInput:
                 got = f.readinto(memoryview(buf)[keep:])
                 if not got:
                     break
+                if not done and buf[:3] == UTF8_BOM:  # not part of the first line
+                    buf[:got - 3] = buf[3:got]
+                    got -= 3
+                    done += 3
                 done += got
                 end = keep + got
                 cut = buf.rfind(b"\n", keep, end)

@@ -20,6 +20,8 @@ from gpuscope.parsers.limits import (
     read_path,
     read_stream,
     readable_file,
+    utf8,
+    utf16_bom,
 )
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
 from gpuscope.sources.runmeta import RunMeta, clean_meta
@@ -129,6 +131,8 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
     head = _read_file(p, HEAD * 16)
+    if utf16_bom(head):  # UTF-16 (or 32) text: re-encoded whole, then read as any text
+        return _open_bytes(p, _read_file(p), fmt, user, progress)
     if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
         return _open_bytes(p, _read_file(p), fmt, user, progress)
     from gpuscope.parsers import parse_log
@@ -169,10 +173,11 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
     from gpuscope.parsers.samples import looks_like_samples
     from gpuscope.parsers.tracefile import is_trace
 
+    data = utf8(data)
     if fmt is None and is_trace(data[:HEAD * 16]):
         return _open_trace(p, user, data)
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(p, data)
+        data = utf8(_gunzip(p, data))
     head = data[:HEAD].decode("utf-8", errors="replace")
     if fmt is None and looks_like_samples(head):
         src = Source(path=p, kind="samples", model=_model(user),
@@ -314,7 +319,7 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
     if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
     readable_file(p, "--samples: ")
-    data = _read_file(p, kind="samples")
+    data = utf8(_read_file(p, kind="samples"))
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(p, data, "samples")
+        data = utf8(_gunzip(p, data, "samples"))
     return _read_samples_text(p, data)
