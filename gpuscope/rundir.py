@@ -72,6 +72,53 @@ def _claimed_by(p: Path) -> str:
         return ""
 
 
+def _claim(p: Path) -> dict[str, Any] | None:
+    """The claim file's content, None when it is absent, empty or unreadable."""
+    try:
+        c = json.loads((p / CLAIM).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return c if isinstance(c, dict) else None
+
+
+def recorder_alive(p: Path) -> tuple[int | None, bool | None]:
+    """(pid, alive) of the process that claimed the run directory: alive None when it cannot
+    be told (no claim, another host)."""
+    c = _claim(p)
+    pid = c.get("pid") if c else None
+    if type(pid) is not int or pid <= 0 or c.get("host") != socket.gethostname():  # type: ignore[union-attr]
+        return (pid if type(pid) is int else None), None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return pid, False
+    except OSError:  # PermissionError: it exists, as another user's
+        return pid, True
+    return pid, True
+
+
+def running_note(p: Path) -> str:
+    """What to say of a run directory whose meta.json still says `running`."""
+    pid, alive = recorder_alive(p)
+    if alive is False:
+        return (f"{p}: meta.json says 'running' but its recorder (pid {pid}) is gone: the recording was cut "
+                "off (killed, or its machine stopped); what it wrote before is analyzed")
+    if alive:
+        return f"{p}: still being recorded (pid {pid}): read as far as it is written"
+    return f"{p}: meta.json says 'running' and its recorder cannot be checked: the recording may be cut off"
+
+
+def _stale_claim(p: Path) -> bool:
+    """A claim nobody holds: its process is gone, or the file stayed empty (its writer died
+    between making it and writing it) for more than a few seconds."""
+    if _claim(p) is None:
+        try:
+            return time.time() - (p / CLAIM).stat().st_mtime > 5.0
+        except OSError:
+            return False
+    return recorder_alive(p)[1] is False
+
+
 def _claim_default(base: Path) -> Path:
     """The first of base, base-2, base-3, ... that this process's mkdir makes."""
     try:
@@ -123,6 +170,12 @@ def _refuse_if_in_use(p: Path) -> None:
         raise _not_writable(p, e) from None
     if any(n in names for n in RUN_FILES):
         raise UsageError(f"--out {p} already holds a run: choose a new directory")
+    if CLAIM in names and names == [CLAIM] and _stale_claim(p):
+        try:  # an empty directory whose claimer died before writing anything: taken over
+            (p / CLAIM).unlink()
+        except OSError as e:
+            raise _not_writable(p, e) from None
+        return
     if CLAIM in names:
         raise UsageError(f"--out {p} is taken by another gpuscope run{_claimed_by(p)}: "
                          "choose a new directory")

@@ -38,6 +38,8 @@ def say_samples_damage(src) -> None:
     sr = getattr(src, "samples_read", None)
     if sr and sr.get("note"):
         say(f"{sr['file']}: {sr['note']}")
+    for w in getattr(src, "warnings", None) or []:
+        say(w)
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -227,8 +227,10 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
     meta, dropped = clean_meta(rundir.read_meta(p))
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
     if dropped:
-        src.notes.append(f"meta.json: {len(dropped)} field(s) of the wrong type left out ({', '.join(dropped[:5])}"
-                         + (" ..." if len(dropped) > 5 else "") + ")")
+        src.warnings.append(f"{p / rundir.META}: {len(dropped)} field(s) of the wrong type left out "
+                            f"({', '.join(dropped[:5])}" + (" ..." if len(dropped) > 5 else "") + ")")
+    if meta.get("status") == "running":
+        src.warnings.append(rundir.running_note(p))
     try:
         src.log_path = find_log_in_dir(p)
     except PermissionError as e:

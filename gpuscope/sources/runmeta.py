@@ -21,9 +21,9 @@ SCHEMA: dict[str, tuple[type, ...]] = {
     "exit_code": (int, type(None)), "gpus": (list,), "gpuscope_version": (str,), "host": (dict,),
     "kind": (str,), "line_rate_gbs": (*_NUM, type(None)), "mode": (str, type(None)), "notes": (list,),
     "output_burst_lines": (int,), "output_lines": (int,), "pipeline": (dict,), "pipeline_started": (str,),
-    "sampler": (dict,), "schema_version": (int,), "setup": (dict,), "signals_forwarded": (list,),
+    "sampler": (dict, str), "schema_version": (int,), "setup": (dict,), "signals_forwarded": (list,),
     "signals_received": (list,), "started": (str, type(None)), "status": (str,), "stdin": (str,),
-    "workload": (dict,), "recorder_pid": (int,), "pid": (int,),
+    "workload": (dict,), "summary": (str,),
 }
 GPU_SCHEMA: dict[str, tuple[type, ...]] = {
     "capabilities": (dict,), "index": (int,), "line_rate_gbs": (*_NUM, type(None)),
@@ -34,6 +34,8 @@ MAX_NUMBER = 1e15  # a number in meta.json beyond it is damage (no count, size o
 
 
 def _fits(v: Any, types: tuple[type, ...]) -> bool:
+    if v is None:  # a field gpuscope could not fill (no NVML: no driver): absent, not damage
+        return True
     if isinstance(v, bool):
         return bool in types
     if not isinstance(v, types):
