@@ -81,6 +81,11 @@ def open_source(
         if not Path(trace).is_dir():
             readable_file(trace, "--trace: ")
         src.trace = read_trace(trace)
+    if samples is not None or trace is not None:
+        from gpuscope.sources.overlap import check_overlap
+
+        check_overlap(src, {**({"samples": f"--samples {samples}"} if samples is not None else {}),
+                            **({"trace": f"--trace {trace}"} if trace is not None else {})})
     src.line_rate_gbs, src.line_rate_source = resolve_line_rate(line_rate, src.meta.raw)
     return src
 
