@@ -38,8 +38,15 @@ def say_samples_damage(src) -> None:
     sr = getattr(src, "samples_read", None)
     if sr and sr.get("note"):
         say(f"{sr['file']}: {sr['note']}")
-    for w in getattr(src, "warnings", None) or []:
+    say_warnings(src)
+
+
+def say_warnings(src) -> None:
+    """The source's warnings (gpuscope.sources.Source.warnings), each once."""
+    ws = getattr(src, "warnings", None) or []
+    for w in ws:
         say(w)
+    ws.clear()
 
 
 def fail(message: str, code: int) -> typer.Exit:

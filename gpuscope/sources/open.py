@@ -224,12 +224,22 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
 
 
 def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
-    from gpuscope.parsers import parse_log
-    from gpuscope.parsers.logparse import find_log_in_dir
-
     for name in (rundir.TIMING_LOG, rundir.SAMPLES, rundir.META, rundir.SPANS):
         _require_regular(p / name)
     meta, dropped = clean_meta(rundir.read_meta(p))
+    try:
+        return _read_rundir(p, meta, dropped, fmt, user, progress)
+    except (InputError, NoDataError) as e:
+        if meta.get("status") == "running" and not e.hint:  # why it may hold nothing yet
+            e.hint = rundir.running_note(p).split(": ", 1)[1]
+        raise
+
+
+def _read_rundir(p: Path, meta: dict, dropped: list[str], fmt: str | None, user: RoleModel | None,
+                 progress=None) -> Source:
+    from gpuscope.parsers import parse_log
+    from gpuscope.parsers.logparse import find_log_in_dir
+
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
     if dropped:
         src.warnings.append(f"{p / rundir.META}: {len(dropped)} field(s) of the wrong type left out "
