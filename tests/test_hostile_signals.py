@@ -167,3 +167,12 @@ def test_a_full_disk_at_the_end_is_never_complete(tmp_path, monkeypatch):
     res = record([sys.executable, "-c", "print('step_ms=5')"], out=tmp_path / "run", interval_s=0.05,
                  gpus=None, pcie="auto", use_pty=False)
     assert res.status.startswith("unfinished") and res.exit_code == 6
+
+
+@pytest.mark.parametrize(("raw", "kept"), [("a\x9b31mred\x9b0m b", "ared b"), ("x\u202eevil", "xevil"),
+                                           ("o\x9d0;title\x07k", "ok"), ("step\u2066_ms\u2069=5", "step_ms=5"),
+                                           ("tab\tkeep é ✓", "tab\tkeep é ✓")])
+def test_record_keeps_no_c1_control_or_bidi_override_in_timing_log(raw, kept):
+    from gpuscope.record_capture import log_text
+
+    assert log_text(raw) == kept
