@@ -63,14 +63,17 @@ def open_source(
         safe_output.note_input(given)  # what no output of this command may be written over
     user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
-    if str(path) == STDIN:
-        src = _open_bytes(Path("<stdin>"), _read_stdin(), fmt, user, progress)
-    elif p.is_dir():
-        src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
-    elif not p.exists():
-        raise InputError(f"no such file or directory: {p}")
-    else:
-        src = _open_file(p, fmt, user, progress)
+    try:
+        if str(path) == STDIN:
+            src = _open_bytes(Path("<stdin>"), _read_stdin(), fmt, user, progress)
+        elif p.is_dir():
+            src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
+        elif not p.exists():
+            raise InputError(f"no such file or directory: {p}")
+        else:
+            src = _open_file(p, fmt, user, progress)
+    except PermissionError as e:  # pathlib's is_dir()/exists() raise it (a folder without its x bit)
+        raise _permission(p, e) from None
     if samples is not None:
         src.samples = _kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:
@@ -194,6 +197,13 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
         return src
     log = parse_log(data, fmt, held_key=held_key(user), name=str(p), progress=progress)
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
+
+
+def _permission(p: Path, e: PermissionError) -> InputError:
+    where = e.filename or p
+    return InputError(f"{where}: permission denied" + (f" (a directory on the way to it, such as {Path(where).parent}, "
+                                                       "lacks its execute bit or is not yours)"
+                                                       if os.access(Path(where).parent, os.R_OK) else ""))
 
 
 def _is_trace_folder(p: Path) -> bool:
