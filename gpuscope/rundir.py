@@ -365,8 +365,11 @@ def read_spans(path: str | os.PathLike[str]):
     for c in ("gpu", "worker", "partition"):  # optional: -1 when absent; junk or a huge id drops the row
         raw = df[c] if c in df.columns else pd.Series(-1, index=df.index)
         num = pd.to_numeric(raw, errors="coerce")
-        good &= num.isna() | ((num >= -1) & (num < MAX_ID) & (num == num.round()))
+        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        good &= ~given | ((num >= -1) & (num < MAX_ID) & (num == num.round()))  # junk, 1e300: the row goes
         ids[c] = num
+    phase = df["phase"]
+    good &= phase.notna() & (phase.astype(str).str.strip() != "")  # a short row: pandas left it NaN
     out = pd.DataFrame({"t_start": t0[good].astype("float64"), "t_end": t1[good].astype("float64"),
                         **{c: ids[c][good].fillna(-1).astype("int64") for c in ids},
                         "phase": df["phase"][good].astype(str).str.slice(0, 200)})

@@ -347,3 +347,16 @@ def test_samples_from_another_day_are_refused_with_both_spans(tmp_path):
     assert code == EXIT_USAGE and "do not overlap in time" in line and "2.0 days apart" in line
     assert line.count("UTC") == 2
     assert cli("analyze", RUN, "--samples", RUN / "samples.csv")[0] == 0
+
+
+def test_spans_csv_rows_short_of_their_header_or_with_junk_ids_are_dropped(tmp_path):
+    from gpuscope.rundir import read_spans
+
+    d = _rundir(tmp_path)
+    t0 = float((d / "samples.csv").read_text().splitlines()[2].split(",")[0])
+    (d / "spans.csv").write_text(f"t_start,t_end,gpu,worker,partition,phase\n{t0},{t0 + 0.5},h2d\n"
+                                 f"{t0},{t0 + 1},0,1e300,2,z\n{t0},{t0 + 1},0,1,2,ntt\n")
+    s = read_spans(d)
+    assert s["phase"].tolist() == ["ntt"] and s.attrs["malformed_rows"] == 2
+    code, _, err = cli("plot", d, "-o", tmp_path / "p.png")  # a NaN phase crashed the legend
+    assert code == 0, err
