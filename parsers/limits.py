@@ -234,19 +234,33 @@ BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\
         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 
 
+def _wide(data: bytes, bom: bytes, enc: str) -> bool:
+    """UTF-16/32 text behind its BOM, not bytes that merely start like one: most code units
+    of the first few KB are ASCII (their high bytes NUL), as in any log or capture."""
+    unit = 4 if "32" in enc else 2
+    body = data[len(bom):len(bom) + 4096]
+    n = len(body) // unit
+    if n == 0:
+        return False
+    hi = slice(1, None, unit) if enc.endswith("le") else slice(0, None, unit)
+    return body[hi].count(0) >= 0.6 * n
+
+
 def utf16_bom(head: bytes) -> bool:
-    return head[:2] in (b"\xff\xfe", b"\xfe\xff")
+    """The head of UTF-16 or UTF-32 text (with its BOM)."""
+    return any(head.startswith(bom) and enc != "utf-8" and _wide(head, bom, enc) for bom, enc in BOMS)
 
 
 def utf8(data: bytes) -> bytes:
     """The bytes as UTF-8 without a byte-order mark: a UTF-8 BOM dropped (it cost a log its
-    first line and a capture its time axis), UTF-16 or UTF-32 with a BOM (what Windows tools
-    write) re-encoded (undecodable units replaced); bytes without a BOM as they are."""
+    first line and a capture its time axis), UTF-16 or UTF-32 text with a BOM (what Windows
+    tools write) re-encoded (undecodable units replaced); anything else as it is."""
     for bom, enc in BOMS:
         if data.startswith(bom):
             if enc == "utf-8":
                 return data[len(bom):]
-            return data[len(bom):].decode(enc, errors="replace").encode("utf-8")
+            if _wide(data, bom, enc):
+                return data[len(bom):].decode(enc, errors="replace").encode("utf-8")
     return data
 
 

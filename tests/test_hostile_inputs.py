@@ -309,7 +309,7 @@ def test_a_run_directory_whose_timing_log_is_no_file_is_refused(tmp_path, kind):
     else:
         (d / "timing.log").symlink_to("/dev/zero")
     code, _, err = cli("analyze", d)
-    assert code == EXIT_INPUT and "not the file a run directory holds" in one_line(err)
+    assert code == EXIT_INPUT and "not a regular file" in one_line(err)
 
 
 def test_a_utf8_bom_does_not_cost_the_first_line(tmp_path):

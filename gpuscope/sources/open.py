@@ -120,8 +120,8 @@ def _read_stdin() -> bytes:
 
 def _gunzip(p: Path, data: bytes, kind: str = "log") -> bytes:
     out, cut = gunzip(data, kind, p)
-    if cut and not out.strip():
-        raise InputError(f"{p}: a damaged gzip file (nothing could be decompressed)")
+    if cut:  # a log or a capture cut short is refused, as before (a trace is read up to its cut)
+        raise InputError(f"{p}: a damaged gzip file (it ends before its end-of-stream marker)")
     return out
 
 
@@ -296,7 +296,7 @@ def _require_regular(f: Path) -> None:
         raise
     if kind != "file":
         kind = "a named pipe" if kind == "fifo" else kind
-        raise InputError(f"{f} is {kind}, not the file a run directory holds there")
+        raise InputError(f"{f} is {kind}, not a regular file (the file a run directory holds there)")
 
 
 def _attach_traces(src: Source, p: Path) -> None:
