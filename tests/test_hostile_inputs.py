@@ -8,6 +8,7 @@ import copy
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -360,3 +361,22 @@ def test_spans_csv_rows_short_of_their_header_or_with_junk_ids_are_dropped(tmp_p
     assert s["phase"].tolist() == ["ntt"] and s.attrs["malformed_rows"] == 2
     code, _, err = cli("plot", d, "-o", tmp_path / "p.png")  # a NaN phase crashed the legend
     assert code == 0, err
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as nobody")
+def test_a_directory_without_its_execute_bit_is_one_line():
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="noexec-"))  # pytest's own folders are 0700: nobody could not reach them
+    top.chmod(0o755)
+    d = _rundir(top)
+    d.chmod(0o644)  # readable, not searchable
+    try:
+        for target in (d, d / "timing.log"):
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                                "gpuscope", "analyze", str(target)], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+            assert r.returncode == EXIT_INPUT and "permission denied" in one_line(r.stderr), r.stderr
+    finally:
+        d.chmod(0o755)
+        shutil.rmtree(top)
