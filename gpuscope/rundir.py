@@ -108,15 +108,33 @@ def running_note(p: Path) -> str:
     return f"{p}: meta.json says 'running' and its recorder cannot be checked: the recording may be cut off"
 
 
-def _stale_claim(p: Path) -> bool:
-    """A claim nobody holds: its process is gone, or the file stayed empty (its writer died
-    between making it and writing it) for more than a few seconds."""
-    if _claim(p) is None:
-        try:
-            return time.time() - (p / CLAIM).stat().st_mtime > 5.0
-        except OSError:
+STALE_EMPTY_CLAIM_S = 5.0
+
+
+def _take_empty_claim(p: Path) -> bool:
+    """Take over a claim file left empty for more than STALE_EMPTY_CLAIM_S (its writer died
+    between making it and writing it, which refused the directory for good): under an
+    exclusive lock on it, checked again, then written with our claim. False: not stale, or
+    another process is taking it (it is refused as taken)."""
+    import fcntl
+
+    f = p / CLAIM
+    try:
+        fd = os.open(f, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        st = os.fstat(fd)
+        if st.st_size or time.time() - st.st_mtime <= STALE_EMPTY_CLAIM_S or os.stat(f).st_ino != st.st_ino:
             return False
-    return recorder_alive(p)[1] is False
+        os.write(fd, (json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "claimed": iso_now(),
+                                  "took_over": "an empty claim"}) + "\n").encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _claim_default(base: Path) -> Path:
@@ -148,7 +166,8 @@ def _claim_named(p: Path) -> None:
     try:
         p.mkdir()
     except FileExistsError:
-        _refuse_if_in_use(p)
+        if _refuse_if_in_use(p):
+            return  # an empty claim its writer never filled: now ours
     except OSError as e:
         raise _not_writable(p, e) from None
     try:
@@ -160,8 +179,9 @@ def _claim_named(p: Path) -> None:
         raise _not_writable(p, e) from None
 
 
-def _refuse_if_in_use(p: Path) -> None:
-    """An existing --out may be claimed only when it is an empty directory."""
+def _refuse_if_in_use(p: Path) -> bool:
+    """An existing --out may be claimed only when it is an empty directory (True: it held
+    only an empty claim, now ours)."""
     if not p.is_dir():
         raise UsageError(f"--out {p} exists and is not a directory: choose a new directory")
     try:
@@ -170,18 +190,15 @@ def _refuse_if_in_use(p: Path) -> None:
         raise _not_writable(p, e) from None
     if any(n in names for n in RUN_FILES):
         raise UsageError(f"--out {p} already holds a run: choose a new directory")
-    if CLAIM in names and names == [CLAIM] and _stale_claim(p):
-        try:  # an empty directory whose claimer died before writing anything: taken over
-            (p / CLAIM).unlink()
-        except OSError as e:
-            raise _not_writable(p, e) from None
-        return
+    if names == [CLAIM] and _take_empty_claim(p):
+        return True
     if CLAIM in names:
         raise UsageError(f"--out {p} is taken by another gpuscope run{_claimed_by(p)}: "
                          "choose a new directory")
     if names:
         raise UsageError(f"--out {p} is not empty ({len(names)} entries, e.g. {names[0]!r}): "
                          "choose a new or an empty directory")
+    return False
 
 
 class RunDir:
