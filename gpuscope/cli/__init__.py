@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     from gpuscope.cli._common import interrupts_end_now
 
     if argv is None:  # the process is gpuscope's own (a caller passing argv keeps its handler)
-        interrupts_end_now()
+        interrupts_end_now(own=True)
     try:
         _main(argv)
     except KeyboardInterrupt:

@@ -73,14 +73,22 @@ def quiet_libraries():
         yield
 
 
-def interrupts_end_now() -> None:
+_OWN_PROCESS = False  # main() runs as gpuscope's own process (not inside a caller's, a test's)
+
+
+def interrupts_end_now(own: bool = False) -> None:
     """From here on, Ctrl-C ends the process at once with exit 130 (gpuscope.cli.main sets
-    this first; handle_errors and the fast path hand Ctrl-C back to the command's code, as a
-    KeyboardInterrupt that unwinds, while it runs)."""
+    this first, `own`; handle_errors and the fast path hand Ctrl-C back to the command's code,
+    as a KeyboardInterrupt that unwinds, while it runs, and set it again after). A process
+    that only calls a command (a test runner) keeps its own Ctrl-C."""
     import signal
 
     from gpuscope import _interrupted_now
 
+    global _OWN_PROCESS
+    _OWN_PROCESS = _OWN_PROCESS or own
+    if not _OWN_PROCESS:
+        return
     try:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupted_now)
