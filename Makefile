@@ -7,7 +7,7 @@ BIN      := $(VENV)/bin
 STAMP    := $(VENV)/.installed-stamp
 EXTRAS   ?= dev
 
-.PHONY: venv browser demo test test-gpu bench bench-gpu lint examples clean
+.PHONY: venv browser demo test test-gpu bench bench-gpu lint examples clean fuzz
 
 $(STAMP): pyproject.toml setup.py parsers/_scan.c gpuscope/_groupstats.c
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,12 @@ test: venv browser
 	$(BIN)/ruff check gpuscope parsers reports tests tools
 	$(BIN)/python tools/typecheck.py
 	$(BIN)/python -m pytest -q
+
+## fuzz: hostile input at length: the Hypothesis suite's long profile (make test runs its short
+## one), then the generator of tools/probe_hostile.py over 3,200 inputs (about 6 minutes)
+fuzz: venv
+	GPUSCOPE_FUZZ=long $(BIN)/python -m pytest -q tests/test_hostile_fuzz.py
+	$(BIN)/python tools/probe_hostile.py --n 3200
 
 test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu

@@ -34,9 +34,12 @@ BURST_AT_END_S = 0.05
 BURST_WARN_SHARE = 0.5  # warn when at least this share of all lines arrived in bursts
 
 # terminal control sequences: CSI (colours, cursor moves, erase), OSC (titles, links), and
-# the two-byte escapes; then every other control character but tab
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# the two-byte escapes, in their 7-bit (ESC [) and 8-bit (U+009B, U+009D) forms; then every
+# other control character but tab: C0, DEL, C1, and the bidi overrides, isolates and marks and
+# line separators that make a line read other than it is (U+202E)
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
+                      r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def log_text(line: str) -> str:

@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any
 from gpuscope import __version__
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
-from gpuscope.errors import ResourceError, UsageError
+from gpuscope.errors import EXIT_RESOURCE, ResourceError, UsageError
 from gpuscope.gpuinfo import first_line_rate, meta_gpus
 from gpuscope.record_capture import (
     BURST_WARN_SHARE,
@@ -272,7 +272,7 @@ class _Recording:
         slave = self.pty[1] if isinstance(self.pty, tuple) else subprocess.PIPE
         try:
             child = subprocess.Popen(list(self.cmd), stdin=stdin, stdout=slave, stderr=subprocess.PIPE,
-                                     process_group=0)
+                                     process_group=0, preexec_fn=tie_to_parent())
         except (FileNotFoundError, PermissionError, OSError) as e:
             self._close_pty()
             code = 127 if isinstance(e, FileNotFoundError) else 126
@@ -401,13 +401,41 @@ class _Recording:
                            sample_rows=stats.rows if stats else 0, no_samples=no_samples,
                            sampler=stats.to_dict() if stats else None, errors=self.errors)
         if rd is not None:
-            rd.write_meta(status=status, exit_code=exit_code, child_returncode=rc, ended=iso_now(),
-                          signals_received=[signal.Signals(s).name for s in self.stopper.received],
-                          signals_forwarded=[signal.Signals(s).name for s in self.stopper.sent],
-                          sampler=res.sampler if res.sampler is not None else no_samples,
-                          output_lines=lines, output_burst_lines=burst_lines,
-                          notes=self.notes, errors=self.errors)
+            done = rd.write_meta(status=status, exit_code=exit_code, child_returncode=rc, ended=iso_now(),
+                                 signals_received=[signal.Signals(s).name for s in self.stopper.received],
+                                 signals_forwarded=[signal.Signals(s).name for s in self.stopper.sent],
+                                 sampler=res.sampler if res.sampler is not None else no_samples,
+                                 output_lines=lines, output_burst_lines=burst_lines,
+                                 notes=self.notes, errors=self.errors)
+            if not done:  # a full disk: meta.json still says running; never report 'complete'
+                res.status = "unfinished (meta.json could not be written: it still says 'running')"
+                if res.exit_code == 0:
+                    res.exit_code = EXIT_RESOURCE
         return res
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def tie_to_parent() -> Callable[[], None] | None:
+    """The child's first step (Linux): SIGTERM when gpuscope dies, even by SIGKILL, so a
+    killed recorder never leaves its command running unwatched; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def tie() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # gpuscope died before the tie was made
+            os._exit(128 + int(signal.SIGTERM))
+
+    return tie
 
 
 def _tell(hook: Callable[[str], None] | None, msg: str) -> None:

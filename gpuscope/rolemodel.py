@@ -13,6 +13,7 @@ Without --model, `model_for(parsed)` picks one: the CuZK model for CuZK and cond
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -206,14 +207,46 @@ def load_model(path: str | Path | None = None) -> RoleModel:
     if not p.is_file():
         raise InputError(f"model file not found: {p}")
     try:
-        data = tomllib.loads(p.read_text("utf-8"))
+        if p.stat().st_size > MAX_MODEL_BYTES:
+            raise UsageError(f"model {p}: larger than {MAX_MODEL_BYTES >> 10} KiB (a role model is a few lines)")
+        data = tomllib.loads(p.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
         raise UsageError(f"model {p}: not UTF-8 text") from None
     except OSError as e:
         raise InputError(f"model {p}: cannot read ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"model {p}: invalid TOML: {e}") from None
+        raise UsageError(f"model {p}: invalid TOML: {' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise UsageError(f"model {p}: nested too deeply (a role model is tables of lists of names)") from None
+    _check_values(data, str(p), "", 0)
     return model_from_dict(data, source=str(p))
+
+
+MAX_MODEL_BYTES = 1 << 20
+MAX_MODEL_DEPTH = 4  # a document, its tables ([roles], [contains]), their lists or inline tables
+MAX_WORD = 200
+# what no name or word of a model may hold: C0 controls (tab aside), DEL, C1 (ESC, CSI as
+# U+009B), bidi overrides and isolates, line and paragraph separators
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def _check_values(v, source: str, key: str, depth: int) -> None:
+    """Before the model is read: no table or list deeper than MAX_MODEL_DEPTH, no string (key
+    or value) longer than MAX_WORD or holding a control character (an escape sequence or a
+    hyperlink in a vocabulary word would reach the terminal): UsageError naming the key."""
+    if depth > MAX_MODEL_DEPTH:
+        raise _bad(source, key or "(document)", f"nested more than {MAX_MODEL_DEPTH} deep")
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        sub = f"{key}.{k}" if key else str(k)
+        for s in (k, x):
+            if isinstance(s, str):
+                if len(s) > MAX_WORD:
+                    raise _bad(source, sub, f"longer than {MAX_WORD} characters")
+                if _CONTROL.search(s):
+                    raise _bad(source, sub, "holds a control character (an escape sequence?): not a name")
+        if isinstance(x, (dict, list)):
+            _check_values(x, source, sub, depth + 1)
 
 
 # -- guessing roles from names (logs of any program) ------------------------------------------

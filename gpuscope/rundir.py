@@ -72,6 +72,71 @@ def _claimed_by(p: Path) -> str:
         return ""
 
 
+def _claim(p: Path) -> dict[str, Any] | None:
+    """The claim file's content, None when it is absent, empty or unreadable."""
+    try:
+        c = json.loads((p / CLAIM).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return c if isinstance(c, dict) else None
+
+
+def recorder_alive(p: Path) -> tuple[int | None, bool | None]:
+    """(pid, alive) of the process that claimed the run directory: alive None when it cannot
+    be told (no claim, another host)."""
+    c = _claim(p)
+    pid = c.get("pid") if c else None
+    if type(pid) is not int or pid <= 0 or c.get("host") != socket.gethostname():  # type: ignore[union-attr]
+        return (pid if type(pid) is int else None), None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return pid, False
+    except OSError:  # PermissionError: it exists, as another user's
+        return pid, True
+    return pid, True
+
+
+def running_note(p: Path) -> str:
+    """What to say of a run directory whose meta.json still says `running`."""
+    pid, alive = recorder_alive(p)
+    if alive is False:
+        return (f"{p}: meta.json says 'running' but its recorder (pid {pid}) is gone: the recording was cut "
+                "off (killed, or its machine stopped); what it wrote before is analyzed")
+    if alive:
+        return f"{p}: still being recorded (pid {pid}): read as far as it is written"
+    return f"{p}: meta.json says 'running' and its recorder cannot be checked: the recording may be cut off"
+
+
+STALE_EMPTY_CLAIM_S = 5.0
+
+
+def _take_empty_claim(p: Path) -> bool:
+    """Take over a claim file left empty for more than STALE_EMPTY_CLAIM_S (its writer died
+    between making it and writing it, which refused the directory for good): under an
+    exclusive lock on it, checked again, then written with our claim. False: not stale, or
+    another process is taking it (it is refused as taken)."""
+    import fcntl
+
+    f = p / CLAIM
+    try:
+        fd = os.open(f, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        st = os.fstat(fd)
+        if st.st_size or time.time() - st.st_mtime <= STALE_EMPTY_CLAIM_S or os.stat(f).st_ino != st.st_ino:
+            return False
+        os.write(fd, (json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "claimed": iso_now(),
+                                  "took_over": "an empty claim"}) + "\n").encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _claim_default(base: Path) -> Path:
     """The first of base, base-2, base-3, ... that this process's mkdir makes."""
     try:
@@ -101,7 +166,8 @@ def _claim_named(p: Path) -> None:
     try:
         p.mkdir()
     except FileExistsError:
-        _refuse_if_in_use(p)
+        if _refuse_if_in_use(p):
+            return  # an empty claim its writer never filled: now ours
     except OSError as e:
         raise _not_writable(p, e) from None
     try:
@@ -113,8 +179,9 @@ def _claim_named(p: Path) -> None:
         raise _not_writable(p, e) from None
 
 
-def _refuse_if_in_use(p: Path) -> None:
-    """An existing --out may be claimed only when it is an empty directory."""
+def _refuse_if_in_use(p: Path) -> bool:
+    """An existing --out may be claimed only when it is an empty directory (True: it held
+    only an empty claim, now ours)."""
     if not p.is_dir():
         raise UsageError(f"--out {p} exists and is not a directory: choose a new directory")
     try:
@@ -123,12 +190,15 @@ def _refuse_if_in_use(p: Path) -> None:
         raise _not_writable(p, e) from None
     if any(n in names for n in RUN_FILES):
         raise UsageError(f"--out {p} already holds a run: choose a new directory")
+    if names == [CLAIM] and _take_empty_claim(p):
+        return True
     if CLAIM in names:
         raise UsageError(f"--out {p} is taken by another gpuscope run{_claimed_by(p)}: "
                          "choose a new directory")
     if names:
         raise UsageError(f"--out {p} is not empty ({len(names)} entries, e.g. {names[0]!r}): "
                          "choose a new or an empty directory")
+    return False
 
 
 class RunDir:
@@ -282,6 +352,7 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 MAX_EPOCH_S = 1e10  # epoch seconds beyond year 2286 are damage, not a time
+MAX_ID = 1 << 31    # a GPU, worker or partition number beyond it is damage
 
 
 def read_spans(path: str | os.PathLike[str]):
@@ -289,9 +360,12 @@ def read_spans(path: str | os.PathLike[str]):
     the spans columns -> InputError."""
     import pandas as pd
 
+    from gpuscope.parsers.limits import check_size
+
     p = _require_dir(path) / SPANS
     if not _regular_file(p):
         return None
+    check_size(p, "spans", p.stat().st_size)
     try:
         df = pd.read_csv(p, on_bad_lines="skip")
     except pd.errors.EmptyDataError:
@@ -304,9 +378,22 @@ def read_spans(path: str | os.PathLike[str]):
     t0 = pd.to_numeric(df["t_start"], errors="coerce")
     t1 = pd.to_numeric(df["t_end"], errors="coerce")
     good = t0.notna() & t1.notna() & (t1 >= t0) & t0.abs().le(MAX_EPOCH_S) & t1.abs().le(MAX_EPOCH_S)
-    df = df[good].reset_index(drop=True)
-    df.attrs["malformed_rows"] = int((~good).sum())  # no times, an end before its start, or no date
-    return df
+    ids = {}
+    for c in ("gpu", "worker", "partition"):  # optional: -1 when absent; junk or a huge id drops the row
+        raw = df[c] if c in df.columns else pd.Series(-1, index=df.index)
+        num = pd.to_numeric(raw, errors="coerce")
+        given = raw.notna() & (raw.astype(str).str.strip() != "")
+        good &= ~given | ((num >= -1) & (num < MAX_ID) & (num == num.round()))  # junk, 1e300: the row goes
+        ids[c] = num
+    phase = df["phase"]
+    good &= phase.notna() & (phase.astype(str).str.strip() != "")  # a short row: pandas left it NaN
+    out = pd.DataFrame({"t_start": t0[good].astype("float64"), "t_end": t1[good].astype("float64"),
+                        **{c: ids[c][good].fillna(-1).astype("int64") for c in ids},
+                        "phase": df["phase"][good].astype(str).str.slice(0, 200)})
+    out = out.reset_index(drop=True)
+    # no times, an end before its start, no date, a repeated header, an id that is no id
+    out.attrs["malformed_rows"] = int((~good).sum())
+    return out
 
 
 def read_samples(path: str | os.PathLike[str]):

@@ -6,6 +6,9 @@ returned, never raised."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,12 +26,70 @@ class Summary:
     analysis: Analysis | None
     error: str | None = None        # why there is no analysis (one line)
     no_data: bool = False           # the run printed nothing to analyze (not a failure)
+    interrupted: int | None = None  # the signal that stopped the summary (summary.json not written)
+
+
+class _Stopped(BaseException):
+    """A stop signal while the summary is made (not an Exception: no handler swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _stop_signals_raise():
+    """While the summary is made, SIGINT, SIGTERM and SIGHUP raise _Stopped (instead of
+    killing gpuscope silently or leaving meta.json saying nothing of it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise _Stopped(signum)
+
+    old = {s: signal.signal(s, stop) for s in STOPS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def summarize_run(path: str | os.PathLike[str], *, abc_bytes: int | None = None,
                   on_error: Callable[[str], None] | None = None) -> Summary:
     """Analyze the run directory at `path` and write its summary.json. `abc_bytes`: the bytes
-    one record uploads, when the caller knows them (a workload run does)."""
+    one record uploads, when the caller knows them (a workload run does). meta.json's
+    `summary` says how it went: `summary.json`, `not written: <why>`, or `interrupted by
+    SIGTERM: run gpuscope analyze <path>` (a stop signal while the summary was made; the
+    Summary's `interrupted` holds it, for the caller's exit code)."""
+    try:
+        with _stop_signals_raise():
+            s = _summarize(path, abc_bytes, on_error)
+    except _Stopped as e:
+        name = signal.Signals(e.signum).name
+        _say_in_meta(path, f"interrupted by {name}: run gpuscope analyze {path}", on_error)
+        return Summary(None, f"interrupted by {name} before summary.json was written", interrupted=e.signum)
+    _say_in_meta(path, "summary.json" if s.analysis is not None else f"not written: {s.error}", on_error)
+    return s
+
+
+def _say_in_meta(path: str | os.PathLike[str], what: str, on_error) -> None:
+    """meta.json's `summary` field (merged into the file as it is, replaced atomically)."""
+    from gpuscope.rundir import RunDir, read_meta
+
+    try:
+        meta = read_meta(path)
+    except GpuscopeError:
+        return
+    rd = RunDir(Path(path), on_error=on_error)
+    rd.write_meta(**{**meta, "summary": what})
+
+
+def _summarize(path, abc_bytes, on_error) -> Summary:
     from gpuscope.analysis import AnalyzeOptions, analyze
     from gpuscope.errors import NoDataError
     from gpuscope.rundir import SUMMARY, RunDir
@@ -42,5 +103,6 @@ def summarize_run(path: str | os.PathLike[str], *, abc_bytes: int | None = None,
         return Summary(None, e.one_line())
     except Exception as e:  # an analysis bug must not fail the run that produced the data
         return Summary(None, f"analysis failed: {type(e).__name__}: {e}")
-    RunDir(Path(path), on_error=on_error).write_json(SUMMARY, result.to_json())
+    if not RunDir(Path(path), on_error=on_error).write_json(SUMMARY, result.to_json()):
+        return Summary(None, "summary.json could not be written")
     return Summary(result)

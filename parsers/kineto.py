@@ -138,8 +138,21 @@ def _cat_from_names(names: list[str], fn) -> tuple[pd.Categorical, pd.Categorica
     return pd.Categorical(first[codes]), pd.Categorical(second[codes])
 
 
+# bounds beyond which a value is damage, not a reading (the event is skipped and counted):
+# ids (pid, tid, device, stream, correlation) are exact in a float64 below 2^53; a time
+# stamp beyond 1e17 us is past the year 5000; an event longer than 1e12 us (11.6 days) or a
+# copy of more than 2^50 bytes (a PiB) did not happen
+ID_MAX = 1 << 53
+BAD_ID = -(1 << 62)
+TS_MAX_US = 1e17
+DUR_MAX_US = 1e12
+BYTES_MAX = float(1 << 50)
+
+
 def _ints(values: list[Any]) -> np.ndarray:
-    return np.fromiter((v if type(v) is int else -1 for v in values), dtype=np.int64, count=len(values))
+    """Ids as int64: -1 where not an int, BAD_ID where an int beyond +-2^53."""
+    return np.fromiter((-1 if type(v) is not int else v if -ID_MAX < v < ID_MAX else BAD_ID for v in values),
+                       dtype=np.int64, count=len(values))
 
 
 def _times(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
@@ -151,9 +164,19 @@ def _times(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
 def _time_problems(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """Reason per event ('' when fine)."""
     why = np.full(ts.size, "", dtype=object)
-    why[~np.isfinite(dur) | (dur < 0)] = "no valid dur"
-    why[~np.isfinite(ts)] = "no valid ts"
+    with np.errstate(invalid="ignore"):
+        why[~np.isfinite(dur) | (dur < 0)] = "no valid dur"
+        why[np.isfinite(dur) & (dur > DUR_MAX_US)] = f"dur beyond {DUR_MAX_US:g} us"
+        why[~np.isfinite(ts)] = "no valid ts"
+        why[np.isfinite(ts) & (np.abs(ts) > TS_MAX_US)] = f"ts beyond {TS_MAX_US:g} us"
     return why
+
+
+def _id_problems(why: np.ndarray, *cols: np.ndarray) -> None:
+    bad = np.zeros(why.size, dtype=bool)
+    for c in cols:
+        bad |= c == BAD_ID
+    why[(why == "") & bad] = "an id beyond 2^53"
 
 
 class _Skips:
@@ -175,15 +198,19 @@ class _Skips:
 def _gpu_frame(kind: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
     ts, dur = _times(evs)
     args = [e.args or NO_ARGS for e in evs]
-    dev = np.fromiter((a.device for a in args), dtype=np.int64, count=len(evs))
-    stream = np.fromiter((a.stream for a in args), dtype=np.int64, count=len(evs))
-    dev = np.where(dev >= 0, dev, _ints([e.pid for e in evs]))
-    stream = np.where(stream >= 0, stream, _ints([e.tid for e in evs]))
+    dev0 = _ints([a.device for a in args])
+    stream0 = _ints([a.stream for a in args])
+    pid, tid = _ints([e.pid for e in evs]), _ints([e.tid for e in evs])
+    corr = _ints([a.correlation for a in args])
+    dev = np.where(dev0 >= 0, dev0, pid)
+    stream = np.where(stream0 >= 0, stream0, tid)
     nbytes = np.fromiter((a.bytes for a in args), dtype=np.float64, count=len(evs))
     why = _time_problems(ts, dur)
+    _id_problems(why, dev0, stream0, dev, stream, corr)
     why[(why == "") & ((dev < 0) | (stream < 0))] = "no device/stream"
     if kind != KERNEL:
         why[(why == "") & ~(np.isfinite(nbytes) & (nbytes >= 0))] = f"{kind} without bytes"
+        why[(why == "") & (nbytes > BYTES_MAX)] = f"{kind} of more than 2^50 bytes"
     else:
         nbytes = np.full(len(evs), NAN)
     ok = skips.add(idx, why, evs)
@@ -198,7 +225,7 @@ def _gpu_frame(kind: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
     return {
         "device": dev[ok], "stream": stream[ok], "kind": [kind] * len(names), "name": names,
         "ts_us": ts[ok], "dur_us": dur[ok],
-        "correlation": np.fromiter((a.correlation for a in args), dtype=np.int64, count=len(evs))[ok],
+        "correlation": corr[ok],
         "bytes": nbytes[ok], "direction": direction, "host_memory": memory,
         "trace_gbs": np.fromiter((a.gbs for a in args), dtype=np.float64, count=len(evs))[ok],
     }
@@ -206,10 +233,13 @@ def _gpu_frame(kind: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
 
 def _host_frame(cat: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> dict[str, Any]:
     ts, dur = _times(evs)
-    ok = skips.add(idx, _time_problems(ts, dur), evs)
-    corr = np.fromiter(((e.args or NO_ARGS).correlation for e in evs), dtype=np.int64, count=len(evs))
+    corr = _ints([(e.args or NO_ARGS).correlation for e in evs])
+    pid, tid = _ints([e.pid for e in evs]), _ints([e.tid for e in evs])
+    why = _time_problems(ts, dur)
+    _id_problems(why, corr, pid, tid)
+    ok = skips.add(idx, why, evs)
     return {
-        "pid": _ints([e.pid for e in evs])[ok], "tid": _ints([e.tid for e in evs])[ok],
+        "pid": pid[ok], "tid": tid[ok],
         "cat": [cat] * int(ok.sum()), "name": [e.name for e, good in zip(evs, ok, strict=True) if good],
         "ts_us": ts[ok], "dur_us": dur[ok], "correlation": corr[ok],
     }
@@ -281,19 +311,25 @@ def _frames_of(decoded: Decoded) -> _Rank:
     devices: dict[str, list] = {c: [] for c in ("device", "name", "num_sms", "total_mem_bytes")}
     for d in h.get("deviceProperties", []):
         did = d.get("id")
-        if not isinstance(did, int):
+        if not _id_ok(did):
             continue
         sms = d.get("numSms")
         mem = d.get("totalGlobalMem")
         devices["device"].append(did)
-        devices["name"].append(str(d.get("name", "")))
-        devices["num_sms"].append(sms if isinstance(sms, int) else -1)
-        devices["total_mem_bytes"].append(float(mem) if isinstance(mem, (int, float)) else NAN)
+        devices["name"].append(str(d.get("name", ""))[:200])
+        devices["num_sms"].append(sms if _id_ok(sms) else -1)
+        good_mem = isinstance(mem, (int, float)) and not isinstance(mem, bool) and 0 <= mem <= BYTES_MAX
+        devices["total_mem_bytes"].append(float(mem) if good_mem else NAN)
     base = h.get("baseTimeNanoseconds")
     rank = h.get("rank")
-    return _Rank(gpu, host, gann, devices, skips, base if isinstance(base, int) else None,
-                 rank if isinstance(rank, int) and rank >= 0 else None,
+    good_base = type(base) is int and 0 <= base <= TS_MAX_US * 1e3
+    return _Rank(gpu, host, gann, devices, skips, base if good_base else None,
+                 rank if _id_ok(rank) else None,
                  len(decoded.events) + len(decoded.bad), counts, decoded.truncated, decoded.reader)
+
+
+def _id_ok(v: Any) -> bool:
+    return type(v) is int and 0 <= v < ID_MAX
 
 
 def _with_rank(parts: list[dict[str, Any]], rank: int, shift_us: float) -> list[dict[str, Any]]:

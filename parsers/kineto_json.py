@@ -209,6 +209,15 @@ def salvage(data: bytes, where: str, err: Exception) -> Decoded:
 
 
 def decode(data: bytes, where: str) -> Decoded:
+    """The events of a document; one nested deeper than the decoders go (msgspec's and the
+    stdlib's recursion limits, about 1,000 levels: no trace nests past a few) is an InputError."""
+    try:
+        return _decode(data, where)
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to be a profiler trace") from None
+
+
+def _decode(data: bytes, where: str) -> Decoded:
     if not data.strip():
         raise NoDataError(f"{where} is empty")
     if b"\x00" in data[:8192]:

@@ -15,8 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscope.errors import NoDataError
+from gpuscope.parsers.limits import cap, too_big
+
 CHUNK = 16 << 20
 BINARY_PROBE = 8192
+UTF8_BOM = b"\xef\xbb\xbf"
+MAX_LINE = 64 << 20  # a longer line is no timing log's (the buffer never grows past it)
 
 
 @dataclass
@@ -43,6 +48,8 @@ class LogInput:
         self.errors = errors
         # a str given by a caller is whole; bytes and files may be cut while being written
         self.may_be_cut = errors != "surrogatepass"
+        if data is not None and data[:3] == UTF8_BOM:  # not part of the first line
+            self.data = data = data[3:]
         if data is not None:
             self.size = len(data)
         elif path is not None:
@@ -87,8 +94,14 @@ class LogInput:
         buf = bytearray(size + 4096)
         keep = first = done = 0
         first = 1
+        limit = cap("log")
         with open(self.path, "rb") as f:
             while True:
+                if keep > MAX_LINE:
+                    raise NoDataError(f"{self.name}: a line longer than {MAX_LINE >> 20} MiB at line {first} "
+                                      "(not a text timing log)")
+                if done > limit:
+                    raise too_big(self.name, "log", limit)
                 if len(buf) - keep < size // 2 + 1:
                     bigger = bytearray(2 * len(buf))
                     bigger[:keep] = buf[:keep]
@@ -96,6 +109,10 @@ class LogInput:
                 got = f.readinto(memoryview(buf)[keep:])
                 if not got:
                     break
+                if not done and buf[:3] == UTF8_BOM:  # not part of the first line
+                    buf[:got - 3] = buf[3:got]
+                    got -= 3
+                    done += 3
                 done += got
                 end = keep + got
                 cut = buf.rfind(b"\n", keep, end)

@@ -38,6 +38,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError, read_error
+from gpuscope.parsers import numbers
+from gpuscope.parsers.limits import read_path, utf8
 from gpuscope.schemas import SAMPLE_COLUMNS
 from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
 from gpuscope.schemas import SAMPLE_STR_COLUMNS as STR_COLUMNS
@@ -105,6 +107,7 @@ def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int
     already read it, without its NUL damage (_without_nul)."""
     p = Path(path)
     if text is not None:
+        text = text.removeprefix("\ufeff")
         if not text or text.isspace():
             raise NoDataError(f"{p} is empty")
         text, nul = _without_nul(text, p)
@@ -112,25 +115,46 @@ def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int
     try:
         if p.is_dir():
             p = p / "samples.csv"
-        data = p.read_bytes()
     except (OSError, ValueError) as e:
         raise read_error(p, e) from None
+    data = utf8(read_path(p, "samples"))
     if not data or data.isspace():  # (strip() would copy the whole file)
         raise NoDataError(f"{p} is empty")
     text, nul = _without_nul(data.decode("utf-8", errors="replace"), p)
     return text, p, nul
 
 
+# what a sample's value may be (beyond it: damage, counted, never a reading): epoch times to
+# year 2286, GPU indices below 1024 (NVML numbers a host's GPUs from 0), fractions 0..1,
+# percentages 0..100, GB/s below 10 TB/s, MiB below 100 TiB, watts and MHz below 100,000
+BOUNDS: dict[str, tuple[float, float]] = {
+    "t_wall": (0.0, 1e10), "t_mono": (-1e10, 1e10), "gpu": (0.0, 1023.0),
+    "rx_gbs": (0.0, 1e4), "tx_gbs": (0.0, 1e4),
+    "sm_active": (0.0, 1.0), "sm_occupancy": (0.0, 1.0), "dram_active": (0.0, 1.0),
+    "tensor_active": (0.0, 1.0), "fp16_active": (0.0, 1.0), "fp32_active": (0.0, 1.0), "fp64_active": (0.0, 1.0),
+    "gpu_util_pct": (0.0, 100.0), "mem_util_pct": (0.0, 100.0), "mem_used_mib": (0.0, 1e8),
+    "power_w": (0.0, 1e5), "sm_clock_mhz": (0.0, 1e5), "mem_clock_mhz": (0.0, 1e5),
+    "temperature_c": (-100.0, 1000.0), "clock_event_reasons": (0.0, 2.0**53), "wrap_suspect": (0.0, 1.0),
+}
+# the numerals the formats print (parsers.numbers' grammar), for a column read as strings
+_NUMERAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+
+
 def _num(text: str) -> float | None:
-    """A float, NaN for nvidia-smi's not-available spellings, None when unreadable."""
+    """A number (parsers.numbers: ASCII numerals only), NaN for nvidia-smi's not-available
+    spellings, None when unreadable."""
     t = text.strip()
     if t in _NA:
         return NAN
-    try:
-        x = float(t)
-    except ValueError:
-        return None
-    return x if math.isfinite(x) else None
+    return numbers.number(t)
+
+
+def _bounded(column: str, x: float | None) -> float | None:
+    """x when within the column's BOUNDS (or NaN), else None (damage)."""
+    if x is None or x != x or column not in BOUNDS:
+        return x
+    lo, hi = BOUNDS[column]
+    return x if lo <= x <= hi else None
 
 
 def _lines(text: str) -> tuple[list[str], bool]:
@@ -213,8 +237,13 @@ def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.
         else:  # junk somewhere in this column: the row-by-row rules, on this column only
             vals = col.fillna("").astype(str).str.strip()
             is_na = vals.isin(_NA).to_numpy()
-            num = pd.to_numeric(vals.where(~is_na, "nan"), errors="coerce").to_numpy(dtype="float64")
+            numeral = vals.str.fullmatch(_NUMERAL).to_numpy(dtype=bool)  # not ٩٨, ９８, 98_765
+            num = pd.to_numeric(vals.where(numeral, "nan"), errors="coerce").to_numpy(dtype="float64")
             bad = ~is_na & ~np.isfinite(num)
+        if c in BOUNDS:
+            lo, hi = BOUNDS[c]
+            with np.errstate(invalid="ignore"):
+                bad = bad | (np.isfinite(num) & ((num < lo) | (num > hi)))
         if c in INT_COLUMNS:  # whole numbers that fit int64
             bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
             if c == "gpu":
@@ -291,7 +320,7 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
             malformed += 1
             continue
         rec = dict(zip(header, f, strict=True))
-        g = _num(rec["gpu"])
+        g = _bounded("gpu", _num(rec["gpu"]))
         if g is None or g != g or g != int(g):
             malformed += 1
             continue
@@ -299,10 +328,11 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
         for col, (name, factor) in _DMON_MAP.items():
             if col in rec:
                 x = _num(rec[col])
-                if x is None:  # unreadable: missing, the row stays
+                x = _bounded(name, x * factor if x is not None else None)
+                if x is None:  # unreadable or beyond its bounds: missing, the row stays
                     bad_values[name] = bad_values.get(name, 0) + 1
                     x = NAN
-                row[name] = x * factor
+                row[name] = x
         if "rxpci" in rec or "txpci" in rec:
             row["pcie_source"] = "throughput"
         t = None
@@ -343,6 +373,8 @@ def _hex(text: str) -> float | None:
     t = text.strip()
     if t in _NA:
         return NAN
+    if not t.isascii() or "_" in t:  # int() takes other scripts' digits and 1_000
+        return None
     try:
         return float(int(t, 16 if t.lower().startswith("0x") else 10))
     except ValueError:
@@ -366,6 +398,9 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     fields = [h.strip().split(" [")[0].strip().lower() for h in lines[0].split(",")]
     if "timestamp" not in fields and "index" not in fields:
         raise InputError(f"{p}: not nvidia-smi --query-gpu csv (no timestamp/index header)")
+    if "timestamp" not in fields:
+        raise NoDataError(f"{p}: an nvidia-smi --query-gpu capture without its timestamp column: its samples "
+                          "have no time (capture with --query-gpu=timestamp,index,...)")
     rows: list[dict] = []
     malformed = 0
     bad_values: dict[str, int] = {}
@@ -388,13 +423,14 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
                     break
                 row["t_wall"] = t
             elif name == "index":
-                x = _num(v)
+                x = _bounded("gpu", _num(v))
                 if x is None or x != x or x != int(x):
                     bad = True
                     break
                 row["gpu"] = int(x)
             elif name in _QUERY_MAP:
                 x = _hex(v) if name in _HEX_FIELDS else _num(v.split()[0] if v.split() and v not in _NA else v)
+                x = _bounded(_QUERY_MAP[name], x)
                 if x is None:  # unreadable: missing, the row stays
                     bad_values[_QUERY_MAP[name]] = bad_values.get(_QUERY_MAP[name], 0) + 1
                     x = NAN

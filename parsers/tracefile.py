@@ -9,45 +9,23 @@ import os
 import zlib
 from pathlib import Path
 
-from gpuscope.errors import InputError, read_error
+from gpuscope.errors import InputError
+from gpuscope.parsers import limits
 
 HEAD_BYTES = 64 * 1024
 TRACE_SUFFIXES = (".json", ".json.gz")
 
 
 def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
-    """(decompressed bytes, truncated); concatenated members are read one after another."""
-    out = []
-    truncated = False
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out.append(d.decompress(data))
-        except zlib.error as e:
-            if out:  # garbage after complete members
-                break
-            raise InputError(f"{where}: corrupt gzip data ({e})") from None
-        if not d.eof:
-            truncated = True
-            try:
-                out.append(d.flush())
-            except zlib.error:
-                pass
-            break
-        data = d.unused_data.lstrip(b"\x00")
-    return b"".join(out), truncated
+    """(decompressed bytes, truncated); concatenated members are read one after another,
+    within the trace cap and the ratio guard (parsers/limits.py)."""
+    return limits.gunzip(data, "trace", where)
 
 
 def read_file(p: Path) -> tuple[bytes, bool]:
-    try:
-        data = p.read_bytes()
-    except (OSError, ValueError) as e:
-        raise read_error(p, e) from None
-    truncated = False
-    if data[:2] == b"\x1f\x8b":
-        data, truncated = gunzip(data, str(p))
-        if truncated and not data.strip():
-            raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
+    data, truncated = limits.read_input(p, "trace")
+    if truncated and not data.strip():
+        raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
     return data, truncated
 
 

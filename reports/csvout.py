@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscope import safe_output
 from gpuscope.errors import InputError, ResourceError
 from gpuscope.reports.safe_text import visible
 
@@ -105,10 +106,10 @@ def write_csv(analysis: Analysis, directory: str | os.PathLike[str]) -> list[Pat
         d.mkdir(parents=True, exist_ok=True)
         written = []
         for name, df in frames(analysis).items():
-            p = d / name
-            # byte counts keep every digit (1610612736, not 1.61061e+09)
-            safe_frame(df).to_csv(p, index=False, float_format=None if name == "quantities.csv" else "%.6g")
-            written.append(p)
+            # byte counts keep every digit (1610612736, not 1.61061e+09); each file whole or
+            # not at all, never through a link nor over an input (gpuscope.safe_output)
+            text = safe_frame(df).to_csv(index=False, float_format=None if name == "quantities.csv" else "%.6g")
+            written.append(safe_output.write(d / name, text, "a CSV file", "--csv"))
     except OSError as e:
         raise ResourceError(f"cannot write CSV files to {d}: {e.strerror or e}") from None
     return written

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope import safe_output
 from gpuscope.reports import plot_panels as P
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
@@ -268,5 +269,5 @@ def write_timeline_png(path: str | Path, phases: pd.DataFrame, samples: pd.DataF
                        title: str, line_rate_gbs: float | None = None) -> int:
     """Write the PNG; returns its size in bytes."""
     data = timeline_png(phases, samples, title=title, line_rate_gbs=line_rate_gbs)
-    Path(path).write_bytes(data)
+    safe_output.write(path, data, "the PNG")
     return len(data)

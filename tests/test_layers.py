@@ -7,7 +7,7 @@ import pytest
 
 from tests.import_graph import cycles, graph, modules
 
-BASE = {"gpuscope", "gpuscope._layout", "gpuscope.errors", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
+BASE = {"gpuscope", "gpuscope._layout", "gpuscope.errors", "gpuscope.safe_output", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
         "gpuscope.linerate", "gpuscope.rolemodel"}
 IO = {"gpuscope.rundir", "gpuscope.rundir_writers", "gpuscope.nvml", "gpuscope.nvml_gpm", "gpuscope.cuda", "gpuscope.sampler", "gpuscope.recorder", "gpuscope.record_capture", "gpuscope.record_signals",
       "gpuscope.hostbw", "gpuscope.gpuinfo"}

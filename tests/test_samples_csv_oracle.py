@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers.samples import _NA, INT_COLUMNS, SAMPLE_COLUMNS, STR_COLUMNS, read_samples_csv
+from gpuscope.parsers import numbers
+from gpuscope.parsers.samples import (
+    _NA,
+    BOUNDS,
+    INT_COLUMNS,
+    SAMPLE_COLUMNS,
+    STR_COLUMNS,
+    read_samples_csv,
+)
 
 N = len(SAMPLE_COLUMNS)
 NEW_COLUMNS = ("mem_clock_mhz", "temperature_c", "clock_event_reasons",
@@ -47,12 +55,10 @@ def oracle(text: str) -> tuple[list[dict], int, dict]:
                 continue
             if v in _NA:
                 x = math.nan
-            else:
-                try:
-                    x = float(v)
-                except ValueError:
-                    x = None
-                if x is not None and not math.isfinite(x):
+            else:  # the formats' numerals only (parsers.numbers), within the column's bounds
+                x = numbers.number(v)
+                lo, hi = BOUNDS.get(c, (-math.inf, math.inf))
+                if x is not None and not lo <= x <= hi:
                     x = None
             if x is not None and c in INT_COLUMNS and x == x and (x != int(x) or abs(x) >= 2**63):
                 x = None
@@ -82,7 +88,8 @@ def oracle(text: str) -> tuple[list[dict], int, dict]:
 cell = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
     st.integers(-5, 5).map(str),
-    st.sampled_from(["", "-", "N/A", "[N/A]", "nan", "inf", "oops", "1e3", " 2 ", "0x10", "3.5", "é", "1,5"]),
+    st.sampled_from(["", "-", "N/A", "[N/A]", "nan", "inf", "oops", "1e3", " 2 ", "0x10", "3.5", "é", "1,5",
+                     "1e308", "\u0669\u0668", "\uff19\uff18", "98_765", "12..", "9876'5432", "1e20", "-0.5"]),
 )
 def noise(columns):
     return st.lists(cell, min_size=len(columns) - 2, max_size=len(columns) + 1).map(",".join)
@@ -95,11 +102,13 @@ def valid(draw, columns) -> str:
         if c == "t_wall":
             out.append(repr(draw(st.floats(1.7e9, 1.8e9))))
         elif c in INT_COLUMNS:
-            out.append(str(draw(st.integers(0, 3))))
+            out.append(str(draw(st.integers(0, min(3, int(BOUNDS.get(c, (0, 3))[1]))))))
         elif c in STR_COLUMNS:
             out.append(draw(st.sampled_from(["gpm", "counter", ""])))
-        else:
-            out.append(draw(st.one_of(st.floats(0, 1e4).map(repr), st.sampled_from(["", "N/A", "-"]))))
+        else:  # a reading within the column's bounds (a fraction 0..1, a percentage, ...)
+            lo, hi = BOUNDS.get(c, (0.0, 1e4))
+            out.append(draw(st.one_of(st.floats(max(lo, 0.0), min(hi, 1e4)).map(repr),
+                                      st.sampled_from(["", "N/A", "-"]))))
     return ",".join(out)
 
 

@@ -33,26 +33,29 @@ def __getattr__(name: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point. Ctrl-C at any moment ends it with one line and exit 130:
+    outside a command's own code at once (interrupts_end_now), inside it as a
+    KeyboardInterrupt that the command's error handling turns into that line."""
+    from gpuscope.cli._common import interrupts_end_now
+
+    if argv is None:  # the process is gpuscope's own (a caller passing argv keeps its handler)
+        interrupts_end_now(own=True)
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("gpuscope: interrupted\n")
+        sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     words = list(sys.argv[1:] if argv is None else argv)
     if not os.environ.get("GPUSCOPE_DEBUG"):
         from gpuscope.cli import fast
 
-        try:
-            code = fast.run(words)
-        except KeyboardInterrupt:
-            sys.stderr.write("gpuscope: interrupted\n")
-            sys.exit(130)
+        code = fast.run(words)
         if code is not None:
             if code:
                 sys.exit(code)
             return
     app = _app()
-    if os.environ.get("GPUSCOPE_DEBUG"):
-        app(args=argv, prog_name="gpuscope")
-        return
-    try:
-        app(args=argv, prog_name="gpuscope")
-    except KeyboardInterrupt:
-        sys.stderr.write("gpuscope: interrupted\n")
-        sys.exit(130)
+    app(args=argv, prog_name="gpuscope")

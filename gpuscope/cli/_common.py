@@ -5,6 +5,7 @@ without loading it."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -37,6 +38,15 @@ def say_samples_damage(src) -> None:
     sr = getattr(src, "samples_read", None)
     if sr and sr.get("note"):
         say(f"{sr['file']}: {sr['note']}")
+    say_warnings(src)
+
+
+def say_warnings(src) -> None:
+    """The source's warnings (gpuscope.sources.Source.warnings), each once."""
+    ws = getattr(src, "warnings", None) or []
+    for w in ws:
+        say(w)
+    ws.clear()
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -45,6 +55,57 @@ def fail(message: str, code: int) -> typer.Exit:
 
     say(message)
     return typer.Exit(code)
+
+
+@contextlib.contextmanager
+def quiet_libraries():
+    """Library warnings (numpy's RuntimeWarning over a NaN, matplotlib's UserWarning about a
+    glyph) are not gpuscope's voice: dropped while a command runs, so stderr holds only
+    `gpuscope:` lines; GPUSCOPE_DEBUG=1 shows them. What they would warn about is the
+    analysis' own business (a value it cannot use is counted as damage, not warned about)."""
+    import warnings
+
+    if os.environ.get("GPUSCOPE_DEBUG"):
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+_OWN_PROCESS = False  # main() runs as gpuscope's own process (not inside a caller's, a test's)
+
+
+def interrupts_end_now(own: bool = False) -> None:
+    """From here on, Ctrl-C ends the process at once with exit 130 (gpuscope.cli.main sets
+    this first, `own`; handle_errors and the fast path hand Ctrl-C back to the command's code,
+    as a KeyboardInterrupt that unwinds, while it runs, and set it again after). A process
+    that only calls a command (a test runner) keeps its own Ctrl-C."""
+    import signal
+
+    from gpuscope import _interrupted_now
+
+    global _OWN_PROCESS
+    _OWN_PROCESS = _OWN_PROCESS or own
+    if not _OWN_PROCESS:
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_now)
+    except ValueError:  # not the main thread (a test runner's worker): leave it
+        pass
+
+
+def interrupts_unwind() -> None:
+    import signal
+
+    from gpuscope import _interrupted_now
+
+    try:
+        if signal.getsignal(signal.SIGINT) is _interrupted_now:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:
+        pass
 
 
 def error_exit_code(e: BaseException) -> int:
@@ -83,12 +144,19 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import typer
 
+        from gpuscope import safe_output
+
+        safe_output.reset()
+        interrupts_unwind()
         try:
-            return fn(*args, **kwargs)
+            with quiet_libraries():
+                return fn(*args, **kwargs)
         except typer.Exit:
             raise
         except (Exception, KeyboardInterrupt) as e:
             raise typer.Exit(error_exit_code(e)) from None
+        finally:
+            interrupts_end_now()
 
     return wrapper  # type: ignore[return-value]
 
@@ -106,26 +174,31 @@ def _quiet_stdout() -> None:
 
 
 def write_file(path: str, data: bytes | str, what: str) -> None:
-    """Write a report file (PNG, trace, HTML); a path that cannot be written is a
-    ResourceError naming it (exit 6, as for a full disk)."""
-    from pathlib import Path
+    """Write a report file (PNG, trace, HTML) whole or not at all, never over an input of the
+    command nor through a link (gpuscope.safe_output: UsageError, exit 2); a path that cannot
+    be written is a ResourceError naming it (exit 6, as for a full disk)."""
+    from gpuscope import safe_output
 
-    from gpuscope.errors import ResourceError
-
-    p = Path(path)
-    try:
-        if isinstance(data, str):
-            p.write_text(data, encoding="utf-8")
-        else:
-            p.write_bytes(data)
-    except (OSError, ValueError) as e:
-        raise ResourceError(f"cannot write {what} to {p}: {getattr(e, 'strerror', None) or e}") from None
+    safe_output.write(path, data, what)
 
 
 def stdout_console():
+    """The console of stdout. A reader that closes the pipe early (`| head -1`) ends the
+    command quietly with exit 0: rich's own handling exits 1 (SystemExit), so its hook here
+    points stdout at /dev/null and raises BrokenPipeError, which error_exit_code maps to 0."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False, emoji=False)
+    class _StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            raise BrokenPipeError(32, "stdout closed")
+
+    return _StdoutConsole(highlight=False, soft_wrap=False, emoji=False)
 
 
 def stderr_console():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gpuscope.cli._common import say, say_samples_damage, write_file
+from gpuscope.cli._common import say, say_samples_damage, say_warnings, write_file
 from gpuscope.cli.progress import Progress
 
 
@@ -41,6 +41,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     with Progress(source) as progress:
         src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
                           progress=progress.reading)
+        say_warnings(src)  # before the analysis, which may end in an error they explain
         progress.step("analyzing")
         result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
     if src.log is not None:

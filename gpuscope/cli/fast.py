@@ -71,11 +71,22 @@ def run(argv: list[str]) -> int | None:
     kw = parse(argv)
     if kw is None:
         return None
+    from gpuscope import safe_output
     from gpuscope.cli import analyze_run
-    from gpuscope.cli._common import error_exit_code
+    from gpuscope.cli._common import (
+        error_exit_code,
+        interrupts_end_now,
+        interrupts_unwind,
+        quiet_libraries,
+    )
 
+    safe_output.reset()
+    interrupts_unwind()
     try:
-        analyze_run.run(**kw)
+        with quiet_libraries():
+            analyze_run.run(**kw)
     except (Exception, KeyboardInterrupt) as e:
         return error_exit_code(e)
+    finally:
+        interrupts_end_now()
     return 0

@@ -16,10 +16,14 @@ if TYPE_CHECKING:
 
 
 def _summarize(path: str | os.PathLike[str]) -> None:
-    """Print the analyze summary of the run directory; never fail the recording over it."""
+    """Print the analyze summary of the run directory; never fail the recording over it. A
+    stop signal while it is made ends gpuscope with 128+N, meta.json saying so."""
     from gpuscope.summary import summarize_run
 
     summary = summarize_run(path, on_error=say)
+    if summary.interrupted:
+        say(f"{summary.error}; the recording is complete: run `gpuscope analyze {path}`")
+        raise typer.Exit(128 + summary.interrupted)
     if summary.analysis is None:
         if summary.no_data:
             say("the command printed no timing lines: nothing to analyze (timing.log keeps its output)")

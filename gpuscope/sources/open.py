@@ -4,19 +4,27 @@ the role model is loaded and the line rate resolved here, once, for every comman
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import sys
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscope import rundir
+from gpuscope import rundir, safe_output
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
+from gpuscope.parsers.limits import (
+    file_kind,
+    gunzip,
+    is_zero_size_file,
+    read_path,
+    read_stream,
+    readable_file,
+    utf8,
+    utf16_bom,
+)
 from gpuscope.rolemodel import RoleModel, held_key, load_model, model_for, user_model
-from gpuscope.sources.runmeta import RunMeta
+from gpuscope.sources.runmeta import RunMeta, clean_meta
 from gpuscope.sources.source import Source
 
 if TYPE_CHECKING:
@@ -51,16 +59,21 @@ def open_source(
         raise UsageError(f"--format: unknown format {fmt!r} (choose {', '.join(FORMATS)})")
     if line_rate is not None and not (line_rate > 0 and math.isfinite(line_rate)):
         raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
+    for given in (path, samples, trace, None if isinstance(model, RoleModel) else model):
+        safe_output.note_input(given)  # what no output of this command may be written over
     user = user_model(model)  # the user's --model, else None: picked per log (model_for) once parsed
     p = Path(path)
-    if str(path) == STDIN:
-        src = _open_bytes(Path("<stdin>"), sys.stdin.buffer.read(), fmt, user, progress)
-    elif p.is_dir():
-        src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
-    elif not p.exists():
-        raise InputError(f"no such file or directory: {p}")
-    else:
-        src = _open_file(p, fmt, user, progress)
+    try:
+        if str(path) == STDIN:
+            src = _open_bytes(Path("<stdin>"), _read_stdin(), fmt, user, progress)
+        elif p.is_dir():
+            src = _open_trace(p, user) if _is_trace_folder(p) else _open_rundir(p, fmt, user, progress)
+        elif not p.exists():
+            raise InputError(f"no such file or directory: {p}")
+        else:
+            src = _open_file(p, fmt, user, progress)
+    except PermissionError as e:  # pathlib's is_dir()/exists() raise it (a folder without its x bit)
+        raise _permission(p, e) from None
     if samples is not None:
         src.samples = _kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:
@@ -68,27 +81,48 @@ def open_source(
 
         if not Path(trace).exists():
             raise InputError(f"--trace: no such file or directory: {trace}")
+        if not Path(trace).is_dir():
+            readable_file(trace, "--trace: ")
         src.trace = read_trace(trace)
+    if samples is not None or trace is not None:
+        from gpuscope.sources.overlap import check_overlap
+
+        check_overlap(src, {**({"samples": f"--samples {samples}"} if samples is not None else {}),
+                            **({"trace": f"--trace {trace}"} if trace is not None else {})})
     src.line_rate_gbs, src.line_rate_source = resolve_line_rate(line_rate, src.meta.raw)
     return src
 
 
-def _read_file(p: Path, n: int = -1) -> bytes:
-    """The file's bytes (the first n when n >= 0), errors as one InputError line."""
+def _read_file(p: Path, n: int = -1, kind: str = "log") -> bytes:
+    """The file's bytes (the first n when n >= 0) within the kind's size cap, errors as one
+    InputError line."""
+    if n < 0:
+        return read_path(p, kind)
     try:
-        if n < 0:
-            return p.read_bytes()
         with open(p, "rb") as f:
             return f.read(n)
     except (OSError, ValueError) as e:
         raise read_error(p, e) from None
 
 
-def _gunzip(p: Path, data: bytes) -> bytes:
+def _read_stdin() -> bytes:
+    """Standard input within the log cap; NUL bytes in its first block end the reading there
+    (`analyze - < /dev/zero` is refused at once, not after gigabytes)."""
+    f = sys.stdin.buffer
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise InputError(f"{p}: a damaged gzip file ({e})") from None
+        head = f.read(HEAD * 16)
+        if head[:2] != GZIP_MAGIC and b"\x00" in head[:8192]:
+            raise NoDataError("<stdin> looks binary (NUL bytes), not a text log")
+        return read_stream(f, "log", "<stdin>", first=head)
+    except OSError as e:
+        raise read_error("<stdin>", e) from None
+
+
+def _gunzip(p: Path, data: bytes, kind: str = "log") -> bytes:
+    out, cut = gunzip(data, kind, p)
+    if cut:  # a log or a capture cut short is refused, as before (a trace is read up to its cut)
+        raise InputError(f"{p}: a damaged gzip file (it ends before its end-of-stream marker)")
+    return out
 
 
 def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
@@ -102,7 +136,11 @@ def _model(user: RoleModel | None, log: ParsedLog | None = None) -> RoleModel:
 def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A file named by the user: a plain log is handed to the parser by its path (read in
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
+    if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
+        return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
     head = _read_file(p, HEAD * 16)
+    if utf16_bom(head):  # UTF-16 (or 32) text: re-encoded whole, then read as any text
+        return _open_bytes(p, _read_file(p), fmt, user, progress)
     if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
         return _open_bytes(p, _read_file(p), fmt, user, progress)
     from gpuscope.parsers import parse_log
@@ -148,10 +186,11 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
     from gpuscope.parsers.samples import looks_like_samples
     from gpuscope.parsers.tracefile import is_trace
 
+    data = utf8(data)
     if fmt is None and is_trace(data[:HEAD * 16]):
         return _open_trace(p, user, data)
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(p, data)
+        data = utf8(_gunzip(p, data))
     head = data[:HEAD].decode("utf-8", errors="replace")
     if fmt is None and looks_like_prometheus(data[:HEAD * 16]):  # a fleet's history (parsers.prometheus)
         src = Source(path=p, kind="samples", model=_model(user),
@@ -168,6 +207,13 @@ def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, p
         return src
     log = parse_log(data, fmt, held_key=held_key(user), name=str(p), progress=progress)
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
+
+
+def _permission(p: Path, e: PermissionError) -> InputError:
+    where = e.filename or p
+    return InputError(f"{where}: permission denied" + (f" (a directory on the way to it, such as {Path(where).parent}, "
+                                                       "lacks its execute bit or is not yours)"
+                                                       if os.access(Path(where).parent, os.R_OK) else ""))
 
 
 def _is_trace_folder(p: Path) -> bool:
@@ -189,19 +235,37 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
     from gpuscope.parsers.kineto import read_trace
 
-    # a file is read again by path, so the reader's messages name it; standard input by its bytes
-    frames = read_trace(data if data is not None and not p.exists() else p)
+    # a file is read again by path, so the reader's messages name it; standard input (or a
+    # pipe) by its bytes
+    frames = read_trace(data if data is not None and not p.is_file() else p)
     frames.source = str(p)
     return Source(path=p, kind="trace", model=_model(user), trace=frames,
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")
 
 
 def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
+    for name in (rundir.TIMING_LOG, rundir.SAMPLES, rundir.META, rundir.SPANS):
+        _require_regular(p / name)
+    meta, dropped = clean_meta(rundir.read_meta(p))
+    try:
+        return _read_rundir(p, meta, dropped, fmt, user, progress)
+    except (InputError, NoDataError) as e:
+        if meta.get("status") == "running" and not e.hint:  # why it may hold nothing yet
+            e.hint = rundir.running_note(p).split(": ", 1)[1]
+        raise
+
+
+def _read_rundir(p: Path, meta: dict, dropped: list[str], fmt: str | None, user: RoleModel | None,
+                 progress=None) -> Source:
     from gpuscope.parsers import parse_log
     from gpuscope.parsers.logparse import find_log_in_dir
 
-    meta = rundir.read_meta(p)
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
+    if dropped:
+        src.warnings.append(f"{p / rundir.META}: {len(dropped)} field(s) of the wrong type left out "
+                            f"({', '.join(dropped[:5])}" + (" ..." if len(dropped) > 5 else "") + ")")
+    if meta.get("status") == "running":
+        src.warnings.append(rundir.running_note(p))
     try:
         src.log_path = find_log_in_dir(p)
     except PermissionError as e:
@@ -227,6 +291,22 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
         src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
                          "(no times, or an end before its start)")
     return src
+
+
+def _require_regular(f: Path) -> None:
+    """A run directory's own file, when there, is a regular file (or a link to one): a FIFO, a
+    directory or a link to /dev/zero in its place is refused, not read as 'no timing lines'."""
+    if not os.path.lexists(f):
+        return
+    try:
+        kind = file_kind(f)
+    except InputError:
+        if os.path.islink(f):
+            raise InputError(f"{f} is a link to nothing ({os.readlink(f)})") from None
+        raise
+    if kind != "file":
+        kind = "a named pipe" if kind == "fifo" else kind
+        raise InputError(f"{f} is {kind}, not a regular file (the file a run directory holds there)")
 
 
 def _attach_traces(src: Source, p: Path) -> None:
@@ -275,9 +355,10 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
     """The --samples file (samples.csv, nvidia-smi dmon or query-gpu output, maybe gzipped)."""
     if p.is_dir():
         p = p / rundir.SAMPLES
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
-    data = _read_file(p)
+    readable_file(p, "--samples: ")
+    data = utf8(_read_file(p, kind="samples"))
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(p, data)
+        data = utf8(_gunzip(p, data, "samples"))
     return _read_samples_text(p, data)

@@ -40,6 +40,9 @@ class Source:
     line_rate_gbs: float = DEFAULT_LINE_RATE_GBS   # resolved once (gpuscope.linerate.resolve_line_rate)
     line_rate_source: str = "default"        # option | meta | cache | default
     notes: list[str] = field(default_factory=list)
+    # what the commands say on stderr about the source, one line each (a recording whose
+    # recorder is gone, meta.json fields left out): gpuscope.cli._common.say_samples_damage
+    warnings: list[str] = field(default_factory=list)
     # what reading the samples cost (parsers.samples.reading_account, plus `file`), None when
     # the source has no samples file; kept also when no row could be read
     samples_read: dict | None = None

@@ -342,6 +342,8 @@ class WorkloadRun:
 
         s = summarize_run(self.rd.path, abc_bytes=4 * (1 << self.cfg.log_n) * 32, on_error=self.on_error)
         out.analysis, out.analysis_error = s.analysis, s.error
+        if s.interrupted:  # a stop signal while the summary was made: meta.json says so, and the exit code
+            out.exit_code = 128 + s.interrupted
 
 
 class _LastRowTee:

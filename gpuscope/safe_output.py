@@ -1,0 +1,136 @@
+"""Every file gpuscope writes for the user (HTML, PNG, Perfetto, CSV) goes through `write`:
+
+- never over an input of the same command (`note_input` records what a command reads: a
+  file by its device and inode, so a hard link or another spelling is caught too; a run
+  directory as a whole, so no file already in it is written over): UsageError, exit 2;
+- never through a symbolic link it did not make (the last part of the path is checked with
+  lstat and the file is created with O_NOFOLLOW); a link to a terminal, a pipe or /dev/null
+  (`-o /dev/stdout`) is written to directly, since nothing can be lost there;
+- never half-written: the bytes go to a new temporary file beside the target (O_EXCL),
+  flushed to disk, then renamed over it in one step, so a full disk leaves the old file as it
+  was and no partial one (ResourceError, exit 6).
+
+`reset()` forgets the inputs (each command starts with it: gpuscope.cli._common).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from gpuscope.errors import ResourceError, UsageError
+
+_files: set[tuple[int, int]] = set()
+_dirs: list[Path] = []
+
+
+def reset() -> None:
+    _files.clear()
+    _dirs.clear()
+
+
+def note_input(path: str | os.PathLike[str] | None) -> None:
+    """Record a path this command reads (a file, or a directory whose files it reads)."""
+    if path is None or str(path) in ("", "-"):
+        return
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        _dirs.append(Path(os.path.realpath(path)))
+    elif stat.S_ISREG(st.st_mode):
+        _files.add((st.st_dev, st.st_ino))
+
+
+def _is_input(p: Path, st: os.stat_result | None) -> bool:
+    if st is not None and (st.st_dev, st.st_ino) in _files:
+        return True
+    if st is None:
+        return False
+    real = Path(os.path.realpath(p))
+    return any(real == d or d in real.parents for d in _dirs)
+
+
+def _stream_target(p: Path) -> bool:
+    """A terminal, a pipe, /dev/null: written to in place (no rename can happen there)."""
+    try:
+        m = os.stat(p).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(m) or stat.S_ISFIFO(m)
+
+
+def check_target(path: str | os.PathLike[str], what: str, option: str = "") -> Path:
+    """The path, once it is known that writing `what` there loses nothing (else a UsageError)."""
+    p = Path(path)
+    label = f"{option} {p}" if option else str(p)
+    if str(path) == "":
+        raise UsageError(f"{option or what}: an empty file name")
+    if _stream_target(p):
+        return p
+    try:
+        lst = os.lstat(p)
+    except FileNotFoundError:
+        lst = None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{label}: cannot write {what} there ({getattr(e, 'strerror', None) or e})") from None
+    if lst is not None and stat.S_ISLNK(lst.st_mode):
+        raise UsageError(f"{label} is a symbolic link: gpuscope does not write {what} through a link "
+                         "(name the file itself)")
+    if lst is not None and not stat.S_ISREG(lst.st_mode):
+        raise UsageError(f"{label} exists and is not a regular file: not written")
+    if _is_input(p, lst):
+        raise UsageError(f"{label} is an input of this command: writing {what} there would destroy it "
+                         "(name another file)")
+    return p
+
+
+def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: str = "") -> Path:
+    """Write `data` to `path` whole or not at all (see the module's docstring)."""
+    p = check_target(path, what, option)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if _stream_target(p):
+        try:
+            with open(p, "wb") as f:
+                f.write(raw)
+        except BrokenPipeError:
+            raise  # its reader left (`-o /dev/stdout | head`): a quiet end, not a failure
+        except OSError as e:
+            raise _cannot(p, what, e) from None
+        return p
+    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        old_mode = stat.S_IMODE(os.lstat(p).st_mode)
+    except OSError:
+        old_mode = None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except (OSError, ValueError) as e:
+        raise _cannot(p, what, e) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        if old_mode is not None:
+            os.chmod(tmp, old_mode)
+        os.replace(tmp, p)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _cannot(p, what, e) from None
+        raise
+    return p
+
+
+def _cannot(p: Path, what: str, e: OSError | ValueError) -> ResourceError:
+    why = getattr(e, "strerror", None) or str(e)
+    kept = " (the file there, if any, is left as it was)" if getattr(e, "errno", None) in (
+        errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO) else ""
+    return ResourceError(f"cannot write {what} to {p}: {why}{kept}")
