@@ -271,3 +271,12 @@ def test_kernel_families():
     assert family("void at::native::vectorized_elementwise_kernel<4, AUnaryFunctor>") == "streaming"
     assert family("void at::native::reduce_kernel<512, 1>") == "streaming"
     assert family("my_custom_kernel") == "other"
+
+
+def test_a_pinned_readback_trace_is_link_bound_without_pinning_advice():
+    a = _a(B / "traces" / "readback_pinned.json.gz")
+    top = a.diagnoses[0]
+    assert top.id == "link_bound" and "into pinned memory" in top.summary
+    assert "pinning will not help" in top.recommendation
+    # the pageable read-back is not link-bound: its crawl is the finding
+    assert "link_bound" not in _ids(_a(B / "traces" / "readback_pageable.json.gz"))

@@ -110,6 +110,7 @@ TRACE_RULES = [
     Rule("copies_not_overlapped", TRACE, ("copies", "compute"), _trace("copies_not_overlapped")),
     # the bound by kernel names; the samples' GPM pipes are finer: beside a recording this one yields
     Rule("kernel_mix", TRACE, ("compute",), _trace("rules.kernel_mix:kernel_mix"), yields_to=SAMPLES),
+    Rule("trace_link_bound", TRACE, ("copies",), _trace("rules.trace_link:link_bound")),
 ]
 
 _BY_TRACE = ("trace",)
