@@ -26,7 +26,12 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
 def _is_run(p: Path) -> bool:
-    return any((p / n).is_file() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES))
+    """Whether `p` holds a run's files. A folder that cannot be searched (no execute bit) counts as
+    one: opening it then says why it cannot be read (on Python 3.11 is_file raises there)."""
+    try:
+        return any((p / n).is_file() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES))
+    except OSError:
+        return True
 
 
 def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
@@ -34,7 +39,10 @@ def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
     from gpuscope.parsers.tracefile import trace_files
 
     p = Path(path)
-    if not p.is_dir() or _is_run(p):
+    try:
+        if not p.is_dir() or _is_run(p):
+            return None
+    except OSError:  # not reachable (a folder above without its execute bit): opening it says so
         return None
     try:
         traces = trace_files(p)

@@ -37,12 +37,13 @@ def _digest(d):
 
 @pytest.mark.parametrize("args", [
     ("export", "{run}", "--perfetto", "{run}/timing.log"),
-    ("plot", "{run}", "-o", "{run}/samples.csv"),
+    ("plot", "{run}", "-o", "{run}/picture.png"),  # a file of the input run directory (made below)
     ("analyze", "{run}", "--html", "{run}/meta.json"),
     ("analyze", "{run}/timing.log", "--html", "{run}/timing.log"),
     ("analyze", "{run}/timing.log", "--samples", "{run}/samples.csv", "--html", "{run}/samples.csv"),
 ])
 def test_no_output_over_an_input(run, args):
+    (run / "picture.png").write_bytes(b"an earlier picture")  # (plot -o RUN/samples.csv: refused by its suffix)
     before = _digest(run)
     code, _, err = cli(*[a.format(run=run) for a in args])
     assert code == EXIT_USAGE and "is an input of this command" in err and err.count("\n") == 1

@@ -45,6 +45,8 @@ def plot_cmd(
     from gpuscope.sources import open_source
 
     kind = format_of(output)
+    if kind is None and _stream_target(output):
+        kind = "png"  # /dev/null, /dev/stdout, a pipe: no suffix to read, PNG bytes as before
     if kind is None:  # before reading anything: a name that asks for no picture format
         raise UsageError(f"-o {output}: say the picture format by the suffix: "
                          + ", ".join(f".{k}" for k in FORMATS if format_of(f"x.{k}")))
@@ -60,3 +62,14 @@ def plot_cmd(
                      + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
                      + f"; phases from {tv.basis})\n")
 
+
+def _stream_target(path: str) -> bool:
+    """Whether `path` is a character device or a pipe (written in place, it has no suffix)."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
