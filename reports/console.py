@@ -90,14 +90,16 @@ def components_table(a) -> Table:
     m = getattr(a, "model", None)
     if m is not None and getattr(m, "name", None) == GUESSED:
         t.caption = ("roles: gpu = gpu_compute, stall = cpu_stall (host-side work the GPU waits for), "
-                     "- = no role (its time is in other); held = the whole\n" + _guessed(m, comps.index.tolist()))
+                     "- = no role (its time is in other); whole = each record's whole\n" + _guessed(m, comps.index.tolist()))
     for outer, spec in (getattr(m, "contains", None) or {}).items():  # its sum holds the inner's time too
         if comps.has(outer) and comps.has(spec.inner):
             role = ROLE_SHORT.get(spec.remainder_role, spec.remainder_role)
             t.caption += f"\n{outer} includes {spec.inner}: the split counts {outer} - {spec.inner} as {role}"
     t.caption_justify = "left"
+    cuzk = m is None or getattr(getattr(m, "vocabulary", None), "cuzk", True)
+    short = ROLE_SHORT if cuzk else {**ROLE_SHORT, "held": "whole"}  # a step is no GPU-lock tenure
     for comp, r in zip(comps.index.tolist(), comps.records(), strict=True):
-        t.add_row(name(comp), ROLE_SHORT.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
+        t.add_row(name(comp), short.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
                   ms(r["median_ms"]), cms(r["p10_ms"]), cms(r["p90_ms"]), num(r["cv"], 2))
     return t
 

@@ -63,6 +63,8 @@ def test_a_starved_training_loop_is_bound_by_its_data():
     assert "Leaving out the first step (a warm-up): the GPU waited for host-side work (data) in 39 of 39 steps" in out
     assert "CPU floor binds; observed is 1.38x it" in out
     assert "inconsistent" not in out  # 86.0 + 829.0 against 914.9 is rounding
+    # its whole is a step, not a GPU-lock tenure: the components table says `whole`, never `held`
+    assert " step whole 40 " in out and " step held " not in out
 
 
 def test_no_gpu_compute_part_no_floor_of_zero():
