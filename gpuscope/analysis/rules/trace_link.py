@@ -39,19 +39,20 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     if share < LINK_SHARE or gbs < NEAR_LINE * inp.line_rate_gbs:
         return []
     dirs = sorted(set(m["direction"].astype(str)))
+    kinds = sorted(set(m["host_memory"].astype(str)))
     what = {("DtoH",): "read-backs (device to host)", ("HtoD",): "uploads (host to device)"}.get(tuple(dirs), "copies")
     ev = {"copies": int(len(m)), "bytes": int(nbytes), "copy_ms": round(us / 1e3, 3), "gbs": round(gbs, 2),
           "share_of_span": round(share, 4), "line_rate_gbs": inp.line_rate_gbs,
           "line_rate_source": inp.line_rate_source, "share_of_line_rate": round(gbs / inp.line_rate_gbs, 3),
-          "directions": dirs, "host_memory": sorted(set(m["host_memory"].astype(str))),
+          "directions": dirs, "host_memory": kinds,
           "thresholds": {"share_of_span": LINK_SHARE, "near_line_rate": NEAR_LINE}}
     if inp.line_rate_source == "default":
         ev["unseen"] = [f"the line rate is gpuscope's default {inp.line_rate_gbs:g} GB/s, not one measured here "
                         "(gpuscope bandwidth measures it)"]
     return [Diagnosis(
         "link_bound", "medium",
-        f"Link-bound: {len(m)} {what} {'into' if dirs == ['DtoH'] else 'from'} {'/'.join(ev['host_memory'])} memory filled {share:.0%} of the traced "
-        f"span at {gbs:.1f} GB/s ({gbs / inp.line_rate_gbs:.0%} of the {inp.line_rate_gbs:g} GB/s line rate): "
+        f"Link-bound: {len(m)} {what} {'into' if dirs == ['DtoH'] else 'from'} {'/'.join(kinds)} memory filled "
+        f"{share:.0%} of the traced span at {gbs:.1f} GB/s ({gbs / inp.line_rate_gbs:.0%} of the {inp.line_rate_gbs:g} GB/s line rate): "
         "they already run as fast as the link allows.", ev,
         "Move fewer bytes (keep the data on the GPU, read back only what the host needs, compress) or overlap the "
         "copies with compute on a second stream; pinning will not help, they are not pageable.")]
