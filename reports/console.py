@@ -65,7 +65,12 @@ def split_table(a) -> RenderableType:
     t.add_column("")
     # d2h (read-backs) only where the log has them: the split of a log without keeps its four rows
     parts = ("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s.get("d2h_ms") else ("h2d", "gpu_compute", "cpu_stall", "other")
+    # a part no component of the program's log has a role for was never printed: not a measured 0
+    roles = set(a.stats_table["role"].tolist()) if len(a.stats_table) and "role" in a.stats_table else set()
     for part in parts:
+        if not v.cuzk and part != "other" and part not in roles and not s.get(f"{part}_ms"):
+            t.add_row(part, "not printed", "", "")
+            continue
         value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
         t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
     held = "held" if v.cuzk else f"{v.held} (whole)"

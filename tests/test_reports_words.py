@@ -147,3 +147,11 @@ def test_a_kv_log_without_its_whole_says_held_time_unknown(tmp_path):
     assert "nan" not in out.lower() and "0.00x" not in out
     assert "observed - unknown: no time stamps, and the records print no held time" in out
     assert "the log prints no held key: held time unknown" in out
+
+
+def test_a_part_the_program_never_printed_is_not_printed_not_zero():
+    # train_slow prints data and compute, no upload time: its split says so instead of 0.0 ms
+    out = run(RUNS / "train_slow")
+    assert " h2d not printed " in out and " h2d 0.0 " not in out
+    cuzk = run(EXAMPLES / "article_excerpt.log")
+    assert "not printed" not in cuzk  # the prover's model fixes its parts
