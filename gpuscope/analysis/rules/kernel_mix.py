@@ -61,22 +61,23 @@ def kernel_mix(inp: TraceRuleInput) -> list[Diagnosis]:
           "basis": "kernel names and durations (a trace has no pipe counters)",
           "could_not_see": ("how full the DRAM or tensor pipes were: a recording with GPM (gpuscope record) "
                             "or Nsight Compute measures it")}
-    if share["matrix"] >= MIX_SHARE:
-        ev["examples"] = [str(n)[:120] for n in examples["matrix"]]
-        return [Diagnosis(
-            "compute_bound", "info",
-            f"Compute-bound on matrix kernels (likely, by kernel names): {share['matrix']:.0%} of the kernel time is "
-            f"GEMM/convolution/attention kernels while the GPU computed {busy:.0%} of the traced span; a trace "
-            "cannot show how full the tensor pipes were.", ev,
-            "The matrix math is the limit: a lower precision (BF16/FP8 where accuracy allows), less work (smaller "
-            "models, sparsity), or more GPUs; a recording's tensor activity would confirm the pipes are full.")]
-    if share["streaming"] >= MIX_SHARE:
-        ev["examples"] = [str(n)[:120] for n in examples["streaming"]]
-        return [Diagnosis(
-            "memory_bound", "info",
-            f"Memory-bound (likely, by kernel names): {share['streaming']:.0%} of the kernel time is element-wise, "
-            f"reduction and copy kernels, each a pass over memory, while the GPU computed {busy:.0%} of the traced "
-            "span; a trace cannot show DRAM activity.", ev,
-            "Make fewer passes over memory: fuse the element-wise ops (torch.compile), keep intermediates on chip, "
-            "move fewer bytes (lower precision, in-place ops); a recording's DRAM activity would confirm it.")]
+    # (family, finding id, its summary, its advice): the first family over MIX_SHARE names the bound
+    verdicts = (
+        ("matrix", "compute_bound",
+         f"Compute-bound on matrix kernels (likely, by kernel names): {share['matrix']:.0%} of the kernel time is "
+         f"GEMM/convolution/attention kernels while the GPU computed {busy:.0%} of the traced span; a trace "
+         "cannot show how full the tensor pipes were.",
+         "The matrix math is the limit: a lower precision (BF16/FP8 where accuracy allows), less work (smaller "
+         "models, sparsity), or more GPUs; a recording's tensor activity would confirm the pipes are full."),
+        ("streaming", "memory_bound",
+         f"Memory-bound (likely, by kernel names): {share['streaming']:.0%} of the kernel time is element-wise, "
+         f"reduction and copy kernels, each a pass over memory, while the GPU computed {busy:.0%} of the traced "
+         "span; a trace cannot show DRAM activity.",
+         "Make fewer passes over memory: fuse the element-wise ops (torch.compile), keep intermediates on chip, "
+         "move fewer bytes (lower precision, in-place ops); a recording's DRAM activity would confirm it."),
+    )
+    for fam_name, ident, summary, advice in verdicts:
+        if share[fam_name] >= MIX_SHARE:
+            ev["examples"] = [str(n)[:120] for n in examples[fam_name]]
+            return [Diagnosis(ident, "info", summary, ev, advice)]
     return []
