@@ -56,8 +56,9 @@ def _is_input(p: Path, st: os.stat_result | None) -> bool:
     return any(real == d or d in real.parents for d in _dirs)
 
 
-def _stream_target(p: Path) -> bool:
-    """A terminal, a pipe, /dev/null: written to in place (no rename can happen there)."""
+def stream_target(p: str | os.PathLike[str]) -> bool:
+    """A terminal, a pipe, /dev/null: written to in place (no rename can happen there, and no
+    suffix says a format: plot writes PNG there)."""
     try:
         m = os.stat(p).st_mode
     except OSError:
@@ -71,7 +72,7 @@ def check_target(path: str | os.PathLike[str], what: str, option: str = "") -> P
     label = f"{option} {p}" if option else str(p)
     if str(path) == "":
         raise UsageError(f"{option or what}: an empty file name")
-    if _stream_target(p):
+    if stream_target(p):
         return p
     try:
         lst = os.lstat(p)
@@ -94,7 +95,7 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
     """Write `data` to `path` whole or not at all (see the module's docstring)."""
     p = check_target(path, what, option)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if _stream_target(p):
+    if stream_target(p):
         try:
             with open(p, "wb") as f:
                 f.write(raw)

@@ -42,10 +42,11 @@ def plot_cmd(
     from gpuscope.errors import UsageError
     from gpuscope.reports.plot import FORMATS, format_of, view_png
     from gpuscope.reports.titles import source_title
+    from gpuscope.safe_output import stream_target
     from gpuscope.sources import open_source
 
     kind = format_of(output)
-    if kind is None and _stream_target(output):
+    if kind is None and stream_target(output):
         kind = "png"  # /dev/null, /dev/stdout, a pipe: no suffix to read, PNG bytes as before
     if kind is None:  # before reading anything: a name that asks for no picture format
         raise UsageError(f"-o {output}: say the picture format by the suffix: "
@@ -61,15 +62,3 @@ def plot_cmd(
     sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
                      + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
                      + f"; phases from {tv.basis})\n")
-
-
-def _stream_target(path: str) -> bool:
-    """Whether `path` is a character device or a pipe (written in place, it has no suffix)."""
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
