@@ -83,8 +83,9 @@ def generate_shape(path: Path, lines: int, shape: str) -> None:
     tmp.replace(path)
 
 
-def log_of(name: str, lines: int, make) -> Path:
-    path = OUT / f"{name}_{lines}.log"
+def log_of(name: str, lines: int, make, suffix: str = ".log") -> Path:
+    """bench-out/NAME_LINES.log (or `suffix`), made once by `make(path)`."""
+    path = OUT / f"{name}_{lines}{suffix}"
     if not path.exists():
         print(f"bench: generating {path} ({lines:,} lines) ...", flush=True)
         make(path)

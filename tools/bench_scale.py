@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_analyze import OUT, bench, generate, gpuscope  # noqa: E402
+from bench_analyze import bench, generate, gpuscope, log_of  # noqa: E402
 
 # issue 21's targets: (CPU-s, MB) at 1,000,000 lines/rows; samples at 4,000,000 rows
 LOG_TARGET = (1.5, 400)
@@ -82,11 +82,7 @@ def write_samples(path: Path, n: int) -> None:
 
 
 def ensure(name: str, n: int, make) -> Path:
-    path = OUT / f"scale_{name}_{n}.{'csv' if name == 'samples' else 'log'}"
-    if not path.exists():
-        print(f"bench: generating {path.name} ...", flush=True)
-        make(path)
-    return path
+    return log_of(f"scale_{name}", n, make, ".csv" if name == "samples" else ".log")
 
 
 def row(label: str, r: dict, target: tuple[float, float] | None) -> tuple[str, str, str, str]:
