@@ -124,7 +124,7 @@ def link_line_rate(meta: dict | None) -> float | None:
         v = link.get("max_gbs") if isinstance(link, dict) else None
         if not isinstance(v, bool) and isinstance(v, int | float) and 0 < v < 1e4:
             rates.append(float(v))
-    return min(rates) * LINK_EFFICIENCY if rates else None
+    return round(min(rates) * LINK_EFFICIENCY, 1) if rates else None
 
 
 def _run_uuids(meta: dict | None) -> list[str]:
