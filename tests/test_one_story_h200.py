@@ -310,3 +310,28 @@ def test_a_pinned_readback_trace_is_link_bound_without_pinning_advice():
     assert "pinning will not help" in top.recommendation
     # the pageable read-back is not link-bound: its crawl is the finding
     assert "link_bound" not in _ids(_a(B / "traces" / "readback_pageable.json.gz"))
+
+
+# -- one cause from every source: each finding's `cause`, in one vocabulary --------------------
+
+CANNOT_TELL = {None, "unknown", "gpu_busy"}  # what a utilization-only capture may say instead
+
+
+@pytest.mark.parametrize(("program", "cause"), [
+    ("readback_pageable", "readback"), ("readback_pinned", "link"), ("upload_pageable", "upload"),
+    ("hbm_bound", "memory_bound"), ("tensor_bound", "compute_bound"), ("occupancy_bound", "occupancy_bound"),
+    ("duty_cycle", "host")])
+def test_recording_capture_and_trace_name_one_first_cause(program, cause):
+    # the recording and the trace name it; a dmon / query-gpu capture names it or says it cannot
+    # tell (utilization.gpu cannot see pipes, nor PCIe in a query-gpu capture), never another cause
+    from gpuscope.analysis.rules.causes import first_cause
+
+    got = {"recording": first_cause(_a(B / "runs" / program).diagnoses)}
+    trace = B / "traces" / f"{program}.json.gz"
+    if trace.exists():
+        got["trace"] = first_cause(_a(trace).diagnoses)
+    for kind in ("dmon.txt", "query.csv"):
+        cap = B / "smi" / f"{program}_{kind}"
+        got[kind] = first_cause(_a(cap).diagnoses)
+    assert got["recording"] == cause and got.get("trace", cause) == cause, got
+    assert got["dmon.txt"] in {cause} | CANNOT_TELL and got["query.csv"] in {cause} | CANNOT_TELL, got
