@@ -317,21 +317,42 @@ def test_a_pinned_readback_trace_is_link_bound_without_pinning_advice():
 CANNOT_TELL = {None, "unknown", "gpu_busy"}  # what a utilization-only capture may say instead
 
 
+B6 = Path(__file__).parent / "data" / "h200_bounds6"  # the same programs captured again, sixth session
+
+
+@pytest.mark.parametrize("root", [B, B6], ids=["fifth", "sixth"])
 @pytest.mark.parametrize(("program", "cause"), [
     ("readback_pageable", "readback"), ("readback_pinned", "link"), ("upload_pageable", "upload"),
     ("hbm_bound", "memory_bound"), ("tensor_bound", "compute_bound"), ("occupancy_bound", "occupancy_bound"),
     ("duty_cycle", "host")])
-def test_recording_capture_and_trace_name_one_first_cause(program, cause):
+def test_recording_capture_and_trace_name_one_first_cause(root, program, cause):
     # the recording and the trace name it; a dmon / query-gpu capture names it or says it cannot
     # tell (utilization.gpu cannot see pipes, nor PCIe in a query-gpu capture), never another cause
     from gpuscope.analysis.rules.causes import first_cause
 
-    got = {"recording": first_cause(_a(B / "runs" / program).diagnoses)}
-    trace = B / "traces" / f"{program}.json.gz"
+    got = {"recording": first_cause(_a(root / "runs" / program).diagnoses)}
+    trace = root / "traces" / f"{program}.json.gz"
     if trace.exists():
         got["trace"] = first_cause(_a(trace).diagnoses)
     for kind in ("dmon.txt", "query.csv"):
-        cap = B / "smi" / f"{program}_{kind}"
+        cap = root / "smi" / f"{program}_{kind}"
         got[kind] = first_cause(_a(cap).diagnoses)
     assert got["recording"] == cause and got.get("trace", cause) == cause, got
     assert got["dmon.txt"] in {cause} | CANNOT_TELL and got["query.csv"] in {cause} | CANNOT_TELL, got
+
+
+def test_a_dmon_capture_of_short_readback_bursts_says_it_cannot_tell_their_rate():
+    # the sixth session's dmon of the pageable read-back loop: bursts of TX at ~1.5 GB/s two
+    # readings long; a 1 s reading cannot tell a slow read-back from short fast ones with host work
+    # between, so no rate verdict (and no pinning advice), but the bytes are not left unsaid
+    a = _a(B6 / "smi" / "readback_pageable_dmon.txt")
+    d = a.diagnoses[0]
+    assert d.id == "copies_unresolved" and d.evidence["direction"] == "tx" and "read-backs" in d.summary
+    assert "pin" not in d.recommendation.lower()
+
+
+def test_the_sixth_session_recordings_carry_their_power_limit():
+    a = _a(B6 / "runs" / "two_procs")
+    d = next(d for d in a.diagnoses if d.id == "clocks_throttled")
+    assert d.severity == "low" and d.evidence["power_limit"] == {"enforced_w": 700.0, "default_w": 700.0}
+    assert "draws its rated power" in d.summary
