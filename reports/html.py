@@ -23,7 +23,7 @@ from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
     from gpuscope.analysis import Analysis
-    from gpuscope.analysis.compare import Side
+    from gpuscope.analysis.compare.comparison import Side
 
 CSS = """
 *{box-sizing:border-box}

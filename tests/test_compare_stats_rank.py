@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from gpuscope.analysis import compare_stats as cs
+from gpuscope.analysis.compare import stats as cs
 
 
 def _exact(values):

@@ -90,7 +90,7 @@ def compare_cmd(
     run_seed: int = typer.Option(1, "--run-seed", metavar="S", help="Runs: synthesis seed."),
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
-    from gpuscope.analysis.compare_sources import compare_sources
+    from gpuscope.analysis.compare.sources import compare_sources
     from gpuscope.errors import InputError, UsageError
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size

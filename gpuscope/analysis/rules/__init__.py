@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rule_input import NAN, RuleInput
-from gpuscope.analysis.tenure_rules import (
+from gpuscope.analysis.rules.tenure import (
     CONVOY_RATIO_HIGH,
     CONVOY_RATIO_MEDIUM,
     INCONSISTENT_MEDIUM,
@@ -40,7 +40,7 @@ from gpuscope.analysis.tenure_rules import (
     lock_convoy,
     unstable_component,
 )
-from gpuscope.analysis.upload_rules import (
+from gpuscope.analysis.rules.upload import (
     H2D_SHARE_HIGH,
     H2D_SHARE_LOW,
     H2D_SHARE_MEDIUM,

@@ -16,7 +16,7 @@ from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.trace_rules import TraceRuleInput
+    from gpuscope.analysis.rules.trace import TraceRuleInput
 
 LINK_SHARE = 0.5   # of the traced span (merged copy time)
 NEAR_LINE = 0.8    # of the line rate

@@ -9,10 +9,10 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
-from gpuscope.analysis.compare import Comparison, Side, compare
-from gpuscope.analysis.compare_stats import DEFAULT_BOOTSTRAP, component_values, describe
+from gpuscope.analysis.compare.comparison import Comparison, Side, compare
+from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
 from gpuscope.analysis.projection import whatif_for
-from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
+from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
     import numpy as np

@@ -23,7 +23,7 @@ import pandas as pd
 from gpuscope.analysis.core import clean
 from gpuscope.analysis.pipeline_sim import SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, upload_gbs
-from gpuscope.analysis.whatif_inputs import (
+from gpuscope.analysis.whatif.inputs import (
     STALL_MS,
     WhatIfInputs,
     WhatIfUnavailable,

@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis.compare_figures import run_figures
-from gpuscope.analysis.compare_side import Side
-from gpuscope.analysis.compare_stats import (
+from gpuscope.analysis.compare.figures import run_figures
+from gpuscope.analysis.compare.side import Side
+from gpuscope.analysis.compare.stats import (
     CONFIDENCE,
     DEFAULT_BOOTSTRAP,
     compare_components,
@@ -29,12 +29,12 @@ from gpuscope.analysis.compare_stats import (
     finite,
     values_row,
 )
-from gpuscope.analysis.compare_verdict import activity_verdict, verdict
+from gpuscope.analysis.compare.verdict import activity_verdict, verdict
 from gpuscope.analysis.core import clean
-from gpuscope.analysis.whatif_inputs import stalled_tenures
+from gpuscope.analysis.whatif.inputs import stalled_tenures
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.whatif import WhatIf
+    from gpuscope.analysis.whatif.predict import WhatIf
 
 
 @dataclass
