@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gpuscope.analysis.samplegrid import SM_IDLE
+from gpuscope.analysis.names import SM_IDLE
 from gpuscope.reports.numbers import is_num, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, visible
 

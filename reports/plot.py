@@ -26,7 +26,7 @@ from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.timeline_view import TimelineView
+    from gpuscope.analysis.result import TimelineView
 
 _has = P.has
 
@@ -177,7 +177,7 @@ def _duration(s: float) -> str:
 
 def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], np.ndarray]:
     """(phase style labels in legend order, their share of each of n buckets of [lo, hi])."""
-    from gpuscope.analysis.intervals import cumulative
+    from gpuscope.coverage import cumulative
 
     edges = np.linspace(lo, hi, n + 1)
     width = (hi - lo) / n

@@ -7,7 +7,7 @@ import pytest
 
 from tests.import_graph import cycles, cycles_of, graph, modules
 
-BASE = {"gpuscope", "gpuscope._layout", "gpuscope.errors", "gpuscope.safe_output", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
+BASE = {"gpuscope", "gpuscope._layout", "gpuscope.coverage", "gpuscope.errors", "gpuscope.safe_output", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
         "gpuscope.linerate", "gpuscope.rolemodel"}
 IO = {"gpuscope.rundir", "gpuscope.rundir_writers", "gpuscope.nvml", "gpuscope.nvml_gpm", "gpuscope.cuda", "gpuscope.sampler", "gpuscope.recorder", "gpuscope.record_capture", "gpuscope.record_signals",
       "gpuscope.hostbw", "gpuscope.gpuinfo"}
@@ -90,3 +90,74 @@ def test_the_cycle_finder_finds_a_cycle():
     g = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}), "d": frozenset({"a"})}
     assert cycles_of(g) == [["a", "b", "c"]]
     assert cycles_of({"a": frozenset({"b"}), "b": frozenset()}) == []
+
+
+# -- the flow: sources -> evidence -> rules -> reports (docs/ARCHITECTURE.md) -------------------
+
+#: the parsers of each kind of input; a module of one kind imports no module of another kind
+#: (every parser not named here reads timing logs; PARSERS_SHARED are what all kinds share)
+PARSER_KINDS = {
+    "samples": {"gpuscope.parsers.samples", "gpuscope.parsers.prometheus"},
+    "trace": {"gpuscope.parsers.kineto", "gpuscope.parsers.kineto_json", "gpuscope.parsers.tracefile"},
+}
+PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers",
+                  "gpuscope.parsers.parsed", "gpuscope.parsers.formats"}
+#: gpuscope.sources: the one facade (open) and the types it hands over; any other module there
+#: opens one kind of source and imports no other such opener
+SOURCES_SHARED = {"gpuscope.sources", "gpuscope.sources.open", "gpuscope.sources.source",
+                  "gpuscope.sources.runmeta", "gpuscope.sources.overlap"}
+#: what a report may read of the analysis: result types, the names the analysis gives
+REPORT_READS = {"gpuscope.analysis.result", "gpuscope.analysis.core", "gpuscope.analysis.names",
+                "gpuscope.analysis.compare.side"}
+
+
+def part_of(module: str) -> str | None:
+    """The per-source part a module belongs to (None: shared, or outside the per-source parts)."""
+    if module.startswith("gpuscope.parsers"):
+        if module in PARSERS_SHARED:
+            return None
+        return next((f"parsers:{k}" for k, ms in PARSER_KINDS.items() if module in ms), "parsers:log")
+    if module.startswith("gpuscope.sources.") and module not in SOURCES_SHARED:
+        return f"sources:{module}"
+    return None
+
+
+def test_every_kind_of_parser_exists():
+    assert PARSER_KINDS["samples"] | PARSER_KINDS["trace"] | PARSERS_SHARED <= set(modules())
+    assert SOURCES_SHARED | REPORT_READS <= set(modules())
+    assert "parsers:log" in {part_of(m) for m in modules()}
+
+
+def crossings(g: dict[str, frozenset[str]]) -> list[str]:
+    """Imports from one per-source part into another (annotations included)."""
+    return sorted(f"{m} -> {d}" for m, ds in g.items() for d in ds
+                  if part_of(m) is not None and part_of(d) is not None and part_of(m) != part_of(d))
+
+
+def test_per_source_parts_never_import_each_other():
+    assert crossings(graph(type_only=True)) == []
+
+
+def test_a_crossing_is_caught():
+    g = {"gpuscope.parsers.kineto": frozenset({"gpuscope.parsers.lines", "gpuscope.parsers.limits"}),
+         "gpuscope.parsers.samples": frozenset({"gpuscope.parsers.numbers"})}
+    assert crossings(g) == ["gpuscope.parsers.kineto -> gpuscope.parsers.lines"]
+
+
+def report_reads(g: dict[str, frozenset[str]]) -> list[str]:
+    """What reports import of the analysis beyond its result types and names, or of the sources."""
+    return sorted(f"{m} -> {d}" for m, ds in g.items() if m.startswith("gpuscope.reports") for d in ds
+                  if (layer(d) == "analysis" and d not in REPORT_READS) or layer(d) == "sources")
+
+
+def test_reports_read_results_never_the_analysis_nor_a_source():
+    """Annotations included: a report is handed results (Analysis, a TimelineView, a Side, a
+    comparison's document) and draws them; the CLI opens the source and runs the analysis."""
+    assert report_reads(graph(type_only=True)) == []
+
+
+def test_a_report_reading_the_analysis_is_caught():
+    g = {"gpuscope.reports.html": frozenset({"gpuscope.analysis.timeline_view", "gpuscope.analysis.result"}),
+         "gpuscope.reports.titles": frozenset({"gpuscope.sources"})}
+    assert report_reads(g) == ["gpuscope.reports.html -> gpuscope.analysis.timeline_view",
+                               "gpuscope.reports.titles -> gpuscope.sources"]

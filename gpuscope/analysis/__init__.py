@@ -95,6 +95,8 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         activity=activity,
         model=source.model,
         evidence=evidence,
+        samples_read=getattr(source, "samples_read", None),
+        malformed_sample_rows=int(source.samples.attrs.get("malformed_rows", 0)) if source.samples is not None else 0,
     )
 
 

@@ -39,8 +39,7 @@ def export_cmd(
     import json
 
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import say_samples_damage, write_file
-    from gpuscope.reports.titles import source_title
+    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.reports.trace import build_trace
     from gpuscope.sources import open_source
 

@@ -37,11 +37,10 @@ def plot_cmd(
     model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli._common import say_samples_damage, write_file
+    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.cli.progress import Progress
     from gpuscope.errors import UsageError
     from gpuscope.reports.plot import FORMATS, format_of, view_png
-    from gpuscope.reports.titles import source_title
     from gpuscope.safe_output import stream_target
     from gpuscope.sources import open_source
 

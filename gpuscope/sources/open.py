@@ -235,9 +235,12 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
     from gpuscope.parsers.kineto import read_trace
 
-    # a file is read again by path, so the reader's messages name it; standard input (or a
-    # pipe) by its bytes
-    frames = read_trace(data if data is not None and not p.is_file() else p)
+    # a file's bytes are read once (here, to tell what it is) and named by its path in the reader's
+    # messages; standard input (or a pipe) by its bytes
+    if data is None:
+        frames = read_trace(p)
+    else:
+        frames = read_trace(data, name=str(p) if p.is_file() else None)
     frames.source = str(p)
     return Source(path=p, kind="trace", model=_model(user), trace=frames,
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")

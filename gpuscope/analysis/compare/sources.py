@@ -37,7 +37,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
     if pictures or source.samples is not None:
         try:
-            tv = timeline_view(source)
+            tv = timeline_view(source, trace=analysis.trace)
             phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
         except NoDataError:
             pass
