@@ -354,9 +354,10 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
         if len(ranks) > 1:
             notes.append("ranks numbered by file name order (distributedInfo.rank missing or repeated)")
     bases = [r.base_ns for r in ranks]
-    if all(b is not None for b in bases):
-        ref = min(bases)  # type: ignore[type-var]
-        shifts = [(b - ref) / 1e3 for b in bases]  # type: ignore[operator]
+    known = [b for b in bases if b is not None]
+    if len(known) == len(bases):
+        ref = min(known)
+        shifts = [(b - ref) / 1e3 for b in known]
         epoch: float | None = ref / 1e9
     else:
         shifts = [0.0] * len(ranks)
