@@ -203,12 +203,6 @@ def stdout_console():
     return _StdoutConsole(highlight=False, soft_wrap=False, emoji=False)
 
 
-def stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, emoji=False)
-
-
 def source_title(source: Source, records: int | None = None) -> str:
     """The timeline title of an opened source (gpuscope.sources.Source: its name, mode, records,
     size), in the words of reports.titles.timeline_title."""
