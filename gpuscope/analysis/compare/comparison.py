@@ -1,11 +1,11 @@
 """Compare two runs or logs: per-component medians, B/A ratios with bootstrap CIs, a verdict.
 
 The steps (docs/COMPARE.md), each in its own module:
-- compare_stats: per component, count, median, p10, p90 of its values on each side, and
+- compare.stats: per component, count, median, p10, p90 of its values on each side, and
   ratio = median(B) / median(A) with a 95% percentile-bootstrap confidence interval;
-- compare_figures: each side's run figures: throughput, the lock-held share, the upload
+- compare.figures: each side's run figures: throughput, the lock-held share, the upload
   rate, SM activity and PCIe RX/TX per phase, its GPU activity;
-- compare_verdict: the sentence naming the winner;
+- compare.verdict: the sentence naming the winner;
 - here: the two sides (`Side`), `compare` that runs the steps, and the pinned what-if of
   one side set against the other side's measurement (`prediction_vs_measured`).
 

@@ -1,11 +1,11 @@
 """Every rule, once, as a Rule (rules.engine): what it needs, what it reads, what it supersedes.
 
 The order is the tie-break of the ranking (severity, then share of the time explained).
-- log rules (upload_rules, tenure_rules, readback): a program's printed parts; share = the part of
+- log rules (upload, tenure, readback): a program's printed parts; share = the part of
   the record time the finding is about;
-- trace rules (trace_rules): every kernel and copy; share = the time at stake / the traced span;
+- trace rules (trace, kernel_mix, trace_link): every kernel and copy; share = the time at stake / the traced span;
   a trace is the finest evidence of copies and gaps, so the sample rules about them yield to it;
-- sample rules (activity_rules, bound, duty, gpus): NVML samples of each GPU; share = the share of
+- sample rules (activity, device, bound, duty, gpus): NVML samples of each GPU; share = the share of
   the working time the finding explains.
 """
 
