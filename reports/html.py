@@ -99,7 +99,7 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
 
     spans = [e[1] - e[0] for e in map(extent, sides) if e is not None]
     width = max(spans) if spans else None
-    pngs = {}
+    pngs: dict[str, bytes | None] = {}
     for s in sides:
         e = extent(s)
         if e is None:
