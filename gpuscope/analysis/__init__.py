@@ -90,7 +90,6 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         diagnoses=diags,
         pcie=log.pcie,
         pcie_info=log.pcie_info,
-        origin=source,
         parsed=parsed,
         what_if=what_if,
         trace=trace,

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
-    from gpuscope.sources import Source
 
 JSON_FORMAT_VERSION = 1
 
@@ -47,7 +46,6 @@ class Analysis:
     diagnoses: list[Diagnosis]
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS)
     pcie_info: dict = field(default_factory=dict)
-    origin: Source | None = None        # what was analyzed (gpuscope.sources.Source)
     parsed: ParsedLog | None = None     # the parsed log (its frames: values, quantities, skipped)
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
