@@ -283,10 +283,13 @@ class Sampler:
 
     def _counter_sample(self, g: _Gpu, mono: float, row: dict[str, Any]) -> None:
         vals = self.nv.read_fields(g.handle, (nvml_mod.FI_PCIE_COUNT_RX_BYTES, nvml_mod.FI_PCIE_COUNT_TX_BYTES))
-        if vals is None or vals[0][0] is None or vals[1][0] is None:
+        if vals is None:
             g.prev_counts = None
             return
         (rx, ts_rx), (tx, _) = vals
+        if rx is None or tx is None:
+            g.prev_counts = None
+            return
         if ts_rx and ts_rx == g.prev_count_ts_us:
             return  # the driver returned the same cached reading: no new interval yet
         if g.prev_counts is not None and g.prev_count_t is not None:
