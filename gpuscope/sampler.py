@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK, Clock
@@ -51,11 +51,13 @@ PCIE_CHOICES = ("auto", "counter", "gpm", "throughput")
 MIB = 1024 * 1024
 
 
-class RowSink:
-    """Anything with write_row(dict) (rundir.SamplesWriter, or a list collector in tests)."""
+class RowSink(Protocol):
+    """Where the sampler's rows go: rundir.SamplesWriter, a TeeSink, the live view's LiveState,
+    a list collector in tests; closed when the sampling ends."""
 
-    def write_row(self, row: dict[str, Any]) -> None:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def write_row(self, row: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ListSink(RowSink):
@@ -64,6 +66,9 @@ class ListSink(RowSink):
 
     def write_row(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
+
+    def close(self) -> None:
+        pass
 
 
 class TeeSink(RowSink):
