@@ -214,6 +214,18 @@ def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Findin
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
     rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
+    if f["source"] == "utilization":
+        # utilization.gpu is the time a kernel ran, not how full it kept the SMs: what is missing is
+        # time, so these are gaps between kernels; small kernels would read near 100%
+        cause = ("PCIe quiet, so host-side work or synchronisation (a trace would tell launch gaps from input "
+                 "stalls)" if measured else
+                 "PCIe not measured, so host-side work cannot be told from slow copies")
+        summary = (f"GPU idle between kernels: {_what(f)} {pct(busy)} (median {pct(med)}) over "
+                   f"{a['working_s']:.1f} s of work; {cause}.")
+        ev["could_not_see"] += ("; utilization.gpu cannot say how full the kernels kept the SMs (SM activity from "
+                                "GPM, gpuscope record, does)")
+        rec = ("Find what the GPU waits for between kernels: a profiler trace names the gaps, and a recording with "
+               "PCIe figures (gpuscope record, or nvidia-smi dmon -s t) tells slow copies from host work.")
     return Diagnosis("gpu_underused", "low", summary, ev, rec), 1.0 - busy
 
 
