@@ -139,7 +139,7 @@ class MetricsServer:
         except ImportError:
             raise UsageError("--metrics needs prometheus-client (pip install prometheus-client)") from None
         reg = CollectorRegistry(auto_describe=False)
-        reg.register(_Collector(self.state))  # type: ignore[arg-type]
+        reg.register(_Collector(self.state))
         try:
             self._server, _ = start_http_server(self.port, addr=self.host, registry=reg)
         except OSError as e:

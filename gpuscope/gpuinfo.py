@@ -35,11 +35,13 @@ class GpuInfo:
     def for_info(self) -> dict[str, Any]:
         if self.error is not None:
             return {"index": self.index, "error": self.error}
+        assert self.device is not None and self.caps is not None  # (read together, or the error is set)
         return {**self.device, "capabilities": self.caps.to_dict(), "line_rate_gbs": self.line_rate_gbs}
 
     def for_meta(self) -> dict[str, Any]:
         if self.error is not None:
             return {"index": self.index, "error": self.error}
+        assert self.device is not None and self.caps is not None
         c = self.caps
         return {
             **self.device,

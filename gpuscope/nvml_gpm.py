@@ -7,10 +7,15 @@ reader with `gpuscope.nvml.get().gpm(index)`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from gpuscope.nvml import Nvml
+
+class Nvml(Protocol):
+    """What a GpmReader uses of gpuscope.nvml.Nvml: its NVML module and its guarded calls."""
+
+    mod: Any
+
+    def query(self, fn_name: str, *args: Any) -> Any: ...
 
 # GPM metric ids (nvml.h; same values in pynvml).
 GPM_SM_UTIL = 2

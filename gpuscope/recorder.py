@@ -223,14 +223,14 @@ class _Recording:
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:
         """The sampler (not started yet), meta.json at the start (status running), timing.log."""
-        from gpuscope.sampler import QUIET_INTERVAL_S, Sampler, TeeSink
+        from gpuscope.sampler import QUIET_INTERVAL_S, RowSink, Sampler, TeeSink
 
         nv, rd = self.nv, self.rd
         gpu_meta: list[dict[str, Any]] = []
         if nv is not None and self.chosen:
             gpu_meta = meta_gpus(nv, self.chosen)
             if rd is not None:
-                sink = rd.samples_writer()
+                sink: RowSink = rd.samples_writer()
                 if self.taps:
                     sink = TeeSink(sink, self.taps, on_error=self.report)
                 self.sampler = Sampler(nv, self.chosen, sink, interval_s=self.interval_s,
@@ -292,8 +292,10 @@ class _Recording:
             self.stopper.follow_winsize(master)
             out_fd = master
         else:
+            assert child.stdout is not None  # (stdout=PIPE)
             out_fd = os.dup(child.stdout.fileno())
             child.stdout.close()
+        assert child.stderr is not None  # (stderr=PIPE)
         err_fd = os.dup(child.stderr.fileno())
         child.stderr.close()
         self.outputs = [StreamCapture("stdout", out_fd, self.stdout, self.log),

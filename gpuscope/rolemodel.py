@@ -190,9 +190,9 @@ def _vocabulary(tbl, held: str, source: str) -> Vocabulary:
                 raise _bad(source, f"vocabulary.{k}", "must be true or false")
         else:
             raise _bad(source, f"vocabulary.{k}", f"unknown key (expected one of {', '.join(sorted(words | {'lock', 'cuzk'}))})")
-    record = tbl.get("record", "record")
-    records = tbl.get("records", record + "s")
-    unit = tbl.get("unit", record)
+    record: str = tbl.get("record", "record")
+    records: str = tbl.get("records", record + "s")
+    unit: str = tbl.get("unit", record)
     return Vocabulary(record=record, records=records, whole=tbl.get("whole", f"{record} time"), held=held,
                       unit=unit, units=tbl.get("units", records if unit == record else unit + "s"),
                       lock=tbl.get("lock", False), cuzk=tbl.get("cuzk", False))

@@ -11,13 +11,17 @@ import math
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS, SPAN_PHASES
 
-if TYPE_CHECKING:
-    from gpuscope.rundir import RunDir
+
+class RunDir(Protocol):
+    """The owner a writer reports its first write error to (gpuscope.rundir.RunDir)."""
+
+    def report(self, what: str, e: BaseException) -> None: ...
+
 
 FLUSH_EVERY_S = 0.25  # well inside the 0.5 s promise
 

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK, Clock
@@ -51,11 +51,13 @@ PCIE_CHOICES = ("auto", "counter", "gpm", "throughput")
 MIB = 1024 * 1024
 
 
-class RowSink:
-    """Anything with write_row(dict) (rundir.SamplesWriter, or a list collector in tests)."""
+class RowSink(Protocol):
+    """Where the sampler's rows go: rundir.SamplesWriter, a TeeSink, the live view's LiveState,
+    a list collector in tests; closed when the sampling ends."""
 
-    def write_row(self, row: dict[str, Any]) -> None:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def write_row(self, row: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ListSink(RowSink):
@@ -64,6 +66,9 @@ class ListSink(RowSink):
 
     def write_row(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
+
+    def close(self) -> None:
+        pass
 
 
 class TeeSink(RowSink):
@@ -283,10 +288,13 @@ class Sampler:
 
     def _counter_sample(self, g: _Gpu, mono: float, row: dict[str, Any]) -> None:
         vals = self.nv.read_fields(g.handle, (nvml_mod.FI_PCIE_COUNT_RX_BYTES, nvml_mod.FI_PCIE_COUNT_TX_BYTES))
-        if vals is None or vals[0][0] is None or vals[1][0] is None:
+        if vals is None:
             g.prev_counts = None
             return
         (rx, ts_rx), (tx, _) = vals
+        if rx is None or tx is None:
+            g.prev_counts = None
+            return
         if ts_rx and ts_rx == g.prev_count_ts_us:
             return  # the driver returned the same cached reading: no new interval yet
         if g.prev_counts is not None and g.prev_count_t is not None:

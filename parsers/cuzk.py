@@ -167,6 +167,31 @@ def _other_line(s: sc.Scan, ln: int, line: str) -> None:
     s.timeline.append((ln, s.times.slot(line, NO_PREFIX_TIMELINE), *r))
 
 
+def _quantities(s: sc.Scan, quants, vs: list[str]) -> None:
+    """A fast line's quantities (h2d_bytes=, num_circuits=), tied to its meta row."""
+    row = len(s.meta) // 8
+    for qn, k in quants:
+        s.qrow.append(row)
+        s.qnames.append(qn)
+        s.qvalues.append(float(vs[k]))
+
+
+def _ntt_line(s: sc.Scan, ln: int, line: str) -> tuple[list, list] | None:
+    """A line that is no CUZK_TIMING line: a CUZK_NTT_H line's (names, times), else None (the
+    line was another kind, or skipped)."""
+    j = line.find(NTT_H)
+    if j < 0:
+        _other_line(s, ln, line)
+        return None
+    r = read_fields(line[j + 11:], True)
+    if type(r) is str:  # (INFO too: not a timing line)
+        if r is not INFO:
+            s.skip(ln, r, line)
+        return None
+    names, vals, _, _, _ = r  # (no quantities: every CUZK_NTT_H field is a time)
+    return names, vals
+
+
 def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
               s: sc.Scan | None = None) -> sc.Scan:
     """Read lines[i] for i in idx (line number i + first, or lineno[i] when given), into `s`
@@ -181,7 +206,6 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
     names_all = s.names
     values_all = s.values
     held_list = s.held
-    q_row, q_names, q_values = s.qrow, s.qnames, s.qvalues
     shapes: dict[tuple[str, ...], Any] = {}  # (0 when not yet seen, None when no fast shape)
     K_NTT = sc.K_NTT
     MAX = sc.MAX_LINE
@@ -201,12 +225,8 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
             if shape == 0:
                 shape = shapes[keys] = _shape(keys, held)
             vs = toks[1::2]
-            fast = (
-                shape is not None
-                and len(toks) == 2 * rest.count("=")
-                and "".join(vs).isdigit()
-                and "".join(vs).isascii()
-            )
+            digits = "".join(vs)
+            fast = shape is not None and len(toks) == 2 * rest.count("=") and digits.isdigit() and digits.isascii()
             if fast:
                 names, picks, tid_at, kind, held_at, all_ms, quants = shape
                 tid = int(vs[tid_at]) if tid_at >= 0 and len(vs[tid_at]) < 7 else -1
@@ -221,11 +241,7 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
                     if (vals and max(vals) > MAX_MS) or (quants and any(len(vs[k]) > 15 for _, k in quants)):
                         fast = False
                     elif quants:  # rare: h2d_bytes=, num_circuits= (tied to this line's meta row)
-                        row = len(meta) // 8
-                        for qn, k in quants:
-                            q_row.append(row)
-                            q_names.append(qn)
-                            q_values.append(float(vs[k]))
+                        _quantities(s, quants, vs)
             if not fast:  # slow path: informational lines, damage, decimals, odd keys
                 slow = _slow_timing(s, ln, line, j, held)
                 if slow is None:
@@ -234,19 +250,12 @@ def scan_cuzk(lines: list[str], idx, held: str, first: int = 1, *, lineno=None,
             if kind == sc.K_HELD:
                 held_list.append((len(meta) // 8, vals[held_at]))
         else:
-            j = line.find(NTT_H)
-            if j >= 0:
-                r = read_fields(line[j + 11:], True)
-                if type(r) is str:  # (INFO too: not a timing line)
-                    if r is not INFO:
-                        s.skip(ln, r, line)
-                    continue
-                names, vals, _, _, _ = r  # (no quantities: every CUZK_NTT_H field is a time)
-                kind = K_NTT
-                tid = -1
-            else:
-                _other_line(s, ln, line)
+            ntt = _ntt_line(s, ln, line)
+            if ntt is None:
                 continue
+            names, vals = ntt
+            kind = K_NTT
+            tid = -1
         timing_n += 1
         # the line's time slot (inline LineTimes.slot: this loop is the hot path)
         slot = len(tvals)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
-from gpuscope.parsers.tracefile import gunzip, is_trace, read_file, trace_files
+from gpuscope.parsers.tracefile import file_bytes, gunzip, is_trace, read_file, trace_files
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
@@ -354,9 +354,10 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
         if len(ranks) > 1:
             notes.append("ranks numbered by file name order (distributedInfo.rank missing or repeated)")
     bases = [r.base_ns for r in ranks]
-    if all(b is not None for b in bases):
-        ref = min(bases)  # type: ignore[type-var]
-        shifts = [(b - ref) / 1e3 for b in bases]  # type: ignore[operator]
+    known = [b for b in bases if b is not None]
+    if len(known) == len(bases):
+        ref = min(known)
+        shifts = [(b - ref) / 1e3 for b in known]
         epoch: float | None = ref / 1e9
     else:
         shifts = [0.0] * len(ranks)
@@ -405,14 +406,18 @@ def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
     return r
 
 
-def read_trace(source: str | os.PathLike[str] | bytes) -> TraceFrames:
+def read_trace(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> TraceFrames:
     """Read a profiler trace: a .json / .json.gz file, a folder of them (one per rank), or the
-    document itself as bytes (gzip or not) or as a str starting with `{` or `[`.
+    document itself as bytes (gzip or not) or as a str starting with `{` or `[`. `name`: the
+    file the bytes were read from (once, by the caller), for the size cap and the messages.
 
     InputError: missing or unreadable, not JSON, corrupt gzip. NoDataError: empty, binary,
     no traceEvents, no events, a folder without traces, no device or host activity at all.
     """
-    if isinstance(source, bytes):
+    if isinstance(source, bytes) and name is not None:
+        data, cut = file_bytes(source, name)
+        frames = _combine([_read_one(data, name, cut)], [name], name)
+    elif isinstance(source, bytes):
         data, cut = (gunzip(source, "<bytes>") if source[:2] == b"\x1f\x8b" else (source, False))
         frames = _combine([_read_one(data, "<bytes>", cut)], ["<bytes>"], "<bytes>")
     elif isinstance(source, str) and source.lstrip()[:1] in ("{", "["):

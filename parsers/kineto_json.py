@@ -204,8 +204,8 @@ def salvage(data: bytes, where: str, err: Exception) -> Decoded:
             json.loads(text)
         except json.JSONDecodeError:
             cut = True  # events complete, the document's end missing
-    events, bad = convert(raw)
-    return Decoded(events, header, bad, "stdlib json (salvage)", truncated=cut)
+    events, misfits = convert(raw)
+    return Decoded(events, header, misfits, "stdlib json (salvage)", truncated=cut)
 
 
 def decode(data: bytes, where: str) -> Decoded:

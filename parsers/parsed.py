@@ -121,14 +121,3 @@ class ParsedLog:
     def complete_records(self) -> int:
         """GPU-lock tenures that have their held line (what `records` counts in JSON)."""
         return int(self.columns("records")["complete"].sum())
-
-    def component_names(self) -> list[str]:
-        """The distinct component names, in order of first appearance."""
-        codes, cats = self.columns("components").codes("component")
-        if len(cats) and len(codes):
-            import numpy as np
-
-            present = np.zeros(len(cats), dtype=bool)
-            present[codes] = True
-            return [c for c, p in zip(cats, present, strict=True) if p]
-        return []

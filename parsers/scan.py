@@ -251,13 +251,6 @@ class Scan:
         return None
 
 
-def count_lines(text: str) -> int:
-    if not text:
-        return 0
-    n = text.count("\n")
-    return n if text.endswith("\n") else n + 1
-
-
 def split_lines(text: str) -> list[str]:
     """Lines without their terminators (\\n, \\r\\n); line k is index k-1."""
     lines = text.split("\n")

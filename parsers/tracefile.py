@@ -23,9 +23,24 @@ def gunzip(data: bytes, where: str) -> tuple[bytes, bool]:
 
 
 def read_file(p: Path) -> tuple[bytes, bool]:
-    data, truncated = limits.read_input(p, "trace")
+    """(the trace file's content, decompressed when gzip; truncated gzip)."""
+    return _not_empty(*limits.read_input(p, "trace"), p)
+
+
+def file_bytes(raw: bytes, where: str) -> tuple[bytes, bool]:
+    """What read_file gives, from a file's bytes the caller has read already (the source
+    opener reads a file once to tell what it is): the trace's size cap, gzip and the messages
+    naming the file, as read_file."""
+    limits.check_size(where, "trace", len(raw))
+    if raw[:2] == b"\x1f\x8b":
+        data, cut = limits.gunzip(raw, "trace", where)
+        return _not_empty(limits.utf8(data), cut, where)
+    return limits.utf8(raw), False
+
+
+def _not_empty(data: bytes, truncated: bool, where: object) -> tuple[bytes, bool]:
     if truncated and not data.strip():
-        raise InputError(f"{p}: truncated gzip file (nothing could be decompressed)")
+        raise InputError(f"{where}: truncated gzip file (nothing could be decompressed)")
     return data, truncated
 
 

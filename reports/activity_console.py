@@ -10,11 +10,11 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gpuscope.analysis.samplegrid import SM_IDLE
+from gpuscope.analysis.names import SM_IDLE
 from gpuscope.reports.numbers import is_num, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, visible
 
-SOURCE_TEXT = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
+SOURCE_TEXT: dict[str | None, str] = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
 CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
               ("transferring", "moving bytes, SMs idle"), ("idle_quiet", "idle, PCIe quiet (host not feeding it)"),
               ("idle", "idle, PCIe not measured"), ("unknown", "not measured"))

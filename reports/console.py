@@ -217,7 +217,7 @@ def pcie_table(a) -> Table | None:
         t.add_row("(outside the phases)" if r.phase == "(none)" else name(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
                   num(r.rx_gbs_p90, 2), pct(r.rx_share_of_line_rate, 0), pct(r.sm_active_median, 0))
     skipped = a.pcie_info.get("skipped_sample_rows", 0)
-    note = (getattr(a.origin, "samples_read", None) or {}).get("note")
+    note = (a.samples_read or {}).get("note")
     if note:
         t.caption = f"samples: {note}"
         t.caption_justify = "left"
@@ -296,8 +296,8 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
 
         activity_parts = activity_renderables(a.activity.to_json())
         if not a.timing_lines and a.trace is None:  # samples and nothing else
-            skipped = int(a.origin.samples.attrs.get("malformed_rows", 0)) if a.origin is not None else 0
-            note = (getattr(a.origin, "samples_read", None) or {}).get("note")
+            skipped = a.malformed_sample_rows
+            note = (a.samples_read or {}).get("note")
             return [samples_header(a.activity.to_json(), a.source, skipped, note), *activity_parts,
                     diagnoses_block(a, verbose=verbose)]
     if a.trace is not None:

@@ -2,7 +2,7 @@
 prints it, and the timeline picture inlined as base64. No external CSS, JS, fonts or images;
 every text escaped, its control characters made visible (reports.safe_text).
 
-The page is built from the console's renderables (reports.html_render): `analysis_report`
+The page is built from the console's renderables (reports.html_render): `analysis_html`
 renders `analyze -v` (reports.console.summary_renderables with the evidence, the what-if),
 `compare_report` renders `compare` (reports.compare_console.compare_renderables), so the page
 has the console's sections, rows, words, units and notes and nothing else but the
@@ -22,8 +22,8 @@ from gpuscope.reports.html_render import html as render_html
 from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
-    from gpuscope.analysis import Analysis
-    from gpuscope.analysis.compare import Side
+    from gpuscope.analysis.compare.side import Side
+    from gpuscope.analysis.result import Analysis
 
 CSS = """
 *{box-sizing:border-box}
@@ -83,26 +83,6 @@ def analysis_html(a: Analysis, png: bytes | None, *, whatif: dict | None = None,
     return page(title or f"gpuscope analyze: {a.source}", body)
 
 
-def analysis_report(analysis: Analysis, *, whatif: dict | None = None) -> str:
-    """The whole `analyze --html` page for an Analysis: the console's report and, when the
-    source has anything on a time axis, the timeline picture."""
-    from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.errors import NoDataError
-    from gpuscope.reports.plot import view_png
-    from gpuscope.reports.titles import source_title
-
-    png = None
-    src = analysis.origin
-    if src is not None:
-        try:
-            tv = timeline_view(src)
-        except NoDataError:
-            tv = None
-        if tv is not None:
-            png = view_png(tv, title=source_title(src, int(analysis.records) or None))
-    return analysis_html(analysis, png, whatif=whatif)
-
-
 def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     """The whole `compare --html` page: the comparison as the console prints it and each
     side's timeline, both drawn on one x scale (seconds from each side's first phase, to the
@@ -119,7 +99,7 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
 
     spans = [e[1] - e[0] for e in map(extent, sides) if e is not None]
     width = max(spans) if spans else None
-    pngs = {}
+    pngs: dict[str, bytes | None] = {}
     for s in sides:
         e = extent(s)
         if e is None:

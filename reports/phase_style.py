@@ -89,8 +89,7 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
-    from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
-    from gpuscope.analysis.trace_phases import RANGE_PREFIX, guess_role
+    from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX, guess_role
 
     if phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on the GPU: under its stream
         cpu = style_for(RANGE_PREFIX + phase[len(GPU_RANGE_PREFIX):])

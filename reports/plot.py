@@ -26,7 +26,7 @@ from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.timeline_view import TimelineView
+    from gpuscope.analysis.result import TimelineView
 
 _has = P.has
 
@@ -137,6 +137,7 @@ def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | No
         ylabels.append(mpl(f"{lane.label} ({len(lane.main) + len(lane.side):,})" if aggregate else lane.label))
         for df, (y0, h, edge) in ((lane.main, (y - 0.2, 0.6, "white")), (lane.side, (y - 0.42, 0.2, "none"))):
             if aggregate:
+                assert span is not None  # (aggregate says so)
                 _shares_row(ax, df, span, t0, y0, h, seen)
                 continue
             for phase, pg in df.groupby("phase", sort=False):
@@ -151,12 +152,14 @@ def _lanes_panel(ax: Any, lanes: list, t0: float, span: tuple[float, float] | No
     handles = [Patch(facecolor=st.color, edgecolor="white" if st.hatch else None, hatch=st.hatch or None,
                      label=mpl(lab))
                for lab, (_, st) in sorted(seen.items(), key=lambda kv: kv[1][0])]
-    longest = max((len(h.get_label()) for h in handles), default=0)
+    longest = max((len(str(h.get_label())) for h in handles), default=0)
     ncol = 9 if len(handles) <= 9 and longest <= 22 else 6 if longest <= 28 else 4
     ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=min(ncol, len(handles)),
               fontsize=8.5, frameon=False)
     if aggregate:  # the note, under the lowest lane
         from matplotlib.transforms import blended_transform_factory
+
+        assert span is not None
 
         width = (span[1] - span[0]) / AGG_COLUMNS
         ax.text(0.998, -0.8, f"aggregated (up to {most:,} intervals in a lane, its count beside its name): each "
@@ -177,7 +180,7 @@ def _duration(s: float) -> str:
 
 def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], np.ndarray]:
     """(phase style labels in legend order, their share of each of n buckets of [lo, hi])."""
-    from gpuscope.analysis.intervals import cumulative
+    from gpuscope.coverage import cumulative
 
     edges = np.linspace(lo, hi, n + 1)
     width = (hi - lo) / n

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gpuscope.sources import Source
-
 
 def timeline_title(name: str, *, mode: str | None = None, records: int | None = None,
                    log_n: int | None = None, units: str = "partitions", unit: str | None = None) -> str:
@@ -24,8 +19,3 @@ def timeline_title(name: str, *, mode: str | None = None, records: int | None = 
         bits.append(f"log-n {log_n}")
     return f"gpuscope timeline: {name}" + (f" ({', '.join(bits)})" if bits else "")
 
-
-def source_title(source: Source, records: int | None = None) -> str:
-    """The timeline title of an opened source (its name, mode, records, size)."""
-    return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
-                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit)

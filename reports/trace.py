@@ -123,7 +123,7 @@ class _Events:
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
         """One thread per lane (and one per lane's side row: a worker's prep thread, a stream's
         ranges as they ran on the GPU); one process per GPU / CPU group."""
-        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
+        from gpuscope.analysis.names import GPU_RANGE_PREFIX
 
         pids: dict[str, int] = {}
         for lane in assign_lanes(phases, noun=lane_noun):
@@ -148,8 +148,7 @@ class _Events:
 
     def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
         """A complete ("X") slice per phase interval."""
-        from gpuscope.analysis.timeline_view import GPU_RANGE_PREFIX
-        from gpuscope.analysis.trace_phases import RANGE_PREFIX
+        from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
 
         t0 = self.t0
         for r in rows.itertuples(index=False):

@@ -64,7 +64,8 @@ def activity_table(act: dict) -> Table:
 def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
     if not rows:
         return None
-    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if is_num(line_rate) else "Copies")
+    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if line_rate is not None and is_num(line_rate)
+               else "Copies")
     for col in ("direction", "host memory", "count", "GB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
     for r in rows:

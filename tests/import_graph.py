@@ -77,7 +77,11 @@ def graph(type_only: bool = False) -> dict[str, frozenset[str]]:
 def cycles(type_only: bool = False) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan); `type_only`: counting the
     imports under TYPE_CHECKING too (a cycle of annotations)."""
-    g = graph(type_only)
+    return cycles_of(graph(type_only))
+
+
+def cycles_of(g: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node of graph `g` (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

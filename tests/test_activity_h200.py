@@ -227,7 +227,7 @@ def test_imagenet_style_without_lines_is_judged_from_its_samples():
 
 
 def test_imagenet_style_compare_sees_the_fix():
-    from gpuscope.analysis.compare_sources import compare_sources
+    from gpuscope.analysis.compare.sources import compare_sources
     from gpuscope.sources import open_source
 
     comp, _ = compare_sources(open_source(str(RUNS / "imagenet_slow")), open_source(str(RUNS / "imagenet_fast")))

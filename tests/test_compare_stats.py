@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuscope.analysis.compare import Side, compare
-from gpuscope.analysis.compare_figures import pcie_per_phase, run_figures
-from gpuscope.analysis.compare_stats import bootstrap_ratio, compare_components, describe
-from gpuscope.analysis.whatif import predict_pinned
+from gpuscope.analysis.compare.comparison import Side, compare
+from gpuscope.analysis.compare.figures import pcie_per_phase, run_figures
+from gpuscope.analysis.compare.stats import bootstrap_ratio, compare_components, describe
+from gpuscope.analysis.whatif.predict import predict_pinned
 from tests.synthetic_parsed import make_parsed
 
 
@@ -183,7 +183,7 @@ def test_run_figures_without_timestamps_have_null_throughput():
 
 def test_small_but_significant_held_change_defers_to_throughput():
     # 3% slower tenures on B, but B has twice the throughput (two GPUs): B wins, by throughput.
-    from gpuscope.analysis.compare_verdict import verdict
+    from gpuscope.analysis.compare.verdict import verdict
 
     comps = {"mutex_held": {"ratio": 0.97, "ci_low": 0.95, "ci_high": 0.99}}
     a = {"label": "one-gpu", "throughput_ppm": 80.0}

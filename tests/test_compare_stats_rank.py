@@ -1,4 +1,4 @@
-"""compare's bootstrap of the median by rank (compare_stats._boot_medians_by_rank) draws from
+"""compare's bootstrap of the median by rank (compare.stats._boot_medians_by_rank) draws from
 exactly the distribution of resampling whole: checked against the enumerated distribution of
 small samples, odd and even, with ties, and against whole resampling near the switch-over."""
 
@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from gpuscope.analysis import compare_stats as cs
+from gpuscope.analysis.compare import stats as cs
 
 
 def _exact(values):

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from gpuscope import parsers
 from gpuscope.analysis import AnalyzeOptions, analyze
-from gpuscope.analysis.compare import Side
-from gpuscope.analysis.compare_figures import run_figures
-from gpuscope.analysis.whatif import predict_pinned
+from gpuscope.analysis.compare.comparison import Side
+from gpuscope.analysis.compare.figures import run_figures
+from gpuscope.analysis.whatif.predict import predict_pinned
 from gpuscope.cli import app
 from gpuscope.clock import Clock
 from gpuscope.parsers import reader

@@ -125,8 +125,8 @@ def test_json_says_how_each_role_was_guessed():
 
 def test_the_timeline_picture_counts_steps_and_puts_compute_on_the_gpu():
     from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.cli._common import source_title
     from gpuscope.reports.lanes import assign_lanes
-    from gpuscope.reports.titles import source_title
     from gpuscope.sources import open_source
 
     s = open_source(RUNS / "train_slow")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuscope.analysis.pipeline_sim import PartitionTimes, simulate, synthesis_ready_times
-from gpuscope.analysis.whatif import WhatIfUnavailable, predict_pinned
+from gpuscope.analysis.whatif.predict import WhatIfUnavailable, predict_pinned
 from tests.synthetic_parsed import make_parsed
 
 
@@ -198,7 +198,7 @@ def test_no_tenure_is_unavailable_and_bad_rate_refused():
 
 
 def test_prediction_error_is_relative():
-    from gpuscope.analysis.compare import prediction_vs_measured
+    from gpuscope.analysis.compare.comparison import prediction_vs_measured
 
     w = predict_pinned(make_parsed(_pageable()), line_rate_gbs=50.0)
     e = prediction_vs_measured(w, 1400.0, 40.0, "pinned", held_mean_ms=1500.0, stalled=(1, 4))

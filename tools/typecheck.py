@@ -1,4 +1,4 @@
-"""mypy over the layers whose objects cross modules (the files of [tool.mypy] in pyproject.toml).
+"""mypy over the package (the files of [tool.mypy] in pyproject.toml, less its exclude).
 
 The repository keeps parsers/ and reports/ beside gpuscope/ and installs them as
 gpuscope.parsers and gpuscope.reports (setuptools package-dir); the editable install maps them

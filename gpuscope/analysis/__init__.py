@@ -5,9 +5,11 @@
     result.to_json()                                             # the `analyze --json` contract
 
 Submodules: split (per-record split of the held time), stats (per-component statistics),
-timeline_summary (busy fraction, gaps, overlap), bounds (GPU / CPU floors), rules
-(diagnoses), phases + pcie (NVML samples joined to phases), projection (the pinned what-if
-of a source), compare + compare_sources (two sources side by side), result (types).
+timeline_summary (busy fraction, gaps, overlap), bounds (GPU / CPU floors), evidence (every
+source's pieces on one clock), rules/ (the rule engine, its registry and one module per
+concern), phases + pcie (NVML samples joined to phases), projection (the pinned what-if of a
+source) over whatif/, compare/ (two sources side by side), core + result + names (the types
+and names every part and the reports share).
 """
 
 from __future__ import annotations
@@ -88,13 +90,14 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         diagnoses=diags,
         pcie=log.pcie,
         pcie_info=log.pcie_info,
-        origin=source,
         parsed=parsed,
         what_if=what_if,
         trace=trace,
         activity=activity,
         model=source.model,
         evidence=evidence,
+        samples_read=getattr(source, "samples_read", None),
+        malformed_sample_rows=int(source.samples.attrs.get("malformed_rows", 0)) if source.samples is not None else 0,
     )
 
 

@@ -11,7 +11,7 @@ from the first sign of GPU work (activity > samplegrid.SM_TRACE, PCIe busy, or b
 utilization.gpu >= UTIL_TRACE) to the last; inside it, "pauses" are stretches of no work at all lasting at least
 PAUSE_MIN_S (or PAUSE_MIN_READINGS activity readings, whichever is longer): one-off host
 work such as a profiler starting or a checkpoint. "Working" time = the active span minus
-its pauses; the rules judge the steady state from it (activity_rules).
+its pauses; the rules judge the steady state from it (rules.activity).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis.whatif import WhatIf, WhatIfUnavailable, predict_pinned
+from gpuscope.analysis.whatif.predict import WhatIf, WhatIfUnavailable, predict_pinned
 
 if TYPE_CHECKING:
     from gpuscope.sources import Source

@@ -17,11 +17,10 @@ if TYPE_CHECKING:
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
-    from gpuscope.sources import Source
 
 JSON_FORMAT_VERSION = 1
 
-__all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "clean"]
+__all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "TimelineView", "clean"]
 
 
 @dataclass
@@ -48,13 +47,14 @@ class Analysis:
     diagnoses: list[Diagnosis]
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS)
     pcie_info: dict = field(default_factory=dict)
-    origin: Source | None = None        # what was analyzed (gpuscope.sources.Source)
     parsed: ParsedLog | None = None     # the parsed log (its frames: values, quantities, skipped)
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     trace: TraceAnalysis | None = None  # the profiler trace's analysis, when the source has one
     activity: Activity | None = None    # GPU activity from the NVML samples, when the source has them
     model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
     evidence: Evidence | None = None    # every source's pieces the rules read (gpuscope.analysis.evidence)
+    samples_read: dict | None = None    # what reading the samples file cost (Source.samples_read)
+    malformed_sample_rows: int = 0      # sample rows the reader could not use
 
     @property
     def components(self) -> pd.DataFrame:
@@ -142,9 +142,8 @@ class Analysis:
             out["what_if"] = self.what_if
         if self.evidence is not None:  # the pieces the rules read: kind, source, GPU, resolution; joins
             out["evidence"] = self.evidence.to_json()
-        sr = getattr(self.origin, "samples_read", None) if self.origin is not None else None
-        if sr is not None:  # what reading the samples file cost: rows kept, dropped, values unreadable
-            out["samples_read"] = sr
+        if self.samples_read is not None:  # what reading the samples file cost: rows kept, dropped, values unreadable
+            out["samples_read"] = self.samples_read
         if self.activity is not None:
             out["activity"] = self.activity.to_json()
         if self.trace is not None:  # the trace's activity is exact: it wins; the samples' stays beside
@@ -164,3 +163,21 @@ class Analysis:
             str(r["phase"]): {k: r[k] for k in self.pcie.columns if k != "phase"}
             for _, r in self.pcie.iterrows()
         })
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """What `plot`, `export` and the HTML reports draw for a source (made by
+    gpuscope.analysis.timeline_view)."""
+
+    phases: pd.DataFrame             # gpuscope.schemas.PHASE_SCHEMA (may be empty: samples alone)
+    samples: pd.DataFrame | None     # gpuscope.schemas.SAMPLE_SCHEMA
+    basis: str | None                # where the phases came from
+    line_rate_gbs: float | None      # the run's measured line rate (meta.json), for the RX panel
+    records: int | None              # complete records of the log, for titles
+    origin: float                    # the first phase start (else the first sample): x counts from here
+    view: tuple[float, float] | None = None   # (lo, hi) epoch seconds of a window, else None
+    intervals: pd.DataFrame | None = None     # ACTIVITY_INTERVAL_SCHEMA: idle gaps to shade
+    counters: pd.DataFrame | None = None      # TRACE_COUNTER_SCHEMA: a trace's busy fraction
+    lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
+    wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s

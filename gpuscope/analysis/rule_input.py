@@ -2,7 +2,7 @@
 table, the component statistics, the totals, timeline, bounds, options, model, PCIe per phase,
 upload bytes) and the number helpers the rules share.
 
-The rules themselves: upload_rules (h2d_bound, pcie_underused) and tenure_rules (stalls,
+The rules themselves: rules.upload (h2d_bound, pcie_underused) and rules.tenure (stalls,
 convoys, variation, inconsistent records, warm-ups); gpuscope.analysis.rules runs them.
 """
 

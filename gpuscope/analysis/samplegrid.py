@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-#: SM activity (GPM, 0-1) or utilization.gpu / 100 below which an interval is idle
-SM_IDLE = 0.05
+from gpuscope.analysis.names import SM_IDLE
+
 #: activity above this (or PCIe busy) counts as "the GPU was in use" (the active span)
 SM_TRACE = 0.01
 #: RX or TX at or above this share of the line rate: PCIe busy (a transfer is running). PCIe is

@@ -3,14 +3,17 @@ NVML samples, where the phases came from, and an optional time window."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gpuscope.analysis.names import GPU_RANGE_PREFIX
+from gpuscope.analysis.result import TimelineView
 from gpuscope.errors import NoDataError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.sources import Source
 
 NO_PHASES = ("nothing to draw: the input has no time stamps and no samples "
@@ -18,34 +21,17 @@ NO_PHASES = ("nothing to draw: the input has no time stamps and no samples "
              "NVML samples or a profiler trace)")
 
 
-@dataclass(frozen=True)
-class TimelineView:
-    phases: pd.DataFrame             # gpuscope.schemas.PHASE_SCHEMA (may be empty: samples alone)
-    samples: pd.DataFrame | None     # gpuscope.schemas.SAMPLE_SCHEMA
-    basis: str | None                # where the phases came from
-    line_rate_gbs: float | None      # the run's measured line rate (meta.json), for the RX panel
-    records: int | None              # complete records of the log, for titles
-    origin: float                    # the first phase start (else the first sample): x counts from here
-    view: tuple[float, float] | None = None   # (lo, hi) epoch seconds of a window, else None
-    intervals: pd.DataFrame | None = None     # ACTIVITY_INTERVAL_SCHEMA: idle gaps to shade
-    counters: pd.DataFrame | None = None      # TRACE_COUNTER_SCHEMA: a trace's busy fraction
-    lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
-    wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s
-
-
-def timeline_view(source: Source) -> TimelineView:
+def timeline_view(source: Source, trace: TraceAnalysis | None = None) -> TimelineView:
     """The whole timeline of `source`: the phases of its timing lines (or of its profiler
     trace, one lane per stream), its samples with their idle gaps classed. NoDataError when it
-    has nothing on a time axis."""
+    has nothing on a time axis. `trace`: the analysis of the source's trace when the caller has
+    it already (an `analyze --html`, a compare side): the trace is then not analyzed again."""
     from gpuscope.analysis.attribution import display_phases
     from gpuscope.schemas import empty_phases
 
     phases, basis, counters, noun, n = empty_phases(), None, None, "worker", None
     if source.trace is not None:
-        from gpuscope.analysis.trace_analysis import analyze_trace
-
-        ta = analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source,
-                           rules=False)  # a picture needs no diagnoses
+        ta = trace if trace is not None else _trace_analysis(source)
         ranked = len(source.trace.ranks) > 1
         phases = _by_rank(source.trace) if ranked else ta.phases
         phases = _with_gpu_ranges(phases, source.trace, ranked)
@@ -72,7 +58,12 @@ def timeline_view(source: Source) -> TimelineView:
                         wall_clock=not clockless)
 
 
-GPU_RANGE_PREFIX = "gpu_range:"
+def _trace_analysis(source: Source) -> TraceAnalysis:
+    from gpuscope.analysis.trace_analysis import analyze_trace
+
+    assert source.trace is not None
+    return analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source,
+                         rules=False)  # a picture needs no diagnoses
 
 
 def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame:
@@ -82,7 +73,7 @@ def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame
     has them)."""
     import pandas as pd
 
-    from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
+    from gpuscope.analysis.names import PROFILER_STEP_RE
 
     g = frames.gpu_annotations
     if g is None or not len(g):

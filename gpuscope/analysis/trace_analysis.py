@@ -22,8 +22,8 @@ from gpuscope.analysis import trace_gaps as tg
 from gpuscope.analysis import trace_phases as tp
 from gpuscope.analysis.core import Diagnosis, clean
 from gpuscope.analysis.rules.causes import first_cause
+from gpuscope.analysis.rules.trace import TraceRuleInput, run_rules
 from gpuscope.analysis.top_kernels import top_kernels
-from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.names import PROFILER_STEP_RE
 from gpuscope.analysis.trace_activity import DeviceView, Epoch
 
 GAP_MIN_US = 10.0          # shorter gaps are not counted as idle gaps
@@ -40,7 +41,6 @@ ALLOC_RE = re.compile(r"^cu(da)?(Malloc|Free|HostAlloc|MallocHost|FreeHost|HostR
                       r"MemAlloc|MemFree|MemHostAlloc|MemHostRegister|MemCreate|MemMap)")
 DATA_RE = re.compile(r"(?i)dataloader|data_loader|_next_data|__next__|\bfetch|collate|dataset|"
                      r"sampler|^data$|^data[_ .:-]|[_ .:-]data$|load_batch|get_batch|prefetch")
-PROFILER_STEP_RE = re.compile(r"^ProfilerStep#?(\d+)?")
 CAUSES = ("queued", "data_loading", "allocation", "after_sync", "host_work", "untraced")
 
 GAP_COLUMNS = ["rank", "device", "start_us", "end_us", "dur_us", "edge", "launched_late",

@@ -20,23 +20,12 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.analysis.trace_activity import DeviceView, Epoch
-from gpuscope.analysis.trace_gaps import PROFILER_STEP_RE
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000
-STEP = "ProfilerStep"
 
-
-def guess_role(name: str) -> str | None:
-    """The role a phase named like this plays (None: the name says nothing): the profiler's
-    step is the whole (info); every other name by the rules timing lines use
-    (gpuscope.rolemodel.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
-    if PROFILER_STEP_RE.match(name) or name == STEP:
-        return "info"
-    from gpuscope.rolemodel import guess_role as by_name
-
-    return by_name(name)[0]
 
 
 def _phase_name(name: str) -> str:
@@ -105,10 +94,9 @@ def _activity_kind(g: pd.DataFrame) -> np.ndarray:
     return out
 
 
-# A record_function range is the user's name, not a measured phase: drawn under this prefix
-# (reports.phase_style colours it by the role its name suggests and shows the name alone), so a
-# range named "upload" is never taken for the measured copies.
-RANGE_PREFIX = "range:"
+# A record_function range is the user's name, not a measured phase: drawn under RANGE_PREFIX
+# (gpuscope.analysis.names; reports.phase_style colours it by the role its name suggests and shows
+# the name alone), so a range named "upload" is never taken for the measured copies.
 # On one stream the merged blocks of different kinds may overlap (a kernel block swallows the
 # gaps that hold a memset): the stronger kind wins the overlap, the weaker keeps the rest.
 KIND_PRIORITY = ("h2d", "d2h", "memcpy", "kernel", "memset")

@@ -19,6 +19,8 @@ from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, Gpusco
 if TYPE_CHECKING:
     import typer
 
+    from gpuscope.sources import Source
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -201,7 +203,10 @@ def stdout_console():
     return _StdoutConsole(highlight=False, soft_wrap=False, emoji=False)
 
 
-def stderr_console():
-    from rich.console import Console
+def source_title(source: Source, records: int | None = None) -> str:
+    """The timeline title of an opened source (gpuscope.sources.Source: its name, mode, records,
+    size), in the words of reports.titles.timeline_title."""
+    from gpuscope.reports.titles import timeline_title
 
-    return Console(stderr=True, highlight=False, emoji=False)
+    return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
+                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 
@@ -28,32 +29,20 @@ from gpuscope.cli.app import app
 def analyze_cmd(
     source: str = typer.Argument(..., metavar="SOURCE",
                                 help="Timing log, run directory, samples file or profiler trace (- for stdin)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON (stable keys)."),
+    as_json: options.Json = False,
     csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
     records: bool = typer.Option(False, "--records", help="Add the per-record table (one row per step, or per GPU-lock tenure of a CuZK log)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F",
-                                   help="Force the log format: cuzk, condensed, kv, lines."),
-    model: str | None = typer.Option(
-        None, "--model", metavar="FILE.toml",
-        help="Role model (default: built-in cuzk for CuZK logs, else roles guessed from the names)."),
-    line_rate: float | None = typer.Option(
-        None, "--line-rate", metavar="GBPS", help="Pinned H2D line rate for projections (default 50, or the run's measured rate)."
-    ),
-    abc_bytes: str | None = typer.Option(
-        None, "--abc-bytes", metavar="SIZE", help="Bytes uploaded per partition (1536M, 1.5G) for the H2D projection."
-    ),
-    samples: str | None = typer.Option(
-        None, "--samples", metavar="FILE", help="NVML samples (samples.csv, nvidia-smi dmon or query-gpu output)."
-    ),
-    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
-                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
+    fmt: options.Format = None,
+    model: options.Model = None,
+    line_rate: options.LineRate = None,
+    abc_bytes: options.AbcBytes = None,
+    samples: options.Samples = None,
+    trace: options.Trace = None,
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List skipped lines on stderr; show evidence."),
     what_if: bool = typer.Option(
         False, "--what-if", help="Also predict the run with pinned uploads (simulation of the mutex pipeline)."
     ),
-    html_file: str | None = typer.Option(
-        None, "--html", metavar="FILE", help="Also write a self-contained HTML report (tables, diagnosis, timeline)."
-    ),
+    html_file: options.Html = None,
 ) -> None:
     from gpuscope.cli import analyze_run
 

@@ -51,10 +51,9 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
         from gpuscope.analysis.projection import whatif_doc
-        from gpuscope.reports.html import analysis_report
 
         wi = result.what_if if what_if else whatif_doc(src, abc_bytes=nbytes)
-        write_file(html_file, analysis_report(result, whatif=wi), "the HTML report")
+        write_file(html_file, html_page(result, src, whatif=wi), "the HTML report")
         say(f"wrote {html_file}")
     if csv_dir:
         from gpuscope.reports.csvout import write_csv
@@ -88,6 +87,24 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         from gpuscope.reports.ranks_console import render_ranks
 
         render_ranks(ranks, con)
+
+
+def html_page(result, src, *, whatif: dict | None = None) -> str:
+    """The whole `analyze --html` page: the console's report and, when the source has anything
+    on a time axis, the timeline picture, drawn from the trace analysis the report already made
+    (a trace is analyzed once per command)."""
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.cli._common import source_title
+    from gpuscope.errors import NoDataError
+    from gpuscope.reports.html import analysis_html
+    from gpuscope.reports.plot import view_png
+
+    try:
+        tv = timeline_view(src, trace=result.trace)
+    except NoDataError:
+        tv = None
+    png = view_png(tv, title=source_title(src, int(result.records) or None)) if tv is not None else None
+    return analysis_html(result, png, whatif=whatif)
 
 
 def _ranks(source: str, line_rate: float | None) -> dict | None:

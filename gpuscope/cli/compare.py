@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors, say, say_samples_damage
 from gpuscope.cli.app import app
 
@@ -70,16 +71,14 @@ def _run_mode(mode: str, opts: dict) -> str:
 def compare_cmd(
     a: str = typer.Argument(..., metavar="A", help="Run directory, timing log, or a mode name to run."),
     b: str = typer.Argument(..., metavar="B", help="Run directory, timing log, or a mode name to run."),
-    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-    html_file: str | None = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report."),
+    as_json: options.Json = False,
+    html_file: options.Html = None,
     seed: int = typer.Option(0, "--seed", metavar="N", help="Bootstrap seed (same seed, same intervals)."),
     n_boot: int = typer.Option(2000, "--bootstrap", metavar="N", help="Bootstrap resamples."),
-    abc_bytes: str | None = typer.Option(None, "--abc-bytes", metavar="SIZE",
-                                         help="Upload bytes per partition when the logs do not say (1.5G)."),
-    line_rate: float | None = typer.Option(None, "--line-rate", metavar="GBPS",
-                                           help="Pinned line rate for the what-if (default: measured, else 50)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
+    abc_bytes: options.AbcBytes = None,
+    line_rate: options.LineRate = None,
+    fmt: options.Format = None,
+    model: options.Model = None,
     log_n: int | None = typer.Option(None, "--log-n", metavar="K", help="Runs: 2^K elements per vector."),
     partitions: int = typer.Option(16, "--partitions", metavar="N", help="Runs: partitions to prove."),
     workers: int = typer.Option(2, "--workers", metavar="N", help="Runs: GPU workers sharing the mutex."),
@@ -90,7 +89,7 @@ def compare_cmd(
     run_seed: int = typer.Option(1, "--run-seed", metavar="S", help="Runs: synthesis seed."),
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
-    from gpuscope.analysis.compare_sources import compare_sources
+    from gpuscope.analysis.compare.sources import compare_sources
     from gpuscope.errors import InputError, UsageError
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size

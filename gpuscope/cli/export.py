@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 
@@ -26,11 +27,10 @@ def export_cmd(
     source: str = typer.Argument(..., metavar="SOURCE",
                                 help="Run directory, timing log, samples file or profiler trace."),
     perfetto: str | None = typer.Option(None, "--perfetto", metavar="FILE.json", help="Write Chrome/Perfetto trace JSON here."),
-    samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to export (default: the run's)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
-    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
-                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
+    samples: options.Samples = None,
+    fmt: options.Format = None,
+    trace: options.Trace = None,
+    model: options.Model = None,
 ) -> None:
     from gpuscope.errors import NoDataError, UsageError
 
@@ -39,8 +39,7 @@ def export_cmd(
     import json
 
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import say_samples_damage, write_file
-    from gpuscope.reports.titles import source_title
+    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.reports.trace import build_trace
     from gpuscope.sources import open_source
 

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 
@@ -30,18 +31,16 @@ def plot_cmd(
     start: float | None = typer.Option(None, "--start", metavar="S", help="Window start, seconds after the first phase."),
     end: float | None = typer.Option(None, "--end", metavar="S", help="Window end, seconds after the first phase."),
     title: str | None = typer.Option(None, "--title", help="Title (default: the run's name, mode, partitions)."),
-    samples: str | None = typer.Option(None, "--samples", metavar="FILE", help="NVML samples to draw (default: the run's)."),
-    fmt: str | None = typer.Option(None, "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines."),
-    trace: str | None = typer.Option(None, "--trace", metavar="TRACE",
-                                     help="A PyTorch profiler trace of the same program (.json[.gz] or a folder)."),
-    model: str | None = typer.Option(None, "--model", metavar="FILE.toml", help="Role model (default: cuzk for CuZK logs, else guessed from the names)."),
+    samples: options.Samples = None,
+    fmt: options.Format = None,
+    trace: options.Trace = None,
+    model: options.Model = None,
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli._common import say_samples_damage, write_file
+    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.cli.progress import Progress
     from gpuscope.errors import UsageError
     from gpuscope.reports.plot import FORMATS, format_of, view_png
-    from gpuscope.reports.titles import source_title
     from gpuscope.safe_output import stream_target
     from gpuscope.sources import open_source
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from gpuscope.live.finding import RunningFinding
 from gpuscope.live.state import LiveState
@@ -90,7 +90,7 @@ class LiveDisplay:
                           refresh_per_second=1.0 / self.refresh_s, redirect_stdout=True, redirect_stderr=True,
                           transient=False)
         self._live.start()
-        self.out = _NoCR(sys.stdout)
+        self.out = cast("IO[str]", _NoCR(sys.stdout))  # (written and flushed only: all the recorder does)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -88,7 +88,7 @@ def gpu_block(v: GpuView, finding: str | None = None):
     for c in v.strip:
         ch, st = CELL.get(c, CELL["unknown"])
         strip.append(ch, style=st)
-    rows = [Text(f"GPU {v.gpu} {visible(v.name)}".rstrip(), style="bold"), t, state,
+    rows: list[Table | Text] = [Text(f"GPU {v.gpu} {visible(v.name)}".rstrip(), style="bold"), t, state,
             Text(_share_text(v)), Text.assemble(("history ", "bold"), strip)]
     if finding:
         rows.append(Text.assemble(("first finding: ", "bold"), visible(finding)))

@@ -93,18 +93,6 @@ def open_source(
     return src
 
 
-def _read_file(p: Path, n: int = -1, kind: str = "log") -> bytes:
-    """The file's bytes (the first n when n >= 0) within the kind's size cap, errors as one
-    InputError line."""
-    if n < 0:
-        return read_path(p, kind)
-    try:
-        with open(p, "rb") as f:
-            return f.read(n)
-    except (OSError, ValueError) as e:
-        raise read_error(p, e) from None
-
-
 def _read_stdin() -> bytes:
     """Standard input within the log cap; NUL bytes in its first block end the reading there
     (`analyze - < /dev/zero` is refused at once, not after gigabytes)."""
@@ -138,15 +126,34 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
-    head = _read_file(p, HEAD * 16)
-    if utf16_bom(head):  # UTF-16 (or 32) text: re-encoded whole, then read as any text
-        return _open_bytes(p, _read_file(p), fmt, user, progress)
-    if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
-        return _open_bytes(p, _read_file(p), fmt, user, progress)
+    data = _whole_if_special(p, fmt)
+    if data is not None:
+        return _open_bytes(p, data, fmt, user, progress)
     from gpuscope.parsers import parse_log
 
     log = parse_log(p, fmt, held_key=held_key(user), name=str(p), progress=progress)
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
+
+
+def _whole_if_special(p: Path, fmt: str | None) -> bytes | None:
+    """The whole file, from the one open that read its head, when the head says it is read whole:
+    UTF-16 (or 32) text (re-encoded, then read as any text), gzip, a trace or a samples file;
+    None for a plain log (the parser reads it by its path, in chunks)."""
+    try:
+        f = open(p, "rb")  # noqa: SIM115 - closed below, its errors mapped apart from the reading's
+    except (OSError, ValueError) as e:
+        raise read_error(p, e) from None
+    with f:
+        try:
+            head = f.read(HEAD * 16)
+        except (OSError, ValueError) as e:
+            raise read_error(p, e) from None
+        if not (utf16_bom(head) or head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head))):
+            return None
+        try:
+            return read_stream(f, "log", p, first=head)
+        except (OSError, ValueError) as e:
+            raise read_error(p, e) from None
 
 
 def _looks_special(head: bytes) -> bool:
@@ -235,9 +242,12 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
     from gpuscope.parsers.kineto import read_trace
 
-    # a file is read again by path, so the reader's messages name it; standard input (or a
-    # pipe) by its bytes
-    frames = read_trace(data if data is not None and not p.is_file() else p)
+    # a file's bytes are read once (here, to tell what it is) and named by its path in the reader's
+    # messages; standard input (or a pipe) by its bytes
+    if data is None:
+        frames = read_trace(p)
+    else:
+        frames = read_trace(data, name=str(p) if p.is_file() else None)
     frames.source = str(p)
     return Source(path=p, kind="trace", model=_model(user), trace=frames,
                   no_log_reason=f"{p} is a profiler trace: it has no timing lines")
@@ -358,7 +368,7 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
     if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
     readable_file(p, "--samples: ")
-    data = utf8(_read_file(p, kind="samples"))
+    data = utf8(read_path(p, "samples"))
     if data[:2] == GZIP_MAGIC:
         data = utf8(_gunzip(p, data, "samples"))
     return _read_samples_text(p, data)

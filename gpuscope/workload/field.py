@@ -34,9 +34,6 @@ class PrimeField:
     def to_mont(self, x: int) -> int:
         return (x % self.p) * self.R % self.p
 
-    def from_mont(self, x: int) -> int:
-        return x * self.R_inv % self.p
-
     # ---- limb arrays <-> Python ints -------------------------------------------------------
     def ints_to_limbs(self, values, *, mont: bool) -> np.ndarray:
         """A sequence of ints -> uint32 array (n, limbs), Montgomery form when `mont`."""

@@ -192,12 +192,6 @@ class GpuBackend:
             k((n // E,), (threads,), args, shared_mem=smem)
         return out
 
-    def _scale_powers(self, x, n: int, base: int, c: int, out=None):
-        lo, hi = self.power_tables(n, base, c)
-        out = x if out is None else out
-        self._launch("ntt", "fr_scale_powers", n, (out, x, np.uint64(n), lo, hi, np.int32(LO_BITS)))
-        return out
-
     def ntt(self, values: Any, *, inverse: bool = False):
         x, n = self._fr_in(values, "values")
         log_n = n.bit_length() - 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -23,12 +23,37 @@ from gpuscope.workload.pipeline_types import PartitionResult, Stopped, WorkerSta
 from gpuscope.workload.prep import PrepThread
 
 if TYPE_CHECKING:
+    import contextlib
+
+    from gpuscope.clock import Clock
+    from gpuscope.workload.backends import Backend
     from gpuscope.workload.devices import Device
+    from gpuscope.workload.hostmem import HostMemory
     from gpuscope.workload.layout import Array
-    from gpuscope.workload.pipeline import Pipeline
+    from gpuscope.workload.srs import Srs
     from gpuscope.workload.synth import Partition
+    from gpuscope.workload.verify import Verifier
 
 GPU_TID = 0  # the GPU's index inside one call: one GPU per call here
+
+
+class Pipeline(Protocol):
+    """What a tenure uses of the pipeline that runs it (gpuscope.workload.pipeline.Pipeline): the
+    shared devices, memory, locks and log, and its stop; declared here so tenure imports nothing
+    of the pipeline back."""
+
+    backends: dict[int, Backend]
+    clock: Clock
+    log: tl.TimingLog
+    mem: HostMemory
+    mutexes: dict[int, threading.Lock]
+    srs: dict[int, Srs]
+    stop: threading.Event
+    verifier: Verifier | None
+
+    def check_stop(self) -> None: ...
+
+    def registration(self) -> contextlib.AbstractContextManager: ...
 
 
 @dataclass

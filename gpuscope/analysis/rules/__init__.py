@@ -1,11 +1,13 @@
-"""Diagnosis rules: each a plain function RuleInput -> list[Diagnosis] (0..n).
+"""Diagnosis rules, every one of them: the rule engine and one module per concern.
 
-The package of the rule engine: engine (the Rule type, one ranking), registry (every rule of
-every source, once) and one module per concern for the rules over the evidence (readback,
-bound, duty, gpus). The log rules live by what they look at: upload_rules (h2d_bound,
-pcie_underused) and tenure_rules (cpu_stall_at_barrier, lock_convoy, unstable_component,
-inconsistent_records, first_partition_warmup); what they read (RuleInput) and their number
-helpers are in rule_input. Every log rule, threshold and the input type stay importable from here.
+engine (the Rule type, one ranking) and registry (every rule of every source, once, as a
+Rule); the rules by what they look at: upload (h2d_bound, pcie_underused) and tenure
+(cpu_stall_at_barrier, lock_convoy, unstable_component, inconsistent_records,
+first_partition_warmup) over a log's RuleInput (analysis.rule_input, with their number
+helpers); readback (d2h_bound over every source); activity (the samples' starved / underused /
+copies / pauses rules and their context), device (clocks, link, memory), bound, duty and gpus
+over NVML samples; trace (a profiler trace's TraceRuleInput and its rules), kernel_mix and
+trace_link over a trace. Every log rule, threshold and the input type stay importable from here.
 
 Severity thresholds are the module constants; docs/ANALYZE.md documents them.
 Evidence holds numbers from this log only. Summaries and advice speak the model's words
@@ -19,7 +21,7 @@ from collections.abc import Callable
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rule_input import NAN, RuleInput
-from gpuscope.analysis.tenure_rules import (
+from gpuscope.analysis.rules.tenure import (
     CONVOY_RATIO_HIGH,
     CONVOY_RATIO_MEDIUM,
     INCONSISTENT_MEDIUM,
@@ -40,7 +42,7 @@ from gpuscope.analysis.tenure_rules import (
     lock_convoy,
     unstable_component,
 )
-from gpuscope.analysis.upload_rules import (
+from gpuscope.analysis.rules.upload import (
     H2D_SHARE_HIGH,
     H2D_SHARE_LOW,
     H2D_SHARE_MEDIUM,

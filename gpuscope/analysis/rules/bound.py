@@ -23,7 +23,7 @@ import numpy as np
 
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.device_rules import Finding, finite, rnd
+from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 PIPE_FULL = sg.PIPE_FULL   # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close

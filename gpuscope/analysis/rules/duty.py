@@ -17,7 +17,7 @@ import numpy as np
 
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.device_rules import Finding, finite, rnd
+from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 MIN_GAPS = 3
 MIN_GAP_READINGS = 2

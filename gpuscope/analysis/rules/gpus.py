@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.device_rules import rnd
+from gpuscope.analysis.rules.device import rnd
 
 if TYPE_CHECKING:
     from gpuscope.analysis.activity import Activity

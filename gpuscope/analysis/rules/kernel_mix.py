@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.trace_rules import TraceRuleInput
+    from gpuscope.analysis.rules.trace import TraceRuleInput
 
 MIX_SHARE = 0.7   # of kernel time in one family
 MIX_BUSY = 0.5    # the GPU computing at least this share of the traced span

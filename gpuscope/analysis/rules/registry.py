@@ -1,11 +1,11 @@
 """Every rule, once, as a Rule (rules.engine): what it needs, what it reads, what it supersedes.
 
 The order is the tie-break of the ranking (severity, then share of the time explained).
-- log rules (upload_rules, tenure_rules, readback): a program's printed parts; share = the part of
+- log rules (upload, tenure, readback): a program's printed parts; share = the part of
   the record time the finding is about;
-- trace rules (trace_rules): every kernel and copy; share = the time at stake / the traced span;
+- trace rules (trace, kernel_mix, trace_link): every kernel and copy; share = the time at stake / the traced span;
   a trace is the finest evidence of copies and gaps, so the sample rules about them yield to it;
-- sample rules (activity_rules, bound, duty, gpus): NVML samples of each GPU; share = the share of
+- sample rules (activity, device, bound, duty, gpus): NVML samples of each GPU; share = the share of
   the working time the finding explains.
 """
 
@@ -60,7 +60,7 @@ def _trace(path: str) -> Callable[[Evidence], list[Finding]]:
     def run(ev: Evidence) -> list[Finding]:
         assert ev.trace is not None and ev.trace.rule_input is not None
         span = ev.trace.rule_input.span_us
-        fn = _fn(path if ":" in path else f"trace_rules:{path}")
+        fn = _fn(path if ":" in path else f"rules.trace:{path}")
         return [(d, _trace_share(d, span)) for d in fn(ev.trace.rule_input)]
     return run
 
@@ -68,7 +68,7 @@ def _trace(path: str) -> Callable[[Evidence], list[Finding]]:
 def _ctx(ev: Evidence) -> dict:
     if "sample_ctx" not in ev.extra:
         assert ev.activity is not None
-        ev.extra["sample_ctx"] = _fn("activity_rules:sample_context")(ev.activity, upload_gbs=ev.upload_gbs,
+        ev.extra["sample_ctx"] = _fn("rules.activity:sample_context")(ev.activity, upload_gbs=ev.upload_gbs,
                                                                     phases=ev.phases)
     return ev.extra["sample_ctx"]
 
@@ -76,7 +76,7 @@ def _ctx(ev: Evidence) -> dict:
 def _sample(path: str) -> Callable[[Evidence], list[Finding]]:
     def run(ev: Evidence) -> list[Finding]:
         assert ev.activity is not None
-        return _fn("activity_rules:rule_findings")(ev.activity, _fn(path), _ctx(ev))
+        return _fn("rules.activity:rule_findings")(ev.activity, _fn(path), _ctx(ev))
     return run
 
 
@@ -91,15 +91,15 @@ LOG, TRACE, SAMPLES = ("log",), ("trace",), ("samples",)
 _UP = ("upload_bound_pageable",)
 
 LOG_RULES = [
-    Rule("h2d_bound", LOG, ("copies",), _log("upload_rules:h2d_bound"), supersedes=_UP, also=SAMPLES),
-    Rule("pcie_underused", LOG, ("copies",), _log("upload_rules:pcie_underused"), supersedes=_UP, also=SAMPLES),
+    Rule("h2d_bound", LOG, ("copies",), _log("rules.upload:h2d_bound"), supersedes=_UP, also=SAMPLES),
+    Rule("pcie_underused", LOG, ("copies",), _log("rules.upload:pcie_underused"), supersedes=_UP, also=SAMPLES),
     Rule("d2h_bound", LOG, ("copies",), lambda ev: _fn("rules.readback:d2h_bound_rule")(ev),
          supersedes=("download_bound_pageable",), also=("samples", "trace")),
-    Rule("cpu_stall_at_barrier", LOG, ("host",), _log("tenure_rules:cpu_stall_at_barrier")),
-    Rule("lock_convoy", LOG, ("host",), _log("tenure_rules:lock_convoy")),
-    Rule("unstable_component", LOG, ("host", "compute"), _log("tenure_rules:unstable_component")),
-    Rule("inconsistent_records", LOG, (), _log("tenure_rules:inconsistent_records")),
-    Rule("first_partition_warmup", LOG, ("compute",), _log("tenure_rules:first_partition_warmup")),
+    Rule("cpu_stall_at_barrier", LOG, ("host",), _log("rules.tenure:cpu_stall_at_barrier")),
+    Rule("lock_convoy", LOG, ("host",), _log("rules.tenure:lock_convoy")),
+    Rule("unstable_component", LOG, ("host", "compute"), _log("rules.tenure:unstable_component")),
+    Rule("inconsistent_records", LOG, (), _log("rules.tenure:inconsistent_records")),
+    Rule("first_partition_warmup", LOG, ("compute",), _log("rules.tenure:first_partition_warmup")),
 ]
 
 TRACE_RULES = [
@@ -115,27 +115,27 @@ TRACE_RULES = [
 
 _BY_TRACE = ("trace",)
 SAMPLE_RULES = [
-    Rule("no_gpu_activity", SAMPLES, ("compute",), _sample("activity_rules:no_gpu_activity")),
-    Rule("gpu_starved", SAMPLES, ("compute", "copies", "idle"), _sample("activity_rules:gpu_starved"), yields_to=_BY_TRACE,
+    Rule("no_gpu_activity", SAMPLES, ("compute",), _sample("rules.activity:no_gpu_activity")),
+    Rule("gpu_starved", SAMPLES, ("compute", "copies", "idle"), _sample("rules.activity:gpu_starved"), yields_to=_BY_TRACE,
          supersedes=("host_stall_cycle",), ranks_after=LOG),
-    Rule("gpu_underused", SAMPLES, ("compute", "copies"), _sample("activity_rules:gpu_underused"), yields_to=_BY_TRACE,
+    Rule("gpu_underused", SAMPLES, ("compute", "copies"), _sample("rules.activity:gpu_underused"), yields_to=_BY_TRACE,
          ranks_after=LOG),
-    Rule("upload_bound_pageable", SAMPLES, ("copies", "compute"), _sample("activity_rules:UPLOAD_BOUND"), yields_to=_BY_TRACE),
-    Rule("download_bound_pageable", SAMPLES, ("copies", "compute"), _sample("activity_rules:DOWNLOAD_BOUND"),
+    Rule("upload_bound_pageable", SAMPLES, ("copies", "compute"), _sample("rules.activity:UPLOAD_BOUND"), yields_to=_BY_TRACE),
+    Rule("download_bound_pageable", SAMPLES, ("copies", "compute"), _sample("rules.activity:DOWNLOAD_BOUND"),
          yields_to=_BY_TRACE),
-    Rule("link_bound", SAMPLES, ("copies",), _sample("activity_rules:link_bound"), yields_to=_BY_TRACE),
-    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("activity_rules:copies_unresolved"), yields_to=_BY_TRACE),
+    Rule("link_bound", SAMPLES, ("copies",), _sample("rules.activity:link_bound"), yields_to=_BY_TRACE),
+    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.activity:copies_unresolved"), yields_to=_BY_TRACE),
     Rule("gpu_bound", SAMPLES, ("compute",), _sample("rules.bound:gpu_bound")),
     Rule("host_stall_cycle", SAMPLES, ("compute", "idle"), _sample("rules.duty:host_stall_cycle"),
          yields_to=_BY_TRACE, supersedes=("gpu_underused",), ranks_after=LOG),
     Rule("gpu_imbalance", SAMPLES, ("compute",), _whole("rules.gpus:gpu_imbalance")),
     Rule("upload_imbalance", SAMPLES, ("copies",), _whole("rules.gpus:upload_imbalance"), yields_to=_BY_TRACE),
-    Rule("clocks_throttled", SAMPLES, ("device",), _sample("device_rules:clocks_throttled")),
-    Rule("pcie_link_downgraded", SAMPLES, ("device", "copies"), _sample("device_rules:link_downgraded")),
-    Rule("memory_nearly_full", SAMPLES, ("device",), _sample("device_rules:memory_nearly_full")),
-    Rule("long_pauses", SAMPLES, ("idle",), _sample("activity_rules:long_pauses")),
-    Rule("startup_idle", SAMPLES, ("idle",), _sample("activity_rules:startup_idle")),
-    Rule("too_few_samples", SAMPLES, (), _whole("activity_rules:too_few_samples")),
+    Rule("clocks_throttled", SAMPLES, ("device",), _sample("rules.device:clocks_throttled")),
+    Rule("pcie_link_downgraded", SAMPLES, ("device", "copies"), _sample("rules.device:link_downgraded")),
+    Rule("memory_nearly_full", SAMPLES, ("device",), _sample("rules.device:memory_nearly_full")),
+    Rule("long_pauses", SAMPLES, ("idle",), _sample("rules.activity:long_pauses")),
+    Rule("startup_idle", SAMPLES, ("idle",), _sample("rules.activity:startup_idle")),
+    Rule("too_few_samples", SAMPLES, (), _whole("rules.activity:too_few_samples")),
 ]
 
 RULES: list[Rule] = [*LOG_RULES, *TRACE_RULES, *SAMPLE_RULES]
@@ -149,6 +149,6 @@ def sample_diagnoses(activity: Activity, *, upload_gbs: float | None = None, dow
     from gpuscope.analysis.evidence import collect
 
     ev = collect(activity=activity)
-    ev.extra["sample_ctx"] = _fn("activity_rules:sample_context")(activity, upload_gbs=upload_gbs,
+    ev.extra["sample_ctx"] = _fn("rules.activity:sample_context")(activity, upload_gbs=upload_gbs,
                                                                 download_gbs=download_gbs, phases=phases)
     return run_rules(SAMPLE_RULES, ev)

@@ -1,5 +1,5 @@
 """The trace's word for copies that already run at the line rate and fill the span: the same
-`link_bound` the samples give (activity_rules.link_bound), from the exact copies a trace holds.
+`link_bound` the samples give (rules.activity.link_bound), from the exact copies a trace holds.
 
     link_bound   host<->device copies not from pageable memory, >= LINK_SHARE of the traced span,
                  at >= NEAR_LINE of the line rate (by the copies' own bytes over their time)
@@ -16,7 +16,7 @@ from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.trace_rules import TraceRuleInput
+    from gpuscope.analysis.rules.trace import TraceRuleInput
 
 LINK_SHARE = 0.5   # of the traced span (merged copy time)
 NEAR_LINE = 0.8    # of the line rate

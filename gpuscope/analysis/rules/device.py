@@ -1,5 +1,5 @@
 """Diagnoses of the device itself from NVML samples and the run's meta: throttled clocks (and
-why), a downgraded PCIe link, device memory nearly full. Rules of the activity_rules family
+why), a downgraded PCIe link, device memory nearly full. Rules of the rules.activity family
 (same signature: (figures, grid, working, context) -> (Diagnosis, impact) | None);
 thresholds documented in docs/ANALYZE.md "From NVML samples alone".
 """

@@ -1,11 +1,11 @@
 """Compare two runs or logs: per-component medians, B/A ratios with bootstrap CIs, a verdict.
 
 The steps (docs/COMPARE.md), each in its own module:
-- compare_stats: per component, count, median, p10, p90 of its values on each side, and
+- compare.stats: per component, count, median, p10, p90 of its values on each side, and
   ratio = median(B) / median(A) with a 95% percentile-bootstrap confidence interval;
-- compare_figures: each side's run figures: throughput, the lock-held share, the upload
+- compare.figures: each side's run figures: throughput, the lock-held share, the upload
   rate, SM activity and PCIe RX/TX per phase, its GPU activity;
-- compare_verdict: the sentence naming the winner;
+- compare.verdict: the sentence naming the winner;
 - here: the two sides (`Side`), `compare` that runs the steps, and the pinned what-if of
   one side set against the other side's measurement (`prediction_vs_measured`).
 
@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis.compare_figures import run_figures
-from gpuscope.analysis.compare_side import Side
-from gpuscope.analysis.compare_stats import (
+from gpuscope.analysis.compare.figures import run_figures
+from gpuscope.analysis.compare.side import Side
+from gpuscope.analysis.compare.stats import (
     CONFIDENCE,
     DEFAULT_BOOTSTRAP,
     compare_components,
@@ -29,12 +29,12 @@ from gpuscope.analysis.compare_stats import (
     finite,
     values_row,
 )
-from gpuscope.analysis.compare_verdict import activity_verdict, verdict
+from gpuscope.analysis.compare.verdict import activity_verdict, verdict
 from gpuscope.analysis.core import clean
-from gpuscope.analysis.whatif_inputs import stalled_tenures
+from gpuscope.analysis.whatif.inputs import stalled_tenures
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.whatif import WhatIf
+    from gpuscope.analysis.whatif.predict import WhatIf
 
 
 @dataclass

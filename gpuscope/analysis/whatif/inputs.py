@@ -1,4 +1,4 @@
-"""Step 1 of the what-if (gpuscope.analysis.whatif): what the prediction rests on, per
+"""Step 1 of the what-if (gpuscope.analysis.whatif.predict): what the prediction rests on, per
 complete GPU-lock tenure.
 
 The CuZK components sorted by their place in the tenure (upload, GPU work before and after

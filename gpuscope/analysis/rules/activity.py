@@ -26,7 +26,7 @@ import pandas as pd
 from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis import transfers
 from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
-from gpuscope.analysis.device_rules import (
+from gpuscope.analysis.rules.device import (
     Finding,
     SampleRule,
     finite,

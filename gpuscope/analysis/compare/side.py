@@ -1,4 +1,4 @@
-"""One side of a comparison (`Side`): the type compare, compare_figures and compare_stats share,
+"""One side of a comparison (`Side`): the type compare.comparison, compare.figures and compare.stats share,
 in a module of its own so none of them imports another for its annotations."""
 
 from __future__ import annotations

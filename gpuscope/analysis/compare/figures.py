@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.compare_stats import finite
+from gpuscope.analysis.compare.stats import finite
 from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
-from gpuscope.analysis.whatif_inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
+from gpuscope.analysis.whatif.inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.compare_side import Side
+    from gpuscope.analysis.compare.side import Side
 
 
 def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from gpuscope.analysis.compare_side import Side
+    from gpuscope.analysis.compare.side import Side
     from gpuscope.parsers.parsed import ParsedLog
 
 DEFAULT_BOOTSTRAP = 2000

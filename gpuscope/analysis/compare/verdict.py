@@ -2,7 +2,7 @@
 with its confidence interval, then throughput, then the upload rate), or, when neither side
 has timing records, which one kept its GPU busier (docs/COMPARE.md).
 
-Pure: run figures (compare_figures.run_figures) and component rows in, a sentence out.
+Pure: run figures (compare.figures.run_figures) and component rows in, a sentence out.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
-from gpuscope.analysis.compare import Comparison, Side, compare
-from gpuscope.analysis.compare_stats import DEFAULT_BOOTSTRAP, component_values, describe
+from gpuscope.analysis.compare.comparison import Comparison, Side, compare
+from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
 from gpuscope.analysis.projection import whatif_for
-from gpuscope.analysis.whatif_inputs import WhatIfUnavailable
+from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
     if pictures or source.samples is not None:
         try:
-            tv = timeline_view(source)
+            tv = timeline_view(source, trace=analysis.trace)
             phases, noun, intervals, counters = tv.phases, tv.lane_noun, tv.intervals, tv.counters
         except NoDataError:
             pass

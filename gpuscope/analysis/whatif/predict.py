@@ -23,7 +23,7 @@ import pandas as pd
 from gpuscope.analysis.core import clean
 from gpuscope.analysis.pipeline_sim import SimResult, simulate
 from gpuscope.analysis.quantities import finite_median, upload_gbs
-from gpuscope.analysis.whatif_inputs import (
+from gpuscope.analysis.whatif.inputs import (
     STALL_MS,
     WhatIfInputs,
     WhatIfUnavailable,
@@ -132,7 +132,7 @@ def predict_pinned(
     says) throttles synthesis in both replays as it did in the run; None: unbounded supply.
     Raises WhatIfUnavailable when there is no complete tenure or no upload size.
 
-    Three steps: the inputs per tenure (`whatif_inputs.tenure_inputs`), the two replays
+    Three steps: the inputs per tenure (`whatif.inputs.tenure_inputs`), the two replays
     (`_replay`: the measured durations and the pinned ones), the result (`_result`).
     """
     if not (line_rate_gbs > 0 and math.isfinite(line_rate_gbs)):
