@@ -24,7 +24,8 @@ Trace = Annotated[str | None, typer.Option(
     "--trace", metavar="TRACE", help="A PyTorch profiler trace of the same program (.json[.gz] or a folder).")]
 LineRate = Annotated[float | None, typer.Option(
     "--line-rate", metavar="GBPS",
-    help="Pinned H2D line rate for projections (default: the run's measured rate, else 50).")]
+    help="PCIe line rate in GB/s (default: the run's measured rate, else `gpuscope bandwidth`'s for its GPU, "
+         "else its PCIe link's raw rate x 0.88, else 50).")]
 AbcBytes = Annotated[str | None, typer.Option(
     "--abc-bytes", metavar="SIZE",
     help="Bytes uploaded per partition (1536M, 1.5G) when the log does not say, for the H2D projection.")]
