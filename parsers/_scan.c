@@ -934,6 +934,186 @@ static PyTypeObject ScannerType = {
     .tp_methods = Scanner_methods,
 };
 
+/* -- the lines format: each line's shape and where its message starts ------------------------
+ *
+ *   sh = Shapes()
+ *   d = sh.feed(buf, first_line)    per line that may be a timing line (its message holds an
+ *                                   ASCII digit, or Python must look): ln, start, len, msg (the
+ *                                   offset of its message), shape (-1: Python reads the line
+ *                                   itself), ts (its prefix's time), tsk (1: Python reads the
+ *                                   time); `shapes`: the shapes first seen in this buffer
+ *   f, ok = spans(buf, offsets, a, b)   float64 / uint8 of buf[o+a:o+b] for each offset o: the
+ *                                   number printed there, ok 0 where it is no plain number
+ *
+ * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
+ * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
+ * same offsets, which parsers/lineshape.py replays the Python reader's plan over, in numpy.
+ * Python reads a line itself (shape -1) when it holds a quote, a control or non-ASCII byte,
+ * a TIMELINE / tracing / MLLOG marker or more than MAX_LINE bytes. */
+
+typedef struct {
+    PyObject_HEAD
+    STab shapes;
+    VI64 ln, start, len, msg; VI32 shape, tsk; VF64 ts;
+    char *scratch; Py_ssize_t scratch_cap;
+} Shapes;
+
+static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+/* linetime.LineTimes.ts_of(line) with the generic prefixes: 0 and *ts, or 1 (Python reads it) */
+static int line_ts(const char *l, Py_ssize_t n, double *ts) {
+    *ts = NAN;
+    if (n > 10 && l[10] == 'T' && l[4] == '-') {
+        const char *sp = memchr(l, ' ', (size_t)n);
+        Py_ssize_t tn = sp ? (Py_ssize_t)(sp - l) : n;
+        if (sp == l) tn = n;
+        if (iso_token(l, tn, ts)) return 0;
+        *ts = NAN;
+        return 1;
+    }
+    char c = n ? l[0] : 0;
+    if (n == 0 || c == ' ' || c == 'C' || c == 'T') return 0;
+    if (is_digit(c)) return n > 13 && l[4] == '-' && l[13] == ':';
+    if (c == '[') return 1;
+    if (n > 3 && l[3] == ' ')
+        for (int k = 0; k < 12; k++) if (memcmp(l, MONTHS[k], 3) == 0) return 1;
+    Py_ssize_t m = n < 80 ? n : 80;
+    for (Py_ssize_t i = 0; i + 2 < m; i++)
+        if ((l[i] == ' ' || l[i] == '\t') && l[i + 1] == '|' && l[i + 2] == ' ') return 1;
+    return 0;
+}
+
+/* lineread.message_start */
+static Py_ssize_t msg_start(const char *l, Py_ssize_t n) {
+    if (!(n > 4 && is_digit(l[0]) && l[4] == '-' && n > 7 && l[7] == '-' && is_digit(l[1]) && is_digit(l[2]) && is_digit(l[3])))
+        return 0;
+    const char *sp = memchr(l, ' ', (size_t)n);
+    if (!sp) return n;
+    Py_ssize_t s1 = sp - l;
+    if (n > 10 && l[10] == ' ') {
+        const char *sp2 = memchr(l + s1 + 1, ' ', (size_t)(n - s1 - 1));
+        return sp2 ? (Py_ssize_t)(sp2 - l) + 1 : n;
+    }
+    return s1 + 1;
+}
+
+/* one line: 0 kept or ignored, -1 memory error */
+static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
+    int special = n > MAX_LINE;
+    Py_ssize_t m0 = msg_start(l, n);
+    int digit = 0;
+    for (Py_ssize_t i = 0; i < n && !special; i++) {
+        unsigned char c = (unsigned char)l[i];
+        if ((c < 0x20 && c != '\t') || c >= 0x7f || c == '\'') special = 1;
+        else if (c >= '0' && c <= '9') { if (i >= m0) digit = 1; }
+        else if (c == 'T' && n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0) special = 1;
+        else if (c == '_' && n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0) special = 1;
+        else if (c == ':' && n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0) special = 1;
+    }
+    if (!special && !digit) return 0;
+    int32_t code = -1;
+    double ts = NAN;
+    int tsk = 0;
+    if (!special) {
+        Py_ssize_t mn = n - m0;
+        if (mn > s->scratch_cap) {
+            char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
+            if (!p) { PyErr_NoMemory(); return -1; }
+            s->scratch = p; s->scratch_cap = mn;
+        }
+        for (Py_ssize_t i = 0; i < mn; i++) {
+            char c = l[m0 + i];
+            s->scratch[i] = (c >= '1' && c <= '9') ? '0' : c;
+        }
+        code = stab_code(&s->shapes, s->scratch, mn);
+        if (code < 0) return -1;
+        tsk = line_ts(l, n, &ts);
+    }
+    if (VI64_push(&s->ln, ln) < 0 || VI64_push(&s->start, start) < 0 || VI64_push(&s->len, n) < 0 ||
+        VI64_push(&s->msg, start + m0) < 0 || VI32_push(&s->shape, code) < 0 || VI32_push(&s->tsk, tsk) < 0 ||
+        VF64_push(&s->ts, ts) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
+    Py_buffer view;
+    long long first;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &first)) return NULL;
+    s->ln.n = s->start.n = s->len.n = s->msg.n = s->shape.n = s->tsk.n = s->ts.n = 0;
+    const char *b = (const char *)view.buf;
+    Py_ssize_t n = view.len, pos = 0;
+    int64_t ln = first;
+    int err = 0;
+    while (pos < n) {
+        const char *nl = (const char *)memchr(b + pos, '\n', (size_t)(n - pos));
+        Py_ssize_t end = nl ? (Py_ssize_t)(nl - b) : n;
+        Py_ssize_t len = end - pos;
+        if (len > 0 && b[end - 1] == '\r') len--;
+        if (shape_line(s, b + pos, len, ln, pos) < 0) { err = 1; break; }
+        ln++;
+        pos = end + 1;
+    }
+    PyBuffer_Release(&view);
+    if (err) return NULL;
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    if (put(d, "ln", vec_bytes(s->ln.p, s->ln.n, 8)) < 0 || put(d, "start", vec_bytes(s->start.p, s->start.n, 8)) < 0 ||
+        put(d, "len", vec_bytes(s->len.p, s->len.n, 8)) < 0 || put(d, "msg", vec_bytes(s->msg.p, s->msg.n, 8)) < 0 ||
+        put(d, "shape", vec_bytes(s->shape.p, s->shape.n, 4)) < 0 || put(d, "tsk", vec_bytes(s->tsk.p, s->tsk.n, 4)) < 0 ||
+        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void Shapes_dealloc(Shapes *s) {
+    VI64_free(&s->ln); VI64_free(&s->start); VI64_free(&s->len); VI64_free(&s->msg);
+    VI32_free(&s->shape); VI32_free(&s->tsk); VF64_free(&s->ts);
+    stab_free(&s->shapes); PyMem_Free(s->scratch);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyMethodDef Shapes_methods[] = {
+    {"feed", (PyCFunction)Shapes_feed, METH_VARARGS,
+     "feed(buf, first_line) -> dict: the shapes of whole lines (each ending with \\n) numbered from first_line"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ShapesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpuscope.parsers._scan.Shapes",
+    .tp_basicsize = sizeof(Shapes),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Shapes(): the shapes of a `lines` log's lines (see the module's source)",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Shapes_dealloc,
+    .tp_methods = Shapes_methods,
+};
+
+static PyObject *spans(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, offs;
+    Py_ssize_t a, b;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &view, &offs, &a, &b)) return NULL;
+    Py_ssize_t m = offs.len / 8, w = b - a;
+    const int64_t *o = (const int64_t *)offs.buf;
+    const char *buf = (const char *)view.buf;
+    PyObject *fx = PyByteArray_FromStringAndSize(NULL, m * 8), *fok = PyByteArray_FromStringAndSize(NULL, m);
+    if (!fx || !fok) { Py_XDECREF(fx); Py_XDECREF(fok); PyBuffer_Release(&view); PyBuffer_Release(&offs); return NULL; }
+    double *x = (double *)PyByteArray_AS_STRING(fx);
+    char *ok = PyByteArray_AS_STRING(fok);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        Py_ssize_t p = (Py_ssize_t)o[i] + a;
+        x[i] = NAN;
+        ok[i] = p >= 0 && p + w <= view.len && parse_number(buf + p, w, &x[i]);
+    }
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&offs);
+    return Py_BuildValue("NN", fx, fok);
+}
+
 static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
     (void)self;
     Py_ssize_t n;
@@ -945,6 +1125,7 @@ static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"spans", spans, METH_VARARGS, "spans(buf, offsets, a, b) -> (float64 bytes, uint8 bytes): the numbers at buf[o+a:o+b]"},
     {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
     {NULL, NULL, 0, NULL},
 };
@@ -956,7 +1137,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_cls();
-    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&ShapesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);
@@ -965,6 +1146,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    PyModule_AddIntConstant(m, "VERSION", 1);
+    Py_INCREF(&ShapesType);
+    if (PyModule_AddObject(m, "Shapes", (PyObject *)&ShapesType) < 0) {
+        Py_DECREF(&ShapesType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "VERSION", 2);
     return m;
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import Any
 from collections.abc import Callable
 from pathlib import Path
 
@@ -227,13 +228,16 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
-    native = compiled_scanner() if fmt in NATIVE else None
-    if native is not None:
+    native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
+    scanner: Any = None
+    if native is not None and fmt == "lines":
+        from gpuscope.parsers.lineshape import ShapeScan  # (the lines format: shapes replayed in numpy)
+
+        scanner = ShapeScan(native, py, inp.errors)
+    elif native is not None:
         from gpuscope.parsers.native import NativeScan
 
         scanner = NativeScan(native, fmt, held, py, inp.errors)
-    else:
-        scanner = None
     total = 0
     tail = None
     for chunk in inp.chunks():
