@@ -209,6 +209,16 @@ static int parse_number(const char *s, Py_ssize_t n, double *x) {
         *x = neg ? -(double)v : (double)v;
         return 1;
     }
+    if (intd + fracd <= 15 && i == d0 + intd + 1 + fracd) { /* d.d without an exponent */
+        /* the digits as an integer (exact below 2**53) over 10**fracd (exact up to 10**22): one
+         * correctly rounded division, so the double float() gives (Clinger's fast path) */
+        static const double P10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        int64_t v = 0;
+        for (Py_ssize_t k = d0; k < n; k++) if (s[k] != '.') v = v * 10 + (s[k] - '0');
+        double q = (double)v / P10[fracd];
+        *x = neg ? -q : q;
+        return 1;
+    }
     char buf[304];
     memcpy(buf, s, (size_t)n);
     buf[n] = 0;

@@ -26,8 +26,8 @@ import numpy as np
 
 from gpuscope.parsers import lines as freeform
 from gpuscope.parsers import scan as sc
-from gpuscope.parsers.linerecords import EVAL_AUX
 from gpuscope.parsers.lineread import _MEMO_MAX, _SKELETON, tokens
+from gpuscope.parsers.linerecords import EVAL_AUX
 from gpuscope.parsers.linetime import LineTimes
 from gpuscope.parsers.linewords import EVAL
 from gpuscope.parsers.native import first_appearance
@@ -86,7 +86,8 @@ class ShapeScan:
         pieces = sum(t.count("\r") + 1 for t in texts.values())
         normal = np.flatnonzero(shape >= 0)
         kinds = np.unique(shape[normal]) if len(normal) else normal
-        if len(st.plans) + len(kinds) + pieces > _MEMO_MAX:  # the reader may drop its plans: read it as it does
+        if st.plans is None or len(st.plans) + len(kinds) + pieces > _MEMO_MAX:
+            # (no plans, or the reader may drop its plans on the way: it reads the chunk as it does)
             p = self.py.read(sc.split_lines(chunk.text(self.errors)), chunk.first)
             p.finalize(self.tables)
             self.scans.append(p)
@@ -95,6 +96,8 @@ class ShapeScan:
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
         out = sc.Scan.concat([*self.scans, *([tail] if tail is not None else [])], self.tables)
+        self.scans = []
+        out = in_line_order(out)
         first_appearance(out)
         return out
 
@@ -234,8 +237,7 @@ class _Chunk:
                 pos = np.flatnonzero(s.choice == i)
                 if len(pos):
                     parts.append(self.part(s.rows[pos], rd, pos))
-        scan = sc.Scan.concat(parts, self.o.tables)
-        self.o.scans.append(in_line_order(scan) if len(parts) > 1 else scan)
+        self.o.scans += parts  # (put in line order once, at the end)
 
     def part(self, rows: np.ndarray, rd, pos: np.ndarray) -> sc.Scan:
         """The rows of the lines one reading replays (a finalized Scan, one slot per row)."""

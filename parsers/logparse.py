@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers import cuzk, kv
@@ -231,7 +231,9 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
     scanner: Any = None
     if native is not None and fmt == "lines":
-        from gpuscope.parsers.lineshape import ShapeScan  # (the lines format: shapes replayed in numpy)
+        from gpuscope.parsers.lineshape import (
+            ShapeScan,  # (the lines format: shapes replayed in numpy)
+        )
 
         scanner = ShapeScan(native, py, inp.errors)
     elif native is not None:

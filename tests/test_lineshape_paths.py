@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
