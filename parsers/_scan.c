@@ -90,10 +90,14 @@ static int stab_rehash(STab *t, Py_ssize_t nslots) {
     return 0;
 }
 
+static int32_t stab_code_h(STab *t, const char *s, Py_ssize_t n, uint64_t h);
+
 /* the code of s (added when new); -1 on a memory error */
-static int32_t stab_code(STab *t, const char *s, Py_ssize_t n) {
+static int32_t stab_code(STab *t, const char *s, Py_ssize_t n) { return stab_code_h(t, s, n, hash_bytes(s, n)); }
+
+/* the same, given hash_bytes(s, n) */
+static int32_t stab_code_h(STab *t, const char *s, Py_ssize_t n, uint64_t h) {
     if (t->nslots == 0 && stab_rehash(t, 64) < 0) return -1;
-    uint64_t h = hash_bytes(s, n);
     Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(t->nslots - 1));
     for (;;) {
         int32_t e = t->slots[i];
@@ -1008,34 +1012,47 @@ static Py_ssize_t msg_start(const char *l, Py_ssize_t n) {
 }
 
 /* one line: 0 kept or ignored, -1 memory error */
+static unsigned char SHAPE_CLS[256]; /* 0 plain, 1 digit, 2 special byte, 3 a marker's first byte */
+
+static void init_shape_cls(void) {
+    for (int c = 0; c < 256; c++) SHAPE_CLS[c] = (c < 0x20 && c != '\t') || c >= 0x7f || c == '\'' ? 2 : 0;
+    for (int c = '0'; c <= '9'; c++) SHAPE_CLS[c] = 1;
+    SHAPE_CLS['T'] = SHAPE_CLS['_'] = SHAPE_CLS[':'] = 3;
+}
+
 static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
     int special = n > MAX_LINE;
-    Py_ssize_t m0 = msg_start(l, n);
+    Py_ssize_t m0 = msg_start(l, n), mn = n - m0;
     int digit = 0;
+    if (!special && mn > s->scratch_cap) {
+        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
+        if (!p) { PyErr_NoMemory(); return -1; }
+        s->scratch = p; s->scratch_cap = mn;
+    }
+    /* one pass: the bytes' classes, the markers, and the message's skeleton and its hash */
+    char *sk = s->scratch;
+    uint64_t h = 1469598103934665603ULL;
     for (Py_ssize_t i = 0; i < n && !special; i++) {
-        unsigned char c = (unsigned char)l[i];
-        if ((c < 0x20 && c != '\t') || c >= 0x7f || c == '\'') special = 1;
-        else if (c >= '0' && c <= '9') { if (i >= m0) digit = 1; }
-        else if (c == 'T' && n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0) special = 1;
-        else if (c == '_' && n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0) special = 1;
-        else if (c == ':' && n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0) special = 1;
+        char ch = l[i];
+        unsigned char k = SHAPE_CLS[(unsigned char)ch];
+        if (k == 1) {
+            if (i >= m0) { digit = 1; ch = '0'; }
+        } else if (k == 2) {
+            special = 1;
+        } else if (k == 3) {
+            if (ch == 'T' ? n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0
+                : ch == '_' ? n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0
+                : n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0)
+                special = 1;
+        }
+        if (i >= m0) { sk[i - m0] = ch; h ^= (unsigned char)ch; h *= 1099511628211ULL; }
     }
     if (!special && !digit) return 0;
     int32_t code = -1;
     double ts = NAN;
     int tsk = 0;
     if (!special) {
-        Py_ssize_t mn = n - m0;
-        if (mn > s->scratch_cap) {
-            char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
-            if (!p) { PyErr_NoMemory(); return -1; }
-            s->scratch = p; s->scratch_cap = mn;
-        }
-        for (Py_ssize_t i = 0; i < mn; i++) {
-            char c = l[m0 + i];
-            s->scratch[i] = (c >= '1' && c <= '9') ? '0' : c;
-        }
-        code = stab_code(&s->shapes, s->scratch, mn);
+        code = stab_code_h(&s->shapes, s->scratch, mn, h);
         if (code < 0) return -1;
         tsk = line_ts(l, n, &ts);
     }
@@ -1124,6 +1141,37 @@ static PyObject *spans(PyObject *self, PyObject *args) {
     return Py_BuildValue("NN", fx, fok);
 }
 
+/* columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes), m x k row-major: per offset o
+ * (a line's message), the numbers at buf[o+a:o+a+w] for each (a, w) of spans (int64 pairs);
+ * one line's numbers read together (one pass over the lines, not one per number) */
+static PyObject *columns(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, offs, sp;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &view, &offs, &sp)) return NULL;
+    Py_ssize_t m = offs.len / 8, k = sp.len / 16;
+    const int64_t *o = (const int64_t *)offs.buf, *aw = (const int64_t *)sp.buf;
+    const char *buf = (const char *)view.buf;
+    PyObject *fx = PyByteArray_FromStringAndSize(NULL, m * k * 8), *fok = PyByteArray_FromStringAndSize(NULL, m * k);
+    if (!fx || !fok) {
+        Py_XDECREF(fx); Py_XDECREF(fok);
+        PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&sp);
+        return NULL;
+    }
+    double *x = (double *)PyByteArray_AS_STRING(fx);
+    char *ok = PyByteArray_AS_STRING(fok);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t p = (Py_ssize_t)o[i] + (Py_ssize_t)aw[2 * j], w = (Py_ssize_t)aw[2 * j + 1];
+            double *xi = &x[i * k + j];
+            *xi = 0.0;
+            ok[i * k + j] = p >= 0 && p + w <= view.len && parse_number(buf + p, w, xi);
+            if (!ok[i * k + j]) *xi = 0.0;
+        }
+    }
+    PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&sp);
+    return Py_BuildValue("NN", fx, fok);
+}
+
 static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
     (void)self;
     Py_ssize_t n;
@@ -1135,6 +1183,7 @@ static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"columns", columns, METH_VARARGS, "columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes): m x k numbers"},
     {"spans", spans, METH_VARARGS, "spans(buf, offsets, a, b) -> (float64 bytes, uint8 bytes): the numbers at buf[o+a:o+b]"},
     {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
     {NULL, NULL, 0, NULL},
@@ -1147,6 +1196,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_cls();
+    init_shape_cls();
     if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&ShapesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

@@ -59,7 +59,7 @@ class ShapeScan:
 
     def __init__(self, module, py, errors: str):
         self.shapes = module.Shapes()
-        self.spans = module.spans
+        self.spans = module.columns
         self.py = py  # logparse.PyScanner (its State, tables and clock)
         self.tables: sc.Tables = py.tables
         self.errors = errors

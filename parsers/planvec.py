@@ -3,9 +3,9 @@
 Lines of one shape (parsers/_scan.c `Shapes`: the message with every digit written 0) have
 their tokens at the same offsets of their message, so each number a plan reads sits at the
 same bytes of every line. `Layout` finds, from one line of the shape, where each token's
-characters lie; `evaluate` reads the plan's numbers of all the shape's lines (C `spans`) and
+characters lie; `evaluate` reads the plan's numbers of all the shape's lines (C `columns`) and
 applies Plan.replay's checks to the columns: per line, certainly replayed (`acc`, with the
-reading's columns), certainly missed, or unknown (a number `spans` does not read, which
+reading's columns), certainly missed, or unknown (a number `columns` does not read, which
 Python's float() might: the line is read by Python).
 """
 
@@ -121,8 +121,8 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
     qn: list[str] = []
     qv: list[np.ndarray] = []
     stamp = None
-    unk = np.zeros(m, dtype=bool)
-    for act, j, lp, stop, a, b in plan.steps:
+    where, nums = [], []
+    for act, j, lp, stop, _a, _b in plan.steps:
         p = lay.pos[j][lp:stop]
         num = lay.toks[j][lp:stop]
         if act == P_Q and "/" in num:
@@ -130,11 +130,18 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
             num, p = num[:cut], p[:cut]
         if not _contiguous(p):
             return None
-        xb, okb = spans(buf, msg.tobytes(), int(p[0]), int(p[0]) + len(p))
-        x = np.frombuffer(xb, dtype=np.float64)
-        ok = np.frombuffer(okb, dtype=np.uint8).astype(bool)
-        unk |= ~ok
-        x = np.where(ok, x, 0.0)
+        where += (int(p[0]), len(p))
+        nums.append(num)
+    k = len(nums)
+    if k:
+        xb, okb = spans(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
+        xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
+        oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
+        unk = ~oks.all(axis=1)
+    else:
+        unk = np.zeros(m, dtype=bool)
+    for c, (act, _j, _lp, _stop, a, b) in enumerate(plan.steps):
+        num, x, ok = nums[c], xs[:, c], oks[:, c]
         if act == P_TIME or act == P_TIMEDOT:
             good &= ~((x < 0) | (x * b > MAX_MS))
             if act == P_TIMEDOT and "." not in num:
