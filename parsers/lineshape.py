@@ -26,6 +26,7 @@ import numpy as np
 
 from gpuscope.parsers import lines as freeform
 from gpuscope.parsers import scan as sc
+from gpuscope.parsers.lineassemble import Replayed, assemble
 from gpuscope.parsers.lineread import _MEMO_MAX, _SKELETON, tokens
 from gpuscope.parsers.linerecords import EVAL_AUX
 from gpuscope.parsers.linetime import LineTimes
@@ -66,7 +67,8 @@ class ShapeScan:
         self.times = LineTimes(py.clock)
         self.skels: list[str] = []
         self.layouts: dict[int, Layout | None] = {}
-        self.scans: list[sc.Scan] = []
+        self.scans: list[sc.Scan] = []  # what the Python reader read, chunk by chunk
+        self.replayed: list[Replayed] = []  # what the plans replayed
 
     # -- a chunk -----------------------------------------------------------------------------
 
@@ -75,10 +77,10 @@ class ShapeScan:
         d = self.shapes.feed(buf, chunk.first)
         self.skels += d["shapes"]
         st = self.py.state
-        cols = {k: np.frombuffer(d[k], dtype=np.int32 if k in ("shape", "tsk") else
-                                 (np.float64 if k == "ts" else np.int64)) for k in
-                ("ln", "start", "len", "msg", "shape", "tsk", "ts")}
-        shape = cols["shape"]
+        cols: dict[str, np.ndarray] = {
+            k: np.frombuffer(d[k], dtype=np.int32 if k in ("shape", "tsk") else (np.float64 if k == "ts" else np.int64))
+            for k in ("ln", "start", "len", "msg", "shape", "tsk", "ts")}
+        shape: np.ndarray = cols["shape"]
         special = np.flatnonzero(shape < 0)
         mv = memoryview(buf)
         texts = {int(r): str(mv[cols["start"][r]:cols["start"][r] + cols["len"][r]], "utf-8", self.errors)
@@ -95,9 +97,8 @@ class ShapeScan:
         _Chunk(self, buf, cols, texts, normal).run()
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
-        out = sc.Scan.concat([*self.scans, *([tail] if tail is not None else [])], self.tables)
-        self.scans = []
-        out = in_line_order(out)
+        out = assemble([*self.scans, *([tail] if tail is not None else [])], self.replayed, self.tables)
+        self.scans, self.replayed = [], []
         first_appearance(out)
         return out
 
@@ -229,44 +230,18 @@ class _Chunk:
     def emit(self) -> None:
         freeform.set_notes(self.p, self.st)
         self.p.finalize(self.o.tables)
-        parts = [self.p]
+        self.o.scans.append(self.p)
         for s in self.shapes.values():
             for i, rd in enumerate(s.readings):
                 if rd is None or rd.none:
                     continue
                 pos = np.flatnonzero(s.choice == i)
                 if len(pos):
-                    parts.append(self.part(s.rows[pos], rd, pos))
-        self.o.scans += parts  # (put in line order once, at the end)
-
-    def part(self, rows: np.ndarray, rd, pos: np.ndarray) -> sc.Scan:
-        """The rows of the lines one reading replays (a finalized Scan, one slot per row)."""
-        tables = self.o.tables
-        n = len(rows)
-        s = sc.Scan()
-        s.final, s.times, s.tables = True, None, tables
-        nt, nq = len(rd.names), len(rd.qnames)
-        meta = np.empty((n, 8), dtype=np.int64)
-        meta[:, 0] = self.cols["ln"][rows]
-        meta[:, 1] = np.arange(n)
-        meta[:, 2] = sc.K_GPU
-        meta[:, 3:6] = -1
-        meta[:, 6] = nt
-        meta[:, 7] = freeform.SRC_LINES
-        s.meta = meta
-        s.codes = np.tile(np.asarray([tables.names.code(x) for x in rd.names], dtype=np.int32), n)
-        s.values = np.ascontiguousarray(rd.values[pos]).reshape(-1)
-        s.qrow = np.repeat(np.arange(n, dtype=np.int64), nq)
-        s.qcodes = np.tile(np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=np.int32), n)
-        s.qvalues = np.ascontiguousarray(rd.qvalues[pos]).reshape(-1)
-        code = rd.code[pos]
-        s.aux = code + EVAL_AUX if rd.flags & EVAL else code.copy()
-        s.tol = np.full(n, rd.tol, dtype=np.float64)
-        s.held = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-        s.ts = self.ts(rows) if rd.stamp is None else rd.stamp[pos].copy()
-        s.timeline = {name: np.zeros(0, dtype=dt) for name, dt in sc.TL_FIELDS}
-        s.timing_lines = n
-        return s
+                    rows = s.rows[pos]
+                    code = rd.code[pos]
+                    self.o.replayed.append(Replayed(
+                        self.cols["ln"][rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
+                        code + EVAL_AUX if rd.flags & EVAL else code))
 
     def ts(self, rows: np.ndarray) -> np.ndarray:
         ts = self.cols["ts"][rows].copy()
@@ -287,23 +262,3 @@ def touched(line: str) -> list[str]:
         if mt is not None:
             out.append(mt[0].translate(_SKELETON))
     return out
-
-
-def in_line_order(s: sc.Scan) -> sc.Scan:
-    """A chunk's rows (the reader's and the replayed ones) sorted by line, stably."""
-    order = np.argsort(s.meta[:, 0], kind="stable")
-    if (order == np.arange(len(order))).all():
-        return s
-    counts = s.meta[:, 6]
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    new_counts = counts[order]
-    new_starts = np.concatenate(([0], np.cumsum(new_counts)[:-1])).astype(np.int64)
-    take = np.repeat(starts[order] - new_starts, new_counts) + np.arange(int(new_counts.sum()))
-    s.values, s.codes = s.values[take], s.codes[take]
-    s.meta, s.aux, s.tol = s.meta[order], s.aux[order], s.tol[order]
-    inv = np.empty(len(order), dtype=np.int64)
-    inv[order] = np.arange(len(order))
-    qrow = inv[s.qrow]
-    qo = np.argsort(qrow, kind="stable")
-    s.qrow, s.qcodes, s.qvalues = qrow[qo], s.qcodes[qo], s.qvalues[qo]
-    return s

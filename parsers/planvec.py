@@ -68,6 +68,18 @@ class Reading:
 
     __slots__ = ("acc", "unk", "none", "names", "values", "qnames", "qvalues", "stamp", "code", "flags", "tol")
 
+    acc: np.ndarray    # per line: the plan certainly replays it
+    unk: np.ndarray    # per line: a number C does not read (Python decides)
+    none: bool         # the reading is no timing line (no row)
+    names: list[str]
+    values: np.ndarray   # lines x names, ms
+    qnames: list[str]
+    qvalues: np.ndarray  # lines x quantities
+    stamp: np.ndarray | None
+    code: np.ndarray     # per line: the whole's code
+    flags: int
+    tol: float
+
 
 def _same(bufa: np.ndarray, msg: np.ndarray, pos: np.ndarray, text: str) -> np.ndarray:
     """Lines whose characters at `pos` (offsets in their message) spell `text`."""
@@ -121,7 +133,8 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
     qn: list[str] = []
     qv: list[np.ndarray] = []
     stamp = None
-    where, nums = [], []
+    where: list[int] = []
+    nums: list[str] = []
     for act, j, lp, stop, _a, _b in plan.steps:
         p = lay.pos[j][lp:stop]
         num = lay.toks[j][lp:stop]
