@@ -961,7 +961,7 @@ static PyTypeObject ScannerType = {
  *
  * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
  * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
- * same offsets, which parsers/lineshape.py replays the Python reader's plan over, in numpy.
+ * same offsets, which parsers/linereplay.py replays the Python reader's plan over, in numpy.
  * Python reads a line itself (shape -1) when it holds a quote, a control or non-ASCII byte,
  * a TIMELINE / tracing / MLLOG marker or more than MAX_LINE bytes. */
 

@@ -49,7 +49,7 @@ class Plan:
         self.pres = tuple((e[1], e[2]) for e in rec if e[0] == "value" and e[2])
         fixed = [j for j in range(len(toks)) if j not in vals]
         self.n = len(toks)
-        self.fixed_idx = tuple(fixed)  # (parsers/lineshape.py compares these tokens' digits)
+        self.fixed_idx = tuple(fixed)  # (parsers/linereplay.py compares these tokens' digits)
         # itemgetter of one index gives the item, of several a tuple: compare like with like
         self.getter = operator.itemgetter(*fixed) if fixed else None
         self.fixed = self.getter(toks) if self.getter is not None else None

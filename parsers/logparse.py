@@ -231,7 +231,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
     scanner: Any = None
     if native is not None and fmt == "lines":
-        from gpuscope.parsers.lineshape import (
+        from gpuscope.parsers.linereplay import (
             ShapeScan,  # (the lines format: shapes replayed in numpy)
         )
 

@@ -22,6 +22,7 @@ from gpuscope.parsers.linewords import (
     MAX_COUNT,
     NAMED,
     P_NOQINT,
+    P_NOSTAMP,
     P_Q,
     P_QINT,
     P_QPOS,
@@ -183,9 +184,11 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
             ms, valid = stamp_ms(x, b)
             good &= valid | ~ok
             stamp = ms / 1e3
-        else:  # P_NOSTAMP
+        elif act == P_NOSTAMP:
             _ms, valid = stamp_ms(x, b)
             good &= ~valid | ~ok
+        else:  # (an action this replay does not know: the Python reader reads these lines)
+            return None
     # a number that did not read: unknown unless the line misses for another reason
     r.unk = unk & good
     r.acc = good & ~unk

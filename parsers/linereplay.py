@@ -1,7 +1,7 @@
 """The `lines` format through the compiled shape splitter: the Python reader reads the first
 line of each shape and every line its plans do not certainly replay; the rest of a shape's
 lines are replayed in numpy (parsers/planvec.py). The result is the per-line scan's, to the
-bit (tests/test_lineshape_paths.py).
+bit (tests/test_linereplay_paths.py).
 
 How it stays the per-line scan: the Python reader (parsers/lines.py scan_line) reads, in
 line order, exactly the lines that the per-line scan would read in full (and maybe a few
@@ -103,9 +103,10 @@ class ShapeScan:
         return out
 
     def layout(self, code: int, line: str) -> Layout | None:
+        """The shape's layout, or None: its lines are read by the Python reader one by one."""
         if code not in self.layouts:
             lay = Layout(line)
-            self.layouts[code] = lay if lay.pos else None
+            self.layouts[code] = lay if lay.pos and not gated(self.skels[code]) else None
         return self.layouts[code]
 
 
@@ -251,6 +252,17 @@ class _Chunk:
             for i in py.tolist():
                 ts[i] = ts_of(self.text(int(rows[i])))
         return ts
+
+
+def gated(msg: str) -> bool:
+    """Whether lines of this message's shape hold a gate of a framework's own reader (the
+    reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
+    those lines are read by the reader itself. The gates hold no digit, so whether one is
+    in a line is the same for every line of a shape (the space: a prefix before it)."""
+    from gpuscope.parsers import lineread
+
+    text = " " + msg
+    return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
 
 
 def touched(line: str) -> list[str]:
