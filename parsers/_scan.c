@@ -956,8 +956,9 @@ static PyTypeObject ScannerType = {
  *                                   offset of its message), shape (-1: Python reads the line
  *                                   itself), ts (its prefix's time), tsk (1: Python reads the
  *                                   time); `shapes`: the shapes first seen in this buffer
- *   f, ok = spans(buf, offsets, a, b)   float64 / uint8 of buf[o+a:o+b] for each offset o: the
- *                                   number printed there, ok 0 where it is no plain number
+ *   x, ok = columns(buf, offsets, spans)   float64 / uint8, lines x spans: the number printed at
+ *                                   buf[o+a:o+a+w] for each offset o and each (a, w); ok 0 where
+ *                                   it is no plain number
  *
  * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
  * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
@@ -1119,28 +1120,6 @@ static PyTypeObject ShapesType = {
     .tp_methods = Shapes_methods,
 };
 
-static PyObject *spans(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view, offs;
-    Py_ssize_t a, b;
-    if (!PyArg_ParseTuple(args, "y*y*nn", &view, &offs, &a, &b)) return NULL;
-    Py_ssize_t m = offs.len / 8, w = b - a;
-    const int64_t *o = (const int64_t *)offs.buf;
-    const char *buf = (const char *)view.buf;
-    PyObject *fx = PyByteArray_FromStringAndSize(NULL, m * 8), *fok = PyByteArray_FromStringAndSize(NULL, m);
-    if (!fx || !fok) { Py_XDECREF(fx); Py_XDECREF(fok); PyBuffer_Release(&view); PyBuffer_Release(&offs); return NULL; }
-    double *x = (double *)PyByteArray_AS_STRING(fx);
-    char *ok = PyByteArray_AS_STRING(fok);
-    for (Py_ssize_t i = 0; i < m; i++) {
-        Py_ssize_t p = (Py_ssize_t)o[i] + a;
-        x[i] = NAN;
-        ok[i] = p >= 0 && p + w <= view.len && parse_number(buf + p, w, &x[i]);
-    }
-    PyBuffer_Release(&view);
-    PyBuffer_Release(&offs);
-    return Py_BuildValue("NN", fx, fok);
-}
-
 /* columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes), m x k row-major: per offset o
  * (a line's message), the numbers at buf[o+a:o+a+w] for each (a, w) of spans (int64 pairs);
  * one line's numbers read together (one pass over the lines, not one per number) */
@@ -1172,6 +1151,71 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     return Py_BuildValue("NN", fx, fok);
 }
 
+/* factorize(seq) -> (int64 codes bytes, list of uniques): pandas.factorize of a sequence of
+ * objects (names), by first appearance; None and NaN get -1 as there. The same object is
+ * found by its address (a name repeats as one str object), equal objects are merged by a
+ * dict of the distinct ones, so the codes are those of pandas to the element. */
+static PyObject *factorize(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "factorize: a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *codes = PyByteArray_FromStringAndSize(NULL, n * 8), *uniq = PyList_New(0), *byval = PyDict_New();
+    Py_ssize_t nslots = 64;
+    while (nslots < 4 * 1024) nslots *= 2;
+    PyObject **keys = (PyObject **)PyMem_Calloc((size_t)nslots, sizeof(PyObject *));
+    int64_t *vals = (int64_t *)PyMem_Malloc((size_t)nslots * sizeof(int64_t));
+    Py_ssize_t used = 0;
+    if (!codes || !uniq || !byval || !keys || !vals) goto fail;
+    int64_t *out = (int64_t *)PyByteArray_AS_STRING(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = items[i];
+        if (o == Py_None || (PyFloat_Check(o) && isnan(PyFloat_AS_DOUBLE(o)))) { out[i] = -1; continue; }
+        size_t h = ((size_t)o >> 4) * 11400714819323198485ULL;
+        Py_ssize_t j = (Py_ssize_t)(h & (size_t)(nslots - 1));
+        while (keys[j] && keys[j] != o) j = (j + 1) & (nslots - 1);
+        if (keys[j]) { out[i] = vals[j]; continue; }
+        /* a new object: its value's code (an equal object seen before) or a new one */
+        PyObject *c = PyDict_GetItemWithError(byval, o);
+        int64_t code;
+        if (c) {
+            code = PyLong_AsLongLong(c);
+        } else {
+            if (PyErr_Occurred()) goto fail;
+            code = PyList_GET_SIZE(uniq);
+            PyObject *num = PyLong_FromLongLong(code);
+            if (!num || PyDict_SetItem(byval, o, num) < 0) { Py_XDECREF(num); goto fail; }
+            Py_DECREF(num);
+            if (PyList_Append(uniq, o) < 0) goto fail;
+        }
+        keys[j] = o; vals[j] = code; out[i] = code;
+        if (2 * ++used > nslots) { /* grow: rehash the addresses */
+            Py_ssize_t ns = 2 * nslots;
+            PyObject **nk = (PyObject **)PyMem_Calloc((size_t)ns, sizeof(PyObject *));
+            int64_t *nv = (int64_t *)PyMem_Malloc((size_t)ns * sizeof(int64_t));
+            if (!nk || !nv) { PyMem_Free(nk); PyMem_Free(nv); PyErr_NoMemory(); goto fail; }
+            for (Py_ssize_t q = 0; q < nslots; q++) {
+                if (!keys[q]) continue;
+                size_t hh = ((size_t)keys[q] >> 4) * 11400714819323198485ULL;
+                Py_ssize_t r = (Py_ssize_t)(hh & (size_t)(ns - 1));
+                while (nk[r]) r = (r + 1) & (ns - 1);
+                nk[r] = keys[q]; nv[r] = vals[q];
+            }
+            PyMem_Free(keys); PyMem_Free(vals);
+            keys = nk; vals = nv; nslots = ns;
+        }
+    }
+    PyMem_Free(keys); PyMem_Free(vals);
+    Py_DECREF(byval); Py_DECREF(seq);
+    return Py_BuildValue("NN", codes, uniq);
+fail:
+    PyMem_Free(keys); PyMem_Free(vals);
+    Py_XDECREF(codes); Py_XDECREF(uniq); Py_XDECREF(byval); Py_DECREF(seq);
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    return NULL;
+}
+
 static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
     (void)self;
     Py_ssize_t n;
@@ -1184,7 +1228,7 @@ static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"columns", columns, METH_VARARGS, "columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes): m x k numbers"},
-    {"spans", spans, METH_VARARGS, "spans(buf, offsets, a, b) -> (float64 bytes, uint8 bytes): the numbers at buf[o+a:o+b]"},
+    {"factorize", factorize, METH_O, "factorize(seq) -> (int64 codes bytes, uniques): pandas.factorize of objects"},
     {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
     {NULL, NULL, 0, NULL},
 };
