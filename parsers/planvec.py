@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.parsers.lineplan import whole_code  # noqa: F401  (the rule mirrored by _whole)
 from gpuscope.parsers.lineread import _DIGITS, _SEP, message_start
 from gpuscope.parsers.linewords import (
     HAS_BYTES,
