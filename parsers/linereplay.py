@@ -14,8 +14,9 @@ of a line that has its skeleton); a plan stops replaying when its last bare key 
 with a unit (a cut line): both are followed as they happen, in line order.
 
 Lines the C splitter does not shape (quotes, control or non-ASCII bytes, TIMELINE, tracing
-or MLLOG markers, very long lines), shapes with few lines, and a shape that keeps missing
-its plans are read by the Python reader, line by line, at their place.
+or MLLOG markers, very long lines), shapes with few lines, shapes holding a gate of a
+framework's own reader, and a shape that keeps missing its plans are read by the Python
+reader, line by line, at their place.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class _Shape:
     """One shape's lines in one chunk and where its replay stands."""
 
     __slots__ = ("code", "skel", "rows", "msg", "choice", "plans", "readings", "misses", "eager", "version",
-                 "layout")
+                 "layout", "clear_from")
 
     def __init__(self, code: int, skel: str, rows: np.ndarray, msg: np.ndarray, layout):
         self.code, self.skel, self.rows, self.msg, self.layout = code, skel, rows, msg, layout
@@ -53,6 +54,7 @@ class _Shape:
         self.misses = 0
         self.eager = layout is None
         self.version = 0
+        self.clear_from = 0  # choice[clear_from:] is all EVENT
 
 
 class ShapeScan:
@@ -171,16 +173,19 @@ class _Chunk:
     def event(self, r: int, s: _Shape | None, pos: int) -> None:
         line = self.text(r)
         units = len(self.st.unit_keys)
+        # (a line the reader reads whatever the plans: the shapes whose plans it may change)
+        watch = [(t, self.plans_now(t)) for t in (self.by_skel.get(k) for k in touched(line)) if t is not None] \
+            if s is None else []
         freeform.scan_line(self.p, self.st, int(self.cols["ln"][r]), line)
         if s is not None:
             s.misses += 1
             s.eager |= s.misses > MAX_MISSES
             self.resolve(s, pos + 1)
-        else:
-            for skel in touched(line):
-                t = self.by_skel.get(skel)
-                if t is not None:
-                    self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
+        for t, before in watch:
+            if self.plans_now(t) != before:
+                t.misses += 1
+                t.eager |= t.misses > MAX_MISSES
+                self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
         if len(self.st.unit_keys) != units:
             for key in list(self.by_bare):
                 if key in self.st.unit_keys:
@@ -197,8 +202,14 @@ class _Chunk:
         kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
         live = [p for p in kept or () if p.last_bare is None or p.last_bare not in self.st.unit_keys]
         choice = s.choice
-        choice[q:] = EVENT
-        if not s.eager and live:
+        if q < s.clear_from:
+            choice[q:s.clear_from] = EVENT
+            s.clear_from = q
+        if s.eager or not live:  # every line from q on is the reader's: no look at the others
+            heapq.heappush(self.heap, (int(s.rows[q]), s.code, s.version, q))
+            return
+        s.clear_from = m
+        if live:
             undecided = np.ones(m - q, dtype=bool)
             for plan in live:
                 i = self.reading(s, plan)
@@ -216,6 +227,11 @@ class _Chunk:
         if len(miss):
             pos = q + int(miss[0])
             heapq.heappush(self.heap, (int(s.rows[pos]), s.code, s.version, pos))
+
+    def plans_now(self, s: _Shape) -> tuple | None:
+        """What s's plans are now (the reader inserts a plan in front, keeps a few)."""
+        kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
+        return None if kept is None else (id(kept), len(kept), id(kept[0]) if kept else 0)
 
     def reading(self, s: _Shape, plan) -> int | None:
         for i, p in enumerate(s.plans):
