@@ -90,10 +90,14 @@ static int stab_rehash(STab *t, Py_ssize_t nslots) {
     return 0;
 }
 
+static int32_t stab_code_h(STab *t, const char *s, Py_ssize_t n, uint64_t h);
+
 /* the code of s (added when new); -1 on a memory error */
-static int32_t stab_code(STab *t, const char *s, Py_ssize_t n) {
+static int32_t stab_code(STab *t, const char *s, Py_ssize_t n) { return stab_code_h(t, s, n, hash_bytes(s, n)); }
+
+/* the same, given hash_bytes(s, n) */
+static int32_t stab_code_h(STab *t, const char *s, Py_ssize_t n, uint64_t h) {
     if (t->nslots == 0 && stab_rehash(t, 64) < 0) return -1;
-    uint64_t h = hash_bytes(s, n);
     Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(t->nslots - 1));
     for (;;) {
         int32_t e = t->slots[i];
@@ -207,6 +211,16 @@ static int parse_number(const char *s, Py_ssize_t n, double *x) {
         int64_t v = 0;
         for (Py_ssize_t k = d0; k < n; k++) v = v * 10 + (s[k] - '0');
         *x = neg ? -(double)v : (double)v;
+        return 1;
+    }
+    if (intd + fracd <= 15 && i == d0 + intd + 1 + fracd) { /* d.d without an exponent */
+        /* the digits as an integer (exact below 2**53) over 10**fracd (exact up to 10**22): one
+         * correctly rounded division, so the double float() gives (Clinger's fast path) */
+        static const double P10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        int64_t v = 0;
+        for (Py_ssize_t k = d0; k < n; k++) if (s[k] != '.') v = v * 10 + (s[k] - '0');
+        double q = (double)v / P10[fracd];
+        *x = neg ? -q : q;
         return 1;
     }
     char buf[304];
@@ -934,6 +948,274 @@ static PyTypeObject ScannerType = {
     .tp_methods = Scanner_methods,
 };
 
+/* -- the lines format: each line's shape and where its message starts ------------------------
+ *
+ *   sh = Shapes()
+ *   d = sh.feed(buf, first_line)    per line that may be a timing line (its message holds an
+ *                                   ASCII digit, or Python must look): ln, start, len, msg (the
+ *                                   offset of its message), shape (-1: Python reads the line
+ *                                   itself), ts (its prefix's time), tsk (1: Python reads the
+ *                                   time); `shapes`: the shapes first seen in this buffer
+ *   x, ok = columns(buf, offsets, spans)   float64 / uint8, lines x spans: the number printed at
+ *                                   buf[o+a:o+a+w] for each offset o and each (a, w); ok 0 where
+ *                                   it is no plain number
+ *
+ * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
+ * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
+ * same offsets, which parsers/linereplay.py replays the Python reader's plan over, in numpy.
+ * Python reads a line itself (shape -1) when it holds a quote, a control or non-ASCII byte,
+ * a TIMELINE / tracing / MLLOG marker or more than MAX_LINE bytes. */
+
+typedef struct {
+    PyObject_HEAD
+    STab shapes;
+    VI64 ln, start, len, msg; VI32 shape, tsk; VF64 ts;
+    char *scratch; Py_ssize_t scratch_cap;
+} Shapes;
+
+static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+/* linetime.LineTimes.ts_of(line) with the generic prefixes: 0 and *ts, or 1 (Python reads it) */
+static int line_ts(const char *l, Py_ssize_t n, double *ts) {
+    *ts = NAN;
+    if (n > 10 && l[10] == 'T' && l[4] == '-') {
+        const char *sp = memchr(l, ' ', (size_t)n);
+        Py_ssize_t tn = sp ? (Py_ssize_t)(sp - l) : n;
+        if (sp == l) tn = n;
+        if (iso_token(l, tn, ts)) return 0;
+        *ts = NAN;
+        return 1;
+    }
+    char c = n ? l[0] : 0;
+    if (n == 0 || c == ' ' || c == 'C' || c == 'T') return 0;
+    if (is_digit(c)) return n > 13 && l[4] == '-' && l[13] == ':';
+    if (c == '[') return 1;
+    if (n > 3 && l[3] == ' ')
+        for (int k = 0; k < 12; k++) if (memcmp(l, MONTHS[k], 3) == 0) return 1;
+    Py_ssize_t m = n < 80 ? n : 80;
+    for (Py_ssize_t i = 0; i + 2 < m; i++)
+        if ((l[i] == ' ' || l[i] == '\t') && l[i + 1] == '|' && l[i + 2] == ' ') return 1;
+    return 0;
+}
+
+/* lineread.message_start */
+static Py_ssize_t msg_start(const char *l, Py_ssize_t n) {
+    if (!(n > 4 && is_digit(l[0]) && l[4] == '-' && n > 7 && l[7] == '-' && is_digit(l[1]) && is_digit(l[2]) && is_digit(l[3])))
+        return 0;
+    const char *sp = memchr(l, ' ', (size_t)n);
+    if (!sp) return n;
+    Py_ssize_t s1 = sp - l;
+    if (n > 10 && l[10] == ' ') {
+        const char *sp2 = memchr(l + s1 + 1, ' ', (size_t)(n - s1 - 1));
+        return sp2 ? (Py_ssize_t)(sp2 - l) + 1 : n;
+    }
+    return s1 + 1;
+}
+
+/* one line: 0 kept or ignored, -1 memory error */
+static unsigned char SHAPE_CLS[256]; /* 0 plain, 1 digit, 2 special byte, 3 a marker's first byte */
+
+static void init_shape_cls(void) {
+    for (int c = 0; c < 256; c++) SHAPE_CLS[c] = (c < 0x20 && c != '\t') || c >= 0x7f || c == '\'' ? 2 : 0;
+    for (int c = '0'; c <= '9'; c++) SHAPE_CLS[c] = 1;
+    SHAPE_CLS['T'] = SHAPE_CLS['_'] = SHAPE_CLS[':'] = 3;
+}
+
+static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
+    int special = n > MAX_LINE;
+    Py_ssize_t m0 = msg_start(l, n), mn = n - m0;
+    int digit = 0;
+    if (!special && mn > s->scratch_cap) {
+        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
+        if (!p) { PyErr_NoMemory(); return -1; }
+        s->scratch = p; s->scratch_cap = mn;
+    }
+    /* one pass: the bytes' classes, the markers, and the message's skeleton and its hash */
+    char *sk = s->scratch;
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n && !special; i++) {
+        char ch = l[i];
+        unsigned char k = SHAPE_CLS[(unsigned char)ch];
+        if (k == 1) {
+            if (i >= m0) { digit = 1; ch = '0'; }
+        } else if (k == 2) {
+            special = 1;
+        } else if (k == 3) {
+            if (ch == 'T' ? n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0
+                : ch == '_' ? n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0
+                : n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0)
+                special = 1;
+        }
+        if (i >= m0) { sk[i - m0] = ch; h ^= (unsigned char)ch; h *= 1099511628211ULL; }
+    }
+    if (!special && !digit) return 0;
+    int32_t code = -1;
+    double ts = NAN;
+    int tsk = 0;
+    if (!special) {
+        code = stab_code_h(&s->shapes, s->scratch, mn, h);
+        if (code < 0) return -1;
+        tsk = line_ts(l, n, &ts);
+    }
+    if (VI64_push(&s->ln, ln) < 0 || VI64_push(&s->start, start) < 0 || VI64_push(&s->len, n) < 0 ||
+        VI64_push(&s->msg, start + m0) < 0 || VI32_push(&s->shape, code) < 0 || VI32_push(&s->tsk, tsk) < 0 ||
+        VF64_push(&s->ts, ts) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
+    Py_buffer view;
+    long long first;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &first)) return NULL;
+    s->ln.n = s->start.n = s->len.n = s->msg.n = s->shape.n = s->tsk.n = s->ts.n = 0;
+    const char *b = (const char *)view.buf;
+    Py_ssize_t n = view.len, pos = 0;
+    int64_t ln = first;
+    int err = 0;
+    while (pos < n) {
+        const char *nl = (const char *)memchr(b + pos, '\n', (size_t)(n - pos));
+        Py_ssize_t end = nl ? (Py_ssize_t)(nl - b) : n;
+        Py_ssize_t len = end - pos;
+        if (len > 0 && b[end - 1] == '\r') len--;
+        if (shape_line(s, b + pos, len, ln, pos) < 0) { err = 1; break; }
+        ln++;
+        pos = end + 1;
+    }
+    PyBuffer_Release(&view);
+    if (err) return NULL;
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    if (put(d, "ln", vec_bytes(s->ln.p, s->ln.n, 8)) < 0 || put(d, "start", vec_bytes(s->start.p, s->start.n, 8)) < 0 ||
+        put(d, "len", vec_bytes(s->len.p, s->len.n, 8)) < 0 || put(d, "msg", vec_bytes(s->msg.p, s->msg.n, 8)) < 0 ||
+        put(d, "shape", vec_bytes(s->shape.p, s->shape.n, 4)) < 0 || put(d, "tsk", vec_bytes(s->tsk.p, s->tsk.n, 4)) < 0 ||
+        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void Shapes_dealloc(Shapes *s) {
+    VI64_free(&s->ln); VI64_free(&s->start); VI64_free(&s->len); VI64_free(&s->msg);
+    VI32_free(&s->shape); VI32_free(&s->tsk); VF64_free(&s->ts);
+    stab_free(&s->shapes); PyMem_Free(s->scratch);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyMethodDef Shapes_methods[] = {
+    {"feed", (PyCFunction)Shapes_feed, METH_VARARGS,
+     "feed(buf, first_line) -> dict: the shapes of whole lines (each ending with \\n) numbered from first_line"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ShapesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpuscope.parsers._scan.Shapes",
+    .tp_basicsize = sizeof(Shapes),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Shapes(): the shapes of a `lines` log's lines (see the module's source)",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Shapes_dealloc,
+    .tp_methods = Shapes_methods,
+};
+
+/* columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes), m x k row-major: per offset o
+ * (a line's message), the numbers at buf[o+a:o+a+w] for each (a, w) of spans (int64 pairs);
+ * one line's numbers read together (one pass over the lines, not one per number) */
+static PyObject *columns(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, offs, sp;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &view, &offs, &sp)) return NULL;
+    Py_ssize_t m = offs.len / 8, k = sp.len / 16;
+    const int64_t *o = (const int64_t *)offs.buf, *aw = (const int64_t *)sp.buf;
+    const char *buf = (const char *)view.buf;
+    PyObject *fx = PyByteArray_FromStringAndSize(NULL, m * k * 8), *fok = PyByteArray_FromStringAndSize(NULL, m * k);
+    if (!fx || !fok) {
+        Py_XDECREF(fx); Py_XDECREF(fok);
+        PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&sp);
+        return NULL;
+    }
+    double *x = (double *)PyByteArray_AS_STRING(fx);
+    char *ok = PyByteArray_AS_STRING(fok);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t p = (Py_ssize_t)o[i] + (Py_ssize_t)aw[2 * j], w = (Py_ssize_t)aw[2 * j + 1];
+            double *xi = &x[i * k + j];
+            *xi = 0.0;
+            ok[i * k + j] = p >= 0 && p + w <= view.len && parse_number(buf + p, w, xi);
+            if (!ok[i * k + j]) *xi = 0.0;
+        }
+    }
+    PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&sp);
+    return Py_BuildValue("NN", fx, fok);
+}
+
+/* factorize(seq) -> (int64 codes bytes, list of uniques): pandas.factorize of a sequence of
+ * objects (names), by first appearance; None and NaN get -1 as there. The same object is
+ * found by its address (a name repeats as one str object), equal objects are merged by a
+ * dict of the distinct ones, so the codes are those of pandas to the element. */
+static PyObject *factorize(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "factorize: a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *codes = PyByteArray_FromStringAndSize(NULL, n * 8), *uniq = PyList_New(0), *byval = PyDict_New();
+    Py_ssize_t nslots = 64;
+    while (nslots < 4 * 1024) nslots *= 2;
+    PyObject **keys = (PyObject **)PyMem_Calloc((size_t)nslots, sizeof(PyObject *));
+    int64_t *vals = (int64_t *)PyMem_Malloc((size_t)nslots * sizeof(int64_t));
+    Py_ssize_t used = 0;
+    if (!codes || !uniq || !byval || !keys || !vals) goto fail;
+    int64_t *out = (int64_t *)PyByteArray_AS_STRING(codes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = items[i];
+        if (o == Py_None || (PyFloat_Check(o) && isnan(PyFloat_AS_DOUBLE(o)))) { out[i] = -1; continue; }
+        size_t h = ((size_t)o >> 4) * 11400714819323198485ULL;
+        Py_ssize_t j = (Py_ssize_t)(h & (size_t)(nslots - 1));
+        while (keys[j] && keys[j] != o) j = (j + 1) & (nslots - 1);
+        if (keys[j]) { out[i] = vals[j]; continue; }
+        /* a new object: its value's code (an equal object seen before) or a new one */
+        PyObject *c = PyDict_GetItemWithError(byval, o);
+        int64_t code;
+        if (c) {
+            code = PyLong_AsLongLong(c);
+        } else {
+            if (PyErr_Occurred()) goto fail;
+            code = PyList_GET_SIZE(uniq);
+            PyObject *num = PyLong_FromLongLong(code);
+            if (!num || PyDict_SetItem(byval, o, num) < 0) { Py_XDECREF(num); goto fail; }
+            Py_DECREF(num);
+            if (PyList_Append(uniq, o) < 0) goto fail;
+        }
+        keys[j] = o; vals[j] = code; out[i] = code;
+        if (2 * ++used > nslots) { /* grow: rehash the addresses */
+            Py_ssize_t ns = 2 * nslots;
+            PyObject **nk = (PyObject **)PyMem_Calloc((size_t)ns, sizeof(PyObject *));
+            int64_t *nv = (int64_t *)PyMem_Malloc((size_t)ns * sizeof(int64_t));
+            if (!nk || !nv) { PyMem_Free(nk); PyMem_Free(nv); PyErr_NoMemory(); goto fail; }
+            for (Py_ssize_t q = 0; q < nslots; q++) {
+                if (!keys[q]) continue;
+                size_t hh = ((size_t)keys[q] >> 4) * 11400714819323198485ULL;
+                Py_ssize_t r = (Py_ssize_t)(hh & (size_t)(ns - 1));
+                while (nk[r]) r = (r + 1) & (ns - 1);
+                nk[r] = keys[q]; nv[r] = vals[q];
+            }
+            PyMem_Free(keys); PyMem_Free(vals);
+            keys = nk; vals = nv; nslots = ns;
+        }
+    }
+    PyMem_Free(keys); PyMem_Free(vals);
+    Py_DECREF(byval); Py_DECREF(seq);
+    return Py_BuildValue("NN", codes, uniq);
+fail:
+    PyMem_Free(keys); PyMem_Free(vals);
+    Py_XDECREF(codes); Py_XDECREF(uniq); Py_XDECREF(byval); Py_DECREF(seq);
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    return NULL;
+}
+
 static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
     (void)self;
     Py_ssize_t n;
@@ -945,6 +1227,8 @@ static PyObject *iso_seconds(PyObject *self, PyObject *arg) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"columns", columns, METH_VARARGS, "columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes): m x k numbers"},
+    {"factorize", factorize, METH_O, "factorize(seq) -> (int64 codes bytes, uniques): pandas.factorize of objects"},
     {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
     {NULL, NULL, 0, NULL},
 };
@@ -956,7 +1240,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_cls();
-    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    init_shape_cls();
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&ShapesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);
@@ -965,6 +1250,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    PyModule_AddIntConstant(m, "VERSION", 1);
+    Py_INCREF(&ShapesType);
+    if (PyModule_AddObject(m, "Shapes", (PyObject *)&ShapesType) < 0) {
+        Py_DECREF(&ShapesType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "VERSION", 2);
     return m;
 }

@@ -209,6 +209,7 @@ class Line:
             unit_tok = t + self.toks[i]
         head, sl, per = unit_tok.partition("/")
         if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
+            self.note(("value", i - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
             return
         x, vf, kind, num = parse_value(head)
         if kind != UNIT or vf is None:

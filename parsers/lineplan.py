@@ -39,8 +39,8 @@ class Plan:
     token walk: the tokens without numbers must be equal, every number must read, and each
     number that decided something must decide it the same way; else replay says MISS."""
 
-    __slots__ = ("n", "fixed", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps", "tol",
-                 "fieldless")
+    __slots__ = ("n", "fixed", "fixed_idx", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps",
+                 "tol", "fieldless")
 
     def __init__(self, toks: list[str], rec: list, result, st):
         import operator
@@ -49,6 +49,7 @@ class Plan:
         self.pres = tuple((e[1], e[2]) for e in rec if e[0] == "value" and e[2])
         fixed = [j for j in range(len(toks)) if j not in vals]
         self.n = len(toks)
+        self.fixed_idx = tuple(fixed)  # (parsers/linereplay.py compares these tokens' digits)
         # itemgetter of one index gives the item, of several a tuple: compare like with like
         self.getter = operator.itemgetter(*fixed) if fixed else None
         self.fixed = self.getter(toks) if self.getter is not None else None

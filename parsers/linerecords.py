@@ -146,7 +146,7 @@ def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> l
     sel = np.flatnonzero(mine)
     if len(sel) < 4:
         return []
-    codes, uniq = pd.factorize(names[sel])
+    codes, uniq = sc.factorize(names[sel])
     order = np.argsort(codes, kind="stable")
     idx, cc = sel[order], codes[order]
     v = values[idx]
@@ -172,12 +172,11 @@ def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray
     """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
     `latency_p99`) or a part nested in another part printed on the same line (`bwd_allreduce`
     beside `bwd`); per row, whether it prints statistics only; and per such name, why."""
-    import pandas as pd
 
     none = np.zeros(len(names), dtype=bool)
     if not len(names):
         return none, np.zeros(n, dtype=bool), {}
-    codes, uniq = pd.factorize(names)
+    codes, uniq = sc.factorize(names)
     ulist = [str(u) for u in uniq]
     stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
     is_stat = stat_u[codes]
@@ -251,13 +250,12 @@ def _choose_whole(names, aux, starts, row_of, n, held):
 
 def _counters(s):
     """The counter quantities (step, epoch, ...): row, name code, value, in log order."""
-    import pandas as pd
 
     qn = s.quantity_names()
     if not len(qn):
         e = np.zeros(0, dtype=np.int64)
         return e, e, np.zeros(0)
-    codes, uniq = pd.factorize(qn)
+    codes, uniq = sc.factorize(qn)
     is_counter = np.asarray([str(u).lower() in COUNTERS for u in uniq], dtype=bool)
     sel = is_counter[codes] if len(uniq) else np.zeros(0, dtype=bool)
     return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
@@ -320,7 +318,7 @@ def _record_groups(gid, names, row_of, counts, s, whole):
     if ng == 0:
         return np.zeros(0, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
-    ncode, nuniq = pd.factorize(names) if len(names) else (np.zeros(0, dtype=np.int64), [])
+    ncode, nuniq = sc.factorize(names) if len(names) else (np.zeros(0, dtype=np.int64), [])
     vg = gid[row_of] if len(names) else np.zeros(0, dtype=np.int64)
     keep = vg >= 0
     pairs = pd.unique(vg[keep] * max(len(nuniq), 1) + ncode[keep])  # (np.unique: 20x slower)

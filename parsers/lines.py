@@ -78,14 +78,23 @@ def scan_lines(lines: list[str], held: str | None, first: int = 1, *, st: State 
     s = s if s is not None else sc.Scan()
     st = st if st is not None else State(held)
     for i, line in enumerate(lines):
-        if "\r" in line:
-            for piece in line.split("\r"):
-                if piece.strip():
-                    _scan_one(s, st, i + first, piece)
-        else:
-            _scan_one(s, st, i + first, line)
-    s.notes = sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
+        scan_line(s, st, i + first, line)
+    set_notes(s, st)
     return s
+
+
+def scan_line(s: sc.Scan, st: State, ln: int, line: str) -> None:
+    """One line of the log into `s` (a line holding \r as its pieces)."""
+    if "\r" in line:
+        for piece in line.split("\r"):
+            if piece.strip():
+                _scan_one(s, st, ln, piece)
+    else:
+        _scan_one(s, st, ln, line)
+
+
+def set_notes(s: sc.Scan, st: State) -> None:
+    s.notes = sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
 
 
 MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)

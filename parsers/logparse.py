@@ -20,6 +20,7 @@ import gc
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers import cuzk, kv
@@ -227,13 +228,18 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
-    native = compiled_scanner() if fmt in NATIVE else None
-    if native is not None:
+    native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
+    scanner: Any = None
+    if native is not None and fmt == "lines":
+        from gpuscope.parsers.linereplay import (
+            ShapeScan,  # (the lines format: shapes replayed in numpy)
+        )
+
+        scanner = ShapeScan(native, py, inp.errors)
+    elif native is not None:
         from gpuscope.parsers.native import NativeScan
 
         scanner = NativeScan(native, fmt, held, py, inp.errors)
-    else:
-        scanner = None
     total = 0
     tail = None
     for chunk in inp.chunks():

@@ -10,6 +10,7 @@ same arrays; lines it leaves to Python are read here and merged in line order
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -259,3 +260,29 @@ def split_lines(text: str) -> list[str]:
     if "\r" in text:
         lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     return lines
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """pandas.factorize of an array of names: the same codes (order of first appearance) and
+    uniques, in C where the compiled scanner is built (a name repeats as one str object, so
+    a million of them cost no hash of a million strings)."""
+    import pandas as pd
+
+    mod = None
+    if values.dtype == object and os.environ.get("GPUSCOPE_PURE_SCANNER", "") in ("", "0"):
+        import importlib
+
+        try:
+            mod = importlib.import_module("gpuscope.parsers._scan")
+        except ImportError:
+            mod = None
+    if mod is None or not hasattr(mod, "factorize"):
+        return pd.factorize(values)
+    try:
+        codes, uniq = mod.factorize(values)
+    except TypeError:  # (unhashable objects: pandas says what it does with them)
+        return pd.factorize(values)
+    out = np.empty(len(uniq), dtype=object)
+    out[:] = uniq
+    return np.frombuffer(codes, dtype=np.intp), out
+

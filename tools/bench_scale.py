@@ -95,6 +95,25 @@ def row(label: str, r: dict, target: tuple[float, float] | None) -> tuple[str, s
     return label, fig, f"<= {target[0]} CPU-s, <= {target[1]} MB", "met" if met else "NOT met"
 
 
+def _size(n: int) -> str:
+    return {100_000: "10^5", 1_000_000: "10^6", 4_000_000: "4x10^6"}.get(n, f"{n:,}")
+
+
+def growth_row(shape: str, seen: list[tuple[int, dict]], target: tuple[float, float]) -> tuple[str, str, str, str]:
+    """One line per input: its CPU seconds at each size with the growth from the size before
+    (linear work grows as the size: 10x, then 4x), beside the target."""
+    parts, prev = [], None
+    for n, r in seen:
+        g = f" ({r['cpu'] / prev[1]['cpu']:.1f}x for {n / prev[0]:.0f}x)" if prev and prev[1]["cpu"] else ""
+        parts.append(f"{_size(n)} {r['cpu']:.2f}{g}")
+        prev = (n, r)
+    at = 4_000_000 if shape == "samples" else 1_000_000
+    hit = [r for n, r in seen if n == at]
+    verdict = "" if not hit else ("met" if hit[0]["ok"] and hit[0]["cpu"] <= target[0] and hit[0]["rss"] <= target[1]
+                                  else "NOT met")
+    return f"growth of {shape}", " / ".join(parts) + " CPU-s", f"{_size(at)} <= {target[0]} CPU-s, {target[1]} MB", verdict
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,4000000")
@@ -108,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         if shape not in only:
             continue
         prev = None
+        seen: list[tuple[int, dict]] = []
         for n in sizes:
             if shape == "samples":
                 path = ensure("samples", n, lambda p, n=n: write_samples(p, n))
@@ -122,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             label, fig, tgt, verdict = row(f"analyze {shape}, {n:,} {'rows' if shape == 'samples' else 'lines'}", r, target)
             rows.append((label, fig + growth, tgt, verdict))
             prev = r["cpu"] or None
+            seen.append((n, r))
+        if len(seen) > 1:
+            rows.append(growth_row(shape, seen, SAMPLES_TARGET_4M if shape == "samples" else LOG_TARGET))
     if "compare" in only:
         for kind in ("cuzk", "kvunits"):
             paths = []
@@ -140,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{ratio:.1f}x one analyze ({one['cpu']:.2f})", f"<= {COMPARE_SLACK:.0f}x one analyze",
                          "met" if ok else "NOT met"))
     w = max(len(r[0]) for r in rows) if rows else 10
-    print(f"\n{'work':<{w}}  {'figure':<52}  {'target':<26}  verdict")
+    print(f"\n{'work':<{w}}  {'figure':<52}  {'target':<26}  verdict")  # (growth rows: every size of one input)
     for label, fig, tgt, verdict in rows:
         print(f"{label:<{w}}  {fig:<52}  {tgt:<26}  {verdict}")
     return 1 if failed else 0
