@@ -116,7 +116,35 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
         return r
     if plan.n != len(lay.toks) or not lay.pos:
         return None
-    good = np.ones(m, dtype=bool)
+    good = _fixed_text(plan, lay, bufa, msg)
+    if good is None:
+        return None
+    read = _numbers(plan, lay, buf, msg, spans)
+    if read is None:
+        return None
+    nums, xs, oks, unk = read
+    got = _apply_steps(plan, nums, xs, oks, good)
+    if got is None:  # (an action this replay does not know: the Python reader reads these lines)
+        return None
+    names, cols, qn, qv, stamp = got
+    # a number that did not read: unknown unless the line misses for another reason
+    r.unk = unk & good
+    r.acc = good & ~unk
+    r.none = plan.none or (not names and not (plan.flags & HAS_BYTES))
+    if r.none:
+        return r
+    r.names, r.qnames = names, qn
+    r.values = np.stack(cols, axis=1) if cols else np.zeros((m, 0))
+    r.qvalues = np.stack(qv, axis=1) if qv else np.zeros((m, 0))
+    r.stamp = stamp
+    r.code = np.full(m, plan.code, dtype=np.int64) if plan.code is not None else _whole(names, r.values, plan.eps, st)
+    return r
+
+
+def _fixed_text(plan, lay: Layout, bufa: np.ndarray, msg: np.ndarray) -> np.ndarray | None:
+    """The lines whose fixed tokens and number prefixes holding digits are the plan's; None when
+    the layout's tokens cannot hold them."""
+    good = np.ones(len(msg), dtype=bool)
     fixed = plan.fixed if len(plan.fixed_idx) != 1 else (plan.fixed,)
     for j, text in zip(plan.fixed_idx, fixed or (), strict=True):
         if len(text) != len(lay.toks[j]):
@@ -128,11 +156,13 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
             return None
         if _HAS_DIGIT.intersection(pre):
             good &= _same(bufa, msg, lay.pos[j][: len(pre)], pre)
-    names: list[str] = []
-    cols: list[np.ndarray] = []
-    qn: list[str] = []
-    qv: list[np.ndarray] = []
-    stamp = None
+    return good
+
+
+def _numbers(plan, lay: Layout, buf, msg: np.ndarray, spans):
+    """Every deciding number of every line in one C call: (their text in the layout, values
+    m x k, read m x k, a line with any number unread); None when a number is not contiguous."""
+    m = len(msg)
     where: list[int] = []
     nums: list[str] = []
     for act, j, lp, stop, _a, _b in plan.steps:
@@ -146,13 +176,22 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
         where += (int(p[0]), len(p))
         nums.append(num)
     k = len(nums)
-    if k:
-        xb, okb = spans(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
-        xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
-        oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
-        unk = ~oks.all(axis=1)
-    else:
-        unk = np.zeros(m, dtype=bool)
+    if not k:
+        return nums, None, None, np.zeros(m, dtype=bool)
+    xb, okb = spans(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
+    xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
+    oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
+    return nums, xs, oks, ~oks.all(axis=1)
+
+
+def _apply_steps(plan, nums: list[str], xs, oks, good: np.ndarray):
+    """Each step's check (narrowing `good` in place) and what it reads: (time names, their ms
+    columns, quantity names, their columns, the stamp in s or None); None for an unknown action."""
+    names: list[str] = []
+    cols: list[np.ndarray] = []
+    qn: list[str] = []
+    qv: list[np.ndarray] = []
+    stamp = None
     for c, (act, _j, _lp, _stop, a, b) in enumerate(plan.steps):
         num, x, ok = nums[c], xs[:, c], oks[:, c]
         if act == P_TIME or act == P_TIMEDOT:
@@ -186,20 +225,9 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
         elif act == P_NOSTAMP:
             _ms, valid = stamp_ms(x, b)
             good &= ~valid | ~ok
-        else:  # (an action this replay does not know: the Python reader reads these lines)
+        else:
             return None
-    # a number that did not read: unknown unless the line misses for another reason
-    r.unk = unk & good
-    r.acc = good & ~unk
-    r.none = plan.none or (not names and not (plan.flags & HAS_BYTES))
-    if r.none:
-        return r
-    r.names, r.qnames = names, qn
-    r.values = np.stack(cols, axis=1) if cols else np.zeros((m, 0))
-    r.qvalues = np.stack(qv, axis=1) if qv else np.zeros((m, 0))
-    r.stamp = stamp
-    r.code = np.full(m, plan.code, dtype=np.int64) if plan.code is not None else _whole(names, r.values, plan.eps, st)
-    return r
+    return names, cols, qn, qv, stamp
 
 
 def _whole(names: list[str], v: np.ndarray, eps: list[float], st) -> np.ndarray:
