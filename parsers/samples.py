@@ -28,7 +28,6 @@ rounds x `interval_s` (dmon's default delay is 1 s; pass `-d` there, interval_s 
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from datetime import datetime
@@ -165,113 +164,16 @@ def _lines(text: str) -> tuple[list[str], bool]:
 
 # -- gpuscope's samples.csv -----------------------------------------------------------------
 
-def _well_shaped(text: str, nfields: int) -> tuple[str, int]:
-    """(the non-blank lines of `text` with exactly nfields fields, how many others there were).
-    Counted on the bytes with numpy (a pandas C read would pad short rows silently)."""
-    b = np.frombuffer(text.encode(), dtype=np.uint8)
-    if not len(b):
-        return "", 0
-    if b[-1] != 10:
-        b = np.append(b, np.uint8(10))
-    ends = np.flatnonzero(b == 10)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    commas = np.concatenate(([0], np.cumsum(b == 44)))
-    ink = np.concatenate(([0], np.cumsum(~np.isin(b, (9, 10, 13, 32)))))
-    n_commas = commas[ends] - commas[starts]
-    blank = (ink[ends] - ink[starts]) == 0
-    good = ~blank & (n_commas == nfields - 1)
-    bad = int((~blank & ~good).sum())
-    if good.all():
-        return text, 0
-    raw = b.tobytes()  # byte offsets: slice the bytes, not the (maybe non-ASCII) text
-    keep = [raw[s:e] for s, e, g in zip(starts, ends, good, strict=True) if g]
-    return (b"\n".join(keep) + b"\n").decode() if keep else "", bad
+def read_samples_csv(path: str | os.PathLike[str], *, text: str | None = None, progress=None) -> pd.DataFrame:
+    """gpuscope's samples.csv (a run directory: its samples.csv), streamed into compact columns
+    (parsers.samples_csv: the compiled reader, or pandas' C parser without it). Malformed rows
+    — the wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer
+    gpu — are dropped and counted, as is a torn last row (no newline at the end: a crash
+    mid-write can cut a number short); an unreadable value elsewhere is NaN, counted by column.
+    `progress(bytes read, bytes in all)` is called while a file is read."""
+    from gpuscope.parsers import samples_csv
 
-
-def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.DataFrame:
-    """gpuscope's samples.csv (a run directory: its samples.csv). Vectorised (numpy + pandas' C
-    parser): an hour of 100 Hz samples (360k rows, 29 MB) reads in ~0.8 s on a 2-core machine,
-    ~2 s when some column holds junk (that column takes the string path). Malformed rows — the
-    wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer gpu —
-    are dropped and counted, as is a torn last row (no newline at the end: a crash mid-write
-    can cut a number short); an unreadable value elsewhere is NaN, counted by column."""
-    text, p, nul = _read_text(path, text)
-    head, _, rest = text.partition("\n")
-    header = [h.strip() for h in head.split(",")]
-    if "t_wall" not in header or "gpu" not in header:
-        raise InputError(f"{p}: not a gpuscope samples.csv (no t_wall/gpu header)")
-    malformed = 0
-    if not text.endswith("\n") and rest:
-        cut = rest.rfind("\n")
-        rest = rest[: cut + 1] if cut >= 0 else ""
-        malformed += 1
-    rest, bad_shape = _well_shaped(rest, len(header))
-    malformed += bad_shape  # too many or too few fields
-    if not rest:
-        return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope", nul=nul)
-    names = [f"_c{i}" for i in range(len(header))]
-    numeric = [names[i] for i, c in enumerate(header) if c in SAMPLE_COLUMNS and c not in STR_COLUMNS]
-    try:  # the C parser converts clean numeric columns itself; a column with junk stays strings
-        raw = pd.read_csv(io.StringIO(rest), header=None, names=names, engine="c",
-                          keep_default_na=False, na_values={c: sorted(_NA) for c in numeric},
-                          dtype={c: str for c in names if c not in numeric}, quoting=3,
-                          skipinitialspace=True, skip_blank_lines=True, low_memory=False)
-    except (pd.errors.ParserError, ValueError) as e:
-        raise InputError(f"{p}: unreadable samples.csv ({' '.join(str(e).split())[:120]})") from None
-    ok = np.ones(len(raw), dtype=bool)
-    cols: dict = {}
-    unreadable: dict[str, np.ndarray] = {}
-    for c in SAMPLE_COLUMNS:
-        if c not in header:
-            cols[c] = None
-            continue
-        col = raw[names[header.index(c)]]
-        if c in STR_COLUMNS:
-            arr = col.fillna("").astype(str).str.strip().to_numpy(dtype=object)
-            arr[arr == ""] = None
-            cols[c] = arr
-            continue
-        if col.dtype.kind in "fiu":
-            num = col.to_numpy(dtype="float64")
-            bad = np.isinf(num)
-        else:  # junk somewhere in this column: the row-by-row rules, on this column only
-            vals = col.fillna("").astype(str).str.strip()
-            is_na = vals.isin(_NA).to_numpy()
-            numeral = vals.str.fullmatch(_NUMERAL).to_numpy(dtype=bool)  # not ٩٨, ９８, 98_765
-            num = pd.to_numeric(vals.where(numeral, "nan"), errors="coerce").to_numpy(dtype="float64")
-            bad = ~is_na & ~np.isfinite(num)
-        if c in BOUNDS:
-            lo, hi = BOUNDS[c]
-            with np.errstate(invalid="ignore"):
-                bad = bad | (np.isfinite(num) & ((num < lo) | (num > hi)))
-        if c in INT_COLUMNS:  # whole numbers that fit int64
-            bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
-            if c == "gpu":
-                bad = bad | np.isnan(num)
-        if c in REQUIRED:
-            ok &= ~bad
-        elif bad.any():  # the value is missing, the row stays (a bad wrap_suspect: suspect)
-            num = np.where(bad, 1.0 if c == "wrap_suspect" else NAN, num)
-            unreadable[c] = bad
-        cols[c] = num
-    ok &= np.isfinite(cols["t_wall"])
-    malformed += int((~ok).sum())
-    bad_values = {c: int((b & ok).sum()) for c, b in unreadable.items()}
-    k = int(ok.sum())
-    data = {}
-    for c in SAMPLE_COLUMNS:
-        v = cols[c]
-        if v is None:
-            data[c] = pd.Series([None] * k, dtype=object) if c in STR_COLUMNS else pd.Series(np.full(k, NAN))
-        elif c in STR_COLUMNS:
-            data[c] = pd.Series(v[ok], dtype=object)
-        elif c in INT_COLUMNS:
-            x = v[ok]
-            data[c] = pd.Series(np.where(np.isfinite(x), x, 0).astype(np.int64))
-        else:
-            data[c] = pd.Series(v[ok])
-    df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
-    return _attrs(df, malformed, "gpuscope", bad_values, nul)
+    return samples_csv.read(path, text=text, progress=progress)
 
 
 # -- nvidia-smi dmon ------------------------------------------------------------------------

@@ -110,7 +110,8 @@ def _wmean(x: np.ndarray, w: np.ndarray) -> float:
 def _shares(grid: sg.Grid, mask: np.ndarray) -> dict[str, float]:
     dt = grid.dt
     total = float(dt[mask].sum())
-    return {c: (float(dt[mask & (grid.cls == c)].sum()) / total if total > 0 else float("nan"))
+    codes = grid.codes
+    return {c: (float(dt[mask & (codes == sg.CLASS_CODE[c])].sum()) / total if total > 0 else float("nan"))
             for c in sg.CLASSES}
 
 
@@ -129,9 +130,8 @@ def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float 
 
 def _idle_gaps(grid: sg.Grid, mask: np.ndarray) -> list[float]:
     """Durations of the SM-idle runs inside `mask`."""
-    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
-    dt = grid.dt
-    return [float(dt[a:b].sum()) for a, b in sg.runs(idle & mask)]
+    a, b = sg.run_bounds(grid.in_classes(sg.SM_IDLE_CLASSES) & mask)
+    return sg.segment_sums(grid.dt, a, b).tolist()
 
 
 def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -148,17 +148,17 @@ def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[t
     working[a0:a1] = True
     res = grid.resolution_s if np.isfinite(grid.resolution_s) else 0.0
     pause_min = max(PAUSE_MIN_S, PAUSE_MIN_READINGS * res)
-    dt = grid.dt
-    pauses = [(a, b) for a, b in sg.runs(~trace & working) if dt[a:b].sum() >= pause_min]
-    for a, b in pauses:
-        working[a:b] = False
+    a, b = sg.run_bounds(~trace & working)
+    long_ = sg.segment_sums(grid.dt, a, b) >= pause_min
+    pauses = list(zip(a[long_].tolist(), b[long_].tolist(), strict=True))
+    working &= ~sg.cover(grid.n, a[long_], b[long_])
     return working, pauses
 
 
 def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_source: str) -> tuple[dict, np.ndarray]:
     dt = grid.dt
     known = np.isfinite(grid.activity)
-    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
+    idle = grid.in_classes(sg.SM_IDLE_CLASSES)
     durs = _idle_gaps(grid, np.ones(grid.n, dtype=bool))
     wall = float(grid.t_end[-1] - grid.t_start[0]) if grid.n else 0.0
     known_s = float(dt[known].sum())
@@ -217,7 +217,8 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
     idx = np.flatnonzero(working)
     a0 = int(min([idx[0]] + [a for a, _ in pauses])) if idx.size else pauses[0][0]
     a1 = int(max([idx[-1] + 1] + [b for _, b in pauses])) if idx.size else pauses[-1][1]
-    pd_ = [float(dt[a:b].sum()) for a, b in pauses]
+    pd_ = sg.segment_sums(dt, np.array([a for a, _ in pauses], dtype=np.int64),
+                          np.array([b for _, b in pauses], dtype=np.int64)).tolist()
     longest = int(np.argmax(pd_)) if pd_ else None
     work_s = float(dt[working].sum())
     known = working & np.isfinite(grid.activity)
@@ -229,7 +230,7 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
         "busy_fraction": _wmean(np.where(working, grid.activity, np.nan), dt),
         "copy_fraction": _copy_fraction(grid, working, line_rate_gbs),
         "utilization_busy_fraction": _wmean(np.where(working, grid.util, np.nan), dt),
-        "idle_fraction": (float(dt[known & np.isin(grid.cls, sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
+        "idle_fraction": (float(dt[known & grid.in_classes(sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
                           if known.any() else None),
         "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
         "classes": _shares(grid, working),

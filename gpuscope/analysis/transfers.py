@@ -53,22 +53,22 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         "busy_s": float(dt[np.nan_to_num(rate) >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
         "near_line_rate_s": float(dt[np.nan_to_num(rate) >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
     }
-    ranges = burst_ranges(rate, line_rate_gbs)
+    starts, ends = sg.run_bounds(np.nan_to_num(rate, nan=0.0) >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
     if within is not None:
-        ranges = [(a, b) for a, b in ranges if within[a]]
-    lengths = np.array([b - a for a, b in ranges], dtype="int64")
-    interior = np.zeros(grid.n, dtype=bool)
-    in_burst = np.zeros(grid.n, dtype=bool)
-    for a, b in ranges:
-        in_burst[a:b] = True
-        if b - a >= MIN_RESOLVED_READINGS:
-            interior[a + 1:b - 1] = True
+        keep = within[starts]
+        starts, ends = starts[keep], ends[keep]
+    lengths = ends - starts
+    in_burst = sg.cover(grid.n, starts, ends)
+    long_ = lengths >= MIN_RESOLVED_READINGS
+    interior = sg.cover(grid.n, starts[long_] + 1, ends[long_] - 1)
     busy_rate = np.where(in_burst, rate, np.nan)
+    count = int(starts.size)
+    gb = rate * dt
     out["bursts"] = {
-        "count": int(len(ranges)),
+        "count": count,
         "total_s": float(dt[in_burst].sum()),
         "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
-        "median_s": float(np.median([dt[a:b].sum() for a, b in ranges])) if ranges else float("nan"),
+        "median_s": float(np.median(sg.segment_sums(dt, starts, ends))) if count else float("nan"),
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
         "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
         "interior_readings": int(interior.sum()),
@@ -76,7 +76,7 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         "interior_gbs_p90": _q(np.where(interior, rate, np.nan), 0.9),
         "busy_gbs_median": _q(busy_rate, 0.5),
         "sm_activity_during": _wmean(np.where(in_burst, grid.activity, np.nan), dt),
-        "gb_per_burst_median": float(np.median([np.nansum(rate[a:b] * dt[a:b]) for a, b in ranges]))
-        if ranges else float("nan"),
+        "gb_per_burst_median": float(np.median(sg.segment_sums(np.where(np.isnan(gb), 0.0, gb), starts, ends)))
+        if count else float("nan"),
     }
     return out

@@ -142,6 +142,8 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     if utf16_bom(head):  # UTF-16 (or 32) text: re-encoded whole, then read as any text
         return _open_bytes(p, _read_file(p), fmt, user, progress)
     if head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head)):
+        if head[:2] != GZIP_MAGIC and _samples_csv(head):  # streamed into columns, never held whole
+            return _open_samples_csv(p, user, progress)
         return _open_bytes(p, _read_file(p), fmt, user, progress)
     from gpuscope.parsers import parse_log
 
@@ -166,6 +168,27 @@ def _looks_special(head: bytes) -> bool:
     from gpuscope.parsers.samples import looks_like_samples
 
     return looks_like_samples(text)
+
+
+def _samples_csv(head: bytes) -> bool:
+    """Whether a head that _looks_special is gpuscope's own samples.csv (read by its path)."""
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return False
+    from gpuscope.parsers.samples import detect_samples
+
+    return detect_samples(head[:HEAD].decode("utf-8", errors="replace").removeprefix("\ufeff")) == "gpuscope"
+
+
+def _open_samples_csv(p: Path, user: RoleModel | None, progress=None) -> Source:
+    from gpuscope.parsers.samples import read_samples_csv
+
+    src = Source(path=p, kind="samples", model=_model(user),
+                 no_log_reason=f"{p} is a samples file: it has no timing lines")
+    src.samples = _kept(src, read_samples_csv(p, progress=progress), p)
+    if src.samples is None:
+        why = src.samples_read and src.samples_read.get("note")
+        raise NoDataError(f"{p}: a samples file without one readable sample" + (f" ({why})" if why else ""))
+    return src
 
 
 def _maybe_samples(head: str) -> bool:
@@ -357,7 +380,10 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
         p = p / rundir.SAMPLES
     if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
-    readable_file(p, "--samples: ")
+    if readable_file(p, "--samples: ") == "file" and _samples_csv(_read_file(p, HEAD * 16)):
+        from gpuscope.parsers.samples import read_samples_csv
+
+        return read_samples_csv(p)  # (streamed into columns, never held whole)
     data = utf8(_read_file(p, kind="samples"))
     if data[:2] == GZIP_MAGIC:
         data = utf8(_gunzip(p, data, "samples"))

@@ -1,0 +1,439 @@
+"""gpuscope's samples.csv -> the samples frame, streamed into compact columns.
+
+    read(path)                  the file (a run directory: its samples.csv), in chunks
+    read(path, text=...)        text a caller already read
+
+Two readers, one result: the compiled one (parsers/_samples.c, `gpuscope.parsers._samples`)
+reads the file in CHUNK-byte pieces straight into the columns, never holding the whole text;
+the Python one (pandas' C parser over the well-shaped lines) is used without the extension,
+with GPUSCOPE_PURE_SCANNER=1, and for the files whose lines pandas splits on a lone carriage
+return or which hold NUL bytes (read whole, as before). The rules (parsers.samples) are the
+same in both, and so are the frames: tests/test_samples_paths.py compares them.
+
+The columns are compact (docs/ARCHITECTURE.md "samples.csv"): times float64; any other
+number column float32 when float32 holds every value of it exactly (whole numbers, halves:
+clocks, watts, percentages), else float64, and a column with no value at all one NaN seen
+n times (a read-only view, no memory); gpu int16 (indices are below 1024), wrap_suspect int8,
+pcie_source a categorical. Every value is the float64 the text denotes, so figures computed
+from them in float64 are those of float64 columns to the bit.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.errors import InputError, NoDataError, read_error
+from gpuscope.parsers.limits import cap, readable_file, too_big
+from gpuscope.parsers.samples import (
+    _NA,
+    _NUMERAL,
+    BOUNDS,
+    INT_COLUMNS,
+    NAN,
+    REQUIRED,
+    SAMPLE_COLUMNS,
+    STR_COLUMNS,
+    _attrs,
+    _frame,
+    _read_text,
+)
+
+CHUNK = 4 << 20
+PURE_ENV = "GPUSCOPE_PURE_SCANNER"
+#: the dtype of a column of each kind (beside float64 where float32 would lose a digit)
+INT_DTYPES = {"gpu": np.int16, "wrap_suspect": np.int8}
+Progress = Callable[[int, int], None]
+
+
+def native():
+    """The compiled reader, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module("gpuscope.parsers._samples")
+    except ImportError:
+        return None
+
+
+def read(path: str | os.PathLike[str], *, text: str | None = None,
+         progress: Progress | None = None) -> pd.DataFrame:
+    """gpuscope's samples.csv (a run directory: its samples.csv), or `text` already read."""
+    mod = native()
+    if text is None and mod is not None:
+        p = _file(Path(path))
+        if p is not None:
+            df = _Stream(mod, p, progress).read()
+            if df is not None:
+                return df
+    text, p, nul = _read_text(path, text)
+    if mod is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        df = _Stream(mod, p, None).read_bytes(data)
+        if df is not None:
+            return _with_nul(df, nul)
+    return python_reader(text, p, nul)
+
+
+def _with_nul(df: pd.DataFrame, nul: tuple[int, int]) -> pd.DataFrame:
+    df.attrs["nul_bytes"] = int(nul[0])
+    df.attrs["nul_rows"] = int(nul[1])
+    df.attrs["malformed_rows"] = int(df.attrs["malformed_rows"]) + int(nul[1])
+    return df
+
+
+def _file(p: Path) -> Path | None:
+    """The regular file to stream (a directory: its samples.csv), None for anything else (a
+    FIFO: read whole, as before)."""
+    try:
+        if p.is_dir():
+            p = p / "samples.csv"
+    except (OSError, ValueError) as e:
+        raise read_error(p, e) from None
+    return p if readable_file(p) == "file" else None
+
+
+# -- the compiled reader --------------------------------------------------------------------
+
+class _Stream:
+    """The file in chunks through _samples.scan into growing compact columns."""
+
+    def __init__(self, mod, p: Path, progress: Progress | None):
+        self.mod, self.p, self.progress = mod, p, progress
+
+    def read(self) -> pd.DataFrame | None:
+        """The frame, or None when the file needs the Python reader (NUL bytes, a lone CR, a
+        byte-order mark of UTF-16 or 32, no header in the first chunk)."""
+        limit = cap("samples")
+        try:
+            with open(self.p, "rb") as f:
+                total = os.fstat(f.fileno()).st_size
+                if total > limit:
+                    raise too_big(self.p, "samples", limit)
+                first = f.read(CHUNK)
+                head = first[3:] if first.startswith(b"\xef\xbb\xbf") else first
+                if first[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head or b"\n" not in head:
+                    return None
+                header, body = head.split(b"\n", 1)
+                self.line_bytes = max(len(body) / max(body.count(b"\n"), 1), 8.0)
+                if not self.start(header, total):
+                    return None
+                done = len(first)
+                carry = body
+                while True:
+                    more = f.read(CHUNK)
+                    if b"\x00" in more:
+                        return None
+                    done += len(more)
+                    if done > limit:
+                        raise too_big(self.p, "samples", limit)
+                    if not more:
+                        break
+                    buf = carry + more
+                    cut = buf.rfind(b"\n") + 1
+                    if not self.feed(buf[:cut]):
+                        return None
+                    carry = buf[cut:]
+                    if self.progress is not None:
+                        self.progress(done, total)
+        except OSError as e:
+            raise read_error(self.p, e) from None
+        cut = carry.rfind(b"\n") + 1
+        if not self.feed(carry[:cut]):
+            return None
+        return self.finish(carry[cut:])
+
+    def read_bytes(self, data: bytes) -> pd.DataFrame | None:
+        """Text already read (and cleaned of NULs) as UTF-8 bytes."""
+        if b"\n" not in data:
+            return None
+        header, body = data.split(b"\n", 1)
+        self.line_bytes = max(len(body) / max(body.count(b"\n"), 1), 8.0)
+        if not self.start(header, len(data)):
+            return None
+        cut = body.rfind(b"\n") + 1
+        if not self.feed(body[:cut]):
+            return None
+        return self.finish(body[cut:])
+
+    def start(self, header_bytes: bytes, total: int) -> bool:
+        header = [h.strip() for h in header_bytes.decode("utf-8", errors="replace").split(",")]
+        if "t_wall" not in header or "gpu" not in header or len(header) > 4096:
+            return False  # (the Python reader says what it is)
+        self.header = header
+        self.numeric = [c for c in SAMPLE_COLUMNS if c in header and c not in STR_COLUMNS]
+        self.strcol = "pcie_source" if "pcie_source" in header else None
+        spec = bytearray([0xFF] * len(header))
+        for k, c in enumerate(self.numeric):
+            spec[header.index(c)] = k
+        if self.strcol:
+            spec[header.index(self.strcol)] = 0xFE
+        self.spec = bytes(spec)
+        self.flags = bytes((1 if c in INT_COLUMNS else 0) | (2 if c in REQUIRED else 0)
+                           | (4 if c == "wrap_suspect" else 0) | (8 if c == "gpu" else 0) for c in self.numeric)
+        self.bounds = np.array([BOUNDS.get(c, (-np.inf, np.inf)) for c in self.numeric], dtype=np.float64).tobytes()
+        self.cats: dict[bytes, int] = {}
+        self.catlist: list[bytes] = []
+        self.rows_cap = max(1024, min(1 << 16, CHUNK // max(8, len(header))))
+        self.out = np.empty((len(self.numeric), self.rows_cap), dtype=np.float64)
+        self.codes = np.empty(self.rows_cap, dtype=np.int32)
+        est = int(1.25 * total / self.line_bytes) + 1024  # rows (pages never written are never resident)
+        self.cols = _Columns(self.numeric, est, bool(self.strcol))
+        self.bad_shape = self.dropped = 0
+        self.bad = np.zeros(len(self.numeric), dtype=np.int64)
+        return True
+
+    def feed(self, buf: bytes) -> bool:
+        view = memoryview(buf)
+        pos = 0
+        while pos < len(buf):
+            r = self.mod.scan(view[pos:], self.spec, self.flags, self.bounds, self.out, self.codes,
+                              self.cats, self.catlist, self.rows_cap)
+            used, rows, shape, dropped, lone_cr, bad, not32, anyv = r
+            if lone_cr:
+                return False
+            self.bad_shape += shape
+            self.dropped += dropped
+            self.bad += np.frombuffer(bad, dtype=np.int64)
+            self.cols.append(self.out, self.codes, rows, not32, anyv)
+            pos += used
+        return True
+
+    def finish(self, tail: bytes) -> pd.DataFrame:
+        torn = 1 if tail else 0  # the last line has no newline: cut short by a crash
+        malformed = torn + self.bad_shape + self.dropped
+        bad_values = {c: int(n) for c, n in zip(self.numeric, self.bad, strict=True) if n and c not in REQUIRED}
+        k = self.cols.n
+        if not k:
+            return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope")
+        data = self.cols.columns(self.catlist)
+        df = pd.DataFrame({c: data[c] for c in SAMPLE_COLUMNS}, columns=list(SAMPLE_COLUMNS), copy=False)
+        return _attrs(df, malformed, "gpuscope", bad_values)
+
+
+def _nan_view(n: int) -> np.ndarray:
+    return np.broadcast_to(np.float64(NAN), (n,))
+
+
+class _Columns:
+    """Numeric columns that grow by chunks: None while every value is missing, float32 while
+    float32 holds every value exactly, float64 from the first value it does not."""
+
+    def __init__(self, names: list[str], est: int, have_str: bool):
+        self.names = names
+        self.cap = est
+        self.n = 0
+        self.store: list[np.ndarray | None] = [None] * len(names)
+        self.codes = np.empty(est, dtype=np.int32) if have_str else None
+
+    def _grow(self, need: int) -> None:
+        if need <= self.cap:
+            return
+        self.cap = max(need, int(self.cap * 1.5))
+        for i, a in enumerate(self.store):
+            if a is not None:
+                b = np.empty(self.cap, dtype=a.dtype)
+                b[: self.n] = a[: self.n]
+                self.store[i] = b
+        if self.codes is not None:
+            c = np.empty(self.cap, dtype=np.int32)
+            c[: self.n] = self.codes[: self.n]
+            self.codes = c
+
+    def append(self, out: np.ndarray, codes: np.ndarray, rows: int, not32: bytes, anyv: bytes) -> None:
+        if not rows:
+            return
+        a, b = self.n, self.n + rows
+        self._grow(b)
+        for i in range(len(self.names)):
+            s = self.store[i]
+            if s is None and not anyv[i]:
+                continue
+            wide = bool(not32[i]) or self.names[i] in ("t_wall", "t_mono")
+            if s is None:
+                s = np.empty(self.cap, dtype=np.float64 if wide else np.float32)
+                s[:a] = NAN
+            elif wide and s.dtype != np.float64:
+                s = s.astype(np.float64)  # (exact: every value so far was a float32)
+            self.store[i] = s
+            s[a:b] = out[i, :rows]
+        if self.codes is not None:
+            self.codes[a:b] = codes[:rows]
+        self.n = b
+
+    def columns(self, catlist: list[bytes]) -> dict[str, object]:
+        k = self.n
+        data: dict[str, object] = {}
+        for name, s in zip(self.names, self.store, strict=True):
+            data[name] = _nan_view(k) if s is None else s[:k]
+        for c in INT_COLUMNS:
+            data[c] = _int_column(c, data.get(c), k)
+        for c in SAMPLE_COLUMNS:
+            if c not in data and c not in STR_COLUMNS:
+                data[c] = _nan_view(k)
+        raw = [v.decode("utf-8", errors="replace") for v in catlist]
+        data["pcie_source"] = _categorical(raw, self.codes[:k] if self.codes is not None else None, k)
+        return data
+
+
+def _int_column(c: str, x, k: int) -> np.ndarray:
+    dt = INT_DTYPES.get(c, np.int64)
+    if x is None:
+        return np.broadcast_to(dt(0), (k,))
+    x = np.asarray(x)
+    return np.where(np.isfinite(x), x, 0).astype(dt)
+
+
+def _categorical(raw: list[str], codes: np.ndarray | None, k: int) -> pd.Categorical:
+    """The string column from its distinct raw values (stripped; empty: missing) and a code per
+    row; categories sorted, as pandas makes them from the values."""
+    names = sorted({v.strip() for v in raw} - {""})
+    if codes is None or not names:
+        return pd.Categorical.from_codes(np.full(k, -1, dtype=np.int8), categories=pd.Index(names, dtype=object))
+    where = {n: i for i, n in enumerate(names)}
+    remap = np.array([where.get(v.strip(), -1) for v in raw], dtype=np.int32)
+    small = np.int8 if len(names) < 127 else np.int16 if len(names) < 32767 else np.int32
+    return pd.Categorical.from_codes(remap[codes].astype(small), categories=pd.Index(names, dtype=object))
+
+
+def compact(cols: dict[str, np.ndarray | None], strs: np.ndarray | None, k: int) -> dict[str, object]:
+    """The Python reader's float64 / object columns in the compiled reader's compact dtypes."""
+    data: dict[str, object] = {}
+    for c in SAMPLE_COLUMNS:
+        x = cols.get(c)
+        if c in STR_COLUMNS:
+            continue
+        if c in INT_COLUMNS:
+            data[c] = _int_column(c, x, k)
+        elif x is None or not (~np.isnan(x)).any():
+            data[c] = _nan_view(k)
+        elif c in ("t_wall", "t_mono"):
+            data[c] = x
+        else:
+            f = x.astype(np.float32)
+            data[c] = f if bool(((f == x) | np.isnan(x)).all()) else x
+    vals = ["" if v is None else str(v) for v in (strs if strs is not None else [])]
+    uniq, inv = (np.unique(np.asarray(vals, dtype=object), return_inverse=True) if vals
+                 else (np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)))
+    data["pcie_source"] = _categorical([str(u) for u in uniq], inv.astype(np.int32) if strs is not None else None, k)
+    return data
+
+
+# -- the Python reader ----------------------------------------------------------------------
+
+def well_shaped(data: bytes, nfields: int) -> tuple[bytes, int]:
+    """(the non-blank lines of `data` with exactly nfields fields, how many others there were),
+    counted with numpy on the positions of the newlines and commas only (a pandas C read would
+    pad short rows silently)."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    if not len(b):
+        return b"", 0
+    if b[-1] != 10:
+        data += b"\n"
+        b = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(b == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    # commas per line: how many comma positions fall before each line's end
+    commas = np.searchsorted(np.flatnonzero(b == 44), ends)
+    n_commas = np.diff(np.concatenate(([0], commas)))
+    ink = np.flatnonzero((b != 9) & (b != 10) & (b != 13) & (b != 32))
+    blank = np.searchsorted(ink, ends) == np.searchsorted(ink, starts)
+    good = ~blank & (n_commas == nfields - 1)
+    bad = int((~blank & ~good).sum())
+    if good.all():
+        return data, 0
+    keep = [data[s:e] for s, e, g in zip(starts.tolist(), ends.tolist(), good.tolist(), strict=True) if g]
+    return (b"\n".join(keep) + b"\n") if keep else b"", bad
+
+
+def python_reader(text: str, p: Path, nul: tuple[int, int]) -> pd.DataFrame:
+    """The vectorised Python reader (pandas' C parser over the well-shaped lines)."""
+    head, _, rest = text.partition("\n")
+    header = [h.strip() for h in head.split(",")]
+    if "t_wall" not in header or "gpu" not in header:
+        raise InputError(f"{p}: not a gpuscope samples.csv (no t_wall/gpu header)")
+    malformed = 0
+    if not text.endswith("\n") and rest:
+        cut = rest.rfind("\n")
+        rest = rest[: cut + 1] if cut >= 0 else ""
+        malformed += 1
+    body, bad_shape = well_shaped(rest.encode("utf-8", "surrogatepass"), len(header))
+    malformed += bad_shape  # too many or too few fields
+    if not body:
+        return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope", nul=nul)
+    raw = _pandas_read(body, header, p)
+    ok = np.ones(len(raw), dtype=bool)
+    cols: dict[str, np.ndarray | None] = {}
+    strs: np.ndarray | None = None
+    unreadable: dict[str, np.ndarray] = {}
+    for c in SAMPLE_COLUMNS:
+        if c not in header:
+            cols[c] = None
+            continue
+        col = raw[f"_c{header.index(c)}"]
+        if c in STR_COLUMNS:
+            arr = col.fillna("").astype(str).str.strip().to_numpy(dtype=object)
+            arr[arr == ""] = None
+            strs = arr
+            continue
+        num, bad = _numbers(c, col)
+        if c in REQUIRED:
+            ok &= ~bad
+        elif bad.any():  # the value is missing, the row stays (a bad wrap_suspect: suspect)
+            num = np.where(bad, 1.0 if c == "wrap_suspect" else NAN, num)
+            unreadable[c] = bad
+        cols[c] = num
+    t_wall = cols["t_wall"]
+    assert t_wall is not None
+    ok &= np.isfinite(t_wall)
+    malformed += int((~ok).sum())
+    bad_values = {c: int((b & ok).sum()) for c, b in unreadable.items()}
+    k = int(ok.sum())
+    if not k:
+        return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope", bad_values, nul)
+    kept = {c: (None if v is None else v[ok]) for c, v in cols.items()}
+    data = compact(kept, strs[ok] if strs is not None else None, k)
+    df = pd.DataFrame({c: data[c] for c in SAMPLE_COLUMNS}, columns=list(SAMPLE_COLUMNS), copy=False)
+    return _attrs(df, malformed, "gpuscope", bad_values, nul)
+
+
+def _pandas_read(body: bytes, header: list[str], p: Path) -> pd.DataFrame:
+    names = [f"_c{i}" for i in range(len(header))]
+    numeric = [names[i] for i, c in enumerate(header) if c in SAMPLE_COLUMNS and c not in STR_COLUMNS]
+    try:  # the C parser converts clean numeric columns itself; a column with junk stays strings
+        return pd.read_csv(io.StringIO(body.decode("utf-8", "surrogatepass")), header=None, names=names,
+                           engine="c", keep_default_na=False, na_values={c: sorted(_NA) for c in numeric},
+                           dtype={c: str for c in names if c not in numeric}, quoting=3,
+                           skipinitialspace=True, skip_blank_lines=True, low_memory=False)
+    except (pd.errors.ParserError, ValueError) as e:
+        raise InputError(f"{p}: unreadable samples.csv ({' '.join(str(e).split())[:120]})") from None
+
+
+def _numbers(c: str, col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(float64 values, unreadable) of one numeric column by its rules."""
+    if col.dtype.kind in "fiu":
+        num = col.to_numpy(dtype="float64")
+        bad = np.isinf(num)
+    else:  # junk somewhere in this column: the row-by-row rules, on this column only
+        vals = col.fillna("").astype(str).str.strip()
+        is_na = vals.isin(_NA).to_numpy()
+        numeral = vals.str.fullmatch(_NUMERAL).to_numpy(dtype=bool)  # not ٩٨, ９８, 98_765
+        num = pd.to_numeric(vals.where(numeral, "nan"), errors="coerce").to_numpy(dtype="float64")
+        bad = ~is_na & ~np.isfinite(num)
+    num = num + 0.0  # no negative zero ("-0" reads as 0 whatever else the column holds)
+    if c in BOUNDS:
+        lo, hi = BOUNDS[c]
+        with np.errstate(invalid="ignore"):
+            bad = bad | (np.isfinite(num) & ((num < lo) | (num > hi)))
+    if c in INT_COLUMNS:  # whole numbers that fit int64
+        bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
+        if c == "gpu":
+            bad = bad | np.isnan(num)
+    return num, bad
