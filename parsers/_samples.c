@@ -87,6 +87,7 @@ static const char *NA_WORDS[] = {"-", "N/A", "[N/A]", "[Not Supported]", "Not Su
 
 static int is_na(const unsigned char *s, Py_ssize_t n) {
     if (n == 0) return 1;
+    if (s[0] != '-' && s[0] != 'N' && s[0] != '[' && s[0] != 'n') return 0;
     for (int i = 0; NA_WORDS[i]; i++)
         if ((Py_ssize_t)strlen(NA_WORDS[i]) == n && memcmp(NA_WORDS[i], s, (size_t)n) == 0) return 1;
     return 0;

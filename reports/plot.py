@@ -66,7 +66,11 @@ def render_timeline(
         raise ValueError("no phase intervals to draw")
     t0, t1 = _extent(phases if have_phases else None, samples, counters, origin, view)
     if samples is not None and len(samples) and "t_wall" in samples:
-        samples = samples[(samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)]
+        inside = ((samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)).to_numpy()
+        samples = samples if inside.all() else samples[inside]  # (no copy of a whole recording)
+    samples, left_out = P.drawn_gpus(samples)
+    if left_out:
+        title = f"{title}\n{left_out}"
     p = _Panels(lanes=assign_lanes(phases, noun=lane_noun) if have_phases else [],
                 pcie=_has(samples, "rx_gbs") or _has(samples, "tx_gbs"), activity=bool(P.activity_series(samples)),
                 clocks=not have_phases and (_has(samples, "sm_clock_mhz") or _has(samples, "power_w")),

@@ -16,6 +16,8 @@ its pauses; the rules judge the steady state from it (activity_rules).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +31,10 @@ PAUSE_MIN_S = 1.0
 PAUSE_MIN_READINGS = 3
 UTIL_TRACE = 0.03  # utilization.gpu beside GPM: a reading this high is a sign of work (1% blips at start-up are not)
 GAP_BUCKETS_S = (0.0, 0.1, 0.5, 1.0, 5.0, float("inf"))
+#: GPUs analyzed one by one at most (the most rows first); NVML numbers a host's GPUs from 0 and
+#: a host holds 16 at most today: more distinct indices are damage or a merge of hosts
+MAX_GPUS = 64
+MAX_GPUS_ENV = "GPUSCOPE_MAX_GPUS"
 
 #: NVML clock-event (throttle) reason bits (nvml.h nvmlClocksEventReason*)
 REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8: "hw_slowdown",
@@ -82,16 +88,50 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         notes.append("the samples have no wall-clock time: times are seconds from the file's start")
     if span is not None:
         t = pd.to_numeric(samples[basis], errors="coerce")
-        samples = samples.loc[(t >= span[0]) & (t <= span[1])]
+        inside = ((t >= span[0]) & (t <= span[1])).to_numpy()
+        if not inside.all():
+            samples = samples.loc[inside]
     gpus, frames = [], []
-    for gpu, rows in samples.groupby("gpu", sort=True):
-        grid = sg.build_grid(rows, int(gpu), line_rate_gbs, basis)
-        figures, working = gpu_figures(grid, _meta_gpu(meta, int(gpu)), line_rate_gbs, line_rate_source)
-        gpus.append(GpuActivity(int(gpu), grid, figures, working))
+    for gpu, rows in _per_gpu(samples, notes):
+        grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
+        figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
+        gpus.append(GpuActivity(gpu, grid, figures, working))
         frames.append(sg.merged_intervals(grid))
     intervals = pd.concat(frames, ignore_index=True) if frames else empty(ACTIVITY_INTERVAL_SCHEMA)
     intervals = intervals.astype({c: t for c, t in ACTIVITY_INTERVAL_SCHEMA.items()})[list(ACTIVITY_INTERVAL_SCHEMA)]
     return Activity(gpus, intervals, line_rate_gbs, line_rate_source, notes)
+
+
+def max_gpus() -> int:
+    """How many GPUs are analyzed one by one (MAX_GPUS, or GPUSCOPE_MAX_GPUS)."""
+    try:
+        return max(1, int(os.environ.get(MAX_GPUS_ENV, "") or MAX_GPUS))
+    except ValueError:
+        return MAX_GPUS
+
+
+def _per_gpu(samples: pd.DataFrame, notes: list[str]) -> Iterator[tuple[int, pd.DataFrame]]:
+    """(GPU index, its rows) for each GPU, by index; the frame itself when it holds one GPU (no
+    copy). Past max_gpus() distinct GPUs only those with the most rows, and a note says so: a
+    file naming a new index on every row costs what its rows cost, not a grid per row."""
+    gpu = samples["gpu"].to_numpy()
+    ids, counts = np.unique(gpu, return_counts=True)
+    most = max_gpus()
+    if ids.size > most:
+        keep = np.sort(ids[np.lexsort((ids, -counts))[:most]])
+        left = int(counts.sum() - counts[np.isin(ids, keep)].sum())
+        notes.append(f"the samples name {ids.size:,} GPUs: the {most} with the most rows are analyzed one by one, "
+                     f"the other {ids.size - most:,} ({left:,} rows) are left out of every figure "
+                     f"({MAX_GPUS_ENV}=<n> analyzes more)")
+        ids = keep
+    if ids.size == 1 and counts.size == 1:
+        yield int(ids[0]), samples
+        return
+    order = np.argsort(gpu, kind="stable")
+    sorted_gpu = gpu[order]
+    for g in ids.tolist():
+        a, b = np.searchsorted(sorted_gpu, g, side="left"), np.searchsorted(sorted_gpu, g, side="right")
+        yield int(g), samples.iloc[np.sort(order[a:b])]
 
 
 def _meta_gpu(meta: dict | None, gpu: int) -> dict:
