@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscope.errors import InputError, NoDataError, read_error
+from gpuscope.errors import InputError, read_error
 from gpuscope.parsers.limits import cap, readable_file, too_big
 from gpuscope.parsers.samples import (
     _NA,
@@ -47,7 +47,7 @@ from gpuscope.parsers.samples import (
 CHUNK = 4 << 20
 PURE_ENV = "GPUSCOPE_PURE_SCANNER"
 #: the dtype of a column of each kind (beside float64 where float32 would lose a digit)
-INT_DTYPES = {"gpu": np.int16, "wrap_suspect": np.int8}
+INT_DTYPES: dict[str, type[np.integer]] = {"gpu": np.int16, "wrap_suspect": np.int8}
 Progress = Callable[[int, int], None]
 
 
@@ -286,7 +286,7 @@ class _Columns:
 def _int_column(c: str, x, k: int) -> np.ndarray:
     dt = INT_DTYPES.get(c, np.int64)
     if x is None:
-        return np.broadcast_to(dt(0), (k,))
+        return np.broadcast_to(np.zeros(1, dtype=dt), (k,))
     x = np.asarray(x)
     return np.where(np.isfinite(x), x, 0).astype(dt)
 
