@@ -203,6 +203,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     long long badc[MAX_SLOTS] = {0};
     char not32[MAX_SLOTS] = {0}, anyv[MAX_SLOTS] = {0};
     int status[MAX_SLOTS];
+    static const unsigned char *cut[MAX_FIELDS]; /* the line's commas (the GIL is held) */
     int lone_cr = 0;
     const unsigned char *last_s = NULL;
     Py_ssize_t last_n = -1;
@@ -213,12 +214,17 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         /* the line's shape: blank, its commas, a lone CR */
         Py_ssize_t commas = 0;
         int ink = 0;
-        for (const unsigned char *q = p; q < nl; q++) {
-            unsigned char c = *q;
-            if (c == ',') { commas++; ink = 1; }
-            else if (c == '\r') { if (q + 1 != nl) lone_cr = 1; }
-            else if (c != ' ' && c != '\t') ink = 1;
-        }
+        for (const unsigned char *q = p; q < nl; q++)
+            if (*q == ',') {
+                if (commas < nf) cut[commas] = q;
+                commas++;
+            }
+        if (commas) ink = 1;
+        else
+            for (const unsigned char *q = p; q < nl; q++)
+                if (*q != ' ' && *q != '\t' && *q != '\r') { ink = 1; break; }
+        const unsigned char *cr = memchr(p, '\r', (size_t)(nl - p));
+        if (cr && cr + 1 != nl) lone_cr = 1;
         if (lone_cr && ink) break;
         lone_cr = 0;
         const unsigned char *line = p;
@@ -228,7 +234,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         for (Py_ssize_t k = 0; k < K; k++) status[k] = ST_NA;
         const unsigned char *f = line;
         for (Py_ssize_t i = 0; i < nf; i++) {
-            const unsigned char *fe = i == nf - 1 ? nl : memchr(f, ',', (size_t)(nl - f));
+            const unsigned char *fe = i == nf - 1 ? nl : cut[i];
             unsigned char s = sp[i];
             if (s < K) {
                 double v = NAN;

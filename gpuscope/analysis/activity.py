@@ -179,7 +179,7 @@ def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[t
     trace = np.nan_to_num(grid.activity) > sg.SM_TRACE
     if grid.source == "gpm_sm_active":
         trace |= np.nan_to_num(grid.util) >= UTIL_TRACE
-    trace |= sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs) == 1.0
+    trace |= grid.busy_io(line_rate_gbs) == 1.0
     working = np.zeros(grid.n, dtype=bool)
     idx = np.flatnonzero(trace)
     if not idx.size:
@@ -233,7 +233,7 @@ def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> flo
     """Share of `mask`'s time with PCIe measured that a copy ran (RX or TX above the trickle),
     beside busy_fraction (computing), never folded into it; None where PCIe was not measured."""
     dt = grid.dt
-    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    busy = grid.busy_io(line_rate_gbs)
     measured = mask & ~np.isnan(busy)
     m_s = float(dt[measured].sum())
     return float(dt[measured & (busy == 1.0)].sum()) / m_s if m_s > 0 else None
@@ -242,7 +242,7 @@ def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> flo
 def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
     """Share of `mask`'s time with PCIe measured, and of that, quiet (neither direction busy)."""
     dt = grid.dt
-    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    busy = grid.busy_io(line_rate_gbs)
     total, measured = float(dt[mask].sum()), mask & ~np.isnan(busy)
     m_s = float(dt[measured].sum())
     return {"pcie_measured_share": m_s / total if total > 0 else None,

@@ -74,7 +74,7 @@ class Grid:
     tx: np.ndarray
     pcie_source: str | None        # counter | gpm | throughput | None
     pcie_resolution_s: float
-    cls: np.ndarray                # object array of CLASSES
+    codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
     states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval
     util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
@@ -85,12 +85,16 @@ class Grid:
         return self.t_end - self.t_start
 
     @cached_property
-    def codes(self) -> np.ndarray:
-        """cls as int8 codes (CLASS_CODE)."""
-        out = np.full(self.cls.size, CLASS_CODE["unknown"], dtype=np.int8)
-        for c, k in CLASS_CODE.items():
-            out[self.cls == c] = k
-        return out
+    def cls(self) -> np.ndarray:
+        """Object array of CLASSES per interval (made from `codes` when first asked for)."""
+        return _CLASS_NAMES[self.codes]
+
+    def busy_io(self, line_rate_gbs: float) -> np.ndarray:
+        """pcie_busy of this grid's RX and TX (computed once per line rate)."""
+        memo = self.__dict__.setdefault("_busy_io", {})
+        if line_rate_gbs not in memo:
+            memo[line_rate_gbs] = pcie_busy(self.rx, self.tx, line_rate_gbs)
+        return memo[line_rate_gbs]
 
     def in_classes(self, names: tuple[str, ...]) -> np.ndarray:
         """bool per interval: its class is one of `names`."""
@@ -272,7 +276,7 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
     states = {c: _ffill_both(col(c))[1:] for c in STATE_COLUMNS}
-    cls, codes = classify_codes(activity, rx, tx, line_rate_gbs)
+    codes = classify_codes(activity, rx, tx, line_rate_gbs)[1]
     pipes: dict[str, np.ndarray] = {}
     for c in PIPE_COLUMNS:
         x = col(c)
@@ -280,8 +284,7 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
             pipes[c] = _clip01(_bfill(x))[1:]
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
              resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
-             pcie_resolution_s=pcie_resolution, cls=cls, states=states, util=util_f, time_basis=basis, pipes=pipes)
-    g.__dict__["codes"] = codes
+             pcie_resolution_s=pcie_resolution, codes=codes, states=states, util=util_f, time_basis=basis, pipes=pipes)
     return g
 
 
@@ -333,13 +336,12 @@ def merged_intervals(grid: Grid) -> pd.DataFrame:
     if grid.n == 0:
         return pd.DataFrame({"gpu": pd.Series(dtype="int64"), "class": pd.Series(dtype=object),
                              "t_start": pd.Series(dtype="float64"), "t_end": pd.Series(dtype="float64")})
-    c = grid.cls
     k = grid.codes
     new = np.concatenate([[True], k[1:] != k[:-1]])
     starts = np.flatnonzero(new)
     ends = np.concatenate([starts[1:], [grid.n]]) - 1
     return pd.DataFrame({"gpu": np.full(starts.size, grid.gpu, dtype="int64"),
-                         "class": pd.Series(c[starts], dtype=object),
+                         "class": pd.Series(_CLASS_NAMES[k[starts]], dtype=object),
                          "t_start": grid.t_start[starts], "t_end": grid.t_end[ends]})
 
 
