@@ -114,7 +114,7 @@ def samples_extras(sizes: list[int], rows: list[tuple[str, str, str, str]]) -> b
             failed |= not r["ok"]
             rows.append((f"plot samples, {n:,} rows", f"{r['cpu']:.2f} CPU-s, {r['rss']:.0f} MB, "
                          f"{r['cpu'] / n * 1e6:.2f} us/row", "bounded picture", "" if r["ok"] else "FAILED"))
-        path = ensure("samples_many_gpus", MANY_GPUS_ROWS, lambda p: write_many_gpus(p, MANY_GPUS_ROWS))
+        path = log_of("scale_samples_many_gpus", MANY_GPUS_ROWS, lambda p: write_many_gpus(p, MANY_GPUS_ROWS), ".csv")
         for verb, args in (("analyze --json", ["analyze", str(path), "--json"]),
                            ("plot", ["plot", str(path), "-o", str(Path(tmp) / "g.png")])):
             r = bench(gpuscope(*args), 1)
