@@ -126,29 +126,43 @@ class _Stream:
                 if not self.start(header, total):
                     return None
                 done = len(first)
-                carry = body
+                # one buffer for the whole file: the lines not yet read at its start, the next
+                # chunk read in after them (no chunk copied, no new memory per chunk)
+                buf = bytearray(2 * CHUNK + len(body))
+                buf[: len(body)] = body
+                have = len(body)
+                del first, head, body
                 while True:
-                    more = f.read(CHUNK)
-                    if b"\x00" in more:
+                    if have == len(buf):  # a line longer than the buffer
+                        buf.extend(bytearray(len(buf)))
+                    with memoryview(buf) as mv:
+                        n = f.readinto(mv[have:])
+                    if buf.find(b"\x00", have, have + n) >= 0:
                         return None
-                    done += len(more)
+                    done += n
                     if done > limit:
                         raise too_big(self.p, "samples", limit)
-                    if not more:
+                    if not n:
                         break
-                    buf = carry + more
-                    cut = buf.rfind(b"\n") + 1
-                    if not self.feed(buf[:cut]):
-                        return None
-                    carry = buf[cut:]
+                    end = have + n
+                    cut = buf.rfind(b"\n", 0, end) + 1
+                    if cut:
+                        with memoryview(buf) as mv:
+                            ok = self.feed(mv[:cut])
+                        if not ok:
+                            return None
+                        buf[: end - cut] = bytes(buf[cut:end])
+                    have = end - cut
                     if self.progress is not None:
                         self.progress(done, total)
         except OSError as e:
             raise read_error(self.p, e) from None
-        cut = carry.rfind(b"\n") + 1
-        if not self.feed(carry[:cut]):
+        cut = buf.rfind(b"\n", 0, have) + 1
+        with memoryview(buf) as mv:
+            ok = self.feed(mv[:cut])
+        if not ok:
             return None
-        return self.finish(carry[cut:])
+        return self.finish(bytes(buf[cut:have]))
 
     def read_bytes(self, data: bytes) -> pd.DataFrame | None:
         """Text already read (and cleaned of NULs) as UTF-8 bytes."""
@@ -190,20 +204,26 @@ class _Stream:
         self.bad = np.zeros(len(self.numeric), dtype=np.int64)
         return True
 
-    def feed(self, buf: bytes) -> bool:
-        view = memoryview(buf)
-        pos = 0
-        while pos < len(buf):
-            r = self.mod.scan(view[pos:], self.spec, self.flags, self.bounds, self.out, self.codes,
-                              self.cats, self.catlist, self.rows_cap)
-            used, rows, shape, dropped, lone_cr, bad, not32, anyv = r
-            if lone_cr:
-                return False
-            self.bad_shape += shape
-            self.dropped += dropped
-            self.bad += np.frombuffer(bad, dtype=np.int64)
-            self.cols.append(self.out, self.codes, rows, not32, anyv)
-            pos += used
+    def feed(self, buf: bytes | memoryview) -> bool:
+        pos, size = 0, len(buf)
+        with memoryview(buf) as view:
+            while pos < size:
+                with view[pos:] as part:
+                    r = self.mod.scan(part, self.spec, self.flags, self.bounds, self.out, self.codes,
+                                      self.cats, self.catlist, self.rows_cap)
+                if not self._took(r):
+                    return False
+                pos += r[0]
+        return True
+
+    def _took(self, r: tuple) -> bool:
+        _, rows, shape, dropped, lone_cr, bad, not32, anyv = r
+        if lone_cr:
+            return False
+        self.bad_shape += shape
+        self.dropped += dropped
+        self.bad += np.frombuffer(bad, dtype=np.int64)
+        self.cols.append(self.out, self.codes, rows, not32, anyv)
         return True
 
     def finish(self, tail: bytes) -> pd.DataFrame:
