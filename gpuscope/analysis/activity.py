@@ -143,8 +143,9 @@ def _meta_gpu(meta: dict | None, gpu: int) -> dict:
 
 def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     ok = np.isfinite(x) & np.isfinite(w)
-    s = float(np.sum(w[ok]))
-    return float(np.sum(x[ok] * w[ok]) / s) if s > 0 else float("nan")
+    wk = w[ok]
+    s = float(np.sum(wk))
+    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
 
 
 def _shares(grid: sg.Grid, mask: np.ndarray) -> dict[str, float]:
@@ -176,9 +177,9 @@ def _idle_gaps(grid: sg.Grid, mask: np.ndarray) -> list[float]:
 
 def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """(bool per interval: working = in the active span and not in a pause; the pauses)."""
-    trace = np.nan_to_num(grid.activity) > sg.SM_TRACE
+    trace = grid.activity > sg.SM_TRACE
     if grid.source == "gpm_sm_active":
-        trace |= np.nan_to_num(grid.util) >= UTIL_TRACE
+        trace |= grid.util >= UTIL_TRACE
     trace |= grid.busy_io(line_rate_gbs) == 1.0
     working = np.zeros(grid.n, dtype=bool)
     idx = np.flatnonzero(trace)
@@ -288,8 +289,8 @@ def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line
             "line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source,
             "busy_threshold_gbs": sg.PCIE_BUSY_SHARE * line_rate_gbs,
             "near_line_rate_threshold_gbs": sg.NEAR_LINE_SHARE * line_rate_gbs,
-            "time_near_line_rate_s": float(grid.dt[(np.nan_to_num(np.fmax(grid.rx, grid.tx))
-                                                    >= sg.NEAR_LINE_SHARE * line_rate_gbs)].sum()),
+            "time_near_line_rate_s": float(grid.dt[np.fmax(grid.rx, grid.tx)
+                                                   >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
             "rx": transfers.direction_stats(grid, "rx", line_rate_gbs, within=working),
             "tx": transfers.direction_stats(grid, "tx", line_rate_gbs, within=working)}
 
@@ -303,7 +304,7 @@ def _stat(x: np.ndarray) -> dict:
 
 def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
     st, dt = grid.states, grid.dt
-    busy = np.nan_to_num(grid.activity) >= sg.SM_IDLE
+    busy = grid.activity >= sg.SM_IDLE
     used = st["mem_used_mib"]
     total = meta_gpu.get("memory_total_mib")
     used_max = float(np.nanmax(used)) if np.isfinite(used).any() else None

@@ -98,7 +98,9 @@ class Grid:
 
     def in_classes(self, names: tuple[str, ...]) -> np.ndarray:
         """bool per interval: its class is one of `names`."""
-        return np.isin(self.codes, [CLASS_CODE[c] for c in names])
+        table = np.zeros(len(CLASSES), dtype=bool)
+        table[[CLASS_CODE[c] for c in names]] = True
+        return table[self.codes]
 
     @property
     def n(self) -> int:
@@ -276,7 +278,8 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
     states = {c: _ffill_both(col(c))[1:] for c in STATE_COLUMNS}
-    codes = classify_codes(activity, rx, tx, line_rate_gbs)[1]
+    busy_io = pcie_busy(rx, tx, line_rate_gbs)
+    codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
     pipes: dict[str, np.ndarray] = {}
     for c in PIPE_COLUMNS:
         x = col(c)
@@ -285,6 +288,7 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
              resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
              pcie_resolution_s=pcie_resolution, codes=codes, states=states, util=util_f, time_basis=basis, pipes=pipes)
+    g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
     return g
 
 
@@ -305,14 +309,15 @@ def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarra
 
 
 def classify(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
-    return classify_codes(activity, rx, tx, line_rate_gbs)[0]
+    return _CLASS_NAMES[classify_codes(activity, rx, tx, line_rate_gbs)]
 
 
-def classify_codes(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray,
-                   line_rate_gbs: float) -> tuple[np.ndarray, np.ndarray]:
-    """(object array of CLASSES, the same as int8 CLASS_CODE) per interval."""
+def classify_codes(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float,
+                   busy_io: np.ndarray | None = None) -> np.ndarray:
+    """The class of each interval as int8 CLASS_CODE; `busy_io`: pcie_busy of rx and tx when the
+    caller has it."""
     busy_sm = activity >= SM_IDLE
-    busy_io = pcie_busy(rx, tx, line_rate_gbs)
+    busy_io = pcie_busy(rx, tx, line_rate_gbs) if busy_io is None else busy_io
     io_known = ~np.isnan(busy_io)
     io = busy_io == 1.0
     out = np.full(activity.size, CLASS_CODE["unknown"], dtype=np.int8)
@@ -322,7 +327,7 @@ def classify_codes(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray,
     out[known & ~busy_sm & io] = CLASS_CODE["transferring"]
     out[known & ~busy_sm & io_known & ~io] = CLASS_CODE["idle_quiet"]
     out[known & ~busy_sm & ~io_known] = CLASS_CODE["idle"]
-    return _CLASS_NAMES[out], out
+    return out
 
 
 def runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -349,11 +354,12 @@ def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | 
     """Time-weighted mean of SM activity and of each GPM pipe read (PIPE_COLUMNS) over the working
     intervals with SM activity >= SM_IDLE: what the GPU's units did while it computed;
     `computing_s` is that time."""
-    comp = working & (np.nan_to_num(grid.activity) >= SM_IDLE)
+    comp = working & (grid.activity >= SM_IDLE)
     dt = grid.dt
     out: dict[str, float | None] = {"computing_s": float(dt[comp].sum())}
     for name, x in (("sm_active", grid.activity), *(grid.pipes or {}).items()):
         ok = comp & np.isfinite(x)
-        w = float(dt[ok].sum())
-        out[name] = float(np.sum(x[ok] * dt[ok]) / w) if w > 0 else None
+        dk = dt[ok]
+        w = float(dk.sum())
+        out[name] = float(np.sum(x[ok] * dk) / w) if w > 0 else None
     return out

@@ -37,11 +37,15 @@ def _qs(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
 
 def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     ok = np.isfinite(x) & np.isfinite(w)
-    return float(np.sum(x[ok] * w[ok]) / np.sum(w[ok])) if ok.any() and np.sum(w[ok]) > 0 else float("nan")
+    if not ok.any():
+        return float("nan")
+    wk = w[ok]
+    s = np.sum(wk)
+    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
 
 
 def burst_ranges(rate: np.ndarray, line_rate_gbs: float) -> list[tuple[int, int]]:
-    return sg.runs(np.nan_to_num(rate, nan=0.0) >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
+    return sg.runs(rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
 
 
 def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
@@ -56,10 +60,10 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         "max_gbs": float(np.nanmax(rate)) if read.any() else float("nan"),
         "mean_gbs": _wmean(rate, dt),
         "gb": float(np.nansum(rate * dt)),
-        "busy_s": float(dt[np.nan_to_num(rate) >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
-        "near_line_rate_s": float(dt[np.nan_to_num(rate) >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
+        "busy_s": float(dt[rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
+        "near_line_rate_s": float(dt[rate >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
     }
-    starts, ends = sg.run_bounds(np.nan_to_num(rate, nan=0.0) >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
+    starts, ends = sg.run_bounds(rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
     if within is not None:
         keep = within[starts]
         starts, ends = starts[keep], ends[keep]
