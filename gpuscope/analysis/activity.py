@@ -115,7 +115,10 @@ def _per_gpu(samples: pd.DataFrame, notes: list[str]) -> Iterator[tuple[int, pd.
     copy). Past max_gpus() distinct GPUs only those with the most rows, and a note says so: a
     file naming a new index on every row costs what its rows cost, not a grid per row."""
     gpu = samples["gpu"].to_numpy()
-    ids, counts = np.unique(gpu, return_counts=True)
+    if gpu.size and gpu.min() == gpu.max():  # one GPU (no sort of the whole column)
+        ids, counts = gpu[:1], np.array([gpu.size])
+    else:
+        ids, counts = np.unique(gpu, return_counts=True)
     most = max_gpus()
     if ids.size > most:
         keep = np.sort(ids[np.lexsort((ids, -counts))[:most]])

@@ -250,8 +250,9 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     starts = None if new.all() else np.flatnonzero(new)
     t = t_all if starts is None else t_all[starts]
 
-    def col(c: str) -> np.ndarray:
-        x = _num(rows, c)
+    def col(c: str, wide: bool = True) -> np.ndarray:
+        s = rows[c] if not wide and c in rows else None
+        x = s.to_numpy() if s is not None and s.dtype.kind in "iu" else _num(rows, c)
         if x.strides == (0,):
             return nan_view(t.size)
         x = x if idx is None else x[idx]
@@ -270,7 +271,7 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     activity = _clip01(_bfill(raw))[1:]
     util_f = _clip01(_bfill(util))[1:]
 
-    wrap = col("wrap_suspect") == 1
+    wrap = col("wrap_suspect", wide=False) == 1
     rx_raw = col("rx_gbs")
     rx, tx = _unwrapped(rx_raw, wrap), _unwrapped(col("tx_gbs"), wrap)
     pcie_resolution = spacing_s(t, rx_raw)
