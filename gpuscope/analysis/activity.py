@@ -306,7 +306,8 @@ def _stat(x: np.ndarray) -> dict:
 
 
 def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
-    st, dt = grid.states, grid.dt
+    st = {k: np.asarray(v, dtype=np.float64) for k, v in grid.states.items()}  # (float32 states: exact)
+    dt = grid.dt
     busy = grid.activity >= sg.SM_IDLE
     used = st["mem_used_mib"]
     total = meta_gpu.get("memory_total_mib")

@@ -75,7 +75,7 @@ class Grid:
     pcie_source: str | None        # counter | gpm | throughput | None
     pcie_resolution_s: float
     codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
-    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval
+    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval (float32 where that is exact)
     util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
     pipes: dict[str, np.ndarray] | None = None  # PIPE_COLUMNS filled backwards (only those read)
@@ -144,9 +144,10 @@ def _bfill(x: np.ndarray) -> np.ndarray:
 
 
 def _ffill_both(x: np.ndarray) -> np.ndarray:
+    """x filled forwards, then backwards before its first reading (float32 stays float32)."""
     if all_nan(x):
         return nan_view(x.size)
-    return pd.Series(x).ffill().bfill().to_numpy(dtype="float64")
+    return pd.Series(x).ffill().bfill().to_numpy(dtype=np.float32 if x.dtype == np.float32 else np.float64)
 
 
 def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
@@ -251,8 +252,11 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     t = t_all if starts is None else t_all[starts]
 
     def col(c: str, wide: bool = True) -> np.ndarray:
+        """Column c of the rows kept, in their order: float64, or (wide=False) as the frame holds
+        an integer or float32 column (its values exactly)."""
         s = rows[c] if not wide and c in rows else None
-        x = s.to_numpy() if s is not None and s.dtype.kind in "iu" else _num(rows, c)
+        keep = s is not None and (s.dtype.kind in "iu" or s.dtype == np.float32)
+        x = s.to_numpy() if keep and s is not None else _num(rows, c)
         if x.strides == (0,):
             return nan_view(t.size)
         x = x if idx is None else x[idx]
@@ -278,7 +282,8 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     if pcie_source != "counter":
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
-    states = {c: _ffill_both(col(c))[1:] for c in STATE_COLUMNS}
+    # (float32 where the frame holds the column so: every value exact; activity widens them)
+    states = {c: _ffill_both(col(c, wide=False))[1:] for c in STATE_COLUMNS}
     busy_io = pcie_busy(rx, tx, line_rate_gbs)
     codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
     pipes: dict[str, np.ndarray] = {}
