@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -164,7 +165,8 @@ def _lines(text: str) -> tuple[list[str], bool]:
 
 # -- gpuscope's samples.csv -----------------------------------------------------------------
 
-def read_samples_csv(path: str | os.PathLike[str], *, text: str | None = None, progress=None) -> pd.DataFrame:
+def read_samples_csv(path: str | os.PathLike[str], *, text: str | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """gpuscope's samples.csv (a run directory: its samples.csv), streamed into compact columns
     (parsers.samples_csv: the compiled reader, or pandas' C parser without it). Malformed rows
     — the wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer
