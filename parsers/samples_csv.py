@@ -30,7 +30,7 @@ import pandas as pd
 
 from gpuscope.errors import InputError, read_error
 from gpuscope.parsers.limits import cap, readable_file, too_big
-from gpuscope.parsers.samples import (
+from gpuscope.parsers.samples_base import (
     _NA,
     _NUMERAL,
     BOUNDS,
