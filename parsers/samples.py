@@ -28,116 +28,29 @@ rounds x `interval_s` (dmon's default delay is 1 s; pass `-d` there, interval_s 
 
 from __future__ import annotations
 
-import io
-import math
 import os
+from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from gpuscope.errors import InputError, NoDataError, read_error
+from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
-from gpuscope.parsers.limits import read_path, utf8
-from gpuscope.schemas import SAMPLE_COLUMNS
-from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
-from gpuscope.schemas import SAMPLE_STR_COLUMNS as STR_COLUMNS
-
-NAN = math.nan
-_NA = frozenset(("", "-", "N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]",
-                 "[Insufficient Permissions]", "nan"))
-
-
-REQUIRED = ("t_wall", "gpu")  # a row without these is no sample
-
-
-def _frame(rows: list[dict], malformed: int, fmt: str, bad_values: dict | None = None) -> pd.DataFrame:
-    data = {}
-    for c in SAMPLE_COLUMNS:
-        vals = [r.get(c) for r in rows]
-        if c in INT_COLUMNS:
-            data[c] = pd.Series(np.asarray([0 if v is None else v for v in vals], dtype=np.int64))
-        elif c in STR_COLUMNS:
-            data[c] = pd.Series(vals, dtype=object)
-        else:
-            data[c] = pd.Series(np.asarray([NAN if v is None else v for v in vals], dtype=np.float64))
-    df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
-    return _attrs(df, malformed, fmt, bad_values)
-
-
-def _attrs(df: pd.DataFrame, malformed: int, fmt: str, bad_values: dict | None = None,
-           nul: tuple[int, int] = (0, 0)) -> pd.DataFrame:
-    df.attrs["malformed_rows"] = int(malformed) + int(nul[1])
-    df.attrs["format"] = fmt
-    df.attrs["bad_values"] = {k: int(v) for k, v in (bad_values or {}).items() if v}
-    df.attrs["nul_bytes"] = int(nul[0])
-    df.attrs["nul_rows"] = int(nul[1])
-    return df
-
-
-def _add_nul(df: pd.DataFrame, nul: tuple[int, int]) -> pd.DataFrame:
-    """Count NUL bytes a caller removed before handing the text on."""
-    df.attrs["nul_bytes"] = int(df.attrs.get("nul_bytes", 0)) + int(nul[0])
-    df.attrs["nul_rows"] = int(df.attrs.get("nul_rows", 0)) + int(nul[1])
-    df.attrs["malformed_rows"] = int(df.attrs.get("malformed_rows", 0)) + int(nul[1])
-    return df
-
-
-def _without_nul(text: str, p: Path) -> tuple[str, tuple[int, int]]:
-    """(text without NUL damage, (NUL bytes, lines dropped)): a run of NULs at the end is cut
-    off (what a crash leaves in a preallocated block), a line holding one is dropped whole (its
-    numbers cannot be trusted); NUL bytes in the header line: NoDataError (a binary file)."""
-    if "\x00" not in text:
-        return text, (0, 0)
-    n = text.count("\x00")
-    body = text.rstrip("\x00")
-    head = body.split("\n", 1)[0]
-    if "\x00" in head or not body.strip():
-        raise NoDataError(f"{p} looks binary (NUL bytes), not a samples file")
-    pieces = body.split("\n")
-    complete, last = pieces[:-1], pieces[-1]
-    kept = [ln for ln in complete if "\x00" not in ln]
-    dropped = len(complete) - len(kept) + ("\x00" in last)
-    return "".join(ln + "\n" for ln in kept) + ("" if "\x00" in last else last), (n, dropped)
-
-
-def _read_text(path, text: str | None = None) -> tuple[str, Path, tuple[int, int]]:
-    """(text, path, (NUL bytes, lines they cost)): the file's text, or `text` when the caller
-    already read it, without its NUL damage (_without_nul)."""
-    p = Path(path)
-    if text is not None:
-        text = text.removeprefix("\ufeff")
-        if not text or text.isspace():
-            raise NoDataError(f"{p} is empty")
-        text, nul = _without_nul(text, p)
-        return text, p, nul
-    try:
-        if p.is_dir():
-            p = p / "samples.csv"
-    except (OSError, ValueError) as e:
-        raise read_error(p, e) from None
-    data = utf8(read_path(p, "samples"))
-    if not data or data.isspace():  # (strip() would copy the whole file)
-        raise NoDataError(f"{p} is empty")
-    text, nul = _without_nul(data.decode("utf-8", errors="replace"), p)
-    return text, p, nul
-
-
-# what a sample's value may be (beyond it: damage, counted, never a reading): epoch times to
-# year 2286, GPU indices below 1024 (NVML numbers a host's GPUs from 0), fractions 0..1,
-# percentages 0..100, GB/s below 10 TB/s, MiB below 100 TiB, watts and MHz below 100,000
-BOUNDS: dict[str, tuple[float, float]] = {
-    "t_wall": (0.0, 1e10), "t_mono": (-1e10, 1e10), "gpu": (0.0, 1023.0),
-    "rx_gbs": (0.0, 1e4), "tx_gbs": (0.0, 1e4),
-    "sm_active": (0.0, 1.0), "sm_occupancy": (0.0, 1.0), "dram_active": (0.0, 1.0),
-    "tensor_active": (0.0, 1.0), "fp16_active": (0.0, 1.0), "fp32_active": (0.0, 1.0), "fp64_active": (0.0, 1.0),
-    "gpu_util_pct": (0.0, 100.0), "mem_util_pct": (0.0, 100.0), "mem_used_mib": (0.0, 1e8),
-    "power_w": (0.0, 1e5), "sm_clock_mhz": (0.0, 1e5), "mem_clock_mhz": (0.0, 1e5),
-    "temperature_c": (-100.0, 1000.0), "clock_event_reasons": (0.0, 2.0**53), "wrap_suspect": (0.0, 1.0),
-}
-# the numerals the formats print (parsers.numbers' grammar), for a column read as strings
-_NUMERAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+from gpuscope.parsers.samples_base import (  # (shared with parsers.samples_csv; named here as before)
+    _NA,
+    BOUNDS,
+    NAN,
+    _add_nul,
+    _frame,
+    _read_text,
+)
+from gpuscope.parsers.samples_base import _NUMERAL as _NUMERAL
+from gpuscope.parsers.samples_base import INT_COLUMNS as INT_COLUMNS
+from gpuscope.parsers.samples_base import REQUIRED as REQUIRED
+from gpuscope.parsers.samples_base import SAMPLE_COLUMNS as SAMPLE_COLUMNS
+from gpuscope.parsers.samples_base import STR_COLUMNS as STR_COLUMNS
+from gpuscope.parsers.samples_base import _attrs as _attrs
+from gpuscope.parsers.samples_base import _without_nul as _without_nul
 
 
 def _num(text: str) -> float | None:
@@ -165,113 +78,17 @@ def _lines(text: str) -> tuple[list[str], bool]:
 
 # -- gpuscope's samples.csv -----------------------------------------------------------------
 
-def _well_shaped(text: str, nfields: int) -> tuple[str, int]:
-    """(the non-blank lines of `text` with exactly nfields fields, how many others there were).
-    Counted on the bytes with numpy (a pandas C read would pad short rows silently)."""
-    b = np.frombuffer(text.encode(), dtype=np.uint8)
-    if not len(b):
-        return "", 0
-    if b[-1] != 10:
-        b = np.append(b, np.uint8(10))
-    ends = np.flatnonzero(b == 10)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    commas = np.concatenate(([0], np.cumsum(b == 44)))
-    ink = np.concatenate(([0], np.cumsum(~np.isin(b, (9, 10, 13, 32)))))
-    n_commas = commas[ends] - commas[starts]
-    blank = (ink[ends] - ink[starts]) == 0
-    good = ~blank & (n_commas == nfields - 1)
-    bad = int((~blank & ~good).sum())
-    if good.all():
-        return text, 0
-    raw = b.tobytes()  # byte offsets: slice the bytes, not the (maybe non-ASCII) text
-    keep = [raw[s:e] for s, e, g in zip(starts, ends, good, strict=True) if g]
-    return (b"\n".join(keep) + b"\n").decode() if keep else "", bad
+def read_samples_csv(path: str | os.PathLike[str], *, text: str | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """gpuscope's samples.csv (a run directory: its samples.csv), streamed into compact columns
+    (parsers.samples_csv: the compiled reader, or pandas' C parser without it). Malformed rows
+    — the wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer
+    gpu — are dropped and counted, as is a torn last row (no newline at the end: a crash
+    mid-write can cut a number short); an unreadable value elsewhere is NaN, counted by column.
+    `progress(bytes read, bytes in all)` is called while a file is read."""
+    from gpuscope.parsers import samples_csv
 
-
-def read_samples_csv(path: str | os.PathLike, *, text: str | None = None) -> pd.DataFrame:
-    """gpuscope's samples.csv (a run directory: its samples.csv). Vectorised (numpy + pandas' C
-    parser): an hour of 100 Hz samples (360k rows, 29 MB) reads in ~0.8 s on a 2-core machine,
-    ~2 s when some column holds junk (that column takes the string path). Malformed rows — the
-    wrong number of fields, an unreadable or missing t_wall, an unreadable or non-integer gpu —
-    are dropped and counted, as is a torn last row (no newline at the end: a crash mid-write
-    can cut a number short); an unreadable value elsewhere is NaN, counted by column."""
-    text, p, nul = _read_text(path, text)
-    head, _, rest = text.partition("\n")
-    header = [h.strip() for h in head.split(",")]
-    if "t_wall" not in header or "gpu" not in header:
-        raise InputError(f"{p}: not a gpuscope samples.csv (no t_wall/gpu header)")
-    malformed = 0
-    if not text.endswith("\n") and rest:
-        cut = rest.rfind("\n")
-        rest = rest[: cut + 1] if cut >= 0 else ""
-        malformed += 1
-    rest, bad_shape = _well_shaped(rest, len(header))
-    malformed += bad_shape  # too many or too few fields
-    if not rest:
-        return _attrs(_frame([], malformed, "gpuscope"), malformed, "gpuscope", nul=nul)
-    names = [f"_c{i}" for i in range(len(header))]
-    numeric = [names[i] for i, c in enumerate(header) if c in SAMPLE_COLUMNS and c not in STR_COLUMNS]
-    try:  # the C parser converts clean numeric columns itself; a column with junk stays strings
-        raw = pd.read_csv(io.StringIO(rest), header=None, names=names, engine="c",
-                          keep_default_na=False, na_values={c: sorted(_NA) for c in numeric},
-                          dtype={c: str for c in names if c not in numeric}, quoting=3,
-                          skipinitialspace=True, skip_blank_lines=True, low_memory=False)
-    except (pd.errors.ParserError, ValueError) as e:
-        raise InputError(f"{p}: unreadable samples.csv ({' '.join(str(e).split())[:120]})") from None
-    ok = np.ones(len(raw), dtype=bool)
-    cols: dict = {}
-    unreadable: dict[str, np.ndarray] = {}
-    for c in SAMPLE_COLUMNS:
-        if c not in header:
-            cols[c] = None
-            continue
-        col = raw[names[header.index(c)]]
-        if c in STR_COLUMNS:
-            arr = col.fillna("").astype(str).str.strip().to_numpy(dtype=object)
-            arr[arr == ""] = None
-            cols[c] = arr
-            continue
-        if col.dtype.kind in "fiu":
-            num = col.to_numpy(dtype="float64")
-            bad = np.isinf(num)
-        else:  # junk somewhere in this column: the row-by-row rules, on this column only
-            vals = col.fillna("").astype(str).str.strip()
-            is_na = vals.isin(_NA).to_numpy()
-            numeral = vals.str.fullmatch(_NUMERAL).to_numpy(dtype=bool)  # not ٩٨, ９８, 98_765
-            num = pd.to_numeric(vals.where(numeral, "nan"), errors="coerce").to_numpy(dtype="float64")
-            bad = ~is_na & ~np.isfinite(num)
-        if c in BOUNDS:
-            lo, hi = BOUNDS[c]
-            with np.errstate(invalid="ignore"):
-                bad = bad | (np.isfinite(num) & ((num < lo) | (num > hi)))
-        if c in INT_COLUMNS:  # whole numbers that fit int64
-            bad = bad | (np.isfinite(num) & ((num != np.floor(num)) | (np.abs(num) >= 2.0**63)))
-            if c == "gpu":
-                bad = bad | np.isnan(num)
-        if c in REQUIRED:
-            ok &= ~bad
-        elif bad.any():  # the value is missing, the row stays (a bad wrap_suspect: suspect)
-            num = np.where(bad, 1.0 if c == "wrap_suspect" else NAN, num)
-            unreadable[c] = bad
-        cols[c] = num
-    ok &= np.isfinite(cols["t_wall"])
-    malformed += int((~ok).sum())
-    bad_values = {c: int((b & ok).sum()) for c, b in unreadable.items()}
-    k = int(ok.sum())
-    data = {}
-    for c in SAMPLE_COLUMNS:
-        v = cols[c]
-        if v is None:
-            data[c] = pd.Series([None] * k, dtype=object) if c in STR_COLUMNS else pd.Series(np.full(k, NAN))
-        elif c in STR_COLUMNS:
-            data[c] = pd.Series(v[ok], dtype=object)
-        elif c in INT_COLUMNS:
-            x = v[ok]
-            data[c] = pd.Series(np.where(np.isfinite(x), x, 0).astype(np.int64))
-        else:
-            data[c] = pd.Series(v[ok])
-    df = pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
-    return _attrs(df, malformed, "gpuscope", bad_values, nul)
+    return samples_csv.read(path, text=text, progress=progress)
 
 
 # -- nvidia-smi dmon ------------------------------------------------------------------------

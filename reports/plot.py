@@ -66,7 +66,9 @@ def render_timeline(
         raise ValueError("no phase intervals to draw")
     t0, t1 = _extent(phases if have_phases else None, samples, counters, origin, view)
     if samples is not None and len(samples) and "t_wall" in samples:
-        samples = samples[(samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)]
+        inside = ((samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)).to_numpy()
+        samples = samples if inside.all() else samples[inside]  # (no copy of a whole recording)
+    samples, left_out = P.drawn_gpus(samples)
     p = _Panels(lanes=assign_lanes(phases, noun=lane_noun) if have_phases else [],
                 pcie=_has(samples, "rx_gbs") or _has(samples, "tx_gbs"), activity=bool(P.activity_series(samples)),
                 clocks=not have_phases and (_has(samples, "sm_clock_mhz") or _has(samples, "power_w")),
@@ -97,7 +99,8 @@ def render_timeline(
                 handles += shades
             shaded |= bool(shades)
             P.legend(ax, handles, right=right)
-    last.set_xlabel("time since the first phase (s)" if have_phases else "time since the recording began (s)")
+    last.set_xlabel(("time since the first phase (s)" if have_phases else "time since the recording began (s)")
+                    + (f"\n{left_out}" if left_out else ""))  # (the GPUs not drawn: said under the axis)
     if view is not None:
         last.set_xlim(view[0] - t0, view[1] - t0)
     else:

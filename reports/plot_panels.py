@@ -15,7 +15,14 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+#: a panel's width in pixel columns (14 in at 110 dpi, less the legends): a series or a shading
+#: of more is drawn at this resolution
+PIXEL_COLUMNS = 1500
+#: GPUs drawn one by one at most (their colours and a legend entry each); more: those with the most rows
+MAX_DRAWN_GPUS = 16
 
 # shading of the classed intervals behind the sample panels
 SHADE = {"idle_quiet": ("#bdbdbd", "idle, PCIe quiet"), "idle": ("#d0d0d0", "idle, PCIe not measured"),
@@ -56,11 +63,54 @@ def gpu_color(gpus: list[int], gpu: int) -> str:
 
 
 def per_gpu(samples: pd.DataFrame, col: str) -> Iterator[tuple[int, pd.DataFrame]]:
-    """(GPU, its rows with `col`, sorted by time) per GPU."""
-    for gpu, g in samples.groupby("gpu", sort=True):
-        g = g.dropna(subset=[col]).sort_values("t_wall")
-        if len(g):
-            yield int(gpu), g
+    """(GPU, its readings of `col` sorted by time: t_wall and col) per GPU, decimated to what
+    the panel can show (decimate): the frame's other columns are never copied."""
+    t = pd.to_numeric(samples["t_wall"], errors="coerce").to_numpy(dtype="float64")
+    x = pd.to_numeric(samples[col], errors="coerce").to_numpy(dtype="float64")
+    gpu = samples["gpu"].to_numpy()
+    ids = np.unique(gpu)
+    for g in ids.tolist():
+        sel = ~np.isnan(x) if ids.size == 1 else (gpu == g) & ~np.isnan(x)
+        tt, xx = t[sel], x[sel]
+        if not tt.size:
+            continue
+        if tt.size > 1 and not bool((tt[1:] >= tt[:-1]).all()):
+            order = np.argsort(tt, kind="stable")
+            tt, xx = tt[order], xx[order]
+        tt, xx = decimate(tt, xx)
+        yield int(g), pd.DataFrame({"t_wall": tt, col: xx})
+
+
+def decimate(t: np.ndarray, y: np.ndarray, columns: int = PIXEL_COLUMNS) -> tuple[np.ndarray, np.ndarray]:
+    """A series of more readings than the panel has pixel columns as each column's highest and
+    lowest reading (at the column's first and last time): the same picture from 2 x columns
+    points; a shorter series as it is."""
+    n = t.size
+    if n <= 2 * columns or not (np.isfinite(t[0]) and np.isfinite(t[-1])) or t[-1] <= t[0]:
+        return t, y
+    col = np.minimum(((t - t[0]) * (columns / (t[-1] - t[0]))).astype(np.int64), columns - 1)
+    starts = np.flatnonzero(np.concatenate([[True], col[1:] != col[:-1]]))
+    ends = np.concatenate([starts[1:], [n]]) - 1
+    hi, lo = np.maximum.reduceat(y, starts), np.minimum.reduceat(y, starts)
+    tt = np.empty(2 * starts.size)
+    yy = np.empty(2 * starts.size)
+    tt[0::2], tt[1::2] = t[starts], t[ends]
+    yy[0::2], yy[1::2] = hi, lo
+    return tt, yy
+
+
+def drawn_gpus(samples: pd.DataFrame | None) -> tuple[pd.DataFrame | None, str | None]:
+    """(the samples of the GPUs drawn one by one, what the picture leaves out): past
+    MAX_DRAWN_GPUS distinct GPUs, those with the most rows; a line saying so."""
+    if samples is None or not len(samples) or "gpu" not in samples:
+        return samples, None
+    ids, counts = np.unique(samples["gpu"].to_numpy(), return_counts=True)
+    if ids.size <= MAX_DRAWN_GPUS:
+        return samples, None
+    keep = ids[np.lexsort((ids, -counts))[:MAX_DRAWN_GPUS]]
+    note = (f"{ids.size:,} GPUs in the samples: the {MAX_DRAWN_GPUS} with the most rows are drawn, "
+            f"{ids.size - MAX_DRAWN_GPUS:,} are not")
+    return samples[samples["gpu"].isin(keep)], note
 
 
 class Painter:
@@ -201,13 +251,54 @@ def shade(ax: Any, intervals: pd.DataFrame | None, t0: float) -> list:
     # "idle, PCIe not measured" between the rows that did measure it (GPM rows beside PCIe
     # counter rows) is the same idle: shaded only where PCIe was never measured
     measured = intervals["class"].isin(("idle_quiet", "transferring", "both")).any()
+    lo, hi = float(intervals["t_start"].min()), float(intervals["t_end"].max())
     for cls, (color, label) in SHADE.items():
         if cls == "idle" and measured:
             continue
         sub = intervals[intervals["class"] == cls]
         if len(sub):
-            bars = list(zip(sub["t_start"] - t0, sub["t_end"] - sub["t_start"], strict=True))
-            ax.broken_barh(bars, (0, 1), transform=ax.get_xaxis_transform(), facecolors=color, alpha=0.22,
-                           zorder=0, linewidth=0)
+            a, b = sub["t_start"].to_numpy(dtype="float64"), sub["t_end"].to_numpy(dtype="float64")
+            for bars, alpha in _shading(a, b, lo, hi):
+                ax.broken_barh(list(zip((bars[0] - t0).tolist(), (bars[1] - bars[0]).tolist(), strict=True)),
+                               (0, 1), transform=ax.get_xaxis_transform(), facecolors=color, alpha=alpha,
+                               zorder=0, linewidth=0)
             done.append(Patch(facecolor=color, alpha=0.4, label=label))
     return done
+
+
+
+SHADE_ALPHA = 0.22
+SHADE_LEVELS = 4
+
+
+def _shading(a: np.ndarray, b: np.ndarray, lo: float, hi: float,
+             columns: int = 2 * PIXEL_COLUMNS) -> list[tuple[tuple[np.ndarray, np.ndarray], float]]:
+    """(bars, alpha) to draw one class's intervals [a, b): as they are when they are no more than
+    the panel's columns; else per column, shaded by the share of the column they cover (in
+    SHADE_LEVELS steps): the picture of a million sub-pixel gaps, drawn in bounded time."""
+    if a.size <= columns or not hi > lo:
+        return [((a, b), SHADE_ALPHA)]
+    order = np.argsort(a, kind="stable")
+    a, b = a[order], np.maximum(b[order], a[order])
+    edges = np.linspace(lo, hi, columns + 1)
+    covered = _covered(a, b, edges)
+    share = np.diff(covered) / np.diff(edges)
+    level = np.clip(np.rint(share * SHADE_LEVELS), 0, SHADE_LEVELS).astype(np.int64)
+    out = []
+    for k in range(1, SHADE_LEVELS + 1):
+        on = level == k
+        if on.any():
+            m = np.concatenate([[False], on, [False]])
+            d = np.diff(m.astype(np.int8))
+            s, e = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+            out.append(((edges[s], edges[e]), SHADE_ALPHA * k / SHADE_LEVELS))
+    return out
+
+
+def _covered(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Time covered by the sorted disjoint intervals [a, b) before each x."""
+    full = np.concatenate([[0.0], np.cumsum(b - a)])
+    i = np.searchsorted(a, x, side="right")  # intervals that start before x
+    j = np.maximum(i - 1, 0)
+    part = np.where(i > 0, np.clip(x - a[j], 0.0, b[j] - a[j]), 0.0)
+    return full[j] + part

@@ -47,10 +47,12 @@ def test_gpuscope_csv_with_torn_last_row(tmp_path):
     assert df["rx_gbs"].iloc[0] == 1.5 and math.isnan(df["rx_gbs"].iloc[1])
     assert df["pcie_source"].tolist() == ["gpm", "counter"] and df["wrap_suspect"].tolist() == [0, 1]
     assert list(df.columns) == list(SAMPLE_COLUMNS)
-    assert _dtypes(df)["gpu"] == "int64" and _dtypes(df)["t_wall"] == "float64"
+    # compact columns (parsers.samples_csv): the GPU index as int16, times float64
+    assert _dtypes(df)["gpu"] == "int16" and _dtypes(df)["t_wall"] == "float64"
     assert df["mem_clock_mhz"].iloc[0] == 2619 and df["temperature_c"].iloc[0] == 51
     assert df["clock_event_reasons"].iloc[0] == 4 and math.isnan(df["clock_event_reasons"].iloc[1])
-    assert _dtypes(df)["clock_event_reasons"] == "float64"
+    # whole numbers: float32 holds them exactly (any value float32 cannot hold: float64)
+    assert _dtypes(df)["clock_event_reasons"] == "float32"
     assert all(df[c].isna().all() for c in PIPE_COLUMNS)  # written before them: missing, not 0
     assert read_samples_csv(f).equals(df)
 

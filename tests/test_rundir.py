@@ -57,7 +57,7 @@ def test_samples_flushed_while_open(tmp_path):
     assert len(text.splitlines()) == 3
     df = read_samples(rd.path)
     assert len(df) == 2 and df["rx_gbs"].isna().tolist() == [False, True]
-    assert df["gpu"].dtype == "int64" and df["wrap_suspect"].tolist() == [0, 0]
+    assert df["gpu"].dtype == "int16" and df["wrap_suspect"].tolist() == [0, 0]  # (compact: indices < 1024)
     w.close()
 
 

@@ -4,7 +4,8 @@ lines or rows, each beside its target, with the growth between sizes.
 
 Generated once under bench-out/ (seeded): ProgressMeter lines (the PyTorch examples' shape),
 `data: 1.2ms compute: 3.4ms` lines, `k=v` lines with units, JSON dict lines, a samples.csv (one
-GPU, 50 Hz, gpuscope's columns), and for compare two 1M-line CuZK daemon logs (tools/
+GPU, 50 Hz, gpuscope's columns; also drawn by `plot`, and a samples.csv naming 1,000 GPU
+indices), and for compare two 1M-line CuZK daemon logs (tools/
 gen_daemon_log.py) and two 1M-line `k=v` logs. Each command runs as a fresh process, once
 (CPU seconds = user + system with children; peak RSS), as in tools/bench_analyze.py.
 
@@ -81,6 +82,50 @@ def write_samples(path: Path, n: int) -> None:
     tmp.replace(path)
 
 
+# samples beyond analyze --json: `plot` of each samples.csv (the picture decimated to its pixel
+# columns), and a samples.csv naming a new GPU index on every row (issue 22: analyze and plot in
+# time proportional to the rows, not the GPUs); per row, against the analyze target's 1 us/row
+SAMPLES_PER_ROW_US = SAMPLES_TARGET_4M[0] / 4_000_000 * 1e6
+MANY_GPUS_ROWS = 40_000
+
+
+def write_many_gpus(path: Path, n: int) -> None:
+    """n rows at 50 Hz, each with the next of 1,000 GPU indices (a merge of hosts, or damage)."""
+    rng = random.Random(22)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        f.write("t_wall,t_mono,gpu,rx_gbs,tx_gbs,sm_active,pcie_source,wrap_suspect\n")
+        for i in range(n):
+            f.write(f"{1796047200 + i * 0.02:.3f},{i * 0.02:.3f},{i % 1000},{rng.uniform(0, 5):.3f},0.01,"
+                    f"{rng.random():.3f},counter,0\n")
+    tmp.replace(path)
+
+
+def samples_extras(sizes: list[int], rows: list[tuple[str, str, str, str]]) -> bool:
+    """The samples rows beyond analyze --json (see SAMPLES_PER_ROW_US): True when one failed."""
+    import tempfile
+
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            path = ensure("samples", n, lambda p, n=n: write_samples(p, n))
+            r = bench(gpuscope("plot", str(path), "-o", str(Path(tmp) / "s.png")), 1)
+            failed |= not r["ok"]
+            rows.append((f"plot samples, {n:,} rows", f"{r['cpu']:.2f} CPU-s, {r['rss']:.0f} MB, "
+                         f"{r['cpu'] / n * 1e6:.2f} us/row", "bounded picture", "" if r["ok"] else "FAILED"))
+        path = log_of("scale_samples_many_gpus", MANY_GPUS_ROWS, lambda p: write_many_gpus(p, MANY_GPUS_ROWS), ".csv")
+        for verb, args in (("analyze --json", ["analyze", str(path), "--json"]),
+                           ("plot", ["plot", str(path), "-o", str(Path(tmp) / "g.png")])):
+            r = bench(gpuscope(*args), 1)
+            failed |= not r["ok"]
+            per_row = r["cpu"] / MANY_GPUS_ROWS * 1e6
+            rows.append((f"{verb} of {MANY_GPUS_ROWS:,} rows naming 1,000 GPUs", f"{r['cpu']:.2f} CPU-s, "
+                         f"{r['rss']:.0f} MB, {per_row:.0f} us/row", "in proportion to the rows",
+                         "FAILED" if not r["ok"] else ""))
+    return failed
+
+
 def ensure(name: str, n: int, make) -> Path:
     return log_of(f"scale_{name}", n, make, ".csv" if name == "samples" else ".log")
 
@@ -123,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only.split(","))
     rows: list[tuple[str, str, str, str]] = []
     failed = False
+    if "samples" in only:  # (plot, and a file of many GPU indices: samples_extras)
+        failed |= samples_extras(sizes, rows)
     for shape in ("progressmeter", "datacompute", "kvunits", "jsonl", "samples"):
         if shape not in only:
             continue

@@ -16,6 +16,8 @@ its pauses; the rules judge the steady state from it (rules.activity).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +31,10 @@ PAUSE_MIN_S = 1.0
 PAUSE_MIN_READINGS = 3
 UTIL_TRACE = 0.03  # utilization.gpu beside GPM: a reading this high is a sign of work (1% blips at start-up are not)
 GAP_BUCKETS_S = (0.0, 0.1, 0.5, 1.0, 5.0, float("inf"))
+#: GPUs analyzed one by one at most (the most rows first); NVML numbers a host's GPUs from 0 and
+#: a host holds 16 at most today: more distinct indices are damage or a merge of hosts
+MAX_GPUS = 64
+MAX_GPUS_ENV = "GPUSCOPE_MAX_GPUS"
 
 #: NVML clock-event (throttle) reason bits (nvml.h nvmlClocksEventReason*)
 REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8: "hw_slowdown",
@@ -82,16 +88,53 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         notes.append("the samples have no wall-clock time: times are seconds from the file's start")
     if span is not None:
         t = pd.to_numeric(samples[basis], errors="coerce")
-        samples = samples.loc[(t >= span[0]) & (t <= span[1])]
+        inside = ((t >= span[0]) & (t <= span[1])).to_numpy()
+        if not inside.all():
+            samples = samples.loc[inside]
     gpus, frames = [], []
-    for gpu, rows in samples.groupby("gpu", sort=True):
-        grid = sg.build_grid(rows, int(gpu), line_rate_gbs, basis)
-        figures, working = gpu_figures(grid, _meta_gpu(meta, int(gpu)), line_rate_gbs, line_rate_source)
-        gpus.append(GpuActivity(int(gpu), grid, figures, working))
+    for gpu, rows in _per_gpu(samples, notes):
+        grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
+        figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
+        gpus.append(GpuActivity(gpu, grid, figures, working))
         frames.append(sg.merged_intervals(grid))
     intervals = pd.concat(frames, ignore_index=True) if frames else empty(ACTIVITY_INTERVAL_SCHEMA)
     intervals = intervals.astype({c: t for c, t in ACTIVITY_INTERVAL_SCHEMA.items()})[list(ACTIVITY_INTERVAL_SCHEMA)]
     return Activity(gpus, intervals, line_rate_gbs, line_rate_source, notes)
+
+
+def max_gpus() -> int:
+    """How many GPUs are analyzed one by one (MAX_GPUS, or GPUSCOPE_MAX_GPUS)."""
+    try:
+        return max(1, int(os.environ.get(MAX_GPUS_ENV, "") or MAX_GPUS))
+    except ValueError:
+        return MAX_GPUS
+
+
+def _per_gpu(samples: pd.DataFrame, notes: list[str]) -> Iterator[tuple[int, pd.DataFrame]]:
+    """(GPU index, its rows) for each GPU, by index; the frame itself when it holds one GPU (no
+    copy). Past max_gpus() distinct GPUs only those with the most rows, and a note says so: a
+    file naming a new index on every row costs what its rows cost, not a grid per row."""
+    gpu = samples["gpu"].to_numpy()
+    if gpu.size and gpu.min() == gpu.max():  # one GPU (no sort of the whole column)
+        ids, counts = gpu[:1], np.array([gpu.size])
+    else:
+        ids, counts = np.unique(gpu, return_counts=True)
+    most = max_gpus()
+    if ids.size > most:
+        keep = np.sort(ids[np.lexsort((ids, -counts))[:most]])
+        left = int(counts.sum() - counts[np.isin(ids, keep)].sum())
+        notes.append(f"the samples name {ids.size:,} GPUs: the {most} with the most rows are analyzed one by one, "
+                     f"the other {ids.size - most:,} ({left:,} rows) are left out of every figure "
+                     f"({MAX_GPUS_ENV}=<n> analyzes more)")
+        ids = keep
+    if ids.size == 1 and counts.size == 1:
+        yield int(ids[0]), samples
+        return
+    order = np.argsort(gpu, kind="stable")
+    sorted_gpu = gpu[order]
+    for g in ids.tolist():
+        a, b = np.searchsorted(sorted_gpu, g, side="left"), np.searchsorted(sorted_gpu, g, side="right")
+        yield int(g), samples.iloc[np.sort(order[a:b])]
 
 
 def _meta_gpu(meta: dict | None, gpu: int) -> dict:
@@ -103,14 +146,16 @@ def _meta_gpu(meta: dict | None, gpu: int) -> dict:
 
 def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     ok = np.isfinite(x) & np.isfinite(w)
-    s = float(np.sum(w[ok]))
-    return float(np.sum(x[ok] * w[ok]) / s) if s > 0 else float("nan")
+    wk = w[ok]
+    s = float(np.sum(wk))
+    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
 
 
 def _shares(grid: sg.Grid, mask: np.ndarray) -> dict[str, float]:
     dt = grid.dt
     total = float(dt[mask].sum())
-    return {c: (float(dt[mask & (grid.cls == c)].sum()) / total if total > 0 else float("nan"))
+    codes = grid.codes
+    return {c: (float(dt[mask & (codes == sg.CLASS_CODE[c])].sum()) / total if total > 0 else float("nan"))
             for c in sg.CLASSES}
 
 
@@ -129,17 +174,16 @@ def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float 
 
 def _idle_gaps(grid: sg.Grid, mask: np.ndarray) -> list[float]:
     """Durations of the SM-idle runs inside `mask`."""
-    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
-    dt = grid.dt
-    return [float(dt[a:b].sum()) for a, b in sg.runs(idle & mask)]
+    a, b = sg.run_bounds(grid.in_classes(sg.SM_IDLE_CLASSES) & mask)
+    return sg.segment_sums(grid.dt, a, b).tolist()
 
 
 def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """(bool per interval: working = in the active span and not in a pause; the pauses)."""
-    trace = np.nan_to_num(grid.activity) > sg.SM_TRACE
+    trace = grid.activity > sg.SM_TRACE
     if grid.source == "gpm_sm_active":
-        trace |= np.nan_to_num(grid.util) >= UTIL_TRACE
-    trace |= sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs) == 1.0
+        trace |= grid.util >= UTIL_TRACE
+    trace |= grid.busy_io(line_rate_gbs) == 1.0
     working = np.zeros(grid.n, dtype=bool)
     idx = np.flatnonzero(trace)
     if not idx.size:
@@ -148,17 +192,17 @@ def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[t
     working[a0:a1] = True
     res = grid.resolution_s if np.isfinite(grid.resolution_s) else 0.0
     pause_min = max(PAUSE_MIN_S, PAUSE_MIN_READINGS * res)
-    dt = grid.dt
-    pauses = [(a, b) for a, b in sg.runs(~trace & working) if dt[a:b].sum() >= pause_min]
-    for a, b in pauses:
-        working[a:b] = False
+    a, b = sg.run_bounds(~trace & working)
+    long_ = sg.segment_sums(grid.dt, a, b) >= pause_min
+    pauses = list(zip(a[long_].tolist(), b[long_].tolist(), strict=True))
+    working &= ~sg.cover(grid.n, a[long_], b[long_])
     return working, pauses
 
 
 def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_source: str) -> tuple[dict, np.ndarray]:
     dt = grid.dt
     known = np.isfinite(grid.activity)
-    idle = np.isin(grid.cls, sg.SM_IDLE_CLASSES)
+    idle = grid.in_classes(sg.SM_IDLE_CLASSES)
     durs = _idle_gaps(grid, np.ones(grid.n, dtype=bool))
     wall = float(grid.t_end[-1] - grid.t_start[0]) if grid.n else 0.0
     known_s = float(dt[known].sum())
@@ -193,7 +237,7 @@ def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> flo
     """Share of `mask`'s time with PCIe measured that a copy ran (RX or TX above the trickle),
     beside busy_fraction (computing), never folded into it; None where PCIe was not measured."""
     dt = grid.dt
-    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    busy = grid.busy_io(line_rate_gbs)
     measured = mask & ~np.isnan(busy)
     m_s = float(dt[measured].sum())
     return float(dt[measured & (busy == 1.0)].sum()) / m_s if m_s > 0 else None
@@ -202,7 +246,7 @@ def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> flo
 def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
     """Share of `mask`'s time with PCIe measured, and of that, quiet (neither direction busy)."""
     dt = grid.dt
-    busy = sg.pcie_busy(grid.rx, grid.tx, line_rate_gbs)
+    busy = grid.busy_io(line_rate_gbs)
     total, measured = float(dt[mask].sum()), mask & ~np.isnan(busy)
     m_s = float(dt[measured].sum())
     return {"pcie_measured_share": m_s / total if total > 0 else None,
@@ -217,7 +261,8 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
     idx = np.flatnonzero(working)
     a0 = int(min([idx[0]] + [a for a, _ in pauses])) if idx.size else pauses[0][0]
     a1 = int(max([idx[-1] + 1] + [b for _, b in pauses])) if idx.size else pauses[-1][1]
-    pd_ = [float(dt[a:b].sum()) for a, b in pauses]
+    pd_ = sg.segment_sums(dt, np.array([a for a, _ in pauses], dtype=np.int64),
+                          np.array([b for _, b in pauses], dtype=np.int64)).tolist()
     longest = int(np.argmax(pd_)) if pd_ else None
     work_s = float(dt[working].sum())
     known = working & np.isfinite(grid.activity)
@@ -229,7 +274,7 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
         "busy_fraction": _wmean(np.where(working, grid.activity, np.nan), dt),
         "copy_fraction": _copy_fraction(grid, working, line_rate_gbs),
         "utilization_busy_fraction": _wmean(np.where(working, grid.util, np.nan), dt),
-        "idle_fraction": (float(dt[known & np.isin(grid.cls, sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
+        "idle_fraction": (float(dt[known & grid.in_classes(sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
                           if known.any() else None),
         "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
         "classes": _shares(grid, working),
@@ -247,8 +292,8 @@ def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line
             "line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source,
             "busy_threshold_gbs": sg.PCIE_BUSY_SHARE * line_rate_gbs,
             "near_line_rate_threshold_gbs": sg.NEAR_LINE_SHARE * line_rate_gbs,
-            "time_near_line_rate_s": float(grid.dt[(np.nan_to_num(np.fmax(grid.rx, grid.tx))
-                                                    >= sg.NEAR_LINE_SHARE * line_rate_gbs)].sum()),
+            "time_near_line_rate_s": float(grid.dt[np.fmax(grid.rx, grid.tx)
+                                                   >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
             "rx": transfers.direction_stats(grid, "rx", line_rate_gbs, within=working),
             "tx": transfers.direction_stats(grid, "tx", line_rate_gbs, within=working)}
 
@@ -261,8 +306,9 @@ def _stat(x: np.ndarray) -> dict:
 
 
 def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
-    st, dt = grid.states, grid.dt
-    busy = np.nan_to_num(grid.activity) >= sg.SM_IDLE
+    st = {k: np.asarray(v, dtype=np.float64) for k, v in grid.states.items()}  # (float32 states: exact)
+    dt = grid.dt
+    busy = grid.activity >= sg.SM_IDLE
     used = st["mem_used_mib"]
     total = meta_gpu.get("memory_total_mib")
     used_max = float(np.nanmax(used)) if np.isfinite(used).any() else None

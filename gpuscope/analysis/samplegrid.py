@@ -27,6 +27,7 @@ Classes (module thresholds; docs/ANALYZE.md "From NVML samples alone"):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -53,9 +54,14 @@ STATE_COLUMNS = ("mem_used_mib", "power_w", "sm_clock_mhz", "mem_clock_mhz", "te
                  "clock_event_reasons")
 
 
+CLASS_CODE = {c: i for i, c in enumerate(CLASSES)}
+_CLASS_NAMES = np.array(CLASSES, dtype=object)
+
+
 @dataclass
 class Grid:
-    """One GPU's intervals (arrays of equal length n = rows - 1)."""
+    """One GPU's intervals (arrays of equal length n = rows - 1). A column the GPU never read
+    is one NaN seen n times (a read-only view, no memory)."""
 
     gpu: int
     t_start: np.ndarray
@@ -68,37 +74,86 @@ class Grid:
     tx: np.ndarray
     pcie_source: str | None        # counter | gpm | throughput | None
     pcie_resolution_s: float
-    cls: np.ndarray                # object array of CLASSES
-    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval
+    codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
+    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval (float32 where that is exact)
     util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
     pipes: dict[str, np.ndarray] | None = None  # PIPE_COLUMNS filled backwards (only those read)
 
-    @property
+    @cached_property
     def dt(self) -> np.ndarray:
         return self.t_end - self.t_start
+
+    @cached_property
+    def cls(self) -> np.ndarray:
+        """Object array of CLASSES per interval (made from `codes` when first asked for)."""
+        return _CLASS_NAMES[self.codes]
+
+    def busy_io(self, line_rate_gbs: float) -> np.ndarray:
+        """pcie_busy of this grid's RX and TX (computed once per line rate)."""
+        memo = self.__dict__.setdefault("_busy_io", {})
+        if line_rate_gbs not in memo:
+            memo[line_rate_gbs] = pcie_busy(self.rx, self.tx, line_rate_gbs)
+        return memo[line_rate_gbs]
+
+    def in_classes(self, names: tuple[str, ...]) -> np.ndarray:
+        """bool per interval: its class is one of `names`."""
+        table = np.zeros(len(CLASSES), dtype=bool)
+        table[[CLASS_CODE[c] for c in names]] = True
+        return table[self.codes]
 
     @property
     def n(self) -> int:
         return int(self.t_end.size)
 
 
+def nan_view(n: int) -> np.ndarray:
+    """n NaNs in no memory (a read-only view of one)."""
+    return np.broadcast_to(np.float64(np.nan), (n,))
+
+
+def all_nan(x: np.ndarray) -> bool:
+    if x.ndim == 1 and x.size and x.strides == (0,):
+        return bool(np.isnan(x[0]))
+    return bool(np.isnan(x).all())
+
+
+def has_reading(x: np.ndarray) -> bool:
+    """Whether x holds a finite value."""
+    if x.ndim == 1 and x.size and x.strides == (0,):
+        return bool(np.isfinite(x[0]))
+    return bool(np.isfinite(x).any())
+
+
 def _num(df: pd.DataFrame, col: str) -> np.ndarray:
     if col not in df:
-        return np.full(len(df), np.nan)
-    return pd.to_numeric(df[col], errors="coerce").to_numpy(dtype="float64")
+        return nan_view(len(df))
+    s = df[col]
+    if s.dtype.kind == "f":
+        x = s.to_numpy()
+        return x if x.dtype == np.float64 else x.astype(np.float64)  # (float32 columns hold their values exactly)
+    if s.dtype.kind in "iub":
+        return s.to_numpy(dtype="float64")
+    return pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64")
 
 
 def _bfill(x: np.ndarray) -> np.ndarray:
+    if all_nan(x):
+        return nan_view(x.size)
     return pd.Series(x).bfill().to_numpy(dtype="float64")
 
 
 def _ffill_both(x: np.ndarray) -> np.ndarray:
-    return pd.Series(x).ffill().bfill().to_numpy(dtype="float64")
+    """x filled forwards, then backwards before its first reading (float32 stays float32)."""
+    if all_nan(x):
+        return nan_view(x.size)
+    return pd.Series(x).ffill().bfill().to_numpy(dtype=np.float32 if x.dtype == np.float32 else np.float64)
 
 
 def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
     """Median spacing of the readings of x (rows where it is finite); NaN with fewer than two."""
+    if all_nan(x):
+        return float("nan")
     tt = t[np.isfinite(x)]
     d = np.diff(tt)
     d = d[d > 0]
@@ -111,49 +166,145 @@ def time_basis(samples: pd.DataFrame) -> str:
     return "t_wall" if t.size and np.isfinite(t).all() else "t_mono"
 
 
+def segment_sums(x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """x[a:b].sum() for each (a, b), to the bit (numpy's own summation of each run: the runs of
+    one length are summed as the rows of one array), without a Python step per run."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    out = np.zeros(starts.size, dtype=np.float64)
+    lengths = ends - starts
+    for length in np.unique(lengths).tolist():
+        sel = np.flatnonzero(lengths == length)
+        if length <= 0:
+            continue
+        if sel.size < 4 or length > 4096:
+            for i in sel.tolist():
+                out[i] = x[starts[i]:ends[i]].sum()
+            continue
+        step = max(1, (1 << 20) // length)
+        for k in range(0, sel.size, step):
+            part = sel[k:k + step]
+            out[part] = x[starts[part][:, None] + np.arange(length)].sum(axis=1)
+    return out
+
+
+def run_bounds(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) arrays of the consecutive True stretches of mask ([start, end))."""
+    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    d = np.diff(m.astype(np.int8))
+    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+
+
+def cover(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """bool per index: inside one of the disjoint ranges [start, end)."""
+    mark = np.zeros(n + 1, dtype=np.int32)
+    np.add.at(mark, starts, 1)
+    np.add.at(mark, ends, -1)
+    return np.cumsum(mark[:n]) > 0
+
+
+def _mode(rows: pd.DataFrame, idx: np.ndarray | None) -> str | None:
+    """The most frequent pcie_source (the smallest of a tie), None when none is named."""
+    if "pcie_source" not in rows:
+        return None
+    s = rows["pcie_source"]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = np.asarray(s.cat.codes.to_numpy())
+        codes = codes if idx is None else codes[idx]
+        codes = codes[codes >= 0]
+        names = [str(c) for c in s.cat.categories]
+        counts = np.bincount(codes, minlength=len(names)) if codes.size else np.zeros(len(names), dtype=np.int64)
+        named = {n: 0 for n in names if n != ""}
+        for n, k in zip(names, counts.tolist(), strict=True):
+            if n != "":
+                named[n] += k
+        live = {n: k for n, k in named.items() if k > 0}
+        return min(live, key=lambda n: (-live[n], n)) if live else None
+    vals = (s if idx is None else s.iloc[idx]).dropna().astype(str)
+    vals = vals[vals != ""]
+    return str(vals.mode().iloc[0]) if len(vals) else None
+
+
+def _first_of_instant(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The first reading (non-NaN) of each group of rows of one instant (groups start at `starts`)."""
+    if all_nan(x):
+        return nan_view(starts.size)
+    n = x.size
+    pos = np.where(np.isnan(x), n, np.arange(n))
+    first = np.minimum.reduceat(pos, starts)
+    return np.append(x, np.nan)[first]
+
+
 def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = "t_wall") -> Grid:
-    """The grid of one GPU's rows (samples.csv schema)."""
+    """The grid of one GPU's rows (samples.csv schema). Only the columns read are copied, and
+    only where the rows need dropping (no time), sorting or merging (rows of one instant)."""
     t_all = _num(rows, basis)
     ok = np.isfinite(t_all)
-    rows = rows.loc[ok]
-    t_all = t_all[ok]
-    order = np.argsort(t_all, kind="stable")
-    rows, t_all = rows.iloc[order], t_all[order]
-    cols = {c: _num(rows, c) for c in (*WINDOW_COLUMNS, *STATE_COLUMNS, "rx_gbs", "tx_gbs", "wrap_suspect")}
+    idx: np.ndarray | None = None if ok.all() else np.flatnonzero(ok)
+    t_all = t_all if idx is None else t_all[idx]
+    if t_all.size > 1 and not bool((t_all[1:] >= t_all[:-1]).all()):
+        order = np.argsort(t_all, kind="stable")
+        idx = order if idx is None else idx[order]
+        t_all = t_all[order]
     # rows of one instant (a GPM row and a PCIe row written at the same time): one grid point,
     # the first reading of each column
-    t = np.unique(t_all)
-    if t.size != t_all.size:
-        g = pd.DataFrame(cols).groupby(t_all, sort=True).first()
-        cols = {c: g[c].to_numpy(dtype="float64") for c in cols}
-    src_vals = rows["pcie_source"].dropna().astype(str) if "pcie_source" in rows else pd.Series(dtype=str)
-    src_vals = src_vals[src_vals != ""]
-    pcie_source = str(src_vals.mode().iloc[0]) if len(src_vals) else None
+    new = np.concatenate([[True], t_all[1:] != t_all[:-1]]) if t_all.size else np.zeros(0, dtype=bool)
+    starts = None if new.all() else np.flatnonzero(new)
+    t = t_all if starts is None else t_all[starts]
 
-    sm, util = cols["sm_active"], cols["gpu_util_pct"] / 100.0
-    if np.isfinite(sm).any():
+    def col(c: str, wide: bool = True) -> np.ndarray:
+        """Column c of the rows kept, in their order: float64, or (wide=False) as the frame holds
+        an integer or float32 column (its values exactly)."""
+        s = rows[c] if not wide and c in rows else None
+        keep = s is not None and (s.dtype.kind in "iu" or s.dtype == np.float32)
+        x = s.to_numpy() if keep and s is not None else _num(rows, c)
+        if x.strides == (0,):
+            return nan_view(t.size)
+        x = x if idx is None else x[idx]
+        return x if starts is None else _first_of_instant(x, starts)
+
+    pcie_source = _mode(rows, idx)
+    sm, util = col("sm_active"), col("gpu_util_pct")
+    util = util / 100.0 if not all_nan(util) else util
+    if has_reading(sm):
         source, raw = "gpm_sm_active", sm
-    elif np.isfinite(util).any():
+    elif has_reading(util):
         source, raw = "utilization", util
     else:
-        source, raw = None, np.full(t.size, np.nan)
+        source, raw = None, nan_view(t.size)
     resolution = spacing_s(t, raw)
-    activity = np.clip(_bfill(raw), 0.0, 1.0)[1:]
-    util_f = np.clip(_bfill(util), 0.0, 1.0)[1:]
+    activity = _clip01(_bfill(raw))[1:]
+    util_f = _clip01(_bfill(util))[1:]
 
-    wrap = cols["wrap_suspect"] == 1
-    rx, tx = np.where(wrap, np.nan, cols["rx_gbs"]), np.where(wrap, np.nan, cols["tx_gbs"])
-    pcie_resolution = spacing_s(t, cols["rx_gbs"])
+    wrap = col("wrap_suspect", wide=False) == 1
+    rx_raw = col("rx_gbs")
+    rx, tx = _unwrapped(rx_raw, wrap), _unwrapped(col("tx_gbs"), wrap)
+    pcie_resolution = spacing_s(t, rx_raw)
     if pcie_source != "counter":
-        rx, tx = _bfill(rx), _bfill(tx)
-        rx, tx = np.where(wrap, np.nan, rx), np.where(wrap, np.nan, tx)
+        rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
-    states = {c: _ffill_both(cols[c])[1:] for c in STATE_COLUMNS}
-    cls = classify(activity, rx, tx, line_rate_gbs)
-    pipes = {c: np.clip(_bfill(cols[c]), 0.0, 1.0)[1:] for c in PIPE_COLUMNS if np.isfinite(cols[c]).any()}
-    return Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
-                resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
-                pcie_resolution_s=pcie_resolution, cls=cls, states=states, util=util_f, time_basis=basis, pipes=pipes)
+    # (float32 where the frame holds the column so: every value exact; activity widens them)
+    states = {c: _ffill_both(col(c, wide=False))[1:] for c in STATE_COLUMNS}
+    busy_io = pcie_busy(rx, tx, line_rate_gbs)
+    codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
+    pipes: dict[str, np.ndarray] = {}
+    for c in PIPE_COLUMNS:
+        x = col(c)
+        if has_reading(x):
+            pipes[c] = _clip01(_bfill(x))[1:]
+    g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
+             resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
+             pcie_resolution_s=pcie_resolution, codes=codes, states=states, util=util_f, time_basis=basis, pipes=pipes)
+    g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
+    return g
+
+
+def _clip01(x: np.ndarray) -> np.ndarray:
+    return x if x.strides == (0,) else np.clip(x, 0.0, 1.0)
+
+
+def _unwrapped(x: np.ndarray, wrap: np.ndarray) -> np.ndarray:
+    """x with its wrap-suspect rows NaN (x itself when there are none)."""
+    return np.where(wrap, np.nan, x) if wrap.any() else x
 
 
 def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
@@ -164,25 +315,31 @@ def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarra
 
 
 def classify(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
+    return _CLASS_NAMES[classify_codes(activity, rx, tx, line_rate_gbs)]
+
+
+def classify_codes(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float,
+                   busy_io: np.ndarray | None = None) -> np.ndarray:
+    """The class of each interval as int8 CLASS_CODE; `busy_io`: pcie_busy of rx and tx when the
+    caller has it."""
     busy_sm = activity >= SM_IDLE
-    busy_io = pcie_busy(rx, tx, line_rate_gbs)
+    busy_io = pcie_busy(rx, tx, line_rate_gbs) if busy_io is None else busy_io
     io_known = ~np.isnan(busy_io)
     io = busy_io == 1.0
-    out = np.full(activity.size, "unknown", dtype=object)
+    out = np.full(activity.size, CLASS_CODE["unknown"], dtype=np.int8)
     known = ~np.isnan(activity)
-    out[known & busy_sm & ~io] = "computing"
-    out[known & busy_sm & io] = "both"
-    out[known & ~busy_sm & io] = "transferring"
-    out[known & ~busy_sm & io_known & ~io] = "idle_quiet"
-    out[known & ~busy_sm & ~io_known] = "idle"
+    out[known & busy_sm & ~io] = CLASS_CODE["computing"]
+    out[known & busy_sm & io] = CLASS_CODE["both"]
+    out[known & ~busy_sm & io] = CLASS_CODE["transferring"]
+    out[known & ~busy_sm & io_known & ~io] = CLASS_CODE["idle_quiet"]
+    out[known & ~busy_sm & ~io_known] = CLASS_CODE["idle"]
     return out
 
 
 def runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """[start, end) index ranges of the consecutive True stretches of mask."""
-    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
-    d = np.diff(m.astype(np.int8))
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist(), strict=True))
+    a, b = run_bounds(mask)
+    return list(zip(a.tolist(), b.tolist(), strict=True))
 
 
 def merged_intervals(grid: Grid) -> pd.DataFrame:
@@ -190,12 +347,12 @@ def merged_intervals(grid: Grid) -> pd.DataFrame:
     if grid.n == 0:
         return pd.DataFrame({"gpu": pd.Series(dtype="int64"), "class": pd.Series(dtype=object),
                              "t_start": pd.Series(dtype="float64"), "t_end": pd.Series(dtype="float64")})
-    c = grid.cls
-    new = np.concatenate([[True], c[1:] != c[:-1]])
+    k = grid.codes
+    new = np.concatenate([[True], k[1:] != k[:-1]])
     starts = np.flatnonzero(new)
     ends = np.concatenate([starts[1:], [grid.n]]) - 1
     return pd.DataFrame({"gpu": np.full(starts.size, grid.gpu, dtype="int64"),
-                         "class": pd.Series(c[starts], dtype=object),
+                         "class": pd.Series(_CLASS_NAMES[k[starts]], dtype=object),
                          "t_start": grid.t_start[starts], "t_end": grid.t_end[ends]})
 
 
@@ -206,11 +363,12 @@ def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | 
     """Time-weighted mean of SM activity and of each GPM pipe read (PIPE_COLUMNS) over the working
     intervals with SM activity >= SM_IDLE: what the GPU's units did while it computed;
     `computing_s` is that time."""
-    comp = working & (np.nan_to_num(grid.activity) >= SM_IDLE)
+    comp = working & (grid.activity >= SM_IDLE)
     dt = grid.dt
     out: dict[str, float | None] = {"computing_s": float(dt[comp].sum())}
     for name, x in (("sm_active", grid.activity), *(grid.pipes or {}).items()):
         ok = comp & np.isfinite(x)
-        w = float(dt[ok].sum())
-        out[name] = float(np.sum(x[ok] * dt[ok]) / w) if w > 0 else None
+        dk = dt[ok]
+        w = float(dk.sum())
+        out[name] = float(np.sum(x[ok] * dk) / w) if w > 0 else None
     return out

@@ -29,13 +29,23 @@ def _q(x: np.ndarray, q: float) -> float:
     return float(np.quantile(x, q)) if x.size else float("nan")
 
 
+def _qs(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """_q at each of qs, from one copy and one partition (the same values as one call each)."""
+    x = x[np.isfinite(x)]
+    return [float(v) for v in np.quantile(x, qs)] if x.size else [float("nan")] * len(qs)
+
+
 def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     ok = np.isfinite(x) & np.isfinite(w)
-    return float(np.sum(x[ok] * w[ok]) / np.sum(w[ok])) if ok.any() and np.sum(w[ok]) > 0 else float("nan")
+    if not ok.any():
+        return float("nan")
+    wk = w[ok]
+    s = np.sum(wk)
+    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
 
 
 def burst_ranges(rate: np.ndarray, line_rate_gbs: float) -> list[tuple[int, int]]:
-    return sg.runs(np.nan_to_num(rate, nan=0.0) >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
+    return sg.runs(rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
 
 
 def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
@@ -46,37 +56,35 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     dt = grid.dt
     read = np.isfinite(rate)
     out: dict = {
-        "p50_gbs": _q(rate, 0.5), "p90_gbs": _q(rate, 0.9), "p99_gbs": _q(rate, 0.99),
+        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, (0.5, 0.9, 0.99)), strict=True)),
         "max_gbs": float(np.nanmax(rate)) if read.any() else float("nan"),
         "mean_gbs": _wmean(rate, dt),
         "gb": float(np.nansum(rate * dt)),
-        "busy_s": float(dt[np.nan_to_num(rate) >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
-        "near_line_rate_s": float(dt[np.nan_to_num(rate) >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
+        "busy_s": float(dt[rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
+        "near_line_rate_s": float(dt[rate >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
     }
-    ranges = burst_ranges(rate, line_rate_gbs)
+    starts, ends = sg.run_bounds(rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
     if within is not None:
-        ranges = [(a, b) for a, b in ranges if within[a]]
-    lengths = np.array([b - a for a, b in ranges], dtype="int64")
-    interior = np.zeros(grid.n, dtype=bool)
-    in_burst = np.zeros(grid.n, dtype=bool)
-    for a, b in ranges:
-        in_burst[a:b] = True
-        if b - a >= MIN_RESOLVED_READINGS:
-            interior[a + 1:b - 1] = True
-    busy_rate = np.where(in_burst, rate, np.nan)
+        keep = within[starts]
+        starts, ends = starts[keep], ends[keep]
+    lengths = ends - starts
+    in_burst = sg.cover(grid.n, starts, ends)
+    long_ = lengths >= MIN_RESOLVED_READINGS
+    interior = sg.cover(grid.n, starts[long_] + 1, ends[long_] - 1)
+    count = int(starts.size)
+    gb = rate * dt
     out["bursts"] = {
-        "count": int(len(ranges)),
+        "count": count,
         "total_s": float(dt[in_burst].sum()),
         "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
-        "median_s": float(np.median([dt[a:b].sum() for a, b in ranges])) if ranges else float("nan"),
+        "median_s": float(np.median(sg.segment_sums(dt, starts, ends))) if count else float("nan"),
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
         "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
         "interior_readings": int(interior.sum()),
-        "interior_gbs_median": _q(np.where(interior, rate, np.nan), 0.5),
-        "interior_gbs_p90": _q(np.where(interior, rate, np.nan), 0.9),
-        "busy_gbs_median": _q(busy_rate, 0.5),
+        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), _qs(rate[interior], (0.5, 0.9)), strict=True)),
+        "busy_gbs_median": _q(rate[in_burst], 0.5),
         "sm_activity_during": _wmean(np.where(in_burst, grid.activity, np.nan), dt),
-        "gb_per_burst_median": float(np.median([np.nansum(rate[a:b] * dt[a:b]) for a, b in ranges]))
-        if ranges else float("nan"),
+        "gb_per_burst_median": float(np.median(sg.segment_sums(np.where(np.isnan(gb), 0.0, gb), starts, ends)))
+        if count else float("nan"),
     }
     return out

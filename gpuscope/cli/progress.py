@@ -31,12 +31,9 @@ def _size(source) -> int:
         if source == "-":
             return 0
         st = os.stat(source)
-        if os.path.isdir(source):
-            for name in ("timing.log",):
-                p = os.path.join(source, name)
-                if os.path.isfile(p):
-                    return os.stat(p).st_size
-            return 0
+        if os.path.isdir(source):  # a run directory: its timing log and its samples
+            return sum(os.stat(p).st_size for p in (os.path.join(source, n) for n in ("timing.log", "samples.csv"))
+                       if os.path.isfile(p))
         return st.st_size
     except (OSError, ValueError, TypeError):
         return 0

@@ -127,6 +127,8 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
     data = _whole_if_special(p, fmt)
+    if isinstance(data, _SamplesCsv):  # gpuscope's samples.csv: streamed into columns, never held whole
+        return _open_samples_csv(p, user, progress)
     if data is not None:
         return _open_bytes(p, data, fmt, user, progress)
     from gpuscope.parsers import parse_log
@@ -135,7 +137,23 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
 
 
-def _whole_if_special(p: Path, fmt: str | None) -> bytes | None:
+class _SamplesCsv:
+    """_whole_if_special's answer for gpuscope's samples.csv: read by its streaming reader."""
+
+
+SAMPLES_CSV = _SamplesCsv()
+
+
+def _head(p: Path) -> bytes:
+    """The first bytes of a file that says what it is (a samples.csv by its header)."""
+    try:
+        with open(p, "rb") as f:
+            return f.read(HEAD * 16)
+    except (OSError, ValueError) as e:
+        raise read_error(p, e) from None
+
+
+def _whole_if_special(p: Path, fmt: str | None) -> bytes | _SamplesCsv | None:
     """The whole file, from the one open that read its head, when the head says it is read whole:
     UTF-16 (or 32) text (re-encoded, then read as any text), gzip, a trace or a samples file;
     None for a plain log (the parser reads it by its path, in chunks)."""
@@ -150,6 +168,8 @@ def _whole_if_special(p: Path, fmt: str | None) -> bytes | None:
             raise read_error(p, e) from None
         if not (utf16_bom(head) or head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head))):
             return None
+        if not utf16_bom(head) and head[:2] != GZIP_MAGIC and _samples_csv(head):
+            return SAMPLES_CSV
         try:
             return read_stream(f, "log", p, first=head)
         except (OSError, ValueError) as e:
@@ -173,6 +193,27 @@ def _looks_special(head: bytes) -> bool:
     from gpuscope.parsers.samples import looks_like_samples
 
     return looks_like_samples(text)
+
+
+def _samples_csv(head: bytes) -> bool:
+    """Whether a head that _looks_special is gpuscope's own samples.csv (read by its path)."""
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return False
+    from gpuscope.parsers.samples import detect_samples
+
+    return detect_samples(head[:HEAD].decode("utf-8", errors="replace").removeprefix("\ufeff")) == "gpuscope"
+
+
+def _open_samples_csv(p: Path, user: RoleModel | None, progress=None) -> Source:
+    from gpuscope.parsers.samples import read_samples_csv
+
+    src = Source(path=p, kind="samples", model=_model(user),
+                 no_log_reason=f"{p} is a samples file: it has no timing lines")
+    src.samples = _kept(src, read_samples_csv(p, progress=progress), p)
+    if src.samples is None:
+        why = src.samples_read and src.samples_read.get("note")
+        raise NoDataError(f"{p}: a samples file without one readable sample" + (f" ({why})" if why else ""))
+    return src
 
 
 def _maybe_samples(head: str) -> bool:
@@ -367,7 +408,10 @@ def _read_samples_file(p: Path) -> pd.DataFrame:
         p = p / rundir.SAMPLES
     if not p.exists():
         raise InputError(f"--samples: no such file: {p}")
-    readable_file(p, "--samples: ")
+    if readable_file(p, "--samples: ") == "file" and _samples_csv(_head(p)):
+        from gpuscope.parsers.samples import read_samples_csv
+
+        return read_samples_csv(p)  # (streamed into columns, never held whole)
     data = utf8(read_path(p, "samples"))
     if data[:2] == GZIP_MAGIC:
         data = utf8(_gunzip(p, data, "samples"))
