@@ -69,6 +69,8 @@ from gpuscope.parsers.linewords import (
 from gpuscope.parsers.numbers import MAX_MS, beyond
 from gpuscope.parsers.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 
+FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
+
 
 class Line:
     """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
@@ -101,6 +103,8 @@ class Line:
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
         self.tree_root = bool(toks) and toks[0] == "End:"
+        # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
+        self.steps_rate: tuple[str, float] | None = None
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -232,6 +236,8 @@ class Line:
             self.flags |= LINES_ONLY  # (kv would give every event's took one name)
         st = self.st
         name, kf, cls, _whole = st.info(key)
+        if name.lower() in FORECASTS:
+            return  # `ETA: 3s`, `remaining: 12s`: a forecast, no time spent
         if kf is None:
             kf = kf_word
         x, vf, kind, num = parse_value(v)
@@ -253,6 +259,9 @@ class Line:
             return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
+            if cls == RATE and kind == BARE and name.lower().endswith("_steps_per_second"):
+                self.note(UNCACHEABLE)  # (the steps it gives are no number of the line)
+                self.steps_rate = (name[: -len("_steps_per_second")], x)
             return
         if vf is not None and self.i < self.n and self.toks[self.i].lower() == "per":
             return  # `25.38 ms per token`: a rate, not a part
@@ -431,6 +440,18 @@ class Line:
         self.values.append(x * factor)
         self.eps.append(e)
 
+    def covered_steps(self) -> None:
+        """`train_runtime` with `train_steps_per_second` (Hugging Face's end of training): the
+        steps that runtime covers (runtime x rate), the quantity `covers_steps`; the rate
+        itself is never a time."""
+        prefix, rate = self.steps_rate or ("", 0.0)
+        name = f"{prefix}_runtime"
+        if name in self.names and rate > 0:
+            steps = round(self.values[self.names.index(name)] / 1e3 * rate)
+            if 0 < steps <= MAX_COUNT:
+                self.qn.append("covers_steps")
+                self.qv.append(float(steps))
+
     def result(self):
         names, qn = self.names, self.qn
         if self.last_bare is not None and self.last_bare in self.st.unit_keys and (names or qn):
@@ -445,6 +466,8 @@ class Line:
         if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
         self.note(("end", self.last_bare, self.flags))
+        if self.steps_rate is not None:
+            self.covered_steps()
         if not names and not (self.flags & HAS_BYTES):
             return None
         code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, self.st)
