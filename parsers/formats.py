@@ -140,10 +140,22 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "default 10) is the steps a line stands for; `Test:` lines are kept apart",
               "Epoch: [0][ 10/500]\tTime  0.260 ( 0.412)\tData  0.002 ( 0.138)\tLoss 6.8990e+00 (6.9050e+00)",
               "pytorch_examples/every_10th.txt"),
-    Framework("llama_cpp", "llama.cpp print_timings",
+    Framework("detectron2", "detectron2's CommonMetricPrinter",
+              "`eta: 0:12:34  iter: 19  total_loss: ...  time: 0.4512  data_time: 0.0123  lr: ...`",
+              "time and data_time in seconds (time-named keys); the iter counter's advance (every 20) is the "
+              "steps a line stands for; eta is a forecast, max_mem a size",
+              "eta: 0:12:25  iter: 39  total_loss: 1.874  time: 0.4498  data_time: 0.0119  lr: 0.00079922",
+              "detectron2/train.txt"),
+    Framework("mmengine", "mmengine's logger (mmdet, mmseg, ...)",
+              "`Epoch(train)  [e][  i/N]  lr: ...  eta: ...  time: 0.4850  data_time: 0.0100  memory: 3520`",
+              "time and data_time in seconds; the i/N counter's advance (interval, default 50) is the steps a "
+              "line stands for; `eta: 1 day, 3:36:30` is a forecast, memory a size",
+              "Epoch(train)  [1][ 100/7330]  lr: 7.9880e-03  eta: 1 day, 3:30:11  time: 0.4790  data_time: 0.0098",
+              "mmdet/train.txt"),
+    Framework("llama_cpp", "llama.cpp print_timings (llama_print_timings, llama_perf_*_print)",
               "`label time = value ms / N tokens (x ms per token, y tokens per second)`",
-              "each label's time (load, sample, prompt eval, eval, total: the whole); `ms per token` and "
-              "`tokens per second` are rates, never parts",
+              "each label's time (load, sample, prompt eval, eval: the generation, no evaluation line; total: "
+              "the whole); `ms per token` and `tokens per second` are rates, never parts",
               "llama_print_timings: prompt eval time =     812.00 ms /    32 tokens (   25.38 ms per token)",
               "llama_cpp/print_timings.txt"),
     Framework("vllm", "vLLM benchmark_serving",
@@ -207,6 +219,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
 )
 
 FRAMEWORK_BY_NAME = {f.name: f for f in FRAMEWORKS}
+
+
+def docs_table() -> str:
+    """The frameworks as docs/ANALYZE.md lists them (held equal by tests/test_parsers_frameworks.py)."""
+    rows = ["| entry | who prints it | what is read (or why refused) |", "|---|---|---|"]
+    for f in FRAMEWORKS:
+        what = f.reads if not f.refuses else f"refused: {f.refuses}"
+        where = f" (parsers/lineshapes.py `{f.reader}`)" if f.reader else ""
+        rows.append(f"| `{f.name}` | {f.who} | {what.replace('|', '/')}{where} |")
+    return "\n".join(rows)
 # tables of measurements that are no steps: (a text that marks them, what they are)
 TABLES: tuple[tuple[str, str], ...] = (
     *((m, f.refuses) for f in FRAMEWORKS if f.refuses for m in f.markers),

@@ -16,6 +16,7 @@ from __future__ import annotations
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
 from gpuscope.parsers.lineplan import UNCACHEABLE, whole_code
+from gpuscope.parsers.linesteps import COVERS, runtime_steps
 from gpuscope.parsers.linewords import (
     BARE,
     COLON,
@@ -105,6 +106,7 @@ class Line:
         self.tree_root = bool(toks) and toks[0] == "End:"
         # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
         self.steps_rate: tuple[str, float] | None = None
+        self.labels: set[str] = set()  # names made of a label's words, not printed as one key
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -228,9 +230,12 @@ class Line:
         self.note(("value", vt, pre))
         kf_word = None
         if shape != EQ:
+            printed = key
             key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
             if key is None:
                 return
+            if key != printed:
+                self.labels.add(key)  # (a name made of a label's words: `eval time =` -> eval_time)
         elif self.zerolog and self.event:
             key = f"{self.event}_{key}"  # gnark: `prover done ... took=2345.6` -> prover_took
             self.flags |= LINES_ONLY  # (kv would give every event's took one name)
@@ -441,16 +446,11 @@ class Line:
         self.eps.append(e)
 
     def covered_steps(self) -> None:
-        """`train_runtime` with `train_steps_per_second` (Hugging Face's end of training): the
-        steps that runtime covers (runtime x rate), the quantity `covers_steps`; the rate
-        itself is never a time."""
-        prefix, rate = self.steps_rate or ("", 0.0)
-        name = f"{prefix}_runtime"
-        if name in self.names and rate > 0:
-            steps = round(self.values[self.names.index(name)] / 1e3 * rate)
-            if 0 < steps <= MAX_COUNT:
-                self.qn.append("covers_steps")
-                self.qv.append(float(steps))
+        """Hugging Face's `train_runtime` beside `train_steps_per_second`: the steps it covers."""
+        k = runtime_steps(self.names, self.values, *(self.steps_rate or ("", 0.0)))
+        if k is not None:
+            self.qn.append(COVERS)
+            self.qv.append(k)
 
     def result(self):
         names, qn = self.names, self.qn
@@ -463,7 +463,9 @@ class Line:
         if self.damage is not None:
             self.note(UNCACHEABLE)
             return self.damage
-        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) for nm in names)):
+        # (an `eval_*` key, as Hugging Face prints it; not llama.cpp's `eval time =` label, its generation)
+        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and nm not in self.labels
+                                       for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
         self.note(("end", self.last_bare, self.flags))
         if self.steps_rate is not None:

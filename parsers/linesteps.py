@@ -16,10 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.parsers.linewords import MAX_COUNT
 from gpuscope.parsers.words import COUNTERS
 
 COVERS = "covers_steps"
 _NOT_STEPS = frozenset(("epoch",))
+
+
+def runtime_steps(names: list[str], values: list[float], prefix: str, rate: float) -> float | None:
+    """`<prefix>_runtime` (ms) x `<prefix>_steps_per_second` (Hugging Face's end of training:
+    a rate, never a time): the steps that runtime covers, or None."""
+    name = f"{prefix}_runtime"
+    if name not in names or not rate > 0:
+        return None
+    steps = round(values[names.index(name)] / 1e3 * rate)
+    return float(steps) if 0 < steps <= MAX_COUNT else None
 
 
 def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:

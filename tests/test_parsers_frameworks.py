@@ -53,6 +53,7 @@ def test_a_refused_framework_is_refused_with_what_it_is(f):
 
 def test_the_docs_and_the_no_timing_message_list_every_framework():
     docs = (REPO / "docs" / "ANALYZE.md").read_text()
+    assert formats.docs_table() in docs, "docs/ANALYZE.md's table is formats.docs_table()"
     shapes = formats.shapes_read("lines")
     for f in ENTRIES:
         assert f"`{f.name}`" in docs, f.name
