@@ -73,6 +73,10 @@ def test_every_corpus_file_has_an_expectation():
     assert all((DATA / c).exists() for c in CASES)
 
 
+def test_every_case_says_its_diagnosis_or_why_none_or_its_refusal():
+    assert [c for c, w in EXPECTED.items() if not {"refused", "diagnosis", "no_diagnosis"} & set(w)] == []
+
+
 def _parse(case: str):
     return parsers.parse_log(DATA / case)
 
