@@ -30,6 +30,18 @@ def test_names_are_unique_and_each_has_its_corpus_case():
 
 
 @pytest.mark.parametrize("f", ENTRIES, ids=[f.name for f in ENTRIES])
+def test_each_entry_says_where_it_is_read(f):
+    import importlib
+
+    assert f.rules and (not f.reader or f"lineshapes.{f.reader}" in f.rules)
+    for rule in f.rules:
+        mod, _, attr = rule.partition(".")
+        obj = importlib.import_module(f"gpuscope.parsers.{mod}")
+        for part in attr.split("."):
+            obj = getattr(obj, part)  # (raises: a rule that names nothing)
+
+
+@pytest.mark.parametrize("f", ENTRIES, ids=[f.name for f in ENTRIES])
 def test_each_entry_reads_its_example(f):
     if f.reader:
         assert callable(getattr(lineshapes, f.reader)) and f.gates
