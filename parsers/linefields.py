@@ -63,6 +63,7 @@ from gpuscope.parsers.linewords import (
     per_step,
     says_time,
     stamp_ms,
+    stat_of,
     undotted,
     unit_next,
     zerolog_event,
@@ -310,6 +311,9 @@ class Line:
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
         if low in UNIT_WORDS:
             return None, None  # a unit is no name (`2.51 ns 2.51 ns`: the second unit is not a label)
+        if low in ("deviation", "stddev", "std") and self.names and stat_of(self.names[-1]) is not None:
+            # perf_analyzer's `Avg latency: 4992 usec (standard deviation 314 usec)`: the std of that quantity
+            return f"{self.names[-1].rpartition('.')[0]}.std", None
         if (low in GENERIC or low in STAT_WORDS) and before is not None and before.lower() not in FILLERS:
             return label_of(run, key), None  # `data time: 0.1s`, `prompt eval time = 812 ms`
         if run and (shape == COLON or run[-1].lower() in STAT_WORDS):
