@@ -58,7 +58,8 @@ def _half_unit(num: str, factor: float) -> float:
 
 # -- Keras ---------------------------------------------------------------------------------
 
-_KERAS = re.compile(r"^\s*(\d{1,9})/(\d{1,9})\s+(?:\[[=>.]*\]|\u2501+|-)\s")
+# (Keras 3's bar on a terminal colours its done and to-do parts: ANSI codes between the `━`)
+_KERAS = re.compile(r"^\s*(\d{1,9})/(\d{1,9})\s+(?:\[[=>.]*\]|(?:\x1b\[[\d;]*m|\u2501)+|-)\s")
 _KERAS_ELAPSED = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us)(?![\w/])")
 _KERAS_PER = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us|\u00b5s)/(step|sample)\b")
 
@@ -154,8 +155,12 @@ _UNITS = "|".join(sorted((re.escape(u) for u in UNIT_WORDS), key=len, reverse=Tr
 _CRITERION = re.compile(rf"\btime:\s+\[[-+\d.]+ (?:{_UNITS}) [-+\d.]+ (?:{_UNITS}) [-+\d.]+ (?:{_UNITS})\]")
 
 
+_CRITERION_PROGRESS = re.compile(r"^Benchmarking .+: (?:Warming up for [\d.]+ s|Collecting \d+ samples in estimated "
+                                 r"[\d.]+ s)")
+
+
 def read_criterion(line: str, st):
-    if line.startswith("Benchmarking ") or _CRITERION.search(line) is not None:
+    if _CRITERION_PROGRESS.match(line) is not None or _CRITERION.search(line) is not None:
         return None  # its progress and its statistics: no timing line
     return NOT_MINE
 

@@ -111,3 +111,12 @@ def test_hugging_face_steps_come_from_the_runtime_and_the_rate():
     p = parsers.parse_log("{'train_runtime': 100.0, 'train_steps_per_second': 4.0, 'train_loss': 0.5}\n", "lines")
     assert p.steps_per_record == 400 and list(p.components["component"]) == ["train_runtime"]
     assert p.quantities[["name", "value"]].values.tolist() == [["covers_steps", 400.0]]
+
+
+def test_a_coloured_keras_3_bar_and_criterion_s_progress():
+    st = lineread.State()
+    r = lineread.read_line("1875/1875 \x1b[32m\u2501\u2501\u2501\x1b[0m\x1b[37m\x1b[0m 3s 1ms/step - loss: 0.4", st)
+    assert r[0] == ["elapsed", "step.mean"] and r[1] == [3000.0, 1.0] and (r[2], r[3]) == (["covers_steps"], [1875.0])
+    assert lineread.read_line("Benchmarking fib 20: Warming up for 3.0000 s", st) is None
+    # (another program's line that opens with the word is read as any line is)
+    assert lineread.read_line("Benchmarking model took 3.2 s", st)[0] == ["model"]
