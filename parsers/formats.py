@@ -5,7 +5,11 @@ message all read it, so a format is added in one place.
 Each format: its name, what it reads (one line), the text that selects it at detection
 (markers; none: it is chosen by the vote of parsers/lines.sniff), and whether the compiled
 scanner (parsers/_scan.c) reads it. SHAPES lists the line shapes the `lines` format reads,
-each with the programs that print it (docs/ANALYZE.md has the examples)."""
+each with the programs that print it. FRAMEWORKS has one entry per framework whose output is
+read or refused (who prints it, how its lines are recognised, what is read, an example, its
+corpus sample, where its reading lives, and the reader of parsers/lineshapes.py that
+parsers/lineread.py calls for its lines where the shared field reader cannot read them
+alone); TABLES, the refusals' reasons, and docs/ANALYZE.md's list come from it."""
 
 from __future__ import annotations
 
@@ -108,7 +112,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "keras/fit.txt", reader="read_keras", gates=("/step", "/sample"),
               rules=('lineshapes.read_keras', 'linesteps.steps_per_record')),
     Framework("tqdm", "tqdm bars, PyTorch Lightning's progress bar",
-              "`n/total [elapsed<remaining, rate]`, redrawn in place (`\\r`-separated pieces of one line)",
+              "`n/total [elapsed<remaining, rate]` (`n it [elapsed, rate]` without a total), redrawn in "
+              "place (`\\r`-separated pieces of one line)",
               "the rate of one iteration (`it/s`: 1/x s; `s/it`: x s), tqdm's smoothed mean: `time_per_it`; the "
               "bar's n is its counter: a redraw every K iterations stands for K steps",
               "Epoch 0:   2%|\u258f         | 20/1000 [00:00<00:44, 22.10it/s, loss=2.25, v_num=0]",

@@ -32,6 +32,7 @@ framework's own formatting code and docs:
 
 from __future__ import annotations
 
+import math
 import re
 
 from gpuscope.parsers.lineplan import whole_code
@@ -95,21 +96,23 @@ def read_keras(line: str, st):
 
 # -- tqdm / Lightning ----------------------------------------------------------------------
 
-_TQDM = re.compile(r"(?<![\w.])(\d{1,12})/(\d{1,12}|\?)\s?\[[\d:]+(?:<[\d:?]+)?,\s*(\d+(?:\.\d+)?|\?)(it/s|s/it)\b")
+# `n/total [elapsed<remaining, rate` (or, without a total, `123it [00:03, 38.20it/s]`)
+_TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(?:\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d:?]+)?,\s*(\d+(?:\.\d+)?|\?)"
+                   r"(it/s|s/it)\b")
 
 
 def read_tqdm(line: str, st):
     m = _TQDM.search(line)
     if m is None:
         return NOT_MINE
-    rate = m.group(3)
+    rate = m.group(2)
     if rate == "?":
         return None  # no rate yet: no time
     x = float(rate)
-    if x <= 0:
+    if not 0 < x < math.inf:
         return None
     num = rate
-    if m.group(4) == "it/s":
+    if m.group(3) == "it/s":
         ms = 1e3 / x
         e = abs(1e3 / max(x - _half_unit(num, 1.0), 1e-12) - ms)
     else:
@@ -136,7 +139,7 @@ def read_tensorflow(line: str, st):
     m = _TF_RATE.search(line)
     if m is not None:
         x = float(m.group(1))
-        if x <= 0:
+        if not 0 < x < math.inf:
             return None
         return _reading(st, ["step.mean"], [1e3 / x], [abs(1e3 / max(x - _half_unit(m.group(1), 1.0), 1e-12) - 1e3 / x)])
     m = _TF_HOOK.search(line)

@@ -120,3 +120,8 @@ def test_a_coloured_keras_3_bar_and_criterion_s_progress():
     assert lineread.read_line("Benchmarking fib 20: Warming up for 3.0000 s", st) is None
     # (another program's line that opens with the word is read as any line is)
     assert lineread.read_line("Benchmarking model took 3.2 s", st)[0] == ["model"]
+
+
+def test_a_tqdm_bar_without_a_total():
+    r = lineread.read_line("123it [00:03, 40.00it/s]", lineread.State())
+    assert r[0] == ["time_per_it"] and r[1] == [25.0] and (r[2], r[3]) == (["iter"], [123.0])
