@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 
 from gpuscope.parsers import scan as sc
-from gpuscope.parsers.lineshapes import BAR_COUNTER, BAR_TIME
+from gpuscope.parsers.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.linesteps import steps_per_record
 from gpuscope.parsers.linewords import HELD, NAMED, SUMMED, stat_of
 from gpuscope.parsers.words import COUNTERS
@@ -43,13 +43,24 @@ def finish(s: sc.Scan, held: str | None) -> None:
     names = s.value_names()
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
-    bars = bar_rows(s, names, row_of, n) & mine & ~eval_row
+    bars, total = bar_rows(s, names, row_of, n)
+    bars &= mine & ~eval_row
     apart = eval_row
     if bars.any() and (mine & ~bars & ~eval_row & (counts > 0)).sum() >= 3:  # (the log's own step lines)
         apart = eval_row | bars  # (kept apart as evaluation lines are: no steps, no whole)
-        aux = np.where(bars, -1, aux)
         notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
                      "no steps")
+    elif bars.any():
+        # the bar of the most redraws is the loop's; a bar of another total (Hugging Face's
+        # evaluation bar, a data loader's) is no step of it
+        vals, freq = np.unique(total[bars], return_counts=True)
+        other = bars & (total != vals[np.argmax(freq)])
+        if other.any():
+            apart = eval_row | other
+            loop = int(vals[np.argmax(freq)])
+            notes.append(f"{int(other.sum())} redraw(s) of progress bars of another total than the loop's "
+                         f"({f'{loop} iterations' if loop >= 0 else 'no total'}): no steps of it")
+    aux = np.where(apart, -1, aux)
     totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
     if totals:
         notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
@@ -103,16 +114,20 @@ def finish(s: sc.Scan, held: str | None) -> None:
     s.notes = notes
 
 
-def bar_rows(s, names, row_of, n: int) -> np.ndarray:
-    """Per row, whether it is a tqdm bar's redraw (parsers/lineshapes.py read_tqdm): its one
-    time is the bar's time per iteration and it prints the bar's counter."""
+def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, whether it is a tqdm bar's redraw (parsers/lineshapes.py read_tqdm: its one
+    time is the bar's time per iteration and it prints the bar's counter), and the bar's
+    total (-1: none)."""
     one = np.bincount(row_of, minlength=n) == 1
     timed = np.zeros(n, dtype=bool)
     timed[row_of[names == BAR_TIME]] = True
     counted = np.zeros(n, dtype=bool)
+    total = np.full(n, -1.0)
     if len(s.qrow):
-        counted[np.asarray(s.qrow)[s.quantity_names() == BAR_COUNTER]] = True
-    return one & timed & counted
+        qn, qrow = s.quantity_names(), np.asarray(s.qrow)
+        counted[qrow[qn == BAR_COUNTER]] = True
+        total[qrow[qn == BAR_TOTAL]] = np.asarray(s.qvalues)[qn == BAR_TOTAL]
+    return one & timed & counted, total
 
 
 def _assumed(names: list[str]) -> list[str]:

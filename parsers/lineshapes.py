@@ -41,7 +41,9 @@ from gpuscope.parsers.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
 
 NOT_MINE = object()  # not this shape: the shared field reader reads the line
-BAR_TIME, BAR_COUNTER = "time_per_it", "iter"  # a tqdm bar's reading (parsers/linerecords.py bar_rows)
+# a tqdm bar's reading: its time per iteration, its counter, its total (-1: none printed);
+# parsers/linerecords.py bar_rows finds bars by them
+BAR_TIME, BAR_COUNTER, BAR_TOTAL = "time_per_it", "iter", "iter_of"
 
 _UNIT_MS = {"s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "ns": 1e-6}
 
@@ -97,7 +99,7 @@ def read_keras(line: str, st):
 # -- tqdm / Lightning ----------------------------------------------------------------------
 
 # `n/total [elapsed<remaining, rate` (or, without a total, `123it [00:03, 38.20it/s]`)
-_TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(?:\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d:?]+)?,\s*(\d+(?:\.\d+)?|\?)"
+_TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d:?]+)?,\s*(\d+(?:\.\d+)?|\?)"
                    r"(it/s|s/it)\b")
 
 
@@ -105,14 +107,14 @@ def read_tqdm(line: str, st):
     m = _TQDM.search(line)
     if m is None:
         return NOT_MINE
-    rate = m.group(2)
+    rate = m.group(3)
     if rate == "?":
         return None  # no rate yet: no time
     x = float(rate)
     if not 0 < x < math.inf:
         return None
     num = rate
-    if m.group(3) == "it/s":
+    if m.group(4) == "it/s":
         ms = 1e3 / x
         e = abs(1e3 / max(x - _half_unit(num, 1.0), 1e-12) - ms)
     else:
@@ -121,7 +123,9 @@ def read_tqdm(line: str, st):
     n = float(m.group(1))
     if n > MAX_COUNT:
         return None
-    r = _reading(st, [BAR_TIME], [ms], [e], [BAR_COUNTER], [n])
+    total = m.group(2)
+    of = float(total) if total is not None and total != "?" and float(total) <= MAX_COUNT else -1.0
+    r = _reading(st, [BAR_TIME], [ms], [e], [BAR_COUNTER, BAR_TOTAL], [n, of])
     first = line[:m.start()].split(maxsplit=1)
     if first and type(r) is tuple and (first[0].rstrip(":").lower() in EVAL_WORDS or first[0] == "Sanity"):
         r = (*r[:6], r[6] | EVAL, r[7])  # Lightning's `Validation DataLoader 0:` / `Sanity Checking` bars
