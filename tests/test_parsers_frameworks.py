@@ -124,4 +124,4 @@ def test_a_coloured_keras_3_bar_and_criterion_s_progress():
 
 def test_a_tqdm_bar_without_a_total():
     r = lineread.read_line("123it [00:03, 40.00it/s]", lineread.State())
-    assert r[0] == ["time_per_it"] and r[1] == [25.0] and (r[2], r[3]) == (["iter"], [123.0])
+    assert r[0] == ["time_per_it"] and r[1] == [25.0] and (r[2], r[3]) == (["iter", "iter_of"], [123.0, -1.0])
