@@ -130,11 +130,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('lineshapes.read_tensorflow', 'linefields.Line.per_step', 'linesteps.steps_per_record')),
     Framework("deepspeed", "DeepSpeed's timers and throughput lines",
               "a unit in the line's header: `time (ms) | name: value | ...`",
-              "each timer (ms); a timer nested in another printed beside it (bwd_inner in bwd) is no part; "
-              "SamplesPerSec rates and MemAllocated sizes are never times",
+              "each timer (ms), `step:` (the optimizer step's timer) too, never a counter or the whole; a timer "
+              "nested in another printed beside it (bwd_inner in bwd) is no part; SamplesPerSec rates and "
+              "MemAllocated sizes are never times",
               "time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31 | bwd_inner_microstep: 80.12",
               "deepspeed/timers.txt",
-              rules=('linefields.Line.other', 'linerecords.not_parts', 'linewords.key_info')),
+              rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info')),
     Framework("megatron", "Megatron-LM iteration lines",
               "` | `-separated `label: value` fields with a unit in the label",
               "elapsed time per iteration (ms), the whole; the i/N counter's advance is the steps a line "

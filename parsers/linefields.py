@@ -16,6 +16,7 @@ from __future__ import annotations
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
 from gpuscope.parsers.lineplan import UNCACHEABLE, whole_code
+from gpuscope.parsers.linequant import Quantities
 from gpuscope.parsers.linesteps import COVERS, runtime_steps
 from gpuscope.parsers.linewords import (
     BARE,
@@ -33,16 +34,11 @@ from gpuscope.parsers.linewords import (
     LABEL_SECONDS,
     LEVELS,
     LINES_ONLY,
-    MAX_BYTES,
     MAX_COUNT,
     NAMED,
     P_NOQINT,
-    P_NOSTAMP,
     P_Q,
     P_QINT,
-    P_QPOS,
-    P_SIZE,
-    P_STAMP,
     P_TIME,
     P_TIMEDOT,
     PCT,
@@ -62,7 +58,6 @@ from gpuscope.parsers.linewords import (
     parse_value,
     per_step,
     says_time,
-    stamp_ms,
     stat_of,
     undotted,
     unit_next,
@@ -74,7 +69,18 @@ from gpuscope.parsers.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, S
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
 
 
-class Line:
+class _NoWhole:
+    """A reader State whose key_info names no whole among `timers` (for whole_code)."""
+
+    def __init__(self, st, timers: set[str]):
+        self.held, self._info, self._timers = st.held, st.info, timers
+
+    def info(self, key: str):
+        name, f, cls, whole = self._info(key)
+        return name, f, cls, whole and key not in self._timers
+
+
+class Line(Quantities):
     """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
@@ -108,6 +114,7 @@ class Line:
         # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
         self.steps_rate: tuple[str, float] | None = None
         self.labels: set[str] = set()  # names made of a label's words, not printed as one key
+        self.timers: set[str] = set()  # counter words read as a header's timers (DeepSpeed's `step:`)
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -284,6 +291,12 @@ class Line:
         by_name = False
         if factor is None and self.unit is not None and shape != EQ and cls == PLAIN:
             factor = self.unit  # the header's unit (`timers (ms) |`)
+        elif factor is None and self.unit is not None and shape != EQ and cls == COUNTER and "." in num:
+            # DeepSpeed's `time (ms) | fwd: 41.03 | bwd: 88.31 | step: 12.10`: `step` is its optimizer
+            # step's timer, a part (no counter prints a decimal point), never the line's whole
+            factor = self.unit
+            self.timers.add(name)
+            self.note(UNCACHEABLE)
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
@@ -343,59 +356,6 @@ class Line:
         elif shape != LABEL and cls == BYTES:
             self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
         self.last_bare = None
-
-    def size(self, key: str, name: str, v: str, x: float, nxt: str, vt, pre, strip) -> None:
-        """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
-        f = SIZE_WORDS[nxt.rstrip(":")]
-        if x < 0:
-            self.note(UNCACHEABLE)
-            return
-        if x * f > MAX_BYTES:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
-            return
-        self.note((P_SIZE, vt, pre, strip, f"{name}_bytes", f))
-        self.qn.append(f"{name}_bytes")
-        self.qv.append(float(round(x * f)))  # (alone: no timing line)
-        if nxt[-1] != ":":
-            self.i += 1  # (`MiB:` is the next label: it belongs to this key)
-        self.sized = key
-
-    def counter_frac(self, key: str, v: str, x: float, cls: int, vt, pre, strip) -> None:
-        """`step 12/40`: a counter keeps 12."""
-        if cls != COUNTER:
-            return
-        if x > MAX_COUNT:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "count"))
-            return
-        self.note((P_Q, vt, pre, strip, key, None))
-        self.qn.append(key)
-        self.qv.append(x)
-        self.flags |= LINES_ONLY
-
-    def byte_count(self, key: str, v: str, x: float, kind: int, vt, pre, strip) -> None:
-        if kind != BARE or x < 0:
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
-        elif x > MAX_BYTES:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
-        else:
-            self.note((P_QPOS, vt, pre, strip, key, None))
-            self.qn.append(key)
-            self.qv.append(x)
-            self.flags |= HAS_BYTES
-
-    def stamped(self, x: float, factor, vt, pre, strip) -> bool:
-        """A stamp-named field holding a point in time: the line's own time."""
-        ms = stamp_ms(x, factor)
-        if ms is not None:
-            self.note((P_STAMP, vt, pre, strip, None, factor))
-            self.stamp = ms / 1e3
-            self.flags |= LINES_ONLY
-            return True
-        self.note((P_NOSTAMP, vt, pre, strip, None, factor))
-        return False
 
     def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip):
         """A field without a unit: True when its name says time (read as seconds), else it
@@ -476,5 +436,6 @@ class Line:
             self.covered_steps()
         if not names and not (self.flags & HAS_BYTES):
             return None
-        code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, self.st)
+        st = _NoWhole(self.st, self.timers) if self.timers else self.st
+        code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, st)
         return names, self.values, qn, self.qv, self.stamp, code, self.flags, sum(self.eps)
