@@ -87,7 +87,7 @@ class Framework:
     who: str
     recognised: str
     reads: str
-    example: str
+    example: str  # (lines of one example: read in order)
     corpus: str
     reader: str = ""
     gates: tuple[str, ...] = ()
@@ -143,6 +143,15 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "iteration 10/ 100 | consumed samples: 640 | elapsed time per iteration (ms): 412.0 | lm loss: 7.2E+00",
               "megatron/pretrain_gpt.txt",
               rules=('linewords.label_of', 'linewords.per_step', 'lines.sampled_every')),
+    Framework("megatron_timers", "Megatron-LM's timers (--timing-log-level)",
+              "a header `(min, max) time across ranks (ms):` (or `max time ...`), then one indented line per "
+              "timer, its name padded with dots",
+              "each timer's minimum and maximum over the ranks (ms, a per-step mean over the log interval): "
+              "statistics (`forward-backward.max`), never parts; the timers nest",
+              "(min, max) time across ranks (ms):\n    forward-backward ......................: (401.23, 402.10)",
+              "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
+              gates=("across ranks (ms):", "..: "),
+              rules=('lineshapes.read_megatron_timers', 'linerecords.not_parts')),
     Framework("fairseq", "fairseq train_inner lines",
               "`key=value` fields after `epoch 001: 100 / 1000`",
               "wall and train_wall, cumulative seconds: read as their differences line to line; wps, ups, "

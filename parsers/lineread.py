@@ -58,6 +58,7 @@ class State:
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
         self.ms_assumed: set[str] = set()
+        self.block_unit: float | None = None  # a block header's unit (Megatron's `... across ranks (ms):`)
         self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms  # bare durations of zerolog lines (gnark's took=)
 
 
@@ -92,7 +93,8 @@ SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.
 def maybe_framework(line: str) -> bool:
     """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
-    return "/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
+    return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
+            or "..: " in line or "across ranks (ms):" in line)
 
 
 def _framework(line: str, st: State):
@@ -124,6 +126,8 @@ def read_line(line: str, st: State):
         r = _framework(line, st)
         if r is not NOT_MINE:
             return r
+    if st.block_unit is not None:
+        st.block_unit = None  # (a line of no block ends the block: Megatron's timers)
     mt = tokens(line)
     if mt is None:
         return None

@@ -23,6 +23,11 @@ framework's own formatting code and docs:
   seconds since its last line (every_n_iter steps): `elapsed`, the whole, with the counter
   `step`; StepCounterHook prints `global_step/sec: 312.5`, a rate: 1/x s per step, read as
   `step.mean` (a statistic: no step of its own).
+- Megatron-LM's timers (`(min, max) time across ranks (ms):` and one indented line per timer,
+  `    forward-backward .....: (401.23, 402.10)`, each a per-step mean over the log interval):
+  the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`),
+  statistics, never parts (the timers nest: forward-backward holds forward-compute); a line
+  that is no timer line ends the block.
 - criterion (`fib 20  time: [26.029 us 26.251 us 26.505 us]`, its `Benchmarking ...:
   Warming up for 3.0000 s` progress): a benchmark report, low / estimate / high of each
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
@@ -154,6 +159,31 @@ def read_tensorflow(line: str, st):
     if c is not None and int(c.group(1)) <= MAX_COUNT:
         qn, qv = ["step"], [float(c.group(1))]
     return _reading(st, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
+
+
+# -- Megatron-LM's timers ------------------------------------------------------------------
+
+# `(min, max) time across ranks (ms):` / `max time across ranks (ms):`, then one indented line
+# per timer: `    forward-backward ......: (401.23, 402.10)` or `...: 402.10`
+_MEGATRON_HEAD = re.compile(r"(?:\(min, max\)|max) time across ranks \(ms\):\s*$")
+_MEGATRON_TIMER = re.compile(r"^\s{2,}(\S.*?) ?\.{2,}: (?:\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\)|(\d+(?:\.\d+)?))\s*$")
+
+
+def read_megatron_timers(line: str, st):
+    if _MEGATRON_HEAD.search(line) is not None:
+        st.block_unit = 1.0  # (ms: the header's unit, for the timer lines below it)
+        return None
+    m = _MEGATRON_TIMER.match(line)
+    if m is None or st.block_unit is None:
+        st.block_unit = None
+        return NOT_MINE
+    name = m.group(1).strip()
+    if m.group(4) is not None:
+        names, nums = [f"{name}.max"], [m.group(4)]
+    else:
+        names, nums = [f"{name}.min", f"{name}.max"], [m.group(2), m.group(3)]
+    f = st.block_unit
+    return _reading(st, names, [float(x) * f for x in nums], [_half_unit(x, f) for x in nums])
 
 
 # -- criterion -----------------------------------------------------------------------------

@@ -47,7 +47,9 @@ def test_each_entry_reads_its_example(f):
         assert callable(getattr(lineshapes, f.reader)) and f.gates
         assert any(g in f.example for g in f.gates), "the example goes to its reader"
         assert all((g, getattr(lineshapes, f.reader)) in lineread.SHAPE_GATES for g in f.gates)
-    r = lineread.read_line(f.example, lineread.State())
+    st = lineread.State()
+    for line in f.example.split("\n"):
+        r = lineread.read_line(line, st)
     if f.refuses:
         assert r is None, "a refused framework's line is no timing line"
     elif f.name != "mlperf":  # (an interval's end needs its start line)
@@ -125,3 +127,13 @@ def test_a_coloured_keras_3_bar_and_criterion_s_progress():
 def test_a_tqdm_bar_without_a_total():
     r = lineread.read_line("123it [00:03, 40.00it/s]", lineread.State())
     assert r[0] == ["time_per_it"] and r[1] == [25.0] and (r[2], r[3]) == (["iter", "iter_of"], [123.0, -1.0])
+
+
+def test_megatron_max_only_timers_and_the_block_s_end():
+    st = lineread.State()
+    assert lineread.read_line("max time across ranks (ms):", st) is None
+    r = lineread.read_line("    optimizer ......................................: 10.20", st)
+    assert r[0] == ["optimizer.max"] and r[1] == [10.2]
+    lineread.read_line(" iteration 20/ 100 | elapsed time per iteration (ms): 405.3", st)
+    # a timer-shaped line after the block ended is read as any line is: no statistic
+    assert lineread.read_line("    optimizer ......................................: 10.20", st) is None
