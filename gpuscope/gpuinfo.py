@@ -5,8 +5,8 @@ keeps them in:
 - `GpuInfo.for_info()`: an entry of `gpuscope info --json`'s `gpus` (every capability,
   link gen/width now and max, their GB/s);
 - `GpuInfo.for_meta()`: an entry of a run directory's meta.json `gpus` (`record` and
-  `run`): `pcie_link` {gen_now, gen_max, width_now, width_max, max_gbs, downgraded} and
-  the capability flags.
+  `run`): `pcie_link` {gen_now, gen_max, width_now, width_max, max_gbs, downgraded},
+  `power_limit` {enforced_w, default_w} and the capability flags.
 
 A GPU that stops answering NVML while it is described becomes {"index", "error"} in both.
 """
@@ -29,6 +29,7 @@ class GpuInfo:
     device: dict[str, Any] | None = None  # Nvml.device(): index, name, uuid, pci_bus_id, memory_total_mib
     caps: nvml_mod.Capabilities | None = None
     line_rate_gbs: float | None = None
+    power_limit: dict[str, float | None] | None = None  # Nvml.power_limits(): enforced_w, default_w
     error: str | None = None  # the GPU stopped answering
 
     def for_info(self) -> dict[str, Any]:
@@ -49,6 +50,7 @@ class GpuInfo:
             },
             "capabilities": {k: getattr(c, k) for k in CAPABILITY_FLAGS},
             "line_rate_gbs": self.line_rate_gbs,
+            "power_limit": self.power_limit or {"enforced_w": None, "default_w": None},
         }
 
 
@@ -61,11 +63,12 @@ def describe_gpus(nv: nvml_mod.Nvml, gpus: Iterable[int]) -> list[GpuInfo]:
         try:
             d = nv.device(i)
             caps = nv.probe(i)
+            limits = nv.power_limits(i)
         except nvml_mod.GpuLost as e:
             out.append(GpuInfo(i, error=str(e)))
             continue
         rate = linerate.measured_line_rate(d["uuid"]) if d.get("uuid") else None
-        out.append(GpuInfo(i, device=d, caps=caps, line_rate_gbs=rate))
+        out.append(GpuInfo(i, device=d, caps=caps, line_rate_gbs=rate, power_limit=limits))
     return out
 
 

@@ -84,11 +84,18 @@ def _rate(entry: Any) -> float | None:
 
 DEFAULT_LINE_RATE_GBS = 50.0
 
+# What pinned copies reach of a PCIe link's raw rate (its generation x width, after the line
+# code): TLP headers and flow control take ~10-12% at the usual 256-byte payloads. Measured here:
+# an H200 on Gen5 x16 (63.0 GB/s raw) reads back pinned memory at 54.4-55.3 GB/s, and
+# `gpuscope bandwidth` measured 55.4 GB/s on it: 0.88 of the raw rate.
+LINK_EFFICIENCY = 0.88
+
 # Short keys go into JSON (`line_rate_source`); the text is what reports print.
 SOURCE_TEXT = {
     "option": "--line-rate",
     "meta": "run meta.json (measured)",
     "cache": "gpuscope bandwidth cache (measured)",
+    "link": f"the run's PCIe link (raw rate x {LINK_EFFICIENCY:g}, not measured)",
     "default": f"default {DEFAULT_LINE_RATE_GBS:g} GB/s",
 }
 
@@ -107,18 +114,44 @@ def meta_line_rate(meta: dict | None) -> float | None:
     return v if v > 0 and v != float("inf") else None
 
 
+def link_line_rate(meta: dict | None) -> float | None:
+    """The line rate a run's PCIe link allows (meta.json's gpus[].pcie_link.max_gbs, the raw
+    rate of its maximum generation and width, times LINK_EFFICIENCY); the slowest GPU's when
+    they differ; None when no GPU of the run says."""
+    rates = []
+    for g in (meta or {}).get("gpus") or []:
+        link = g.get("pcie_link") if isinstance(g, dict) else None
+        v = link.get("max_gbs") if isinstance(link, dict) else None
+        if not isinstance(v, bool) and isinstance(v, int | float) and 0 < v < 1e4:
+            rates.append(float(v))
+    return round(min(rates) * LINK_EFFICIENCY, 1) if rates else None
+
+
+def _run_uuids(meta: dict | None) -> list[str]:
+    return [g["uuid"] for g in (meta or {}).get("gpus") or [] if isinstance(g, dict) and isinstance(g.get("uuid"), str)]
+
+
 def resolve_line_rate(option: float | None, meta: dict | None = None) -> tuple[float, str]:
-    """(GB/s, source key): the caller's option, else the run's measured rate (meta.json),
-    else this machine's `gpuscope bandwidth` cache, else 50 GB/s."""
+    """(GB/s, source key): the caller's option, else the run's measured rate (meta.json), else
+    this machine's `gpuscope bandwidth` cache of the run's GPU, else the run's PCIe link
+    (raw rate x LINK_EFFICIENCY), else the cache of any GPU, else 50 GB/s. A run's own link
+    goes before another GPU's measurement: the cache is of the machine analysing, which need
+    not be the one recorded."""
     if option is not None:
         return float(option), "option"
     rate = meta_line_rate(meta)
     if rate is not None:
         return rate, "meta"
     try:
-        rate = measured_line_rate()
+        own = [r for u in _run_uuids(meta) if (r := measured_line_rate(u))]
+        rate = None if own else (None if link_line_rate(meta) else measured_line_rate())
     except Exception:  # a broken cache must not stop an analysis
-        rate = None
+        own, rate = [], None
+    if own:
+        return float(min(own)), "cache"
+    link = link_line_rate(meta)
+    if link is not None:
+        return link, "link"
     if rate and rate > 0:
         return float(rate), "cache"
     return DEFAULT_LINE_RATE_GBS, "default"

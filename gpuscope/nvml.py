@@ -289,6 +289,15 @@ class Nvml:
             "memory_total_mib": (mem.total / MIB) if mem is not None else None,
         }
 
+    def power_limits(self, index: int) -> dict[str, float | None]:
+        """The board power limit in force and the GPU's default one (W); None where NVML does not
+        say. A limit below the default is an administrator's choice that costs clocks."""
+        h = self.handle(index)
+        got = {k: self.query(fn, h) for k, fn in (("enforced_w", "nvmlDeviceGetEnforcedPowerLimit"),
+                                                   ("default_w", "nvmlDeviceGetPowerManagementDefaultLimit"))}
+        return {k: (v / 1000.0 if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else None)
+                for k, v in got.items()}
+
     def uuid_for_pci(self, domain: int, bus: int, device: int) -> str | None:
         """NVML's UUID of the GPU at a PCI address (to match a CUDA device index to NVML's)."""
         for i in range(self.device_count()):

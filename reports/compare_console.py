@@ -158,8 +158,10 @@ ACTIVITY_SOURCE = {"gpm_sm_active": "GPM SM activity", "utilization": "utilizati
 ACTIVITY_ROWS = (
     ("source", "activity from", "str"), ("span_s", "span", "s"),
     ("busy_fraction", "GPU busy, whole span", "pct"), ("working_busy_fraction", "GPU busy, working time", "pct"),
-    ("idle_fraction", "idle, working time", "pct"), ("idle_total_s", "idle gaps total", "s"),
+    ("idle_fraction", "no compute, working time", "pct"), ("copy_fraction", "copying, working time", "pct"),
+    ("idle_total_s", "idle gaps total", "s"),
     ("idle_longest_s", "longest idle gap", "s"), ("rx_p90_gbs", "PCIe RX p90 (GB/s)", "x1"),
+    ("tx_p90_gbs", "PCIe TX p90 (GB/s)", "x1"),
     ("time_near_line_rate_s", "time near the line rate", "s"),
 )
 
@@ -183,9 +185,9 @@ def activity_table(doc: dict):
     srcs = {a.get("source"), b.get("source")} - {None}
     notes = []
     if srcs - {"trace"}:
-        notes.append("idle = SM activity under 5% (samples)")
+        notes.append("no compute = SM activity under 5%, copying = PCIe RX or TX busy (samples)")
     if "trace" in srcs:
-        notes.append("idle = no kernel, copy or memset running (trace)")
+        notes.append("no compute = no kernel, memset or device copy running, copying = a host copy running, idle gaps = nothing running (trace)")
     if "trace" not in srcs:
         notes.append("sample readings follow one another closely: no bootstrap interval for these")
     t.caption = "; ".join(notes)
@@ -217,8 +219,11 @@ def compare_renderables(doc: dict, *, limit: int = MAX_COMPONENTS) -> list:
         side = doc[k]
         src = side.get("source")
         out.append(Text(f"  {k.upper()} = {visible(side['label'])}" + (f": {visible(src)}" if src else "")))
-    if doc.get("components"):
+    common = [k for k, v in (doc.get("components") or {}).items() if v.get("a_count") and v.get("b_count")]
+    if common:
         out.append(components_table(doc, limit))
+    elif doc.get("components"):  # (a log beside a trace or samples: nothing printed on both sides)
+        out.append(Text("Components: none printed on both sides (nothing to set side by side)"))
     if any(side.get("format") not in ("trace", "samples") for side in (doc["a"], doc["b"])):
         out.append(run_table(doc))
     for extra in (activity_table(doc), copies_table(doc)):

@@ -78,11 +78,15 @@ def segments(*parts) -> Fn:
     return f
 
 
-def meta(*, total_mib: float = 143771.0, link: tuple[int, int, int, int] = (5, 5, 16, 16), gpu: int = 0) -> dict:
+def meta(*, total_mib: float = 143771.0, link: tuple[int, int, int, int] = (5, 5, 16, 16), gpu: int = 0,
+         power_limit: tuple[float, float] | None = None) -> dict:
+    """A run's meta.json `gpus` entry; power_limit: (enforced W, default W) where the recorder read them."""
     from gpuscope.units import pcie_link_rate_gbs
 
     gn, gm, wn, wm = link
-    return {"gpus": [{"index": gpu, "memory_total_mib": total_mib,
-                      "pcie_link": {"gen_now": gn, "gen_max": gm, "width_now": wn, "width_max": wm,
-                                    "max_gbs": pcie_link_rate_gbs(gm, wm),
-                                    "downgraded": gn < gm or wn < wm}}]}
+    g = {"index": gpu, "memory_total_mib": total_mib,
+         "pcie_link": {"gen_now": gn, "gen_max": gm, "width_now": wn, "width_max": wm,
+                       "max_gbs": pcie_link_rate_gbs(gm, wm), "downgraded": gn < gm or wn < wm}}
+    if power_limit is not None:
+        g["power_limit"] = {"enforced_w": power_limit[0], "default_w": power_limit[1]}
+    return {"gpus": [g]}

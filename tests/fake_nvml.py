@@ -70,6 +70,8 @@ class FakeGpu:
     mem_used_mib: float = 1024.0
     mem_total_mib: float = 143771.0
     power_mw: int = 300_000
+    power_limit_mw: int = 700_000          # nvmlDeviceGetEnforcedPowerLimit
+    default_power_limit_mw: int = 700_000  # nvmlDeviceGetPowerManagementDefaultLimit
     sm_clock: int = 1980
     mem_clock: int = 3201
     temperature_c: int = 45
@@ -172,6 +174,12 @@ class FakeNvml:
 
     def nvmlDeviceGetPowerUsage(self, h: Any) -> int:
         return self._dev("nvmlDeviceGetPowerUsage", h).power_mw
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h: Any) -> int:
+        return self._dev("nvmlDeviceGetEnforcedPowerLimit", h).power_limit_mw
+
+    def nvmlDeviceGetPowerManagementDefaultLimit(self, h: Any) -> int:
+        return self._dev("nvmlDeviceGetPowerManagementDefaultLimit", h).default_power_limit_mw
 
     def nvmlDeviceGetClockInfo(self, h: Any, kind: int) -> int:
         g = self._dev("nvmlDeviceGetClockInfo", h)

@@ -23,16 +23,37 @@ def _half(v_first: float, v_second: float, at_s: float):
 
 
 def test_power_capped_clocks_with_their_reason():
-    # busy for 10 s; SwPowerCap (4) set for the last 7 s, the SM clock at 1500 of 1980 then
+    # busy for 10 s; SwPowerCap (4) set for the last 7 s, the SM clock at 1500 of 1980 then; the
+    # power limit lowered to 500 of the default 700 W
     s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0))
-    d, a = _diag(s)
+    d, a = _diag(s, meta(power_limit=(500.0, 700.0)))
     t = d["clocks_throttled"]
     assert t.severity == "high"  # >= 40% of the busy time, the clock under 80% of its max
+    assert "lowered from the default 700 W" in t.summary and "restoring the default" in t.recommendation
     assert t.evidence["reasons"]["sw_power_cap"]["busy_fraction"] == pytest.approx(0.7, abs=0.03)
     assert t.evidence["clock_share_of_max"] == pytest.approx(1500 / 1980, abs=0.01)
     assert "sw power cap" in t.summary and "power limit" in t.recommendation
+    assert t.evidence["power_limit"] == {"enforced_w": 500.0, "default_w": 700.0}
     th = a.to_json()["throttle"]
     assert th["recorded"] and th["reasons"]["sw_power_cap"]["s"] == pytest.approx(7.0, abs=0.25)
+
+
+def test_a_power_cap_at_the_rated_limit_is_the_gpu_at_its_power_budget_not_a_fault():
+    # the same clocks under the default limit: the GPU draws what it is rated for (low), and with a
+    # pipe full (tensor cores) what bounds the kernels is the story (info, after compute_bound)
+    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0))
+    t = _diag(s, meta(power_limit=(700.0, 700.0)))[0]["clocks_throttled"]
+    assert t.severity == "low" and "draws its rated power" in t.summary and "rated power" in t.recommendation
+    unknown = _diag(s, meta())[0]["clocks_throttled"]
+    assert unknown.severity == "low" and "whether the power limit was lowered is not recorded" in unknown.summary
+    assert "whether the limit was lowered" in unknown.evidence["could_not_see"]
+    full = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0),
+                 pipes={"tensor_active": 0.85, "dram_active": 0.1, "sm_occupancy": 0.2})
+    d = _diag(full, meta(power_limit=(700.0, 700.0)))[0]
+    assert d["clocks_throttled"].severity == "info" and d["compute_bound"].severity == "info"
+    # a hardware reason is never softened by the limit being the default
+    hw = synth(10.0, sm=0.9, reasons=_half(0, 8, 7.5))
+    assert _diag(hw, meta(power_limit=(700.0, 700.0)))[0]["clocks_throttled"].severity == "high"
 
 
 def test_a_power_cap_that_leaves_the_clock_near_its_max_is_low():

@@ -29,7 +29,8 @@ def test_meta_shape_link_flags_and_line_rate(nv):
     assert g0["capabilities"] == {"gpm": True, "pcie_counters": False, "pcie_throughput": False,
                                   "utilization": True, "memory": True, "power": True, "clocks": True}
     assert g0["line_rate_gbs"] == 55.3 and g1["line_rate_gbs"] is None
-    assert set(g0) == set(DEVICE) | {"pcie_link", "capabilities", "line_rate_gbs"}
+    assert set(g0) == set(DEVICE) | {"pcie_link", "capabilities", "line_rate_gbs", "power_limit"}
+    assert g0["power_limit"] == {"enforced_w": 700.0, "default_w": 700.0}
     assert g1["pcie_link"]["downgraded"] is True and g1["capabilities"]["gpm"] is False
     assert set(lost) == {"index", "error"} and lost["index"] == 2
     assert first_line_rate([g1, g0]) == 55.3 and first_line_rate([g1, lost]) is None

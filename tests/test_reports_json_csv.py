@@ -26,7 +26,8 @@ def test_json_contract_keys_and_values():
     assert j["split"]["h2d_share"] == pytest.approx(8613 / 14460)
     assert {"wall_s", "gpu_busy_fraction"} <= set(j["timeline"])
     for d in j["diagnoses"]:
-        assert set(d) == {"id", "severity", "summary", "evidence", "recommendation"}
+        assert {"id", "severity", "summary", "evidence", "recommendation"} <= set(d) <= {
+            "id", "severity", "summary", "evidence", "recommendation", "cause", "aliases"}
         assert d["severity"] in {"high", "medium", "low", "info"}
 
 

@@ -286,7 +286,18 @@ def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
         "temperature_c": _stat(st["temperature_c"]),
         "throttle": throttle_figures(st["clock_event_reasons"], dt, busy),
         "link": link or None,
+        "power_limit": _power_limit(meta_gpu),
     }
+
+
+def _power_limit(meta_gpu: dict) -> dict | None:
+    """meta.json's board power limits (enforced, default; W), where the recorder read them."""
+    pl = meta_gpu.get("power_limit")
+    if not isinstance(pl, dict):
+        return None
+    out = {k: float(v) for k in ("enforced_w", "default_w")
+           if isinstance(v := pl.get(k), int | float) and not isinstance(v, bool) and 0 < v < 1e5}
+    return out or None
 
 
 def throttle_figures(reasons: np.ndarray, dt: np.ndarray, busy: np.ndarray) -> dict:

@@ -214,6 +214,18 @@ def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Findin
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
     rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
+    if f["source"] == "utilization":
+        # utilization.gpu is the time a kernel ran, not how full it kept the SMs: what is missing is
+        # time, so these are gaps between kernels; small kernels would read near 100%
+        cause = ("PCIe quiet, so host-side work or synchronisation (a trace would tell launch gaps from input "
+                 "stalls)" if measured else
+                 "PCIe not measured, so host-side work cannot be told from slow copies")
+        summary = (f"GPU idle between kernels: {_what(f)} {pct(busy)} (median {pct(med)}) over "
+                   f"{a['working_s']:.1f} s of work; {cause}.")
+        ev["could_not_see"] += ("; utilization.gpu cannot say how full the kernels kept the SMs (SM activity from "
+                                "GPM, gpuscope record, does)")
+        rec = ("Find what the GPU waits for between kernels: a profiler trace names the gaps, and a recording with "
+               "PCIe figures (gpuscope record, or nvidia-smi dmon -s t) tells slow copies from host work.")
     return Diagnosis("gpu_underused", "low", summary, ev, rec), 1.0 - busy
 
 
@@ -310,23 +322,39 @@ def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding |
 
 
 def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+    """Copies in either direction too short for the readings to tell their rate (the direction that
+    spent the larger share of the working time; an upload's read requests on TX are not read-backs)."""
     a = _working(f)
-    if a is None or finite(ctx.get("upload_gbs")):
+    if a is None:
         return None
-    b = f["pcie"]["rx"]["bursts"]
-    share = b["total_s"] / a["working_s"]
-    if b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
+    best: tuple[float, str] | None = None
+    for d, own in (("rx", "upload_gbs"), ("tx", "download_gbs")):
+        b = f["pcie"][d]["bursts"]
+        share = b["total_s"] / a["working_s"]
+        if finite(ctx.get(own)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
+            continue
+        if _other_way(g, d, f["pcie"]["line_rate_gbs"]):
+            continue
+        if best is None or share > best[0]:
+            best = (share, d)
+    if best is None:
         return None
-    ev = {"copies": b["count"], "copy_median_s": rnd(b["median_s"], 4), "readings_per_copy_median": b["median_readings"],
-          "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4), "share_of_working_time": rnd(share),
-          "rx_max_gbs": rnd(f["pcie"]["rx"]["max_gbs"], 2),
+    share, d = best
+    b, mx = f["pcie"][d]["bursts"], f["pcie"][d]["max_gbs"]
+    what = "uploads" if d == "rx" else "read-backs (device to host)"
+    ev = {"direction": d, "copies": b["count"], "copy_median_s": rnd(b["median_s"], 4),
+          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4),
+          "share_of_working_time": rnd(share), f"{d}_max_gbs": rnd(mx, 2),
           "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
-                            "time around it: its rate is unknown (at least its highest reading)")}
-    summary = (f"{b['count']} uploads of ~{b['median_s'] * 1e3:.0f} ms ({share:.0%} of the working time) are too "
-               f"short for readings {f['pcie']['resolution_s'] * 1e3:.0f} ms apart to tell their rate: at least "
-               f"{f['pcie']['rx']['max_gbs']:.1f} GB/s (the highest reading).")
-    rec = ("To judge them, give gpuscope the program's own bytes and time per upload (h2d_bytes= beside the "
-           "upload time), a profiler trace, or sample faster (gpuscope record --interval).")
+                            "time around it: its rate is unknown (at least its highest reading), and a slow copy "
+                            "cannot be told from short fast ones with host work between them")}
+    summary = (f"{b['count']} bursts of {what}, ~{b['median_s'] * 1e3:.0f} ms each ({share:.0%} of the working time), "
+               f"span too few readings {f['pcie']['resolution_s'] * 1e3:.0f} ms apart (a median "
+               f"{b['median_readings']:g}; a rate needs {transfers.MIN_RESOLVED_READINGS}) to tell their rate: at least "
+               f"{mx:.1f} GB/s (the highest reading).")
+    rec = (f"To judge them, give gpuscope the program's own bytes and time per copy ({'h2d' if d == 'rx' else 'd2h'}"
+           "_bytes= beside its time), a profiler trace, or sample faster (gpuscope record samples every 20 ms; "
+           "nvidia-smi dmon reads once a second).")
     return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
 
 

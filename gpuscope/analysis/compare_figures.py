@@ -165,9 +165,14 @@ def activity_figures(act: dict | None) -> dict[str, Any] | None:
         "busy_fraction": act.get("busy_fraction"),
         # NVML: the working time (first to last sign of work, long pauses out); a trace: its span
         "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
-        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
+        # no compute: SM activity under 5% (samples), no kernel, memset or device copy running (a
+        # trace, whose own idle_fraction counts host copies as work): one meaning on both sides
+        "idle_fraction": (1.0 - act["busy_fraction"] if act.get("source") == "trace"
+                          else active.get("idle_fraction", act.get("idle_fraction"))),
+        "copy_fraction": active.get("copy_fraction", act.get("copy_fraction")),
         "idle_total_s": gaps.get("total_s"),
         "idle_longest_s": gaps.get("longest_s"),
         "rx_p90_gbs": rx.get("p90_gbs"),
+        "tx_p90_gbs": ((act.get("pcie") or {}).get("tx") or {}).get("p90_gbs"),
         "time_near_line_rate_s": (act.get("pcie") or {}).get("time_near_line_rate_s"),
     }

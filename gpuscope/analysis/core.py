@@ -31,6 +31,8 @@ class Diagnosis:
     #: the ids this finding had before it was named in the program's own words (kept in the JSON
     #: for one version: `cpu_stall_at_barrier` for a training loop's host_stall)
     aliases: tuple[str, ...] = ()
+    #: the cause it names in the one vocabulary of every source (rules/causes.py), set by the ranking
+    cause: str | None = None
 
     def to_json(self) -> dict:
         out = {
@@ -42,6 +44,8 @@ class Diagnosis:
         }
         if self.aliases:
             out["aliases"] = list(self.aliases)
+        if self.cause is not None:
+            out["cause"] = self.cause
         return out
 
 

@@ -25,6 +25,7 @@ CLOCK_LOW_SHARE = 0.90                   # busy SM clock median / max below this
 CLOCK_DEEP_SHARE = 0.80                  # ... below this: held down hard
 MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
+LIMIT_LOWERED_SHARE = 0.95               # enforced power limit / default below this: the limit was lowered
 
 Finding = tuple[Diagnosis, float]        # the diagnosis and the share of working time it explains
 # a rule of the family: (one GPU's figures, its grid, its working mask, the context) -> a finding
@@ -64,12 +65,20 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
     # a software cap that leaves the clock near its max costs little: grade it by the clock it left
     med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
     depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
+    limit = f.get("power_limit") or {}
+    lowered = _limit_lowered(limit)
     if hw or (frac >= 2 * THROTTLE_HIGH and depth is not None and depth < CLOCK_DEEP_SHARE):
         sev = "high"
     elif depth is None or depth < CLOCK_LOW_SHARE:
         sev = "medium"
     else:
         sev = "low"
+    at_rated = worst == "sw_power_cap" and not hw and not lowered
+    if at_rated:
+        # the board power limit binds at its default (or a limit not recorded): the GPU draws what
+        # it is rated for, which is where heavy kernels end; a cost to know, not a fault to fix,
+        # and no finding of what bounds the kernels (compute_bound, memory_bound) goes after it
+        sev = "info" if _pipe_full(g, working) else "low"
     ev = {"reasons": {n: {"busy_s": rnd(v["busy_s"]), "busy_fraction": rnd(v["busy_s"] / busy_s)} for n, v in per.items()},
           "busy_s": rnd(busy_s), "sm_busy_median_mhz": med, "sm_max_mhz": mx, "clock_share_of_max": rnd(depth),
           "temperature_max_c": f["temperature_c"].get("max"), "power_max_w": f["power"].get("max_w"),
@@ -77,8 +86,23 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
     summary = (f"Clocks throttled: {worst.replace('_', ' ')} held the clocks down {frac:.0%} of the busy time"
                + (f" (SM clock median {ck['sm_busy_median_mhz']:.0f} of {ck['sm_max_mhz']:.0f} MHz)"
                   if finite(ck.get("sm_busy_median_mhz")) and finite(ck.get("sm_max_mhz")) else "") + ".")
-    rec = {"sw_power_cap": "The board power limit binds: check nvidia-smi -q -d POWER (a lowered limit?); "
-                           "power-efficient kernels or a higher limit help.",
+    if worst == "sw_power_cap" and lowered:
+        summary = summary[:-1] + (f"; the power limit is {limit['enforced_w']:.0f} W, lowered from the default "
+                                  f"{limit['default_w']:.0f} W.")
+    elif at_rated:
+        summary = summary[:-1] + ("; the GPU draws its rated power" if lowered is False else
+                                  "; whether the power limit was lowered is not recorded") + \
+            (f" (power up to {f['power']['max_w']:.0f} W)." if finite(f["power"].get("max_w")) else ".")
+    ev["power_limit"] = limit or None
+    if lowered is None and worst == "sw_power_cap":
+        ev["could_not_see"] += "; the board power limits (an older recording): whether the limit was lowered"
+    rec = {"sw_power_cap": ("The board power limit binds at its default: the GPU runs at its rated power, "
+                            "where heavy kernels end; less work per result (lower precision, fused kernels) "
+                            "is what gains here." if lowered is False else
+                            "The power limit was lowered: nvidia-smi -q -d POWER shows it; restoring the default "
+                            "limit gives the clocks back." if lowered else
+                            "The board power limit binds: check nvidia-smi -q -d POWER (a lowered limit?); "
+                            "power-efficient kernels or a higher limit help."),
            "sw_thermal_slowdown": "The GPU runs hot: check cooling and airflow (nvidia-smi -q -d TEMPERATURE).",
            "hw_thermal_slowdown": "Hardware thermal slowdown: the GPU overheats; fix cooling before anything else.",
            "hw_slowdown": "Hardware slowdown (thermal, power brake or an external signal): check the node's "
@@ -90,6 +114,22 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
     work = a.get("working_s") or 0.0
     lost = frac * (1.0 - depth if depth is not None else 0.5) * (busy_s / work if work > 0 else 1.0)
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
+
+
+def _limit_lowered(limit: dict) -> bool | None:
+    """True when the enforced power limit is below the default, False when at it, None unknown."""
+    e, d = limit.get("enforced_w"), limit.get("default_w")
+    if not (finite(e) and finite(d) and d > 0):
+        return None
+    return e < LIMIT_LOWERED_SHARE * d
+
+
+def _pipe_full(g: Grid, working: np.ndarray) -> bool:
+    """A GPM pipe (DRAM, tensor, FP) full while the SMs worked: what bounds the kernels is shown."""
+    from gpuscope.analysis.samplegrid import PIPE_FULL, pipes_while_computing
+
+    p = pipes_while_computing(g, working)
+    return any(finite(v) and v >= PIPE_FULL for k, v in p.items() if k not in ("computing_s", "sm_active", "sm_occupancy"))
 
 
 def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:

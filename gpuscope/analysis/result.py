@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import SEVERITY_ORDER, AnalyzeOptions, Diagnosis, clean
+from gpuscope.analysis.rules.causes import first_cause
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,6 +126,7 @@ class Analysis:
             "timeline": self.timeline,
             "bounds": self.bounds,
             "diagnoses": [d.to_json() for d in self.diagnoses],
+            "first_cause": first_cause(self.diagnoses),
             "options": {
                 "line_rate_gbs": self.options.line_rate_gbs,
                 "line_rate_source": self.options.line_rate_source,

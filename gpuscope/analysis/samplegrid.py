@@ -199,6 +199,9 @@ def merged_intervals(grid: Grid) -> pd.DataFrame:
                          "t_start": grid.t_start[starts], "t_end": grid.t_end[ends]})
 
 
+PIPE_FULL = 0.6  # a GPM pipe this active while the SMs work is what bounds them (rules/bound.py)
+
+
 def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | None]:
     """Time-weighted mean of SM activity and of each GPM pipe read (PIPE_COLUMNS) over the working
     intervals with SM activity >= SM_IDLE: what the GPU's units did while it computed;

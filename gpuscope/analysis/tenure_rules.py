@@ -42,6 +42,9 @@ INCONSISTENT_MEDIUM = 0.05
 # times the median of the others is a warm-up (CUDA context, cuDNN autotuning, JIT, a first
 # allocation): it is left out of the variance analysis and said apart.
 WARMUP_FACTOR, WARMUP_MIN_MS = 5.0, 100.0
+# first_record_warmup is low (a finding) when the warm-up's time above a usual record is this share
+# of the log's held time or more, else info (a note on how the log was read)
+WARMUP_LOW_SHARE = 0.10
 
 
 def first_is_warmup(held: np.ndarray) -> bool:
@@ -171,11 +174,16 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
     huge = first_is_warmup(held)
     if huge or (full and not rest):
         v = inp.model.vocabulary
+        # its cost: the time above a usual record, over the log's held time; a warm-up that costs a
+        # run little is a note on how it was read (info), one that costs WARMUP_LOW_SHARE or more a
+        # finding (low)
+        cost = float(held[0] - med) / float(held.sum()) if held.sum() > 0 else 0.0
         warm = Diagnosis(
-            "first_record_warmup", "low",
+            "first_record_warmup", "low" if cost >= WARMUP_LOW_SHARE else "info",
             f"The first {v.record} took {held[0]:.0f} ms, {held[0] / med:.1f}x the median of the others "
             f"({med:.0f} ms): a warm-up, left out of the variation analysis.",
-            {"first_ms": rnd(float(held[0])), "median_others_ms": rnd(med), "factor": rnd(float(held[0] / med), 1)},
+            {"first_ms": rnd(float(held[0])), "median_others_ms": rnd(med), "factor": rnd(float(held[0] / med), 1),
+             "share_of_held": rnd(cost, 4), "low_at_share": WARMUP_LOW_SHARE},
             f"Leave the first {v.record} out when judging throughput, or warm up (a first call with the same "
             "shapes: CUDA context, cuDNN autotuning, JIT compilation, first allocations) before timing.")
         return [warm, *rest]

@@ -21,6 +21,7 @@ from gpuscope.analysis import trace_activity as act
 from gpuscope.analysis import trace_gaps as tg
 from gpuscope.analysis import trace_phases as tp
 from gpuscope.analysis.core import Diagnosis, clean
+from gpuscope.analysis.rules.causes import first_cause
 from gpuscope.analysis.top_kernels import top_kernels
 from gpuscope.analysis.trace_rules import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
@@ -60,6 +61,7 @@ class TraceAnalysis:
             "phases": self.split,
             "trace": self.trace,
             "diagnoses": [d.to_json() for d in self.diagnoses],
+            "first_cause": first_cause(self.diagnoses),
             "options": self.options,
         })
 

@@ -147,6 +147,9 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     if inp.line_rate_source == "default":
         unseen.append(f"the line rate is gpuscope's default {round(inp.line_rate_gbs, 1):g} GB/s, not one measured on "
                       "this machine (gpuscope bandwidth measures it)")
+    elif inp.line_rate_source == "link":
+        unseen.append(f"the line rate {round(inp.line_rate_gbs, 1):g} GB/s is the run's PCIe link's raw rate less "
+                      "packet overhead, not measured (gpuscope bandwidth measures it)")
     ev["unseen"] = unseen
     dirs = " and ".join(f"{d} {v['count']} x" for d, v in by_dir.items())
     what = "copies from pageable host memory"

@@ -25,7 +25,7 @@ from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.device_rules import Finding, finite, rnd
 
-PIPE_FULL = 0.6            # a pipe this active while the SMs work is what bounds them
+PIPE_FULL = sg.PIPE_FULL   # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close
 SM_BUSY = 0.6              # SM activity while computing, for occupancy_bound and gpu_busy
 OCCUPANCY_LOW = 0.05       # SM occupancy (resident warps / max) under this: latency-bound

@@ -49,6 +49,9 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     if inp.line_rate_source == "default":
         ev["unseen"] = [f"the line rate is gpuscope's default {inp.line_rate_gbs:g} GB/s, not one measured here "
                         "(gpuscope bandwidth measures it)"]
+    elif inp.line_rate_source == "link":
+        ev["unseen"] = [f"the line rate {inp.line_rate_gbs:.1f} GB/s is the run's PCIe link's raw rate less packet "
+                        "overhead, not measured (gpuscope bandwidth measures it)"]
     return [Diagnosis(
         "link_bound", "medium",
         f"Link-bound: {len(m)} {what} {'into' if dirs == ['DtoH'] else 'from'} {'/'.join(kinds)} memory filled "
