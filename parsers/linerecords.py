@@ -43,23 +43,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     names = s.value_names()
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
-    bars, total = bar_rows(s, names, row_of, n)
-    bars &= mine & ~eval_row
-    apart = eval_row
-    if bars.any() and (mine & ~bars & ~eval_row & (counts > 0)).sum() >= 3:  # (the log's own step lines)
-        apart = eval_row | bars  # (kept apart as evaluation lines are: no steps, no whole)
-        notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
-                     "no steps")
-    elif bars.any():
-        # the bar of the most redraws is the loop's; a bar of another total (Hugging Face's
-        # evaluation bar, a data loader's) is no step of it
-        vals, freq = np.unique(total[bars], return_counts=True)
-        other = bars & (total != vals[np.argmax(freq)])
-        if other.any():
-            apart = eval_row | other
-            loop = int(vals[np.argmax(freq)])
-            notes.append(f"{int(other.sum())} redraw(s) of progress bars of another total than the loop's "
-                         f"({f'{loop} iterations' if loop >= 0 else 'no total'}): no steps of it")
+    apart = eval_row | bars_apart(s, names, row_of, n, mine & ~eval_row & (counts > 0), notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
     if totals:
@@ -112,6 +96,28 @@ def finish(s: sc.Scan, held: str | None) -> None:
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
     s.notes = notes
+
+
+def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
+    """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
+    timing rows, evaluation lines left out): every redraw, beside at least 3 timing lines of
+    the log's own (a data loader's bar among step lines); else a bar of another total than the
+    bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
+    bars, total = bar_rows(s, names, row_of, n)
+    bars &= timed
+    if not bars.any():
+        return bars
+    if (timed & ~bars).sum() >= 3:
+        notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
+                     "no steps")
+        return bars
+    vals, freq = np.unique(total[bars], return_counts=True)
+    loop = vals[np.argmax(freq)]
+    other = bars & (total != loop)
+    if other.any():
+        notes.append(f"{int(other.sum())} redraw(s) of progress bars of another total than the loop's "
+                     f"({f'{int(loop)} iterations' if loop >= 0 else 'no total'}): no steps of it")
+    return other
 
 
 def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
