@@ -126,8 +126,6 @@ def read_line(line: str, st: State):
         r = _framework(line, st)
         if r is not NOT_MINE:
             return r
-    if st.block_unit is not None:
-        st.block_unit = None  # (a line of no block ends the block: Megatron's timers)
     mt = tokens(line)
     if mt is None:
         return None

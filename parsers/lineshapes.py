@@ -26,8 +26,10 @@ framework's own formatting code and docs:
 - Megatron-LM's timers (`(min, max) time across ranks (ms):` and one indented line per timer,
   `    forward-backward .....: (401.23, 402.10)`, each a per-step mean over the log interval):
   the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`),
-  statistics, never parts (the timers nest: forward-backward holds forward-compute); a line
-  that is no timer line ends the block.
+  statistics, never parts (the timers nest: forward-backward holds forward-compute). The
+  header's unit holds until a line holding the gate (`..: `) that is no timer line: only lines
+  with a gate change it, and those are always read here (never replayed), so every path of
+  the scan (parsers/lineshape.py's replay too) reads a block alike.
 - criterion (`fib 20  time: [26.029 us 26.251 us 26.505 us]`, its `Benchmarking ...:
   Warming up for 3.0000 s` progress): a benchmark report, low / estimate / high of each
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing

@@ -135,5 +135,9 @@ def test_megatron_max_only_timers_and_the_block_s_end():
     r = lineread.read_line("    optimizer ......................................: 10.20", st)
     assert r[0] == ["optimizer.max"] and r[1] == [10.2]
     lineread.read_line(" iteration 20/ 100 | elapsed time per iteration (ms): 405.3", st)
-    # a timer-shaped line after the block ended is read as any line is: no statistic
+    assert lineread.read_line("    optimizer ......................................: 10.30", st)[0] == ["optimizer.max"]
+    # a line holding the gate that is no timer line ends the block: a timer-shaped line after
+    # it is read as any line is (no unit: no time)
+    lineread.read_line("loading checkpoint ..: done", st)
     assert lineread.read_line("    optimizer ......................................: 10.20", st) is None
+    assert lineread.read_line("    optimizer ......................................: 10.20", lineread.State()) is None
