@@ -144,13 +144,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "megatron/pretrain_gpt.txt",
               rules=('linewords.label_of', 'linewords.per_step', 'lines.sampled_every')),
     Framework("megatron_timers", "Megatron-LM's timers (--timing-log-level)",
-              "a header `(min, max) time across ranks (ms):` (or `max time ...`), then one indented line per "
-              "timer, its name padded with dots",
+              "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
+              "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
               "each timer's minimum and maximum over the ranks (ms, a per-step mean over the log interval): "
               "statistics (`forward-backward.max`), never parts; the timers nest",
-              "(min, max) time across ranks (ms):\n    forward-backward ......................: (401.23, 402.10)",
+              "    forward-backward ...............................: (401.23, 402.10)",
               "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
-              gates=("across ranks (ms):", "..: "),
+              gates=("..: ",),
               rules=('lineshapes.read_megatron_timers', 'linerecords.not_parts')),
     Framework("fairseq", "fairseq train_inner lines",
               "`key=value` fields after `epoch 001: 100 / 1000`",

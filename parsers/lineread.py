@@ -58,7 +58,6 @@ class State:
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
         self.ms_assumed: set[str] = set()
-        self.block_unit: float | None = None  # a block header's unit (Megatron's `... across ranks (ms):`)
         self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms  # bare durations of zerolog lines (gnark's took=)
 
 
@@ -94,7 +93,7 @@ def maybe_framework(line: str) -> bool:
     """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
-            or "..: " in line or "across ranks (ms):" in line)
+            or "..: " in line)
 
 
 def _framework(line: str, st: State):

@@ -23,13 +23,13 @@ framework's own formatting code and docs:
   seconds since its last line (every_n_iter steps): `elapsed`, the whole, with the counter
   `step`; StepCounterHook prints `global_step/sec: 312.5`, a rate: 1/x s per step, read as
   `step.mean` (a statistic: no step of its own).
-- Megatron-LM's timers (`(min, max) time across ranks (ms):` and one indented line per timer,
+- Megatron-LM's timers (`(min, max) time across ranks (ms):` and one line per timer,
   `    forward-backward .....: (401.23, 402.10)`, each a per-step mean over the log interval):
-  the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`),
-  statistics, never parts (the timers nest: forward-backward holds forward-compute). The
-  header's unit holds until a line holding the gate (`..: `) that is no timer line: only lines
-  with a gate change it, and those are always read here (never replayed), so every path of
-  the scan (parsers/lineshape.py's replay too) reads a block alike.
+  the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`), in
+  ms, statistics, never parts (the timers nest: forward-backward holds forward-compute). A
+  timer line is known by its own text (four spaces, the name padded with dots to 48 columns,
+  `: `), the format Megatron prints only under that header, whose unit is always ms: no state
+  from the header line (a line without digits, which a scan may skip unread).
 - criterion (`fib 20  time: [26.029 us 26.251 us 26.505 us]`, its `Benchmarking ...:
   Warming up for 3.0000 s` progress): a benchmark report, low / estimate / high of each
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
@@ -165,27 +165,22 @@ def read_tensorflow(line: str, st):
 
 # -- Megatron-LM's timers ------------------------------------------------------------------
 
-# `(min, max) time across ranks (ms):` / `max time across ranks (ms):`, then one indented line
-# per timer: `    forward-backward ......: (401.23, 402.10)` or `...: 402.10`
-_MEGATRON_HEAD = re.compile(r"(?:\(min, max\)|max) time across ranks \(ms\):\s*$")
-_MEGATRON_TIMER = re.compile(r"^\s{2,}(\S.*?) ?\.{2,}: (?:\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\)|(\d+(?:\.\d+)?))\s*$")
+# under `(min, max) time across ranks (ms):` / `max time across ranks (ms):`, one line per timer:
+# four spaces, the name and a space padded with dots to 48 columns, `: `, `(min, max)` or max
+_MEGATRON_TIMER = re.compile(r"^    (\S(?:.*?\S)?) (\.+): (?:\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\)|(\d+(?:\.\d+)?))\s*$")
+MEGATRON_PAD = 48
 
 
 def read_megatron_timers(line: str, st):
-    if _MEGATRON_HEAD.search(line) is not None:
-        st.block_unit = 1.0  # (ms: the header's unit, for the timer lines below it)
-        return None
     m = _MEGATRON_TIMER.match(line)
-    if m is None or st.block_unit is None:
-        st.block_unit = None
+    if m is None or len(m.group(1)) + 1 + len(m.group(2)) != MEGATRON_PAD:
         return NOT_MINE
-    name = m.group(1).strip()
-    if m.group(4) is not None:
-        names, nums = [f"{name}.max"], [m.group(4)]
+    name = m.group(1)
+    if m.group(5) is not None:
+        names, nums = [f"{name}.max"], [m.group(5)]
     else:
-        names, nums = [f"{name}.min", f"{name}.max"], [m.group(2), m.group(3)]
-    f = st.block_unit
-    return _reading(st, names, [float(x) * f for x in nums], [_half_unit(x, f) for x in nums])
+        names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
+    return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
 
 
 # -- criterion -----------------------------------------------------------------------------
