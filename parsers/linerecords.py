@@ -100,14 +100,17 @@ def finish(s: sc.Scan, held: str | None) -> None:
 
 def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
     """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
-    timing rows, evaluation lines left out): every redraw, beside at least 3 timing lines of
-    the log's own (a data loader's bar among step lines); else a bar of another total than the
+    timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
+    (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
+    one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
     bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
     bars, total = bar_rows(s, names, row_of, n)
     bars &= timed
     if not bars.any():
         return bars
-    if (timed & ~bars).sum() >= 3:
+    own = timed & ~bars
+    own_names = names[own[row_of]] if len(names) else names
+    if len(own_names) and int(np.unique(own_names, return_counts=True)[1].max()) >= 3:  # (step lines, not one-offs)
         notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
                      "no steps")
         return bars

@@ -136,3 +136,11 @@ def test_megatron_timer_lines_are_known_by_their_padding():
     # not padded to Megatron's 48 columns: read as any line is (no unit: no time)
     assert lineread.read_line("    optimizer ....: 10.20", st) is None
     assert lineshapes.read_megatron_timers("loading checkpoint ..: done", st) is lineshapes.NOT_MINE
+
+
+def test_a_training_bar_beside_one_off_timing_lines_stays_the_steps():
+    one_offs = "Loaded model in 3.2s\nCompiled graph in 12.0s\nWarmup took 1.0s\n"
+    bar = "\r".join(f"Epoch 0: {i}%|#| {i * 10}/1000 [00:0{i}<00:15, 22.0{i}it/s]" for i in range(1, 9))
+    p = parsers.parse_log(one_offs + bar + "\n", "lines")
+    assert p.whole == "time_per_it" and int(p.records["complete"].sum()) == 8 and p.steps_per_record == 10
+    assert not any("progress-bar redraw(s)" in n for n in p.notes)
