@@ -69,7 +69,8 @@ def _half_unit(num: str, factor: float) -> float:
 # -- Keras ---------------------------------------------------------------------------------
 
 # (Keras 3's bar on a terminal colours its done and to-do parts: ANSI codes between the `━`)
-_KERAS = re.compile(r"^\s*(\d{1,9})/(\d{1,9})\s+(?:\[[=>.]*\]|(?:\x1b\[[\d;]*m|\u2501)+|-)\s")
+# a bar (`[====]`, Keras 3's `━━━━`), or verbose=2's ` - 4s - ` (its elapsed seconds right after)
+_KERAS = re.compile(r"^\s*(\d{1,9})/(\d{1,9})\s+(?:\[[=>.]*\]|(?:\x1b\[[\d;]*m|\u2501)+|- (?=\d+(?:\.\d+)?(?:s|ms|us) - ))\s?")
 _KERAS_ELAPSED = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us)(?![\w/])")
 _KERAS_PER = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us|\u00b5s)/(step|sample)\b")
 
@@ -82,6 +83,8 @@ def read_keras(line: str, st):
     rest = line[m.end():]
     if i < n or "ETA" in rest:
         return None  # a redraw before the epoch's end: its seconds are an ETA, no time spent
+    # (mine or not never depends on a number: a line of another program's shape is never read
+    # here, whatever its numbers, so a replayed plan of that shape reads it as this would)
     per = _KERAS_PER.search(rest)
     ela = _KERAS_ELAPSED.search(rest)
     if per is None and ela is None:

@@ -144,3 +144,10 @@ def test_a_training_bar_beside_one_off_timing_lines_stays_the_steps():
     p = parsers.parse_log(one_offs + bar + "\n", "lines")
     assert p.whole == "time_per_it" and int(p.records["complete"].sum()) == 8 and p.steps_per_record == 10
     assert not any("progress-bar redraw(s)" in n for n in p.notes)
+
+
+def test_a_counter_and_a_dash_of_another_program_is_no_keras_redraw():
+    for line in ("12/40 - step_time: 35ms - loss: 0.3", "40/40 - step_time: 35ms - loss: 0.3"):
+        assert lineshapes.read_keras(line, lineread.State()) is lineshapes.NOT_MINE
+        r = lineread.read_line(line, lineread.State())
+        assert r[0] == ["step_time"] and r[1] == [35.0]
