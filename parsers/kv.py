@@ -19,6 +19,10 @@ key without a time unit is a label and ignored (`job=abc`).
 A `*_bytes` key or a count key (parsers.model.COUNT_QUANTITIES: num_circuits) with a plain
 number is a quantity, not a time: kept as printed (`h2d_bytes=1610612736`).
 
+A time that is a running total (on at least 4 lines, never falling, starting below two of
+its median increments: fairseq's cumulative `wall=`) is read as its differences line to line,
+as in the `lines` format, and said so in the notes.
+
 Records: a record ends at a line carrying the held key; lines after the last held line
 form an incomplete record. With no held key anywhere in the log, each line is a record.
 """
@@ -134,11 +138,22 @@ def scan_kv(lines: list[str], idx, held: str, *, strict: bool, source: str, firs
 
 
 def lines_are_records(s) -> None:
-    """No held key anywhere in the log: every key=value line with a time is a record of its
-    own (a line with quantities only is tied to no record)."""
+    """Running totals (fairseq's cumulative `wall=33, 66, 99`) become their differences, as in
+    the `lines` format (parsers/linerecords.py running_totals); then, with no held key
+    anywhere in the log, every key=value line with a time is a record of its own (a line
+    with quantities only is tied to no record)."""
+    import numpy as np
+
     from gpuscope.parsers import scan as sc
+    from gpuscope.parsers.linerecords import running_totals
 
     s.finalize()
+    counts = s.meta[:, 6]
+    mine = np.repeat(s.meta[:, 7] == sc.SRC["kv"], counts)
+    totals = running_totals(s.value_names(), s.values, mine) if mine.any() else []
+    if totals:
+        s.notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
+                       + " (it grows by about the same on every line from about one step's worth)")
     if len(s.held[0]):
         return
     kind = s.meta[:, 2]

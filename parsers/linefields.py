@@ -16,6 +16,8 @@ from __future__ import annotations
 from gpuscope.parsers.fields import first_repeat
 from gpuscope.parsers.fields import repeated as repeated_key
 from gpuscope.parsers.lineplan import UNCACHEABLE, whole_code
+from gpuscope.parsers.linequant import Quantities
+from gpuscope.parsers.linesteps import COVERS, runtime_steps
 from gpuscope.parsers.linewords import (
     BARE,
     COLON,
@@ -32,16 +34,11 @@ from gpuscope.parsers.linewords import (
     LABEL_SECONDS,
     LEVELS,
     LINES_ONLY,
-    MAX_BYTES,
     MAX_COUNT,
     NAMED,
     P_NOQINT,
-    P_NOSTAMP,
     P_Q,
     P_QINT,
-    P_QPOS,
-    P_SIZE,
-    P_STAMP,
     P_TIME,
     P_TIMEDOT,
     PCT,
@@ -61,7 +58,7 @@ from gpuscope.parsers.linewords import (
     parse_value,
     per_step,
     says_time,
-    stamp_ms,
+    stat_of,
     undotted,
     unit_next,
     zerolog_event,
@@ -69,8 +66,21 @@ from gpuscope.parsers.linewords import (
 from gpuscope.parsers.numbers import MAX_MS, beyond
 from gpuscope.parsers.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 
+FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
 
-class Line:
+
+class _NoWhole:
+    """A reader State whose key_info names no whole among `timers` (for whole_code)."""
+
+    def __init__(self, st, timers: set[str]):
+        self.held, self._info, self._timers = st.held, st.info, timers
+
+    def info(self, key: str):
+        name, f, cls, whole = self._info(key)
+        return name, f, cls, whole and key not in self._timers
+
+
+class Line(Quantities):
     """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
@@ -101,6 +111,10 @@ class Line:
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
         self.tree_root = bool(toks) and toks[0] == "End:"
+        # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
+        self.steps_rate: tuple[str, float] | None = None
+        self.labels: set[str] = set()  # names made of a label's words, not printed as one key
+        self.timers: set[str] = set()  # counter words read as a header's timers (DeepSpeed's `step:`)
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -225,14 +239,19 @@ class Line:
         self.note(("value", vt, pre))
         kf_word = None
         if shape != EQ:
+            printed = key
             key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
             if key is None:
                 return
+            if key != printed:
+                self.labels.add(key)  # (a name made of a label's words: `eval time =` -> eval_time)
         elif self.zerolog and self.event:
             key = f"{self.event}_{key}"  # gnark: `prover done ... took=2345.6` -> prover_took
             self.flags |= LINES_ONLY  # (kv would give every event's took one name)
         st = self.st
         name, kf, cls, _whole = st.info(key)
+        if name.lower() in FORECASTS:
+            return  # `ETA: 3s`, `remaining: 12s`: a forecast, no time spent
         if kf is None:
             kf = kf_word
         x, vf, kind, num = parse_value(v)
@@ -254,6 +273,9 @@ class Line:
             return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
+            if cls == RATE and kind == BARE and name.lower().endswith("_steps_per_second"):
+                self.note(UNCACHEABLE)  # (the steps it gives are no number of the line)
+                self.steps_rate = (name[: -len("_steps_per_second")], x)
             return
         if vf is not None and self.i < self.n and self.toks[self.i].lower() == "per":
             return  # `25.38 ms per token`: a rate, not a part
@@ -270,6 +292,12 @@ class Line:
         by_name = False
         if factor is None and self.unit is not None and shape != EQ and cls == PLAIN:
             factor = self.unit  # the header's unit (`timers (ms) |`)
+        elif factor is None and self.unit is not None and shape != EQ and cls == COUNTER and "." in num:
+            # DeepSpeed's `time (ms) | fwd: 41.03 | bwd: 88.31 | step: 12.10`: `step` is its optimizer
+            # step's timer, a part (no counter prints a decimal point), never the line's whole
+            factor = self.unit
+            self.timers.add(name)
+            self.note(UNCACHEABLE)
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
@@ -297,6 +325,9 @@ class Line:
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
         if low in UNIT_WORDS:
             return None, None  # a unit is no name (`2.51 ns 2.51 ns`: the second unit is not a label)
+        if low in ("deviation", "stddev", "std") and self.names and stat_of(self.names[-1]) is not None:
+            # perf_analyzer's `Avg latency: 4992 usec (standard deviation 314 usec)`: the std of that quantity
+            return f"{self.names[-1].rpartition('.')[0]}.std", None
         if (low in GENERIC or low in STAT_WORDS) and before is not None and before.lower() not in FILLERS:
             return label_of(run, key), None  # `data time: 0.1s`, `prompt eval time = 812 ms`
         if run and (shape == COLON or run[-1].lower() in STAT_WORDS):
@@ -326,59 +357,6 @@ class Line:
         elif shape != LABEL and cls == BYTES:
             self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
         self.last_bare = None
-
-    def size(self, key: str, name: str, v: str, x: float, nxt: str, vt, pre, strip) -> None:
-        """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
-        f = SIZE_WORDS[nxt.rstrip(":")]
-        if x < 0:
-            self.note(UNCACHEABLE)
-            return
-        if x * f > MAX_BYTES:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
-            return
-        self.note((P_SIZE, vt, pre, strip, f"{name}_bytes", f))
-        self.qn.append(f"{name}_bytes")
-        self.qv.append(float(round(x * f)))  # (alone: no timing line)
-        if nxt[-1] != ":":
-            self.i += 1  # (`MiB:` is the next label: it belongs to this key)
-        self.sized = key
-
-    def counter_frac(self, key: str, v: str, x: float, cls: int, vt, pre, strip) -> None:
-        """`step 12/40`: a counter keeps 12."""
-        if cls != COUNTER:
-            return
-        if x > MAX_COUNT:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "count"))
-            return
-        self.note((P_Q, vt, pre, strip, key, None))
-        self.qn.append(key)
-        self.qv.append(x)
-        self.flags |= LINES_ONLY
-
-    def byte_count(self, key: str, v: str, x: float, kind: int, vt, pre, strip) -> None:
-        if kind != BARE or x < 0:
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
-        elif x > MAX_BYTES:
-            self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
-        else:
-            self.note((P_QPOS, vt, pre, strip, key, None))
-            self.qn.append(key)
-            self.qv.append(x)
-            self.flags |= HAS_BYTES
-
-    def stamped(self, x: float, factor, vt, pre, strip) -> bool:
-        """A stamp-named field holding a point in time: the line's own time."""
-        ms = stamp_ms(x, factor)
-        if ms is not None:
-            self.note((P_STAMP, vt, pre, strip, None, factor))
-            self.stamp = ms / 1e3
-            self.flags |= LINES_ONLY
-            return True
-        self.note((P_NOSTAMP, vt, pre, strip, None, factor))
-        return False
 
     def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip):
         """A field without a unit: True when its name says time (read as seconds), else it
@@ -432,6 +410,13 @@ class Line:
         self.values.append(x * factor)
         self.eps.append(e)
 
+    def covered_steps(self) -> None:
+        """Hugging Face's `train_runtime` beside `train_steps_per_second`: the steps it covers."""
+        k = runtime_steps(self.names, self.values, *(self.steps_rate or ("", 0.0)))
+        if k is not None:
+            self.qn.append(COVERS)
+            self.qv.append(k)
+
     def result(self):
         names, qn = self.names, self.qn
         if self.last_bare is not None and self.last_bare in self.st.unit_keys and (names or qn):
@@ -443,10 +428,15 @@ class Line:
         if self.damage is not None:
             self.note(UNCACHEABLE)
             return self.damage
-        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) for nm in names)):
+        # (an `eval_*` key, as Hugging Face prints it; not llama.cpp's `eval time =` label, its generation)
+        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and nm not in self.labels
+                                       for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
         self.note(("end", self.last_bare, self.flags))
+        if self.steps_rate is not None:
+            self.covered_steps()
         if not names and not (self.flags & HAS_BYTES):
             return None
-        code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, self.st)
+        st = _NoWhole(self.st, self.timers) if self.timers else self.st
+        code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, st)
         return names, self.values, qn, self.qv, self.stamp, code, self.flags, sum(self.eps)

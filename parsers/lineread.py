@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 
+from gpuscope.parsers import lineshapes
+from gpuscope.parsers.formats import FRAMEWORKS
 from gpuscope.parsers.linefields import Line
 from gpuscope.parsers.lineplan import MISS, UNCACHEABLE, Plan
-from gpuscope.parsers.linewords import LINES_ONLY, is_word, key_info
-from gpuscope.parsers.mllog import read_mllog
+from gpuscope.parsers.lineshapes import NOT_MINE
+from gpuscope.parsers.linewords import is_word, key_info
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
@@ -82,13 +84,26 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
     return msg, msg.translate(_SEP).split()
 
 
-def _mllog(line: str, st: State):
-    """An MLPerf :::MLLOG line (parsers/mllog.py): an interval's end is a timing line."""
-    r = read_mllog(line, st.mllog_open)
-    if r is None or isinstance(r, str):
-        return r
-    name, ms, stamp = r
-    return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0
+# the frameworks' own shapes (parsers/formats.py FRAMEWORKS, read in parsers/lineshapes.py):
+# (a text the line holds, its reader)
+SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
+
+
+def maybe_framework(line: str) -> bool:
+    """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
+    one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
+    return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
+            or "..: " in line)
+
+
+def _framework(line: str, st: State):
+    """The reading of a line of a framework's own shape, or NOT_MINE."""
+    for gate, reader in SHAPE_GATES:
+        if gate in line:
+            r = reader(line, st)
+            if r is not NOT_MINE:
+                return r
+    return NOT_MINE
 
 
 def read_line(line: str, st: State):
@@ -103,9 +118,13 @@ def read_line(line: str, st: State):
     Lines of one shape (the same text but for the numbers) are read once: the reading is
     kept as a plan (Plan) that the next line of that shape replays; whenever one of its
     numbers could change the reading (a time stamp's range, a negative time, an integer
-    count), the line is read again in full."""
-    if ":::MLLOG " in line:
-        return _mllog(line, st)
+    count), the line is read again in full. A line of a framework's own shape (a gate of
+    parsers/formats.py FRAMEWORKS in it: a Keras or tqdm bar, a TensorFlow hook, MLPerf) is
+    read by that framework's reader (parsers/lineshapes.py), never planned."""
+    if maybe_framework(line):
+        r = _framework(line, st)
+        if r is not NOT_MINE:
+            return r
     mt = tokens(line)
     if mt is None:
         return None

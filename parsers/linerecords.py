@@ -11,6 +11,8 @@ from collections import Counter
 import numpy as np
 
 from gpuscope.parsers import scan as sc
+from gpuscope.parsers.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
+from gpuscope.parsers.linesteps import steps_per_record
 from gpuscope.parsers.linewords import HELD, NAMED, SUMMED, stat_of
 from gpuscope.parsers.words import COUNTERS
 
@@ -41,6 +43,8 @@ def finish(s: sc.Scan, held: str | None) -> None:
     names = s.value_names()
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
+    apart = eval_row | bars_apart(s, names, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    aux = np.where(apart, -1, aux)
     totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
     if totals:
         notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
@@ -58,7 +62,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if stat_row.any():
         notes.append(f"{int(stat_row.sum())} line(s) print only statistics (mean, median, p99, ...) of a "
                      "quantity: they are no steps, and a statistic is never a part")
-    grouped = mine & ~stat_row & ~eval_row  # (statistics, evaluation lines: record -1, like other non-step lines)
+    grouped = mine & ~stat_row & ~apart  # (statistics, evaluation lines: record -1, like other non-step lines)
     if eval_row.any():
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
@@ -69,7 +73,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     # the whole printed on a line of its own (`total_ms=430` after the parts' lines): a record
     # ends at the line printing the whole, as in kv, and takes the timing lines before it
     alone = False
-    if has_whole.any() and not has_whole[mine].all():
+    if has_whole.any() and not has_whole[grouped].all():  # (statistics and evaluation lines are no records)
         n_whole = np.bincount(row_of[is_whole], minlength=n)
         alone = float(np.median((counts - n_whole)[has_whole])) == 0.0
     rows = np.flatnonzero(row_rec)  # the record rows, in log order
@@ -86,7 +90,53 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if k:
         notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
                      "than the printed rounding: held time = the parts' sum")
+    every = steps_per_record(s, s.held[0])
+    if every is not None:
+        s.steps_per_record = every[0]
+        notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
+                     "printed lines)")
     s.notes = notes
+
+
+def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
+    """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
+    timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
+    (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
+    one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
+    bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
+    bars, total = bar_rows(s, names, row_of, n)
+    bars &= timed
+    if not bars.any():
+        return bars
+    own = timed & ~bars
+    own_names = names[own[row_of]] if len(names) else names
+    if len(own_names) and int(np.unique(own_names, return_counts=True)[1].max()) >= 3:  # (step lines, not one-offs)
+        notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
+                     "no steps")
+        return bars
+    vals, freq = np.unique(total[bars], return_counts=True)
+    loop = vals[np.argmax(freq)]
+    other = bars & (total != loop)
+    if other.any():
+        notes.append(f"{int(other.sum())} redraw(s) of progress bars of another total than the loop's "
+                     f"({f'{int(loop)} iterations' if loop >= 0 else 'no total'}): no steps of it")
+    return other
+
+
+def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, whether it is a tqdm bar's redraw (parsers/lineshapes.py read_tqdm: its one
+    time is the bar's time per iteration and it prints the bar's counter), and the bar's
+    total (-1: none)."""
+    one = np.bincount(row_of, minlength=n) == 1
+    timed = np.zeros(n, dtype=bool)
+    timed[row_of[names == BAR_TIME]] = True
+    counted = np.zeros(n, dtype=bool)
+    total = np.full(n, -1.0)
+    if len(s.qrow):
+        qn, qrow = s.quantity_names(), np.asarray(s.qrow)
+        counted[qrow[qn == BAR_COUNTER]] = True
+        total[qrow[qn == BAR_TOTAL]] = np.asarray(s.qvalues)[qn == BAR_TOTAL]
+    return one & timed & counted, total
 
 
 def _assumed(names: list[str]) -> list[str]:

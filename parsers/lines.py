@@ -150,8 +150,9 @@ def sampled_every(head: str, limit: int = 1000) -> tuple[int, str] | None:
     deltas: list[int] = []
     example = ""
     for line in head.split("\n", limit)[:limit]:
-        m = _PROGRESS.search(line)
-        if m is None or not any(c.isalpha() for c in line[: m.start()]):
+        # (the first counter with a word before it: a `12/01 10:00:12` date opens mmengine's lines)
+        m = next((m for m in _PROGRESS.finditer(line) if any(c.isalpha() for c in line[: m.start()])), None)
+        if m is None:
             continue
         i, n = int(m.group(1)), int(m.group(2))
         if n in last and i > last[n]:

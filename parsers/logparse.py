@@ -261,7 +261,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     if fmt == "lines":
         freeform.finish(s, held)
         every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
-        if every is not None:
+        if every is not None and s.steps_per_record == 1:  # (1: the records' counters said nothing)
             s.steps_per_record = every[0]
             s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
                            f"line is one step in {every[0]} (the program prints every {every[0]}th): records "

@@ -7,7 +7,6 @@ import math
 import pytest
 
 from gpuscope import parsers
-from gpuscope.errors import NoDataError
 
 
 def _values(p):
@@ -77,11 +76,14 @@ def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
     assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss", "data_time"]
 
 
-def test_progress_bars_alone_have_no_timing_lines():
+def test_progress_bars_alone_are_read_as_tqdm_bars_not_as_kv():
+    """A bar's `loss=0.5, v_num=0` are no times; its rate is tqdm's time per iteration
+    (parsers/lineshapes.py), each redraw standing for the counter's advance (70 here)."""
     bars = "".join(f"Epoch 0:  {p}%|####      | {p * 10}/1000 [00:0{p // 20}<00:15, 36.1it/s, loss=0.5, v_num=0]\n"
                    for p in range(1, 100, 7))
-    with pytest.raises(NoDataError):
-        parsers.parse_log(bars)
+    p = parsers.parse_log(bars)
+    assert p.format == "lines" and set(p.components["component"]) == {"time_per_it"}
+    assert p.steps_per_record == 70
 
 
 def test_an_epoch_stamp_under_a_unit_key_is_no_duration_and_no_damage():
