@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
+import itertools
 import json
 import os
 import random
@@ -276,12 +277,45 @@ class Gen:
                     break
 
 
+def _cases(args, tmp: Path):
+    """The generators' cases, mixed: (argv, stdin, poisoned, kind) tuples of Gen and
+    probe_gen3.Case objects."""
+    from tools.probe_gen3 import Gen3
+
+    n_old = {"all": args.n // 2, "old": args.n, "new": 0}[args.gen]
+    new = Gen3(args.seed, tmp).cases(args.n - n_old)
+    old = Gen(args.seed, tmp).cases(n_old)
+    yield from (c for pair in itertools.zip_longest(old, new) for c in pair if c is not None)
+
+
+def _run_case(case) -> tuple[list[str], str, list[str], int]:
+    """(what broke the contract, kind, argv, exit code) of one case."""
+    from tools.probe_gen3 import run_sub
+
+    if isinstance(case, tuple):
+        argv, stdin, poisoned, kind = case
+        code, out, err, secs = run_cli(argv, stdin)
+        return problems(code, out, err, secs, poisoned=poisoned), kind, argv, code
+    t = time.monotonic()
+    if case.sub is not None:
+        code, out, err, own = run_sub(case, dict(os.environ))
+    else:
+        code, out, err, _ = run_cli(case.argv, case.stdin)
+        own = []
+    secs = time.monotonic() - t
+    if case.sub is not None and case.sub[0] == "signal":
+        secs = 0.0  # a recording runs as long as its command; the signal case has its own clock
+    return problems(code, out, err, secs, poisoned=case.poisoned) + own + case.after(code), case.kind, case.argv, code
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=3200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=900.0, help="seconds; stop generating after it")
     ap.add_argument("--keep", action="store_true", help="keep the inputs that found something")
+    ap.add_argument("--gen", choices=["all", "old", "new"], default="all",
+                    help="old: the first generators; new: round three's (tools/probe_gen3.py); all: both")
     args = ap.parse_args()
     os.environ.setdefault("GPUSCOPE_FIFO_WAIT", "0.2")
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="probe-cache-"))
@@ -292,14 +326,14 @@ def main() -> int:
     t0 = time.monotonic()
     ran = 0
     try:
-        for argv, stdin, poisoned, kind in Gen(args.seed, tmp).cases(args.n):
+        for case in _cases(args, tmp):
             if time.monotonic() - t0 > args.budget:
                 break
-            code, out, err, secs = run_cli(argv, stdin)
+            found_here, kind, argv, code = _run_case(case)
             ran += 1
             by_kind[kind] += 1
             codes[code] += 1
-            for p in problems(code, out, err, secs, poisoned=poisoned):
+            for p in found_here:
                 key = f"{kind}: {p.split(':')[0]}"
                 found[key].append(f"{' '.join(argv)} -> {p}")
     finally:
