@@ -340,8 +340,10 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = _require_dir(path) / META
     if not _regular_file(p):
         return {}
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+    from gpuscope.parsers.limits import read_path, utf8
+
+    try:  # within the json cap (a meta.json of gigabytes is no meta.json), a BOM dropped
+        data = json.loads(utf8(read_path(p, "json")).decode("utf-8"))
     except RecursionError:
         raise InputError(f"unreadable {p}: nested too deeply") from None
     except (OSError, ValueError) as e:

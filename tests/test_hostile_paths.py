@@ -69,3 +69,31 @@ def test_rank_workers_keep_library_warnings_off_the_terminal(tmp_path):
                        timeout=300, cwd=REPO)
     assert p.returncode == 0 and p.stdout.strip() == "2", p.stderr
     assert p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("enc", ["bom8", "utf16"])
+def test_a_meta_json_with_a_bom_is_read(tmp_path, enc):
+    import json
+    import shutil
+
+    from .conftest import REPO
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests/data/h200_bounds/runs/hbm_bound", run)
+    text = (run / "meta.json").read_text()
+    (run / "meta.json").write_bytes(b"\xef\xbb\xbf" + text.encode() if enc == "bom8" else text.encode("utf-16"))
+    code, out, err, _ = run_cli(["analyze", str(run), "--json"])
+    assert code == 0 and err == "", err
+    assert json.loads(out)["pcie"]  # the run's GPUs, from meta.json
+
+
+def test_a_meta_json_beyond_its_cap_is_one_line_exit_3(tmp_path, monkeypatch):
+    import shutil
+
+    from .conftest import REPO
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests/data/h200_bounds/runs/hbm_bound", run)
+    monkeypatch.setenv("GPUSCOPE_MAX_JSON", "1K")
+    code, out, err, secs = run_cli(["analyze", str(run), "--json"])
+    assert problems(code, out, err, secs) == [] and code == 3 and "GPUSCOPE_MAX_JSON" in err, err

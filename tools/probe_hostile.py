@@ -288,8 +288,35 @@ def _cases(args, tmp: Path):
     yield from (c for pair in itertools.zip_longest(old, new) for c in pair if c is not None)
 
 
-def _run_case(case) -> tuple[list[str], str, list[str], int]:
+class _Terminal:
+    """The process's own file descriptor 2 sent to a file for the whole probe: what reaches it
+    (a worker process, a library writing past sys.stderr) reached the user's terminal."""
+
+    def __init__(self, tmp: Path):
+        self.f = open(tmp / "fd2.log", "w+b")  # noqa: SIM115 (open for the probe's life)
+        os.dup2(self.f.fileno(), 2)
+        self.seen = 0
+
+    def new_text(self) -> str:
+        self.f.seek(0, os.SEEK_END)
+        end = self.f.tell()
+        if end == self.seen:
+            return ""
+        self.f.seek(self.seen)
+        self.seen = end
+        return self.f.read().decode("utf-8", "replace")
+
+
+def _run_case(case, terminal: _Terminal | None = None) -> tuple[list[str], str, list[str], int]:
     """(what broke the contract, kind, argv, exit code) of one case."""
+    found, kind, argv, code = _run_case_inner(case)
+    spoke = terminal.new_text() if terminal is not None else ""
+    if spoke.strip():
+        found.append(f"written to the terminal past stderr: {spoke.strip().splitlines()[0][:160]!r}")
+    return found, kind, argv, code
+
+
+def _run_case_inner(case) -> tuple[list[str], str, list[str], int]:
     from tools.probe_gen3 import run_sub
 
     if isinstance(case, tuple):
@@ -325,11 +352,12 @@ def main() -> int:
     codes: collections.Counter[int] = collections.Counter()
     t0 = time.monotonic()
     ran = 0
+    terminal = _Terminal(tmp)
     try:
         for case in _cases(args, tmp):
             if time.monotonic() - t0 > args.budget:
                 break
-            found_here, kind, argv, code = _run_case(case)
+            found_here, kind, argv, code = _run_case(case, terminal)
             ran += 1
             by_kind[kind] += 1
             codes[code] += 1
