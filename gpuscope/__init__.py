@@ -25,6 +25,18 @@ def _own_process() -> bool:
     return sys.argv[:1] == ["-m"] and "-m" in orig and orig[orig.index("-m") + 1:][:1] == ["gpuscope"]
 
 
+def _stopped_now(signum, frame):  # a signal handler's arguments
+    """SIGTERM or SIGHUP before a command sets its own handling (record and run stop their
+    work cleanly; others have nothing to clean): one line and 128+N, as Ctrl-C is 130, not
+    a silent death while the interpreter is still importing."""
+    import os
+
+    try:
+        os.write(2, f"gpuscope: stopped by {'SIGHUP' if signum == 1 else 'SIGTERM'}\n".encode())
+    finally:
+        os._exit(128 + signum)
+
+
 _interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
 if _own_process():
     # _signal, the built-in C module: `import signal` builds its enums first (~5 ms of a
@@ -33,6 +45,9 @@ if _own_process():
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _interrupted_now)
+    for _sig in (_signal.SIGTERM, _signal.SIGHUP):
+        if _signal.getsignal(_sig) == _signal.SIG_DFL:
+            _signal.signal(_sig, _stopped_now)
 
 from gpuscope import _layout  # noqa: E402 (after the Ctrl-C handler: importing it takes time)
 

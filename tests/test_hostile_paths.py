@@ -97,3 +97,39 @@ def test_a_meta_json_beyond_its_cap_is_one_line_exit_3(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUSCOPE_MAX_JSON", "1K")
     code, out, err, secs = run_cli(["analyze", str(run), "--json"])
     assert problems(code, out, err, secs) == [] and code == 3 and "GPUSCOPE_MAX_JSON" in err, err
+
+
+@pytest.mark.parametrize("how", ["csv", "html", "png", "perfetto"])
+@pytest.mark.parametrize("name", ["x\ny", "a\x1b[2Jb", "t\x9b1m", "r\u202eq"])
+def test_an_output_named_with_controls_is_said_on_one_line_with_them_visible(tmp_path, how, name):
+    from .conftest import REPO
+
+    trace = REPO / "tests/data/h200_bounds/traces/hbm_bound.json.gz"
+    out = tmp_path / (name + {"csv": "", "html": ".html", "png": ".png", "perfetto": ".json"}[how])
+    argv = {"csv": ["analyze", str(LOG), "--csv", str(out)], "html": ["analyze", str(LOG), "--html", str(out)],
+            "png": ["plot", str(trace), "-o", str(out)], "perfetto": ["export", str(trace), "--perfetto", str(out)]}[how]
+    code, stdout, err, secs = run_cli(argv)
+    assert code == 0 and out.exists(), err
+    assert problems(code, stdout if how in ("png", "perfetto") else "", err, secs) == []
+    said = err if how in ("csv", "html") else stdout
+    assert len([ln for ln in said.splitlines() if "wrote" in ln]) == 1 and said.count("\n") == 1, said
+
+
+@pytest.mark.parametrize("sig", [15, 1])
+def test_sigterm_or_sighup_before_a_command_handles_it_is_one_line_and_128_plus_n(sig):
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from .conftest import REPO
+
+    bin_ = Path(sys.executable).parent / "gpuscope"
+    cmd = [str(bin_), "analyze", "-", "--json"] if bin_.exists() else [sys.executable, "-m", "gpuscope", "analyze", "-"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
+    time.sleep(0.6)  # importing or reading the standard input that never ends: no handler of its own
+    p.send_signal(sig)
+    err = p.communicate(timeout=60)[1].decode()
+    name = signal.Signals(sig).name
+    assert (p.returncode, err) == (128 + sig, f"gpuscope: stopped by {name}\n")

@@ -25,10 +25,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 def say(message: str) -> None:
     """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail).
     What the message quotes from an input (a path, a line, a name) is shown literally: its
-    control characters made visible (reports.safe_text), so none reaches the terminal."""
+    control characters made visible (reports.safe_text), so none reaches the terminal, and a
+    line feed in it (a file name may hold one) too: every message is one line."""
     from gpuscope.reports.safe_text import visible
 
-    sys.stderr.write(f"gpuscope: {visible(message, newlines=True)}\n")
+    sys.stderr.write(f"gpuscope: {visible(message)}\n")  # one line: a line feed in a path shown too
     sys.stderr.flush()
 
 
