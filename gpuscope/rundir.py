@@ -12,6 +12,7 @@ stay importable from here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -208,6 +209,7 @@ class RunDir:
         self.path = path
         self._on_error = on_error
         self._reported = False
+        self.failed_writes: list[str] = []
         self._meta: dict[str, Any] = {}
         self._meta_lock = threading.Lock()
 
@@ -238,6 +240,7 @@ class RunDir:
     # -- errors ---------------------------------------------------------------------------
     def report(self, what: str, e: BaseException) -> None:
         """Report a write error once per run directory."""
+        self.failed_writes.append(what)  # every one (record and run: the status says the directory is cut)
         if self._reported:
             return
         self._reported = True
@@ -311,6 +314,8 @@ class RunDir:
             os.replace(tmp, self.path / name)
             return True
         except OSError as e:
+            with contextlib.suppress(OSError):  # no half-written temporary left behind (a full disk)
+                tmp.unlink()
             self.report(name, e)
             return False
 

@@ -133,3 +133,41 @@ def test_sigterm_or_sighup_before_a_command_handles_it_is_one_line_and_128_plus_
     err = p.communicate(timeout=60)[1].decode()
     name = signal.Signals(sig).name
     assert (p.returncode, err) == (128 + sig, f"gpuscope: stopped by {name}\n")
+
+
+def _under_fsize(argv: list[str], limit: int, cwd):
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bin_ = Path(sys.executable).parent / "gpuscope"
+    cmd = [str(bin_), *argv] if bin_.exists() else [sys.executable, "-m", "gpuscope", *argv]
+
+    def pre():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pre, timeout=300, cwd=cwd)
+
+
+@pytest.mark.parametrize("what", ["record", "run"])
+def test_a_full_disk_while_recording_is_never_complete(tmp_path, what):
+    # a file-size limit (RLIMIT_FSIZE) is the full disk a user without root can make: timing.log
+    # stops being written; record and run went on, said so, and still called the directory
+    # complete with exit 0 (and left summary.json's temporary file behind)
+    import json
+    import sys
+
+    d = tmp_path / "run"
+    prog = "for i in range(3000): print(f'step={i} data_ms=1.5 total_ms=3.0')"
+    argv = (["record", "--out", str(d), "--", sys.executable, "-c", prog] if what == "record" else
+            ["run", "--backend", "cpu", "--partitions", "2", "--log-n", "8", "--out", str(d)])
+    p = _under_fsize(argv, 2048, tmp_path)
+    assert p.returncode == 6, p.stderr
+    assert all(ln.startswith("gpuscope: ") for ln in p.stderr.splitlines()), p.stderr
+    assert "cannot write timing.log" in p.stderr
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta.get("status") != "complete", meta
+    if meta.get("status") == "running":  # its last write failed too: said, and analyze says the recorder is gone
+        assert "meta.json could not be written" in p.stderr
+    assert not [f.name for f in d.iterdir() if f.name.endswith(".tmp")]

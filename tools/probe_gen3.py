@@ -412,7 +412,13 @@ class Gen3:
 
     # -- subprocess cases -----------------------------------------------------------------------
     def case_fsize(self) -> Case:
-        how = self.pick(["html", "csv", "png", "perfetto"])
+        how = self.pick(["html", "csv", "png", "perfetto", "record", "run"])
+        if how in ("record", "run"):
+            d = self.path("_fsrun")
+            prog = "for i in range(3000): print(f'step={i} data_ms=1.5 total_ms=3.0')"
+            argv = (["record", "--out", str(d), "--", sys.executable, "-c", prog] if how == "record" else
+                    ["run", "--backend", "cpu", "--partitions", "2", "--log-n", "8", "--out", str(d)])
+            return Case(f"file-size limit ({how})", argv, sub=("fsize", self.pick([4096, 16384, 65536, 1 << 20]), d))
         d = self.path("_fs")
         d.mkdir()
         out = d / {"html": "r.html", "csv": "csv", "png": "r.png", "perfetto": "r.json"}[how]
@@ -471,6 +477,16 @@ def run_sub(case: Case, env: dict) -> tuple[int, str, str, list[str]]:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=pre, timeout=300)
         if p.returncode not in (0, 4, 6):  # 4: an input with nothing to draw says so first
             found.append(f"file-size limit {limit}: exit {p.returncode}")
+        if len(case.sub) > 2:  # a run directory: complete only when it was written whole
+            meta = Path(case.sub[2]) / "meta.json"
+            try:
+                status = json.loads(meta.read_text()).get("status") if meta.exists() else None
+            except ValueError:
+                status = "not whole"
+            if status == "running" or status == "not whole":
+                found.append(f"meta.json {status} after a full disk")
+            if p.returncode == 6 and status == "complete":
+                found.append("exit 6 (out of a resource) but meta.json says complete")
         return p.returncode, p.stdout, p.stderr, found
     _, sig, delay, d = case.sub
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
