@@ -120,6 +120,7 @@ class Gen3:
         self.kv = [f"step={i} data_ms={1 + i % 7}.5 compute_ms=12.{i} total_ms={20 + i}" for i in range(30)]
         self.samples = (RUN / "samples.csv").read_text().splitlines()[:60]
         self.query = (BOUNDS / "smi" / "hbm_bound_query.csv").read_text().splitlines()[:40]
+        self.dmon = (BOUNDS / "smi" / "hbm_bound_dmon.txt").read_text().splitlines()[:30]
         doc = json.loads(gzip.decompress((BOUNDS / "traces" / "hbm_bound.json.gz").read_bytes()))
         self.trace_events = [e for e in doc["traceEvents"] if e.get("ph") == "X"][:300]
         self.trace_head = {k: v for k, v in doc.items() if k != "traceEvents"}
@@ -138,9 +139,8 @@ class Gen3:
         return "\n".join(base[: self.r.randrange(1, len(base) + 1)]) + "\n"
 
     def samples_text(self) -> tuple[str, str]:
-        if self.r.random() < 0.5:
-            return "\n".join(self.samples[: self.r.randrange(2, len(self.samples) + 1)]) + "\n", ".csv"
-        return "\n".join(self.query[: self.r.randrange(2, len(self.query) + 1)]) + "\n", ".csv"
+        base = self.pick([self.samples, self.query, self.dmon])  # samples.csv, query-gpu, dmon
+        return "\n".join(base[: self.r.randrange(3, len(base) + 1)]) + "\n", ".csv"
 
     def trace_doc(self) -> dict:
         evs = json.loads(json.dumps(self.trace_events[: self.r.randrange(1, len(self.trace_events) + 1)]))
@@ -309,6 +309,8 @@ class Gen3:
         p.write_bytes(data)
         if kind == "model":
             return Case(f"encoding {enc} (model)", ["analyze", str(EXAMPLE), "--model", str(p)], inputs=[p])
+        if kind == "log" and self.r.random() < 0.2:
+            return Case(f"encoding {enc} (stdin)", ["analyze", "-", self.pick(["--json", "-v"])], stdin=data)
         argv, out = self.command(str(p), kind)
         return Case(f"encoding {enc} ({kind})", argv, inputs=[p], output=out)
 
