@@ -317,7 +317,7 @@ def _run_case(case, terminal: _Terminal | None = None) -> tuple[list[str], str, 
 
 
 def _run_case_inner(case) -> tuple[list[str], str, list[str], int]:
-    from tools.probe_gen3 import run_sub
+    from tools.probe_gen3_sub import run_sub
 
     if isinstance(case, tuple):
         argv, stdin, poisoned, kind = case
