@@ -86,6 +86,8 @@ def test_folded_components_are_split_by_their_role_as_columns_are(monkeypatch):
     a, b = split.split_table(recs, dense, model), split.split_table(recs, folded, model)
     for c in split.SPLIT_COLUMNS:
         np.testing.assert_allclose(np.asarray(a[c], dtype=float), np.asarray(b[c], dtype=float), err_msg=c)
+    assert "host_15" in folded and "host_15" not in folded.columns  # asked by name, a folded one is there
+    np.testing.assert_array_equal(folded["host_15"], dense["host_15"])
     sub = folded.rows(slice(10, 20))
     np.testing.assert_array_equal(sub.column_of("host_15"), dense["host_15"][10:20])
 

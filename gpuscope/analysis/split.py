@@ -66,7 +66,15 @@ class WideTable(Table):
         self.folded = folded
 
     def column_of(self, name: str) -> np.ndarray:
-        return self[name] if name in self else self.folded.column(name, len(self))
+        return self._cols[name] if name in self._cols else self.folded.column(name, len(self))
+
+    # a rule that asks for a component by name (d_b_alloc, mutex_wait) gets it, folded or
+    # not; `columns` lists the kept ones (what a loop over every column may afford)
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.column_of(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._cols or name in self.folded
 
     def rows(self, sel) -> Table:
         pos = np.arange(len(self))[sel]
