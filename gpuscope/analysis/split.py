@@ -207,10 +207,10 @@ def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
         role = model.role_of(col)
         if role not in SPLIT_ROLES:
             continue
-        values = wide.column_of(col) if folded is not None else wide[col]
+        values = wide[col]  # (a WideTable rebuilds a folded one)
         spec = model.contains.get(col)
-        if spec is not None and (spec.inner in cols or (folded is not None and spec.inner in folded)):
-            inner = wide.column_of(spec.inner) if folded is not None else wide[spec.inner]
+        if spec is not None and spec.inner in wide:
+            inner = wide[spec.inner]
             both = ~np.isnan(values) & ~np.isnan(inner)
             with np.errstate(invalid="ignore"):
                 remainder = np.clip(values - inner, 0.0, None)
