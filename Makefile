@@ -36,10 +36,12 @@ test: venv browser
 	$(BIN)/python -m pytest -q
 
 ## fuzz: hostile input at length: the Hypothesis suite's long profile (make test runs its short
-## one), then the generator of tools/probe_hostile.py over 3,200 inputs (about 6 minutes)
+## one), then the generators of tools/probe_hostile.py (both rounds, tools/probe_gen3.py the
+## third: gzip shapes, odd files, encodings, hostile output places, a file-size rlimit, signals
+## to record and run) over 3,200 inputs (about 30 minutes on a shared box)
 fuzz: venv
 	GPUSCOPE_FUZZ=long $(BIN)/python -m pytest -q tests/test_hostile_fuzz.py
-	$(BIN)/python tools/probe_hostile.py --n 3200
+	$(BIN)/python tools/probe_hostile.py --n 3200 --budget 2400
 
 test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu

@@ -15,12 +15,39 @@ def _interrupted_now(signum, frame):  # a signal handler's arguments
         os._exit(130)
 
 
-_interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
-if sys.argv[:1] and sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in ("gpuscope", "gpuscope.exe"):
-    import signal
+def _own_process() -> bool:
+    """Whether this interpreter runs gpuscope itself: the console script (argv[0] gpuscope)
+    or `python -m gpuscope` (argv[0] is '-m' while the package is imported; orig_argv has
+    the module's name after it)."""
+    if sys.argv[:1] and sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in ("gpuscope", "gpuscope.exe"):
+        return True
+    orig = getattr(sys, "orig_argv", [])
+    return sys.argv[:1] == ["-m"] and "-m" in orig and orig[orig.index("-m") + 1:][:1] == ["gpuscope"]
 
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupted_now)
+
+def _stopped_now(signum, frame):  # a signal handler's arguments
+    """SIGTERM or SIGHUP before a command sets its own handling (record and run stop their
+    work cleanly; others have nothing to clean): one line and 128+N, as Ctrl-C is 130, not
+    a silent death while the interpreter is still importing."""
+    import os
+
+    try:
+        os.write(2, f"gpuscope: stopped by {'SIGHUP' if signum == 1 else 'SIGTERM'}\n".encode())
+    finally:
+        os._exit(128 + signum)
+
+
+_interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
+if _own_process():
+    # _signal, the built-in C module: `import signal` builds its enums first (~5 ms of a
+    # window in which Ctrl-C printed a traceback from gpuscope's own first line)
+    import _signal
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _interrupted_now)
+    for _sig in (_signal.SIGTERM, _signal.SIGHUP):
+        if _signal.getsignal(_sig) == _signal.SIG_DFL:
+            _signal.signal(_sig, _stopped_now)
 
 from gpuscope import _layout  # noqa: E402 (after the Ctrl-C handler: importing it takes time)
 

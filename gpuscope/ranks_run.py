@@ -94,6 +94,18 @@ def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, 
     return row
 
 
+def _worker_init() -> None:
+    """A worker is gpuscope's too: no library warning of its own on the terminal (the
+    command's quiet_libraries does not reach another process; GPUSCOPE_DEBUG=1 shows them),
+    and Ctrl-C is the parent's to answer (one line, exit 130), not a traceback per worker."""
+    import signal
+    import warnings
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not os.environ.get("GPUSCOPE_DEBUG"):
+        warnings.simplefilter("ignore")
+
+
 def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> dict[str, Any]:
     """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
     `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
@@ -113,7 +125,7 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
         ctx = mp.get_context("forkserver")  # no fork of a process with threads; workers fork from a warm server
         ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
                                     "gpuscope.analysis.trace_analysis", "gpuscope.parsers.kineto"])
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
             results = list(pool.map(analyze_one, *zip(*args, strict=True)))
     rows = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]

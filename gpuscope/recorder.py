@@ -398,6 +398,10 @@ class _Recording:
         lines = sum(len(o.stamps) for o in self.outputs)
         burst_lines = sum(o.burst_lines() for o in self.outputs)
         exit_code, status = _ending(rc, self.stopper.sent)
+        if status == "complete" and any(e.startswith("cannot write ") for e in self.errors):
+            # a run file stopped being written (a full disk): what the directory holds is cut
+            status = "incomplete"
+            exit_code = exit_code or EXIT_RESOURCE
         rd, no_samples = self.rd, self.no_samples
         res = RecordResult(exit_code, status, rd.path if rd else None, timing_lines=lines,
                            sample_rows=stats.rows if stats else 0, no_samples=no_samples,

@@ -12,6 +12,7 @@ stay importable from here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -208,6 +209,7 @@ class RunDir:
         self.path = path
         self._on_error = on_error
         self._reported = False
+        self.failed_writes: list[str] = []
         self._meta: dict[str, Any] = {}
         self._meta_lock = threading.Lock()
 
@@ -238,6 +240,7 @@ class RunDir:
     # -- errors ---------------------------------------------------------------------------
     def report(self, what: str, e: BaseException) -> None:
         """Report a write error once per run directory."""
+        self.failed_writes.append(what)  # every one (record and run: the status says the directory is cut)
         if self._reported:
             return
         self._reported = True
@@ -311,6 +314,8 @@ class RunDir:
             os.replace(tmp, self.path / name)
             return True
         except OSError as e:
+            with contextlib.suppress(OSError):  # no half-written temporary left behind (a full disk)
+                tmp.unlink()
             self.report(name, e)
             return False
 
@@ -340,8 +345,10 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = _require_dir(path) / META
     if not _regular_file(p):
         return {}
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+    from gpuscope.parsers.limits import read_path, utf8
+
+    try:  # within the json cap (a meta.json of gigabytes is no meta.json), a BOM dropped
+        data = json.loads(utf8(read_path(p, "json")).decode("utf-8"))
     except RecursionError:
         raise InputError(f"unreadable {p}: nested too deeply") from None
     except (OSError, ValueError) as e:

@@ -104,7 +104,7 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
         except OSError as e:
             raise _cannot(p, what, e) from None
         return p
-    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+    tmp = p.with_name(f".{p.name[:200]}.{secrets.token_hex(4)}.tmp")  # within NAME_MAX beside a long name
     try:
         old_mode = stat.S_IMODE(os.lstat(p).st_mode)
     except OSError:

@@ -314,3 +314,35 @@ def typed_frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> p
     for name, values in cats.items():
         df[name] = values if isinstance(values, pd.Categorical) else pd.Categorical(values)
     return df
+
+
+# -- summary.json (gpuscope.summary): the analysis document a run directory ends with ---------
+# Its top-level fields and the JSON types each may hold (`analyze --json` of the run; bool is
+# no int here). Written only when the document fits; read back (summary.read_summary) with a
+# field of another type left out and named, never an internal error.
+JSON_OBJECT, JSON_LIST = (dict,), (list,)
+SUMMARY_SCHEMA: dict[str, tuple[type, ...]] = {
+    "format": (str,), "source": (str,), "model": (str,),
+    "records": (int,), "incomplete_records": (int,), "skipped_lines": (int,), "total_lines": (int,),
+    "timing_lines": (int,),
+    "components": JSON_OBJECT, "split": JSON_OBJECT, "timeline": JSON_OBJECT, "bounds": JSON_OBJECT,
+    "options": JSON_OBJECT, "pcie": JSON_OBJECT, "roles": JSON_OBJECT, "whole": JSON_OBJECT,
+    "vocabulary": JSON_OBJECT, "evidence": JSON_OBJECT, "samples_read": JSON_OBJECT, "activity": JSON_OBJECT,
+    "nvml_activity": JSON_OBJECT, "trace": JSON_OBJECT, "ranks": JSON_OBJECT,
+    "diagnoses": JSON_LIST, "idle_gaps": JSON_LIST, "kernels": JSON_LIST, "memcpy": JSON_LIST,
+    "memset": JSON_LIST, "phases": JSON_LIST, "top_kernels": JSON_LIST,
+}
+SUMMARY_REQUIRED = ("format", "source", "records", "split", "diagnoses")
+
+
+def misfits(doc: Mapping[str, Any], schema: Mapping[str, tuple[type, ...]]) -> list[str]:
+    """The fields of `doc` whose value is not of the schema's JSON types (bool never counts as
+    int; a field the schema does not name is not checked)."""
+    bad = []
+    for k, v in doc.items():
+        types = schema.get(k)
+        if types is None:
+            continue
+        if (isinstance(v, bool) and bool not in types) or not isinstance(v, types):
+            bad.append(str(k))
+    return bad

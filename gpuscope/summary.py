@@ -103,6 +103,53 @@ def _summarize(path, abc_bytes, on_error) -> Summary:
         return Summary(None, e.one_line())
     except Exception as e:  # an analysis bug must not fail the run that produced the data
         return Summary(None, f"analysis failed: {type(e).__name__}: {e}")
-    if not RunDir(Path(path), on_error=on_error).write_json(SUMMARY, result.to_json()):
+    doc = result.to_json()
+    bad = check_summary(doc)
+    if bad:  # never a summary.json that its own reader would call damaged
+        return Summary(None, f"the analysis does not fit summary.json's schema ({bad})")
+    if not RunDir(Path(path), on_error=on_error).write_json(SUMMARY, doc):
         return Summary(None, "summary.json could not be written")
     return Summary(result)
+
+
+def check_summary(doc) -> str | None:
+    """Why `doc` is no summary.json (schemas.SUMMARY_SCHEMA), or None when it fits."""
+    from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
+
+    if not isinstance(doc, dict):
+        return f"a JSON {type(doc).__name__}, not an object"
+    missing = [k for k in SUMMARY_REQUIRED if k not in doc]
+    bad = misfits(doc, SUMMARY_SCHEMA)
+    parts = ([f"no {', '.join(missing)}"] if missing else []) + ([f"wrong type: {', '.join(bad)}"] if bad else [])
+    return "; ".join(parts) or None
+
+
+def read_summary(path: str | os.PathLike[str]) -> tuple[dict, list[str]]:
+    """(summary.json of a run directory, the fields left out as damaged). ({}, []) when there
+    is none; unreadable JSON, JSON nested too deeply, not an object or without the required
+    fields -> InputError (one line, exit 3); a field of the wrong type is left out and named."""
+    import json
+
+    from gpuscope.errors import InputError
+    from gpuscope.rundir import SUMMARY
+    from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
+
+    p = Path(path) / SUMMARY if Path(path).is_dir() else Path(path)
+    if not p.exists():
+        return {}, []
+    if not p.is_file():
+        raise InputError(f"{p} is not a regular file")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError(f"unreadable {p}: nested too deeply") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"unreadable {p}: {getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"unreadable {p}: a JSON {type(doc).__name__}, not an object")
+    bad = misfits(doc, SUMMARY_SCHEMA)
+    kept = {k: v for k, v in doc.items() if k not in bad}
+    missing = [k for k in SUMMARY_REQUIRED if k not in kept]
+    if missing:
+        raise InputError(f"{p}: not a gpuscope summary.json (no usable {', '.join(missing)})")
+    return kept, bad

@@ -84,6 +84,9 @@ def split_table(a) -> RenderableType:
     return t
 
 
+MAX_COMPONENT_ROWS = 60  # components listed one per row; the rest summed in one
+
+
 def components_table(a) -> Table:
     comps = a.stats_table  # (gpuscope.analysis.table.Table: no pandas for the console of a log)
     t = _table("Components (ms; per-GPU lines count once per GPU)")
@@ -95,7 +98,7 @@ def components_table(a) -> Table:
     m = getattr(a, "model", None)
     if m is not None and getattr(m, "name", None) == GUESSED:
         t.caption = ("roles: gpu = gpu_compute, stall = cpu_stall (host-side work the GPU waits for), "
-                     "- = no role (its time is in other); whole = each record's whole\n" + _guessed(m, comps.index.tolist()))
+                     "- = no role (its time is in other); whole = each record's whole\n" + _guessed(m, comps.index.tolist()[:MAX_COMPONENT_ROWS]))
     for outer, spec in (getattr(m, "contains", None) or {}).items():  # its sum holds the inner's time too
         if comps.has(outer) and comps.has(spec.inner):
             role = ROLE_SHORT.get(spec.remainder_role, spec.remainder_role)
@@ -103,9 +106,15 @@ def components_table(a) -> Table:
     t.caption_justify = "left"
     cuzk = m is None or getattr(getattr(m, "vocabulary", None), "cuzk", True)
     short = ROLE_SHORT if cuzk else {**ROLE_SHORT, "held": "whole"}  # a step is no GPU-lock tenure
-    for comp, r in zip(comps.index.tolist(), comps.records(), strict=True):
+    rows = list(zip(comps.index.tolist(), comps.records(), strict=True))
+    for comp, r in rows[:MAX_COMPONENT_ROWS]:
         t.add_row(name(comp), short.get(r["role"], r["role"]), f"{int(r['count']):,}", cms(r["sum_ms"]), cms(r["mean_ms"]),
                   ms(r["median_ms"]), cms(r["p10_ms"]), cms(r["p90_ms"]), num(r["cv"], 2))
+    rest = rows[MAX_COMPONENT_ROWS:]
+    if rest:  # a log of thousands of names: the rest summed in one row, and said so
+        t.add_row(f"{len(rest):,} more", "", f"{sum(int(r['count']) for _, r in rest):,}",
+                  cms(sum(r["sum_ms"] for _, r in rest)), "", "", "", "", "", style="italic")
+        t.caption += f"\n{len(rest):,} more components summed in the last row (--json or --csv lists every one)"
     return t
 
 

@@ -69,7 +69,7 @@ def render_timeline(
         inside = ((samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)).to_numpy()
         samples = samples if inside.all() else samples[inside]  # (no copy of a whole recording)
     samples, left_out = P.drawn_gpus(samples)
-    p = _Panels(lanes=assign_lanes(phases, noun=lane_noun) if have_phases else [],
+    p = _Panels(lanes=fewer_lanes(assign_lanes(phases, noun=lane_noun)) if have_phases else [],
                 pcie=_has(samples, "rx_gbs") or _has(samples, "tx_gbs"), activity=bool(P.activity_series(samples)),
                 clocks=not have_phases and (_has(samples, "sm_clock_mhz") or _has(samples, "power_w")),
                 counters=_has(counters, "busy_fraction") and not P.activity_series(samples))
@@ -106,6 +106,29 @@ def render_timeline(
     else:
         last.set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
     return fig
+
+
+# A picture of thousands of lanes (a trace of 3,000 streams) is thousands of rows no one can
+# read, and drawing them took minutes and a gigabyte: beyond MAX_LANES, the lanes of the most
+# time keep their rows (in their order) and the rest are drawn together on one last row, its
+# label saying how many. The Perfetto export keeps every lane (a viewer scrolls).
+MAX_LANES = 48
+
+
+def fewer_lanes(lanes: list) -> list:
+    if len(lanes) <= MAX_LANES:
+        return lanes
+    from gpuscope.reports.lanes import Lane
+
+    def busy(lane) -> float:
+        return float(sum((df["t_end"] - df["t_start"]).sum() for df in (lane.main, lane.side)))
+
+    ranked = sorted(range(len(lanes)), key=lambda i: (-round(busy(lanes[i]), 9), i))
+    keep = set(ranked[:MAX_LANES - 1])
+    rest = [lanes[i] for i in range(len(lanes)) if i not in keep]
+    merged = Lane(f"{len(rest):,} more lanes, on one row", "", pd.concat([ln.main for ln in rest], ignore_index=True),
+                  pd.concat([ln.side for ln in rest], ignore_index=True))
+    return [lanes[i] for i in range(len(lanes)) if i in keep] + [merged]
 
 
 def _extent(phases, samples, counters, origin, view) -> tuple[float, float]:

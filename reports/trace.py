@@ -109,6 +109,7 @@ class _Events:
         self.t0 = t0
         self.events: list[dict[str, Any]] = []
         self._named: set[tuple[int, int | None]] = set()
+        self._threads: dict[int, int] = {}  # pid -> threads named (a count, not a scan of the events)
 
     def name_process(self, pid: int, name: str, sort: int) -> None:
         if (pid, None) not in self._named:
@@ -118,6 +119,7 @@ class _Events:
     def name_thread(self, pid: int, tid: int, name: str) -> None:
         if (pid, tid) not in self._named:
             self._named.add((pid, tid))
+            self._threads[pid] = self._threads.get(pid, 0) + 1
             self.events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
 
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
@@ -136,7 +138,7 @@ class _Events:
                 pids[lane.process] = pid
                 self.name_process(pid, lane.process, sort=pid)
             pid = pids[lane.process]
-            tid = 1 + sum(1 for e in self.events if e.get("name") == "thread_name" and e["pid"] == pid)
+            tid = 1 + self._threads.get(pid, 0)
             if len(lane.main):
                 self.name_thread(pid, tid, lane.label)
                 self.slices(lane.main, pid, tid)
@@ -151,12 +153,14 @@ class _Events:
         from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
 
         t0 = self.t0
-        for r in rows.itertuples(index=False):
-            phase = str(r.phase)
+        # plain columns, not itertuples (a namedtuple class per lane: 3,000 streams, 3,000 classes)
+        for phase_v, partition, t_start, t_end in zip(rows["phase"].tolist(), rows["partition"].tolist(),
+                                                      rows["t_start"].tolist(), rows["t_end"].tolist(), strict=True):
+            phase = str(phase_v)
             st = style_for(phase)
             args: dict[str, Any] = {"phase": phase}
-            if int(r.partition) >= 0:
-                args["partition"] = int(r.partition)
+            if int(partition) >= 0:
+                args["partition"] = int(partition)
             if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
                 slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
             elif phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on a stream
@@ -167,8 +171,8 @@ class _Events:
                 "name": slice_name,
                 "cat": cat,
                 "ph": "X",
-                "ts": _us(float(r.t_start), t0),
-                "dur": max(0, _us(float(r.t_end), t0) - _us(float(r.t_start), t0)),
+                "ts": _us(float(t_start), t0),
+                "dur": max(0, _us(float(t_end), t0) - _us(float(t_start), t0)),
                 "pid": pid,
                 "tid": tid,
                 "args": args,

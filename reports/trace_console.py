@@ -75,16 +75,31 @@ def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
     return t
 
 
+MAX_STREAMS = 40  # streams listed one per row
+
+
 def streams_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
     t = _table("Streams")
     for col in ("rank", "device", "stream", "kernels", "kernel ms", "median us", "copies", "in use"):
         t.add_column(col, justify="right", no_wrap=True)
-    for r in rows:
+    shown = rows
+    if len(rows) > MAX_STREAMS:  # thousands of streams: the busiest listed, the rest summed in one row
+        order = sorted(range(len(rows)), key=lambda i: (-(rows[i].get("busy_ms") or 0.0), i))
+        keep = set(order[:MAX_STREAMS])
+        shown = [r for i, r in enumerate(rows) if i in keep]
+    for r in shown:
         t.add_row(str(r.get("rank")), str(r.get("device")), str(r.get("stream")), f"{r.get('kernels', 0):,}",
                   cms(r.get("kernel_ms")), num(r.get("kernel_median_us"), 1), f"{r.get('memcpy_count', 0):,}",
                   pct(r.get("busy_fraction")))
+    rest = [r for r in rows if not any(r is s for s in shown)] if len(shown) < len(rows) else []
+    if rest:
+        t.add_row("", "", f"{len(rest):,} more", f"{sum(r.get('kernels', 0) for r in rest):,}",
+                  cms(sum(r.get("kernel_ms") or 0.0 for r in rest)), "", f"{sum(r.get('memcpy_count', 0) for r in rest):,}",
+                  "", style="italic")
+        t.caption = f"the {MAX_STREAMS} busiest streams; {len(rest):,} more summed in the last row (--json lists every one)"
+        t.caption_justify = "left"
     return t
 
 

@@ -60,6 +60,40 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130():
     assert 130 in seen
 
 
+PACKAGE_DIRS = tuple(str(REPO / d) + os.sep for d in ("gpuscope", "parsers", "reports"))
+
+
+def _traceback_frames(err: str) -> list[str]:
+    import re
+
+    return re.findall(r'File "([^"]+)"', err)
+
+
+@pytest.mark.parametrize("how", ["script", "module"])
+def test_ctrl_c_at_fixed_delays_after_the_spawn_never_prints_gpuscope_s_traceback(how):
+    # the earliest moments: before Python's own handler (killed quietly by SIGINT), during the
+    # interpreter's start-up (site's .pth files: Python's traceback, none of gpuscope's code on
+    # it; docs/CLI.md), then gpuscope's handler from the package's first line
+    cmd = _cmd("analyze", "-", "--json") if how == "script" else [sys.executable, "-m", "gpuscope", "analyze", "-",
+                                                                   "--json"]
+    outcomes = []
+    for delay_ms in (0, 5, 10, 20, 50, 150, *range(12, 42, 3), *range(12, 42, 3), 150, 150):
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        time.sleep(delay_ms / 1000)
+        p.send_signal(signal.SIGINT)
+        err = p.communicate(timeout=60)[1].decode()
+        rc = p.returncode
+        if "Traceback" in err:
+            ours = [f for f in _traceback_frames(err) if f.startswith(PACKAGE_DIRS)]
+            assert not ours, f"{delay_ms} ms: a traceback through gpuscope's own code:\n{err}"
+            outcomes.append("start-up")
+        else:
+            assert (rc == 130 and err == "gpuscope: interrupted\n") or (rc == -signal.SIGINT and err == ""), \
+                (delay_ms, rc, err)
+            outcomes.append(rc)
+    assert 130 in outcomes[-2:] + outcomes[4:6], outcomes  # at 50-150 ms gpuscope is running (loaded box: one may be early)
+
+
 def test_library_warnings_are_not_gpuscope_s_voice(capsys, monkeypatch):
     monkeypatch.delenv("GPUSCOPE_DEBUG", raising=False)
     import numpy as np

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
+import itertools
 import json
 import os
 import random
@@ -276,12 +277,73 @@ class Gen:
                     break
 
 
+def _cases(args, tmp: Path):
+    """The generators' cases, mixed: (argv, stdin, poisoned, kind) tuples of Gen and
+    probe_gen3.Case objects."""
+    from tools.probe_gen3 import Gen3
+
+    n_old = {"all": args.n // 2, "old": args.n, "new": 0}[args.gen]
+    new = Gen3(args.seed, tmp).cases(args.n - n_old)
+    old = Gen(args.seed, tmp).cases(n_old)
+    yield from (c for pair in itertools.zip_longest(old, new) for c in pair if c is not None)
+
+
+class _Terminal:
+    """The process's own file descriptor 2 sent to a file for the whole probe: what reaches it
+    (a worker process, a library writing past sys.stderr) reached the user's terminal."""
+
+    def __init__(self, tmp: Path):
+        self.f = open(tmp / "fd2.log", "w+b")  # noqa: SIM115 (open for the probe's life)
+        os.dup2(self.f.fileno(), 2)
+        self.seen = 0
+
+    def new_text(self) -> str:
+        self.f.seek(0, os.SEEK_END)
+        end = self.f.tell()
+        if end == self.seen:
+            return ""
+        self.f.seek(self.seen)
+        self.seen = end
+        return self.f.read().decode("utf-8", "replace")
+
+
+def _run_case(case, terminal: _Terminal | None = None) -> tuple[list[str], str, list[str], int]:
+    """(what broke the contract, kind, argv, exit code) of one case."""
+    found, kind, argv, code = _run_case_inner(case)
+    spoke = terminal.new_text() if terminal is not None else ""
+    if spoke.strip():
+        found.append(f"written to the terminal past stderr: {spoke.strip().splitlines()[0][:160]!r}")
+    return found, kind, argv, code
+
+
+def _run_case_inner(case) -> tuple[list[str], str, list[str], int]:
+    from tools.probe_gen3_sub import run_sub
+
+    if isinstance(case, tuple):
+        argv, stdin, poisoned, kind = case
+        code, out, err, secs = run_cli(argv, stdin)
+        return problems(code, out, err, secs, poisoned=poisoned), kind, argv, code
+    t = time.monotonic()
+    if case.sub is not None:
+        code, out, err, own = run_sub(case, dict(os.environ))
+    else:
+        code, out, err, _ = run_cli(case.argv, case.stdin)
+        own = []
+    secs = time.monotonic() - t
+    found = problems(code, out, err, secs, poisoned=case.poisoned)
+    if case.sub is not None:  # their own exit codes are checked by run_sub (128+N, 130; 6 for a full disk)
+        found = [f for f in found if not f.startswith("exit ") and not f.startswith("slow")]
+    return found + own + case.after(code), case.kind, case.argv, code
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=3200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=900.0, help="seconds; stop generating after it")
     ap.add_argument("--keep", action="store_true", help="keep the inputs that found something")
+    ap.add_argument("--gen", choices=["all", "old", "new"], default="all",
+                    help="old: the first generators; new: round three's (tools/probe_gen3.py); all: both")
     args = ap.parse_args()
     os.environ.setdefault("GPUSCOPE_FIFO_WAIT", "0.2")
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="probe-cache-"))
@@ -291,15 +353,16 @@ def main() -> int:
     codes: collections.Counter[int] = collections.Counter()
     t0 = time.monotonic()
     ran = 0
+    terminal = _Terminal(tmp)
     try:
-        for argv, stdin, poisoned, kind in Gen(args.seed, tmp).cases(args.n):
+        for case in _cases(args, tmp):
             if time.monotonic() - t0 > args.budget:
                 break
-            code, out, err, secs = run_cli(argv, stdin)
+            found_here, kind, argv, code = _run_case(case, terminal)
             ran += 1
             by_kind[kind] += 1
             codes[code] += 1
-            for p in problems(code, out, err, secs, poisoned=poisoned):
+            for p in found_here:
                 key = f"{kind}: {p.split(':')[0]}"
                 found[key].append(f"{' '.join(argv)} -> {p}")
     finally:

@@ -42,9 +42,87 @@ def _component_codes(components) -> tuple[np.ndarray, list]:
     return _component_codes(Columns.from_frame(components, COMPONENT_COLUMNS))
 
 
+# A log's distinct components each get a column of their own (records x components cells)
+# while there are at most DENSE_COLUMNS of them or the cells stay within WIDE_CELLS; beyond
+# that, the components of the largest total time keep theirs (at most MAX_WIDE_COLUMNS, and
+# no more than WIDE_CELLS cells) and the rest are folded (long form).
+DENSE_COLUMNS = 64
+WIDE_CELLS = 1 << 22          # 32 MiB of float64
+MAX_WIDE_COLUMNS = 512
+
+
+class WideTable(Table):
+    """The wide table of a log with more distinct components than MAX_WIDE_COLUMNS: the
+    components of the largest total time keep their column, the others are `folded`: kept in
+    long form, one (row position, name, value) per record that has them, so memory grows with
+    the (record, component) pairs the log printed, not with records x names (issue 22). The
+    split still counts every folded component by its role (`_role_sums`); `column_of`
+    rebuilds one on request."""
+
+    __slots__ = ("folded",)
+
+    def __init__(self, cols, index, index_name, folded: Folded):
+        super().__init__(cols, index, index_name)
+        self.folded = folded
+
+    def column_of(self, name: str) -> np.ndarray:
+        return self._cols[name] if name in self._cols else self.folded.column(name, len(self))
+
+    # a rule that asks for a component by name (d_b_alloc, mutex_wait) gets it, folded or
+    # not; `columns` lists the kept ones (what a loop over every column may afford)
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.column_of(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._cols or name in self.folded
+
+    def rows(self, sel) -> Table:
+        pos = np.arange(len(self))[sel]
+        return WideTable({k: v[sel] for k, v in self._cols.items()}, self.index[sel], self.index_name,
+                         self.folded.take(pos, len(self)))
+
+
+class Folded:
+    """Components without a column of their own: `names`, and per entry its row position,
+    name code (into `names`) and value (ms, GPU-averaged, summed per record)."""
+
+    def __init__(self, names: list[str], pos: np.ndarray, code: np.ndarray, value: np.ndarray):
+        self.names, self.pos, self.code, self.value = names, pos, code, value
+        self._of = {n: i for i, n in enumerate(names)}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._of
+
+    def column(self, name: str, n: int) -> np.ndarray:
+        out = np.full(n, np.nan)
+        sel = self.code == self._of[name]
+        out[self.pos[sel]] = self.value[sel]
+        return out
+
+    def take(self, pos: np.ndarray, n: int) -> Folded:
+        """The entries of rows `pos` (positions of the old table), renumbered 0..len(pos)-1."""
+        new = np.full(n, -1, dtype=np.int64)
+        new[pos] = np.arange(len(pos))
+        keep = new[self.pos] >= 0
+        return Folded(self.names, new[self.pos[keep]], self.code[keep], self.value[keep])
+
+    def by_role(self, model: RoleModel, n: int, skip: set[str]) -> dict[str | None, tuple[np.ndarray, np.ndarray]]:
+        """role -> (sum per row, whether the row has any), over the folded names not in `skip`."""
+        roles = [model.role_of(nm) if nm not in skip else "\0skip" for nm in self.names]
+        out: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}
+        role_of_code = np.array(roles, dtype=object)[self.code] if len(self.code) else np.array([], dtype=object)
+        for role in set(roles) - {"\0skip"}:
+            sel = role_of_code == role
+            v = self.value[sel]
+            out[role] = (np.bincount(self.pos[sel], weights=np.where(np.isnan(v), 0.0, v), minlength=n),
+                         np.bincount(self.pos[sel][~np.isnan(v)], minlength=n) > 0)
+        return out
+
+
 def wide_table(components, records) -> Table:
     """One row per complete record (index: record id), one column per component (ms,
     GPU-averaged, NaN where the record lacks it), components in order of first appearance.
+    Beyond MAX_WIDE_COLUMNS distinct components, a WideTable (the rest folded).
     `components` / `records`: gpuscope.schemas.Columns or DataFrames."""
     complete = column(records, "complete").astype(bool)
     rec_ids = column(records, "record")[complete].astype(np.int64)
@@ -67,12 +145,38 @@ def wide_table(components, records) -> Table:
     key = pos[keep].astype("int64") * len(names) + code
     labels, k = groupstats.dense(key)
     sums, _ = groupstats.sums(labels, w, len(k))
-    present = np.unique(k % len(names))
+    row, comp = k // len(names), k % len(names)
+    present = np.unique(comp)
+    if len(present) > DENSE_COLUMNS and len(present) * len(rec_ids) > WIDE_CELLS:
+        cap = min(MAX_WIDE_COLUMNS, max(DENSE_COLUMNS, WIDE_CELLS // max(len(rec_ids), 1)))
+        return _folded_table(rec_ids, names, row, comp, sums, present, cap)
     grid = np.full((len(rec_ids), len(present)), np.nan)
     col_of = np.full(len(names), -1)
     col_of[present] = np.arange(len(present))
-    grid[k // len(names), col_of[k % len(names)]] = sums
+    grid[row, col_of[comp]] = sums
     return Table({str(names[c]): grid[:, j] for j, c in enumerate(present)}, rec_ids, "record")
+
+
+def _folded_table(rec_ids, names, row, comp, sums, present, cap: int) -> WideTable:
+    """The `cap` components of the largest total |time| as columns (in order of first
+    appearance, as always), the others folded."""
+    total = np.bincount(comp, weights=np.abs(np.where(np.isnan(sums), 0.0, sums)), minlength=len(names))[present]
+    order = np.lexsort((present, -total))  # largest first, ties by first appearance
+    kept = np.sort(present[order[:cap]])
+    is_kept = np.zeros(len(names), dtype=bool)
+    is_kept[kept] = True
+    col_of = np.full(len(names), -1, dtype=np.int64)
+    col_of[kept] = np.arange(len(kept))
+    grid = np.full((len(rec_ids), len(kept)), np.nan)
+    sel = is_kept[comp]
+    grid[row[sel], col_of[comp[sel]]] = sums[sel]
+    cols = {str(names[c]): grid[:, j] for j, c in enumerate(kept.tolist())}
+    rest = np.sort(present[~is_kept[present]])
+    code_of = np.full(len(names), -1, dtype=np.int64)
+    code_of[rest] = np.arange(len(rest))
+    fold = ~is_kept[comp]
+    folded = Folded([str(names[c]) for c in rest.tolist()], row[fold], code_of[comp[fold]], sums[fold])
+    return WideTable(cols, rec_ids, "record", folded)
 
 
 def record_frame(t: Table):
@@ -93,14 +197,19 @@ def record_components(components, records, factorized: tuple | None = None):
 
 def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
     sums = {role: np.zeros(n) for role in SPLIT_ROLES}
+    folded = wide.folded if isinstance(wide, WideTable) else None
     cols = set(wide.columns)
-    for col in wide.columns:
+    # a folded component of a `contains` pair is rebuilt, so the pair is split as always
+    pairs = [] if folded is None else [c for c, spec in model.contains.items()
+                                       if (c in folded or spec.inner in folded) and (c in cols or c in folded)
+                                       and (spec.inner in cols or spec.inner in folded)]
+    for col in [*wide.columns, *(c for c in pairs if c not in cols)]:
         role = model.role_of(col)
         if role not in SPLIT_ROLES:
             continue
-        values = wide[col]
+        values = wide[col]  # (a WideTable rebuilds a folded one)
         spec = model.contains.get(col)
-        if spec is not None and spec.inner in cols:
+        if spec is not None and spec.inner in wide:
             inner = wide[spec.inner]
             both = ~np.isnan(values) & ~np.isnan(inner)
             with np.errstate(invalid="ignore"):
@@ -109,6 +218,10 @@ def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
             sums[role] = sums[role] + _zero_nan(np.where(~both, values, 0.0))
         else:
             sums[role] = sums[role] + _zero_nan(values)
+    if folded is not None:
+        for role, (total, _) in folded.by_role(model, n, skip=set(pairs)).items():
+            if role in SPLIT_ROLES:
+                sums[role] = sums[role] + total
     return sums
 
 
@@ -150,6 +263,10 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
     parts = h2d + gpu + stall + d2h
     raw_other = held - parts
     contention = _row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
+    if isinstance(wide, WideTable):
+        total, seen = wide.folded.by_role(model, n, skip=set()).get("contention", (None, None))
+        if total is not None:
+            contention = np.where(seen | ~np.isnan(contention), _zero_nan(contention) + total, np.nan)
     with np.errstate(invalid="ignore"):
         cols = {
             "record": ids,

@@ -21,7 +21,7 @@ import pandas as pd
 
 from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
-from gpuscope.analysis.trace_activity import DeviceView, Epoch
+from gpuscope.analysis.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000
@@ -122,32 +122,53 @@ def _subtract(s: np.ndarray, e: np.ndarray, cs: np.ndarray, ce: np.ndarray) -> t
     return np.asarray(out_s, dtype="float64"), np.asarray(out_e, dtype="float64")
 
 
-def _stream_blocks(g: pd.DataFrame, kinds: np.ndarray, tol: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
+def _stream_blocks(ts: np.ndarray, dur: np.ndarray, kinds: np.ndarray,
+                   tol: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """One stream's activity as non-overlapping blocks per kind (KIND_PRIORITY order)."""
     taken_s, taken_e = np.zeros(0), np.zeros(0)
     out = []
     for kind in sorted(set(kinds.tolist()), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
         sel = kinds == kind
-        gs = g["ts_us"].to_numpy(dtype="float64")[sel]
-        s, e = iv.merge(gs, gs + g["dur_us"].to_numpy(dtype="float64")[sel], gap=tol)
+        gs = ts[sel]
+        s, e = iv.merge(gs, gs + dur[sel], gap=tol)
         s, e = _subtract(s, e, taken_s, taken_e)
         out.append((str(kind), s, e))
         taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
     return out
 
 
+def _device_phases(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame | None:
+    """The device part of phase_frame: merged blocks per stream, one frame for them all
+    (a frame per stream and a mask over the whole device per stream were quadratic)."""
+    cols: dict[str, list] = {c: [] for c in ("worker", "gpu", "phase", "t_start", "t_end")}
+    for v in views:
+        tol = max(1.0, v.span_us / MERGE_PER_SPAN)
+        kinds = _activity_kind(v.gpu)
+        ts = v.gpu["ts_us"].to_numpy(dtype="float64")
+        dur = v.gpu["dur_us"].to_numpy(dtype="float64")
+        for stream, idx in stream_groups(v.gpu["stream"].to_numpy()):
+            for kind, s, e in _stream_blocks(ts[idx], dur[idx], kinds[idx], tol):
+                cols["worker"].append(np.full(s.size, stream, dtype=np.int64))
+                cols["gpu"].append(np.full(s.size, v.device, dtype=np.int64))
+                cols["phase"].append(np.full(s.size, kind, dtype=object))
+                cols["t_start"].append(s)
+                cols["t_end"].append(e)
+    if not cols["worker"]:
+        return None
+    worker = np.concatenate(cols["worker"])
+    return frame({"worker": worker, "gpu": np.concatenate(cols["gpu"]),
+                  "partition": np.full(worker.size, -1, dtype=np.int64), "phase": np.concatenate(cols["phase"]),
+                  "t_start": epoch(np.concatenate(cols["t_start"])), "t_end": epoch(np.concatenate(cols["t_end"]))},
+                 PHASE_SCHEMA)
+
+
 def phase_frame(views: list[DeviceView], host: pd.DataFrame, epoch: Epoch) -> pd.DataFrame:
     """PHASE_SCHEMA rows: device activity per stream (merged blocks, no two overlapping) and
     CPU annotations (phase RANGE_PREFIX + the range's name)."""
     parts = []
-    for v in views:
-        tol = max(1.0, v.span_us / MERGE_PER_SPAN)
-        kinds = _activity_kind(v.gpu)
-        for stream, g in v.gpu.groupby(v.gpu["stream"], sort=True):
-            for kind, s, e in _stream_blocks(g, kinds[v.gpu["stream"].to_numpy() == stream], tol):
-                parts.append(frame({"worker": [int(stream)] * s.size, "gpu": [v.device] * s.size,
-                                    "partition": [-1] * s.size, "phase": [kind] * s.size,
-                                    "t_start": epoch(s), "t_end": epoch(e)}, PHASE_SCHEMA))
+    device = _device_phases(views, epoch)
+    if device is not None:
+        parts.append(device)
     ann = _annotations(host)
     if len(ann):
         names = ann["name"].astype(object)

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuscope.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
+from gpuscope.errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
 
 if TYPE_CHECKING:
     import typer
@@ -27,10 +27,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 def say(message: str) -> None:
     """Print `gpuscope: message` on stderr, flushed (notes and progress; errors use fail).
     What the message quotes from an input (a path, a line, a name) is shown literally: its
-    control characters made visible (reports.safe_text), so none reaches the terminal."""
+    control characters made visible (reports.safe_text), so none reaches the terminal, and a
+    line feed in it (a file name may hold one) too: every message is one line."""
     from gpuscope.reports.safe_text import visible
 
-    sys.stderr.write(f"gpuscope: {visible(message, newlines=True)}\n")
+    sys.stderr.write(f"gpuscope: {visible(message)}\n")  # one line: a line feed in a path shown too
     sys.stderr.flush()
 
 
@@ -122,8 +123,16 @@ def error_exit_code(e: BaseException) -> int:
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
         return 0
+    if isinstance(e, OSError) and e.errno in PATH_ERRNOS:
+        # a path the user gave that no file can have (a name too long, a loop of links):
+        # whichever check first touched it, the answer is the path and why (exit 3)
+        name = str(e.filename) if e.filename is not None else "a path"
+        say(f"{name if len(name) <= 120 else name[:60] + '...' + name[-40:]}: {e.strerror or e}")
+        return EXIT_INPUT
     if isinstance(e, OSError):
         if e.errno not in OUTPUT_ERRNOS:
+            if os.environ.get("GPUSCOPE_DEBUG"):
+                traceback.print_exc()
             say(f"internal error: OSError: {e} (set GPUSCOPE_DEBUG=1 for the traceback)")
             return EXIT_FAILED
         _quiet_stdout()  # a full disk or a dead terminal: say so once, on stderr
@@ -165,6 +174,7 @@ def handle_errors(fn: F) -> F:
 
 # stdout or a report file that cannot take what is written: out of a resource (exit 6)
 OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+PATH_ERRNOS = {errno.ENAMETOOLONG, errno.ELOOP}
 
 
 def _quiet_stdout() -> None:

@@ -9,6 +9,7 @@ import typer
 from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
+from gpuscope.reports.safe_text import visible
 
 
 @app.command(
@@ -57,5 +58,5 @@ def export_cmd(
     if not n_x and not n_c:  # before writing: an empty trace is no export
         raise NoDataError(f"nothing to export from {source}: no phase intervals and no sample figures")
     write_file(perfetto, text, "the trace")
-    sys.stdout.write(f"wrote {perfetto} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "
+    sys.stdout.write(f"wrote {visible(perfetto)} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "
                      "open it in ui.perfetto.dev\n")

@@ -9,6 +9,7 @@ import typer
 from gpuscope.cli import options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
+from gpuscope.reports.safe_text import visible
 
 
 @app.command(
@@ -58,6 +59,6 @@ def plot_cmd(
         png = view_png(tv, title=title or source_title(src, tv.records), fmt=kind)
     write_file(output, png, f"the {FORMATS[kind]}")
     smp = tv.samples
-    sys.stdout.write(f"wrote {output} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
+    sys.stdout.write(f"wrote {visible(output)} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
                      + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
                      + f"; phases from {tv.basis})\n")

@@ -267,3 +267,6 @@ def run_cmd(
         say(f"interrupted: {outcome.result.done if outcome.result else 0} of {cfg.partitions} "
              f"partitions done; run directory {outcome.path} is complete (status interrupted)")
         raise typer.Exit(outcome.exit_code)
+    if outcome.exit_code != 0:  # incomplete or unfinished: a full disk cut the run directory (said above)
+        say(f"run directory {outcome.path}: status {outcome.status}, exit code {outcome.exit_code}")
+        raise typer.Exit(outcome.exit_code)

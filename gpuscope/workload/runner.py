@@ -26,6 +26,7 @@ from gpuscope.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_RESOURCE,
     GpuscopeError,
     UsageError,
 )
@@ -298,6 +299,8 @@ class WorkloadRun:
             status, code = "complete", EXIT_OK
         if res is not None and status == "interrupted" and res.done == self.cfg.partitions:
             status, code = "complete", EXIT_OK  # Ctrl-C after the last partition: nothing lost
+        if status == "complete" and self.rd.failed_writes:  # a full disk cut a run file (said as it happened)
+            status, code = "incomplete", EXIT_RESOURCE
         out = RunOutcome(status=status, exit_code=code, path=self.rd.path, result=res, error=err,
                          notes=self.notes)
         fields: dict[str, Any] = {"status": status, "exit_code": code, "ended": iso_now(),
@@ -309,7 +312,10 @@ class WorkloadRun:
         if err is not None:
             fields["error"] = (err.one_line() if isinstance(err, GpuscopeError)
                                else f"{type(err).__name__}: {err}")
-        self.rd.write_meta(**fields)
+        if not self.rd.write_meta(**fields) and status in ("complete", "incomplete"):
+            # a full disk: meta.json keeps an earlier state (running); never report 'complete' then
+            out.status = "unfinished (meta.json could not be written: it still says 'running')"
+            out.exit_code = EXIT_RESOURCE
         self._analyze(out)
         return out
 
