@@ -41,7 +41,7 @@ _interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
 if _own_process():
     # _signal, the built-in C module: `import signal` builds its enums first (~5 ms of a
     # window in which Ctrl-C printed a traceback from gpuscope's own first line)
-    import _signal
+    import _signal  # type: ignore[import-not-found]
 
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _interrupted_now)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -131,3 +133,27 @@ class Stopper:
     def pop_messages(self) -> list[str]:
         out, self.messages = self.messages, []
         return out
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def tie_to_parent() -> Callable[[], None] | None:
+    """The child's first step (Linux): SIGTERM when gpuscope dies, even by SIGKILL, so a
+    killed recorder never leaves its command running unwatched; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def tie() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # gpuscope died before the tie was made
+            os._exit(128 + int(signal.SIGTERM))
+
+    return tie

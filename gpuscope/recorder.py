@@ -49,7 +49,7 @@ from gpuscope.record_capture import (
     read_chunk,
     stdin_for_child,
 )
-from gpuscope.record_signals import STOP_SIGNALS, Stopper
+from gpuscope.record_signals import STOP_SIGNALS, Stopper, tie_to_parent
 from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
 
 if TYPE_CHECKING:
@@ -418,30 +418,6 @@ class _Recording:
                 if res.exit_code == 0:
                     res.exit_code = EXIT_RESOURCE
         return res
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def tie_to_parent() -> Callable[[], None] | None:
-    """The child's first step (Linux): SIGTERM when gpuscope dies, even by SIGKILL, so a
-    killed recorder never leaves its command running unwatched; None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def tie() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        if os.getppid() != parent:  # gpuscope died before the tie was made
-            os._exit(128 + int(signal.SIGTERM))
-
-    return tie
 
 
 def _tell(hook: Callable[[str], None] | None, msg: str) -> None:

@@ -237,7 +237,7 @@ def test_spans_csv_with_a_repeated_header_and_no_worker_column(tmp_path):
                                  f"{t0 + 0.2},{t0 + 0.3},ntt\n{t0},{t0 + 1},x\n")
     code, _, err = cli("analyze", d, "--json")
     assert code == 0, err
-    from gpuscope.rundir import read_spans
+    from gpuscope.rundir_spans import read_spans
 
     s = read_spans(d)
     assert len(s) == 3 and s.attrs["malformed_rows"] == 1 and (s["worker"] == -1).all()
@@ -351,7 +351,7 @@ def test_samples_from_another_day_are_refused_with_both_spans(tmp_path):
 
 
 def test_spans_csv_rows_short_of_their_header_or_with_junk_ids_are_dropped(tmp_path):
-    from gpuscope.rundir import read_spans
+    from gpuscope.rundir_spans import read_spans
 
     d = _rundir(tmp_path)
     t0 = float((d / "samples.csv").read_text().splitlines()[2].split(",")[0])

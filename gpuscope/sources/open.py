@@ -336,7 +336,9 @@ def _read_rundir(p: Path, meta: dict, dropped: list[str], fmt: str | None, user:
         src.samples = _kept(src, rundir.read_samples(p), p / rundir.SAMPLES)
     if src.samples_read and src.samples_read.get("note"):
         src.notes.append(f"samples.csv: {src.samples_read['note']}")
-    src.spans = rundir.read_spans(p)
+    from gpuscope.rundir_spans import read_spans
+
+    src.spans = read_spans(p)
     _attach_traces(src, p)
     if src.spans is not None and src.spans.attrs.get("malformed_rows"):
         src.notes.append(f"{src.spans.attrs['malformed_rows']} spans.csv rows skipped "
