@@ -36,7 +36,7 @@ def _is_run(p: Path) -> bool:
 
 def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
     """The ranks of a multi-rank folder, in name order; None when `path` is not one."""
-    from gpuscope.parsers.tracefile import trace_files
+    from gpuscope.parsers.trace.tracefile import trace_files
 
     p = Path(path)
     try:
@@ -59,7 +59,7 @@ def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
 
 
 def _has_traces(d: Path) -> bool:
-    from gpuscope.parsers.tracefile import trace_files
+    from gpuscope.parsers.trace.tracefile import trace_files
 
     try:
         return bool(trace_files(d))
@@ -124,7 +124,7 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
 
         ctx = mp.get_context("forkserver")  # no fork of a process with threads; workers fork from a warm server
         ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
-                                    "gpuscope.analysis.trace_analysis", "gpuscope.parsers.kineto"])
+                                    "gpuscope.analysis.trace_analysis", "gpuscope.parsers.trace.kineto"])
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
             results = list(pool.map(analyze_one, *zip(*args, strict=True)))
     rows = [r for r in results if "error" not in r]

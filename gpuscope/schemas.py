@@ -234,7 +234,7 @@ def empty_samples() -> pd.DataFrame:
 def empty_phases() -> pd.DataFrame:
     return empty(PHASE_SCHEMA)
 
-# -- a profiler trace (PyTorch / Kineto Chrome trace JSON, gpuscope.parsers.kineto) -----------
+# -- a profiler trace (PyTorch / Kineto Chrome trace JSON, gpuscope.parsers.trace.kineto) -----------
 # Times are microseconds on the trace's clock (`ts_us`, `dur_us`, float64: ~1 ns resolution at
 # Kineto's ~5e12 us magnitudes, which epoch seconds would not keep); TraceFrames.epoch_offset_s
 # turns them into epoch seconds. Text columns that repeat (names, kinds) are categoricals: a

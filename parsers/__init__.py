@@ -4,12 +4,12 @@
     read_samples(path) -> DataFrame        (samples.csv, nvidia-smi dmon, nvidia-smi --query-gpu)
 
 The sample readers load pandas; they are imported when first used, so parsing a timing log
-(whose frames are built from columns when read: parsers/parsed.py) does not load it.
+(whose frames are built from columns when read: parsers/log/parsed.py) does not load it.
 """
 
-from gpuscope.parsers.detect import detect_format
-from gpuscope.parsers.logparse import parse_log
-from gpuscope.parsers.parsed import FORMATS, ParsedLog
+from gpuscope.parsers.log.detect import detect_format
+from gpuscope.parsers.log.logparse import parse_log
+from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
 
 _SAMPLE_READERS = ("read_dmon", "read_query_gpu", "read_samples", "read_samples_csv")
 

@@ -1,4 +1,4 @@
-/* gpuscope.parsers._samples: the compiled reader of gpuscope's samples.csv (parsers/samples_csv.py).
+/* gpuscope.parsers._samples: the compiled reader of gpuscope's samples.csv (parsers/samples/samples_csv.py).
  *
  * One pass over whole lines: each line's fields counted (a line with the wrong number is
  * dropped and counted, a blank one skipped), each numeric field read by the rules of the

@@ -1,7 +1,7 @@
 /* gpuscope.parsers._scan: the compiled line scanner of the cuzk, condensed and kv formats.
  *
  * It reads the lines whose meaning it is certain of, exactly as the Python scanners read
- * them (parsers/cuzk.py, kv.py, tracing.py, timeline_events.py, linetime.py), and hands every
+ * them (parsers/log/cuzk.py, kv.py, tracing.py, timeline_events.py, linetime.py), and hands every
  * other line back to Python ("punts" it): damage (whose reason strings Python words), non-
  * ASCII or control characters, values that are not plain numbers, odd keys, unusual time
  * prefixes. A line it reads gives the same row, values, names and time as the Python
@@ -12,7 +12,7 @@
  *                                   bytearrays (int64 / int32 / float64 arrays) for this buffer
  *                                   and the names first seen in it
  *
- * Rows, slots and codes follow parsers/scan.py's Scan: meta has 8 int64 per row (line, slot,
+ * Rows, slots and codes follow parsers/log/scan.py's Scan: meta has 8 int64 per row (line, slot,
  * kind, gpu, worker, partition, n values, source); a name's code is its position in the
  * scanner's table (first seen first); `punt` holds (line, start, end) of the lines Python
  * reads, `pyts` (slot, kind, start, end) of the times Python computes (kind 0: the clock's
@@ -26,7 +26,7 @@
 
 #define MAX_LINE 65536
 
-/* line kinds and sources (parsers/scan.py) */
+/* line kinds and sources (parsers/log/scan.py) */
 enum { K_FREE = 0, K_OPEN = 1, K_HELD = 2, K_GPU = 3, K_NTT = 4 };
 enum { S_TIMING = 0, S_NTT = 1, S_GPU = 2, S_FIN = 3, S_CONDENSED = 4, S_KV = 5 };
 enum { F_CUZK = 0, F_CONDENSED = 1, F_KV = 2 };
@@ -962,7 +962,7 @@ static PyTypeObject ScannerType = {
  *
  * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
  * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
- * same offsets, which parsers/linereplay.py replays the Python reader's plan over, in numpy.
+ * same offsets, which parsers/log/linereplay.py replays the Python reader's plan over, in numpy.
  * Python reads a line itself (shape -1) when it holds a quote, a control or non-ASCII byte,
  * a TIMELINE / tracing / MLLOG marker or more than MAX_LINE bytes. */
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gpuscope.parsers.parsed import ParsedLog, is_quantity_key
+from gpuscope.parsers.log.parsed import ParsedLog, is_quantity_key
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,

@@ -1,6 +1,6 @@
 """The project's import graph, read from the source with `ast` (nothing is imported).
 
-A module is named as it installs (parsers/kv.py -> gpuscope.parsers.kv). An edge A -> B means
+A module is named as it installs (parsers/log/kv.py -> gpuscope.parsers.log.kv). An edge A -> B means
 A imports B at run time, at module level or inside a function; imports under
 `if TYPE_CHECKING:` are type annotations only and are left out. `from pkg import name` is an
 edge to pkg.name when that is a module, else to pkg (its __init__).

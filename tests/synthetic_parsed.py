@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.parsers.parsed import ParsedLog
+from gpuscope.parsers.log.parsed import ParsedLog
 
 COMPONENT_COLS = {
     "record": "int64", "gpu": "int64", "component": "object", "value_ms": "float64",

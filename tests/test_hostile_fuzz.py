@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import cuzk, kv, lines, numbers
+from gpuscope.parsers import numbers
+from gpuscope.parsers.log import cuzk, kv, lines
 
 from .conftest import DATA, EXAMPLES
 from .hostile_check import POISON_TEXT, problems, run_cli

@@ -101,7 +101,7 @@ def test_devices_are_refused(args):
 
 
 def test_the_chunked_reader_stops_at_the_cap_and_at_an_endless_line(tmp_path, monkeypatch):
-    from gpuscope.parsers import reader
+    from gpuscope.parsers.log import reader
 
     f = tmp_path / "x.log"
     f.write_bytes(b"a" * (3 << 20))

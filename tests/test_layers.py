@@ -40,7 +40,7 @@ def allowed(src: str, dst: str) -> bool:
         "parsers": {"gpuscope.schemas", "gpuscope.errors"},
         "io": "parsers",
         "sources": ("parsers", "io"),
-        "analysis": SOURCE_TYPES | {"gpuscope.parsers.parsed"},
+        "analysis": SOURCE_TYPES | {"gpuscope.parsers.log.parsed"},
         "reports": ("analysis",) ,
         "workload": ("io",),
     }[a]
@@ -70,12 +70,12 @@ def test_no_import_cycles():
 
 
 def test_the_rule_catches_an_upward_import():
-    assert not allowed("gpuscope.parsers.kv", "gpuscope.analysis.split")
+    assert not allowed("gpuscope.parsers.log.kv", "gpuscope.analysis.split")
     assert not allowed("gpuscope.analysis.rules", "gpuscope.reports.console")
     assert not allowed("gpuscope.reports.plot", "gpuscope.cli._common")
     assert not allowed("gpuscope.analysis.split", "gpuscope.sources.open")
     assert not allowed("gpuscope.schemas", "gpuscope.parsers")
-    assert allowed("gpuscope.sources.open", "gpuscope.parsers.logparse")
+    assert allowed("gpuscope.sources.open", "gpuscope.parsers.log.logparse")
     assert allowed("gpuscope.reports.html", "gpuscope.analysis.timeline_view")
 
 
@@ -97,12 +97,12 @@ def test_the_cycle_finder_finds_a_cycle():
 #: the parsers of each kind of input; a module of one kind imports no module of another kind
 #: (every parser not named here reads timing logs; PARSERS_SHARED are what all kinds share)
 PARSER_KINDS = {
-    "samples": {"gpuscope.parsers.samples", "gpuscope.parsers.prometheus", "gpuscope.parsers.samples_base",
-                "gpuscope.parsers.samples_csv", "gpuscope.parsers.samples_pyread"},
-    "trace": {"gpuscope.parsers.kineto", "gpuscope.parsers.kineto_json", "gpuscope.parsers.tracefile"},
+    "samples": {"gpuscope.parsers.samples", "gpuscope.parsers.samples.prometheus", "gpuscope.parsers.samples.samples_base",
+                "gpuscope.parsers.samples.samples_csv", "gpuscope.parsers.samples.samples_pyread"},
+    "trace": {"gpuscope.parsers.trace.kineto", "gpuscope.parsers.trace.kineto_json", "gpuscope.parsers.trace.tracefile"},
 }
 PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers",
-                  "gpuscope.parsers.parsed", "gpuscope.parsers.formats"}
+                  "gpuscope.parsers.log.parsed", "gpuscope.parsers.log.formats"}
 #: gpuscope.sources: the one facade (open) and the types it hands over; any other module there
 #: opens one kind of source and imports no other such opener
 SOURCES_SHARED = {"gpuscope.sources", "gpuscope.sources.open", "gpuscope.sources.source",
@@ -140,9 +140,9 @@ def test_per_source_parts_never_import_each_other():
 
 
 def test_a_crossing_is_caught():
-    g = {"gpuscope.parsers.kineto": frozenset({"gpuscope.parsers.lines", "gpuscope.parsers.limits"}),
+    g = {"gpuscope.parsers.trace.kineto": frozenset({"gpuscope.parsers.log.lines", "gpuscope.parsers.limits"}),
          "gpuscope.parsers.samples": frozenset({"gpuscope.parsers.numbers"})}
-    assert crossings(g) == ["gpuscope.parsers.kineto -> gpuscope.parsers.lines"]
+    assert crossings(g) == ["gpuscope.parsers.trace.kineto -> gpuscope.parsers.log.lines"]
 
 
 def report_reads(g: dict[str, frozenset[str]]) -> list[str]:

@@ -1,5 +1,5 @@
 """The `lines` format's two paths give the same result: the compiled shape splitter with the
-plans replayed in numpy (parsers/linereplay.py) and the Python reader alone, line by line
+plans replayed in numpy (parsers/log/linereplay.py) and the Python reader alone, line by line
 (GPUSCOPE_PURE_SCANNER=1): the same Scan, the same ParsedLog and the same `analyze --json`,
 over every log in tests/ and examples/ read as `lines`, the bench's generated logs and the
 fuzzers' mutated ones. Every shape is replayed here however few its lines (MIN_LINES 1)."""
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers import linereplay, logparse, reader
+from gpuscope.parsers.log import linereplay, logparse, reader
 from tests.conftest import EXAMPLES, REPO
 from tests.test_fuzz_lines import mutated, repeated
 from tests.test_scanner_paths import parse, same

@@ -157,7 +157,7 @@ def test_a_source_checkout_without_the_mapping_still_imports(tmp_path):
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     probe = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in "
              "(getattr(f, '__module__', '') + getattr(f, '__name__', '') + type(f).__name__).lower()]; "
-             "import gpuscope.parsers, gpuscope.reports.console, gpuscope.parsers.kv; "
+             "import gpuscope.parsers, gpuscope.reports.console, gpuscope.parsers.log.kv; "
              "print(gpuscope.parsers.__file__); print(gpuscope.reports.console.__file__)")
     p = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr

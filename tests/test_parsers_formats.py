@@ -1,10 +1,10 @@
-"""The one table of formats (parsers/formats.py) is the one list: detection's markers, the
+"""The one table of formats (parsers/log/formats.py) is the one list: detection's markers, the
 scanner's formats, FORMATS, and the `--format` help of every command that takes one."""
 
 from __future__ import annotations
 
 from gpuscope import parsers
-from gpuscope.parsers import detect, formats, logparse
+from gpuscope.parsers.log import detect, formats, logparse
 from tests.conftest import REPO
 
 

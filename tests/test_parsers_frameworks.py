@@ -1,6 +1,6 @@
-"""The frameworks' entries of the one formats table (parsers/formats.py FRAMEWORKS): each names
+"""The frameworks' entries of the one formats table (parsers/log/formats.py FRAMEWORKS): each names
 its reader, its gates, an example as the framework prints it and its corpus sample; the
-table feeds the lines reader (parsers/lineread.py SHAPE_GATES), the refusals' reasons and
+table feeds the lines reader (parsers/log/lineread.py SHAPE_GATES), the refusals' reasons and
 the docs."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers import formats, lineread, lineshapes
+from gpuscope.parsers.log import formats, lineread, lineshapes
 from tests.conftest import DATA, REPO
 
 EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())

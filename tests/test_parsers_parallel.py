@@ -1,4 +1,4 @@
-"""A log is read in line-aligned chunks (parsers/reader.py); the result must not depend on
+"""A log is read in line-aligned chunks (parsers/log/reader.py); the result must not depend on
 where the chunks end, for files, bytes and text alike."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from gpuscope import parsers
-from gpuscope.parsers import reader
+from gpuscope.parsers.log import reader
 from tests.conftest import EXAMPLES
 
 

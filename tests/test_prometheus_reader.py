@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from gpuscope.cli import app
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.prometheus import looks_like_prometheus, read_prometheus
+from gpuscope.parsers.samples.prometheus import looks_like_prometheus, read_prometheus
 
 T0 = 1_796_000_000.0
 

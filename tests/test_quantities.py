@@ -18,8 +18,8 @@ from gpuscope.analysis.compare.figures import run_figures
 from gpuscope.analysis.whatif.predict import predict_pinned
 from gpuscope.cli import app
 from gpuscope.clock import Clock
-from gpuscope.parsers import reader
-from gpuscope.parsers.parsed import ParsedLog
+from gpuscope.parsers.log import reader
+from gpuscope.parsers.log.parsed import ParsedLog
 from gpuscope.reports.csvout import write_csv
 from gpuscope.rundir import TimingLogWriter
 from gpuscope.schemas import QUANTITY_COLUMNS, empty

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import samples_csv
-from gpuscope.parsers.samples import SAMPLE_COLUMNS, read_samples_csv
+from gpuscope.parsers.samples import SAMPLE_COLUMNS, read_samples_csv, samples_csv
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.skipif(samples_csv.native() is None, reason="the compiled samples reader is not built")

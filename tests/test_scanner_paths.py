@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers import logparse, reader
+from gpuscope.parsers.log import logparse, reader
 from tests.conftest import DATA, EXAMPLES, REPO
 from tests.test_fuzz_parsers import mutated_log
 
@@ -252,7 +252,7 @@ def test_random_logs_in_small_chunks_read_alike(text, size):
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(PREFIXES), st.integers(0, 59), st.integers(0, 999999), st.sampled_from(["Z", "+02:00", "-0130", ""]))
 def test_iso_times_read_alike(prefix, sec, frac, tz):
-    from gpuscope.parsers.linetime import LineTimes
+    from gpuscope.parsers.log.linetime import LineTimes
 
     tok = f"2026-{1 + sec % 12:02d}-{1 + frac % 28:02d}T{sec % 24:02d}:{frac % 60:02d}:{sec:02d}.{frac:06d}{tz}"
     c = NATIVE.iso_seconds(tok)

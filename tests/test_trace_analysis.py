@@ -10,7 +10,7 @@ import pytest
 
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.kineto import read_trace
+from gpuscope.parsers.trace.kineto import read_trace
 from gpuscope.schemas import PHASE_SCHEMA, TRACE_COUNTER_SCHEMA
 from tests.conftest import DATA
 from tools.gen_trace import TraceBuilder

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import GpuscopeError, NoDataError
-from gpuscope.parsers.kineto import read_trace
+from gpuscope.parsers.trace.kineto import read_trace
 from tools.gen_trace import TraceBuilder
 
 

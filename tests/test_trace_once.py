@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from gpuscope.analysis import trace_analysis
 from gpuscope.cli import app
-from gpuscope.parsers import kineto
+from gpuscope.parsers.trace import kineto
 from tests.conftest import DATA
 
 TRACES = DATA / "h200_foreign" / "traces"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.kineto import is_trace, memcpy_kind, memset_memory, read_trace
+from gpuscope.parsers.trace.kineto import is_trace, memcpy_kind, memset_memory, read_trace
 from gpuscope.schemas import TRACE_GPU_SCHEMA, TRACE_HOST_SCHEMA
 from tests.conftest import DATA
 from tools.gen_trace import TraceBuilder

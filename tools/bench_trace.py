@@ -36,7 +36,7 @@ which, path = sys.argv[1], sys.argv[2]
 t0, c0 = time.perf_counter(), time.process_time()
 out = {}
 if which == "read+analyze":
-    from gpuscope.parsers.kineto import read_trace
+    from gpuscope.parsers.trace.kineto import read_trace
     from gpuscope.analysis.trace_analysis import analyze_trace
     t0, c0 = time.perf_counter(), time.process_time()
     fr = read_trace(path)
@@ -60,7 +60,7 @@ else:
         n = len(msgspec.json.decode(raw)["traceEvents"])
     else:
         import msgspec
-        from gpuscope.parsers.kineto_json import Document
+        from gpuscope.parsers.trace.kineto_json import Document
         n = len(msgspec.json.decode(raw, type=Document).traceEvents)
     out["events"] = n
 out.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,

@@ -8,7 +8,7 @@ set -u
 OUT=${1:?output folder}
 INSTALL_LOG="$OUT/install.log" . tools/gpu_setup.sh
 step "installed"
-python3 -c "import sys; from gpuscope.parsers.logparse import compiled_scanner as c; import gpuscope._groupstats as g; print('python', sys.version.split()[0], 'compiled scanner:', c() is not None, 'groupstats:', g.__file__)" 2>&1
+python3 -c "import sys; from gpuscope.parsers.log.logparse import compiled_scanner as c; import gpuscope._groupstats as g; print('python', sys.version.split()[0], 'compiled scanner:', c() is not None, 'groupstats:', g.__file__)" 2>&1
 which gcc cc 2>/dev/null | head -1
 step "cpu tests that compare the two scanners and the fast path"
 timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_scanner_paths.py tests/test_cli_fast.py \

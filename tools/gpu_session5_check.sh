@@ -7,7 +7,7 @@ set -u
 OUT=${1:?output folder}
 INSTALL_LOG="$OUT/install.log" . tools/gpu_setup.sh
 step "installed"
-python3 -c "import gpuscope, prometheus_client, msgspec; from gpuscope.parsers.logparse import compiled_scanner as c; print('compiled scanner:', c() is not None)"
+python3 -c "import gpuscope, prometheus_client, msgspec; from gpuscope.parsers.log.logparse import compiled_scanner as c; print('compiled scanner:', c() is not None)"
 step "gpu tests"
 timeout 300 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider >"$OUT/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
 tail -3 "$OUT/gpu_tests.log"

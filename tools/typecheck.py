@@ -37,7 +37,7 @@ def link_tree() -> None:
 
 
 def repo_path(line: str) -> str:
-    """`gpuscope/parsers/kv.py:3: ...` -> `parsers/kv.py:3: ...`."""
+    """`gpuscope/parsers/log/kv.py:3: ...` -> `parsers/log/kv.py:3: ...`."""
     for folder, inside in MAPPED.items():
         if line.startswith(inside + "/"):
             return folder + line[len(inside):]

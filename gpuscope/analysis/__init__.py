@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.rule_input import RuleInput
     from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.schemas import Columns
     from gpuscope.sources import Source
 
@@ -48,7 +48,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     rule engine (gpuscope.analysis.rules: engine, registry) runs every rule over it and ranks
     the findings once (severity, then the share of the time each explains).
     """
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
     if source.log is None and source.trace is None and source.samples is None:
         source.require_log()  # the one-line reason there is nothing to analyze

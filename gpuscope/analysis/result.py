@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
 
 JSON_FORMAT_VERSION = 1

@@ -21,7 +21,7 @@ from gpuscope.analysis import intervals as iv
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
 
 if TYPE_CHECKING:
-    from gpuscope.parsers.kineto import TraceFrames
+    from gpuscope.parsers.trace.kineto import TraceFrames
 
 #: TraceFrames.epoch: trace microseconds (a number or an array) -> epoch seconds
 Epoch = Callable[[Any], Any]

@@ -1,6 +1,6 @@
 """A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, diagnoses).
 
-    from gpuscope.parsers.kineto import read_trace
+    from gpuscope.parsers.trace.kineto import read_trace
     from gpuscope.analysis.trace_analysis import analyze_trace
     a = analyze_trace(read_trace("run.pt.trace.json.gz"), line_rate_gbs=55.5, line_rate_source="cache")
     a.to_json()      # activity, memcpy, memset, kernels, top_kernels, idle_gaps, phases, trace, diagnoses
@@ -27,7 +27,7 @@ from gpuscope.analysis.top_kernels import top_kernels
 from gpuscope.errors import NoDataError
 
 if TYPE_CHECKING:
-    from gpuscope.parsers.kineto import TraceFrames
+    from gpuscope.parsers.trace.kineto import TraceFrames
 
 RESOLUTION = "exact (profiler events)"
 
@@ -109,7 +109,7 @@ def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> dict:
 
 def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10,
                   rules: bool = True) -> TraceAnalysis:
-    """Analyze a read trace (gpuscope.parsers.kineto.TraceFrames). NoDataError when it holds no
+    """Analyze a read trace (gpuscope.parsers.trace.kineto.TraceFrames). NoDataError when it holds no
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). `rules=False`: the
     diagnoses are left to the caller's rule engine (gpuscope.analysis.analyze runs every source's
     rules at once), which reads `rule_input`."""

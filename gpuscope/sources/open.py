@@ -30,7 +30,7 @@ from gpuscope.sources.source import Source
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
 STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -77,7 +77,7 @@ def open_source(
     if samples is not None:
         src.samples = _kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:
-        from gpuscope.parsers.kineto import read_trace
+        from gpuscope.parsers.trace.kineto import read_trace
 
         if not Path(trace).exists():
             raise InputError(f"--trace: no such file or directory: {trace}")
@@ -179,11 +179,11 @@ def _whole_if_special(p: Path, fmt: str | None) -> bytes | _SamplesCsv | None:
 def _looks_special(head: bytes) -> bool:
     """A profiler trace or a samples file (else a log, handed to the parser by its path)."""
     if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):  # JSON: maybe a trace (tracefile decides)
-        from gpuscope.parsers.tracefile import is_trace
+        from gpuscope.parsers.trace.tracefile import is_trace
 
         if is_trace(head):
             return True
-        from gpuscope.parsers.prometheus import looks_like_prometheus
+        from gpuscope.parsers.samples.prometheus import looks_like_prometheus
 
         if looks_like_prometheus(head):
             return True
@@ -230,9 +230,9 @@ def _maybe_samples(head: str) -> bool:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
-    from gpuscope.parsers.prometheus import looks_like_prometheus
     from gpuscope.parsers.samples import looks_like_samples
-    from gpuscope.parsers.tracefile import is_trace
+    from gpuscope.parsers.samples.prometheus import looks_like_prometheus
+    from gpuscope.parsers.trace.tracefile import is_trace
 
     data = utf8(data)
     if fmt is None and is_trace(data[:HEAD * 16]):
@@ -267,7 +267,7 @@ def _permission(p: Path, e: PermissionError) -> InputError:
 def _is_trace_folder(p: Path) -> bool:
     """A folder of profiler traces (tensorboard_trace_handler's, one per rank), not a run
     directory: no timing log, meta.json or samples.csv, and a trace inside."""
-    from gpuscope.parsers.tracefile import is_trace
+    from gpuscope.parsers.trace.tracefile import is_trace
 
     if any((p / n).exists() for n in (rundir.META, rundir.TIMING_LOG, rundir.SAMPLES)):
         return False
@@ -281,7 +281,7 @@ def _is_trace_folder(p: Path) -> bool:
 
 def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> Source:
     """A profiler trace file (its bytes already read) or a folder of rank traces."""
-    from gpuscope.parsers.kineto import read_trace
+    from gpuscope.parsers.trace.kineto import read_trace
 
     # a file's bytes are read once (here, to tell what it is) and named by its path in the reader's
     # messages; standard input (or a pipe) by its bytes
@@ -309,7 +309,7 @@ def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None
 def _read_rundir(p: Path, meta: dict, dropped: list[str], fmt: str | None, user: RoleModel | None,
                  progress=None) -> Source:
     from gpuscope.parsers import parse_log
-    from gpuscope.parsers.logparse import find_log_in_dir
+    from gpuscope.parsers.log.logparse import find_log_in_dir
 
     src = Source(path=p, kind="rundir", model=_model(user), meta=RunMeta(meta))
     if dropped:
@@ -366,7 +366,7 @@ def _attach_traces(src: Source, p: Path) -> None:
     """Profiler traces the recorded program wrote into its run directory (e.g.
     tensorboard_trace_handler pointed there, or a traces/ folder inside): read with the run, so
     its events join the run's NVML samples on the epoch clock."""
-    from gpuscope.parsers.tracefile import trace_files
+    from gpuscope.parsers.trace.tracefile import trace_files
 
     for folder in (p, p / "traces"):
         try:
@@ -374,7 +374,7 @@ def _attach_traces(src: Source, p: Path) -> None:
         except OSError:
             found = []
         if found:
-            from gpuscope.parsers.kineto import read_trace
+            from gpuscope.parsers.trace.kineto import read_trace
 
             src.trace = read_trace(folder if len(found) > 1 else found[0])
             src.notes.append(f"profiler trace read with the run: {', '.join(f.name for f in found[:3])}"
@@ -398,7 +398,7 @@ def _kept(src: Source, df: pd.DataFrame | None, path: Path) -> pd.DataFrame | No
 
 def _read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
     from gpuscope.parsers import read_samples
-    from gpuscope.parsers.prometheus import looks_like_prometheus, read_prometheus
+    from gpuscope.parsers.samples.prometheus import looks_like_prometheus, read_prometheus
 
     text = data.decode("utf-8", errors="replace")
     return read_prometheus(text) if looks_like_prometheus(text[:HEAD * 16]) else read_samples(p, text=text)

@@ -18,8 +18,8 @@ from gpuscope.sources.runmeta import RunMeta
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.parsers.kineto import TraceFrames
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
+    from gpuscope.parsers.trace.kineto import TraceFrames
     from gpuscope.rolemodel import RoleModel
 
 KINDS = ("log", "rundir", "samples", "trace")

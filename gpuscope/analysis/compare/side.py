@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
 
 @dataclass

@@ -29,7 +29,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     logs does not pay for a picture it never draws."""
     from gpuscope.analysis.timeline_view import timeline_view
     from gpuscope.errors import NoDataError
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     nbytes = abc_bytes or source.meta.bytes_per_partition

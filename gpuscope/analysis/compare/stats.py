@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from gpuscope.analysis.compare.side import Side
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
 DEFAULT_BOOTSTRAP = 2000
 CONFIDENCE = 0.95

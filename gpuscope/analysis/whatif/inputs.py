@@ -23,7 +23,7 @@ from gpuscope.analysis.quantities import tenure_bytes
 from gpuscope.analysis.split import record_components
 
 if TYPE_CHECKING:
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
 
 class WhatIfUnavailable(ValueError):

@@ -35,7 +35,7 @@ from gpuscope.analysis.whatif.inputs import (
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 if TYPE_CHECKING:
-    from gpuscope.parsers.parsed import ParsedLog
+    from gpuscope.parsers.log.parsed import ParsedLog
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Timing logs: the formats (formats.py), their readers and the parse result (ParsedLog)."""

@@ -1,0 +1,70 @@
+"""Format detection: `cuzk` when the log has CUZK_ / TIMELINE / GPU_TIMING / FIN_TIMING
+lines, else `condensed` when it has the article's keys, else `lines` when a sample of the
+log reads better as timing lines as people print them (parsers/log/lines.py), else the
+generic `kv`.
+
+The sample is the first SNIFF_CHARS (and at most SNIFF_LINES lines) of the log. `lines` wins when its lines show what
+`kv` cannot read or would misread (a `key: value` or `Label value` field, a unit printed
+as a word, a counter such as `step=3` or a metric such as `loss=0.5` that kv would take
+for milliseconds, a `printed_at=` time, or a field that is the whole of its line) on at
+least as many lines as show a bare number under a plain `key=` (which kv reads as
+milliseconds and `lines` does not). A log whose sample holds the caller's own held key
+(`held_key=` other than mutex_held) stays `kv`, whose records end at that key.
+"""
+
+from __future__ import annotations
+
+from gpuscope.parsers.log.formats import BY_NAME
+
+CUZK_MARKERS = BY_NAME["cuzk"].markers  # (parsers/log/formats.py: the one table of formats)
+CONDENSED_KEYS = BY_NAME["condensed"].markers
+SNIFF_CHARS = 256 * 1024
+SNIFF_LINES = 1000
+
+
+def detect_format(text: str, held: str | None = None) -> str:
+    if any(m in text for m in CUZK_MARKERS):
+        return "cuzk"
+    if any(k in text for k in CONDENSED_KEYS):
+        return "condensed"
+    return _sniffed(text[:SNIFF_CHARS], len(text) > SNIFF_CHARS, held)
+
+
+def _sniffed(head: str, longer: bool, held: str | None) -> str:
+    from gpuscope.parsers.log.lines import sniff
+
+    sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
+    if longer and len(sample) > 1:
+        sample.pop()  # cut in the middle
+    if sniff(sample, held if held and held != "mutex_held" else None):
+        return "lines"
+    return "kv"
+
+
+CUZK_BYTES = tuple(m.encode() for m in CUZK_MARKERS)
+CONDENSED_BYTES = tuple(k.encode() for k in CONDENSED_KEYS)
+_OVERLAP = max(len(m) for m in CUZK_BYTES + CONDENSED_BYTES)
+
+
+def detect_input(inp, held: str | None = None) -> str:
+    """detect_format over a parsers.reader.LogInput, reading its bytes in blocks (the markers
+    are ASCII: found in the bytes exactly where they are in the text) and decoding only the
+    sample's head."""
+    if inp.data is not None:
+        blocks = (inp.data,)
+    else:
+        blocks = inp.blocks(1 << 20)  # (a CuZK log shows its marker in the first block)
+    condensed = False
+    prev = b""
+    for block in blocks:
+        seam = prev + block[:_OVERLAP]  # a marker across two blocks
+        if any(m in block or m in seam for m in CUZK_BYTES):
+            return "cuzk"
+        if not condensed:
+            condensed = any(k in block or k in seam for k in CONDENSED_BYTES)
+        prev = (prev + block[-_OVERLAP:])[-_OVERLAP:]
+    if condensed:
+        return "condensed"
+    raw = inp.head(4 * SNIFF_CHARS + 4)  # (SNIFF_CHARS characters take at most 4x the bytes)
+    text = str(raw, "utf-8", inp.errors)
+    return _sniffed(text[:SNIFF_CHARS], len(text) > SNIFF_CHARS or inp.size > len(raw), held)

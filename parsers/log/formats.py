@@ -1,0 +1,301 @@
+"""The one table of log formats: detection (parsers/log/detect.py), scanning (which scanner
+reads a format, parsers/log/logparse.py), the CLI's `--format` help and the "no timing lines"
+message all read it, so a format is added in one place.
+
+Each format: its name, what it reads (one line), the text that selects it at detection
+(markers; none: it is chosen by the vote of parsers/lines.sniff), and whether the compiled
+scanner (parsers/_scan.c) reads it. SHAPES lists the line shapes the `lines` format reads,
+each with the programs that print it. FRAMEWORKS has one entry per framework whose output is
+read or refused (who prints it, how its lines are recognised, what is read, an example, its
+corpus sample, where its reading lives, and the reader of parsers/log/lineshapes.py that
+parsers/log/lineread.py calls for its lines where the shared field reader cannot read them
+alone); TABLES, the refusals' reasons, and docs/ANALYZE.md's list come from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    reads: str
+    markers: tuple[str, ...] = ()
+    native: bool = False
+
+
+TABLE: tuple[Format, ...] = (
+    Format("cuzk", "CuZK daemon lines (CUZK_TIMING:, CUZK_NTT_H:, TIMELINE, GPU_TIMING/FIN_TIMING tracing)",
+           ("CUZK_TIMING:", "CUZK_NTT_H:", "TIMELINE,", "GPU_TIMING ", "FIN_TIMING "), native=True),
+    Format("condensed", "the article's condensed lines (mutex_wait_ms=... | ntt_kernels=287ms | mutex_held_ms=...)",
+           ("mutex_held_ms=", "mutex_wait_ms=", "ntt_kernels="), native=True),
+    Format("kv", "key=value lines whose times carry a unit or a time-named key (upload_ms=12 compute=30ms)",
+           native=True),
+    Format("lines", "timing lines as people print them (the shapes below)"),
+)
+
+NAMES: tuple[str, ...] = tuple(f.name for f in TABLE)
+BY_NAME = {f.name: f for f in TABLE}
+NATIVE = frozenset(f.name for f in TABLE if f.native)
+
+# the shapes the `lines` format reads: (shape, example, who prints it)
+SHAPES: tuple[tuple[str, str, str], ...] = (
+    ("key=value with a unit", "step=3 h2d_ms=231.7 compute=647ms", "hand-written loops, logging"),
+    ("key: value / Label value with a unit", "data: 131.2ms compute 12.5 ms", "training scripts, timm"),
+    ("a unit in the label", "elapsed time per iteration (ms): 412.0", "Megatron-LM, vLLM/TensorRT-LLM benchmarks"),
+    ("a unit in the line's header", "time (ms) | fwd_microstep: 41.0 | bwd_microstep: 88.3", "DeepSpeed, Megatron"),
+    ("a time word with seconds", "Time 0.257 (0.257)  Data 0.175", "PyTorch examples' ProgressMeter, detectron2"),
+    ("a time per step", "35ms/step, 2.10s/it, 0.31 sec/step", "Keras, tqdm/Lightning bars"),
+    ("a whole run's runtime", "{'train_runtime': 245.8, ...}", "Hugging Face Trainer"),
+    ("statistics of a latency", "Mean TTFT (ms): 52.3, p99 latency: 5868 usec", "vLLM, TensorRT-LLM, perf_analyzer"),
+    ("a label = value ms summary", "prompt eval time = 812.00 ms", "llama.cpp print_timings"),
+    ("a timer tree's End lines", "End: Compute C ......12.004ms", "arkworks print-trace"),
+    ("zerolog console lines", "DBG prover done ... took=2345.6", "gnark"),
+    ("MLPerf interval events", ':::MLLOG {"key": "epoch_stop", "event_type": "INTERVAL_END", ...}', "mlperf-logging"),
+)
+
+
+def help_text() -> str:
+    """The `--format` option's help."""
+    return "Force the log format: " + ", ".join(NAMES) + "."
+
+
+def shapes_read(fmt: str) -> str:
+    """What a format reads, for the message of a log with no timing lines (kv and lines:
+    the shapes of both, since detection chose between them)."""
+    if fmt in ("lines", "kv"):
+        return (", ".join(s for s, _, _ in SHAPES) + "; and the frameworks' own: "
+                + ", ".join(f.name for f in FRAMEWORKS if not f.refuses))
+    return BY_NAME[fmt].reads if fmt in BY_NAME else fmt
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework's timing output: where a newcomer finds how it is read.
+
+    name; who prints it; how its lines are recognised; what is read from them (and what is
+    not); an example as the framework prints it; `reader`: the function of
+    parsers/log/lineshapes.py that reads its lines ("" when the shared field reader,
+    parsers/log/linefields.py, reads them), called for a line holding one of `gates`; `refuses`:
+    what its output is when it holds measurements, not timed steps (the reason a log of it
+    alone is refused), recognised by `markers` in the log's head; `corpus`: its sample under
+    tests/data/corpus (tests/test_parsers_corpus.py reads each as expected.toml says);
+    `rules`: where its reading lives (`module.name` under gpuscope.parsers: the reader, the
+    shared reader's rules it relies on; tests/test_parsers_frameworks.py resolves each)."""
+
+    name: str
+    who: str
+    recognised: str
+    reads: str
+    example: str  # (lines of one example: read in order)
+    corpus: str
+    reader: str = ""
+    gates: tuple[str, ...] = ()
+    refuses: str = ""
+    markers: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # where it is read: `module.name` under gpuscope.parsers
+
+
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework("hf_trainer", "Hugging Face Trainer",
+              "its logged dicts: `{'loss': ...}` per logging step, `{'train_runtime': ...}` at the end",
+              "train_runtime (seconds: the whole run, one record) and train_steps_per_second (a rate, never "
+              "a time: with the runtime, the steps that record covers); eval_* lines are kept apart",
+              "{'train_runtime': 245.78, 'train_samples_per_second': 48.8, 'train_steps_per_second': 6.103}",
+              "hf_trainer/train.txt",
+              rules=('linewords.key_info', 'linefields.Line.covered_steps', 'linesteps.runtime_steps')),
+    Framework("keras", "Keras / tf.keras model.fit",
+              "a Progbar line that starts with its i/N counter (`[====]`, Keras 3's bar, or verbose=2's ` - `)",
+              "an epoch's end (i == N): its elapsed seconds (the whole) and the mean time per step (`step.mean`, "
+              "a statistic), covering N steps; a redraw before the end prints an ETA: no time",
+              "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950 - accuracy: 0.9146",
+              "keras/fit.txt", reader="read_keras", gates=("/step", "/sample"),
+              rules=('lineshapes.read_keras', 'linesteps.steps_per_record')),
+    Framework("tqdm", "tqdm bars, PyTorch Lightning's progress bar",
+              "`n/total [elapsed<remaining, rate]` (`n it [elapsed, rate]` without a total), redrawn in "
+              "place (`\\r`-separated pieces of one line)",
+              "the rate of one iteration (`it/s`: 1/x s; `s/it`: x s), tqdm's smoothed mean: `time_per_it`; the "
+              "bar's n is its counter: a redraw every K iterations stands for K steps",
+              "Epoch 0:   2%|\u258f         | 20/1000 [00:00<00:44, 22.10it/s, loss=2.25, v_num=0]",
+              "lightning/bar_fast.txt", reader="read_tqdm", gates=("it/s", "s/it"),
+              rules=('lineshapes.read_tqdm', 'linerecords.bar_rows', 'linesteps.steps_per_record')),
+    Framework("tensorflow", "TensorFlow's training hooks (Estimator, MonitoredSession), TF-Slim",
+              "LoggingTensorHook `tag = value, ... (0.320 sec)`, StepCounterHook `global_step/sec: x`, "
+              "TF-Slim `global step N: loss = ... (0.31 sec/step)`",
+              "the hook's seconds since its last line (`elapsed`, the whole of the steps its step counter "
+              "advanced); global_step/sec is a rate: 1/x s per step, a statistic (`step.mean`), no step; "
+              "sec/step is one step's time",
+              "INFO:tensorflow:loss = 0.4121, step = 100 (0.320 sec)",
+              "tensorflow/estimator.txt", reader="read_tensorflow", gates=("global_step/sec", " sec)"),
+              rules=('lineshapes.read_tensorflow', 'linefields.Line.per_step', 'linesteps.steps_per_record')),
+    Framework("deepspeed", "DeepSpeed's timers and throughput lines",
+              "a unit in the line's header: `time (ms) | name: value | ...`",
+              "each timer (ms), `step:` (the optimizer step's timer) too, never a counter or the whole; a timer "
+              "nested in another printed beside it (bwd_inner in bwd) is no part; SamplesPerSec rates and "
+              "MemAllocated sizes are never times",
+              "time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31 | bwd_inner_microstep: 80.12",
+              "deepspeed/timers.txt",
+              rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info')),
+    Framework("megatron", "Megatron-LM iteration lines",
+              "` | `-separated `label: value` fields with a unit in the label",
+              "elapsed time per iteration (ms), the whole; the i/N counter's advance is the steps a line "
+              "stands for (log-interval); consumed samples, batch size, loss scale are no times",
+              "iteration 10/ 100 | consumed samples: 640 | elapsed time per iteration (ms): 412.0 | lm loss: 7.2E+00",
+              "megatron/pretrain_gpt.txt",
+              rules=('linewords.label_of', 'linewords.per_step', 'lines.sampled_every')),
+    Framework("megatron_timers", "Megatron-LM's timers (--timing-log-level)",
+              "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
+              "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
+              "each timer's minimum and maximum over the ranks (ms, a per-step mean over the log interval): "
+              "statistics (`forward-backward.max`), never parts; the timers nest",
+              "    forward-backward ...............................: (401.23, 402.10)",
+              "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
+              gates=("..: ",),
+              rules=('lineshapes.read_megatron_timers', 'linerecords.not_parts')),
+    Framework("fairseq", "fairseq train_inner lines",
+              "`key=value` fields after `epoch 001: 100 / 1000`",
+              "wall and train_wall, cumulative seconds: read as their differences line to line; wps, ups, "
+              "bsz, num_updates are rates and counters",
+              "epoch 001:    100 / 1000 loss=9.123, wps=12345.6, ups=3.02, num_updates=100, train_wall=31, wall=33",
+              "fairseq/train.txt",
+              rules=('linerecords.running_totals', 'lines.sampled_every')),
+    Framework("pytorch_examples", "the PyTorch examples' ProgressMeter (ImageNet, copied widely), timm",
+              "`Epoch: [e][i/N]  Time v (avg)  Data v (avg)`",
+              "Time and Data in seconds (the meter's convention); the i/N counter's advance (print-freq, "
+              "default 10) is the steps a line stands for; `Test:` lines are kept apart",
+              "Epoch: [0][ 10/500]\tTime  0.260 ( 0.412)\tData  0.002 ( 0.138)\tLoss 6.8990e+00 (6.9050e+00)",
+              "pytorch_examples/every_10th.txt",
+              rules=('linewords.LABEL_SECONDS', 'lines.sampled_every', 'linewords.EVAL_WORDS')),
+    Framework("detectron2", "detectron2's CommonMetricPrinter",
+              "`eta: 0:12:34  iter: 19  total_loss: ...  time: 0.4512  data_time: 0.0123  lr: ...`",
+              "time and data_time in seconds (time-named keys); the iter counter's advance (every 20) is the "
+              "steps a line stands for; eta is a forecast, max_mem a size",
+              "eta: 0:12:25  iter: 39  total_loss: 1.874  time: 0.4498  data_time: 0.0119  lr: 0.00079922",
+              "detectron2/train.txt",
+              rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'linesteps.steps_per_record')),
+    Framework("mmengine", "mmengine's logger (mmdet, mmseg, ...)",
+              "`Epoch(train)  [e][  i/N]  lr: ...  eta: ...  time: 0.4850  data_time: 0.0100  memory: 3520`",
+              "time and data_time in seconds; the i/N counter's advance (interval, default 50) is the steps a "
+              "line stands for; `eta: 1 day, 3:36:30` is a forecast, memory a size",
+              "Epoch(train)  [1][ 100/7330]  lr: 7.9880e-03  eta: 1 day, 3:30:11  time: 0.4790  data_time: 0.0098",
+              "mmdet/train.txt",
+              rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'lines.sampled_every')),
+    Framework("llama_cpp", "llama.cpp print_timings (llama_print_timings, llama_perf_*_print)",
+              "`label time = value ms / N tokens (x ms per token, y tokens per second)`",
+              "each label's time (load, sample, prompt eval, eval: the generation, no evaluation line; total: "
+              "the whole); `ms per token` and `tokens per second` are rates, never parts",
+              "llama_print_timings: prompt eval time =     812.00 ms /    32 tokens (   25.38 ms per token)",
+              "llama_cpp/print_timings.txt",
+              rules=('linefields.Line.take', 'linewords.label_of')),
+    Framework("vllm", "vLLM benchmark_serving",
+              "a summary: `Label (unit): value`",
+              "the benchmark's duration; Mean/Median/P99 of TTFT, TPOT, ITL are statistics of one quantity "
+              "each (`TTFT.mean`), never parts; request and token throughputs are rates",
+              "Mean TTFT (ms):                          52.31",
+              "vllm/benchmark_serving.txt",
+              rules=('linewords.STAT_WORDS', 'linewords.label_of', 'linerecords.not_parts')),
+    Framework("tensorrt_llm", "TensorRT-LLM trtllm-bench",
+              "a summary: `Label (unit): value`",
+              "Total Latency (the whole); Average/P99 request latency are statistics; throughputs are rates",
+              "P99 request latency (ms):                     20011.9000",
+              "tensorrt_llm/trtllm_bench.txt",
+              rules=('linewords.STAT_WORDS', 'linerecords.not_parts')),
+    Framework("perf_analyzer", "Triton perf_analyzer",
+              "its client and server summaries: `Avg latency: 4992 usec (standard deviation 314 usec)`",
+              "latency statistics (avg, p50..p99); the server's queue/compute breakdown is of the mean "
+              "request latency: statistics, no host stall by itself",
+              "Avg request latency: 4232 usec (overhead 51 usec + queue 25 usec + compute infer 4067 usec)",
+              "perf_analyzer/summary.txt",
+              rules=('linerecords.not_parts',)),
+    Framework("mlperf", "MLPerf's mlperf-logging (mllog)",
+              "`:::MLLOG {json}` events",
+              "INTERVAL_START/INTERVAL_END pairs (epoch, block, run): stop - start; time_ms is a time stamp",
+              ':::MLLOG {"time_ms": 1700000061000, "event_type": "INTERVAL_END", "key": "epoch_stop", ...}',
+              "mlperf/mllog.txt", reader="read_mlperf", gates=(":::MLLOG ",),
+              rules=('lineshapes.read_mlperf', 'mllog.read_mllog')),
+    Framework("gnark", "gnark (zerolog console lines)",
+              "`HH:MM:SS DBG <event> ... took=<ms>`",
+              "took in milliseconds (zerolog's unit), named by its event (prover_took); nbConstraints and "
+              "other counts are no times",
+              "11:02:07 DBG prover done backend=groth16 curve=bn254 nbConstraints=1048576 took=2345.678",
+              "gnark/prove.txt",
+              rules=('linewords.ZEROLOG_LEVELS', 'linewords.zerolog_event', 'linefields.Line.seconds')),
+    Framework("arkworks", "arkworks' print-trace timer tree",
+              "`Start:` / `End: <label> ......<time>` lines, children indented",
+              "each End line's time; the outermost End is the whole of the lines above it",
+              "End:     Groth16::Prover ......................................................45.120ms",
+              "arkworks/print_trace.txt",
+              rules=('linewords.undotted', 'linefields.Line.name_of')),
+    Framework("bellperson", "bellperson / filecoin provers",
+              "`label time: <value><unit>` info lines",
+              "synthesis, prover and proof time (the whole)",
+              "INFO bellperson::groth16::prover > prover time: 2.600s",
+              "bellperson/prove.txt",
+              rules=('linefields.Line.name_of', 'linewords.GENERIC')),
+    Framework("criterion", "Rust's criterion benchmarks",
+              "`<bench>  time: [low estimate high]` and its `Benchmarking ...` progress",
+              "nothing: a benchmark report, not timed steps (refused)",
+              "fib 20                  time:   [26.029 us 26.251 us 26.505 us]",
+              "criterion/fib.txt", reader="read_criterion", gates=("Benchmarking ", "time:   ["),
+              refuses="a criterion benchmark report (low, estimate and high of each benchmark's time per "
+                      "iteration: statistics)", markers=("time:   [",),
+              rules=('lineshapes.read_criterion', 'formats.table_kind')),
+    Framework("google_benchmark", "Google Benchmark",
+              "its table: `Benchmark  Time  CPU  Iterations`",
+              "nothing: a benchmark table, not timed steps (refused)",
+              "BM_memcpy/512           12.3 ns         12.3 ns     56872000",
+              "google_benchmark/memcpy.txt",
+              refuses="a Google Benchmark table (time and CPU time per iteration of each benchmark, with its "
+                      "iteration count)", markers=("Iterations",),
+              rules=('formats.table_kind',)),
+    Framework("nccl_tests", "nccl-tests (all_reduce_perf, ...)",
+              "its table: size, count, type, time, algbw, busbw per message size",
+              "nothing: a latency/bandwidth table per message size, not timed steps (refused)",
+              "     1048576        262144     float     sum      -1    61.20   17.13   30.00      0",
+              "nccl_tests/all_reduce_perf.txt",
+              refuses="an nccl-tests table (time and bandwidth per message size)", markers=("out-of-place", "busbw"),
+              rules=('formats.table_kind',)),
+)
+
+FRAMEWORK_BY_NAME = {f.name: f for f in FRAMEWORKS}
+
+
+def docs_table() -> str:
+    """The frameworks as docs/ANALYZE.md lists them (held equal by tests/test_parsers_frameworks.py)."""
+    rows = ["| entry | who prints it | what is read (or why refused) | where (parsers/) |", "|---|---|---|---|"]
+    for f in FRAMEWORKS:
+        what = f.reads if not f.refuses else f"refused: {f.refuses}"
+        where = ", ".join(f"`{r}`" for r in f.rules)
+        rows.append(f"| `{f.name}` | {f.who} | {what.replace('|', '/')} | {where} |")
+    return "\n".join(rows)
+# tables of measurements that are no steps: (a text that marks them, what they are)
+TABLES: tuple[tuple[str, str], ...] = (
+    *((m, f.refuses) for f in FRAMEWORKS if f.refuses for m in f.markers),
+    (":::MLLOG", "MLPerf log lines without an interval (:::MLLOG events; their time_ms is a time stamp)"),
+)
+
+
+def table_kind(text: str) -> str | None:
+    """What a log's head is when it is a table of measurements, else None."""
+    return next((what for mark, what in TABLES if mark in text), None)
+
+
+_TIME_HINTS = ("time", "elapsed", "took", "latency", "duration", "wall", "sec", "ms", "step", "iter")
+
+
+def closest_line(text: str, limit: int = 2000) -> str | None:
+    """The line of a log's head that came closest to a timing line: one with a number and a
+    word that hints at time (`time`, `took`, `step`, ...), else one with a number beside a
+    `=` or `:`; None when no line has both a letter and a digit."""
+    best, best_score = None, 0
+    for line in text.split("\n", limit)[:limit]:
+        t = line.strip()
+        if not t or len(t) > 4096 or not any(c.isdigit() for c in t) or not any(c.isalpha() for c in t):
+            continue
+        low = t.lower()
+        score = 1 + ("=" in t or ":" in t) + 2 * any(h in low for h in _TIME_HINTS)
+        if score > best_score:
+            best, best_score = t, score
+            if score >= 4:
+                break
+    return best if best is None or len(best) <= 100 else best[:97] + "..."

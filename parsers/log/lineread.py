@@ -1,0 +1,152 @@
+"""Reading one line of the `lines` format (parsers/log/lines.py describes the format): its
+message after a time prefix, its tokens, and the plan of its shape. A line of a shape seen
+before is replayed (parsers/log/lineplan.py); a new shape is read in full (parsers/log/linefields.py,
+which holds what counts as evidence of a duration). The words it knows are in
+parsers/log/linewords.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuscope.parsers.log import lineshapes
+from gpuscope.parsers.log.formats import FRAMEWORKS
+from gpuscope.parsers.log.linefields import Line
+from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
+from gpuscope.parsers.log.lineshapes import NOT_MINE
+from gpuscope.parsers.log.linewords import is_word, key_info
+
+USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
+_PLANS_PER_SHAPE = 4
+_MEMO_MAX = 50_000
+
+_SEP = str.maketrans({"|": " ", ",": " ", ";": " ", "(": " ", "[": " ", "{": " ", "<": " ",
+                      ">": " ", "\t": " ", ")": None, "]": None, "}": None, '"': None})
+# a quote not between two digits is punctuation (`{'step': 3}`); one between digits
+# (`9876'5432`, a digit-group mark) stays and makes the number unreadable
+_LONE_QUOTE = re.compile(r"(?<![0-9])'|'(?![0-9])").sub
+_DIGITS = frozenset("0123456789")
+_HAS_DIGIT = re.compile(r"[0-9]").search
+# a line's shape: every digit as 0 (a plan per shape and length of its numbers)
+_SKELETON = str.maketrans("123456789", "000000000")
+
+
+class _Memo(dict):
+    """fn(key), computed once per key (a bounded dict: cleared past _MEMO_MAX keys)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key):
+        if len(self) > _MEMO_MAX:
+            self.clear()
+        r = self[key] = self.fn(key)
+        return r
+
+
+class State:
+    """What one scan remembers across lines: key classes and word checks (memos), the
+    plans of the line shapes seen, the keys printed with a unit in the value (cut-line
+    check), the names read as seconds by assumption."""
+
+    def __init__(self, held: str | None = None):
+        self.held = held
+        self.info = _Memo(key_info).__getitem__  # key -> key_info(key)
+        self.word = _Memo(is_word).__getitem__  # token -> is_word(token)
+        self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
+        self.unit_keys: set[str] = set()
+        self.seconds_assumed: set[str] = set()
+        self.ms_assumed: set[str] = set()
+        self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms  # bare durations of zerolog lines (gnark's took=)
+
+
+def message_start(line: str) -> int:
+    """Offset of the message after an ISO-8601 prefix (`2026-...T...Z `, `2026-... 09:00:19,123 `)."""
+    if line[4:5] == "-" and line[7:8] == "-" and line[:4].isdigit():
+        sp = line.find(" ")
+        if sp < 0:
+            return len(line)
+        if line[10:11] == " ":  # date and time as two words
+            sp2 = line.find(" ", sp + 1)
+            return len(line) if sp2 < 0 else sp2 + 1
+        return sp + 1
+    return 0
+
+
+def tokens(line: str) -> tuple[str, list[str]] | None:
+    """A line's message and its tokens, or None when it holds no ASCII digit."""
+    msg = line[message_start(line):] if line[:1] in _DIGITS else line
+    if _HAS_DIGIT(msg) is None:
+        return None
+    if "'" in msg:
+        msg = _LONE_QUOTE("", msg)
+    return msg, msg.translate(_SEP).split()
+
+
+# the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
+# (a text the line holds, its reader)
+SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
+
+
+def maybe_framework(line: str) -> bool:
+    """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
+    one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
+    return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
+            or "..: " in line)
+
+
+def _framework(line: str, st: State):
+    """The reading of a line of a framework's own shape, or NOT_MINE."""
+    for gate, reader in SHAPE_GATES:
+        if gate in line:
+            r = reader(line, st)
+            if r is not NOT_MINE:
+                return r
+    return NOT_MINE
+
+
+def read_line(line: str, st: State):
+    """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
+    flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
+    rounding: the printed rounding of its times summed, ms (half a unit of the last digit each).
+
+    flags, for format detection: LINES_ONLY = something `kv` cannot read or reads wrong (a
+    field in a `key: value` / `Label value` shape, a unit word, a counter, a metric or a
+    time stamp in a `key=` field); HAS_BYTES = a byte count.
+
+    Lines of one shape (the same text but for the numbers) are read once: the reading is
+    kept as a plan (Plan) that the next line of that shape replays; whenever one of its
+    numbers could change the reading (a time stamp's range, a negative time, an integer
+    count), the line is read again in full. A line of a framework's own shape (a gate of
+    parsers/log/formats.py FRAMEWORKS in it: a Keras or tqdm bar, a TensorFlow hook, MLPerf) is
+    read by that framework's reader (parsers/log/lineshapes.py), never planned."""
+    if maybe_framework(line):
+        r = _framework(line, st)
+        if r is not NOT_MINE:
+            return r
+    mt = tokens(line)
+    if mt is None:
+        return None
+    msg, toks = mt
+    plans = st.plans
+    if plans is None:
+        return Line(toks, st, None).read()
+    skel = msg.translate(_SKELETON)
+    kept = plans.get(skel)
+    if kept is not None:
+        for plan in kept:
+            r = plan.replay(toks, st)
+            if r is not MISS:
+                return r
+    rec: list = []
+    r = Line(toks, st, rec).read()
+    if rec and UNCACHEABLE not in rec:
+        if kept is None:
+            if len(plans) > _MEMO_MAX:
+                plans.clear()
+            plans[skel] = [Plan(toks, rec, r, st)]
+        else:  # the same shape with other words (gpu0 / gpu1): keep a few
+            kept.insert(0, Plan(toks, rec, r, st))
+            del kept[_PLANS_PER_SHAPE:]
+    return r

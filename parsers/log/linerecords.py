@@ -1,0 +1,417 @@
+"""Records and the whole of a `lines` log, over the whole log at once (vectorised: a
+million lines): which field is each record's whole, which lines form one record (the same
+counters on consecutive lines; a repeated whole splits them), which lines are records at
+all (a shape that repeats), and each record's held time. parsers/log/lines.py describes the
+rules; parsers/log/lineread.py reads the lines."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
+from gpuscope.parsers.log.linesteps import steps_per_record
+from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
+from gpuscope.parsers.log.words import COUNTERS
+
+EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
+
+
+def finish(s: sc.Scan, held: str | None) -> None:
+    """Choose the log's whole, group lines into records, set kinds and held values.
+    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
+    s.finalize()
+    notes = _assumed(list(getattr(s, "notes", []) or []))
+    s.whole, s.whole_basis = None, "no timing lines"
+    meta = s.meta
+    n = len(meta)
+    if n == 0:
+        s.notes = notes
+        return
+
+    kind = meta[:, 2]
+    counts = meta[:, 6]
+    mine = meta[:, 7] == sc.SRC["lines"]
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    aux = np.asarray(s.aux, dtype=np.int64)
+    if len(aux) != n:  # cannot happen; never mis-assign records over it
+        aux = np.full(n, -1, dtype=np.int64)
+    eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
+    aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
+    names = s.value_names()
+    values = s.values
+    row_of = np.repeat(np.arange(n), counts)
+    apart = eval_row | bars_apart(s, names, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    aux = np.where(apart, -1, aux)
+    totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
+    if totals:
+        notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
+                     + " (it grows by about the same on every line from about one step's worth)")
+
+    whole, basis = _choose_whole(names, aux, starts, row_of, n, held)
+    s.whole, s.whole_basis = whole, basis
+    is_whole = (names == whole) if whole is not None else np.zeros(len(names), dtype=bool)
+    line_whole = np.full(n, np.nan)
+    if is_whole.any():
+        np.fmax.at(line_whole, row_of[is_whole], values[is_whole])
+    no_part, stat_row, s.not_parts = not_parts(names, row_of, n)
+    parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
+    has_whole = ~np.isnan(line_whole)
+    if stat_row.any():
+        notes.append(f"{int(stat_row.sum())} line(s) print only statistics (mean, median, p99, ...) of a "
+                     "quantity: they are no steps, and a statistic is never a part")
+    grouped = mine & ~stat_row & ~apart  # (statistics, evaluation lines: record -1, like other non-step lines)
+    if eval_row.any():
+        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
+
+    gid = _split_at_wholes(_groups(s, n, grouped), has_whole, grouped)  # -1 for rows of other sources
+    rec_group = _record_groups(gid, names, row_of, counts, s, whole)  # per group: is a record
+    row_rec = np.zeros(n, dtype=bool)
+    row_rec[grouped] = rec_group[gid[grouped]]
+    # the whole printed on a line of its own (`total_ms=430` after the parts' lines): a record
+    # ends at the line printing the whole, as in kv, and takes the timing lines before it
+    alone = False
+    if has_whole.any() and not has_whole[grouped].all():  # (statistics and evaluation lines are no records)
+        n_whole = np.bincount(row_of[is_whole], minlength=n)
+        alone = float(np.median((counts - n_whole)[has_whole])) == 0.0
+    rows = np.flatnonzero(row_rec)  # the record rows, in log order
+    kind[mine] = sc.K_FREE
+    kind[rows] = sc.K_GPU
+    k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    if whole is None:
+        notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
+    elif alone:
+        notes.append(f"the whole of a record: {basis}; it is printed on a line of its own, so a record "
+                     "ends at that line and takes the timing lines before it")
+    else:
+        notes.append(f"the whole of a record: {basis}; a record without it: the sum of its parts")
+    if k:
+        notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
+                     "than the printed rounding: held time = the parts' sum")
+    every = steps_per_record(s, s.held[0])
+    if every is not None:
+        s.steps_per_record = every[0]
+        notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
+                     "printed lines)")
+    s.notes = notes
+
+
+def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
+    """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
+    timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
+    (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
+    one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
+    bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
+    bars, total = bar_rows(s, names, row_of, n)
+    bars &= timed
+    if not bars.any():
+        return bars
+    own = timed & ~bars
+    own_names = names[own[row_of]] if len(names) else names
+    if len(own_names) and int(np.unique(own_names, return_counts=True)[1].max()) >= 3:  # (step lines, not one-offs)
+        notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
+                     "no steps")
+        return bars
+    vals, freq = np.unique(total[bars], return_counts=True)
+    loop = vals[np.argmax(freq)]
+    other = bars & (total != loop)
+    if other.any():
+        notes.append(f"{int(other.sum())} redraw(s) of progress bars of another total than the loop's "
+                     f"({f'{int(loop)} iterations' if loop >= 0 else 'no total'}): no steps of it")
+    return other
+
+
+def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, whether it is a tqdm bar's redraw (parsers/log/lineshapes.py read_tqdm: its one
+    time is the bar's time per iteration and it prints the bar's counter), and the bar's
+    total (-1: none)."""
+    one = np.bincount(row_of, minlength=n) == 1
+    timed = np.zeros(n, dtype=bool)
+    timed[row_of[names == BAR_TIME]] = True
+    counted = np.zeros(n, dtype=bool)
+    total = np.full(n, -1.0)
+    if len(s.qrow):
+        qn, qrow = s.quantity_names(), np.asarray(s.qrow)
+        counted[qrow[qn == BAR_COUNTER]] = True
+        total[qrow[qn == BAR_TOTAL]] = np.asarray(s.qvalues)[qn == BAR_TOTAL]
+    return one & timed & counted, total
+
+
+def _assumed(names: list[str]) -> list[str]:
+    """The notes of the names read without a unit (`ms:` marks zerolog's milliseconds)."""
+    in_ms = [n[3:] for n in names if n.startswith("ms:")]
+    assumed = [n for n in names if not n.startswith("ms:")]
+    notes = []
+    if in_ms:
+        notes.append("printed without a unit, read as milliseconds: " + ", ".join(in_ms)
+                     + " (zerolog's console format, gnark's logger, prints durations in ms)")
+    if assumed:
+        notes.append(
+            "printed without a unit, read as seconds: " + ", ".join(assumed)
+            + " (a time-named key; Python's clocks and most training loggers print seconds)")
+    return notes
+
+
+def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int) -> int:
+    """Number the records, mark each one's last row as its held row and set s.held (the
+    whole, or the parts' sum, or the parts' sum where the whole is below it by rounding);
+    returns how many records were so rounded."""
+    kind = s.meta[:, 2]
+    if alone:  # a new record starts after each row printing the whole
+        ends_before = np.concatenate(([False], has_whole[rows][:-1]))
+        g = np.cumsum(ends_before)
+    elif len(g):
+        g = np.cumsum(np.concatenate(([True], g[1:] != g[:-1]))) - 1
+    last = np.concatenate((g[1:] != g[:-1], [True])) if len(g) else g.astype(bool)
+    complete_g = np.ones(int(g[-1]) + 1 if len(g) else 0, dtype=bool)
+    if alone and len(g):
+        w_g = np.zeros(len(complete_g), dtype=bool)
+        np.logical_or.at(w_g, g, has_whole[rows])
+        complete_g = w_g  # after the last whole line: cut off, incomplete
+    held_rows = rows[last & complete_g[g]]
+    kind[held_rows] = sc.K_HELD
+    gw = np.full(len(complete_g), np.nan)
+    np.fmax.at(gw, g, line_whole[rows])
+    gp = np.bincount(g, weights=parts[rows], minlength=len(complete_g))
+    # a whole below its parts by no more than the printed rounding is rounding, not an
+    # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
+    tol = np.asarray(s.tol, dtype=np.float64) if len(s.tol) == n else np.zeros(n)
+    gt = np.bincount(g, weights=tol[rows], minlength=len(complete_g))
+    rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
+    gw = np.where(rounded, gp, gw)
+    held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
+    s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
+    return int(rounded.sum())
+
+
+def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> list[str]:
+    """Components printed as running totals (fairseq's cumulative `wall=33, 66, 99, 132`; a
+    `Time` that grows line by line) are replaced, in place, by their differences; returns
+    their names. A running total: on at least 4 lines, never decreasing, starting below two
+    of its median increments. Vectorised over the names (many names cost no loop)."""
+    import pandas as pd
+
+    sel = np.flatnonzero(mine)
+    if len(sel) < 4:
+        return []
+    codes, uniq = sc.factorize(names[sel])
+    order = np.argsort(codes, kind="stable")
+    idx, cc = sel[order], codes[order]
+    v = values[idx]
+    same = cc[1:] == cc[:-1]
+    d = np.diff(v)
+    nu = len(uniq)
+    count = np.bincount(cc, minlength=nu)
+    falls = np.bincount(cc[1:][same & (d < 0)], minlength=nu) > 0
+    med = pd.Series(d[same]).groupby(cc[1:][same]).median().reindex(range(nu)).to_numpy()
+    first = np.full(nu, np.nan)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    first[cc[starts]] = v[starts]
+    with np.errstate(invalid="ignore"):
+        total = (count >= 4) & ~falls & (med > 0) & (first <= 2 * med)
+    if not total.any():
+        return []
+    step = np.flatnonzero(same & total[cc[1:]]) + 1  # (positions in idx after each group's first)
+    values[idx[step]] = d[step - 1]
+    return [str(uniq[c]) for c in np.flatnonzero(total)]
+
+
+def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+    """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
+    `latency_p99`) or a part nested in another part printed on the same line (`bwd_allreduce`
+    beside `bwd`); per row, whether it prints statistics only; and per such name, why."""
+
+    none = np.zeros(len(names), dtype=bool)
+    if not len(names):
+        return none, np.zeros(n, dtype=bool), {}
+    codes, uniq = sc.factorize(names)
+    ulist = [str(u) for u in uniq]
+    stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
+    is_stat = stat_u[codes]
+    # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
+    # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
+    first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
+    stat_first = np.zeros(n, dtype=bool)
+    stat_first[row_of[first[is_stat[first]]]] = True
+    is_stat = is_stat | stat_first[row_of]
+    parent = _parents(ulist)
+    nested = none.copy()
+    if (parent >= 0).any():
+        child = np.flatnonzero(parent[codes] >= 0)
+        present = np.unique(row_of * len(ulist) + codes)
+        nested[child] = np.isin(row_of[child] * len(ulist) + parent[codes[child]], present)
+    not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
+    stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
+    why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
+    for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
+        why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
+    for c in np.unique(codes[nested]).tolist():
+        why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
+    return is_stat | nested, stat_row, why
+
+
+def _parents(names: list[str]) -> np.ndarray:
+    """Per name, the code of another name it refines, else -1: the other's words are some of
+    its own, in order, starting with its first word (`bwd_allreduce` in `bwd`; DeepSpeed's
+    `bwd_inner_microstep` in `bwd_microstep`); the longest such. Statistics are no parents.
+    Looked up by word tuples (at most 31 per name), so many names cost linear time."""
+    index: dict[tuple[str, ...], int] = {}
+    words = [_words(nm) for nm in names]
+    for j, w in enumerate(words):
+        if stat_of(names[j]) is None:
+            index.setdefault(tuple(w), j)
+    out = np.full(len(names), -1, dtype=np.int64)
+    for k, w in enumerate(words):
+        rest = w[1:6]
+        best = 0
+        for mask in range(1 << len(rest)):
+            sub = (w[0], *(x for b, x in enumerate(rest) if mask >> b & 1))
+            j = index.get(sub, -1)
+            if j >= 0 and j != k and best < len(sub) < len(w):
+                out[k], best = j, len(sub)
+    return out
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w] or [name]
+
+
+def _choose_whole(names, aux, starts, row_of, n, held):
+    has = np.flatnonzero(aux >= 0) if n else aux
+    if not len(has):
+        return None, "no field is the whole"
+    idx = starts[has] + aux[has] // 4
+    how = aux[has] % 4
+    cand = names[idx]
+    for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)")):
+        sel = cand[how == rule]
+        if len(sel):
+            name, k = Counter(sel.tolist()).most_common(1)[0]
+            return str(name), f"{str(name)!r} {what}, on {k} line{'s' if k != 1 else ''}"
+    sel = cand[how == SUMMED]
+    name, k = Counter(sel.tolist()).most_common(1)[0]
+    lines_with = len(np.unique(row_of[names == name]))
+    if k * 2 >= lines_with:
+        return str(name), f"{str(name)!r} is the sum of the other times on {k} of {lines_with} lines that print it"
+    return None, f"no field is the whole ({str(name)!r} is the sum of the others on only {k} of {lines_with} lines)"
+
+
+def _counters(s):
+    """The counter quantities (step, epoch, ...): row, name code, value, in log order."""
+
+    qn = s.quantity_names()
+    if not len(qn):
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    codes, uniq = sc.factorize(qn)
+    is_counter = np.asarray([str(u).lower() in COUNTERS for u in uniq], dtype=bool)
+    sel = is_counter[codes] if len(uniq) else np.zeros(0, dtype=bool)
+    return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
+
+
+def _split_at_wholes(gid, has_whole, mine):
+    """A group that prints the whole on more than one of its rows is that many records, each
+    ending at its whole: `Epoch: [0][  7/100]  Time  0.257 ...` repeats the epoch on every
+    step's line, so the counters alone would make the epoch one record."""
+    if not len(gid) or gid.max() < 0:
+        return gid
+    per = np.bincount(gid[mine & has_whole], minlength=int(gid.max()) + 1)
+    multi = mine & (per[np.maximum(gid, 0)] >= 2)
+    if not multi.any():
+        return gid
+    after_whole = np.concatenate(([False], has_whole[:-1]))
+    same_as_prev = np.concatenate(([False], gid[1:] == gid[:-1]))
+    start = mine & (~same_as_prev | (multi & after_whole))
+    out = np.cumsum(start) - 1
+    out[~mine] = -1
+    return out
+
+
+def _groups(s, n, mine):
+    """Group id per row: consecutive rows of this format printing the same counters, in the
+    same order, form one group; every other row is a group of its own (-1: other sources)."""
+    crow, ccode, cval = _counters(s)
+    cnt = np.bincount(crow, minlength=n) if len(crow) else np.zeros(n, dtype=np.int64)
+    # same[r]: row r+1 prints the same counters as row r (compared element by element: the
+    # counters of r+1 follow those of r in the arrays)
+    same = np.zeros(n, dtype=bool)
+    if len(crow):
+        k = np.arange(len(crow))
+        c_r = cnt[crow]
+        nxt = k + c_r
+        ok = (crow + 1 < n) & (nxt < len(crow))
+        ok[ok] &= (crow[nxt[ok]] == crow[ok] + 1) & (cnt[np.minimum(crow[ok] + 1, n - 1)] == c_r[ok])
+        eq = np.zeros(len(crow), dtype=bool)
+        eq[ok] = (ccode[nxt[ok]] == ccode[ok]) & (cval[nxt[ok]] == cval[ok])
+        bad = np.bincount(crow[~eq], minlength=n)
+        same = (cnt > 0) & (bad == 0)
+    prev_same = np.concatenate(([False], same[:-1] & mine[:-1] & mine[1:]))
+    start = mine & ~prev_same
+    gid = np.cumsum(start) - 1
+    gid[~mine] = -1
+    return gid
+
+
+_HASH_SEED = 0x5EED_11E5
+
+
+def _record_groups(gid, names, row_of, counts, s, whole):
+    """Per group, whether it is a record: its shape (counter keys, component names) repeats;
+    or it shares its counter keys and a component (not the whole) with a shape that
+    repeats; or, when no shape repeats, it has a time. Shapes are compared by two 64-bit
+    sums of random words over their names (sets)."""
+    import pandas as pd
+
+    ng = int(gid.max()) + 1 if len(gid) and gid.max() >= 0 else 0
+    if ng == 0:
+        return np.zeros(0, dtype=bool)
+    rng = np.random.default_rng(_HASH_SEED)
+    ncode, nuniq = sc.factorize(names) if len(names) else (np.zeros(0, dtype=np.int64), [])
+    vg = gid[row_of] if len(names) else np.zeros(0, dtype=np.int64)
+    keep = vg >= 0
+    pairs = pd.unique(vg[keep] * max(len(nuniq), 1) + ncode[keep])  # (np.unique: 20x slower)
+    pg, pc = pairs // max(len(nuniq), 1), pairs % max(len(nuniq), 1)
+    rnd = rng.integers(1, 2**62, size=(max(len(nuniq), 1), 2), dtype=np.int64).view(np.uint64)
+    h = np.zeros((ng, 2), dtype=np.uint64)
+    np.add.at(h[:, 0], pg, rnd[pc, 0])
+    np.add.at(h[:, 1], pg, rnd[pc, 1])
+    has_names = np.bincount(pg, minlength=ng) > 0
+    crow, ccode, _ = _counters(s)
+    kh = np.zeros(ng, dtype=np.uint64)
+    if len(crow):
+        cg = gid[crow]
+        ok = cg >= 0
+        kp = pd.unique(cg[ok] * (int(ccode.max()) + 1) + ccode[ok])
+        kg, kc = kp // (int(ccode.max()) + 1), kp % (int(ccode.max()) + 1)
+        krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
+        np.add.at(kh, kg, krnd[kc])
+    shape = pd.DataFrame({"k": kh, "a": h[:, 0], "b": h[:, 1]}).groupby(["k", "a", "b"], sort=False).ngroup()
+    shape = shape.to_numpy()
+    freq = np.bincount(shape)
+    repeated = (freq[shape] >= 2) & has_names
+    if not repeated.any():
+        return has_names
+    out = repeated.copy()
+    lonely = np.flatnonzero(has_names & ~repeated)
+    if len(lonely):
+        # a one-off shape is a record when it shares its counter keys and a part with a repeated one
+        rep_shapes = np.unique(shape[repeated])
+        first_of = {int(sh): int(np.flatnonzero(shape == sh)[0]) for sh in rep_shapes}
+        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), gid, row_of, names, whole)
+        reps = [(kh[g], sets[g]) for g in first_of.values()]
+        for g in lonely.tolist():
+            out[g] = any(k == kh[g] and parts & sets[g] for k, parts in reps)
+    return out
+
+
+def _group_sets(wanted: set[int], gid, row_of, names, whole) -> dict[int, set]:
+    """The component names (without the whole) of the wanted groups."""
+    out: dict[int, set] = {g: set() for g in wanted}
+    vg = gid[row_of]
+    sel = np.flatnonzero(np.isin(vg, np.fromiter(wanted, dtype=np.int64)))
+    for g, nm in zip(vg[sel].tolist(), names[sel].tolist(), strict=True):
+        if nm != whole:
+            out[g].add(nm)
+    return out

@@ -1,0 +1,292 @@
+"""The `lines` format through the compiled shape splitter: the Python reader reads the first
+line of each shape and every line its plans do not certainly replay; the rest of a shape's
+lines are replayed in numpy (parsers/log/planvec.py). The result is the per-line scan's, to the
+bit (tests/test_linereplay_paths.py).
+
+How it stays the per-line scan: the Python reader (parsers/log/lines.py scan_line) reads, in
+line order, exactly the lines that the per-line scan would read in full (and maybe a few
+more, which its plans then replay as they would have), so the reader's State (the plans
+of each shape, the keys printed with a unit, the names read as seconds) evolves as it does
+there. A line between two of them is replayed with the plans its shape holds at that point,
+tried in the same order, and only where a plan certainly replays it and no plan before it
+might. A shape's plans change only when the reader reads a line of that shape (or a piece
+of a line that has its skeleton); a plan stops replaying when its last bare key is printed
+with a unit (a cut line): both are followed as they happen, in line order.
+
+Lines the C splitter does not shape (quotes, control or non-ASCII bytes, TIMELINE, tracing
+or MLLOG markers, very long lines), shapes with few lines, shapes holding a gate of a
+framework's own reader, and a shape that keeps missing its plans are read by the Python
+reader, line by line, at their place.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from gpuscope.parsers.log import lines as freeform
+from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.lineassemble import Replayed, assemble
+from gpuscope.parsers.log.lineread import _MEMO_MAX, _SKELETON, tokens
+from gpuscope.parsers.log.linerecords import EVAL_AUX
+from gpuscope.parsers.log.linetime import LineTimes
+from gpuscope.parsers.log.linewords import EVAL
+from gpuscope.parsers.log.native import first_appearance
+from gpuscope.parsers.log.planvec import Layout, evaluate
+
+MIN_LINES = 8    # a shape with fewer lines in a chunk: read by Python
+MAX_MISSES = 16  # a shape whose plans miss more often in a chunk: the rest read by Python
+EVENT = -1
+
+
+class _Shape:
+    """One shape's lines in one chunk and where its replay stands."""
+
+    __slots__ = ("code", "skel", "rows", "msg", "choice", "plans", "readings", "misses", "eager", "version",
+                 "layout", "clear_from")
+
+    def __init__(self, code: int, skel: str, rows: np.ndarray, msg: np.ndarray, layout):
+        self.code, self.skel, self.rows, self.msg, self.layout = code, skel, rows, msg, layout
+        self.choice = np.full(len(rows), EVENT, dtype=np.int32)  # per line: index into plans, or EVENT
+        self.plans: list = []      # the plans that replay some of its lines
+        self.readings: list = []   # their readings (planvec.Reading), by plan index
+        self.misses = 0
+        self.eager = layout is None
+        self.version = 0
+        self.clear_from = 0  # choice[clear_from:] is all EVENT
+
+
+class ShapeScan:
+    """Feeds chunks of a `lines` log; `result(tail)` is the whole log's Scan."""
+
+    def __init__(self, module, py, errors: str):
+        self.shapes = module.Shapes()
+        self.spans = module.columns
+        self.py = py  # logparse.PyScanner (its State, tables and clock)
+        self.tables: sc.Tables = py.tables
+        self.errors = errors
+        self.times = LineTimes(py.clock)
+        self.skels: list[str] = []
+        self.layouts: dict[int, Layout | None] = {}
+        self.scans: list[sc.Scan] = []  # what the Python reader read, chunk by chunk
+        self.replayed: list[Replayed] = []  # what the plans replayed
+
+    # -- a chunk -----------------------------------------------------------------------------
+
+    def feed(self, chunk) -> None:
+        buf = chunk.buf
+        d = self.shapes.feed(buf, chunk.first)
+        self.skels += d["shapes"]
+        st = self.py.state
+        cols: dict[str, np.ndarray] = {
+            k: np.frombuffer(d[k], dtype=np.int32 if k in ("shape", "tsk") else (np.float64 if k == "ts" else np.int64))
+            for k in ("ln", "start", "len", "msg", "shape", "tsk", "ts")}
+        shape: np.ndarray = cols["shape"]
+        special = np.flatnonzero(shape < 0)
+        mv = memoryview(buf)
+        texts = {int(r): str(mv[cols["start"][r]:cols["start"][r] + cols["len"][r]], "utf-8", self.errors)
+                 for r in special.tolist()}
+        pieces = sum(t.count("\r") + 1 for t in texts.values())
+        normal = np.flatnonzero(shape >= 0)
+        kinds = np.unique(shape[normal]) if len(normal) else normal
+        if st.plans is None or len(st.plans) + len(kinds) + pieces > _MEMO_MAX:
+            # (no plans, or the reader may drop its plans on the way: it reads the chunk as it does)
+            p = self.py.read(sc.split_lines(chunk.text(self.errors)), chunk.first)
+            p.finalize(self.tables)
+            self.scans.append(p)
+            return
+        _Chunk(self, buf, cols, texts, normal).run()
+
+    def result(self, tail: sc.Scan | None) -> sc.Scan:
+        out = assemble([*self.scans, *([tail] if tail is not None else [])], self.replayed, self.tables)
+        self.scans, self.replayed = [], []
+        first_appearance(out)
+        return out
+
+    def layout(self, code: int, line: str) -> Layout | None:
+        """The shape's layout, or None: its lines are read by the Python reader one by one."""
+        if code not in self.layouts:
+            lay = Layout(line)
+            self.layouts[code] = lay if lay.pos and not gated(self.skels[code]) else None
+        return self.layouts[code]
+
+
+class _Chunk:
+    """The replay of one chunk: events (lines the Python reader reads) in line order."""
+
+    def __init__(self, owner: ShapeScan, buf, cols: dict, texts: dict[int, str], normal: np.ndarray):
+        self.o, self.buf, self.cols, self.texts = owner, buf, cols, texts
+        self.bufa = np.frombuffer(buf, dtype=np.uint8)
+        self.mv = memoryview(buf)
+        self.st = owner.py.state
+        self.p = owner.py.new_scan()  # what the Python reader reads
+        self.heap: list[tuple[int, int, int, int]] = []  # (row, shape code, version, position)
+        self.shapes: dict[int, _Shape] = {}
+        self.by_skel: dict[str, _Shape] = {}
+        self.by_bare: dict[str, set[int]] = {}
+        self.static: list[int] = sorted(texts)  # rows the reader reads whatever the plans
+        shape = cols["shape"]
+        if len(normal):
+            order = normal[np.argsort(shape[normal], kind="stable")]
+            cuts = np.flatnonzero(np.diff(shape[order])) + 1
+            for rows in np.split(order, cuts):
+                code = int(shape[rows[0]])
+                if len(rows) < MIN_LINES:
+                    self.static += rows.tolist()
+                    continue
+                lay = owner.layout(code, self.text(int(rows[0])))
+                s = _Shape(code, owner.skels[code], rows, cols["msg"][rows], lay)
+                self.shapes[code] = s
+                self.by_skel[s.skel] = s
+            self.static.sort()
+
+    def text(self, r: int) -> str:
+        t = self.texts.get(r)
+        if t is not None:
+            return t
+        a = int(self.cols["start"][r])
+        return str(self.mv[a:a + int(self.cols["len"][r])], "ascii")
+
+    # -- the replay ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        for s in self.shapes.values():
+            self.resolve(s, 0)
+        static, k = self.static, 0
+        heap = self.heap
+        while True:
+            while heap and heap[0][2] != self.shapes[heap[0][1]].version:
+                heapq.heappop(heap)
+            nxt = heap[0][0] if heap else None
+            if k < len(static) and (nxt is None or static[k] < nxt):
+                r = static[k]
+                k += 1
+                self.event(r, None, -1)
+            elif nxt is not None:
+                r, code, _v, pos = heapq.heappop(heap)
+                self.event(r, self.shapes[code], pos)
+            else:
+                break
+        self.emit()
+
+    def event(self, r: int, s: _Shape | None, pos: int) -> None:
+        line = self.text(r)
+        units = len(self.st.unit_keys)
+        # (a line the reader reads whatever the plans: the shapes whose plans it may change)
+        watch = [(t, self.plans_now(t)) for t in (self.by_skel.get(k) for k in touched(line)) if t is not None] \
+            if s is None else []
+        freeform.scan_line(self.p, self.st, int(self.cols["ln"][r]), line)
+        if s is not None:
+            s.misses += 1
+            s.eager |= s.misses > MAX_MISSES
+            self.resolve(s, pos + 1)
+        for t, before in watch:
+            if self.plans_now(t) != before:
+                t.misses += 1
+                t.eager |= t.misses > MAX_MISSES
+                self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
+        if len(self.st.unit_keys) != units:
+            for key in list(self.by_bare):
+                if key in self.st.unit_keys:
+                    for code in self.by_bare.pop(key):
+                        t = self.shapes[code]
+                        self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
+
+    def resolve(self, s: _Shape, q: int) -> None:
+        """Decide s's lines from position q on with the plans it holds now; queue its next event."""
+        s.version += 1
+        m = len(s.rows)
+        if q >= m:
+            return
+        kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
+        live = [p for p in kept or () if p.last_bare is None or p.last_bare not in self.st.unit_keys]
+        choice = s.choice
+        if q < s.clear_from:
+            choice[q:s.clear_from] = EVENT
+            s.clear_from = q
+        if s.eager or not live:  # every line from q on is the reader's: no look at the others
+            heapq.heappush(self.heap, (int(s.rows[q]), s.code, s.version, q))
+            return
+        s.clear_from = m
+        if live:
+            undecided = np.ones(m - q, dtype=bool)
+            for plan in live:
+                i = self.reading(s, plan)
+                if i is None:
+                    break  # (a plan whose columns cannot be read: the reader decides from here)
+                rd = s.readings[i]
+                take = undecided & rd.acc[q:]
+                choice[q:][take] = i
+                undecided &= ~rd.acc[q:] & ~rd.unk[q:]
+                if plan.last_bare is not None:
+                    self.by_bare.setdefault(plan.last_bare, set()).add(s.code)
+                if not undecided.any():
+                    break
+        miss = np.flatnonzero(choice[q:] == EVENT)
+        if len(miss):
+            pos = q + int(miss[0])
+            heapq.heappush(self.heap, (int(s.rows[pos]), s.code, s.version, pos))
+
+    def plans_now(self, s: _Shape) -> tuple | None:
+        """What s's plans are now (the reader inserts a plan in front, keeps a few)."""
+        kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
+        return None if kept is None else (id(kept), len(kept), id(kept[0]) if kept else 0)
+
+    def reading(self, s: _Shape, plan) -> int | None:
+        for i, p in enumerate(s.plans):
+            if p is plan:
+                return i if s.readings[i] is not None else None
+        rd = evaluate(plan, s.layout, self.buf, self.bufa, s.msg, self.o.spans, self.st)
+        s.plans.append(plan)
+        s.readings.append(rd)
+        return len(s.plans) - 1 if rd is not None else None
+
+    # -- the result ------------------------------------------------------------------------
+
+    def emit(self) -> None:
+        freeform.set_notes(self.p, self.st)
+        self.p.finalize(self.o.tables)
+        self.o.scans.append(self.p)
+        for s in self.shapes.values():
+            for i, rd in enumerate(s.readings):
+                if rd is None or rd.none:
+                    continue
+                pos = np.flatnonzero(s.choice == i)
+                if len(pos):
+                    rows = s.rows[pos]
+                    code = rd.code[pos]
+                    self.o.replayed.append(Replayed(
+                        self.cols["ln"][rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
+                        code + EVAL_AUX if rd.flags & EVAL else code))
+
+    def ts(self, rows: np.ndarray) -> np.ndarray:
+        ts = self.cols["ts"][rows].copy()
+        py = np.flatnonzero(self.cols["tsk"][rows])
+        if len(py):
+            ts_of = self.o.times.ts_of
+            for i in py.tolist():
+                ts[i] = ts_of(self.text(int(rows[i])))
+        return ts
+
+
+def gated(msg: str) -> bool:
+    """Whether lines of this message's shape hold a gate of a framework's own reader (the
+    reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
+    those lines are read by the reader itself. The gates hold no digit, so whether one is
+    in a line is the same for every line of a shape (the space: a prefix before it)."""
+    from gpuscope.parsers.log import lineread
+
+    text = " " + msg
+    return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
+
+
+def touched(line: str) -> list[str]:
+    """The skeletons whose plans reading `line` may add to (its pieces, its first 4096 chars)."""
+    out = []
+    for piece in line.split("\r") if "\r" in line else (line,):
+        q = piece[:4096] if len(piece) > sc.MAX_LINE else piece
+        mt = tokens(q)
+        if mt is not None:
+            out.append(mt[0].translate(_SKELETON))
+    return out

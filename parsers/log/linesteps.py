@@ -1,0 +1,65 @@
+"""How many steps one record of a `lines` log stands for, from the text's own counters
+(parsers/log/linerecords.py calls it once the records are known):
+
+- a line that says how many steps its times cover (quantity `covers_steps`: Keras' epoch
+  line covers its N steps, Hugging Face's train_runtime covers runtime x
+  train_steps_per_second steps);
+- else a step counter (`step = 100`, tqdm's n, `iteration 10`) that advances from one record
+  to the next on at least 3 in 4 of them, by K > 1 on average (the advances, the
+  steps the records stand for, sum to the counter's run): the program prints every K-th step
+  (TensorFlow's hooks every 100, a tqdm bar redrawn every ~0.1 s, K iterations apart).
+
+Epoch counters do not count steps. The `i/N` counters of the text (`Epoch: [0][ 10/500]`)
+are found by parsers/log/lines.py sampled_every, over the log's head."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuscope.parsers.log.linewords import MAX_COUNT
+from gpuscope.parsers.log.words import COUNTERS
+
+COVERS = "covers_steps"
+_NOT_STEPS = frozenset(("epoch",))
+
+
+def runtime_steps(names: list[str], values: list[float], prefix: str, rate: float) -> float | None:
+    """`<prefix>_runtime` (ms) x `<prefix>_steps_per_second` (Hugging Face's end of training:
+    a rate, never a time): the steps that runtime covers, or None."""
+    name = f"{prefix}_runtime"
+    if name not in names or not rate > 0:
+        return None
+    steps = round(values[names.index(name)] / 1e3 * rate)
+    return float(steps) if 0 < steps <= MAX_COUNT else None
+
+
+def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
+    """(K, what says so) for a log whose records each stand for K steps, else None."""
+    if not len(held_rows) or not len(s.qrow):
+        return None
+    qn = s.quantity_names()
+    qrow = np.asarray(s.qrow, dtype=np.int64)
+    qv = np.asarray(s.qvalues, dtype=np.float64)
+    rec = np.zeros(len(s.meta), dtype=bool)
+    rec[held_rows] = True
+    cov = (qn == COVERS) & rec[qrow]
+    if cov.any():
+        k = int(round(float(np.median(qv[cov]))))
+        return (k, f"the record's own line says it covers {k} steps") if k > 1 else None
+    best = None
+    for name in sorted({str(n) for n in qn.tolist() if str(n).lower() in COUNTERS - _NOT_STEPS}):
+        sel = (qn == name) & rec[qrow]
+        if sel.sum() < 3:
+            continue
+        d = np.diff(qv[sel])
+        up = d[d > 0]
+        if len(up) < 2 or len(up) * 4 < len(d) * 3:
+            continue  # (a counter that falls back now and then: epochs restart it)
+        k = int(round(float(up.mean())))
+        if k > 1:
+            first = qv[sel][:2]
+            about = "" if (up == up[0]).all() else "about "
+            best = (k, f"the step counter {name} ({int(first[0])}, {int(first[1])}, ...) advances by {about}"
+                    f"{k} a record")
+            break
+    return best

@@ -1,0 +1,254 @@
+"""The vocabulary of the `lines` format (parsers/log/lines.py): the words that say a number is a
+time and in which unit, the words that name a whole, a statistic, a size; how one value
+token reads (parse_value) and how one key reads (key_info). Pure tables and functions: no
+state, no line is read here (parsers/log/lineread.py reads lines)."""
+
+from __future__ import annotations
+
+import math
+
+from gpuscope.parsers.log.words import RATE, TIMEK, key_class
+from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
+
+# value suffix -> ms (longest first)
+VALUE_UNITS = TIME_UNITS
+# a unit printed as its own word after the number
+UNIT_WORDS = {
+    "ms": 1.0, "msec": 1.0, "msecs": 1.0, "millisecond": 1.0, "milliseconds": 1.0,
+    "us": 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, "usec": 1e-3, "usecs": 1e-3,
+    "microsecond": 1e-3, "microseconds": 1e-3,
+    "ns": 1e-6, "nsec": 1e-6, "nanosecond": 1e-6, "nanoseconds": 1e-6,
+    "s": 1e3, "sec": 1e3, "secs": 1e3, "second": 1e3, "seconds": 1e3,
+    "min": 6e4, "mins": 6e4, "minute": 6e4, "minutes": 6e4,
+}
+# key suffix -> ms, matched on the lower-cased key (`_` and `-` alike)
+KEY_UNITS = (("_seconds", 1e3), ("_secs", 1e3), ("_sec", 1e3), ("_msecs", 1.0), ("_msec", 1.0),
+             ("_millis", 1.0), ("_usec", 1e-3), ("_nsec", 1e-6), ("_mins", 6e4), ("_min", 6e4),
+             ("_ms", 1.0), ("_us", 1e-3), ("_ns", 1e-6), ("_s", 1e3))
+# camelCase key suffix (elapsedMs, durationSec), matched as spelled
+CAMEL_UNITS = (("Seconds", 1e3), ("Secs", 1e3), ("Sec", 1e3), ("Millis", 1.0), ("Ms", 1.0),
+               ("Us", 1e-3), ("Ns", 1e-6))
+
+WHOLE_WORDS = frozenset(("total", "step", "iter", "iteration", "batch", "elapsed", "wall",
+                         "walltime", "took", "duration", "time", "latency", "e2e", "overall",
+                         "loop", "round", "cycle"))
+# a `Label value` / `Label: value` key read as seconds without a unit, when its number has a
+# decimal point, although its name is no time word: the data-loading meter of the PyTorch
+# examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175 ( 0.175)`), copied into
+# countless training scripts, and timm's (`Time: 0.412s ... Data: 0.012 (0.015)`)
+LABEL_SECONDS = frozenset(("data",))
+PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
+# a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
+FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
+GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
+# words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
+STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
+                        "p50", "p75", "p90",
+                        "p95", "p99", "p999"))
+# what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
+STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
+LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
+                    "NOTICE", "I", "W", "E", "D"))
+
+# key classes
+# value kinds
+BARE, UNIT, FRAC, PCT, JUNK = range(5)
+# field shapes: key=value, key: value (also `key = value`, JSON), Label value
+EQ, COLON, LABEL = range(3)
+# read_line flags
+LINES_ONLY, HAS_BYTES, EVAL = 1, 4, 8  # (EVAL: an evaluation line, no training step)
+# plan steps (Plan): what a number decided
+P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = range(9)
+# (P_TIMEDOT: a time read only because its number has a decimal point: `Data: 0.012`)
+# a size printed as a word after the number -> bytes
+SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
+              "GiB": 2**30, "TiB": 2**40}
+# how a line's whole was found (aux code = index * 4 + how)
+NAMED, SUMMED, HELD = 1, 2, 3
+
+_DIGITS = frozenset("0123456789")
+_NUMSTART = frozenset("0123456789.-+")
+ROUND_SLACK = 0.01  # relative slack of the sum rule, beyond the printed rounding
+NAN = math.nan
+MAX_BYTES = LIMITS["size"][1]
+MAX_COUNT = LIMITS["count"][1]
+
+
+def is_word(t: str) -> bool:
+    c = t[0]
+    return (c.isalpha() or c == "_") and t.replace("_", "").replace("-", "").replace(".", "").isalnum()
+
+
+def numeric_start(t: str) -> bool:
+    if not t:
+        return False
+    c = t[0]
+    if c in _DIGITS:
+        return True
+    return c in _NUMSTART and len(t) > 1 and (t[1] in _DIGITS or (t[1] == "." and t[2:3] in _DIGITS))
+
+
+def parse_value(tok: str):
+    """`12` -> (12.0, None, BARE, "12"); `12.5ms` -> (12.5, 1.0, UNIT, "12.5"); `12/40` ->
+    (12.0, None, FRAC, ""); `97%` -> PCT; a number with an unknown tail -> JUNK. The last
+    item is the number as printed (decimals() gives its rounding). Numbers are ASCII
+    numerals (parsers.numbers.number): `٩٨`, `98_765`, `12..` are JUNK. One `:` and then one
+    `.` after the number are punctuation (`epoch 3:`, `took 1.2s.`)."""
+    if tok[-1:] == ":":
+        tok = tok[:-1]
+    if tok[-1:] == "." and tok[-2:-1] != ".":
+        tok = tok[:-1]
+    if not tok:
+        return 0.0, None, JUNK, ""
+    x = number(tok)
+    if x is not None:
+        return x, None, BARE, tok
+    head, f = split_unit(tok, VALUE_UNITS)
+    if f is not None:
+        x = number(head)
+        if x is not None:
+            return x, f, UNIT, head
+        return 0.0, None, JUNK, ""
+    if tok.endswith("%"):
+        return 0.0, None, PCT, ""
+    a, sl, b = tok.partition("/")
+    if sl and digits(a) and digits(b):
+        return float(a), None, FRAC, tok
+    return 0.0, None, JUNK, ""
+
+
+def decimals(t: str) -> int:
+    d = t.find(".")
+    if d < 0 or "e" in t or "E" in t:
+        return 0
+    return len(t) - d - 1
+
+
+def key_info(key: str):
+    """(name without its unit, key unit factor or None, class, named like a whole)."""
+    low = key.lower().replace("-", "_")
+    name, factor = key, None
+    for suf, f in KEY_UNITS:
+        if low.endswith(suf) and len(low) > len(suf):
+            name, factor = key[: -len(suf)], f
+            low = low[: -len(suf)]
+            break
+    else:
+        for suf, f in CAMEL_UNITS:
+            if key.endswith(suf) and len(key) > len(suf) and key[-len(suf) - 1].islower():
+                name, factor = key[: -len(suf)], f
+                low = low[: -len(suf)]
+                break
+    cls = key_class(low)
+    if cls != RATE and (low.endswith("per") or "Per" in name[1:]):
+        cls = RATE  # camelCase rates: `RunningAvgSamplesPerSec`, `CurrSamplesPerSec`
+    parts = low.split("_")
+    whole = low in WHOLE_WORDS or (len(parts) == 2 and (
+        (parts[1] in ("time", "total") and (parts[0] in WHOLE_WORDS or parts[0] == "proof"))
+        or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms", "latency"))
+        or parts[1] == "runtime")) or per_step(low)  # (train_runtime: Hugging Face's whole run)
+    return name, factor, cls, whole
+
+
+def per_step(low: str) -> bool:
+    """A name that ends in `per <step>` (`elapsed_time_per_iteration`, `time_per_step`): a
+    time per step, the step's whole (with a unit; without one it stays a rate)."""
+    parts = low.lower().split("_")
+    return len(parts) >= 2 and parts[-2] == "per" and parts[-1] in STEP_WORDS
+
+
+def stat_of(name: str) -> str | None:
+    """The statistic a component name is of (`TTFT.mean` -> mean, `latency_p99` -> p99), or None."""
+    low = name.lower()
+    dot = low.rfind(".")
+    if dot > 0 and low[dot + 1:] in STAT_WORDS:
+        return low[dot + 1:]
+    for w in low.split("_"):
+        if w in STAT_WORDS:
+            return w
+    return None
+
+
+
+def unit_next(toks: list[str], i: int) -> bool:
+    """The token at i is a time unit printed as a word (what came before it meant a time)."""
+    return i < len(toks) and toks[i].rstrip(".:").lower() in UNIT_WORDS
+
+
+def has_any_digit(t: str) -> bool:
+    """A digit of any script (`٩`, `９`, `𝟏`) or an ASCII one."""
+    return any(c.isdigit() for c in t)
+
+
+def is_count(x: float) -> bool:
+    """A number that reads as a count (kept as a quantity under a plain key)."""
+    return 0 <= x < 2**53 and x == int(x)
+
+
+def stamp_ms(x: float, factor: float | None) -> float | None:
+    """Epoch milliseconds when a stamp-named field holds a point in time (2001..2286), else None."""
+    if factor is None and 1e12 <= x < 1e13:
+        return x  # epoch milliseconds, bare
+    ms = x * (factor if factor is not None else 1e3)
+    return ms if 1e12 <= ms < 1e13 else None
+
+
+# first words of evaluation lines and prefixes of evaluation fields: no training steps
+EVAL_WORDS = frozenset(("test", "val", "valid", "validation", "validating", "eval", "evaluation", "evaluating"))
+EVAL_PREFIXES = ("eval_", "val_", "test_", "valid_", "validation_")
+ZEROLOG_LEVELS = frozenset(("TRC", "DBG", "INF", "WRN", "ERR", "FTL"))
+# words that are no part of a field's name (`the load time: 3 s`)
+_NOT_NAME = FILLERS | PRONOUNS | frozenset(("the", "a", "an", "per"))
+
+
+def label_of(run: list[str], key: str, whole: bool = False) -> str:
+    """A key's name with the words printed before it: the whole label (`whole`: a `key:` or
+    `key =` field: `consumed samples: 640`, `prompt eval time = 812 ms`), else only for a
+    generic key (`data time 0.1 s`); a statistic's as `<quantity>.<statistic>` (`Mean TTFT`
+    -> TTFT.mean)."""
+    if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
+        return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
+    words: list[str] = []
+    for w in reversed(run[-3:]):
+        if w.lower() in _NOT_NAME or w in LEVELS:
+            break
+        words.insert(0, w)
+    stats = [w.lower() for w in words if w.lower() in STAT_WORDS]
+    if key.lower() in STAT_WORDS and words:  # `TTFT mean: 52 ms`
+        return f"{words[-1]}.{key.lower()}"
+    if stats:
+        rest = [w for w in words if w.lower() not in STAT_WORDS]
+        return ".".join(("_".join([*rest, key]), stats[0]))
+    return "_".join([*words[-2:], key]) if whole or key.lower() in GENERIC else key
+
+
+def zerolog_event(toks: list[str]) -> str:
+    """A zerolog line's event: the last word of its message (`constraint system solver done`
+    -> solver), which names what its `took=` timed."""
+    words = []
+    for t in toks[2:]:
+        if "=" in t:
+            break
+        if t.isalpha() and t.lower() not in _DONE:
+            words.append(t)
+    return words[-1] if words else ""
+
+
+_DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
+
+
+def undotted(t: str) -> str:
+    """A value token without a timer tree's leader dots (`......12.004s` -> `12.004s`)."""
+    if t[:2] == "..":
+        return t.lstrip(".") or t
+    return t
+
+
+def noop(_x) -> None:
+    pass
+
+
+def says_time(key: str, info) -> bool:
+    """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
+    _, kf, cls, _ = info(key)
+    return kf is not None or cls == TIMEK

@@ -1,0 +1,271 @@
+"""`parse_log`: a timing log (path or text) -> ParsedLog. See docs/ARCHITECTURE.md.
+
+The log is read in line-aligned chunks (parsers/log/reader.py). Each chunk goes to the compiled
+scanner when it is built and the format has one (cuzk, condensed, kv: parsers/_scan.c,
+which hands back the lines it does not read itself), else to the Python scanners, one line
+at a time. `GPUSCOPE_PURE_SCANNER=1` forces the Python scanners. Both give the same frames
+(tests/test_scanner_paths.py).
+
+A file's (or bytes') last line without its newline may have been cut while it was written
+(a log read while the program runs, a file cut by `head -c`): when it is a timing line
+whose last non-blank character is a digit or a `.`, its last number may have lost digits
+(`mutex_held_ms=348` cut from 3481), so it is skipped ("possibly cut") and counted in
+timing_lines; a last line that ends otherwise (a unit: `total=1535ms`, a word, a bracket)
+is read. A str given by a caller is whole text: its last line is read as it is.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gpuscope.errors import InputError, NoDataError, UsageError, read_error
+from gpuscope.parsers.log import cuzk, kv
+from gpuscope.parsers.log import lines as freeform
+from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
+from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.linetime import LineTimes
+from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
+from gpuscope.parsers.log.prefix import PrefixClock
+from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
+from gpuscope.parsers.log.tenures import build_columns
+
+LOG_NAMES = ("timing.log",)
+CUT_REASON = "last line without its newline ends in a number: possibly cut while written, not read"
+PURE_ENV = "GPUSCOPE_PURE_SCANNER"
+
+Progress = Callable[[int, int], None]  # (bytes read, bytes in all)
+
+
+def find_log_in_dir(d: Path) -> Path:
+    """A run directory's timing.log, else the only *.log inside."""
+    for name in LOG_NAMES:
+        if (d / name).is_file():
+            return d / name
+    logs = sorted(p for p in d.glob("*.log") if p.is_file())
+    if len(logs) == 1:
+        return logs[0]
+    if not logs:
+        raise InputError(f"{d} is a directory without a timing log (no timing.log or *.log inside)")
+    names = ", ".join(p.name for p in logs[:5])
+    raise InputError(f"{d} holds several logs ({names}); name the one to read")
+
+
+def open_input(source, name: str | None = None) -> LogInput:
+    """The LogInput of a source. A str holding a newline, or an '=' and not looking like a
+    path (an existing file, a '/' or a .log/.txt/.csv/.out/.err suffix), is log text; any
+    other str (or a PathLike) is a path; bytes are log content. `name` names text or bytes in
+    messages and in ParsedLog.source (default `<string>` / `<bytes>`)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        name = name or "<bytes>"
+        data = bytes(source) if not isinstance(source, bytes) else source
+        _check_content(data[:BINARY_PROBE], name, empty=not data or data.isspace())
+        return LogInput(name, data=data)
+    if isinstance(source, str) and ("\n" in source or ("=" in source and not _looks_like_path(source))):
+        name = name or "<string>"
+        if "\x00" in source[:BINARY_PROBE]:
+            raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
+        return LogInput.from_text(source, name)
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"cannot read a log from a {type(source).__name__}")
+    path = Path(source)
+    try:
+        if path.is_dir():
+            path = find_log_in_dir(path)
+        inp = LogInput(str(path), path=path)
+        head = inp.head(BINARY_PROBE)
+    except (OSError, ValueError) as e:
+        raise read_error(path, e) from None
+    _check_content(head, str(path), empty=inp.size == 0 or (head.isspace() and _all_space(inp)))
+    return inp
+
+
+def _all_space(inp: LogInput) -> bool:
+    return all(bytes(b).isspace() for b in inp.blocks())
+
+
+def _check_content(head: bytes, name: str, *, empty: bool) -> None:
+    if empty:
+        raise NoDataError(f"{name} is empty")
+    if looks_binary(head):
+        raise NoDataError(f"{name} looks binary (NUL bytes), not a text log")
+
+
+def _looks_like_path(text: str) -> bool:
+    """A one-line str with '=': a path if it exists, has a separator or a file suffix."""
+    if len(text) >= 4096:
+        return False
+    try:
+        if os.path.exists(text):
+            return True
+    except (OSError, ValueError):
+        return False
+    return os.sep in text or "/" in text or text.endswith((".log", ".txt", ".csv", ".out", ".err"))
+
+
+def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None,
+              progress: Progress | None = None) -> ParsedLog:
+    """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | lines | None (detect);
+    `name`: what to call text or bytes in messages and ParsedLog.source; `progress`: called
+    after each chunk with (bytes read, bytes in all)."""
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown log format {fmt!r} (choose {', '.join(FORMATS)})")
+    held = held_key[:-3] if held_key.endswith("_ms") else held_key
+    inp = open_input(source, name)
+    name = inp.name
+    fmt = fmt or detect_input(inp, held)
+    enabled = gc.isenabled()
+    gc.disable()  # millions of small containers: the cyclic GC would rescan them all
+    try:
+        s, total_lines = scan_input(inp, fmt, held, progress)
+        if s.timing_lines == 0 or (fmt == "lines" and not len(s.values) and not len(s.timeline["line"])):
+            raise NoDataError(no_timing_lines(inp, name, fmt))
+        if not s.has_values():
+            raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
+        columns = build_columns(s)
+    finally:
+        if enabled:
+            gc.enable()
+    return ParsedLog(
+        format=fmt,
+        source=name,
+        total_lines=total_lines,
+        timing_lines=s.timing_lines,
+        whole=getattr(s, "whole", None),
+        whole_basis=getattr(s, "whole_basis", ""),
+        notes=list(s.notes),
+        columns=columns,
+        not_parts=dict(getattr(s, "not_parts", {}) or {}),
+        steps_per_record=int(getattr(s, "steps_per_record", 1)),
+    )
+
+
+def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
+    """The message of a log without one timing line: the shapes the format reads and the
+    line that came closest, with what it lacks."""
+    head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
+    near = closest_line(head)
+    msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
+    kind = table_kind(head)
+    if kind is not None:
+        msg += f"; it looks like {kind}: measurements, not timed steps"
+    elif near is not None:
+        msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
+                "(a number is a duration only when its text says so)")
+    return msg
+
+
+def compiled_scanner():
+    """The compiled scanner module, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    import importlib
+
+    try:  # (by name: the extension is no module of the source tree)
+        return importlib.import_module("gpuscope.parsers._scan")
+    except ImportError:
+        return None
+
+
+class PyScanner:
+    """The Python scanners over one log's chunks (every line read in Python)."""
+
+    def __init__(self, fmt: str, held: str, tables: sc.Tables):
+        self.fmt, self.held, self.tables = fmt, held, tables
+        self.clock = PrefixClock()
+        self.state = freeform.State(held) if fmt == "lines" else None
+        self.scans: list[sc.Scan] = []
+
+    def new_scan(self) -> sc.Scan:
+        return sc.Scan(LineTimes(self.clock))
+
+    def read(self, lines: list[str], first: int, *, lineno=None, scan: sc.Scan | None = None) -> sc.Scan:
+        """Read `lines` (numbered from `first`, or lineno[i]) into `scan` (a new one)."""
+        s = scan if scan is not None else self.new_scan()
+        fmt = self.fmt
+        if fmt == "cuzk":
+            idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
+            return cuzk.scan_cuzk(lines, idx, self.held, first, lineno=lineno, s=s)
+        if fmt == "lines":
+            return freeform.scan_lines(lines, self.held, first, st=self.state, s=s)
+        idx = [i for i, ln in enumerate(lines) if "=" in ln]
+        return kv.scan_kv(lines, idx, self.held, strict=(fmt == "condensed"), source=fmt, first=first,
+                          lineno=lineno, s=s)
+
+    def feed(self, chunk: Chunk, errors: str) -> None:
+        s = self.read(sc.split_lines(chunk.text(errors)), chunk.first)
+        s.finalize(self.tables)
+        self.scans.append(s)
+
+    def tail(self, raw: str, ln: int, may_be_cut: bool = True) -> sc.Scan:
+        """The last line, without its newline (`raw`: its text as read)."""
+        s = self.new_scan()
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if may_be_cut and possibly_cut(raw):
+            probe = self.read([line], ln)  # is it a timing line at all?
+            if probe.timing_lines:
+                s.skip(ln, CUT_REASON, line)
+        else:
+            self.read([line], ln, scan=s)
+        s.finalize(self.tables)
+        return s
+
+
+def possibly_cut(raw: str) -> bool:
+    """A last line without its newline whose last number may have lost digits: its last
+    non-blank character is a digit or a '.' (a trailing \\r means the line was written whole)."""
+    if raw.endswith("\r"):
+        return False
+    t = raw.rstrip()
+    return bool(t) and (t[-1].isdigit() or t[-1] == ".")
+
+
+def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = None) -> tuple[sc.Scan, int]:
+    """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
+    tables = sc.Tables()
+    py = PyScanner(fmt, held, tables)
+    native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
+    scanner: Any = None
+    if native is not None and fmt == "lines":
+        from gpuscope.parsers.log.linereplay import (
+            ShapeScan,  # (the lines format: shapes replayed in numpy)
+        )
+
+        scanner = ShapeScan(native, py, inp.errors)
+    elif native is not None:
+        from gpuscope.parsers.log.native import NativeScan
+
+        scanner = NativeScan(native, fmt, held, py, inp.errors)
+    total = 0
+    tail = None
+    for chunk in inp.chunks():
+        if chunk.tail:
+            tail = py.tail(chunk.text(inp.errors), chunk.first, inp.may_be_cut)
+            total = chunk.first
+        else:
+            if scanner is not None:
+                scanner.feed(chunk)
+            else:
+                py.feed(chunk, inp.errors)
+            total = chunk.first + chunk.newlines - 1
+        if progress is not None:
+            progress(chunk.end, inp.size)
+    if scanner is not None:
+        s = scanner.result(tail)
+    else:
+        s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
+    if fmt == "lines":
+        freeform.finish(s, held)
+        every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
+        if every is not None and s.steps_per_record == 1:  # (1: the records' counters said nothing)
+            s.steps_per_record = every[0]
+            s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
+                           f"line is one step in {every[0]} (the program prints every {every[0]}th): records "
+                           f"count printed lines, each standing for {every[0]} steps in throughput")
+    elif fmt != "cuzk":
+        kv.lines_are_records(s)
+    return s, total

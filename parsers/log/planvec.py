@@ -1,0 +1,259 @@
+"""A line plan (parsers/log/lineplan.py) replayed over every line of one shape at once, in numpy.
+
+Lines of one shape (parsers/_scan.c `Shapes`: the message with every digit written 0) have
+their tokens at the same offsets of their message, so each number a plan reads sits at the
+same bytes of every line. `Layout` finds, from one line of the shape, where each token's
+characters lie; `evaluate` reads the plan's numbers of all the shape's lines (C `columns`) and
+applies Plan.replay's checks to the columns: per line, certainly replayed (`acc`, with the
+reading's columns), certainly missed, or unknown (a number `columns` does not read, which
+Python's float() might: the line is read by Python).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuscope.parsers.log.lineread import _DIGITS, _SEP, message_start
+from gpuscope.parsers.log.linewords import (
+    HAS_BYTES,
+    HELD,
+    MAX_BYTES,
+    MAX_COUNT,
+    NAMED,
+    P_NOQINT,
+    P_NOSTAMP,
+    P_Q,
+    P_QINT,
+    P_QPOS,
+    P_SIZE,
+    P_STAMP,
+    P_TIME,
+    P_TIMEDOT,
+    ROUND_SLACK,
+    SUMMED,
+)
+from gpuscope.parsers.numbers import MAX_MS
+
+_HAS_DIGIT = frozenset("0123456789")
+_DROPPED = frozenset(chr(c) for c, v in _SEP.items() if v is None)
+
+
+class Layout:
+    """Where the tokens of a shape's lines lie: per token, the offsets of its characters in
+    the message (a token may span a dropped bracket: `12)3`), and one line's token texts."""
+
+    __slots__ = ("pos", "toks")
+
+    def __init__(self, line: str):
+        msg = line[message_start(line):] if line[:1] in _DIGITS else line
+        kept = [i for i, ch in enumerate(msg) if ch not in _DROPPED]
+        t = msg.translate(_SEP)
+        self.pos: list[np.ndarray] = []
+        self.toks: list[str] = t.split()
+        i, n = 0, len(t)
+        while i < n:
+            if t[i] == " ":
+                i += 1
+                continue
+            j = t.find(" ", i)
+            j = n if j < 0 else j
+            self.pos.append(np.asarray(kept[i:j], dtype=np.int64))
+            i = j
+        if len(self.pos) != len(self.toks):  # (other whitespace: not for the columns)
+            self.pos = []
+
+
+class Reading:
+    """A plan's replay over a shape's lines: acc / unk masks and the readings' columns."""
+
+    __slots__ = ("acc", "unk", "none", "names", "values", "qnames", "qvalues", "stamp", "code", "flags", "tol")
+
+    acc: np.ndarray    # per line: the plan certainly replays it
+    unk: np.ndarray    # per line: a number C does not read (Python decides)
+    none: bool         # the reading is no timing line (no row)
+    names: list[str]
+    values: np.ndarray   # lines x names, ms
+    qnames: list[str]
+    qvalues: np.ndarray  # lines x quantities
+    stamp: np.ndarray | None
+    code: np.ndarray     # per line: the whole's code
+    flags: int
+    tol: float
+
+
+def _same(bufa: np.ndarray, msg: np.ndarray, pos: np.ndarray, text: str) -> np.ndarray:
+    """Lines whose characters at `pos` (offsets in their message) spell `text`."""
+    want = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return (bufa[msg[:, None] + pos[None, :]] == want).all(axis=1)
+
+
+def _contiguous(p: np.ndarray) -> bool:
+    return len(p) > 0 and int(p[-1] - p[0]) == len(p) - 1
+
+
+def is_count(x: np.ndarray) -> np.ndarray:
+    return (x >= 0) & (x < 2.0 ** 53) & (np.floor(x) == x)
+
+
+def stamp_ms(x: np.ndarray, factor) -> tuple[np.ndarray, np.ndarray]:
+    """linewords.stamp_ms over a column: (ms, valid)."""
+    if factor is None:
+        ms = np.where((x >= 1e12) & (x < 1e13), x, x * 1e3)
+    else:
+        ms = x * factor
+    return ms, (ms >= 1e12) & (ms < 1e13)
+
+
+def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, st) -> Reading | None:
+    """The plan over the lines whose messages start at `msg` (offsets into buf); None when
+    the layout cannot hold its columns (Python reads the lines)."""
+    m = len(msg)
+    r = Reading()
+    r.flags, r.tol, r.none = plan.flags, plan.tol, True
+    r.unk = np.zeros(m, dtype=bool)
+    if plan.fieldless:
+        r.acc = np.ones(m, dtype=bool)
+        return r
+    if plan.n != len(lay.toks) or not lay.pos:
+        return None
+    good = _fixed_text(plan, lay, bufa, msg)
+    if good is None:
+        return None
+    read = _numbers(plan, lay, buf, msg, spans)
+    if read is None:
+        return None
+    nums, xs, oks, unk = read
+    got = _apply_steps(plan, nums, xs, oks, good)
+    if got is None:  # (an action this replay does not know: the Python reader reads these lines)
+        return None
+    names, cols, qn, qv, stamp = got
+    # a number that did not read: unknown unless the line misses for another reason
+    r.unk = unk & good
+    r.acc = good & ~unk
+    r.none = plan.none or (not names and not (plan.flags & HAS_BYTES))
+    if r.none:
+        return r
+    r.names, r.qnames = names, qn
+    r.values = np.stack(cols, axis=1) if cols else np.zeros((m, 0))
+    r.qvalues = np.stack(qv, axis=1) if qv else np.zeros((m, 0))
+    r.stamp = stamp
+    r.code = np.full(m, plan.code, dtype=np.int64) if plan.code is not None else _whole(names, r.values, plan.eps, st)
+    return r
+
+
+def _fixed_text(plan, lay: Layout, bufa: np.ndarray, msg: np.ndarray) -> np.ndarray | None:
+    """The lines whose fixed tokens and number prefixes holding digits are the plan's; None when
+    the layout's tokens cannot hold them."""
+    good = np.ones(len(msg), dtype=bool)
+    fixed = plan.fixed if len(plan.fixed_idx) != 1 else (plan.fixed,)
+    for j, text in zip(plan.fixed_idx, fixed or (), strict=True):
+        if len(text) != len(lay.toks[j]):
+            return None
+        if _HAS_DIGIT.intersection(text):
+            good &= _same(bufa, msg, lay.pos[j], text)
+    for j, pre in plan.pres:
+        if len(pre) > len(lay.toks[j]):
+            return None
+        if _HAS_DIGIT.intersection(pre):
+            good &= _same(bufa, msg, lay.pos[j][: len(pre)], pre)
+    return good
+
+
+def _numbers(plan, lay: Layout, buf, msg: np.ndarray, spans):
+    """Every deciding number of every line in one C call: (their text in the layout, values
+    m x k, read m x k, a line with any number unread); None when a number is not contiguous."""
+    m = len(msg)
+    where: list[int] = []
+    nums: list[str] = []
+    for act, j, lp, stop, _a, _b in plan.steps:
+        p = lay.pos[j][lp:stop]
+        num = lay.toks[j][lp:stop]
+        if act == P_Q and "/" in num:
+            cut = num.index("/")
+            num, p = num[:cut], p[:cut]
+        if not _contiguous(p):
+            return None
+        where += (int(p[0]), len(p))
+        nums.append(num)
+    k = len(nums)
+    if not k:
+        return nums, None, None, np.zeros(m, dtype=bool)
+    xb, okb = spans(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
+    xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
+    oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
+    return nums, xs, oks, ~oks.all(axis=1)
+
+
+def _apply_steps(plan, nums: list[str], xs, oks, good: np.ndarray):
+    """Each step's check (narrowing `good` in place) and what it reads: (time names, their ms
+    columns, quantity names, their columns, the stamp in s or None); None for an unknown action."""
+    names: list[str] = []
+    cols: list[np.ndarray] = []
+    qn: list[str] = []
+    qv: list[np.ndarray] = []
+    stamp = None
+    for c, (act, _j, _lp, _stop, a, b) in enumerate(plan.steps):
+        num, x, ok = nums[c], xs[:, c], oks[:, c]
+        if act == P_TIME or act == P_TIMEDOT:
+            good &= ~((x < 0) | (x * b > MAX_MS))
+            if act == P_TIMEDOT and "." not in num:
+                good[:] = False
+            names.append(a)
+            cols.append(x * b)
+        elif act == P_Q:
+            good &= ~(np.abs(x) > MAX_COUNT)
+            qn.append(a)
+            qv.append(x)
+        elif act == P_QPOS:
+            good &= ~((x < 0) | (x > MAX_BYTES))
+            qn.append(a)
+            qv.append(x)
+        elif act == P_QINT:
+            good &= is_count(x) | ~ok
+            qn.append(a)
+            qv.append(x)
+        elif act == P_NOQINT:
+            good &= ~is_count(x) | ~ok
+        elif act == P_SIZE:
+            good &= ~((x < 0) | (x * b > MAX_BYTES))
+            qn.append(a)
+            qv.append(np.round(x * b))
+        elif act == P_STAMP:
+            ms, valid = stamp_ms(x, b)
+            good &= valid | ~ok
+            stamp = ms / 1e3
+        elif act == P_NOSTAMP:
+            _ms, valid = stamp_ms(x, b)
+            good &= ~valid | ~ok
+        else:
+            return None
+    return names, cols, qn, qv, stamp
+
+
+def _whole(names: list[str], v: np.ndarray, eps: list[float], st) -> np.ndarray:
+    """lineplan.whole_code over the rows of v (one column per name), to the bit."""
+    m, nt = v.shape
+    if not nt:
+        return np.full(m, -1, dtype=np.int64)
+    if st.held is not None and st.held in names:
+        return np.full(m, names.index(st.held) * 4 + HELD, dtype=np.int64)
+    cands = [j for j, nm in enumerate(names) if st.info(nm)[3]]
+    if cands:
+        best = np.full(m, cands[0], dtype=np.int64)
+        bv = v[:, cands[0]].copy()
+        for j in cands[1:]:
+            take = v[:, j] > bv
+            best[take] = j
+            bv[take] = v[take, j]
+        return best * 4 + NAMED
+    if nt < 3:
+        return np.full(m, -1, dtype=np.int64)
+    big = np.argmax(v, axis=1)
+    vb = v[np.arange(m), big]
+    total = 0.0 + v[:, 0]
+    for j in range(1, nt):
+        total = total + v[:, j]
+    rest = total - vb
+    tol = sum(eps) + ROUND_SLACK * vb
+    hit = (np.abs(vb - rest) <= tol) & (vb > 0)
+    return np.where(hit, big * 4 + SUMMED, -1).astype(np.int64)

@@ -1,0 +1,119 @@
+"""From a Scan to the columns of ParsedLog's frames: tenure grouping, vectorised.
+
+GPU-region lines (kinds OPEN, GPU, NTT, HELD) in log order form tenures: a tenure starts
+at an OPEN line, or at any GPU-region line that follows a HELD line (or starts the log);
+it is complete when it has its HELD line. FREE lines get record -1. The k-th NTT line of
+a tenure is GPU k; gpu_tid lines carry their own GPU. A quantity (h2d_bytes, ...) takes
+the record, GPU, line and time of the line that printed it. See docs/ARCHITECTURE.md.
+
+numpy only: the frames are built from these columns when someone reads them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuscope.parsers.log import scan as sc
+from gpuscope.schemas import (
+    COMPONENT_COLUMNS,
+    QUANTITY_COLUMNS,
+    RECORD_COLUMNS,
+    SKIPPED_COLUMNS,
+    TIMELINE_COLUMNS,
+    Columns,
+)
+
+
+def build_columns(s: sc.Scan) -> dict[str, Columns]:
+    s.finalize()
+    ts_all = s.ts
+    n = len(s.meta)
+    ln, slots, kind, gpu, worker, part, counts, src = (np.ascontiguousarray(c) for c in s.meta.T)
+    ts = ts_all[slots] if n else np.zeros(0)
+
+    in_gpu = (kind == sc.K_OPEN) | (kind == sc.K_GPU) | (kind == sc.K_NTT) | (kind == sc.K_HELD)
+    gi = np.flatnonzero(in_gpu)
+    gk = kind[gi]
+    prev = np.concatenate(([sc.K_HELD], gk[:-1])) if len(gk) else gk
+    start = (gk == sc.K_OPEN) | (prev == sc.K_HELD)
+    rid = np.cumsum(start) - 1
+    record = np.full(n, -1, dtype=np.int64)
+    record[gi] = rid
+    gpu = gpu.copy()
+    ntt = np.flatnonzero(kind == sc.K_NTT)
+    if len(ntt):
+        r = record[ntt]
+        gpu[ntt] = np.arange(len(ntt)) - np.searchsorted(r, r, side="left")
+
+    n_rec = int(rid[-1]) + 1 if len(rid) else 0
+    records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
+
+    comps = Columns(
+        COMPONENT_COLUMNS,
+        {
+            "record": np.repeat(record, counts),
+            "gpu": np.repeat(gpu, counts),
+            "component": s.codes,
+            "value_ms": np.asarray(s.values, dtype=np.float64),
+            "line": np.repeat(ln, counts),
+            "ts": np.repeat(ts, counts),
+            "source": np.repeat(src, counts).astype(np.int32),
+            "worker": np.repeat(worker, counts),
+            "partition": np.repeat(part, counts),
+        },
+        cats={"component": s.tables.names.list, "source": sc.SOURCES},
+    )
+    qr = s.qrow
+    quantities = Columns(
+        QUANTITY_COLUMNS,
+        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": ln[qr],
+         "ts": ts[qr]},
+        cats={"name": s.tables.qnames.list},
+    )
+    tl = _timeline(s.timeline, ts_all)
+    skipped = Columns(SKIPPED_COLUMNS, {"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text})
+    return {"components": comps, "records": records, "timeline": tl, "skipped": skipped,
+            "quantities": quantities}
+
+
+def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
+    if n_rec == 0:
+        return Columns(RECORD_COLUMNS, {})
+    first_idx = np.searchsorted(rid, np.arange(n_rec), side="left")
+    last_idx = np.searchsorted(rid, np.arange(n_rec), side="right") - 1
+    # rid is sorted (tenures are consecutive runs of GPU-region lines): reduce each run
+    with np.errstate(invalid="ignore"):
+        ts_min = np.fmin.reduceat(gts, first_idx)
+        ts_max = np.fmax.reduceat(gts, first_idx)
+    ok = ggpu >= 0
+    if ok.any():
+        width = int(ggpu[ok].max()) + 1
+        pairs = np.unique(rid[ok] * width + ggpu[ok])
+        n_gpus = np.bincount(pairs // width, minlength=n_rec)
+    else:
+        n_gpus = np.zeros(n_rec, dtype=np.int64)
+    held_ms = np.full(n_rec, np.nan)
+    complete = np.zeros(n_rec, dtype=bool)
+    complete[record[kind == sc.K_HELD]] = True
+    hrows, hvals = held
+    if len(hrows):
+        held_ms[record[hrows]] = hvals
+    return Columns(
+        RECORD_COLUMNS,
+        {
+            "record": np.arange(n_rec, dtype=np.int64),
+            "first_line": gln[first_idx],
+            "last_line": gln[last_idx],
+            "ts_start": ts_min,
+            "ts_end": ts_max,
+            "n_gpus": np.maximum(n_gpus, 1),
+            "held_ms": held_ms,
+            "complete": complete,
+        },
+    )
+
+
+def _timeline(cols, ts_all) -> Columns:
+    out = {k: v for k, v in cols.items() if k != "slot"}
+    out["ts"] = ts_all[cols["slot"]] if len(cols["slot"]) else np.zeros(0)
+    return Columns(TIMELINE_COLUMNS, out)

@@ -1,0 +1,1 @@
+"""Profiler traces (PyTorch / Kineto Chrome traces): files, bytes, events -> typed frames."""
