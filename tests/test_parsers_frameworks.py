@@ -36,7 +36,7 @@ def test_each_entry_says_where_it_is_read(f):
     assert f.rules and (not f.reader or f"lineshapes.{f.reader}" in f.rules)
     for rule in f.rules:
         mod, _, attr = rule.partition(".")
-        obj = importlib.import_module(f"gpuscope.parsers.{mod}")
+        obj = importlib.import_module(f"gpuscope.parsers.log.{mod}")
         for part in attr.split("."):
             obj = getattr(obj, part)  # (raises: a rule that names nothing)
 
