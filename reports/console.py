@@ -46,6 +46,8 @@ def header(a) -> Text:
     t.append(
         v.long(a.records)
         + (f" ({inc} inconsistent)" if inc else "")
+        + (f", each standing for {a.steps_per_record} (the log's counter advances by {a.steps_per_record}: "
+           f"{a.records * a.steps_per_record:,} in all)" if a.steps_per_record > 1 and a.records else "")
         + (f", {a.incomplete_records} cut off at the end" if a.incomplete_records else "")
         + f"; {a.timing_lines:,} timing lines of {a.total_lines:,}; {a.skipped_lines} skipped"
     )

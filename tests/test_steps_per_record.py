@@ -40,3 +40,21 @@ def test_compare_of_the_same_speed_printed_every_batch_and_every_tenth(tmp_path)
     ta, tb = doc["a"]["throughput_ppm"], doc["b"]["throughput_ppm"]
     assert doc["b"]["steps_per_record"] == 10 and doc["a"]["steps_per_record"] == 1
     assert 0.9 <= tb / ta <= 1.15, (ta, tb)  # was 0.1x: records counted printed lines
+
+
+def test_analyze_says_how_many_steps_a_record_stands_for():
+    # a TensorFlow LoggingTensorHook prints every 100th step: the four printed steps are 400 steps,
+    # said in the console's header and the JSON, never "4 steps" alone
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log = Path(__file__).parent / "data" / "corpus" / "tensorflow" / "estimator.txt"
+    out = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    j = json.loads(out)
+    assert j["records"] == 4 and j["steps_per_record"] == 100
+    con = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log)], capture_output=True, text=True,
+                         check=True, env={**__import__("os").environ, "COLUMNS": "200"}).stdout
+    assert "each standing for 100" in con and "400 in all" in con

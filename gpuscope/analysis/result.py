@@ -96,6 +96,13 @@ class Analysis:
     def skipped_lines(self) -> int:
         return int(self.parsed.count("skipped")) if self.parsed is not None else 0
 
+    @property
+    def steps_per_record(self) -> int:
+        """How many of the program's steps one record stands for (ParsedLog.steps_per_record: a
+        ProgressMeter printing every 10th batch, a TensorFlow hook every 100th step; else 1)."""
+        k = getattr(self.parsed, "steps_per_record", 1) if self.parsed is not None else 1
+        return int(k) if isinstance(k, int) and k >= 1 else 1
+
     def to_json(self) -> dict:
         st = self.stats_table
         comps = {
@@ -117,6 +124,8 @@ class Analysis:
             "source": self.source,
             "model": self.model_name,
             "records": self.records,
+            # a log printing every K-th step (its own counter says K): each record stands for K steps
+            "steps_per_record": self.steps_per_record,
             "incomplete_records": self.incomplete_records,
             "skipped_lines": self.skipped_lines,
             "total_lines": self.total_lines,
