@@ -345,9 +345,16 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = _require_dir(path) / META
     if not _regular_file(p):
         return {}
+    return read_json_object(p)
+
+
+def read_json_object(p: Path) -> dict[str, Any]:
+    """A run directory's JSON file (meta.json, summary.json) as an object, read within the json
+    cap (a file of gigabytes is none of them), a BOM dropped; bad JSON, JSON nested too deeply or
+    not an object -> InputError."""
     from gpuscope.parsers.limits import read_path, utf8
 
-    try:  # within the json cap (a meta.json of gigabytes is no meta.json), a BOM dropped
+    try:
         data = json.loads(utf8(read_path(p, "json")).decode("utf-8"))
     except RecursionError:
         raise InputError(f"unreadable {p}: nested too deeply") from None

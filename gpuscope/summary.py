@@ -128,10 +128,8 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict, list[str]]:
     """(summary.json of a run directory, the fields left out as damaged). ({}, []) when there
     is none; unreadable JSON, JSON nested too deeply, not an object or without the required
     fields -> InputError (one line, exit 3); a field of the wrong type is left out and named."""
-    import json
-
     from gpuscope.errors import InputError
-    from gpuscope.rundir import SUMMARY
+    from gpuscope.rundir import SUMMARY, read_json_object
     from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
 
     p = Path(path) / SUMMARY if Path(path).is_dir() else Path(path)
@@ -139,14 +137,7 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict, list[str]]:
         return {}, []
     if not p.is_file():
         raise InputError(f"{p} is not a regular file")
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise InputError(f"unreadable {p}: nested too deeply") from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"unreadable {p}: {getattr(e, 'strerror', None) or e}") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"unreadable {p}: a JSON {type(doc).__name__}, not an object")
+    doc = read_json_object(p)
     bad = misfits(doc, SUMMARY_SCHEMA)
     kept = {k: v for k, v in doc.items() if k not in bad}
     missing = [k for k in SUMMARY_REQUIRED if k not in kept]
