@@ -384,3 +384,12 @@ def test_compare_sets_a_recording_and_its_trace_side_by_side_with_one_meaning(pr
             assert a[k] < b[k]
             continue
         assert abs(a[k] - b[k]) < 0.12, (k, a, b)
+
+
+def test_short_upload_bursts_unresolved_are_uploads_not_read_backs():
+    # a third dmon capture of the pageable upload loop (made on the final tree of the sixth
+    # session): its bursts span too few 1 s readings for a rate; an upload's DMA read requests
+    # also show on TX, and would make the TX side fire falsely as unresolved read-backs
+    a = _a(B6 / "smi" / "upload_pageable_dmon_run3.txt")
+    d = next(d for d in a.diagnoses if d.id == "copies_unresolved")
+    assert d.evidence["direction"] == "rx" and "uploads" in d.summary
