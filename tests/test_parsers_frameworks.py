@@ -151,3 +151,17 @@ def test_a_counter_and_a_dash_of_another_program_is_no_keras_redraw():
         assert lineshapes.read_keras(line, lineread.State()) is lineshapes.NOT_MINE
         r = lineread.read_line(line, lineread.State())
         assert r[0] == ["step_time"] and r[1] == [35.0]
+
+
+def test_a_configured_duration_is_a_setting_not_a_time_spent():
+    # perf_analyzer's `Measurement window: 5000 msec` under its settings header became a 5 s
+    # component; a timeout or a deadline given to a program is no time it spent either
+    from pathlib import Path
+
+    from gpuscope.parsers import parse_log
+
+    p = Path(__file__).parent / "data" / "corpus" / "perf_analyzer" / "summary.txt"
+    assert "Measurement_window" not in set(parse_log(p).components["component"].astype(str))
+    log = parse_log("step=1 fwd_ms=12.0 timeout=30s deadline_ms=500\nstep=2 fwd_ms=12.5 timeout=30s deadline_ms=500\n")
+    names = set(log.components["component"].astype(str))
+    assert "fwd" in " ".join(names) and not {n for n in names if "timeout" in n or "deadline" in n}

@@ -67,6 +67,9 @@ from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAM
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
+# the last word of a configured duration (perf_analyzer's `Measurement window: 5000 msec`, a
+# `timeout=30s`): a setting the program was given, no time it spent
+SETTINGS = frozenset(("window", "timeout", "deadline"))
 
 
 class _NoWhole:
@@ -252,6 +255,8 @@ class Line(Quantities):
         name, kf, cls, _whole = st.info(key)
         if name.lower() in FORECASTS:
             return  # `ETA: 3s`, `remaining: 12s`: a forecast, no time spent
+        if name.lower().replace(".", "_").rsplit("_", 1)[-1] in SETTINGS:
+            return  # `Measurement window: 5000 msec`, `timeout=30s`: a setting, no time spent
         if kf is None:
             kf = kf_word
         x, vf, kind, num = parse_value(v)
