@@ -40,7 +40,7 @@ test: venv browser
 ## third: gzip shapes, odd files, encodings, hostile output places, a file-size rlimit, signals
 ## to record and run) over 3,200 inputs (about 30 minutes on a shared box)
 fuzz: venv
-	GPUSCOPE_FUZZ=long $(BIN)/python -m pytest -q tests/test_hostile_fuzz.py
+	GPUSCOPE_FUZZ=long $(BIN)/python -m pytest -q tests/test_hostile_fuzz.py tests/test_hostile_signals.py
 	$(BIN)/python tools/probe_hostile.py --n 3200 --budget 2400
 
 test-gpu: venv
