@@ -101,3 +101,12 @@ def beyond(key: str, text: str, kind: str) -> str:
     lo, hi = LIMITS[kind]
     unit = _UNIT_OF[kind]
     return f"{key[:30]}: value {text[:20]!r} is beyond any {kind} ({lo:g}..{hi:g}{(' ' + unit) if unit else ''})"
+
+
+def quantity_damage(key: str, text: str, x: float | None) -> str | None:
+    """The damage reason of a quantity (`*_bytes` a size, any other a count) printed as `text`
+    and read as `x`: not a number or negative, or beyond its kind's bounds; None when it holds."""
+    if x is None or x < 0:
+        return f"{key[:30]}: value {text[:20]!r} is not a count"
+    kind = "size" if key.endswith("bytes") else "count"
+    return None if within(x, kind) else beyond(key, text, kind)

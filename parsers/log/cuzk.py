@@ -20,7 +20,7 @@ from gpuscope.parsers.log.fields import first_repeat, number, repeated
 from gpuscope.parsers.log.linetime import NO_PREFIX_TIMELINE
 from gpuscope.parsers.log.parsed import is_quantity_key
 from gpuscope.parsers.log.timeline_events import read_timeline
-from gpuscope.parsers.numbers import MAX_MS, beyond, within
+from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"
@@ -76,11 +76,9 @@ def read_fields(rest: str, ntt: bool):
                 return repeated("gpu_tid")
             gpu_tid = int(x)
         elif is_quantity_key(k):
-            if x < 0:
-                return f"{k[:30]}: value {v[:20]!r} is not a count"
-            kind = "size" if k.endswith("bytes") else "count"
-            if not within(x, kind):
-                return beyond(k, v, kind)
+            bad = quantity_damage(k, v, x)
+            if bad is not None:
+                return bad
             qnames.append(k)
             qvalues.append(x)
         elif not k.isidentifier():

@@ -39,7 +39,7 @@ from gpuscope.parsers.log.fields import (
 )
 from gpuscope.parsers.log.parsed import is_quantity_key
 from gpuscope.parsers.log.words import is_stamp, says_time
-from gpuscope.parsers.numbers import MAX_MS, beyond, within
+from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
 
 
 def read_kv(text: str, strict: bool, held: str = ""):
@@ -60,11 +60,9 @@ def read_kv(text: str, strict: bool, held: str = ""):
             continue
         if is_quantity_key(k):
             x = number(v)
-            if x is None or x < 0:
-                return f"{k[:30]}: value {v[:20]!r} is not a count"
-            kind = "size" if k.endswith("bytes") else "count"
-            if not within(x, kind):
-                return beyond(k, v, kind)
+            bad = quantity_damage(k, v, x)
+            if bad is not None or x is None:  # (x None is damage: quantity_damage said why)
+                return bad
             qnames.append(k)
             qvalues.append(x)
             continue
