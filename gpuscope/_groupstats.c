@@ -2,7 +2,7 @@
  * way pandas' groupby computes them (its cython group_sum / group_mean: Kahan-compensated
  * sums in row order; group_var: Welford's running mean and sum of squared deviations), so
  * `analyze --json` gives the same figures, to the last bit, without importing pandas.
- * gpuscope/analysis/groupstats.py falls back to pandas itself where this is not built.
+ * gpuscope/analysis/evidence/log/groupstats.py falls back to pandas itself where this is not built.
  *
  *   sums, counts = kahan_sums(labels, values, k)        labels: int64 in [0, k) (-1: no group)
  *   means, variances = welford(labels, values, k, ddof)

@@ -1,5 +1,5 @@
 """The time (or bytes) a set of intervals covers up to each of some times: the one interval
-primitive both the analysis (gpuscope.analysis.intervals builds on it) and the pictures
+primitive both the analysis (gpuscope.analysis.evidence.intervals builds on it) and the pictures
 (reports.plot: the share of each phase per bucket) use, so a report computes nothing of the
 analysis' own to draw."""
 

@@ -90,7 +90,7 @@ class _Collector:
         line = GaugeMetricFamily("gpuscope_line_rate_bytes_per_second", "the line rate states are classed against",
                                  labels=LABELS)
         rows = CounterMetricFamily("gpuscope_samples", "sample rows written", labels=LABELS)
-        from gpuscope.analysis.samplegrid import CLASSES
+        from gpuscope.analysis.evidence.samples.samplegrid import CLASSES
 
         for v in views:
             lab = _labels(v)

@@ -116,9 +116,9 @@ PHASE_SCHEMA: dict[str, str] = {
 }
 PHASE_COLUMNS: list[str] = list(PHASE_SCHEMA)
 
-# -- classed intervals of NVML samples (gpuscope.analysis.activity: Activity.intervals) -------
+# -- classed intervals of NVML samples (gpuscope.analysis.evidence.samples.activity: Activity.intervals) -------
 # consecutive sample intervals of one class merged; class: computing | both | transferring |
-# idle_quiet | idle | unknown (gpuscope.analysis.samplegrid); times as the samples' (epoch s)
+# idle_quiet | idle | unknown (gpuscope.analysis.evidence.samples.samplegrid); times as the samples' (epoch s)
 
 ACTIVITY_INTERVAL_SCHEMA: dict[str, str] = {
     "gpu": "int64",
@@ -290,7 +290,7 @@ TRACE_DEVICE_SCHEMA: dict[str, str] = {
 # Events left out: index into the rank's traceEvents, why, and the event's name.
 TRACE_SKIPPED_SCHEMA: dict[str, str] = {"rank": "int64", "index": "int64", "reason": OBJ, "name": OBJ}
 
-# Busy-fraction track of a trace (gpuscope.analysis.trace_activity.counters): one row per
+# Busy-fraction track of a trace (gpuscope.analysis.evidence.trace.trace_activity.counters): one row per
 # time bin per device; t_wall is the bin's start (epoch s when the trace has a base time).
 TRACE_COUNTER_SCHEMA: dict[str, str] = {
     "t_wall": "float64",

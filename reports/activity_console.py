@@ -1,4 +1,4 @@
-"""Console tables of the GPU activity read from NVML samples (gpuscope.analysis.activity):
+"""Console tables of the GPU activity read from NVML samples (gpuscope.analysis.evidence.samples.activity):
 how busy the SMs were, the idle gaps, what each moment was (computing, moving bytes, idle
 with PCIe quiet), PCIe against the line rate, memory, power, clocks and their throttle
 reasons, the link. Input: the `activity` JSON object, so the console and --json agree."""

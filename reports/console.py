@@ -90,7 +90,7 @@ MAX_COMPONENT_ROWS = 60  # components listed one per row; the rest summed in one
 
 
 def components_table(a) -> Table:
-    comps = a.stats_table  # (gpuscope.analysis.table.Table: no pandas for the console of a log)
+    comps = a.stats_table  # (gpuscope.analysis.evidence.log.table.Table: no pandas for the console of a log)
     t = _table("Components (ms; per-GPU lines count once per GPU)")
     t.add_column("component")  # a name too long for the column breaks between its words (safe_text.name)
     t.add_column("role", no_wrap=True)

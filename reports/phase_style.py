@@ -46,7 +46,7 @@ STYLES: dict[str, PhaseStyle] = {
     "b_g2_msm": PhaseStyle("CPU after the lock (b_g2_msm)", "#ff9da7", "cpu"),
     "prep": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
     "prep_msm": PhaseStyle("prep (CPU thread)", "#b07aa1", "cpu", row="side"),
-    # a profiler trace's stream activity (gpuscope.analysis.trace_phases)
+    # a profiler trace's stream activity (gpuscope.analysis.evidence.trace.trace_phases)
     "kernel": PhaseStyle("kernels", "#3182bd", "compute"),
     "d2h": PhaseStyle("download D2H", "#76b7b2", "upload"),
     "memcpy": PhaseStyle("copy (device)", "#9c755f", "upload"),

@@ -1,5 +1,5 @@
 """The top-kernels table of a trace for the terminal (and, through reports.html, the page):
-the analysis' `top_kernels` rows (gpuscope.analysis.top_kernels), most GPU time first."""
+the analysis' `top_kernels` rows (gpuscope.analysis.evidence.trace.top_kernels), most GPU time first."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.analysis.activity import activity_from_samples
+from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 from gpuscope.analysis.rules.registry import sample_diagnoses
 from tests.activity_builders import T0, meta, periodic, synth
 

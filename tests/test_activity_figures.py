@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from gpuscope import rundir
-from gpuscope.analysis import samplegrid as sg
-from gpuscope.analysis.activity import activity_from_samples
+from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty_samples
 from tests.activity_builders import T0, periodic, segments, synth
 

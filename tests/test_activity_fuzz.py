@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscope.analysis.activity import activity_from_samples
+from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import SAMPLE_SCHEMA, frame
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gpuscope import rundir
-from gpuscope.analysis.activity import activity_from_samples
-from gpuscope.analysis.idle_overlap import idle_by_component
+from gpuscope.analysis.evidence.samples.activity import activity_from_samples
+from gpuscope.analysis.evidence.samples.idle_overlap import idle_by_component
 from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import PHASE_SCHEMA, frame
 

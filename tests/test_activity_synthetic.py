@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuscope.analysis.activity import activity_from_samples
+from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 from gpuscope.analysis.rules.registry import sample_diagnoses
 from gpuscope.schemas import empty_samples
 from tests.activity_builders import T0, meta, periodic, segments, synth
@@ -150,7 +150,7 @@ def test_several_gpus_one_finding_naming_the_gpu():
 
 
 def test_idle_time_lines_up_with_the_cpu_phase_not_the_kernel():
-    from gpuscope.analysis.idle_overlap import idle_by_component
+    from gpuscope.analysis.evidence.samples.idle_overlap import idle_by_component
     from gpuscope.schemas import PHASE_SCHEMA, frame
 
     # per 1 s step: 0.7 s of CPU prep (GPU idle, PCIe quiet), then a 0.3 s kernel on every SM

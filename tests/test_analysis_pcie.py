@@ -5,8 +5,13 @@ import pandas as pd
 import pytest
 
 from gpuscope.analysis import analyze
-from gpuscope.analysis.pcie import NO_PHASE, pcie_by_phase
-from gpuscope.analysis.phases import build_phases, from_log_lines, from_spans, from_timeline
+from gpuscope.analysis.evidence.log.phases import (
+    build_phases,
+    from_log_lines,
+    from_spans,
+    from_timeline,
+)
+from gpuscope.analysis.evidence.samples.pcie import NO_PHASE, pcie_by_phase
 from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, src
 

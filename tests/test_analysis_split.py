@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuscope.analysis import analyze
-from gpuscope.analysis.split import split_records, split_totals
+from gpuscope.analysis.evidence.log.split import split_records, split_totals
 from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, article_log, src
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from gpuscope.analysis.stats import STAT_COLUMNS, component_stats
+from gpuscope.analysis.evidence.log.stats import STAT_COLUMNS, component_stats
 from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder
 

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from gpuscope.analysis import analyze
-from gpuscope.analysis.bounds import compute_bounds
-from gpuscope.analysis.timeline_summary import timeline_summary
+from gpuscope.analysis.evidence.log.bounds import compute_bounds
+from gpuscope.analysis.evidence.log.timeline_summary import timeline_summary
 from gpuscope.rolemodel import load_model
 from tests.analysis_builders import LogBuilder, article_log, src
 

@@ -155,7 +155,7 @@ def test_help_has_examples():
 def rundir(logs, tmp_path_factory):
     """A run directory around the pageable log: meta.json and NVML samples that follow its
     phases (slow RX during uploads, fast RX and busy SMs during compute)."""
-    from gpuscope.analysis.attribution import display_phases
+    from gpuscope.analysis.evidence.log.attribution import display_phases
     from gpuscope.sources import open_source
 
     d = tmp_path_factory.mktemp("run") / "20261130-140000-pageable"

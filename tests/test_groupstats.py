@@ -1,4 +1,4 @@
-"""gpuscope.analysis.groupstats gives pandas' groupby figures to the last bit (sums, means,
+"""gpuscope.analysis.evidence.log.groupstats gives pandas' groupby figures to the last bit (sums, means,
 variances, medians, quantiles), with the C loops (gpuscope/_groupstats.c) and without them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscope.analysis import groupstats as gs
+from gpuscope.analysis.evidence.log import groupstats as gs
 
 PATHS = ["native", "pandas"]
 

@@ -1,6 +1,6 @@
 """A log of many distinct component names (issue 22): memory must grow with what is kept,
 not with names x records. A 700 KB log of 20,000 names took 3.2 GB and 24 s: the analysis
-built a dense records x components table (gpuscope/analysis/split.py, wide_table). Now the
+built a dense records x components table (gpuscope/analysis/evidence/log/split.py, wide_table). Now the
 components beyond the table's cell budget are folded (long form) and still counted by role."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import tracemalloc
 
 import numpy as np
 
-from gpuscope.analysis import AnalyzeOptions, analyze, split
+from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.analysis.evidence.log import split
 from gpuscope.parsers import parse_log
 from gpuscope.rolemodel import load_model
 from gpuscope.sources.source import Source

@@ -70,10 +70,10 @@ def test_no_import_cycles():
 
 
 def test_the_rule_catches_an_upward_import():
-    assert not allowed("gpuscope.parsers.log.kv", "gpuscope.analysis.split")
+    assert not allowed("gpuscope.parsers.log.kv", "gpuscope.analysis.evidence.log.split")
     assert not allowed("gpuscope.analysis.rules", "gpuscope.reports.console")
     assert not allowed("gpuscope.reports.plot", "gpuscope.cli._common")
-    assert not allowed("gpuscope.analysis.split", "gpuscope.sources.open")
+    assert not allowed("gpuscope.analysis.evidence.log.split", "gpuscope.sources.open")
     assert not allowed("gpuscope.schemas", "gpuscope.parsers")
     assert allowed("gpuscope.sources.open", "gpuscope.parsers.log.logparse")
     assert allowed("gpuscope.reports.html", "gpuscope.analysis.timeline_view")

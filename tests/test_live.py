@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscope import nvml
-from gpuscope.analysis.samplegrid import CLASSES, build_grid
+from gpuscope.analysis.evidence.samples.samplegrid import CLASSES, build_grid
 from gpuscope.cli import app
 from gpuscope.live.state import LiveState
 from gpuscope.live.view import panel, plain_line

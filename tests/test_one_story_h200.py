@@ -247,7 +247,7 @@ def test_a_query_gpu_capture_of_a_readback_loop_names_no_host_cause():
 
 def test_a_dmon_capture_with_one_reading_of_work_gives_no_verdict(tmp_path):
     # a 1 s dmon capture in which the GPU worked for one reading: no starvation verdict
-    from gpuscope.analysis.activity import activity_from_samples
+    from gpuscope.analysis.evidence.samples.activity import activity_from_samples
     from gpuscope.analysis.rules.registry import sample_diagnoses
     from gpuscope.parsers import read_samples
 

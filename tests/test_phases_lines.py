@@ -9,7 +9,7 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.analysis import analyze
-from gpuscope.analysis.phases import from_log_lines
+from gpuscope.analysis.evidence.log.phases import from_log_lines
 from gpuscope.rolemodel import model_for
 from gpuscope.sources import open_source
 from tests.conftest import DATA

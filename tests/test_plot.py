@@ -73,7 +73,7 @@ def test_lanes_clip_jitter_spill_real_overlap_and_drop_zero_length():
 def test_attribute_workers_from_timeline_gpu_intervals():
     import pandas as pd
 
-    from gpuscope.analysis.attribution import attribute_workers
+    from gpuscope.analysis.evidence.log.attribution import attribute_workers
 
     gpu = pd.DataFrame({"worker": [0, 1], "gpu": -1, "partition": [0, 1], "phase": "gpu",
                         "t_start": [10.0, 14.0], "t_end": [13.0, 16.0]})

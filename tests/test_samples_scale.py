@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis import samplegrid as sg
-from gpuscope.analysis.activity import MAX_GPUS, activity_from_samples
+from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples.activity import MAX_GPUS, activity_from_samples
 from gpuscope.cli import app
 from gpuscope.reports import plot_panels as P
 

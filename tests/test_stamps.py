@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.attribution import display_phases
+from gpuscope.analysis.evidence.log.attribution import display_phases
 from gpuscope.cli import app
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.sources import open_source

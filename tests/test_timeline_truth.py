@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpuscope import parsers
-from gpuscope.analysis.attribution import display_phases
-from gpuscope.analysis.phases import build_phases, from_log_lines
+from gpuscope.analysis.evidence.log.attribution import display_phases
+from gpuscope.analysis.evidence.log.phases import build_phases, from_log_lines
 from gpuscope.cli import app
 from gpuscope.reports.lanes import JITTER_S, assign_lanes
 from gpuscope.reports.phase_style import style_for

@@ -1,4 +1,4 @@
-"""The top-kernels table of a trace (gpuscope.analysis.top_kernels): names shortened readably,
+"""The top-kernels table of a trace (gpuscope.analysis.evidence.trace.top_kernels): names shortened readably,
 count, total, share, median; in analyze --json (`top_kernels`) and the console; and a trace's
 record_function ranges in the Perfetto export under their whole names."""
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.top_kernels import short_name, top_kernels, unique_short_names
+from gpuscope.analysis.evidence.trace.top_kernels import short_name, top_kernels, unique_short_names
 from gpuscope.cli import app
 from tests.conftest import DATA
 

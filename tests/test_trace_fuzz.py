@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import GpuscopeError, NoDataError
 from gpuscope.parsers.trace.kineto import read_trace

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.analysis.pipeline_sim import PartitionTimes, simulate, synthesis_ready_times
+from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes, simulate, synthesis_ready_times
 from gpuscope.analysis.whatif.predict import WhatIfUnavailable, predict_pinned
 from tests.synthetic_parsed import make_parsed
 

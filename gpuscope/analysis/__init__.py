@@ -23,10 +23,10 @@ from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.log.table import Table
+    from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.rule_input import RuleInput
-    from gpuscope.analysis.table import Table
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.schemas import Columns
@@ -67,7 +67,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         trace.diagnoses = [d for d in diags if d.id in {r.id for r in TRACE_RULES}]
     what_if = None
     if options.what_if:
-        from gpuscope.analysis.projection import whatif_doc
+        from gpuscope.analysis.whatif.projection import whatif_doc
 
         what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
     recs = log.records
@@ -120,8 +120,8 @@ class _LogPart:
 
 
 def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogPart:
-    from gpuscope.analysis import bounds as bounds_mod
-    from gpuscope.analysis import quantities, split, stats, timeline_summary
+    from gpuscope.analysis.evidence.log import bounds as bounds_mod
+    from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
     from gpuscope.analysis.rule_input import RuleInput
 
     model = source.model
@@ -164,7 +164,7 @@ def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:
     """GPU activity from the NVML samples, when the source has them."""
     if source.samples is None or not len(source.samples):
         return None
-    from gpuscope.analysis.activity import activity_from_samples
+    from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 
     return activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=options.line_rate_gbs,
                                  line_rate_source=options.line_rate_source)
@@ -189,7 +189,8 @@ def _pcie(source: Source, options: AnalyzeOptions):
     samples = source.samples
     if samples is None or not len(samples) or source.log is None:
         return None, {}, None
-    from gpuscope.analysis import pcie, phases
+    from gpuscope.analysis.evidence.log import phases
+    from gpuscope.analysis.evidence.samples import pcie
 
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
     info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,

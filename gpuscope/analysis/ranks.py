@@ -28,7 +28,7 @@ import re
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from gpuscope.analysis.intervals import intersection_length, merge, total
+from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
     from gpuscope.analysis.result import Analysis

@@ -11,9 +11,9 @@ from gpuscope.analysis.rules.causes import first_cause
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.evidence import Evidence
-    from gpuscope.analysis.table import Table
+    from gpuscope.analysis.evidence.log.table import Table
+    from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
@@ -25,7 +25,7 @@ __all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "Timelin
 
 @dataclass
 class Analysis:
-    """What `analyze` found. The tables are kept as columns (gpuscope.analysis.table.Table) and
+    """What `analyze` found. The tables are kept as columns (gpuscope.analysis.evidence.log.table.Table) and
     become DataFrames when a report reads them (`components`, `record_split`,
     `record_components`; `values`, `quantities`, `skipped` are the parsed log's frames), so
     `to_json()` needs no pandas."""
@@ -69,7 +69,7 @@ class Analysis:
     @property
     def record_components(self) -> pd.DataFrame:
         """Wide: record x component (GPU-averaged ms)."""
-        from gpuscope.analysis.split import record_frame
+        from gpuscope.analysis.evidence.log.split import record_frame
 
         return record_frame(self.wide_table)
 

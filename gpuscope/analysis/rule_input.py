@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.core import AnalyzeOptions
-from gpuscope.analysis.table import Table, as_table
+from gpuscope.analysis.evidence.log.table import Table, as_table
 from gpuscope.rolemodel import RoleModel
 
 if TYPE_CHECKING:

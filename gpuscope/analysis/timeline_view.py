@@ -26,7 +26,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None) -> Timelin
     trace, one lane per stream), its samples with their idle gaps classed. NoDataError when it
     has nothing on a time axis. `trace`: the analysis of the source's trace when the caller has
     it already (an `analyze --html`, a compare side): the trace is then not analyzed again."""
-    from gpuscope.analysis.attribution import display_phases
+    from gpuscope.analysis.evidence.log.attribution import display_phases
     from gpuscope.schemas import empty_phases
 
     phases, basis, counters, noun, n = empty_phases(), None, None, "worker", None
@@ -97,8 +97,8 @@ def _by_rank(frames) -> pd.DataFrame:
     one GPU have the same stream ids and would otherwise share lanes)."""
     import pandas as pd
 
-    from gpuscope.analysis import trace_activity as act
-    from gpuscope.analysis import trace_phases as tp
+    from gpuscope.analysis.evidence.trace import trace_activity as act
+    from gpuscope.analysis.evidence.trace import trace_phases as tp
 
     views = act.device_views(frames)
     host = frames.host
@@ -118,7 +118,7 @@ def _on_a_time_axis(samples: pd.DataFrame | None, *, have_phases: bool) -> tuple
 
     if samples is None or not len(samples):
         return samples, False
-    from gpuscope.analysis.samplegrid import time_basis
+    from gpuscope.analysis.evidence.samples.samplegrid import time_basis
 
     if time_basis(samples) == "t_wall":
         return samples, False
@@ -131,7 +131,7 @@ def _on_a_time_axis(samples: pd.DataFrame | None, *, have_phases: bool) -> tuple
 
 def _classed(source: Source) -> pd.DataFrame | None:
     """The samples' classed intervals (computing / transferring / idle with PCIe quiet ...)."""
-    from gpuscope.analysis.activity import activity_from_samples
+    from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 
     try:
         act = activity_from_samples(source.samples, meta=source.meta.raw, line_rate_gbs=source.line_rate_gbs,

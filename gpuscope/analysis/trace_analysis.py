@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscope.analysis import trace_activity as act
-from gpuscope.analysis import trace_gaps as tg
-from gpuscope.analysis import trace_phases as tp
 from gpuscope.analysis.core import Diagnosis, clean
+from gpuscope.analysis.evidence.trace import trace_activity as act
+from gpuscope.analysis.evidence.trace import trace_gaps as tg
+from gpuscope.analysis.evidence.trace import trace_phases as tp
+from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
 from gpuscope.analysis.rules.causes import first_cause
 from gpuscope.analysis.rules.trace import TraceRuleInput, run_rules
-from gpuscope.analysis.top_kernels import top_kernels
 from gpuscope.errors import NoDataError
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class TraceAnalysis:
     counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
     options: dict = field(default_factory=dict)
-    top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.top_kernels
+    top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.evidence.trace.top_kernels
     rule_input: TraceRuleInput | None = None  # what the trace rules read (rules.registry runs them)
 
     def to_json(self) -> dict:

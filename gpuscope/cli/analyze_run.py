@@ -50,7 +50,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
-        from gpuscope.analysis.projection import whatif_doc
+        from gpuscope.analysis.whatif.projection import whatif_doc
 
         wi = result.what_if if what_if else whatif_doc(src, abc_bytes=nbytes)
         write_file(html_file, html_page(result, src, whatif=wi), "the HTML report")

@@ -3,7 +3,7 @@
 `LiveState` is a sink beside samples.csv (gpuscope.sampler.TeeSink): the sampler thread calls
 `write_row`; the live panel and a Prometheus scrape read `snapshot()`. One sampler feeds all.
 
-States are analyze's: each GPU's recent rows go through gpuscope.analysis.samplegrid.build_grid
+States are analyze's: each GPU's recent rows go through gpuscope.analysis.evidence.samples.samplegrid.build_grid
 (the same resampling and the same classifier, the same thresholds), on the sampler's monotonic
 clock. An interval's class is final once an activity reading covers it (a GPM or utilization
 reading covers the time since the previous one), so `state_seconds` counts only intervals up to
@@ -188,7 +188,7 @@ class LiveState:
         import numpy as np
         import pandas as pd
 
-        from gpuscope.analysis.samplegrid import build_grid
+        from gpuscope.analysis.evidence.samples.samplegrid import build_grid
 
         t = g.cols["t_mono"]
         first = bisect.bisect_left(t, (g.accounted_until if g.accounted_until is not None else t[0]) - 1e-9)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.compare.stats import finite
-from gpuscope.analysis.quantities import finite_median, tenure_bytes, upload_gbs
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.log.quantities import finite_median, tenure_bytes, upload_gbs
 from gpuscope.analysis.whatif.inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
 
 if TYPE_CHECKING:

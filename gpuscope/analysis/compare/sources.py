@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare.comparison import Comparison, Side, compare
 from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
-from gpuscope.analysis.projection import whatif_for
 from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
+from gpuscope.analysis.whatif.projection import whatif_for
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,4 +1,4 @@
-"""Diagnoses from NVML samples alone (gpuscope.analysis.activity), most important first.
+"""Diagnoses from NVML samples alone (gpuscope.analysis.evidence.samples.activity), most important first.
 
 Each rule reads one GPU's figures (Activity.to_json's per-GPU object) and returns a
 Diagnosis with its evidence and, in evidence["could_not_see"], what the samples cannot
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import samplegrid as sg
-from gpuscope.analysis import transfers
 from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
+from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples import transfers
 from gpuscope.analysis.rules.device import (
     Finding,
     SampleRule,
@@ -36,7 +36,7 @@ from gpuscope.analysis.rules.device import (
 )
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence.samples.activity import Activity
 
 MIN_READINGS = 5                         # activity readings below this: too short to judge
 MIN_WORK_READINGS = 3                    # readings inside the working time below this: no starvation verdict
@@ -404,7 +404,7 @@ def sample_context(activity: Activity, *, upload_gbs: float | None = None, downl
     phase lines up with the idle time."""
     ctx: dict = {"upload_gbs": upload_gbs, "download_gbs": download_gbs}
     if phases is not None and len(phases):
-        from gpuscope.analysis.idle_overlap import idle_by_component
+        from gpuscope.analysis.evidence.samples.idle_overlap import idle_by_component
 
         ctx["idle_by_component"] = idle_by_component(phases, activity)
     return ctx

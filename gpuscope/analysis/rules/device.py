@@ -15,7 +15,7 @@ import numpy as np
 from gpuscope.analysis.core import Diagnosis
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.samplegrid import Grid
+    from gpuscope.analysis.evidence.samples.samplegrid import Grid
 
 THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reason set
 THROTTLE_BITS = {4: "sw_power_cap", 8: "hw_slowdown", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
@@ -126,7 +126,7 @@ def _limit_lowered(limit: dict) -> bool | None:
 
 def _pipe_full(g: Grid, working: np.ndarray) -> bool:
     """A GPM pipe (DRAM, tensor, FP) full while the SMs worked: what bounds the kernels is shown."""
-    from gpuscope.analysis.samplegrid import PIPE_FULL, pipes_while_computing
+    from gpuscope.analysis.evidence.samples.samplegrid import PIPE_FULL, pipes_while_computing
 
     p = pipes_while_computing(g, working)
     return any(finite(v) and v >= PIPE_FULL for k, v in p.items() if k not in ("computing_s", "sm_active", "sm_occupancy"))

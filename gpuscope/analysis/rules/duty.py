@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.analysis import samplegrid as sg
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 MIN_GAPS = 3

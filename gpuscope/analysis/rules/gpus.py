@@ -17,7 +17,7 @@ from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.device import rnd
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence.samples.activity import Activity
 
 IMBALANCE_RATIO = 0.5
 MIN_BUSY = 0.2

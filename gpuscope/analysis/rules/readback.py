@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.pcie import resolved_by_samples
+from gpuscope.analysis.evidence.samples.pcie import resolved_by_samples
 from gpuscope.analysis.rule_input import NAN, RuleInput, floats, rnd
 
 if TYPE_CHECKING:

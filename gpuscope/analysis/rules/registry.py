@@ -20,9 +20,9 @@ from gpuscope.analysis.rules.engine import Finding, Rule, run_rules
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.activity import Activity
     from gpuscope.analysis.core import Diagnosis
     from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.activity import Activity
 
 
 def _fn(path: str) -> Callable[..., Any]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.log.table import nansum
 from gpuscope.analysis.rule_input import (
     NAN,
     RuleInput,
@@ -22,7 +23,6 @@ from gpuscope.analysis.rule_input import (
     floats,
     rnd,
 )
-from gpuscope.analysis.table import nansum
 from gpuscope.rolemodel import SPLIT_ROLES
 
 # cpu_stall_at_barrier: share of held time the GPU waited on the CPU

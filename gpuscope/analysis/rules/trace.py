@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.trace_activity import HOST_DIRECTIONS, DeviceView
-from gpuscope.analysis.trace_gaps import LONG_GAP_US, SYNC_RE
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.trace_activity import HOST_DIRECTIONS, DeviceView
+from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 
 MIN_SHARE, MEDIUM_SHARE, HIGH_SHARE = 0.01, 0.10, 0.25
 NEAR_LINE_RATE = 0.70          # host copies at >= 70% of the line rate get no pinning advice

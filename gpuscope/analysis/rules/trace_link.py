@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuscope.analysis import intervals as iv
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence import intervals as iv
 
 if TYPE_CHECKING:
     from gpuscope.analysis.rules.trace import TraceRuleInput

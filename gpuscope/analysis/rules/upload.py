@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
-from gpuscope.analysis.quantities import finite_median, upload_gbs
+from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
+from gpuscope.analysis.evidence.samples.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
 from gpuscope.analysis.rule_input import NAN, RuleInput, coef_var, correlation, floats, rnd
 
 if TYPE_CHECKING:

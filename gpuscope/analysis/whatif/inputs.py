@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis.pipeline_sim import PartitionTimes
-from gpuscope.analysis.quantities import tenure_bytes
-from gpuscope.analysis.split import record_components
+from gpuscope.analysis.evidence.log.quantities import tenure_bytes
+from gpuscope.analysis.evidence.log.split import record_components
+from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
 
 if TYPE_CHECKING:
     from gpuscope.parsers.log.parsed import ParsedLog

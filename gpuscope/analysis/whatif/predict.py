@@ -2,7 +2,7 @@
 
 Per partition (GPU-lock tenure) the upload is replaced by `bytes / line_rate`; everything
 else the log measured under the lock stays. Then the mutex pipeline is replayed by the
-event simulation (gpuscope.analysis.pipeline_sim) with the measured synthesis supply,
+event simulation (gpuscope.analysis.whatif.pipeline_sim) with the measured synthesis supply,
 prep (barrier) and CPU work, so the prediction includes what the faster upload does to
 the barrier (prep has less time to finish) and to the lock queue, and cannot beat the
 CPU floor. The same simulation of the *measured* durations checks the model against the
@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.core import clean
-from gpuscope.analysis.pipeline_sim import SimResult, simulate
-from gpuscope.analysis.quantities import finite_median, upload_gbs
+from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
 from gpuscope.analysis.whatif.inputs import (
     STALL_MS,
     WhatIfInputs,
@@ -32,6 +31,7 @@ from gpuscope.analysis.whatif.inputs import (
     stalled_tenures,
     tenure_inputs,
 )
+from gpuscope.analysis.whatif.pipeline_sim import SimResult, simulate
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis.evidence.samples import samplegrid as sg
 
 #: a burst must span this many readings (one inside it at least) for its rate to be judged
 MIN_RESOLVED_READINGS = 3

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuscope.analysis.table import Table, as_table, column, nanmedian, nansum
+from gpuscope.analysis.evidence.log.table import Table, as_table, column, nanmedian, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 NAN = float("nan")

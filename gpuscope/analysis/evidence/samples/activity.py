@@ -4,7 +4,7 @@ clocks and their clock-event reasons, per GPU. Plain functions over the samples.
     act = activity_from_samples(samples, meta=meta, line_rate_gbs=55.5, line_rate_source="meta")
     act.to_json()        # the `activity` object of `analyze --json` (docs/ANALYZE.md)
     act.intervals        # classed intervals (gpu, class, t_start, t_end) for shading a plot
-    act.gpus[0].grid     # the per-interval grid (gpuscope.analysis.samplegrid.Grid)
+    act.gpus[0].grid     # the per-interval grid (gpuscope.analysis.evidence.samples.samplegrid.Grid)
 
 Figures are over the recording, first to last sample of each GPU. The "active span" runs
 from the first sign of GPU work (activity > samplegrid.SM_TRACE, PCIe busy, or beside GPM
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import samplegrid as sg
-from gpuscope.analysis import transfers
+from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples import transfers
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
 
 PAUSE_MIN_S = 1.0

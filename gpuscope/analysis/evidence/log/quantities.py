@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuscope.analysis import groupstats
-from gpuscope.analysis.table import column
+from gpuscope.analysis.evidence.log import groupstats
+from gpuscope.analysis.evidence.log.table import column
 
 if TYPE_CHECKING:
     pass

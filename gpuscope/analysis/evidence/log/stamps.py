@@ -15,7 +15,7 @@ written in order, so an unstamped line happened between its stamped neighbours:
 3. A GPU-lock tenure is placed as one block, not line by line: its held line's time T (as
    in 2) ends it, the lock was taken at T - held; the lines printed as the lock is taken
    (mutex_wait, pre_lock_cpu) end there, and each GPU's lines of the tenure are laid out one
-   after another from there, in print order (gpuscope.analysis.phases reads a group of
+   after another from there, in print order (gpuscope.analysis.evidence.log.phases reads a group of
    components that share a line number as consecutive phases ending at its stamp).
 """
 

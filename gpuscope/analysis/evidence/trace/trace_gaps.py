@@ -25,9 +25,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch
 from gpuscope.analysis.names import PROFILER_STEP_RE
-from gpuscope.analysis.trace_activity import DeviceView, Epoch
 
 GAP_MIN_US = 10.0          # shorter gaps are not counted as idle gaps
 LONG_GAP_US = 1000.0       # a gap this long is host starvation, not launch/sync latency

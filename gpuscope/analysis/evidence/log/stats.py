@@ -3,7 +3,7 @@
 count, sum, mean, median, p10, p90 (linear interpolation, pandas' default) and the coefficient
 of variation cv = sample standard deviation / mean (NaN with fewer than 2 values or mean 0).
 Components not tied to any record (CPU-side lines) get entries too. The figures are pandas'
-groupby figures to the last bit (gpuscope.analysis.groupstats), computed on the parser's
+groupby figures to the last bit (gpuscope.analysis.evidence.log.groupstats), computed on the parser's
 name codes.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.analysis import groupstats
-from gpuscope.analysis.split import _component_codes
-from gpuscope.analysis.table import Table, column
+from gpuscope.analysis.evidence.log import groupstats
+from gpuscope.analysis.evidence.log.split import _component_codes
+from gpuscope.analysis.evidence.log.table import Table, column
 from gpuscope.rolemodel import RoleModel
 
 STAT_COLUMNS = ["role", "count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_ms", "cv"]

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
-from gpuscope.analysis.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ Rules (docs/ARCHITECTURE.md, "The role model"):
   other is 0, and the record stays in every sum.
 Only complete records (with a held line) are split.
 
-The work is done on numpy columns (`wide_table`, `split_table`: gpuscope.analysis.table.Table);
+The work is done on numpy columns (`wide_table`, `split_table`: gpuscope.analysis.evidence.log.table.Table);
 `record_components` and `split_records` are the same as DataFrames, for callers that have
 frames.
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.analysis import groupstats
-from gpuscope.analysis.table import Table, column, nansum
+from gpuscope.analysis.evidence.log import groupstats
+from gpuscope.analysis.evidence.log.table import Table, column, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
 
 SPLIT_COLUMNS = [
@@ -293,7 +293,7 @@ def split_records(components, records, model: RoleModel, wide=None):
     """split_table as a DataFrame (columns SPLIT_COLUMNS)."""
     import pandas as pd
 
-    from gpuscope.analysis.table import as_table
+    from gpuscope.analysis.evidence.log.table import as_table
 
     w = wide_table(components, records) if wide is None else as_table(wide)
     t = split_table(records, w, model)

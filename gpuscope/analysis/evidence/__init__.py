@@ -33,7 +33,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.rule_input import RuleInput
 
 
@@ -164,7 +164,7 @@ def _log_pieces(log: RuleInput, phases: pd.DataFrame | None) -> list[Piece]:
 # -- NVML samples: sampled ---------------------------------------------------------------------
 
 def _sample_pieces(ga: Any) -> list[Piece]:
-    from gpuscope.analysis import samplegrid as sg
+    from gpuscope.analysis.evidence.samples import samplegrid as sg
 
     f, g = ga.figures, ga.grid
     src = "gpm" if f["source"] == "gpm_sm_active" else "utilization"

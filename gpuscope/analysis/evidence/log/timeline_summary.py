@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis import intervals as iv
-from gpuscope.analysis.table import column, nanmedian, nansum
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.log.table import column, nanmedian, nansum
 
 NAN = float("nan")
 

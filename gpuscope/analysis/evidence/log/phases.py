@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.rolemodel import RoleModel
 from gpuscope.schemas import PHASE_COLUMNS, empty_phases
 

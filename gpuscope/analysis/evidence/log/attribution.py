@@ -26,7 +26,7 @@ def attribute_workers(phases: pd.DataFrame, worker_intervals: pd.DataFrame, *, t
     """Copy of `phases` with `worker` filled where the TIMELINE tells it.
 
     `worker_intervals`: rows with worker >= 0, t_start, t_end (epoch s): the TIMELINE's
-    `gpu` phases (gpuscope.analysis.phases.from_timeline).
+    `gpu` phases (gpuscope.analysis.evidence.log.phases.from_timeline).
     """
     out = phases.copy()
     if not len(out) or worker_intervals is None or not len(worker_intervals):
@@ -67,10 +67,10 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
     spans.csv when the run has it; else the phases rebuilt from timestamped timing lines,
     given their workers from the TIMELINE's GPU intervals and completed by its synthesis
     intervals; else the TIMELINE intervals alone. Lines the log did not stamp are placed
-    between their stamped neighbours first (gpuscope.analysis.stamps), and the basis says so.
+    between their stamped neighbours first (gpuscope.analysis.evidence.log.stamps), and the basis says so.
     """
-    from gpuscope.analysis import phases as ph
-    from gpuscope.analysis.stamps import place_unstamped
+    from gpuscope.analysis.evidence.log import phases as ph
+    from gpuscope.analysis.evidence.log.stamps import place_unstamped
 
     parsed = source.require_log()
     comps, timeline, note = parsed.components, parsed.timeline, ""

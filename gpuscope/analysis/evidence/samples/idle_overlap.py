@@ -1,5 +1,5 @@
 """Which part of the program lines up with the GPU's idle time: timing-line phases against
-the classed sample intervals of gpuscope.analysis.activity.
+the classed sample intervals of gpuscope.analysis.evidence.samples.activity.
 
 For each phase type (a PHASE_SCHEMA frame: from spans.csv, time-stamped timing lines or a
 trace), on each GPU it applies to (gpu -1: every GPU):
@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis import intervals as iv
-from gpuscope.analysis import samplegrid as sg
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.samples import samplegrid as sg
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.activity import Activity
+    from gpuscope.analysis.evidence.samples.activity import Activity
 
 IDLE_OVERLAP_COLUMNS = ["phase", "phase_s", "idle_s", "idle_quiet_s", "transferring_s", "idle_weighted_s",
                         "share_of_idle", "idle_share_of_phase"]

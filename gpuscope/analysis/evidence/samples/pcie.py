@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.analysis import intervals as iv
+from gpuscope.analysis.evidence import intervals as iv
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,0 +1,1 @@
+"""Evidence from NVML samples: the sample grid per GPU, activity, transfers, PCIe per phase."""
