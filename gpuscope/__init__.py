@@ -1,6 +1,10 @@
 """gpuscope: profile and diagnose GPU pipelines (where the time under the GPU lock goes)."""
 
-import sys
+# Ctrl-C from the package's first statements: the handler goes in before anything else runs
+# (a KeyboardInterrupt in the few steps that decide whether this process is gpuscope's own
+# printed a traceback through this file), and comes out again below when it is not.
+# _signal, the built-in C module: `import signal` builds its enums first (~5 ms of window).
+import _signal  # type: ignore[import-not-found]  # noqa: I001 (first, before sys)
 
 
 def _interrupted_now(signum, frame):  # a signal handler's arguments
@@ -13,6 +17,13 @@ def _interrupted_now(signum, frame):  # a signal handler's arguments
         os.write(2, b"gpuscope: interrupted\n")
     finally:
         os._exit(130)
+
+
+_EARLY = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
+if _EARLY:
+    _signal.signal(_signal.SIGINT, _interrupted_now)
+
+import sys  # noqa: E402
 
 
 def _own_process() -> bool:
@@ -39,15 +50,11 @@ def _stopped_now(signum, frame):  # a signal handler's arguments
 
 _interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
 if _own_process():
-    # _signal, the built-in C module: `import signal` builds its enums first (~5 ms of a
-    # window in which Ctrl-C printed a traceback from gpuscope's own first line)
-    import _signal  # type: ignore[import-not-found]
-
-    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-        _signal.signal(_signal.SIGINT, _interrupted_now)
     for _sig in (_signal.SIGTERM, _signal.SIGHUP):
         if _signal.getsignal(_sig) == _signal.SIG_DFL:
             _signal.signal(_sig, _stopped_now)
+elif _EARLY and _signal.getsignal(_signal.SIGINT) is _interrupted_now:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)  # a caller's process: its own Ctrl-C
 
 from gpuscope import _layout  # noqa: E402 (after the Ctrl-C handler: importing it takes time)
 

@@ -224,3 +224,40 @@ def test_record_keeps_no_c1_control_or_bidi_override_in_timing_log(raw, kept):
     from gpuscope.record_capture import log_text
 
     assert log_text(raw) == kept
+
+
+# A Ctrl-C that a library turns into something else must still end as "interrupted", 130: each
+# script makes gpuscope's own process (argv[0] gpuscope), replaces the analysis with code that
+# takes the Ctrl-C the way a library does, and runs the console entry point.
+_OWN_PROCESS_RUN = """
+import os, signal, sys
+sys.argv = ["gpuscope", "analyze", "-", "--json"]
+import gpuscope
+import gpuscope.cli.analyze_run as analyze_run
+from gpuscope.cli import main
+
+def run(**kw):
+{body}
+
+analyze_run.run = run
+main()
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # CPython 3.11 marks a KeyboardInterrupt raised in exec() of a string (dataclasses, namedtuple
+    # build their methods so) as unhandled though it was caught: the process died by SIGINT at
+    # its very end, after gpuscope had said "interrupted" and chosen 130
+    "    exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10**8): pass')",
+    # numpy's C import turns a KeyboardInterrupt into an ImportError ("PyCapsule_Import could
+    # not import module"): it was an internal error, exit 1
+    "    try:\n        os.kill(os.getpid(), signal.SIGINT)\n        for _ in range(10**8): pass\n"
+    "    except KeyboardInterrupt:\n        raise ImportError('PyCapsule_Import could not import module')",
+], ids=["caught-in-exec", "turned-into-import-error"])
+def test_a_ctrl_c_a_library_took_still_ends_as_interrupted(body, tmp_path):
+    # under -m, as `python -m gpuscope` runs (a script's or -c's SystemExit exits at once)
+    (tmp_path / "gpuscope_probe.py").write_text(_OWN_PROCESS_RUN.format(body=body))
+    env = dict(ENV, PYTHONPATH=f"{tmp_path}{os.pathsep}{ENV['PYTHONPATH']}")
+    p = subprocess.run([sys.executable, "-m", "gpuscope_probe"], stdin=subprocess.DEVNULL, capture_output=True,
+                       env=env, timeout=60)
+    assert (p.returncode, p.stderr.decode()) == (130, "gpuscope: interrupted\n")

@@ -44,7 +44,30 @@ def main(argv: list[str] | None = None) -> None:
         _main(argv)
     except KeyboardInterrupt:
         sys.stderr.write("gpuscope: interrupted\n")
+        _end(argv, 130)
         sys.exit(130)
+    except SystemExit as e:
+        _end(argv, e.code if isinstance(e.code, int) else 1)
+        raise
+    _end(argv, 0)
+
+
+def _end(argv: list[str] | None, code: int) -> None:
+    """A Ctrl-C that came while the command ran ends gpuscope's own process here, with the
+    command's code, its output flushed. Not through the interpreter's own exit: CPython 3.11
+    marks a KeyboardInterrupt raised inside exec() of a string (dataclasses and namedtuple
+    build their methods so) as unhandled even when it was caught, and then kills the process
+    by SIGINT at its very end, after gpuscope said "interrupted" and chose 130."""
+    from gpuscope.cli._common import sigint_seen
+
+    if argv is not None or not sigint_seen():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _main(argv: list[str] | None) -> None:

@@ -77,6 +77,21 @@ def quiet_libraries():
 
 
 _OWN_PROCESS = False  # main() runs as gpuscope's own process (not inside a caller's, a test's)
+_SIGINT_SEEN = False  # a Ctrl-C came while a command's own code ran (interrupt_unwinds)
+
+
+def interrupt_unwinds(signum, frame):  # a signal handler's arguments
+    """Ctrl-C while a command runs: a KeyboardInterrupt that unwinds its code, and a note that
+    it came. A library may turn that KeyboardInterrupt into another error (numpy's C import
+    into "PyCapsule_Import could not import module"), or swallow it: the note keeps the answer
+    "interrupted" (error_exit_code) whatever the exception says."""
+    global _SIGINT_SEEN
+    _SIGINT_SEEN = True
+    raise KeyboardInterrupt
+
+
+def sigint_seen() -> bool:
+    return _SIGINT_SEEN
 
 
 def interrupts_end_now(own: bool = False) -> None:
@@ -93,7 +108,7 @@ def interrupts_end_now(own: bool = False) -> None:
     if not _OWN_PROCESS:
         return
     try:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt_unwinds):
             signal.signal(signal.SIGINT, _interrupted_now)
     except ValueError:  # not the main thread (a test runner's worker): leave it
         pass
@@ -104,9 +119,11 @@ def interrupts_unwind() -> None:
 
     from gpuscope import _interrupted_now
 
+    global _SIGINT_SEEN
     try:
         if signal.getsignal(signal.SIGINT) is _interrupted_now:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            _SIGINT_SEEN = False
+            signal.signal(signal.SIGINT, interrupt_unwinds)
     except ValueError:
         pass
 
@@ -117,7 +134,7 @@ def error_exit_code(e: BaseException) -> int:
     if isinstance(e, GpuscopeError):
         say(e.one_line())
         return e.exit_code
-    if isinstance(e, KeyboardInterrupt):
+    if isinstance(e, KeyboardInterrupt) or _SIGINT_SEEN:  # whatever a library made of the Ctrl-C
         say("interrupted")
         return EXIT_INTERRUPTED
     if isinstance(e, BrokenPipeError):
