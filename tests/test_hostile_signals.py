@@ -253,7 +253,13 @@ main()
     # not import module"): it was an internal error, exit 1
     "    try:\n        os.kill(os.getpid(), signal.SIGINT)\n        for _ in range(10**8): pass\n"
     "    except KeyboardInterrupt:\n        raise ImportError('PyCapsule_Import could not import module')",
-], ids=["caught-in-exec", "turned-into-import-error"])
+    # a Ctrl-C landing in a weakref callback (importlib's module locks) is only "ignored" by
+    # Python: it printed "Exception ignored in ...", the command went on and said "stdin is
+    # empty" (exit 4)
+    "    import weakref\n    class A: pass\n    a = A()\n    def cb(_):\n        raise KeyboardInterrupt\n"
+    "    r = weakref.ref(a, cb)\n    del a\n    for _ in range(10**8): pass\n"
+    "    from gpuscope.errors import InputError\n    raise InputError('stdin is empty')",
+], ids=["caught-in-exec", "turned-into-import-error", "ignored-in-a-callback"])
 def test_a_ctrl_c_a_library_took_still_ends_as_interrupted(body, tmp_path):
     # under -m, as `python -m gpuscope` runs (a script's or -c's SystemExit exits at once)
     (tmp_path / "gpuscope_probe.py").write_text(_OWN_PROCESS_RUN.format(body=body))

@@ -36,10 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Ctrl-C at any moment ends it with one line and exit 130:
     outside a command's own code at once (interrupts_end_now), inside it as a
     KeyboardInterrupt that the command's error handling turns into that line."""
-    from gpuscope.cli._common import interrupts_end_now
+    from gpuscope.cli._common import ctrl_c_never_swallowed, interrupts_end_now
 
     if argv is None:  # the process is gpuscope's own (a caller passing argv keeps its handler)
         interrupts_end_now(own=True)
+        sys.unraisablehook = ctrl_c_never_swallowed
     try:
         _main(argv)
     except KeyboardInterrupt:

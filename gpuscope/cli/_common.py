@@ -94,6 +94,35 @@ def sigint_seen() -> bool:
     return _SIGINT_SEEN
 
 
+def _interrupt_main_once_out(busy: list[bool]) -> None:
+    """Send the Ctrl-C again once the hook has returned: tripped while the hook (Python code)
+    still ran, it would be raised inside it and be ignored once more."""
+    import _thread
+    import time
+
+    while busy[0]:
+        time.sleep(0.001)
+    _thread.interrupt_main()
+
+
+def ctrl_c_never_swallowed(hook_args) -> None:
+    """sys.unraisablehook of gpuscope's own process. A KeyboardInterrupt raised where Python
+    can only ignore it (a weakref callback of importlib's module locks, a __del__) printed
+    "Exception ignored in ..." and the command went on as if no Ctrl-C had come (then said
+    "stdin is empty", exit 4): it is noted and sent again, to unwind the command. Any other
+    exception a library's cleanup ignored is not gpuscope's voice (GPUSCOPE_DEBUG=1 shows it)."""
+    global _SIGINT_SEEN
+    if isinstance(hook_args.exc_value, KeyboardInterrupt):
+        import threading
+
+        _SIGINT_SEEN = True
+        busy = [True]
+        threading.Thread(target=_interrupt_main_once_out, args=(busy,), daemon=True).start()
+        busy[0] = False  # the last step: nothing checks for a signal between it and the return
+    elif os.environ.get("GPUSCOPE_DEBUG"):
+        sys.__unraisablehook__(hook_args)
+
+
 def interrupts_end_now(own: bool = False) -> None:
     """From here on, Ctrl-C ends the process at once with exit 130 (gpuscope.cli.main sets
     this first, `own`; handle_errors and the fast path hand Ctrl-C back to the command's code,
@@ -131,12 +160,12 @@ def interrupts_unwind() -> None:
 def error_exit_code(e: BaseException) -> int:
     """Say the one stderr line for an error a command raised and give its exit code (what
     handle_errors maps; never a traceback unless GPUSCOPE_DEBUG=1 for a bug)."""
-    if isinstance(e, GpuscopeError):
-        say(e.one_line())
-        return e.exit_code
     if isinstance(e, KeyboardInterrupt) or _SIGINT_SEEN:  # whatever a library made of the Ctrl-C
         say("interrupted")
         return EXIT_INTERRUPTED
+    if isinstance(e, GpuscopeError):
+        say(e.one_line())
+        return e.exit_code
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
         return 0
