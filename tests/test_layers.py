@@ -107,6 +107,8 @@ PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parse
 #: opens one kind of source and imports no other such opener
 SOURCES_SHARED = {"gpuscope.sources", "gpuscope.sources.open", "gpuscope.sources.source",
                   "gpuscope.sources.runmeta", "gpuscope.sources.overlap"}
+#: gpuscope/analysis/evidence/: one folder per kind of source (the shared model and intervals above them)
+EVIDENCE_KINDS = ("log", "samples", "trace")
 #: what a report may read of the analysis: result types, the names the analysis gives
 REPORT_READS = {"gpuscope.analysis.result", "gpuscope.analysis.core", "gpuscope.analysis.names",
                 "gpuscope.analysis.compare.side"}
@@ -120,6 +122,9 @@ def part_of(module: str) -> str | None:
         return next((f"parsers:{k}" for k, ms in PARSER_KINDS.items() if module in ms), "parsers:log")
     if module.startswith("gpuscope.sources.") and module not in SOURCES_SHARED:
         return f"sources:{module}"
+    for kind in EVIDENCE_KINDS:  # the evidence of one kind of source reads no other kind's
+        if module == f"gpuscope.analysis.evidence.{kind}" or module.startswith(f"gpuscope.analysis.evidence.{kind}."):
+            return f"evidence:{kind}"
     return None
 
 
@@ -132,7 +137,13 @@ def test_every_kind_of_parser_exists():
 def crossings(g: dict[str, frozenset[str]]) -> list[str]:
     """Imports from one per-source part into another (annotations included)."""
     return sorted(f"{m} -> {d}" for m, ds in g.items() for d in ds
-                  if part_of(m) is not None and part_of(d) is not None and part_of(m) != part_of(d))
+                  if part_of(m) is not None and part_of(d) is not None and part_of(m) != part_of(d)
+                  and not _reads_its_own_parser(part_of(m), part_of(d)))
+
+
+def _reads_its_own_parser(src: str | None, dst: str | None) -> bool:
+    """The evidence of a kind may read the types its own kind's parsers make."""
+    return bool(src and dst) and src.startswith("evidence:") and dst == "parsers:" + src.split(":", 1)[1]
 
 
 def test_per_source_parts_never_import_each_other():
@@ -141,8 +152,18 @@ def test_per_source_parts_never_import_each_other():
 
 def test_a_crossing_is_caught():
     g = {"gpuscope.parsers.trace.kineto": frozenset({"gpuscope.parsers.log.lines", "gpuscope.parsers.limits"}),
-         "gpuscope.parsers.samples": frozenset({"gpuscope.parsers.numbers"})}
-    assert crossings(g) == ["gpuscope.parsers.trace.kineto -> gpuscope.parsers.log.lines"]
+         "gpuscope.parsers.samples": frozenset({"gpuscope.parsers.numbers"}),
+         "gpuscope.analysis.evidence.trace.trace_gaps": frozenset({"gpuscope.analysis.evidence.samples.samplegrid",
+                                                                   "gpuscope.analysis.evidence.intervals"}),
+         "gpuscope.analysis.evidence.trace.trace_activity": frozenset({"gpuscope.parsers.trace.kineto",
+                                                                       "gpuscope.parsers.samples"})}
+    assert crossings(g) == ["gpuscope.analysis.evidence.trace.trace_activity -> gpuscope.parsers.samples",
+                            "gpuscope.analysis.evidence.trace.trace_gaps -> gpuscope.analysis.evidence.samples.samplegrid",
+                            "gpuscope.parsers.trace.kineto -> gpuscope.parsers.log.lines"]
+
+
+def test_every_kind_of_evidence_has_its_folder():
+    assert {part_of(m) for m in modules()} >= {f"evidence:{k}" for k in EVIDENCE_KINDS}
 
 
 def report_reads(g: dict[str, frozenset[str]]) -> list[str]:
