@@ -124,8 +124,10 @@ class Gen3:
         self._bombs: dict[str, bytes] = {}
 
     def path(self, suffix: str, name: str = "in") -> Path:
+        """A fresh name in the probe's folder, never one tools/probe_hostile.py's Gen makes
+        (`in17.log` from both: a dangling link of one became the other's file to write)."""
         self.k += 1
-        return self.tmp / f"{name}{self.k}{suffix}"
+        return self.tmp / f"{name}3_{self.k}{suffix}"
 
     def pick(self, seq):
         return self.r.choice(seq)
