@@ -30,7 +30,6 @@ from gpuscope.units import fmt_bytes
 from gpuscope.workload.hostalloc import AllocationFailed, HostAllocator
 from gpuscope.workload.pinned_pool import PinnedBuffer, PinnedPool
 
-MODES = ("pageable", "pinned", "registered")
 MODE_ALIASES = {"unpinned": "pageable", "pageable": "pageable", "pinned": "pinned",
                 "registered": "registered"}
 
