@@ -62,7 +62,6 @@ class GpuLost(Exception):
 
 class _Backend:
     module: Any = None  # the pynvml-like module in use
-    injected: bool = False
 
 
 _backend = _Backend()
@@ -76,7 +75,6 @@ def use_backend(module: Any | None) -> None:
     """Inject a pynvml-like module (tests) or None to go back to the real pynvml. Resets state."""
     reset()
     _backend.module = module
-    _backend.injected = module is not None
 
 
 def reset() -> None:

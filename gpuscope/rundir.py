@@ -383,11 +383,6 @@ def read_samples(path: str | os.PathLike[str]):
         return empty_samples()
 
 
-def timing_log_path(path: str | os.PathLike[str]) -> Path | None:
-    p = _require_dir(path) / TIMING_LOG
-    return p if p.exists() else None
-
-
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}

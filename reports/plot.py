@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpuscope import safe_output
 from gpuscope.reports import plot_panels as P
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
@@ -292,11 +291,3 @@ def view_png(tv: TimelineView, *, title: str, fmt: str = "png") -> bytes:
     return timeline_png(tv.phases, tv.samples, title=title, line_rate_gbs=tv.line_rate_gbs, origin=tv.origin,
                         view=tv.view, intervals=tv.intervals, counters=tv.counters, lane_noun=tv.lane_noun,
                         fmt=fmt)
-
-
-def write_timeline_png(path: str | Path, phases: pd.DataFrame, samples: pd.DataFrame | None = None, *,
-                       title: str, line_rate_gbs: float | None = None) -> int:
-    """Write the PNG; returns its size in bytes."""
-    data = timeline_png(phases, samples, title=title, line_rate_gbs=line_rate_gbs)
-    safe_output.write(path, data, "the PNG")
-    return len(data)

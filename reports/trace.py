@@ -16,7 +16,6 @@ in the top-level "metadata". No parsing, no GPU.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -218,9 +217,3 @@ class _Events:
                                 dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
                 self.events.append({"name": track, "ph": "C", "ts": _us(float(r.t_wall), self.t0), "pid": pid,
                                     "args": args})
-
-
-def trace_json(phases: pd.DataFrame | None, samples: pd.DataFrame | None = None, *, title: str = "gpuscope",
-               metadata: dict[str, Any] | None = None, indent: int | None = None) -> str:
-    return json.dumps(build_trace(phases, samples, title=title, metadata=metadata), indent=indent,
-                      allow_nan=False)

@@ -245,3 +245,15 @@ def test_prewarm_pins_up_to_the_budget_then_serves_hits():
     pool.release(b)
     pool.close()
     assert fa.live == {}
+
+
+def test_view_from_address_is_the_memory_there_not_a_copy():
+    """CudaHostAllocator.view's address -> numpy view (run on host memory: no GPU needed)."""
+    from gpuscope.workload.hostalloc import _view_from_address
+
+    backing = np.arange(64, dtype=np.uint8)
+    v = _view_from_address(int(backing.ctypes.data), 48)
+    assert v.dtype == np.uint8 and v.shape == (48,) and v.tolist() == list(range(48))
+    v[3] = 200
+    backing[5] = 77
+    assert backing[3] == 200 and v[5] == 77

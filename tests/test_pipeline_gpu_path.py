@@ -119,3 +119,42 @@ def test_streamed_srs_and_device_uploads_verify(tmp_path):
     assert sum(f"h2d_bytes={per}" in text for text, _ in lines.out) == 3
     chunks = -(-n // chunk) + 2 * -(-m // chunk)  # H MSM, batch_add, tail MSM per partition
     assert FakeStream.records == 3 * chunks
+
+
+def test_streamed_srs_is_made_once_in_pinned_host_memory_for_every_gpu():
+    """build_srs's streamed branch (a GPU's) with fake devices and allocator: each point set is
+    generated once, on the first GPU, copied down into a buffer the host allocator pinned, and
+    shared by every GPU; the pinned copies are listed for release, the device pool emptied."""
+    from gpuscope.workload.srs import build_srs
+    from tests.test_hostmem import FakeAllocator
+
+    cpu = get_backend("cpu")
+    made, emptied = [], []
+
+    class OnDevice:  # generate_points' result on a GPU: get(out=) copies it down
+        def __init__(self, a):
+            self.a = a
+
+        def get(self, out):
+            out[...] = self.a
+
+    class GpuPoints:
+        def generate_points(self, n, seed):
+            made.append((n, seed))
+            return OnDevice(cpu.generate_points(n, seed))
+
+    devices = {g: FakeCudaDevice(g) for g in (0, 1)}
+    for d in devices.values():
+        d.cp = types.SimpleNamespace(get_default_memory_pool=lambda: types.SimpleNamespace(
+            free_all_blocks=lambda: emptied.append(1)))
+    cfg = PipelineConfig(mode="pageable", log_n=6, gpus=[0, 1], srs_chunk_log=10)
+    n, m = 1 << cfg.log_n, cfg.synth_config().m
+    alloc, pinned = FakeAllocator(), []
+    srs = build_srs(cfg, devices, {0: GpuPoints(), 1: GpuPoints()}, alloc, True, pinned)
+    assert made == [(n, SRS_SEED_H), (m, SRS_SEED_W)] and emptied == [1]
+    assert [hp.nbytes for hp in pinned] == [n * 96, m * 96] and len(alloc.live) == 2
+    assert set(srs) == {0, 1} and srs[0].h is srs[1].h and not srs[0].resident
+    assert srs[0].chunk == 1 << 10
+    assert np.array_equal(srs[0].h, cpu.generate_points(n, SRS_SEED_H))
+    assert np.array_equal(srs[1].w, cpu.generate_points(m, SRS_SEED_W))
+    assert {int(hp.ptr) for hp in pinned} == set(alloc.live)  # the points live in pinned buffers

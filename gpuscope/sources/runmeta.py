@@ -94,10 +94,6 @@ class RunMeta:
         return str(m) if m else None
 
     @property
-    def is_pageable(self) -> bool:
-        return (self.mode or "").lower() in PAGEABLE_NAMES
-
-    @property
     def mode_effective(self) -> str:
         return str(self.workload.get("mode_effective") or "")
 

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from gpuscope.parsers.trace.kineto import TraceFrames
     from gpuscope.rolemodel import RoleModel
 
-KINDS = ("log", "rundir", "samples", "trace")
-
 
 @dataclass
 class Source:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend:
     from gpuscope.workload import backends, layout
 
     check_args(sizes, repeats)
-    gpu = backend or backends.get_backend("gpu")
+    gpu = backend or cast("GpuBackend", backends.get_backend("gpu"))  # the GPU backend, or NoGpuError
     rows: list[BenchRow] = []
     rng = np.random.default_rng(seed)
 
@@ -115,17 +116,17 @@ def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend:
         a = cp.asarray(layout.random_fr(n, rng))
         b = cp.asarray(layout.random_fr(n, rng))
         c = gpu.fr_mul(a, b)
-        add("ntt", k, time_call(lambda a=a: gpu.ntt(a), repeats))
-        add("intt", k, time_call(lambda a=a: gpu.ntt(a, inverse=True), repeats))
-        add("compute_h", k, time_call(lambda a=a, b=b, c=c: gpu.compute_h(a, b, c), repeats))
+        add("ntt", k, time_call(partial(gpu.ntt, a), repeats))
+        add("intt", k, time_call(partial(gpu.ntt, a, inverse=True), repeats))
+        add("compute_h", k, time_call(partial(gpu.compute_h, a, b, c), repeats))
         del a, b, c
-        add("generate_points", k, time_call(lambda n=n: gpu.generate_points(n, seed), 1, warmup=0))
+        add("generate_points", k, time_call(partial(gpu.generate_points, n, seed), 1, warmup=0))
         pts = gpu.generate_points(n, seed)
         sc = cp.asarray(layout.random_fr(n, rng))
         bitmap = cp.asarray(rng.random(n) < 0.25)
-        add("msm", k, time_call(lambda p=pts, s=sc: gpu.msm(p, s), repeats))
-        add("batch_add", k, time_call(lambda p=pts, m=bitmap: gpu.batch_add(p, m), repeats))
-        add("tail_msm", k, time_call(lambda p=pts, s=sc, m=bitmap: gpu.tail_msm(p, s, m), repeats))
+        add("msm", k, time_call(partial(gpu.msm, pts, sc), repeats))
+        add("batch_add", k, time_call(partial(gpu.batch_add, pts, bitmap), repeats))
+        add("tail_msm", k, time_call(partial(gpu.tail_msm, pts, sc, bitmap), repeats))
         del pts, sc, bitmap
         cp.get_default_memory_pool().free_all_blocks()
     return rows

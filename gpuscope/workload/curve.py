@@ -137,7 +137,7 @@ def points_to_limbs(points) -> np.ndarray:
 def limbs_to_points(arr) -> list[Point]:
     a = np.asarray(arr, dtype=np.uint32).reshape(-1, 2, 12)
     coords = FQ.limbs_to_ints(a.reshape(-1, 12), mont=True)
-    zero = ~a.reshape(len(a), -1).any(axis=1)
+    zero = np.logical_not(a.reshape(len(a), -1).any(axis=1))
     return [None if zero[i] else (coords[2 * i], coords[2 * i + 1]) for i in range(len(a))]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def device_oom_as_resource_error(gpu: int, what: str | Callable[[], str]) -> Ite
 class HostDevice:
     """The CPU backend: arrays stay where they are, phases are synchronous."""
 
-    kind = "cpu"
+    kind: Literal["cpu"] = "cpu"
 
     def __init__(self, index: int = 0):
         self.index = index
@@ -81,7 +81,7 @@ class HostDevice:
 class CudaDevice:
     """One CUDA device through CuPy. Call `activate()` in every thread that uses it."""
 
-    kind = "gpu"
+    kind: Literal["gpu"] = "gpu"
 
     def __init__(self, index: int):
         cupy = cuda.require("a GPU worker")
@@ -177,5 +177,6 @@ class PinnedHostArray:
             self.ptr = 0
 
 
-#: Where a pipeline worker's GPU work runs (CudaDevice also has upload_into and cp).
+#: Where a pipeline worker's GPU work runs (CudaDevice also has upload_into and cp); `kind`
+#: tells them apart ("gpu" narrows a Device to a CudaDevice).
 Device = HostDevice | CudaDevice

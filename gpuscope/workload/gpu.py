@@ -182,7 +182,7 @@ class GpuBackend:
                     raise UsageError(f"NTT block of {E} elements exceeds the fast variant's {NTT_SMEM_STRIDE}")
                 threads, smem = min(threads, self._fixed_threads), 32 * NTT_SMEM_STRIDE
             src = x if i == 0 else out
-            args = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
+            args: tuple[Any, ...] = (out, src, np.int32(log_n), np.int32(s0), np.int32(S), np.int32(L), tw, np.int32(1 if i == 0 else 0))
             name = "fr_ntt_pass_h" if h_in is not None and i == 0 else "fr_ntt_pass"
             if scale is not None and i == len(plan) - 1:
                 name, args = name + "_scaled", (*args, scale[0], scale[1], np.int32(scale[2]))

@@ -38,7 +38,7 @@ class AllocationFailed(Exception):
 
 def _view_from_address(ptr: int, nbytes: int) -> np.ndarray:
     buf = (ctypes.c_uint8 * nbytes).from_address(ptr)
-    return np.frombuffer(buf, dtype=np.uint8, count=nbytes)
+    return np.frombuffer(memoryview(buf), dtype=np.uint8, count=nbytes)
 
 
 class CudaHostAllocator:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +30,6 @@ from gpuscope.units import fmt_bytes
 from gpuscope.workload.hostalloc import AllocationFailed, HostAllocator
 from gpuscope.workload.pinned_pool import PinnedBuffer, PinnedPool
 
-MODES = ("pageable", "pinned", "registered")
 MODE_ALIASES = {"unpinned": "pageable", "pageable": "pageable", "pinned": "pinned",
                 "registered": "registered"}
 
@@ -105,9 +105,10 @@ class HostMemory:
         if self.mode in ("pinned", "registered") and allocator is None:
             raise ValueError(f"mode {self.mode} needs a host allocator")
         if self.mode == "pinned":
+            assert allocator is not None  # (refused just above)
             self.pool = PinnedPool(pinned_budget_bytes, allocator)
 
-    def new_block(self, shapes: list[tuple[int, ...]], dtype, *,
+    def new_block(self, shapes: Sequence[tuple[int, ...]], dtype, *,
                   stop: threading.Event | None = None) -> HostBlock:
         dt = np.dtype(dtype)
         sizes = [int(np.prod(s)) * dt.itemsize for s in shapes]
@@ -115,6 +116,7 @@ class HostMemory:
             return HostBlock(arrays=[np.empty(s, dt) for s in shapes])
         if self.mode == "registered":
             return HostBlock(arrays=_page_aligned_arrays(shapes, sizes, dt))
+        assert self.pool is not None  # (the pinned mode, the one left, has its pool)
         buf = self.pool.acquire(sum(sizes), stop=stop)
         arrays, off = [], 0
         for shape, size in zip(shapes, sizes, strict=True):
@@ -126,13 +128,14 @@ class HostMemory:
         """Registered mode: page-lock every array of the block. Returns seconds spent."""
         if self.mode != "registered":
             return 0.0
+        alloc = self._allocator()
         t0 = time.perf_counter()
         for a in block.arrays:
             ptr = int(a.ctypes.data)
             if ptr in block.registered:
                 continue
             try:
-                self.alloc.host_register(ptr, a.nbytes)
+                alloc.host_register(ptr, a.nbytes)
             except AllocationFailed as e:
                 raise ResourceError(
                     f"cudaHostRegister of {fmt_bytes(a.nbytes)} failed "
@@ -166,6 +169,7 @@ class HostMemory:
         if block.pinned is not None:
             buf, block.pinned = block.pinned, None
             block.arrays = []
+            assert self.pool is not None  # (a pinned buffer came from the pool)
             self.pool.release(buf)
 
     def close(self) -> None:
@@ -174,7 +178,7 @@ class HostMemory:
             while self._registered:
                 ptr, n = self._registered.popitem()
                 self.registered_bytes -= n
-                self.alloc.host_unregister(ptr)
+                self._allocator().host_unregister(ptr)
         if self.pool is not None:
             self.pool.close()
 
@@ -190,6 +194,11 @@ class HostMemory:
             out["registered_bytes_now"] = self.registered_bytes
         return out
 
+    def _allocator(self) -> HostAllocator:
+        """The allocator, there in every mode that registers or pins (__init__ refuses else)."""
+        assert self.alloc is not None
+        return self.alloc
+
     def _unregister(self, block: HostBlock) -> None:
         while block.registered:
             ptr = block.registered.pop()
@@ -198,4 +207,4 @@ class HostMemory:
                 if n is None:
                     continue
                 self.registered_bytes -= n
-                self.alloc.host_unregister(ptr)
+                self._allocator().host_unregister(ptr)

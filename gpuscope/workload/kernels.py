@@ -177,5 +177,5 @@ def build_cubins(
 if __name__ == "__main__":  # python -m gpuscope.workload.kernels OUTDIR [ARCH]
     import sys
 
-    for p in build_cubins(sys.argv[1], *(sys.argv[2:3] or ["sm_90"])):
+    for p in build_cubins(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm_90"):
         print(p)

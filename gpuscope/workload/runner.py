@@ -108,18 +108,20 @@ class WorkloadRun:
         """Checks, run directory (status running), NVML facts and the sampler, then what runs
         before the clock (devices, host memory, SRS points, kernel warm-up), the timing log,
         the verifier and the pipeline; meta.json says each step's outcome."""
-        on_gpu = self._choose_backend()
-        self.rd = RunDir.create(self.out, mode=self.cfg.mode, on_error=self._report)
-        nv = self._write_start_meta(on_gpu)
-        self._open_samples(nv, on_gpu)
+        backend = self._choose_backend()
+        on_gpu = backend.name == "gpu"
+        rd = self.rd = RunDir.create(self.out, mode=self.cfg.mode, on_error=self._report)
+        nv = self._write_start_meta(rd, backend)
+        self._open_samples(rd, nv, on_gpu)
         self.check_stop()
-        self.setup = RunSetup(self.cfg, self.backend, self.on_setup, check_stop=self.check_stop)
-        devices, backends, srs = self.setup.build(on_gpu)
-        self._open_log()
-        verifier = self._verifier(backends)
-        self.pipeline = Pipeline(self.cfg, backends, devices, self.setup.mem, self.log, srs=srs,
+        setup = self.setup = RunSetup(self.cfg, backend, self.on_setup, check_stop=self.check_stop)
+        devices, backends, srs = setup.build(on_gpu)
+        log = self.log = self._open_log(rd)
+        verifier = self._verifier(rd, backends)
+        assert setup.mem is not None  # (build() made the host memory)
+        self.pipeline = Pipeline(self.cfg, backends, devices, setup.mem, log, srs=srs,
                                  verifier=verifier)
-        self.rd.write_meta(setup=self.setup.seconds)
+        rd.write_meta(setup=setup.seconds)
         self.check_stop()
 
     def check_stop(self) -> None:
@@ -129,17 +131,16 @@ class WorkloadRun:
             where = f"; run directory {self.rd.path} (status interrupted)" if self.rd is not None else ""
             raise SetupInterrupted(f"interrupted during set-up: no partition ran{where}")
 
-    def _choose_backend(self) -> bool:
-        """The backend, the CPU backend's limits, the config checked; True on a GPU."""
+    def _choose_backend(self) -> Backend:
+        """The backend (also kept in self.backend), the CPU backend's limits, the config checked."""
         from gpuscope.workload.backends import get_backend
 
         cfg = self.cfg
         cfg.mode = normalize_mode(cfg.mode)
         if self.backend_kind not in ("auto", "gpu", "cpu"):
             raise UsageError(f"--backend: unknown backend {self.backend_kind!r} (auto, gpu or cpu)")
-        self.backend = get_backend(self.backend_kind)
-        on_gpu = self.backend.name == "gpu"
-        if not on_gpu:
+        backend = self.backend = get_backend(self.backend_kind)
+        if backend.name != "gpu":
             if cfg.log_n > CPU_MAX_LOG_N:
                 raise UsageError(
                     f"--log-n {cfg.log_n} is too large for the CPU reference backend "
@@ -151,13 +152,14 @@ class WorkloadRun:
             cfg.gpus = [0]
             cfg.srs_resident = True
         cfg.validate()
-        return on_gpu
+        return backend
 
-    def _workload_meta(self, on_gpu: bool) -> dict[str, Any]:
+    def _workload_meta(self, backend: Backend) -> dict[str, Any]:
         """meta.json's `workload`: what the run was asked to do."""
         cfg = self.cfg
+        on_gpu = backend.name == "gpu"
         return {
-            "backend": self.backend.name, "mode": cfg.mode,
+            "backend": backend.name, "mode": cfg.mode,
             "mode_effective": cfg.mode if on_gpu else "none (CPU backend)",
             "log_n": cfg.log_n, "n": 1 << cfg.log_n, "partitions": cfg.partitions,
             "workers_per_gpu": cfg.workers, "synth_threads": cfg.synth_threads,
@@ -172,14 +174,14 @@ class WorkloadRun:
             "general_share": cfg.general_share, "bool_share": cfg.bool_share, "seed": cfg.seed,
         }
 
-    def _write_start_meta(self, on_gpu: bool) -> nvml_mod.Nvml | None:
+    def _write_start_meta(self, rd: RunDir, backend: Backend) -> nvml_mod.Nvml | None:
         """meta.json at the start (status running) with the GPU facts NVML gives (absence is not
         an error); returns the NVML session when the run samples."""
-        cfg = self.cfg
+        cfg, on_gpu = self.cfg, backend.name == "gpu"
         meta: dict[str, Any] = {
             "gpuscope_version": __version__, "kind": "workload", "mode": cfg.mode,
             "argv": self.argv, "host": host_info(), "started": iso_now(), "status": "running",
-            "workload": self._workload_meta(on_gpu),
+            "workload": self._workload_meta(backend),
             "notes": self.notes,
         }
         nv = nvml_mod.get() if self.sample else None
@@ -197,12 +199,12 @@ class WorkloadRun:
             from gpuscope import linerate
 
             meta["line_rate_gbs"] = linerate.measured_line_rate()
-        self.rd.write_meta(**meta)
+        rd.write_meta(**meta)
         return nv
 
-    def _open_samples(self, nv: nvml_mod.Nvml | None, on_gpu: bool) -> None:
+    def _open_samples(self, rd: RunDir, nv: nvml_mod.Nvml | None, on_gpu: bool) -> None:
         """samples.csv (the header at least) and, on a GPU with NVML, the sampler that fills it."""
-        self.samples_sink = _LastRowTee(self.rd.samples_writer())
+        self.samples_sink = _LastRowTee(rd.samples_writer())
         if nv is not None and on_gpu:
             from gpuscope.sampler import Sampler
 
@@ -211,16 +213,15 @@ class WorkloadRun:
         else:
             why = ("CPU backend" if not on_gpu else
                    f"no samples: {nvml_mod.unavailable_reason() or 'sampling off'}")
-            self.rd.write_meta(sampler=why)
+            rd.write_meta(sampler=why)
 
-    def _open_log(self) -> None:
+    def _open_log(self, rd: RunDir) -> tl.TimingLog:
         """timing.log and spans.csv, through the TimingLog the pipeline writes."""
-        rd = self.rd
         spans = rd.spans_writer()
-        self.log = tl.TimingLog(rd.timing_log(), spans, job_id=f"gpuscope-{rd.path.name}",
-                                t0_mono=CLOCK.mono())
+        return tl.TimingLog(rd.timing_log(), spans, job_id=f"gpuscope-{rd.path.name}",
+                            t0_mono=CLOCK.mono())
 
-    def _verifier(self, backends: dict[int, Backend]) -> Verifier | None:
+    def _verifier(self, rd: RunDir, backends: dict[int, Backend]) -> Verifier | None:
         """--verify: the per-partition checks (meta.json `verify` says which)."""
         cfg = self.cfg
         if not cfg.verify:
@@ -229,23 +230,30 @@ class WorkloadRun:
 
         verifier = Verifier(backends, log_n=cfg.log_n, m=cfg.synth_config().m,
                             h_seed=SRS_SEED_H, w_seed=SRS_SEED_W, seed=cfg.seed)
-        self.rd.write_meta(verify=verifier.describe())
+        rd.write_meta(verify=verifier.describe())
         return verifier
 
     def _report(self, msg: str) -> None:
         self.notes.append(msg)
         self.on_error(msg)
 
+    @property
+    def _prepared_rd(self) -> RunDir:
+        """The run directory, for the steps after prepare() returned (it made it first)."""
+        assert self.rd is not None
+        return self.rd
+
     # -- running -----------------------------------------------------------------------------
     def start(self) -> None:
         if self.sampler is not None:
             self.sampler.start()
-        self.rd.write_meta(pipeline_started=iso_now())
+        self._prepared_rd.write_meta(pipeline_started=iso_now())
         self._thread = threading.Thread(target=self._run, name="gpuscope-pipeline", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            assert self.pipeline is not None  # (start() follows a prepare() that returned)
             self._result = self.pipeline.run()
         except BaseException as e:  # noqa: BLE001 - reported by finish()
             self._exc = e
@@ -291,6 +299,7 @@ class WorkloadRun:
         if self.sampler is not None:
             stats = self.sampler.stop()
         self._release()
+        rd = self._prepared_rd
         if err is not None:
             status, code = "failed", getattr(err, "exit_code", EXIT_FAILED)
         elif res is None or res.stopped or self.interrupts:
@@ -299,9 +308,9 @@ class WorkloadRun:
             status, code = "complete", EXIT_OK
         if res is not None and status == "interrupted" and res.done == self.cfg.partitions:
             status, code = "complete", EXIT_OK  # Ctrl-C after the last partition: nothing lost
-        if status == "complete" and self.rd.failed_writes:  # a full disk cut a run file (said as it happened)
+        if status == "complete" and rd.failed_writes:  # a full disk cut a run file (said as it happened)
             status, code = "incomplete", EXIT_RESOURCE
-        out = RunOutcome(status=status, exit_code=code, path=self.rd.path, result=res, error=err,
+        out = RunOutcome(status=status, exit_code=code, path=rd.path, result=res, error=err,
                          notes=self.notes)
         fields: dict[str, Any] = {"status": status, "exit_code": code, "ended": iso_now(),
                                   "notes": self.notes}
@@ -312,7 +321,7 @@ class WorkloadRun:
         if err is not None:
             fields["error"] = (err.one_line() if isinstance(err, GpuscopeError)
                                else f"{type(err).__name__}: {err}")
-        if not self.rd.write_meta(**fields) and status in ("complete", "incomplete"):
+        if not rd.write_meta(**fields) and status in ("complete", "incomplete"):
             # a full disk: meta.json keeps an earlier state (running); never report 'complete' then
             out.status = "unfinished (meta.json could not be written: it still says 'running')"
             out.exit_code = EXIT_RESOURCE
@@ -346,7 +355,7 @@ class WorkloadRun:
     def _analyze(self, out: RunOutcome) -> None:
         from gpuscope.summary import summarize_run
 
-        s = summarize_run(self.rd.path, abc_bytes=4 * (1 << self.cfg.log_n) * 32, on_error=self.on_error)
+        s = summarize_run(self._prepared_rd.path, abc_bytes=4 * (1 << self.cfg.log_n) * 32, on_error=self.on_error)
         out.analysis, out.analysis_error = s.analysis, s.error
         if s.interrupted:  # a stop signal while the summary was made: meta.json says so, and the exit code
             out.exit_code = 128 + s.interrupted

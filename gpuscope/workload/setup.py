@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from gpuscope.units import fmt_bytes
 from gpuscope.workload.devices import device_oom_as_resource_error
@@ -60,8 +60,8 @@ class RunSetup:
             srs = build_srs(cfg, devices, backends, allocator, on_gpu, self.pinned_srs)
         self.seconds["srs_s"] = time.perf_counter() - t0
         self.check_stop()
-        if on_gpu:
-            self._warm_up(devices, backends)
+        if on_gpu:  # every backend a GpuBackend (get_backend("gpu") or one made per GPU)
+            self._warm_up(devices, cast("dict[int, GpuBackend]", backends))
         return devices, backends, srs
 
     def release(self) -> None:
@@ -85,7 +85,7 @@ class RunSetup:
             return {g: self.backend for g in devices}
         from gpuscope.workload.gpu import GpuBackend
 
-        out = {}
+        out: dict[int, Backend] = {}
         for g, dev in devices.items():
             dev.activate()
             out[g] = GpuBackend()

@@ -111,6 +111,8 @@ def build_srs(cfg: PipelineConfig, devices: dict[int, Device], backends: dict[in
     from gpuscope.workload.devices import PinnedHostArray
 
     first = devices[cfg.gpus[0]]
+    assert first.kind == "gpu" and allocator is not None  # (on a GPU: RunSetup's CudaDevices, and
+    # the host allocator it makes for a streamed SRS)
     first.activate()
     hosts = []
     for count, seed in ((n, SRS_SEED_H), (m, SRS_SEED_W)):

@@ -24,7 +24,6 @@ from gpuscope.workload.hostmem import HostBlock, HostMemory
 R_MODULUS = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 LIMBS = 8
 MONT_R = (1 << 256) % R_MODULUS  # Montgomery form of 1
-MONT_R_INV = pow(1 << 256, -1, R_MODULUS)
 _M32 = 0xFFFFFFFF
 N_PRIME = (-pow(R_MODULUS, -1, 1 << 32)) % (1 << 32)  # -r^-1 mod 2^32
 TOP_LIMB = R_MODULUS >> 224  # values whose top limb is below this are < r
@@ -33,16 +32,7 @@ _R_LIMBS = np.array([(R_MODULUS >> (32 * i)) & _M32 for i in range(LIMBS)], dtyp
 _MONT_ONE_LIMBS = np.array([(MONT_R >> (32 * i)) & _M32 for i in range(LIMBS)], dtype=np.uint32)
 
 
-# -- conversions (Python ints <-> limbs), used by tests and verification -----------------
-def to_limbs(values) -> np.ndarray:
-    """Python ints -> (n, 8) uint32 little-endian limbs."""
-    vals = [int(v) for v in values]
-    out = np.empty((len(vals), LIMBS), dtype=np.uint32)
-    for i, v in enumerate(vals):
-        out[i] = np.frombuffer(v.to_bytes(32, "little"), dtype="<u4")
-    return out
-
-
+# -- limbs -> Python ints (check_abc) ------------------------------------------------------
 def from_limbs(limbs: np.ndarray) -> list[int]:
     """(n, 8) uint32 limbs -> Python ints."""
     raw = np.ascontiguousarray(limbs, dtype="<u4").tobytes()

@@ -83,13 +83,14 @@ class TenureTimes:
 class GpuTenure:
     """One partition through one GPU worker. `run()` once, in the worker's thread."""
 
+    prep: PrepThread  # started by run() at pickup, joined at the barrier (or a stop)
+    lines: tl.Tenure  # the GPU-region lines of the tenure, opened when the lock is taken
+
     def __init__(self, pipe: Pipeline, st: WorkerState, dev: Device, part: Partition) -> None:
         self.pipe, self.st, self.dev, self.part = pipe, st, dev, part
         self.clk, self.log = pipe.clock, pipe.log
         self.gpu, self.w, self.p = st.gpu, st.worker, part.index
         self.t = TenureTimes()
-        self.prep: PrepThread | None = None
-        self.lines: tl.Tenure | None = None
         self.host_arrays: list[np.ndarray] = []
         self.h2d_bytes = 0
         self.gpu_total = 0.0
@@ -112,8 +113,8 @@ class GpuTenure:
             mutex.release()
         self._after_release()
         res = self._result()
-        if self.pipe.verifier is not None:
-            self._verify()
+        if (verifier := self.pipe.verifier) is not None:
+            self._verify(verifier)
             res.verified = True
         return res
 
@@ -261,7 +262,9 @@ class GpuTenure:
         """Sum of the witness points whose scalar is 1; returns the bitmap on the device."""
         t, dev, be = self.t, self.dev, self.pipe.backends[self.gpu]
         self.st.phase = "batch_add"
-        d_ones = dev.to_device(self.prep.ones)
+        ones = self.prep.ones
+        assert ones is not None  # (the barrier joined the prep thread, and it did not fail)
+        d_ones = dev.to_device(ones)
         with dev.nvtx(f"gpuscope.batch_add p{self.p}"):
             self.batch = self.pipe.srs[self.gpu].run(dev, "w", be.batch_add, d_ones)
             dev.synchronize()
@@ -296,8 +299,10 @@ class GpuTenure:
                                gpu_total_s=self.gpu_total, barrier_s=t.barrier - t.msm_freed,
                                mutex_wait_s=t.lock - t.req, dma_wait_s=t.up0 - t.alloc)
 
-    def _verify(self) -> None:
+    def _verify(self, verifier: Verifier) -> None:
         self.st.phase = "verify"
-        self.pipe.verifier.check(self.part, h=self.h_mont, h_scalars=self.h_std, h_msm=self.h_msm,
-                                 ones=self.prep.ones, batch=self.batch, tail=self.tail,
-                                 device_index=self.gpu)
+        ones, h_msm, batch, tail = self.prep.ones, self.h_msm, self.batch, self.tail
+        assert ones is not None and h_msm is not None and batch is not None and tail is not None  # (the
+        # tenure ran every phase: run() verifies only after the lock was held to its end)
+        verifier.check(self.part, h=self.h_mont, h_scalars=self.h_std, h_msm=h_msm, ones=ones,
+                       batch=batch, tail=tail, device_index=self.gpu)

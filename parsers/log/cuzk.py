@@ -26,7 +26,6 @@ TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"
 OPEN_KEYS = ("mutex_wait", "pre_lock_cpu")
 INFO = "info"
-MARKERS = ("CUZK_", "TIMELINE,", "_TIMING ")
 
 
 def read_fields(rest: str, ntt: bool):

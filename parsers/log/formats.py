@@ -257,8 +257,6 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('formats.table_kind',)),
 )
 
-FRAMEWORK_BY_NAME = {f.name: f for f in FRAMEWORKS}
-
 
 def docs_table() -> str:
     """The frameworks as docs/ANALYZE.md lists them (held equal by tests/test_parsers_frameworks.py)."""

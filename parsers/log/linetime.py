@@ -18,9 +18,8 @@ from gpuscope.parsers.log.prefix import PrefixClock
 NAN = math.nan
 
 # which first characters give NaN without a look at the clock (a line that starts with its
-# marker has no prefix): the generic rule, and the CuZK scanner's for its two line kinds
+# marker has no prefix): the generic rule, and the CuZK reader's for its TIMELINE lines
 NO_PREFIX = frozenset(("C", "T", " ", ""))
-NO_PREFIX_CUZK = frozenset(("C", " ", ""))
 NO_PREFIX_TIMELINE = frozenset(("T", " ", ""))
 
 

@@ -5,8 +5,6 @@ state, no line is read here (parsers/log/lineread.py reads lines)."""
 
 from __future__ import annotations
 
-import math
-
 from gpuscope.parsers.log.words import RATE, TIMEK, key_class
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
 
@@ -69,7 +67,6 @@ NAMED, SUMMED, HELD = 1, 2, 3
 _DIGITS = frozenset("0123456789")
 _NUMSTART = frozenset("0123456789.-+")
 ROUND_SLACK = 0.01  # relative slack of the sum rule, beyond the printed rounding
-NAN = math.nan
 MAX_BYTES = LIMITS["size"][1]
 MAX_COUNT = LIMITS["count"][1]
 
