@@ -48,7 +48,6 @@ def _stopped_now(signum, frame):  # a signal handler's arguments
         os._exit(128 + signum)
 
 
-_interrupted_now.gpuscope_interrupt = True  # type: ignore[attr-defined]
 if _own_process():
     for _sig in (_signal.SIGTERM, _signal.SIGHUP):
         if _signal.getsignal(_sig) == _signal.SIG_DFL:

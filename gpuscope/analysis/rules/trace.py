@@ -69,6 +69,8 @@ def _severity(share: float) -> str:
 
 def _diagnosis(id_: str, share: float, summary: str, evidence: dict, recommendation: str) -> list[Diagnosis]:
     """The rule's diagnosis when its share of the span reaches MIN_SHARE, else none."""
+    if not share >= MIN_SHARE:  # (a NaN share is none either)
+        return []
     return [Diagnosis(id=id_, severity=_severity(share), summary=summary, evidence=evidence,
                       recommendation=recommendation)]
 
