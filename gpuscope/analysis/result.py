@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.rolemodel import RoleModel
 
-JSON_FORMAT_VERSION = 1
-
 __all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "TimelineView", "clean"]
 
 
