@@ -109,6 +109,26 @@ def test_each_case_reads_as_expected(case):
     assert p.steps_per_record == want.get("every", 1)
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if "roles" in EXPECTED[c]])
+def test_roles_claim_only_what_the_text_carries(case):
+    from gpuscope.rolemodel import model_for
+
+    model = model_for(_parse(case))
+    assert {n: model.role_of(n) or "-" for n in EXPECTED[case]["roles"]} == EXPECTED[case]["roles"]
+
+
+def test_a_model_load_is_a_one_off_setup_never_a_stall():
+    """llama.cpp's `load time`: once per run, before any token; the component says so."""
+    from gpuscope.rolemodel import model_for
+
+    p = _parse("corpus/llama_cpp/print_timings.txt")
+    assert p.not_parts["load_time"].startswith("a one-off setup")
+    assert "never a host stall" in model_for(p).how["load_time"]
+    # a per-step `load` in a training loop is still guessed a host-side stall
+    q = parsers.parse_log("step 1 load_ms=12 compute_ms=30\nstep 2 load_ms=11 compute_ms=31\n", "lines")
+    assert "load" not in q.not_parts and model_for(q).role_of("load") == "cpu_stall"
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if "never" in EXPECTED[c]])
 def test_no_counter_size_rate_stamp_or_config_becomes_a_component(case):
     try:

@@ -182,11 +182,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'lines.sampled_every')),
     Framework("llama_cpp", "llama.cpp print_timings (llama_print_timings, llama_perf_*_print)",
               "`label time = value ms / N tokens (x ms per token, y tokens per second)`",
-              "each label's time (load, sample, prompt eval, eval: the generation, no evaluation line; total: "
-              "the whole); `ms per token` and `tokens per second` are rates, never parts",
+              "each label's time (total: the whole); load time is the model's load, a one-off setup: no "
+              "part of a step, never a host stall; sample, prompt eval and eval (the generation, no evaluation "
+              "line) get no role (GPU or CPU work the text does not split); `ms per token` and `tokens per "
+              "second` are rates, never read",
               "llama_print_timings: prompt eval time =     812.00 ms /    32 tokens (   25.38 ms per token)",
-              "llama_cpp/print_timings.txt",
-              rules=('linefields.Line.take', 'linewords.label_of')),
+              "llama_cpp/print_timings.txt", reader="read_llama_cpp",
+              gates=("llama_print_timings:", "llama_perf_"),
+              rules=('lineshapes.read_llama_cpp', 'linerecords.KNOWN_NOTE')),
     Framework("vllm", "vLLM benchmark_serving",
               "a summary: `Label (unit): value`",
               "the benchmark's duration; Mean/Median/P99 of TTFT, TPOT, ITL are statistics of one quantity "

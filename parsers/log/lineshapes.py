@@ -30,6 +30,14 @@ framework's own formatting code and docs:
   timer line is known by its own text (four spaces, the name padded with dots to 48 columns,
   `: `), the format Megatron prints only under that header, whose unit is always ms: no state
   from the header line (a line without digits, which a scan may skip unread).
+- llama.cpp's print_timings (`llama_print_timings:` in older builds, `llama_perf_context_print:`
+  / `llama_perf_sampler_print:` in newer ones): `<label> time = <v> ms [/ <n> tokens|runs
+  (<x> ms per token, <y> tokens per second)]`, one line per label: `<label>_time` in ms.
+  `load time` is the model's load (llama.cpp times its loading once, before any token): a
+  one-off setup, no part of a step and never a host stall (ParsedLog.not_parts says so);
+  sample time is the sampler's, prompt eval and eval the model's passes over the prompt and
+  over the generated tokens: GPU or CPU work the text does not split (no role); `ms per
+  token` and `tokens per second` are rates, never read; total is the whole.
 - criterion (`fib 20  time: [26.029 us 26.251 us 26.505 us]`, its `Benchmarking ...:
   Warming up for 3.0000 s` progress): a benchmark report, low / estimate / high of each
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
@@ -184,6 +192,25 @@ def read_megatron_timers(line: str, st):
     else:
         names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
     return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
+
+
+# -- llama.cpp -----------------------------------------------------------------------------
+
+_LLAMA = re.compile(r"^llama_(?:print_timings|perf_\w+_print):\s+([a-z][a-z ]{0,40}?) time\s+=\s+(\d+(?:\.\d+)?) ms"
+                    r"(?:\s+/\s+\d+ (?:tokens|runs)(?:\s+\(\s*\d+(?:\.\d+)? ms per token(?:,\s+\d+(?:\.\d+)? tokens "
+                    r"per second)?\))?)?\s*$")
+SETUP_WHY = "a one-off setup (llama.cpp's model load, timed once before any token): no part of a step, never a host stall"
+
+
+def read_llama_cpp(line: str, st):
+    m = _LLAMA.match(line)
+    if m is None:
+        return NOT_MINE
+    label = "_".join(m.group(1).split())
+    name = f"{label}_time"
+    if label == "load":
+        st.known[name] = SETUP_WHY
+    return _reading(st, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
 
 
 # -- criterion -----------------------------------------------------------------------------
