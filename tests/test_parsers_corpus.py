@@ -197,3 +197,16 @@ def test_a_line_every_kth_step_is_said():
     assert "advances by 10 a line" in notes and "records count printed lines" in notes
     assert "advances by" not in " ".join(_parse("h200_foreign/runs/imagenet_fast/timing.log").notes)
     assert "advances by 10" in " ".join(_parse("corpus/megatron/pretrain_gpt.txt").notes)
+
+
+def test_megatron_s_max_over_the_ranks_is_the_one_the_step_waits_for():
+    """Megatron's timers: min and max over the ranks of one timer, statistics of it (never two
+    parts); the max is the slowest rank's, what the step waits for, and the role model says so."""
+    from gpuscope.rolemodel import model_for
+
+    for case in ("corpus/megatron/pretrain_gpt_timers.txt", "corpus/megatron/pretrain_gpt_timers_max.txt"):
+        p = _parse(case)
+        how = model_for(p).how
+        assert "the one the step waits for" in p.not_parts["forward-backward.max"] and "never summed" in how[
+            "forward-backward.max"]
+    assert "fastest rank" in _parse("corpus/megatron/pretrain_gpt_timers.txt").not_parts["optimizer.min"]

@@ -147,11 +147,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
               "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
               "each timer's minimum and maximum over the ranks (ms, a per-step mean over the log interval): "
-              "statistics (`forward-backward.max`), never parts; the timers nest",
+              "statistics of one timer (`forward-backward.max`: the slowest rank's, the one the step waits for), "
+              "never parts; the timers nest; `times across ranks (ms):` (each rank's line without its timer's "
+              "name) is not read",
               "    forward-backward ...............................: (401.23, 402.10)",
               "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
               gates=("..: ",),
-              rules=('lineshapes.read_megatron_timers', 'linerecords.not_parts')),
+              rules=('lineshapes.read_megatron_timers', 'lineshapes.MEGATRON_MAX_WHY', 'linerecords.not_parts')),
     Framework("fairseq", "fairseq train_inner lines",
               "`key=value` fields after `epoch 001: 100 / 1000`",
               "wall and train_wall, cumulative seconds: read as their differences line to line; wps, ups, "

@@ -26,10 +26,14 @@ framework's own formatting code and docs:
 - Megatron-LM's timers (`(min, max) time across ranks (ms):` and one line per timer,
   `    forward-backward .....: (401.23, 402.10)`, each a per-step mean over the log interval):
   the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`), in
-  ms, statistics, never parts (the timers nest: forward-backward holds forward-compute). A
+  ms, statistics of one timer, never parts (the timers nest: forward-backward holds
+  forward-compute); the max is the slowest rank's, the one the step waits for. A
   timer line is known by its own text (four spaces, the name padded with dots to 48 columns,
   `: `), the format Megatron prints only under that header, whose unit is always ms: no state
-  from the header line (a line without digits, which a scan may skip unread).
+  from the header line (a line without digits, which a scan may skip unread). The third
+  form, `times across ranks (ms):` (--timing-log-option all), prints each timer's name on a
+  line of its own and then `     rank  0: 401.20` lines: a rank's line does not carry the
+  timer it belongs to, so it is not read (the min/max forms are; no time is misread).
 - llama.cpp's print_timings (`llama_print_timings:` in older builds, `llama_perf_context_print:`
   / `llama_perf_sampler_print:` in newer ones): `<label> time = <v> ms [/ <n> tokens|runs
   (<x> ms per token, <y> tokens per second)]`, one line per label: `<label>_time` in ms.
@@ -180,6 +184,9 @@ def read_tensorflow(line: str, st):
 # four spaces, the name and a space padded with dots to 48 columns, `: `, `(min, max)` or max
 _MEGATRON_TIMER = re.compile(r"^    (\S(?:.*?\S)?) (\.+): (?:\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\)|(\d+(?:\.\d+)?))\s*$")
 MEGATRON_PAD = 48
+MEGATRON_MAX_WHY = ("a statistic (max over the ranks: the slowest rank's time, the one the step waits for), "
+                    "not a part")
+MEGATRON_MIN_WHY = "a statistic (min over the ranks: the fastest rank's time), not a part"
 
 
 def read_megatron_timers(line: str, st):
@@ -191,6 +198,10 @@ def read_megatron_timers(line: str, st):
         names, nums = [f"{name}.max"], [m.group(5)]
     else:
         names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
+    if names[-1] not in st.known:
+        st.known[names[-1]] = MEGATRON_MAX_WHY
+        if len(names) == 2:
+            st.known[names[0]] = MEGATRON_MIN_WHY
     return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
 
 
