@@ -210,3 +210,16 @@ def test_megatron_s_max_over_the_ranks_is_the_one_the_step_waits_for():
         assert "the one the step waits for" in p.not_parts["forward-backward.max"] and "never summed" in how[
             "forward-backward.max"]
     assert "fastest rank" in _parse("corpus/megatron/pretrain_gpt_timers.txt").not_parts["optimizer.min"]
+
+
+def test_a_keras_log_of_etas_only_is_refused_for_what_it_lacks():
+    """The refusal names what the redraws print (a forecast) and what would tell (ms/step);
+    a Keras 3 redraw is told the same, and a log with its epoch's end is read."""
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/keras/eta_only.txt")
+    msg = str(e.value)
+    assert "`32/1875 [>" in msg and "ms/step" in msg and "no unit or time word" not in msg
+    k3 = "Epoch 1/2\n\r   1/1875 \u2501\u2501\u2501\u2501 4:05 131ms/step - accuracy: 0.1250 - loss: 2.3394\n"
+    with pytest.raises(NoDataError, match="an ETA is a forecast"):
+        parsers.parse_log(k3, "lines")
+    assert _parse("corpus/keras/fit.txt").components["component"].nunique() == 2

@@ -107,10 +107,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("keras", "Keras / tf.keras model.fit",
               "a Progbar line that starts with its i/N counter (`[====]`, Keras 3's bar, or verbose=2's ` - `)",
               "an epoch's end (i == N): its elapsed seconds (the whole) and the mean time per step (`step.mean`, "
-              "a statistic), covering N steps; a redraw before the end prints an ETA: no time",
+              "a statistic), covering N steps; a redraw before the end prints an ETA, a forecast of the time left: no "
+              "time (a log of redraws only is refused, and says the epoch's end line would tell)",
               "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950 - accuracy: 0.9146",
               "keras/fit.txt", reader="read_keras", gates=("/step", "/sample"),
-              rules=('lineshapes.read_keras', 'linesteps.steps_per_record')),
+              rules=('lineshapes.read_keras', 'lineshapes.keras_eta_only', 'linesteps.steps_per_record')),
     Framework("tqdm", "tqdm bars, PyTorch Lightning's progress bar",
               "`n/total [elapsed<remaining, rate]` (`n it [elapsed, rate]` without a total), redrawn in "
               "place (`\\r`-separated pieces of one line)",

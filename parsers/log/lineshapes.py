@@ -118,6 +118,24 @@ def read_keras(line: str, st):
     return _reading(st, names, values, eps, qn, qv)
 
 
+KERAS_ETA_ONLY = ("Keras progress-bar redraws before an epoch's end only ({example}): an ETA is a forecast of "
+                  "the time left, not a time spent; the epoch's end line (`1875/1875 [====] - 5s 2ms/step`: its "
+                  "elapsed seconds and mean ms/step) would tell, and is read")
+
+
+def keras_eta_only(head: str, limit: int = 2000) -> str | None:
+    """Why a log without one timing line is refused when its lines are Keras' redraws before
+    an epoch's end (i < N: an ETA, no time spent), else None."""
+    for line in head.split("\n", limit)[:limit]:
+        for piece in line.split("\r"):
+            m = _KERAS.match(piece)
+            if m is not None and int(m.group(1)) < int(m.group(2)):
+                example = " ".join(piece.split())
+                example = example if len(example) <= 60 else example[:57] + "..."
+                return KERAS_ETA_ONLY.format(example=f"`{example}`")
+    return None
+
+
 # -- tqdm / Lightning ----------------------------------------------------------------------
 
 # `n/total [elapsed<remaining, rate` (or, without a total, `123it [00:03, 38.20it/s]`)

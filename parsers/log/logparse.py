@@ -28,6 +28,7 @@ from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.log.prefix import PrefixClock
@@ -151,8 +152,11 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
     kind = table_kind(head)
+    eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
+    elif eta is not None:
+        msg += f"; it looks like {eta}"
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
