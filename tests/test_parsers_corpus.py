@@ -78,7 +78,7 @@ def test_the_evidence_check_can_fail():
 
 
 def test_every_corpus_file_has_an_expectation():
-    files = {p.relative_to(DATA).as_posix() for p in (DATA / "corpus").glob("*/*.txt")}
+    files = {p.relative_to(DATA).as_posix() for ext in ("txt", "json") for p in (DATA / "corpus").glob(f"*/*.{ext}")}
     logs = {p.relative_to(DATA).as_posix() for p in DATA.glob("h200_*/runs/*/timing.log")}
     assert files | logs == set(CASES) - {c for c in CASES if not (DATA / c).exists()}
     assert all((DATA / c).exists() for c in CASES)

@@ -240,27 +240,34 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('linefields.Line.name_of', 'linewords.GENERIC')),
     Framework("criterion", "Rust's criterion benchmarks",
               "`<bench>  time: [low estimate high]` and its `Benchmarking ...` progress",
-              "nothing: a benchmark report, not timed steps (refused)",
+              "a benchmark table (parsers/log/benchtable.py): each benchmark's low / estimate / high time per "
+              "iteration (thrpt where set), a unit per cell; no timed steps: `analyze` shows the table, commands "
+              "that need steps refuse it",
               "fib 20                  time:   [26.029 us 26.251 us 26.505 us]",
               "criterion/fib.txt", reader="read_criterion", gates=("Benchmarking ", "time:   ["),
               refuses="a criterion benchmark report (low, estimate and high of each benchmark's time per "
                       "iteration: statistics)", markers=("time:   [",),
-              rules=('lineshapes.read_criterion', 'formats.table_kind')),
+              rules=('lineshapes.read_criterion', 'benchtable._criterion', 'formats.table_kind')),
     Framework("google_benchmark", "Google Benchmark",
-              "its table: `Benchmark  Time  CPU  Iterations`",
-              "nothing: a benchmark table, not timed steps (refused)",
+              "its table: `Benchmark  Time  CPU  Iterations` between dashed lines; its JSON report "
+              "(--benchmark_format=json: `context` and `benchmarks`)",
+              "a benchmark table: wall and CPU time per iteration (a unit per cell), iterations, user counters "
+              "(`bytes_per_second=...Gi/s`: rates), aggregates of repetitions (_mean, _median, _stddev, _cv) and "
+              "failed runs; no timed steps: `analyze` shows the table, commands that need steps refuse it",
               "BM_memcpy/512           12.3 ns         12.3 ns     56872000",
               "google_benchmark/memcpy.txt",
               refuses="a Google Benchmark table (time and CPU time per iteration of each benchmark, with its "
-                      "iteration count)", markers=("Iterations",),
-              rules=('formats.table_kind',)),
+                      "iteration count)", markers=("Iterations", '"benchmarks": ['),
+              rules=('benchtable._google_console', 'benchtable._google_json', 'formats.table_kind')),
     Framework("nccl_tests", "nccl-tests (all_reduce_perf, ...)",
-              "its table: size, count, type, time, algbw, busbw per message size",
-              "nothing: a latency/bandwidth table per message size, not timed steps (refused)",
+              "its table: `# size count type redop root time algbw busbw #wrong ...` over its units line",
+              "a latency/bandwidth table per message size: time (us), algbw and busbw (GB/s), #wrong, out-of-place "
+              "and in-place, its settings (`#` lines) and `# Avg bus bandwidth`; no timed steps: `analyze` shows "
+              "the table, commands that need steps refuse it",
               "     1048576        262144     float     sum      -1    61.20   17.13   30.00      0",
               "nccl_tests/all_reduce_perf.txt",
               refuses="an nccl-tests table (time and bandwidth per message size)", markers=("out-of-place", "busbw"),
-              rules=('formats.table_kind',)),
+              rules=('benchtable._nccl', 'formats.table_kind')),
 )
 
 FRAMEWORK_BY_NAME = {f.name: f for f in FRAMEWORKS}
@@ -270,7 +277,7 @@ def docs_table() -> str:
     """The frameworks as docs/ANALYZE.md lists them (held equal by tests/test_parsers_frameworks.py)."""
     rows = ["| entry | who prints it | what is read (or why refused) | where (parsers/) |", "|---|---|---|---|"]
     for f in FRAMEWORKS:
-        what = f.reads if not f.refuses else f"refused: {f.refuses}"
+        what = f.reads if not f.refuses else f"{f.reads} (no steps: {f.refuses})"
         where = ", ".join(f"`{r}`" for r in f.rules)
         rows.append(f"| `{f.name}` | {f.who} | {what.replace('|', '/')} | {where} |")
     return "\n".join(rows)
