@@ -111,3 +111,12 @@ def test_a_table_inside_other_text_and_damage():
     t = read_bench_table(text)
     assert [c["name"] for c in t.columns] == ["time", "cpu", "iterations", "Bytes", "Items"]
     assert t.rows[0]["values"][3:] == [3.2e9, 1.5e3] and t.rows[1]["aggregate"] == "BigO"
+
+
+def test_a_table_beside_the_log_s_own_timing_lines_leaves_the_steps_read():
+    """A training log that ran nccl-tests first: the steps are read, the table is not taken
+    for the log (its rows are no timing lines)."""
+    table = (DATA / "corpus/nccl_tests/all_reduce_perf.txt").read_text()
+    steps = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={40 + i % 5} step_ms={52 + i % 7}\n" for i in range(40))
+    p = parsers.parse_log(table + steps, None)
+    assert int(p.records["complete"].sum()) == 40 and set(p.components["component"]) == {"data", "compute", "step"}

@@ -94,6 +94,29 @@ def read_bench_table(text: str) -> BenchTable | None:
     return None
 
 
+_CR_OTHER = re.compile(r"^(?:Benchmarking |Found \d+ outliers|\s+\d+ \([\d.]+%\) (?:high|low) (?:mild|severe)|"
+                       r"\s+change: |\s*(?:No change in performance|Change within noise|Performance has))")
+
+
+def share_of_table(text: str, table: BenchTable) -> float:
+    """The share of a text's non-blank lines that are its table's (its header, context,
+    rows, failed runs, summaries, progress): a log that only holds a table beside its own
+    timing lines (a training log that ran nccl-tests first) is read for its steps."""
+    lines = [ln for ln in _ANSI.sub("", text).split("\n") if ln.strip()]
+    if not lines or table.tool == "google_benchmark" and text.lstrip().startswith("{"):
+        return 1.0
+    if table.tool == "nccl_tests":
+        mine = sum(1 for ln in lines if ln.startswith("#") or re.match(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+\s", ln))
+    elif table.tool == "criterion":
+        mine = sum(1 for ln in lines if _CR_LINE.match(ln.rstrip()) or _CR_OTHER.match(ln))
+        mine += len(table.rows)  # (a long name on a line of its own)
+    else:
+        at = next(i for i, ln in enumerate(lines) if _GB_HEADER.match(ln.strip()))
+        mine = min(at, 30) + sum(1 for ln in lines[at:] if _GB_HEADER.match(ln.strip()) or set(ln.strip()) <= {"-"}
+                                 or _GB_ROW.match(ln.strip()) or _GB_FAILED.match(ln.strip()))
+    return min(1.0, mine / len(lines))
+
+
 def looks_like_google_json(head: str) -> bool:
     """The head of a Google Benchmark JSON report (read before any line is: its
     `"real_time": 85.0` lines would otherwise read as seconds)."""

@@ -26,7 +26,7 @@ from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import cuzk, kv
 from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.benchtable import BenchmarkTable, looks_like_google_json, read_bench_table
+from gpuscope.parsers.log.benchtable import BenchmarkTable, looks_like_google_json, read_bench_table, share_of_table
 from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
 from gpuscope.parsers.log.lineshapes import keras_eta_only
@@ -160,7 +160,11 @@ def bench_first(inp: LogInput, name: str) -> None:
     gb_json = looks_like_google_json(head)
     if kind is None and not gb_json:
         return
-    table = read_bench_table(str(inp.head(BENCH_CAP), "utf-8", "replace"))
+    table = read_bench_table(head) if not gb_json else None  # (is it one? its head says; then read it all)
+    if table is not None and share_of_table(head, table) < 0.5:
+        return  # a table beside the log's own lines: the lines are read (the refusal names the table)
+    if gb_json or (table is not None and inp.size > len(head)):
+        table = read_bench_table(str(inp.head(BENCH_CAP), "utf-8", "replace"))
     if table is None and gb_json:
         raise NoDataError(f"{name}: a Google Benchmark JSON report that could not be read whole (damaged, or over "
                           f"{BENCH_CAP >> 20} MiB): measurements, not timed steps")
