@@ -26,7 +26,12 @@ from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import cuzk, kv
 from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.benchtable import BenchmarkTable, looks_like_google_json, read_bench_table, share_of_table
+from gpuscope.parsers.log.benchtable import (
+    BenchmarkTable,
+    looks_like_google_json,
+    read_bench_table,
+    share_of_table,
+)
 from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
 from gpuscope.parsers.log.lineshapes import keras_eta_only
