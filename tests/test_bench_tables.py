@@ -120,3 +120,17 @@ def test_a_table_beside_the_log_s_own_timing_lines_leaves_the_steps_read():
     steps = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={40 + i % 5} step_ms={52 + i % 7}\n" for i in range(40))
     p = parsers.parse_log(table + steps, None)
     assert int(p.records["complete"].sum()) == 40 and set(p.components["component"]) == {"data", "compute", "step"}
+
+
+def test_criterion_s_throughput_and_the_rest_of_its_report():
+    text = ("Benchmarking parse/1024: Warming up for 3.0000 s\n"
+            "parse/1024              time:   [1.2000 ms 1.2100 ms 1.2200 ms]\n"
+            "                        thrpt:  [839.34 MiB/s 846.28 MiB/s 853.33 MiB/s]\n"
+            "                 change: [-1.0% +0.2% +1.4%] (p = 0.71 > 0.05)\n"
+            "                        No change in performance detected.\n"
+            "Found 3 outliers among 100 measurements (3.00%)\n  3 (3.00%) high mild\n")
+    t = read_bench_table(text)
+    assert [c["name"] for c in t.columns][3:] == ["thrpt.low", "thrpt.estimate", "thrpt.high"]
+    assert t.rows[0]["values"] == [1.2, 1.21, 1.22, 839.34, 846.28, 853.33] and t.rows[0]["units"][3] == "MiB/s"
+    with pytest.raises(BenchmarkTable, match="criterion"):
+        parsers.parse_log(text, None)

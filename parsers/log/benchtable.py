@@ -344,7 +344,7 @@ def _criterion(lines: list[str]) -> BenchTable | None:
             if ln.strip() and not ln.startswith(" ") and not ln.startswith(("Benchmarking", "Found ")):
                 last = ln.strip()  # (a long name, printed on a line of its own)
             continue
-        name = m.group("name").strip() or last
+        name = last = m.group("name").strip() or last  # (thrpt: under its time line, no name)
         r = rows.setdefault(name, {"name": name, "values": [None] * 6, "units": [None] * 6})
         k = 0 if m.group("what") == "time" else 3
         r["values"][k:k + 3] = [float(m.group(x)) for x in ("lo", "est", "hi")]
