@@ -129,6 +129,9 @@ def _guessed(model, components) -> str:
             continue
         word = how.split("'")[1] if how.startswith("guessed from name '") else None
         role = model.role_of(str(c)) or "-"
+        if how.startswith("a one-off setup"):  # (the parser's word: llama.cpp's model load)
+            parts.append(f"{c} = {role} (a one-off setup, once: no step's part, no stall)")
+            continue
         parts.append(f"{c} = {ROLE_SHORT.get(role, role)} (name {word!r})" if word else f"{c} = {role}")
     out = ["roles guessed from the names: " + ", ".join(parts)] if parts else []
     out.append(f"whole: {model.held_how}" if model.held else model.held_how)

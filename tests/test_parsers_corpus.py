@@ -78,7 +78,7 @@ def test_the_evidence_check_can_fail():
 
 
 def test_every_corpus_file_has_an_expectation():
-    files = {p.relative_to(DATA).as_posix() for p in (DATA / "corpus").glob("*/*.txt")}
+    files = {p.relative_to(DATA).as_posix() for ext in ("txt", "json") for p in (DATA / "corpus").glob(f"*/*.{ext}")}
     logs = {p.relative_to(DATA).as_posix() for p in DATA.glob("h200_*/runs/*/timing.log")}
     assert files | logs == set(CASES) - {c for c in CASES if not (DATA / c).exists()}
     assert all((DATA / c).exists() for c in CASES)
@@ -107,6 +107,26 @@ def test_each_case_reads_as_expected(case):
     assert int(p.records["complete"].sum()) == want["steps"]
     assert sorted(p.not_parts) == sorted(want.get("not_parts", []))
     assert p.steps_per_record == want.get("every", 1)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "roles" in EXPECTED[c]])
+def test_roles_claim_only_what_the_text_carries(case):
+    from gpuscope.rolemodel import model_for
+
+    model = model_for(_parse(case))
+    assert {n: model.role_of(n) or "-" for n in EXPECTED[case]["roles"]} == EXPECTED[case]["roles"]
+
+
+def test_a_model_load_is_a_one_off_setup_never_a_stall():
+    """llama.cpp's `load time`: once per run, before any token; the component says so."""
+    from gpuscope.rolemodel import model_for
+
+    p = _parse("corpus/llama_cpp/print_timings.txt")
+    assert p.not_parts["load_time"].startswith("a one-off setup")
+    assert "never a host stall" in model_for(p).how["load_time"]
+    # a per-step `load` in a training loop is still guessed a host-side stall
+    q = parsers.parse_log("step 1 load_ms=12 compute_ms=30\nstep 2 load_ms=11 compute_ms=31\n", "lines")
+    assert "load" not in q.not_parts and model_for(q).role_of("load") == "cpu_stall"
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "never" in EXPECTED[c]])
@@ -177,3 +197,29 @@ def test_a_line_every_kth_step_is_said():
     assert "advances by 10 a line" in notes and "records count printed lines" in notes
     assert "advances by" not in " ".join(_parse("h200_foreign/runs/imagenet_fast/timing.log").notes)
     assert "advances by 10" in " ".join(_parse("corpus/megatron/pretrain_gpt.txt").notes)
+
+
+def test_megatron_s_max_over_the_ranks_is_the_one_the_step_waits_for():
+    """Megatron's timers: min and max over the ranks of one timer, statistics of it (never two
+    parts); the max is the slowest rank's, what the step waits for, and the role model says so."""
+    from gpuscope.rolemodel import model_for
+
+    for case in ("corpus/megatron/pretrain_gpt_timers.txt", "corpus/megatron/pretrain_gpt_timers_max.txt"):
+        p = _parse(case)
+        how = model_for(p).how
+        assert "the one the step waits for" in p.not_parts["forward-backward.max"] and "never summed" in how[
+            "forward-backward.max"]
+    assert "fastest rank" in _parse("corpus/megatron/pretrain_gpt_timers.txt").not_parts["optimizer.min"]
+
+
+def test_a_keras_log_of_etas_only_is_refused_for_what_it_lacks():
+    """The refusal names what the redraws print (a forecast) and what would tell (ms/step);
+    a Keras 3 redraw is told the same, and a log with its epoch's end is read."""
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/keras/eta_only.txt")
+    msg = str(e.value)
+    assert "`32/1875 [>" in msg and "ms/step" in msg and "no unit or time word" not in msg
+    k3 = "Epoch 1/2\n\r   1/1875 \u2501\u2501\u2501\u2501 4:05 131ms/step - accuracy: 0.1250 - loss: 2.3394\n"
+    with pytest.raises(NoDataError, match="an ETA is a forecast"):
+        parsers.parse_log(k3, "lines")
+    assert _parse("corpus/keras/fit.txt").components["component"].nunique() == 2

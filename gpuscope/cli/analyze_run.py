@@ -30,6 +30,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         abc_bytes: str | None = None, samples: str | None = None, trace: str | None = None,
         verbose: bool = False, what_if: bool = False, html_file: str | None = None) -> None:
     from gpuscope.analysis import AnalyzeOptions, analyze
+    from gpuscope.parsers.log.benchtable import BenchmarkTable
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size
 
@@ -38,12 +39,21 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if ranks is not None and ranks["inputs"] == "runs":  # not one source: the ranks alone
         _say_ranks(ranks, as_json, html_file or csv_dir)
         return
+    bench: BenchmarkTable | None = None
     with Progress(source) as progress:
-        src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
-                          progress=progress.reading)
-        say_warnings(src)  # before the analysis, which may end in an error they explain
-        progress.step("analyzing")
-        result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
+        try:
+            src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
+                              progress=progress.reading)
+        except BenchmarkTable as e:  # a benchmark tool's table: shown as it is, no analysis of steps
+            bench = e
+        else:
+            say_warnings(src)  # before the analysis, which may end in an error they explain
+            progress.step("analyzing")
+            result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
+    if bench is not None:
+        _say_bench_table(source, bench, as_json, html_file or csv_dir or (samples and "--samples")
+                         or (trace and "--trace"))
+        return
     if src.log is not None:
         warn_skipped(src.log, verbose)
     say_samples_damage(src)
@@ -87,6 +97,29 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         from gpuscope.reports.ranks_console import render_ranks
 
         render_ranks(ranks, con)
+
+
+def _say_bench_table(source: str, e, as_json: bool, other: str | None) -> None:
+    """A benchmark table (Google Benchmark, nccl-tests, criterion): the table and what it is,
+    in JSON under `benchmark_table` (docs/ANALYZE.md); no steps, no split, no diagnosis."""
+    if other:
+        from gpuscope.errors import UsageError
+
+        raise UsageError(f"{e} ({other} is for timed steps or samples; --json gives the table)")
+    name = "<stdin>" if source == "-" else source
+    if as_json:
+        import json
+
+        from gpuscope.analysis.result import clean
+
+        doc = {"format": "benchmark_table", "source": name, "benchmark_table": e.table.to_json()}
+        sys.stdout.write(json.dumps(clean(doc), indent=2, allow_nan=False) + "\n")
+        sys.stdout.flush()
+        return
+    from gpuscope.cli._common import stdout_console
+    from gpuscope.reports.bench_console import render_bench_table
+
+    render_bench_table(e.table.to_json(), name, stdout_console())
 
 
 def html_page(result, src, *, whatif: dict | None = None) -> str:

@@ -107,10 +107,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("keras", "Keras / tf.keras model.fit",
               "a Progbar line that starts with its i/N counter (`[====]`, Keras 3's bar, or verbose=2's ` - `)",
               "an epoch's end (i == N): its elapsed seconds (the whole) and the mean time per step (`step.mean`, "
-              "a statistic), covering N steps; a redraw before the end prints an ETA: no time",
+              "a statistic), covering N steps; a redraw before the end prints an ETA, a forecast of the time left: no "
+              "time (a log of redraws only is refused, and says the epoch's end line would tell)",
               "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950 - accuracy: 0.9146",
               "keras/fit.txt", reader="read_keras", gates=("/step", "/sample"),
-              rules=('lineshapes.read_keras', 'linesteps.steps_per_record')),
+              rules=('lineshapes.read_keras', 'lineshapes.keras_eta_only', 'linesteps.steps_per_record')),
     Framework("tqdm", "tqdm bars, PyTorch Lightning's progress bar",
               "`n/total [elapsed<remaining, rate]` (`n it [elapsed, rate]` without a total), redrawn in "
               "place (`\\r`-separated pieces of one line)",
@@ -147,11 +148,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
               "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
               "each timer's minimum and maximum over the ranks (ms, a per-step mean over the log interval): "
-              "statistics (`forward-backward.max`), never parts; the timers nest",
+              "statistics of one timer (`forward-backward.max`: the slowest rank's, the one the step waits for), "
+              "never parts; the timers nest; `times across ranks (ms):` (each rank's line without its timer's "
+              "name) is not read",
               "    forward-backward ...............................: (401.23, 402.10)",
               "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
               gates=("..: ",),
-              rules=('lineshapes.read_megatron_timers', 'linerecords.not_parts')),
+              rules=('lineshapes.read_megatron_timers', 'lineshapes.MEGATRON_MAX_WHY', 'linerecords.not_parts')),
     Framework("fairseq", "fairseq train_inner lines",
               "`key=value` fields after `epoch 001: 100 / 1000`",
               "wall and train_wall, cumulative seconds: read as their differences line to line; wps, ups, "
@@ -182,11 +185,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'lines.sampled_every')),
     Framework("llama_cpp", "llama.cpp print_timings (llama_print_timings, llama_perf_*_print)",
               "`label time = value ms / N tokens (x ms per token, y tokens per second)`",
-              "each label's time (load, sample, prompt eval, eval: the generation, no evaluation line; total: "
-              "the whole); `ms per token` and `tokens per second` are rates, never parts",
+              "each label's time (total: the whole); load time is the model's load, a one-off setup: no "
+              "part of a step, never a host stall; sample, prompt eval and eval (the generation, no evaluation "
+              "line) get no role (GPU or CPU work the text does not split); `ms per token` and `tokens per "
+              "second` are rates, never read",
               "llama_print_timings: prompt eval time =     812.00 ms /    32 tokens (   25.38 ms per token)",
-              "llama_cpp/print_timings.txt",
-              rules=('linefields.Line.take', 'linewords.label_of')),
+              "llama_cpp/print_timings.txt", reader="read_llama_cpp",
+              gates=("llama_print_timings:", "llama_perf_"),
+              rules=('lineshapes.read_llama_cpp', 'linerecords.KNOWN_NOTE')),
     Framework("vllm", "vLLM benchmark_serving",
               "a summary: `Label (unit): value`",
               "the benchmark's duration; Mean/Median/P99 of TTFT, TPOT, ITL are statistics of one quantity "
@@ -234,27 +240,34 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('linefields.Line.name_of', 'linewords.GENERIC')),
     Framework("criterion", "Rust's criterion benchmarks",
               "`<bench>  time: [low estimate high]` and its `Benchmarking ...` progress",
-              "nothing: a benchmark report, not timed steps (refused)",
+              "a benchmark table (parsers/log/benchtable.py): each benchmark's low / estimate / high time per "
+              "iteration (thrpt where set), a unit per cell; no timed steps: `analyze` shows the table, commands "
+              "that need steps refuse it",
               "fib 20                  time:   [26.029 us 26.251 us 26.505 us]",
               "criterion/fib.txt", reader="read_criterion", gates=("Benchmarking ", "time:   ["),
               refuses="a criterion benchmark report (low, estimate and high of each benchmark's time per "
                       "iteration: statistics)", markers=("time:   [",),
-              rules=('lineshapes.read_criterion', 'formats.table_kind')),
+              rules=('lineshapes.read_criterion', 'benchtable._criterion', 'formats.table_kind')),
     Framework("google_benchmark", "Google Benchmark",
-              "its table: `Benchmark  Time  CPU  Iterations`",
-              "nothing: a benchmark table, not timed steps (refused)",
+              "its table: `Benchmark  Time  CPU  Iterations` between dashed lines; its JSON report "
+              "(--benchmark_format=json: `context` and `benchmarks`)",
+              "a benchmark table: wall and CPU time per iteration (a unit per cell), iterations, user counters "
+              "(`bytes_per_second=...Gi/s`: rates), aggregates of repetitions (_mean, _median, _stddev, _cv) and "
+              "failed runs; no timed steps: `analyze` shows the table, commands that need steps refuse it",
               "BM_memcpy/512           12.3 ns         12.3 ns     56872000",
               "google_benchmark/memcpy.txt",
               refuses="a Google Benchmark table (time and CPU time per iteration of each benchmark, with its "
-                      "iteration count)", markers=("Iterations",),
-              rules=('formats.table_kind',)),
+                      "iteration count)", markers=("Iterations", '"benchmarks": ['),
+              rules=('benchtable._google_console', 'benchtable._google_json', 'formats.table_kind')),
     Framework("nccl_tests", "nccl-tests (all_reduce_perf, ...)",
-              "its table: size, count, type, time, algbw, busbw per message size",
-              "nothing: a latency/bandwidth table per message size, not timed steps (refused)",
+              "its table: `# size count type redop root time algbw busbw #wrong ...` over its units line",
+              "a latency/bandwidth table per message size: time (us), algbw and busbw (GB/s), #wrong, out-of-place "
+              "and in-place, its settings (`#` lines) and `# Avg bus bandwidth`; no timed steps: `analyze` shows "
+              "the table, commands that need steps refuse it",
               "     1048576        262144     float     sum      -1    61.20   17.13   30.00      0",
               "nccl_tests/all_reduce_perf.txt",
               refuses="an nccl-tests table (time and bandwidth per message size)", markers=("out-of-place", "busbw"),
-              rules=('formats.table_kind',)),
+              rules=('benchtable._nccl', 'formats.table_kind')),
 )
 
 
@@ -262,7 +275,7 @@ def docs_table() -> str:
     """The frameworks as docs/ANALYZE.md lists them (held equal by tests/test_parsers_frameworks.py)."""
     rows = ["| entry | who prints it | what is read (or why refused) | where (parsers/) |", "|---|---|---|---|"]
     for f in FRAMEWORKS:
-        what = f.reads if not f.refuses else f"refused: {f.refuses}"
+        what = f.reads if not f.refuses else f"{f.reads} (no steps: {f.refuses})"
         where = ", ".join(f"`{r}`" for r in f.rules)
         rows.append(f"| `{f.name}` | {f.who} | {what.replace('|', '/')} | {where} |")
     return "\n".join(rows)

@@ -58,7 +58,10 @@ class State:
         self.unit_keys: set[str] = set()
         self.seconds_assumed: set[str] = set()
         self.ms_assumed: set[str] = set()
-        self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms  # bare durations of zerolog lines (gnark's took=)
+        self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms
+        # components a framework's reader knows are no parts of a step, and why (llama.cpp's
+        # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
+        self.known: dict[str, str] = {}
 
 
 def message_start(line: str) -> int:
@@ -93,7 +96,7 @@ def maybe_framework(line: str) -> bool:
     """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
-            or "..: " in line)
+            or "..: " in line or "llama_" in line)
 
 
 def _framework(line: str, st: State):

@@ -17,13 +17,16 @@ from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
+# (in Scan.notes: `known:name\twhy`, a name a framework's reader knows is no part of a step,
+# and why: llama.cpp's model load, a one-off setup; Megatron's timers, statistics over the ranks)
+KNOWN_NOTE = "known:"
 
 
 def finish(s: sc.Scan, held: str | None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
     Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
     s.finalize()
-    notes = _assumed(list(getattr(s, "notes", []) or []))
+    known, notes = _known(list(getattr(s, "notes", []) or []))
     s.whole, s.whole_basis = None, "no timing lines"
     meta = s.meta
     n = len(meta)
@@ -56,7 +59,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     line_whole = np.full(n, np.nan)
     if is_whole.any():
         np.fmax.at(line_whole, row_of[is_whole], values[is_whole])
-    no_part, stat_row, s.not_parts = not_parts(names, row_of, n)
+    no_part, stat_row, s.not_parts = not_parts(names, row_of, n, known)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
     if stat_row.any():
@@ -139,6 +142,13 @@ def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
     return one & timed & counted, total
 
 
+def _known(raw: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The names a framework's reader knows are no parts, with why (KNOWN_NOTE), and the notes
+    of the names read without a unit (the scan's other notes)."""
+    known = dict(n[len(KNOWN_NOTE):].split("\t", 1) for n in raw if n.startswith(KNOWN_NOTE) and "\t" in n)
+    return known, _assumed([n for n in raw if not n.startswith(KNOWN_NOTE)])
+
+
 def _assumed(names: list[str]) -> list[str]:
     """The notes of the names read without a unit (`ms:` marks zerolog's milliseconds)."""
     in_ms = [n[3:] for n in names if n.startswith("ms:")]
@@ -218,10 +228,13 @@ def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> l
     return [str(uniq[c]) for c in np.flatnonzero(total)]
 
 
-def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+def not_parts(names: np.ndarray, row_of: np.ndarray, n: int, known: dict[str, str] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
     """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
-    `latency_p99`) or a part nested in another part printed on the same line (`bwd_allreduce`
-    beside `bwd`); per row, whether it prints statistics only; and per such name, why."""
+    `latency_p99`), a part nested in another part printed on the same line (`bwd_allreduce`
+    beside `bwd`) or a name a framework's reader knows is none (`known`: name -> why, its
+    word winning over the names' guess); per row, whether it prints statistics only; and
+    per such name, why."""
 
     none = np.zeros(len(names), dtype=bool)
     if not len(names):
@@ -249,7 +262,12 @@ def not_parts(names: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray
         why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
     for c in np.unique(codes[nested]).tolist():
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
-    return is_stat | nested, stat_row, why
+    out = is_stat | nested
+    for name, reason in (known or {}).items():
+        if (at := names == name).any():
+            out |= at
+            why[name] = reason
+    return out, stat_row, why
 
 
 def _parents(names: list[str]) -> np.ndarray:

@@ -60,7 +60,7 @@ import re
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.lineplan import whole_code
 from gpuscope.parsers.log.lineread import State, read_line
-from gpuscope.parsers.log.linerecords import EVAL_AUX, finish
+from gpuscope.parsers.log.linerecords import EVAL_AUX, KNOWN_NOTE, finish
 from gpuscope.parsers.log.linewords import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
 
 __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "read_line", "scan_lines", "sniff",
@@ -94,7 +94,8 @@ def scan_line(s: sc.Scan, st: State, ln: int, line: str) -> None:
 
 
 def set_notes(s: sc.Scan, st: State) -> None:
-    s.notes = sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
+    s.notes = (sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
+               + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(st.known.items())])
 
 
 MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)

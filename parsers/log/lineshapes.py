@@ -26,10 +26,22 @@ framework's own formatting code and docs:
 - Megatron-LM's timers (`(min, max) time across ranks (ms):` and one line per timer,
   `    forward-backward .....: (401.23, 402.10)`, each a per-step mean over the log interval):
   the minimum and maximum over the ranks of each timer (`forward-backward.min`, `.max`), in
-  ms, statistics, never parts (the timers nest: forward-backward holds forward-compute). A
+  ms, statistics of one timer, never parts (the timers nest: forward-backward holds
+  forward-compute); the max is the slowest rank's, the one the step waits for. A
   timer line is known by its own text (four spaces, the name padded with dots to 48 columns,
   `: `), the format Megatron prints only under that header, whose unit is always ms: no state
-  from the header line (a line without digits, which a scan may skip unread).
+  from the header line (a line without digits, which a scan may skip unread). The third
+  form, `times across ranks (ms):` (--timing-log-option all), prints each timer's name on a
+  line of its own and then `     rank  0: 401.20` lines: a rank's line does not carry the
+  timer it belongs to, so it is not read (the min/max forms are; no time is misread).
+- llama.cpp's print_timings (`llama_print_timings:` in older builds, `llama_perf_context_print:`
+  / `llama_perf_sampler_print:` in newer ones): `<label> time = <v> ms [/ <n> tokens|runs
+  (<x> ms per token, <y> tokens per second)]`, one line per label: `<label>_time` in ms.
+  `load time` is the model's load (llama.cpp times its loading once, before any token): a
+  one-off setup, no part of a step and never a host stall (ParsedLog.not_parts says so);
+  sample time is the sampler's, prompt eval and eval the model's passes over the prompt and
+  over the generated tokens: GPU or CPU work the text does not split (no role); `ms per
+  token` and `tokens per second` are rates, never read; total is the whole.
 - criterion (`fib 20  time: [26.029 us 26.251 us 26.505 us]`, its `Benchmarking ...:
   Warming up for 3.0000 s` progress): a benchmark report, low / estimate / high of each
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
@@ -106,6 +118,24 @@ def read_keras(line: str, st):
     return _reading(st, names, values, eps, qn, qv)
 
 
+KERAS_ETA_ONLY = ("Keras progress-bar redraws before an epoch's end only ({example}): an ETA is a forecast of "
+                  "the time left, not a time spent; the epoch's end line (`1875/1875 [====] - 5s 2ms/step`: its "
+                  "elapsed seconds and mean ms/step) would tell, and is read")
+
+
+def keras_eta_only(head: str, limit: int = 2000) -> str | None:
+    """Why a log without one timing line is refused when its lines are Keras' redraws before
+    an epoch's end (i < N: an ETA, no time spent), else None."""
+    for line in head.split("\n", limit)[:limit]:
+        for piece in line.split("\r"):
+            m = _KERAS.match(piece)
+            if m is not None and int(m.group(1)) < int(m.group(2)):
+                example = " ".join(piece.split())
+                example = example if len(example) <= 60 else example[:57] + "..."
+                return KERAS_ETA_ONLY.format(example=f"`{example}`")
+    return None
+
+
 # -- tqdm / Lightning ----------------------------------------------------------------------
 
 # `n/total [elapsed<remaining, rate` (or, without a total, `123it [00:03, 38.20it/s]`)
@@ -172,6 +202,9 @@ def read_tensorflow(line: str, st):
 # four spaces, the name and a space padded with dots to 48 columns, `: `, `(min, max)` or max
 _MEGATRON_TIMER = re.compile(r"^    (\S(?:.*?\S)?) (\.+): (?:\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?)\)|(\d+(?:\.\d+)?))\s*$")
 MEGATRON_PAD = 48
+MEGATRON_MAX_WHY = ("a statistic (max over the ranks: the slowest rank's time, the one the step waits for), "
+                    "not a part")
+MEGATRON_MIN_WHY = "a statistic (min over the ranks: the fastest rank's time), not a part"
 
 
 def read_megatron_timers(line: str, st):
@@ -183,7 +216,30 @@ def read_megatron_timers(line: str, st):
         names, nums = [f"{name}.max"], [m.group(5)]
     else:
         names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
+    if names[-1] not in st.known:
+        st.known[names[-1]] = MEGATRON_MAX_WHY
+        if len(names) == 2:
+            st.known[names[0]] = MEGATRON_MIN_WHY
     return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
+
+
+# -- llama.cpp -----------------------------------------------------------------------------
+
+_LLAMA = re.compile(r"^llama_(?:print_timings|perf_\w+_print):\s+([a-z][a-z ]{0,40}?) time\s+=\s+(\d+(?:\.\d+)?) ms"
+                    r"(?:\s+/\s+\d+ (?:tokens|runs)(?:\s+\(\s*\d+(?:\.\d+)? ms per token(?:,\s+\d+(?:\.\d+)? tokens "
+                    r"per second)?\))?)?\s*$")
+SETUP_WHY = "a one-off setup (llama.cpp's model load, timed once before any token): no part of a step, never a host stall"
+
+
+def read_llama_cpp(line: str, st):
+    m = _LLAMA.match(line)
+    if m is None:
+        return NOT_MINE
+    label = "_".join(m.group(1).split())
+    name = f"{label}_time"
+    if label == "load":
+        st.known[name] = SETUP_WHY
+    return _reading(st, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
 
 
 # -- criterion -----------------------------------------------------------------------------

@@ -26,8 +26,15 @@ from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import cuzk, kv
 from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.benchtable import (
+    BenchmarkTable,
+    looks_like_google_json,
+    read_bench_table,
+    share_of_table,
+)
 from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.log.prefix import PrefixClock
@@ -117,6 +124,8 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
     held = held_key[:-3] if held_key.endswith("_ms") else held_key
     inp = open_input(source, name)
     name = inp.name
+    if fmt is None:  # (a benchmark tool's table before any line is read: its cells would read as steps)
+        bench_first(inp, name)
     fmt = fmt or detect_input(inp, held)
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
@@ -144,6 +153,32 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
     )
 
 
+BENCH_CAP = 16 << 20  # (a benchmark table is read from the input's first 16 MiB)
+
+
+def bench_first(inp: LogInput, name: str) -> None:
+    """Raise BenchmarkTable when the input is a benchmark tool's table (a marker of
+    formats.TABLES in its head, and a table read from it: Google Benchmark's header, nccl-tests'
+    columns, criterion's `time: [...]` lines, a Google Benchmark JSON report)."""
+    head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
+    kind = table_kind(head)
+    gb_json = looks_like_google_json(head)
+    if kind is None and not gb_json:
+        return
+    table = read_bench_table(head) if not gb_json else None  # (is it one? its head says; then read it all)
+    if table is not None and share_of_table(head, table) < 0.5:
+        return  # a table beside the log's own lines: the lines are read (the refusal names the table)
+    if gb_json or (table is not None and inp.size > len(head)):
+        table = read_bench_table(str(inp.head(BENCH_CAP), "utf-8", "replace"))
+    if table is None and gb_json:
+        raise NoDataError(f"{name}: a Google Benchmark JSON report that could not be read whole (damaged, or over "
+                          f"{BENCH_CAP >> 20} MiB): measurements, not timed steps")
+    if table is None:
+        return
+    raise BenchmarkTable(f"{name} is {kind or table.what}: measurements, not timed steps "
+                          "(`gpuscope analyze` shows it as the benchmark table it is)", table)
+
+
 def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     """The message of a log without one timing line: the shapes the format reads and the
     line that came closest, with what it lacks."""
@@ -151,8 +186,11 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
     kind = table_kind(head)
+    eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
+    elif eta is not None:
+        msg += f"; it looks like {eta}"
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
