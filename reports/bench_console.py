@@ -43,28 +43,63 @@ def _groups(cols: list[dict]) -> list[tuple[str, list[int]]]:
     return out
 
 
-def bench_tables(doc: dict) -> list[LiteralTable]:
+def _chunks(widths: list[int], lead: int, room: int) -> list[list[int]]:
+    """The columns (by position) of each table to print, each fitting `room` characters with
+    the leading name/size column (`lead` wide, repeated in each); at least one column each."""
+    out: list[list[int]] = [[]]
+    used = lead
+    for k, w in enumerate(widths):
+        if out[-1] and used + w > room:
+            out.append([])
+            used = lead
+        out[-1].append(k)
+        used += w
+    return out
+
+
+def bench_tables(doc: dict, width: int = 200) -> list[LiteralTable]:
+    """The tables to print, none wider than `width`: a column is never cut short nor dropped
+    (a number cut to `1342177…` reads as another number); columns that do not fit go to a
+    further table that repeats the row's name or size."""
     cols = doc.get("columns") or []
     rows = (doc.get("rows") or [])[:MAX_ROWS]
     first = "name" if not cols or cols[0].get("name") != "size" else ""
     out = []
     for group, idx in _groups(cols):
-        t = LiteralTable(title=group.replace("_", "-") or None, title_justify="left", box=box.SIMPLE_HEAD,
-                         pad_edge=False, collapse_padding=True)
-        if first:
-            t.add_column(first, overflow="fold")
+        heads, body = [], []
         for i in idx:
             c = cols[i]
             head = str(c.get("name", "")).split(".", 1)[1] if group and c.get("group") == group else str(c.get("name"))
-            t.add_column(visible(head + (f" ({c['unit']})" if c.get("unit") else "")),
-                         justify="left" if c.get("kind") == "text" else "right")
+            heads.append(visible(head + (f" ({c['unit']})" if c.get("unit") else "")))
         for r in rows:
             vals, units = r.get("values") or [], r.get("units") or []
-            cells = [cell(vals[i] if i < len(vals) else None,
-                          None if cols[i].get("unit") else (units[i] if i < len(units) else None)) for i in idx]
-            name = [visible(str(r.get("name", "")))] if first else []
-            t.add_row(*name, *(visible(c) for c in cells))
-        out.append(t)
+            body.append([visible(cell(vals[i] if i < len(vals) else None,
+                                      None if cols[i].get("unit") else (units[i] if i < len(units) else None)))
+                         for i in idx])
+        names = [visible(str(r.get("name", ""))) for r in rows] if first else []
+        lead_w = min(max((len(n) for n in names), default=4), max(12, width // 3)) + 2 if first else 0
+        if not first and idx:  # nccl-tests: the size leads every part
+            lead_w = max(len(b[0]) for b in body) + 2 if body else 10
+        # a number's column is not wrapped, its header neither; a text column's header wraps by word
+        cell_w = [max([len(h)] if cols[idx[k]].get("kind") != "text" else [len(w) for w in h.split()] or [1],
+                      default=1) for k, h in enumerate(heads)]
+        cell_w = [max([cell_w[k], 1] + [len(b[k]) for b in body]) + 2 for k in range(len(heads))]
+        keep = [] if first else [0]
+        parts = _chunks(cell_w[len(keep):], lead_w if keep or first else 0, width - 1)
+        for p, part in enumerate(parts):
+            ks = keep + [k + len(keep) for k in part]
+            title = group.replace("_", "-") or None
+            t = LiteralTable(title=(f"{title} ({p + 1}/{len(parts)})" if title and len(parts) > 1 else title),
+                             title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+            if first:
+                t.add_column(first, overflow="fold", max_width=lead_w - 2)
+            for k in ks:
+                text = cols[idx[k]].get("kind") == "text"
+                t.add_column(heads[k], justify="left" if text else "right", overflow="fold",
+                             min_width=cell_w[k] - 2, no_wrap=not text)
+            for b, n in zip(body, names or [None] * len(body), strict=True):
+                t.add_row(*([n] if first else []), *(b[k] for k in ks))
+            out.append(t)
     rest = len(doc.get("rows") or []) - MAX_ROWS
     if rest > 0 and out:
         out[-1].caption = f"{rest:,} more rows (--json lists every one)"
@@ -75,7 +110,7 @@ def render_bench_table(doc: dict, source: str, console: Console) -> None:
     console.print(Text(visible(f"{source} — {doc.get('what', 'a benchmark table')}"), style="bold"))
     for line in (doc.get("header") or [])[:8]:
         console.print(Text(visible(line), style="dim"))
-    for t in bench_tables(doc):
+    for t in bench_tables(doc, console.width):
         console.print(t)
     for s in doc.get("summary") or []:
         unit = f" {s['unit']}" if s.get("unit") else ""

@@ -134,3 +134,28 @@ def test_criterion_s_throughput_and_the_rest_of_its_report():
     assert t.rows[0]["values"] == [1.2, 1.21, 1.22, 839.34, 846.28, 853.33] and t.rows[0]["units"][3] == "MiB/s"
     with pytest.raises(BenchmarkTable, match="criterion"):
         parsers.parse_log(text, None)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+@pytest.mark.parametrize("case", TABLES)
+def test_no_cell_is_cut_short_nor_dropped_at_any_width(case, width):
+    """At 80 columns nccl-tests' size 134217728 printed as `1342177…` (another number) and the
+    text columns (type, redop) vanished: every cell is shown whole, in a further table that
+    repeats the size or name where the columns do not fit."""
+    from rich.console import Console
+
+    from gpuscope.reports.bench_console import bench_tables, cell
+
+    doc = _table(case).to_json()
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    for t in bench_tables(doc, width):
+        console.print(t)
+    out = console.export_text()
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= width
+    words = set(out.split())
+    for r in doc["rows"][:50]:
+        for i, v in enumerate(r["values"]):
+            unit = None if doc["columns"][i].get("unit") else (r.get("units") or [None] * (i + 1))[i]
+            for w in cell(v, unit).split():
+                assert w in words, (w, r)
