@@ -51,6 +51,9 @@ def header(a) -> Text:
         + (f", {a.incomplete_records} cut off at the end" if a.incomplete_records else "")
         + f"; {a.timing_lines:,} timing lines of {a.total_lines:,}; {a.skipped_lines} skipped"
     )
+    for note in getattr(a, "read_notes", []):  # what the parser assumed: shown, never kept to itself
+        t.append("\nread: ", style="dim")
+        t.append(visible(note), style="dim")
     return t
 
 

@@ -101,6 +101,15 @@ class Analysis:
         k = getattr(self.parsed, "steps_per_record", 1) if self.parsed is not None else 1
         return int(k) if isinstance(k, int) and k >= 1 else 1
 
+    @property
+    def read_notes(self) -> list[str]:
+        """What the parser assumed in reading the log, in sentences (ParsedLog.notes: a unit it
+        took where none was printed, lines kept apart as evaluation or statistics, running
+        totals differenced, the step counter's advance, the whole): a reader's choice the user
+        is shown, not kept to itself."""
+        notes = getattr(self.parsed, "notes", None) if self.parsed is not None else None
+        return [str(n) for n in notes] if isinstance(notes, list) else []
+
     def to_json(self) -> dict:
         st = self.stats_table
         comps = {
@@ -124,6 +133,7 @@ class Analysis:
             "records": self.records,
             # a log printing every K-th step (its own counter says K): each record stands for K steps
             "steps_per_record": self.steps_per_record,
+            "read_notes": self.read_notes,  # what the parser assumed (a unit not printed, lines kept apart)
             "incomplete_records": self.incomplete_records,
             "skipped_lines": self.skipped_lines,
             "total_lines": self.total_lines,

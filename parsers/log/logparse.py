@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,10 @@ PURE_ENV = "GPUSCOPE_PURE_SCANNER"
 
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all)
 
+
+
+#: Megatron-LM's `--timing-log-option all` block: a header, a timer's name alone, its ranks' lines
+MEGATRON_ALL_RANKS = re.compile(r"times across ranks \(ms\):[ \t]*\r?\n[ \t]+\S[^\n]*:[ \t]*\r?\n[ \t]+rank +\d+: ")
 
 def find_log_in_dir(d: Path) -> Path:
     """A run directory's timing.log, else the only *.log inside."""
@@ -298,7 +303,13 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
         s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
     if fmt == "lines":
         freeform.finish(s, held)
-        every = freeform.sampled_every(str(inp.head(1 << 20), "utf-8", "replace"))
+        head = str(inp.head(1 << 20), "utf-8", "replace")
+        every = freeform.sampled_every(head)
+        if MEGATRON_ALL_RANKS.search(head):
+            s.notes.append("Megatron's timers of every rank (`times across ranks (ms):`, --timing-log-option "
+                           "all) are not read: a rank's line (`rank  0: 401.20`) does not name its timer; "
+                           "--timing-log-option minmax (the default) or max prints them as `name ...: "
+                           "(min, max)`, which is read")
         if every is not None and s.steps_per_record == 1:  # (1: the records' counters said nothing)
             s.steps_per_record = every[0]
             s.notes.append(f"the lines' own step counter ({every[1]}, ...) advances by {every[0]} a line: each "
