@@ -267,3 +267,34 @@ def test_a_ctrl_c_a_library_took_still_ends_as_interrupted(body, tmp_path):
     p = subprocess.run([sys.executable, "-m", "gpuscope_probe"], stdin=subprocess.DEVNULL, capture_output=True,
                        env=env, timeout=60)
     assert (p.returncode, p.stderr.decode()) == (130, "gpuscope: interrupted\n")
+
+
+_STOP_AT_THE_END = """
+import os, signal, sys
+sys.argv = ["gpuscope", "analyze", "-", "--json"]
+import gpuscope
+import gpuscope.cli.analyze_run as analyze_run
+from gpuscope.cli import main
+
+
+class StopAtTeardown:  # the signal comes while the interpreter tears the modules down
+    def __del__(self):
+        os.kill(os.getpid(), signal.{sig})
+
+
+KEEP = StopAtTeardown()
+analyze_run.run = lambda **kw: print("done", flush=True)
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGHUP", "SIGTERM", "SIGINT"])
+def test_a_stop_signal_after_the_command_is_done_does_not_kill_it(sig, tmp_path):
+    """`gpuscope run` finished (meta.json complete) and then died by SIGHUP (exit -1): the
+    interpreter's exit puts Python-handled signals back to their default before it tears the
+    modules down. A command that is done keeps its own exit code."""
+    (tmp_path / "gpuscope_probe_end.py").write_text(_STOP_AT_THE_END.format(sig=sig))
+    env = dict(ENV, PYTHONPATH=f"{tmp_path}{os.pathsep}{ENV['PYTHONPATH']}")
+    p = subprocess.run([sys.executable, "-m", "gpuscope_probe_end"], stdin=subprocess.DEVNULL, capture_output=True,
+                       env=env, timeout=60)
+    assert (p.returncode, p.stdout.decode(), p.stderr.decode()) == (0, "done\n", "")

@@ -61,7 +61,10 @@ def _end(argv: list[str] | None, code: int) -> None:
     by SIGINT at its very end, after gpuscope said "interrupted" and chose 130."""
     from gpuscope.cli._common import sigint_seen
 
-    if argv is not None or not sigint_seen():
+    if argv is not None:
+        return
+    _done_with_stop_signals()
+    if not sigint_seen():
         return
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -69,6 +72,20 @@ def _end(argv: list[str] | None, code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _done_with_stop_signals() -> None:
+    """The command is done and its code chosen: a stop signal from here on is ignored. The
+    interpreter's own exit puts each signal with a Python handler back to its default before it
+    tears the modules down (tens of ms), and a SIGHUP or SIGTERM there killed `gpuscope run`
+    by that signal after it had finished (its meta.json complete, exit -1 for 0)."""
+    import signal
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(s, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
 
 
 def _main(argv: list[str] | None) -> None:
