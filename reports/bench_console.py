@@ -97,7 +97,7 @@ def bench_tables(doc: dict, width: int = 200) -> list[LiteralTable]:
                 text = cols[idx[k]].get("kind") == "text"
                 t.add_column(heads[k], justify="left" if text else "right", overflow="fold",
                              min_width=cell_w[k] - 2, no_wrap=not text)
-            for b, n in zip(body, names or [None] * len(body), strict=True):
+            for b, n in zip(body, names or [""] * len(body), strict=True):
                 t.add_row(*([n] if first else []), *(b[k] for k in ks))
             out.append(t)
     rest = len(doc.get("rows") or []) - MAX_ROWS
