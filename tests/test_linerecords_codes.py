@@ -1,0 +1,87 @@
+"""finish (parsers/log/linerecords.py) over name codes instead of arrays of name objects: each
+numpy replacement gives what the pandas operation it replaced gave (factorize, groupby median,
+unique, ngroup), on random input with repeats, NaN and unsorted keys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuscope.parsers.log import codeops
+from gpuscope.parsers.log import linerecords as lr
+from gpuscope.parsers.log import scan as sc
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_codes_is_factorize(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 40))
+    table = np.asarray([f"n{i}" for i in range(m)], dtype=object)
+    codes = rng.integers(0, m, size=int(rng.integers(0, 500))).astype(np.int32)
+    new, order = sc.first_codes(codes, m)
+    want_codes, want_uniq = pd.factorize(table[codes])
+    assert new.tolist() == want_codes.tolist()
+    assert table[order].tolist() == list(want_uniq)
+
+
+def _pandas_running_totals(names, values, mine):
+    """The replaced implementation (pandas' groupby median over every name)."""
+    sel = np.flatnonzero(mine)
+    if len(sel) < 4:
+        return [], values
+    values = values.copy()
+    codes, uniq = pd.factorize(names[sel])
+    order = np.argsort(codes, kind="stable")
+    idx, cc = sel[order], codes[order]
+    v = values[idx]
+    same = cc[1:] == cc[:-1]
+    d = np.diff(v)
+    nu = len(uniq)
+    count = np.bincount(cc, minlength=nu)
+    falls = np.bincount(cc[1:][same & (d < 0)], minlength=nu) > 0
+    med = pd.Series(d[same]).groupby(cc[1:][same]).median().reindex(range(nu)).to_numpy()
+    first = np.full(nu, np.nan)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    first[cc[starts]] = v[starts]
+    with np.errstate(invalid="ignore"):
+        total = (count >= 4) & ~falls & (med > 0) & (first <= 2 * med)
+    step = np.flatnonzero(same & total[cc[1:]]) + 1
+    values[idx[step]] = d[step - 1]
+    return [str(uniq[c]) for c in np.flatnonzero(total)], values
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_running_totals_as_pandas(seed):
+    rng = np.random.default_rng(seed)
+    m, n = int(rng.integers(1, 8)), int(rng.integers(0, 300))
+    table = [f"t{i}" for i in range(m)]
+    codes = rng.integers(0, m, size=n).astype(np.int32)
+    values = rng.uniform(0, 5, size=n).round(1)
+    for c in range(0, m, 2):  # every other name a running total (some starting too high)
+        at = codes == c
+        values[at] = np.cumsum(rng.choice([0.0, 1.0, 2.0, 3.0], size=int(at.sum()))) + rng.choice([0.0, 9.0])
+    values[rng.random(n) < 0.03] = np.nan
+    mine = rng.random(n) < 0.9
+    want, want_values = _pandas_running_totals(np.asarray(table, dtype=object)[codes], values, mine)
+    got_values = values.copy()
+    got = lr.running_totals_codes(codes, table, got_values, mine)
+    assert got == want
+    np.testing.assert_array_equal(got_values, want_values)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_labels_and_distinct(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    cols = tuple(rng.integers(0, 3, size=n).astype(np.uint64) for _ in range(3))
+    if seed % 2:  # runs of equal rows, as records print them
+        cols = tuple(np.repeat(c[: n // 4 + 1], 4)[:n] for c in cols)
+    got = codeops.labels(cols)
+    want = pd.DataFrame({"k": cols[0], "a": cols[1], "b": cols[2]}).groupby(["k", "a", "b"], sort=False).ngroup()
+    # the same partition of the rows (the numbering itself is free)
+    assert len(set(zip(got.tolist(), want.tolist(), strict=True))) == len(set(want.tolist())) == len(set(got.tolist()))
+    keys = rng.integers(0, 50, size=n)
+    assert sorted(codeops.distinct(keys).tolist()) == sorted(pd.unique(keys).tolist())
+    keys = np.sort(keys)
+    assert codeops.distinct(keys).tolist() == pd.unique(keys).tolist()
