@@ -85,3 +85,17 @@ def test_labels_and_distinct(seed):
     assert sorted(codeops.distinct(keys).tolist()) == sorted(pd.unique(keys).tolist())
     keys = np.sort(keys)
     assert codeops.distinct(keys).tolist() == pd.unique(keys).tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.uint64])
+def test_dense_is_unique(dtype):
+    from gpuscope.analysis.evidence.log import groupstats
+
+    rng = np.random.default_rng(3)
+    for hi in (1, 7, 5000, 10**9):
+        keys = rng.integers(0, hi, size=300).astype(dtype)
+        labels, uniq = groupstats.dense(keys)
+        want_uniq, want_labels = np.unique(keys, return_inverse=True)
+        assert labels.dtype == np.int64 and uniq.dtype == want_uniq.dtype
+        assert labels.tolist() == want_labels.tolist() and uniq.tolist() == want_uniq.tolist()
+    assert groupstats.dense(np.asarray([-3, 5, -3]))[0].tolist() == [0, 1, 0]
