@@ -99,3 +99,24 @@ def test_dense_is_unique(dtype):
         assert labels.dtype == np.int64 and uniq.dtype == want_uniq.dtype
         assert labels.tolist() == want_labels.tolist() and uniq.tolist() == want_uniq.tolist()
     assert groupstats.dense(np.asarray([-3, 5, -3]))[0].tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_running_totals_sorted_path(seed, monkeypatch):
+    """Beyond FEW_NAMES names, one stable sort of them all: the same answer."""
+    from gpuscope.parsers.log import runtotals
+
+    monkeypatch.setattr(runtotals, "FEW_NAMES", 0)
+    test_running_totals_as_pandas(seed)
+
+
+def test_running_totals_every_value_mine():
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 3, size=200).astype(np.int32)
+    values = np.where(codes == 1, 1.0, rng.uniform(0, 1, size=200))
+    values[codes == 1] = np.cumsum(values[codes == 1])
+    mine = np.ones(200, dtype=bool)
+    want, want_values = _pandas_running_totals(np.asarray(["a", "b", "c"], dtype=object)[codes], values, mine)
+    got = lr.running_totals_codes(codes, ["a", "b", "c"], values, mine)
+    assert got == want == ["b"]
+    np.testing.assert_array_equal(values, want_values)

@@ -11,10 +11,11 @@ from collections import Counter
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import distinct, labels, medians
+from gpuscope.parsers.log.codeops import distinct, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
+from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
@@ -204,50 +205,6 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
     s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
     return int(rounded.sum())
-
-
-def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> list[str]:
-    """running_totals_codes over an array of names (parsers/log/kv.py)."""
-    if len(np.flatnonzero(mine)) < 4:
-        return []
-    codes, uniq = sc.factorize(names)
-    return running_totals_codes(codes, [str(u) for u in uniq], values, mine)
-
-
-def running_totals_codes(ncodes: np.ndarray, uniq: list[str], values: np.ndarray, mine: np.ndarray) -> list[str]:
-    """Components printed as running totals (fairseq's cumulative `wall=33, 66, 99, 132`; a
-    `Time` that grows line by line) are replaced, in place, by their differences; returns
-    their names. A running total: on at least 4 lines, never decreasing, starting below two
-    of its median increments. Vectorised over the names (many names cost no loop); the
-    medians only of the names that never decrease (a time per step falls now and then)."""
-    sel = np.flatnonzero(mine)
-    if len(sel) < 4:
-        return []
-    codes, order = sc.first_codes(ncodes[sel], len(uniq))
-    nu = len(order)
-    # (a stable sort of small integers is a radix sort: O(n))
-    small = codes.astype(np.uint16) if nu <= np.iinfo(np.uint16).max else codes
-    srt = np.argsort(small, kind="stable")
-    idx, cc = sel[srt], codes[srt]
-    v = values[idx]
-    same = cc[1:] == cc[:-1]
-    d = np.diff(v)
-    count = np.bincount(cc, minlength=nu)
-    falls = np.bincount(cc[1:][same & (d < 0)], minlength=nu) > 0
-    cand = (count >= 4) & ~falls
-    if not cand.any():
-        return []
-    med = medians(d, cc, same, cand, nu)
-    first = np.full(nu, np.nan)
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    first[cc[starts]] = v[starts]
-    with np.errstate(invalid="ignore"):
-        total = cand & (med > 0) & (first <= 2 * med)
-    if not total.any():
-        return []
-    step = np.flatnonzero(same & total[cc[1:]]) + 1  # (positions in idx after each group's first)
-    values[idx[step]] = d[step - 1]
-    return [str(uniq[order[c]]) for c in np.flatnonzero(total)]
 
 
 def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray,

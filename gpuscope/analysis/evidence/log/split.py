@@ -143,10 +143,13 @@ def wide_table(components, records) -> Table:
     code = np.asarray(codes)[keep]
     # sum per (record position, component code) on integer keys
     key = pos[keep].astype("int64") * len(names) + code
-    labels, k = groupstats.dense(key)
-    sums, _ = groupstats.sums(labels, w, len(k))
+    if len(key) < 2 or bool((key[1:] > key[:-1]).all()):  # (each pair once, in order: its own sum)
+        k, sums = key, np.where(np.isnan(w), 0.0, w)
+    else:
+        labels, k = groupstats.dense(key)
+        sums, _ = groupstats.sums(labels, w, len(k))
     row, comp = k // len(names), k % len(names)
-    present = np.unique(comp)
+    present = np.flatnonzero(np.bincount(comp, minlength=len(names)))  # (np.unique's, sorted)
     if len(present) > DENSE_COLUMNS and len(present) * len(rec_ids) > WIDE_CELLS:
         cap = min(MAX_WIDE_COLUMNS, max(DENSE_COLUMNS, WIDE_CELLS // max(len(rec_ids), 1)))
         return _folded_table(rec_ids, names, row, comp, sums, present, cap)
