@@ -120,3 +120,17 @@ def test_running_totals_every_value_mine():
     got = lr.running_totals_codes(codes, ["a", "b", "c"], values, mine)
     assert got == want == ["b"]
     np.testing.assert_array_equal(values, want_values)
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_group_sums_wrap_as_add_at(ordered):
+    rng = np.random.default_rng(8)
+    g = rng.integers(0, 30, size=500)
+    if ordered:
+        g = np.sort(g)
+    x = rng.integers(1, 2**62, size=500, dtype=np.int64).view(np.uint64) * np.uint64(3)  # (sums wrap)
+    want = np.zeros(40, dtype=np.uint64)
+    np.add.at(want, g, x)
+    assert codeops.group_sums(g, x, 40).tolist() == want.tolist()
+    pg, pc = codeops.distinct_pairs(g, g % 7, 7)
+    assert sorted(zip(pg.tolist(), pc.tolist(), strict=True)) == sorted(set(zip(g.tolist(), (g % 7).tolist(), strict=True)))

@@ -57,3 +57,23 @@ def labels(cols: tuple[np.ndarray, ...]) -> np.ndarray:
     lab = np.empty(len(o), dtype=np.int64)
     lab[o] = np.cumsum(new) - 1
     return lab[np.cumsum(start) - 1]
+
+
+def distinct_pairs(g: np.ndarray, c: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order."""
+    key = distinct(g * w + c)
+    return key // w, key % w
+
+
+def group_sums(g: np.ndarray, x: np.ndarray, ng: int) -> np.ndarray:
+    """Per group 0..ng-1, the sum of its uint64 words x (wrapping: the same in any order);
+    one reduceat where the groups come in order (records in log order), else ufunc.at."""
+    out = np.zeros(ng, dtype=np.uint64)
+    if not len(g):
+        return out
+    if bool((g[1:] >= g[:-1]).all()):
+        starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        out[g[starts]] = np.add.reduceat(x, starts)
+    else:
+        np.add.at(out, g, x)
+    return out

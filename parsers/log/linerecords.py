@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import distinct, labels
+from gpuscope.parsers.log.codeops import distinct_pairs, group_sums, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
@@ -357,26 +357,21 @@ def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
     if ng == 0:
         return np.zeros(0, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
-    ncode, nuniq = ncodes, uniq
     vg = gid[row_of] if len(ncodes) else np.zeros(0, dtype=np.int64)
     keep = vg >= 0
-    pairs = distinct(vg[keep] * max(len(nuniq), 1) + ncode[keep])
-    pg, pc = pairs // max(len(nuniq), 1), pairs % max(len(nuniq), 1)
-    rnd = rng.integers(1, 2**62, size=(max(len(nuniq), 1), 2), dtype=np.int64).view(np.uint64)
-    h = np.zeros((ng, 2), dtype=np.uint64)
-    np.add.at(h[:, 0], pg, rnd[pc, 0])
-    np.add.at(h[:, 1], pg, rnd[pc, 1])
+    pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
+    rnd = rng.integers(1, 2**62, size=(max(len(uniq), 1), 2), dtype=np.int64).view(np.uint64)
+    h0, h1 = group_sums(pg, rnd[:, 0][pc], ng), group_sums(pg, rnd[:, 1][pc], ng)
     has_names = np.bincount(pg, minlength=ng) > 0
     crow, ccode, _ = counters
     kh = np.zeros(ng, dtype=np.uint64)
     if len(crow):
         cg = gid[crow]
         ok = cg >= 0
-        kp = distinct(cg[ok] * (int(ccode.max()) + 1) + ccode[ok])
-        kg, kc = kp // (int(ccode.max()) + 1), kp % (int(ccode.max()) + 1)
+        kg, kc = distinct_pairs(cg[ok], ccode[ok], int(ccode.max()) + 1)
         krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
-        np.add.at(kh, kg, krnd[kc])
-    shape = labels((kh, h[:, 0], h[:, 1]))
+        kh = group_sums(kg, krnd[kc], ng)
+    shape = labels((kh, h0, h1))
     freq = np.bincount(shape)
     repeated = (freq[shape] >= 2) & has_names
     if not repeated.any():
