@@ -134,3 +134,12 @@ def test_group_sums_wrap_as_add_at(ordered):
     assert codeops.group_sums(g, x, 40).tolist() == want.tolist()
     pg, pc = codeops.distinct_pairs(g, g % 7, 7)
     assert sorted(zip(pg.tolist(), pc.tolist(), strict=True)) == sorted(set(zip(g.tolist(), (g % 7).tolist(), strict=True)))
+
+
+def test_most_common_is_counters():
+    from collections import Counter
+
+    rng = np.random.default_rng(9)
+    for _ in range(50):
+        codes = rng.integers(0, 5, size=int(rng.integers(1, 30)))
+        assert lr._most_common(codes) == Counter(codes.tolist()).most_common(1)[0]

@@ -6,8 +6,6 @@ rules; parsers/log/lineread.py reads the lines."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
@@ -277,16 +275,24 @@ def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)")):
         sel = cand[how == rule]
         if len(sel):
-            c, k = Counter(sel.tolist()).most_common(1)[0]
+            c, k = _most_common(sel)
             name = uniq[c]
             return str(name), f"{str(name)!r} {what}, on {k} line{'s' if k != 1 else ''}"
     sel = cand[how == SUMMED]
-    c, k = Counter(sel.tolist()).most_common(1)[0]
+    c, k = _most_common(sel)
     name = uniq[c]
     lines_with = int((np.bincount(row_of[ncodes == c], minlength=1) > 0).sum())
     if k * 2 >= lines_with:
         return str(name), f"{str(name)!r} is the sum of the other times on {k} of {lines_with} lines that print it"
     return None, f"no field is the whole ({str(name)!r} is the sum of the others on only {k} of {lines_with} lines)"
+
+
+def _most_common(codes: np.ndarray) -> tuple[int, int]:
+    """Counter(codes).most_common(1)[0] (ties: the code seen first), counted in numpy."""
+    freq = np.bincount(codes)
+    top = np.flatnonzero(freq == freq.max())
+    c = int(top[0]) if len(top) == 1 else min(top.tolist(), key=lambda t: int(np.argmax(codes == t)))
+    return c, int(freq[c])
 
 
 def _counters(s):
