@@ -43,8 +43,11 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     inv = np.empty(len(order), dtype=np.int64)
     inv[order] = np.arange(len(order))
     e_q = np.bincount(e.qrow, minlength=ne) if len(e.qrow) else np.zeros(ne, dtype=np.int64)
-    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(r.rd.names)) for r in replayed)])[order]
-    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(r.rd.qnames)) for r in replayed)])[order]
+    rds: list[Any] = [r.rd for r in replayed]
+    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(rd.names))
+                                             for r, rd in zip(replayed, rds, strict=True))])[order]
+    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(rd.qnames))
+                                     for r, rd in zip(replayed, rds, strict=True))])[order]
     vstart, qstart = _starts(counts), _starts(qcounts)
     out = _empty(e, replayed, len(order), int(counts.sum()), int(qcounts.sum()))
     _place_read(out, e, inv[:ne], vstart, qstart)
