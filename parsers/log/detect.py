@@ -50,6 +50,24 @@ _PREFILTER = (b"_TIMING", b"_NTT_H:", b"TIMELINE,", b"mutex_", b"ntt_kernels=")
 assert all(any(p in m for p in _PREFILTER) for m in CUZK_BYTES + CONDENSED_BYTES)
 
 
+_MARKERS = CUZK_BYTES + CONDENSED_BYTES
+_CUZK_MASK = (1 << len(CUZK_BYTES)) - 1
+
+
+def _compiled():
+    """The compiled scanner's `markers`, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    import importlib
+    import os
+
+    if os.environ.get("GPUSCOPE_PURE_SCANNER", "") not in ("", "0"):
+        return None
+    try:
+        mod = importlib.import_module("gpuscope.parsers._scan")
+    except ImportError:
+        return None
+    return mod if hasattr(mod, "markers") else None
+
+
 def detect_input(inp, held: str | None = None) -> str:
     """detect_format over a parsers.reader.LogInput, reading its bytes in blocks (the markers
     are ASCII: found in the bytes exactly where they are in the text) and decoding only the
@@ -60,9 +78,16 @@ def detect_input(inp, held: str | None = None) -> str:
         blocks = inp.blocks(1 << 20)  # (a CuZK log shows its marker in the first block)
     condensed = False
     prev = b""
+    mod = _compiled()
     for block in blocks:
         seam = prev + block[:_OVERLAP]  # a marker across two blocks
         prev = (prev + block[-_OVERLAP:])[-_OVERLAP:]
+        if mod is not None:  # (one C pass per marker: the C library's memmem)
+            mask = mod.markers(block, _MARKERS) | mod.markers(seam, _MARKERS)
+            if mask & _CUZK_MASK:
+                return "cuzk"
+            condensed = condensed or bool(mask & ~_CUZK_MASK)
+            continue
         if not any(p in block or p in seam for p in _PREFILTER):
             continue
         if any(m in block or m in seam for m in CUZK_BYTES):
