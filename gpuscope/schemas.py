@@ -143,10 +143,26 @@ def frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.Data
     return pd.DataFrame(data, columns=list(schema), copy=False)
 
 
+class _Deferred(dict):
+    """Columns' arrays, some of them made on first read (`pending`: name -> a function): a
+    column no one reads (a million lines' line numbers and workers) costs nothing."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: dict[str, Any] = {}
+
+    def __missing__(self, name: str):
+        v = self[name] = self.pending.pop(name)()
+        return v
+
+
 class Columns:
     """A frame of a schema held as numpy arrays, built into a DataFrame only when asked
     (`frame()`): the analysis reads the arrays, so a command that prints JSON never builds
-    the million-row frames (nor imports pandas for them).
+    the million-row frames (nor imports pandas for them). A column given as a function
+    (with `n`) is made when first read.
 
     A text column is held either as an array of str/object, or as integer codes into a
     list of categories (`codes(name)`, `categories(name)`): component names repeat, and a
@@ -161,9 +177,13 @@ class Columns:
 
         self.schema = schema
         self.cats = {k: list(v) for k, v in (cats or {}).items()}
-        self.data = {}
+        self.data = _Deferred()
         for name, dtype in schema.items():
-            if name in self.cats:
+            make = data.get(name)
+            if callable(make) and n is not None:
+                dt = np.int32 if name in self.cats else (object if dtype in (STR, OBJ) else dtype)
+                self.data.pending[name] = lambda make=make, dt=dt: np.asarray(make(), dtype=dt)
+            elif name in self.cats:
                 self.data[name] = np.asarray(data.get(name, ()), dtype=np.int32)
             elif dtype in (STR, OBJ):
                 v = data.get(name, ())

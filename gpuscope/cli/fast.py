@@ -72,6 +72,7 @@ def run(argv: list[str]) -> int | None:
     if kw is None:
         return None
     from gpuscope import safe_output
+    from gpuscope.allocator import keep_freed_memory
     from gpuscope.cli import analyze_run
     from gpuscope.cli._common import (
         error_exit_code,
@@ -80,6 +81,7 @@ def run(argv: list[str]) -> int | None:
         quiet_libraries,
     )
 
+    keep_freed_memory()  # (a million lines' arrays: freed pages reused, not faulted in again)
     safe_output.reset()
     interrupts_unwind()
     try:

@@ -44,6 +44,28 @@ def _sniffed(head: str, longer: bool, held: str | None) -> str:
 CUZK_BYTES = tuple(m.encode() for m in CUZK_MARKERS)
 CONDENSED_BYTES = tuple(k.encode() for k in CONDENSED_KEYS)
 _OVERLAP = max(len(m) for m in CUZK_BYTES + CONDENSED_BYTES)
+# every marker holds one of these (fewer passes over a block; a block showing one is then
+# searched for the markers themselves, so the answer is the markers' own)
+_PREFILTER = (b"_TIMING", b"_NTT_H:", b"TIMELINE,", b"mutex_", b"ntt_kernels=")
+assert all(any(p in m for p in _PREFILTER) for m in CUZK_BYTES + CONDENSED_BYTES)
+
+
+_MARKERS = CUZK_BYTES + CONDENSED_BYTES
+_CUZK_MASK = (1 << len(CUZK_BYTES)) - 1
+
+
+def _compiled():
+    """The compiled scanner's `markers`, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    import importlib
+    import os
+
+    if os.environ.get("GPUSCOPE_PURE_SCANNER", "") not in ("", "0"):
+        return None
+    try:
+        mod = importlib.import_module("gpuscope.parsers._scan")
+    except ImportError:
+        return None
+    return mod if hasattr(mod, "markers") else None
 
 
 def detect_input(inp, held: str | None = None) -> str:
@@ -56,13 +78,22 @@ def detect_input(inp, held: str | None = None) -> str:
         blocks = inp.blocks(1 << 20)  # (a CuZK log shows its marker in the first block)
     condensed = False
     prev = b""
+    mod = _compiled()
     for block in blocks:
         seam = prev + block[:_OVERLAP]  # a marker across two blocks
+        prev = (prev + block[-_OVERLAP:])[-_OVERLAP:]
+        if mod is not None:  # (one C pass per marker: the C library's memmem)
+            mask = mod.markers(block, _MARKERS) | mod.markers(seam, _MARKERS)
+            if mask & _CUZK_MASK:
+                return "cuzk"
+            condensed = condensed or bool(mask & ~_CUZK_MASK)
+            continue
+        if not any(p in block or p in seam for p in _PREFILTER):
+            continue
         if any(m in block or m in seam for m in CUZK_BYTES):
             return "cuzk"
         if not condensed:
             condensed = any(k in block or k in seam for k in CONDENSED_BYTES)
-        prev = (prev + block[-_OVERLAP:])[-_OVERLAP:]
     if condensed:
         return "condensed"
     raw = inp.head(4 * SNIFF_CHARS + 4)  # (SNIFF_CHARS characters take at most 4x the bytes)

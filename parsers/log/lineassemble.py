@@ -32,54 +32,100 @@ def _starts(counts: np.ndarray) -> np.ndarray:
 
 
 def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -> sc.Scan:
-    """One Scan, rows in line order (stable: a line read as pieces keeps their order): the
-    sources' columns concatenated, then gathered once in line order."""
+    """One Scan, rows in line order (stable: a line read as pieces keeps their order): each
+    source's columns written once, straight to their place in the result (no concatenation
+    gathered again: a million lines' columns exist once beside their sources)."""
     e = sc.Scan.concat(read, tables)
     if not replayed:
         return e
-    metas, values, codes, aux, tol, ts = [e.meta], [e.values], [e.codes], [e.aux], [e.tol], [e.ts]
-    qrows, qcodes, qvalues = [e.qrow], [e.qcodes], [e.qvalues]
-    row, slot = len(e.meta), len(e.ts)
-    for r in replayed:
-        rd: Any = r.rd
-        m, k, nq = len(r.ln), len(rd.names), len(rd.qnames)
-        block = np.empty((m, 8), dtype=np.int64)
-        block[:, 0] = r.ln
-        block[:, 1] = np.arange(slot, slot + m)
-        block[:, 2] = sc.K_GPU
-        block[:, 3:6] = -1
-        block[:, 6] = k
-        block[:, 7] = SRC_LINES
-        metas.append(block)
-        values.append(rd.values[r.pos].reshape(-1))
-        codes.append(np.tile(np.asarray([tables.names.code(x) for x in rd.names], dtype=np.int32), m))
-        aux.append(r.aux)
-        tol.append(np.full(m, rd.tol, dtype=np.float64))
-        ts.append(r.ts)
-        if nq:
-            qrows.append(np.repeat(np.arange(row, row + m, dtype=np.int64), nq))
-            qcodes.append(np.tile(np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=np.int32), m))
-            qvalues.append(rd.qvalues[r.pos].reshape(-1))
-        row, slot = row + m, slot + m
-    meta = np.concatenate(metas)
-    order = np.argsort(meta[:, 0], kind="stable")
-    counts = meta[:, 6]
-    new_counts = counts[order]
-    take = np.repeat(_starts(counts)[order] - _starts(new_counts), new_counts) + np.arange(int(new_counts.sum()))
+    ne = len(e.meta)
+    order = np.argsort(np.concatenate([e.meta[:, 0], *(r.ln for r in replayed)]), kind="stable")
     inv = np.empty(len(order), dtype=np.int64)
     inv[order] = np.arange(len(order))
-    qrow = inv[np.concatenate(qrows)]
-    qo = np.argsort(qrow, kind="stable")
-    out = sc.Scan()
-    out.final, out.times, out.tables = True, None, tables
-    out.meta = meta[order]
-    out.values, out.codes = np.concatenate(values)[take], np.concatenate(codes)[take]
-    out.aux, out.tol = np.concatenate(aux)[order], np.concatenate(tol)[order]
-    out.qrow, out.qcodes, out.qvalues = qrow[qo], np.concatenate(qcodes)[qo], np.concatenate(qvalues)[qo]
-    out.ts = np.concatenate(ts)
+    e_q = np.bincount(e.qrow, minlength=ne) if len(e.qrow) else np.zeros(ne, dtype=np.int64)
+    rds: list[Any] = [r.rd for r in replayed]
+    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(rd.names))
+                                             for r, rd in zip(replayed, rds, strict=True))])[order]
+    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(rd.qnames))
+                                     for r, rd in zip(replayed, rds, strict=True))])[order]
+    vstart, qstart = _starts(counts), _starts(qcounts)
+    out = _empty(e, replayed, len(order), int(counts.sum()), int(qcounts.sum()))
+    _place_read(out, e, inv[:ne], vstart, qstart)
+    row, slot = ne, len(e.ts)
+    for r in replayed:
+        m = len(r.ln)
+        _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables)
+        row, slot = row + m, slot + m
+    out.ts = np.concatenate([e.ts, *(r.ts for r in replayed)])
     out.held = (inv[e.held[0]], e.held[1])
     out.timeline = e.timeline
     out.skip_line, out.skip_reason, out.skip_text = e.skip_line, e.skip_reason, e.skip_text
-    out.timing_lines = e.timing_lines + row - len(e.meta)
+    out.timing_lines = e.timing_lines + row - ne
     out.notes = e.notes
     return out
+
+
+def _empty(e: sc.Scan, replayed: list[Replayed], n: int, nv: int, nq: int) -> sc.Scan:
+    """The result's columns, allocated once (the dtypes the concatenation of the sources has)."""
+    def dt(*arrays) -> np.dtype:
+        return np.result_type(*(a.dtype for a in arrays))
+
+    rds: list[Any] = [r.rd for r in replayed]
+    out = sc.Scan()
+    out.final, out.times, out.tables = True, None, e.tables
+    out.meta = np.empty((n, 8), dtype=e.meta.dtype)
+    out.values = np.empty(nv, dtype=dt(e.values, *(rd.values for rd in rds)))
+    out.codes = np.empty(nv, dtype=e.codes.dtype)
+    out.aux = np.empty(n, dtype=dt(e.aux, *(r.aux for r in replayed)))
+    out.tol = np.empty(n, dtype=np.float64)
+    out.qrow = np.empty(nq, dtype=np.int64)
+    out.qcodes = np.empty(nq, dtype=e.qcodes.dtype)
+    out.qvalues = np.empty(nq, dtype=dt(e.qvalues, *(rd.qvalues for rd in rds)))
+    return out
+
+
+def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vstart: np.ndarray, qstart: np.ndarray) -> None:
+    """The Python reader's rows (at: their places) and their values and quantities."""
+    if not len(at):
+        return
+    out.meta[at] = e.meta
+    out.aux[at] = e.aux
+    out.tol[at] = e.tol
+    counts = e.meta[:, 6]
+    dest = np.repeat(vstart[at] - _starts(counts), counts) + np.arange(int(counts.sum()))
+    out.values[dest] = e.values
+    out.codes[dest] = e.codes
+    if len(e.qrow):
+        o = np.argsort(e.qrow, kind="stable")  # (in row order already: then the identity)
+        qr = e.qrow[o]
+        first = np.concatenate(([0], np.flatnonzero(qr[1:] != qr[:-1]) + 1))
+        rank = np.arange(len(qr)) - np.repeat(first, np.diff(np.concatenate((first, [len(qr)]))))
+        qdest = qstart[at[qr]] + rank
+        out.qrow[qdest] = at[qr]
+        out.qcodes[qdest] = e.qcodes[o]
+        out.qvalues[qdest] = e.qvalues[o]
+
+
+def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray,
+                    qstart: np.ndarray, tables: sc.Tables) -> None:
+    """One reading's lines (at: their places; their times at slots slot, slot + 1, ...)."""
+    rd: Any = r.rd
+    m, k, nq = len(r.ln), len(rd.names), len(rd.qnames)
+    meta = out.meta
+    meta[at, 0] = r.ln
+    meta[at, 1] = np.arange(slot, slot + m)
+    meta[at, 2] = sc.K_GPU
+    meta[at, 3:6] = -1
+    meta[at, 6] = k
+    meta[at, 7] = SRC_LINES
+    out.aux[at] = r.aux
+    out.tol[at] = rd.tol
+    if k:
+        dest = vstart[at][:, None] + np.arange(k)
+        out.values[dest] = rd.values[r.pos]
+        out.codes[dest] = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+    if nq:
+        qdest = qstart[at][:, None] + np.arange(nq)
+        out.qrow[qdest] = at[:, None]
+        out.qcodes[qdest] = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
+        out.qvalues[qdest] = rd.qvalues[r.pos]

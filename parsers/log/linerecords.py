@@ -6,14 +6,14 @@ rules; parsers/log/lineread.py reads the lines."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.codeops import distinct_pairs, group_sums, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
+from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
@@ -43,23 +43,24 @@ def finish(s: sc.Scan, held: str | None) -> None:
         aux = np.full(n, -1, dtype=np.int64)
     eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
     aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
-    names = s.value_names()
+    ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
     values = s.values
     row_of = np.repeat(np.arange(n), counts)
-    apart = eval_row | bars_apart(s, names, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     aux = np.where(apart, -1, aux)
-    totals = running_totals(names, values, mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
+    totals = running_totals_codes(ncodes, uniq, values,
+                                  mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
     if totals:
         notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
                      + " (it grows by about the same on every line from about one step's worth)")
 
-    whole, basis = _choose_whole(names, aux, starts, row_of, n, held)
+    whole, basis = _choose_whole(ncodes, uniq, aux, starts, row_of, n, held)
     s.whole, s.whole_basis = whole, basis
-    is_whole = (names == whole) if whole is not None else np.zeros(len(names), dtype=bool)
+    is_whole = _is(ncodes, uniq, whole)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
         np.fmax.at(line_whole, row_of[is_whole], values[is_whole])
-    no_part, stat_row, s.not_parts = not_parts(names, row_of, n, known)
+    no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
     if stat_row.any():
@@ -69,8 +70,9 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if eval_row.any():
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
-    gid = _split_at_wholes(_groups(s, n, grouped), has_whole, grouped)  # -1 for rows of other sources
-    rec_group = _record_groups(gid, names, row_of, counts, s, whole)  # per group: is a record
+    counters = _counters(s)
+    gid = _split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
+    rec_group = _record_groups(gid, ncodes, uniq, row_of, counters, whole)  # per group: is a record
     row_rec = np.zeros(n, dtype=bool)
     row_rec[grouped] = rec_group[gid[grouped]]
     # the whole printed on a line of its own (`total_ms=430` after the parts' lines): a record
@@ -101,19 +103,35 @@ def finish(s: sc.Scan, held: str | None) -> None:
     s.notes = notes
 
 
-def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
+def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
+    """Per value, whether its name (codes into uniq) is `name`."""
+    try:
+        return codes == uniq.index(name) if name is not None else np.zeros(len(codes), dtype=bool)
+    except ValueError:
+        return np.zeros(len(codes), dtype=bool)
+
+
+def _names(s, codes: str = "qcodes", table: str = "qnames") -> tuple[np.ndarray, list[str]]:
+    """The (quantity) names as codes in order of first appearance, and their names: what
+    pandas.factorize of the names gives, without an array of a million name objects."""
+    names: sc.Names = getattr(s.tables, table)
+    new, order = sc.first_codes(np.asarray(getattr(s, codes)), len(names))
+    return new, [names.list[i] for i in order.tolist()]
+
+
+def bars_apart(s, ncodes, uniq, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
     """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
     timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
     (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
     one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
     bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
-    bars, total = bar_rows(s, names, row_of, n)
+    bars, total = bar_rows(s, ncodes, uniq, row_of, n)
     bars &= timed
     if not bars.any():
         return bars
     own = timed & ~bars
-    own_names = names[own[row_of]] if len(names) else names
-    if len(own_names) and int(np.unique(own_names, return_counts=True)[1].max()) >= 3:  # (step lines, not one-offs)
+    own_names = ncodes[own[row_of]] if len(ncodes) else ncodes
+    if len(own_names) and int(np.bincount(own_names).max()) >= 3:  # (step lines, not one-offs)
         notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
                      "no steps")
         return bars
@@ -126,19 +144,20 @@ def bars_apart(s, names, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
     return other
 
 
-def bar_rows(s, names, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+def bar_rows(s, ncodes, uniq, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row, whether it is a tqdm bar's redraw (parsers/log/lineshapes.py read_tqdm: its one
     time is the bar's time per iteration and it prints the bar's counter), and the bar's
     total (-1: none)."""
     one = np.bincount(row_of, minlength=n) == 1
     timed = np.zeros(n, dtype=bool)
-    timed[row_of[names == BAR_TIME]] = True
+    timed[row_of[_is(ncodes, uniq, BAR_TIME)]] = True
     counted = np.zeros(n, dtype=bool)
     total = np.full(n, -1.0)
     if len(s.qrow):
-        qn, qrow = s.quantity_names(), np.asarray(s.qrow)
-        counted[qrow[qn == BAR_COUNTER]] = True
-        total[qrow[qn == BAR_TOTAL]] = np.asarray(s.qvalues)[qn == BAR_TOTAL]
+        (qc, qu), qrow = _names(s), np.asarray(s.qrow)
+        counted[qrow[_is(qc, qu, BAR_COUNTER)]] = True
+        is_total = _is(qc, qu, BAR_TOTAL)
+        total[qrow[is_total]] = np.asarray(s.qvalues)[is_total]
     return one & timed & counted, total
 
 
@@ -196,51 +215,17 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
     return int(rounded.sum())
 
 
-def running_totals(names: np.ndarray, values: np.ndarray, mine: np.ndarray) -> list[str]:
-    """Components printed as running totals (fairseq's cumulative `wall=33, 66, 99, 132`; a
-    `Time` that grows line by line) are replaced, in place, by their differences; returns
-    their names. A running total: on at least 4 lines, never decreasing, starting below two
-    of its median increments. Vectorised over the names (many names cost no loop)."""
-    import pandas as pd
-
-    sel = np.flatnonzero(mine)
-    if len(sel) < 4:
-        return []
-    codes, uniq = sc.factorize(names[sel])
-    order = np.argsort(codes, kind="stable")
-    idx, cc = sel[order], codes[order]
-    v = values[idx]
-    same = cc[1:] == cc[:-1]
-    d = np.diff(v)
-    nu = len(uniq)
-    count = np.bincount(cc, minlength=nu)
-    falls = np.bincount(cc[1:][same & (d < 0)], minlength=nu) > 0
-    med = pd.Series(d[same]).groupby(cc[1:][same]).median().reindex(range(nu)).to_numpy()
-    first = np.full(nu, np.nan)
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    first[cc[starts]] = v[starts]
-    with np.errstate(invalid="ignore"):
-        total = (count >= 4) & ~falls & (med > 0) & (first <= 2 * med)
-    if not total.any():
-        return []
-    step = np.flatnonzero(same & total[cc[1:]]) + 1  # (positions in idx after each group's first)
-    values[idx[step]] = d[step - 1]
-    return [str(uniq[c]) for c in np.flatnonzero(total)]
-
-
-def not_parts(names: np.ndarray, row_of: np.ndarray, n: int, known: dict[str, str] | None = None
-              ) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
+              known: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
     """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
     `latency_p99`), a part nested in another part printed on the same line (`bwd_allreduce`
     beside `bwd`) or a name a framework's reader knows is none (`known`: name -> why, its
     word winning over the names' guess); per row, whether it prints statistics only; and
-    per such name, why."""
+    per such name, why. The names: codes into ulist, in order of first appearance."""
 
-    none = np.zeros(len(names), dtype=bool)
-    if not len(names):
+    none = np.zeros(len(codes), dtype=bool)
+    if not len(codes):
         return none, np.zeros(n, dtype=bool), {}
-    codes, uniq = sc.factorize(names)
-    ulist = [str(u) for u in uniq]
     stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
     is_stat = stat_u[codes]
     # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
@@ -263,8 +248,9 @@ def not_parts(names: np.ndarray, row_of: np.ndarray, n: int, known: dict[str, st
     for c in np.unique(codes[nested]).tolist():
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
     out = is_stat | nested
+    where = {u: c for c, u in enumerate(ulist)}
     for name, reason in (known or {}).items():
-        if (at := names == name).any():
+        if name in where and (at := codes == where[name]).any():
             out |= at
             why[name] = reason
     return out, stat_row, why
@@ -296,34 +282,43 @@ def _words(name: str) -> list[str]:
     return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w] or [name]
 
 
-def _choose_whole(names, aux, starts, row_of, n, held):
+def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     has = np.flatnonzero(aux >= 0) if n else aux
     if not len(has):
         return None, "no field is the whole"
     idx = starts[has] + aux[has] // 4
     how = aux[has] % 4
-    cand = names[idx]
+    cand = ncodes[idx]
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)")):
         sel = cand[how == rule]
         if len(sel):
-            name, k = Counter(sel.tolist()).most_common(1)[0]
+            c, k = _most_common(sel)
+            name = uniq[c]
             return str(name), f"{str(name)!r} {what}, on {k} line{'s' if k != 1 else ''}"
     sel = cand[how == SUMMED]
-    name, k = Counter(sel.tolist()).most_common(1)[0]
-    lines_with = len(np.unique(row_of[names == name]))
+    c, k = _most_common(sel)
+    name = uniq[c]
+    lines_with = int((np.bincount(row_of[ncodes == c], minlength=1) > 0).sum())
     if k * 2 >= lines_with:
         return str(name), f"{str(name)!r} is the sum of the other times on {k} of {lines_with} lines that print it"
     return None, f"no field is the whole ({str(name)!r} is the sum of the others on only {k} of {lines_with} lines)"
 
 
+def _most_common(codes: np.ndarray) -> tuple[int, int]:
+    """Counter(codes).most_common(1)[0] (ties: the code seen first), counted in numpy."""
+    freq = np.bincount(codes)
+    top = np.flatnonzero(freq == freq.max())
+    c = int(top[0]) if len(top) == 1 else min(top.tolist(), key=lambda t: int(np.argmax(codes == t)))
+    return c, int(freq[c])
+
+
 def _counters(s):
     """The counter quantities (step, epoch, ...): row, name code, value, in log order."""
 
-    qn = s.quantity_names()
-    if not len(qn):
+    codes, uniq = _names(s)
+    if not len(codes):
         e = np.zeros(0, dtype=np.int64)
         return e, e, np.zeros(0)
-    codes, uniq = sc.factorize(qn)
     is_counter = np.asarray([str(u).lower() in COUNTERS for u in uniq], dtype=bool)
     sel = is_counter[codes] if len(uniq) else np.zeros(0, dtype=bool)
     return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
@@ -347,10 +342,11 @@ def _split_at_wholes(gid, has_whole, mine):
     return out
 
 
-def _groups(s, n, mine):
+def _groups(counters, n, mine):
     """Group id per row: consecutive rows of this format printing the same counters, in the
-    same order, form one group; every other row is a group of its own (-1: other sources)."""
-    crow, ccode, cval = _counters(s)
+    same order, form one group; every other row is a group of its own (-1: other sources).
+    `counters`: _counters(s)."""
+    crow, ccode, cval = counters
     cnt = np.bincount(crow, minlength=n) if len(crow) else np.zeros(n, dtype=np.int64)
     # same[r]: row r+1 prints the same counters as row r (compared element by element: the
     # counters of r+1 follow those of r in the arrays)
@@ -375,38 +371,30 @@ def _groups(s, n, mine):
 _HASH_SEED = 0x5EED_11E5
 
 
-def _record_groups(gid, names, row_of, counts, s, whole):
+def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
     """Per group, whether it is a record: its shape (counter keys, component names) repeats;
     or it shares its counter keys and a component (not the whole) with a shape that
     repeats; or, when no shape repeats, it has a time. Shapes are compared by two 64-bit
     sums of random words over their names (sets)."""
-    import pandas as pd
-
     ng = int(gid.max()) + 1 if len(gid) and gid.max() >= 0 else 0
     if ng == 0:
         return np.zeros(0, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
-    ncode, nuniq = sc.factorize(names) if len(names) else (np.zeros(0, dtype=np.int64), [])
-    vg = gid[row_of] if len(names) else np.zeros(0, dtype=np.int64)
+    vg = gid[row_of] if len(ncodes) else np.zeros(0, dtype=np.int64)
     keep = vg >= 0
-    pairs = pd.unique(vg[keep] * max(len(nuniq), 1) + ncode[keep])  # (np.unique: 20x slower)
-    pg, pc = pairs // max(len(nuniq), 1), pairs % max(len(nuniq), 1)
-    rnd = rng.integers(1, 2**62, size=(max(len(nuniq), 1), 2), dtype=np.int64).view(np.uint64)
-    h = np.zeros((ng, 2), dtype=np.uint64)
-    np.add.at(h[:, 0], pg, rnd[pc, 0])
-    np.add.at(h[:, 1], pg, rnd[pc, 1])
+    pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
+    rnd = rng.integers(1, 2**62, size=(max(len(uniq), 1), 2), dtype=np.int64).view(np.uint64)
+    h0, h1 = group_sums(pg, rnd[:, 0][pc], ng), group_sums(pg, rnd[:, 1][pc], ng)
     has_names = np.bincount(pg, minlength=ng) > 0
-    crow, ccode, _ = _counters(s)
+    crow, ccode, _ = counters
     kh = np.zeros(ng, dtype=np.uint64)
     if len(crow):
         cg = gid[crow]
         ok = cg >= 0
-        kp = pd.unique(cg[ok] * (int(ccode.max()) + 1) + ccode[ok])
-        kg, kc = kp // (int(ccode.max()) + 1), kp % (int(ccode.max()) + 1)
+        kg, kc = distinct_pairs(cg[ok], ccode[ok], int(ccode.max()) + 1)
         krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
-        np.add.at(kh, kg, krnd[kc])
-    shape = pd.DataFrame({"k": kh, "a": h[:, 0], "b": h[:, 1]}).groupby(["k", "a", "b"], sort=False).ngroup()
-    shape = shape.to_numpy()
+        kh = group_sums(kg, krnd[kc], ng)
+    shape = labels((kh, h0, h1))
     freq = np.bincount(shape)
     repeated = (freq[shape] >= 2) & has_names
     if not repeated.any():
@@ -417,19 +405,20 @@ def _record_groups(gid, names, row_of, counts, s, whole):
         # a one-off shape is a record when it shares its counter keys and a part with a repeated one
         rep_shapes = np.unique(shape[repeated])
         first_of = {int(sh): int(np.flatnonzero(shape == sh)[0]) for sh in rep_shapes}
-        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), gid, row_of, names, whole)
+        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), gid, row_of, ncodes, uniq, whole)
         reps = [(kh[g], sets[g]) for g in first_of.values()]
         for g in lonely.tolist():
             out[g] = any(k == kh[g] and parts & sets[g] for k, parts in reps)
     return out
 
 
-def _group_sets(wanted: set[int], gid, row_of, names, whole) -> dict[int, set]:
+def _group_sets(wanted: set[int], gid, row_of, ncodes, uniq, whole) -> dict[int, set]:
     """The component names (without the whole) of the wanted groups."""
     out: dict[int, set] = {g: set() for g in wanted}
     vg = gid[row_of]
     sel = np.flatnonzero(np.isin(vg, np.fromiter(wanted, dtype=np.int64)))
-    for g, nm in zip(vg[sel].tolist(), names[sel].tolist(), strict=True):
+    for g, c in zip(vg[sel].tolist(), ncodes[sel].tolist(), strict=True):
+        nm = uniq[c]
         if nm != whole:
             out[g].add(nm)
     return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.linewords import MAX_COUNT
 from gpuscope.parsers.log.words import COUNTERS
 
@@ -37,18 +38,21 @@ def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
     """(K, what says so) for a log whose records each stand for K steps, else None."""
     if not len(held_rows) or not len(s.qrow):
         return None
-    qn = s.quantity_names()
+    qcodes, order = sc.first_codes(np.asarray(s.qcodes), len(s.tables.qnames))
+    qnames = [s.tables.qnames.list[i] for i in order.tolist()]  # (the distinct names)
     qrow = np.asarray(s.qrow, dtype=np.int64)
     qv = np.asarray(s.qvalues, dtype=np.float64)
     rec = np.zeros(len(s.meta), dtype=bool)
     rec[held_rows] = True
-    cov = (qn == COVERS) & rec[qrow]
+    on_rec = rec[qrow]
+    cov = (qcodes == qnames.index(COVERS)) & on_rec if COVERS in qnames else np.zeros(0, dtype=bool)
     if cov.any():
         k = int(round(float(np.median(qv[cov]))))
         return (k, f"the record's own line says it covers {k} steps") if k > 1 else None
     best = None
-    for name in sorted({str(n) for n in qn.tolist() if str(n).lower() in COUNTERS - _NOT_STEPS}):
-        sel = (qn == name) & rec[qrow]
+    code_of = {str(nm): c for c, nm in enumerate(qnames)}
+    for name in sorted(nm for nm in code_of if nm.lower() in COUNTERS - _NOT_STEPS):
+        sel = (qcodes == code_of[name]) & on_rec
         if sel.sum() < 3:
             continue
         d = np.diff(qv[sel])

@@ -152,10 +152,7 @@ def first_appearance(s: sc.Scan) -> None:
         names: sc.Names = getattr(s.tables, table)
         if not len(names):
             continue
-        present, first = np.unique(codes, return_index=True)
-        order = present[np.argsort(first, kind="stable")]
-        remap = np.full(len(names), -1, dtype=np.int32)
-        remap[order] = np.arange(len(order), dtype=np.int32)
-        setattr(s, attr, remap[codes] if len(codes) else codes)
+        new, order = sc.first_codes(codes, len(names))  # (O(n): no sort of the codes)
+        setattr(s, attr, new.astype(np.int32, copy=False) if len(codes) else codes)
         fresh = sc.Names(names.list[i] for i in order.tolist())
         setattr(s.tables, table, fresh)

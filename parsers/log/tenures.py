@@ -48,27 +48,33 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
     n_rec = int(rid[-1]) + 1 if len(rid) else 0
     records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
 
+    def per_value(col):  # a per-line column, once per value
+        return np.repeat(col, counts)
+
+    # (the columns the analysis seldom reads, per value: made when first read)
     comps = Columns(
         COMPONENT_COLUMNS,
         {
-            "record": np.repeat(record, counts),
-            "gpu": np.repeat(gpu, counts),
+            "record": per_value(record),
+            "gpu": per_value(gpu),
             "component": s.codes,
             "value_ms": np.asarray(s.values, dtype=np.float64),
-            "line": np.repeat(ln, counts),
-            "ts": np.repeat(ts, counts),
-            "source": np.repeat(src, counts).astype(np.int32),
-            "worker": np.repeat(worker, counts),
-            "partition": np.repeat(part, counts),
+            "line": lambda: per_value(ln),
+            "ts": lambda: per_value(ts),
+            "source": lambda: per_value(src).astype(np.int32),
+            "worker": lambda: per_value(worker),
+            "partition": lambda: per_value(part),
         },
         cats={"component": s.tables.names.list, "source": sc.SOURCES},
+        n=len(s.values),
     )
     qr = s.qrow
     quantities = Columns(
         QUANTITY_COLUMNS,
-        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": ln[qr],
+        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": lambda: ln[qr],
          "ts": ts[qr]},
         cats={"name": s.tables.qnames.list},
+        n=len(qr),
     )
     tl = _timeline(s.timeline, ts_all)
     skipped = Columns(SKIPPED_COLUMNS, {"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text})

@@ -33,8 +33,18 @@ def _native():
 
 
 def dense(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(labels 0..k-1, the sorted distinct keys): the group of each row, as pandas numbers them."""
-    uniq, labels = np.unique(np.asarray(keys), return_inverse=True)
+    """(labels 0..k-1, the sorted distinct keys): the group of each row, as pandas numbers them.
+    np.unique's answer; integer keys of a range not much wider than their number (codes, a
+    record's position times the names) by a count over the range instead of a sort."""
+    keys = np.asarray(keys)
+    if (keys.dtype.kind == "i" or (keys.dtype.kind == "u" and keys.dtype.itemsize < 8)) and len(keys):
+        lo, hi = int(keys.min()), int(keys.max())
+        if lo >= 0 and hi < 4 * len(keys) + 4096:
+            present = np.flatnonzero(np.bincount(keys, minlength=hi + 1))
+            lut = np.zeros(hi + 1, dtype=np.int64)
+            lut[present] = np.arange(len(present), dtype=np.int64)
+            return lut[keys], present.astype(keys.dtype)
+    uniq, labels = np.unique(keys, return_inverse=True)
     return labels.astype(np.int64).ravel(), uniq
 
 
@@ -91,7 +101,8 @@ def order_stats(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -
     values = np.asarray(values, dtype=np.float64)
     ok = ~np.isnan(values)
     labels, values = labels[ok], values[ok]
-    order = np.argsort(labels, kind="stable")
+    # (a stable sort of small integers is a radix sort)
+    order = np.argsort(labels.astype(np.uint16) if k <= 1 << 16 else labels, kind="stable")
     vs = values[order]
     counts = np.bincount(labels, minlength=k)
     bounds = np.concatenate(([0], np.cumsum(counts)))

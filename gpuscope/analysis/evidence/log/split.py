@@ -127,26 +127,41 @@ def wide_table(components, records) -> Table:
     complete = column(records, "complete").astype(bool)
     rec_ids = column(records, "record")[complete].astype(np.int64)
     n_gpus = column(records, "n_gpus")[complete]
-    rec = column(components, "record").astype(np.int64)
+    rec = column(components, "record").astype(np.int64, copy=False)
     lut = np.full(int(rec_ids.max()) + 1 if len(rec_ids) else 0, -1, dtype=np.int64)
     lut[rec_ids] = np.arange(len(rec_ids))
-    pos = np.full(len(rec), -1, dtype=np.int64)
-    inside = (rec >= 0) & (rec < len(lut))
-    pos[inside] = lut[rec[inside]]
+    if len(rec) and int(rec.min()) >= 0 and int(rec.max()) < len(lut):  # (no free lines: no masks)
+        pos = lut[rec]
+    else:
+        pos = np.full(len(rec), -1, dtype=np.int64)
+        inside = (rec >= 0) & (rec < len(lut))
+        pos[inside] = lut[rec[inside]]
     keep = pos >= 0
     if not keep.any():
         return Table({}, rec_ids, "record")
+    every = bool(keep.all())
+
+    def kept(x: np.ndarray) -> np.ndarray:
+        return x if every else x[keep]
+
     codes, names = _component_codes(components)
-    n = np.clip(n_gpus, 1, None).astype("float64")[pos[keep]]
-    gpu = column(components, "gpu")[keep]
-    w = column(components, "value_ms").astype("float64")[keep] * np.where(gpu >= 0, 1.0 / n, 1.0)
-    code = np.asarray(codes)[keep]
+    pos = kept(pos)
+    gpu = kept(column(components, "gpu"))
+    w = kept(column(components, "value_ms").astype("float64", copy=False))
+    on_gpu = gpu >= 0
+    if on_gpu.any():  # (a value of no GPU is taken as it is: x * 1.0 is x)
+        n = np.clip(n_gpus, 1, None).astype("float64")[pos]
+        w = w * np.where(on_gpu, 1.0 / n, 1.0)
+    code = kept(np.asarray(codes))
     # sum per (record position, component code) on integer keys
-    key = pos[keep].astype("int64") * len(names) + code
-    labels, k = groupstats.dense(key)
-    sums, _ = groupstats.sums(labels, w, len(k))
+    key = pos * len(names) + code
+    if len(key) < 2 or bool((key[1:] > key[:-1]).all()):  # (each pair once, in order: its own sum)
+        k, sums = key, np.where(np.isnan(w), 0.0, w)
+    else:
+        labels, k = groupstats.dense(key)
+        sums, _ = groupstats.sums(labels, w, len(k))
     row, comp = k // len(names), k % len(names)
-    present = np.unique(comp)
+    present = np.flatnonzero(np.bincount(comp, minlength=len(names)))  # (np.unique's, sorted)
     if len(present) > DENSE_COLUMNS and len(present) * len(rec_ids) > WIDE_CELLS:
         cap = min(MAX_WIDE_COLUMNS, max(DENSE_COLUMNS, WIDE_CELLS // max(len(rec_ids), 1)))
         return _folded_table(rec_ids, names, row, comp, sums, present, cap)

@@ -1,0 +1,86 @@
+"""numpy helpers of parsers/log/linerecords.py over integer codes, each giving what the pandas
+operation it replaces gives (tests/test_linerecords_codes.py): medians per group, distinct
+keys, labels of equal rows. No pandas import: a `lines` log is analysed without it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def medians(d: np.ndarray, cc: np.ndarray, same: np.ndarray, cand: np.ndarray, nu: int) -> np.ndarray:
+    """Per name (codes cc, sorted), the median of its increments d where `cand` (NaN elsewhere
+    and where it has none): pandas' groupby median (NaN skipped; the mean of the two middle
+    ones)."""
+    med = np.full(nu, np.nan)
+    g = cc[1:]
+    keep = same & cand[g]
+    dk, gk = d[keep], g[keep]
+    if not len(dk):
+        return med
+    cuts = np.flatnonzero(gk[1:] != gk[:-1]) + 1
+    for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [len(gk)])).tolist(), strict=True):
+        seg = dk[lo:hi]
+        seg = seg[~np.isnan(seg)]
+        if len(seg):
+            med[gk[lo]] = np.median(seg)
+    return med
+
+
+def distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct keys (in no promised order): a group's names in the order of the first
+    line's, as most logs print them, are already sorted (one pass); else a sort."""
+    if len(keys) > 1 and (keys[1:] >= keys[:-1]).all():
+        return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    return np.unique(keys)
+
+
+def labels(cols: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per row, a label of its tuple of columns' values (equal tuples, equal labels): runs of
+    equal rows first (consecutive records print one shape), then the runs' first rows sorted."""
+    ng = len(cols[0])
+    start = np.ones(ng, dtype=bool)
+    if ng > 1:
+        same = np.ones(ng - 1, dtype=bool)
+        for c in cols:
+            same &= c[1:] == c[:-1]
+        start[1:] = ~same
+    reps = np.flatnonzero(start)
+    sub = [c[reps] for c in cols]
+    o = np.lexsort(sub[::-1])
+    new = np.ones(len(o), dtype=bool)
+    if len(o) > 1:
+        differ = np.zeros(len(o) - 1, dtype=bool)
+        for c in sub:
+            co = c[o]
+            differ |= co[1:] != co[:-1]
+        new[1:] = differ
+    lab = np.empty(len(o), dtype=np.int64)
+    lab[o] = np.cumsum(new) - 1
+    return lab[np.cumsum(start) - 1]
+
+
+def distinct_pairs(g: np.ndarray, c: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order."""
+    key = g * w + c
+    if len(key) > 1 and bool((key[1:] >= key[:-1]).all()):  # (in order: no sort, no division)
+        new = key[1:] != key[:-1]
+        if new.all():
+            return g, c
+        mask = np.concatenate(([True], new))
+        return g[mask], c[mask]
+    key = np.unique(key)
+    return key // w, key % w
+
+
+def group_sums(g: np.ndarray, x: np.ndarray, ng: int) -> np.ndarray:
+    """Per group 0..ng-1, the sum of its uint64 words x (wrapping: the same in any order);
+    one reduceat where the groups come in order (records in log order), else ufunc.at."""
+    out = np.zeros(ng, dtype=np.uint64)
+    if not len(g):
+        return out
+    if bool((g[1:] >= g[:-1]).all()):
+        starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        out[g[starts]] = np.add.reduceat(x, starts)
+    else:
+        np.add.at(out, g, x)
+    return out
