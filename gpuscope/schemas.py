@@ -344,7 +344,7 @@ JSON_OBJECT, JSON_LIST = (dict,), (list,)
 SUMMARY_SCHEMA: dict[str, tuple[type, ...]] = {
     "format": (str,), "source": (str,), "model": (str,),
     "records": (int,), "incomplete_records": (int,), "skipped_lines": (int,), "total_lines": (int,),
-    "timing_lines": (int,), "first_cause": (str, type(None)), "steps_per_record": (int,),
+    "timing_lines": (int,), "first_cause": (str, type(None)), "steps_per_record": (int,), "read_notes": (list,),
     "components": JSON_OBJECT, "split": JSON_OBJECT, "timeline": JSON_OBJECT, "bounds": JSON_OBJECT,
     "options": JSON_OBJECT, "pcie": JSON_OBJECT, "roles": JSON_OBJECT, "whole": JSON_OBJECT,
     "vocabulary": JSON_OBJECT, "evidence": JSON_OBJECT, "samples_read": JSON_OBJECT, "activity": JSON_OBJECT,
