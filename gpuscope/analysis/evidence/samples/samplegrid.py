@@ -26,6 +26,8 @@ Classes (module thresholds; docs/ANALYZE.md "From NVML samples alone"):
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -61,7 +63,9 @@ _CLASS_NAMES = np.array(CLASSES, dtype=object)
 @dataclass
 class Grid:
     """One GPU's intervals (arrays of equal length n = rows - 1). A column the GPU never read
-    is one NaN seen n times (a read-only view, no memory)."""
+    is one NaN seen n times (a read-only view, no memory). What the figures read once (the
+    states, the GPM pipes) is made from the rows when asked for and not kept: `state(c)`,
+    `pipe_items()`."""
 
     gpu: int
     t_start: np.ndarray
@@ -75,10 +79,10 @@ class Grid:
     pcie_source: str | None        # counter | gpm | throughput | None
     pcie_resolution_s: float
     codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
-    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval (float32 where that is exact)
-    util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
+    util_pct: np.ndarray           # utilization.gpu filled backwards, in percent (float32 where exact)
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
-    pipes: dict[str, np.ndarray] | None = None  # PIPE_COLUMNS filled backwards (only those read)
+    column: Callable[[str, bool], np.ndarray] | None = None  # (name, wide) -> the rows' column on the grid points
+    pipe_names: tuple[str, ...] = ()  # PIPE_COLUMNS read (a finite value in the rows)
 
     @cached_property
     def dt(self) -> np.ndarray:
@@ -88,6 +92,39 @@ class Grid:
     def cls(self) -> np.ndarray:
         """Object array of CLASSES per interval (made from `codes` when first asked for)."""
         return _CLASS_NAMES[self.codes]
+
+    @property
+    def util(self) -> np.ndarray:
+        """utilization.gpu / 100 per interval, 0-1 (NaN where not read), beside GPM; made on each
+        call (the activity itself when utilization is the activity source)."""
+        if self.source == "utilization":
+            return self.activity
+        u = self.util_pct
+        if u.strides == (0,):
+            return nan_view(u.size)
+        out = np.divide(u, 100.0, dtype=np.float64)
+        return np.clip(out, 0.0, 1.0, out=out)
+
+    def state(self, c: str) -> np.ndarray:
+        """STATE_COLUMNS c per interval: filled forwards, and backwards before its first reading
+        (float32 where the frame holds it so: every value exact); made on each call."""
+        if self.column is None:
+            return nan_view(self.n)
+        return _ffill_both(self.column(c, False))[1:]
+
+    @property
+    def states(self) -> dict[str, np.ndarray]:
+        return {c: self.state(c) for c in STATE_COLUMNS}
+
+    def pipe_items(self) -> Iterator[tuple[str, np.ndarray]]:
+        """(name, the GPM pipe filled backwards, 0-1) of each PIPE_COLUMNS read, one at a time."""
+        for c in self.pipe_names:
+            assert self.column is not None
+            yield c, _clip01(_bfill(self.column(c, True)))[1:]
+
+    @property
+    def pipes(self) -> dict[str, np.ndarray]:
+        return dict(self.pipe_items())
 
     def busy_io(self, line_rate_gbs: float) -> np.ndarray:
         """pcie_busy of this grid's RX and TX (computed once per line rate)."""
@@ -137,17 +174,37 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
     return pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64")
 
 
+def _own(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """out, or its copy when it may be x's memory or is read-only (pandas' copy-on-write may hand
+    back the input itself when there is nothing to fill)."""
+    return out.copy() if not out.flags.writeable or np.may_share_memory(out, x) else out
+
+
+def _fill(x: np.ndarray, how: str, dtype) -> np.ndarray:
+    s = pd.Series(x, copy=False)
+    s = s.bfill() if how == "b" else s.ffill().bfill()
+    return _own(s.to_numpy(dtype=dtype), x)
+
+
 def _bfill(x: np.ndarray) -> np.ndarray:
+    """x filled backwards, float64 (a new array: the caller may change it in place)."""
     if all_nan(x):
         return nan_view(x.size)
-    return pd.Series(x).bfill().to_numpy(dtype="float64")
+    return _fill(x, "b", np.float64)
 
 
 def _ffill_both(x: np.ndarray) -> np.ndarray:
     """x filled forwards, then backwards before its first reading (float32 stays float32)."""
     if all_nan(x):
         return nan_view(x.size)
-    return pd.Series(x).ffill().bfill().to_numpy(dtype=np.float32 if x.dtype == np.float32 else np.float64)
+    return _fill(x, "fb", np.float32 if x.dtype == np.float32 else np.float64)
+
+
+def _bfill_keep(x: np.ndarray) -> np.ndarray:
+    """x filled backwards in its own dtype (float32 stays float32: every value exact)."""
+    if all_nan(x):
+        return nan_view(x.size)
+    return _fill(x, "b", np.float32 if x.dtype == np.float32 else np.float64)
 
 
 def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
@@ -158,6 +215,46 @@ def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
     d = np.diff(tt)
     d = d[d > 0]
     return float(np.median(d)) if d.size else float("nan")
+
+
+def take(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """x[mask]: the same values in the same order, as a view (no copy) where mask is one run."""
+    k = int(np.count_nonzero(mask))
+    if k == 0:
+        return x[:0]
+    a = int(np.argmax(mask))
+    if k == mask.size or bool(mask[a:a + k].all()):
+        return x[a:a + k]
+    return x[mask]
+
+
+def first_last(mask: np.ndarray) -> tuple[int, int] | None:
+    """The first and the last index where mask is True (None: nowhere), without an index array."""
+    if not mask.size or not mask.any():
+        return None
+    return int(np.argmax(mask)), int(mask.size - 1 - np.argmax(mask[::-1]))
+
+
+def masked_sum(x: np.ndarray, mask: np.ndarray) -> float:
+    """float(x[mask].sum()) to the bit (numpy's summation of the same values), without the copy
+    where mask is one run."""
+    return float(take(x, mask).sum())
+
+
+def wmean(x: np.ndarray, w: np.ndarray, where: np.ndarray | None = None) -> float:
+    """sum(x * w) / sum(w) over the intervals with both finite (and `where`), NaN without weight:
+    the figures' time-weighted mean, in as few temporaries as it can."""
+    ok = np.isfinite(x)
+    ok &= np.isfinite(w)
+    if where is not None:
+        ok &= where
+    wk = take(w, ok)
+    s = wk.sum()
+    if not s > 0:
+        return float("nan")
+    xk = take(x, ok)
+    prod = np.multiply(xk, wk, out=xk) if not np.may_share_memory(xk, x) and xk.dtype == np.float64 else xk * wk
+    return float(prod.sum() / s)
 
 
 def time_basis(samples: pd.DataFrame) -> str:
@@ -196,10 +293,16 @@ def run_bounds(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def cover(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """bool per index: inside one of the disjoint ranges [start, end)."""
-    mark = np.zeros(n + 1, dtype=np.int32)
-    np.add.at(mark, starts, 1)
-    np.add.at(mark, ends, -1)
-    return np.cumsum(mark[:n]) > 0
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if starts.size < 2 or (bool((starts[1:] > starts[:-1]).all()) and bool((ends[1:] > ends[:-1]).all())):
+        mark = np.zeros(n + 1, dtype=np.int8)  # (each index once: fancy += is exact; disjoint: 0 or 1)
+        mark[starts] += 1
+        mark[ends] -= 1
+        return np.cumsum(mark[:n], dtype=np.int8) > 0
+    wide = np.zeros(n + 1, dtype=np.int32)
+    np.add.at(wide, starts, 1)
+    np.add.at(wide, ends, -1)
+    return np.cumsum(wide[:n]) > 0
 
 
 def _mode(rows: pd.DataFrame, idx: np.ndarray | None) -> str | None:
@@ -263,43 +366,47 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
         return x if starts is None else _first_of_instant(x, starts)
 
     pcie_source = _mode(rows, idx)
-    sm, util = col("sm_active"), col("gpu_util_pct")
-    util = util / 100.0 if not all_nan(util) else util
+    sm, util_raw = col("sm_active"), col("gpu_util_pct", wide=False)
     if has_reading(sm):
         source, raw = "gpm_sm_active", sm
-    elif has_reading(util):
-        source, raw = "utilization", util
+    elif has_reading(util_raw):
+        source, raw = "utilization", _percent(util_raw)
     else:
         source, raw = None, nan_view(t.size)
     resolution = spacing_s(t, raw)
+    readings = int(np.count_nonzero(np.isfinite(raw))) if raw.strides != (0,) else 0
     activity = _clip01(_bfill(raw))[1:]
-    util_f = _clip01(_bfill(util))[1:]
+    del raw, sm
+    util_pct = nan_view(t.size - 1) if source == "utilization" else _bfill_keep(util_raw)[1:]
+    del util_raw
 
     wrap = col("wrap_suspect", wide=False) == 1
     rx_raw = col("rx_gbs")
     rx, tx = _unwrapped(rx_raw, wrap), _unwrapped(col("tx_gbs"), wrap)
     pcie_resolution = spacing_s(t, rx_raw)
+    del rx_raw
     if pcie_source != "counter":
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
-    # (float32 where the frame holds the column so: every value exact; activity widens them)
-    states = {c: _ffill_both(col(c, wide=False))[1:] for c in STATE_COLUMNS}
     busy_io = pcie_busy(rx, tx, line_rate_gbs)
     codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
-    pipes: dict[str, np.ndarray] = {}
-    for c in PIPE_COLUMNS:
-        x = col(c)
-        if has_reading(x):
-            pipes[c] = _clip01(_bfill(x))[1:]
+    pipe_names = tuple(c for c in PIPE_COLUMNS if has_reading(col(c)))
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
-             resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
-             pcie_resolution_s=pcie_resolution, codes=codes, states=states, util=util_f, time_basis=basis, pipes=pipes)
+             resolution_s=resolution, readings=readings, rx=rx, tx=tx, pcie_source=pcie_source,
+             pcie_resolution_s=pcie_resolution, codes=codes, util_pct=util_pct, time_basis=basis, column=col,
+             pipe_names=pipe_names)
     g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
     return g
 
 
+def _percent(x: np.ndarray) -> np.ndarray:
+    """utilization.gpu / 100 in float64."""
+    return np.divide(x, 100.0, dtype=np.float64)
+
+
 def _clip01(x: np.ndarray) -> np.ndarray:
-    return x if x.strides == (0,) else np.clip(x, 0.0, 1.0)
+    """x (a new float64 array: a fill's) clipped to 0-1 in place."""
+    return x if x.strides == (0,) else np.clip(x, 0.0, 1.0, out=x)
 
 
 def _unwrapped(x: np.ndarray, wrap: np.ndarray) -> np.ndarray:
@@ -311,7 +418,9 @@ def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarra
     """1.0 busy, 0.0 quiet, NaN not measured (neither direction read)."""
     floor = PCIE_BUSY_SHARE * line_rate_gbs
     peak = np.fmax(rx, tx)
-    return np.where(np.isnan(peak), np.nan, (peak >= floor).astype("float64"))
+    out = (peak >= floor).astype(np.float32)  # (1, 0 and NaN: float32 holds them exactly)
+    out[np.isnan(peak)] = np.nan
+    return out
 
 
 def classify(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
@@ -365,10 +474,18 @@ def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | 
     `computing_s` is that time."""
     comp = working & (grid.activity >= SM_IDLE)
     dt = grid.dt
-    out: dict[str, float | None] = {"computing_s": float(dt[comp].sum())}
-    for name, x in (("sm_active", grid.activity), *(grid.pipes or {}).items()):
-        ok = comp & np.isfinite(x)
-        dk = dt[ok]
+    out: dict[str, float | None] = {"computing_s": masked_sum(dt, comp)}
+    for name, x in itertools.chain((("sm_active", grid.activity),), grid.pipe_items()):
+        ok = np.isfinite(x)
+        ok &= comp
+        dk = take(dt, ok)
         w = float(dk.sum())
-        out[name] = float(np.sum(x[ok] * dk) / w) if w > 0 else None
+        if not w > 0:
+            out[name] = None
+            del x, dk
+            continue
+        xk = take(x, ok)
+        prod = np.multiply(xk, dk, out=xk) if xk.dtype == np.float64 and not np.may_share_memory(xk, x) else xk * dk
+        out[name] = float(np.sum(prod) / w)
+        del x, xk, dk, prod  # (one pipe at a time)
     return out
