@@ -142,7 +142,7 @@ def _categorical(raw: list[str], codes: np.ndarray | None, k: int) -> pd.Categor
     where = {n: i for i, n in enumerate(names)}
     remap = np.array([where.get(v.strip(), -1) for v in raw], dtype=np.int32)
     small = np.int8 if len(names) < 127 else np.int16 if len(names) < 32767 else np.int32
-    return pd.Categorical.from_codes(remap[codes].astype(small), categories=pd.Index(names, dtype=object))
+    return pd.Categorical.from_codes(remap.astype(small)[codes], categories=pd.Index(names, dtype=object))
 
 
 def compact(cols: dict[str, np.ndarray | None], strs: np.ndarray | None, k: int) -> dict[str, object]:

@@ -32,6 +32,7 @@ from gpuscope.parsers.limits import cap, readable_file, too_big
 from gpuscope.parsers.samples.samples_base import (
     BOUNDS,
     INT_COLUMNS,
+    INT_DTYPES,
     NAN,
     REQUIRED,
     SAMPLE_COLUMNS,
@@ -271,6 +272,13 @@ class _Columns:
             s = self.store[i]
             if s is None and not anyv[i]:
                 continue
+            if self.names[i] in INT_DTYPES:  # (gpu, wrap_suspect: straight into their integer dtype)
+                if s is None:
+                    s = np.zeros(self.cap, dtype=INT_DTYPES[self.names[i]])
+                    self.store[i] = s
+                part = out[i, :rows]
+                s[a:b] = np.where(np.isfinite(part), part, 0)  # (_int_column's rule: missing reads 0)
+                continue
             wide = bool(not32[i]) or self.names[i] in ("t_wall", "t_mono")
             if s is None:
                 s = np.empty(self.cap, dtype=np.float64 if wide else np.float32)
@@ -289,7 +297,8 @@ class _Columns:
         for name, s in zip(self.names, self.store, strict=True):
             data[name] = _nan_view(k) if s is None else s[:k]
         for c in INT_COLUMNS:
-            data[c] = _int_column(c, data.get(c), k)
+            s = data.get(c)
+            data[c] = s if isinstance(s, np.ndarray) and s.dtype == INT_DTYPES.get(c) else _int_column(c, s, k)
         for c in SAMPLE_COLUMNS:
             if c not in data and c not in STR_COLUMNS:
                 data[c] = _nan_view(k)

@@ -211,10 +211,9 @@ def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
     """Median spacing of the readings of x (rows where it is finite); NaN with fewer than two."""
     if all_nan(x):
         return float("nan")
-    tt = t[np.isfinite(x)]
-    d = np.diff(tt)
-    d = d[d > 0]
-    return float(np.median(d)) if d.size else float("nan")
+    d = np.diff(take(t, np.isfinite(x)))
+    d = take(d, d > 0)  # (d is ours: its median may partition it in place)
+    return float(np.median(d, overwrite_input=True)) if d.size else float("nan")
 
 
 def take(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
