@@ -114,3 +114,33 @@ def test_a_grid_of_one_gpu_copies_no_column_it_does_not_change(tmp_path):
     assert np.shares_memory(g.rx, df["rx_gbs"].to_numpy())
     assert g.states["temperature_c"].strides == (0,) and np.isnan(g.states["temperature_c"]).all()
     assert g.pcie_source == "counter" and set(g.cls) <= {"computing", "both"}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_masked_sums_are_numpys_own(seed, monkeypatch):
+    """samplegrid's masked sums (the compiled one where built, a view where the mask is one run)
+    give numpy's x[mask].sum() and (x[mask] * w[mask]).sum() to the bit, at every length across
+    the pairwise blocks (8, 128, their halves) and with NaN, and so does the numpy fallback."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 7, 8, 9, 127, 128, 129, 255, 1000, 8193, 100_003, 1_000_000):
+        x = rng.random(n) * 10.0 ** rng.uniform(-3, 6, n)
+        w = rng.random(n)
+        if n > 100:
+            x[rng.integers(0, n, 3)] = np.nan
+        for mask in (rng.random(n) < rng.uniform(0.05, 1.0), np.ones(n, bool), np.arange(n) >= n // 3,
+                     np.zeros(n, bool)):
+            want = (float(x[mask].sum()), float(np.sum(x[mask] * w[mask])))
+            got = (sg.masked_sum(x, mask), sg.masked_dot(x, w, mask))
+            assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, got, want)
+    monkeypatch.setattr(sg, "_SUMS", [None])  # numpy's own path
+    m = rng.random(5000) < 0.5
+    x = rng.random(5000)
+    assert sg.masked_sum(x, m) == float(x[m].sum())
+
+
+def test_the_compiled_masked_sums_are_built_and_agree():
+    """The build makes gpuscope.analysis.evidence.samples._gridsums and samplegrid takes it (its
+    first-use check against numpy passed)."""
+    pytest.importorskip("gpuscope.analysis.evidence.samples._gridsums")
+    sg._SUMS.clear()
+    assert sg._sums() is not None

@@ -297,8 +297,8 @@ class _Columns:
         for name, s in zip(self.names, self.store, strict=True):
             data[name] = _nan_view(k) if s is None else s[:k]
         for c in INT_COLUMNS:
-            s = data.get(c)
-            data[c] = s if isinstance(s, np.ndarray) and s.dtype == INT_DTYPES.get(c) else _int_column(c, s, k)
+            have = data.get(c)
+            data[c] = have if isinstance(have, np.ndarray) and have.dtype == INT_DTYPES.get(c) else _int_column(c, have, k)
         for c in SAMPLE_COLUMNS:
             if c not in data and c not in STR_COLUMNS:
                 data[c] = _nan_view(k)

@@ -296,8 +296,7 @@ def _other_way(g: sg.Grid, direction: str, line_rate_gbs: float) -> bool:
     ok &= np.isfinite(other)
     if not ok.any():
         return False
-    w = sg.take(g.dt, ok)
-    return float(np.sum(sg.take(other, ok) * w)) > float(np.sum(sg.take(this, ok) * w))
+    return sg.masked_dot(other, g.dt, ok) > sg.masked_dot(this, g.dt, ok)
 
 
 def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:

@@ -41,15 +41,13 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     level = float(np.median(sg.take(g.activity, comp))) if comp.any() else float("nan")
     del comp
     ok = working & np.isfinite(g.activity)
-    dk = sg.take(g.dt, ok)
-    w = float(dk.sum())
+    w = sg.masked_sum(g.dt, ok)
     if not (level > 0) or w <= 0:
         return 0.0
-    idle = sg.take(g.activity, ok) / level  # (one temporary: 1 - x / level, clipped, times dt)
+    idle = g.activity / level  # (one temporary: 1 - x / level, clipped, its sum times dt over ok)
     np.subtract(1.0, idle, out=idle)
     np.clip(idle, 0.0, 1.0, out=idle)
-    idle *= dk
-    return float(np.sum(idle) / w)
+    return float(np.float64(sg.masked_dot(idle, g.dt, ok)) / w)
 
 
 def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:

@@ -27,6 +27,7 @@ Classes (module thresholds; docs/ANALYZE.md "From NVML samples alone"):
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -234,10 +235,64 @@ def first_last(mask: np.ndarray) -> tuple[int, int] | None:
     return int(np.argmax(mask)), int(mask.size - 1 - np.argmax(mask[::-1]))
 
 
+_SUMS: list = []  # [the compiled masked sums, or None], found on first use
+
+
+def _sums():
+    """gpuscope.analysis.evidence.samples._gridsums when built (and not GPUSCOPE_PURE_SCANNER=1)
+    and its sums are numpy's to the bit on a test array; else None (numpy's x[mask] then)."""
+    if not _SUMS:
+        mod = None
+        if os.environ.get("GPUSCOPE_PURE_SCANNER", "") in ("", "0"):
+            import importlib
+
+            try:
+                mod = importlib.import_module("gpuscope.analysis.evidence.samples._gridsums")
+            except ImportError:
+                mod = None
+        if mod is not None and not _agrees(mod):
+            mod = None
+        _SUMS.append(mod)
+    return _SUMS[0]
+
+
+def _agrees(mod) -> bool:
+    rng = np.random.default_rng(21)
+    for n in (5, 100, 1000, 20_011):
+        x, w = rng.random(n) * 1e3, rng.random(n)
+        m = rng.random(n) < 0.7
+        k = int(np.count_nonzero(m))
+        if mod.masked_sum(x, m, k) != float(x[m].sum()) or mod.masked_dot(x, w, m, k) != float(np.sum(x[m] * w[m])):
+            return False
+    return True
+
+
+def _plain(x: np.ndarray) -> bool:
+    return x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
+
+
 def masked_sum(x: np.ndarray, mask: np.ndarray) -> float:
-    """float(x[mask].sum()) to the bit (numpy's summation of the same values), without the copy
-    where mask is one run."""
-    return float(take(x, mask).sum())
+    """float(x[mask].sum()) to the bit (numpy's summation of the same values), without the copy."""
+    return _over(x, None, mask)
+
+
+def masked_dot(x: np.ndarray, w: np.ndarray, mask: np.ndarray) -> float:
+    """float(np.sum(x[mask] * w[mask])) to the bit, without the copies."""
+    return _over(x, w, mask)
+
+
+def _over(x: np.ndarray, w: np.ndarray | None, mask: np.ndarray) -> float:
+    k = int(np.count_nonzero(mask))
+    if k == 0:
+        return 0.0
+    a = int(np.argmax(mask))
+    if k == mask.size or bool(mask[a:a + k].all()):  # one run: a view
+        return float(x[a:a + k].sum() if w is None else np.sum(x[a:a + k] * w[a:a + k]))
+    mod = _sums()
+    if mod is not None and _plain(x) and (w is None or _plain(w)) and mask.dtype == np.bool_ \
+            and mask.flags.c_contiguous and x.size == mask.size:
+        return float(mod.masked_sum(x, mask, k) if w is None else mod.masked_dot(x, w, mask, k))
+    return float(x[mask].sum() if w is None else np.sum(x[mask] * w[mask]))
 
 
 def wmean(x: np.ndarray, w: np.ndarray, where: np.ndarray | None = None) -> float:
@@ -247,13 +302,10 @@ def wmean(x: np.ndarray, w: np.ndarray, where: np.ndarray | None = None) -> floa
     ok &= np.isfinite(w)
     if where is not None:
         ok &= where
-    wk = take(w, ok)
-    s = wk.sum()
+    s = masked_sum(w, ok)
     if not s > 0:
         return float("nan")
-    xk = take(x, ok)
-    prod = np.multiply(xk, wk, out=xk) if not np.may_share_memory(xk, x) and xk.dtype == np.float64 else xk * wk
-    return float(prod.sum() / s)
+    return float(np.float64(masked_dot(x, w, ok)) / s)
 
 
 def time_basis(samples: pd.DataFrame) -> str:
@@ -477,14 +529,7 @@ def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | 
     for name, x in itertools.chain((("sm_active", grid.activity),), grid.pipe_items()):
         ok = np.isfinite(x)
         ok &= comp
-        dk = take(dt, ok)
-        w = float(dk.sum())
-        if not w > 0:
-            out[name] = None
-            del x, dk
-            continue
-        xk = take(x, ok)
-        prod = np.multiply(xk, dk, out=xk) if xk.dtype == np.float64 and not np.may_share_memory(xk, x) else xk * dk
-        out[name] = float(np.sum(prod) / w)
-        del x, xk, dk, prod  # (one pipe at a time)
+        w = masked_sum(dt, ok)
+        out[name] = float(np.float64(masked_dot(x, dt, ok)) / w) if w > 0 else None
+        del x, ok  # (one pipe at a time)
     return out

@@ -1,0 +1,125 @@
+/* gpuscope.analysis.evidence.samples._gridsums: the sums a samples grid's figures take over the
+ * intervals a mask selects, without the copy numpy's x[mask] makes (issue 21).
+ *
+ * numpy sums a float64 array by pairwise summation (its DOUBLE_pairwise_sum: under 8 values
+ * one by one, up to 128 in eight running sums, beyond that the halves, cut at a multiple of 8,
+ * summed apart), starting from 0.0. The same sum is taken here over the selected values in
+ * their order, each read where it lies: the same additions in the same order, so the result is
+ * numpy's x[mask].sum() (or (x[mask] * w[mask]).sum()) to the bit. samplegrid checks that on
+ * its first use and falls back to numpy if it ever differs (tests/test_samples_scale.py too).
+ *
+ *   s = masked_sum(x, mask, count)        x: float64, mask: bool (count: its True values)
+ *   s = masked_dot(x, w, mask, count)     the sum of x * w over the mask
+ *
+ * Arguments are C-contiguous buffers of equal length (numpy arrays). The GIL is released.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+
+typedef struct {
+    const double *x, *w;
+    const unsigned char *m;
+    Py_ssize_t i, n;
+} cursor;
+
+/* the next selected value (x[i] or x[i] * w[i]) */
+static inline double next(cursor *c) {
+    while (c->i < c->n && !c->m[c->i]) c->i++;
+    if (c->i >= c->n) return 0.0; /* (count above the mask's: the caller checks) */
+    double v = c->w ? c->x[c->i] * c->w[c->i] : c->x[c->i];
+    c->i++;
+    return v;
+}
+
+#define PW_BLOCKSIZE 128
+
+static double pairwise(cursor *c, Py_ssize_t n) {
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += next(c);
+        return res;
+    }
+    if (n <= PW_BLOCKSIZE) {
+        double r[8], res;
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = next(c);
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += next(c);
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += next(c);
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    double a = pairwise(c, n2); /* (left before right: the values in order) */
+    return a + pairwise(c, n - n2);
+}
+
+static int get(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (b->itemsize != itemsize) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes", what, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *sum_over(PyObject *xo, PyObject *wo, PyObject *mo, Py_ssize_t count) {
+    Py_buffer xb, wb, mb;
+    int have_w = wo != NULL;
+    if (get(xo, &xb, sizeof(double), "x") < 0) return NULL;
+    if (have_w && get(wo, &wb, sizeof(double), "w") < 0) { PyBuffer_Release(&xb); return NULL; }
+    if (get(mo, &mb, 1, "mask") < 0) {
+        PyBuffer_Release(&xb);
+        if (have_w) PyBuffer_Release(&wb);
+        return NULL;
+    }
+    Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
+    PyObject *out = NULL;
+    if (mb.len != n || (have_w && wb.len != xb.len) || count < 0 || count > n) {
+        PyErr_SetString(PyExc_ValueError, "_gridsums: buffers of unequal length, or a count beyond them");
+        goto done;
+    }
+    cursor c = {(const double *)xb.buf, have_w ? (const double *)wb.buf : NULL, (const unsigned char *)mb.buf, 0, n};
+    double s;
+    Py_BEGIN_ALLOW_THREADS
+    s = 0.0 + pairwise(&c, count);
+    Py_END_ALLOW_THREADS
+    out = PyFloat_FromDouble(s);
+done:
+    PyBuffer_Release(&xb);
+    if (have_w) PyBuffer_Release(&wb);
+    PyBuffer_Release(&mb);
+    return out;
+}
+
+static PyObject *masked_sum(PyObject *self, PyObject *args) {
+    PyObject *x, *m;
+    Py_ssize_t count;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOn", &x, &m, &count)) return NULL;
+    return sum_over(x, NULL, m, count);
+}
+
+static PyObject *masked_dot(PyObject *self, PyObject *args) {
+    PyObject *x, *w, *m;
+    Py_ssize_t count;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOn", &x, &w, &m, &count)) return NULL;
+    return sum_over(x, w, m, count);
+}
+
+static PyMethodDef methods[] = {
+    {"masked_sum", masked_sum, METH_VARARGS, "numpy's x[mask].sum(), without the copy."},
+    {"masked_dot", masked_dot, METH_VARARGS, "numpy's (x[mask] * w[mask]).sum(), without the copies."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "gpuscope.analysis.evidence.samples._gridsums",
+    "Masked sums of a samples grid, numpy's to the bit (_gridsums.c).", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__gridsums(void) { return PyModule_Create(&module); }
