@@ -23,37 +23,45 @@ typedef struct {
     Py_ssize_t i, n;
 } cursor;
 
-/* the next selected value (x[i] or x[i] * w[i]) */
-static inline double next(cursor *c) {
-    while (c->i < c->n && !c->m[c->i]) c->i++;
-    if (c->i >= c->n) return 0.0; /* (count above the mask's: the caller checks) */
-    double v = c->w ? c->x[c->i] * c->w[c->i] : c->x[c->i];
-    c->i++;
-    return v;
-}
-
+/* the next n selected values (x[i] or x[i] * w[i]) into buf, n <= PW_BLOCKSIZE: each value is
+ * written and the slot kept only where the mask is set (no branch on the mask) */
 #define PW_BLOCKSIZE 128
 
+static inline void gather(cursor *c, double *buf, Py_ssize_t n) {
+    Py_ssize_t j = 0, i = c->i;
+    const double *x = c->x, *w = c->w;
+    const unsigned char *m = c->m;
+    if (w)
+        while (j < n && i < c->n) { buf[j] = x[i] * w[i]; j += m[i] != 0; i++; }
+    else
+        while (j < n && i < c->n) { buf[j] = x[i]; j += m[i] != 0; i++; }
+    for (; j < n; j++) buf[j] = 0.0; /* (count above the mask's: the caller checks) */
+    c->i = i;
+}
+
+/* numpy's DOUBLE_pairwise_sum over the next n selected values */
 static double pairwise(cursor *c, Py_ssize_t n) {
-    if (n < 8) {
-        double res = 0.;
-        for (Py_ssize_t i = 0; i < n; i++) res += next(c);
-        return res;
-    }
     if (n <= PW_BLOCKSIZE) {
+        double a[PW_BLOCKSIZE];
+        gather(c, a, n);
+        if (n < 8) {
+            double res = 0.;
+            for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+            return res;
+        }
         double r[8], res;
         Py_ssize_t i;
-        for (int j = 0; j < 8; j++) r[j] = next(c);
+        for (int j = 0; j < 8; j++) r[j] = a[j];
         for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++) r[j] += next(c);
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
         res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += next(c);
+        for (; i < n; i++) res += a[i];
         return res;
     }
     Py_ssize_t n2 = n / 2;
     n2 -= n2 % 8;
-    double a = pairwise(c, n2); /* (left before right: the values in order) */
-    return a + pairwise(c, n - n2);
+    double left = pairwise(c, n2); /* (left before right: the values in order) */
+    return left + pairwise(c, n - n2);
 }
 
 static int get(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *what) {

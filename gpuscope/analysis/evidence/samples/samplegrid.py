@@ -286,12 +286,15 @@ def _over(x: np.ndarray, w: np.ndarray | None, mask: np.ndarray) -> float:
     if k == 0:
         return 0.0
     a = int(np.argmax(mask))
-    if k == mask.size or bool(mask[a:a + k].all()):  # one run: a view
-        return float(x[a:a + k].sum() if w is None else np.sum(x[a:a + k] * w[a:a + k]))
+    run = k == mask.size or bool(mask[a:a + k].all())
+    if run and w is None:  # one run: the sum of a view
+        return float(x[a:a + k].sum())
     mod = _sums()
     if mod is not None and _plain(x) and (w is None or _plain(w)) and mask.dtype == np.bool_ \
             and mask.flags.c_contiguous and x.size == mask.size:
         return float(mod.masked_sum(x, mask, k) if w is None else mod.masked_dot(x, w, mask, k))
+    if run:
+        return float(np.sum(x[a:a + k] * w[a:a + k]))  # type: ignore[index]
     return float(x[mask].sum() if w is None else np.sum(x[mask] * w[mask]))
 
 

@@ -24,21 +24,22 @@ from gpuscope.analysis.evidence.samples import samplegrid as sg
 MIN_RESOLVED_READINGS = 3
 
 
-def _finite(x: np.ndarray) -> tuple[np.ndarray, bool]:
-    """(the finite values of x in order, whether that is a copy of ours)."""
-    f = sg.take(x, np.isfinite(x))
-    return f, not np.may_share_memory(f, x)
+def _q(x: np.ndarray, own: bool = False, *, q: float) -> float:
+    return _qs(x, own, qs=(q,))[0]
 
 
-def _q(x: np.ndarray, q: float) -> float:
-    return _qs(x, (q,))[0]
-
-
-def _qs(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+def _qs(x: np.ndarray, own: bool = False, *, qs: tuple[float, ...]) -> list[float]:
     """np.quantile of x's finite values at each of qs, from one copy and one partition (the same
-    values as one call each)."""
-    f, own = _finite(x)
+    values as one call each); `own`: x is the caller's copy, free to be reordered."""
+    f = sg.take(x, np.isfinite(x))
+    own = own or not np.may_share_memory(f, x)
     return [float(v) for v in np.quantile(f, qs, overwrite_input=own)] if f.size else [float("nan")] * len(qs)
+
+
+def _part(rate: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(rate's values inside mask, whether they are a copy of ours)."""
+    x = sg.take(rate, mask)
+    return x, not np.may_share_memory(x, rate)
 
 
 def _wmean(x: np.ndarray, w: np.ndarray, where: np.ndarray | None = None) -> float:
@@ -59,7 +60,7 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     gb = rate * dt  # (np.nansum's own: its NaN read as 0, then summed)
     gb[np.isnan(gb)] = 0.0
     out: dict = {
-        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, (0.5, 0.9, 0.99)), strict=True)),
+        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, qs=(0.5, 0.9, 0.99)), strict=True)),
         "max_gbs": float(np.nanmax(rate)) if sg.has_reading(rate) else float("nan"),
         "mean_gbs": _wmean(rate, dt),
         "gb": float(gb.sum()),
@@ -76,6 +77,8 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     long_ = lengths >= MIN_RESOLVED_READINGS
     interior = sg.cover(grid.n, starts[long_] + 1, ends[long_] - 1)
     count = int(starts.size)
+    inner_q = _qs(*_part(rate, interior), qs=(0.5, 0.9))  # (one copy at a time)
+    busy_median = _q(*_part(rate, in_burst), q=0.5)
     out["bursts"] = {
         "count": count,
         "total_s": sg.masked_sum(dt, in_burst),
@@ -84,9 +87,9 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
         "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
         "interior_readings": int(np.count_nonzero(interior)),
-        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), _qs(sg.take(rate, interior), (0.5, 0.9)),
+        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), inner_q,
                    strict=True)),
-        "busy_gbs_median": _q(sg.take(rate, in_burst), 0.5),
+        "busy_gbs_median": busy_median,
         "sm_activity_during": _wmean(grid.activity, dt, in_burst),
         "gb_per_burst_median": float(np.median(sg.segment_sums(gb, starts, ends))) if count else float("nan"),
     }
