@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from gpuscope.analysis.evidence.samples import gridsums
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.evidence.samples.activity import MAX_GPUS, activity_from_samples
 from gpuscope.cli import app
@@ -132,7 +133,7 @@ def test_masked_sums_are_numpys_own(seed, monkeypatch):
             want = (float(x[mask].sum()), float(np.sum(x[mask] * w[mask])))
             got = (sg.masked_sum(x, mask), sg.masked_dot(x, w, mask))
             assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, got, want)
-    monkeypatch.setattr(sg, "_SUMS", [None])  # numpy's own path
+    monkeypatch.setattr(gridsums, "_SUMS", [None])  # numpy's own path
     m = rng.random(5000) < 0.5
     x = rng.random(5000)
     assert sg.masked_sum(x, m) == float(x[m].sum())
@@ -142,5 +143,5 @@ def test_the_compiled_masked_sums_are_built_and_agree():
     """The build makes gpuscope.analysis.evidence.samples._gridsums and samplegrid takes it (its
     first-use check against numpy passed)."""
     pytest.importorskip("gpuscope.analysis.evidence.samples._gridsums")
-    sg._SUMS.clear()
-    assert sg._sums() is not None
+    gridsums._SUMS.clear()
+    assert gridsums._sums() is not None

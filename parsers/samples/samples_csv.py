@@ -43,6 +43,7 @@ from gpuscope.parsers.samples.samples_base import (
     _int_column,
     _nan_view,
     _read_text,
+    small_pages,
 )
 from gpuscope.parsers.samples.samples_pyread import python_reader
 
@@ -66,6 +67,11 @@ def native():
 def read(path: str | os.PathLike[str], *, text: str | None = None,
          progress: Progress | None = None) -> pd.DataFrame:
     """gpuscope's samples.csv (a run directory: its samples.csv), or `text` already read."""
+    with small_pages():
+        return _read(path, text, progress)
+
+
+def _read(path: str | os.PathLike[str], text: str | None, progress: Progress | None) -> pd.DataFrame:
     mod = native()
     if text is None and mod is not None:
         p = _file(Path(path))

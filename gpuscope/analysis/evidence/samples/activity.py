@@ -100,10 +100,11 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         if not inside.all():
             samples = samples.loc[inside]
     gpus = []
-    for gpu, rows in _per_gpu(samples, notes):
-        grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
-        figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
-        gpus.append(GpuActivity(gpu, grid, figures, working))
+    with sg.small_pages():  # (the grid's arrays are written once, in order)
+        for gpu, rows in _per_gpu(samples, notes):
+            grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
+            figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
+            gpus.append(GpuActivity(gpu, grid, figures, working))
     return Activity(gpus, line_rate_gbs, line_rate_source, notes)
 
 
