@@ -145,3 +145,24 @@ def test_the_compiled_masked_sums_are_built_and_agree():
     pytest.importorskip("gpuscope.analysis.evidence.samples._gridsums")
     gridsums._SUMS.clear()
     assert gridsums._sums() is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_grids_fills_are_pandas_own(dtype):
+    """samplegrid's fills (the compiled one where built) are pandas' bfill, and ffill then bfill,
+    value for value: leading, trailing, single and long runs of NaN, none, and all NaN."""
+    rng = np.random.default_rng(5)
+    cases = [rng.random(1000), np.full(50, np.nan), np.array([1.5]), np.array([np.nan, 2.0, np.nan])]
+    x = rng.random(100_000)
+    x[rng.random(x.size) < 0.8] = np.nan
+    x[:17] = np.nan
+    x[-23:] = np.nan
+    cases.append(x)
+    for c in cases:
+        c = c.astype(dtype)
+        want_b = pd.Series(c).bfill().to_numpy(dtype=dtype)
+        want_fb = pd.Series(c).ffill().bfill().to_numpy(dtype=dtype)
+        got_b, got_fb = sg._fill(c, "b", dtype), sg._fill(c, "fb", dtype)
+        assert got_b.dtype == dtype and got_fb.dtype == dtype
+        assert np.array_equal(got_b, want_b, equal_nan=True) and np.array_equal(got_fb, want_fb, equal_nan=True)
+        assert got_b.flags.writeable and not np.shares_memory(got_b, c)

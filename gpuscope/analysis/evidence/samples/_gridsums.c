@@ -10,11 +10,13 @@
  *
  *   s = masked_sum(x, mask, count)        x: float64, mask: bool (count: its True values)
  *   s = masked_dot(x, w, mask, count)     the sum of x * w over the mask
+ *   fill(x, out, how)                     pandas' bfill ('b'), ffill ('f'), or both ('fb')
  *
  * Arguments are C-contiguous buffers of equal length (numpy arrays). The GIL is released.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stddef.h>
 
 typedef struct {
@@ -119,7 +121,62 @@ static PyObject *masked_dot(PyObject *self, PyObject *args) {
     return sum_over(x, w, m, count);
 }
 
+/* fill(x, out, how): out = x with each NaN replaced by the next value that is not (how 'b': pandas'
+ * bfill), by the previous one ('f': ffill), or forwards then backwards before the first ('fb');
+ * x and out float64 or float32 alike (out may be x). NaN stays where nothing fills it. */
+#define FILL_LOOP(T)                                                                                  \
+    do {                                                                                              \
+        const T *x = (const T *)xb.buf;                                                               \
+        T *o = (T *)ob.buf;                                                                           \
+        if (fwd) {                                                                                    \
+            T carry = (T)NAN;                                                                         \
+            for (Py_ssize_t i = 0; i < n; i++) {                                                      \
+                T v = x[i];                                                                           \
+                if (v != v) o[i] = carry;                                                             \
+                else o[i] = carry = v;                                                                \
+            }                                                                                         \
+            x = o;                                                                                    \
+        }                                                                                             \
+        if (back) {                                                                                   \
+            T carry = (T)NAN;                                                                         \
+            for (Py_ssize_t i = n - 1; i >= 0; i--) {                                                 \
+                T v = x[i];                                                                           \
+                if (v != v) o[i] = carry;                                                             \
+                else o[i] = carry = v;                                                                \
+            }                                                                                         \
+        }                                                                                             \
+    } while (0)
+
+static PyObject *fill(PyObject *self, PyObject *args) {
+    PyObject *xo, *oo;
+    const char *how;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOs", &xo, &oo, &how)) return NULL;
+    int fwd = how[0] == 'f', back = how[0] == 'b' || (how[0] == 'f' && how[1] == 'b');
+    if (!(fwd || back)) { PyErr_SetString(PyExc_ValueError, "fill: how is 'b', 'f' or 'fb'"); return NULL; }
+    Py_buffer xb, ob;
+    if (PyObject_GetBuffer(xo, &xb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) { PyBuffer_Release(&xb); return NULL; }
+    PyObject *out = NULL;
+    if (xb.itemsize != ob.itemsize || xb.len != ob.len || (xb.itemsize != 8 && xb.itemsize != 4)) {
+        PyErr_SetString(PyExc_ValueError, "fill: x and out of one float type and length");
+        goto done;
+    }
+    Py_ssize_t n = xb.len / xb.itemsize;
+    Py_BEGIN_ALLOW_THREADS
+    if (xb.itemsize == 8) FILL_LOOP(double);
+    else FILL_LOOP(float);
+    Py_END_ALLOW_THREADS
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&ob);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"fill", fill, METH_VARARGS, "pandas' bfill / ffill of a float64 or float32 array into out."},
     {"masked_sum", masked_sum, METH_VARARGS, "numpy's x[mask].sum(), without the copy."},
     {"masked_dot", masked_dot, METH_VARARGS, "numpy's (x[mask] * w[mask]).sum(), without the copies."},
     {NULL, NULL, 0, NULL},
