@@ -27,8 +27,8 @@ Classes (module thresholds; docs/ANALYZE.md "From NVML samples alone"):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -93,7 +93,9 @@ class Grid:
     codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
     util_pct: np.ndarray           # utilization.gpu filled backwards, in percent (float32 where exact)
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
-    column: Callable[[str, bool], np.ndarray] | None = None  # (name, wide) -> the rows' column on the grid points
+    # the states' and the GPM pipes' readings on the grid points, not filled (the frame's own
+    # arrays for one GPU's file; a pipe only where read): `state(c)`, `pipe_items()` fill them
+    raw: dict[str, np.ndarray] = field(default_factory=dict)
     pipe_names: tuple[str, ...] = ()  # PIPE_COLUMNS read (a finite value in the rows)
 
     @cached_property
@@ -120,9 +122,8 @@ class Grid:
     def state(self, c: str) -> np.ndarray:
         """STATE_COLUMNS c per interval: filled forwards, and backwards before its first reading
         (float32 where the frame holds it so: every value exact); made on each call."""
-        if self.column is None:
-            return nan_view(self.n)
-        return _ffill_both(self.column(c, False))[1:]
+        x = self.raw.get(c)
+        return nan_view(self.n) if x is None else _ffill_both(x)[1:]
 
     @property
     def states(self) -> dict[str, np.ndarray]:
@@ -131,8 +132,7 @@ class Grid:
     def pipe_items(self) -> Iterator[tuple[str, np.ndarray]]:
         """(name, the GPM pipe filled backwards, 0-1) of each PIPE_COLUMNS read, one at a time."""
         for c in self.pipe_names:
-            assert self.column is not None
-            yield c, _clip01(_bfill(self.column(c, True)))[1:]
+            yield c, _clip01(_bfill(self.raw[c]))[1:]
 
     @property
     def pipes(self) -> dict[str, np.ndarray]:
@@ -326,11 +326,17 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     rx, tx = rx[1:], tx[1:]
     busy_io = pcie_busy(rx, tx, line_rate_gbs)
     codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
-    pipe_names = tuple(c for c in PIPE_COLUMNS if has_reading(col(c)))
+    unfilled = {c: col(c, wide=False) for c in STATE_COLUMNS}
+    pipe_names = []
+    for c in PIPE_COLUMNS:
+        x = col(c, wide=False)
+        if has_reading(x):
+            unfilled[c] = x
+            pipe_names.append(c)
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
              resolution_s=resolution, readings=readings, rx=rx, tx=tx, pcie_source=pcie_source,
-             pcie_resolution_s=pcie_resolution, codes=codes, util_pct=util_pct, time_basis=basis, column=col,
-             pipe_names=pipe_names)
+             pcie_resolution_s=pcie_resolution, codes=codes, util_pct=util_pct, time_basis=basis, raw=unfilled,
+             pipe_names=tuple(pipe_names))
     g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
     return g
 
