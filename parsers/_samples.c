@@ -202,7 +202,13 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_ssize_t rows = 0, bad_shape = 0, dropped = 0;
     long long badc[MAX_SLOTS] = {0};
     char not32[MAX_SLOTS] = {0}, anyv[MAX_SLOTS] = {0};
-    int status[MAX_SLOTS];
+    /* per slot as bits (K <= 64): required, wrap_suspect; over the kept rows: a value seen, one
+     * float32 cannot hold */
+    uint64_t req_bits = 0, wrap_bits = 0, any_bits = 0, n32_bits = 0;
+    for (Py_ssize_t k = 0; k < K; k++) {
+        if (fl[k] & FL_REQ) req_bits |= 1ull << k;
+        if (fl[k] & FL_WRAP) wrap_bits |= 1ull << k;
+    }
     static const unsigned char *cut[MAX_FIELDS]; /* the line's commas (the GIL is held) */
     int lone_cr = 0;
     const unsigned char *last_s = NULL;
@@ -231,7 +237,8 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         p = nl + 1;
         if (!ink) continue;
         if (commas != nf - 1) { bad_shape++; continue; }
-        for (Py_ssize_t k = 0; k < K; k++) status[k] = ST_NA;
+        /* (each slot is one field of the header: every slot is read once per line) */
+        uint64_t ok_bits = 0, bad_bits = 0, row_n32 = 0;
         const unsigned char *f = line;
         for (Py_ssize_t i = 0; i < nf; i++) {
             const unsigned char *fe = i == nf - 1 ? nl : cut[i];
@@ -244,8 +251,14 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                     if (v < bd[2 * s] || v > bd[2 * s + 1]) st = ST_BAD;
                     else if ((g & FL_INT) && (v != floor(v) || fabs(v) >= 9223372036854775808.0)) st = ST_BAD;
                 } else if (st == ST_NA && (g & FL_GPU)) st = ST_BAD;
-                status[s] = st;
-                o[s * cap + rows] = st == ST_OK ? v : NAN;
+                if (st == ST_OK) {
+                    ok_bits |= 1ull << s;
+                    if (!(fabs(v) <= FLT_MAX && (double)(float)v == v)) row_n32 |= 1ull << s;
+                    o[s * cap + rows] = v;
+                } else {
+                    if (st == ST_BAD) bad_bits |= 1ull << s;
+                    o[s * cap + rows] = NAN;
+                }
             } else if (s == SP_STR) {
                 Py_ssize_t n = fe - f;
                 int32_t code;
@@ -272,23 +285,20 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             }
             f = fe + 1;
         }
-        int keep = 1;
-        for (Py_ssize_t k = 0; k < K; k++)
-            if ((fl[k] & FL_REQ) && status[k] != ST_OK) keep = 0;
-        if (!keep) { dropped++; continue; }
-        for (Py_ssize_t k = 0; k < K; k++) {
-            double *x = &o[k * cap + rows];
-            if (status[k] == ST_BAD) {
-                badc[k]++;
-                if (fl[k] & FL_WRAP) *x = 1.0;
-            }
-            double v = *x;
-            if (!isnan(v)) {
-                anyv[k] = 1;
-                if (!(fabs(v) <= FLT_MAX && (double)(float)v == v)) not32[k] = 1;
-            }
-        }
+        if ((ok_bits & req_bits) != req_bits) { dropped++; continue; }
+        if (bad_bits) /* unreadable: counted; wrap_suspect reads as 1 (a value float32 holds) */
+            for (Py_ssize_t k = 0; k < K; k++)
+                if (bad_bits >> k & 1u) {
+                    badc[k]++;
+                    if (wrap_bits >> k & 1u) o[k * cap + rows] = 1.0;
+                }
+        any_bits |= ok_bits | (bad_bits & wrap_bits);
+        n32_bits |= row_n32;
         rows++;
+    }
+    for (Py_ssize_t k = 0; k < K; k++) {
+        anyv[k] = (char)(any_bits >> k & 1u);
+        not32[k] = (char)(n32_bits >> k & 1u);
     }
     {
         PyObject *bc = PyBytes_FromStringAndSize((const char *)badc, (Py_ssize_t)(K * sizeof(long long)));

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from gpuscope.analysis.evidence.samples import gridsums
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.evidence.samples.activity import MAX_GPUS, activity_from_samples
 from gpuscope.cli import app
@@ -114,3 +115,54 @@ def test_a_grid_of_one_gpu_copies_no_column_it_does_not_change(tmp_path):
     assert np.shares_memory(g.rx, df["rx_gbs"].to_numpy())
     assert g.states["temperature_c"].strides == (0,) and np.isnan(g.states["temperature_c"]).all()
     assert g.pcie_source == "counter" and set(g.cls) <= {"computing", "both"}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_masked_sums_are_numpys_own(seed, monkeypatch):
+    """samplegrid's masked sums (the compiled one where built, a view where the mask is one run)
+    give numpy's x[mask].sum() and (x[mask] * w[mask]).sum() to the bit, at every length across
+    the pairwise blocks (8, 128, their halves) and with NaN, and so does the numpy fallback."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 7, 8, 9, 127, 128, 129, 255, 1000, 8193, 100_003, 1_000_000):
+        x = rng.random(n) * 10.0 ** rng.uniform(-3, 6, n)
+        w = rng.random(n)
+        if n > 100:
+            x[rng.integers(0, n, 3)] = np.nan
+        for mask in (rng.random(n) < rng.uniform(0.05, 1.0), np.ones(n, bool), np.arange(n) >= n // 3,
+                     np.zeros(n, bool)):
+            want = (float(x[mask].sum()), float(np.sum(x[mask] * w[mask])))
+            got = (sg.masked_sum(x, mask), sg.masked_dot(x, w, mask))
+            assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, got, want)
+    monkeypatch.setattr(gridsums, "_SUMS", [None])  # numpy's own path
+    m = rng.random(5000) < 0.5
+    x = rng.random(5000)
+    assert sg.masked_sum(x, m) == float(x[m].sum())
+
+
+def test_the_compiled_masked_sums_are_built_and_agree():
+    """The build makes gpuscope.analysis.evidence.samples._gridsums and samplegrid takes it (its
+    first-use check against numpy passed)."""
+    pytest.importorskip("gpuscope.analysis.evidence.samples._gridsums")
+    gridsums._SUMS.clear()
+    assert gridsums._sums() is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_grids_fills_are_pandas_own(dtype):
+    """samplegrid's fills (the compiled one where built) are pandas' bfill, and ffill then bfill,
+    value for value: leading, trailing, single and long runs of NaN, none, and all NaN."""
+    rng = np.random.default_rng(5)
+    cases = [rng.random(1000), np.full(50, np.nan), np.array([1.5]), np.array([np.nan, 2.0, np.nan])]
+    x = rng.random(100_000)
+    x[rng.random(x.size) < 0.8] = np.nan
+    x[:17] = np.nan
+    x[-23:] = np.nan
+    cases.append(x)
+    for c in cases:
+        c = c.astype(dtype)
+        want_b = pd.Series(c).bfill().to_numpy(dtype=dtype)
+        want_fb = pd.Series(c).ffill().bfill().to_numpy(dtype=dtype)
+        got_b, got_fb = sg._fill(c, "b", dtype), sg._fill(c, "fb", dtype)
+        assert got_b.dtype == dtype and got_fb.dtype == dtype
+        assert np.array_equal(got_b, want_b, equal_nan=True) and np.array_equal(got_fb, want_fb, equal_nan=True)
+        assert got_b.flags.writeable and not np.shares_memory(got_b, c)

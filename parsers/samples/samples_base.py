@@ -4,8 +4,10 @@ the formats print, the frame and its damage accounting, the text without its NUL
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -121,6 +123,27 @@ _NUMERAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 INT_DTYPES: dict[str, type[np.integer]] = {"gpu": np.int16, "wrap_suspect": np.int8}
 
 
+@contextlib.contextmanager
+def small_pages() -> Iterator[None]:
+    """numpy's arrays made inside without its transparent-huge-page hint (restored after). The
+    columns of a long samples file are written once, in order: where the kernel compacts memory
+    to find a 2 MB page on the fault (THP `defrag=madvise`, a busy virtual machine) that costs
+    several times the 4 KB faults (4M rows: the reader's system time 0.5-0.8 CPU-s with the
+    hint, 0.3 without). No numpy with the switch: nothing changes. (The analysis has the same
+    switch for its grid: gpuscope.analysis.evidence.samples.gridsums.small_pages; the layers
+    keep parsers and analysis apart.)"""
+    switch = getattr(getattr(np, "_core", None), "multiarray", None)
+    flip = getattr(switch, "_set_madvise_hugepage", None)
+    if flip is None:
+        yield
+        return
+    prev = flip(False)
+    try:
+        yield
+    finally:
+        flip(prev)
+
+
 def _nan_view(n: int) -> np.ndarray:
     return np.broadcast_to(np.float64(NAN), (n,))
 
@@ -142,7 +165,7 @@ def _categorical(raw: list[str], codes: np.ndarray | None, k: int) -> pd.Categor
     where = {n: i for i, n in enumerate(names)}
     remap = np.array([where.get(v.strip(), -1) for v in raw], dtype=np.int32)
     small = np.int8 if len(names) < 127 else np.int16 if len(names) < 32767 else np.int32
-    return pd.Categorical.from_codes(remap[codes].astype(small), categories=pd.Index(names, dtype=object))
+    return pd.Categorical.from_codes(remap.astype(small)[codes], categories=pd.Index(names, dtype=object))
 
 
 def compact(cols: dict[str, np.ndarray | None], strs: np.ndarray | None, k: int) -> dict[str, object]:

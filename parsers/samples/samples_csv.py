@@ -32,6 +32,7 @@ from gpuscope.parsers.limits import cap, readable_file, too_big
 from gpuscope.parsers.samples.samples_base import (
     BOUNDS,
     INT_COLUMNS,
+    INT_DTYPES,
     NAN,
     REQUIRED,
     SAMPLE_COLUMNS,
@@ -42,10 +43,12 @@ from gpuscope.parsers.samples.samples_base import (
     _int_column,
     _nan_view,
     _read_text,
+    small_pages,
 )
 from gpuscope.parsers.samples.samples_pyread import python_reader
 
 CHUNK = 4 << 20
+OUT_BYTES = 512 << 10
 PURE_ENV = "GPUSCOPE_PURE_SCANNER"
 Progress = Callable[[int, int], None]
 
@@ -65,6 +68,11 @@ def native():
 def read(path: str | os.PathLike[str], *, text: str | None = None,
          progress: Progress | None = None) -> pd.DataFrame:
     """gpuscope's samples.csv (a run directory: its samples.csv), or `text` already read."""
+    with small_pages():
+        return _read(path, text, progress)
+
+
+def _read(path: str | os.PathLike[str], text: str | None, progress: Progress | None) -> pd.DataFrame:
     mod = native()
     if text is None and mod is not None:
         p = _file(Path(path))
@@ -194,7 +202,9 @@ class _Stream:
         self.bounds = np.array([BOUNDS.get(c, (-np.inf, np.inf)) for c in self.numeric], dtype=np.float64).tobytes()
         self.cats: dict[bytes, int] = {}
         self.catlist: list[bytes] = []
-        self.rows_cap = max(1024, min(1 << 16, CHUNK // max(8, len(header))))
+        # rows per scan: its K x rows doubles stay in the core's cache (512 KiB) while the scan
+        # writes them and the columns read them back (4M rows: ~0.2 CPU-s less than 64Ki rows)
+        self.rows_cap = max(1024, min(1 << 16, OUT_BYTES // (8 * max(1, len(self.numeric)))))
         self.out = np.empty((len(self.numeric), self.rows_cap), dtype=np.float64)
         self.codes = np.empty(self.rows_cap, dtype=np.int32)
         est = int(1.25 * total / self.line_bytes) + 1024  # rows (pages never written are never resident)
@@ -271,6 +281,13 @@ class _Columns:
             s = self.store[i]
             if s is None and not anyv[i]:
                 continue
+            if self.names[i] in INT_DTYPES:  # (gpu, wrap_suspect: straight into their integer dtype)
+                if s is None:
+                    s = np.zeros(self.cap, dtype=INT_DTYPES[self.names[i]])
+                    self.store[i] = s
+                part = out[i, :rows]
+                s[a:b] = np.where(np.isfinite(part), part, 0)  # (_int_column's rule: missing reads 0)
+                continue
             wide = bool(not32[i]) or self.names[i] in ("t_wall", "t_mono")
             if s is None:
                 s = np.empty(self.cap, dtype=np.float64 if wide else np.float32)
@@ -289,7 +306,8 @@ class _Columns:
         for name, s in zip(self.names, self.store, strict=True):
             data[name] = _nan_view(k) if s is None else s[:k]
         for c in INT_COLUMNS:
-            data[c] = _int_column(c, data.get(c), k)
+            have = data.get(c)
+            data[c] = have if isinstance(have, np.ndarray) and have.dtype == INT_DTYPES.get(c) else _int_column(c, have, k)
         for c in SAMPLE_COLUMNS:
             if c not in data and c not in STR_COLUMNS:
                 data[c] = _nan_view(k)

@@ -88,9 +88,10 @@ def _working(f: dict) -> dict | None:
 
 
 def _median_activity(g: sg.Grid, working: np.ndarray) -> float:
-    x = g.activity[working]
-    x = x[np.isfinite(x)]
-    return float(np.median(x)) if x.size else float("nan")
+    ok = np.isfinite(g.activity)
+    ok &= working
+    x = sg.take(g.activity, ok)
+    return float(np.median(x, overwrite_input=not np.may_share_memory(x, g.activity))) if x.size else float("nan")
 
 
 # -- rules: (figures, grid, working mask, context) -> Finding | None --------------------------
@@ -289,14 +290,13 @@ def _other_way(g: sg.Grid, direction: str, line_rate_gbs: float) -> bool:
     carried more during them (a DMA read of host memory sends its read requests on TX: an upload
     at 10 GB/s RX shows ~1 GB/s of TX; that TX is not a read-back)."""
     this, other = (g.rx, g.tx) if direction == "rx" else (g.tx, g.rx)
-    m = np.zeros(g.n, dtype=bool)
-    for a, b in transfers.burst_ranges(this, line_rate_gbs):
-        m[a:b] = True
-    ok = m & np.isfinite(this) & np.isfinite(other)
+    # (the bursts cover exactly the intervals at or above the busy share: a burst is a run of them)
+    ok = this >= sg.PCIE_BUSY_SHARE * line_rate_gbs
+    ok &= np.isfinite(this)
+    ok &= np.isfinite(other)
     if not ok.any():
         return False
-    w = g.dt[ok]
-    return float(np.sum(other[ok] * w)) > float(np.sum(this[ok] * w))
+    return sg.masked_dot(other, g.dt, ok) > sg.masked_dot(this, g.dt, ok)
 
 
 def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:

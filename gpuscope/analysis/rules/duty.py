@@ -28,22 +28,26 @@ SHARE_HIGH, SHARE_MEDIUM, SHARE_LOW = 0.4, 0.2, 0.1
 def _gaps(g: sg.Grid, working: np.ndarray) -> list[tuple[float, float]]:
     """(start, length) of each run inside the working time with nothing computed or copied (a GPU
     moving bytes is not waiting for its host: a copy loop's bursts are not a host stall)."""
-    idle = np.isin(g.cls, ("idle_quiet", "idle")) & working
-    return [(float(g.t_start[a]), float(g.dt[a:b].sum())) for a, b in sg.runs(idle)]
+    starts, ends = sg.run_bounds(g.in_classes(("idle_quiet", "idle")) & working)
+    sums = sg.segment_sums(g.dt, starts, ends)  # (each run's dt[a:b].sum(), to the bit)
+    return list(zip(g.t_start[starts].tolist(), sums.tolist(), strict=True))
 
 
 def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     """The working time's idle share with each reading weighted by how idle it was: 1 - activity /
     the busy level (the median activity of the computing readings). A reading that straddles a gap
     edge is half idle, not busy: the gaps' own length undercounts a cycle by about a reading each."""
-    comp = working & (np.nan_to_num(g.activity) >= sg.SM_IDLE)
-    level = float(np.median(g.activity[comp])) if comp.any() else float("nan")
+    comp = working & (g.activity >= sg.SM_IDLE)  # (NaN compares false, as its 0 did: SM_IDLE > 0)
+    level = float(np.median(sg.take(g.activity, comp))) if comp.any() else float("nan")
+    del comp
     ok = working & np.isfinite(g.activity)
-    w = float(g.dt[ok].sum())
+    w = sg.masked_sum(g.dt, ok)
     if not (level > 0) or w <= 0:
         return 0.0
-    idle = np.clip(1.0 - g.activity[ok] / level, 0.0, 1.0)
-    return float(np.sum(idle * g.dt[ok]) / w)
+    idle = g.activity / level  # (one temporary: 1 - x / level, clipped, its sum times dt over ok)
+    np.subtract(1.0, idle, out=idle)
+    np.clip(idle, 0.0, 1.0, out=idle)
+    return float(np.float64(sg.masked_dot(idle, g.dt, ok)) / w)
 
 
 def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -53,10 +54,17 @@ class GpuActivity:
 @dataclass
 class Activity:
     gpus: list[GpuActivity]
-    intervals: pd.DataFrame             # ACTIVITY_INTERVAL_SCHEMA: merged runs of one class
     line_rate_gbs: float
     line_rate_source: str
     notes: list[str] = field(default_factory=list)
+
+    @cached_property
+    def intervals(self) -> pd.DataFrame:
+        """ACTIVITY_INTERVAL_SCHEMA: merged runs of one class, every GPU's (made when first asked
+        for: a plot shades them, the JSON never reads them)."""
+        frames = [sg.merged_intervals(g.grid) for g in self.gpus]
+        out = pd.concat(frames, ignore_index=True) if frames else empty(ACTIVITY_INTERVAL_SCHEMA)
+        return out.astype({c: t for c, t in ACTIVITY_INTERVAL_SCHEMA.items()})[list(ACTIVITY_INTERVAL_SCHEMA)]
 
     def gpu(self, index: int) -> GpuActivity | None:
         return next((g for g in self.gpus if g.gpu == index), None)
@@ -82,7 +90,7 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         raise ValueError(f"line_rate_gbs must be a positive number of GB/s, not {line_rate_gbs!r}")
     notes: list[str] = []
     if samples is None or not len(samples):
-        return Activity([], empty(ACTIVITY_INTERVAL_SCHEMA), line_rate_gbs, line_rate_source, ["no samples"])
+        return Activity([], line_rate_gbs, line_rate_source, ["no samples"])
     basis = sg.time_basis(samples)
     if basis == "t_mono":
         notes.append("the samples have no wall-clock time: times are seconds from the file's start")
@@ -91,15 +99,13 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         inside = ((t >= span[0]) & (t <= span[1])).to_numpy()
         if not inside.all():
             samples = samples.loc[inside]
-    gpus, frames = [], []
-    for gpu, rows in _per_gpu(samples, notes):
-        grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
-        figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
-        gpus.append(GpuActivity(gpu, grid, figures, working))
-        frames.append(sg.merged_intervals(grid))
-    intervals = pd.concat(frames, ignore_index=True) if frames else empty(ACTIVITY_INTERVAL_SCHEMA)
-    intervals = intervals.astype({c: t for c, t in ACTIVITY_INTERVAL_SCHEMA.items()})[list(ACTIVITY_INTERVAL_SCHEMA)]
-    return Activity(gpus, intervals, line_rate_gbs, line_rate_source, notes)
+    gpus = []
+    with sg.small_pages():  # (the grid's arrays are written once, in order)
+        for gpu, rows in _per_gpu(samples, notes):
+            grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
+            figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
+            gpus.append(GpuActivity(gpu, grid, figures, working))
+    return Activity(gpus, line_rate_gbs, line_rate_source, notes)
 
 
 def max_gpus() -> int:
@@ -144,19 +150,27 @@ def _meta_gpu(meta: dict | None, gpu: int) -> dict:
     return {}
 
 
-def _wmean(x: np.ndarray, w: np.ndarray) -> float:
-    ok = np.isfinite(x) & np.isfinite(w)
-    wk = w[ok]
-    s = float(np.sum(wk))
-    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
+_wmean = sg.wmean
 
 
-def _shares(grid: sg.Grid, mask: np.ndarray) -> dict[str, float]:
-    dt = grid.dt
-    total = float(dt[mask].sum())
-    codes = grid.codes
-    return {c: (float(dt[mask & (codes == sg.CLASS_CODE[c])].sum()) / total if total > 0 else float("nan"))
-            for c in sg.CLASSES}
+def _shares(grid: sg.Grid, mask: np.ndarray | None) -> dict[str, float]:
+    """Share of `mask`'s time (None: all of it) in each class."""
+    dt, codes = grid.dt, grid.codes
+    total = float(dt.sum()) if mask is None else sg.masked_sum(dt, mask)
+    if not total > 0:
+        return {c: float("nan") for c in sg.CLASSES}
+    held = np.bincount(codes if mask is None else sg.take(codes, mask), minlength=len(sg.CLASSES))
+    out = {}
+    for c in sg.CLASSES:
+        k = sg.CLASS_CODE[c]
+        if not held[k]:  # (no interval: the sum of none, 0.0)
+            out[c] = 0.0 / total
+            continue
+        sel = codes == k
+        if mask is not None:
+            sel &= mask
+        out[c] = sg.masked_sum(dt, sel) / total
+    return out
 
 
 def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float = 0.0) -> dict:
@@ -185,10 +199,10 @@ def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[t
         trace |= grid.util >= UTIL_TRACE
     trace |= grid.busy_io(line_rate_gbs) == 1.0
     working = np.zeros(grid.n, dtype=bool)
-    idx = np.flatnonzero(trace)
-    if not idx.size:
+    ends = sg.first_last(trace)
+    if ends is None:
         return working, []
-    a0, a1 = int(idx[0]), int(idx[-1]) + 1
+    a0, a1 = ends[0], ends[1] + 1
     working[a0:a1] = True
     res = grid.resolution_s if np.isfinite(grid.resolution_s) else 0.0
     pause_min = max(PAUSE_MIN_S, PAUSE_MIN_READINGS * res)
@@ -205,7 +219,7 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
     idle = grid.in_classes(sg.SM_IDLE_CLASSES)
     durs = _idle_gaps(grid, np.ones(grid.n, dtype=bool))
     wall = float(grid.t_end[-1] - grid.t_start[0]) if grid.n else 0.0
-    known_s = float(dt[known].sum())
+    known_s = sg.masked_sum(dt, known)
     working, pauses = active_span(grid, line_rate_gbs)
     active = _active_figures(grid, working, pauses, line_rate_gbs)
     # before the first sign of work / after the last (the whole recording when there is none)
@@ -221,10 +235,10 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
         "readings": grid.readings,
         "coverage": known_s / wall if wall > 0 else None,
         "busy_fraction": _wmean(grid.activity, dt),
-        "copy_fraction": _copy_fraction(grid, np.ones(grid.n, dtype=bool), line_rate_gbs),
-        "idle_fraction": float(dt[idle].sum()) / known_s if known_s > 0 else None,
+        "copy_fraction": _copy_fraction(grid, None, line_rate_gbs),
+        "idle_fraction": sg.masked_sum(dt, idle) / known_s if known_s > 0 else None,
         "idle_gaps": gap_stats(durs, lead, trail),
-        "classes": _shares(grid, np.ones(grid.n, dtype=bool)),
+        "classes": _shares(grid, None),
         "utilization_busy_fraction": _wmean(grid.util, dt),
         "active": active,
         "pcie": _pcie_figures(grid, working, line_rate_gbs, line_rate_source),
@@ -233,24 +247,30 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
     return out, working
 
 
-def _copy_fraction(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> float | None:
-    """Share of `mask`'s time with PCIe measured that a copy ran (RX or TX above the trickle),
-    beside busy_fraction (computing), never folded into it; None where PCIe was not measured."""
+def _copy_fraction(grid: sg.Grid, mask: np.ndarray | None, line_rate_gbs: float) -> float | None:
+    """Share of `mask`'s time (None: all of it) with PCIe measured that a copy ran (RX or TX above
+    the trickle), beside busy_fraction (computing), never folded into it; None where PCIe was not
+    measured."""
     dt = grid.dt
     busy = grid.busy_io(line_rate_gbs)
-    measured = mask & ~np.isnan(busy)
-    m_s = float(dt[measured].sum())
-    return float(dt[measured & (busy == 1.0)].sum()) / m_s if m_s > 0 else None
+    measured = ~np.isnan(busy)
+    if mask is not None:
+        measured &= mask
+    m_s = sg.masked_sum(dt, measured)
+    if not m_s > 0:
+        return None
+    measured &= busy == 1.0
+    return sg.masked_sum(dt, measured) / m_s
 
 
 def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
     """Share of `mask`'s time with PCIe measured, and of that, quiet (neither direction busy)."""
     dt = grid.dt
     busy = grid.busy_io(line_rate_gbs)
-    total, measured = float(dt[mask].sum()), mask & ~np.isnan(busy)
-    m_s = float(dt[measured].sum())
+    total, measured = sg.masked_sum(dt, mask), mask & ~np.isnan(busy)
+    m_s = sg.masked_sum(dt, measured)
     return {"pcie_measured_share": m_s / total if total > 0 else None,
-            "pcie_quiet_share": float(dt[measured & (busy == 0.0)].sum()) / m_s if m_s > 0 else None}
+            "pcie_quiet_share": sg.masked_sum(dt, measured & (busy == 0.0)) / m_s if m_s > 0 else None}
 
 
 def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, int]],
@@ -258,23 +278,23 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
     if not working.any() and not pauses:
         return None
     dt = grid.dt
-    idx = np.flatnonzero(working)
-    a0 = int(min([idx[0]] + [a for a, _ in pauses])) if idx.size else pauses[0][0]
-    a1 = int(max([idx[-1] + 1] + [b for _, b in pauses])) if idx.size else pauses[-1][1]
+    ends = sg.first_last(working)
+    a0 = int(min([ends[0]] + [a for a, _ in pauses])) if ends else pauses[0][0]
+    a1 = int(max([ends[1] + 1] + [b for _, b in pauses])) if ends else pauses[-1][1]
     pd_ = sg.segment_sums(dt, np.array([a for a, _ in pauses], dtype=np.int64),
                           np.array([b for _, b in pauses], dtype=np.int64)).tolist()
     longest = int(np.argmax(pd_)) if pd_ else None
-    work_s = float(dt[working].sum())
+    work_s = sg.masked_sum(dt, working)
     known = working & np.isfinite(grid.activity)
     durs = _idle_gaps(grid, working)
     return {
         "t_start": float(grid.t_start[a0]), "t_end": float(grid.t_end[a1 - 1]),
         "span_s": float(grid.t_end[a1 - 1] - grid.t_start[a0]),
         "working_s": work_s,
-        "busy_fraction": _wmean(np.where(working, grid.activity, np.nan), dt),
+        "busy_fraction": _wmean(grid.activity, dt, working),
         "copy_fraction": _copy_fraction(grid, working, line_rate_gbs),
-        "utilization_busy_fraction": _wmean(np.where(working, grid.util, np.nan), dt),
-        "idle_fraction": (float(dt[known & grid.in_classes(sg.SM_IDLE_CLASSES)].sum()) / float(dt[known].sum())
+        "utilization_busy_fraction": _wmean(grid.util, dt, working),
+        "idle_fraction": (sg.masked_sum(dt, known & grid.in_classes(sg.SM_IDLE_CLASSES)) / sg.masked_sum(dt, known)
                           if known.any() else None),
         "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
         "classes": _shares(grid, working),
@@ -292,31 +312,54 @@ def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line
             "line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source,
             "busy_threshold_gbs": sg.PCIE_BUSY_SHARE * line_rate_gbs,
             "near_line_rate_threshold_gbs": sg.NEAR_LINE_SHARE * line_rate_gbs,
-            "time_near_line_rate_s": float(grid.dt[np.fmax(grid.rx, grid.tx)
-                                                   >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
+            "time_near_line_rate_s": sg.masked_sum(grid.dt, np.fmax(grid.rx, grid.tx)
+                                                   >= sg.NEAR_LINE_SHARE * line_rate_gbs),
             "rx": transfers.direction_stats(grid, "rx", line_rate_gbs, within=working),
             "tx": transfers.direction_stats(grid, "tx", line_rate_gbs, within=working)}
 
 
-def _stat(x: np.ndarray) -> dict:
-    x = x[np.isfinite(x)]
+def _median(x: np.ndarray) -> float:
+    """np.median of finite x as float64 computes it (float32 x: the same order statistics, their
+    mean taken in float64), without a float64 copy of x."""
+    if x.dtype == np.float64 or x.size == 0:
+        return float(np.median(x))
+    k = x.size // 2
+    if x.size % 2:
+        return float(np.mean(np.partition(x, k)[k:k + 1].astype(np.float64)))
+    return float(np.mean(np.partition(x, [k - 1, k])[k - 1:k + 1].astype(np.float64)))
+
+
+def _stat(x: np.ndarray, where: np.ndarray | None = None) -> dict:
+    """median, min and max of the finite values of x (and `where`); float32 x stays float32 (its
+    values exact, the median's mean in float64)."""
+    ok = np.isfinite(x)
+    if where is not None:
+        ok &= where
+    x = sg.take(x, ok)
     if not x.size:
         return {"median": None, "min": None, "max": None}
-    return {"median": float(np.median(x)), "min": float(x.min()), "max": float(x.max())}
+    return {"median": _median(x), "min": float(x.min()), "max": float(x.max())}
 
 
 def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
-    st = {k: np.asarray(v, dtype=np.float64) for k, v in grid.states.items()}  # (float32 states: exact)
+    # each state made when it is read, one at a time (float32 states: exact)
     dt = grid.dt
     busy = grid.activity >= sg.SM_IDLE
-    used = st["mem_used_mib"]
+    used = grid.state("mem_used_mib")
     total = meta_gpu.get("memory_total_mib")
     used_max = float(np.nanmax(used)) if np.isfinite(used).any() else None
-    sm = st["sm_clock_mhz"]
-    clocks = {"sm_mhz": _stat(sm), "sm_busy_median_mhz": _stat(np.where(busy, sm, np.nan))["median"],
-              "sm_max_mhz": meta_gpu.get("max_sm_clock_mhz") or _stat(sm)["max"],
+    used_stat = _stat(used)
+    del used
+    sm = grid.state("sm_clock_mhz")
+    sm_stat = _stat(sm)
+    clocks = {"sm_mhz": sm_stat, "sm_busy_median_mhz": _stat(sm, busy)["median"],
+              "sm_max_mhz": meta_gpu.get("max_sm_clock_mhz") or sm_stat["max"],
               "sm_max_basis": "meta" if meta_gpu.get("max_sm_clock_mhz") else "highest reading",
-              "mem_mhz": _stat(st["mem_clock_mhz"])}
+              "mem_mhz": _stat(grid.state("mem_clock_mhz"))}
+    del sm
+    power = grid.state("power_w")
+    power_fig = {**{f"{k}_w": v for k, v in _stat(power).items()}, "mean_w": _wmean(power, dt)}
+    del power
     link = dict(meta_gpu.get("pcie_link") or {})
     if link:
         from gpuscope.units import pcie_link_rate_gbs
@@ -325,12 +368,12 @@ def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
         link.setdefault("max_gbs", pcie_link_rate_gbs(link.get("gen_max"), link.get("width_max")))
         link["basis"] = "meta.json (read once, when the recording started)"
     return {
-        "memory": {"used_max_mib": used_max, "used_median_mib": _stat(used)["median"],
+        "memory": {"used_max_mib": used_max, "used_median_mib": used_stat["median"],
                    "total_mib": total, "fraction": (used_max / total) if used_max is not None and total else None},
-        "power": {**{f"{k}_w": v for k, v in _stat(st["power_w"]).items()}, "mean_w": _wmean(st["power_w"], dt)},
+        "power": power_fig,
         "clocks": clocks,
-        "temperature_c": _stat(st["temperature_c"]),
-        "throttle": throttle_figures(st["clock_event_reasons"], dt, busy),
+        "temperature_c": _stat(grid.state("temperature_c")),
+        "throttle": throttle_figures(grid.state("clock_event_reasons"), dt, busy),
         "link": link or None,
         "power_limit": _power_limit(meta_gpu),
     }

@@ -26,12 +26,26 @@ Classes (module thresholds; docs/ANALYZE.md "From NVML samples alone"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.evidence.samples import gridsums
+from gpuscope.analysis.evidence.samples.gridsums import (  # noqa: F401 (re-exported: sg.masked_sum, ...)
+    cover,
+    first_last,
+    masked_dot,
+    masked_sum,
+    run_bounds,
+    segment_sums,
+    small_pages,
+    take,
+    wmean,
+)
 from gpuscope.analysis.names import SM_IDLE
 
 #: activity above this (or PCIe busy) counts as "the GPU was in use" (the active span)
@@ -61,7 +75,9 @@ _CLASS_NAMES = np.array(CLASSES, dtype=object)
 @dataclass
 class Grid:
     """One GPU's intervals (arrays of equal length n = rows - 1). A column the GPU never read
-    is one NaN seen n times (a read-only view, no memory)."""
+    is one NaN seen n times (a read-only view, no memory). What the figures read once (the
+    states, the GPM pipes) is made from the rows when asked for and not kept: `state(c)`,
+    `pipe_items()`."""
 
     gpu: int
     t_start: np.ndarray
@@ -75,10 +91,12 @@ class Grid:
     pcie_source: str | None        # counter | gpm | throughput | None
     pcie_resolution_s: float
     codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
-    states: dict[str, np.ndarray]  # STATE_COLUMNS filled per interval (float32 where that is exact)
-    util: np.ndarray               # utilization.gpu / 100 (NaN where not read), beside GPM
+    util_pct: np.ndarray           # utilization.gpu filled backwards, in percent (float32 where exact)
     time_basis: str                # "t_wall" (epoch s) | "t_mono" (no wall time in the file)
-    pipes: dict[str, np.ndarray] | None = None  # PIPE_COLUMNS filled backwards (only those read)
+    # the states' and the GPM pipes' readings on the grid points, not filled (the frame's own
+    # arrays for one GPU's file; a pipe only where read): `state(c)`, `pipe_items()` fill them
+    raw: dict[str, np.ndarray] = field(default_factory=dict)
+    pipe_names: tuple[str, ...] = ()  # PIPE_COLUMNS read (a finite value in the rows)
 
     @cached_property
     def dt(self) -> np.ndarray:
@@ -88,6 +106,37 @@ class Grid:
     def cls(self) -> np.ndarray:
         """Object array of CLASSES per interval (made from `codes` when first asked for)."""
         return _CLASS_NAMES[self.codes]
+
+    @property
+    def util(self) -> np.ndarray:
+        """utilization.gpu / 100 per interval, 0-1 (NaN where not read), beside GPM; made on each
+        call (the activity itself when utilization is the activity source)."""
+        if self.source == "utilization":
+            return self.activity
+        u = self.util_pct
+        if u.strides == (0,):
+            return nan_view(u.size)
+        out = np.divide(u, 100.0, dtype=np.float64)
+        return np.clip(out, 0.0, 1.0, out=out)
+
+    def state(self, c: str) -> np.ndarray:
+        """STATE_COLUMNS c per interval: filled forwards, and backwards before its first reading
+        (float32 where the frame holds it so: every value exact); made on each call."""
+        x = self.raw.get(c)
+        return nan_view(self.n) if x is None else _ffill_both(x)[1:]
+
+    @property
+    def states(self) -> dict[str, np.ndarray]:
+        return {c: self.state(c) for c in STATE_COLUMNS}
+
+    def pipe_items(self) -> Iterator[tuple[str, np.ndarray]]:
+        """(name, the GPM pipe filled backwards, 0-1) of each PIPE_COLUMNS read, one at a time."""
+        for c in self.pipe_names:
+            yield c, _clip01(_bfill(self.raw[c]))[1:]
+
+    @property
+    def pipes(self) -> dict[str, np.ndarray]:
+        return dict(self.pipe_items())
 
     def busy_io(self, line_rate_gbs: float) -> np.ndarray:
         """pcie_busy of this grid's RX and TX (computed once per line rate)."""
@@ -137,69 +186,59 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
     return pd.to_numeric(s, errors="coerce").to_numpy(dtype="float64")
 
 
+def _own(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """out, or its copy when it may be x's memory or is read-only (pandas' copy-on-write may hand
+    back the input itself when there is nothing to fill)."""
+    return out.copy() if not out.flags.writeable or np.may_share_memory(out, x) else out
+
+
+def _fill(x: np.ndarray, how: str, dtype) -> np.ndarray:
+    """x filled ('b': backwards, 'fb': forwards, then backwards before the first reading) as a new
+    array of dtype: the compiled fill where x already is that float type, else pandas'."""
+    mod = gridsums.compiled()
+    if mod is not None and x.dtype == dtype and x.ndim == 1 and x.flags.c_contiguous:
+        out = np.empty_like(x)
+        mod.fill(x, out, how)
+        return out
+    s = pd.Series(x, copy=False)
+    s = s.bfill() if how == "b" else s.ffill().bfill()
+    return _own(s.to_numpy(dtype=dtype), x)
+
+
 def _bfill(x: np.ndarray) -> np.ndarray:
+    """x filled backwards, float64 (a new array: the caller may change it in place)."""
     if all_nan(x):
         return nan_view(x.size)
-    return pd.Series(x).bfill().to_numpy(dtype="float64")
+    return _fill(x, "b", np.float64)
 
 
 def _ffill_both(x: np.ndarray) -> np.ndarray:
     """x filled forwards, then backwards before its first reading (float32 stays float32)."""
     if all_nan(x):
         return nan_view(x.size)
-    return pd.Series(x).ffill().bfill().to_numpy(dtype=np.float32 if x.dtype == np.float32 else np.float64)
+    return _fill(x, "fb", np.float32 if x.dtype == np.float32 else np.float64)
+
+
+def _bfill_keep(x: np.ndarray) -> np.ndarray:
+    """x filled backwards in its own dtype (float32 stays float32: every value exact)."""
+    if all_nan(x):
+        return nan_view(x.size)
+    return _fill(x, "b", np.float32 if x.dtype == np.float32 else np.float64)
 
 
 def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
     """Median spacing of the readings of x (rows where it is finite); NaN with fewer than two."""
     if all_nan(x):
         return float("nan")
-    tt = t[np.isfinite(x)]
-    d = np.diff(tt)
-    d = d[d > 0]
-    return float(np.median(d)) if d.size else float("nan")
+    d = np.diff(take(t, np.isfinite(x)))
+    d = take(d, d > 0)  # (d is ours: its median may partition it in place)
+    return float(np.median(d, overwrite_input=True)) if d.size else float("nan")
 
 
 def time_basis(samples: pd.DataFrame) -> str:
     """t_wall when every row has one (gpuscope, dmon -o T, query-gpu), else t_mono."""
     t = _num(samples, "t_wall")
     return "t_wall" if t.size and np.isfinite(t).all() else "t_mono"
-
-
-def segment_sums(x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """x[a:b].sum() for each (a, b), to the bit (numpy's own summation of each run: the runs of
-    one length are summed as the rows of one array), without a Python step per run."""
-    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
-    out = np.zeros(starts.size, dtype=np.float64)
-    lengths = ends - starts
-    for length in np.unique(lengths).tolist():
-        sel = np.flatnonzero(lengths == length)
-        if length <= 0:
-            continue
-        if sel.size < 4 or length > 4096:
-            for i in sel.tolist():
-                out[i] = x[starts[i]:ends[i]].sum()
-            continue
-        step = max(1, (1 << 20) // length)
-        for k in range(0, sel.size, step):
-            part = sel[k:k + step]
-            out[part] = x[starts[part][:, None] + np.arange(length)].sum(axis=1)
-    return out
-
-
-def run_bounds(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends) arrays of the consecutive True stretches of mask ([start, end))."""
-    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
-    d = np.diff(m.astype(np.int8))
-    return np.flatnonzero(d == 1), np.flatnonzero(d == -1)
-
-
-def cover(n: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """bool per index: inside one of the disjoint ranges [start, end)."""
-    mark = np.zeros(n + 1, dtype=np.int32)
-    np.add.at(mark, starts, 1)
-    np.add.at(mark, ends, -1)
-    return np.cumsum(mark[:n]) > 0
 
 
 def _mode(rows: pd.DataFrame, idx: np.ndarray | None) -> str | None:
@@ -263,43 +302,53 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
         return x if starts is None else _first_of_instant(x, starts)
 
     pcie_source = _mode(rows, idx)
-    sm, util = col("sm_active"), col("gpu_util_pct")
-    util = util / 100.0 if not all_nan(util) else util
+    sm, util_raw = col("sm_active"), col("gpu_util_pct", wide=False)
     if has_reading(sm):
         source, raw = "gpm_sm_active", sm
-    elif has_reading(util):
-        source, raw = "utilization", util
+    elif has_reading(util_raw):
+        source, raw = "utilization", _percent(util_raw)
     else:
         source, raw = None, nan_view(t.size)
     resolution = spacing_s(t, raw)
+    readings = int(np.count_nonzero(np.isfinite(raw))) if raw.strides != (0,) else 0
     activity = _clip01(_bfill(raw))[1:]
-    util_f = _clip01(_bfill(util))[1:]
+    del raw, sm
+    util_pct = nan_view(t.size - 1) if source == "utilization" else _bfill_keep(util_raw)[1:]
+    del util_raw
 
     wrap = col("wrap_suspect", wide=False) == 1
     rx_raw = col("rx_gbs")
     rx, tx = _unwrapped(rx_raw, wrap), _unwrapped(col("tx_gbs"), wrap)
     pcie_resolution = spacing_s(t, rx_raw)
+    del rx_raw
     if pcie_source != "counter":
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
     rx, tx = rx[1:], tx[1:]
-    # (float32 where the frame holds the column so: every value exact; activity widens them)
-    states = {c: _ffill_both(col(c, wide=False))[1:] for c in STATE_COLUMNS}
     busy_io = pcie_busy(rx, tx, line_rate_gbs)
     codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
-    pipes: dict[str, np.ndarray] = {}
+    unfilled = {c: col(c, wide=False) for c in STATE_COLUMNS}
+    pipe_names = []
     for c in PIPE_COLUMNS:
-        x = col(c)
+        x = col(c, wide=False)
         if has_reading(x):
-            pipes[c] = _clip01(_bfill(x))[1:]
+            unfilled[c] = x
+            pipe_names.append(c)
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
-             resolution_s=resolution, readings=int(np.isfinite(raw).sum()), rx=rx, tx=tx, pcie_source=pcie_source,
-             pcie_resolution_s=pcie_resolution, codes=codes, states=states, util=util_f, time_basis=basis, pipes=pipes)
+             resolution_s=resolution, readings=readings, rx=rx, tx=tx, pcie_source=pcie_source,
+             pcie_resolution_s=pcie_resolution, codes=codes, util_pct=util_pct, time_basis=basis, raw=unfilled,
+             pipe_names=tuple(pipe_names))
     g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
     return g
 
 
+def _percent(x: np.ndarray) -> np.ndarray:
+    """utilization.gpu / 100 in float64."""
+    return np.divide(x, 100.0, dtype=np.float64)
+
+
 def _clip01(x: np.ndarray) -> np.ndarray:
-    return x if x.strides == (0,) else np.clip(x, 0.0, 1.0)
+    """x (a new float64 array: a fill's) clipped to 0-1 in place."""
+    return x if x.strides == (0,) else np.clip(x, 0.0, 1.0, out=x)
 
 
 def _unwrapped(x: np.ndarray, wrap: np.ndarray) -> np.ndarray:
@@ -311,7 +360,9 @@ def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarra
     """1.0 busy, 0.0 quiet, NaN not measured (neither direction read)."""
     floor = PCIE_BUSY_SHARE * line_rate_gbs
     peak = np.fmax(rx, tx)
-    return np.where(np.isnan(peak), np.nan, (peak >= floor).astype("float64"))
+    out = (peak >= floor).astype(np.float32)  # (1, 0 and NaN: float32 holds them exactly)
+    out[np.isnan(peak)] = np.nan
+    return out
 
 
 def classify(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
@@ -365,10 +416,11 @@ def pipes_while_computing(grid: Grid, working: np.ndarray) -> dict[str, float | 
     `computing_s` is that time."""
     comp = working & (grid.activity >= SM_IDLE)
     dt = grid.dt
-    out: dict[str, float | None] = {"computing_s": float(dt[comp].sum())}
-    for name, x in (("sm_active", grid.activity), *(grid.pipes or {}).items()):
-        ok = comp & np.isfinite(x)
-        dk = dt[ok]
-        w = float(dk.sum())
-        out[name] = float(np.sum(x[ok] * dk) / w) if w > 0 else None
+    out: dict[str, float | None] = {"computing_s": masked_sum(dt, comp)}
+    for name, x in itertools.chain((("sm_active", grid.activity),), grid.pipe_items()):
+        ok = np.isfinite(x)
+        ok &= comp
+        w = masked_sum(dt, ok)
+        out[name] = float(np.float64(masked_dot(x, dt, ok)) / w) if w > 0 else None
+        del x, ok  # (one pipe at a time)
     return out

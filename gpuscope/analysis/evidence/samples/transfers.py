@@ -24,24 +24,26 @@ from gpuscope.analysis.evidence.samples import samplegrid as sg
 MIN_RESOLVED_READINGS = 3
 
 
-def _q(x: np.ndarray, q: float) -> float:
-    x = x[np.isfinite(x)]
-    return float(np.quantile(x, q)) if x.size else float("nan")
+def _q(x: np.ndarray, own: bool = False, *, q: float) -> float:
+    return _qs(x, own, qs=(q,))[0]
 
 
-def _qs(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
-    """_q at each of qs, from one copy and one partition (the same values as one call each)."""
-    x = x[np.isfinite(x)]
-    return [float(v) for v in np.quantile(x, qs)] if x.size else [float("nan")] * len(qs)
+def _qs(x: np.ndarray, own: bool = False, *, qs: tuple[float, ...]) -> list[float]:
+    """np.quantile of x's finite values at each of qs, from one copy and one partition (the same
+    values as one call each); `own`: x is the caller's copy, free to be reordered."""
+    f = sg.take(x, np.isfinite(x))
+    own = own or not np.may_share_memory(f, x)
+    return [float(v) for v in np.quantile(f, qs, overwrite_input=own)] if f.size else [float("nan")] * len(qs)
 
 
-def _wmean(x: np.ndarray, w: np.ndarray) -> float:
-    ok = np.isfinite(x) & np.isfinite(w)
-    if not ok.any():
-        return float("nan")
-    wk = w[ok]
-    s = np.sum(wk)
-    return float(np.sum(x[ok] * wk) / s) if s > 0 else float("nan")
+def _part(rate: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(rate's values inside mask, whether they are a copy of ours)."""
+    x = sg.take(rate, mask)
+    return x, not np.may_share_memory(x, rate)
+
+
+def _wmean(x: np.ndarray, w: np.ndarray, where: np.ndarray | None = None) -> float:
+    return sg.wmean(x, w, where)
 
 
 def burst_ranges(rate: np.ndarray, line_rate_gbs: float) -> list[tuple[int, int]]:
@@ -54,16 +56,19 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     `within` (bool per interval) restricts the bursts counted to those that start inside it."""
     rate = grid.rx if direction == "rx" else grid.tx
     dt = grid.dt
-    read = np.isfinite(rate)
+    busy = rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs
+    gb = rate * dt  # (np.nansum's own: its NaN read as 0, then summed)
+    gb[np.isnan(gb)] = 0.0
     out: dict = {
-        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, (0.5, 0.9, 0.99)), strict=True)),
-        "max_gbs": float(np.nanmax(rate)) if read.any() else float("nan"),
+        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, qs=(0.5, 0.9, 0.99)), strict=True)),
+        "max_gbs": float(np.nanmax(rate)) if sg.has_reading(rate) else float("nan"),
         "mean_gbs": _wmean(rate, dt),
-        "gb": float(np.nansum(rate * dt)),
-        "busy_s": float(dt[rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs].sum()),
-        "near_line_rate_s": float(dt[rate >= sg.NEAR_LINE_SHARE * line_rate_gbs].sum()),
+        "gb": float(gb.sum()),
+        "busy_s": sg.masked_sum(dt, busy),
+        "near_line_rate_s": sg.masked_sum(dt, rate >= sg.NEAR_LINE_SHARE * line_rate_gbs),
     }
-    starts, ends = sg.run_bounds(rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs)
+    starts, ends = sg.run_bounds(busy)
+    del busy
     if within is not None:
         keep = within[starts]
         starts, ends = starts[keep], ends[keep]
@@ -72,19 +77,20 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     long_ = lengths >= MIN_RESOLVED_READINGS
     interior = sg.cover(grid.n, starts[long_] + 1, ends[long_] - 1)
     count = int(starts.size)
-    gb = rate * dt
+    inner_q = _qs(*_part(rate, interior), qs=(0.5, 0.9))  # (one copy at a time)
+    busy_median = _q(*_part(rate, in_burst), q=0.5)
     out["bursts"] = {
         "count": count,
-        "total_s": float(dt[in_burst].sum()),
+        "total_s": sg.masked_sum(dt, in_burst),
         "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
         "median_s": float(np.median(sg.segment_sums(dt, starts, ends))) if count else float("nan"),
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
         "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
-        "interior_readings": int(interior.sum()),
-        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), _qs(rate[interior], (0.5, 0.9)), strict=True)),
-        "busy_gbs_median": _q(rate[in_burst], 0.5),
-        "sm_activity_during": _wmean(np.where(in_burst, grid.activity, np.nan), dt),
-        "gb_per_burst_median": float(np.median(sg.segment_sums(np.where(np.isnan(gb), 0.0, gb), starts, ends)))
-        if count else float("nan"),
+        "interior_readings": int(np.count_nonzero(interior)),
+        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), inner_q,
+                   strict=True)),
+        "busy_gbs_median": busy_median,
+        "sm_activity_during": _wmean(grid.activity, dt, in_burst),
+        "gb_per_burst_median": float(np.median(sg.segment_sums(gb, starts, ends))) if count else float("nan"),
     }
     return out
