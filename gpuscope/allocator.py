@@ -1,4 +1,5 @@
-"""glibc's malloc told to keep the memory a command frees for its next arrays (issue 21).
+"""Memory for long inputs (issue 21): glibc's malloc told to keep the memory a command frees for
+its next arrays, and numpy's arrays made without the huge-page hint (small_pages).
 
 A million-line log's analysis makes and frees many arrays of 8-64 MB. By default glibc maps
 each one fresh (its mmap threshold) and unmaps it when freed, so every new array is faulted
@@ -11,8 +12,10 @@ GPUSCOPE_MALLOC_DEFAULTS=1, leaves the allocator as it is.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # (glibc's malloc.h)
 MMAP_THRESHOLD = 32 << 20  # glibc's largest (HEAP_MAX_SIZE / 2 on 64-bit)
@@ -33,3 +36,25 @@ def keep_freed_memory() -> bool:
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return all(mallopt(opt, value) == 1 for opt, value in (
         (M_MMAP_THRESHOLD, MMAP_THRESHOLD), (M_TRIM_THRESHOLD, TRIM_THRESHOLD), (M_TOP_PAD, TOP_PAD)))
+
+
+@contextlib.contextmanager
+def small_pages() -> Iterator[None]:
+    """numpy's arrays made inside without its transparent-huge-page hint (restored after). A
+    long samples file's columns and the grid's arrays are written once, in order: where the
+    kernel compacts memory to find a 2 MB page on the fault (THP `defrag=madvise`, a busy
+    virtual machine) that costs several times the 4 KB faults (4M rows: the reader's system
+    time 0.5-0.8 CPU-s with the hint, 0.3 without). No numpy with the switch: nothing changes.
+    Shared by the samples reader (parsers.samples) and the grid (analysis.evidence.samples)."""
+    import numpy as np
+
+    switch = getattr(getattr(np, "_core", None), "multiarray", None)
+    flip = getattr(switch, "_set_madvise_hugepage", None)
+    if flip is None:
+        yield
+        return
+    prev = flip(False)
+    try:
+        yield
+    finally:
+        flip(prev)

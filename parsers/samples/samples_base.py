@@ -4,15 +4,14 @@ the formats print, the frame and its damage accounting, the text without its NUL
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import small_pages  # noqa: F401 (the reader's, samples_csv)
 from gpuscope.errors import NoDataError, read_error
 from gpuscope.parsers.limits import read_path, utf8
 from gpuscope.schemas import SAMPLE_COLUMNS
@@ -121,27 +120,6 @@ _NUMERAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 #: the dtype of a column of each kind (beside float64 where float32 would lose a digit)
 INT_DTYPES: dict[str, type[np.integer]] = {"gpu": np.int16, "wrap_suspect": np.int8}
-
-
-@contextlib.contextmanager
-def small_pages() -> Iterator[None]:
-    """numpy's arrays made inside without its transparent-huge-page hint (restored after). The
-    columns of a long samples file are written once, in order: where the kernel compacts memory
-    to find a 2 MB page on the fault (THP `defrag=madvise`, a busy virtual machine) that costs
-    several times the 4 KB faults (4M rows: the reader's system time 0.5-0.8 CPU-s with the
-    hint, 0.3 without). No numpy with the switch: nothing changes. (The analysis has the same
-    switch for its grid: gpuscope.analysis.evidence.samples.gridsums.small_pages; the layers
-    keep parsers and analysis apart.)"""
-    switch = getattr(getattr(np, "_core", None), "multiarray", None)
-    flip = getattr(switch, "_set_madvise_hugepage", None)
-    if flip is None:
-        yield
-        return
-    prev = flip(False)
-    try:
-        yield
-    finally:
-        flip(prev)
 
 
 def _nan_view(n: int) -> np.ndarray:

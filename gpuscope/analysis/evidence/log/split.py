@@ -204,9 +204,8 @@ def record_frame(t: Table):
     return pd.DataFrame({c: t[c] for c in t.columns}, index=index, columns=t.columns)
 
 
-def record_components(components, records, factorized: tuple | None = None):
-    """wide_table as a DataFrame (index `record`, float64 columns). `factorized`: ignored
-    (the codes come with the components)."""
+def record_components(components, records):
+    """wide_table as a DataFrame (index `record`, float64 columns)."""
     return record_frame(wide_table(components, records))
 
 

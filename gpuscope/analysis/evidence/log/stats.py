@@ -66,7 +66,6 @@ def stats_table(components, model: RoleModel) -> Table:
     return Table(cols, [idx[i] for i in order], "component", STAT_DTYPES)
 
 
-def component_stats(components, model: RoleModel, factorized: tuple | None = None):
-    """stats_table as a DataFrame (index `component`). `factorized`: ignored (the codes come
-    with the components)."""
+def component_stats(components, model: RoleModel):
+    """stats_table as a DataFrame (index `component`)."""
     return stats_table(components, model).frame()

@@ -15,29 +15,12 @@ summation over the selected values in order; checked against numpy on first use)
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
-from collections.abc import Iterator
 
 import numpy as np
 
-
-@contextlib.contextmanager
-def small_pages() -> Iterator[None]:
-    """numpy's arrays made inside without its transparent-huge-page hint (restored after): the
-    grid's arrays are written once, in order, and where the kernel compacts memory to find a
-    2 MB page on the fault (THP `defrag=madvise`, a busy virtual machine) that costs more than
-    the 4 KB faults (the same switch as the samples reader's, parsers.samples.samples_base)."""
-    flip = getattr(getattr(getattr(np, "_core", None), "multiarray", None), "_set_madvise_hugepage", None)
-    if flip is None:
-        yield
-        return
-    prev = flip(False)
-    try:
-        yield
-    finally:
-        flip(prev)
+from gpuscope.allocator import small_pages  # noqa: F401 (the grid's, samplegrid)
 
 
 def take(x: np.ndarray, mask: np.ndarray) -> np.ndarray:

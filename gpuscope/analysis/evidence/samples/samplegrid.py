@@ -60,8 +60,6 @@ NEAR_LINE_SHARE = 0.85
 
 CLASSES = ("computing", "both", "transferring", "idle_quiet", "idle", "unknown")
 SM_IDLE_CLASSES = ("transferring", "idle_quiet", "idle")
-WINDOW_COLUMNS = ("sm_active", "sm_occupancy", "dram_active", "gpu_util_pct", "mem_util_pct",
-                  "tensor_active", "fp16_active", "fp32_active", "fp64_active")
 #: GPM pipe readings (0-1, window averages) that tell what bounds the GPU while it works
 PIPE_COLUMNS = ("sm_occupancy", "dram_active", "tensor_active", "fp16_active", "fp32_active", "fp64_active")
 STATE_COLUMNS = ("mem_used_mib", "power_w", "sm_clock_mhz", "mem_clock_mhz", "temperature_c",
@@ -363,10 +361,6 @@ def pcie_busy(rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarra
     out = (peak >= floor).astype(np.float32)  # (1, 0 and NaN: float32 holds them exactly)
     out[np.isnan(peak)] = np.nan
     return out
-
-
-def classify(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float) -> np.ndarray:
-    return _CLASS_NAMES[classify_codes(activity, rx, tx, line_rate_gbs)]
 
 
 def classify_codes(activity: np.ndarray, rx: np.ndarray, tx: np.ndarray, line_rate_gbs: float,
