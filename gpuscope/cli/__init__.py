@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         _end(argv, 130)
         sys.exit(130)
     except SystemExit as e:
-        _end(argv, e.code if isinstance(e.code, int) else 1)
+        _end(argv, 0 if e.code is None else e.code if isinstance(e.code, int) else 1)  # (sys.exit(): 0)
         raise
     _end(argv, 0)
 
