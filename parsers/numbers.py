@@ -103,6 +103,16 @@ def beyond(key: str, text: str, kind: str) -> str:
     return f"{key[:30]}: value {text[:20]!r} is beyond any {kind} ({lo:g}..{hi:g}{(' ' + unit) if unit else ''})"
 
 
+def duration_damage(key: str, text: str, x: float | None) -> str | None:
+    """The damage reason of a duration printed as `text` and read as `x` (ms): not a number,
+    negative, or beyond any duration; None when it holds."""
+    if x is None:
+        return f"{key[:30]}: value {text[:20]!r} is not a number"
+    if x < 0:
+        return f"{key[:30]}: negative time {text[:20]!r}"
+    return beyond(key, text, "duration") if x > MAX_MS else None
+
+
 def quantity_damage(key: str, text: str, x: float | None) -> str | None:
     """The damage reason of a quantity (`*_bytes` a size, any other a count) printed as `text`
     and read as `x`: not a number or negative, or beyond its kind's bounds; None when it holds."""

@@ -20,7 +20,7 @@ from gpuscope.parsers.log.fields import first_repeat, number, repeated
 from gpuscope.parsers.log.linetime import NO_PREFIX_TIMELINE
 from gpuscope.parsers.log.parsed import is_quantity_key
 from gpuscope.parsers.log.timeline_events import read_timeline
-from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
+from gpuscope.parsers.numbers import MAX_MS, duration_damage, quantity_damage
 
 TIMING = "CUZK_TIMING:"
 NTT_H = "CUZK_NTT_H:"
@@ -49,12 +49,9 @@ def read_fields(rest: str, ntt: bool):
             if not v.endswith("ms"):
                 return f"{k[:30]}: value {v[:20]!r} lacks its ms unit (truncated?)"
             x = number(v[:-2])
-            if x is None:
-                return f"{k[:30]}: value {v[:20]!r} is not a number"
-            if x < 0:
-                return f"{k[:30]}: negative time {v[:20]!r}"
-            if x > MAX_MS:
-                return beyond(k, v, "duration")
+            if (why := duration_damage(k, v, x)) is not None:
+                return why
+            assert x is not None  # (duration_damage refused None)
             names.append(k)
             values.append(x)
             continue
@@ -62,10 +59,8 @@ def read_fields(rest: str, ntt: bool):
         if x is None:
             return f"{k[:30]}: value {v[:20]!r} is not a number"
         if k.endswith("_ms"):
-            if x < 0:
-                return f"{k[:30]}: negative time {v[:20]!r}"
-            if x > MAX_MS:
-                return beyond(k, v, "duration")
+            if (why := duration_damage(k, v, x)) is not None:
+                return why
             names.append(k[:-3])
             values.append(x)
         elif k == "gpu_tid":

@@ -9,7 +9,7 @@ and `partition=` (`Some(3)`, `3` or `None`) fill the worker and partition column
 from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat, number, repeated
-from gpuscope.parsers.numbers import MAX_MS, beyond
+from gpuscope.parsers.numbers import duration_damage
 
 MARKER = "_TIMING "
 TAGS = {"GPU": ("GPU_TIMING", "gpu_timing."), "FIN": ("FIN_TIMING", "fin_timing.")}
@@ -48,12 +48,9 @@ def read_tracing(line: str, at: int):
         k, _, v = t.partition("=")
         if k[-3:] == "_ms":
             x = number(v)
-            if x is None:
-                return f"{k[:30]}: value {v[:20]!r} is not a number"
-            if x < 0:
-                return f"{k[:30]}: negative time {v[:20]!r}"
-            if x > MAX_MS:
-                return beyond(k, v, "duration")
+            if (why := duration_damage(k, v, x)) is not None:
+                return why
+            assert x is not None  # (duration_damage refused None)
             names.append(prefix + k[:-3])
             values.append(x)
         elif k == "worker_id" or k == "partition":
