@@ -8,6 +8,12 @@ million lines. With arrays up to 32 MB served from the heap, and the heap's free
 (trimmed only beyond 512 MB), a freed array's pages are reused without a fault; the peak
 memory stays what was alive at once. Linux with glibc only; anything else (musl, macOS), or
 GPUSCOPE_MALLOC_DEFAULTS=1, leaves the allocator as it is.
+
+`for_long_inputs` is what `analyze` and `compare` call: both, for the rest of the process (a
+command's arrays are written once and read a few times: 4 KB pages fault in at a steady ~0.3
+CPU-s per million log lines; with numpy's huge-page hint the same run's system time moved
+between 0.6 and 1.2 CPU-s on this project's 2-core VM, the kernel compacting memory for 2 MB
+pages on the faults).
 """
 
 from __future__ import annotations
@@ -38,6 +44,23 @@ def keep_freed_memory() -> bool:
         (M_MMAP_THRESHOLD, MMAP_THRESHOLD), (M_TRIM_THRESHOLD, TRIM_THRESHOLD), (M_TOP_PAD, TOP_PAD)))
 
 
+def for_long_inputs() -> None:
+    """keep_freed_memory, and numpy's arrays made without the huge-page hint from now on
+    (GPUSCOPE_MALLOC_DEFAULTS=1 leaves both as they are)."""
+    if not keep_freed_memory():
+        return
+    flip = _hugepage_switch()
+    if flip is not None:
+        flip(False)
+
+
+def _hugepage_switch():
+    import numpy as np
+
+    switch = getattr(getattr(np, "_core", None), "multiarray", None)
+    return getattr(switch, "_set_madvise_hugepage", None)
+
+
 @contextlib.contextmanager
 def small_pages() -> Iterator[None]:
     """numpy's arrays made inside without its transparent-huge-page hint (restored after). A
@@ -46,10 +69,7 @@ def small_pages() -> Iterator[None]:
     virtual machine) that costs several times the 4 KB faults (4M rows: the reader's system
     time 0.5-0.8 CPU-s with the hint, 0.3 without). No numpy with the switch: nothing changes.
     Shared by the samples reader (parsers.samples) and the grid (analysis.evidence.samples)."""
-    import numpy as np
-
-    switch = getattr(getattr(np, "_core", None), "multiarray", None)
-    flip = getattr(switch, "_set_madvise_hugepage", None)
+    flip = _hugepage_switch()
     if flip is None:
         yield
         return

@@ -44,8 +44,10 @@ def analyze_cmd(
     ),
     html_file: options.Html = None,
 ) -> None:
+    from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import analyze_run
 
+    for_long_inputs()
     analyze_run.run(source, as_json=as_json, csv_dir=csv_dir, records=records, fmt=fmt, model=model,
                     line_rate=line_rate, abc_bytes=abc_bytes, samples=samples, trace=trace, verbose=verbose,
                     what_if=what_if, html_file=html_file)

@@ -112,6 +112,9 @@ def compare_cmd(
                              hint=f"or name a mode to run: {', '.join(RUN_MODES)}")
         else:
             paths.append((arg, None))
+    from gpuscope.allocator import for_long_inputs
+
+    for_long_inputs()  # (two long logs' arrays: see gpuscope/allocator.py)
     src_a, src_b = (open_source(p, fmt=fmt, model=model, line_rate=line_rate) for p, _ in paths)
     for s in (src_a, src_b):
         say_samples_damage(s)

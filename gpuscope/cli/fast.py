@@ -72,7 +72,7 @@ def run(argv: list[str]) -> int | None:
     if kw is None:
         return None
     from gpuscope import safe_output
-    from gpuscope.allocator import keep_freed_memory
+    from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import analyze_run
     from gpuscope.cli._common import (
         error_exit_code,
@@ -81,7 +81,7 @@ def run(argv: list[str]) -> int | None:
         quiet_libraries,
     )
 
-    keep_freed_memory()  # (a million lines' arrays: freed pages reused, not faulted in again)
+    for_long_inputs()  # (a million lines' arrays: freed pages reused, small pages faulted in)
     safe_output.reset()
     interrupts_unwind()
     try:
