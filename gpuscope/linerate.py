@@ -97,6 +97,7 @@ SOURCE_TEXT = {
     "cache": "gpuscope bandwidth cache (measured)",
     "link": f"the run's PCIe link (raw rate x {LINK_EFFICIENCY:g}, not measured)",
     "default": f"default {DEFAULT_LINE_RATE_GBS:g} GB/s",
+    "trace": "the trace's fastest host copies (the link carries at least this; not measured)",
 }
 
 

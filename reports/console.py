@@ -320,7 +320,7 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
     if a.trace is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables
 
-        trace_parts = trace_renderables(a.trace.to_json(), a.options.line_rate_gbs)
+        trace_parts = trace_renderables(a.trace.to_json(), a.options.line_rate_gbs, a.options.line_rate_source)
         if not a.timing_lines:  # a trace and nothing else: the log's sections would all be empty
             return [trace_header(a.trace.to_json(), a.source), *trace_parts, *activity_parts,
                     diagnoses_block(a, verbose=verbose)]

@@ -10,6 +10,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.linerate import source_text
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, visible
 from gpuscope.reports.top_kernels_console import top_kernels_table
@@ -61,10 +62,12 @@ def activity_table(act: dict) -> Table:
     return t
 
 
-def memcpy_table(rows: list[dict], line_rate: float | None) -> Table | None:
+def memcpy_table(rows: list[dict], line_rate: float | None, line_rate_source: str | None = None) -> Table | None:
+    """The copies, each host copy kind against the line rate (named with where it came from)."""
     if not rows:
         return None
-    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s)" if line_rate is not None and is_num(line_rate)
+    whence = f": {source_text(line_rate_source)}" if line_rate_source else ""
+    t = _table(f"Copies (line rate {round(line_rate, 1):g} GB/s{whence})" if line_rate is not None and is_num(line_rate)
                else "Copies")
     for col in ("direction", "host memory", "count", "GB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
@@ -133,9 +136,10 @@ def phases_table(rows: list[dict]) -> Table | None:
     return t
 
 
-def trace_renderables(doc: dict, line_rate: float | None) -> list[RenderableType]:
+def trace_renderables(doc: dict, line_rate: float | None, line_rate_source: str | None = None) -> list[RenderableType]:
     """The trace's tables, in reading order (the header and diagnoses are the caller's)."""
-    parts = [activity_table(doc.get("activity") or {}), memcpy_table(doc.get("memcpy") or [], line_rate),
+    parts = [activity_table(doc.get("activity") or {}),
+             memcpy_table(doc.get("memcpy") or [], line_rate, line_rate_source),
              streams_table(doc.get("kernels") or []), top_kernels_table(doc.get("top_kernels") or []), gaps_table(doc.get("idle_gaps") or []),
              phases_table(doc.get("phases") or [])]
     return [p for p in parts if p is not None]

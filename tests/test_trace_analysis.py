@@ -193,3 +193,37 @@ def test_diagnoses_ordered_by_time_at_stake():
     stakes = [d.evidence["time_at_stake_ms"] for d in a.diagnoses]
     assert stakes == sorted(stakes, reverse=True) and len(stakes) >= 2
     assert np.isfinite(stakes).all()
+
+
+# -- the line rate a trace's own copies show (a floor of the link's rate) -----------------------
+
+def test_default_line_rate_gives_way_to_faster_traced_copies():
+    """H200 pinned uploads at 55.4 GB/s: the default 50 GB/s cannot be the line rate (they would
+    run at 111% of it); the trace's fastest host copies are the floor, and every figure and
+    the rules' `unseen` say so."""
+    fr = read_trace(TRACES / "copy_pinned.json.gz")
+    a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="default")
+    assert a.options["line_rate_source"] == "trace"
+    assert a.options["line_rate_gbs"] == pytest.approx(55.36, abs=0.01)
+    assert all(r["line_rate_share"] <= 1.0 for r in a.memcpy if "line_rate_share" in r)
+
+
+def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(pageable):
+    fr = read_trace(TRACES / "copy_pinned.json.gz")
+    for key in ("option", "meta", "cache", "link"):
+        a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source=key)
+        assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, key)
+    slow = analyze_trace(pageable[0], line_rate_gbs=50.0, line_rate_source="default")
+    assert (slow.options["line_rate_gbs"], slow.options["line_rate_source"]) == (50.0, "default")
+    d = {x.id: x for x in slow.diagnoses}["pageable_memcpy"]
+    assert any("default" in u for u in d.evidence["unseen"])
+
+
+def test_a_few_small_fast_copies_say_nothing_of_the_link():
+    from gpuscope.analysis.evidence.trace.trace_activity import FLOOR_MIN_BYTES
+
+    b = TraceBuilder()
+    b.kernel(0.0, 500.0)
+    b.memcpy(600.0, 10.0, FLOOR_MIN_BYTES // 4, kind="HtoD", src="Pinned")  # (6.7 TB/s "rate": timer granularity)
+    a = analyze_trace(read_trace(json.dumps(b.document())), line_rate_gbs=50.0, line_rate_source="default")
+    assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, "default")

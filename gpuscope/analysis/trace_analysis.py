@@ -113,6 +113,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). `rules=False`: the
     diagnoses are left to the caller's rule engine (gpuscope.analysis.analyze runs every source's
     rules at once), which reads `rule_input`."""
+    line_rate_gbs, line_rate_source = act.line_rate_floor(frames.gpu, line_rate_gbs, line_rate_source)
     views = act.device_views(frames)
     if not views:
         raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "

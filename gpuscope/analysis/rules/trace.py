@@ -18,7 +18,11 @@ import pandas as pd
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.analysis.evidence.trace.trace_activity import HOST_DIRECTIONS, DeviceView
+from gpuscope.analysis.evidence.trace.trace_activity import (
+    HOST_DIRECTIONS,
+    TRACE_FLOOR_UNSEEN,
+    DeviceView,
+)
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 
 MIN_SHARE, MEDIUM_SHARE, HIGH_SHARE = 0.01, 0.10, 0.25
@@ -149,6 +153,8 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     if inp.line_rate_source == "default":
         unseen.append(f"the line rate is gpuscope's default {round(inp.line_rate_gbs, 1):g} GB/s, not one measured on "
                       "this machine (gpuscope bandwidth measures it)")
+    elif inp.line_rate_source == "trace":
+        unseen.append(TRACE_FLOOR_UNSEEN.format(rate=round(inp.line_rate_gbs, 1)))
     elif inp.line_rate_source == "link":
         unseen.append(f"the line rate {round(inp.line_rate_gbs, 1):g} GB/s is the run's PCIe link's raw rate less "
                       "packet overhead, not measured (gpuscope bandwidth measures it)")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.trace_activity import TRACE_FLOOR_UNSEEN
 
 if TYPE_CHECKING:
     from gpuscope.analysis.rules.trace import TraceRuleInput
@@ -49,6 +50,8 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     if inp.line_rate_source == "default":
         ev["unseen"] = [f"the line rate is gpuscope's default {inp.line_rate_gbs:g} GB/s, not one measured here "
                         "(gpuscope bandwidth measures it)"]
+    elif inp.line_rate_source == "trace":
+        ev["unseen"] = [TRACE_FLOOR_UNSEEN.format(rate=round(inp.line_rate_gbs, 1))]
     elif inp.line_rate_source == "link":
         ev["unseen"] = [f"the line rate {inp.line_rate_gbs:.1f} GB/s is the run's PCIe link's raw rate less packet "
                         "overhead, not measured (gpuscope bandwidth measures it)"]

@@ -128,6 +128,28 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     return rows
 
 
+# a host-copy kind (direction, host memory) whose copies moved at least this many bytes
+# in all speaks for the link's rate (fewer are mostly launch latency)
+FLOOR_MIN_BYTES = 64 << 20
+# what a rule leaning on that floor says it did not see
+TRACE_FLOOR_UNSEEN = ("the line rate {rate:g} GB/s is the trace's fastest host copies, which outran gpuscope's "
+                      "default: the link carries at least that, maybe more (gpuscope bandwidth measures it)")
+
+
+def line_rate_floor(gpu: pd.DataFrame, line_rate_gbs: float, line_rate_source: str) -> tuple[float, str]:
+    """(GB/s, source key): gpuscope's default line rate raised to the trace's fastest host
+    copies where they ran faster than it. Copies that moved at X GB/s show the link carries at
+    least X: the default is an assumption, the trace is evidence of this machine ("trace": a
+    floor of the link's rate, not a measurement of it). Any other source (an option, a
+    measurement, the run's link) is kept as it is."""
+    if line_rate_source != "default":
+        return line_rate_gbs, line_rate_source
+    rates = [r["gbs"] for r in memcpy_rows(gpu, 0.0)
+             if r["direction"] in HOST_DIRECTIONS and r["bytes"] >= FLOOR_MIN_BYTES and np.isfinite(r["gbs"])]
+    best = max(rates, default=0.0)
+    return (round(best, 2), "trace") if best > line_rate_gbs else (line_rate_gbs, line_rate_source)
+
+
 def memset_rows(gpu: pd.DataFrame) -> list[dict]:
     """The `memset` list: one row per memory kind (count, bytes, ms)."""
     m = gpu[gpu["kind"].astype(object) == "memset"]
