@@ -15,7 +15,7 @@ from typing import Any
 class AnalyzeOptions:
     abc_bytes: int | None = None         # bytes uploaded per record (a/b/c), for the projection
     what_if: bool = False                # also project the run with pinned uploads (Analysis.what_if)
-    # The pinned H2D line rate (GB/s, 1e9) and where it came from (option | meta | cache |
+    # The pinned H2D line rate (GB/s, 1e9) and where it came from (option | meta | cache | link | trace |
     # default): analyze() fills these from the Source, which resolved them when it was opened.
     line_rate_gbs: float = 50.0
     line_rate_source: str = "default"

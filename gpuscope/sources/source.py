@@ -36,7 +36,7 @@ class Source:
     trace: TraceFrames | None = None         # a profiler (Kineto) trace: the source itself or --trace
     meta: RunMeta = field(default_factory=RunMeta)
     line_rate_gbs: float = DEFAULT_LINE_RATE_GBS   # resolved once (gpuscope.linerate.resolve_line_rate)
-    line_rate_source: str = "default"        # option | meta | cache | default
+    line_rate_source: str = "default"        # option | meta | cache | link | default (analyze: trace)
     notes: list[str] = field(default_factory=list)
     # what the commands say on stderr about the source, one line each (a recording whose
     # recorder is gone, meta.json fields left out): gpuscope.cli._common.say_samples_damage
