@@ -75,11 +75,19 @@ def test_csv_and_html_through_the_fast_path(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "fast" / "r.html").stat().st_size > 1000
 
 
-def test_the_json_path_loads_neither_typer_nor_pandas_nor_rich():
+@pytest.mark.parametrize("shape", ["cuzk", "json lines"])
+def test_the_json_path_loads_neither_typer_nor_pandas_nor_rich(shape, tmp_path):
+    """Also a log of JSON dict lines: its head starts like a trace or a Prometheus answer, and
+    the sniff that tells them apart must not load their readers (pandas: ~0.25 CPU-s)."""
     import subprocess
     import sys
 
-    probe = (f"import sys; from gpuscope.cli import main; main(['analyze', {DAEMON!r}, '--json']); "
+    log = DAEMON
+    if shape == "json lines":
+        log = str(tmp_path / "train.log")
+        with open(log, "w") as f:
+            f.writelines(f'{{"step": {i}, "data_ms": {1 + i % 3}.5, "compute_ms": 30.25}}\n' for i in range(50))
+    probe = (f"import sys; from gpuscope.cli import main; main(['analyze', {log!r}, '--json']); "
              "print(sorted(m for m in ('typer', 'pandas', 'rich', 'matplotlib') if m in sys.modules), file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr

@@ -101,7 +101,7 @@ PARSER_KINDS = {
                 "gpuscope.parsers.samples.samples_csv", "gpuscope.parsers.samples.samples_pyread"},
     "trace": {"gpuscope.parsers.trace.kineto", "gpuscope.parsers.trace.kineto_json", "gpuscope.parsers.trace.tracefile"},
 }
-PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers",
+PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers", "gpuscope.parsers.heads",
                   "gpuscope.parsers.log.parsed", "gpuscope.parsers.log.formats"}
 #: gpuscope.sources: the one facade (open) and the types it hands over; any other module there
 #: opens one kind of source and imports no other such opener

@@ -183,7 +183,9 @@ def _looks_special(head: bytes) -> bool:
 
         if is_trace(head):
             return True
-        from gpuscope.parsers.samples.prometheus import looks_like_prometheus
+        from gpuscope.parsers.heads import (
+            looks_like_prometheus,  # (no reader, so no pandas, for a log)
+        )
 
         if looks_like_prometheus(head):
             return True

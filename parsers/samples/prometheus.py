@@ -52,6 +52,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
+from gpuscope.parsers.heads import looks_like_prometheus as looks_like_prometheus  # noqa: F401
 
 MIB = 1024.0 * 1024.0
 #: metric -> (column, scale from the metric's unit to the column's)
@@ -82,13 +83,6 @@ COUNTERS = {"gpuscope_pcie_bytes_total"}                  # counters with a dire
 DERIVED = re.compile(r"^gpuscope_(state|state_seconds_total|samples_total|line_rate_bytes_per_second)$")
 PCIE_SOURCE = "prometheus"
 MAX_SERIES = 100_000
-
-
-def looks_like_prometheus(head: bytes | str) -> bool:
-    """A Prometheus API response (or several): JSON naming `resultType` and `status` early."""
-    text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
-    s = text.lstrip("\ufeff \t\r\n")
-    return s[:1] in ("{", "[") and '"status"' in text and ('"resultType"' in text or '"errorType"' in text)
 
 
 def _documents(text: str) -> Iterator[Any]:
