@@ -11,7 +11,8 @@
  *   picked, mixed_zeros = select_ranks(labels, values, k, ranks)
  *
  * moments and select_ranks take labels of any signed integer width (a parser's int8 / int32
- * codes as they are: no int64 copy of a million labels). Arguments are contiguous buffers
+ * codes as they are: no int64 copy of a million labels); select_ranks also None (one group)
+ * and values of any stride (a column of a grid). Other arguments are contiguous buffers
  * (numpy arrays); results are bytearrays of float64 / int64.
  */
 #define PY_SSIZE_T_CLEAN
@@ -145,7 +146,18 @@ typedef struct {
     Py_ssize_t n;
 } Labels;
 
+static void release_labels(Labels *L) {
+    if (L->size) PyBuffer_Release(&L->b);
+}
+
+/* None: every row in group 0 (size 0; n set from the values) */
 static int get_labels(PyObject *o, Labels *L) {
+    if (o == Py_None) {
+        L->size = 0;
+        L->n = -1;
+        L->b.buf = NULL;
+        return 0;
+    }
     if (PyObject_GetBuffer(o, &L->b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
     const char *f = L->b.format ? L->b.format : "B";
     char c = f[0] ? f[strlen(f) - 1] : 'B';   /* (a byte-order prefix such as '<' before it) */
@@ -163,6 +175,7 @@ static int get_labels(PyObject *o, Labels *L) {
 /* run BODY for i in [0, n) with g = the i-th label (int64_t), one loop per label width */
 #define FOR_LABELS(L, i, g, BODY)                                                              \
     switch ((L).size) {                                                                        \
+    case 0: { for (Py_ssize_t i = 0; i < (L).n; i++) { int64_t g = 0; BODY } } break;            \
     case 1: { const int8_t *lp_ = (const int8_t *)(L).b.buf;                                   \
               for (Py_ssize_t i = 0; i < (L).n; i++) { int64_t g = lp_[i]; BODY } } break;      \
     case 2: { const int16_t *lp_ = (const int16_t *)(L).b.buf;                                 \
@@ -173,12 +186,30 @@ static int get_labels(PyObject *o, Labels *L) {
               for (Py_ssize_t i = 0; i < (L).n; i++) { int64_t g = lp_[i]; BODY } } break;      \
     }
 
-static int labels_values(PyObject *lo, PyObject *vo, Py_ssize_t k, Labels *L, Py_buffer *vb) {
+/* labels and float64 values; `strided`: the values may be a 1-d view with any stride (a
+ * column of a records x components grid), else contiguous. *stride: bytes between values. */
+static int labels_values(PyObject *lo, PyObject *vo, Py_ssize_t k, Labels *L, Py_buffer *vb, int strided,
+                         Py_ssize_t *stride) {
     if (k < 0) { PyErr_SetString(PyExc_ValueError, "k < 0"); return -1; }
     if (get_labels(lo, L) < 0) return -1;
-    if (get(vo, vb, 8, "values") < 0) { PyBuffer_Release(&L->b); return -1; }
-    if (vb->len / 8 != L->n) {
-        PyBuffer_Release(&L->b); PyBuffer_Release(vb);
+    Py_ssize_t nv;
+    if (strided) {
+        if (PyObject_GetBuffer(vo, vb, PyBUF_STRIDES | PyBUF_FORMAT) < 0) { release_labels(L); return -1; }
+        if (vb->ndim != 1 || vb->itemsize != 8 || !vb->format || strcmp(vb->format, "d") != 0) {
+            PyBuffer_Release(vb); release_labels(L);
+            PyErr_SetString(PyExc_TypeError, "values: expected a 1-d float64 array");
+            return -1;
+        }
+        nv = vb->shape[0];
+        *stride = vb->strides[0];
+    } else {
+        if (get(vo, vb, 8, "values") < 0) { release_labels(L); return -1; }
+        nv = vb->len / 8;
+        *stride = 8;
+    }
+    if (L->size == 0) L->n = nv;
+    if (nv != L->n) {
+        release_labels(L); PyBuffer_Release(vb);
         PyErr_SetString(PyExc_ValueError, "labels and values differ in length");
         return -1;
     }
@@ -203,7 +234,9 @@ static PyObject *moments(PyObject *self, PyObject *args) {
     int ddof;
     Labels L;
     Py_buffer vb;
-    if (!PyArg_ParseTuple(args, "OOni", &lo, &vo, &k, &ddof) || labels_values(lo, vo, k, &L, &vb) < 0) return NULL;
+    Py_ssize_t stride;
+    if (!PyArg_ParseTuple(args, "OOni", &lo, &vo, &k, &ddof) || labels_values(lo, vo, k, &L, &vb, 0, &stride) < 0)
+        return NULL;
     size_t kk = (size_t)(k ? k : 1);
     double *comp = (double *)PyMem_Calloc(kk, sizeof(double));
     double *mean = (double *)PyMem_Calloc(kk, sizeof(double));
@@ -212,7 +245,7 @@ static PyObject *moments(PyObject *self, PyObject *args) {
     if (!comp || !mean || !m2 || !so || !co || !wo || !ro) {
         PyMem_Free(comp); PyMem_Free(mean); PyMem_Free(m2);
         Py_XDECREF(so); Py_XDECREF(co); Py_XDECREF(wo); Py_XDECREF(ro);
-        PyBuffer_Release(&L.b); PyBuffer_Release(&vb);
+        release_labels(&L); PyBuffer_Release(&vb);
         return PyErr_NoMemory();
     }
     double *sum = (double *)PyByteArray_AS_STRING(so);
@@ -245,7 +278,7 @@ static PyObject *moments(PyObject *self, PyObject *args) {
         var[g] = ct <= ddof ? NAN : m2[g] / (double)(ct - ddof);
     }
     PyMem_Free(comp); PyMem_Free(mean); PyMem_Free(m2);
-    PyBuffer_Release(&L.b); PyBuffer_Release(&vb);
+    release_labels(&L); PyBuffer_Release(&vb);
     if (bad) {
         Py_DECREF(so); Py_DECREF(co); Py_DECREF(wo); Py_DECREF(ro);
         PyErr_SetString(PyExc_ValueError, "a label >= k");
@@ -330,15 +363,18 @@ static PyObject *select_ranks(PyObject *self, PyObject *args) {
     Py_ssize_t k;
     Labels L;
     Py_buffer vb, rb;
-    if (!PyArg_ParseTuple(args, "OOnO", &lo, &vo, &k, &rko) || labels_values(lo, vo, k, &L, &vb) < 0) return NULL;
-    if (get(rko, &rb, 8, "ranks") < 0) { PyBuffer_Release(&L.b); PyBuffer_Release(&vb); return NULL; }
+    Py_ssize_t stride;
+    if (!PyArg_ParseTuple(args, "OOnO", &lo, &vo, &k, &rko) || labels_values(lo, vo, k, &L, &vb, 1, &stride) < 0)
+        return NULL;
+    if (get(rko, &rb, 8, "ranks") < 0) { release_labels(&L); PyBuffer_Release(&vb); return NULL; }
     Py_ssize_t m = k ? (rb.len / 8) / k : 0;
-    if ((k && (rb.len / 8) % k) || m > MAX_RANKS) {
-        PyBuffer_Release(&L.b); PyBuffer_Release(&vb); PyBuffer_Release(&rb);
-        PyErr_SetString(PyExc_ValueError, "ranks: k rows of at most 16");
+    if ((k && (rb.len / 8) % k) || m > MAX_RANKS || (L.size == 0 && k != 1)) {
+        release_labels(&L); PyBuffer_Release(&vb); PyBuffer_Release(&rb);
+        PyErr_SetString(PyExc_ValueError, "ranks: k rows of at most 16 (k = 1 without labels)");
         return NULL;
     }
-    const double *val = (const double *)vb.buf;
+    const char *vbase = (const char *)vb.buf;
+#define VAL(i) (*(const double *)(vbase + (i) * stride))
     const int64_t *rank = (const int64_t *)rb.buf;
     size_t kk = (size_t)(k ? k : 1);
     PyObject *po = PyByteArray_FromStringAndSize(NULL, k * m * 8), *zo = new_bytes(k);
@@ -360,7 +396,7 @@ static PyObject *select_ranks(PyObject *self, PyObject *args) {
     FOR_LABELS(L, i, g, {
         if (g < 0) continue;
         if (g >= k) { bad = 1; break; }
-        double v = val[i];
+        double v = VAL(i);
         if (v != v) continue;
         uint64_t key = key_of(v);
         cnt[g]++;
@@ -404,7 +440,7 @@ static PyObject *select_ranks(PyObject *self, PyObject *args) {
         /* pass 2: the histograms */
         FOR_LABELS(L, i, g, {
             if (g < 0 || slot[g] < 0) continue;
-            double v = val[i];
+            double v = VAL(i);
             if (v != v) continue;
             hist[slot[g] * bins + (Py_ssize_t)((key_of(v) - kmin[g]) >> shift[g])]++;
         })
@@ -467,7 +503,7 @@ static PyObject *select_ranks(PyObject *self, PyObject *args) {
             /* pass 3: gather the wanted bins' values */
             FOR_LABELS(L, i, g, {
                 if (g < 0 || slot[g] < 0 || shift[g] == 0) continue;
-                double v = val[i];
+                double v = VAL(i);
                 if (v != v) continue;
                 uint32_t t = hist[slot[g] * bins + (Py_ssize_t)((key_of(v) - kmin[g]) >> shift[g])];
                 if (t) buf[toff[t - 1] + tfill[t - 1]++] = v;
@@ -505,8 +541,9 @@ done:
     Py_XDECREF(po); Py_XDECREF(zo);
     PyMem_Free(kmin); PyMem_Free(kmax); PyMem_Free(cnt); PyMem_Free(slot); PyMem_Free(zeros);
     PyMem_Free(shift); PyMem_Free(hist); PyMem_Free(toff); PyMem_Free(tfill); PyMem_Free(buf);
-    PyBuffer_Release(&L.b); PyBuffer_Release(&vb); PyBuffer_Release(&rb);
+    release_labels(&L); PyBuffer_Release(&vb); PyBuffer_Release(&rb);
     return result;
+#undef VAL
 }
 
 static PyMethodDef methods[] = {

@@ -305,11 +305,17 @@ def _sum_terms(terms: list[tuple[np.ndarray, bool]], zeros: np.ndarray) -> np.nd
 
 
 def _role_sums(wide: Table, model: RoleModel, n: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """(role -> the sum of its parts per row (_sum_terms), the read-only array of zeros that
-    every role without a part shares)."""
-    zeros = np.zeros(n)
-    zeros.flags.writeable = False
+    """(role -> the sum of its parts per row (_sum_terms), the read-only zeros (`constant`)
+    that every role without a part shares)."""
+    zeros = constant(0.0, n)
     return {role: _sum_terms(t, zeros) for role, t in _role_terms(wide, model, n).items()}, zeros
+
+
+def constant(value: float, n: int) -> np.ndarray:
+    """A read-only column of n times `value` that holds one number (a broadcast view): a part
+    no component has (0 in every record), a wait no line prints (NaN), a million rows of them
+    cost nothing. Reads, slices, masks and sums see an ordinary float64 column."""
+    return np.broadcast_to(np.float64(value), (n,))
 
 
 def _zero_nan(x: np.ndarray) -> np.ndarray:
@@ -320,7 +326,7 @@ def _row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
     """DataFrame.sum(axis=1, min_count=1) over these columns: NaN counted as 0, NaN where
     every one is NaN; added column by column, left to right, as pandas adds them."""
     if not cols:
-        return np.full(n, np.nan)
+        return constant(np.nan, n)
     total = _zero_nan(wide[cols[0]].astype("float64"))
     seen = ~np.isnan(wide[cols[0]])
     for c in cols[1:]:
@@ -383,6 +389,8 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
         excess = np.negative(other)
         np.clip(excess, 0.0, None, out=excess)
         np.clip(other, 0.0, None, out=other)
+    if not excess.any() and not np.signbit(excess).any():  # (no record is inconsistent: all 0.0)
+        excess = zeros
     cols = {
         "record": ids,
         "first_line": _ints(rec["first_line"]),
