@@ -115,7 +115,8 @@ def from_tenures(split, components) -> dict:
     out["wall_s"] = float(ts_max - ts_min)
     if len(split):
         end = column(split, "ts_end").astype("float64", copy=False)
-        start = end - column(split, "held_ms").astype("float64", copy=False) / 1000.0
+        start = column(split, "held_ms").astype("float64", copy=False) / 1000.0
+        np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
