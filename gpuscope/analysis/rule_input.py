@@ -62,7 +62,7 @@ def cov_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     x[0] = a
     x[1] = b
     avg = np.average(x, axis=1)
-    fact = x.shape[1] - 1
+    fact: float = x.shape[1] - 1
     if fact <= 0:
         fact = 0.0
     x -= avg[:, None]

@@ -209,7 +209,7 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
         x = floats(wide, c)
         nan = np.isnan(x)
         every = not nan.any()
-        ok = None if every else ~nan
+        ok = ~nan
         if (x.size if every else int(ok.sum())) < UNSTABLE_MIN_RECORDS:
             continue
         xo, h = (x, held) if every else (x[ok], held[ok])
