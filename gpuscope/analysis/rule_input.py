@@ -49,9 +49,12 @@ def coef_var(x: np.ndarray) -> float:
     nan = np.isnan(x)
     if nan.any():
         x = x[~nan]
-    if x.size < 2 or x.mean() == 0:
+    if x.size < 2:
         return NAN
-    return float(x.std(ddof=1) / x.mean())
+    mean = x.mean()  # (once: the test and the division read the same mean)
+    if mean == 0:
+        return NAN
+    return float(x.std(ddof=1) / mean)
 
 
 def cov_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
