@@ -87,3 +87,60 @@ def test_one_group_and_one_value(path):
 def test_dense_labels_keep_pandas_order():
     labels, keys = gs.dense(np.array([7, 3, 7, 9, 3]))
     assert labels.tolist() == [1, 0, 1, 2, 0] and keys.tolist() == [3, 7, 9]
+
+
+def _plain(labels, values, k):
+    """describe's figures the plain way: dense labels, then sums, means, variances, order_stats."""
+    dl, present = gs.dense(labels)
+    kk = len(present)
+    s, c = gs.sums(dl, values, kk)
+    med, qv = gs.order_stats(dl, values, kk)
+    return present, s, c, gs.means(dl, values, kk), gs.variances(dl, values, kk), med, qv
+
+
+KINDS = st.sampled_from(["normal", "ints", "tenths", "tiny", "zeros", "signed_zeros", "inf", "nan", "one", "wide"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 40), KINDS, st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_describe_is_the_plain_path(n, k, kind, width, sort, seed):
+    """The C path (moments + select_ranks: histogram bins, gathered bins, quickselect) gives the
+    figures of the plain one, bit for bit, on labels of any width, with NaN, infinities,
+    repeated values and both signed zeros (those groups take the plain partition)."""
+    if gs._native() is None:
+        pytest.skip("gpuscope._groupstats is not built here")
+    rng = np.random.default_rng(seed)
+    k = min(k, 127)
+    labels = rng.integers(0, k, n)
+    if sort:
+        labels = np.sort(labels)
+    values = {"normal": rng.normal(100, 30, n), "ints": rng.integers(0, 50, n).astype(float),
+              "tenths": np.round(rng.uniform(0, 500, n), 1), "tiny": rng.exponential(1e-300, n),
+              "zeros": np.zeros(n), "signed_zeros": rng.choice([0.0, -0.0, 1.0, -1.0], n),
+              "inf": rng.choice([np.inf, -np.inf, 1.0, 2.5, np.nan], n), "nan": np.where(rng.random(n) < 0.5, np.nan, 1.0),
+              "one": np.full(n, 7.25), "wide": rng.lognormal(0, 20, n) * rng.choice([-1.0, 1.0], n)}[kind]
+    labels = labels.astype(width)
+    fig = gs.describe(labels, values, k)
+    present, s, c, mean, var, med, qv = _plain(labels.astype(np.int64), values, k)
+    assert np.array_equal(fig.present, present)
+    for ours, theirs in ((fig.sums, s), (fig.counts, c), (fig.means, mean), (fig.variances, var),
+                         (fig.medians, med), (fig.quantiles, qv)):
+        assert np.array_equal(ours, theirs, equal_nan=True)
+        assert np.array_equal(np.signbit(ours), np.signbit(theirs))  # (-0.0 stays -0.0)
+
+
+def test_describe_bins_with_many_values_and_one_key():
+    """Groups of a million values: a histogram bin of one key (many equal values) and wide bins
+    both find the ranks the full partition finds."""
+    if gs._native() is None:
+        pytest.skip("gpuscope._groupstats is not built here")
+    rng = np.random.default_rng(7)
+    n = 1_000_000
+    labels = rng.integers(0, 3, n).astype(np.int32)
+    values = np.where(labels == 0, np.round(rng.normal(100, 5, n), 2), rng.exponential(50, n))
+    values[labels == 2] = np.where(rng.random(int((labels == 2).sum())) < 0.9, 3.0, 1e6)
+    fig = gs.describe(labels, values, 3)
+    present, s, c, mean, var, med, qv = _plain(labels, values, 3)
+    assert np.array_equal(fig.medians, med) and np.array_equal(fig.quantiles, qv)
+    assert np.array_equal(fig.sums, s) and np.array_equal(fig.variances, var)

@@ -224,3 +224,53 @@ def test_end_to_end_cpu_run_directory(tmp_path):
     assert "h2d_bytes" not in set(p.components["component"])
     j = json.loads(runner.invoke(app, ["analyze", str(out), "--json"]).stdout)
     assert "upload_gbs" in j["split"] and j["split"]["upload_gbs"] is None  # 0 B in 0 ms: no rate
+
+
+def _plain_tenure_bytes(q, ids, keys=("h2d_bytes", "abc_bytes", "upload_bytes")):
+    """tenure_bytes as first written: names compared as text, a dense sum per record."""
+    from gpuscope.analysis.evidence.log import groupstats
+
+    rec = np.asarray(q["record"]).astype(np.int64)
+    names = np.asarray(q["name"], dtype=object)
+    value = np.asarray(q["value"]).astype("float64")
+    ids = np.asarray(ids, dtype="int64")
+    for key in keys:
+        sel = (rec >= 0) & (names == key)
+        if not sel.any():
+            continue
+        labels, uniq = groupstats.dense(rec[sel])
+        sums, _ = groupstats.sums(labels, value[sel], len(uniq))
+        at = np.searchsorted(uniq, ids)
+        hit = (at < len(uniq)) & (uniq[np.minimum(at, len(uniq) - 1)] == ids)
+        out = np.where(hit, sums[np.minimum(at, len(uniq) - 1)], np.nan)
+        if np.isfinite(out).any():
+            return out, key
+    return None, None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tenure_bytes_on_codes_is_the_plain_path(seed):
+    """Names as the parser's codes, one value per tenure taken as its own sum: the figures of
+    the plain path (text names, a sum per record), on fresh random quantities."""
+    from gpuscope.analysis.evidence.log.quantities import tenure_bytes
+    from gpuscope.schemas import Columns
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    names = ["num_circuits", "h2d_bytes", "upload_bytes"][: int(rng.integers(1, 4))]
+    if seed % 4 == 0:  # one h2d_bytes per tenure, in order
+        rec, code = np.arange(n), np.full(n, len(names) - 1)
+    else:
+        rec, code = rng.integers(-1, n // 2 + 1, n), rng.integers(0, len(names), n)
+    value = rng.choice([np.nan, 0.0, -0.0, 1e9, 3.5e8], n)
+    q = Columns(QUANTITY_COLUMNS, {"record": rec.astype(np.int32 if seed % 2 else np.int64), "gpu": np.full(n, -1),
+                                   "name": code.astype(np.int32), "value": value}, cats={"name": names}, n=n)
+    ids = np.arange(n if seed % 4 == 0 else n // 2)
+    parsed = type("P", (), {"columns": lambda self, t: q})()
+    ours, key = tenure_bytes(parsed, ids)
+    theirs, tkey = _plain_tenure_bytes(q, ids)
+    assert key == tkey
+    if theirs is None:
+        assert ours is None
+    else:
+        assert np.array_equal(ours, theirs, equal_nan=True) and np.array_equal(np.signbit(ours), np.signbit(theirs))

@@ -46,18 +46,51 @@ class RuleInput:
 
 
 def coef_var(x: np.ndarray) -> float:
-    x = x[~np.isnan(x)]
-    if x.size < 2 or x.mean() == 0:
+    nan = np.isnan(x)
+    if nan.any():
+        x = x[~nan]
+    if x.size < 2:
         return NAN
-    return float(x.std(ddof=1) / x.mean())
+    mean = x.mean()  # (once: the test and the division read the same mean)
+    if mean == 0:
+        return NAN
+    return float(x.std(ddof=1) / mean)
+
+
+def cov_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.cov(a, b): the same operations in the same order (the two as the rows of one 2 x n
+    matrix, centred on the row means, times its transpose, over n - 1), in that one buffer
+    (np.cov copies each, then both: four times the memory of one)."""
+    x = np.empty((2, len(a)))
+    x[0] = a
+    x[1] = b
+    avg = np.average(x, axis=1)
+    fact: float = x.shape[1] - 1
+    if fact <= 0:
+        fact = 0.0
+    x -= avg[:, None]
+    c = np.dot(x, x.T.conj())
+    c *= np.true_divide(1, fact)
+    return c
+
+
+def correlation_of(cov: np.ndarray) -> float:
+    """np.corrcoef's [0, 1] from the 2 x 2 covariance np.cov gives (its own normalisation)."""
+    c = cov.copy()
+    stddev = np.sqrt(np.diag(c).real)
+    c /= stddev[:, None]
+    c /= stddev[None, :]
+    np.clip(c.real, -1, 1, out=c.real)
+    return float(c[0, 1])
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
     ok = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[ok], b[ok]
+    if not ok.all():
+        a, b = a[ok], b[ok]
     if a.size < 3 or a.std() == 0 or b.std() == 0:
         return NAN
-    return float(np.corrcoef(a, b)[0, 1])
+    return correlation_of(cov_pair(a, b))
 
 
 def rnd(x: float | None, nd: int = 1) -> float:
@@ -66,11 +99,13 @@ def rnd(x: float | None, nd: int = 1) -> float:
 
 
 def column(wide: Table, name: str) -> np.ndarray | None:
-    """A column of `wide` as float64, None when it has none of that name."""
-    return wide[name].astype("float64") if name in wide else None
+    """A column of `wide` as float64 (the column itself where it is: the rules only read),
+    None when it has none of that name."""
+    return np.asarray(wide[name], dtype="float64") if name in wide else None
 
 
 def floats(t: Table, name: str) -> np.ndarray:
-    """A column of `t` as float64."""
-    return t[name].astype("float64")
+    """A column of `t` as float64: the column itself where it is one (the rules only read
+    it; a split of a million records is not copied per rule)."""
+    return np.asarray(t[name], dtype="float64")
 

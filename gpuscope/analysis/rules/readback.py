@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.samples.pcie import resolved_by_samples
 from gpuscope.analysis.rule_input import NAN, RuleInput, floats, rnd
 
@@ -73,10 +72,10 @@ def d2h_bound(inp: RuleInput, elsewhere: tuple[float, str, str | None] | None = 
     line = inp.options.line_rate_gbs
     ev: dict = {"d2h_components": [c for c in inp.wide.columns if inp.model.role_of(c) == "d2h"],
                 "d2h_share": rnd(share, 4), "d2h_ms": rnd(t["d2h_ms"]), "held_ms": rnd(t["held_ms"]),
-                "d2h_median_ms": rnd(float(np.median(d2h))), "line_rate_gbs": line,
+                "d2h_median_ms": rnd(float(median(d2h))), "line_rate_gbs": line,
                 "line_rate_source": inp.options.line_rate_source}
     summary = (f"Read-backs (device to host) take {share:.1%} of the {v.whole} ({t['d2h_ms']:.0f} of "
-               f"{t['held_ms']:.0f} ms, median {float(np.median(d2h)):.0f} ms per {v.record})")
+               f"{t['held_ms']:.0f} ms, median {float(median(d2h)):.0f} ms per {v.record})")
     tx = _tx_during(inp)
     slow, kind = None, None
     if tx is not None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.table import nansum
 from gpuscope.analysis.rule_input import (
     NAN,
@@ -20,6 +21,8 @@ from gpuscope.analysis.rule_input import (
     coef_var,
     column,
     correlation,
+    correlation_of,
+    cov_pair,
     floats,
     rnd,
 )
@@ -52,7 +55,7 @@ def first_is_warmup(held: np.ndarray) -> bool:
     WARMUP_FACTOR times the median of the others."""
     if len(held) <= UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held[0] != held.max():
         return False
-    med = float(np.median(held[1:]))
+    med = float(median(held[1:]))
     return med > 0 and held[0] > WARMUP_FACTOR * med
 
 
@@ -85,7 +88,7 @@ def cpu_stall_at_barrier(inp: RuleInput) -> list[Diagnosis]:
         "stalled_fraction": rnd(nz.size / len(sp), 4),
         "stall_ms": rnd(float(nz.sum())),
         "stall_share": rnd(share, 4),
-        "stall_median_ms": rnd(float(np.median(nz))),
+        "stall_median_ms": rnd(float(median(nz))),
         "stall_max_ms": rnd(float(nz.max())),
         "worst_record": int(sp["record"][int(np.argmax(stall))]),
         "worst_line": int(sp["last_line"][int(np.argmax(stall))]),
@@ -132,8 +135,8 @@ def lock_convoy(inp: RuleInput) -> list[Diagnosis]:
     if wait.size == 0 or np.all(np.isnan(wait)):
         return []
     held = floats(sp, "held_ms")
-    med_wait = float(np.nanmedian(wait))
-    med_held = float(np.median(held))
+    med_wait = float(median(wait, skip_nan=True))
+    med_held = float(median(held))
     ratio = med_wait / med_held if med_held > 0 else NAN
     if math.isnan(ratio) or ratio < CONVOY_RATIO_MEDIUM:
         return []
@@ -169,7 +172,7 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
     first_is_max = len(held) > UNSTABLE_MIN_RECORDS and np.isfinite(held).all() and held[0] == held.max()
     if not first_is_max:
         return full
-    med = float(np.median(held[1:]))
+    med = float(median(held[1:]))
     rest = _unstable(inp, slice(1, None))
     huge = first_is_warmup(held)
     if huge or (full and not rest):
@@ -193,23 +196,35 @@ def unstable_component(inp: RuleInput) -> list[Diagnosis]:
 def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
     sp, wide = inp.split.rows(rows_sel), inp.wide.rows(rows_sel)
     held = floats(sp, "held_ms")
-    if np.isfinite(held).sum() < UNSTABLE_MIN_RECORDS or not np.isfinite(held).all() or held.var() == 0:
+    finite = np.isfinite(held)
+    held_var = held.var() if finite.all() else NAN
+    if finite.sum() < UNSTABLE_MIN_RECORDS or not finite.all() or held_var == 0:
         return []  # (a record without a held time explains nothing: no "explains nan%")
     rows = []
+    # (a part without NaN pairs with the whole held column: its variances, computed once)
+    whole: dict[str, float] = {}
     for c in wide.columns:
         if inp.model.role_of(c) not in SPLIT_ROLES:
             continue
         x = floats(wide, c)
-        ok = ~np.isnan(x)
-        if ok.sum() < UNSTABLE_MIN_RECORDS:
+        nan = np.isnan(x)
+        every = not nan.any()
+        ok = ~nan
+        if (x.size if every else int(ok.sum())) < UNSTABLE_MIN_RECORDS:
             continue
-        h = held[ok]
-        if h.var() == 0:
+        xo, h = (x, held) if every else (x[ok], held[ok])
+        if (held_var if every else h.var()) == 0:
             continue
-        explained = float(np.cov(x[ok], h)[0, 1] / np.var(h, ddof=1))
+        if every:
+            var1 = whole.setdefault("var1", np.var(held, ddof=1))
+        cov = cov_pair(xo, h)
+        explained = float(cov[0, 1] / (var1 if every else np.var(h, ddof=1)))
         if not math.isfinite(explained):
             continue
-        rows.append((c, explained, correlation(x, held), coef_var(x)))
+        # correlation(x, held): held has no NaN, so its pairs are (xo, h), their covariance this one
+        corr = NAN if xo.std() == 0 or (whole.setdefault("std", held.std()) if every else h.std()) == 0 \
+            else correlation_of(cov)
+        rows.append((c, explained, corr, coef_var(x)))
     if not rows:
         return []
     rows.sort(key=lambda r: -r[1])
@@ -299,7 +314,7 @@ def first_partition_warmup(inp: RuleInput, component: str = "d_b_alloc") -> list
     rest = col[1:][~np.isnan(col[1:])]
     if rest.size == 0:
         return []
-    first, med = float(col[0]), float(np.median(rest))
+    first, med = float(col[0]), float(median(rest))
     if first < WARMUP_FACTOR * max(med, 1.0) or first - med < WARMUP_MIN_MS:
         return []
     ev = {"component": component, "first_ms": rnd(first), "rest_median_ms": rnd(med),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
 from gpuscope.analysis.evidence.samples.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
 from gpuscope.analysis.rule_input import NAN, RuleInput, coef_var, correlation, floats, rnd
@@ -85,7 +86,7 @@ def _h2d_evidence(inp: RuleInput, share: float) -> dict:
         "h2d_share": rnd(share, 4),
         "h2d_ms": rnd(t["h2d_ms"]),
         "held_ms": rnd(t["held_ms"]),
-        "h2d_median_ms": rnd(float(np.median(h2d))),
+        "h2d_median_ms": rnd(float(median(h2d))),
         "h2d_min_ms": rnd(float(h2d.min())),
         "h2d_max_ms": rnd(float(h2d.max())),
         "h2d_cv": rnd(coef_var(h2d), 3),
@@ -112,7 +113,7 @@ def _h2d_projection(inp: RuleInput, ev: dict, held_words: str) -> tuple[str, str
     upload_ms = nbytes / n_gpus / (line * 1e9) * 1000.0
     projected = held - h2d + np.where(np.isnan(upload_ms), h2d, np.minimum(upload_ms, h2d))
     gbs_med = rnd(finite_median(upload_gbs(nbytes, h2d, n_gpus)), 2)
-    ev["bytes_per_record"] = float(np.nanmedian(nbytes))
+    ev["bytes_per_record"] = float(median(nbytes, skip_nan=True))
     measured = ""
     if bsrc.startswith("the log"):
         ev["measured_upload_gbs_median"] = gbs_med
@@ -123,16 +124,16 @@ def _h2d_projection(inp: RuleInput, ev: dict, held_words: str) -> tuple[str, str
     else:
         ev["implied_upload_gbs_median"] = gbs_med
     ev.update(
-        upload_ms_at_line_rate=rnd(float(np.nanmedian(upload_ms))),
-        projected_held_median_ms=rnd(float(np.median(projected))),
+        upload_ms_at_line_rate=rnd(float(median(upload_ms, skip_nan=True))),
+        projected_held_median_ms=rnd(float(median(projected))),
         projected_held_ms=rnd(float(projected.sum())),
         projected_saving_share=rnd(1 - float(projected.sum()) / float(held.sum()), 4)
         if held.sum() > 0 else NAN,
     )
     what_if = (
-        f" At {round(line, 1):g} GB/s the {float(np.nanmedian(nbytes)) / 2**30:.2f} GiB "
+        f" At {round(line, 1):g} GB/s the {float(median(nbytes, skip_nan=True)) / 2**30:.2f} GiB "
         f"upload would take ~{ev['upload_ms_at_line_rate']:.0f} ms and the median {held_words} would drop "
-        f"from {float(np.median(held)):.0f} to ~{ev['projected_held_median_ms']:.0f} ms "
+        f"from {float(median(held)):.0f} to ~{ev['projected_held_median_ms']:.0f} ms "
         f"(assumes all h2d-role time is upload; bytes from {bsrc})."
     )
     return what_if, measured

@@ -14,6 +14,7 @@ pandas itself computes those two.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -95,6 +96,25 @@ def variances(labels: np.ndarray, values: np.ndarray, k: int, ddof: int = 1) -> 
     return pd.Series(values).groupby(labels).var(ddof=ddof).reindex(range(k)).to_numpy(dtype=np.float64)
 
 
+def _picks(n: int, qs) -> tuple[list[int], list[tuple[int, float]]]:
+    """The ranks a group of n values needs (median pair, each quantile's pair) and each
+    quantile's (rank, fraction)."""
+    picks = {n // 2, max(n // 2 - 1, 0)}
+    spots = []
+    for q in qs:
+        i = int(q * (n - 1))
+        spots.append((i, (q * (n - 1)) % 1))
+        picks.update((i, min(i + 1, n - 1)))
+    return sorted(picks), spots
+
+
+def _interpolate(x, n: int, spots, g: int, med: np.ndarray, qv: np.ndarray) -> None:
+    """Group g's median and quantiles from x (rank -> value), linearly interpolated as pandas does."""
+    med[g] = x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2.0
+    for j, (i, frac) in enumerate(spots):
+        qv[g, j] = x[i] if frac == 0.0 else x[i] + (x[i + 1] - x[i]) * frac
+
+
 def order_stats(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -> tuple[np.ndarray, np.ndarray]:
     """(median, quantiles[k, len(qs)]) per group, NaN values left out."""
     labels = np.asarray(labels, dtype=np.int64)
@@ -112,15 +132,96 @@ def order_stats(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -
         n = int(counts[g])
         if n == 0:
             continue
-        x = vs[bounds[g]:bounds[g + 1]]
-        picks = {n // 2, max(n // 2 - 1, 0)}
-        spots = []
-        for q in qs:
-            i = int(q * (n - 1))
-            spots.append((i, (q * (n - 1)) % 1))
-            picks.update((i, min(i + 1, n - 1)))
-        x = np.partition(x, sorted(picks))
-        med[g] = x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2.0
-        for j, (i, frac) in enumerate(spots):
-            qv[g, j] = x[i] if frac == 0.0 else x[i] + (x[i + 1] - x[i]) * frac
+        picks, spots = _picks(n, qs)
+        _interpolate(np.partition(vs[bounds[g]:bounds[g + 1]], picks), n, spots, g, med, qv)
     return med, qv
+
+
+@dataclass
+class Figures:
+    """Per-group figures of `describe`, for the groups `present` (labels that occur at all, ascending)."""
+
+    present: np.ndarray
+    sums: np.ndarray
+    counts: np.ndarray
+    means: np.ndarray
+    variances: np.ndarray
+    medians: np.ndarray
+    quantiles: np.ndarray
+
+
+def describe(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -> Figures:
+    """sums, means, variances (ddof 1), medians and quantiles of each group, as sums, means,
+    variances and order_stats give them over dense(labels). Where the C helper is built and
+    the labels are integers in [0, k) (a parser's codes, any width), its two passes
+    (`moments`, `select_ranks`: no sort, no copy of the values or int64 copy of the labels)
+    give the same figures."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    labels = np.ascontiguousarray(labels)
+    mod = _native()
+    if mod is None or labels.dtype.kind != "i" or not len(labels) or int(labels.min()) < 0 or int(labels.max()) >= k:
+        dl, present = dense(labels)
+        kk = len(present)
+        s, c = sums(dl, values, kk)
+        med, qv = order_stats(dl, values, kk, qs)
+        return Figures(present, s, c, means(dl, values, kk), variances(dl, values, kk), med, qv)
+    s_b, c_b, var_b, rows_b, mono = mod.moments(labels, values, k, 1)
+    present = np.flatnonzero(np.frombuffer(rows_b, dtype=np.int64))
+    c = np.frombuffer(c_b, dtype=np.int64)
+    if mono:  # (pandas sums labels that never decrease another way: sums knows how)
+        s, _ = sums(labels, values, k)
+    else:
+        s = np.frombuffer(s_b, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(c > 0, s / np.maximum(c, 1), np.nan)
+    m = 2 + 2 * len(qs)
+    ranks = np.full((k, m), -1, dtype=np.int64)
+    plan = {}
+    for g in present.tolist():
+        n = int(c[g])
+        if n:
+            picks, spots = _picks(n, qs)
+            ranks[g, :len(picks)] = picks
+            plan[g] = (n, picks, spots)
+    picked_b, mixed_b = mod.select_ranks(labels, values, k, ranks)
+    picked = np.frombuffer(picked_b, dtype=np.float64).reshape(k, m)
+    mixed = np.frombuffer(mixed_b, dtype=np.uint8)
+    med = np.full(k, np.nan)
+    qv = np.full((k, len(qs)), np.nan)
+    for g, (n, picks, spots) in plan.items():
+        if mixed[g]:  # -0.0 beside +0.0: which one a rank shows is the partition's choice, as before
+            x = values[labels == g]
+            x = np.partition(x[~np.isnan(x)], picks)
+        else:
+            x = dict(zip(picks, picked[g, :len(picks)], strict=True))
+        _interpolate(x, n, spots, g, med, qv)
+    return Figures(present, s[present], c[present], mean[present], np.frombuffer(var_b, dtype=np.float64)[present],
+                   med[present], qv[present])
+
+
+def median(x, skip_nan: bool = False):
+    """np.median(x) of 1-d values (skip_nan: of those that are not NaN, as np.nanmedian and
+    pandas give; NaN where none is), by select_ranks where the C helper is built: the middle
+    one or two values without a sorted or partitioned copy, then np.median's own mean of them.
+    Where a NaN is not skipped, or -0.0 sits beside +0.0 (np.partition's choice), np.median."""
+    x = np.asarray(x, dtype=np.float64)
+    mod = _native()
+    if mod is None or x.ndim != 1:
+        return _plain_median(x, skip_nan)
+    nan = np.isnan(x)
+    n = int(x.size - np.count_nonzero(nan)) if skip_nan else x.size
+    if n == 0 or (not skip_nan and nan.any()):
+        return _plain_median(x, skip_nan)
+    ranks = np.array([[n // 2 - 1 if n % 2 == 0 else n // 2, n // 2]], dtype=np.int64)
+    picked_b, mixed_b = mod.select_ranks(None, x, 1, ranks)
+    if mixed_b[0]:
+        return _plain_median(x, skip_nan)
+    picked = np.frombuffer(picked_b, dtype=np.float64)
+    return np.mean(picked[:2] if n % 2 == 0 else picked[1:2])  # (np.median: the mean of the middle slice)
+
+
+def _plain_median(x: np.ndarray, skip_nan: bool):
+    if skip_nan:
+        x = x[~np.isnan(x)]
+        return np.median(x) if x.size else np.float64(np.nan)
+    return np.median(x)

@@ -38,26 +38,43 @@ def _quantity_columns(parsed: Any):
     return q if q is not None and len(q) else None
 
 
+def _named(q, key: str) -> np.ndarray | None:
+    """Which quantity rows are named `key` (None: none is): on the parser's name codes when
+    it has them, so a log without the key costs no pass over its rows."""
+    if hasattr(q, "codes"):
+        codes, names = q.codes("name")
+        return np.asarray(codes) == list(names).index(key) if key in names else None
+    return np.asarray(column(q, "name"), dtype=object) == key
+
+
 def tenure_bytes(parsed: Any, record_ids: np.ndarray,
                  keys: tuple[str, ...] = UPLOAD_BYTES_KEYS) -> tuple[np.ndarray | None, str | None]:
     """(bytes per record of `record_ids`, summed over the tenure's GPUs, NaN where a tenure
-    printed none; the key used), or (None, None) when no tenure printed any of `keys`."""
+    printed none; the key used), or (None, None) when no tenure printed any of `keys`.
+    The names are compared as the parser's codes (a log without any of `keys` costs no pass);
+    one value per record, in the records' order, is its own sum."""
     q = _quantity_columns(parsed)
     if q is None:
         return None, None
-    rec = column(q, "record").astype(np.int64)
-    names = np.asarray(column(q, "name"), dtype=object)
-    value = column(q, "value").astype("float64")
-    ids = np.asarray(record_ids, dtype="int64")
+    rec = column(q, "record")
+    value = column(q, "value").astype("float64", copy=False)
+    ids = np.asarray(record_ids)
     for key in keys:
-        sel = (rec >= 0) & (names == key)
+        named = _named(q, key)
+        if named is None:
+            continue
+        sel = (rec >= 0) & named
         if not sel.any():
             continue
-        labels, uniq = groupstats.dense(rec[sel])
-        sums, _ = groupstats.sums(labels, value[sel], len(uniq))
-        at = np.searchsorted(uniq, ids)
-        hit = (at < len(uniq)) & (uniq[np.minimum(at, len(uniq) - 1)] == ids)
-        out = np.where(hit, sums[np.minimum(at, len(uniq) - 1)], np.nan)
+        r, v = (rec, value) if sel.all() else (rec[sel], value[sel])
+        if len(r) == len(ids) and np.array_equal(r, ids) and (len(r) < 2 or bool((r[1:] > r[:-1]).all())):
+            out = np.where(np.isnan(v), 0.0, v)  # (each tenure's one value: its sum, NaN summed as 0)
+        else:
+            labels, uniq = groupstats.dense(r.astype(np.int64, copy=False))
+            sums, _ = groupstats.sums(labels, v, len(uniq))
+            at = np.searchsorted(uniq, ids)
+            hit = (at < len(uniq)) & (uniq[np.minimum(at, len(uniq) - 1)] == ids)
+            out = np.where(hit, sums[np.minimum(at, len(uniq) - 1)], np.nan)
         if np.isfinite(out).any():
             return out, key
     return None, None

@@ -124,9 +124,14 @@ def wide_table(components, records) -> Table:
     GPU-averaged, NaN where the record lacks it), components in order of first appearance.
     Beyond MAX_WIDE_COLUMNS distinct components, a WideTable (the rest folded).
     `components` / `records`: gpuscope.schemas.Columns or DataFrames."""
-    complete = column(records, "complete").astype(bool)
-    rec_ids = column(records, "record")[complete].astype(np.int64)
-    n_gpus = column(records, "n_gpus")[complete]
+    complete = np.asarray(column(records, "complete"), dtype=bool)
+    every = bool(complete.all())
+    rec_ids = complete_rows(column(records, "record"), complete, every)
+    codes, names = _component_codes(components)
+    grid = _regular_grid(components, codes, rec_ids, len(names))
+    if grid is not None:
+        return Table({str(names[j]): grid[:, j] for j in range(len(names))}, rec_ids, "record")
+    n_gpus = complete_rows(column(records, "n_gpus"), complete, every)
     rec = column(components, "record").astype(np.int64, copy=False)
     lut = np.full(int(rec_ids.max()) + 1 if len(rec_ids) else 0, -1, dtype=np.int64)
     lut[rec_ids] = np.arange(len(rec_ids))
@@ -144,7 +149,6 @@ def wide_table(components, records) -> Table:
     def kept(x: np.ndarray) -> np.ndarray:
         return x if every else x[keep]
 
-    codes, names = _component_codes(components)
     pos = kept(pos)
     gpu = kept(column(components, "gpu"))
     w = kept(column(components, "value_ms").astype("float64", copy=False))
@@ -170,6 +174,37 @@ def wide_table(components, records) -> Table:
     col_of[present] = np.arange(len(present))
     grid[row, col_of[comp]] = sums
     return Table({str(names[c]): grid[:, j] for j, c in enumerate(present)}, rec_ids, "record")
+
+
+def complete_rows(x: np.ndarray, complete: np.ndarray, every: bool) -> np.ndarray:
+    """x's rows of the complete records: x itself (no copy) where every record is complete."""
+    return x if every else x[complete]
+
+
+def _regular_grid(components, codes: np.ndarray, rec_ids: np.ndarray, p: int) -> np.ndarray | None:
+    """The records x components grid where the log is regular, else None: every component
+    line tied to a complete record, in the records' order, each record printing every one of
+    the p names once in code order, none on a GPU (so no averaging). Then each (record,
+    component) has one value, in order, and the grid is the values as they are (NaN printed:
+    0.0, as the sum of one value counts it), reshaped: a read-only view of the parser's column
+    when no value is NaN, no copy at all."""
+    n = len(rec_ids)
+    rec = column(components, "record")
+    if not n or not p or len(rec) != n * p or len(codes) != n * p:
+        return None
+    gpu = column(components, "gpu")
+    if int(gpu.max()) >= 0:
+        return None
+    if not (np.asarray(codes).reshape(n, p) == np.arange(p, dtype=np.asarray(codes).dtype)).all():
+        return None
+    if not (rec.reshape(n, p) == rec_ids[:, None]).all():
+        return None
+    w = column(components, "value_ms").astype("float64", copy=False)
+    if np.isnan(w).any():
+        return np.where(np.isnan(w), 0.0, w).reshape(n, p)
+    grid = w.reshape(n, p)
+    grid.flags.writeable = False
+    return grid
 
 
 def _folded_table(rec_ids, names, row, comp, sums, present, cap: int) -> WideTable:
@@ -209,8 +244,11 @@ def record_components(components, records):
     return record_frame(wide_table(components, records))
 
 
-def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
-    sums = {role: np.zeros(n) for role in SPLIT_ROLES}
+def _role_terms(wide: Table, model: RoleModel, n: int) -> dict[str, list[tuple[np.ndarray, bool]]]:
+    """role -> what its sum adds, in order, each with whether a NaN in it counts as 0 (a
+    column's missing value) or stays NaN (a `contains` remainder of inf - inf, a folded
+    sum): the wide columns of the role, a `contains` pair's parts, the folded components' sums."""
+    terms: dict[str, list[tuple[np.ndarray, bool]]] = {role: [] for role in SPLIT_ROLES}
     folded = wide.folded if isinstance(wide, WideTable) else None
     cols = set(wide.columns)
     # a folded component of a `contains` pair is rebuilt, so the pair is split as always
@@ -228,15 +266,56 @@ def _role_sums(wide: Table, model: RoleModel, n: int) -> dict[str, np.ndarray]:
             both = ~np.isnan(values) & ~np.isnan(inner)
             with np.errstate(invalid="ignore"):
                 remainder = np.clip(values - inner, 0.0, None)
-            sums[spec.remainder_role] = sums[spec.remainder_role] + np.where(both, remainder, 0.0)
-            sums[role] = sums[role] + _zero_nan(np.where(~both, values, 0.0))
+            terms[spec.remainder_role].append((np.where(both, remainder, 0.0), False))
+            terms[role].append((np.where(~both, values, 0.0), True))
         else:
-            sums[role] = sums[role] + _zero_nan(values)
+            terms[role].append((values, True))
     if folded is not None:
         for role, (total, _) in folded.by_role(model, n, skip=set(pairs)).items():
             if role in SPLIT_ROLES:
-                sums[role] = sums[role] + total
-    return sums
+                terms[role].append((total, False))
+    return terms
+
+
+def _no_negative_zero(x: np.ndarray) -> bool:
+    zero = x == 0
+    return not zero.any() or not np.signbit(x[zero]).any()
+
+
+def _sum_terms(terms: list[tuple[np.ndarray, bool]], zeros: np.ndarray) -> np.ndarray:
+    """0.0 + t1 + t2 + ..., left to right, a term's NaN counted as 0 where it is a column's:
+    the sum the split has always made (it started from zeros). Without copies where it can:
+    no term is `zeros` itself (shared by every role without one); one term without NaN or
+    -0.0 (0.0 + x is x then) is that term itself; else one fresh array, added into in place.
+    The sum never holds -0.0 (0.0 + -0.0 is 0.0, and a sum is -0.0 only of two -0.0)."""
+    if not terms:
+        return zeros
+    first, nan_is_zero = terms[0]
+    if len(terms) == 1 and not np.isnan(first).any() and _no_negative_zero(first):
+        return first
+    total = np.where(np.isnan(first), 0.0, first) if nan_is_zero else np.array(first, dtype=np.float64)
+    np.add(total, 0.0, out=total)  # (-0.0 -> 0.0, as 0.0 + x gives)
+    for t, nan_is_zero in terms[1:]:
+        skip = np.isnan(t) if nan_is_zero else None
+        if skip is not None and skip.any():  # (total + 0.0 is total: it holds no -0.0)
+            np.add(total, t, out=total, where=~skip)
+        else:
+            np.add(total, t, out=total)
+    return total
+
+
+def _role_sums(wide: Table, model: RoleModel, n: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """(role -> the sum of its parts per row (_sum_terms), the read-only zeros (`constant`)
+    that every role without a part shares)."""
+    zeros = constant(0.0, n)
+    return {role: _sum_terms(t, zeros) for role, t in _role_terms(wide, model, n).items()}, zeros
+
+
+def constant(value: float, n: int) -> np.ndarray:
+    """A read-only column of n times `value` that holds one number (a broadcast view): a part
+    no component has (0 in every record), a wait no line prints (NaN), a million rows of them
+    cost nothing. Reads, slices, masks and sums see an ordinary float64 column."""
+    return np.broadcast_to(np.float64(value), (n,))
 
 
 def _zero_nan(x: np.ndarray) -> np.ndarray:
@@ -247,7 +326,7 @@ def _row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
     """DataFrame.sum(axis=1, min_count=1) over these columns: NaN counted as 0, NaN where
     every one is NaN; added column by column, left to right, as pandas adds them."""
     if not cols:
-        return np.full(n, np.nan)
+        return constant(np.nan, n)
     total = _zero_nan(wide[cols[0]].astype("float64"))
     seen = ~np.isnan(wide[cols[0]])
     for c in cols[1:]:
@@ -256,50 +335,80 @@ def _row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
     return np.where(seen, total, np.nan)
 
 
+def _parts(roles: list[np.ndarray], zeros: np.ndarray) -> np.ndarray:
+    """roles[0] + roles[1] + ... left to right, with the shared `zeros` left out (x + 0.0 is
+    x, NaN too, where x is not -0.0, and no role sum holds -0.0): the one role that is not
+    zeros is itself."""
+    live = [r for r in roles if r is not zeros]
+    if not live:
+        return zeros
+    if len(live) == 1:
+        return live[0]
+    total = np.add(live[0], live[1])
+    for r in live[2:]:
+        np.add(total, r, out=total)
+    return total
+
+
+def _ints(x: np.ndarray) -> np.ndarray:
+    """An integer column as the parser gave it (any width), else as int64."""
+    return x if x.dtype.kind in "iu" else x.astype(np.int64)
+
+
 def split_table(records, wide: Table, model: RoleModel) -> Table:
-    """The per-record split (columns SPLIT_COLUMNS), complete records only, ordered by record."""
-    complete = column(records, "complete").astype(bool)
-    rec = {c: column(records, c)[complete] for c in ("record", "first_line", "last_line", "ts_start", "ts_end",
-                                                     "n_gpus", "held_ms")}
-    n = int(complete.sum())
-    ids = rec["record"].astype(np.int64)
-    if len(wide) != n or not np.array_equal(np.asarray(wide.index, dtype=np.int64), ids):
+    """The per-record split (columns SPLIT_COLUMNS), complete records only, ordered by record.
+    The records' own columns are the records table's arrays where every record is complete
+    (no copy); integer columns keep the parser's width."""
+    complete = np.asarray(column(records, "complete"), dtype=bool)
+    every = bool(complete.all())
+    rec = {c: complete_rows(column(records, c), complete, every)
+           for c in ("record", "first_line", "last_line", "ts_start", "ts_end", "n_gpus", "held_ms")}
+    ids = _ints(rec["record"])
+    n = len(ids)
+    if len(wide) != n or not (wide.index is ids or np.array_equal(wide.index, ids)):
         pos = {int(r): i for i, r in enumerate(np.asarray(wide.index).tolist())}
         take = np.array([pos.get(int(r), -1) for r in ids], dtype=np.int64)
         wide = Table({c: np.where(take >= 0, wide[c][np.maximum(take, 0)] if len(wide) else np.nan, np.nan)
                       for c in wide.columns}, ids, "record")
-    sums = _role_sums(wide, model, n)
-    held = rec["held_ms"].astype("float64")
+    sums, zeros = _role_sums(wide, model, n)
+    held = rec["held_ms"].astype("float64", copy=False)
     h2d = sums["h2d"]
     gpu = sums["gpu_compute"]
     stall = sums["cpu_stall"]
     d2h = sums["d2h"]
-    parts = h2d + gpu + stall + d2h
-    raw_other = held - parts
+    parts = _parts([h2d, gpu, stall, d2h], zeros)
     contention = _row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
     if isinstance(wide, WideTable):
         total, seen = wide.folded.by_role(model, n, skip=set()).get("contention", (None, None))
         if total is not None:
             contention = np.where(seen | ~np.isnan(contention), _zero_nan(contention) + total, np.nan)
     with np.errstate(invalid="ignore"):
-        cols = {
-            "record": ids,
-            "first_line": rec["first_line"].astype("int64"),
-            "last_line": rec["last_line"].astype("int64"),
-            "ts_start": rec["ts_start"].astype("float64"),
-            "ts_end": rec["ts_end"].astype("float64"),
-            "n_gpus": rec["n_gpus"].astype("int64"),
-            "held_ms": held,
-            "h2d_ms": h2d,
-            "gpu_compute_ms": gpu,
-            "cpu_stall_ms": stall,
-            "d2h_ms": d2h,
-            "other_ms": np.clip(raw_other, 0.0, None),
-            "parts_ms": parts,
-            "excess_ms": np.clip(-raw_other, 0.0, None),
-            "inconsistent": raw_other < 0,
-            "contention_ms": contention,
-        }
+        # other = held - parts at least 0; excess = what the parts exceed it by (one buffer each)
+        other = np.subtract(held, parts)
+        inconsistent = other < 0
+        excess = np.negative(other)
+        np.clip(excess, 0.0, None, out=excess)
+        np.clip(other, 0.0, None, out=other)
+    if not excess.any() and not np.signbit(excess).any():  # (no record is inconsistent: all 0.0)
+        excess = zeros
+    cols = {
+        "record": ids,
+        "first_line": _ints(rec["first_line"]),
+        "last_line": _ints(rec["last_line"]),
+        "ts_start": rec["ts_start"].astype("float64", copy=False),
+        "ts_end": rec["ts_end"].astype("float64", copy=False),
+        "n_gpus": _ints(rec["n_gpus"]),
+        "held_ms": held,
+        "h2d_ms": h2d,
+        "gpu_compute_ms": gpu,
+        "cpu_stall_ms": stall,
+        "d2h_ms": d2h,
+        "other_ms": other,
+        "parts_ms": parts,
+        "excess_ms": excess,
+        "inconsistent": inconsistent,
+        "contention_ms": contention,
+    }
     return Table(cols)
 
 

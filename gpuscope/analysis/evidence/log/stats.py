@@ -38,15 +38,14 @@ def stats_table(components, model: RoleModel) -> Table:
     """One row per component (index: its name), ordered by role then first appearance.
     `components`: gpuscope.schemas.Columns or a DataFrame."""
     codes, names = _component_codes(components)
-    values = column(components, "value_ms").astype("float64")
+    values = np.asarray(column(components, "value_ms"), dtype="float64")
     if not len(codes):
         return Table({c: np.zeros(0, dtype=STAT_DTYPES[c]) for c in STAT_COLUMNS}, [], "component", STAT_DTYPES)
-    labels, present = groupstats.dense(codes)  # (codes number the names in order of first appearance)
+    # (codes number the names in order of first appearance: the groups in that order)
+    fig = groupstats.describe(codes, values, len(names))
+    present, s, count, mean, med, q = fig.present, fig.sums, fig.counts, fig.means, fig.medians, fig.quantiles
     k = len(present)
-    s, count = groupstats.sums(labels, values, k)
-    mean = groupstats.means(labels, values, k)
-    std = np.sqrt(groupstats.variances(labels, values, k))
-    med, q = groupstats.order_stats(labels, values, k)
+    std = np.sqrt(fig.variances)
     with np.errstate(divide="ignore", invalid="ignore"):
         cv = np.where((count >= 2) & (mean != 0), std / mean, np.nan)
     idx = [str(names[c]) for c in present]

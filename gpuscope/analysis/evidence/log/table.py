@@ -18,22 +18,33 @@ import numpy as np
 
 
 class Table:
-    __slots__ = ("_cols", "index", "index_name", "_frame", "_dtypes", "_pos", "_numbered")
+    __slots__ = ("_cols", "_index", "_n", "index_name", "_frame", "_dtypes", "_pos", "_numbered")
 
     def __init__(self, cols: Mapping[str, Any], index: Iterable | None = None, index_name: str | None = None,
                  dtypes: Mapping[str, str] | None = None):
         self._cols = {k: np.asarray(v) for k, v in cols.items()}
         self._numbered = index is None  # rows numbered 0..n-1 (a DataFrame's RangeIndex)
+        self._index: np.ndarray | None
         if index is None:
-            self.index = np.arange(len(next(iter(self._cols.values()))) if self._cols else 0)
+            self._index = None  # (0..n-1 made when read: a million-row split does not hold it)
+            self._n = len(next(iter(self._cols.values()))) if self._cols else 0
         elif isinstance(index, np.ndarray):
-            self.index = index
+            self._index = index
         else:
-            self.index = np.array(list(index), dtype=object)
+            self._index = np.array(list(index), dtype=object)
+        if self._index is not None:
+            self._n = len(self._index)
         self.index_name = index_name
         self._dtypes = dict(dtypes or {})
         self._frame: Any = None
         self._pos: dict | None = None
+
+    @property
+    def index(self) -> np.ndarray:
+        """The row labels (rows numbered 0..n-1 where none were given)."""
+        if self._index is None:
+            self._index = np.arange(self._n)
+        return self._index
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._cols[name]
@@ -42,7 +53,7 @@ class Table:
         return name in self._cols
 
     def __len__(self) -> int:
-        return len(self.index)
+        return self._n
 
     @property
     def columns(self) -> list[str]:
@@ -123,7 +134,8 @@ def nansum(x) -> float:
 
 
 def nanmedian(x) -> float:
-    """pandas' Series.median(): the median of the values that are not NaN (NaN when none)."""
-    x = np.asarray(x, dtype="float64")
-    x = x[~np.isnan(x)]
-    return float(np.median(x)) if x.size else float("nan")
+    """pandas' Series.median(): the median of the values that are not NaN (NaN when none),
+    without a copy of them (groupstats.median)."""
+    from gpuscope.analysis.evidence.log.groupstats import median
+
+    return float(median(x, skip_nan=True))

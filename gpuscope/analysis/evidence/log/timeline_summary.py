@@ -106,21 +106,23 @@ def from_timeline_events(tl) -> dict:
 def from_tenures(split, components) -> dict:
     """Busy = the tenures' lock-held intervals, when the held lines carry timestamps."""
     out = empty_timeline()
-    ts = column(components, "ts").astype("float64") if len(components) else np.zeros(0)
-    ts = ts[~np.isnan(ts)]
-    if ts.size == 0:
+    ts = column(components, "ts").astype("float64", copy=False) if len(components) else np.zeros(0)
+    if not ts.size or np.isnan(ts).all():
         return out
+    # (the stamped lines' first and last: nanmin / nanmax, no copy of the stamps)
+    ts_min, ts_max = np.nanmin(ts), np.nanmax(ts)
     out["source"] = "tenures"
-    out["wall_s"] = float(ts.max() - ts.min())
+    out["wall_s"] = float(ts_max - ts_min)
     if len(split):
-        end = column(split, "ts_end").astype("float64")
-        start = end - column(split, "held_ms").astype("float64") / 1000.0
+        end = column(split, "ts_end").astype("float64", copy=False)
+        start = column(split, "held_ms").astype("float64", copy=False) / 1000.0
+        np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
-        first = np.nanmin(start) if np.any(~np.isnan(start)) else ts.min()
-        last = np.nanmax(end) if np.any(~np.isnan(end)) else ts.max()
-        out["wall_s"] = float(max(ts.max(), last) - min(ts.min(), first))
+        first = np.nanmin(start) if np.any(~np.isnan(start)) else ts_min
+        last = np.nanmax(end) if np.any(~np.isnan(end)) else ts_max
+        out["wall_s"] = float(max(ts_max, last) - min(ts_min, first))
     return out
 
 
