@@ -69,9 +69,25 @@ typedef struct {
     Py_ssize_t reported; /* entries already handed to Python */
 } STab;
 
+/* eight bytes a step (a byte-wise hash's chain of multiplies cost the shape splitter more than
+ * its reading of the bytes); the final mix spreads every byte into the low bits the slots use */
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, (size_t)(n - i));
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 32;
     return h;
 }
 
@@ -955,7 +971,10 @@ static PyTypeObject ScannerType = {
  *                                   ASCII digit, or Python must look): ln, start, len, msg (the
  *                                   offset of its message), shape (-1: Python reads the line
  *                                   itself), ts (its prefix's time), tsk (1: Python reads the
- *                                   time); `shapes`: the shapes first seen in this buffer
+ *                                   time); `shapes`: the shapes first seen in this buffer;
+ *                                   `marker`: whether a line holds a CuZK or condensed marker
+ *                                   (detect.py's: a format chosen by the log's head is checked
+ *                                   on every line as it is split, not by a pass of its own)
  *   x, ok = columns(buf, offsets, spans)   float64 / uint8, lines x spans: the number printed at
  *                                   buf[o+a:o+a+w] for each offset o and each (a, w); ok 0 where
  *                                   it is no plain number
@@ -971,6 +990,7 @@ typedef struct {
     STab shapes;
     VI64 ln, start, len, msg; VI32 shape, tsk; VF64 ts;
     char *scratch; Py_ssize_t scratch_cap;
+    int format_marker; /* a chunk's line holds a marker of detect.py's other formats */
 } Shapes;
 
 static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -1021,39 +1041,109 @@ static void init_shape_cls(void) {
     SHAPE_CLS['T'] = SHAPE_CLS['_'] = SHAPE_CLS[':'] = 3;
 }
 
+/* Bits of shape_at: the line is Python's (a marker of the lines reader's own), and a marker of
+ * another format's detection (detect.py: CuZK's or the condensed keys) is at i. */
+enum { AT_SPECIAL = 1, AT_FORMAT = 2 };
+
+static inline int at(const char *l, Py_ssize_t n, Py_ssize_t i, Py_ssize_t back, const char *lit, Py_ssize_t m) {
+    return i >= back && n - (i - back) >= m && memcmp(l + i - back, lit, (size_t)m) == 0;
+}
+
+/* what the class-3 byte at l[i] starts or is part of: AT_SPECIAL | AT_FORMAT bits */
+static int shape_at(const char *l, Py_ssize_t n, Py_ssize_t i) {
+    char ch = l[i];
+    if (ch == 'T')
+        return at(l, n, i, 0, "TIMELINE,", 9) ? AT_SPECIAL | AT_FORMAT : 0;
+    if (ch == ':')
+        return at(l, n, i, 0, ":::MLLOG ", 9) ? AT_SPECIAL : 0;
+    /* '_': the markers of detect.py holding it at the offset after the name (what follows it:
+     * T for _TIMING, N for CUZK_NTT_H, h and w for mutex_held / mutex_wait, k for ntt_kernels) */
+    char nx = i + 1 < n ? l[i + 1] : 0;
+    if (nx != 'T' && nx != 'N' && nx != 'h' && nx != 'w' && nx != 'k') return 0;
+    int r = at(l, n, i, 0, "_TIMING ", 8) ? AT_SPECIAL : 0;
+    if (at(l, n, i, 4, "CUZK_TIMING:", 12) || at(l, n, i, 4, "CUZK_NTT_H:", 11) || at(l, n, i, 3, "GPU_TIMING ", 11) ||
+        at(l, n, i, 3, "FIN_TIMING ", 11) || at(l, n, i, 5, "mutex_held_ms=", 14) ||
+        at(l, n, i, 5, "mutex_wait_ms=", 14) || at(l, n, i, 3, "ntt_kernels=", 12))
+        r |= AT_FORMAT;
+    return r;
+}
+
+/* whether a line holds another format's marker anywhere (a line whose reading stopped early) */
+static int has_format_marker(const char *l, Py_ssize_t n) {
+    const char *p = NULL, *q = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (p != l + n && (!p || p < l + i)) { p = (const char *)memchr(l + i, '_', (size_t)(n - i)); if (!p) p = l + n; }
+        if (q != l + n && (!q || q < l + i)) { q = (const char *)memchr(l + i, 'T', (size_t)(n - i)); if (!q) q = l + n; }
+        i = (Py_ssize_t)((p < q ? p : q) - l);
+        if (i < n && (shape_at(l, n, i) & AT_FORMAT)) return 1;
+    }
+    return 0;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
     int special = n > MAX_LINE;
     Py_ssize_t m0 = msg_start(l, n), mn = n - m0;
-    int digit = 0;
+    int digit = 0, fmt = 0;
     if (!special && mn > s->scratch_cap) {
-        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
+        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 16);
         if (!p) { PyErr_NoMemory(); return -1; }
         s->scratch = p; s->scratch_cap = mn;
     }
-    /* one pass: the bytes' classes, the markers, and the message's skeleton and its hash */
+    /* the prefix: its classes and markers; then the message: the same and its skeleton */
     char *sk = s->scratch;
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n && !special; i++) {
-        char ch = l[i];
-        unsigned char k = SHAPE_CLS[(unsigned char)ch];
-        if (k == 1) {
-            if (i >= m0) { digit = 1; ch = '0'; }
-        } else if (k == 2) {
-            special = 1;
-        } else if (k == 3) {
-            if (ch == 'T' ? n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0
-                : ch == '_' ? n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0
-                : n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0)
-                special = 1;
-        }
-        if (i >= m0) { sk[i - m0] = ch; h ^= (unsigned char)ch; h *= 1099511628211ULL; }
+    Py_ssize_t i = 0;
+    for (; i < m0 && !special; i++) {
+        unsigned char k = SHAPE_CLS[(unsigned char)l[i]];
+        if (k == 2) special = 1;
+        else if (k == 3) { int a = shape_at(l, n, i); fmt |= a & AT_FORMAT; special |= a & AT_SPECIAL; }
     }
+    while (i < n && !special) {
+#if defined(__SSE2__)
+        /* sixteen bytes at once while they hold no special byte and no marker */
+        const __m128i bias = _mm_set1_epi8((char)0x80), zero = _mm_set1_epi8('0');
+        while (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
+            __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
+            __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+            __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+            if (_mm_movemask_epi8(sp)) break;
+            int marks = _mm_movemask_epi8(mk), hit = 0;
+            while (marks && !hit) {  /* (a ':' or '_' of a key: no marker; the bytes read as plain) */
+                hit = shape_at(l, n, i + __builtin_ctz((unsigned)marks));
+                marks &= marks - 1;
+            }
+            if (hit) break;  /* (read byte by byte below) */
+            digit |= _mm_movemask_epi8(d);
+            _mm_storeu_si128((__m128i *)(sk + (i - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
+            i += 16;
+        }
+        Py_ssize_t stop = i + 16 < n ? i + 16 : n;
+#else
+        Py_ssize_t stop = n;
+#endif
+        for (; i < stop && !special; i++) {
+            char ch = l[i];
+            unsigned char k = SHAPE_CLS[(unsigned char)ch];
+            if (k == 1) { digit = 1; ch = '0'; }
+            else if (k == 2) special = 1;
+            else if (k == 3) { int a = shape_at(l, n, i); fmt |= a & AT_FORMAT; special |= a & AT_SPECIAL; }
+            sk[i - m0] = ch;
+        }
+    }
+    if (special && !fmt && i < n) fmt = has_format_marker(l, n);  /* (read no further: the rest) */
+    if (fmt) s->format_marker = 1;
     if (!special && !digit) return 0;
     int32_t code = -1;
     double ts = NAN;
     int tsk = 0;
     if (!special) {
-        code = stab_code_h(&s->shapes, s->scratch, mn, h);
+        code = stab_code_h(&s->shapes, s->scratch, mn, hash_bytes(s->scratch, mn));
         if (code < 0) return -1;
         tsk = line_ts(l, n, &ts);
     }
@@ -1069,6 +1159,7 @@ static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
     long long first;
     if (!PyArg_ParseTuple(args, "y*L", &view, &first)) return NULL;
     s->ln.n = s->start.n = s->len.n = s->msg.n = s->shape.n = s->tsk.n = s->ts.n = 0;
+    s->format_marker = 0;
     const char *b = (const char *)view.buf;
     Py_ssize_t n = view.len, pos = 0;
     int64_t ln = first;
@@ -1089,7 +1180,8 @@ static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
     if (put(d, "ln", vec_bytes(s->ln.p, s->ln.n, 8)) < 0 || put(d, "start", vec_bytes(s->start.p, s->start.n, 8)) < 0 ||
         put(d, "len", vec_bytes(s->len.p, s->len.n, 8)) < 0 || put(d, "msg", vec_bytes(s->msg.p, s->msg.n, 8)) < 0 ||
         put(d, "shape", vec_bytes(s->shape.p, s->shape.n, 4)) < 0 || put(d, "tsk", vec_bytes(s->tsk.p, s->tsk.n, 4)) < 0 ||
-        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0) {
+        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0 ||
+        put(d, "marker", PyBool_FromLong(s->format_marker)) < 0) {
         Py_DECREF(d);
         return NULL;
     }
