@@ -74,9 +74,12 @@ class ShapeScan:
 
     # -- a chunk -----------------------------------------------------------------------------
 
-    def feed(self, chunk) -> None:
+    def feed(self, chunk) -> bool:
+        """Read one chunk; whether one of its lines holds a CuZK or condensed marker (detect.py's:
+        the splitter flags them as it goes, for a format chosen by the log's head alone)."""
         buf = chunk.buf
         d = self.shapes.feed(buf, chunk.first)
+        marker = bool(d["marker"])
         self.skels += d["shapes"]
         st = self.py.state
         cols: dict[str, np.ndarray] = {
@@ -89,14 +92,16 @@ class ShapeScan:
                  for r in special.tolist()}
         pieces = sum(t.count("\r") + 1 for t in texts.values())
         normal = np.flatnonzero(shape >= 0)
-        kinds = np.unique(shape[normal]) if len(normal) else normal
-        if st.plans is None or len(st.plans) + len(kinds) + pieces > _MEMO_MAX:
+        # (the shapes met, counted without a sort)
+        kinds = int(np.count_nonzero(np.bincount(shape[normal]))) if len(normal) else 0
+        if st.plans is None or len(st.plans) + kinds + pieces > _MEMO_MAX:
             # (no plans, or the reader may drop its plans on the way: it reads the chunk as it does)
             p = self.py.read(sc.split_lines(chunk.text(self.errors)), chunk.first)
             p.finalize(self.tables)
             self.scans.append(p)
-            return
+            return marker
         _Chunk(self, buf, cols, texts, normal).run()
+        return marker
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
         out = assemble([*self.scans, *([tail] if tail is not None else [])], self.replayed, self.tables)
