@@ -1215,6 +1215,8 @@ static PyTypeObject ShapesType = {
 /* columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes), m x k row-major: per offset o
  * (a line's message), the numbers at buf[o+a:o+a+w] for each (a, w) of spans (int64 pairs);
  * one line's numbers read together (one pass over the lines, not one per number) */
+#define COLUMNS_AHEAD 16
+
 static PyObject *columns(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view, offs, sp;
@@ -1231,6 +1233,16 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     double *x = (double *)PyByteArray_AS_STRING(fx);
     char *ok = PyByteArray_AS_STRING(fok);
     for (Py_ssize_t i = 0; i < m; i++) {
+#if defined(__GNUC__)
+        /* the lines of one shape lie apart in the chunk, each a cache miss: asked for ahead,
+         * several are on their way at once (4-10x on a 16 MB chunk's scattered lines) */
+        if (i + COLUMNS_AHEAD < m && k) {
+            Py_ssize_t q = (Py_ssize_t)o[i + COLUMNS_AHEAD] + (Py_ssize_t)aw[0];
+            if (q >= 0 && q < view.len) __builtin_prefetch(buf + q);
+            q = (Py_ssize_t)o[i + COLUMNS_AHEAD] + (Py_ssize_t)aw[2 * (k - 1)];
+            if (q >= 0 && q < view.len) __builtin_prefetch(buf + q);
+        }
+#endif
         for (Py_ssize_t j = 0; j < k; j++) {
             Py_ssize_t p = (Py_ssize_t)o[i] + (Py_ssize_t)aw[2 * j], w = (Py_ssize_t)aw[2 * j + 1];
             double *xi = &x[i * k + j];
