@@ -62,7 +62,7 @@ class ShapeScan:
 
     def __init__(self, module, py, errors: str):
         self.shapes = module.Shapes()
-        self.spans = module.columns
+        self.native = module
         self.py = py  # logparse.PyScanner (its State, tables and clock)
         self.tables: sc.Tables = py.tables
         self.errors = errors
@@ -122,7 +122,6 @@ class _Chunk:
 
     def __init__(self, owner: ShapeScan, buf, cols: dict, texts: dict[int, str], normal: np.ndarray):
         self.o, self.buf, self.cols, self.texts = owner, buf, cols, texts
-        self.bufa = np.frombuffer(buf, dtype=np.uint8)
         self.mv = memoryview(buf)
         self.st = owner.py.state
         self.p = owner.py.new_scan()  # what the Python reader reads
@@ -242,7 +241,7 @@ class _Chunk:
         for i, p in enumerate(s.plans):
             if p is plan:
                 return i if s.readings[i] is not None else None
-        rd = evaluate(plan, s.layout, self.buf, self.bufa, s.msg, self.o.spans, self.st)
+        rd = evaluate(plan, s.layout, self.buf, s.msg, self.o.native, self.st)
         s.plans.append(plan)
         s.readings.append(rd)
         return len(s.plans) - 1 if rd is not None else None
