@@ -69,21 +69,25 @@ typedef struct {
     Py_ssize_t reported; /* entries already handed to Python */
 } STab;
 
-/* eight bytes a step (a byte-wise hash's chain of multiplies cost the shape splitter more than
- * its reading of the bytes); the final mix spreads every byte into the low bits the slots use */
+/* eight bytes a step, each word's multiply independent of the others' (a byte-wise hash's
+ * chain of multiplies cost the shape splitter more than its reading of the bytes); a word is
+ * mixed with its place first, so words in another order hash apart; the final mix spreads
+ * every byte into the low bits the slots use (the table compares the bytes: a collision costs
+ * a compare, never a wrong code) */
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, place = 0;
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+        place += 0xD6E8FEB86659FD93ULL;
+        h += (w ^ place) * 0xff51afd7ed558ccdULL;
     }
     if (i < n) {
         uint64_t w = 0;
         memcpy(&w, s + i, (size_t)(n - i));
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        place += 0xD6E8FEB86659FD93ULL;
+        h += (w ^ place) * 0xff51afd7ed558ccdULL;
     }
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ULL;
@@ -1013,9 +1017,14 @@ static int line_ts(const char *l, Py_ssize_t n, double *ts) {
     if (c == '[') return 1;
     if (n > 3 && l[3] == ' ')
         for (int k = 0; k < 12; k++) if (memcmp(l, MONTHS[k], 3) == 0) return 1;
+    /* a " | " or "\t| " in the first 80 bytes: each '|' found by memchr, then its neighbours */
     Py_ssize_t m = n < 80 ? n : 80;
-    for (Py_ssize_t i = 0; i + 2 < m; i++)
-        if ((l[i] == ' ' || l[i] == '\t') && l[i + 1] == '|' && l[i + 2] == ' ') return 1;
+    for (Py_ssize_t p = 1; p + 1 < m; p++) {
+        const char *bar = (const char *)memchr(l + p, '|', (size_t)(m - 1 - p));
+        if (!bar) return 0;
+        p = (Py_ssize_t)(bar - l);
+        if ((l[p - 1] == ' ' || l[p - 1] == '\t') && l[p + 1] == ' ') return 1;
+    }
     return 0;
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from gpuscope.parsers.log import detect, logparse, reader
@@ -115,3 +116,19 @@ def test_the_splitters_flag_is_the_byte_search(seed):
         line = (prefix + "".join(parts)).replace("\n", "").encode("utf-8", "surrogatepass")
         for buf in (line + b"\n", b"a 1\n" + line + b"\nb 2\n"):
             assert NATIVE.Shapes().feed(buf, 1)["marker"] == detect.has_marker(buf), buf[:200]
+
+
+@pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "Shapes"), reason="the compiled scanner is not built here")
+def test_the_splitters_bar_prefix_rule():
+    """A line's time is Python's (tsk 1) when its first 80 bytes hold ' | ' or '\\t| ' (the
+    splitter finds each '|' by memchr): against the rule written out, on random lines."""
+    rng = random.Random(random.randrange(1 << 30))
+    lines = []
+    for _ in range(3000):
+        body = "".join(rng.choice(["|", " ", "\t", "a", "1", "| ", " |", "x" * 30]) for _ in range(rng.randrange(1, 40)))
+        lines.append("x" + body + " 5")
+    buf = "".join(line + "\n" for line in lines).encode()
+    got = np.frombuffer(NATIVE.Shapes().feed(buf, 1)["tsk"], dtype=np.int32)
+    want = [int(any(t[i] in " \t" and t[i + 1] == "|" and t[i + 2] == " " for i in range(min(len(t), 80) - 2)))
+            for t in lines]
+    assert got.tolist() == want
