@@ -104,6 +104,7 @@ class ShapeScan:
         return marker
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
+        self.shapes = None  # (the splitter's buffers, a chunk's lines long: not held through assemble)
         out = assemble([*self.scans, *([tail] if tail is not None else [])], self.replayed, self.tables)
         self.scans, self.replayed = [], []
         first_appearance(out)
@@ -252,20 +253,24 @@ class _Chunk:
         freeform.set_notes(self.p, self.st)
         self.p.finalize(self.o.tables)
         self.o.scans.append(self.p)
+        ln = self.cols["ln"]
+        if len(ln) and ln[-1] < np.iinfo(np.int32).max:  # (line numbers and positions in 4 bytes)
+            ln = ln.astype(np.int32)
         for s in self.shapes.values():
             for i, rd in enumerate(s.readings):
                 if rd is None or rd.none:
                     continue
-                pos = np.flatnonzero(s.choice == i)
+                pos = np.flatnonzero(s.choice == i).astype(np.int32)
                 if len(pos):
                     rows = s.rows[pos]
                     code = rd.code[pos]
                     self.o.replayed.append(Replayed(
-                        self.cols["ln"][rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
+                        ln[rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
                         code + EVAL_AUX if rd.flags & EVAL else code))
+                rd.release()  # (what assemble reads stays: names, values, tolerance)
 
     def ts(self, rows: np.ndarray) -> np.ndarray:
-        ts = self.cols["ts"][rows].copy()
+        ts = self.cols["ts"][rows]  # (a copy: rows index it)
         py = np.flatnonzero(self.cols["tsk"][rows])
         if len(py):
             ts_of = self.o.times.ts_of

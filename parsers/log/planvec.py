@@ -35,6 +35,7 @@ from gpuscope.parsers.log.linewords import (
 from gpuscope.parsers.numbers import MAX_MS
 
 _HAS_DIGIT = frozenset("0123456789")
+_EMPTY = np.zeros(0, dtype=np.int64)
 _DROPPED = frozenset(chr(c) for c, v in _SEP.items() if v is None)
 
 
@@ -79,6 +80,12 @@ class Reading:
     code: np.ndarray     # per line: the whole's code
     flags: int
     tol: float
+
+    def release(self) -> None:
+        """Drop the per-line masks, codes and stamps once the chunk's lines are placed (the
+        Replayed rows took theirs): a million lines' replay holds its values, not these."""
+        self.acc = self.unk = self.code = _EMPTY
+        self.stamp = None
 
 
 def _contiguous(p: np.ndarray) -> bool:
