@@ -133,7 +133,10 @@ class _Chunk:
         self.static: list[int] = sorted(texts)  # rows the reader reads whatever the plans
         shape = cols["shape"]
         if len(normal):
-            order = normal[np.argsort(shape[normal], kind="stable")]
+            key = shape[normal]
+            if key.max() < np.iinfo(np.int16).max:  # (numpy's stable sort of 16-bit keys is a radix sort)
+                key = key.astype(np.int16)
+            order = normal[np.argsort(key, kind="stable")]
             cuts = np.flatnonzero(np.diff(shape[order])) + 1
             for rows in np.split(order, cuts):
                 code = int(shape[rows[0]])
