@@ -69,9 +69,29 @@ typedef struct {
     Py_ssize_t reported; /* entries already handed to Python */
 } STab;
 
+/* eight bytes a step, each word's multiply independent of the others' (a byte-wise hash's
+ * chain of multiplies cost the shape splitter more than its reading of the bytes); a word is
+ * mixed with its place first, so words in another order hash apart; the final mix spreads
+ * every byte into the low bits the slots use (the table compares the bytes: a collision costs
+ * a compare, never a wrong code) */
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, place = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        place += 0xD6E8FEB86659FD93ULL;
+        h += (w ^ place) * 0xff51afd7ed558ccdULL;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, (size_t)(n - i));
+        place += 0xD6E8FEB86659FD93ULL;
+        h += (w ^ place) * 0xff51afd7ed558ccdULL;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 32;
     return h;
 }
 
@@ -955,10 +975,14 @@ static PyTypeObject ScannerType = {
  *                                   ASCII digit, or Python must look): ln, start, len, msg (the
  *                                   offset of its message), shape (-1: Python reads the line
  *                                   itself), ts (its prefix's time), tsk (1: Python reads the
- *                                   time); `shapes`: the shapes first seen in this buffer
+ *                                   time); `shapes`: the shapes first seen in this buffer;
+ *                                   `marker`: whether a line holds a CuZK or condensed marker
+ *                                   (detect.py's: a format chosen by the log's head is checked
+ *                                   on every line as it is split, not by a pass of its own)
  *   x, ok = columns(buf, offsets, spans)   float64 / uint8, lines x spans: the number printed at
  *                                   buf[o+a:o+a+w] for each offset o and each (a, w); ok 0 where
  *                                   it is no plain number
+ *   ok = spelled(buf, offsets, pos, text)  uint8 per offset o: buf[o+pos[j]] is text[j], every j
  *
  * A line's shape is its message (after the time prefix, as lineread.message_start finds it)
  * with every digit 1-9 written 0: lines of one shape have their tokens and numbers at the
@@ -971,6 +995,7 @@ typedef struct {
     STab shapes;
     VI64 ln, start, len, msg; VI32 shape, tsk; VF64 ts;
     char *scratch; Py_ssize_t scratch_cap;
+    int format_marker; /* a chunk's line holds a marker of detect.py's other formats */
 } Shapes;
 
 static const char *const MONTHS[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -992,9 +1017,14 @@ static int line_ts(const char *l, Py_ssize_t n, double *ts) {
     if (c == '[') return 1;
     if (n > 3 && l[3] == ' ')
         for (int k = 0; k < 12; k++) if (memcmp(l, MONTHS[k], 3) == 0) return 1;
+    /* a " | " or "\t| " in the first 80 bytes: each '|' found by memchr, then its neighbours */
     Py_ssize_t m = n < 80 ? n : 80;
-    for (Py_ssize_t i = 0; i + 2 < m; i++)
-        if ((l[i] == ' ' || l[i] == '\t') && l[i + 1] == '|' && l[i + 2] == ' ') return 1;
+    for (Py_ssize_t p = 1; p + 1 < m; p++) {
+        const char *bar = (const char *)memchr(l + p, '|', (size_t)(m - 1 - p));
+        if (!bar) return 0;
+        p = (Py_ssize_t)(bar - l);
+        if ((l[p - 1] == ' ' || l[p - 1] == '\t') && l[p + 1] == ' ') return 1;
+    }
     return 0;
 }
 
@@ -1021,39 +1051,109 @@ static void init_shape_cls(void) {
     SHAPE_CLS['T'] = SHAPE_CLS['_'] = SHAPE_CLS[':'] = 3;
 }
 
+/* Bits of shape_at: the line is Python's (a marker of the lines reader's own), and a marker of
+ * another format's detection (detect.py: CuZK's or the condensed keys) is at i. */
+enum { AT_SPECIAL = 1, AT_FORMAT = 2 };
+
+static inline int at(const char *l, Py_ssize_t n, Py_ssize_t i, Py_ssize_t back, const char *lit, Py_ssize_t m) {
+    return i >= back && n - (i - back) >= m && memcmp(l + i - back, lit, (size_t)m) == 0;
+}
+
+/* what the class-3 byte at l[i] starts or is part of: AT_SPECIAL | AT_FORMAT bits */
+static int shape_at(const char *l, Py_ssize_t n, Py_ssize_t i) {
+    char ch = l[i];
+    if (ch == 'T')
+        return at(l, n, i, 0, "TIMELINE,", 9) ? AT_SPECIAL | AT_FORMAT : 0;
+    if (ch == ':')
+        return at(l, n, i, 0, ":::MLLOG ", 9) ? AT_SPECIAL : 0;
+    /* '_': the markers of detect.py holding it at the offset after the name (what follows it:
+     * T for _TIMING, N for CUZK_NTT_H, h and w for mutex_held / mutex_wait, k for ntt_kernels) */
+    char nx = i + 1 < n ? l[i + 1] : 0;
+    if (nx != 'T' && nx != 'N' && nx != 'h' && nx != 'w' && nx != 'k') return 0;
+    int r = at(l, n, i, 0, "_TIMING ", 8) ? AT_SPECIAL : 0;
+    if (at(l, n, i, 4, "CUZK_TIMING:", 12) || at(l, n, i, 4, "CUZK_NTT_H:", 11) || at(l, n, i, 3, "GPU_TIMING ", 11) ||
+        at(l, n, i, 3, "FIN_TIMING ", 11) || at(l, n, i, 5, "mutex_held_ms=", 14) ||
+        at(l, n, i, 5, "mutex_wait_ms=", 14) || at(l, n, i, 3, "ntt_kernels=", 12))
+        r |= AT_FORMAT;
+    return r;
+}
+
+/* whether a line holds another format's marker anywhere (a line whose reading stopped early) */
+static int has_format_marker(const char *l, Py_ssize_t n) {
+    const char *p = NULL, *q = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (p != l + n && (!p || p < l + i)) { p = (const char *)memchr(l + i, '_', (size_t)(n - i)); if (!p) p = l + n; }
+        if (q != l + n && (!q || q < l + i)) { q = (const char *)memchr(l + i, 'T', (size_t)(n - i)); if (!q) q = l + n; }
+        i = (Py_ssize_t)((p < q ? p : q) - l);
+        if (i < n && (shape_at(l, n, i) & AT_FORMAT)) return 1;
+    }
+    return 0;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
     int special = n > MAX_LINE;
     Py_ssize_t m0 = msg_start(l, n), mn = n - m0;
-    int digit = 0;
+    int digit = 0, fmt = 0;
     if (!special && mn > s->scratch_cap) {
-        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 1);
+        char *p = (char *)PyMem_Realloc(s->scratch, (size_t)mn + 16);
         if (!p) { PyErr_NoMemory(); return -1; }
         s->scratch = p; s->scratch_cap = mn;
     }
-    /* one pass: the bytes' classes, the markers, and the message's skeleton and its hash */
+    /* the prefix: its classes and markers; then the message: the same and its skeleton */
     char *sk = s->scratch;
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n && !special; i++) {
-        char ch = l[i];
-        unsigned char k = SHAPE_CLS[(unsigned char)ch];
-        if (k == 1) {
-            if (i >= m0) { digit = 1; ch = '0'; }
-        } else if (k == 2) {
-            special = 1;
-        } else if (k == 3) {
-            if (ch == 'T' ? n - i >= 9 && memcmp(l + i, "TIMELINE,", 9) == 0
-                : ch == '_' ? n - i >= 8 && memcmp(l + i, "_TIMING ", 8) == 0
-                : n - i >= 9 && memcmp(l + i, ":::MLLOG ", 9) == 0)
-                special = 1;
-        }
-        if (i >= m0) { sk[i - m0] = ch; h ^= (unsigned char)ch; h *= 1099511628211ULL; }
+    Py_ssize_t i = 0;
+    for (; i < m0 && !special; i++) {
+        unsigned char k = SHAPE_CLS[(unsigned char)l[i]];
+        if (k == 2) special = 1;
+        else if (k == 3) { int a = shape_at(l, n, i); fmt |= a & AT_FORMAT; special |= a & AT_SPECIAL; }
     }
+    while (i < n && !special) {
+#if defined(__SSE2__)
+        /* sixteen bytes at once while they hold no special byte and no marker */
+        const __m128i bias = _mm_set1_epi8((char)0x80), zero = _mm_set1_epi8('0');
+        while (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
+            __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
+            __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+            __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+            if (_mm_movemask_epi8(sp)) break;
+            int marks = _mm_movemask_epi8(mk), hit = 0;
+            while (marks && !hit) {  /* (a ':' or '_' of a key: no marker; the bytes read as plain) */
+                hit = shape_at(l, n, i + __builtin_ctz((unsigned)marks));
+                marks &= marks - 1;
+            }
+            if (hit) break;  /* (read byte by byte below) */
+            digit |= _mm_movemask_epi8(d);
+            _mm_storeu_si128((__m128i *)(sk + (i - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
+            i += 16;
+        }
+        Py_ssize_t stop = i + 16 < n ? i + 16 : n;
+#else
+        Py_ssize_t stop = n;
+#endif
+        for (; i < stop && !special; i++) {
+            char ch = l[i];
+            unsigned char k = SHAPE_CLS[(unsigned char)ch];
+            if (k == 1) { digit = 1; ch = '0'; }
+            else if (k == 2) special = 1;
+            else if (k == 3) { int a = shape_at(l, n, i); fmt |= a & AT_FORMAT; special |= a & AT_SPECIAL; }
+            sk[i - m0] = ch;
+        }
+    }
+    if (special && !fmt && i < n) fmt = has_format_marker(l, n);  /* (read no further: the rest) */
+    if (fmt) s->format_marker = 1;
     if (!special && !digit) return 0;
     int32_t code = -1;
     double ts = NAN;
     int tsk = 0;
     if (!special) {
-        code = stab_code_h(&s->shapes, s->scratch, mn, h);
+        code = stab_code_h(&s->shapes, s->scratch, mn, hash_bytes(s->scratch, mn));
         if (code < 0) return -1;
         tsk = line_ts(l, n, &ts);
     }
@@ -1069,6 +1169,7 @@ static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
     long long first;
     if (!PyArg_ParseTuple(args, "y*L", &view, &first)) return NULL;
     s->ln.n = s->start.n = s->len.n = s->msg.n = s->shape.n = s->tsk.n = s->ts.n = 0;
+    s->format_marker = 0;
     const char *b = (const char *)view.buf;
     Py_ssize_t n = view.len, pos = 0;
     int64_t ln = first;
@@ -1089,7 +1190,8 @@ static PyObject *Shapes_feed(Shapes *s, PyObject *args) {
     if (put(d, "ln", vec_bytes(s->ln.p, s->ln.n, 8)) < 0 || put(d, "start", vec_bytes(s->start.p, s->start.n, 8)) < 0 ||
         put(d, "len", vec_bytes(s->len.p, s->len.n, 8)) < 0 || put(d, "msg", vec_bytes(s->msg.p, s->msg.n, 8)) < 0 ||
         put(d, "shape", vec_bytes(s->shape.p, s->shape.n, 4)) < 0 || put(d, "tsk", vec_bytes(s->tsk.p, s->tsk.n, 4)) < 0 ||
-        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0) {
+        put(d, "ts", vec_bytes(s->ts.p, s->ts.n, 8)) < 0 || put(d, "shapes", stab_new(&s->shapes)) < 0 ||
+        put(d, "marker", PyBool_FromLong(s->format_marker)) < 0) {
         Py_DECREF(d);
         return NULL;
     }
@@ -1123,6 +1225,8 @@ static PyTypeObject ShapesType = {
 /* columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes), m x k row-major: per offset o
  * (a line's message), the numbers at buf[o+a:o+a+w] for each (a, w) of spans (int64 pairs);
  * one line's numbers read together (one pass over the lines, not one per number) */
+#define COLUMNS_AHEAD 16
+
 static PyObject *columns(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view, offs, sp;
@@ -1139,6 +1243,16 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     double *x = (double *)PyByteArray_AS_STRING(fx);
     char *ok = PyByteArray_AS_STRING(fok);
     for (Py_ssize_t i = 0; i < m; i++) {
+#if defined(__GNUC__)
+        /* the lines of one shape lie apart in the chunk, each a cache miss: asked for ahead,
+         * several are on their way at once (4-10x on a 16 MB chunk's scattered lines) */
+        if (i + COLUMNS_AHEAD < m && k) {
+            Py_ssize_t q = (Py_ssize_t)o[i + COLUMNS_AHEAD] + (Py_ssize_t)aw[0];
+            if (q >= 0 && q < view.len) __builtin_prefetch(buf + q);
+            q = (Py_ssize_t)o[i + COLUMNS_AHEAD] + (Py_ssize_t)aw[2 * (k - 1)];
+            if (q >= 0 && q < view.len) __builtin_prefetch(buf + q);
+        }
+#endif
         for (Py_ssize_t j = 0; j < k; j++) {
             Py_ssize_t p = (Py_ssize_t)o[i] + (Py_ssize_t)aw[2 * j], w = (Py_ssize_t)aw[2 * j + 1];
             double *xi = &x[i * k + j];
@@ -1149,6 +1263,41 @@ static PyObject *columns(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&sp);
     return Py_BuildValue("NN", fx, fok);
+}
+
+/* spelled(buf, offsets, pos, text) -> uint8 bytes, one per offset o (a line's message): 1 when
+ * buf[o + pos[j]] == text[j] for every j (int64 pos, as many as text's bytes): the fixed
+ * characters of a plan checked on every line of its shape in one pass, the lines asked for
+ * ahead as in columns (numpy's gather of m x len indices missed the cache line by line) */
+static PyObject *spelled(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, offs, ps, tx;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &view, &offs, &ps, &tx)) return NULL;
+    Py_ssize_t m = offs.len / 8, k = tx.len;
+    const int64_t *o = (const int64_t *)offs.buf, *pos = (const int64_t *)ps.buf;
+    const unsigned char *buf = (const unsigned char *)view.buf, *t = (const unsigned char *)tx.buf;
+    PyObject *out = ps.len / 8 == k ? PyByteArray_FromStringAndSize(NULL, m) : NULL;
+    if (out) {
+        char *ok = PyByteArray_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < m; i++) {
+#if defined(__GNUC__)
+            if (i + COLUMNS_AHEAD < m && k) {
+                Py_ssize_t q = (Py_ssize_t)o[i + COLUMNS_AHEAD] + (Py_ssize_t)pos[0];
+                if (q >= 0 && q < view.len) __builtin_prefetch(buf + q);
+            }
+#endif
+            int same = 1;
+            for (Py_ssize_t j = 0; j < k && same; j++) {
+                Py_ssize_t q = (Py_ssize_t)o[i] + (Py_ssize_t)pos[j];
+                same = q >= 0 && q < view.len && buf[q] == t[j];
+            }
+            ok[i] = (char)same;
+        }
+    } else if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "spelled: one position per byte of text");
+    }
+    PyBuffer_Release(&view); PyBuffer_Release(&offs); PyBuffer_Release(&ps); PyBuffer_Release(&tx);
+    return out;
 }
 
 /* factorize(seq) -> (int64 codes bytes, list of uniques): pandas.factorize of a sequence of
@@ -1274,6 +1423,7 @@ static PyObject *markers(PyObject *self, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"markers", markers, METH_VARARGS, "markers(buf, needles) -> int: bit i set when needles[i] occurs in buf"},
     {"columns", columns, METH_VARARGS, "columns(buf, offsets, spans) -> (float64 bytes, uint8 bytes): m x k numbers"},
+    {"spelled", spelled, METH_VARARGS, "spelled(buf, offsets, pos, text) -> uint8 bytes: lines spelling text at pos"},
     {"factorize", factorize, METH_O, "factorize(seq) -> (int64 codes bytes, uniques): pandas.factorize of objects"},
     {"iso_seconds", iso_seconds, METH_O, "iso_seconds(token) -> float | None: the C reading of an ISO time (tests)"},
     {NULL, NULL, 0, NULL},

@@ -10,7 +10,6 @@ import errno
 import functools
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -178,6 +177,8 @@ def error_exit_code(e: BaseException) -> int:
     if isinstance(e, OSError):
         if e.errno not in OUTPUT_ERRNOS:
             if os.environ.get("GPUSCOPE_DEBUG"):
+                import traceback  # (imported only here: a few ms of every start-up otherwise)
+
                 traceback.print_exc()
             say(f"internal error: OSError: {e} (set GPUSCOPE_DEBUG=1 for the traceback)")
             return EXIT_FAILED
@@ -185,6 +186,8 @@ def error_exit_code(e: BaseException) -> int:
         say(f"cannot write the output: {e.strerror or e}")
         return EXIT_RESOURCE
     if os.environ.get("GPUSCOPE_DEBUG"):  # a bug: still one line, unless debugging
+        import traceback
+
         traceback.print_exc()
     say(f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:300]} "
         "(set GPUSCOPE_DEBUG=1 for the traceback)")

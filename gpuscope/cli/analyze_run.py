@@ -142,6 +142,10 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
 
 def _ranks(source: str, line_rate: float | None) -> dict | None:
     """The ranks document of a multi-rank folder (gpuscope.ranks_run), else None."""
+    import os
+
+    if source == "-" or not os.path.isdir(source):  # (no folder: ranks_run's process pool never imported)
+        return None
     from gpuscope.ranks_run import analyze_ranks, rank_inputs
 
     paths = rank_inputs(source) if source != "-" else None

@@ -10,6 +10,11 @@ for milliseconds, a `printed_at=` time, or a field that is the whole of its line
 least as many lines as show a bare number under a plain `key=` (which kv reads as
 milliseconds and `lines` does not). A log whose sample holds the caller's own held key
 (`held_key=` other than mutex_held) stays `kv`, whose records end at that key.
+
+parse_log asks detect_head first: a log whose first MiB holds no marker and reads as `lines`
+is scanned as `lines` straight away, the scan flagging a marker met later (then detect_input
+reads every byte and the log is scanned again in the format it names): the format and the
+result are those of detect_input, without its pass over a long log's bytes before the scan.
 """
 
 from __future__ import annotations
@@ -68,6 +73,39 @@ def _compiled():
     return mod if hasattr(mod, "markers") else None
 
 
+class FormatMarker(Exception):
+    """Raised by a scan that detect_head let start: a line holds a CuZK or condensed marker
+    after all (parse_log then detects over every byte and scans again in the format named)."""
+
+
+HEAD_BYTES = 1 << 20  # (detect_head's look: one block of detect_input's)
+
+
+def has_marker(buf) -> bool:
+    """Whether these bytes hold a marker of CuZK or condensed (a chunk of a scan detect_head
+    let start, read by the Python scanners; the compiled splitter flags its lines itself)."""
+    if not isinstance(buf, (bytes, bytearray)):
+        buf = bytes(buf)  # (`in` over a memoryview compares its items, not a substring)
+    return any(m in buf for m in _MARKERS)
+
+
+def detect_head(inp, held: str | None = None) -> str | None:
+    """`lines` when the first HEAD_BYTES of the log hold no CuZK or condensed marker and its
+    head reads as `lines`: the log is then scanned as `lines` at once, its scan watching every
+    line for a marker (the chunk loop of logparse.scan_input raises FormatMarker on one, and
+    the log is detected and scanned again), instead of searching every byte first: the same
+    format in the end, one pass less over a long log. None: detect_input decides (kv, where
+    a later marker would change it; a marker in the head; an input given as bytes or text)."""
+    if inp.data is not None:
+        return None
+    mod = _compiled()
+    head = inp.head(HEAD_BYTES)
+    if mod.markers(head, _MARKERS) if mod is not None else has_marker(head):
+        return None
+    fmt = _sniffed_input(inp, held)
+    return fmt if fmt == "lines" else None
+
+
 def detect_input(inp, held: str | None = None) -> str:
     """detect_format over a parsers.reader.LogInput, reading its bytes in blocks (the markers
     are ASCII: found in the bytes exactly where they are in the text) and decoding only the
@@ -96,6 +134,11 @@ def detect_input(inp, held: str | None = None) -> str:
             condensed = any(k in block or k in seam for k in CONDENSED_BYTES)
     if condensed:
         return "condensed"
+    return _sniffed_input(inp, held)
+
+
+def _sniffed_input(inp, held: str | None) -> str:
+    """`lines` or `kv`, by the sample of the input's head (detect_format's last step)."""
     raw = inp.head(4 * SNIFF_CHARS + 4)  # (SNIFF_CHARS characters take at most 4x the bytes)
     text = str(raw, "utf-8", inp.errors)
     return _sniffed(text[:SNIFF_CHARS], len(text) > SNIFF_CHARS or inp.size > len(raw), held)

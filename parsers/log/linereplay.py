@@ -62,7 +62,7 @@ class ShapeScan:
 
     def __init__(self, module, py, errors: str):
         self.shapes = module.Shapes()
-        self.spans = module.columns
+        self.native = module
         self.py = py  # logparse.PyScanner (its State, tables and clock)
         self.tables: sc.Tables = py.tables
         self.errors = errors
@@ -74,9 +74,12 @@ class ShapeScan:
 
     # -- a chunk -----------------------------------------------------------------------------
 
-    def feed(self, chunk) -> None:
+    def feed(self, chunk) -> bool:
+        """Read one chunk; whether one of its lines holds a CuZK or condensed marker (detect.py's:
+        the splitter flags them as it goes, for a format chosen by the log's head alone)."""
         buf = chunk.buf
         d = self.shapes.feed(buf, chunk.first)
+        marker = bool(d["marker"])
         self.skels += d["shapes"]
         st = self.py.state
         cols: dict[str, np.ndarray] = {
@@ -89,16 +92,19 @@ class ShapeScan:
                  for r in special.tolist()}
         pieces = sum(t.count("\r") + 1 for t in texts.values())
         normal = np.flatnonzero(shape >= 0)
-        kinds = np.unique(shape[normal]) if len(normal) else normal
-        if st.plans is None or len(st.plans) + len(kinds) + pieces > _MEMO_MAX:
+        # (the shapes met, counted without a sort)
+        kinds = int(np.count_nonzero(np.bincount(shape[normal]))) if len(normal) else 0
+        if st.plans is None or len(st.plans) + kinds + pieces > _MEMO_MAX:
             # (no plans, or the reader may drop its plans on the way: it reads the chunk as it does)
             p = self.py.read(sc.split_lines(chunk.text(self.errors)), chunk.first)
             p.finalize(self.tables)
             self.scans.append(p)
-            return
+            return marker
         _Chunk(self, buf, cols, texts, normal).run()
+        return marker
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
+        self.shapes = None  # (the splitter's buffers, a chunk's lines long: not held through assemble)
         out = assemble([*self.scans, *([tail] if tail is not None else [])], self.replayed, self.tables)
         self.scans, self.replayed = [], []
         first_appearance(out)
@@ -117,7 +123,6 @@ class _Chunk:
 
     def __init__(self, owner: ShapeScan, buf, cols: dict, texts: dict[int, str], normal: np.ndarray):
         self.o, self.buf, self.cols, self.texts = owner, buf, cols, texts
-        self.bufa = np.frombuffer(buf, dtype=np.uint8)
         self.mv = memoryview(buf)
         self.st = owner.py.state
         self.p = owner.py.new_scan()  # what the Python reader reads
@@ -128,7 +133,10 @@ class _Chunk:
         self.static: list[int] = sorted(texts)  # rows the reader reads whatever the plans
         shape = cols["shape"]
         if len(normal):
-            order = normal[np.argsort(shape[normal], kind="stable")]
+            key = shape[normal]
+            if key.max() < np.iinfo(np.int16).max:  # (numpy's stable sort of 16-bit keys is a radix sort)
+                key = key.astype(np.int16)
+            order = normal[np.argsort(key, kind="stable")]
             cuts = np.flatnonzero(np.diff(shape[order])) + 1
             for rows in np.split(order, cuts):
                 code = int(shape[rows[0]])
@@ -237,7 +245,7 @@ class _Chunk:
         for i, p in enumerate(s.plans):
             if p is plan:
                 return i if s.readings[i] is not None else None
-        rd = evaluate(plan, s.layout, self.buf, self.bufa, s.msg, self.o.spans, self.st)
+        rd = evaluate(plan, s.layout, self.buf, s.msg, self.o.native, self.st)
         s.plans.append(plan)
         s.readings.append(rd)
         return len(s.plans) - 1 if rd is not None else None
@@ -248,20 +256,24 @@ class _Chunk:
         freeform.set_notes(self.p, self.st)
         self.p.finalize(self.o.tables)
         self.o.scans.append(self.p)
+        ln = self.cols["ln"]
+        if len(ln) and ln[-1] < np.iinfo(np.int32).max:  # (line numbers and positions in 4 bytes)
+            ln = ln.astype(np.int32)
         for s in self.shapes.values():
             for i, rd in enumerate(s.readings):
                 if rd is None or rd.none:
                     continue
-                pos = np.flatnonzero(s.choice == i)
+                pos = np.flatnonzero(s.choice == i).astype(np.int32)
                 if len(pos):
                     rows = s.rows[pos]
                     code = rd.code[pos]
                     self.o.replayed.append(Replayed(
-                        self.cols["ln"][rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
+                        ln[rows], rd, pos, self.ts(rows) if rd.stamp is None else rd.stamp[pos],
                         code + EVAL_AUX if rd.flags & EVAL else code))
+                rd.release()  # (what assemble reads stays: names, values, tolerance)
 
     def ts(self, rows: np.ndarray) -> np.ndarray:
-        ts = self.cols["ts"][rows].copy()
+        ts = self.cols["ts"][rows]  # (a copy: rows index it)
         py = np.flatnonzero(self.cols["tsk"][rows])
         if len(py):
             ts_of = self.o.times.ts_of

@@ -33,7 +33,13 @@ from gpuscope.parsers.log.benchtable import (
     read_bench_table,
     share_of_table,
 )
-from gpuscope.parsers.log.detect import SNIFF_CHARS, detect_input
+from gpuscope.parsers.log.detect import (
+    SNIFF_CHARS,
+    FormatMarker,
+    detect_head,
+    detect_input,
+    has_marker,
+)
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
 from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
@@ -131,11 +137,19 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
     name = inp.name
     if fmt is None:  # (a benchmark tool's table before any line is read: its cells would read as steps)
         bench_first(inp, name)
-    fmt = fmt or detect_input(inp, held)
+    watch = False
+    if fmt is None:
+        fmt = detect_head(inp, held)  # (`lines` by the head alone: the scan watches for a later marker)
+        watch = fmt is not None
+        fmt = fmt or detect_input(inp, held)
     enabled = gc.isenabled()
     gc.disable()  # millions of small containers: the cyclic GC would rescan them all
     try:
-        s, total_lines = scan_input(inp, fmt, held, progress)
+        try:
+            s, total_lines = scan_input(inp, fmt, held, progress, watch=watch)
+        except FormatMarker:  # (a CuZK or condensed marker after the head: what every byte says)
+            fmt = detect_input(inp, held)
+            s, total_lines = scan_input(inp, fmt, held, progress)
         if s.timing_lines == 0 or (fmt == "lines" and not len(s.values) and not len(s.timeline["line"])):
             raise NoDataError(no_timing_lines(inp, name, fmt))
         if not s.has_values():
@@ -267,8 +281,11 @@ def possibly_cut(raw: str) -> bool:
     return bool(t) and (t[-1].isdigit() or t[-1] == ".")
 
 
-def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = None) -> tuple[sc.Scan, int]:
-    """The whole log's Scan (finalized, format-specific finishing done) and its line count."""
+def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = None, *,
+               watch: bool = False) -> tuple[sc.Scan, int]:
+    """The whole log's Scan (finalized, format-specific finishing done) and its line count.
+    `watch`: raise detect.FormatMarker at a chunk holding a CuZK or condensed marker (a
+    format chosen by the log's head alone, detect.detect_head)."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
@@ -287,12 +304,17 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     tail = None
     for chunk in inp.chunks():
         if chunk.tail:
+            if watch and has_marker(chunk.buf):
+                raise FormatMarker
             tail = py.tail(chunk.text(inp.errors), chunk.first, inp.may_be_cut)
             total = chunk.first
         else:
             if scanner is not None:
-                scanner.feed(chunk)
+                if scanner.feed(chunk) and watch:  # (the compiled splitter met a marker)
+                    raise FormatMarker
             else:
+                if watch and has_marker(chunk.buf):
+                    raise FormatMarker
                 py.feed(chunk, inp.errors)
             total = chunk.first + chunk.newlines - 1
         if progress is not None:

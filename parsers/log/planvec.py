@@ -35,6 +35,7 @@ from gpuscope.parsers.log.linewords import (
 from gpuscope.parsers.numbers import MAX_MS
 
 _HAS_DIGIT = frozenset("0123456789")
+_EMPTY = np.zeros(0, dtype=np.int64)
 _DROPPED = frozenset(chr(c) for c, v in _SEP.items() if v is None)
 
 
@@ -80,11 +81,11 @@ class Reading:
     flags: int
     tol: float
 
-
-def _same(bufa: np.ndarray, msg: np.ndarray, pos: np.ndarray, text: str) -> np.ndarray:
-    """Lines whose characters at `pos` (offsets in their message) spell `text`."""
-    want = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    return (bufa[msg[:, None] + pos[None, :]] == want).all(axis=1)
+    def release(self) -> None:
+        """Drop the per-line masks, codes and stamps once the chunk's lines are placed (the
+        Replayed rows took theirs): a million lines' replay holds its values, not these."""
+        self.acc = self.unk = self.code = _EMPTY
+        self.stamp = None
 
 
 def _contiguous(p: np.ndarray) -> bool:
@@ -104,9 +105,10 @@ def stamp_ms(x: np.ndarray, factor) -> tuple[np.ndarray, np.ndarray]:
     return ms, (ms >= 1e12) & (ms < 1e13)
 
 
-def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, st) -> Reading | None:
+def evaluate(plan, lay: Layout, buf, msg: np.ndarray, native, st) -> Reading | None:
     """The plan over the lines whose messages start at `msg` (offsets into buf); None when
-    the layout cannot hold its columns (Python reads the lines)."""
+    the layout cannot hold its columns (Python reads the lines). `native`: the compiled
+    scanner (its `columns` and `spelled`)."""
     m = len(msg)
     r = Reading()
     r.flags, r.tol, r.none = plan.flags, plan.tol, True
@@ -116,10 +118,10 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
         return r
     if plan.n != len(lay.toks) or not lay.pos:
         return None
-    good = _fixed_text(plan, lay, bufa, msg)
+    good = _fixed_text(plan, lay, buf, msg, native)
     if good is None:
         return None
-    read = _numbers(plan, lay, buf, msg, spans)
+    read = _numbers(plan, lay, buf, msg, native.columns)
     if read is None:
         return None
     nums, xs, oks, unk = read
@@ -141,22 +143,29 @@ def evaluate(plan, lay: Layout, buf, bufa: np.ndarray, msg: np.ndarray, spans, s
     return r
 
 
-def _fixed_text(plan, lay: Layout, bufa: np.ndarray, msg: np.ndarray) -> np.ndarray | None:
+def _fixed_text(plan, lay: Layout, buf, msg: np.ndarray, native) -> np.ndarray | None:
     """The lines whose fixed tokens and number prefixes holding digits are the plan's; None when
-    the layout's tokens cannot hold them."""
-    good = np.ones(len(msg), dtype=bool)
+    the layout's tokens cannot hold them (every character checked in one C pass over the lines)."""
+    pos: list[np.ndarray] = []
+    want: list[str] = []
     fixed = plan.fixed if len(plan.fixed_idx) != 1 else (plan.fixed,)
     for j, text in zip(plan.fixed_idx, fixed or (), strict=True):
         if len(text) != len(lay.toks[j]):
             return None
         if _HAS_DIGIT.intersection(text):
-            good &= _same(bufa, msg, lay.pos[j], text)
+            pos.append(lay.pos[j])
+            want.append(text)
     for j, pre in plan.pres:
         if len(pre) > len(lay.toks[j]):
             return None
         if _HAS_DIGIT.intersection(pre):
-            good &= _same(bufa, msg, lay.pos[j][: len(pre)], pre)
-    return good
+            pos.append(lay.pos[j][: len(pre)])
+            want.append(pre)
+    if not want:
+        return np.ones(len(msg), dtype=bool)
+    ok = native.spelled(buf, msg.tobytes(), np.concatenate(pos).astype(np.int64).tobytes(),
+                        "".join(want).encode("ascii"))
+    return np.frombuffer(ok, dtype=np.bool_)
 
 
 def _numbers(plan, lay: Layout, buf, msg: np.ndarray, spans):
