@@ -25,31 +25,44 @@ from gpuscope.schemas import (
 
 
 def build_columns(s: sc.Scan) -> dict[str, Columns]:
+    """The frames' columns. Integer columns in the narrowest dtype that holds them (line
+    numbers, record ids int32; GPUs, sources int8 where they fit): Columns keeps them so,
+    the frames are built in the schema's dtypes. The per-line columns that only the lazy
+    per-value ones need are kept alone (not the Scan's table), a constant one as its value."""
     s.finalize()
     ts_all = s.ts
-    n = len(s.meta)
-    ln, slots, kind, gpu, worker, part, counts, src = (np.ascontiguousarray(c) for c in s.meta.T)
-    ts = ts_all[slots] if n else np.zeros(0)
+    meta = s.meta
+    n = len(meta)
+    kind = meta[:, 2]
+    counts = np.ascontiguousarray(meta[:, 6])
+    ts = ts_all[meta[:, 1]] if n else np.zeros(0)
 
     in_gpu = (kind == sc.K_OPEN) | (kind == sc.K_GPU) | (kind == sc.K_NTT) | (kind == sc.K_HELD)
     gi = np.flatnonzero(in_gpu)
+    del in_gpu
     gk = kind[gi]
     prev = np.concatenate(([sc.K_HELD], gk[:-1])) if len(gk) else gk
     start = (gk == sc.K_OPEN) | (prev == sc.K_HELD)
+    del gk, prev
     rid = np.cumsum(start) - 1
-    record = np.full(n, -1, dtype=np.int64)
+    del start
+    n_rec = int(rid[-1]) + 1 if len(rid) else 0
+    record = np.full(n, -1, dtype=narrow(-1, n_rec))
     record[gi] = rid
-    gpu = gpu.copy()
+    gpu = meta[:, 3].copy()
     ntt = np.flatnonzero(kind == sc.K_NTT)
     if len(ntt):
         r = record[ntt]
         gpu[ntt] = np.arange(len(ntt)) - np.searchsorted(r, r, side="left")
-
-    n_rec = int(rid[-1]) + 1 if len(rid) else 0
+    gpu = small(gpu)
+    ln = small(meta[:, 0])
     records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
+    del rid, gi
+    worker, part, src = (_constant(meta[:, j]) for j in (4, 5, 7))
+    nv = len(s.values)
 
     def per_value(col):  # a per-line column, once per value
-        return np.repeat(col, counts)
+        return np.full(nv, col) if np.ndim(col) == 0 else np.repeat(col, counts)
 
     # (the columns the analysis seldom reads, per value: made when first read)
     comps = Columns(
@@ -61,17 +74,17 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
             "value_ms": np.asarray(s.values, dtype=np.float64),
             "line": lambda: per_value(ln),
             "ts": lambda: per_value(ts),
-            "source": lambda: per_value(src).astype(np.int32),
+            "source": lambda: per_value(src),
             "worker": lambda: per_value(worker),
             "partition": lambda: per_value(part),
         },
         cats={"component": s.tables.names.list, "source": sc.SOURCES},
-        n=len(s.values),
+        n=nv,
     )
     qr = s.qrow
     quantities = Columns(
         QUANTITY_COLUMNS,
-        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": lambda: ln[qr],
+        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": ln[qr],
          "ts": ts[qr]},
         cats={"name": s.tables.qnames.list},
         n=len(qr),
@@ -80,6 +93,28 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
     skipped = Columns(SKIPPED_COLUMNS, {"line": s.skip_line, "reason": s.skip_reason, "text": s.skip_text})
     return {"components": comps, "records": records, "timeline": tl, "skipped": skipped,
             "quantities": quantities}
+
+
+_INTS = (np.int8, np.int16, np.int32, np.int64)
+
+
+def narrow(lo: int, hi: int) -> np.dtype:
+    """The narrowest signed integer dtype holding lo..hi."""
+    return next(np.dtype(t) for t in _INTS if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+
+
+def small(a: np.ndarray) -> np.ndarray:
+    """A contiguous copy of an integer column in the narrowest dtype holding its values."""
+    if not len(a):
+        return np.ascontiguousarray(a)
+    return np.ascontiguousarray(a, dtype=narrow(int(a.min()), int(a.max())))
+
+
+def _constant(col: np.ndarray):
+    """A per-line column: its one value (an int) where every line has it, else small(col)."""
+    if len(col) and int(col.min()) == int(col.max()):
+        return int(col[0])
+    return small(col)
 
 
 def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
@@ -107,12 +142,12 @@ def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
     return Columns(
         RECORD_COLUMNS,
         {
-            "record": np.arange(n_rec, dtype=np.int64),
+            "record": np.arange(n_rec, dtype=narrow(0, n_rec)),
             "first_line": gln[first_idx],
             "last_line": gln[last_idx],
             "ts_start": ts_min,
             "ts_end": ts_max,
-            "n_gpus": np.maximum(n_gpus, 1),
+            "n_gpus": small(np.maximum(n_gpus, 1)),
             "held_ms": held_ms,
             "complete": complete,
         },
