@@ -60,14 +60,20 @@ def labels(cols: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 def distinct_pairs(g: np.ndarray, c: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order."""
-    key = g * w + c
-    if len(key) > 1 and bool((key[1:] >= key[:-1]).all()):  # (in order: no sort, no division)
-        new = key[1:] != key[:-1]
-        if new.all():
-            return g, c
-        mask = np.concatenate(([True], new))
-        return g[mask], c[mask]
+    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order. Pairs in
+    order (a group's names in the order of the first line's) are checked on g and c (masks,
+    no key as long as the pairs), else sorted by the key g * w + c."""
+    if len(g) > 1:
+        up = g[1:] > g[:-1]
+        if bool((up | (g[1:] == g[:-1])).all()) and bool((up | (c[1:] >= c[:-1])).all()):
+            new = up | (c[1:] != c[:-1])
+            if new.all():
+                return g, c
+            mask = np.concatenate(([True], new))
+            return g[mask], c[mask]
+    key = g.astype(np.int64)  # (a copy, then in place: one temporary as long as the pairs)
+    key *= w
+    key += c
     key = np.unique(key)
     return key // w, key % w
 
