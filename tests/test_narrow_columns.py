@@ -90,3 +90,27 @@ def test_columns_keep_narrow_ints_and_cast_others():
     assert c["record"].dtype == np.int16
     assert c["line"].dtype == np.int64
     assert c["gpu"].dtype == np.int64  # (unsigned: cast, as before)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_distinct_pairs_in_any_order(seed):
+    """codeops.distinct_pairs' path for pairs in order (masks, no key) and its sort: the set
+    of pairs, each once, on pairs sorted, sorted by group only, and shuffled."""
+    from gpuscope.parsers.log import codeops
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(0, 300))
+    w = int(rng.integers(1, 9))
+    g = np.sort(rng.integers(0, 40, size=m)).astype(rng.choice([np.int32, np.int64]))
+    c = rng.integers(0, w, size=m).astype(np.int32)
+    how = seed % 3
+    if how == 0:
+        o = np.lexsort((c, g))
+        g, c = g[o], c[o]
+    elif how == 2:
+        o = rng.permutation(m)
+        g, c = g[o], c[o]
+    want = set(zip(g.tolist(), c.tolist(), strict=True))
+    pg, pc = codeops.distinct_pairs(g, c, w)
+    got = list(zip(pg.tolist(), pc.tolist(), strict=True))
+    assert len(got) == len(want) and set(got) == want
