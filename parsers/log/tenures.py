@@ -81,11 +81,11 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
         cats={"component": s.tables.names.list, "source": sc.SOURCES},
         n=nv,
     )
-    qr = s.qrow
+    qr = small(s.qrow)  # (the quantities' rows, kept for their line and time: made when first read)
     quantities = Columns(
         QUANTITY_COLUMNS,
-        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": ln[qr],
-         "ts": ts[qr]},
+        {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": lambda: ln[qr],
+         "ts": lambda: ts[qr]},
         cats={"name": s.tables.qnames.list},
         n=len(qr),
     )
