@@ -71,12 +71,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if eval_row.any():
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
-    # the whole printed on a line of its own (`total_ms=430` after the parts' lines): a record
-    # ends at the line printing the whole, as in kv, and takes the timing lines before it
-    alone = False
-    if has_whole.any() and not has_whole[grouped].all():  # (statistics and evaluation lines are no records)
-        n_whole = np.bincount(row_of[is_whole], minlength=n)
-        alone = float(np.median((counts - n_whole)[has_whole])) == 0.0
+    alone = _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
     del is_whole, no_part, row_of  # (per value: not needed past here)
     counters = _counters(s)
     gid = _split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
@@ -104,6 +99,16 @@ def finish(s: sc.Scan, held: str | None) -> None:
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
     s.notes = notes
+
+
+def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
+    """Whether the whole is printed on a line of its own (`total_ms=430` after the parts'
+    lines): a record then ends at the line printing the whole, as in kv, and takes the
+    timing lines before it. (Statistics and evaluation lines are no records.)"""
+    if has_whole.any() and not has_whole[grouped].all():
+        n_whole = np.bincount(row_of[is_whole], minlength=n)
+        return float(np.median((counts - n_whole)[has_whole])) == 0.0
+    return False
 
 
 def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
