@@ -114,3 +114,24 @@ def test_distinct_pairs_in_any_order(seed):
     pg, pc = codeops.distinct_pairs(g, c, w)
     got = list(zip(pg.tolist(), pc.tolist(), strict=True))
     assert len(got) == len(want) and set(got) == want
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exact_runs_is_reduceat(seed):
+    """codeops.exact_runs' runs of one length (a (runs, k) view) give op.reduceat's result, to
+    the bit, for wrapping integer sums and fmin / fmax over NaN; uneven runs too."""
+    from gpuscope.parsers.log import codeops
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 60))
+    k = int(rng.integers(1, 4))
+    lens = np.full(m, k) if seed % 3 else rng.integers(1, 4, size=m)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    n = int(lens.sum())
+    f = np.where(rng.random(n) < 0.3, np.nan, rng.normal(size=n))
+    u = rng.integers(1, 2**62, size=n, dtype=np.int64).view(np.uint64) * np.uint64(5)
+    for op, x in ((np.fmin, f), (np.fmax, f), (np.add, u)):
+        want = op.reduceat(x, starts)
+        got = codeops.exact_runs(op, x, starts)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want, equal_nan=x.dtype.kind == "f")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.codeops import exact_runs
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -45,7 +46,6 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
     start = (gk == sc.K_OPEN) | (prev == sc.K_HELD)
     del gk, prev
     rid = np.cumsum(start) - 1
-    del start
     n_rec = int(rid[-1]) + 1 if len(rid) else 0
     record = np.full(n, -1, dtype=narrow(-1, n_rec))
     record[gi] = rid
@@ -56,8 +56,8 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
         gpu[ntt] = np.arange(len(ntt)) - np.searchsorted(r, r, side="left")
     gpu = small(gpu)
     ln = small(meta[:, 0])
-    records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
-    del rid, gi
+    records = _records(n_rec, rid, np.flatnonzero(start), ln[gi], ts[gi], gpu[gi], record, kind, s.held)
+    del rid, gi, start
     worker, part, src = (_constant(meta[:, j]) for j in (4, 5, 7))
     nv = len(s.values)
 
@@ -117,15 +117,15 @@ def _constant(col: np.ndarray):
     return small(col)
 
 
-def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
+def _records(n_rec, rid, first_idx, gln, gts, ggpu, record, kind, held) -> Columns:
+    """The records' columns (first_idx: where each record's run of GPU-region lines starts;
+    rid is sorted: tenures are consecutive runs, record 0 first)."""
     if n_rec == 0:
         return Columns(RECORD_COLUMNS, {})
-    first_idx = np.searchsorted(rid, np.arange(n_rec), side="left")
-    last_idx = np.searchsorted(rid, np.arange(n_rec), side="right") - 1
-    # rid is sorted (tenures are consecutive runs of GPU-region lines): reduce each run
+    last_idx = np.append(first_idx[1:], len(rid)) - 1
     with np.errstate(invalid="ignore"):
-        ts_min = np.fmin.reduceat(gts, first_idx)
-        ts_max = np.fmax.reduceat(gts, first_idx)
+        ts_min = exact_runs(np.fmin, gts, first_idx)
+        ts_max = exact_runs(np.fmax, gts, first_idx)
     ok = ggpu >= 0
     if ok.any():
         width = int(ggpu[ok].max()) + 1
