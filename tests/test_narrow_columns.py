@@ -135,3 +135,18 @@ def test_exact_runs_is_reduceat(seed):
         got = codeops.exact_runs(op, x, starts)
         assert got.dtype == want.dtype
         assert np.array_equal(got, want, equal_nan=x.dtype.kind == "f")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fmax_at_is_ufunc_at(seed):
+    """codeops.fmax_at into NaN: np.fmax.at's result, rows once each in order or repeated."""
+    from gpuscope.parsers.log import codeops
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    rows = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=bool(seed % 2)))
+    x = np.where(rng.random(len(rows)) < 0.3, np.nan, rng.normal(size=len(rows)))
+    want, got = np.full(n, np.nan), np.full(n, np.nan)
+    np.fmax.at(want, rows, x)
+    codeops.fmax_at(got, rows, x)
+    assert np.array_equal(got, want, equal_nan=True)

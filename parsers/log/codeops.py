@@ -102,3 +102,12 @@ def exact_runs(op: np.ufunc, x: np.ndarray, starts: np.ndarray) -> np.ndarray:
         if k and int(starts[-1]) == len(x) - k and (m == 1 or bool((np.diff(starts) == k).all())):
             return x.copy() if k == 1 else op.reduce(x.reshape(m, k), axis=1)
     return op.reduceat(x, starts)
+
+
+def fmax_at(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
+    """np.fmax.at(out, rows, x) into an out of NaN: where each row comes once, in order (one
+    whole a line), an assignment (fmax(NaN, v) is v), without ufunc.at's loop."""
+    if len(rows) < 2 or bool((rows[1:] > rows[:-1]).all()):
+        out[rows] = x
+    else:
+        np.fmax.at(out, rows, x)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import distinct_pairs, exact_runs, group_sums, labels
+from gpuscope.parsers.log.codeops import distinct_pairs, exact_runs, fmax_at, group_sums, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
@@ -60,12 +60,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     is_whole = _is(ncodes, uniq, whole)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
-        w_rows, w_values = row_of[is_whole], values[is_whole]
-        if len(w_rows) < 2 or bool((w_rows[1:] > w_rows[:-1]).all()):  # (one whole a line: no fmax)
-            line_whole[w_rows] = w_values
-        else:
-            np.fmax.at(line_whole, w_rows, w_values)
-        del w_rows, w_values
+        fmax_at(line_whole, row_of[is_whole], values[is_whole])
     no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
@@ -215,8 +210,7 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
     held_rows = rows[last & complete_g[g]]
     kind[held_rows] = sc.K_HELD
     # (g runs 0, 1, ... in order: each record's largest whole, NaN where it has none, as fmax.at)
-    gw = (exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1]))))
-          if len(g) else np.full(0, np.nan))
+    gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(g, prepend=-1))) if len(g) else g * 1.0
     gp = np.bincount(g, weights=parts[rows], minlength=len(complete_g))
     # a whole below its parts by no more than the printed rounding is rounding, not an
     # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
