@@ -162,7 +162,9 @@ class Columns:
     """A frame of a schema held as numpy arrays, built into a DataFrame only when asked
     (`frame()`): the analysis reads the arrays, so a command that prints JSON never builds
     the million-row frames (nor imports pandas for them). A column given as a function
-    (with `n`) is made when first read.
+    (with `n`) is made when first read. An int64 column given as a narrower signed integer
+    array (line numbers as int32, GPUs as int8) is kept in its dtype: a reader that needs
+    int64 casts it; the frame has the schema's dtypes.
 
     A text column is held either as an array of str/object, or as integer codes into a
     list of categories (`codes(name)`, `categories(name)`): component names repeat, and a
@@ -188,6 +190,8 @@ class Columns:
             elif dtype in (STR, OBJ):
                 v = data.get(name, ())
                 self.data[name] = v if isinstance(v, np.ndarray) and v.dtype == object else np.asarray(v, dtype=object)
+            elif dtype == "int64" and isinstance(make, np.ndarray) and make.dtype.kind == "i":
+                self.data[name] = make  # (a narrower integer column stays so: frame() makes it int64)
             else:
                 self.data[name] = np.asarray(data.get(name, ()), dtype=dtype)
         lens = {len(v) for v in self.data.values()}

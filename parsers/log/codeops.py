@@ -60,14 +60,20 @@ def labels(cols: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 def distinct_pairs(g: np.ndarray, c: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order."""
-    key = g * w + c
-    if len(key) > 1 and bool((key[1:] >= key[:-1]).all()):  # (in order: no sort, no division)
-        new = key[1:] != key[:-1]
-        if new.all():
-            return g, c
-        mask = np.concatenate(([True], new))
-        return g[mask], c[mask]
+    """The distinct (g, c) pairs (0 <= c < w) as two arrays, in no promised order. Pairs in
+    order (a group's names in the order of the first line's) are checked on g and c (masks,
+    no key as long as the pairs), else sorted by the key g * w + c."""
+    if len(g) > 1:
+        up = g[1:] > g[:-1]
+        if bool((up | (g[1:] == g[:-1])).all()) and bool((up | (c[1:] >= c[:-1])).all()):
+            new = up | (c[1:] != c[:-1])
+            if new.all():
+                return g, c
+            mask = np.concatenate(([True], new))
+            return g[mask], c[mask]
+    key = g.astype(np.int64)  # (a copy, then in place: one temporary as long as the pairs)
+    key *= w
+    key += c
     key = np.unique(key)
     return key // w, key % w
 
@@ -80,7 +86,28 @@ def group_sums(g: np.ndarray, x: np.ndarray, ng: int) -> np.ndarray:
         return out
     if bool((g[1:] >= g[:-1]).all()):
         starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-        out[g[starts]] = np.add.reduceat(x, starts)
+        out[g[starts]] = exact_runs(np.add, x, starts)
     else:
         np.add.at(out, g, x)
     return out
+
+
+def exact_runs(op: np.ufunc, x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """op.reduceat(x, starts) (starts increasing from 0) for an op whose result is the same in
+    any order (integer sums, wrapping; fmin, fmax): runs of one length (a record of one line,
+    a line of k names) reduced as rows of a (runs, k) view, no segment loop."""
+    m = len(starts)
+    if m and len(x) % m == 0:
+        k = len(x) // m
+        if k and int(starts[-1]) == len(x) - k and (m == 1 or bool((np.diff(starts) == k).all())):
+            return x.copy() if k == 1 else op.reduce(x.reshape(m, k), axis=1)
+    return op.reduceat(x, starts)
+
+
+def fmax_at(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
+    """np.fmax.at(out, rows, x) into an out of NaN: where each row comes once, in order (one
+    whole a line), an assignment (fmax(NaN, v) is v), without ufunc.at's loop."""
+    if len(rows) < 2 or bool((rows[1:] > rows[:-1]).all()):
+        out[rows] = x
+    else:
+        np.fmax.at(out, rows, x)

@@ -34,7 +34,9 @@ def _starts(counts: np.ndarray) -> np.ndarray:
 def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -> sc.Scan:
     """One Scan, rows in line order (stable: a line read as pieces keeps their order): each
     source's columns written once, straight to their place in the result (no concatenation
-    gathered again: a million lines' columns exist once beside their sources)."""
+    gathered again: a million lines' columns exist once beside their sources). `replayed` is
+    consumed (emptied as its readings are placed: each one's arrays are freed once copied,
+    never all of them beside the whole result)."""
     e = sc.Scan.concat(read, tables)
     if not replayed:
         return e
@@ -43,26 +45,33 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     inv = np.empty(len(order), dtype=np.int64)
     inv[order] = np.arange(len(order))
     e_q = np.bincount(e.qrow, minlength=ne) if len(e.qrow) else np.zeros(ne, dtype=np.int64)
-    rds: list[Any] = [r.rd for r in replayed]
-    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(rd.names))
-                                             for r, rd in zip(replayed, rds, strict=True))])[order]
-    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(rd.qnames))
-                                     for r, rd in zip(replayed, rds, strict=True))])[order]
+    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(_rd(r).names)) for r in replayed)])[order]
+    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(_rd(r).qnames)) for r in replayed)])[order]
+    del order, e_q
     vstart, qstart = _starts(counts), _starts(qcounts)
-    out = _empty(e, replayed, len(order), int(counts.sum()), int(qcounts.sum()))
+    out = _empty(e, replayed, len(inv), int(counts.sum()), int(qcounts.sum()))
+    del counts, qcounts
     _place_read(out, e, inv[:ne], vstart, qstart)
     row, slot = ne, len(e.ts)
-    for r in replayed:
+    out.ts[:slot] = e.ts
+    replayed.reverse()  # (popped from the end, in order)
+    while replayed:
+        r = replayed.pop()
         m = len(r.ln)
         _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables)
+        out.ts[slot:slot + m] = r.ts
         row, slot = row + m, slot + m
-    out.ts = np.concatenate([e.ts, *(r.ts for r in replayed)])
+        del r
     out.held = (inv[e.held[0]], e.held[1])
     out.timeline = e.timeline
     out.skip_line, out.skip_reason, out.skip_text = e.skip_line, e.skip_reason, e.skip_text
     out.timing_lines = e.timing_lines + row - ne
     out.notes = e.notes
     return out
+
+
+def _rd(r: Replayed) -> Any:
+    return r.rd
 
 
 def _empty(e: sc.Scan, replayed: list[Replayed], n: int, nv: int, nq: int) -> sc.Scan:
@@ -73,15 +82,32 @@ def _empty(e: sc.Scan, replayed: list[Replayed], n: int, nv: int, nq: int) -> sc
     rds: list[Any] = [r.rd for r in replayed]
     out = sc.Scan()
     out.final, out.times, out.tables = True, None, e.tables
-    out.meta = np.empty((n, 8), dtype=e.meta.dtype)
+    out.meta = np.empty((n, 8), dtype=_meta_dtype(e, replayed, n))
     out.values = np.empty(nv, dtype=dt(e.values, *(rd.values for rd in rds)))
     out.codes = np.empty(nv, dtype=e.codes.dtype)
     out.aux = np.empty(n, dtype=dt(e.aux, *(r.aux for r in replayed)))
     out.tol = np.empty(n, dtype=np.float64)
+    out.ts = np.empty(len(e.ts) + sum(len(r.ts) for r in replayed), dtype=dt(e.ts, *(r.ts for r in replayed)))
     out.qrow = np.empty(nq, dtype=np.int64)
     out.qcodes = np.empty(nq, dtype=e.qcodes.dtype)
     out.qvalues = np.empty(nq, dtype=dt(e.qvalues, *(rd.qvalues for rd in rds)))
     return out
+
+
+I32 = np.iinfo(np.int32)
+
+
+def _meta_dtype(e: sc.Scan, replayed: list[Replayed], n: int) -> np.dtype:
+    """int32 where every number of the meta fits (line numbers, slots and counts of any log
+    that fits in memory; workers and partitions as printed, checked): half the table's 64
+    bytes a line; else the read rows' dtype."""
+    def fits(a: np.ndarray) -> bool:
+        return not len(a) or (I32.min <= int(a.min()) and int(a.max()) <= I32.max)
+
+    if e.meta.dtype.itemsize <= 4 or (n + len(e.ts) + sum(len(r.ln) for r in replayed) <= I32.max
+                                      and fits(e.meta) and all(fits(r.ln) for r in replayed)):
+        return np.dtype(np.int32)
+    return e.meta.dtype
 
 
 def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vstart: np.ndarray, qstart: np.ndarray) -> None:

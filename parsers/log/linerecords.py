@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import distinct_pairs, group_sums, labels
+from gpuscope.parsers.log.codeops import distinct_pairs, exact_runs, fmax_at, group_sums, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
@@ -55,11 +55,12 @@ def finish(s: sc.Scan, held: str | None) -> None:
                      + " (it grows by about the same on every line from about one step's worth)")
 
     whole, basis = _choose_whole(ncodes, uniq, aux, starts, row_of, n, held)
+    del aux, starts
     s.whole, s.whole_basis = whole, basis
     is_whole = _is(ncodes, uniq, whole)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
-        np.fmax.at(line_whole, row_of[is_whole], values[is_whole])
+        fmax_at(line_whole, row_of[is_whole], values[is_whole])
     no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
@@ -70,17 +71,14 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if eval_row.any():
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
+    alone = _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
+    del is_whole, no_part, row_of  # (per value: not needed past here)
     counters = _counters(s)
     gid = _split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
-    rec_group = _record_groups(gid, ncodes, uniq, row_of, counters, whole)  # per group: is a record
+    rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
+    del counters
     row_rec = np.zeros(n, dtype=bool)
     row_rec[grouped] = rec_group[gid[grouped]]
-    # the whole printed on a line of its own (`total_ms=430` after the parts' lines): a record
-    # ends at the line printing the whole, as in kv, and takes the timing lines before it
-    alone = False
-    if has_whole.any() and not has_whole[grouped].all():  # (statistics and evaluation lines are no records)
-        n_whole = np.bincount(row_of[is_whole], minlength=n)
-        alone = float(np.median((counts - n_whole)[has_whole])) == 0.0
     rows = np.flatnonzero(row_rec)  # the record rows, in log order
     kind[mine] = sc.K_FREE
     kind[rows] = sc.K_GPU
@@ -101,6 +99,16 @@ def finish(s: sc.Scan, held: str | None) -> None:
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
     s.notes = notes
+
+
+def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
+    """Whether the whole is printed on a line of its own (`total_ms=430` after the parts'
+    lines): a record then ends at the line printing the whole, as in kv, and takes the
+    timing lines before it. (Statistics and evaluation lines are no records.)"""
+    if has_whole.any() and not has_whole[grouped].all():
+        n_whole = np.bincount(row_of[is_whole], minlength=n)
+        return float(np.median((counts - n_whole)[has_whole])) == 0.0
+    return False
 
 
 def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
@@ -201,8 +209,8 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
         complete_g = w_g  # after the last whole line: cut off, incomplete
     held_rows = rows[last & complete_g[g]]
     kind[held_rows] = sc.K_HELD
-    gw = np.full(len(complete_g), np.nan)
-    np.fmax.at(gw, g, line_whole[rows])
+    # (g runs 0, 1, ... in order: each record's largest whole, NaN where it has none, as fmax.at)
+    gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(g, prepend=-1))) if len(g) else g * 1.0
     gp = np.bincount(g, weights=parts[rows], minlength=len(complete_g))
     # a whole below its parts by no more than the printed rounding is rounding, not an
     # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
@@ -240,8 +248,11 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
         child = np.flatnonzero(parent[codes] >= 0)
         present = np.unique(row_of * len(ulist) + codes)
         nested[child] = np.isin(row_of[child] * len(ulist) + parent[codes[child]], present)
-    not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
-    stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
+    if is_stat.any():
+        not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
+        stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
+    else:  # (no statistic: no row of statistics only, and no per-value weights)
+        stat_row = np.zeros(n, dtype=bool)
     why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
     for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
         why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
@@ -371,7 +382,7 @@ def _groups(counters, n, mine):
 _HASH_SEED = 0x5EED_11E5
 
 
-def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
+def _record_groups(gid, ncodes, uniq, counts, counters, whole):
     """Per group, whether it is a record: its shape (counter keys, component names) repeats;
     or it shares its counter keys and a component (not the whole) with a shape that
     repeats; or, when no shape repeats, it has a time. Shapes are compared by two 64-bit
@@ -380,12 +391,21 @@ def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
     if ng == 0:
         return np.zeros(0, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
-    vg = gid[row_of] if len(ncodes) else np.zeros(0, dtype=np.int64)
+    vg = np.repeat(gid, counts) if len(ncodes) else np.zeros(0, dtype=np.int64)  # (gid[row_of])
     keep = vg >= 0
-    pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
+    if keep.all():  # (every value in a group: no copies)
+        pg, pc = distinct_pairs(vg, ncodes, max(len(uniq), 1))
+    else:
+        pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
+    del keep
     rnd = rng.integers(1, 2**62, size=(max(len(uniq), 1), 2), dtype=np.int64).view(np.uint64)
-    h0, h1 = group_sums(pg, rnd[:, 0][pc], ng), group_sums(pg, rnd[:, 1][pc], ng)
+    x = np.take(rnd[:, 0], pc)  # (one buffer as long as the pairs, for both words)
+    h0 = group_sums(pg, x, ng)
+    np.take(rnd[:, 1], pc, out=x, mode="clip")  # (codes are in range; "raise" would buffer out)
+    h1 = group_sums(pg, x, ng)
+    del x
     has_names = np.bincount(pg, minlength=ng) > 0
+    del vg, pg, pc  # (per value; made again for the one-off shapes, seldom)
     crow, ccode, _ = counters
     kh = np.zeros(ng, dtype=np.uint64)
     if len(crow):
@@ -394,6 +414,7 @@ def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
         kg, kc = distinct_pairs(cg[ok], ccode[ok], int(ccode.max()) + 1)
         krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
         kh = group_sums(kg, krnd[kc], ng)
+        del cg, ok, kg, kc
     shape = labels((kh, h0, h1))
     freq = np.bincount(shape)
     repeated = (freq[shape] >= 2) & has_names
@@ -405,17 +426,17 @@ def _record_groups(gid, ncodes, uniq, row_of, counters, whole):
         # a one-off shape is a record when it shares its counter keys and a part with a repeated one
         rep_shapes = np.unique(shape[repeated])
         first_of = {int(sh): int(np.flatnonzero(shape == sh)[0]) for sh in rep_shapes}
-        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), gid, row_of, ncodes, uniq, whole)
+        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), np.repeat(gid, counts), ncodes, uniq,
+                           whole)
         reps = [(kh[g], sets[g]) for g in first_of.values()]
         for g in lonely.tolist():
             out[g] = any(k == kh[g] and parts & sets[g] for k, parts in reps)
     return out
 
 
-def _group_sets(wanted: set[int], gid, row_of, ncodes, uniq, whole) -> dict[int, set]:
-    """The component names (without the whole) of the wanted groups."""
+def _group_sets(wanted: set[int], vg, ncodes, uniq, whole) -> dict[int, set]:
+    """The component names (without the whole) of the wanted groups (vg: each value's group)."""
     out: dict[int, set] = {g: set() for g in wanted}
-    vg = gid[row_of]
     sel = np.flatnonzero(np.isin(vg, np.fromiter(wanted, dtype=np.int64)))
     for g, c in zip(vg[sel].tolist(), ncodes[sel].tolist(), strict=True):
         nm = uniq[c]

@@ -24,12 +24,13 @@ def running_totals_codes(ncodes: np.ndarray, uniq: list[str], values: np.ndarray
     their names. A running total: on at least 4 lines, never decreasing, starting below two
     of its median increments. Vectorised over the names (many names cost no loop); the
     medians only of the names that never decrease (a time per step falls now and then)."""
-    sel = np.flatnonzero(mine)
-    if len(sel) < 4:
+    k = int(np.count_nonzero(mine))
+    if k < 4:
         return []
+    if len(uniq) <= FEW_NAMES and k == len(ncodes):  # (every value: no copies, no positions)
+        return _running_totals_few(ncodes, uniq, values, None)
+    sel = np.flatnonzero(mine)
     if len(uniq) <= FEW_NAMES:
-        if len(sel) == len(ncodes):  # (every value: no copies)
-            return _running_totals_few(ncodes, uniq, values, None)
         return _running_totals_few(ncodes[sel], uniq, values, sel)
     codes, order = sc.first_codes(ncodes[sel], len(uniq))
     nu = len(order)

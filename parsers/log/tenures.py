@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.codeops import exact_runs
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -25,31 +26,43 @@ from gpuscope.schemas import (
 
 
 def build_columns(s: sc.Scan) -> dict[str, Columns]:
+    """The frames' columns. Integer columns in the narrowest dtype that holds them (line
+    numbers, record ids int32; GPUs, sources int8 where they fit): Columns keeps them so,
+    the frames are built in the schema's dtypes. The per-line columns that only the lazy
+    per-value ones need are kept alone (not the Scan's table), a constant one as its value."""
     s.finalize()
     ts_all = s.ts
-    n = len(s.meta)
-    ln, slots, kind, gpu, worker, part, counts, src = (np.ascontiguousarray(c) for c in s.meta.T)
-    ts = ts_all[slots] if n else np.zeros(0)
+    meta = s.meta
+    n = len(meta)
+    kind = meta[:, 2]
+    counts = np.ascontiguousarray(meta[:, 6])
+    ts = ts_all[meta[:, 1]] if n else np.zeros(0)
 
     in_gpu = (kind == sc.K_OPEN) | (kind == sc.K_GPU) | (kind == sc.K_NTT) | (kind == sc.K_HELD)
     gi = np.flatnonzero(in_gpu)
+    del in_gpu
     gk = kind[gi]
     prev = np.concatenate(([sc.K_HELD], gk[:-1])) if len(gk) else gk
     start = (gk == sc.K_OPEN) | (prev == sc.K_HELD)
+    del gk, prev
     rid = np.cumsum(start) - 1
-    record = np.full(n, -1, dtype=np.int64)
+    n_rec = int(rid[-1]) + 1 if len(rid) else 0
+    record = np.full(n, -1, dtype=narrow(-1, n_rec))
     record[gi] = rid
-    gpu = gpu.copy()
+    gpu = meta[:, 3].copy()
     ntt = np.flatnonzero(kind == sc.K_NTT)
     if len(ntt):
         r = record[ntt]
         gpu[ntt] = np.arange(len(ntt)) - np.searchsorted(r, r, side="left")
-
-    n_rec = int(rid[-1]) + 1 if len(rid) else 0
-    records = _records(n_rec, rid, ln[gi], ts[gi], gpu[gi], record, kind, s.held)
+    gpu = small(gpu)
+    ln = small(meta[:, 0])
+    records = _records(n_rec, rid, np.flatnonzero(start), ln[gi], ts[gi], gpu[gi], record, kind, s.held)
+    del rid, gi, start
+    worker, part, src = (_constant(meta[:, j]) for j in (4, 5, 7))
+    nv = len(s.values)
 
     def per_value(col):  # a per-line column, once per value
-        return np.repeat(col, counts)
+        return np.full(nv, col) if np.ndim(col) == 0 else np.repeat(col, counts)
 
     # (the columns the analysis seldom reads, per value: made when first read)
     comps = Columns(
@@ -61,18 +74,18 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
             "value_ms": np.asarray(s.values, dtype=np.float64),
             "line": lambda: per_value(ln),
             "ts": lambda: per_value(ts),
-            "source": lambda: per_value(src).astype(np.int32),
+            "source": lambda: per_value(src),
             "worker": lambda: per_value(worker),
             "partition": lambda: per_value(part),
         },
         cats={"component": s.tables.names.list, "source": sc.SOURCES},
-        n=len(s.values),
+        n=nv,
     )
-    qr = s.qrow
+    qr = small(s.qrow)  # (the quantities' rows, kept for their line and time: made when first read)
     quantities = Columns(
         QUANTITY_COLUMNS,
         {"record": record[qr], "gpu": gpu[qr], "name": s.qcodes, "value": s.qvalues, "line": lambda: ln[qr],
-         "ts": ts[qr]},
+         "ts": lambda: ts[qr]},
         cats={"name": s.tables.qnames.list},
         n=len(qr),
     )
@@ -82,15 +95,37 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
             "quantities": quantities}
 
 
-def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
+_INTS = (np.int8, np.int16, np.int32, np.int64)
+
+
+def narrow(lo: int, hi: int) -> np.dtype:
+    """The narrowest signed integer dtype holding lo..hi."""
+    return next(np.dtype(t) for t in _INTS if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+
+
+def small(a: np.ndarray) -> np.ndarray:
+    """A contiguous copy of an integer column in the narrowest dtype holding its values."""
+    if not len(a):
+        return np.ascontiguousarray(a)
+    return np.ascontiguousarray(a, dtype=narrow(int(a.min()), int(a.max())))
+
+
+def _constant(col: np.ndarray):
+    """A per-line column: its one value (an int) where every line has it, else small(col)."""
+    if len(col) and int(col.min()) == int(col.max()):
+        return int(col[0])
+    return small(col)
+
+
+def _records(n_rec, rid, first_idx, gln, gts, ggpu, record, kind, held) -> Columns:
+    """The records' columns (first_idx: where each record's run of GPU-region lines starts;
+    rid is sorted: tenures are consecutive runs, record 0 first)."""
     if n_rec == 0:
         return Columns(RECORD_COLUMNS, {})
-    first_idx = np.searchsorted(rid, np.arange(n_rec), side="left")
-    last_idx = np.searchsorted(rid, np.arange(n_rec), side="right") - 1
-    # rid is sorted (tenures are consecutive runs of GPU-region lines): reduce each run
+    last_idx = np.append(first_idx[1:], len(rid)) - 1
     with np.errstate(invalid="ignore"):
-        ts_min = np.fmin.reduceat(gts, first_idx)
-        ts_max = np.fmax.reduceat(gts, first_idx)
+        ts_min = exact_runs(np.fmin, gts, first_idx)
+        ts_max = exact_runs(np.fmax, gts, first_idx)
     ok = ggpu >= 0
     if ok.any():
         width = int(ggpu[ok].max()) + 1
@@ -107,12 +142,12 @@ def _records(n_rec, rid, gln, gts, ggpu, record, kind, held) -> Columns:
     return Columns(
         RECORD_COLUMNS,
         {
-            "record": np.arange(n_rec, dtype=np.int64),
+            "record": np.arange(n_rec, dtype=narrow(0, n_rec)),
             "first_line": gln[first_idx],
             "last_line": gln[last_idx],
             "ts_start": ts_min,
             "ts_end": ts_max,
-            "n_gpus": np.maximum(n_gpus, 1),
+            "n_gpus": small(np.maximum(n_gpus, 1)),
             "held_ms": held_ms,
             "complete": complete,
         },
