@@ -132,7 +132,7 @@ def wide_table(components, records) -> Table:
     if grid is not None:
         return Table({str(names[j]): grid[:, j] for j in range(len(names))}, rec_ids, "record")
     n_gpus = complete_rows(column(records, "n_gpus"), complete, every)
-    rec = column(components, "record").astype(np.int64, copy=False)
+    rec = _ints(column(components, "record"))  # (int32 from the parser: lut[rec] needs no int64 copy)
     lut = np.full(int(rec_ids.max()) + 1 if len(rec_ids) else 0, -1, dtype=np.int64)
     lut[rec_ids] = np.arange(len(rec_ids))
     if len(rec) and int(rec.min()) >= 0 and int(rec.max()) < len(lut):  # (no free lines: no masks)
