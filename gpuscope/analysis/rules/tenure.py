@@ -197,9 +197,11 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
     sp, wide = inp.split.rows(rows_sel), inp.wide.rows(rows_sel)
     held = floats(sp, "held_ms")
     finite = np.isfinite(held)
-    held_var = held.var() if finite.all() else NAN
-    if finite.sum() < UNSTABLE_MIN_RECORDS or not finite.all() or held_var == 0:
+    if finite.sum() < UNSTABLE_MIN_RECORDS or not finite.all():
         return []  # (a record without a held time explains nothing: no "explains nan%")
+    held_var = held.var()  # (after the count: an empty slice has no variance to warn of)
+    if held_var == 0:
+        return []
     rows = []
     # (a part without NaN pairs with the whole held column: its variances, computed once)
     whole: dict[str, float] = {}
