@@ -66,7 +66,7 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
 def run_figures(side: Side) -> dict[str, Any]:
     """Throughput, the lock-held share, SM activity, upload rate and per-phase PCIe figures
     for one side."""
-    wide = per_record_components(side.parsed.components, side.parsed.records)
+    wide = per_record_components(side.parsed.columns("components"), side.parsed.columns("records"))
     n = len(wide)
     tl = side.timeline_summary or {}
     ts0 = wide["ts_start"].to_numpy(dtype=float) if "ts_start" in wide else np.full(n, np.nan)

@@ -34,7 +34,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
-    phases, noun, intervals, counters = parsed.components.iloc[:0], "worker", None, None
+    phases, noun, intervals, counters = None, "worker", None, None  # (no million-row frame for an empty one)
     if pictures or source.samples is not None:
         try:
             tv = timeline_view(source, trace=analysis.trace)
@@ -50,7 +50,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         bytes_per_partition=nbytes,
         timeline_summary=analysis.timeline,
         samples=source.samples,
-        phases=phases if len(phases) else None,
+        phases=phases if phases is not None and len(phases) else None,
         meta=source.meta.raw or None,
         pcie_phases=analysis.pcie_phases() or None,
         diagnoses=[d.to_json() for d in analysis.diagnoses],

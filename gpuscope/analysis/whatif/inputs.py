@@ -20,6 +20,7 @@ import pandas as pd
 
 from gpuscope.analysis.evidence.log.quantities import tenure_bytes
 from gpuscope.analysis.evidence.log.split import record_components
+from gpuscope.analysis.evidence.log.table import column
 from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
 
 if TYPE_CHECKING:
@@ -42,21 +43,29 @@ POST_LOCK_CPU = ("b_g2_msm",)
 SYNTH = ("synth",)
 
 
-def per_record_components(components: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+def per_record_components(components, records) -> pd.DataFrame:
     """One row per complete tenure, one column per component (ms), plus `held_ms` (and the
-    tenure's `ts_start`/`ts_end` when known).
+    tenure's `ts_start`/`ts_end` when known). `components` / `records`: DataFrames or the
+    parser's Columns (ParsedLog.columns: compare's figures of two 1M-line logs build no
+    million-row frame of the components).
 
     The component columns are the split's (split.record_components: per-GPU values averaged
     over the tenure's GPUs, each GPU being held for the whole tenure, as ARCHITECTURE.md says).
     """
     wide = record_components(components, records)
-    recs = records[records["complete"].astype(bool)].set_index("record")
-    rec_ids = wide.index
-    wide["held_ms"] = recs["held_ms"].reindex(rec_ids).to_numpy(dtype=float)
-    for col in ("ts_start", "ts_end"):
-        if col in recs:
-            wide[col] = recs[col].reindex(rec_ids).to_numpy(dtype=float)
+    complete = np.asarray(column(records, "complete"), dtype=bool)
+    # (each wide row's complete record: DataFrame.reindex by record id, without the frame)
+    at = pd.Index(np.asarray(column(records, "record"))[complete]).get_indexer(wide.index)
+    for col in ("held_ms", "ts_start", "ts_end"):
+        if col == "held_ms" or col in _names_of(records):
+            v = np.asarray(column(records, col), dtype=float)[complete]
+            wide[col] = np.where(at >= 0, v[np.maximum(at, 0)] if len(v) else np.nan, np.nan)
     return wide
+
+
+def _names_of(records) -> list[str]:
+    """The column names of a DataFrame or of the parser's Columns (its schema's)."""
+    return list(records.schema) if hasattr(records, "schema") else list(records.columns)
 
 
 STALL_MS = 5.0  # a barrier wait above this is a stall: prep was not done when the GPU needed it
