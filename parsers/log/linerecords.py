@@ -361,8 +361,9 @@ def _groups(counters, n, mine):
     cnt = np.bincount(crow, minlength=n) if len(crow) else np.zeros(n, dtype=np.int64)
     # same[r]: row r+1 prints the same counters as row r (compared element by element: the
     # counters of r+1 follow those of r in the arrays)
-    same = np.zeros(n, dtype=bool)
-    if len(crow):
+    same = _same_regular(crow, ccode, cval, cnt, n)
+    if same is None and len(crow):
+        same = np.zeros(n, dtype=bool)
         k = np.arange(len(crow))
         c_r = cnt[crow]
         nxt = k + c_r
@@ -372,11 +373,28 @@ def _groups(counters, n, mine):
         eq[ok] = (ccode[nxt[ok]] == ccode[ok]) & (cval[nxt[ok]] == cval[ok])
         bad = np.bincount(crow[~eq], minlength=n)
         same = (cnt > 0) & (bad == 0)
+    if same is None:
+        same = np.zeros(n, dtype=bool)
     prev_same = np.concatenate(([False], same[:-1] & mine[:-1] & mine[1:]))
     start = mine & ~prev_same
     gid = np.cumsum(start) - 1
     gid[~mine] = -1
     return gid
+
+
+def _same_regular(crow, ccode, cval, cnt, n):
+    """_groups' `same` where every row prints the same number c of counters, rows in order
+    (a training log's `epoch 0 step 17` on every line): the counters as an (n, c) table, each
+    row against the next, in two passes over views instead of a dozen gathers (1M lines: 0.3
+    -> 0.02 CPU-s). None where the rows are not so laid out."""
+    c = int(cnt[0]) if n else 0
+    if not c or len(crow) != n * c or int(cnt.min()) != c or int(cnt.max()) != c \
+            or not bool((crow[1:] >= crow[:-1]).all()):
+        return None
+    codes, values = ccode.reshape(n, c), cval.reshape(n, c)
+    same = np.zeros(n, dtype=bool)
+    same[:-1] = (codes[1:] == codes[:-1]).all(axis=1) & (values[1:] == values[:-1]).all(axis=1)
+    return same
 
 
 _HASH_SEED = 0x5EED_11E5
