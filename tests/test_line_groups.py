@@ -39,3 +39,27 @@ def test_irregular_rows_take_the_general_path():
     assert lr._same_regular(crow, np.zeros(5, dtype=np.int64), np.zeros(5), cnt, 3) is None
     assert lr._same_regular(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
                             np.zeros(2, dtype=np.int64), 2) is None
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_code_sums_is_group_sums_of_the_words(seed):
+    """codeops.code_sums against group_sums(g, words[c]) on regular groups (every group the same
+    codes: its shortcut), nearly regular ones (one code or one group off) and shuffled ones."""
+    from gpuscope.parsers.log.codeops import code_sums, group_sums
+
+    rng = np.random.default_rng(seed)
+    ng, k = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+    words = rng.integers(1, 2**62, size=8, dtype=np.int64).view(np.uint64)
+    g = np.repeat(np.arange(ng), k)
+    c = np.tile(rng.integers(0, 8, size=k), ng)
+    kind = seed % 4
+    if kind == 1:
+        c[rng.integers(0, len(c))] = (c[0] + 1) % 8
+    elif kind == 2 and ng > 1:
+        g = np.sort(np.minimum(g + (rng.random(len(g)) < 0.05), ng - 1))
+    elif kind == 3:
+        order = rng.permutation(len(g))
+        g, c = g[order], c[order]
+    want = group_sums(g, words[c], ng)
+    np.testing.assert_array_equal(code_sums(g, c, words, ng), want)
+    np.testing.assert_array_equal(code_sums(g, c, words, ng, out=np.empty(len(c), dtype=np.uint64)), want)

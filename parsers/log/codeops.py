@@ -92,6 +92,21 @@ def group_sums(g: np.ndarray, x: np.ndarray, ng: int) -> np.ndarray:
     return out
 
 
+def code_sums(g: np.ndarray, c: np.ndarray, words: np.ndarray, ng: int,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """group_sums(g, words[c], ng): per group, the wrapping sum of its codes' uint64 words.
+    Where every group 0..ng-1 holds the same k codes in the same order (each line of a
+    training log printing the same names: g is 0,0,1,1,...), each group's sum is the first
+    group's, computed once (two passes to tell, no gather of len(c) words). `out`: a buffer
+    as long as c for the gather otherwise."""
+    k = len(g) // ng if ng else 0
+    if k and len(g) == ng * k and bool((c.reshape(ng, k) == c[:k]).all()) \
+            and bool((g.reshape(ng, k) == np.arange(ng)[:, None]).all()):
+        return np.full(ng, np.add.reduce(words[c[:k]]), dtype=np.uint64)
+    x = np.take(words, c, out=out, mode="clip") if out is not None else np.take(words, c)
+    return group_sums(g, x, ng)
+
+
 def exact_runs(op: np.ufunc, x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """op.reduceat(x, starts) (starts increasing from 0) for an op whose result is the same in
     any order (integer sums, wrapping; fmin, fmax): runs of one length (a record of one line,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import distinct_pairs, exact_runs, fmax_at, group_sums, labels
+from gpuscope.parsers.log.codeops import code_sums, distinct_pairs, exact_runs, fmax_at, labels
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
@@ -417,10 +417,11 @@ def _record_groups(gid, ncodes, uniq, counts, counters, whole):
         pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
     del keep
     rnd = rng.integers(1, 2**62, size=(max(len(uniq), 1), 2), dtype=np.int64).view(np.uint64)
-    x = np.take(rnd[:, 0], pc)  # (one buffer as long as the pairs, for both words)
-    h0 = group_sums(pg, x, ng)
-    np.take(rnd[:, 1], pc, out=x, mode="clip")  # (codes are in range; "raise" would buffer out)
-    h1 = group_sums(pg, x, ng)
+    # (one buffer as long as the pairs, for both words; "clip": codes are in range, and
+    # "raise" would buffer out)
+    x = np.empty(len(pc), dtype=np.uint64)
+    h0 = code_sums(pg, pc, rnd[:, 0], ng, out=x)
+    h1 = code_sums(pg, pc, rnd[:, 1], ng, out=x)
     del x
     has_names = np.bincount(pg, minlength=ng) > 0
     del vg, pg, pc  # (per value; made again for the one-off shapes, seldom)
@@ -431,7 +432,7 @@ def _record_groups(gid, ncodes, uniq, counts, counters, whole):
         ok = cg >= 0
         kg, kc = distinct_pairs(cg[ok], ccode[ok], int(ccode.max()) + 1)
         krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
-        kh = group_sums(kg, krnd[kc], ng)
+        kh = code_sums(kg, kc, krnd, ng)
         del cg, ok, kg, kc
     shape = labels((kh, h0, h1))
     freq = np.bincount(shape)
