@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from gpuscope.parsers.log import linerecords as lr
+from gpuscope.parsers.log.codeops import same_regular
 
 
 def _general(counters, n, mine, monkeypatch):
     with monkeypatch.context() as m:
-        m.setattr(lr, "_same_regular", lambda *a: None)
+        m.setattr(lr, "same_regular", lambda *a: None)
         return lr._groups(counters, n, mine)
 
 
@@ -29,15 +30,15 @@ def test_regular_counters_group_as_the_general_path(seed, monkeypatch):
         ccode[rng.integers(0, len(ccode))] = 9
     mine = rng.random(n) < (0.8 if seed % 2 else 1.0)
     got = lr._groups((crow, ccode, cval), n, mine)
-    assert lr._same_regular(crow, ccode, cval, np.bincount(crow, minlength=n), n) is not None
+    assert same_regular(crow, ccode, cval, np.bincount(crow, minlength=n), n) is not None
     np.testing.assert_array_equal(got, _general((crow, ccode, cval), n, mine, monkeypatch))
 
 
 def test_irregular_rows_take_the_general_path():
     crow = np.array([0, 0, 1, 2, 2])  # row 1 prints one counter, the others two
     cnt = np.bincount(crow, minlength=3)
-    assert lr._same_regular(crow, np.zeros(5, dtype=np.int64), np.zeros(5), cnt, 3) is None
-    assert lr._same_regular(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
+    assert same_regular(crow, np.zeros(5, dtype=np.int64), np.zeros(5), cnt, 3) is None
+    assert same_regular(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
                             np.zeros(2, dtype=np.int64), 2) is None
 
 

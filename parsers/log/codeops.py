@@ -126,3 +126,37 @@ def fmax_at(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
         out[rows] = x
     else:
         np.fmax.at(out, rows, x)
+
+
+def same_regular(crow, ccode, cval, cnt, n):
+    """linerecords._groups' `same` (row r+1 prints the same counters as row r) where every
+    row prints the same number c of counters, rows in order (a training log's `epoch 0 step
+    17` on every line): the counters as an (n, c) table, each row against the next, in two
+    passes over views instead of a dozen gathers (1M lines: 0.3 -> 0.02 CPU-s). None where
+    the rows are not so laid out."""
+    c = int(cnt[0]) if n else 0
+    if not c or len(crow) != n * c or int(cnt.min()) != c or int(cnt.max()) != c \
+            or not bool((crow[1:] >= crow[:-1]).all()):
+        return None
+    codes, values = ccode.reshape(n, c), cval.reshape(n, c)
+    same = np.zeros(n, dtype=bool)
+    same[:-1] = (codes[1:] == codes[:-1]).all(axis=1) & (values[1:] == values[:-1]).all(axis=1)
+    return same
+
+
+def split_at_wholes(gid, has_whole, mine):
+    """A group that prints the whole on more than one of its rows is that many records, each
+    ending at its whole: `Epoch: [0][  7/100]  Time  0.257 ...` repeats the epoch on every
+    step's line, so the counters alone would make the epoch one record."""
+    if not len(gid) or gid.max() < 0:
+        return gid
+    per = np.bincount(gid[mine & has_whole], minlength=int(gid.max()) + 1)
+    multi = mine & (per[np.maximum(gid, 0)] >= 2)
+    if not multi.any():
+        return gid
+    after_whole = np.concatenate(([False], has_whole[:-1]))
+    same_as_prev = np.concatenate(([False], gid[1:] == gid[:-1]))
+    start = mine & (~same_as_prev | (multi & after_whole))
+    out = np.cumsum(start) - 1
+    out[~mine] = -1
+    return out

@@ -9,7 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import code_sums, distinct_pairs, exact_runs, fmax_at, labels
+from gpuscope.parsers.log.codeops import (
+    code_sums,
+    distinct_pairs,
+    exact_runs,
+    fmax_at,
+    labels,
+    same_regular,
+    split_at_wholes,
+)
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
@@ -74,7 +82,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     alone = _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
     del is_whole, no_part, row_of  # (per value: not needed past here)
     counters = _counters(s)
-    gid = _split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
+    gid = split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
     del counters
     row_rec = np.zeros(n, dtype=bool)
@@ -335,24 +343,6 @@ def _counters(s):
     return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
 
 
-def _split_at_wholes(gid, has_whole, mine):
-    """A group that prints the whole on more than one of its rows is that many records, each
-    ending at its whole: `Epoch: [0][  7/100]  Time  0.257 ...` repeats the epoch on every
-    step's line, so the counters alone would make the epoch one record."""
-    if not len(gid) or gid.max() < 0:
-        return gid
-    per = np.bincount(gid[mine & has_whole], minlength=int(gid.max()) + 1)
-    multi = mine & (per[np.maximum(gid, 0)] >= 2)
-    if not multi.any():
-        return gid
-    after_whole = np.concatenate(([False], has_whole[:-1]))
-    same_as_prev = np.concatenate(([False], gid[1:] == gid[:-1]))
-    start = mine & (~same_as_prev | (multi & after_whole))
-    out = np.cumsum(start) - 1
-    out[~mine] = -1
-    return out
-
-
 def _groups(counters, n, mine):
     """Group id per row: consecutive rows of this format printing the same counters, in the
     same order, form one group; every other row is a group of its own (-1: other sources).
@@ -361,7 +351,7 @@ def _groups(counters, n, mine):
     cnt = np.bincount(crow, minlength=n) if len(crow) else np.zeros(n, dtype=np.int64)
     # same[r]: row r+1 prints the same counters as row r (compared element by element: the
     # counters of r+1 follow those of r in the arrays)
-    same = _same_regular(crow, ccode, cval, cnt, n)
+    same = same_regular(crow, ccode, cval, cnt, n)
     if same is None and len(crow):
         same = np.zeros(n, dtype=bool)
         k = np.arange(len(crow))
@@ -380,21 +370,6 @@ def _groups(counters, n, mine):
     gid = np.cumsum(start) - 1
     gid[~mine] = -1
     return gid
-
-
-def _same_regular(crow, ccode, cval, cnt, n):
-    """_groups' `same` where every row prints the same number c of counters, rows in order
-    (a training log's `epoch 0 step 17` on every line): the counters as an (n, c) table, each
-    row against the next, in two passes over views instead of a dozen gathers (1M lines: 0.3
-    -> 0.02 CPU-s). None where the rows are not so laid out."""
-    c = int(cnt[0]) if n else 0
-    if not c or len(crow) != n * c or int(cnt.min()) != c or int(cnt.max()) != c \
-            or not bool((crow[1:] >= crow[:-1]).all()):
-        return None
-    codes, values = ccode.reshape(n, c), cval.reshape(n, c)
-    same = np.zeros(n, dtype=bool)
-    same[:-1] = (codes[1:] == codes[:-1]).all(axis=1) & (values[1:] == values[:-1]).all(axis=1)
-    return same
 
 
 _HASH_SEED = 0x5EED_11E5
