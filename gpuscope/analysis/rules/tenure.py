@@ -203,8 +203,8 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
     if held_var == 0:
         return []
     rows = []
-    # (a part without NaN pairs with the whole held column: its variances, computed once)
-    whole: dict[str, float] = {}
+    # (a part without NaN pairs with the whole held column, which has none: its figures, once)
+    held_var1, held_std = np.var(held, ddof=1), held.std()
     for c in wide.columns:
         if inp.model.role_of(c) not in SPLIT_ROLES:
             continue
@@ -217,15 +217,12 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
         xo, h = (x, held) if every else (x[ok], held[ok])
         if (held_var if every else h.var()) == 0:
             continue
-        if every:
-            var1 = whole.setdefault("var1", np.var(held, ddof=1))
         cov = cov_pair(xo, h)
-        explained = float(cov[0, 1] / (var1 if every else np.var(h, ddof=1)))
+        explained = float(cov[0, 1] / (held_var1 if every else np.var(h, ddof=1)))
         if not math.isfinite(explained):
             continue
         # correlation(x, held): held has no NaN, so its pairs are (xo, h), their covariance this one
-        corr = NAN if xo.std() == 0 or (whole.setdefault("std", held.std()) if every else h.std()) == 0 \
-            else correlation_of(cov)
+        corr = NAN if xo.std() == 0 or (held_std if every else h.std()) == 0 else correlation_of(cov)
         rows.append((c, explained, corr, coef_var(x)))
     if not rows:
         return []
