@@ -55,13 +55,11 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
-    if source.trace is not None:  # (the trace's copies outran the default rate: every part reads the same)
-        from gpuscope.analysis.evidence.trace.trace_activity import line_rate_floor
-
-        rate, key = line_rate_floor(source.trace.gpu, options.line_rate_gbs, options.line_rate_source)
-        options = dataclasses.replace(options, line_rate_gbs=rate, line_rate_source=key)
-    log = _log_part(source, parsed, options)
     trace = _trace_part(source, options)
+    if trace is not None:  # (its copies may raise a default line rate to their floor: every part reads that)
+        options = dataclasses.replace(options, line_rate_gbs=trace.options["line_rate_gbs"],
+                                      line_rate_source=trace.options["line_rate_source"])
+    log = _log_part(source, parsed, options)
     activity = _activity(source, options)
     evidence = _evidence(source, log, activity, trace)
     from gpuscope.analysis.rules.engine import run_rules
