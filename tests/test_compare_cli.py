@@ -208,3 +208,20 @@ def test_plot_and_export_draw_the_samples(rundir, tmp_path):
     assert {e["name"] for e in cs} == {"PCIe GB/s", "SM active %"}
     assert max(e["args"]["rx_gbs"] for e in cs if e["name"] == "PCIe GB/s") == 45.0
     assert "pageable host memory" in tr["metadata"]["title"]
+
+
+def test_a_json_compare_of_two_logs_loads_no_pandas():
+    """compare --json of two daemon logs (the run figures, the per-component bootstrap and the
+    pinned what-if with its replay) reads the parser's columns: no DataFrame, no pandas
+    (0.25 CPU-s of import that issue 21's 3x-one-analyze budget cannot afford)."""
+    probe = ("import sys, io, contextlib; from gpuscope.cli import main\n"
+             "buf = io.StringIO()\n"
+             "with contextlib.redirect_stdout(buf):\n"
+             f"    try: main(['compare', {str(EXAMPLES / 'cuzk_daemon.log')!r}, "
+             f"{str(EXAMPLES / 'article_excerpt.log')!r}, '--abc-bytes', '1.5GiB', '--json'])\n"
+             "    except SystemExit as e: assert not e.code, e.code\n"
+             "doc = __import__('json').loads(buf.getvalue())\n"
+             "print(doc['prediction'].get('available', True), 'pandas' in sys.modules, file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == "True False"

@@ -14,15 +14,23 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis.compare.stats import finite
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.log.quantities import finite_median, tenure_bytes, upload_gbs
-from gpuscope.analysis.whatif.inputs import COMBINED_UPLOAD, EXPLICIT_UPLOAD, per_record_components
+from gpuscope.analysis.evidence.log.split import row_sums
+from gpuscope.analysis.whatif.inputs import (
+    COMBINED_UPLOAD,
+    EXPLICIT_UPLOAD,
+    by_record,
+    per_record_components,
+)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from gpuscope.analysis.compare.side import Side
+    from gpuscope.analysis.evidence.log.table import Table
 
 
 def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:
@@ -69,8 +77,7 @@ def run_figures(side: Side) -> dict[str, Any]:
     wide = per_record_components(side.parsed.columns("components"), side.parsed.columns("records"))
     n = len(wide)
     tl = side.timeline_summary or {}
-    ts0 = wide["ts_start"].to_numpy(dtype=float) if "ts_start" in wide else np.full(n, np.nan)
-    ts1 = wide["ts_end"].to_numpy(dtype=float) if "ts_end" in wide else np.full(n, np.nan)
+    ts0, ts1 = wide["ts_start"], wide["ts_end"]
     ok = np.isfinite(ts0) & np.isfinite(ts1)
     span_s = float(ts1[ok].max() - ts0[ok].min()) if ok.any() else math.nan
     if not (span_s > 0) and tl.get("wall_s"):
@@ -109,7 +116,7 @@ def run_figures(side: Side) -> dict[str, Any]:
     }
 
 
-def _lock_held(wide: pd.DataFrame, tl: dict, span_s: float, ts0: np.ndarray,
+def _lock_held(wide: Table, tl: dict, span_s: float, ts0: np.ndarray,
                ts1: np.ndarray) -> tuple[float, str | None]:
     """(share of the span with the GPU busy, how it was measured): the timeline's merged
     GPU_START..GPU_END fraction when it has one, else the tenures' (stamped: `ts0`, `ts1`)."""
@@ -118,24 +125,23 @@ def _lock_held(wide: pd.DataFrame, tl: dict, span_s: float, ts0: np.ndarray,
     if span_s > 0 and len(ts0):
         if len(ts0) == len(wide):
             return merged_length(ts0, ts1) / span_s, "lock_held"
-        held = wide["held_ms"].to_numpy(dtype=float)
+        held = wide["held_ms"]
         return float(np.nansum(held) / 1e3 / span_s), "lock_held"
     return math.nan, None
 
 
-def upload_figures(side: Side, wide: pd.DataFrame) -> dict[str, Any]:
+def upload_figures(side: Side, wide: Table) -> dict[str, Any]:
     """The upload field, its median time, the bytes per partition and where they come from, and
     the rate: each tenure's logged bytes over its own upload time (median over tenures) when
     the log prints them, else the side's bytes per partition over the median upload."""
     n = len(wide)
     explicit = [c for c in EXPLICIT_UPLOAD if c in wide.columns]
     up_cols = explicit or [c for c in COMBINED_UPLOAD if c in wide.columns]
-    per_upload = wide[up_cols].sum(axis=1, min_count=1).to_numpy(dtype=float) if up_cols else np.full(n, math.nan)
+    per_upload = row_sums(wide, up_cols, n)
     upload_ms = finite_median(per_upload)
-    logged, key = tenure_bytes(side.parsed, wide.index.to_numpy())
+    logged, key = tenure_bytes(side.parsed, wide.index)
     if logged is not None:
-        recs = side.parsed.records.set_index("record")
-        gpus = recs["n_gpus"].reindex(wide.index).to_numpy(dtype=float) if "n_gpus" in recs else None
+        gpus = by_record(side.parsed.columns("records"), "n_gpus", wide.index)
         bytes_pp: float | None = finite_median(logged)
         bytes_src: str | None = f"log ({key})"
         gbs = finite_median(upload_gbs(logged, per_upload, gpus))

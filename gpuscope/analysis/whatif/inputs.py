@@ -7,7 +7,9 @@ complete tenure (`per_record_components`, which compare's run figures use too), 
 bytes (the log's h2d_bytes win over the caller's), and the concurrency the log shows
 (workers, synthesis threads). `tenure_inputs` gathers them into a `WhatIfInputs`.
 
-Pure: DataFrames in (ParsedLog contract of docs/ARCHITECTURE.md), arrays out.
+Pure: the parser's columns in (ParsedLog.columns; DataFrames of its contract are read back
+through them), numpy arrays and Tables out: the what-if of a million-tenure log builds no
+DataFrame and imports no pandas.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis.evidence.log.quantities import tenure_bytes
-from gpuscope.analysis.evidence.log.split import record_components
-from gpuscope.analysis.evidence.log.table import column
+from gpuscope.analysis.evidence.log.split import wide_table
+from gpuscope.analysis.evidence.log.table import Table, column
 from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
 
 if TYPE_CHECKING:
@@ -43,29 +44,40 @@ POST_LOCK_CPU = ("b_g2_msm",)
 SYNTH = ("synth",)
 
 
-def per_record_components(components, records) -> pd.DataFrame:
-    """One row per complete tenure, one column per component (ms), plus `held_ms` (and the
-    tenure's `ts_start`/`ts_end` when known). `components` / `records`: DataFrames or the
-    parser's Columns (ParsedLog.columns: compare's figures of two 1M-line logs build no
-    million-row frame of the components).
+def per_record_components(components, records) -> Table:
+    """One row per complete tenure (index: record id), one column per component (ms), plus
+    `held_ms` and the tenure's `ts_start`/`ts_end` (NaN where unknown). `components` /
+    `records`: the parser's Columns (ParsedLog.columns) or DataFrames of its contract.
 
-    The component columns are the split's (split.record_components: per-GPU values averaged
-    over the tenure's GPUs, each GPU being held for the whole tenure, as ARCHITECTURE.md says).
+    The component columns are the split's (split.wide_table: per-GPU values averaged over the
+    tenure's GPUs, each GPU being held for the whole tenure, as ARCHITECTURE.md says); a log
+    with more components than the split keeps columns for has only the kept ones here.
     """
-    wide = record_components(components, records)
-    complete = np.asarray(column(records, "complete"), dtype=bool)
-    # (each wide row's complete record: DataFrame.reindex by record id, without the frame)
-    at = pd.Index(np.asarray(column(records, "record"))[complete]).get_indexer(wide.index)
+    wide = wide_table(components, records)
+    cols = {c: wide[c] for c in wide.columns}
     for col in ("held_ms", "ts_start", "ts_end"):
-        if col == "held_ms" or col in _names_of(records):
-            v = np.asarray(column(records, col), dtype=float)[complete]
-            wide[col] = np.where(at >= 0, v[np.maximum(at, 0)] if len(v) else np.nan, np.nan)
-    return wide
+        cols[col] = by_record(records, col, wide.index, complete_only=True)
+    return Table(cols, wide.index, "record")
 
 
-def _names_of(records) -> list[str]:
-    """The column names of a DataFrame or of the parser's Columns (its schema's)."""
-    return list(records.schema) if hasattr(records, "schema") else list(records.columns)
+def by_record(records, name: str, ids: np.ndarray, *, complete_only: bool = False) -> np.ndarray:
+    """The records' column `name` (float64) at record ids `ids`, NaN where no record (no
+    complete one, with `complete_only`) has the id: a reindex by record id, without a frame."""
+    rec = np.asarray(column(records, "record"))
+    v = np.asarray(column(records, name), dtype=float)
+    if complete_only:
+        complete = np.asarray(column(records, "complete"), dtype=bool)
+        if not complete.all():
+            rec, v = rec[complete], v[complete]
+    ids = np.asarray(ids)
+    if len(rec) == len(ids) and np.array_equal(rec, ids):
+        return v.copy()
+    if not len(rec):
+        return np.full(len(ids), np.nan)
+    order = np.argsort(rec, kind="stable")
+    at = np.minimum(np.searchsorted(rec[order], ids), len(rec) - 1)
+    hit = rec[order][at] == ids
+    return np.where(hit, v[order][at], np.nan)
 
 
 STALL_MS = 5.0  # a barrier wait above this is a stall: prep was not done when the GPU needed it
@@ -73,15 +85,20 @@ STALL_MS = 5.0  # a barrier wait above this is a stall: prep was not done when t
 
 def stalled_tenures(parsed: ParsedLog) -> tuple[int, int]:
     """(tenures whose barrier wait exceeds STALL_MS, complete tenures) of a parsed log."""
-    wide = per_record_components(parsed.components, parsed.records)
+    wide = per_record_components(parsed.columns("components"), parsed.columns("records"))
     return int((cols_sum(wide, BARRIER) > STALL_MS).sum()), len(wide)
 
 
-def cols_sum(wide: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+def cols_sum(wide: Table, names: tuple[str, ...]) -> np.ndarray:
+    """The row sums of these columns, NaN counted as 0, added left to right (zeros where the
+    table has none of them)."""
     present = [c for c in names if c in wide.columns]
     if not present:
         return np.zeros(len(wide))
-    return wide[present].fillna(0.0).sum(axis=1).to_numpy(dtype=float)
+    total = np.where(np.isnan(wide[present[0]]), 0.0, wide[present[0]])
+    for c in present[1:]:
+        total = total + np.where(np.isnan(wide[c]), 0.0, wide[c])
+    return total.astype(float, copy=False)
 
 
 def _aligned(values: np.ndarray, n: int) -> np.ndarray | None:
@@ -94,38 +111,60 @@ def _aligned(values: np.ndarray, n: int) -> np.ndarray | None:
     return np.full(n, float(np.median(values)))
 
 
-def _side_values(components: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-    rows = components[components["component"].isin(names)].sort_values("line")
-    return rows["value_ms"].to_numpy(dtype=float)
+def _named(cols, name: str, wanted: tuple[str, ...]) -> np.ndarray:
+    """Rows whose text column `name` is one of `wanted` (compared as the parser's codes)."""
+    codes, cats = cols.codes(name)
+    hit = [i for i, c in enumerate(cats) if c in wanted]
+    return np.isin(codes, hit) if hit else np.zeros(len(codes), dtype=bool)
+
+
+def _in_line_order(cols, sel: np.ndarray, name: str) -> np.ndarray:
+    """Column `name` (float64) of the rows `sel`, in the order of their line numbers."""
+    v = np.asarray(cols[name], dtype=float)[sel]
+    line = np.asarray(cols["line"])[sel]
+    if len(line) > 1 and not bool((line[1:] >= line[:-1]).all()):
+        v = v[np.argsort(line, kind="stable")]
+    return v
+
+
+def _side_values(components, names: tuple[str, ...]) -> np.ndarray:
+    return _in_line_order(components, _named(components, "component", names), "value_ms")
 
 
 def _synth_values(parsed: ParsedLog) -> np.ndarray:
-    tl = getattr(parsed, "timeline", None)
-    if tl is not None and len(tl) and "synth_ms" in tl:
-        ends = tl[(tl["event"] == "SYNTH_END") & tl["synth_ms"].notna()].sort_values("line")
-        if len(ends):
-            return ends["synth_ms"].to_numpy(dtype=float)
-    return _side_values(parsed.components, SYNTH)
+    tl = parsed.columns("timeline")
+    if len(tl):
+        ends = _named(tl, "event", ("SYNTH_END",)) & ~np.isnan(np.asarray(tl["synth_ms"], dtype=float))
+        if ends.any():
+            return _in_line_order(tl, ends, "synth_ms")
+    return _side_values(parsed.columns("components"), SYNTH)
 
 
-def infer_synth_threads(timeline: pd.DataFrame | None) -> int | None:
-    """Synthesis concurrency from TIMELINE: the most SYNTH_START..SYNTH_END intervals open at once."""
+def infer_synth_threads(timeline) -> int | None:
+    """Synthesis concurrency from TIMELINE: the most SYNTH_START..SYNTH_END intervals open at
+    once. `timeline`: the parser's Columns or a DataFrame of its contract."""
     if timeline is None or not len(timeline):
         return None
-    ev = timeline[timeline["event"].isin(["SYNTH_START", "SYNTH_END"])]
-    if ev.empty:
+    if not hasattr(timeline, "codes"):
+        from gpuscope.schemas import TIMELINE_COLUMNS, Columns
+
+        timeline = Columns.from_frame(timeline, TIMELINE_COLUMNS)
+    start = _named(timeline, "event", ("SYNTH_START",))
+    sel = start | _named(timeline, "event", ("SYNTH_END",))
+    if not sel.any():
         return None
-    steps = np.where(ev["event"].to_numpy() == "SYNTH_START", 1, -1)
-    order = np.lexsort((steps, ev["offset_ms"].to_numpy(dtype=float)))  # ends first at ties
+    steps = np.where(start[sel], 1, -1)
+    order = np.lexsort((steps, np.asarray(timeline["offset_ms"], dtype=float)[sel]))  # ends first at ties
     peak = int(np.max(np.cumsum(steps[order])))
     return peak if peak >= 1 else None
 
 
 def infer_workers(parsed: ParsedLog) -> int | None:
     seen: set[int] = set()
-    for df in (getattr(parsed, "timeline", None), parsed.components):
-        if df is not None and len(df) and "worker" in df:
-            seen.update(int(w) for w in df["worker"].unique() if w >= 0)
+    for cols in (parsed.columns("timeline"), parsed.columns("components")):
+        if len(cols):
+            w = np.unique(np.asarray(cols["worker"]))
+            seen.update(int(x) for x in w[w >= 0].tolist())
     return len(seen) or None
 
 
@@ -142,11 +181,9 @@ def bytes_from_log(parsed: ParsedLog, record_ids: np.ndarray) -> tuple[np.ndarra
     return np.where(ok, per, float(np.median(per[ok]))), key
 
 
-def _tenure_gpus(records: pd.DataFrame, record_ids: np.ndarray) -> np.ndarray:
+def _tenure_gpus(records, record_ids: np.ndarray) -> np.ndarray:
     """GPUs of each tenure (at least 1), for per-GPU bytes."""
-    if "n_gpus" not in records:
-        return np.ones(len(record_ids))
-    g = records.set_index("record")["n_gpus"].reindex(record_ids).to_numpy(dtype=float)
+    g = by_record(records, "n_gpus", record_ids)
     return np.where(np.isfinite(g) & (g >= 1), g, 1.0)
 
 
@@ -154,7 +191,7 @@ def _tenure_gpus(records: pd.DataFrame, record_ids: np.ndarray) -> np.ndarray:
 class WhatIfInputs:
     """What the prediction rests on: per complete tenure (ms), and for the whole input."""
 
-    wide: pd.DataFrame  # per_record_components
+    wide: Table  # per_record_components
     per_tenure_bytes: np.ndarray
     bytes_pp: float
     bytes_src: str
@@ -195,12 +232,12 @@ class WhatIfInputs:
 def tenure_inputs(parsed: ParsedLog, bytes_per_partition: float | None, bytes_source: str,
             workers: int | None, synth_threads: int | None) -> WhatIfInputs:
     notes: list[str] = []
-    wide = per_record_components(parsed.components, parsed.records)
+    wide = per_record_components(parsed.columns("components"), parsed.columns("records"))
     n = len(wide)
     if n == 0:
         raise WhatIfUnavailable("no complete GPU-lock tenure (no mutex_held line) to project from")
     per_tenure_bytes, bytes_pp, bytes_src = _upload_bytes(parsed, wide, bytes_per_partition, bytes_source)
-    held = wide["held_ms"].to_numpy(dtype=float)
+    held = wide["held_ms"]
     upload, ntt_rest, upload_field = _upload_field(wide, notes)
     barrier = cols_sum(wide, BARRIER)
     gpu_pre = ntt_rest + cols_sum(wide, GPU_PRE_BARRIER)
@@ -212,8 +249,9 @@ def tenure_inputs(parsed: ParsedLog, bytes_per_partition: float | None, bytes_so
     gpu_pre = gpu_pre + other
 
     pre = cols_sum(wide, PRE_LOCK_CPU)
-    prep = _aligned(_side_values(parsed.components, PREP), n)
-    post = _aligned(_side_values(parsed.components, POST_LOCK_CPU), n)
+    components = parsed.columns("components")
+    prep = _aligned(_side_values(components, PREP), n)
+    post = _aligned(_side_values(components, POST_LOCK_CPU), n)
     synth = _aligned(_synth_values(parsed), n)
     if prep is None:
         # Without prep times, keep the measured barrier as a fixed stall.
@@ -223,7 +261,7 @@ def tenure_inputs(parsed: ParsedLog, bytes_per_partition: float | None, bytes_so
     if workers is None:
         workers = infer_workers(parsed) or 2
     if synth_threads is None and synth is not None:
-        synth_threads = infer_synth_threads(getattr(parsed, "timeline", None))
+        synth_threads = infer_synth_threads(parsed.columns("timeline"))
         if synth_threads is None:
             synth_threads = workers
             notes.append(f"synthesis concurrency unknown: {workers} synthesis threads assumed")
@@ -231,13 +269,13 @@ def tenure_inputs(parsed: ParsedLog, bytes_per_partition: float | None, bytes_so
                    held=held, upload=upload, upload_field=upload_field, barrier=barrier,
                    gpu_pre=gpu_pre, gpu_post=gpu_post, pre=pre, prep=prep, post=post, synth=synth,
                    workers=workers, synth_threads=synth_threads,
-                   n_gpus=_tenure_gpus(parsed.records, wide.index.to_numpy()), notes=notes)
+                   n_gpus=_tenure_gpus(parsed.columns("records"), wide.index), notes=notes)
 
 
-def _upload_bytes(parsed: ParsedLog, wide: pd.DataFrame, bytes_per_partition: float | None,
+def _upload_bytes(parsed: ParsedLog, wide: Table, bytes_per_partition: float | None,
                   bytes_source: str) -> tuple[np.ndarray, float, str]:
     """(bytes per tenure, bytes per partition, where they come from): the log's wins."""
-    logged, logged_key = bytes_from_log(parsed, wide.index.to_numpy())
+    logged, logged_key = bytes_from_log(parsed, wide.index)
     if logged is not None:
         return logged, float(np.median(logged)), f"log ({logged_key})"
     if bytes_per_partition is not None and bytes_per_partition > 0:
@@ -248,7 +286,7 @@ def _upload_bytes(parsed: ParsedLog, wide: pd.DataFrame, bytes_per_partition: fl
     )
 
 
-def _upload_field(wide: pd.DataFrame, notes: list[str]) -> tuple[np.ndarray, np.ndarray, str]:
+def _upload_field(wide: Table, notes: list[str]) -> tuple[np.ndarray, np.ndarray, str]:
     """(measured upload, the NTT kernels' rest kept on the GPU, the field used)."""
     if any(c in wide.columns for c in EXPLICIT_UPLOAD):
         upload = cols_sum(wide, EXPLICIT_UPLOAD)

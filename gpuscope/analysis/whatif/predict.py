@@ -8,7 +8,7 @@ the barrier (prep has less time to finish) and to the lock queue, and cannot bea
 CPU floor. The same simulation of the *measured* durations checks the model against the
 measured run; the throughput prediction is scaled by that check (calibrated).
 
-Pure: DataFrames in (ParsedLog contract of docs/ARCHITECTURE.md), a WhatIf out.
+Pure: a ParsedLog in (read through its columns: no DataFrame is built), a WhatIf out.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.analysis.core import clean
 from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
+from gpuscope.analysis.evidence.log.table import Table
 from gpuscope.analysis.whatif.inputs import (
     STALL_MS,
     WhatIfInputs,
@@ -57,7 +57,7 @@ class WhatIf:
     predicted: dict[str, float | None]
     floors: dict[str, Any]
     model_check: dict[str, float | None]
-    per_partition: pd.DataFrame = field(repr=False)
+    per_partition: Table = field(repr=False)  # one row per tenure (`.frame()`: a DataFrame)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -180,8 +180,8 @@ class _Throughput:
 
 def _throughput(inp: WhatIfInputs, rp: _Replays, gpus: int) -> _Throughput:
     wide, n = inp.wide, inp.n
-    span_meas_s = _span_s(wide.get("ts_start", pd.Series(np.nan, index=wide.index)).to_numpy(float),
-                          wide.get("ts_end", pd.Series(np.nan, index=wide.index)).to_numpy(float))
+    span_meas_s = _span_s(*(np.asarray(wide[c], dtype=float) if c in wide else np.full(n, np.nan)
+                            for c in ("ts_start", "ts_end")))
     tput_meas = n / span_meas_s * 60.0 if span_meas_s > 0 else float("nan")
     busy_meas = float(np.nansum(inp.held) / 1e3 / span_meas_s / gpus) if span_meas_s > 0 else float("nan")
     tput_sim_meas = n / (rp.meas.gpu_span_ms / 1e3) * 60.0 if rp.meas.gpu_span_ms > 0 else float("nan")
@@ -260,9 +260,9 @@ def _result(parsed: ParsedLog, inp: WhatIfInputs, rp: _Replays, *, line_rate_gbs
     held_pred = rp.pred.held_ms
     barrier_pred = rp.pred.barrier_ms if inp.prep is not None else inp.barrier
     tp = _throughput(inp, rp, gpus)
-    per_partition = pd.DataFrame(
+    per_partition = Table(
         {
-            "record": inp.wide.index.to_numpy(),
+            "record": inp.wide.index,
             "held_ms": inp.held,
             "upload_ms": inp.upload,
             "barrier_ms": inp.barrier,

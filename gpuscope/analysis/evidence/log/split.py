@@ -322,7 +322,7 @@ def _zero_nan(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), 0.0, x)
 
 
-def _row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
+def row_sums(wide: Table, cols: list[str], n: int) -> np.ndarray:
     """DataFrame.sum(axis=1, min_count=1) over these columns: NaN counted as 0, NaN where
     every one is NaN; added column by column, left to right, as pandas adds them."""
     if not cols:
@@ -377,7 +377,7 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
     stall = sums["cpu_stall"]
     d2h = sums["d2h"]
     parts = _parts([h2d, gpu, stall, d2h], zeros)
-    contention = _row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
+    contention = row_sums(wide, [c for c in wide.columns if model.role_of(c) == "contention"], n)
     if isinstance(wide, WideTable):
         total, seen = wide.folded.by_role(model, n, skip=set()).get("contention", (None, None))
         if total is not None:
