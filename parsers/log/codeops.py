@@ -144,6 +144,28 @@ def same_regular(crow, ccode, cval, cnt, n):
     return same
 
 
+def every_row_alike(gid, codes, counts, crow, ccode) -> bool:
+    """Whether every row is in a group (gid >= 0) and prints the same k > 0 names in the same
+    order (codes, counts: per value and per row) and the same counter keys in the same order
+    (crow, ccode: per counter): then every group has one shape, and linerecords._record_groups'
+    hashing of each group's names would find what this finds in two comparisons (every group
+    a record: a training log printing one line a step)."""
+    n = len(counts)
+    if not n or int(gid.min()) < 0:
+        return False
+    k = int(counts[0])
+    if not k or int(counts.min()) != k or int(counts.max()) != k or len(codes) != n * k:
+        return False
+    if not bool((codes.reshape(n, k) == codes[:k]).all()):
+        return False
+    if not len(crow):
+        return True
+    c = len(crow) // n
+    if not c or len(crow) != n * c or not bool((crow.reshape(n, c) == np.arange(n)[:, None]).all()):
+        return False
+    return bool((ccode.reshape(n, c) == ccode[:c]).all())
+
+
 def split_at_wholes(gid, has_whole, mine):
     """A group that prints the whole on more than one of its rows is that many records, each
     ending at its whole: `Epoch: [0][  7/100]  Time  0.257 ...` repeats the epoch on every

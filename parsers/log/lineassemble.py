@@ -49,6 +49,9 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(_rd(r).qnames)) for r in replayed)])[order]
     del order, e_q
     vstart, qstart = _starts(counts), _starts(qcounts)
+    # every line the same number of values and of quantities: their places are rows of 2-D views
+    per_row = ((int(counts[0]), int(qcounts[0])) if len(counts) and counts.min() == counts.max()
+               and qcounts.min() == qcounts.max() else None)
     out = _empty(e, replayed, len(inv), int(counts.sum()), int(qcounts.sum()))
     del counts, qcounts
     _place_read(out, e, inv[:ne], vstart, qstart)
@@ -58,7 +61,7 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     while replayed:
         r = replayed.pop()
         m = len(r.ln)
-        _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables)
+        _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables, per_row)
         out.ts[slot:slot + m] = r.ts
         row, slot = row + m, slot + m
         del r
@@ -133,25 +136,74 @@ def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vstart: np.ndarray, qs
 
 
 def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray,
-                    qstart: np.ndarray, tables: sc.Tables) -> None:
-    """One reading's lines (at: their places; their times at slots slot, slot + 1, ...)."""
+                    qstart: np.ndarray, tables: sc.Tables, per_row: tuple[int, int] | None = None) -> None:
+    """One reading's lines (at: their places; their times at slots slot, slot + 1, ...). The
+    readings of one chunk interleave (one per shape of its lines), so each is scattered: its
+    meta rows built as one block and placed row by row (`_put`: one pass, not one per column),
+    and where every line of the result has the same number of values and of quantities
+    (`per_row`), those are rows of 2-D views too."""
     rd: Any = r.rd
     m, k, nq = len(r.ln), len(rd.names), len(rd.qnames)
-    meta = out.meta
-    meta[at, 0] = r.ln
-    meta[at, 1] = np.arange(slot, slot + m)
-    meta[at, 2] = sc.K_GPU
-    meta[at, 3:6] = -1
-    meta[at, 6] = k
-    meta[at, 7] = SRC_LINES
-    out.aux[at] = r.aux
-    out.tol[at] = rd.tol
+    blk = np.empty((m, 8), dtype=out.meta.dtype)
+    blk[:, 0] = r.ln
+    blk[:, 1] = np.arange(slot, slot + m)
+    blk[:, 2] = sc.K_GPU
+    blk[:, 3:6] = -1
+    blk[:, 6] = k
+    blk[:, 7] = SRC_LINES
+    at = np.ascontiguousarray(at, dtype=np.int64)
+    _put(out.meta, at, blk)
+    del blk
+    _put(out.aux, at, np.asarray(r.aux))
+    _put(out.tol, at, np.asarray(rd.tol, dtype=out.tol.dtype))
+    pos = np.asarray(r.pos)
     if k:
-        dest = vstart[at][:, None] + np.arange(k)
-        out.values[dest] = rd.values[r.pos]
-        out.codes[dest] = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+        codes = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+        if per_row is not None:
+            _put(out.values.reshape(-1, k), at, rd.values, pos)
+            _put(out.codes.reshape(-1, k), at, codes.reshape(1, k))
+        else:
+            dest = vstart[at][:, None] + np.arange(k)
+            out.values[dest] = rd.values[pos]
+            out.codes[dest] = codes
     if nq:
-        qdest = qstart[at][:, None] + np.arange(nq)
-        out.qrow[qdest] = at[:, None]
-        out.qcodes[qdest] = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
-        out.qvalues[qdest] = rd.qvalues[r.pos]
+        qcodes = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
+        if per_row is not None:
+            rows = at if nq == 1 else np.repeat(at, nq)
+            _put(out.qrow.reshape(-1, nq), at, rows.reshape(-1, nq))
+            _put(out.qcodes.reshape(-1, nq), at, qcodes.reshape(1, nq))
+            _put(out.qvalues.reshape(-1, nq), at, rd.qvalues, pos)
+        else:
+            qdest = qstart[at][:, None] + np.arange(nq)
+            out.qrow[qdest] = at[:, None]
+            out.qcodes[qdest] = qcodes
+            out.qvalues[qdest] = rd.qvalues[pos]
+
+
+def _put(dst: np.ndarray, at: np.ndarray, src: np.ndarray, pos: np.ndarray | None = None) -> None:
+    """dst[at] = src[pos] (src itself without pos; a src of one row goes to every row at):
+    rows of a 1-D or 2-D array, placed by the compiled scanner's place_rows where it is built
+    and both arrays are contiguous of one dtype (numpy's fancy assignment walks the index row
+    by row, ~100 ns a row), else by numpy."""
+    if src.ndim == 0:  # (one number for every row: a reading's rounding)
+        src = src.reshape((1,) * dst.ndim)
+    place = _place_rows()
+    if (place is not None and dst.dtype == src.dtype and dst.flags.c_contiguous and src.flags.c_contiguous
+            and dst.ndim == src.ndim and dst.shape[1:] == src.shape[1:] and len(at)
+            and (pos is not None or len(src) in (1, len(at)))):
+        rowbytes = dst.itemsize * (dst.shape[1] if dst.ndim == 2 else 1)
+        place(dst, rowbytes, at, src, None if pos is None else np.ascontiguousarray(pos, dtype=np.int64))
+        return
+    if pos is not None:
+        dst[at] = src[pos]
+    elif len(src) == 1 and src.ndim == dst.ndim and len(at) != 1:
+        dst[at] = src[0]
+    else:
+        dst[at] = src
+
+
+def _place_rows():
+    from gpuscope.parsers.log.logparse import compiled_scanner
+
+    mod = compiled_scanner()
+    return getattr(mod, "place_rows", None) if mod is not None else None

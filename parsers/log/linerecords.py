@@ -12,6 +12,7 @@ from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import (
     code_sums,
     distinct_pairs,
+    every_row_alike,
     exact_runs,
     fmax_at,
     labels,
@@ -383,6 +384,8 @@ def _record_groups(gid, ncodes, uniq, counts, counters, whole):
     ng = int(gid.max()) + 1 if len(gid) and gid.max() >= 0 else 0
     if ng == 0:
         return np.zeros(0, dtype=bool)
+    if every_row_alike(gid, ncodes, counts, counters[0], counters[1]):  # (one shape: each group is one)
+        return np.ones(ng, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
     vg = np.repeat(gid, counts) if len(ncodes) else np.zeros(0, dtype=np.int64)  # (gid[row_of])
     keep = vg >= 0
