@@ -62,3 +62,16 @@ def test_place_rows_refuses_an_index_outside_either_array():
         NATIVE.place_rows(dst, 16, np.array([0, 1], np.int64), np.ones((2, 2)), np.array([0, 2], np.int64))
     with pytest.raises(ValueError):
         NATIVE.place_rows(dst, 16, np.array([0, 1, 2], np.int64), np.ones((2, 2)), None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ranks_are_the_inverse_of_a_stable_argsort(seed):
+    """lineassemble._ranks counts distinct dense line numbers, else sorts: both the places of
+    a stable sort (repeats, gaps, a sparse spread, empty)."""
+    rng = np.random.default_rng(seed)
+    for x in (rng.permutation(1000) + 5, rng.integers(0, 50, size=300), rng.choice(10**9, size=200, replace=False),
+              np.zeros(0, dtype=np.int64), np.array([7])):
+        order = np.argsort(x, kind="stable")
+        want = np.empty(len(x), dtype=np.int64)
+        want[order] = np.arange(len(x))
+        assert lineassemble._ranks(np.asarray(x)).tolist() == want.tolist()

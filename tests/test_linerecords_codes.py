@@ -13,8 +13,11 @@ from gpuscope.parsers.log import linerecords as lr
 from gpuscope.parsers.log import scan as sc
 
 
+@pytest.mark.parametrize("head", [4096, 7, 1])
 @pytest.mark.parametrize("seed", range(6))
-def test_first_codes_is_factorize(seed):
+def test_first_codes_is_factorize(seed, head, monkeypatch):
+    """Also where the head it looks at first holds some of the names, or all (head 7, 1)."""
+    monkeypatch.setattr(sc, "FIRST_CODES_HEAD", head)
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 40))
     table = np.asarray([f"n{i}" for i in range(m)], dtype=object)

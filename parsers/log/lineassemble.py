@@ -41,20 +41,26 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     if not replayed:
         return e
     ne = len(e.meta)
-    order = np.argsort(np.concatenate([e.meta[:, 0], *(r.ln for r in replayed)]), kind="stable")
-    inv = np.empty(len(order), dtype=np.int64)
-    inv[order] = np.arange(len(order))
+    inv = _ranks(np.concatenate([e.meta[:, 0], *(r.ln for r in replayed)]))
+    n = len(inv)
     e_q = np.bincount(e.qrow, minlength=ne) if len(e.qrow) else np.zeros(ne, dtype=np.int64)
-    counts = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(_rd(r).names)) for r in replayed)])[order]
-    qcounts = np.concatenate([e_q, *(np.full(len(r.ln), len(_rd(r).qnames)) for r in replayed)])[order]
-    del order, e_q
-    vstart, qstart = _starts(counts), _starts(qcounts)
     # every line the same number of values and of quantities: their places are rows of 2-D views
-    per_row = ((int(counts[0]), int(qcounts[0])) if len(counts) and counts.min() == counts.max()
-               and qcounts.min() == qcounts.max() else None)
-    out = _empty(e, replayed, len(inv), int(counts.sum()), int(qcounts.sum()))
-    del counts, qcounts
-    _place_read(out, e, inv[:ne], vstart, qstart)
+    per_row = _per_row(e, e_q, replayed)
+    vstart: np.ndarray | None = None
+    qstart: np.ndarray | None = None
+    if per_row is not None:
+        nv, nq = n * per_row[0], n * per_row[1]
+    else:
+        counts, qcounts = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        counts[inv] = np.concatenate([e.meta[:, 6], *(np.full(len(r.ln), len(_rd(r).names)) for r in replayed)])
+        qcounts[inv] = np.concatenate([e_q, *(np.full(len(r.ln), len(_rd(r).qnames)) for r in replayed)])
+        vstart, qstart = _starts(counts), _starts(qcounts)
+        nv, nq = int(counts.sum()), int(qcounts.sum())
+        del counts, qcounts
+    del e_q
+    out = _empty(e, replayed, n, nv, nq)
+    _place_read(out, e, inv[:ne], _first_places(vstart, inv[:ne], per_row, 0),
+                _first_places(qstart, inv[:ne], per_row, 1))
     row, slot = ne, len(e.ts)
     out.ts[:slot] = e.ts
     replayed.reverse()  # (popped from the end, in order)
@@ -75,6 +81,39 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
 
 def _rd(r: Replayed) -> Any:
     return r.rd
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Each element's place in the stable sort of x (int64): where x's values are distinct and
+    dense (line numbers, each line read once), counted (a bincount and a running sum) instead of
+    sorted; else from argsort."""
+    n = len(x)
+    if n:
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo < 4 * n + 1024:
+            seen = np.bincount(x - lo, minlength=hi - lo + 1)
+            if int(seen.max()) <= 1:
+                return (np.cumsum(seen) - 1)[x - lo]
+    order = np.argsort(x, kind="stable")
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.arange(n)
+    return inv
+
+
+def _per_row(e: sc.Scan, e_q: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
+    """(values, quantities) of every line where all lines have as many of each, else None."""
+    ks = set(np.unique(e.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
+    qs = set(np.unique(e_q).tolist()) | {len(_rd(r).qnames) for r in replayed}
+    return (int(ks.pop()), int(qs.pop())) if len(ks) == 1 and len(qs) == 1 else None
+
+
+def _first_places(start: np.ndarray | None, at: np.ndarray, per_row: tuple[int, int] | None, i: int) -> np.ndarray:
+    """Where the values (i 0) or quantities (1) of the rows at `at` begin: start[at], or at x
+    how many each row has where every row has as many (no start array made)."""
+    if start is not None:
+        return start[at]
+    assert per_row is not None
+    return at * per_row[i]
 
 
 def _empty(e: sc.Scan, replayed: list[Replayed], n: int, nv: int, nq: int) -> sc.Scan:
@@ -113,15 +152,16 @@ def _meta_dtype(e: sc.Scan, replayed: list[Replayed], n: int) -> np.dtype:
     return e.meta.dtype
 
 
-def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vstart: np.ndarray, qstart: np.ndarray) -> None:
-    """The Python reader's rows (at: their places) and their values and quantities."""
+def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vfirst: np.ndarray, qfirst: np.ndarray) -> None:
+    """The Python reader's rows (at: their places; vfirst, qfirst: where their values and
+    quantities begin) and their values and quantities."""
     if not len(at):
         return
     out.meta[at] = e.meta
     out.aux[at] = e.aux
     out.tol[at] = e.tol
     counts = e.meta[:, 6]
-    dest = np.repeat(vstart[at] - _starts(counts), counts) + np.arange(int(counts.sum()))
+    dest = np.repeat(vfirst - _starts(counts), counts) + np.arange(int(counts.sum()))
     out.values[dest] = e.values
     out.codes[dest] = e.codes
     if len(e.qrow):
@@ -129,14 +169,14 @@ def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vstart: np.ndarray, qs
         qr = e.qrow[o]
         first = np.concatenate(([0], np.flatnonzero(qr[1:] != qr[:-1]) + 1))
         rank = np.arange(len(qr)) - np.repeat(first, np.diff(np.concatenate((first, [len(qr)]))))
-        qdest = qstart[at[qr]] + rank
+        qdest = qfirst[qr] + rank
         out.qrow[qdest] = at[qr]
         out.qcodes[qdest] = e.qcodes[o]
         out.qvalues[qdest] = e.qvalues[o]
 
 
-def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray,
-                    qstart: np.ndarray, tables: sc.Tables, per_row: tuple[int, int] | None = None) -> None:
+def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray | None,
+                    qstart: np.ndarray | None, tables: sc.Tables, per_row: tuple[int, int] | None = None) -> None:
     """One reading's lines (at: their places; their times at slots slot, slot + 1, ...). The
     readings of one chunk interleave (one per shape of its lines), so each is scattered: its
     meta rows built as one block and placed row by row (`_put`: one pass, not one per column),
@@ -163,6 +203,7 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
             _put(out.values.reshape(-1, k), at, rd.values, pos)
             _put(out.codes.reshape(-1, k), at, codes.reshape(1, k))
         else:
+            assert vstart is not None
             dest = vstart[at][:, None] + np.arange(k)
             out.values[dest] = rd.values[pos]
             out.codes[dest] = codes
@@ -174,6 +215,7 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
             _put(out.qcodes.reshape(-1, nq), at, qcodes.reshape(1, nq))
             _put(out.qvalues.reshape(-1, nq), at, rd.qvalues, pos)
         else:
+            assert qstart is not None
             qdest = qstart[at][:, None] + np.arange(nq)
             out.qrow[qdest] = at[:, None]
             out.qcodes[qdest] = qcodes
