@@ -30,12 +30,18 @@ def _plain_merge(starts, ends, gap=0.0):
     return ms, me
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", range(90))
 def test_merge_is_the_plain_merge(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 400))
-    kind = seed % 4
-    if kind == 0:  # tenures in order: end stamps, start = end - held
+    kind = seed % 6
+    if kind == 4:  # ends in order, starts not (tenures stamped at their end: _merge_by_ends)
+        e = np.cumsum(rng.choice([0.0, 0.5, 1.0, 2.0], n))
+        s = e - rng.choice([0.0, 0.25, 1.0, 3.0, 7.5], n)
+    elif kind == 5:  # the same about zero, with signed zeros and ends equal
+        e = np.sort(rng.choice([-1.0, -0.0, 0.0, 0.5, 2.0], n))
+        s = e - rng.choice([0.0, -0.0, 0.5, 1.0, 2.5], n)
+    elif kind == 0:  # tenures in order: end stamps, start = end - held
         e = np.cumsum(rng.uniform(0, 2, n))
         s = e - rng.uniform(0, 3, n)
         s.sort()

@@ -61,8 +61,12 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
     worker, part, src = (_constant(meta[:, j]) for j in (4, 5, 7))
     nv = len(s.values)
 
-    def per_value(col):  # a per-line column, once per value
-        return np.full(nv, col) if np.ndim(col) == 0 else np.repeat(col, counts)
+    each = int(counts[0]) if n and int(counts.min()) == int(counts.max()) else None
+
+    def per_value(col):  # a per-line column, once per value (as many on every line: a scalar repeat)
+        if np.ndim(col) == 0:
+            return np.full(nv, col)
+        return np.repeat(col, each) if each is not None else np.repeat(col, counts)
 
     # (the columns the analysis seldom reads, per value: made when first read)
     comps = Columns(
@@ -132,7 +136,7 @@ def _records(n_rec, rid, first_idx, gln, gts, ggpu, record, kind, held) -> Colum
         pairs = np.unique(rid[ok] * width + ggpu[ok])
         n_gpus = np.bincount(pairs // width, minlength=n_rec)
     else:
-        n_gpus = np.zeros(n_rec, dtype=np.int64)
+        n_gpus = None  # (no line names a GPU: every record has one, as the maximum with 1 makes it)
     held_ms = np.full(n_rec, np.nan)
     complete = np.zeros(n_rec, dtype=bool)
     complete[record[kind == sc.K_HELD]] = True
@@ -147,7 +151,7 @@ def _records(n_rec, rid, first_idx, gln, gts, ggpu, record, kind, held) -> Colum
             "last_line": gln[last_idx],
             "ts_start": ts_min,
             "ts_end": ts_max,
-            "n_gpus": small(np.maximum(n_gpus, 1)),
+            "n_gpus": small(np.maximum(n_gpus, 1)) if n_gpus is not None else np.ones(n_rec, dtype=np.int8),
             "held_ms": held_ms,
             "complete": complete,
         },
