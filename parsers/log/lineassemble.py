@@ -59,6 +59,7 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
         del counts, qcounts
     del e_q
     out = _empty(e, replayed, n, nv, nq)
+    filled = _fill_shared(out, replayed, tables, per_row, n) if per_row is not None else (False, False)
     _place_read(out, e, inv[:ne], _first_places(vstart, inv[:ne], per_row, 0),
                 _first_places(qstart, inv[:ne], per_row, 1))
     row, slot = ne, len(e.ts)
@@ -67,7 +68,7 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     while replayed:
         r = replayed.pop()
         m = len(r.ln)
-        _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables, per_row)
+        _place_replayed(out, r, inv[row:row + m], slot, vstart, qstart, tables, per_row, filled)
         out.ts[slot:slot + m] = r.ts
         row, slot = row + m, slot + m
         del r
@@ -105,6 +106,32 @@ def _per_row(e: sc.Scan, e_q: np.ndarray, replayed: list[Replayed]) -> tuple[int
     ks = set(np.unique(e.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
     qs = set(np.unique(e_q).tolist()) | {len(_rd(r).qnames) for r in replayed}
     return (int(ks.pop()), int(qs.pop())) if len(ks) == 1 and len(qs) == 1 else None
+
+
+def _fill_shared(out: sc.Scan, replayed: list[Replayed], tables: sc.Tables, per_row: tuple[int, int],
+                 n: int) -> tuple[bool, bool]:
+    """Where every line has as many values and quantities (per_row): each line's quantities
+    are its own (qrow: 0, 0, 1, 1, ...), written once here; where every reading has the same
+    names and quantity names (a log of one kind of line, its shapes differing in digits only),
+    their codes as whole columns, and where every reading has the same rounding, that too, before
+    any row is placed (the Python reader's rows then overwrite theirs). Returns which of the
+    two were filled (the readings' rows then skip them)."""
+    k, q = per_row
+    if q:
+        out.qrow.reshape(-1, q)[:] = np.arange(n)[:, None]
+    if not replayed:
+        return False, False
+    first: Any = replayed[0].rd
+    names = all(r.rd.names == first.names and r.rd.qnames == first.qnames for r in replayed)
+    if names and k:
+        out.codes.reshape(-1, k)[:] = np.asarray([tables.names.code(x) for x in first.names], dtype=out.codes.dtype)
+    if names and q:
+        out.qcodes.reshape(-1, q)[:] = np.asarray([tables.qnames.code(x) for x in first.qnames],
+                                                  dtype=out.qcodes.dtype)
+    tol = all(r.rd.tol == first.tol for r in replayed)
+    if tol:
+        out.tol[:] = first.tol
+    return names, tol
 
 
 def _first_places(start: np.ndarray | None, at: np.ndarray, per_row: tuple[int, int] | None, i: int) -> np.ndarray:
@@ -176,12 +203,14 @@ def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vfirst: np.ndarray, qf
 
 
 def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray | None,
-                    qstart: np.ndarray | None, tables: sc.Tables, per_row: tuple[int, int] | None = None) -> None:
+                    qstart: np.ndarray | None, tables: sc.Tables, per_row: tuple[int, int] | None = None,
+                    filled: tuple[bool, bool] = (False, False)) -> None:
     """One reading's lines (at: their places; their times at slots slot, slot + 1, ...). The
     readings of one chunk interleave (one per shape of its lines), so each is scattered: its
     meta rows built as one block and placed row by row (`_put`: one pass, not one per column),
     and where every line of the result has the same number of values and of quantities
-    (`per_row`), those are rows of 2-D views too."""
+    (`per_row`), those are rows of 2-D views too (their rows already numbered by _fill_shared;
+    `filled`: whether their codes, their rounding are already there)."""
     rd: Any = r.rd
     m, k, nq = len(r.ln), len(rd.names), len(rd.qnames)
     blk = np.empty((m, 8), dtype=out.meta.dtype)
@@ -195,30 +224,31 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
     _put(out.meta, at, blk)
     del blk
     _put(out.aux, at, np.asarray(r.aux))
-    _put(out.tol, at, np.asarray(rd.tol, dtype=out.tol.dtype))
+    if not filled[1]:
+        _put(out.tol, at, np.asarray(rd.tol, dtype=out.tol.dtype))
     pos = np.asarray(r.pos)
     if k:
-        codes = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
         if per_row is not None:
             _put(out.values.reshape(-1, k), at, rd.values, pos)
-            _put(out.codes.reshape(-1, k), at, codes.reshape(1, k))
+            if not filled[0]:
+                codes = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+                _put(out.codes.reshape(-1, k), at, codes.reshape(1, k))
         else:
             assert vstart is not None
             dest = vstart[at][:, None] + np.arange(k)
             out.values[dest] = rd.values[pos]
-            out.codes[dest] = codes
+            out.codes[dest] = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
     if nq:
-        qcodes = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
         if per_row is not None:
-            rows = at if nq == 1 else np.repeat(at, nq)
-            _put(out.qrow.reshape(-1, nq), at, rows.reshape(-1, nq))
-            _put(out.qcodes.reshape(-1, nq), at, qcodes.reshape(1, nq))
+            if not filled[0]:
+                qcodes = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
+                _put(out.qcodes.reshape(-1, nq), at, qcodes.reshape(1, nq))
             _put(out.qvalues.reshape(-1, nq), at, rd.qvalues, pos)
         else:
             assert qstart is not None
             qdest = qstart[at][:, None] + np.arange(nq)
             out.qrow[qdest] = at[:, None]
-            out.qcodes[qdest] = qcodes
+            out.qcodes[qdest] = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
             out.qvalues[qdest] = rd.qvalues[pos]
 
 
