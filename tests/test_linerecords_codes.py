@@ -73,6 +73,35 @@ def test_running_totals_as_pandas(seed):
     np.testing.assert_array_equal(got_values, want_values)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_running_totals_of_lines_alike(seed):
+    """Every line the same names in the same order (runtotals.period: a name's values are
+    every k-th), every value the log's own: what pandas finds, and runtotals.period tells such
+    a layout from one a line breaks (another order, a name missing)."""
+    from gpuscope.parsers.log import runtotals
+
+    rng = np.random.default_rng(seed)
+    k, rows = int(rng.integers(1, 6)), int(rng.integers(4, 200))
+    table = [f"t{i}" for i in range(k)]
+    codes = np.tile(rng.permutation(k), rows).astype(np.int32)
+    values = rng.uniform(0, 5, size=len(codes)).round(1)
+    for c in range(0, k, 2):
+        at = codes == c
+        values[at] = np.cumsum(rng.choice([0.0, 1.0, 2.0], size=int(at.sum()))) + rng.choice([0.0, 9.0])
+    values[rng.random(len(codes)) < 0.03] = np.nan
+    mine = np.ones(len(codes), dtype=bool)
+    assert runtotals.period(codes) == k
+    want, want_values = _pandas_running_totals(np.asarray(table, dtype=object)[codes], values, mine)
+    got_values = values.copy()
+    assert lr.running_totals_codes(codes, table, got_values, mine) == want
+    np.testing.assert_array_equal(got_values, want_values)
+    if k > 1:
+        broken = codes.copy()
+        broken[k], broken[k + 1] = codes[k + 1], codes[k]
+        assert runtotals.period(broken) == 0
+        assert runtotals.period(codes[:-1]) == 0
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_labels_and_distinct(seed):
     rng = np.random.default_rng(seed)

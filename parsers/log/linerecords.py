@@ -54,11 +54,11 @@ def finish(s: sc.Scan, held: str | None) -> None:
     aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
     ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
     values = s.values
-    row_of = np.repeat(np.arange(n), counts)
+    row_of = np.repeat(np.arange(n), int(counts[0]) if int(counts.min()) == int(counts.max()) else counts)
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
-                                  mine[row_of] if len(row_of) else np.zeros(0, dtype=bool))
+                                  np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
     if totals:
         notes.append("a running total, read as its differences line to line: " + ", ".join(totals)
                      + " (it grows by about the same on every line from about one step's worth)")
@@ -219,12 +219,17 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
     held_rows = rows[last & complete_g[g]]
     kind[held_rows] = sc.K_HELD
     # (g runs 0, 1, ... in order: each record's largest whole, NaN where it has none, as fmax.at)
-    gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(g, prepend=-1))) if len(g) else g * 1.0
-    gp = np.bincount(g, weights=parts[rows], minlength=len(complete_g))
+    # (a record of one line each, g 0, 1, ...: its sums are its line's, + 0.0 as bincount adds them)
+    one = len(g) and len(complete_g) == len(g)
+    if one:
+        gw = line_whole[rows]
+    else:
+        gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(g, prepend=-1))) if len(g) else g * 1.0
+    gp = parts[rows] + 0.0 if one else np.bincount(g, weights=parts[rows], minlength=len(complete_g))
     # a whole below its parts by no more than the printed rounding is rounding, not an
     # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
     tol = np.asarray(s.tol, dtype=np.float64) if len(s.tol) == n else np.zeros(n)
-    gt = np.bincount(g, weights=tol[rows], minlength=len(complete_g))
+    gt = tol[rows] + 0.0 if one else np.bincount(g, weights=tol[rows], minlength=len(complete_g))
     rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
     gw = np.where(rounded, gp, gw)
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
@@ -245,12 +250,13 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
         return none, np.zeros(n, dtype=bool), {}
     stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
     is_stat = stat_u[codes]
-    # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
-    # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
-    first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
-    stat_first = np.zeros(n, dtype=bool)
-    stat_first[row_of[first[is_stat[first]]]] = True
-    is_stat = is_stat | stat_first[row_of]
+    if stat_u.any():  # (no name a statistic: no line opens with one)
+        # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
+        # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
+        first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
+        stat_first = np.zeros(n, dtype=bool)
+        stat_first[row_of[first[is_stat[first]]]] = True
+        is_stat = is_stat | stat_first[row_of]
     parent = _parents(ulist)
     nested = none.copy()
     if (parent >= 0).any():

@@ -59,6 +59,19 @@ def running_totals_codes(ncodes: np.ndarray, uniq: list[str], values: np.ndarray
     return [str(uniq[order[c]]) for c in np.flatnonzero(total)]
 
 
+def period(codes: np.ndarray, most: int = 64) -> int:
+    """k where the codes are one row of k distinct names repeated (a log printing the same
+    fields on every line, in order), else 0."""
+    n = len(codes)
+    if not n:
+        return 0
+    again = np.flatnonzero(codes[1:most + 1] == codes[0])
+    k = int(again[0]) + 1 if len(again) else n
+    if k > most or n % k or len(set(codes[:k].tolist())) != k:
+        return 0
+    return k if bool((codes.reshape(-1, k) == codes[:k]).all()) else 0
+
+
 FEW_NAMES = 64  # running totals: up to this many names, one pass per name (no sort of them all)
 
 
@@ -67,15 +80,25 @@ def _running_totals_few(sub: np.ndarray, uniq: list[str], values: np.ndarray, se
     order of first appearance: no sort, and no temporary as long as all the values."""
     vs = values[sel] if sel is not None else values
     found = []
+    k = period(sub) if sel is None else 0
     for c in np.flatnonzero(np.bincount(sub, minlength=len(uniq)) >= 4).tolist():
-        at = np.flatnonzero(sub == c)
-        v = vs[at]
+        if k:  # (every line the same names in the same order: a name's values are every k-th)
+            j = int(np.flatnonzero(sub[:k] == c)[0])
+            at: np.ndarray | slice = slice(j, None, k)
+            v = vs[at]
+        else:
+            at = np.flatnonzero(sub == c)
+            v = vs[at]
+            j = int(at[0])
         d = np.diff(v)
         if (d < 0).any():
             continue
         dn = d[~np.isnan(d)]
         med = float(np.median(dn)) if len(dn) else np.nan
         if med > 0 and v[0] <= 2 * med:
-            values[sel[at[1:]] if sel is not None else at[1:]] = d
-            found.append((int(at[0]), c))
+            if isinstance(at, slice):
+                values[j + k::k] = d
+            else:
+                values[sel[at[1:]] if sel is not None else at[1:]] = d
+            found.append((j, c))
     return [str(uniq[c]) for _, c in sorted(found)]
