@@ -51,10 +51,33 @@ def coef_var(x: np.ndarray) -> float:
         x = x[~nan]
     if x.size < 2:
         return NAN
-    mean = x.mean()  # (once: the test and the division read the same mean)
+    return cv_of(*spread(x), x.size)
+
+
+def spread(x: np.ndarray) -> tuple[float, float]:
+    """(mean, sum of squared deviations from it) of x, by numpy's own steps for x.var() and
+    x.mean() (the pairwise sum over the size, then the squares of x minus it summed): the
+    mean, var and std numpy gives follow from it to the bit (`cv_of`, `std_of`), and a caller
+    that wants two of them reads x twice instead of four times."""
+    arr = np.asarray(x)
+    mean = np.add.reduce(arr, axis=None, keepdims=True)
+    np.true_divide(mean, arr.size, out=mean, casting="unsafe")
+    d = np.subtract(arr, mean)
+    np.square(d, out=d)
+    return float(mean[0] if mean.ndim == 1 else mean.reshape(-1)[0]), float(np.add.reduce(d, axis=None))
+
+
+def std_of(sq: float, n: int, ddof: int = 0) -> float:
+    """x.std(ddof) from spread(x)'s sum of squares and x's size."""
+    return float(np.sqrt(np.float64(sq) / max(n - ddof, 0)))
+
+
+def cv_of(mean: float, sq: float, n: int) -> float:
+    """coef_var from spread(x) and x's size (at least 2 values): std(ddof=1) / mean, NaN at a
+    zero mean."""
     if mean == 0:
         return NAN
-    return float(x.std(ddof=1) / mean)
+    return float(np.float64(std_of(sq, n, 1)) / np.float64(mean))
 
 
 def cov_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:

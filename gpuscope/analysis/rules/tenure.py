@@ -23,8 +23,11 @@ from gpuscope.analysis.rule_input import (
     correlation,
     correlation_of,
     cov_pair,
+    cv_of,
     floats,
     rnd,
+    spread,
+    std_of,
 )
 from gpuscope.rolemodel import SPLIT_ROLES
 
@@ -221,9 +224,12 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
         explained = float(cov[0, 1] / (held_var1 if every else np.var(h, ddof=1)))
         if not math.isfinite(explained):
             continue
-        # correlation(x, held): held has no NaN, so its pairs are (xo, h), their covariance this one
-        corr = NAN if xo.std() == 0 or (held_std if every else h.std()) == 0 else correlation_of(cov)
-        rows.append((c, explained, corr, coef_var(x)))
+        # correlation(x, held): held has no NaN, so its pairs are (xo, h), their covariance this
+        # one; x's std and coefficient of variation from one pass over its deviations (xo: x
+        # without NaN, what coef_var reads)
+        mean, sq = spread(xo)
+        corr = NAN if std_of(sq, xo.size) == 0 or (held_std if every else h.std()) == 0 else correlation_of(cov)
+        rows.append((c, explained, corr, cv_of(mean, sq, xo.size) if xo.size >= 2 else NAN))
     if not rows:
         return []
     rows.sort(key=lambda r: -r[1])
