@@ -122,16 +122,20 @@ def _fill_shared(out: sc.Scan, replayed: list[Replayed], tables: sc.Tables, per_
     if not replayed:
         return False, False
     first: Any = replayed[0].rd
-    names = all(r.rd.names == first.names and r.rd.qnames == first.qnames for r in replayed)
+    names = all(_rd(r).names == first.names and _rd(r).qnames == first.qnames for r in replayed)
     if names and k:
-        out.codes.reshape(-1, k)[:] = np.asarray([tables.names.code(x) for x in first.names], dtype=out.codes.dtype)
+        out.codes.reshape(-1, k)[:] = _codes(tables.names, first.names, out.codes)
     if names and q:
-        out.qcodes.reshape(-1, q)[:] = np.asarray([tables.qnames.code(x) for x in first.qnames],
-                                                  dtype=out.qcodes.dtype)
-    tol = all(r.rd.tol == first.tol for r in replayed)
+        out.qcodes.reshape(-1, q)[:] = _codes(tables.qnames, first.qnames, out.qcodes)
+    tol = all(_rd(r).tol == first.tol for r in replayed)
     if tol:
         out.tol[:] = first.tol
     return names, tol
+
+
+def _codes(table: Any, names: list[str], like: np.ndarray) -> np.ndarray:
+    """A reading's names as codes of the log's table, in the dtype of the column `like`."""
+    return np.asarray([table.code(x) for x in names], dtype=like.dtype)
 
 
 def _first_places(start: np.ndarray | None, at: np.ndarray, per_row: tuple[int, int] | None, i: int) -> np.ndarray:
@@ -231,24 +235,24 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
         if per_row is not None:
             _put(out.values.reshape(-1, k), at, rd.values, pos)
             if not filled[0]:
-                codes = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+                codes = _codes(tables.names, rd.names, out.codes)
                 _put(out.codes.reshape(-1, k), at, codes.reshape(1, k))
         else:
             assert vstart is not None
             dest = vstart[at][:, None] + np.arange(k)
             out.values[dest] = rd.values[pos]
-            out.codes[dest] = np.asarray([tables.names.code(x) for x in rd.names], dtype=out.codes.dtype)
+            out.codes[dest] = _codes(tables.names, rd.names, out.codes)
     if nq:
         if per_row is not None:
             if not filled[0]:
-                qcodes = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
+                qcodes = _codes(tables.qnames, rd.qnames, out.qcodes)
                 _put(out.qcodes.reshape(-1, nq), at, qcodes.reshape(1, nq))
             _put(out.qvalues.reshape(-1, nq), at, rd.qvalues, pos)
         else:
             assert qstart is not None
             qdest = qstart[at][:, None] + np.arange(nq)
             out.qrow[qdest] = at[:, None]
-            out.qcodes[qdest] = np.asarray([tables.qnames.code(x) for x in rd.qnames], dtype=out.qcodes.dtype)
+            out.qcodes[qdest] = _codes(tables.qnames, rd.qnames, out.qcodes)
             out.qvalues[qdest] = rd.qvalues[pos]
 
 

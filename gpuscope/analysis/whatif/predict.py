@@ -180,8 +180,7 @@ class _Throughput:
 
 def _throughput(inp: WhatIfInputs, rp: _Replays, gpus: int) -> _Throughput:
     wide, n = inp.wide, inp.n
-    span_meas_s = _span_s(*(np.asarray(wide[c], dtype=float) if c in wide else np.full(n, np.nan)
-                            for c in ("ts_start", "ts_end")))
+    span_meas_s = _span_s(wide["ts_start"], wide["ts_end"])  # (per_record_components: NaN where unstamped)
     tput_meas = n / span_meas_s * 60.0 if span_meas_s > 0 else float("nan")
     busy_meas = float(np.nansum(inp.held) / 1e3 / span_meas_s / gpus) if span_meas_s > 0 else float("nan")
     tput_sim_meas = n / (rp.meas.gpu_span_ms / 1e3) * 60.0 if rp.meas.gpu_span_ms > 0 else float("nan")
