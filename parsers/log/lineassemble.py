@@ -279,7 +279,5 @@ def _put(dst: np.ndarray, at: np.ndarray, src: np.ndarray, pos: np.ndarray | Non
 
 
 def _place_rows():
-    from gpuscope.parsers.log.logparse import compiled_scanner
-
-    mod = compiled_scanner()
+    mod = sc.compiled_scanner()
     return getattr(mod, "place_rows", None) if mod is not None else None

@@ -46,11 +46,12 @@ from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
+from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
+from gpuscope.parsers.log.scan import compiled_scanner
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
 CUT_REASON = "last line without its newline ends in a number: possibly cut while written, not read"
-PURE_ENV = "GPUSCOPE_PURE_SCANNER"
 
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all)
 
@@ -214,18 +215,6 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
-
-
-def compiled_scanner():
-    """The compiled scanner module, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return None
-    import importlib
-
-    try:  # (by name: the extension is no module of the source tree)
-        return importlib.import_module("gpuscope.parsers._scan")
-    except ImportError:
-        return None
 
 
 class PyScanner:

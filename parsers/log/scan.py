@@ -262,6 +262,21 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+
+PURE_ENV = "GPUSCOPE_PURE_SCANNER"
+
+
+def compiled_scanner():
+    """The compiled scanner module, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    import importlib
+
+    try:  # (by name: the extension is no module of the source tree)
+        return importlib.import_module("gpuscope.parsers._scan")
+    except ImportError:
+        return None
+
 FIRST_CODES_HEAD = 4096
 
 
