@@ -1106,6 +1106,30 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
     /* the prefix: its classes and markers; then the message: the same and its skeleton */
     char *sk = s->scratch;
     Py_ssize_t i = 0;
+#if defined(__SSE2__)
+    /* the prefix (a timestamp) sixteen bytes at a time while they hold no special byte: its
+     * marker bytes checked in order, as the byte loop below checks them, i left past the one
+     * that makes the line special as that loop leaves it */
+    while (i + 16 <= m0 && !special) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
+        __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+        if (_mm_movemask_epi8(sp)) break;  /* (a byte >= 0x80 is below 0x20 as a signed byte: here too) */
+        __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+        int marks = _mm_movemask_epi8(mk);
+        Py_ssize_t next = i + 16;
+        while (marks) {
+            Py_ssize_t q = i + __builtin_ctz((unsigned)marks);
+            int a = shape_at(l, n, q);
+            fmt |= a & AT_FORMAT;
+            special |= a & AT_SPECIAL;
+            if (special) { next = q + 1; break; }
+            marks &= marks - 1;
+        }
+        i = next;
+    }
+#endif
     for (; i < m0 && !special; i++) {
         unsigned char k = SHAPE_CLS[(unsigned char)l[i]];
         if (k == 2) special = 1;
@@ -1115,6 +1139,7 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
 #if defined(__SSE2__)
         /* sixteen bytes at once while they hold no special byte and no marker */
         const __m128i bias = _mm_set1_epi8((char)0x80), zero = _mm_set1_epi8('0');
+        int clean = 1;
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
             __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
@@ -1122,16 +1147,40 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
             sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
             __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
                                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
-            if (_mm_movemask_epi8(sp)) break;
+            if (_mm_movemask_epi8(sp)) { clean = 0; break; }
             int marks = _mm_movemask_epi8(mk), hit = 0;
             while (marks && !hit) {  /* (a ':' or '_' of a key: no marker; the bytes read as plain) */
                 hit = shape_at(l, n, i + __builtin_ctz((unsigned)marks));
                 marks &= marks - 1;
             }
-            if (hit) break;  /* (read byte by byte below) */
+            if (hit) { clean = 0; break; }  /* (read byte by byte below) */
             digit |= _mm_movemask_epi8(d);
             _mm_storeu_si128((__m128i *)(sk + (i - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
             i += 16;
+        }
+        /* the last 1-15 bytes as the lanes past i of the message's last sixteen (the lanes before
+         * i read again to the same skeleton bytes), where they hold no special byte and no marker */
+        if (clean && i < n && n - 16 >= m0) {
+            Py_ssize_t w = n - 16;
+            int keep = (0xFFFF << (i - w)) & 0xFFFF;
+            __m128i v = _mm_loadu_si128((const __m128i *)(l + w));
+            __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
+            __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+            __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+            if (!(_mm_movemask_epi8(sp) & keep)) {
+                int marks = _mm_movemask_epi8(mk) & keep, hit = 0;
+                while (marks && !hit) {
+                    hit = shape_at(l, n, w + __builtin_ctz((unsigned)marks));
+                    marks &= marks - 1;
+                }
+                if (!hit) {
+                    digit |= _mm_movemask_epi8(d) & keep;
+                    _mm_storeu_si128((__m128i *)(sk + (w - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
+                    i = n;
+                }
+            }
         }
         Py_ssize_t stop = i + 16 < n ? i + 16 : n;
 #else

@@ -145,3 +145,23 @@ def test_analyze_json_of_the_examples_and_a_bench_log(tmp_path):
             continue
         a, b = _analyze(path, True), _analyze(path, False)
         assert a == b, path
+
+
+def _lines_with(piece: str) -> str:
+    """Stamped and unstamped lines of every length from 1 to 60 bytes of message, `piece` at
+    each place in them: the splitter reads a prefix and a message 16 bytes at a time, and the
+    last 1-15 as the lanes of an overlapping 16 (parsers/_scan.c shape_line)."""
+    out = []
+    for n in range(1, 61):
+        for at in range(0, n, 3):
+            body = (f"step={n} kernel=1.{at}5ms " * 4)[:n]
+            body = body[:at] + piece + body[at:]
+            out.append(f"2026-11-30T14:00:{n % 60:02d}.{at:06d}Z INFO {body}")
+            out.append(f"[{at}] {body} took {n}.5 ms")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("piece", ["0", "_TIMING ", "TIMELINE,", ":::MLLOG ", "'", "\x1b[0m", "é", "\t", "mutex_held_ms=",
+                                   "T", "_", ":"])
+def test_markers_and_special_bytes_at_every_place(piece):
+    both(_lines_with(piece))
