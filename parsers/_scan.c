@@ -1092,6 +1092,32 @@ static int has_format_marker(const char *l, Py_ssize_t n) {
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+
+/* sixteen bytes of a line classed at once: one bit a byte for its digits, its special bytes
+ * (SHAPE_CLS 2: a control byte but tab, DEL, a quote, any byte >= 0x80, a signed byte below
+ * 0x20) and its marker bytes (class 3: T, _ and :), and its skeleton (digits written 0) */
+typedef struct { int digit, special, mark; __m128i skel; } Block16;
+
+static inline Block16 block16(const char *p) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)p), zero = _mm_set1_epi8('0');
+    __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), _mm_set1_epi8((char)0x80)),
+                               _mm_set1_epi8((char)(0x80 + 10)));
+    __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+    sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
+    __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
+                              _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+    Block16 b = {_mm_movemask_epi8(d), _mm_movemask_epi8(sp), _mm_movemask_epi8(mk),
+                 _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v))};
+    return b;
+}
+
+/* whether any marker byte of `marks` (bits from l[base]) starts something shape_at knows (a ':'
+ * or '_' of a key is none: those bytes read as plain) */
+static inline int marks_hit(const char *l, Py_ssize_t n, Py_ssize_t base, int marks) {
+    for (; marks; marks &= marks - 1)
+        if (shape_at(l, n, base + __builtin_ctz((unsigned)marks))) return 1;
+    return 0;
+}
 #endif
 
 static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssize_t start) {
@@ -1111,13 +1137,9 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
      * marker bytes checked in order, as the byte loop below checks them, i left past the one
      * that makes the line special as that loop leaves it */
     while (i + 16 <= m0 && !special) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
-        __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-        sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
-        if (_mm_movemask_epi8(sp)) break;  /* (a byte >= 0x80 is below 0x20 as a signed byte: here too) */
-        __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
-                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
-        int marks = _mm_movemask_epi8(mk);
+        Block16 b = block16(l + i);
+        if (b.special) break;
+        int marks = b.mark;
         Py_ssize_t next = i + 16;
         while (marks) {
             Py_ssize_t q = i + __builtin_ctz((unsigned)marks);
@@ -1138,24 +1160,12 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
     while (i < n && !special) {
 #if defined(__SSE2__)
         /* sixteen bytes at once while they hold no special byte and no marker */
-        const __m128i bias = _mm_set1_epi8((char)0x80), zero = _mm_set1_epi8('0');
         int clean = 1;
         while (i + 16 <= n) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(l + i));
-            __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
-            __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
-            __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
-            if (_mm_movemask_epi8(sp)) { clean = 0; break; }
-            int marks = _mm_movemask_epi8(mk), hit = 0;
-            while (marks && !hit) {  /* (a ':' or '_' of a key: no marker; the bytes read as plain) */
-                hit = shape_at(l, n, i + __builtin_ctz((unsigned)marks));
-                marks &= marks - 1;
-            }
-            if (hit) { clean = 0; break; }  /* (read byte by byte below) */
-            digit |= _mm_movemask_epi8(d);
-            _mm_storeu_si128((__m128i *)(sk + (i - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
+            Block16 b = block16(l + i);
+            if (b.special || marks_hit(l, n, i, b.mark)) { clean = 0; break; }  /* (read byte by byte below) */
+            digit |= b.digit;
+            _mm_storeu_si128((__m128i *)(sk + (i - m0)), b.skel);
             i += 16;
         }
         /* the last 1-15 bytes as the lanes past i of the message's last sixteen (the lanes before
@@ -1163,23 +1173,11 @@ static int shape_line(Shapes *s, const char *l, Py_ssize_t n, int64_t ln, Py_ssi
         if (clean && i < n && n - 16 >= m0) {
             Py_ssize_t w = n - 16;
             int keep = (0xFFFF << (i - w)) & 0xFFFF;
-            __m128i v = _mm_loadu_si128((const __m128i *)(l + w));
-            __m128i d = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(v, zero), bias), _mm_set1_epi8((char)(0x80 + 10)));
-            __m128i sp = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            sp = _mm_or_si128(sp, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)), _mm_cmpeq_epi8(v, _mm_set1_epi8('\''))));
-            __m128i mk = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('T')),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
-            if (!(_mm_movemask_epi8(sp) & keep)) {
-                int marks = _mm_movemask_epi8(mk) & keep, hit = 0;
-                while (marks && !hit) {
-                    hit = shape_at(l, n, w + __builtin_ctz((unsigned)marks));
-                    marks &= marks - 1;
-                }
-                if (!hit) {
-                    digit |= _mm_movemask_epi8(d) & keep;
-                    _mm_storeu_si128((__m128i *)(sk + (w - m0)), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
-                    i = n;
-                }
+            Block16 b = block16(l + w);
+            if (!(b.special & keep) && !marks_hit(l, n, w, b.mark & keep)) {
+                digit |= b.digit & keep;
+                _mm_storeu_si128((__m128i *)(sk + (w - m0)), b.skel);
+                i = n;
             }
         }
         Py_ssize_t stop = i + 16 < n ? i + 16 : n;
