@@ -16,6 +16,7 @@ from gpuscope.parsers.log.codeops import (
     exact_runs,
     fmax_at,
     labels,
+    repeats,
     same_regular,
     split_at_wholes,
 )
@@ -54,7 +55,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
     ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
     values = s.values
-    row_of = np.repeat(np.arange(n), int(counts[0]) if int(counts.min()) == int(counts.max()) else counts)
+    row_of = np.repeat(np.arange(n), repeats(counts))
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.codeops import exact_runs
+from gpuscope.parsers.log.codeops import exact_runs, repeats
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -61,12 +61,10 @@ def build_columns(s: sc.Scan) -> dict[str, Columns]:
     worker, part, src = (_constant(meta[:, j]) for j in (4, 5, 7))
     nv = len(s.values)
 
-    each = int(counts[0]) if n and int(counts.min()) == int(counts.max()) else None
+    reps = repeats(counts)
 
-    def per_value(col):  # a per-line column, once per value (as many on every line: a scalar repeat)
-        if np.ndim(col) == 0:
-            return np.full(nv, col)
-        return np.repeat(col, each) if each is not None else np.repeat(col, counts)
+    def per_value(col):  # a per-line column, once per value
+        return np.full(nv, col) if np.ndim(col) == 0 else np.repeat(col, reps)
 
     # (the columns the analysis seldom reads, per value: made when first read)
     comps = Columns(
