@@ -216,3 +216,26 @@ def test_h200_copy_loops_pageable_flagged_pinned_not():
     assert pageable.severity == "high"
     assert out["copy_pinned"].split["upload_gbs"] == pytest.approx(55.2, abs=0.1)
     assert not any("pin" in d.recommendation.lower() for d in out["copy_pinned"].diagnoses)
+
+
+def _kv(rows):
+    from gpuscope import parsers
+
+    return analyze(src(parsers.parse_log("".join(rows), "kv")))
+
+
+def test_unstable_component_does_not_fire_on_steady_or_barely_moving_parts():
+    """The inputs that would make it fire falsely: a pinned run whose parts are all steady
+    (no held variance), and one whose upload explains the held time's small wobble but hardly
+    moves itself (cv under 0.2: not unstable), with a missing value in it (its NaN-free
+    branch); and the case it is for, a pageable upload that swings, still fires."""
+    steady = ["h2d_ms=5.0 compute_ms=20.0 mutex_held_ms=25.0\n" for _ in range(30)]
+    assert "unstable_component" not in _by_id(_kv(steady))
+    wobble = []
+    for i in range(30):
+        up = "" if i == 7 else f"h2d_ms={5.0 + 0.1 * (i % 3):.1f} "
+        wobble.append(f"{up}compute_ms=20.0 mutex_held_ms={25.0 + 0.1 * (i % 3):.1f}\n")
+    assert "unstable_component" not in _by_id(_kv(wobble))
+    swing = [f"h2d_ms={5 + 40 * (i % 4)} compute_ms=20 mutex_held_ms={25 + 40 * (i % 4)}\n" for i in range(30)]
+    u = _by_id(_kv(swing))["unstable_component"]
+    assert u.evidence["component"] == "h2d" and u.evidence["cv"] >= 0.2
