@@ -185,6 +185,33 @@ def test_a_report_reading_the_analysis_is_caught():
                                "gpuscope.reports.titles -> gpuscope.sources"]
 
 
+#: the modules that compute what the rules read, and the result types: neither imports a rule
+#: (the rules read the evidence; the engine tags each finding with its part, so no part's list of
+#: findings is rebuilt by reading the rules back)
+NO_RULES = ("gpuscope.analysis.evidence", "gpuscope.analysis.result", "gpuscope.analysis.trace_analysis",
+            "gpuscope.analysis.rule_input", "gpuscope.analysis.core", "gpuscope.analysis.causes")
+
+
+def rule_reads(g: dict[str, frozenset[str]]) -> list[str]:
+    """Imports of a rule module (gpuscope.analysis.rules.*) by the evidence or the result types."""
+    return sorted(f"{m} -> {d}" for m, ds in g.items() for d in ds
+                  if any(m == n or m.startswith(n + ".") for n in NO_RULES)
+                  and d.startswith("gpuscope.analysis.rules"))
+
+
+def test_evidence_and_results_never_import_the_rules():
+    """Annotations included: evidence -> rules, never back."""
+    assert rule_reads(graph(type_only=True)) == []
+
+
+def test_an_evidence_module_reading_a_rule_is_caught():
+    g = {"gpuscope.analysis.evidence.trace.trace_gaps": frozenset({"gpuscope.analysis.rules.trace"}),
+         "gpuscope.analysis.result": frozenset({"gpuscope.analysis.rules.engine", "gpuscope.analysis.core"}),
+         "gpuscope.analysis.rules.trace": frozenset({"gpuscope.analysis.evidence.trace.rule_input"})}
+    assert rule_reads(g) == ["gpuscope.analysis.evidence.trace.trace_gaps -> gpuscope.analysis.rules.trace",
+                             "gpuscope.analysis.result -> gpuscope.analysis.rules.engine"]
+
+
 # -- small modules, short functions ----------------------------------------------------------------
 
 MAX_MODULE_LINES = 450

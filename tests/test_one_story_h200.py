@@ -328,7 +328,7 @@ B6 = Path(__file__).parent / "data" / "h200_bounds6"  # the same programs captur
 def test_recording_capture_and_trace_name_one_first_cause(root, program, cause):
     # the recording and the trace name it; a dmon / query-gpu capture names it or says it cannot
     # tell (utilization.gpu cannot see pipes, nor PCIe in a query-gpu capture), never another cause
-    from gpuscope.analysis.rules.causes import first_cause
+    from gpuscope.analysis.causes import first_cause
 
     got = {"recording": first_cause(_a(root / "runs" / program).diagnoses)}
     trace = root / "traces" / f"{program}.json.gz"

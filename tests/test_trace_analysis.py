@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from gpuscope.analysis.rules.registry import trace_diagnoses
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import NoDataError
 from gpuscope.parsers.trace.kineto import read_trace
@@ -19,9 +20,16 @@ TRACES = DATA / "h200_foreign" / "traces"
 LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: the H200's pinned H2D line rate
 
 
+def _traced(fr, **kw):
+    """The trace's figures and its diagnoses (the trace rules through the one engine)."""
+    a = analyze_trace(fr, **kw)
+    trace_diagnoses(a)
+    return a
+
+
 def _analyze(src, **kw):
     fr = read_trace(src)
-    return fr, analyze_trace(fr, line_rate_gbs=LINE, line_rate_source="option", **kw)
+    return fr, _traced(fr, line_rate_gbs=LINE, line_rate_source="option", **kw)
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +214,7 @@ def test_default_line_rate_gives_way_to_faster_traced_copies():
     assert a.options["line_rate_source"] == "trace"
     assert a.options["line_rate_gbs"] == pytest.approx(55.36, abs=0.01)
     # pinned read-backs at 55.2809 GB/s: a floor rounded to 55.28 had them at 100.002% of it
-    rb = analyze_trace(read_trace(DATA / "h200_bounds" / "traces" / "readback_pinned.json.gz"),
+    rb = _traced(read_trace(DATA / "h200_bounds" / "traces" / "readback_pinned.json.gz"),
                        line_rate_gbs=50.0, line_rate_source="default")
     for r in (*a.memcpy, *rb.memcpy):
         assert r.get("line_rate_share", 0.0) <= 1.0
@@ -218,7 +226,7 @@ def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(
     for key in ("option", "meta", "cache", "link"):
         a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source=key)
         assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, key)
-    slow = analyze_trace(pageable[0], line_rate_gbs=50.0, line_rate_source="default")
+    slow = _traced(pageable[0], line_rate_gbs=50.0, line_rate_source="default")
     assert (slow.options["line_rate_gbs"], slow.options["line_rate_source"]) == (50.0, "default")
     d = {x.id: x for x in slow.diagnoses}["pageable_memcpy"]
     assert any("default" in u for u in d.evidence["unseen"])
@@ -232,3 +240,22 @@ def test_a_few_small_fast_copies_say_nothing_of_the_link():
     b.memcpy(600.0, 10.0, FLOOR_MIN_BYTES // 4, kind="HtoD", src="Pinned")  # (6.7 TB/s "rate": timer granularity)
     a = analyze_trace(read_trace(json.dumps(b.document())), line_rate_gbs=50.0, line_rate_source="default")
     assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, "default")
+
+
+# -- a trace's own document keeps every finding the engine made of the trace -------------------
+
+@pytest.mark.parametrize("name, finding", [("hbm_bound", "memory_bound"), ("tensor_bound", "compute_bound"),
+                                           ("readback_pinned", "link_bound")])
+def test_the_trace_document_keeps_findings_whose_id_is_not_their_rules(name, finding):
+    """kernel_mix emits memory_bound / compute_bound and trace_link_bound emits link_bound: the
+    trace part once kept its findings by *rule* id, so these vanished from `a.trace.to_json()`
+    (no diagnosis, no first cause) while the analysis named them. The engine's part tag keeps them."""
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
+
+    a = analyze(open_source(DATA / "h200_bounds" / "traces" / f"{name}.json.gz"))
+    assert finding in [d.id for d in a.diagnoses]
+    own = a.trace.to_json()
+    assert finding in [d["id"] for d in own["diagnoses"]]
+    assert own["first_cause"] == a.to_json()["first_cause"] is not None
+    assert {d.part for d in a.diagnoses} == {"trace"}

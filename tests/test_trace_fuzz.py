@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.rules.registry import trace_diagnoses
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import GpuscopeError, NoDataError
 from gpuscope.parsers.trace.kineto import read_trace
@@ -60,6 +61,7 @@ def test_any_subset_shuffle_or_damage_reads_and_adds_up(seed, keep, damaged):
     try:
         fr = read_trace(text)
         a = analyze_trace(fr, line_rate_gbs=55.0, line_rate_source="option")
+        trace_diagnoses(a)
     except NoDataError:
         return
     except GpuscopeError as e:  # only the documented errors, with one line

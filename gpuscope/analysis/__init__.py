@@ -63,11 +63,11 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     activity = _activity(source, options)
     evidence = _evidence(source, log, activity, trace)
     from gpuscope.analysis.rules.engine import run_rules
-    from gpuscope.analysis.rules.registry import RULES, TRACE_RULES
+    from gpuscope.analysis.rules.registry import RULES
 
     diags = run_rules(RULES, evidence)
-    if trace is not None:  # the trace's own document keeps its rules' findings
-        trace.diagnoses = [d for d in diags if d.id in {r.id for r in TRACE_RULES}]
+    if trace is not None:  # the trace's own document keeps the findings the engine tagged as the trace's
+        trace.diagnoses = [d for d in diags if d.part == "trace"]
     what_if = None
     if options.what_if:
         from gpuscope.analysis.whatif.projection import whatif_doc
@@ -160,7 +160,7 @@ def _trace_part(source: Source, options: AnalyzeOptions) -> TraceAnalysis | None
     from gpuscope.analysis.trace_analysis import analyze_trace
 
     return analyze_trace(source.trace, line_rate_gbs=options.line_rate_gbs,
-                         line_rate_source=options.line_rate_source, rules=False)
+                         line_rate_source=options.line_rate_source)
 
 
 def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:

@@ -31,8 +31,11 @@ class Diagnosis:
     #: the ids this finding had before it was named in the program's own words (kept in the JSON
     #: for one version: `cpu_stall_at_barrier` for a training loop's host_stall)
     aliases: tuple[str, ...] = ()
-    #: the cause it names in the one vocabulary of every source (rules/causes.py), set by the ranking
+    #: the cause it names in the one vocabulary of every source (analysis/causes.py), set by the ranking
     cause: str | None = None
+    #: the part of the analysis it speaks of (log | trace | samples), set by the rule engine from the
+    #: rule that made it: a part's own document keeps its findings by this tag, never by rule id
+    part: str | None = None
 
     def to_json(self) -> dict:
         out = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import SEVERITY_ORDER, AnalyzeOptions, Diagnosis, clean
-from gpuscope.analysis.rules.causes import first_cause
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -62,8 +62,7 @@ def _trace_analysis(source: Source) -> TraceAnalysis:
     from gpuscope.analysis.trace_analysis import analyze_trace
 
     assert source.trace is not None
-    return analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source,
-                         rules=False)  # a picture needs no diagnoses
+    return analyze_trace(source.trace, line_rate_gbs=source.line_rate_gbs, line_rate_source=source.line_rate_source)
 
 
 def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame:

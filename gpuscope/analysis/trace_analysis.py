@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import Diagnosis, clean
 from gpuscope.analysis.evidence.trace import trace_activity as act
 from gpuscope.analysis.evidence.trace import trace_gaps as tg
 from gpuscope.analysis.evidence.trace import trace_phases as tp
+from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
-from gpuscope.analysis.rules.causes import first_cause
-from gpuscope.analysis.rules.trace import TraceRuleInput, run_rules
 from gpuscope.errors import NoDataError
 
 if TYPE_CHECKING:
@@ -107,12 +107,12 @@ def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> dict:
     }
 
 
-def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str, top_gaps: int = 10,
-                  rules: bool = True) -> TraceAnalysis:
+def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source: str,
+                  top_gaps: int = 10) -> TraceAnalysis:
     """Analyze a read trace (gpuscope.parsers.trace.kineto.TraceFrames). NoDataError when it holds no
-    kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). `rules=False`: the
-    diagnoses are left to the caller's rule engine (gpuscope.analysis.analyze runs every source's
-    rules at once), which reads `rule_input`."""
+    kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). The figures only: the
+    rule engine (gpuscope.analysis.analyze, or rules.registry.trace_diagnoses for a trace alone)
+    reads `rule_input` and fills `diagnoses`."""
     line_rate_gbs, line_rate_source = act.line_rate_floor(frames.gpu, line_rate_gbs, line_rate_source)
     views = act.device_views(frames)
     if not views:
@@ -130,7 +130,6 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     span = sum(v.span_us for v in views)
     rule_input = TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
                                 line_rate_source=line_rate_source, host=frames.host, gap_hosts=gap_list)
-    diagnoses = run_rules(rule_input) if rules else []
     notes = list(frames.notes)
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
@@ -144,7 +143,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         idle_gaps=gap_list,
         split=tp.split_table(views, frames.host, span, frames.gpu_annotations),
         trace=trace,
-        diagnoses=diagnoses,
+        diagnoses=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),
         counters=act.counters(views, frames.epoch),
         gaps=gaps,

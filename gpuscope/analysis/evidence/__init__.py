@@ -34,17 +34,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence.samples.activity import Activity
+    from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
     from gpuscope.analysis.rule_input import RuleInput
 
 
 class TraceAnalysis(Protocol):
-    """What the evidence reads of a trace_analysis.TraceAnalysis (a Protocol: the trace part
-    imports the rules, which read the evidence, so the evidence does not import the trace part)."""
+    """What the evidence reads of a trace_analysis.TraceAnalysis (a Protocol: the trace part is
+    built over the evidence's own modules, so the evidence does not import it back)."""
 
     activity: dict
     memcpy: list[dict]
     split: list[dict]
-    rule_input: Any
+    rule_input: TraceRuleInput | None
 
 #: how exact each source is (lower wins)
 EXACTNESS = {"trace": 0, "gpm": 1, "log": 2, "utilization": 3}

@@ -58,21 +58,11 @@ RULES: list[Callable[[RuleInput], list[Diagnosis]]] = [
 ]
 
 
-def run_rules(inp: RuleInput) -> list[Diagnosis]:
-    """The log's rules alone over one RuleInput, through the one engine (rules.engine, the log
-    rules of rules.registry): ranked by severity, then the share of the record time."""
-    from gpuscope.analysis.evidence import collect
-    from gpuscope.analysis.rules.engine import run_rules as run
-    from gpuscope.analysis.rules.registry import LOG_RULES
-
-    return run(LOG_RULES, collect(log=inp))
-
-
 __all__ = [
     "CONVOY_RATIO_HIGH", "CONVOY_RATIO_MEDIUM", "H2D_SHARE_HIGH", "H2D_SHARE_LOW", "H2D_SHARE_MEDIUM",
     "INCONSISTENT_MEDIUM", "NAN", "PCIE_SHARE_HIGH", "PCIE_SHARE_MEDIUM", "RULES",
     "STABLE_CV", "STALL_SHARE_FLOOR", "STALL_SHARE_HIGH", "STALL_SHARE_MEDIUM", "UNSTABLE_EXPLAINED_HIGH",
     "UNSTABLE_EXPLAINED_MEDIUM", "UNSTABLE_MIN_CORR", "UNSTABLE_MIN_CV", "UNSTABLE_MIN_RECORDS",
     "WARMUP_FACTOR", "WARMUP_MIN_MS", "RuleInput", "cpu_stall_at_barrier", "first_partition_warmup",
-    "h2d_bound", "inconsistent_records", "lock_convoy", "pcie_underused", "run_rules", "unstable_component",
+    "h2d_bound", "inconsistent_records", "lock_convoy", "pcie_underused", "unstable_component",
 ]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.core import Diagnosis
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
+    from gpuscope.analysis.trace_analysis import TraceAnalysis
 
 
 def _fn(path: str) -> Callable[..., Any]:
@@ -152,3 +153,12 @@ def sample_diagnoses(activity: Activity, *, upload_gbs: float | None = None, dow
     ev.extra["sample_ctx"] = _fn("rules.activity:sample_context")(activity, upload_gbs=upload_gbs,
                                                                 download_gbs=download_gbs, phases=phases)
     return run_rules(SAMPLE_RULES, ev)
+
+
+def trace_diagnoses(trace: TraceAnalysis) -> list[Diagnosis]:
+    """The diagnoses of a profiler trace alone (a trace_analysis.TraceAnalysis), through the rule
+    engine, most important first; they are also kept as the trace's own (`trace.diagnoses`)."""
+    from gpuscope.analysis.evidence import collect
+
+    trace.diagnoses = run_rules(TRACE_RULES, collect(trace=trace))
+    return trace.diagnoses

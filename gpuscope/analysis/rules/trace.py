@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ import pandas as pd
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 from gpuscope.analysis.evidence.trace.trace_activity import (
     HOST_DIRECTIONS,
     TRACE_FLOOR_UNSEEN,
@@ -36,31 +36,6 @@ OVERLAP_LOW = 0.5              # copies_not_overlapped: less than half of the co
 READBACK_MAX_BYTES = 1024      # a DtoH copy this small is a value read back (.item(), .cpu())
 HOST_WAIT_CAUSES = ("after_sync", "host_work", "untraced")
 STARVED_CAUSES = ("data_loading", "host_work", "untraced", "allocation", "after_sync")
-
-
-@dataclass
-class TraceRuleInput:
-    views: list[DeviceView]
-    gaps: pd.DataFrame                 # trace_gaps.GAP_COLUMNS, every device
-    line_rate_gbs: float
-    line_rate_source: str
-    host: pd.DataFrame                 # every rank's host events
-    gap_hosts: list[dict] = field(default_factory=list)  # the longest gaps' host activity (idle_gaps)
-
-    @property
-    def span_us(self) -> float:
-        return float(sum(v.span_us for v in self.views))
-
-    @property
-    def busy_fraction(self) -> float | None:
-        """The share of the traced span the devices computed (kernels, memsets, device-to-device
-        copies; trace_activity.DeviceView.computing): one meaning of busy."""
-        kern = sum(iv.total(*v.computing) for v in self.views)
-        return kern / self.span_us if self.span_us > 0 else None
-
-    @property
-    def gpu(self) -> pd.DataFrame:
-        return pd.concat([v.gpu for v in self.views], ignore_index=True)
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
@@ -388,23 +363,3 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
 RULES: list[Callable[[TraceRuleInput], list[Diagnosis]]] = [
     pageable_memcpy, host_starved, sync_bound, launch_bound, copies_not_overlapped,
 ]
-
-
-def run_rules(inp: TraceRuleInput) -> list[Diagnosis]:
-    """The trace's rules alone over one TraceRuleInput, through the one engine (rules.engine, the
-    trace rules of rules.registry): ranked by severity, then the share of the traced span."""
-    from gpuscope.analysis.evidence import Evidence
-    from gpuscope.analysis.rules.engine import run_rules as run
-    from gpuscope.analysis.rules.registry import TRACE_RULES
-
-    return run(TRACE_RULES, Evidence([], trace=_Holder(inp)))
-
-
-@dataclass
-class _Holder:
-    """What the evidence holds of a trace when there is only the trace rules' input."""
-
-    rule_input: TraceRuleInput
-    activity: dict = field(default_factory=dict)
-    memcpy: list[dict] = field(default_factory=list)
-    split: list[dict] = field(default_factory=list)

@@ -1,0 +1,37 @@
+"""What the trace rules read of a profiler trace (gpuscope.analysis.rules.trace and its
+neighbours): the devices' views, every gap, the host events and the line rate. Evidence, made by
+gpuscope.analysis.trace_analysis; the rules import it, never the other way round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.trace_activity import DeviceView
+
+
+@dataclass
+class TraceRuleInput:
+    views: list[DeviceView]
+    gaps: pd.DataFrame                 # trace_gaps.GAP_COLUMNS, every device
+    line_rate_gbs: float
+    line_rate_source: str
+    host: pd.DataFrame                 # every rank's host events
+    gap_hosts: list[dict] = field(default_factory=list)  # the longest gaps' host activity (idle_gaps)
+
+    @property
+    def span_us(self) -> float:
+        return float(sum(v.span_us for v in self.views))
+
+    @property
+    def busy_fraction(self) -> float | None:
+        """The share of the traced span the devices computed (kernels, memsets, device-to-device
+        copies; trace_activity.DeviceView.computing): one meaning of busy."""
+        kern = sum(iv.total(*v.computing) for v in self.views)
+        return kern / self.span_us if self.span_us > 0 else None
+
+    @property
+    def gpu(self) -> pd.DataFrame:
+        return pd.concat([v.gpu for v in self.views], ignore_index=True)
