@@ -134,7 +134,7 @@ def prediction_table(pred: dict, words: dict | None = None):
     v = words or _words({})
     w = pred.get("whatif") or {}
     t = _table(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
-               f"predicted from {pred.get('from')} against the measured {pred.get('against')}")
+               f"predicted from {pred.get('from_label') or pred.get('from')} against the measured {pred.get('against')}")
     t.add_column("")
     t.add_column("predicted", justify="right")
     t.add_column("measured", justify="right")

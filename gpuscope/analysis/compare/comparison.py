@@ -90,20 +90,23 @@ def compare(
     prediction = None
     if whatif is not None and predicted_for in ("a", "b"):
         prediction = _prediction(whatif, (a, fa) if predicted_for == "a" else (b, fb),
-                                 source_side=b if predicted_for == "a" else a)
+                                 source_side=b if predicted_for == "a" else a,
+                                 from_label=(fb if predicted_for == "a" else fa)["label"])
     return Comparison(a=fa, b=fb, components=comps, verdict=text, winner=winner, seed=seed, n_boot=n_boot,
                       prediction=prediction, notes=notes)
 
 
-def _prediction(whatif: WhatIf, target: tuple[Side, dict[str, Any]], source_side: Side) -> dict[str, Any]:
-    """The what-if predicted from `source_side` against the target side's measurement."""
+def _prediction(whatif: WhatIf, target: tuple[Side, dict[str, Any]], source_side: Side,
+                from_label: str | None = None) -> dict[str, Any]:
+    """The what-if predicted from `source_side` (named `from_label` in titles: its path can be
+    any length) against the target side's measurement."""
     side, figures = target
     held = finite(component_values(side.parsed, side.held_key, side.held_key))
     return prediction_vs_measured(
         whatif, describe(held)["median_ms"], figures["throughput_ppm"], figures["label"],
         source=source_side.source or whatif.source,
         held_mean_ms=float(held.mean()) if len(held) else math.nan,
-        stalled=stalled_tenures(side.parsed))
+        stalled=stalled_tenures(side.parsed)) | ({"from_label": from_label} if from_label else {})
 
 
 def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str,
