@@ -9,7 +9,7 @@ EXTRAS   ?= dev
 
 .PHONY: venv browser demo test test-gpu bench bench-gpu lint examples clean fuzz
 
-$(STAMP): pyproject.toml setup.py parsers/_scan.c parsers/_samples.c gpuscope/_groupstats.c gpuscope/analysis/evidence/samples/_gridsums.c
+$(STAMP): pyproject.toml setup.py parsers/_scan.c parsers/_samples.c gpuscope/_groupstats.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
@@ -69,4 +69,4 @@ examples: venv
 	$(BIN)/python tools/gen_daemon_log.py --partitions 40 --seed 7 -o examples/cuzk_daemon.log
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache parsers/_scan.*.so parsers/_samples.*.so gpuscope/_groupstats.*.so gpuscope/analysis/evidence/samples/_gridsums.*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache parsers/_scan.*.so parsers/_samples.*.so gpuscope/_groupstats.*.so

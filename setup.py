@@ -1,9 +1,7 @@
-"""Four optional C extensions: pyproject.toml holds the metadata and the package list; this file
+"""Three optional C extensions: pyproject.toml holds the metadata and the package list; this file
 only adds gpuscope.parsers._scan (parsers/_scan.c, the compiled line scanner),
 gpuscope.parsers._samples (parsers/_samples.c, the compiled samples.csv reader),
-gpuscope._groupstats (gpuscope/_groupstats.c, pandas' groupby sums and variances) and
-gpuscope.analysis.evidence.samples._gridsums (its _gridsums.c, numpy's masked sums without the
-copy). All are optional: without a C compiler (or Python headers) the build goes on without them, the
+and gpuscope._groupstats (gpuscope/_groupstats.c, pandas' groupby sums and variances). All are optional: without a C compiler (or Python headers) the build goes on without them, the
 Python scanners read every line, pandas' parser reads samples.csv and pandas computes the
 statistics (docs/ARCHITECTURE.md, "The compiled scanner")."""
 
@@ -20,12 +18,6 @@ setup(
         Extension(
             "gpuscope.parsers._samples",
             sources=["parsers/_samples.c"],
-            optional=True,
-            extra_compile_args=["-O2"],
-        ),
-        Extension(
-            "gpuscope.analysis.evidence.samples._gridsums",
-            sources=["gpuscope/analysis/evidence/samples/_gridsums.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

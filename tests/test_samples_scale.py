@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.evidence.samples import gridsums
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.evidence.samples.activity import MAX_GPUS, activity_from_samples
 from gpuscope.cli import app
@@ -118,10 +117,10 @@ def test_a_grid_of_one_gpu_copies_no_column_it_does_not_change(tmp_path):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_masked_sums_are_numpys_own(seed, monkeypatch):
-    """samplegrid's masked sums (the compiled one where built, a view where the mask is one run)
-    give numpy's x[mask].sum() and (x[mask] * w[mask]).sum() to the bit, at every length across
-    the pairwise blocks (8, 128, their halves) and with NaN, and so does the numpy fallback."""
+def test_masked_sums_are_numpys_own(seed):
+    """samplegrid's masked sums (a view where the mask is one run) give numpy's x[mask].sum() and
+    (x[mask] * w[mask]).sum() to the bit, at every length across the pairwise blocks (8, 128,
+    their halves) and with NaN."""
     rng = np.random.default_rng(seed)
     for n in (1, 7, 8, 9, 127, 128, 129, 255, 1000, 8193, 100_003, 1_000_000):
         x = rng.random(n) * 10.0 ** rng.uniform(-3, 6, n)
@@ -133,23 +132,11 @@ def test_masked_sums_are_numpys_own(seed, monkeypatch):
             want = (float(x[mask].sum()), float(np.sum(x[mask] * w[mask])))
             got = (sg.masked_sum(x, mask), sg.masked_dot(x, w, mask))
             assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, got, want)
-    monkeypatch.setattr(gridsums, "_SUMS", [None])  # numpy's own path
-    m = rng.random(5000) < 0.5
-    x = rng.random(5000)
-    assert sg.masked_sum(x, m) == float(x[m].sum())
-
-
-def test_the_compiled_masked_sums_are_built_and_agree():
-    """The build makes gpuscope.analysis.evidence.samples._gridsums and samplegrid takes it (its
-    first-use check against numpy passed)."""
-    pytest.importorskip("gpuscope.analysis.evidence.samples._gridsums")
-    gridsums._SUMS.clear()
-    assert gridsums._sums() is not None
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_grids_fills_are_pandas_own(dtype):
-    """samplegrid's fills (the compiled one where built) are pandas' bfill, and ffill then bfill,
+    """samplegrid's fills are pandas' bfill, and ffill then bfill,
     value for value: leading, trailing, single and long runs of NaN, none, and all NaN."""
     rng = np.random.default_rng(5)
     cases = [rng.random(1000), np.full(50, np.nan), np.array([1.5]), np.array([np.nan, 2.0, np.nan])]

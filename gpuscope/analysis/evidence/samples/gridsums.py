@@ -1,5 +1,4 @@
-"""Sums and runs over a samples grid's intervals, numpy's own to the bit without its temporaries
-(samplegrid re-exports them; issue 21).
+"""Sums and runs over a samples grid's intervals, numpy's own (samplegrid re-exports them).
 
     masked_sum(x, mask)       float(x[mask].sum())
     masked_dot(x, w, mask)    float(np.sum(x[mask] * w[mask]))
@@ -9,14 +8,11 @@
     run_bounds(mask), cover(n, a, b), first_last(mask)
     small_pages()             numpy's arrays made inside without the huge-page hint
 
-A view where the mask is one run; else the optional compiled `_gridsums` (numpy's pairwise
-summation over the selected values in order; checked against numpy on first use), else numpy.
+A view where the mask is one run, else numpy's x[mask]. (A compiled twin of these sums, to the
+bit, saved ~16 ms on 4M values: not worth a second implementation; it went in Analysis v2.)
 """
 
 from __future__ import annotations
-
-import importlib
-import os
 
 import numpy as np
 
@@ -41,52 +37,13 @@ def first_last(mask: np.ndarray) -> tuple[int, int] | None:
     return int(np.argmax(mask)), int(mask.size - 1 - np.argmax(mask[::-1]))
 
 
-_SUMS: list = []  # [the compiled masked sums, or None], found on first use
-
-
-def _sums():
-    """gpuscope.analysis.evidence.samples._gridsums when built (and not GPUSCOPE_PURE_SCANNER=1)
-    and its sums are numpy's to the bit on a test array; else None (numpy's x[mask] then)."""
-    if not _SUMS:
-        mod = None
-        if os.environ.get("GPUSCOPE_PURE_SCANNER", "") in ("", "0"):
-            try:
-                mod = importlib.import_module("gpuscope.analysis.evidence.samples._gridsums")
-            except ImportError:
-                mod = None
-        if mod is not None and not _agrees(mod):
-            mod = None
-        _SUMS.append(mod)
-    return _SUMS[0]
-
-
-def compiled():
-    """The compiled module (its sums checked), or None: its fill is pandas' fill of a float array."""
-    return _sums()
-
-
-def _agrees(mod) -> bool:
-    rng = np.random.default_rng(21)
-    for n in (5, 100, 1000, 20_011):
-        x, w = rng.random(n) * 1e3, rng.random(n)
-        m = rng.random(n) < 0.7
-        k = int(np.count_nonzero(m))
-        if mod.masked_sum(x, m, k) != float(x[m].sum()) or mod.masked_dot(x, w, m, k) != float(np.sum(x[m] * w[m])):
-            return False
-    return True
-
-
-def _plain(x: np.ndarray) -> bool:
-    return x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous
-
-
 def masked_sum(x: np.ndarray, mask: np.ndarray) -> float:
-    """float(x[mask].sum()) to the bit (numpy's summation of the same values), without the copy."""
+    """float(x[mask].sum()), without the copy where mask is one run."""
     return _over(x, None, mask)
 
 
 def masked_dot(x: np.ndarray, w: np.ndarray, mask: np.ndarray) -> float:
-    """float(np.sum(x[mask] * w[mask])) to the bit, without the copies."""
+    """float(np.sum(x[mask] * w[mask])), without the copies where mask is one run."""
     return _over(x, w, mask)
 
 
@@ -96,14 +53,8 @@ def _over(x: np.ndarray, w: np.ndarray | None, mask: np.ndarray) -> float:
         return 0.0
     a = int(np.argmax(mask))
     run = k == mask.size or bool(mask[a:a + k].all())
-    if run and w is None:  # one run: the sum of a view
-        return float(x[a:a + k].sum())
-    mod = _sums()
-    if mod is not None and _plain(x) and (w is None or _plain(w)) and mask.dtype == np.bool_ \
-            and mask.flags.c_contiguous and x.size == mask.size:
-        return float(mod.masked_sum(x, mask, k) if w is None else mod.masked_dot(x, w, mask, k))
-    if run:
-        return float(np.sum(x[a:a + k] * w[a:a + k]))  # type: ignore[index]
+    if run:  # one run: the sum of a view
+        return float(x[a:a + k].sum() if w is None else np.sum(x[a:a + k] * w[a:a + k]))
     return float(x[mask].sum() if w is None else np.sum(x[mask] * w[mask]))
 
 

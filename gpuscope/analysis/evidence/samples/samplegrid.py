@@ -34,7 +34,6 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from gpuscope.analysis.evidence.samples import gridsums
 from gpuscope.analysis.evidence.samples.gridsums import (  # noqa: F401 (re-exported: sg.masked_sum, ...)
     cover,
     first_last,
@@ -192,12 +191,7 @@ def _own(out: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _fill(x: np.ndarray, how: str, dtype) -> np.ndarray:
     """x filled ('b': backwards, 'fb': forwards, then backwards before the first reading) as a new
-    array of dtype: the compiled fill where x already is that float type, else pandas'."""
-    mod = gridsums.compiled()
-    if mod is not None and x.dtype == dtype and x.ndim == 1 and x.flags.c_contiguous:
-        out = np.empty_like(x)
-        mod.fill(x, out, how)
-        return out
+    array of dtype (pandas' fill)."""
     s = pd.Series(x, copy=False)
     s = s.bfill() if how == "b" else s.ffill().bfill()
     return _own(s.to_numpy(dtype=dtype), x)
