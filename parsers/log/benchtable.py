@@ -65,11 +65,20 @@ class BenchTable:
     summary: list[dict] = field(default_factory=list)  # {name, value, unit, verdict}
     errors: list[dict] = field(default_factory=list)  # {name, message}: runs that failed or were skipped
     notes: list[str] = field(default_factory=list)
+    statement: str = STATEMENT
+    # a summary table of several reports (parsers/log/sumtable.py: nsys stats): the first one's
+    # title and report name, and the further ones {title, report, what, columns, rows}
+    section: dict = field(default_factory=dict)
+    sections: list[dict] = field(default_factory=list)
+    own_lines: int = 0  # (the text's lines that are the table's, where its reader counted them)
 
     def to_json(self) -> dict:
-        return {"tool": self.tool, "what": self.what, "statement": STATEMENT, "columns": self.columns,
-                "rows": self.rows, "header": self.header, "summary": self.summary, "errors": self.errors,
-                "notes": self.notes}
+        doc = {"tool": self.tool, "what": self.what, "statement": self.statement, "columns": self.columns,
+               "rows": self.rows, "header": self.header, "summary": self.summary, "errors": self.errors,
+               "notes": self.notes}
+        if self.section or self.sections:
+            doc |= {"section": self.section, "sections": self.sections}
+        return doc
 
 
 class BenchmarkTable(NoDataError):
@@ -91,7 +100,9 @@ def read_bench_table(text: str) -> BenchTable | None:
         t = reader(text.split("\n"))
         if t is not None and (t.rows or t.errors):
             return t
-    return None
+    from gpuscope.parsers.log.sumtable import read_summary_table
+
+    return read_summary_table(text)  # (a profiler's summary: nsys stats, torch.profiler, nvprof, ...)
 
 
 _CR_OTHER = re.compile(r"^(?:Benchmarking |Found \d+ outliers|\s+\d+ \([\d.]+%\) (?:high|low) (?:mild|severe)|"
@@ -105,6 +116,8 @@ def share_of_table(text: str, table: BenchTable) -> float:
     lines = [ln for ln in _ANSI.sub("", text).split("\n") if ln.strip()]
     if not lines or table.tool == "google_benchmark" and text.lstrip().startswith("{"):
         return 1.0
+    if table.own_lines:
+        return min(1.0, table.own_lines / len(lines))
     if table.tool == "nccl_tests":
         mine = sum(1 for ln in lines if ln.startswith("#") or re.match(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+\s", ln))
     elif table.tool == "criterion":
