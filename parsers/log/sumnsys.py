@@ -26,6 +26,8 @@ _DIRECTIONS = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Devi
                "HtoH": "Host-to-Host", "PtoP": "Peer-to-Peer", "DtoA": "Device-to-Array", "AtoD": "Array-to-Device"}
 _TIME_S = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0}
 _BYTES = {"B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
+NO_LINE = ("a stats table names no GPU and no link: `--line-rate GB/s` (the link's measured rate) gives each "
+           "direction's share of it")
 WHAT_TELLS = ("the host memory kind (pinned or pageable) of each copy is in no stats table: the SQLite export "
               "(`nsys export --type sqlite report.nsys-rep`) has it per copy")
 
@@ -125,6 +127,8 @@ def _copies(t: BenchTable, times: list[dict], sizes: list[dict]) -> None:
             t.summary.append({"name": f"{d} copies", "value": None, "unit": "", "direction": d,
                               "verdict": f"({said}; no rate: the summary by {'size' if s else 'time'} is missing)"})
     t.notes.append(WHAT_TELLS)
+    if any(s.get("direction") and s.get("value") is not None for s in t.summary):
+        t.notes.append(NO_LINE)
 
 
 def _api(t: BenchTable, p: dict) -> None:
@@ -144,6 +148,8 @@ def _api(t: BenchTable, p: dict) -> None:
 def against_line_rate(t: BenchTable, rate: float) -> None:
     """Each copy direction's rate as a share of the line rate the caller gave (--line-rate):
     a stats table names no GPU and no link."""
+    if rate > 0 and NO_LINE in t.notes:
+        t.notes.remove(NO_LINE)
     for s in t.summary:
         if s.get("direction") and isinstance(s.get("value"), int | float) and rate > 0:
             s["verdict"] = f"{s['verdict']}, {100.0 * s['value'] / rate:.0f}% of the {rate:g} GB/s line rate"
