@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.benchtable import BenchTable
+from gpuscope.parsers.log.tabledoc import BenchTable
 
 # calls that return only when the GPU work (or the copy) is done: the host waits inside them
 BLOCKING = frozenset(("cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",

@@ -31,7 +31,8 @@ from __future__ import annotations
 import csv
 import re
 
-from gpuscope.parsers.log.benchtable import MAX_ROWS, BenchTable
+from gpuscope.parsers.log.sumnsys import summarize
+from gpuscope.parsers.log.tabledoc import MAX_ROWS, BenchTable
 
 STATEMENT = ("a summary table, not timed steps: each row sums or summarizes many events of the whole "
              "capture; no steps, no held-time split and no diagnosis of GPU idle time come from it")
@@ -208,7 +209,7 @@ def _ruled(lines: list[str]) -> list[_Section]:
 def _csv(lines: list[str]) -> list[_Section]:
     """`nsys stats --format csv`: a header of names with their units, then rows until a
     line of another shape (a quoted name may hold commas)."""
-    out = []
+    out: list[_Section] = []
     i = 0
     while i < len(lines):
         ln = lines[i]
@@ -229,7 +230,7 @@ def _csv(lines: list[str]) -> list[_Section]:
 def _nvprof(lines: list[str]) -> list[_Section]:
     """nvprof's summary: rows under `Type Time(%) Time Calls Avg Min Max Name` (the type
     printed on a group's first row only), until a blank or `==` line."""
-    out = []
+    out: list[_Section] = []
     for i, ln in enumerate(lines):
         if not _NVPROF_HEAD.match(ln):
             continue
@@ -309,8 +310,6 @@ def _tool_of(reader: str, sec: _Section) -> str | None:
 def read_summary_table(text: str) -> BenchTable | None:
     """The summary table(s) a text is, or None: one tool's sections (the tool whose tables
     hold most of the text's lines); the first section is the table, the others `sections`."""
-    from gpuscope.parsers.log.sumnsys import summarize
-
     lines = text.split("\n")
     found: dict[str, list[_Section]] = {}
     for reader, read in (("ruled", _ruled), ("csv", _csv), ("nvprof", _nvprof), ("piped", _piped)):
