@@ -211,3 +211,16 @@ def test_analyze_shows_each_summary(case):
     assert r.exit_code == 0, r.stderr
     assert "summary table, not timed steps" in r.stdout and "Diagnosis" not in r.stdout
     assert EXPECTED[case]["table_first"]["name"][:30] in r.stdout.replace("\n", " ") or case.endswith("stumpy_gpu_activities.txt")
+
+
+def test_nested_timers_are_said_never_summed():
+    """torch.profiler's total columns and Lightning's actions nest: a note says so, and no
+    summary line adds them up (the Lightning report's own `Total` row is printed as is)."""
+    t = _table("corpus/lightning/simple_profiler_fspbt.txt")
+    assert "never summed" in " ".join(t.notes) and t.summary == []
+    t = _table("corpus/torch_profiler/rocm_conv2d.txt")
+    assert "more than once" in " ".join(t.notes) and t.summary == []
+    footer = (DATA / "corpus/torch_profiler/matmul_self_cuda.txt").read_text() + "Self CPU time total: 528.456ms\n"
+    t = read_bench_table(footer)
+    assert t is not None and t.summary == [{"name": "Self CPU time total", "value": 528.456, "unit": "ms", "verdict": ""}]
+    assert [r["name"] for r in t.rows] == ["aten::matmul", "aten::mm"]  # (the footer is no row)

@@ -198,9 +198,12 @@ def _ruled(lines: list[str]) -> list[_Section]:
         sec = _Section(names, *_title_above(lines, i - 1))
         sec.lines = 2 + bool(sec.title or sec.report)
         for row in lines[i + 1:]:
-            if not row.strip() or _RULE.match(row) or len(sec.rows) >= MAX_ROWS:
+            if not row.strip() or _RULE.match(row) or len(sec.rows) >= MAX_ROWS or _TORCH_FOOT.match(row):
                 break
-            sec.rows.append(_split(row, regions))
+            cells = _split(row, regions)
+            if sum(1 for c in cells if _numeric(c)) < min(2, len(cells) - 1):
+                break  # (a line of another shape ends the table: a footer, a prompt)
+            sec.rows.append(cells)
             sec.lines += 1
         out.append(sec)
     return out
@@ -336,8 +339,17 @@ def read_summary_table(text: str) -> BenchTable | None:
             v, u = cell(m.group(2))
             t.summary.append({"name": m.group(1), "value": v, "unit": u or "", "verdict": ""})
             t.own_lines += 1
+    if tool in _NESTED:
+        t.notes.append(_NESTED[tool])
     summarize(t)
     return t
+
+
+# what a reader of the table must not do with it (each a sum that counts time twice)
+_NESTED = {"torch_profiler": "`Self` columns exclude an operator's children, `total` columns include them: a sum of "
+                             "totals counts nested operators more than once; CUDA time is the GPU's, beside the CPU's",
+           "lightning_profiler": "the actions nest (run_training_epoch holds run_training_batch, which holds "
+                                 "training_step ...): their times are no parts of one whole, never summed"}
 
 
 HEADLESS = ("rows of a profiler's summary table without its header (nsys stats, torch.profiler: a paste cut "
