@@ -188,6 +188,10 @@ def test_rows_without_their_header_are_refused_for_that():
         parsers.parse_log(DATA / "corpus/nsys_stats/ik_llama_api_rows.txt")
     steps = "".join(f"step {i} 12.{i}ms 4.5ms 3.2ms 1.1ms 0.5ms\n" for i in range(6))
     assert not headless_rows(steps)
+    piped = "".join(f"step {i} | loss 1.2{i} | data 12.{i} ms | fwd 30.1 ms | tokens 1,024 | mfu 45.1%\n" for i in range(9))
+    assert not headless_rows(piped) and read_summary_table(piped) is None  # (labelled values: a log)
+    p = parsers.parse_log(piped, name="train.log")
+    assert len(p.records) == 9
 
 
 def test_a_log_holding_a_profiler_table_after_its_steps_is_read_for_its_steps():

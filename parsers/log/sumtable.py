@@ -46,6 +46,10 @@ _RULE = re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$")
 _TITLE = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*\((?P<report>\w+)\):\s*$|"
                     r"^\s*\[\d+/\d+\] Executing '(?P<report2>\w+)' stats report|"
                     r"^\s*(?:Running|Processing) \[(?:[^\]]*\] with \[)?[^\]]*/(?P<report3>\w+)\.py\b|^\s*(?P<title2>[A-Z][\w ()/-]*Statistics[^:]*):\s*$")
+_GATES = {"ruled": re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$", re.M),
+          "csv": re.compile(r"^[^\n]*\((?:ns|%|MB|KiB)\),", re.M),
+          "nvprof": re.compile(r"Time\(%\)\s+Time\s+Calls"),
+          "piped": re.compile(rf"\|[^|\n]*(?:\(\s*(?:{_UNIT})\s*\)|\s%\s*\||\d\s*(?:{_UNIT})\s*\|)")}
 _NAME_HEADS = ("name", "operation", "range", "action", "kernel", "function")
 _COUNT_HEADS = ("instances", "count", "num calls", "calls", "# of calls", "num calls", "number of calls")
 _NVPROF_HEAD = re.compile(r"^\s*(?:Type\s+)?Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name\s*$")
@@ -270,8 +274,8 @@ def _piped(lines: list[str]) -> list[_Section]:
             elif sec is not None:
                 sec.lines += 1
             continue
-        if s.count("|") < 1:
-            sec = None
+        if s.count("|") < 1 or sec is None and any(ch.isdigit() for ch in s):
+            sec = None  # (no `|`, or no header: a header names, it holds no digits)
             continue
         cells = [c.strip() for c in s.strip("|").split("|")]
         if sec is not None and len(cells) == len(sec.names):
@@ -316,6 +320,8 @@ def read_summary_table(text: str) -> BenchTable | None:
     lines = text.split("\n")
     found: dict[str, list[_Section]] = {}
     for reader, read in (("ruled", _ruled), ("csv", _csv), ("nvprof", _nvprof), ("piped", _piped)):
+        if reader == "ruled" and "-  -" not in text or not _GATES[reader].search(text):  # (most logs hold none)
+            continue
         for sec in read(lines):
             tool = _tool_of(reader, sec)
             if tool is not None and sec.rows:
@@ -363,18 +369,40 @@ def _numeric(tok: str) -> bool:
     return v is not None and not isinstance(v, str)
 
 
+_SHARE_OR_GROUPED = re.compile(r"\d%|\d,\d{3}\b")
+_UNITS = frozenset(TIME_UNITS) | frozenset(SIZE_UNITS)
+_TOKEN = re.compile(rf"[-+]?\d[\d.,]*(?:{_UNIT})?")
+
+
+def _longest_run(toks: list[str]) -> list[str]:
+    """The longest run of number tokens side by side (a unit after a space stays in it)."""
+    best: list[str] = []
+    run: list[str] = []
+    for t in toks:
+        if t[:1].isdigit() and _TOKEN.fullmatch(t) or run and t in _UNITS:
+            run.append(t)
+        elif run:
+            best, run = (run if len(run) > len(best) else best), []
+    return run if len(run) > len(best) else best
+
+
 def headless_rows(text: str) -> bool:
-    """Whether a text is mostly rows of a summary table with no header: runs of three or
-    more lines of five or more numbers beside a name, one of them a share (`76.96%`) or
-    grouped by thousands (`29,190,202`), each a row whose columns nothing names (a log of
-    `step 1 12.3ms 4.5ms ...` has neither a share nor grouped thousands)."""
-    lines = [ln for ln in text.split("\n") if ln.strip()]
+    """Whether a text is mostly rows of a summary table with no header: three or more lines
+    holding a run of five or more numbers side by side beside a name, one of them a share
+    (`76.96%`) or grouped by thousands (`29,190,202`): a row whose columns nothing names. A
+    log's labelled values (`step 1 | loss 1.2 | data 12.0 ms | ... 45.1%`) are no such run, nor
+    `step 1 12.3ms 4.5ms ...` (neither a share nor grouped thousands)."""
+    lines = [ln for ln in text.split("\n", 2000)[:2000] if ln.strip()][:400]  # (a paste: its head tells)
+    if not _SHARE_OR_GROUPED.search("\n".join(lines)):
+        return False  # (a cheap look first: no share, no grouped thousands)
     rows = 0
     for ln in lines:
         toks = ln.split()
-        nums = [t for t in toks if _numeric(t)]
-        if len(nums) >= 5 and len(nums) < len(toks) and any(t.endswith("%") or _GROUPED.match(t) for t in nums):
-            rows += 1
+        if sum(1 for t in toks if t[:1].isdigit()) < 5:
+            continue
+        run = _longest_run(toks)
+        if len(run) >= 5 and len(run) < len(toks) and any(t.endswith("%") or _GROUPED.match(t) for t in run):
+            rows += 1  # (five numbers side by side, and a name beside them)
     return rows >= 3 and rows + sum(1 for ln in lines if _RULE.match(ln)) >= 0.5 * len(lines)
 
 
