@@ -151,9 +151,13 @@ def test_a_copy_summary_gives_rates_by_direction_and_says_the_memory_kind_is_mis
     f.write_text(NSYS)
     r = runner.invoke(app, ["analyze", str(f), "--line-rate", "25"], env={"COLUMNS": "160"})
     assert r.exit_code == 0, r.stderr
-    assert "Host-to-Device copies: 8.389 GB/s" in r.stdout and "34% of the 25 GB/s line rate" in r.stdout
-    assert "cuda_gpu_mem_size_sum" in r.stdout and "summary table, not timed steps" in r.stdout
-    assert "Diagnosis" not in r.stdout and "pin" not in r.stdout.replace("pinned or pageable", "")
+    out = " ".join(r.stdout.split())
+    assert "Host-to-Device copies: 8.389 GB/s" in out and "34% of the 25 GB/s line rate" in out
+    assert "cuda_gpu_mem_size_sum" in out and "summary table, not timed steps" in out
+    assert "Diagnosis" not in out and "pin" not in out.replace("pinned or pageable", "")  # (no advice: no evidence)
+    r = runner.invoke(app, ["analyze", str(f), "--line-rate", "10"], env={"COLUMNS": "160"})
+    out = " ".join(r.stdout.split())
+    assert "84% of the 10 GB/s line rate" in out and out.count("below half") == 1  # (only D2H is below half)
     j = runner.invoke(app, ["analyze", str(f), "--json"])
     doc = json.loads(j.stdout)["benchmark_table"]
     assert doc["tool"] == "nsys_stats" and len(doc["sections"]) == 2 and doc["section"]["report"] == "cuda_gpu_kern_sum"
@@ -228,3 +232,24 @@ def test_nested_timers_are_said_never_summed():
     t = read_bench_table(footer)
     assert t is not None and t.summary == [{"name": "Self CPU time total", "value": 528.456, "unit": "ms", "verdict": ""}]
     assert [r["name"] for r in t.rows] == ["aten::matmul", "aten::mm"]  # (the footer is no row)
+
+
+NVTX = """\
+ ** NVTX Range Summary (nvtx_sum):
+
+ Time (%)  Total Time (ns)  Instances   Avg (ns)    Med (ns)   Min (ns)  Max (ns)  StdDev (ns)   Style          Range
+ --------  ---------------  ---------  ----------  ----------  --------  --------  -----------  -------  ----------------
+     60.0      300,000,000         10  30,000,000  30,000,000  29,000,000  31,000,000    500,000.0  PushPop  :train step
+     40.0      200,000,000         10  20,000,000  20,000,000  19,000,000  21,000,000    400,000.0  PushPop  :load batch
+"""
+
+
+def test_an_nvtx_summary_keeps_its_style_and_names_its_ranges():
+    """The range's name (with a space) is the row's name; Style is a text column; the
+    totals are shown as printed and no summary line adds nested ranges up."""
+    t = read_bench_table(NVTX)
+    assert t is not None and t.tool == "nsys_stats" and t.section["report"] == "nvtx_sum"
+    assert [r["name"] for r in t.rows] == [":train step", ":load batch"]
+    style = next(k for k, c in enumerate(t.columns) if c["name"] == "Style")
+    assert t.columns[style]["kind"] == "text" and t.rows[0]["values"][style] == "PushPop"
+    assert t.rows[1]["values"][1] == 200000000 and t.summary == []

@@ -117,8 +117,9 @@ def _copies(t: BenchTable, times: list[dict], sizes: list[dict]) -> None:
         if d == "memset":
             continue
         s, b = secs.get(d), nbytes.get(d)
+        each = f" ({b / counts[d] / 1e6:,.3f} MB each on average)" if b is not None and counts.get(d) else ""
         said = ", ".join(x for x in (f"{b / 1e9:,.3f} GB" if b is not None else "",
-                                     f"{counts[d]:,} copies" if d in counts else "",
+                                     f"{counts[d]:,} copies{each}" if d in counts else "",
                                      f"{s:,.6f} s" if s is not None else "") if x)
         if s and b is not None:
             t.summary.append({"name": f"{d} copies", "value": round(b / s / 1e9, 3), "unit": "GB/s",
@@ -152,4 +153,8 @@ def against_line_rate(t: BenchTable, rate: float) -> None:
         t.notes.remove(NO_LINE)
     for s in t.summary:
         if s.get("direction") and isinstance(s.get("value"), int | float) and rate > 0:
-            s["verdict"] = f"{s['verdict']}, {100.0 * s['value'] / rate:.0f}% of the {rate:g} GB/s line rate"
+            share = 100.0 * s["value"] / rate
+            s["verdict"] = f"{s['verdict']}, {share:.0f}% of the {rate:g} GB/s line rate"
+            if share < 50 and s["direction"] in ("Host-to-Device", "Device-to-Host"):
+                s["verdict"] += (": below half of it, as pageable host memory or small copies would make it; which one "
+                                 "is in the SQLite export (each copy's memory kind and size)")
