@@ -51,7 +51,7 @@ _GATES = {"ruled": re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$", re.M),
           "nvprof": re.compile(r"Time\(%\)\s+Time\s+Calls"),
           "piped": re.compile(rf"\|[^|\n]*(?:\(\s*(?:{_UNIT})\s*\)|\s%\s*\||\d\s*(?:{_UNIT})\s*\|)")}
 _NAME_HEADS = ("name", "operation", "range", "action", "kernel", "function")
-_COUNT_HEADS = ("instances", "count", "num calls", "calls", "# of calls", "num calls", "number of calls")
+_COUNT_HEADS = ("instances", "count", "num calls", "calls", "# of calls", "number of calls", "operations")
 _NVPROF_HEAD = re.compile(r"^\s*(?:Type\s+)?Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name\s*$")
 _NVPROF_TYPE = re.compile(r"^\s*(GPU activities|API calls):")
 _TORCH_FOOT = re.compile(rf"^\s*(Self (?:CPU|CUDA|XPU|MPS) time total):\s*({_CELL.pattern[1:-1]})\s*$")
