@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.tabledoc import BenchTable
+from gpuscope.parsers.log.tabledoc import SIZE_UNITS, TIME_UNITS, BenchTable
 
 # calls that return only when the GPU work (or the copy) is done: the host waits inside them
 BLOCKING = frozenset(("cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
@@ -24,8 +24,6 @@ BLOCKING = frozenset(("cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyT
                       "cuMemcpy", "cuMemcpy2D", "cuMemcpy3D"))
 _DIRECTIONS = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device",
                "HtoH": "Host-to-Host", "PtoP": "Peer-to-Peer", "DtoA": "Device-to-Array", "AtoD": "Array-to-Device"}
-_TIME_S = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0}
-_BYTES = {"B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
 NO_LINE = ("a stats table names no GPU and no link: `--line-rate GB/s` (the link's measured rate) gives each "
            "direction's share of it")
 WHAT_TELLS = ("the host memory kind (pinned or pageable) of each copy is in no stats table: the SQLite export "
@@ -52,7 +50,7 @@ def _total(part: dict, kind: str) -> tuple[int, dict[str, float]] | None:
     k = _col(part, "Total Time", ("time",)) if kind == "time" else _col(part, "Total", ("size",))
     if k is None:
         return None
-    scale = (_TIME_S if kind == "time" else _BYTES).get(part["columns"][k]["unit"])
+    scale = (TIME_UNITS if kind == "time" else SIZE_UNITS).get(part["columns"][k]["unit"])
     if scale is None:
         return None
     out: dict[str, float] = {}

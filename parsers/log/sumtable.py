@@ -32,13 +32,11 @@ import csv
 import re
 
 from gpuscope.parsers.log.sumnsys import summarize
-from gpuscope.parsers.log.tabledoc import MAX_ROWS, BenchTable
+from gpuscope.parsers.log.tabledoc import MAX_ROWS, SIZE_UNITS, TIME_UNITS, BenchTable
 
 STATEMENT = ("a summary table, not timed steps: each row sums or summarizes many events of the whole "
              "capture; no steps, no held-time split and no diagnosis of GPU idle time come from it")
-TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0}
-SIZE_UNITS = {"B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3}
-_UNIT = r"ns|us|\u00b5s|ms|sec|s|%|B|KB|MB|GB|KiB|MiB|GiB"
+_UNIT = r"ns|us|\u00b5s|ms|sec|s|%|B|KB|MB|GB|KiB|MiB|GiB|b|Kb|Mb|Gb"
 _HEAD_UNIT = re.compile(rf"\s*\(\s*({_UNIT})\s*\)\s*$|\s+(%)$")
 _CELL = re.compile(rf"^([-+]?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*({_UNIT})?$")
 _LOCALE = re.compile(rf"^([-+]?(?:\d{{1,3}}(?: \d{{3}})+(?:,\d+)?|\d+,\d{{1,2}}))\s*({_UNIT})?$")
@@ -379,7 +377,7 @@ def _longest_run(toks: list[str]) -> list[str]:
     best: list[str] = []
     run: list[str] = []
     for t in toks:
-        if t[:1].isdigit() and _TOKEN.fullmatch(t) or run and t in _UNITS:
+        if t.lstrip("+-")[:1].isdigit() and _TOKEN.fullmatch(t) or run and t in _UNITS:
             run.append(t)
         elif run:
             best, run = (run if len(run) > len(best) else best), []
@@ -398,7 +396,7 @@ def headless_rows(text: str) -> bool:
     rows = 0
     for ln in lines:
         toks = ln.split()
-        if sum(1 for t in toks if t[:1].isdigit()) < 5:
+        if sum(1 for t in toks if t.lstrip("+-")[:1].isdigit()) < 5:
             continue
         run = _longest_run(toks)
         if len(run) >= 5 and len(run) < len(toks) and any(t.endswith("%") or _GROUPED.match(t) for t in run):

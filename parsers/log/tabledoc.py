@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 STATEMENT = ("a benchmark table, not timed steps: each row is the tool's own summary of many iterations; "
              "no steps, no held-time split and no diagnosis of GPU idle time come from it")
 MAX_ROWS = 100_000
+# a unit a table prints, in seconds or bytes (its header's or each cell's)
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0}
+SIZE_UNITS = {"B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024.0, "MiB": 1024.0 ** 2, "GiB": 1024.0 ** 3,
+              "b": 1.0, "Kb": 1024.0, "Mb": 1024.0 ** 2, "Gb": 1024.0 ** 3}  # (torch.profiler < 1.10 printed b/Kb/Mb/Gb)
 
 
 @dataclass
