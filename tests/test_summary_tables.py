@@ -146,7 +146,7 @@ def test_a_copy_summary_gives_rates_by_direction_and_says_the_memory_kind_is_mis
     notes = " ".join(t.notes)
     assert "pinned or pageable" in notes and "nsys export --type sqlite" in notes and "--line-rate" in notes
     kern = next(s for s in t.summary if s["name"].startswith("GPU kernel time"))
-    assert kern["value"] == pytest.approx(0.171428571, abs=1e-6) and "300 launches of 2 kernels" in kern["verdict"]
+    assert kern["value"] == pytest.approx(0.171428571, abs=1e-6) and "(300 launches of 2 kernels)" == kern["verdict"]
     f = tmp_path / "stats.txt"
     f.write_text(NSYS)
     r = runner.invoke(app, ["analyze", str(f), "--line-rate", "25"], env={"COLUMNS": "160"})

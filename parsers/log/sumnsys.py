@@ -94,7 +94,7 @@ def summarize(t: BenchTable) -> None:
         if tot is not None:
             n = sum(_count(p).values())
             t.summary.append({"name": "GPU kernel time (sum over kernels)", "value": round(sum(tot[1].values()), 6),
-                              "unit": "s", "verdict": f"{n:,} launches of {len(tot[1])} kernels"})
+                              "unit": "s", "verdict": f"({n:,} launches of {len(tot[1])} kernel{'s' if len(tot[1]) != 1 else ''})"})
             t.notes.append("the kernel total is a sum over kernels: kernels on several streams or GPUs overlap, and "
                            "the capture's span is in no stats table, so it is not a busy fraction (the SQLite export "
                            "has both)")
