@@ -76,6 +76,10 @@ def test_a_number_with_no_unit_anywhere_is_no_duration():
     assert old["Average"]["kind"] == "number" and old["Total Time"]["kind"] == "time"
     torch = {c["name"]: c for c in _table("corpus/torch_profiler/rocm_conv2d.txt").columns}
     assert torch["CUDA Mem"]["kind"] == "size" and torch["Self CUDA"]["kind"] == "time"
+    md = read_summary_table("| stage | time (ms) | calls |\n|---|---|---|\n| load | 1,250.5 | 10 |\n| forward | 30.1 | 10 |\n")
+    assert md is not None and md.tool == "markdown_table" and [r["name"] for r in md.rows] == ["load", "forward"]
+    assert [(c["name"], c["kind"], c["unit"]) for c in md.columns] == [("time", "time", "ms"), ("calls", "count", "")]
+    assert md.rows[0]["values"] == [1250.5, 10]
     # a `|` table with no unit anywhere is not read as a summary (counts, scores)
     assert read_summary_table("| model | params | acc |\n|---|---|---|\n| a | 12 | 0.9 |\n| b | 30 | 0.8 |\n") is None
 
@@ -253,3 +257,24 @@ def test_an_nvtx_summary_keeps_its_style_and_names_its_ranges():
     style = next(k for k, c in enumerate(t.columns) if c["name"] == "Style")
     assert t.columns[style]["kind"] == "text" and t.rows[0]["values"][style] == "PushPop"
     assert t.rows[1]["values"][1] == 200000000 and t.summary == []
+
+
+NVPROF = """\
+==1234== Profiling result:
+            Type  Time(%)      Time     Calls       Avg       Min       Max  Name
+ GPU activities:   60.00%  600.00ms       100  6.0000ms  5.0000ms  7.0000ms  [CUDA memcpy HtoD]
+                   40.00%  400.00ms       100  4.0000ms  3.0000ms  5.0000ms  scale(float*, int)
+      API calls:   90.00%  1.00000s       200  5.0000ms  1.0000us  10.000ms  cudaMemcpy
+                   10.00%  100.00ms         1  100.00ms  100.00ms  100.00ms  cudaMalloc
+"""
+
+
+def test_an_nvprof_summary_carries_each_row_s_type():
+    """The type is printed on a group's first row only: later rows keep it; each time cell
+    keeps its own unit (`1.00000s` beside `600.00ms`)."""
+    t = read_bench_table(NVPROF)
+    assert t is not None and t.tool == "nvprof"
+    assert [(r["name"], r["values"][0]) for r in t.rows] == [
+        ("[CUDA memcpy HtoD]", "GPU activities"), ("scale(float*, int)", "GPU activities"),
+        ("cudaMemcpy", "API calls"), ("cudaMalloc", "API calls")]
+    assert t.rows[2]["values"][2] == 1.0 and t.rows[2]["units"][2] == "s" and t.rows[0]["units"][2] == "ms"
