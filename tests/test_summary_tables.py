@@ -278,3 +278,49 @@ def test_an_nvprof_summary_carries_each_row_s_type():
         ("[CUDA memcpy HtoD]", "GPU activities"), ("scale(float*, int)", "GPU activities"),
         ("cudaMemcpy", "API calls"), ("cudaMalloc", "API calls")]
     assert t.rows[2]["values"][2] == 1.0 and t.rows[2]["units"][2] == "s" and t.rows[0]["units"][2] == "ms"
+
+
+NSIGHT = DATA.parents[1].parent / "shared" / "data" / "nsight" / "h100_2gpu_1s.sqlite"
+
+
+def _stats_text_of(db) -> tuple[str, dict[str, tuple[int, int, int]]]:
+    """What `nsys stats` prints for a real export's copies (memops by time, then by size),
+    written here from an SQL query of its own: (text, {direction: (count, ns, bytes)})."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        got = {label: (n, ns, nb) for label, n, ns, nb in con.execute(
+            "SELECT e.label, count(*), sum(m.end - m.start), sum(m.bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY m "
+            "JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind GROUP BY e.label")}
+    whole = sum(ns for _, ns, _ in got.values())
+    t = [" ** CUDA GPU MemOps Summary (by Time) (cuda_gpu_mem_time_sum):", "",
+         " Time (%)  Total Time (ns)  Count  Avg (ns)  Operation", " --------  ---------------  -----  --------  ---------"]
+    t += [f" {100 * ns / whole:8.1f}  {ns:15,}  {n:5,}  {ns / n:8,.1f}  [CUDA memcpy {label}]" for label, (n, ns, _) in got.items()]
+    t += ["", " ** CUDA GPU MemOps Summary (by Size) (cuda_gpu_mem_size_sum):", "",
+          " Total (MB)  Count  Avg (MB)  Operation", " ----------  -----  --------  ---------"]
+    t += [f" {nb / 1e6:10,.3f}  {n:5,}  {nb / n / 1e6:8,.3f}  [CUDA memcpy {label}]" for label, (n, _, nb) in got.items()]
+    return "\n".join(t) + "\n", got
+
+
+@pytest.mark.skipif(not NSIGHT.exists(), reason="../shared/data/nsight (the real Nsight exports) is absent here")
+def test_a_stats_table_of_a_real_capture_gives_the_rates_its_sqlite_does():
+    """The copies of a real 2-GPU H100 capture, printed as nsys stats would: each direction's
+    rate is its bytes over its time as the export holds them (an SQL query here); the table
+    cannot tell its 446 pinned from its 4 pageable uploads, and says what would."""
+    text, got = _stats_text_of(NSIGHT)
+    t = read_bench_table(text)
+    assert t is not None and t.tool == "nsys_stats"
+    rate = {s["direction"]: s["value"] for s in t.summary if s.get("direction")}
+    n, ns, nb = got["Host-to-Device"]
+    assert rate["Host-to-Device"] == pytest.approx(nb / ns, rel=1e-4)  # (bytes per ns: GB/s)
+    assert rate["Device-to-Device"] == pytest.approx(got["Device-to-Device"][2] / got["Device-to-Device"][1], rel=1e-4)
+    assert "pinned or pageable" in " ".join(t.notes) and "nsys export --type sqlite" in " ".join(t.notes)
+
+
+def test_copy_directions_old_and_new_names_and_unified_memory_apart():
+    from gpuscope.parsers.log.sumnsys import direction
+
+    assert direction("[CUDA memcpy HtoD]") == direction("[CUDA memcpy Host-to-Device]") == "Host-to-Device"
+    assert direction("[CUDA memcpy PtoP]") == "Peer-to-Peer" and direction("[CUDA memset]") == "memset"
+    assert (direction("[CUDA Unified Memory memcpy HtoD]") == direction("[CUDA memcpy Unified Host-to-Device]")
+            == "Unified Memory Host-to-Device")

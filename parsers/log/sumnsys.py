@@ -36,7 +36,7 @@ def direction(op: str) -> str:
     s = op.strip().strip("[]")
     if "memset" in s.lower():
         return "memset"
-    um = "Unified Memory " if "Unified Memory" in s else ""
+    um = "Unified Memory " if "Unified" in s else ""  # (a migration, never a copy of the line: its own traffic)
     last = s.split()[-1] if s.split() else s
     return um + _DIRECTIONS.get(last, last)
 
