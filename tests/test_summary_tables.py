@@ -324,3 +324,11 @@ def test_copy_directions_old_and_new_names_and_unified_memory_apart():
     assert direction("[CUDA memcpy PtoP]") == "Peer-to-Peer" and direction("[CUDA memset]") == "memset"
     assert (direction("[CUDA Unified Memory memcpy HtoD]") == direction("[CUDA memcpy Unified Host-to-Device]")
             == "Unified Memory Host-to-Device")
+
+
+def test_a_row_cut_short_is_counted_and_skipped():
+    """The timemachine paste's real last line (`2.1  66,836,774  8`, cut mid-row): skipped and
+    said, never read with its missing cells as zeros."""
+    text = (DATA / "corpus/nsys_stats/timemachine_api_stats.txt").read_text() + "      2.1       66,836,774     8\n"
+    t = read_bench_table(text)
+    assert t is not None and len(t.rows) == 7 and "1 row(s) cut short skipped" in " ".join(t.notes)

@@ -116,6 +116,7 @@ class _Section:
         self.units = [u for _, u in parsed]
         self.rows: list[list[str]] = []
         self.lines = 0  # (its lines in the text: title, header, rules, rows)
+        self.damaged = 0  # (rows cut short: a cell missing)
 
     def table(self, tool: str, what: str) -> dict | None:
         """The section as a BenchTable document part: the name column (Name, Operation,
@@ -205,8 +206,11 @@ def _ruled(lines: list[str]) -> list[_Section]:
             cells = _split(row, regions)
             if sum(1 for c in cells if _numeric(c)) < min(2, len(cells) - 1):
                 break  # (a line of another shape ends the table: a footer, a prompt)
-            sec.rows.append(cells)
             sec.lines += 1
+            if not all(cells):
+                sec.damaged += 1  # (a row cut short, a paste's last line: counted, never read in part)
+                continue
+            sec.rows.append(cells)
         out.append(sec)
     return out
 
@@ -334,6 +338,9 @@ def read_summary_table(text: str) -> BenchTable | None:
     t.columns, t.rows = parts[0]["columns"], parts[0]["rows"]
     t.section = {"title": parts[0]["title"], "report": parts[0]["report"]}
     t.sections = parts[1:]
+    damaged = sum(s.damaged for s in found[tool])
+    if damaged:
+        t.notes.append(f"{damaged} row(s) cut short skipped (a cell missing: a paste's last line)")
     skipped = _headless(lines) if tool == "nsys_stats" else 0
     if skipped:
         t.notes.append(f"{skipped} table(s) without a header line skipped (their columns and units cannot be told)")
