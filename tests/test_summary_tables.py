@@ -113,6 +113,7 @@ def test_the_kernel_summary_gives_the_kernel_total_never_a_busy_fraction():
     s = next(s for s in t.summary if s["name"].startswith("GPU kernel time"))
     assert s["value"] == pytest.approx(want * 1e-9, abs=1e-6) and s["unit"] == "s"
     assert "not a busy fraction" in " ".join(t.notes) and all(x["unit"] != "%" for x in t.summary)
+    assert "read: numbers in a locale's digits" in " ".join(t.notes)
 
 
 NSYS = """\
@@ -149,6 +150,7 @@ def test_a_copy_summary_gives_rates_by_direction_and_says_the_memory_kind_is_mis
     assert rate["Device-to-Host"] == pytest.approx(41.943e6 / 0.044444444 / 1e9, abs=1e-3)
     notes = " ".join(t.notes)
     assert "pinned or pageable" in notes and "nsys export --type sqlite" in notes and "--line-rate" in notes
+    assert "read: MB as 10^6 bytes" in notes
     kern = next(s for s in t.summary if s["name"].startswith("GPU kernel time"))
     assert kern["value"] == pytest.approx(0.171428571, abs=1e-6) and "(300 launches of 2 kernels)" == kern["verdict"]
     f = tmp_path / "stats.txt"

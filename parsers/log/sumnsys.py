@@ -126,6 +126,9 @@ def _copies(t: BenchTable, times: list[dict], sizes: list[dict]) -> None:
             t.summary.append({"name": f"{d} copies", "value": None, "unit": "", "direction": d,
                               "verdict": f"({said}; no rate: the summary by {'size' if s else 'time'} is missing)"})
     t.notes.append(WHAT_TELLS)
+    unit = sizes[0]["columns"][bb[0]]["unit"] if sizes and bb else ""
+    if unit in ("MB", "KB", "GB"):
+        t.notes.append(f"read: {unit} as {dict(KB='10^3', MB='10^6', GB='10^9')[unit]} bytes (nsys's decimal units)")
     if any(s.get("direction") and s.get("value") is not None for s in t.summary):
         t.notes.append(NO_LINE)
 

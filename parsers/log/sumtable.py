@@ -338,6 +338,8 @@ def read_summary_table(text: str) -> BenchTable | None:
     t.columns, t.rows = parts[0]["columns"], parts[0]["rows"]
     t.section = {"title": parts[0]["title"], "report": parts[0]["report"]}
     t.sections = parts[1:]
+    if any(_LOCALE.match(c.strip()) and not _CELL.match(c.strip()) for s in found[tool] for r in s.rows for c in r):
+        t.notes.append("read: numbers in a locale's digits (space-grouped thousands, a decimal comma: `803 151,0`)")
     damaged = sum(s.damaged for s in found[tool])
     if damaged:
         t.notes.append(f"{damaged} row(s) cut short skipped (a cell missing: a paste's last line)")
