@@ -170,14 +170,17 @@ def _split(line: str, regions: list[tuple[int, int]]) -> list[str]:
     return [line[a:b].strip() for a, b in regions]
 
 
-def _headless(lines: list[str]) -> int:
-    """Rules of dashes over rows of numbers with no header above (a paste cut short)."""
-    n = 0
+def _headless(lines: list[str]) -> tuple[int, int]:
+    """Rules of dashes over rows of numbers with no header above (a paste cut short): how
+    many, and their lines (the rule and its rows: the table's, though unreadable)."""
+    n = held = 0
     for i, ln in enumerate(lines[:-1]):
         if _RULE.match(ln) and (i == 0 or _header(lines[i - 1], _regions(ln)) is None):
             row = lines[i + 1].split()
-            n += bool(row) and isinstance(cell(row[0])[0], int | float) and not _RULE.match(lines[i + 1])
-    return n
+            if row and isinstance(cell(row[0])[0], int | float) and not _RULE.match(lines[i + 1]):
+                n += 1
+                held += 1 + next((k for k, x in enumerate(lines[i + 1:]) if not x.strip()), len(lines) - i - 1)
+    return n, held
 
 
 def _header(line: str, regions: list[tuple[int, int]]) -> list[str] | None:
@@ -343,7 +346,8 @@ def read_summary_table(text: str) -> BenchTable | None:
     damaged = sum(s.damaged for s in found[tool])
     if damaged:
         t.notes.append(f"{damaged} row(s) cut short skipped (a cell missing: a paste's last line)")
-    skipped = _headless(lines) if tool == "nsys_stats" else 0
+    skipped, held = _headless(lines) if tool == "nsys_stats" else (0, 0)
+    t.own_lines += held
     if skipped:
         t.notes.append(f"{skipped} table(s) without a header line skipped (their columns and units cannot be told)")
     for ln in lines:
