@@ -23,6 +23,10 @@ header (`Total Time (ns)`, `Total (MB)`, `Time (%)`, `Mean duration (s)`) or its
   whose names carry a unit (`Mean duration (s) | Total time (s)`); a `|` table with no unit
   anywhere is not read here.
 
+A locale's digits (`803 151,0`, `19,0`) are read as such and said. Rows pasted without their
+header (no rule, no names: `0.2  4,362,860  1 ...`) are refused for that (`headless_rows`):
+which column is which, in what unit, cannot be told. A row cut short is counted, not read.
+
 parsers/log/sumnsys.py turns an nsys summary into its totals (copies by direction, kernel
 time, host-blocking API calls)."""
 
@@ -120,7 +124,8 @@ class _Section:
 
     def table(self, tool: str, what: str) -> dict | None:
         """The section as a BenchTable document part: the name column (Name, Operation,
-        Range, Action: else the first text column) becomes each row's name."""
+        Range, Action; else the first column where it is text) names each row; with none,
+        the first cell names the row and stays a column (nvbench's `ms` axis)."""
         if not self.rows:
             return None
         n = len(self.names)
