@@ -225,6 +225,11 @@ def test_analyze_shows_each_summary(case):
     assert r.exit_code == 0, r.stderr
     assert "summary table, not timed steps" in r.stdout and "Diagnosis" not in r.stdout
     assert EXPECTED[case]["table_first"]["name"][:30] in r.stdout.replace("\n", " ") or case.endswith("stumpy_gpu_activities.txt")
+    j = runner.invoke(app, ["analyze", str(DATA / case), "--json"])
+    assert j.exit_code == 0, j.stderr
+    doc = json.loads(j.stdout)
+    assert doc["format"] == "benchmark_table" and doc["benchmark_table"]["tool"] == EXPECTED[case]["table"]
+    assert len(doc["benchmark_table"]["rows"]) == EXPECTED[case]["table_rows"] and doc["benchmark_table"]["statement"] == STATEMENT
 
 
 def test_nested_timers_are_said_never_summed():
