@@ -339,3 +339,11 @@ def test_a_row_cut_short_is_counted_and_skipped():
     text = (DATA / "corpus/nsys_stats/timemachine_api_stats.txt").read_text() + "      2.1       66,836,774     8\n"
     t = read_bench_table(text)
     assert t is not None and len(t.rows) == 7 and "1 row(s) cut short skipped" in " ".join(t.notes)
+
+
+def test_a_program_log_before_its_stats_names_them_when_it_has_no_timing_line():
+    """`nsys profile --stats=true ./app`: the app's own lines first; where they hold no timing
+    line, the refusal names the summary the text holds (read alone, it is shown)."""
+    app_out = "".join(f"worker {i % 4}: loaded shard {i} of 64 from /data/train-{i:05d}.bin\n" for i in range(60))
+    with pytest.raises(NoDataError, match="no timing lines found.*it looks like an Nsight Systems `nsys stats` summary"):
+        parsers.parse_log(app_out + NSYS, name="nsys.out")

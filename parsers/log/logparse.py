@@ -48,7 +48,7 @@ from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log.scan import compiled_scanner
-from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary
+from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
@@ -208,7 +208,7 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
-    kind = table_kind(head)
+    kind = table_kind(head) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"

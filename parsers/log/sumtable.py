@@ -425,3 +425,10 @@ def headless_rows(text: str) -> bool:
 def looks_like_summary(head: str) -> bool:
     """Whether a log's head is a summary table (read, or refused for its missing header)."""
     return read_summary_table(head) is not None or headless_rows(head)
+
+
+def summary_kind(head: str) -> str | None:
+    """What a summary table in a log's head is (a refusal names it: `nsys profile --stats=true`
+    output after a program's own lines, which hold no timing line), else None."""
+    t = read_summary_table(head)
+    return t.what if t is not None else None
