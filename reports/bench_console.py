@@ -25,7 +25,7 @@ def cell(v: Any, unit: Any) -> str:
         return v
     if isinstance(v, float) and not math.isfinite(v):
         return "-"
-    s = str(v) if isinstance(v, int) else (f"{v:.4g}" if abs(v) >= 1e6 or (v and abs(v) < 1e-3) else f"{v:g}")
+    s = str(v) if isinstance(v, int) else (f"{v:.4g}" if abs(v) >= 1e10 or (v and abs(v) < 1e-3) else f"{v:.15g}")
     if unit == "/s":
         return s + "/s"
     return f"{s} {unit}" if unit else s
@@ -70,7 +70,9 @@ def bench_tables(doc: dict, width: int = 200) -> list[LiteralTable]:
         for i in idx:
             c = cols[i]
             head = str(c.get("name", "")).split(".", 1)[1] if group and c.get("group") == group else str(c.get("name"))
-            heads.append(visible(head + (f" ({c['unit']})" if c.get("unit") else "")))
+            unit = str(c.get("unit") or "")
+            said = unit and (head.endswith(unit) or f"({unit})" in head)  # (`Time (%)`: its unit in its name)
+            heads.append(visible(head + (f" ({unit})" if unit and not said else "")))
         for r in rows:
             vals, units = r.get("values") or [], r.get("units") or []
             body.append([visible(cell(vals[i] if i < len(vals) else None,
@@ -110,8 +112,12 @@ def render_bench_table(doc: dict, source: str, console: Console) -> None:
     console.print(Text(visible(f"{source} — {doc.get('what', 'a benchmark table')}"), style="bold"))
     for line in (doc.get("header") or [])[:8]:
         console.print(Text(visible(line), style="dim"))
-    for t in bench_tables(doc, console.width):
-        console.print(t)
+    for part in [{**doc, **(doc.get("section") or {})}, *(doc.get("sections") or [])]:  # (nsys stats: a table a report)
+        said = " ".join(str(x) for x in (part.get("title"), f"({part['report']})" if part.get("report") else "") if x)
+        if said and (doc.get("sections") or doc.get("section")):
+            console.print(Text(visible(said), style="bold"))
+        for t in bench_tables(part, console.width):
+            console.print(t)
     for s in doc.get("summary") or []:
         unit = f" {s['unit']}" if s.get("unit") else ""
         verdict = f" {s['verdict']}" if s.get("verdict") else ""

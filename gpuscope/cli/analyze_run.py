@@ -52,7 +52,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
             result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
     if bench is not None:
         _say_bench_table(source, bench, as_json, html_file or csv_dir or (samples and "--samples")
-                         or (trace and "--trace"))
+                         or (trace and "--trace"), line_rate)
         return
     if src.log is not None:
         warn_skipped(src.log, verbose)
@@ -99,7 +99,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         render_ranks(ranks, con)
 
 
-def _say_bench_table(source: str, e, as_json: bool, other: str | None) -> None:
+def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate: float | None = None) -> None:
     """A benchmark table (Google Benchmark, nccl-tests, criterion): the table and what it is,
     in JSON under `benchmark_table` (docs/ANALYZE.md); no steps, no split, no diagnosis."""
     if other:
@@ -107,6 +107,10 @@ def _say_bench_table(source: str, e, as_json: bool, other: str | None) -> None:
 
         raise UsageError(f"{e} ({other} is for timed steps or samples; --json gives the table)")
     name = "<stdin>" if source == "-" else source
+    if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
+        from gpuscope.parsers.log.sumnsys import against_line_rate
+
+        against_line_rate(e.table, line_rate)
     if as_json:
         import json
 

@@ -39,37 +39,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 from gpuscope.errors import NoDataError
+from gpuscope.parsers.log.sumtable import read_summary_table
+from gpuscope.parsers.log.tabledoc import MAX_ROWS, STATEMENT, BenchTable  # noqa: F401 (theirs, read here)
 
-STATEMENT = ("a benchmark table, not timed steps: each row is the tool's own summary of many iterations; "
-             "no steps, no held-time split and no diagnosis of GPU idle time come from it")
-MAX_ROWS = 100_000
 _ANSI = re.compile(r"\x1b\[[\d;]*[A-Za-z]")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-
-
-@dataclass
-class BenchTable:
-    """One tool's table: its columns (name, kind: time | bandwidth | rate | count | size |
-    percent | text | complexity, and the group of a repeated column: nccl's out-of-place /
-    in-place), its rows (a name, a value per column: a number, a text or None, and a unit
-    per cell where the tool prints one), and what it printed around them."""
-
-    tool: str
-    what: str
-    columns: list[dict] = field(default_factory=list)
-    rows: list[dict] = field(default_factory=list)
-    header: list[str] = field(default_factory=list)  # the tool's settings as it printed them
-    summary: list[dict] = field(default_factory=list)  # {name, value, unit, verdict}
-    errors: list[dict] = field(default_factory=list)  # {name, message}: runs that failed or were skipped
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {"tool": self.tool, "what": self.what, "statement": STATEMENT, "columns": self.columns,
-                "rows": self.rows, "header": self.header, "summary": self.summary, "errors": self.errors,
-                "notes": self.notes}
 
 
 class BenchmarkTable(NoDataError):
@@ -91,7 +67,7 @@ def read_bench_table(text: str) -> BenchTable | None:
         t = reader(text.split("\n"))
         if t is not None and (t.rows or t.errors):
             return t
-    return None
+    return read_summary_table(text)  # (a profiler's summary: nsys stats, torch.profiler, nvprof, ...)
 
 
 _CR_OTHER = re.compile(r"^(?:Benchmarking |Found \d+ outliers|\s+\d+ \([\d.]+%\) (?:high|low) (?:mild|severe)|"
@@ -105,6 +81,8 @@ def share_of_table(text: str, table: BenchTable) -> float:
     lines = [ln for ln in _ANSI.sub("", text).split("\n") if ln.strip()]
     if not lines or table.tool == "google_benchmark" and text.lstrip().startswith("{"):
         return 1.0
+    if table.own_lines:
+        return min(1.0, table.own_lines / len(lines))
     if table.tool == "nccl_tests":
         mine = sum(1 for ln in lines if ln.startswith("#") or re.match(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+\s", ln))
     elif table.tool == "criterion":

@@ -48,6 +48,7 @@ from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log.scan import compiled_scanner
+from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
@@ -183,9 +184,11 @@ def bench_first(inp: LogInput, name: str) -> None:
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     kind = table_kind(head)
     gb_json = looks_like_google_json(head)
-    if kind is None and not gb_json:
+    if kind is None and not gb_json and not looks_like_summary(head):  # (parsers/log/sumtable.py)
         return
     table = read_bench_table(head) if not gb_json else None  # (is it one? its head says; then read it all)
+    if table is None and not gb_json and headless_rows(head):
+        raise NoDataError(f"{name}: {HEADLESS}")
     if table is not None and share_of_table(head, table) < 0.5:
         return  # a table beside the log's own lines: the lines are read (the refusal names the table)
     if gb_json or (table is not None and inp.size > len(head)):
@@ -205,7 +208,7 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
-    kind = table_kind(head)
+    kind = table_kind(head) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
