@@ -69,3 +69,34 @@ def test_memory_error_anywhere_is_exit_6_with_one_line(monkeypatch):
     monkeypatch.setattr(rolemodel, "model_from_dict", starve)
     code, _, err = cli("analyze", LOG)
     assert code == EXIT_RESOURCE and "out of memory" in one_line(err)
+
+
+# -- 16: a floor above what was observed -------------------------------------------------------
+
+def _bimodal_log(tmp_path, slow: int, n: int = 100):
+    p = tmp_path / "bimodal.log"
+    p.write_text("".join(f"step {i} data_ms={100.0 if i < slow else 1.0} compute_ms=10.0 "
+                         f"step_ms={(100.0 if i < slow else 1.0) + 10.0}\n" for i in range(n)))
+    return p
+
+
+def test_the_cpu_floor_of_bimodal_steps_is_not_above_the_observed_time(tmp_path):
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
+
+    # data 100 ms in 51 of 100 steps, 1 ms in the rest: median x steps = 10 s, observed 6.15 s
+    b = analyze(open_source(str(_bimodal_log(tmp_path, 51)))).bounds
+    assert b["cpu_floor_s"] <= b["observed_s"] and b["observed_over_floor"] >= 1.0
+    assert b["cpu_floor_s"] == pytest.approx(5.149)  # the data parts' whole time
+    assert any("bimodal" in s for s in b["assumptions"])
+
+
+def test_a_steady_or_right_skewed_log_keeps_its_median_floor(tmp_path):
+    # what would make the mean fire falsely: a log whose medians x steps stay below the
+    # observed (most steps fast, a few slow): the median floor, no assumption about it
+    from gpuscope.analysis import analyze
+    from gpuscope.sources import open_source
+
+    b = analyze(open_source(str(_bimodal_log(tmp_path, 20)))).bounds
+    assert b["cpu_per_partition_ms"] == pytest.approx(1.0)
+    assert not any("bimodal" in s or "exceeds the observed" in s for s in b["assumptions"])
