@@ -3,6 +3,13 @@ Each case writes its own input; each fails on the code before its fix."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
 import pytest
 from typer.testing import CliRunner
 
@@ -10,7 +17,7 @@ from gpuscope.cli import app
 from gpuscope.errors import EXIT_RESOURCE, EXIT_USAGE, UsageError
 from gpuscope.rolemodel import load_model
 
-from .conftest import EXAMPLES
+from .conftest import DATA, EXAMPLES
 
 LOG = EXAMPLES / "article_excerpt.log"
 
@@ -100,3 +107,57 @@ def test_a_steady_or_right_skewed_log_keeps_its_median_floor(tmp_path):
     b = analyze(open_source(str(_bimodal_log(tmp_path, 20)))).bounds
     assert b["cpu_per_partition_ms"] == pytest.approx(1.0)
     assert not any("bimodal" in s or "exceeds the observed" in s for s in b["assumptions"])
+
+
+# -- 2: the run directory's claim file, read when meta.json says running ------------------------
+
+RUN = DATA / "h200_bounds" / "runs" / "hbm_bound"
+
+
+def _running_rundir(tmp_path):
+    d = tmp_path / "run"
+    shutil.copytree(RUN, d)
+    meta = json.loads((d / "meta.json").read_text())
+    meta["status"] = "running"
+    (d / "meta.json").write_text(json.dumps(meta))
+    return d
+
+
+def _claim_fifo(c):
+    os.mkfifo(c)
+
+
+def _claim_zero(c):
+    os.symlink("/dev/zero", c)
+
+
+def _claim_huge_pid(c):
+    c.write_text(json.dumps({"pid": 2**70, "host": socket.gethostname(), "claimed": "now"}))
+
+
+def _claim_negative_pid(c):
+    c.write_text(json.dumps({"pid": -3, "host": socket.gethostname(), "claimed": "now"}))
+
+
+@pytest.mark.parametrize("make", [_claim_fifo, _claim_zero, _claim_huge_pid, _claim_negative_pid])
+def test_a_hostile_claim_file_is_recorder_state_unknown_and_the_run_is_read(tmp_path, make):
+    d = _running_rundir(tmp_path)
+    (d / ".gpuscope-run").unlink(missing_ok=True)
+    make(d / ".gpuscope-run")
+    r = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(d)],
+                       capture_output=True, timeout=60, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "recorder state is unknown" in r.stdout + r.stderr
+    assert "internal error" not in r.stderr
+
+
+def test_a_claim_of_a_live_recorder_still_says_so(tmp_path):
+    # what would make the guard fire falsely: a good claim (this process, this host)
+    from gpuscope import rundir
+
+    d = _running_rundir(tmp_path)
+    (d / ".gpuscope-run").unlink(missing_ok=True)
+    (d / ".gpuscope-run").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                                 "claimed": "now"}) + "\n")
+    assert rundir.recorder_alive(d) == (os.getpid(), True)
+    assert "still being recorded" in rundir.running_note(d)
