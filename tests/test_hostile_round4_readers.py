@@ -161,3 +161,96 @@ def test_a_claim_of_a_live_recorder_still_says_so(tmp_path):
                                                  "claimed": "now"}) + "\n")
     assert rundir.recorder_alive(d) == (os.getpid(), True)
     assert "still being recorded" in rundir.running_note(d)
+
+
+# -- 1: the Prometheus reader's numbers, bounds and GPU labels ----------------------------------
+
+T0 = 1_796_000_000.0
+
+
+def _prom(values, name="DCGM_FI_PROF_SM_ACTIVE", gpu="0", times=None):
+    times = times if times is not None else [T0 + i for i in range(len(values))]
+    return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": name, "gpu": gpu, "Hostname": "n"},
+         "values": [[t, v] for t, v in zip(times, values, strict=True)]}]}})
+
+
+@pytest.mark.parametrize("text", ["\u0669\u0668", "\uff10.\uff15", "\u09e6.\u09eb", "98_765", "0.5\u00a0",
+                                  " 0.5", "+Inf", "-Inf", "inf", "0x1p-1", "1e999"])
+def test_a_prometheus_value_float_takes_but_no_format_prints_is_damage(text):
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    df = read_prometheus(_prom(["0.5", text, "0.25"]))
+    assert df["sm_active"].tolist()[0] == 0.5 and df["sm_active"].tolist()[2] == 0.25
+    assert df["sm_active"].isna().tolist()[1] and df.attrs["bad_values"] == {"sm_active": 1}
+
+
+def test_a_prometheus_value_beyond_its_bounds_is_damage_not_busy():
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    df = read_prometheus(_prom(["0.5", "98765", "-0.5", "NaN"]))
+    assert df["sm_active"].tolist()[0] == 0.5 and df["sm_active"].isna().sum() == 3
+    assert df.attrs["bad_values"] == {"sm_active": 2}  # NaN is no reading, not damage
+
+
+@pytest.mark.parametrize("t", [True, "1796000001", None, -5, 1e300, [1]])
+def test_a_prometheus_time_that_is_no_epoch_number_is_not_read(t):
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    df = read_prometheus(_prom(["0.5", "0.5", "0.5"], times=[T0, t, T0 + 2]))
+    assert df["t_wall"].tolist() == [T0, T0 + 2] and df.attrs["malformed_rows"] == 1
+
+
+@pytest.mark.parametrize("gpu", [str(2**63), "-3", "\u0663", "1024", "3x"])
+def test_a_prometheus_gpu_label_naming_no_gpu_is_refused(gpu):
+    from gpuscope.errors import NoDataError
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    with pytest.raises(NoDataError):
+        read_prometheus(_prom(["0.5", "0.5"], gpu=gpu))
+    code, _, err = cli("analyze", "-", input=_prom(["0.5", "0.5"], gpu=gpu))
+    assert code == 4
+    one_line(err)
+
+
+def test_plain_prometheus_values_read_as_before():
+    # what would make the number rules fire falsely: the API's own spellings (exponent,
+    # integer, a leading minus within bounds of a temperature, NaN) and an integer time
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    df = read_prometheus(_prom(["1e-1", "1", "NaN"], gpu="7", times=[int(T0), T0 + 1, T0 + 2]))
+    assert df["sm_active"].tolist()[:2] == [0.1, 1.0] and df["gpu"].tolist() == [7, 7, 7]
+    assert df.attrs["bad_values"] == {} and df.attrs["malformed_rows"] == 0
+    df = read_prometheus(_prom(["-20", "45"], name="DCGM_FI_DEV_GPU_TEMP"))
+    assert df["temperature_c"].tolist() == [-20.0, 45.0]
+
+
+# -- 9: the Prometheus reader's memory and its own cap -----------------------------------------
+
+def _range_query(n: int, gpus: int = 2) -> str:
+    names = ["DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PCIE_RX_BYTES"]
+    return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": name, "gpu": str(g), "Hostname": "n"},
+         "values": [[T0 + i, "0.5"] for i in range(n)]} for g in range(gpus) for name in names]}})
+
+
+def test_a_range_query_is_read_in_a_few_times_its_size_not_26x():
+    import tracemalloc
+
+    from gpuscope.parsers.samples.prometheus import read_prometheus
+
+    text = _range_query(10_000)  # ~1.3 MB, 60,000 points
+    tracemalloc.start()
+    try:
+        df = read_prometheus(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(df) == 20_000
+    assert peak < 6 * len(text), f"peak {peak / len(text):.1f}x the input"
+
+
+def test_a_prometheus_result_past_its_cap_is_one_line(monkeypatch):
+    monkeypatch.setenv("GPUSCOPE_MAX_PROMETHEUS", "1K")
+    code, _, err = cli("analyze", "-", input=_range_query(100))
+    assert code == 3 and "GPUSCOPE_MAX_PROMETHEUS" in one_line(err)
