@@ -254,3 +254,68 @@ def test_a_prometheus_result_past_its_cap_is_one_line(monkeypatch):
     monkeypatch.setenv("GPUSCOPE_MAX_PROMETHEUS", "1K")
     code, _, err = cli("analyze", "-", input=_range_query(100))
     assert code == 3 and "GPUSCOPE_MAX_PROMETHEUS" in one_line(err)
+
+
+# -- 17: trace details: kernels overlapping on one stream, a bandwidth of 1e308, a fraction > 1 ---
+
+def _kineto(tmp_path, kernels, copies=(), annotations=()):
+    ev = [{"ph": "X", "cat": "kernel", "name": f"k{i % 3}", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+           "args": {"device": 0, "stream": stream, "correlation": i + 1}}
+          for i, (ts, dur, stream) in enumerate(kernels)]
+    ev += [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
+            "ts": ts, "dur": dur, "args": {"device": 0, "stream": 7, "correlation": 900 + i, "bytes": 1_000_000,
+                                           "memory bandwidth (GB/s)": gbs}}
+           for i, (ts, dur, gbs) in enumerate(copies)]
+    ev += [{"ph": "X", "cat": cat, "name": "fwd", "pid": 0, "tid": 1 if cat == "user_annotation" else 7,
+            "ts": ts, "dur": dur, "args": {"device": 0, "stream": 7} if cat == "gpu_user_annotation" else {}}
+           for cat, ts, dur in annotations]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev, "deviceProperties": [
+        {"id": 0, "name": "H100", "numSms": 132, "totalGlobalMem": 80_000_000_000}]}))
+    return p
+
+
+def _trace_json(p):
+    code, out, err = cli("analyze", p, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_kernels_overlapping_on_one_stream_are_their_union_and_said(tmp_path):
+    # 100 kernels of 1 ms each, all within 1.1 ms on one stream: 1.1 ms of kernels, not 100
+    d = _trace_json(_kineto(tmp_path, [(1000.0 + i, 1000.0, 7) for i in range(100)]))
+    rows = d["kernels"]
+    assert rows[0]["kernel_ms"] == pytest.approx(1.099)
+    assert rows[0]["kernel_overlap_ms"] == pytest.approx(100 - 1.099)
+    assert any("kernels overlap on 1 stream" in n for n in d["trace"]["notes"])
+
+
+def test_kernels_back_to_back_or_on_two_streams_are_no_overlap(tmp_path):
+    # what would make the overlap note fire falsely: kernels that end where the next begins,
+    # and kernels at the same time on two streams (concurrency, not damage)
+    d = _trace_json(_kineto(tmp_path, [(1000.0 + 10 * i, 10.0, 7) for i in range(10)]
+                            + [(1000.0 + 10 * i, 10.0, 8) for i in range(10)]))
+    rows = d["kernels"]
+    assert all(r["kernel_ms"] == pytest.approx(0.1) and r["kernel_overlap_ms"] == 0 for r in rows)
+    assert not any("overlap" in n for n in d["trace"]["notes"])
+
+
+@pytest.mark.parametrize("gbs", [1e308, -5.0, 1e5])
+def test_a_copy_bandwidth_argument_beyond_any_link_is_damage(tmp_path, gbs):
+    from gpuscope.parsers.trace.kineto import read_trace
+
+    p = _kineto(tmp_path, [(1000.0, 10.0, 7)], copies=[(1100.0, 50.0, gbs), (1200.0, 50.0, 20.0)])
+    fr = read_trace(p)
+    assert fr.gpu["trace_gbs"].dropna().tolist() == [20.0] and fr.counts["damaged_bandwidth"] == 1
+    assert len(fr.gpu[fr.gpu["kind"].astype(object) == "memcpy"]) == 2  # the copies themselves are read
+    d = _trace_json(p)
+    assert any("bandwidth argument" in n for n in d["trace"]["notes"])
+
+
+def test_a_gpu_annotation_past_the_span_gives_no_share_above_one(tmp_path):
+    # the GPU-side range of an annotation reaches past the last kernel and host event
+    p = _kineto(tmp_path, [(1000.0, 100.0, 7)], annotations=[("user_annotation", 1000.0, 50.0),
+                                                             ("gpu_user_annotation", 1000.0, 100.1)])
+    d = _trace_json(p)
+    phases = d["phases"]
+    assert phases and all(r["share_of_span"] <= 1.0 and r["gpu_busy_fraction"] <= 1.0 for r in phases)
