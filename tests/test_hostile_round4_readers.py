@@ -319,3 +319,56 @@ def test_a_gpu_annotation_past_the_span_gives_no_share_above_one(tmp_path):
     d = _trace_json(p)
     phases = d["phases"]
     assert phases and all(r["share_of_span"] <= 1.0 and r["gpu_busy_fraction"] <= 1.0 for r in phases)
+
+
+# -- 3: a hole in the samples is unknown, time going back is said --------------------------------
+
+def _samples_csv(tmp_path, times, sm=0.9, name="samples.csv"):
+    p = tmp_path / name
+    rows = ["t_wall,t_mono,gpu,sm_active,gpu_util_pct"]
+    rows += [f"{t:.3f},{t - times[0]:.3f},0,{sm},90" for t in times]
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+def _activity(p):
+    code, out, err = cli("analyze", p, "--json")
+    assert code == 0, err
+    return json.loads(out)["activity"]
+
+
+def test_an_hour_without_samples_is_unknown_not_computing(tmp_path):
+    # 10 s of readings at 10 Hz, an hour with none, 10 s more: 20 s covered of ~3,620
+    times = [T0 + i / 10 for i in range(100)] + [T0 + 3610 + i / 10 for i in range(100)]
+    a = _activity(_samples_csv(tmp_path, times))
+    assert a["coverage"] < 0.01 and a["wall_s"] > 3600
+    assert a["classes"].get("computing", 0) < 0.01 or a["classes"].get("unknown", 0) > 0.99
+    assert any("hole" in n and "unknown" in n for n in a["notes"])
+
+
+def test_readings_at_an_uneven_pace_are_no_hole(tmp_path):
+    # what would make the hole fire falsely: a sampler at 1 s that sometimes takes 2-3 s
+    times, t = [], T0
+    for i in range(200):
+        times.append(t)
+        t += 3.0 if i % 17 == 0 else 1.0
+    a = _activity(_samples_csv(tmp_path, times))
+    assert a["coverage"] == pytest.approx(1.0)
+    assert not any("hole" in n or "goes back" in n for n in a["notes"])
+
+
+def test_a_prometheus_scrape_gap_is_a_hole(tmp_path):
+    times = [T0 + i for i in range(30)] + [T0 + 1800 + i for i in range(30)]
+    p = tmp_path / "fleet.json"
+    p.write_text(_prom(["0.9"] * 60, times=times))
+    a = _activity(p)
+    assert a["coverage"] < 0.05 and any("hole" in n for n in a["notes"])
+
+
+def test_time_going_back_an_hour_is_said_and_unknown(tmp_path):
+    # nvidia-smi's local time across a DST fall-back: 01:00-02:00 twice; the file in its order
+    first = [T0 + i for i in range(0, 3600, 5)]
+    second = [T0 + 2.5 + i for i in range(0, 3600, 5)] + [T0 + 3600 + i for i in range(0, 600, 5)]
+    a = _activity(_samples_csv(tmp_path, first + second))
+    assert any("goes back 1 time" in n for n in a["notes"])
+    assert a["coverage"] < 0.2  # the hour read twice is unknown; the 10 minutes after it are read
