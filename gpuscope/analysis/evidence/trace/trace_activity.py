@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
+from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
     from gpuscope.parsers.trace.kineto import TraceFrames
@@ -214,11 +214,9 @@ def damage_notes(counts: dict[str, int], rows: list[dict]) -> list[str]:
     """A note for copies whose bandwidth argument was damage (the reader's count), and one when
     kernels overlap on a stream (stream_rows' kernel_overlap_ms): the trace's times are damaged
     there, and its kernel time is the union."""
-    from gpuscope.parsers.trace.kineto import GBS_MAX
-
     out = []
     if counts.get("damaged_bandwidth"):
-        out.append(f"{counts['damaged_bandwidth']} copy bandwidth argument(s) beyond 0..{GBS_MAX:g} GB/s: "
+        out.append(f"{counts['damaged_bandwidth']} copy bandwidth argument(s) beyond 0..{TRACE_GBS_MAX:g} GB/s: "
                    "damaged, not read (the copies' bytes and times are)")
     bad = [r for r in rows if r.get("kernel_overlap_ms", 0.0) > OVERLAP_NOTE_MS]
     if not bad:
