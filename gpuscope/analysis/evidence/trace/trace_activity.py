@@ -312,8 +312,9 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
             cols["t_wall"] += list(epoch(lo))
             cols["gpu"] += [v.device] * lo.size
             cols["bin_s"] += list(w / 1e6)
-            cols["busy_fraction"] += list(busy / w)
-            cols["kernel_fraction"] += list(kern / w)
+            # (a bin's covered time comes from sums of large trace times: clamped to its width)
+            cols["busy_fraction"] += list(np.clip(busy / w, 0.0, 1.0))
+            cols["kernel_fraction"] += list(np.clip(kern / w, 0.0, 1.0))
             cols["htod_gbs"] += list(rates["HtoD"])
             cols["dtoh_gbs"] += list(rates["DtoH"])
             cols["rank"] += [v.rank] * lo.size
