@@ -171,8 +171,25 @@ def model_from_dict(data: dict, source: str = "<dict>") -> RoleModel:
         if inner == outer:
             raise _bad(source, f"{key}.inner", "a component cannot contain itself")
         contains[outer] = Contains(inner=inner, remainder_role=rem)
+    _refuse_cycle(contains, source)
     vocab = _vocabulary(data.get("vocabulary", {}), held, source)
     return RoleModel(name=name, held=held, roles=roles, contains=contains, source=source, vocabulary=vocab)
+
+
+def _refuse_cycle(contains: dict[str, Contains], source: str) -> None:
+    """A `[contains]` chain that comes back to where it began (a inside b inside a, or
+    longer) would count one time twice and shift the split: refused, naming the chain.
+    Each outer has one inner, so following inners from each start finds every cycle."""
+    for start in contains:
+        chain, seen, c = [start], {start}, contains[start].inner
+        while c in contains:
+            chain.append(c)
+            if c in seen:
+                loop = chain[chain.index(c):]
+                raise _bad(source, f"contains.{start}", f"a cycle: {' inside '.join(reversed(loop))} "
+                           "(a component cannot contain what contains it)")
+            seen.add(c)
+            c = contains[c].inner
 
 
 def _vocabulary(tbl, held: str, source: str) -> Vocabulary:

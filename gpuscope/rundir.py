@@ -17,12 +17,13 @@ import json
 import math
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import EXIT_INTERRUPTED, InputError, NoDataError, ResourceError, UsageError
@@ -66,29 +67,53 @@ def _write_claim(p: Path) -> None:
 
 def _claimed_by(p: Path) -> str:
     """' (pid N on HOST)' from a claim file, '' when it cannot be read."""
-    try:
-        c = json.loads((p / CLAIM).read_text(encoding="utf-8"))
-        return f" (pid {int(c['pid'])} on {c['host']})"
-    except (OSError, ValueError, KeyError, TypeError):
+    c = _claim(p)
+    pid = c.get("pid") if c else None
+    if not _is_pid(pid) or not isinstance(c.get("host"), str):  # type: ignore[union-attr]
         return ""
+    return f" (pid {pid} on {c['host'][:64]})"  # type: ignore[index]
+
+
+MAX_CLAIM_BYTES = 4096  # a claim is one short JSON line (pid, host, time)
+MAX_PID = 1 << 22       # Linux's largest pid_max: a pid beyond it is damage, not a process
+
+
+def _is_pid(pid: object) -> TypeGuard[int]:
+    return type(pid) is int and 0 < pid <= MAX_PID
 
 
 def _claim(p: Path) -> dict[str, Any] | None:
-    """The claim file's content, None when it is absent, empty or unreadable."""
+    """The claim file's content, None when it is absent, empty or unreadable. Read as meta.json
+    is: a regular file only (a FIFO in its place is not waited on, a link to /dev/zero not read
+    without end: opened without blocking and checked before reading), at most MAX_CLAIM_BYTES."""
     try:
-        c = json.loads((p / CLAIM).read_text(encoding="utf-8"))
+        fd = os.open(p / CLAIM, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_CLAIM_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CLAIM_BYTES:
+        return None
+    try:
+        c = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None
     return c if isinstance(c, dict) else None
 
 
 def recorder_alive(p: Path) -> tuple[int | None, bool | None]:
     """(pid, alive) of the process that claimed the run directory: alive None when it cannot
-    be told (no claim, another host)."""
+    be told (no claim, an unreadable one, a pid out of range, another host)."""
     c = _claim(p)
     pid = c.get("pid") if c else None
-    if type(pid) is not int or pid <= 0 or c.get("host") != socket.gethostname():  # type: ignore[union-attr]
-        return (pid if type(pid) is int else None), None
+    if not _is_pid(pid) or c.get("host") != socket.gethostname():  # type: ignore[union-attr]
+        return (pid if _is_pid(pid) else None), None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -106,7 +131,8 @@ def running_note(p: Path) -> str:
                 "off (killed, or its machine stopped); what it wrote before is analyzed")
     if alive:
         return f"{p}: still being recorded (pid {pid}): read as far as it is written"
-    return f"{p}: meta.json says 'running' and its recorder cannot be checked: the recording may be cut off"
+    return (f"{p}: meta.json says 'running' and the recorder state is unknown (its claim file {CLAIM} is "
+            "missing, unreadable or of another host): the recording may be cut off")
 
 
 STALE_EMPTY_CLAIM_S = 5.0

@@ -278,8 +278,11 @@ TRACE_GPU_SCHEMA: dict[str, str] = {
     "bytes": "float64",      # copies and memsets; NaN for kernels
     "direction": CAT,        # HtoD | DtoH | DtoD | PtoP | HtoH | ...; "" for kernels and memsets
     "host_memory": CAT,      # pageable | pinned | device | managed | ...; memsets: their memory
-    "trace_gbs": "float64",  # the event's own "memory bandwidth (GB/s)"; NaN when absent
+    "trace_gbs": "float64",  # the event's own "memory bandwidth (GB/s)"; NaN when absent or damage
 }
+#: a copy's "memory bandwidth (GB/s)" beyond this (10 TB/s, samples' PCIe bound) or negative is
+#: damage: NaN and counted (parsers.trace.kineto), the copy itself kept
+TRACE_GBS_MAX = 1e4
 
 # Host activity: runtime/driver calls, operators, Python functions, CPU-side annotations.
 TRACE_HOST_SCHEMA: dict[str, str] = {

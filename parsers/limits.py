@@ -39,6 +39,7 @@ CAPS = {
     "samples": 1 * GIB,    # samples.csv, nvidia-smi dmon / query-gpu output
     "spans": 1 * GIB,      # a run directory's spans.csv
     "json": 64 * MIB,      # meta.json, summary.json
+    "prometheus": 1 * GIB,  # a Prometheus query result (decoded series by series into columns)
     "model": 1 * MIB,      # a --model TOML file
 }
 RATIO = 250          # decompressed / compressed: real logs and traces compress 5-50x

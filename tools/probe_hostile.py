@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.hostile_check import POISON_TEXT, problems, run_cli  # noqa: E402
+from tools.probe_round4_readers import round4_readers  # noqa: E402
 
 DATA = REPO / "tests" / "data"
 BOUNDS = DATA / "h200_bounds"
@@ -267,6 +268,7 @@ class Gen:
     def cases(self, n: int):
         kinds = [(self.case_log, 38), (self.case_samples, 22), (self.case_trace, 20), (self.case_rundir, 10),
                  (self.case_model, 6), (self.case_combo, 4)]
+        kinds.append((lambda: round4_readers(self), 8))  # issue 34, the readers and time (tools/probe_round4_readers.py)
         total = sum(w for _, w in kinds)
         for _ in range(n):
             x = self.r.uniform(0, total)

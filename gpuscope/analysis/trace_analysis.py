@@ -134,12 +134,13 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
     trace = _trace_info(frames, views)
-    trace["notes"] = notes
+    kernels = act.stream_rows(views)
+    trace["notes"] = notes + act.damage_notes(frames.counts, kernels)
     return TraceAnalysis(
         activity=_activity(views, gaps, frames),
         memcpy=act.memcpy_rows(frames.gpu, line_rate_gbs),
         memset=act.memset_rows(frames.gpu),
-        kernels=act.stream_rows(views),
+        kernels=kernels,
         idle_gaps=gap_list,
         split=tp.split_table(views, frames.host, span, frames.gpu_annotations),
         trace=trace,

@@ -165,6 +165,10 @@ def error_exit_code(e: BaseException) -> int:
     if isinstance(e, GpuscopeError):
         say(e.one_line())
         return e.exit_code
+    if isinstance(e, MemoryError):  # anywhere: a resource ran out, not a bug (exit 6, one line)
+        say("out of memory: the input needs more memory than this process may use (a smaller input, "
+            "or a larger memory limit)")
+        return EXIT_RESOURCE
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # stdout closed early (e.g. `| head`): not an error worth a message
         return 0

@@ -39,6 +39,7 @@ from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, 
 from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file, trace_files
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
+    TRACE_GBS_MAX,
     TRACE_GPU_ANNOTATION_SCHEMA,
     TRACE_GPU_SCHEMA,
     TRACE_HOST_SCHEMA,
@@ -141,7 +142,7 @@ def _cat_from_names(names: list[str], fn) -> tuple[pd.Categorical, pd.Categorica
 # bounds beyond which a value is damage, not a reading (the event is skipped and counted):
 # ids (pid, tid, device, stream, correlation) are exact in a float64 below 2^53; a time
 # stamp beyond 1e17 us is past the year 5000; an event longer than 1e12 us (11.6 days) or a
-# copy of more than 2^50 bytes (a PiB) did not happen
+# copy of more than 2^50 bytes (a PiB) did not happen (a bandwidth: TRACE_GBS_MAX)
 ID_MAX = 1 << 53
 BAD_ID = -(1 << 62)
 TS_MAX_US = 1e17
@@ -222,12 +223,14 @@ def _gpu_frame(kind: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
         direction = pd.Categorical([""] * len(names))
     else:
         direction = memory = pd.Categorical([""] * len(names))
+    gbs = np.fromiter((a.gbs for a in args), dtype=np.float64, count=len(evs))[ok]
+    gbs[bad_gbs := ~np.isnan(gbs) & ~((gbs >= 0) & (gbs <= TRACE_GBS_MAX))] = NAN  # 1e308, -5: the copy stays
     return {
         "device": dev[ok], "stream": stream[ok], "kind": [kind] * len(names), "name": names,
         "ts_us": ts[ok], "dur_us": dur[ok],
         "correlation": corr[ok],
         "bytes": nbytes[ok], "direction": direction, "host_memory": memory,
-        "trace_gbs": np.fromiter((a.gbs for a in args), dtype=np.float64, count=len(evs))[ok],
+        "trace_gbs": gbs, "bad_gbs": int(bad_gbs.sum()),
     }
 
 
@@ -307,6 +310,8 @@ def _frames_of(decoded: Decoded) -> _Rank:
         gann.append({k: g[k] for k in ("device", "stream", "name", "ts_us", "dur_us")})
     counts = {k: len(v) for k, v in groups.items() if v}
     counts.update(flows=flows, metadata=meta, other=other)
+    if bad_gbs := sum(int(g.get("bad_gbs", 0)) for g in gpu):
+        counts["damaged_bandwidth"] = bad_gbs
     h = decoded.header
     devices: dict[str, list] = {c: [] for c in ("device", "name", "num_sms", "total_mem_bytes")}
     for d in h.get("deviceProperties", []):

@@ -24,8 +24,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.evidence.samples import holes, transfers
 from gpuscope.analysis.evidence.samples import samplegrid as sg
-from gpuscope.analysis.evidence.samples import transfers
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
 
 PAUSE_MIN_S = 1.0
@@ -103,6 +103,7 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
     with sg.small_pages():  # (the grid's arrays are written once, in order)
         for gpu, rows in _per_gpu(samples, notes):
             grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
+            notes += holes.notes(gpu, grid.unknown_time, grid.resolution_s)
             figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
             gpus.append(GpuActivity(gpu, grid, figures, working))
     return Activity(gpus, line_rate_gbs, line_rate_source, notes)

@@ -34,6 +34,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.evidence.samples import holes
 from gpuscope.analysis.evidence.samples.gridsums import (  # noqa: F401 (re-exported: sg.masked_sum, ...)
     cover,
     first_last,
@@ -94,6 +95,7 @@ class Grid:
     # arrays for one GPU's file; a pipe only where read): `state(c)`, `pipe_items()` fill them
     raw: dict[str, np.ndarray] = field(default_factory=dict)
     pipe_names: tuple[str, ...] = ()  # PIPE_COLUMNS read (a finite value in the rows)
+    unknown_time: holes.Unknown = field(default_factory=holes.Unknown)  # holes, time gone back
 
     @cached_property
     def dt(self) -> np.ndarray:
@@ -272,6 +274,7 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     ok = np.isfinite(t_all)
     idx: np.ndarray | None = None if ok.all() else np.flatnonzero(ok)
     t_all = t_all if idx is None else t_all[idx]
+    t_file = t_all  # (in the file's order: time that goes back is said, not sorted away in silence)
     if t_all.size > 1 and not bool((t_all[1:] >= t_all[:-1]).all()):
         order = np.argsort(t_all, kind="stable")
         idx = order if idx is None else idx[order]
@@ -304,6 +307,8 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     resolution = spacing_s(t, raw)
     readings = int(np.count_nonzero(np.isfinite(raw))) if raw.strides != (0,) else 0
     activity = _clip01(_bfill(raw))[1:]
+    gone = _unknown_time(t_file, t, raw, resolution)
+    activity = _blank(activity, gone.mask)
     del raw, sm
     util_pct = nan_view(t.size - 1) if source == "utilization" else _bfill_keep(util_raw)[1:]
     del util_raw
@@ -312,10 +317,15 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     rx_raw = col("rx_gbs")
     rx, tx = _unwrapped(rx_raw, wrap), _unwrapped(col("tx_gbs"), wrap)
     pcie_resolution = spacing_s(t, rx_raw)
-    del rx_raw
     if pcie_source != "counter":
         rx, tx = _unwrapped(_bfill(rx), wrap), _unwrapped(_bfill(tx), wrap)
+        hole, _, _ = holes.hole_mask(t, rx_raw, pcie_resolution)
+        pcie_gone = gone.mask if hole is None else hole if gone.mask is None else hole | gone.mask
+    else:
+        pcie_gone = gone.back_mask
+    del rx_raw
     rx, tx = rx[1:], tx[1:]
+    rx, tx = _blank(rx, pcie_gone), _blank(tx, pcie_gone)
     busy_io = pcie_busy(rx, tx, line_rate_gbs)
     codes = classify_codes(activity, rx, tx, line_rate_gbs, busy_io)
     unfilled = {c: col(c, wide=False) for c in STATE_COLUMNS}
@@ -328,9 +338,27 @@ def build_grid(rows: pd.DataFrame, gpu: int, line_rate_gbs: float, basis: str = 
     g = Grid(gpu=int(gpu), t_start=t[:-1], t_end=t[1:], activity=activity, source=source,
              resolution_s=resolution, readings=readings, rx=rx, tx=tx, pcie_source=pcie_source,
              pcie_resolution_s=pcie_resolution, codes=codes, util_pct=util_pct, time_basis=basis, raw=unfilled,
-             pipe_names=tuple(pipe_names))
+             pipe_names=tuple(pipe_names), unknown_time=gone)
     g.__dict__["_busy_io"] = {line_rate_gbs: busy_io}
     return g
+
+
+def _unknown_time(t_file: np.ndarray, t: np.ndarray, raw: np.ndarray, resolution: float) -> holes.Unknown:
+    """The activity's holes and the time the file went back over (holes.py)."""
+    hole, n_holes, hole_s = holes.hole_mask(t, raw, resolution)
+    back, steps, back_s = holes.backwards(t_file, t)
+    mask = hole if back is None else back if hole is None else hole | back
+    return holes.Unknown(mask, n_holes, hole_s, back, steps, back_s)
+
+
+def _blank(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """x with NaN where mask (in place where x is its own writable array)."""
+    if mask is None or not mask.any() or x.strides == (0,):
+        return x
+    if not x.flags.writeable:
+        x = x.copy()
+    x[mask] = np.nan
+    return x
 
 
 def _percent(x: np.ndarray) -> np.ndarray:

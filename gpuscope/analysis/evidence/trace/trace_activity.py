@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.schemas import TRACE_COUNTER_SCHEMA, frame
+from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
     from gpuscope.parsers.trace.kineto import TraceFrames
@@ -201,6 +201,32 @@ def _top(names: np.ndarray, dur: np.ndarray, top: int) -> list[tuple[int, int, f
     return [(int(codes[i]), int(size[i]), float(sums[i])) for i in pick]
 
 
+def _fraction(part: float, whole: float) -> float | None:
+    """part / whole within 0..1: a union of intervals inside the span cannot exceed it, and
+    the float sums of their lengths must not make it 1.000014."""
+    return min(max(part / whole, 0.0), 1.0) if whole > 0 else None
+
+
+OVERLAP_NOTE_MS = 0.001  # kernels overlapping on a stream by less than 1 us: the profiler's rounding
+
+
+def damage_notes(counts: dict[str, int], rows: list[dict]) -> list[str]:
+    """A note for copies whose bandwidth argument was damage (the reader's count), and one when
+    kernels overlap on a stream (stream_rows' kernel_overlap_ms): the trace's times are damaged
+    there, and its kernel time is the union."""
+    out = []
+    if counts.get("damaged_bandwidth"):
+        out.append(f"{counts['damaged_bandwidth']} copy bandwidth argument(s) beyond 0..{TRACE_GBS_MAX:g} GB/s: "
+                   "damaged, not read (the copies' bytes and times are)")
+    bad = [r for r in rows if r.get("kernel_overlap_ms", 0.0) > OVERLAP_NOTE_MS]
+    if not bad:
+        return out
+    where = ", ".join(f"rank {r['rank']} device {r['device']} stream {r['stream']}" for r in bad[:3])
+    return out + [f"kernels overlap on {len(bad)} stream(s) ({where}{', ...' if len(bad) > 3 else ''}; "
+            f"{sum(r['kernel_overlap_ms'] for r in bad):.3f} ms would be counted twice if summed): a stream "
+            "runs one kernel at a time, so the trace's times are damaged there; kernel time is their union"]
+
+
 def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
     """The `kernels` list: per device and stream, kernel/copy/memset counts and times."""
     rows = []
@@ -214,16 +240,21 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
             is_k, is_c, is_m = knd == "kernel", knd == "memcpy", knd == "memset"
             kd = kd_all[is_k]
             busy = iv.merge(ts[idx], ts[idx] + kd_all)
+            # one stream runs its kernels one at a time: kernel time is their union, and time
+            # they overlap (a damaged trace, a clock that jumped) is said, never summed
+            tk = ts[idx][is_k]
+            kernel_us = iv.total(*iv.merge(tk, tk + kd))
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
-                "kernels": int(is_k.sum()), "kernel_ms": float(kd.sum()) / 1e3,
+                "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
+                "kernel_overlap_ms": max(float(kd.sum()) - kernel_us, 0.0) / 1e3,
                 "kernel_median_us": _q(kd, 0.5), "kernel_p90_us": _q(kd, 0.9),
                 "memcpy_count": int(is_c.sum()),
                 "memcpy_ms": float(kd_all[is_c].sum()) / 1e3,
                 "memset_count": int(is_m.sum()),
                 "memset_ms": float(kd_all[is_m].sum()) / 1e3,
                 "busy_ms": iv.total(*busy) / 1e3,
-                "busy_fraction": iv.total(*busy) / v.span_us if v.span_us > 0 else None,
+                "busy_fraction": _fraction(iv.total(*busy), v.span_us),
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
                                 for c, n, t in _top(names[idx][is_k], kd, top)],
             })
@@ -244,8 +275,8 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
             # busy = computing (kernels, memsets, device-to-device copies); copies to or from the host
             # or a peer beside it (copy_fraction); active = anything running
-            "busy_s": work / 1e6, "busy_fraction": work / span if span > 0 else None,
-            "copy_fraction": moved / span if span > 0 else None,
+            "busy_s": work / 1e6, "busy_fraction": _fraction(work, span),
+            "copy_fraction": _fraction(moved, span),
             "active_s": v.busy_us / 1e6,
             "kernel_s": kern / 1e6, "memcpy_s": cop / 1e6,
             "memset_s": float(v.gpu.loc[kind == "memset", "dur_us"].sum()) / 1e6,
@@ -281,8 +312,9 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
             cols["t_wall"] += list(epoch(lo))
             cols["gpu"] += [v.device] * lo.size
             cols["bin_s"] += list(w / 1e6)
-            cols["busy_fraction"] += list(busy / w)
-            cols["kernel_fraction"] += list(kern / w)
+            # (a bin's covered time comes from sums of large trace times: clamped to its width)
+            cols["busy_fraction"] += list(np.clip(busy / w, 0.0, 1.0))
+            cols["kernel_fraction"] += list(np.clip(kern / w, 0.0, 1.0))
             cols["htod_gbs"] += list(rates["HtoD"])
             cols["dtoh_gbs"] += list(rates["DtoH"])
             cols["rank"] += [v.rank] * lo.size

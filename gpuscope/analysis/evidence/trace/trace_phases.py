@@ -77,9 +77,10 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
     for row in rows.values():
         covered = row.pop("_range_ms")
         row["mean_ms"] = row["wall_ms"] / row["count"]
-        row["share_of_span"] = covered * 1e3 / span_us if span_us > 0 else None
+        # (GPU-side annotation ranges may reach past the span: a share is at most 1)
+        row["share_of_span"] = min(covered * 1e3 / span_us, 1.0) if span_us > 0 else None
         row["gpu_idle_ms"] = max(covered - row["gpu_busy_ms"], 0.0)
-        row["gpu_busy_fraction"] = row["gpu_busy_ms"] / covered if covered > 0 else None
+        row["gpu_busy_fraction"] = min(row["gpu_busy_ms"] / covered, 1.0) if covered > 0 else None
         out.append(row)
     out.sort(key=lambda r: -r["wall_ms"])
     return out
