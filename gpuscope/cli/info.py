@@ -24,12 +24,13 @@ def _memlock() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """Everything `info` reports, as the --json object."""
-    from gpuscope import __version__, cuda
+    from gpuscope import __version__, cuda, native
     from gpuscope import nvml as nvml_mod
     from gpuscope.gpuinfo import describe_gpus
 
     info: dict[str, Any] = {"gpuscope_version": __version__, "nvml": {}, "gpus": [],
-                            "cupy": cuda.describe(), "memlock": _memlock()}
+                            "cupy": cuda.describe(), "memlock": _memlock(),
+                            "compiled": native.status()}
     nv = nvml_mod.get()
     if nv is None:
         info["nvml"] = {"available": False, "reason": nvml_mod.unavailable_reason()}
@@ -70,6 +71,7 @@ def render(info: dict[str, Any]) -> None:
     ml = info["memlock"]
     con.print("memlock limit: " + ("unlimited" if ml["unlimited"] else f"{(ml['soft_bytes'] or 0) / 2**20:g} MiB")
               + " (RLIMIT_MEMLOCK)")
+    con.print("compiled paths: " + ", ".join(f"{k} {v}" for k, v in info["compiled"].items()))
     if not info["gpus"]:
         return
     warnings = []

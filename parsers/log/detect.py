@@ -61,16 +61,10 @@ _CUZK_MASK = (1 << len(CUZK_BYTES)) - 1
 
 def _compiled():
     """The compiled scanner's `markers`, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
-    import importlib
-    import os
+    from gpuscope import native
 
-    if os.environ.get("GPUSCOPE_PURE_SCANNER", "") not in ("", "0"):
-        return None
-    try:
-        mod = importlib.import_module("gpuscope.parsers._scan")
-    except ImportError:
-        return None
-    return mod if hasattr(mod, "markers") else None
+    mod = native.load("scan")
+    return mod if mod is not None and hasattr(mod, "markers") else None
 
 
 class FormatMarker(Exception):

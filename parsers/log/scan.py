@@ -10,11 +10,12 @@ same arrays; lines it leaves to Python are read here and merged in line order
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
+from gpuscope import native
+from gpuscope.native import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log import timeline_events, tracing
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.prefix import strip_ansi
@@ -263,19 +264,9 @@ def split_lines(text: str) -> list[str]:
 
 
 
-PURE_ENV = "GPUSCOPE_PURE_SCANNER"
-
-
 def compiled_scanner():
     """The compiled scanner module, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return None
-    import importlib
-
-    try:  # (by name: the extension is no module of the source tree)
-        return importlib.import_module("gpuscope.parsers._scan")
-    except ImportError:
-        return None
+    return native.load("scan")
 
 FIRST_CODES_HEAD = 4096
 
@@ -309,14 +300,7 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a million of them cost no hash of a million strings)."""
     import pandas as pd
 
-    mod = None
-    if values.dtype == object and os.environ.get("GPUSCOPE_PURE_SCANNER", "") in ("", "0"):
-        import importlib
-
-        try:
-            mod = importlib.import_module("gpuscope.parsers._scan")
-        except ImportError:
-            mod = None
+    mod = native.load("scan") if values.dtype == object else None
     if mod is None or not hasattr(mod, "factorize"):
         return pd.factorize(values)
     try:

@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpuscope import native as compiled
 from gpuscope.errors import read_error
+from gpuscope.native import PURE_ENV as PURE_ENV  # (re-exported)
 from gpuscope.parsers.limits import cap, readable_file, too_big
 from gpuscope.parsers.samples.samples_base import (
     BOUNDS,
@@ -49,20 +51,12 @@ from gpuscope.parsers.samples.samples_pyread import python_reader
 
 CHUNK = 4 << 20
 OUT_BYTES = 512 << 10
-PURE_ENV = "GPUSCOPE_PURE_SCANNER"
 Progress = Callable[[int, int], None]
 
 
 def native():
     """The compiled reader, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return None
-    import importlib
-
-    try:
-        return importlib.import_module("gpuscope.parsers._samples")
-    except ImportError:
-        return None
+    return compiled.load("samples")
 
 
 def read(path: str | os.PathLike[str], *, text: str | None = None,

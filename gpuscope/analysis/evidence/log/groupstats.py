@@ -13,24 +13,16 @@ pandas itself computes those two.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from gpuscope import native
 
-@functools.cache
+
 def _native():
     """gpuscope._groupstats, or None (not built, or GPUSCOPE_PURE_SCANNER=1: no C at all)."""
-    import importlib
-    import os
-
-    if os.environ.get("GPUSCOPE_PURE_SCANNER", "") not in ("", "0"):
-        return None
-    try:
-        return importlib.import_module("gpuscope._groupstats")
-    except ImportError:
-        return None
+    return native.load("groupstats")
 
 
 def dense(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
