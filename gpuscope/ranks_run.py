@@ -90,8 +90,26 @@ def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, 
         row = rank_row(src, analyze(src), name=Path(path).name, position=position)
     except GpuscopeError as e:
         return {"name": Path(path).name, "rank": position, "error": e.one_line()}
+    except MemoryError:
+        return {"name": Path(path).name, "rank": position, "error": "out of memory reading this rank"}
+    except Exception as e:  # noqa: BLE001 - one rank's defect never ends the folder (issue 34, class 6)
+        return {"name": Path(path).name, "rank": position, "error": _internal(e)}
     row["seconds"] = time.perf_counter() - t0
     return row
+
+
+def _internal(e: BaseException) -> str:
+    """The one line of a defect met in one rank (gpuscope's own errors say theirs)."""
+    text = str(e).splitlines()[0][:200] if str(e) else ""
+    return f"internal error: {type(e).__name__}" + (f": {text}" if text else "") + " (GPUSCOPE_DEBUG=1 analyze it alone)"
+
+
+def _result(future: Any, args: tuple[str, int, float | None]) -> dict[str, Any]:
+    """A worker's row, or an error row when the worker itself died (killed, out of memory)."""
+    try:
+        return dict(future.result())
+    except Exception as e:  # noqa: BLE001 - BrokenProcessPool and the like: this rank's row says it
+        return {"name": Path(args[0]).name, "rank": args[1], "error": _internal(e)}
 
 
 def _worker_init() -> None:
@@ -126,7 +144,8 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
         ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
                                     "gpuscope.analysis.trace_analysis", "gpuscope.parsers.trace.kineto"])
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
-            results = list(pool.map(analyze_one, *zip(*args, strict=True)))
+            futures = [pool.submit(analyze_one, *a) for a in args]
+            results = [_result(f, a) for f, a in zip(futures, args, strict=True)]
     rows = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]
     if not rows:

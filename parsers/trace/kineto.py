@@ -147,6 +147,10 @@ BAD_ID = -(1 << 62)
 TS_MAX_US = 1e17
 DUR_MAX_US = 1e12
 BYTES_MAX = float(1 << 50)
+# a ProfilerStep#N range whose N is at or beyond 2^53 (an id's bound) is damage: the step number
+# is an id every reader of the frames turns into an int64 (issue 34, class 6)
+_STEP_NO = re.compile(r"^ProfilerStep#(\d+)")
+STEP_DIGITS_MAX = 16
 
 
 def _ints(values: list[Any]) -> np.ndarray:
@@ -237,12 +241,22 @@ def _host_frame(cat: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
     pid, tid = _ints([e.pid for e in evs]), _ints([e.tid for e in evs])
     why = _time_problems(ts, dur)
     _id_problems(why, corr, pid, tid)
+    _step_problems(why, evs)
     ok = skips.add(idx, why, evs)
     return {
         "pid": pid[ok], "tid": tid[ok],
         "cat": [cat] * int(ok.sum()), "name": [e.name for e, good in zip(evs, ok, strict=True) if good],
         "ts_us": ts[ok], "dur_us": dur[ok], "correlation": corr[ok],
     }
+
+
+def _step_problems(why: np.ndarray, evs: list[Event]) -> None:
+    """A ProfilerStep#N with N >= 2^53 (or more digits than one could hold) is skipped and counted."""
+    for k, e in enumerate(evs):
+        if why[k] == "" and e.name.startswith("ProfilerStep#") and (m := _STEP_NO.match(e.name)) is not None:
+            digits = m.group(1).lstrip("0")
+            if len(digits) > STEP_DIGITS_MAX or (digits and int(digits) >= ID_MAX):
+                why[k] = "a step number beyond 2^53"
 
 
 def _concat(parts: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:

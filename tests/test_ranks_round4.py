@@ -1,0 +1,78 @@
+"""Rank folders, round four (issue 34 classes 6, 10, 11, 12; issue 33 class 12): every input is a
+Kineto trace (or a run directory) written here by tools/gen_trace.TraceBuilder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscope.cli import app
+from gpuscope.ranks_run import analyze_ranks, rank_inputs
+from tools.gen_trace import BASE_NS, TraceBuilder
+
+BIG_STEP = 2**63
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def rank_trace(path: Path, rank: int | None, *, steps: int = 3, step_name: str = "ProfilerStep#{}",
+               base_ns: int | None = BASE_NS, host_extra_us: float = 0.0, wait_us: float = 300.0,
+               world: int = 2) -> Path:
+    """One rank's trace: per step a kernel of 500 us, then `host_extra_us` of host work outside
+    every traced op, then a gloo all_reduce of `wait_us`."""
+    b = TraceBuilder(rank=rank, base_ns=base_ns)
+    t = 0.0
+    for s in range(steps):
+        step = 700.0 + host_extra_us + wait_us
+        b.annotation(step_name.format(s), t, step)
+        b.launch(t + 10, t + 20, 500, op="aten::mm")
+        b.cpu("gloo:all_reduce", t + 600 + host_extra_us, wait_us)
+        t += step + 10
+    doc = b.document()
+    if rank is not None:
+        doc["distributedInfo"]["world_size"] = world
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+# -- 34.6: a step number beyond 2^63 ------------------------------------------------------------
+
+def test_a_step_number_beyond_2_63_is_skipped_damage_not_an_internal_error(runner, tmp_path):
+    f = rank_trace(tmp_path / "r1.pt.trace.json", 1, step_name="ProfilerStep#" + str(BIG_STEP) + "{}")
+    for args in (["analyze", str(f)], ["analyze", str(f), "--json"],
+                 ["export", str(f), "--perfetto", str(tmp_path / "p.json")]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, (args, r.stderr)
+        assert "internal error" not in r.stderr
+        if args[0] == "analyze" and "--json" not in args:
+            assert "3 damaged trace event(s) skipped" in r.stderr
+
+
+def test_one_rank_failing_in_any_way_is_a_row_the_others_analyzed(tmp_path, monkeypatch):
+    from gpuscope import ranks_run
+
+    for r in range(3):
+        rank_trace(tmp_path / f"r{r}.pt.trace.json", r, world=3)
+    real = ranks_run.open_source if hasattr(ranks_run, "open_source") else None
+    assert real is None  # (the worker imports the facade itself)
+    import gpuscope.sources as sources
+
+    orig = sources.open_source
+
+    def boom(path, **kw):
+        if path.endswith("r1.pt.trace.json"):
+            raise OverflowError("Python int too large to convert to C long")
+        return orig(path, **kw)
+
+    monkeypatch.setattr(sources, "open_source", boom)
+    doc = analyze_ranks(rank_inputs(tmp_path), workers=1)
+    assert [r["name"] for r in doc["table"]] == ["r0.pt.trace.json", "r2.pt.trace.json"]
+    (e,) = doc["errors"]
+    assert e["name"] == "r1.pt.trace.json" and e["error"].startswith("internal error: OverflowError")
