@@ -36,7 +36,7 @@ def _is_run(p: Path) -> bool:
 
 def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
     """The ranks of a multi-rank folder, in name order; None when `path` is not one."""
-    from gpuscope.parsers.trace.tracefile import trace_files
+    from gpuscope.parsers.trace.tracefile import RANK_SUFFIXES, trace_files
 
     p = Path(path)
     try:
@@ -46,6 +46,8 @@ def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
         return None
     try:
         traces = trace_files(p)
+        if traces:  # beside them, files named as a rank's trace are ranks, read or not (issue 34, class 12)
+            traces += [f for f in p.iterdir() if f.name.endswith(RANK_SUFFIXES) and f not in traces and f.is_file()]
     except OSError:
         return None
     if len(traces) >= 2:

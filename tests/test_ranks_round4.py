@@ -76,3 +76,59 @@ def test_one_rank_failing_in_any_way_is_a_row_the_others_analyzed(tmp_path, monk
     assert [r["name"] for r in doc["table"]] == ["r0.pt.trace.json", "r2.pt.trace.json"]
     (e,) = doc["errors"]
     assert e["name"] == "r1.pt.trace.json" and e["error"].startswith("internal error: OverflowError")
+
+
+# -- 34.12: a cut or empty rank file; a folder of per-rank trace folders ------------------------
+
+def _cut_folder(d: Path) -> Path:
+    for r in range(2):
+        rank_trace(d / f"r{r}.pt.trace.json", r, world=4)
+    (d / "r2.pt.trace.json").write_bytes(b"")  # the rank whose profiler never flushed
+    cut = rank_trace(d / "r3.pt.trace.json", 3, world=4)
+    cut.write_bytes(cut.read_bytes()[:300])  # killed in the middle of its write
+    return d
+
+
+def test_a_cut_or_empty_rank_file_is_a_row_not_the_end_of_the_folder(runner, tmp_path):
+    d = _cut_folder(tmp_path / "job")
+    r = runner.invoke(app, ["analyze", str(d), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ranks"]["count"] == 2
+    assert sorted(e["name"] for e in doc["ranks"]["errors"]) == ["r2.pt.trace.json", "r3.pt.trace.json"]
+    assert "rank not read" in r.stderr and "r2.pt.trace.json is empty" in r.stderr
+    assert doc["trace"]["ranks"] == [0, 1]  # the folder's own analysis: the two ranks read
+    r = runner.invoke(app, ["analyze", str(d)])
+    assert r.exit_code == 0 and "not analyzed" in r.stdout
+    for args in (["plot", str(d), "-o", str(tmp_path / "p.png")],
+                 ["export", str(d), "--perfetto", str(tmp_path / "p.json")]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, (args, r.stderr)
+        assert "r3.pt.trace.json: the trace holds no events" in r.stderr
+
+
+def test_a_folder_of_per_rank_trace_folders_is_read(runner, tmp_path):
+    for r in range(2):
+        rank_trace(tmp_path / "job" / f"rank{r}" / "host.123.pt.trace.json", r)
+    r = runner.invoke(app, ["analyze", str(tmp_path / "job"), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ranks"]["inputs"] == "traces" and [x["name"] for x in doc["ranks"]["table"]] == ["rank0", "rank1"]
+    assert doc["trace"]["ranks"] == [0, 1]
+    r = runner.invoke(app, ["export", str(tmp_path / "job"), "--perfetto", str(tmp_path / "p.json")])
+    assert r.exit_code == 0, r.stderr
+
+
+def test_a_run_directory_holding_a_trace_is_not_a_rank_trace_folder(tmp_path):
+    from gpuscope.parsers.trace.tracefile import folder_traces, is_trace
+
+    for name in ("a", "b"):  # what `record` leaves: its own files, and the program's trace beside them
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "meta.json").write_text("{}")
+        rank_trace(tmp_path / name / "x.pt.trace.json", None)
+    assert folder_traces(tmp_path) == [] and not is_trace(tmp_path)
+    # a lone config.json beside a folder's traces is not a rank; a file named as a rank's trace is
+    rank_trace(tmp_path / "c" / "r0.pt.trace.json", 0)
+    (tmp_path / "c" / "config.json").write_text("{}")
+    (tmp_path / "c" / "r1.pt.trace.json").write_text("")
+    assert [f.name for f in rank_inputs(tmp_path / "c")] == ["r0.pt.trace.json", "r1.pt.trace.json"]

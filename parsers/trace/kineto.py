@@ -36,7 +36,7 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
-from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file, trace_files
+from gpuscope.parsers.trace.tracefile import file_bytes, folder_traces, gunzip, is_trace, read_file
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
@@ -420,6 +420,33 @@ def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
     return r
 
 
+def _read_folder(p: Path) -> TraceFrames:
+    """A folder of rank traces (or of per-rank trace folders): a rank file that cannot be read
+    (cut, empty, not JSON) is left out and said in the notes, the others read (issue 34, class 12);
+    the first rank's error when none can be read."""
+    files = folder_traces(p)
+    if not files:
+        raise NoDataError(f"{p}: no profiler traces (*.json, *.json.gz with traceEvents) in the folder"
+                          " or in its sub-folders")
+    ranks, read, failed = [], [], []
+    for f in files:
+        try:
+            data, cut = read_file(f)
+            ranks.append(_read_one(data, str(f), cut))
+        except (InputError, NoDataError) as e:
+            if len(files) == 1:
+                raise
+            failed.append(e)
+            continue
+        read.append(str(f))
+    if not ranks:
+        raise failed[0]
+    frames = _combine(ranks, read, str(p))
+    for e in failed:
+        frames.notes.append(f"rank not read: {e.one_line()}")
+    return frames
+
+
 def read_trace(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> TraceFrames:
     """Read a profiler trace: a .json / .json.gz file, a folder of them (one per rank), or the
     document itself as bytes (gzip or not) or as a str starting with `{` or `[`. `name`: the
@@ -441,14 +468,7 @@ def read_trace(source: str | os.PathLike[str] | bytes, *, name: str | None = Non
         if not p.exists():
             raise InputError(f"no such file or directory: {p}")
         if p.is_dir():
-            files = trace_files(p)
-            if not files:
-                raise NoDataError(f"{p}: no profiler traces (*.json, *.json.gz with traceEvents) in the folder")
-            ranks = []
-            for f in files:
-                data, cut = read_file(f)
-                ranks.append(_read_one(data, str(f), cut))
-            frames = _combine(ranks, [str(f) for f in files], str(p))
+            frames = _read_folder(p)
         else:
             data, cut = read_file(p)
             frames = _combine([_read_one(data, str(p), cut)], [str(p)], str(p))
