@@ -132,3 +132,52 @@ def test_a_run_directory_holding_a_trace_is_not_a_rank_trace_folder(tmp_path):
     (tmp_path / "c" / "config.json").write_text("{}")
     (tmp_path / "c" / "r1.pt.trace.json").write_text("")
     assert [f.name for f in rank_inputs(tmp_path / "c")] == ["r0.pt.trace.json", "r1.pt.trace.json"]
+
+
+# -- 34.10: a record_function name per batch ---------------------------------------------------
+
+def _named_ranges(n: int) -> TraceBuilder:
+    b = TraceBuilder(rank=0)
+    t = 0.0
+    for i in range(n):
+        b.annotation(f"batch_{i}", t, 100)
+        b.launch(t + 5, t + 10, 50)
+        t += 120
+    return b
+
+
+def test_many_distinct_range_names_cost_little(tmp_path):
+    import time
+
+    from gpuscope.analysis.evidence.trace import trace_activity as act
+    from gpuscope.analysis.evidence.trace.trace_phases import split_table
+    from gpuscope.parsers.trace.kineto import read_trace
+
+    fr = read_trace(_named_ranges(4000).write(tmp_path / "t.json"))
+    views = act.device_views(fr)
+    t0 = time.process_time()
+    rows = split_table(views, fr.host, sum(v.span_us for v in views), fr.gpu_annotations)
+    assert time.process_time() - t0 < 3.0  # a loop per name: ~8 ms each, 30 CPU-s here
+    assert len(rows) == 4000 and all(r["count"] == 1 for r in rows)
+    r = rows[0]  # 100 us of range, the kernel's 50 us inside it
+    assert r["wall_ms"] == pytest.approx(0.1) and r["kernel_ms"] == pytest.approx(0.05)
+    assert r["gpu_idle_ms"] == pytest.approx(0.05)
+
+
+def test_ranges_of_one_name_are_merged_per_name_and_rank(tmp_path):
+    """Overlapping ranges of one name count once; another name's ranges never join them."""
+    from gpuscope.analysis.evidence.trace import trace_activity as act
+    from gpuscope.analysis.evidence.trace.trace_phases import split_table
+    from gpuscope.parsers.trace.kineto import read_trace
+
+    b = TraceBuilder(rank=0)
+    b.annotation("load", 0, 100)
+    b.annotation("load", 50, 100)     # overlaps the first: 150 us covered, 200 us of wall
+    b.annotation("fwd", 120, 200)     # overlaps the second load, its own name
+    b.annotation("load", 300, 10)
+    b.launch(0, 100, 100)             # kernel 100..200: 50 us in the loads, 80 us in fwd
+    fr = read_trace(b.write(tmp_path / "t.json"))
+    views = act.device_views(fr)
+    rows = {r["phase"]: r for r in split_table(views, fr.host, 1000.0, fr.gpu_annotations)}
+    assert rows["load"]["wall_ms"] == pytest.approx(0.21) and rows["load"]["share_of_span"] == pytest.approx(0.16)
+    assert rows["load"]["kernel_ms"] == pytest.approx(0.05) and rows["fwd"]["kernel_ms"] == pytest.approx(0.08)
