@@ -21,8 +21,11 @@ from typing import Any
 
 from gpuscope import rundir
 
-#: below this many bytes of input in all, the ranks are read in this process (starting workers costs more)
+#: below this many bytes of input in all, and fewer ranks than PARALLEL_MIN_RANKS, the ranks are read in
+#: this process (starting workers costs more); a rank, however small, costs ~0.1 CPU-s of fixed work (its
+#: own analysis), so many small ranks start the pool too (issue 34, class 11: 200 ranks of 20 events)
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+PARALLEL_MIN_RANKS = 16
 
 
 def _is_run(p: Path) -> bool:
@@ -126,15 +129,29 @@ def _worker_init() -> None:
         warnings.simplefilter("ignore")
 
 
+def _cores() -> int:
+    """The cores this process may run on (a container's or taskset's share, not the host's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(paths: list[Path], workers: int | None = None) -> int:
+    """Processes for `paths`: `workers` when given, else one per core once the ranks are many or
+    large (PARALLEL_MIN_RANKS, PARALLEL_MIN_BYTES), else 1; never more than one per rank."""
+    if workers is None:
+        many = len(paths) >= PARALLEL_MIN_RANKS or _bytes(paths) >= PARALLEL_MIN_BYTES
+        workers = _cores() if many else 1
+    return max(1, min(len(paths), workers))
+
+
 def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> dict[str, Any]:
     """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
     `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
     from gpuscope.analysis.ranks import combine
 
-    n = len(paths)
-    if workers is None:
-        workers = (os.cpu_count() or 1) if _bytes(paths) >= PARALLEL_MIN_BYTES else 1
-    workers = max(1, min(n, workers))
+    workers = pool_size(paths, workers)
     t0 = time.perf_counter()
     args = [(str(p), i, line_rate) for i, p in enumerate(paths)]
     if workers == 1:

@@ -181,3 +181,19 @@ def test_ranges_of_one_name_are_merged_per_name_and_rank(tmp_path):
     rows = {r["phase"]: r for r in split_table(views, fr.host, 1000.0, fr.gpu_annotations)}
     assert rows["load"]["wall_ms"] == pytest.approx(0.21) and rows["load"]["share_of_span"] == pytest.approx(0.16)
     assert rows["load"]["kernel_ms"] == pytest.approx(0.05) and rows["fwd"]["kernel_ms"] == pytest.approx(0.08)
+
+
+# -- 34.11: many small ranks --------------------------------------------------------------------
+
+def test_many_small_ranks_start_the_pool_few_do_not(tmp_path, monkeypatch):
+    from gpuscope import ranks_run
+
+    monkeypatch.setattr(ranks_run, "_cores", lambda: 8)
+    small = []
+    for r in range(ranks_run.PARALLEL_MIN_RANKS):
+        f = tmp_path / f"r{r:02d}.pt.trace.json"
+        f.write_text("{}")  # (only their number and size count here)
+        small.append(f)
+    assert ranks_run.pool_size(small) == 8  # 16 ranks of a few bytes: ~0.1 CPU-s each, in parallel
+    assert ranks_run.pool_size(small[:4]) == 1  # four small ranks: starting workers costs more
+    assert ranks_run.pool_size(small[:4], workers=3) == 3 and ranks_run.pool_size(small[:2], workers=9) == 2
