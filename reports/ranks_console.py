@@ -44,7 +44,8 @@ def _copies(row: dict) -> str:
 
 def ranks_table(doc: dict) -> LiteralTable:
     traces = doc.get("inputs") == "traces"
-    t = LiteralTable(title=f"Ranks ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
+    what = "Ranks" if doc.get("one_job", True) else "Separate runs, not ranks of one job"
+    t = LiteralTable(title=f"{what} ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
                            f"process{'es' if doc.get('workers') != 1 else ''} in {doc.get('seconds', 0):.2f} s)",
                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for h in ("rank", "busy", "idle", "idle by cause", "steps", "step ms"):
@@ -87,13 +88,17 @@ def render_ranks(doc: dict, console: Console) -> None:
         console.print(Text(f"Collectives: {', '.join(coll['kinds'])}; median overlap with compute "
                            f"{_pct(coll.get('overlap_fraction_median'))}"))
     strag = doc.get("stragglers") or []
-    if strag:
+    if not doc.get("one_job", True):
+        console.print(Text(visible(f"Not ranks of one job: {doc.get('one_job_evidence')}. Each is analyzed on "
+                                   "its own (per-run figures, nothing summed); no straggler is named."), style="bold"))
+    elif strag:
         for s in strag:
             console.print(Text(visible(s["summary"]), style="bold"))
     elif doc.get("count", 0) >= 2:
         rule = doc.get("rule") or {}
         console.print(Text(f"No straggler: no rank's {str(rule.get('metric', '')).replace('_', ' ')} or step time is "
-                           f"{rule.get('ratio', 1.1):.2f}x the others' median."))
+                           f"{rule.get('ratio', 1.1):.2f}x the others' median, nor does one wait that much less "
+                           "in the collectives."))
     for e in doc.get("errors") or []:
         console.print(Text(visible(f"rank {e.get('rank')} ({e.get('name')}): not analyzed: {e.get('error')}"),
                            style="yellow"))

@@ -197,3 +197,101 @@ def test_many_small_ranks_start_the_pool_few_do_not(tmp_path, monkeypatch):
     assert ranks_run.pool_size(small) == 8  # 16 ranks of a few bytes: ~0.1 CPU-s each, in parallel
     assert ranks_run.pool_size(small[:4]) == 1  # four small ranks: starting workers costs more
     assert ranks_run.pool_size(small[:4], workers=3) == 3 and ranks_run.pool_size(small[:2], workers=9) == 2
+
+
+# -- 33.12: the rank the others wait for; one job or separate runs -------------------------------
+
+def _ddp_pair(d: Path, *, rank1_collectives: int = 1) -> Path:
+    """Rank 0 waits 81 ms per step in the all_reduce, rank 1 40 ms: rank 1 spends 41 ms per step in
+    host work outside every traced op; both compute the same 0.5 ms per step."""
+    rank_trace(d / "rank0.pt.trace.json", 0, wait_us=81_000)
+    b = rank_trace(d / "rank1.pt.trace.json", 1, wait_us=40_000, host_extra_us=41_000)
+    if rank1_collectives > 1:  # a second, different collective per step on rank 1 only (a pipeline stage)
+        doc = json.loads(b.read_text())
+        steps = [e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+        for e in steps:
+            doc["traceEvents"].append({**e, "cat": "cpu_op", "name": "gloo:broadcast", "dur": 100.0,
+                                       "ts": e["ts"] + 550.0})
+        b.write_text(json.dumps(doc))
+    return d
+
+
+def test_the_rank_that_waits_least_in_the_collective_is_the_straggler(runner, tmp_path):
+    d = _ddp_pair(tmp_path / "ddp")
+    doc = analyze_ranks(rank_inputs(d), workers=1)
+    assert doc["one_job"] and "distributedInfo" in doc["one_job_evidence"]
+    (s,) = doc["stragglers"]
+    assert s["rank"] == 1 and s["metric"] == "collective_ms_per_step"
+    assert s["value_ms"] == pytest.approx(40.0) and s["others_median_ms"] == pytest.approx(81.0)
+    assert s["excess_ms"] == pytest.approx(41.0)
+    assert "holds them back 41.0 ms per step" in s["summary"] and "outside its kernels" in s["summary"]
+    r = runner.invoke(app, ["analyze", str(d)])
+    assert r.exit_code == 0 and "rank 1 is the straggler" in r.stdout and "No straggler" not in r.stdout
+
+
+def test_ranks_running_different_collectives_name_no_straggler_from_their_waits(tmp_path):
+    """What would make the wait rule fire falsely: ranks whose collectives differ by design."""
+    doc = analyze_ranks(rank_inputs(_ddp_pair(tmp_path / "pp", rank1_collectives=2)), workers=1)
+    assert doc["one_job"] and doc["stragglers"] == []
+
+
+def test_even_waits_name_no_straggler(tmp_path):
+    rank_trace(tmp_path / "r0.pt.trace.json", 0, wait_us=40_000)
+    rank_trace(tmp_path / "r1.pt.trace.json", 1, wait_us=40_500)
+    assert analyze_ranks(rank_inputs(tmp_path), workers=1)["stragglers"] == []
+
+
+def test_traces_of_different_times_without_ranks_are_separate_runs(runner, tmp_path):
+    hour_ns = 3600 * 10**9
+    rank_trace(tmp_path / "a.pt.trace.json", None, base_ns=BASE_NS, wait_us=81_000)
+    rank_trace(tmp_path / "b.pt.trace.json", None, base_ns=BASE_NS + 5 * hour_ns, wait_us=1_000,
+               host_extra_us=80_000)
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "ranks" and "activity" not in doc  # never merged into one timeline
+    assert doc["ranks"]["one_job"] is False and doc["ranks"]["stragglers"] == []
+    assert "do not overlap" in doc["ranks"]["one_job_evidence"]
+    r = runner.invoke(app, ["analyze", str(tmp_path)])
+    assert "Separate runs, not ranks of one job" in r.stdout and "is the straggler" not in r.stdout
+
+
+def _run_dir(d: Path, src: Path, *, command: list[str] | None = None, started: str | None = None,
+             ended: str | None = None) -> None:
+    import shutil
+
+    shutil.copytree(src, d)
+    meta = json.loads((d / "meta.json").read_text())
+    if command is not None:
+        meta["command"] = command
+    if started is not None:
+        meta["started"], meta["ended"] = started, ended
+    (d / "meta.json").write_text(json.dumps(meta))
+
+
+RUNS = Path(__file__).resolve().parent / "data" / "h200_bounds" / "runs"
+
+
+def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_path):
+    """The default runs/ folder: recordings of different programs made at different times."""
+    for name in ("tensor_bound", "hbm_bound", "duty_cycle", "upload_pageable"):
+        _run_dir(tmp_path / name, RUNS / name)
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)["ranks"]
+    assert doc["count"] == 4 and doc["one_job"] is False and doc["stragglers"] == []
+    assert "different commands" in doc["one_job_evidence"]
+    # the same command twice, a day apart: still two runs, not two ranks
+    same = tmp_path / "same"
+    cmd = ["python3", "train.py"]
+    _run_dir(same / "a", RUNS / "tensor_bound", command=cmd, started="2026-12-01T10:00:00Z",
+             ended="2026-12-01T10:05:00Z")
+    _run_dir(same / "b", RUNS / "hbm_bound", command=cmd, started="2026-12-02T10:00:00Z",
+             ended="2026-12-02T10:05:00Z")
+    doc = analyze_ranks(rank_inputs(same), workers=1)
+    assert doc["one_job"] is False and "do not overlap" in doc["one_job_evidence"]
+    # the same command over the same minutes: ranks of one job, compared
+    _run_dir(same / "c", RUNS / "hbm_bound", command=cmd, started="2026-12-01T10:01:00Z",
+             ended="2026-12-01T10:06:00Z")
+    doc = analyze_ranks([same / "a", same / "c"], workers=1)
+    assert doc["one_job"] is True and "same command" in doc["one_job_evidence"]

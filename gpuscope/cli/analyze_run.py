@@ -36,7 +36,8 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
 
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
     ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
-    if ranks is not None and ranks["inputs"] == "runs":  # not one source: the ranks alone
+    # not one source: the ranks alone (run directories, or traces that are not one job's: never merged)
+    if ranks is not None and (ranks["inputs"] == "runs" or not ranks.get("one_job", True)):
         _say_ranks(ranks, as_json, html_file or csv_dir)
         return
     bench: BenchmarkTable | None = None

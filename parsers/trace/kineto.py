@@ -87,6 +87,7 @@ class TraceFrames:
     truncated: bool = False
     reader: str = "msgspec"
     notes: list[str] = field(default_factory=list)
+    rank_known: bool = False       # every file named its rank (distributedInfo.rank), each a different one
 
     @property
     def skipped_events(self) -> int:
@@ -405,6 +406,7 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
         skipped=pd.concat(skipped, ignore_index=True) if skipped else frame({}, TRACE_SKIPPED_SCHEMA),
         epoch_offset_s=epoch, events=sum(r.events for r in ranks), counts=counts,
         truncated=any(r.truncated for r in ranks), reader=" + ".join(readers), notes=notes,
+        rank_known=all(i is not None for i in ids) and len(set(ids)) == len(ids),
     )
 
 
