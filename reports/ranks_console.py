@@ -99,6 +99,16 @@ def render_ranks(doc: dict, console: Console) -> None:
         console.print(Text(f"No straggler: no rank's {str(rule.get('metric', '')).replace('_', ' ')} or step time is "
                            f"{rule.get('ratio', 1.1):.2f}x the others' median, nor does one wait that much less "
                            "in the collectives."))
+    for d in doc.get("shared_devices") or []:
+        console.print(Text(
+            f"Device {d['device']} is named by ranks {', '.join(str(r) for r in d['ranks'])}: if it is one GPU "
+            f"they share (a trace does not name its host), it was busy {_pct(d.get('busy_fraction'))} of the "
+            f"{d['span_s']:.3f} s span and idle {d['idle_s']:.3f} s: the union of their activity "
+            f"({d['busy_s']:.3f} s), not the sum ({d['summed_busy_s']:.3f} s); the per-rank figures above are "
+            "each rank's own timeline."))
+    for note in doc.get("notes") or []:
+        if not str(note).startswith("not ranks of one job"):  # (said in bold above)
+            console.print(Text(visible(f"note: {note}"), style="dim"))
     for e in doc.get("errors") or []:
         console.print(Text(visible(f"rank {e.get('rank')} ({e.get('name')}): not analyzed: {e.get('error')}"),
                            style="yellow"))

@@ -295,3 +295,30 @@ def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_pa
              ended="2026-12-01T10:06:00Z")
     doc = analyze_ranks([same / "a", same / "c"], workers=1)
     assert doc["one_job"] is True and "same command" in doc["one_job_evidence"]
+
+
+# -- 33.12: a folder's figures are never a silent sum over ranks --------------------------------
+
+def test_ranks_on_one_device_are_a_union_not_a_sum(runner, tmp_path):
+    from gpuscope.analysis.ranks import shared_devices
+    from gpuscope.parsers.trace.kineto import read_trace
+
+    d = tmp_path / "shared"
+    rank_trace(d / "r0.pt.trace.json", 0)
+    rank_trace(d / "r1.pt.trace.json", 1)  # the same device 0, its kernels at the same times
+    (s,) = shared_devices(read_trace(d))
+    assert s["device"] == 0 and s["ranks"] == [0, 1]
+    assert s["busy_s"] == pytest.approx(3 * 500e-6) and s["summed_busy_s"] == pytest.approx(2 * s["busy_s"])
+    assert s["busy_s"] + s["idle_s"] == pytest.approx(s["span_s"])
+    r = runner.invoke(app, ["analyze", str(d)])
+    assert r.exit_code == 0, r.stderr
+    assert "span (wall clock)" in r.stdout and "summed over the 2 timelines" in r.stdout
+    assert "not the sum" in r.stdout and "summed over the ranks" in r.stdout
+    # one rank per device: nothing shared, and one trace alone keeps its plain labels
+    b = TraceBuilder(rank=1)
+    b.device = 1
+    b.launch(10, 20, 500)
+    b.write(d / "r1.pt.trace.json")
+    assert shared_devices(read_trace(d)) == []
+    r = runner.invoke(app, ["analyze", str(d / "r0.pt.trace.json")])
+    assert "span (wall clock)" not in r.stdout and "summed over the" not in r.stdout

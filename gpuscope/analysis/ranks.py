@@ -295,3 +295,32 @@ def _wait_straggler(rows: list[dict]) -> list[dict]:
              "excess_ms": m - w[i], "ratio": (m / w[i]) if w[i] > 0 else None,
              "waits": {"straggler_ms_per_step": w[i], "others_median_ms_per_step": m,
                        "others_extra_ms_per_step": m - w[i]}, "summary": text}]
+
+
+def shared_devices(trace: Any) -> list[dict[str, Any]]:
+    """Devices that more than one rank of a folder names (the same device index in each trace, on
+    the common clock): if they are one GPU shared by those ranks, its activity is the union of
+    theirs, never their sum. A trace does not name its host, so this stays an "if": ranks on
+    different hosts each using device 0 look the same (the report says so)."""
+    if trace.epoch_offset_s is None:
+        return []
+    gpu, host = trace.gpu, trace.host
+    out = []
+    for dev, g in gpu.groupby("device", sort=True):
+        ranks = sorted({int(r) for r in g["rank"].tolist()})
+        if len(ranks) < 2:
+            continue
+        s = g["ts_us"].to_numpy(dtype="float64")
+        e = s + g["dur_us"].to_numpy(dtype="float64")
+        h = host[host["rank"].isin(ranks)]
+        hs = h["ts_us"].to_numpy(dtype="float64")
+        t0 = min(float(s.min()), float(hs.min()) if hs.size else math.inf)
+        t1 = max(float(e.max()), float((hs + h["dur_us"].to_numpy(dtype="float64")).max()) if hs.size else -math.inf)
+        union = total(*merge(s, e))
+        rk = g["rank"].to_numpy()
+        summed = sum(total(*merge(s[rk == r], e[rk == r])) for r in ranks)
+        span = t1 - t0
+        out.append({"device": int(dev), "ranks": ranks, "span_s": span / 1e6, "busy_s": union / 1e6,
+                    "busy_fraction": union / span if span > 0 else None, "idle_s": max(span - union, 0.0) / 1e6,
+                    "summed_busy_s": summed / 1e6})
+    return out
