@@ -173,12 +173,13 @@ def one_job(rows: list[dict]) -> tuple[bool, str]:
     cmds = {r.get("command") for r in rows}
     if all(r.get("kind") != "trace" for r in rows) and None not in cmds and len(cmds) > 1:
         return False, f"they ran {len(cmds)} different commands (meta.json)"
-    starts, ends = [_f(r.get("t_start")) for r in rows], [_f(r.get("t_end")) for r in rows]
-    if None in starts or None in ends:
+    s0, e0 = [_f(r.get("t_start")) for r in rows], [_f(r.get("t_end")) for r in rows]
+    starts = [x for x in s0 if x is not None]
+    ends = [x for x in e0 if x is not None]
+    if len(starts) < len(rows) or len(ends) < len(rows):
         return False, ("nothing shows they are one job: no distributedInfo rank in every trace, and not every "
                        "one has a time on a common clock (baseTimeNanoseconds, meta.json started/ended)")
-    first_end = min(ends)  # type: ignore[type-var]
-    last_start = max(starts)  # type: ignore[type-var]
+    first_end, last_start = min(ends), max(starts)
     if last_start >= first_end:
         late = rows[starts.index(last_start)]["name"]
         early = rows[ends.index(first_end)]["name"]

@@ -58,16 +58,8 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if src.log is not None:
         warn_skipped(src.log, verbose)
     say_samples_damage(src)
-    if ranks is not None and src.trace is not None:  # ranks naming one device: its activity is their union
-        from gpuscope.analysis.ranks import shared_devices
-
-        ranks["shared_devices"] = shared_devices(src.trace)
-        n = len(src.trace.ranks)
-        if n > 1:  # the folder's own figures: never a sum over ranks without saying so
-            ranks["notes"].append(f"the folder's own analysis above (activity, idle gaps, findings) covers the {n} "
-                                  "rank timelines together: its times are summed over the ranks and its shares are of "
-                                  f"the timelines' total ({n} x the wall span at most), not of the wall span; each "
-                                  "rank's own figures are in the ranks table")
+    if ranks is not None and src.trace is not None:
+        _with_folder(ranks, src.trace)
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
@@ -161,6 +153,20 @@ def _ranks(source: str, line_rate: float | None) -> dict | None:
 
     paths = rank_inputs(source) if source != "-" else None
     return analyze_ranks(paths, line_rate=line_rate) if paths else None
+
+
+def _with_folder(ranks: dict, trace) -> None:
+    """What the ranks document says of the folder's own (merged) analysis: ranks naming one device
+    get its union of activity, and a note that the folder's figures cover the ranks together."""
+    from gpuscope.analysis.ranks import shared_devices
+
+    ranks["shared_devices"] = shared_devices(trace)
+    n = len(trace.ranks)
+    if n > 1:  # the folder's own figures: never a sum over ranks without saying so
+        ranks["notes"].append(f"the folder's own analysis above (activity, idle gaps, findings) covers the {n} "
+                              "rank timelines together: its times are summed over the ranks and its shares are of "
+                              f"the timelines' total ({n} x the wall span at most), not of the wall span; each "
+                              "rank's own figures are in the ranks table")
 
 
 def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:

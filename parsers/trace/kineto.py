@@ -36,7 +36,8 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
-from gpuscope.parsers.trace.tracefile import file_bytes, folder_traces, gunzip, is_trace, read_file
+from gpuscope.parsers.trace.kineto_ranks import read_ranks, step_problems
+from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
@@ -148,10 +149,6 @@ BAD_ID = -(1 << 62)
 TS_MAX_US = 1e17
 DUR_MAX_US = 1e12
 BYTES_MAX = float(1 << 50)
-# a ProfilerStep#N range whose N is at or beyond 2^53 (an id's bound) is damage: the step number
-# is an id every reader of the frames turns into an int64 (issue 34, class 6)
-_STEP_NO = re.compile(r"^ProfilerStep#(\d+)")
-STEP_DIGITS_MAX = 16
 
 
 def _ints(values: list[Any]) -> np.ndarray:
@@ -242,22 +239,13 @@ def _host_frame(cat: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
     pid, tid = _ints([e.pid for e in evs]), _ints([e.tid for e in evs])
     why = _time_problems(ts, dur)
     _id_problems(why, corr, pid, tid)
-    _step_problems(why, evs)
+    step_problems(why, [e.name for e in evs])
     ok = skips.add(idx, why, evs)
     return {
         "pid": pid[ok], "tid": tid[ok],
         "cat": [cat] * int(ok.sum()), "name": [e.name for e, good in zip(evs, ok, strict=True) if good],
         "ts_us": ts[ok], "dur_us": dur[ok], "correlation": corr[ok],
     }
-
-
-def _step_problems(why: np.ndarray, evs: list[Event]) -> None:
-    """A ProfilerStep#N with N >= 2^53 (or more digits than one could hold) is skipped and counted."""
-    for k, e in enumerate(evs):
-        if why[k] == "" and e.name.startswith("ProfilerStep#") and (m := _STEP_NO.match(e.name)) is not None:
-            digits = m.group(1).lstrip("0")
-            if len(digits) > STEP_DIGITS_MAX or (digits and int(digits) >= ID_MAX):
-                why[k] = "a step number beyond 2^53"
 
 
 def _concat(parts: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
@@ -423,29 +411,10 @@ def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
 
 
 def _read_folder(p: Path) -> TraceFrames:
-    """A folder of rank traces (or of per-rank trace folders): a rank file that cannot be read
-    (cut, empty, not JSON) is left out and said in the notes, the others read (issue 34, class 12);
-    the first rank's error when none can be read."""
-    files = folder_traces(p)
-    if not files:
-        raise NoDataError(f"{p}: no profiler traces (*.json, *.json.gz with traceEvents) in the folder"
-                          " or in its sub-folders")
-    ranks, read, failed = [], [], []
-    for f in files:
-        try:
-            data, cut = read_file(f)
-            ranks.append(_read_one(data, str(f), cut))
-        except (InputError, NoDataError) as e:
-            if len(files) == 1:
-                raise
-            failed.append(e)
-            continue
-        read.append(str(f))
-    if not ranks:
-        raise failed[0]
+    """A folder of rank traces: those that can be read, the others said in the notes (kineto_ranks)."""
+    ranks, read, failed = read_ranks(p, _read_one)
     frames = _combine(ranks, read, str(p))
-    for e in failed:
-        frames.notes.append(f"rank not read: {e.one_line()}")
+    frames.notes += [f"rank not read: {err.one_line()}" for err in failed]
     return frames
 
 
