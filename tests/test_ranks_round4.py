@@ -295,6 +295,12 @@ def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_pa
              ended="2026-12-01T10:06:00Z")
     doc = analyze_ranks([same / "a", same / "c"], workers=1)
     assert doc["one_job"] is True and "same command" in doc["one_job_evidence"]
+    # each rank recorded with its own number in the command: still one program
+    _run_dir(same / "d", RUNS / "tensor_bound", command=["python3", "train.py", "--local_rank", "0"],
+             started="2026-12-01T10:00:00Z", ended="2026-12-01T10:05:00Z")
+    _run_dir(same / "e", RUNS / "hbm_bound", command=["python3", "train.py", "--local_rank", "1"],
+             started="2026-12-01T10:00:01Z", ended="2026-12-01T10:05:01Z")
+    assert analyze_ranks([same / "d", same / "e"], workers=1)["one_job"] is True
 
 
 # -- 33.12: a folder's figures are never a silent sum over ranks --------------------------------

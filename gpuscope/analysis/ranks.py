@@ -28,7 +28,10 @@ pipeline's stages, wait differently by design: no straggler is named from them).
 One job or separate runs (issue 33, class 12): the rows are ranks of one job only when the
 evidence says so: every trace names its own rank (distributedInfo), or the time spans overlap
 (and run directories ran the same command). Else they are separate runs (a `runs/` folder of
-recordings made at different times): a table side by side, no straggler, and why.
+recordings made at different times): a table side by side, no straggler, and why. What could
+make it say "one job" falsely: one program started twice over the same minutes, independently
+(tests/test_ranks_round4.py: the same command a day apart, or different programs, are separate);
+`one_job_evidence` says what the decision rests on.
 Figures are per rank (the rows); nothing here sums ranks.
 """
 
@@ -170,7 +173,8 @@ def one_job(rows: list[dict]) -> tuple[bool, str]:
     if (all(r.get("kind") == "trace" and r.get("rank_known") for r in rows)
             and len({r["rank"] for r in rows}) == len(rows)):
         return True, "each trace names its own rank (distributedInfo)"
-    cmds = {r.get("command") for r in rows}
+    # a rank's own number in its command (--local_rank 1, rank1.log) does not make another program
+    cmds = {re.sub(r"\d+", "#", c) if isinstance(c := r.get("command"), str) else None for r in rows}
     if all(r.get("kind") != "trace" for r in rows) and None not in cmds and len(cmds) > 1:
         return False, f"they ran {len(cmds)} different commands (meta.json)"
     s0, e0 = [_f(r.get("t_start")) for r in rows], [_f(r.get("t_end")) for r in rows]
