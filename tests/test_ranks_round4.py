@@ -320,6 +320,10 @@ def test_ranks_on_one_device_are_a_union_not_a_sum(runner, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert "span (wall clock)" in r.stdout and "summed over the 2 timelines" in r.stdout
     assert "not the sum" in r.stdout and "summed over the ranks" in r.stdout
+    r = runner.invoke(app, ["analyze", str(_ddp_pair(tmp_path / "ddp")), "--json"])
+    diags = json.loads(r.stdout)["diagnoses"]  # a finding's share over two ranks says it is theirs together
+    assert diags and all("of the traced span" not in x["summary"] for x in diags)
+    assert any("of the 2 rank/GPU timelines together, times summed over them" in x["summary"] for x in diags)
     # one rank per device: nothing shared, and one trace alone keeps its plain labels
     b = TraceBuilder(rank=1)
     b.device = 1
