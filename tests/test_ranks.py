@@ -72,7 +72,7 @@ def test_a_folder_of_run_directories(runner, tmp_path):
     r = runner.invoke(app, ["analyze", str(tmp_path)])
     # two recordings of different programs at different times: side by side, not ranks (issue 33, class 12)
     assert r.exit_code == 0 and "Separate runs, not ranks of one job (2 runs" in r.stdout
-    assert "different commands" in r.stdout and "straggler" not in r.stdout.replace("no straggler", "")
+    assert "do not overlap" in r.stdout and "straggler" not in r.stdout.replace("no straggler", "")
     r = runner.invoke(app, ["analyze", str(tmp_path), "--csv", str(tmp_path / "csv")])
     assert r.exit_code == 2 and "one source" in r.stderr
 

@@ -256,6 +256,14 @@ def test_traces_of_different_times_without_ranks_are_separate_runs(runner, tmp_p
     assert "Separate runs, not ranks of one job" in r.stdout and "is the straggler" not in r.stdout
 
 
+def test_two_jobs_rank_0_traces_are_not_one_job(tmp_path):
+    """Both name a rank (0 and 1) in distributedInfo, but a day apart: two jobs, not two ranks."""
+    rank_trace(tmp_path / "monday.pt.trace.json", 0, base_ns=BASE_NS, wait_us=81_000)
+    rank_trace(tmp_path / "tuesday.pt.trace.json", 1, base_ns=BASE_NS + 24 * 3600 * 10**9, wait_us=1_000)
+    doc = analyze_ranks(rank_inputs(tmp_path), workers=1)
+    assert doc["one_job"] is False and "do not overlap" in doc["one_job_evidence"] and doc["stragglers"] == []
+
+
 def _run_dir(d: Path, src: Path, *, command: list[str] | None = None, started: str | None = None,
              ended: str | None = None) -> None:
     import shutil
@@ -280,7 +288,7 @@ def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_pa
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)["ranks"]
     assert doc["count"] == 4 and doc["one_job"] is False and doc["stragglers"] == []
-    assert "different commands" in doc["one_job_evidence"]
+    assert "do not overlap" in doc["one_job_evidence"]  # (they also ran different commands)
     # the same command twice, a day apart: still two runs, not two ranks
     same = tmp_path / "same"
     cmd = ["python3", "train.py"]
@@ -301,6 +309,11 @@ def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_pa
     _run_dir(same / "e", RUNS / "hbm_bound", command=["python3", "train.py", "--local_rank", "1"],
              started="2026-12-01T10:00:01Z", ended="2026-12-01T10:05:01Z")
     assert analyze_ranks([same / "d", same / "e"], workers=1)["one_job"] is True
+    # two programs over the same minutes (two users on one box): not one job
+    _run_dir(same / "f", RUNS / "hbm_bound", command=["python3", "serve.py"],
+             started="2026-12-01T10:00:01Z", ended="2026-12-01T10:05:01Z")
+    doc = analyze_ranks([same / "d", same / "f"], workers=1)
+    assert doc["one_job"] is False and "different commands" in doc["one_job_evidence"]
 
 
 # -- 33.12: a folder's figures are never a silent sum over ranks --------------------------------

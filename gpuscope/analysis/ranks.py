@@ -167,9 +167,15 @@ def _epoch(stamp: Any) -> float | None:
 
 
 def one_job(rows: list[dict]) -> tuple[bool, str]:
-    """Whether the rows are ranks of one job, and the evidence (or what is missing)."""
+    """Whether the rows are ranks of one job, and the evidence (or what is missing). Time spans
+    that do not overlap on the common clock outweigh everything (two jobs' rank-0 traces both
+    name a rank); then every trace naming its own rank; then overlapping spans, with the same
+    command for run directories."""
     if len(rows) < 2:
         return True, "one rank"
+    apart = _apart(rows)
+    if apart:
+        return False, apart
     if (all(r.get("kind") == "trace" and r.get("rank_known") for r in rows)
             and len({r["rank"] for r in rows}) == len(rows)):
         return True, "each trace names its own rank (distributedInfo)"
@@ -177,20 +183,26 @@ def one_job(rows: list[dict]) -> tuple[bool, str]:
     cmds = {re.sub(r"\d+", "#", c) if isinstance(c := r.get("command"), str) else None for r in rows}
     if all(r.get("kind") != "trace" for r in rows) and None not in cmds and len(cmds) > 1:
         return False, f"they ran {len(cmds)} different commands (meta.json)"
-    s0, e0 = [_f(r.get("t_start")) for r in rows], [_f(r.get("t_end")) for r in rows]
-    starts = [x for x in s0 if x is not None]
-    ends = [x for x in e0 if x is not None]
-    if len(starts) < len(rows) or len(ends) < len(rows):
+    if any(_f(r.get("t_start")) is None or _f(r.get("t_end")) is None for r in rows):
         return False, ("nothing shows they are one job: no distributedInfo rank in every trace, and not every "
                        "one has a time on a common clock (baseTimeNanoseconds, meta.json started/ended)")
-    first_end, last_start = min(ends), max(starts)
-    if last_start >= first_end:
-        late = rows[starts.index(last_start)]["name"]
-        early = rows[ends.index(first_end)]["name"]
-        return False, (f"their time spans do not overlap ({late} started {last_start - first_end:,.0f} s "
-                       f"after {early} ended)")
     same = " and ran the same command" if None not in cmds and len(cmds) == 1 else ""
     return True, f"their time spans overlap{same}"
+
+
+def _apart(rows: list[dict]) -> str | None:
+    """Why the rows cannot be one job's by their times (no instant inside every span), else None
+    (also when some span is not on a common clock)."""
+    starts = [x for r in rows if (x := _f(r.get("t_start"))) is not None]
+    ends = [x for r in rows if (x := _f(r.get("t_end"))) is not None]
+    if len(starts) < len(rows) or len(ends) < len(rows):
+        return None
+    first_end, last_start = min(ends), max(starts)
+    if last_start < first_end:
+        return None
+    late = rows[starts.index(last_start)]["name"]
+    early = rows[ends.index(first_end)]["name"]
+    return f"their time spans do not overlap ({late} started {last_start - first_end:,.0f} s after {early} ended)"
 
 
 def _stragglers(rows: list[dict], key: str, what: str) -> list[dict]:
