@@ -254,6 +254,8 @@ def test_traces_of_different_times_without_ranks_are_separate_runs(runner, tmp_p
     assert "do not overlap" in doc["ranks"]["one_job_evidence"]
     r = runner.invoke(app, ["analyze", str(tmp_path)])
     assert "Separate runs, not ranks of one job" in r.stdout and "is the straggler" not in r.stdout
+    r = runner.invoke(app, ["analyze", str(tmp_path), "--html", str(tmp_path / "x.html")])
+    assert r.exit_code == 2 and "separate runs (not ranks of one job)" in r.stderr
 
 
 def test_two_jobs_rank_0_traces_are_not_one_job(tmp_path):

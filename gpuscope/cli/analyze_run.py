@@ -173,7 +173,8 @@ def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
     if files:
         from gpuscope.errors import UsageError
 
-        raise UsageError("--html and --csv are for one source; a folder of run directories is analyzed per rank "
+        what = "run directories" if ranks.get("one_job", True) else "separate runs (not ranks of one job)"
+        raise UsageError(f"--html and --csv are for one source; a folder of {what} is analyzed run by run "
                          "(analyze each run for its report)")
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
