@@ -21,8 +21,11 @@ from typing import Any
 
 from gpuscope import rundir
 
-#: below this many bytes of input in all, the ranks are read in this process (starting workers costs more)
+#: below this many bytes of input in all, and fewer ranks than PARALLEL_MIN_RANKS, the ranks are read in
+#: this process (starting workers costs more); a rank, however small, costs ~0.1 CPU-s of fixed work (its
+#: own analysis), so many small ranks start the pool too (issue 34, class 11: 200 ranks of 20 events)
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+PARALLEL_MIN_RANKS = 16
 
 
 def _is_run(p: Path) -> bool:
@@ -36,7 +39,7 @@ def _is_run(p: Path) -> bool:
 
 def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
     """The ranks of a multi-rank folder, in name order; None when `path` is not one."""
-    from gpuscope.parsers.trace.tracefile import trace_files
+    from gpuscope.parsers.trace.tracefile import RANK_SUFFIXES, trace_files
 
     p = Path(path)
     try:
@@ -46,6 +49,8 @@ def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
         return None
     try:
         traces = trace_files(p)
+        if traces:  # beside them, files named as a rank's trace are ranks, read or not (issue 34, class 12)
+            traces += [f for f in p.iterdir() if f.name.endswith(RANK_SUFFIXES) and f not in traces and f.is_file()]
     except OSError:
         return None
     if len(traces) >= 2:
@@ -90,8 +95,26 @@ def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, 
         row = rank_row(src, analyze(src), name=Path(path).name, position=position)
     except GpuscopeError as e:
         return {"name": Path(path).name, "rank": position, "error": e.one_line()}
+    except MemoryError:
+        return {"name": Path(path).name, "rank": position, "error": "out of memory reading this rank"}
+    except Exception as e:  # noqa: BLE001 - one rank's defect never ends the folder (issue 34, class 6)
+        return {"name": Path(path).name, "rank": position, "error": _internal(e)}
     row["seconds"] = time.perf_counter() - t0
     return row
+
+
+def _internal(e: BaseException) -> str:
+    """The one line of a defect met in one rank (gpuscope's own errors say theirs)."""
+    text = str(e).splitlines()[0][:200] if str(e) else ""
+    return f"internal error: {type(e).__name__}" + (f": {text}" if text else "") + " (GPUSCOPE_DEBUG=1 analyze it alone)"
+
+
+def _result(future: Any, args: tuple[str, int, float | None]) -> dict[str, Any]:
+    """A worker's row, or an error row when the worker itself died (killed, out of memory)."""
+    try:
+        return dict(future.result())
+    except Exception as e:  # noqa: BLE001 - BrokenProcessPool and the like: this rank's row says it
+        return {"name": Path(args[0]).name, "rank": args[1], "error": _internal(e)}
 
 
 def _worker_init() -> None:
@@ -106,15 +129,29 @@ def _worker_init() -> None:
         warnings.simplefilter("ignore")
 
 
+def _cores() -> int:
+    """The cores this process may run on (a container's or taskset's share, not the host's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(paths: list[Path], workers: int | None = None) -> int:
+    """Processes for `paths`: `workers` when given, else one per core once the ranks are many or
+    large (PARALLEL_MIN_RANKS, PARALLEL_MIN_BYTES), else 1; never more than one per rank."""
+    if workers is None:
+        many = len(paths) >= PARALLEL_MIN_RANKS or _bytes(paths) >= PARALLEL_MIN_BYTES
+        workers = _cores() if many else 1
+    return max(1, min(len(paths), workers))
+
+
 def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> dict[str, Any]:
     """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
     `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
     from gpuscope.analysis.ranks import combine
 
-    n = len(paths)
-    if workers is None:
-        workers = (os.cpu_count() or 1) if _bytes(paths) >= PARALLEL_MIN_BYTES else 1
-    workers = max(1, min(n, workers))
+    workers = pool_size(paths, workers)
     t0 = time.perf_counter()
     args = [(str(p), i, line_rate) for i, p in enumerate(paths)]
     if workers == 1:
@@ -126,7 +163,8 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
         ctx.set_forkserver_preload(["gpuscope.ranks_run", "gpuscope.sources", "gpuscope.analysis",
                                     "gpuscope.analysis.trace_analysis", "gpuscope.parsers.trace.kineto"])
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
-            results = list(pool.map(analyze_one, *zip(*args, strict=True)))
+            futures = [pool.submit(analyze_one, *a) for a in args]
+            results = [_result(f, a) for f, a in zip(futures, args, strict=True)]
     rows = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]
     if not rows:

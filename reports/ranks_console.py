@@ -44,7 +44,8 @@ def _copies(row: dict) -> str:
 
 def ranks_table(doc: dict) -> LiteralTable:
     traces = doc.get("inputs") == "traces"
-    t = LiteralTable(title=f"Ranks ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
+    what = "Ranks" if doc.get("one_job", True) else "Separate runs, not ranks of one job"
+    t = LiteralTable(title=f"{what} ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
                            f"process{'es' if doc.get('workers') != 1 else ''} in {doc.get('seconds', 0):.2f} s)",
                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for h in ("rank", "busy", "idle", "idle by cause", "steps", "step ms"):
@@ -87,13 +88,27 @@ def render_ranks(doc: dict, console: Console) -> None:
         console.print(Text(f"Collectives: {', '.join(coll['kinds'])}; median overlap with compute "
                            f"{_pct(coll.get('overlap_fraction_median'))}"))
     strag = doc.get("stragglers") or []
-    if strag:
+    if not doc.get("one_job", True):
+        console.print(Text(visible(f"Not ranks of one job: {doc.get('one_job_evidence')}. Each is analyzed on "
+                                   "its own (per-run figures, nothing summed); no straggler is named."), style="bold"))
+    elif strag:
         for s in strag:
             console.print(Text(visible(s["summary"]), style="bold"))
     elif doc.get("count", 0) >= 2:
         rule = doc.get("rule") or {}
         console.print(Text(f"No straggler: no rank's {str(rule.get('metric', '')).replace('_', ' ')} or step time is "
-                           f"{rule.get('ratio', 1.1):.2f}x the others' median."))
+                           f"{rule.get('ratio', 1.1):.2f}x the others' median, nor does one wait that much less "
+                           "in the collectives."))
+    for d in doc.get("shared_devices") or []:
+        console.print(Text(
+            f"Device {d['device']} is named by ranks {', '.join(str(r) for r in d['ranks'])}: if it is one GPU "
+            f"they share (a trace does not name its host), it was busy {_pct(d.get('busy_fraction'))} of the "
+            f"{d['span_s']:.3f} s span and idle {d['idle_s']:.3f} s: the union of their activity "
+            f"({d['busy_s']:.3f} s), not the sum ({d['summed_busy_s']:.3f} s); the per-rank figures above are "
+            "each rank's own timeline."))
+    for note in doc.get("notes") or []:
+        if not str(note).startswith("not ranks of one job"):  # (said in bold above)
+            console.print(Text(visible(f"note: {note}"), style="dim"))
     for e in doc.get("errors") or []:
         console.print(Text(visible(f"rank {e.get('rank')} ({e.get('name')}): not analyzed: {e.get('error')}"),
                            style="yellow"))

@@ -43,7 +43,10 @@ def activity_table(act: dict) -> Table:
     t = _table("GPU activity over the traced span" + (f", {res}" if res else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
-    t.add_row("span", secs(act.get("span_s"), 3))
+    n = len(act.get("devices") or [])  # rank/GPU timelines: several are never summed without saying so
+    t.add_row("span" if n < 2 else "span (wall clock)", secs(act.get("span_s"), 3))
+    if n > 1:
+        t.add_row(f"timelines (rank x GPU): {n}", "shares below: their mean")
     t.add_row("busy computing (kernels, memsets, DtoD)", pct(act.get("busy_fraction")))
     t.add_row("  kernels", pct(act.get("kernel_fraction")))
     t.add_row("copying to/from the host or a peer", pct(act.get("copy_fraction")))
@@ -53,10 +56,12 @@ def activity_table(act: dict) -> Table:
     t.add_row("idle (no kernel, copy or memset)", pct(act.get("idle_fraction")))
     t.add_row("idle gaps", f"{gaps.get('count', 0):,}")
     if gaps.get("count"):
-        t.add_row("  total", secs(gaps.get("total_s"), 3))
+        t.add_row("  total" if n < 2 else f"  total, summed over the {n} timelines", secs(gaps.get("total_s"), 3))
+        if n > 1 and is_num(gaps.get("total_s")):
+            t.add_row("  per timeline (mean)", secs(gaps["total_s"] / n, 3))
         t.add_row("  longest", secs(gaps.get("longest_s"), 3))
         if gaps.get("by_cause_s"):
-            t.add_row("  by cause:", "")
+            t.add_row("  by cause:" if n < 2 else "  by cause (summed):", "")
     for cause, s in sorted((gaps.get("by_cause_s") or {}).items(), key=lambda kv: -(kv[1] or 0)):
         t.add_row(f"    {cause.replace('_', ' ')}", secs(s, 3))
     return t

@@ -70,7 +70,9 @@ def test_a_folder_of_run_directories(runner, tmp_path):
     rows = {x["name"]: x for x in doc["ranks"]["table"]}
     assert rows["tensor_bound"]["busy_fraction"] > rows["readback_pageable"]["busy_fraction"]
     r = runner.invoke(app, ["analyze", str(tmp_path)])
-    assert r.exit_code == 0 and "Ranks (2 runs" in r.stdout
+    # two recordings of different programs at different times: side by side, not ranks (issue 33, class 12)
+    assert r.exit_code == 0 and "Separate runs, not ranks of one job (2 runs" in r.stdout
+    assert "do not overlap" in r.stdout and "straggler" not in r.stdout.replace("no straggler", "")
     r = runner.invoke(app, ["analyze", str(tmp_path), "--csv", str(tmp_path / "csv")])
     assert r.exit_code == 2 and "one source" in r.stderr
 
@@ -125,7 +127,8 @@ def test_gloo_on_the_host_and_no_collective():
 
 
 def _row(rank, compute, step, coll=None, name=None):
-    return {"name": name or f"r{rank}", "rank": rank, "position": rank, "kind": "trace", "steps": 10,
+    return {"name": name or f"r{rank}", "rank": rank, "position": rank, "kind": "trace", "rank_known": True,
+            "steps": 10,
             "step_ms": step, "compute_ms_per_step": compute,
             "collectives": {"kind": "nccl", "ms_per_step": coll, "overlap_fraction": 0.1}}
 

@@ -36,7 +36,8 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
 
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
     ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
-    if ranks is not None and ranks["inputs"] == "runs":  # not one source: the ranks alone
+    # not one source: the ranks alone (run directories, or traces that are not one job's: never merged)
+    if ranks is not None and (ranks["inputs"] == "runs" or not ranks.get("one_job", True)):
         _say_ranks(ranks, as_json, html_file or csv_dir)
         return
     bench: BenchmarkTable | None = None
@@ -57,6 +58,8 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if src.log is not None:
         warn_skipped(src.log, verbose)
     say_samples_damage(src)
+    if ranks is not None and src.trace is not None:
+        _with_folder(ranks, src.trace)
     if src.trace is not None and src.trace.skipped_events:
         say(f"{src.trace.skipped_events} damaged trace event(s) skipped")
     if html_file:
@@ -156,11 +159,26 @@ def _ranks(source: str, line_rate: float | None) -> dict | None:
     return analyze_ranks(paths, line_rate=line_rate) if paths else None
 
 
+def _with_folder(ranks: dict, trace) -> None:
+    """What the ranks document says of the folder's own (merged) analysis: ranks naming one device
+    get its union of activity, and a note that the folder's figures cover the ranks together."""
+    from gpuscope.analysis.ranks import shared_devices
+
+    ranks["shared_devices"] = shared_devices(trace)
+    n = len(trace.ranks)
+    if n > 1:  # the folder's own figures: never a sum over ranks without saying so
+        ranks["notes"].append(f"the folder's own analysis above (activity, idle gaps, findings) covers the {n} "
+                              "rank timelines together: its times are summed over the ranks and its shares are of "
+                              f"the timelines' total ({n} x the wall span at most), not of the wall span; each "
+                              "rank's own figures are in the ranks table")
+
+
 def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
     if files:
         from gpuscope.errors import UsageError
 
-        raise UsageError("--html and --csv are for one source; a folder of run directories is analyzed per rank "
+        what = "run directories" if ranks.get("one_job", True) else "separate runs (not ranks of one job)"
+        raise UsageError(f"--html and --csv are for one source; a folder of {what} is analyzed run by run "
                          "(analyze each run for its report)")
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")

@@ -292,8 +292,10 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
     else:
         frames = read_trace(data, name=str(p) if p.is_file() else None)
     frames.source = str(p)
-    return Source(path=p, kind="trace", model=_model(user), trace=frames,
-                  no_log_reason=f"{p} is a profiler trace: it has no timing lines")
+    src = Source(path=p, kind="trace", model=_model(user), trace=frames,
+                 no_log_reason=f"{p} is a profiler trace: it has no timing lines")
+    src.warnings += [n for n in frames.notes if n.startswith("rank not read")]  # a rank folder's cut file
+    return src
 
 
 def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:

@@ -36,7 +36,8 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
-from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file, trace_files
+from gpuscope.parsers.trace.kineto_ranks import read_ranks, step_problems
+from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GBS_MAX,
@@ -88,6 +89,7 @@ class TraceFrames:
     truncated: bool = False
     reader: str = "msgspec"
     notes: list[str] = field(default_factory=list)
+    rank_known: bool = False       # every file named its rank (distributedInfo.rank), each a different one
 
     @property
     def skipped_events(self) -> int:
@@ -240,6 +242,7 @@ def _host_frame(cat: str, evs: list[Event], idx: np.ndarray, skips: _Skips) -> d
     pid, tid = _ints([e.pid for e in evs]), _ints([e.tid for e in evs])
     why = _time_problems(ts, dur)
     _id_problems(why, corr, pid, tid)
+    step_problems(why, [e.name for e in evs])
     ok = skips.add(idx, why, evs)
     return {
         "pid": pid[ok], "tid": tid[ok],
@@ -396,6 +399,7 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
         skipped=pd.concat(skipped, ignore_index=True) if skipped else frame({}, TRACE_SKIPPED_SCHEMA),
         epoch_offset_s=epoch, events=sum(r.events for r in ranks), counts=counts,
         truncated=any(r.truncated for r in ranks), reader=" + ".join(readers), notes=notes,
+        rank_known=all(i is not None for i in ids) and len(set(ids)) == len(ids),
     )
 
 
@@ -409,6 +413,14 @@ def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
     if r.events == 0:
         raise NoDataError(f"{where}: the trace holds no events")
     return r
+
+
+def _read_folder(p: Path) -> TraceFrames:
+    """A folder of rank traces: those that can be read, the others said in the notes (kineto_ranks)."""
+    ranks, read, failed = read_ranks(p, _read_one)
+    frames = _combine(ranks, read, str(p))
+    frames.notes += [f"rank not read: {err.one_line()}" for err in failed]
+    return frames
 
 
 def read_trace(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> TraceFrames:
@@ -432,14 +444,7 @@ def read_trace(source: str | os.PathLike[str] | bytes, *, name: str | None = Non
         if not p.exists():
             raise InputError(f"no such file or directory: {p}")
         if p.is_dir():
-            files = trace_files(p)
-            if not files:
-                raise NoDataError(f"{p}: no profiler traces (*.json, *.json.gz with traceEvents) in the folder")
-            ranks = []
-            for f in files:
-                data, cut = read_file(f)
-                ranks.append(_read_one(data, str(f), cut))
-            frames = _combine(ranks, [str(f) for f in files], str(p))
+            frames = _read_folder(p)
         else:
             data, cut = read_file(p)
             frames = _combine([_read_one(data, str(p), cut)], [str(p)], str(p))

@@ -78,6 +78,40 @@ def trace_files(d: Path) -> list[Path]:
     return out
 
 
+#: tensorboard_trace_handler's file names: in a folder that holds traces, a file named so is a rank
+#: even when it is empty or cut before its traceEvents (it is then a rank that could not be read)
+RANK_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
+#: a sub-folder holding one of these is a run directory (gpuscope.rundir's META, TIMING_LOG, SAMPLES:
+#: a parser does not import it), whose trace belongs to that run, not to a folder of rank traces
+RUN_FILES = ("meta.json", "timing.log", "samples.csv")
+
+
+def folder_traces(d: Path) -> list[Path]:
+    """The rank traces of a folder: its traces (and, beside them, files named like a rank's trace
+    whatever they hold), else those of its sub-folders, one level down (a folder of per-rank
+    trace folders, docs/CLI.md). Raises OSError when `d` cannot be listed."""
+    found = trace_files(d)
+    if found:
+        named = [f for f in sorted(d.iterdir()) if f.name.endswith(RANK_SUFFIXES) and f not in found
+                 and _plain_file(f)]
+        return sorted(found + named)
+    out: list[Path] = []
+    for sub in sorted(x for x in d.iterdir() if x.is_dir()):
+        try:
+            if not any((sub / n).exists() for n in RUN_FILES):
+                out += trace_files(sub)
+        except OSError:
+            continue
+    return out
+
+
+def _plain_file(f: Path) -> bool:
+    try:
+        return f.is_file()
+    except OSError:
+        return False
+
+
 def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
     """True when the file (or a folder's *.json[.gz] file, or these first bytes) is a Chrome
     trace: a JSON object with traceEvents, or the bare array of events. Never raises."""
@@ -93,7 +127,7 @@ def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
     try:
         p = Path(path_or_head)
         if p.is_dir():
-            return bool(trace_files(p))
+            return bool(folder_traces(p))
         return p.is_file() and looks_like_trace(head_of(p))
     except (OSError, ValueError):
         return False

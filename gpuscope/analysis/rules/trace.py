@@ -150,7 +150,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
         (f"Pin the host buffers (tensor.pin_memory(), DataLoader(pin_memory=True), or torch.empty(..., "
          f"pin_memory=True) for read-backs) and copy with non_blocking=True: at the line rate these "
          f"copies take {at_line_us / 1e3:.1f} ms instead of {us / 1e3:.1f} ms "
-         f"({(us - at_line_us) / 1e3:.1f} ms, {share:.0%} of the traced span) and can overlap kernels."),
+         f"({(us - at_line_us) / 1e3:.1f} ms, {share:.0%} {_of_span(inp)}) and can overlap kernels."),
     )
 
 
@@ -210,10 +210,17 @@ def host_starved(inp: TraceRuleInput) -> list[Diagnosis]:
         rec = "Move that host work off the GPU's critical path: overlap it with GPU work, batch it, or run it elsewhere."
     return _diagnosis(
         "host_starved", share,
-        (f"The GPU sat idle {d.sum() / 1e3:.1f} ms ({share:.0%} of the traced span) in {d.size} gaps of "
+        (f"The GPU sat idle {d.sum() / 1e3:.1f} ms ({share:.0%} {_of_span(inp)}) in {d.size} gaps of "
          f">= {LONG_GAP_US / 1e3:g} ms waiting for {what}{where}; the longest {d.max() / 1e3:.1f} ms"),
         {**ev, "unseen": unseen}, rec,
     )
+
+
+def _of_span(inp: TraceRuleInput) -> str:
+    """What a share is of: the traced span, or, for a folder of ranks, their timelines together (the
+    times beside it are then summed over them: issue 33, class 12, never a silent sum over ranks)."""
+    n = len(inp.views)
+    return "of the traced span" if n < 2 else f"of the {n} rank/GPU timelines together, times summed over them"
 
 
 def _sync_calls(host: pd.DataFrame) -> pd.DataFrame:
@@ -275,7 +282,7 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     return _diagnosis(
         "sync_bound", share,
         (f"{len(syncs)} synchronising calls for {n_k} kernels: the GPU idled {g['dur_us'].sum() / 1e3:.1f} ms "
-         f"({share:.0%} of the traced span) in {len(g)} short gaps while the host synchronised and "
+         f"({share:.0%} {_of_span(inp)}) in {len(g)} short gaps while the host synchronised and "
          f"re-issued work ({len(after)} gaps right after a sync)"),
         ev, rec,
     )
@@ -319,7 +326,7 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     return _diagnosis(
         "launch_bound", share,
         (f"{n_k} kernels of {np.median(kd):.1f} us (median){every}: the GPU finished each before the host "
-         f"issued the next and idled {d.sum() / 1e3:.1f} ms ({share:.0%} of the traced span) in {d.size} "
+         f"issued the next and idled {d.sum() / 1e3:.1f} ms ({share:.0%} {_of_span(inp)}) in {d.size} "
          f"short gaps{where}"),
         ev,
         ("Give the GPU fewer, larger kernels: fuse the element-wise ops (torch.compile), capture the "
@@ -351,8 +358,8 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     return _diagnosis(
         "copies_not_overlapped", share,
         (f"{len(m)} host copies ({m['bytes'].sum() / 1e9:.2f} GB, {total / 1e3:.1f} ms) ran{stream_note} while "
-         f"no kernel ran ({under / total:.0%} overlapped); up to {stake / 1e3:.1f} ms ({share:.0%} of the "
-         f"traced span) could hide under the {kern_us / 1e3:.1f} ms of kernels"),
+         f"no kernel ran ({under / total:.0%} overlapped); up to {stake / 1e3:.1f} ms ({share:.0%} "
+         f"{_of_span(inp)}) could hide under the {kern_us / 1e3:.1f} ms of kernels"),
         ev,
         ("Issue the copies on a side stream one step ahead (with torch.cuda.stream(s): "
          "x.to(dev, non_blocking=True); then torch.cuda.current_stream().wait_stream(s)), so the "
