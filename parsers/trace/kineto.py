@@ -12,14 +12,10 @@ baseTimeNanoseconds, deviceProperties and distributedInfo. Flow (ac2g), metadata
 and other events are counted, not kept: a GPU event's runtime call is found through
 `correlation`, which both sides carry.
 
-Reader (parsers/trace/kineto_json.py): msgspec decodes the document straight into slotted structs
-holding only the fields above (docs/BENCHMARKS.md, "Profiler traces": 3.8x less CPU than the
-stdlib json with its collector on, 2.1x with it off, 35% less peak memory). A trace that does
-not fit those types (a string where a number belongs, args that are not an object) is decoded
-generically and checked event by event: bad events are skipped and counted, the rest read. A
-document cut short (an interrupted write, a truncated .gz) is read up to its last complete
-event and flagged `truncated`. Invalid JSON elsewhere is an InputError; a document without
-events a NoDataError.
+Reader (parsers/trace/kineto_json.py): msgspec decodes into slotted structs of only the fields
+above (docs/BENCHMARKS.md, "Profiler traces"); a trace that does not fit those types is decoded
+generically, bad events skipped and counted. A document cut short is read up to its last
+complete event (`truncated`). Invalid JSON elsewhere is an InputError; no events, NoDataError.
 """
 
 from __future__ import annotations
