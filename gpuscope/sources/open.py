@@ -232,8 +232,8 @@ def _maybe_samples(head: str) -> bool:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
+    from gpuscope.parsers.heads import looks_like_prometheus  # (not the reader: it needs msgspec, pandas)
     from gpuscope.parsers.samples import looks_like_samples
-    from gpuscope.parsers.samples.prometheus import looks_like_prometheus
     from gpuscope.parsers.trace.tracefile import is_trace
 
     data = utf8(data)
