@@ -6,7 +6,10 @@ with the role guessed from the name (the roles of gpuscope.rolemodel: an upload 
 forward/backward gpu_compute, a data fetch or a wait cpu_stall, the profiler's step info),
 its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
 time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
-the idle rest. Annotations nest, so rows do not add up.
+the idle rest. Where a rank has no GPU-side ranges (an Nsight Systems report: NVTX ranges are
+host-only) the GPU figures are those of the work the range launched (its thread's runtime calls
+inside it -> correlation -> GPU events), never what merely ran at the same wall-clock time.
+Annotations nest, so rows do not add up.
 
 Phase intervals: per device and stream (stream in `worker`, device in `gpu`), the device's
 activity merged into blocks per kind (kernel, h2d, d2h, memcpy for the other directions,
@@ -16,11 +19,14 @@ and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fa
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
+from gpuscope.analysis.evidence.trace.trace_gaps import RUNTIME_CATS
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
@@ -28,8 +34,39 @@ MERGE_PER_SPAN = 20000
 
 
 
+# torch.autograd.profiler.emit_nvtx names each range "aten::mm, seq = 12, op_id = 345[, sizes = ...]":
+# one phase per operator, not one per call (an Nsight Systems report of such a run has thousands)
+_NVTX_OP_SUFFIX = re.compile(r",\s*(?:seq|op_id|sizes|input_op_ids)\s*=.*$", re.S)
+
+
 def _phase_name(name: str) -> str:
-    return STEP if PROFILER_STEP_RE.match(name) else name
+    return STEP if PROFILER_STEP_RE.match(name) else _NVTX_OP_SUFFIX.sub("", name)
+
+
+def launched(a: pd.DataFrame, host: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
+    """Mask over `gpu`: the events launched from inside the annotation ranges `a` (runtime or
+    driver calls on the range's own thread starting within it -> their correlation -> the GPU
+    events that carry it). What the range asked the GPU to do, wherever it ran: kernels run after
+    the host has moved on, and another thread's work overlapping the range in time is not its."""
+    rt = host[host["cat"].astype(object).isin(RUNTIME_CATS) & (host["correlation"] >= 0)]
+    if not len(rt) or not len(gpu):
+        return np.zeros(len(gpu), dtype=bool)
+    corr: list[np.ndarray] = []
+    rt_groups = rt.groupby(["pid", "tid"], sort=False)
+    for key, a_t in a.groupby(["pid", "tid"], sort=False):
+        try:
+            r = rt_groups.get_group(key)
+        except KeyError:
+            continue
+        s = a_t["ts_us"].to_numpy(dtype="float64")
+        ms, me = iv.merge(s, s + a_t["dur_us"].to_numpy(dtype="float64"))
+        t = r["ts_us"].to_numpy(dtype="float64")
+        k = np.searchsorted(ms, t, side="right") - 1
+        inside = (k >= 0) & (t <= me[np.maximum(k, 0)])
+        corr.append(r["correlation"].to_numpy()[inside])
+    if not corr:
+        return np.zeros(len(gpu), dtype=bool)
+    return gpu["correlation"].isin(np.concatenate(corr)).to_numpy() & (gpu["correlation"].to_numpy() >= 0)
 
 
 def _annotations(host: pd.DataFrame) -> pd.DataFrame:
@@ -51,6 +88,8 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
         vs = [v for v in views if v.rank == rank]
         gpu = pd.concat([v.gpu for v in vs]) if vs else None
         g_r = gann[gann["rank"] == rank]
+        h_r = host[host["rank"] == rank]
+        by_launch = not len(g_r) and bool((h_r["correlation"] >= 0).any())
         for phase, a in a_r.groupby("phase", sort=False):
             g_a = g_r[g_r["name"].astype(object) == phase]
             s = np.concatenate([a["ts_us"].to_numpy(dtype="float64"), g_a["ts_us"].to_numpy(dtype="float64")])
@@ -63,6 +102,9 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
             row["wall_ms"] += float(a["dur_us"].sum()) / 1e3
             row["_range_ms"] += iv.total(*ranges) / 1e3
             if gpu is None:
+                continue
+            if by_launch:  # no GPU-side ranges (an Nsight Systems report): the work its launches made
+                _add_launched(row, gpu[launched(a, h_r, gpu)])
                 continue
             kind = gpu["kind"].astype(object)
             direction = gpu["direction"].astype(object)
@@ -83,6 +125,18 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
         out.append(row)
     out.sort(key=lambda r: -r["wall_ms"])
     return out
+
+
+def _add_launched(row: dict, g: pd.DataFrame) -> None:
+    """GPU figures of a phase from the events its ranges launched: unions of their intervals
+    (busy, kernel, copy, HtoD, DtoH), not their overlap with the ranges' wall clock."""
+    kind, direction = g["kind"].astype(object), g["direction"].astype(object)
+    for key, mask in (("gpu_busy_ms", np.ones(len(g), dtype=bool)), ("kernel_ms", kind == "kernel"),
+                      ("memcpy_ms", kind == "memcpy"), ("htod_ms", direction == "HtoD"),
+                      ("dtoh_ms", direction == "DtoH")):
+        sel = g[np.asarray(mask)]
+        gs = sel["ts_us"].to_numpy(dtype="float64")
+        row[key] += iv.total(*iv.merge(gs, gs + sel["dur_us"].to_numpy(dtype="float64"))) / 1e3
 
 
 def _activity_kind(g: pd.DataFrame) -> np.ndarray:
