@@ -14,8 +14,10 @@ once per distinct id, not joined per row):
   keep their own direction names (UVM_HtoD, UVM_DtoH, UVM_DtoD).
 - CUPTI_ACTIVITY_KIND_RUNTIME as `cuda_runtime` host events with their correlationId (names
   without the `_v3020` ABI suffix, as Kineto spells them); NVTX_EVENTS push/pop and start/end
-  ranges (text, else textId) as `user_annotation` host events; marks and unfinished ranges are
-  counted, not kept.
+  ranges (text, else textId) as `user_annotation` host events, except the ranges
+  torch.autograd.profiler.emit_nvtx opens around each operator ("aten::mm, seq = 12, op_id = 345"):
+  those are operators, Kineto's `cpu_op` events, named without the suffix. Marks and unfinished
+  ranges are counted, not kept.
 - TARGET_INFO_GPU (name, SMs, memory) where the export has it (a note where not);
   TARGET_INFO_SESSION_START_TIME.utcEpochNs as the epoch of time 0 (export times are ns from the
   session start; frames hold microseconds).
@@ -61,8 +63,9 @@ NAN = math.nan
 # The documented numbering (CUPTI's CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind, what
 # ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND hold in every export seen): used only when the file
 # lacks its table. The trap it guards: memory kind 0 is PAGEABLE and 1 PINNED, not the reverse.
-COPY_KINDS_DOC = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
-                  8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "UVM_HtoD", 12: "UVM_DtoH", 13: "UVM_DtoD"}
+COPY_KINDS_DOC = {i: f"CUDA_MEMCPY_KIND_{k}" for i, k in enumerate(
+    ("UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA", "DTOD", "HTOH", "PTOP",
+     "UVM_HTOD", "UVM_DTOH", "UVM_DTOD"))}
 MEM_KINDS_DOC = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
                  6: "Managed Static", 7: "Unknown"}
 # NVTX range event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end; marks are instants
@@ -192,6 +195,16 @@ def _kind(label: str) -> str:
     return label.removeprefix("CUDA_MEMOPR_MEMORY_KIND_").strip().lower().replace(" ", "_") or "unknown"
 
 
+# "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
+_EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
+
+
+def _emit_nvtx_ops(names: pd.Categorical) -> np.ndarray:
+    hit = np.array([bool(_EMIT_NVTX.match(str(c))) for c in names.categories], dtype=bool)
+    codes = np.asarray(names.codes)
+    return hit[codes] & (codes >= 0) if hit.size else np.zeros(len(names), dtype=bool)
+
+
 def _pid_of(global_id: pd.Series) -> np.ndarray:
     return (global_id.fillna(0).astype("int64").to_numpy() >> 24) & ID_MASK
 
@@ -261,7 +274,12 @@ class _Reader:
             out.append(("cuda_runtime", rt, names))
         if NVTX_T in self.tables:
             nv = self._nvtx()
-            out.append(("user_annotation", nv, self._nvtx_names(nv)))
+            names = self._nvtx_names(nv)
+            op = _emit_nvtx_ops(names)
+            if op.any():  # torch.autograd.profiler.emit_nvtx's operator ranges: Kineto's cpu_op events
+                ops = pd.Series(names[op], dtype=object).map(lambda n: _EMIT_NVTX.sub(r"\1", n))
+                out.append(("cpu_op", nv[op], pd.Categorical(ops.to_numpy(dtype=object))))
+            out.append(("user_annotation", nv[~op], names[~op]))
         return out
 
     def _nvtx(self) -> pd.DataFrame:
@@ -379,6 +397,7 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     counts = {"kernel": int((gpu["kind"] == "kernel").sum()), "memcpy": int((gpu["kind"] == "memcpy").sum()),
               "memset": int((gpu["kind"] == "memset").sum()),
               "cuda_runtime": int((host["cat"] == "cuda_runtime").sum()),
+              "cpu_op": int((host["cat"] == "cpu_op").sum()),
               "user_annotation": int((host["cat"] == "user_annotation").sum())}
     counts.update({k: v for k, v in r.counts.items() if k.startswith("nvtx_")})
     for t in ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "GPU_METRICS"):

@@ -19,8 +19,6 @@ and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fa
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -34,13 +32,8 @@ MERGE_PER_SPAN = 20000
 
 
 
-# torch.autograd.profiler.emit_nvtx names each range "aten::mm, seq = 12, op_id = 345[, sizes = ...]":
-# one phase per operator, not one per call (an Nsight Systems report of such a run has thousands)
-_NVTX_OP_SUFFIX = re.compile(r",\s*(?:seq|op_id|sizes|input_op_ids)\s*=.*$", re.S)
-
-
 def _phase_name(name: str) -> str:
-    return STEP if PROFILER_STEP_RE.match(name) else _NVTX_OP_SUFFIX.sub("", name)
+    return STEP if PROFILER_STEP_RE.match(name) else name
 
 
 def launched(a: pd.DataFrame, host: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
