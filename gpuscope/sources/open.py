@@ -83,7 +83,7 @@ def open_source(
             raise InputError(f"--trace: no such file or directory: {trace}")
         if not Path(trace).is_dir():
             readable_file(trace, "--trace: ")
-        from gpuscope.sources.nsys import is_nsys, read_nsys  # an Nsight Systems report, by content
+        from gpuscope.parsers.trace.nsys_rep import is_nsys, read_nsys  # an Nsight Systems report
 
         src.trace = read_nsys(Path(trace)) if Path(trace).is_file() and is_nsys(Path(trace)) else read_trace(trace)
     if samples is not None or trace is not None:
@@ -128,7 +128,7 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
-    from gpuscope.sources.nsys import is_nsys
+    from gpuscope.parsers.trace.nsys_rep import is_nsys
 
     if fmt is None and is_nsys(p):  # an Nsight Systems report (SQLite export or .nsys-rep)
         return _open_nsys(p, user)
@@ -303,7 +303,7 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
 
 
 def _open_nsys(p: Path, user: RoleModel | None) -> Source:
-    from gpuscope.sources.nsys import read_nsys
+    from gpuscope.parsers.trace.nsys_rep import read_nsys
 
     return Source(path=p, kind="trace", model=_model(user), trace=read_nsys(p),
                   no_log_reason=f"{p} is an Nsight Systems report: it has no timing lines")

@@ -1,6 +1,6 @@
-"""Nsight Systems input for `open_source`: an SQLite export (read by
+"""Nsight Systems input, by what the user named: an SQLite export (read by
 gpuscope.parsers.trace.nsys_sqlite) or a `.nsys-rep` report, exported to SQLite with the `nsys`
-on the PATH (once: the export is kept beside the report, or in a temporary folder where that
+on the PATH (run quietly, its output kept for the error message) (once: the export is kept beside the report, or in a temporary folder where that
 folder is not writable, and reused while it is newer than the report)."""
 
 from __future__ import annotations
