@@ -314,3 +314,51 @@ def test_an_sqlite_export_as_the_trace_of_a_run_is_read_by_content(tmp_path):
     src = open_source(small)
     assert src.kind == "trace" and src.trace is not None and src.trace.reader == "sqlite3"
     assert np.isclose(src.trace.gpu["bytes"].sum(), 4e8)
+
+
+def test_bad_rows_are_skipped_and_counted_and_the_rest_read(tmp_path):
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 13, 300, ?, 3, 4)", (9 * MS, 8 * MS, GPID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ('soon', ?, 0, 1, 13, 301, ?, 3, 4)", (8 * MS, GPID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 13, 302, ?, 99, 98)", (200 * MS, 201 * MS, GPID))
+    con.execute("INSERT INTO NVTX_EVENTS VALUES (?, NULL, 59, 'open at the end', ?, NULL)", (150 * MS, GPID | PID))
+    con.commit()
+    con.close()
+    fr = read_nsys_sqlite(path)
+    assert fr.skipped_events == 2 and set(fr.skipped["name"]) == {"CUPTI_ACTIVITY_KIND_KERNEL"}
+    kernels = fr.gpu[fr.gpu["kind"] == "kernel"]
+    assert len(kernels) == 2 and "<unnamed kernel>" in set(kernels["name"].astype(object))  # ids not in StringIds
+    assert "gemm_kernel" in set(kernels["name"].astype(object))
+    assert fr.counts["nvtx_unfinished"] == 1 and any("without an end" in n for n in fr.notes)
+
+
+def test_a_nsys_rep_is_exported_once_with_the_nsys_on_the_path(tmp_path, monkeypatch):
+    """A stand-in `nsys` that writes the export where it is told (and counts its calls)."""
+    small = _small_export(tmp_path / "source.sqlite")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nsys"
+    fake.write_text("#!/bin/sh\n"
+                    f'echo call >> "{tmp_path}/calls"\n'
+                    'while [ "$1" != "--output" ]; do shift; done\n'
+                    f'cp "{small}" "$2"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    rep = tmp_path / "run.nsys-rep"
+    rep.write_bytes(b"a report")
+    from gpuscope.parsers.trace.nsys_rep import read_nsys
+
+    fr = read_nsys(rep)
+    assert fr.source == str(rep) and (tmp_path / "run.sqlite").is_file() and fr.counts["memcpy"] == 4
+    read_nsys(rep)  # the cached export is newer than the report: no second export
+    assert (tmp_path / "calls").read_text().count("call") == 1
+
+
+def test_an_export_given_as_the_trace_of_a_log_is_read_by_content(tmp_path):
+    from gpuscope.sources.open import open_source
+
+    log = tmp_path / "timing.log"
+    log.write_text("".join(f"step={i} upload_ms=20.0 compute_ms=5.0\n" for i in range(8)))
+    src = open_source(log, trace=_small_export(tmp_path / "small.sqlite"))
+    assert src.trace is not None and src.trace.reader == "sqlite3" and src.trace.counts["memcpy"] == 4

@@ -138,10 +138,9 @@ class _Strings:
                 chunk = want[k:k + 900]
                 q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
                 got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
-        cats = np.array([got.get(int(u), fallback) if not pd.isna(u) else fallback for u in uniq] or [fallback],
-                        dtype=object)
-        return pd.Categorical(cats[np.where(codes < 0, 0, codes)] if len(uniq) else np.full(len(ids), fallback,
-                                                                                              dtype=object))
+        # the last entry is the fallback: codes of -1 (a NULL id) pick it
+        cats = np.array([*(got.get(int(u), fallback) for u in uniq), fallback], dtype=object)
+        return pd.Categorical(cats[np.where(codes < 0, len(uniq), codes)])
 
 
 def _read(con: sqlite3.Connection, sql: str) -> pd.DataFrame:
@@ -149,13 +148,23 @@ def _read(con: sqlite3.Connection, sql: str) -> pd.DataFrame:
 
 
 def _times(df: pd.DataFrame, skips: list[dict], table: str) -> pd.DataFrame:
-    """Rows with a start and an end not before it (the others skipped and counted)."""
-    s, e = pd.to_numeric(df["start"], errors="coerce"), pd.to_numeric(df["end"], errors="coerce")
-    bad = s.isna() | e.isna() | (e < s)
-    for idx in np.flatnonzero(bad.to_numpy()):
-        skips.append({"index": int(df["rowid"].iloc[idx]), "reason": f"{table}: no start/end or end before start",
-                      "name": table})
-    return df[~bad.to_numpy()]
+    """Rows with integer start and end, the end not before the start, and the device and stream
+    a GPU row needs (the others skipped and counted, the rest read)."""
+    num = {c: pd.to_numeric(df[c], errors="coerce") for c in ("start", "end", "deviceId", "streamId") if c in df}
+    bad = num["start"].isna() | num["end"].isna() | (num["end"] < num["start"])
+    why = np.where(bad.to_numpy(), f"{table}: no start/end or end before start", "")
+    for c in ("deviceId", "streamId", "bytes"):
+        if c in num or c in df:
+            v = num.get(c, pd.to_numeric(df[c], errors="coerce"))
+            miss = ((v.isna() | (v < 0)).to_numpy()) & (why == "")
+            why[miss] = f"{table}: no {c}"
+    for idx in np.flatnonzero(why != ""):
+        skips.append({"index": int(df["rowid"].iloc[idx]), "reason": str(why[idx]), "name": table})
+    keep = why == ""
+    out = df[keep]
+    for c, v in num.items():
+        out = out.assign(**{c: v[keep].astype("int64")})
+    return out
 
 
 def _gpu_part(df: pd.DataFrame, kind: str, names: Any, ranks: dict[int, int]) -> dict[str, Any]:
