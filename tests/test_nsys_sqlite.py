@@ -362,3 +362,17 @@ def test_an_export_given_as_the_trace_of_a_log_is_read_by_content(tmp_path):
     log.write_text("".join(f"step={i} upload_ms=20.0 compute_ms=5.0\n" for i in range(8)))
     src = open_source(log, trace=_small_export(tmp_path / "small.sqlite"))
     assert src.trace is not None and src.trace.reader == "sqlite3" and src.trace.counts["memcpy"] == 4
+
+
+def test_plot_export_and_html_of_a_report(tmp_path):
+    small = _small_export(tmp_path / "small.sqlite")
+    r = cli("plot", small, "-o", tmp_path / "t.png")
+    assert r.exit_code == 0, r.stderr
+    out = tmp_path / "t.json"
+    r = cli("export", small, "--perfetto", out)
+    assert r.exit_code == 0, r.stderr
+    evs = json.loads(out.read_text())["traceEvents"]
+    assert any(e.get("name") == "thread_name" and e["args"]["name"] == "stream 7" for e in evs)
+    r = cli("analyze", small, "--html", tmp_path / "r.html")
+    assert r.exit_code == 0, r.stderr
+    assert "pageable_memcpy" in (tmp_path / "r.html").read_text()
