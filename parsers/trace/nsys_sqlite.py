@@ -143,8 +143,16 @@ class _Strings:
         return pd.Categorical(cats[np.where(codes < 0, len(uniq), codes)])
 
 
+CHUNK_ROWS = 1 << 18
+
+
 def _read(con: sqlite3.Connection, sql: str) -> pd.DataFrame:
-    return pd.read_sql_query(sql, con)
+    """The rows in chunks: the driver's per-row tuples live one chunk at a time, not for the whole
+    table (a report of 10,000,000 kernels), and each chunk becomes typed columns at once."""
+    parts = list(pd.read_sql_query(sql, con, chunksize=CHUNK_ROWS))
+    if len(parts) == 1:
+        return parts[0]
+    return pd.concat(parts, ignore_index=True) if parts else pd.read_sql_query(sql, con)
 
 
 def _times(df: pd.DataFrame, skips: list[dict], table: str) -> pd.DataFrame:
@@ -171,7 +179,7 @@ def _gpu_part(df: pd.DataFrame, kind: str, names: Any, ranks: dict[int, int]) ->
     n = len(df)
     pid = (df["globalPid"].fillna(0).astype("int64").to_numpy() >> 24) & ID_MASK
     return {
-        "rank": np.array([ranks[int(p)] for p in pid], dtype=np.int64),
+        "rank": _rank_of(pid, ranks),
         "device": df["deviceId"].to_numpy(dtype=np.int64), "stream": df["streamId"].to_numpy(dtype=np.int64),
         "kind": pd.Categorical([kind] * n), "name": names,
         "ts_us": df["start"].to_numpy(dtype=np.float64) / 1e3,
@@ -212,6 +220,21 @@ def _emit_nvtx_ops(names: pd.Categorical) -> np.ndarray:
     hit = np.array([bool(_EMIT_NVTX.match(str(c))) for c in names.categories], dtype=bool)
     codes = np.asarray(names.codes)
     return hit[codes] & (codes >= 0) if hit.size else np.zeros(len(names), dtype=bool)
+
+
+def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
+    """fn applied once per distinct name (names that become alike merge)."""
+    new = pd.Series([fn(str(c)) for c in names.categories], dtype=object)
+    inv, uniq = pd.factorize(new, sort=False)
+    codes = np.asarray(names.codes)
+    remapped = np.where(codes >= 0, inv[np.maximum(codes, 0)] if len(inv) else -1, -1)
+    return pd.Categorical.from_codes(remapped, categories=pd.Index(uniq, dtype=object))
+
+
+def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
+    keys = np.array(sorted(ranks), dtype=np.int64)
+    vals = np.array([ranks[int(k)] for k in keys], dtype=np.int64)
+    return vals[np.searchsorted(keys, pid)]
 
 
 def _pid_of(global_id: pd.Series) -> np.ndarray:
@@ -279,15 +302,15 @@ class _Reader:
         if RUNTIME_T in self.tables:
             rt = self.rows(RUNTIME_T, ["start", "end", "globalTid", "correlationId", "nameId"])
             raw = pd.Series(self.strings.names(rt["nameId"], "<unnamed call>"))
-            names = pd.Categorical(raw.map(lambda c: _VERSION_SUFFIX.sub("", str(c))).astype(object))
+            names = _renamed(pd.Categorical(raw), lambda c: _VERSION_SUFFIX.sub("", c))
             out.append(("cuda_runtime", rt, names))
         if NVTX_T in self.tables:
             nv = self._nvtx()
             names = self._nvtx_names(nv)
             op = _emit_nvtx_ops(names)
             if op.any():  # torch.autograd.profiler.emit_nvtx's operator ranges: Kineto's cpu_op events
-                ops = pd.Series(names[op], dtype=object).map(lambda n: _EMIT_NVTX.sub(r"\1", n))
-                out.append(("cpu_op", nv[op], pd.Categorical(ops.to_numpy(dtype=object))))
+                ops = _renamed(names[op], lambda n: _EMIT_NVTX.sub(r"\1", n))
+                out.append(("cpu_op", nv[op], ops))
             out.append(("user_annotation", nv[~op], names[~op]))
         return out
 
@@ -322,7 +345,7 @@ class _Reader:
             pid = (gtid >> 24) & ID_MASK
             corr = df["correlationId"] if "correlationId" in df else pd.Series(-1, index=df.index)
             cols.append({
-                "rank": np.array([ranks[int(p)] for p in pid], dtype=np.int64), "pid": pid, "tid": gtid & ID_MASK,
+                "rank": _rank_of(pid, ranks), "pid": pid, "tid": gtid & ID_MASK,
                 "cat": pd.Categorical([cat] * len(df)), "name": names,
                 "ts_us": df["start"].to_numpy(dtype=np.float64) / 1e3,
                 "dur_us": (df["end"].to_numpy(dtype=np.float64) - df["start"].to_numpy(dtype=np.float64)) / 1e3,
