@@ -376,3 +376,20 @@ def test_plot_export_and_html_of_a_report(tmp_path):
     r = cli("analyze", small, "--html", tmp_path / "r.html")
     assert r.exit_code == 0, r.stderr
     assert "pageable_memcpy" in (tmp_path / "r.html").read_text()
+
+
+def test_the_same_pid_on_two_hosts_is_two_ranks_and_correlation_stays_within_each(tmp_path):
+    """A merged multi-node report: pid 4242 on host 1 and on host 2, both using correlationId 100."""
+    path = _small_export(tmp_path / "small.sqlite")
+    other = (2 << 48) | (PID << 24)
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, 100, 2, 0)", (10 * MS, 11 * MS, other | PID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 9, 100, ?, 3, 4)", (12 * MS, 30 * MS, other))
+    con.commit()
+    con.close()
+    fr = read_nsys_sqlite(path)
+    assert fr.ranks == [0, 1] and set(fr.host["pid"]) == {PID}
+    k = fr.gpu[fr.gpu["kind"] == "kernel"]
+    assert sorted(k["rank"].tolist()) == [0, 1]
+    rt = fr.host[(fr.host["correlation"] == 100)]
+    assert sorted(rt["rank"].tolist()) == [0, 1]  # each launch stays with its own host's GPU work

@@ -21,9 +21,10 @@ once per distinct id, not joined per row):
 - TARGET_INFO_GPU (name, SMs, memory) where the export has it (a note where not);
   TARGET_INFO_SESSION_START_TIME.utcEpochNs as the epoch of time 0 (export times are ns from the
   session start; frames hold microseconds).
-- Ranks: one per process (pid = globalPid >> 24 & 0xFFFFFF), processes with GPU activity first,
-  in pid order: CUPTI correlation ids are per process, so (rank, correlation) joins a launch to
-  its GPU work as in a Kineto trace.
+- Ranks: one per process (pid = globalPid >> 24 & 0xFFFFFF; the host/VM bits above keep the same
+  pid on two hosts apart), processes with GPU activity first, in (host, pid) order: CUPTI
+  correlation ids are per process, so (rank, correlation) joins a launch to its GPU work as in a
+  Kineto trace.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def _times(df: pd.DataFrame, skips: list[dict], table: str) -> pd.DataFrame:
 
 def _gpu_part(df: pd.DataFrame, kind: str, names: Any, ranks: dict[int, int]) -> dict[str, Any]:
     n = len(df)
-    pid = (df["globalPid"].fillna(0).astype("int64").to_numpy() >> 24) & ID_MASK
+    pid = _pid_of(df["globalPid"])
     return {
         "rank": _rank_of(pid, ranks),
         "device": df["deviceId"].to_numpy(dtype=np.int64), "stream": df["streamId"].to_numpy(dtype=np.int64),
@@ -238,7 +239,9 @@ def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
 
 
 def _pid_of(global_id: pd.Series) -> np.ndarray:
-    return (global_id.fillna(0).astype("int64").to_numpy() >> 24) & ID_MASK
+    """A process's key: the serialized GlobalId without its thread, so the same pid on two hosts
+    (a merged multi-node report: the host/VM id sits above bit 48) is two processes."""
+    return global_id.fillna(0).astype("int64").to_numpy() >> 24
 
 
 class _Reader:
@@ -342,10 +345,10 @@ class _Reader:
         cols = []
         for cat, df, names in parts:
             gtid = df["globalTid"].fillna(0).astype("int64").to_numpy()
-            pid = (gtid >> 24) & ID_MASK
+            pid = gtid >> 24
             corr = df["correlationId"] if "correlationId" in df else pd.Series(-1, index=df.index)
             cols.append({
-                "rank": _rank_of(pid, ranks), "pid": pid, "tid": gtid & ID_MASK,
+                "rank": _rank_of(pid, ranks), "pid": pid & ID_MASK, "tid": gtid & ID_MASK,
                 "cat": pd.Categorical([cat] * len(df)), "name": names,
                 "ts_us": df["start"].to_numpy(dtype=np.float64) / 1e3,
                 "dur_us": (df["end"].to_numpy(dtype=np.float64) - df["start"].to_numpy(dtype=np.float64)) / 1e3,
