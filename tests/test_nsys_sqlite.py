@@ -393,3 +393,23 @@ def test_the_same_pid_on_two_hosts_is_two_ranks_and_correlation_stays_within_eac
     assert sorted(k["rank"].tolist()) == [0, 1]
     rt = fr.host[(fr.host["correlation"] == 100)]
     assert sorted(rt["rank"].tolist()) == [0, 1]  # each launch stays with its own host's GPU work
+
+
+def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path):
+    """A Triton or JAX program launches through cuLaunchKernel: the driver table carries the id."""
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER (start INTEGER NOT NULL, \"end\" INTEGER NOT NULL, "
+                "globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL)")
+    con.execute("INSERT INTO StringIds VALUES (5, 'cuLaunchKernel')")
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES (?, ?, ?, 500, 5, 0)", (130 * MS, 130 * MS + 4000, GPID | PID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 13, 500, ?, 3, 4)", (131 * MS, 140 * MS, GPID))
+    con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 'triton step', ?, NULL)", (129 * MS, 131 * MS, GPID | PID))
+    con.commit()
+    con.close()
+    fr = read_nsys_sqlite(path)
+    drv = fr.host[fr.host["cat"].astype(object) == "cuda_driver"]
+    assert drv["name"].astype(object).tolist() == ["cuLaunchKernel"] and drv["correlation"].tolist() == [500]
+    j = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test").to_json()
+    (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
+    assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended

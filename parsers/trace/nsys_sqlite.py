@@ -12,9 +12,10 @@ once per distinct id, not joined per row):
   memory kinds decode through the file's own ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND, the
   documented numbering only where a table is missing (a note says so). Unified-memory copy kinds
   keep their own direction names (UVM_HtoD, UVM_DtoH, UVM_DtoD).
-- CUPTI_ACTIVITY_KIND_RUNTIME as `cuda_runtime` host events with their correlationId (names
-  without the `_v3020` ABI suffix, as Kineto spells them); NVTX_EVENTS push/pop and start/end
-  ranges (text, else textId) as `user_annotation` host events, except the ranges
+- CUPTI_ACTIVITY_KIND_RUNTIME (and _DRIVER) as `cuda_runtime` (`cuda_driver`) host events with
+  their correlationId (names without the `_v3020` ABI suffix, as Kineto spells them);
+  NVTX_EVENTS push/pop and start/end ranges (text, else textId) as `user_annotation` host
+  events, except the ranges
   torch.autograd.profiler.emit_nvtx opens around each operator ("aten::mm, seq = 12, op_id = 345"):
   those are operators, Kineto's `cpu_op` events, named without the suffix. Marks and unfinished
   ranges are counted, not kept.
@@ -55,9 +56,9 @@ __all__ = ["SQLITE_MAGIC", "is_nsys_sqlite", "nsys_tables", "read_nsys_sqlite"]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_T, MEMCPY_T, MEMSET_T = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"
-RUNTIME_T, NVTX_T = "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"
+RUNTIME_T, DRIVER_T, NVTX_T = "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER", "NVTX_EVENTS"
 #: tables any of which makes an SQLite file an Nsight Systems export worth reading
-NSYS_TABLES = (KERNEL_T, MEMCPY_T, MEMSET_T, RUNTIME_T, NVTX_T)
+NSYS_TABLES = (KERNEL_T, MEMCPY_T, MEMSET_T, RUNTIME_T, DRIVER_T, NVTX_T)
 ID_MASK = 0xFFFFFF
 NAN = math.nan
 
@@ -302,11 +303,11 @@ class _Reader:
 
     def host_rows(self) -> list[tuple[str, pd.DataFrame, Any]]:
         out: list[tuple[str, pd.DataFrame, Any]] = []
-        if RUNTIME_T in self.tables:
-            rt = self.rows(RUNTIME_T, ["start", "end", "globalTid", "correlationId", "nameId"])
-            raw = pd.Series(self.strings.names(rt["nameId"], "<unnamed call>"))
-            names = _renamed(pd.Categorical(raw), lambda c: _VERSION_SUFFIX.sub("", c))
-            out.append(("cuda_runtime", rt, names))
+        for table, cat in ((RUNTIME_T, "cuda_runtime"), (DRIVER_T, "cuda_driver")):
+            if table in self.tables:  # driver calls (cuLaunchKernel: Triton, JAX) carry their launches' ids too
+                rt = self.rows(table, ["start", "end", "globalTid", "correlationId", "nameId"])
+                raw = pd.Series(self.strings.names(rt["nameId"], "<unnamed call>"))
+                out.append((cat, rt, _renamed(pd.Categorical(raw), lambda c: _VERSION_SUFFIX.sub("", c))))
         if NVTX_T in self.tables:
             nv = self._nvtx()
             names = self._nvtx_names(nv)
@@ -432,6 +433,7 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     counts = {"kernel": int((gpu["kind"] == "kernel").sum()), "memcpy": int((gpu["kind"] == "memcpy").sum()),
               "memset": int((gpu["kind"] == "memset").sum()),
               "cuda_runtime": int((host["cat"] == "cuda_runtime").sum()),
+              "cuda_driver": int((host["cat"] == "cuda_driver").sum()),
               "cpu_op": int((host["cat"] == "cpu_op").sum()),
               "user_annotation": int((host["cat"] == "user_annotation").sum())}
     counts.update({k: v for k, v in r.counts.items() if k.startswith("nvtx_")})
