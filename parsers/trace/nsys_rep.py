@@ -22,10 +22,11 @@ EXPORT_TIMEOUT_S = 1800
 
 
 def is_nsys(p: Path) -> bool:
-    """A .nsys-rep report (by its name: its container format is NVIDIA's) or an SQLite file."""
-    from gpuscope.parsers.trace.nsys_sqlite import is_nsys_sqlite
+    """A .nsys-rep report (by its name: its container format is NVIDIA's) or an SQLite file (by
+    its first 16 bytes; no reader imported, so opening a log loads neither pandas nor sqlite3)."""
+    from gpuscope.parsers.trace.tracefile import is_sqlite
 
-    return p.name.endswith(REP_SUFFIX) or is_nsys_sqlite(p)
+    return p.name.endswith(REP_SUFFIX) or is_sqlite(p)
 
 
 def export_command(rep: Path, out: Path) -> list[str]:

@@ -1,6 +1,6 @@
 """Nsight Systems SQLite exports (`nsys export --type sqlite`) -> TraceFrames. Pure: no printing.
 
-    is_nsys_sqlite(path_or_head) -> bool    an SQLite file (its 16-byte magic); never raises
+    is_nsys_sqlite(path_or_head) -> bool    an SQLite file (its 16-byte magic; tracefile.is_sqlite)
     read_nsys_sqlite(path) -> TraceFrames   the same frames the Kineto reader gives, so every
                                             rule, report, plot, export and compare reads a report
                                             as it reads a PyTorch trace (docs/TRACES.md)
@@ -42,6 +42,7 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames, _concat
+from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
@@ -52,9 +53,8 @@ from gpuscope.schemas import (
     typed_frame,
 )
 
-__all__ = ["SQLITE_MAGIC", "is_nsys_sqlite", "nsys_tables", "read_nsys_sqlite"]
+__all__ = ["is_nsys_sqlite", "nsys_tables", "read_nsys_sqlite"]
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_T, MEMCPY_T, MEMSET_T = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"
 RUNTIME_T, DRIVER_T, NVTX_T = "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER", "NVTX_EVENTS"
 #: tables any of which makes an SQLite file an Nsight Systems export worth reading
@@ -75,17 +75,6 @@ NVTX_RANGES_DOC = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
 DEVICE_SIDE = {"DtoD", "PtoP", "AtoA", "AtoD", "DtoA", "UVM_DtoD"}
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 _COPY_NAME = re.compile(r"^(UVM_)?([A-Z])TO([A-Z])$")
-
-
-def is_nsys_sqlite(path_or_head: str | os.PathLike[str] | bytes) -> bool:
-    """True when these first bytes (or the file) start as an SQLite database. Never raises."""
-    if isinstance(path_or_head, bytes):
-        return path_or_head[:16] == SQLITE_MAGIC
-    try:
-        with open(path_or_head, "rb") as f:
-            return f.read(16) == SQLITE_MAGIC
-    except (OSError, ValueError):
-        return False
 
 
 def _connect(p: Path) -> sqlite3.Connection:
