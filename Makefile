@@ -55,6 +55,7 @@ bench: venv
 	$(BIN)/python tools/bench_trace.py
 	$(BIN)/python tools/bench_scale.py
 	$(BIN)/python tools/bench_ranks.py
+	$(BIN)/python tools/bench_nsys.py
 
 ## bench-gpu: kernel timings on the GPU (CUDA events, median of runs)
 bench-gpu: venv

@@ -100,7 +100,8 @@ PARSER_KINDS = {
     "samples": {"gpuscope.parsers.samples", "gpuscope.parsers.samples.prometheus", "gpuscope.parsers.samples.samples_base",
                 "gpuscope.parsers.samples.samples_csv", "gpuscope.parsers.samples.samples_pyread"},
     "trace": {"gpuscope.parsers.trace.kineto", "gpuscope.parsers.trace.kineto_json", "gpuscope.parsers.trace.tracefile",
-              "gpuscope.parsers.trace.kineto_ranks"},
+              "gpuscope.parsers.trace.kineto_ranks", "gpuscope.parsers.trace.nsys_sqlite",
+              "gpuscope.parsers.trace.nsys_rep"},
 }
 PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers", "gpuscope.parsers.heads",
                   "gpuscope.parsers.log.parsed", "gpuscope.parsers.log.formats"}

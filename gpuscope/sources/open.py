@@ -83,7 +83,9 @@ def open_source(
             raise InputError(f"--trace: no such file or directory: {trace}")
         if not Path(trace).is_dir():
             readable_file(trace, "--trace: ")
-        src.trace = read_trace(trace)
+        from gpuscope.parsers.trace.nsys_rep import is_nsys, read_nsys  # an Nsight Systems report
+
+        src.trace = read_nsys(Path(trace)) if Path(trace).is_file() and is_nsys(Path(trace)) else read_trace(trace)
     if samples is not None or trace is not None:
         from gpuscope.sources.overlap import check_overlap
 
@@ -126,6 +128,10 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
+    from gpuscope.parsers.trace.nsys_rep import is_nsys
+
+    if fmt is None and is_nsys(p):  # an Nsight Systems report (SQLite export or .nsys-rep)
+        return _open_nsys(p, user)
     data = _whole_if_special(p, fmt)
     if isinstance(data, _SamplesCsv):  # gpuscope's samples.csv: streamed into columns, never held whole
         return _open_samples_csv(p, user, progress)
@@ -232,7 +238,9 @@ def _maybe_samples(head: str) -> bool:
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:
     """A single file's content: a samples file or a timing log, told apart by content."""
     from gpuscope.parsers import parse_log
-    from gpuscope.parsers.heads import looks_like_prometheus  # (not the reader: it needs msgspec, pandas)
+    from gpuscope.parsers.heads import (
+        looks_like_prometheus,  # (not the reader: it needs msgspec, pandas)
+    )
     from gpuscope.parsers.samples import looks_like_samples
     from gpuscope.parsers.trace.tracefile import is_trace
 
@@ -296,6 +304,13 @@ def _open_trace(p: Path, user: RoleModel | None, data: bytes | None = None) -> S
                  no_log_reason=f"{p} is a profiler trace: it has no timing lines")
     src.warnings += [n for n in frames.notes if n.startswith("rank not read")]  # a rank folder's cut file
     return src
+
+
+def _open_nsys(p: Path, user: RoleModel | None) -> Source:
+    from gpuscope.parsers.trace.nsys_rep import read_nsys
+
+    return Source(path=p, kind="trace", model=_model(user), trace=read_nsys(p),
+                  no_log_reason=f"{p} is an Nsight Systems report: it has no timing lines")
 
 
 def _open_rundir(p: Path, fmt: str | None, user: RoleModel | None, progress=None) -> Source:

@@ -131,3 +131,18 @@ def is_trace(path_or_head: str | os.PathLike[str] | bytes) -> bool:
         return p.is_file() and looks_like_trace(head_of(p))
     except (OSError, ValueError):
         return False
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite(path_or_head: str | os.PathLike[str] | bytes) -> bool:
+    """True when these first bytes (or the file) start as an SQLite database (an Nsight Systems
+    export is one: parsers/trace/nsys_sqlite.py reads it). Never raises."""
+    if isinstance(path_or_head, bytes):
+        return path_or_head[:16] == SQLITE_MAGIC
+    try:
+        with open(path_or_head, "rb") as f:
+            return f.read(16) == SQLITE_MAGIC
+    except (OSError, ValueError):
+        return False

@@ -6,7 +6,10 @@ with the role guessed from the name (the roles of gpuscope.rolemodel: an upload 
 forward/backward gpu_compute, a data fetch or a wait cpu_stall, the profiler's step info),
 its wall time (the CPU ranges) and what the rank's GPUs did inside it: busy, kernel and copy
 time (unions over the annotation's CPU ranges and its GPU-side gpu_user_annotation ranges), and
-the idle rest. Annotations nest, so rows do not add up.
+the idle rest. Where a rank has no GPU-side ranges (an Nsight Systems report: NVTX ranges are
+host-only) the GPU figures are those of the work the range launched (its thread's runtime calls
+inside it -> correlation -> GPU events), never what merely ran at the same wall-clock time.
+Annotations nest, so rows do not add up.
 
 Phase intervals: per device and stream (stream in `worker`, device in `gpu`), the device's
 activity merged into blocks per kind (kernel, h2d, d2h, memcpy for the other directions,
@@ -21,6 +24,7 @@ import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
+from gpuscope.analysis.evidence.trace.trace_gaps import RUNTIME_CATS
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
@@ -30,6 +34,32 @@ MERGE_PER_SPAN = 20000
 
 def _phase_name(name: str) -> str:
     return STEP if PROFILER_STEP_RE.match(name) else name
+
+
+def launched(a: pd.DataFrame, host: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
+    """Mask over `gpu`: the events launched from inside the annotation ranges `a` (runtime or
+    driver calls on the range's own thread starting within it -> their correlation -> the GPU
+    events that carry it). What the range asked the GPU to do, wherever it ran: kernels run after
+    the host has moved on, and another thread's work overlapping the range in time is not its."""
+    rt = host[host["cat"].astype(object).isin(RUNTIME_CATS) & (host["correlation"] >= 0)]
+    if not len(rt) or not len(gpu):
+        return np.zeros(len(gpu), dtype=bool)
+    corr: list[np.ndarray] = []
+    rt_groups = rt.groupby(["pid", "tid"], sort=False)
+    for key, a_t in a.groupby(["pid", "tid"], sort=False):
+        try:
+            r = rt_groups.get_group(key)
+        except KeyError:
+            continue
+        s = a_t["ts_us"].to_numpy(dtype="float64")
+        ms, me = iv.merge(s, s + a_t["dur_us"].to_numpy(dtype="float64"))
+        t = r["ts_us"].to_numpy(dtype="float64")
+        k = np.searchsorted(ms, t, side="right") - 1
+        inside = (k >= 0) & (t <= me[np.maximum(k, 0)])
+        corr.append(r["correlation"].to_numpy()[inside])
+    if not corr:
+        return np.zeros(len(gpu), dtype=bool)
+    return gpu["correlation"].isin(np.concatenate(corr)).to_numpy() & (gpu["correlation"].to_numpy() >= 0)
 
 
 def _annotations(host: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +98,13 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
         wall = np.bincount(codes, weights=dur, minlength=n)
         covered = np.bincount(bc, weights=be - bs, minlength=n)
         vs = [v for v in views if v.rank == rank]
-        gpu_ms = _gpu_overlaps(pd.concat([v.gpu for v in vs]), bs, be, bc, n) if vs else {}
+        vs = [v for v in views if v.rank == rank]
+        gpu = pd.concat([v.gpu for v in vs]) if vs else None
+        h_r = host[host["rank"] == rank]
+        # no GPU-side ranges (an Nsight Systems report: NVTX ranges are host-only): a phase's GPU
+        # figures are those of the work its launches made (correlation), not its wall-clock overlap
+        by_launch = gpu is not None and not len(g_r) and bool((h_r["correlation"] >= 0).any())
+        gpu_ms = _gpu_overlaps(gpu, bs, be, bc, n) if gpu is not None and not by_launch else {}
         for i, phase in enumerate(uniq.tolist()):
             row = rows.setdefault(str(phase), {"phase": str(phase), "role": guess_role(str(phase)), "count": 0,
                                                "wall_ms": 0.0, "gpu_busy_ms": 0.0, "kernel_ms": 0.0,
@@ -78,6 +114,9 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
             row["_range_ms"] += float(covered[i]) / 1e3
             for key, per in gpu_ms.items():
                 row[key] += float(per[i]) / 1e3
+            if by_launch:
+                assert gpu is not None
+                _add_launched(row, gpu[launched(a_r[codes == i], h_r, gpu)])
     out = []
     for row in rows.values():
         covered_ms = row.pop("_range_ms")
@@ -121,6 +160,18 @@ def _gpu_overlaps(gpu: pd.DataFrame, bs: np.ndarray, be: np.ndarray, bc: np.ndar
         merged = iv.merge(gs[mask], ge[mask])
         out[key] = np.bincount(bc, weights=iv.overlaps((bs, be), merged), minlength=n)
     return out
+
+
+def _add_launched(row: dict, g: pd.DataFrame) -> None:
+    """GPU figures of a phase from the events its ranges launched: unions of their intervals
+    (busy, kernel, copy, HtoD, DtoH), not their overlap with the ranges' wall clock."""
+    kind, direction = g["kind"].astype(object), g["direction"].astype(object)
+    for key, mask in (("gpu_busy_ms", np.ones(len(g), dtype=bool)), ("kernel_ms", kind == "kernel"),
+                      ("memcpy_ms", kind == "memcpy"), ("htod_ms", direction == "HtoD"),
+                      ("dtoh_ms", direction == "DtoH")):
+        sel = g[np.asarray(mask)]
+        gs = sel["ts_us"].to_numpy(dtype="float64")
+        row[key] += iv.total(*iv.merge(gs, gs + sel["dur_us"].to_numpy(dtype="float64"))) / 1e3
 
 
 def _activity_kind(g: pd.DataFrame) -> np.ndarray:
