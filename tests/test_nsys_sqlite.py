@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from gpuscope.analysis.rules.registry import trace_diagnoses
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.cli import app
 from gpuscope.errors import InputError, UsageError
@@ -33,6 +34,13 @@ DIRECTION = {"CUDA_MEMCPY_KIND_HTOD": "HtoD", "CUDA_MEMCPY_KIND_DTOH": "DtoH", "
 MEMORY = {"CUDA_MEMOPR_MEMORY_KIND_PAGEABLE": "pageable", "CUDA_MEMOPR_MEMORY_KIND_PINNED": "pinned",
           "CUDA_MEMOPR_MEMORY_KIND_DEVICE": "device", "CUDA_MEMOPR_MEMORY_KIND_MANAGED": "managed"}
 
+
+
+def _traced(fr):
+    """The export's trace analysis with its diagnoses (the trace rules through the one engine)."""
+    a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test")
+    trace_diagnoses(a)
+    return a
 
 def _path(name: str) -> Path:
     return NSIGHT / f"{name}.sqlite"
@@ -63,7 +71,7 @@ def _union_ms(rows) -> float:
 
 @functools.cache
 def _analysis(name: str) -> dict:
-    return analyze_trace(read_nsys_sqlite(_path(name)), line_rate_gbs=50.0, line_rate_source="test").to_json()
+    return _traced(read_nsys_sqlite(_path(name))).to_json()
 
 
 @needs_exports
@@ -269,7 +277,7 @@ def test_an_export_without_enum_tables_or_gpu_info_reads_and_says_what_it_assume
     assert set(copies["host_memory"].astype(object)) == {"pageable"}  # kind 0, by the documented numbering
     assert set(fr.host["name"].astype(object)) >= {"cudaMemcpy", "cudaLaunchKernel", "upload"}
     assert fr.epoch_offset_s == 1_700_000_000.0 and (fr.host["pid"] == PID).all()
-    j = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test").to_json()
+    j = _traced(fr).to_json()
     first = j["diagnoses"][0]
     assert first["id"] == "pageable_memcpy" and first["evidence"]["count"] == 4
     assert first["evidence"]["gbs"] == pytest.approx(4e8 / (80 * MS), rel=1e-9)
@@ -279,7 +287,7 @@ def test_a_phase_is_credited_with_its_launches_not_with_what_overlapped_it(tmp_p
     """The other thread's 20 ms kernel runs inside the "upload" range: wall-clock overlap would give
     the range 20 ms of kernel time; its launches gave it none."""
     fr = read_nsys_sqlite(_small_export(tmp_path / "small.sqlite"))
-    j = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test").to_json()
+    j = _traced(fr).to_json()
     (row,) = [p for p in j["phases"] if p["phase"] == "upload"]
     assert row["kernel_ms"] == 0.0
     assert row["htod_ms"] == pytest.approx(80.0) and row["gpu_busy_ms"] == pytest.approx(80.0)
@@ -410,6 +418,6 @@ def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path
     fr = read_nsys_sqlite(path)
     drv = fr.host[fr.host["cat"].astype(object) == "cuda_driver"]
     assert drv["name"].astype(object).tolist() == ["cuLaunchKernel"] and drv["correlation"].tolist() == [500]
-    j = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test").to_json()
+    j = _traced(fr).to_json()
     (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
     assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended

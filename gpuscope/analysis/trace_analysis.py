@@ -142,7 +142,8 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         memset=act.memset_rows(frames.gpu),
         kernels=kernels,
         idle_gaps=gap_list,
-        split=tp.split_table(views, frames.host, span, frames.gpu_annotations),
+        split=tp.split_table(views, frames.host, span, frames.gpu_annotations,
+                             host_only_ranges=frames.reader == "sqlite3"),  # (an Nsight export: NVTX ranges)
         trace=trace,
         diagnoses=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),

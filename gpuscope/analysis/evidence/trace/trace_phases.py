@@ -68,14 +68,15 @@ def _annotations(host: pd.DataFrame) -> pd.DataFrame:
 
 
 def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
-                gpu_annotations: pd.DataFrame | None = None) -> list[dict]:
+                gpu_annotations: pd.DataFrame | None = None, *, host_only_ranges: bool = False) -> list[dict]:
     """The `phases` split table (see the module doc), longest wall time first. The GPU figures
     cover the annotation's CPU ranges and its GPU-side ranges (gpu_user_annotation of the same
     name: where the work it launched ran), since kernels run after the host has moved on.
 
     All names of a rank at once (issue 34, class 10: a loop per name cost ~4 ms each, 16,000
     names a minute): the ranges merged per name in one grouped pass, the rank's GPU activity
-    merged once per kind, the overlaps summed per name with bincount."""
+    merged once per kind, the overlaps summed per name with bincount. `host_only_ranges` (an
+    Nsight Systems report): a rank without GPU-side ranges credits each phase with its launches."""
     ann = _annotations(host)
     if not len(ann):
         return []
@@ -101,9 +102,10 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
         vs = [v for v in views if v.rank == rank]
         gpu = pd.concat([v.gpu for v in vs]) if vs else None
         h_r = host[host["rank"] == rank]
-        # no GPU-side ranges (an Nsight Systems report: NVTX ranges are host-only): a phase's GPU
-        # figures are those of the work its launches made (correlation), not its wall-clock overlap
-        by_launch = gpu is not None and not len(g_r) and bool((h_r["correlation"] >= 0).any())
+        # host-only ranges (an Nsight Systems report's NVTX) and no GPU-side ones: a phase's GPU figures
+        # are those of the work its launches made (correlation), not its wall-clock overlap
+        by_launch = (host_only_ranges and gpu is not None and not len(g_r)
+                     and bool((h_r["correlation"] >= 0).any()))
         gpu_ms = _gpu_overlaps(gpu, bs, be, bc, n) if gpu is not None and not by_launch else {}
         for i, phase in enumerate(uniq.tolist()):
             row = rows.setdefault(str(phase), {"phase": str(phase), "role": guess_role(str(phase)), "count": 0,
