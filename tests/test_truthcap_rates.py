@@ -1,0 +1,101 @@
+"""Issue 33's capture cases: the bytes each printed phase moved (evidence.samples.pcie), the
+advice they decide (rules.upload, rules.copy_phase), on inputs of their shape written here and
+on the H200 copy loop (tests/data/h200_foreign/runs/copy_pinned)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuscope.analysis import analyze
+from gpuscope.sources import open_source
+
+FOREIGN = Path(__file__).parent / "data" / "h200_foreign" / "runs"
+T0 = 1796115600.0
+
+
+def _by_id(a):
+    return {d.id: d for d in a.diagnoses}
+
+
+def _stamp(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _loop(tmp: Path, *, first: str, first_ms: float, then_ms: float, burst: tuple[float, float, float],
+          n: int = 40, interval: float = 0.01, compute: str = "compute") -> tuple[Path, Path]:
+    """A stamped loop `step i: FIRST=..ms COMPUTE=..ms` and samples every `interval` s: RX
+    burst[2] GB/s from burst[0] to burst[1] s into each step (else a trickle), SMs busy only in
+    the second part."""
+    step = (first_ms + then_ms) / 1e3
+    log = tmp / "train.log"
+    log.write_text("".join(f"{_stamp(T0 + (i + 1) * step)} step {i}: {first}={first_ms}ms {compute}={then_ms}ms\n"
+                           for i in range(n)))
+    rows = ["t_wall,gpu,rx_gbs,tx_gbs,sm_active,pcie_source,wrap_suspect"]
+    for t in np.arange(T0 - 1, T0 + n * step + 1, interval):
+        ph = (t - T0) % step if T0 <= t < T0 + n * step else -1.0
+        rx = burst[2] if burst[0] < ph <= burst[1] else 0.01
+        sm = 0.9 if ph > first_ms / 1e3 else 0.0
+        rows.append(f"{t:.4f},0,{rx},0.01,{sm},counter,0")
+    s = tmp / "samples.csv"
+    s.write_text("\n".join(rows) + "\n")
+    return log, s
+
+
+def test_a_jax_put_that_moves_its_bytes_in_one_burst_is_a_slow_copy_not_a_starved_gpu(tmp_path):
+    # issue 33: device_put of 512 MiB pageable, 66 ms per step, one ~28 GB/s burst of ~20 ms in it
+    log, s = _loop(tmp_path, first="put", first_ms=66.0, then_ms=8.0, burst=(0.040, 0.060, 28.0))
+    a = analyze(open_source(log, samples=s, line_rate=50.0))
+    row = a.pcie.set_index("phase").loc["put"]
+    assert row["rx_gbs_median"] < 0.1  # the median hides the burst ...
+    assert row["gb_per_phase_median"] == pytest.approx(0.56, abs=0.03)  # ... the bytes do not
+    assert row["rx_gbs_mean"] == pytest.approx(8.5, abs=0.5)
+    d = _by_id(a)
+    assert "gpu_starved" not in d and "copies_unresolved" not in d
+    c = d["copy_phase"]
+    assert c.severity == "high" and "Slow copy in `put`" in c.summary and "8.5 GB/s" in c.summary
+    assert "pinned" in c.recommendation and "DataLoader" not in c.recommendation
+
+
+def test_a_host_phase_with_a_trickle_on_pcie_stays_host_starved(tmp_path):
+    # what would make copy_phase fire falsely: a host-side phase (a slow collator) the GPU idles
+    # through; its link shows only the trickle of an idle bus (0.01 GB/s)
+    log, s = _loop(tmp_path, first="collate", first_ms=66.0, then_ms=8.0, burst=(0.0, 0.0, 0.0))
+    d = _by_id(analyze(open_source(log, samples=s, line_rate=50.0)))
+    assert "copy_phase" not in d
+    assert "gpu_starved" in d and "DataLoader" in d["gpu_starved"].recommendation
+
+
+def _pinned_without_bytes(tmp: Path) -> Path:
+    run = tmp / "copy_pinned"
+    shutil.copytree(FOREIGN / "copy_pinned", run)
+    log = run / "timing.log"
+    log.write_text("".join(ln.split(" h2d_bytes=")[0] + ("\n" if " h2d_bytes=" in ln else "")
+                           for ln in log.read_text().splitlines(keepends=True)))
+    return run
+
+
+def test_pinned_copies_at_the_line_rate_get_no_pinning_advice_without_byte_counts(tmp_path):
+    # issue 33 (a): pinned 1.5 GiB uploads of 29 ms read every 20 ms, the log printing no bytes:
+    # h2d_bound advised pinning while link_bound in the same report said "at the line rate"
+    a = analyze(open_source(_pinned_without_bytes(tmp_path)))
+    h = _by_id(a)["h2d_bound"]
+    assert "at least" in h.summary and "GB per upload" in h.summary
+    assert "already run at least" in h.recommendation and "the link, not the copy path" in h.recommendation
+    for x in a.diagnoses:
+        assert "pinned (page-locked)" not in x.recommendation and "Pin the" not in x.recommendation, x.id
+
+
+def test_short_slow_uploads_without_byte_counts_get_no_rate_verdict(tmp_path):
+    # what would make the lower bound misread: short pageable uploads (29 ms at 9 GB/s, read every
+    # 20 ms) integrate well below half the line; a lower bound that low says nothing either way
+    log, s = _loop(tmp_path, first="h2d", first_ms=29.0, then_ms=33.0, burst=(0.0, 0.029, 9.0), interval=0.02)
+    a = analyze(open_source(log, samples=s, line_rate=55.5))
+    d = _by_id(a)
+    assert "pcie_underused" not in d
+    h = d["h2d_bound"]
+    assert "line rate" not in h.summary and "already run" not in h.recommendation
