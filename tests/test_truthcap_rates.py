@@ -99,3 +99,41 @@ def test_short_slow_uploads_without_byte_counts_get_no_rate_verdict(tmp_path):
     assert "pcie_underused" not in d
     h = d["h2d_bound"]
     assert "line rate" not in h.summary and "already run" not in h.recommendation
+
+
+def _gpm_capture(tmp: Path, *, sm: float, util: float, rx: float = 0.02, seconds: float = 60.0) -> Path:
+    """GPM SM activity and utilization.gpu every 0.1 s (readings too coarse to show the gaps of
+    steps ~145 ms long), PCIe at `rx` GB/s."""
+    rng = np.random.default_rng(1)
+    rows = ["t_wall,gpu,rx_gbs,tx_gbs,sm_active,gpu_util_pct,pcie_source,wrap_suspect"]
+    for t in np.arange(T0, T0 + seconds, 0.1):
+        rows.append(f"{t:.3f},0,{rx},0.01,{max(sm + rng.normal(0, 0.02), 0.06):.3f},"
+                    f"{util * 100 + rng.normal(0, 2):.1f},counter,0")
+    p = tmp / "samples.csv"
+    p.write_text("\n".join(rows) + "\n")
+    return p
+
+
+def test_an_hf_trainer_fed_by_a_slow_collator_is_host_starved_not_small_kernels(tmp_path):
+    # issue 33 (c): SM activity 20% of the working time, kernels resident 23%, PCIe quiet: the GPU
+    # idles between steps (77%), its kernels fill it while they run; it read LOW "kernels too small"
+    a = analyze(open_source(_gpm_capture(tmp_path, sm=0.20, util=0.23), line_rate=50.0))
+    d = _by_id(a)
+    assert "gpu_underused" not in d
+    s = d["gpu_starved"]
+    assert s.severity == "high" and "idles between steps" in s.summary and "do not under-fill" in s.summary
+    assert "larger batch" not in s.recommendation and "time the loader" in s.recommendation
+    assert "profiler trace" in s.recommendation
+
+
+def test_kernels_that_under_fill_the_gpu_still_read_as_small_kernels(tmp_path):
+    # what would make the host-starved reading fire falsely: kernels resident 90% of the time that
+    # keep only a third of the SMs busy (SM 30%): under-filled, not idle between steps
+    d = _by_id(analyze(open_source(_gpm_capture(tmp_path, sm=0.30, util=0.90), line_rate=50.0)))
+    assert "gpu_starved" not in d and "kernels too small" in d["gpu_underused"].summary
+
+
+def test_a_gpu_idle_between_steps_while_pcie_is_busy_is_not_called_host_starved(tmp_path):
+    # the same activity with PCIe busy all along (copies, not host work): no host verdict
+    d = _by_id(analyze(open_source(_gpm_capture(tmp_path, sm=0.20, util=0.23, rx=5.0), line_rate=50.0)))
+    assert "gpu_starved" not in d

@@ -14,7 +14,7 @@ from gpuscope.analysis.core import Diagnosis
 
 CAUSES: dict[str, str] = {
     # bytes over PCIe
-    "h2d_bound": "upload", "pcie_underused": "upload", "upload_bound_pageable": "upload",
+    "h2d_bound": "upload", "pcie_underused": "upload", "upload_bound_pageable": "upload", "copy_phase": "upload",
     "d2h_bound": "readback", "download_bound_pageable": "readback",
     "link_bound": "link", "copies_not_overlapped": "copies_serialised",
     "pcie_link_downgraded": "link_degraded",
@@ -38,7 +38,7 @@ def cause_of(d: Diagnosis) -> str | None:
     copies are a read-back or an upload by their directions; a log's read-backs or uploads that
     ran at NEAR_LINE of the line rate or faster are bound by the link (what the capture and the
     trace of the same copies call `link_bound`)."""
-    if d.id in ("d2h_bound", "h2d_bound"):
+    if d.id in ("d2h_bound", "h2d_bound", "copy_phase"):
         shares = [v for k, v in d.evidence.items() if k.endswith("share_of_line_rate") and isinstance(v, int | float)]
         if shares and max(shares) >= NEAR_LINE:
             return "link"

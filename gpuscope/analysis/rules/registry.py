@@ -129,7 +129,7 @@ SAMPLE_RULES = [
     Rule("copy_phase", SAMPLES, ("copies", "idle"), _sample("rules.copy_phase:copy_phase"), yields_to=_BY_TRACE,
          supersedes=("gpu_starved", "gpu_underused", "host_stall_cycle", "copies_unresolved", "upload_bound_pageable")),
     Rule("link_bound", SAMPLES, ("copies",), _sample("rules.activity:link_bound"), yields_to=_BY_TRACE),
-    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.activity:copies_unresolved"), yields_to=_BY_TRACE),
+    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.copies:copies_unresolved"), yields_to=_BY_TRACE),
     Rule("gpu_bound", SAMPLES, ("compute",), _sample("rules.bound:gpu_bound")),
     Rule("host_stall_cycle", SAMPLES, ("compute", "idle"), _sample("rules.duty:host_stall_cycle"),
          yields_to=_BY_TRACE, supersedes=("gpu_underused",), ranks_after=LOG),
