@@ -282,6 +282,10 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
         if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
                 and (not sm_seen or sm_during < COPY_SM_LOW)):
             return None
+        from gpuscope.analysis.rules.copies import coarse_trickle  # (it imports this module)
+
+        if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
+            return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
         ev = {"rate_gbs": rnd(rate, 2), "rate_basis": basis, "line_rate_gbs": rnd(line, 2),
               "line_rate_source": f["pcie"]["line_rate_source"], "share_of_line_rate": rnd(rate / line),

@@ -26,7 +26,7 @@ CAUSES: dict[str, str] = {
     "gpu_busy": "gpu_busy", "clocks_throttled": "clocks", "memory_nearly_full": "device_memory",
     "gpu_imbalance": "imbalance", "upload_imbalance": "imbalance",
     # the source cannot tell
-    "gpu_idle_unexplained": "unknown", "gpu_underused": "unknown",
+    "gpu_idle_unexplained": "unknown", "gpu_underused": "unknown", "copies_averaged": "unknown",
 }
 
 
@@ -42,6 +42,9 @@ def cause_of(d: Diagnosis) -> str | None:
         shares = [v for k, v in d.evidence.items() if k.endswith("share_of_line_rate") and isinstance(v, int | float)]
         if shares and max(shares) >= NEAR_LINE:
             return "link"
+    if d.id == "copies_not_overlapped" and d.evidence.get("direction") in ("rx", "tx"):
+        # the samples' copies the SMs waited on (rules/copies.py): by their direction
+        return "upload" if d.evidence["direction"] == "rx" else "readback"
     if d.id == "pageable_memcpy":
         dirs = d.evidence.get("directions")
         keys = set(dirs) if isinstance(dirs, dict | list) else set()

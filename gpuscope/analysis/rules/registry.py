@@ -127,7 +127,8 @@ SAMPLE_RULES = [
          yields_to=_BY_TRACE),
     # a printed phase the GPU idles through while it moves bytes: a copy, not host work
     Rule("copy_phase", SAMPLES, ("copies", "idle"), _sample("rules.copy_phase:copy_phase"), yields_to=_BY_TRACE,
-         supersedes=("gpu_starved", "gpu_underused", "host_stall_cycle", "copies_unresolved", "upload_bound_pageable")),
+         supersedes=("gpu_starved", "gpu_underused", "host_stall_cycle", "copies_unresolved", "copies_not_overlapped",
+                     "upload_bound_pageable")),
     Rule("link_bound", SAMPLES, ("copies",), _sample("rules.activity:link_bound"), yields_to=_BY_TRACE),
     Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.copies:copies_unresolved"), yields_to=_BY_TRACE),
     Rule("gpu_bound", SAMPLES, ("compute",), _sample("rules.bound:gpu_bound")),
