@@ -184,3 +184,37 @@ def test_copies_beside_compute_in_each_reading_are_not_called_serialised(tmp_pat
     p = _second_capture(tmp_path, [(40.0, 6.0), (40.0, 9.0), (60.0, 0.003), (60.0, 0.003)], repeat=6)
     d = _by_id(analyze(open_source(p, line_rate=50.0)))
     assert "copies_not_overlapped" not in d
+
+
+def test_a_traces_line_rate_follows_the_gpu_it_names():
+    # issue 33 class 14: an A100 trace was judged against 50 GB/s (an A100 is PCIe Gen4, ~28 GB/s
+    # of pinned copies), so a copy at 30% read "15% of the line rate"
+    from gpuscope.linerate import named_line_rate
+
+    rate, what = named_line_rate(["NVIDIA A100-SXM4-80GB"])
+    assert rate == pytest.approx(27.7) and "Gen4" in what and "assumed" in what
+    assert named_line_rate(["NVIDIA H100 80GB HBM3"])[0] == pytest.approx(55.4)
+    assert named_line_rate(["Tesla V100-SXM2-16GB"])[0] == pytest.approx(13.9)
+    # what would make it misread: a model not on PCIe, an unknown one, or a mixed set with one unknown
+    assert named_line_rate(["NVIDIA GH200 480GB"]) is None
+    assert named_line_rate(["Some Future GPU"]) is None
+    assert named_line_rate(["NVIDIA A100-PCIE-40GB", "Mystery"]) is None
+    assert named_line_rate(["NVIDIA A100-PCIE-40GB", "NVIDIA H100 PCIe"])[0] == pytest.approx(27.7)
+
+
+def test_an_a100_trace_is_judged_against_its_gen4_link():
+    import json
+
+    from gpuscope.analysis.trace_analysis import analyze_trace
+    from gpuscope.parsers.trace.kineto import read_trace
+    from tools.gen_trace import TraceBuilder
+
+    b = TraceBuilder()
+    b.kernel(0.0, 500.0)
+    doc = b.document()
+    doc["deviceProperties"][0]["name"] = "NVIDIA A100-SXM4-80GB"
+    a = analyze_trace(read_trace(json.dumps(doc)), line_rate_gbs=50.0, line_rate_source="default")
+    assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (27.7, "gpu_name")
+    # a measured or given rate is never replaced by the guess
+    a = analyze_trace(read_trace(json.dumps(doc)), line_rate_gbs=50.0, line_rate_source="option")
+    assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, "option")
