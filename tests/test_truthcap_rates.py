@@ -218,3 +218,21 @@ def test_an_a100_trace_is_judged_against_its_gen4_link():
     # a measured or given rate is never replaced by the guess
     a = analyze_trace(read_trace(json.dumps(doc)), line_rate_gbs=50.0, line_rate_source="option")
     assert (a.options["line_rate_gbs"], a.options["line_rate_source"]) == (50.0, "option")
+
+
+def test_samples_without_a_clock_are_refused_beside_a_stamped_log(tmp_path):
+    # issue 33 class 14: a dmon capture without -o DT was joined to a stamped run without a word
+    from gpuscope.errors import UsageError
+
+    dmon = tmp_path / "dmon.txt"
+    dmon.write_text("# gpu    pwr     sm    mem  rxpci  txpci\n# Idx      W      %      %   MB/s   MB/s\n"
+                    + "".join(f"    0    130     {u}      0   {rx}      1\n" for u, rx in [(0, 2), (30, 9000)] * 5))
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"{_stamp(T0 + i)} step={i} h2d_ms=200 compute_ms=100\n" for i in range(5)))
+    with pytest.raises(UsageError, match="no wall-clock time"):
+        open_source(log, samples=dmon)
+    # what would make the refusal wrong: a log without time stamps has no clock to line up either;
+    # the capture is then read beside it as before
+    plain = tmp_path / "plain.log"
+    plain.write_text("".join(f"step={i} h2d_ms=200 compute_ms=100\n" for i in range(5)))
+    assert open_source(plain, samples=dmon).samples is not None
