@@ -236,3 +236,34 @@ def test_samples_without_a_clock_are_refused_beside_a_stamped_log(tmp_path):
     plain = tmp_path / "plain.log"
     plain.write_text("".join(f"step={i} h2d_ms=200 compute_ms=100\n" for i in range(5)))
     assert open_source(plain, samples=dmon).samples is not None
+
+
+def _stamped_steps(tmp: Path, times: list[float], name: str = "train.log", extra: dict | None = None) -> Path:
+    """`step=i h2d_ms=20 compute_ms=80 step_ms=100` stamped at each time (the step's end); extra:
+    {index: a line printed after that step}."""
+    lines = []
+    for i, t in enumerate(times):
+        lines.append(f"{_stamp(t)} step={i} h2d_ms=20 compute_ms=80 step_ms=100\n")
+        if extra and i in extra:
+            lines.append(f"{_stamp(t + 0.001)} {extra[i]}\n")
+    p = tmp / name
+    p.write_text("".join(lines))
+    return p
+
+
+def test_a_pause_after_a_checkpoint_in_a_stamped_log_is_a_long_pause(tmp_path):
+    # issue 33 class 13: 5 s with no step, right after `saved checkpoint`, a third of the wall time
+    times = [T0 + 0.1 * (i + 1) for i in range(50)] + [T0 + 5.0 + 0.1 * (i + 51) for i in range(50)]
+    log = _stamped_steps(tmp_path, times, extra={49: "saved checkpoint to ckpt/step_49.pt"})
+    d = _by_id(analyze(open_source(log)))
+    p = d["long_pauses"]
+    assert p.severity == "info"  # one stretch: one-off work
+    assert p.evidence["longest_after_record"] == 49 and p.evidence["total_s"] == pytest.approx(5.0, abs=0.05)
+    assert "No step was timed for 5.0 s" in p.summary and "checkpoint" in p.recommendation
+
+
+def test_a_log_printing_every_tenth_step_has_no_pauses(tmp_path):
+    # what would make it fire falsely: every printed step 1 s after the last (nine unprinted steps
+    # between): regular gaps, none stands out from the median
+    log = _stamped_steps(tmp_path, [T0 + 1.0 * (i + 1) for i in range(60)])
+    assert "long_pauses" not in _by_id(analyze(open_source(log)))

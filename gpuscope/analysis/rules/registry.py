@@ -102,6 +102,8 @@ LOG_RULES = [
     Rule("unstable_component", LOG, ("host", "compute"), _log("rules.tenure:unstable_component")),
     Rule("inconsistent_records", LOG, (), _log("rules.tenure:inconsistent_records")),
     Rule("first_partition_warmup", LOG, ("compute",), _log("rules.tenure:first_partition_warmup")),
+    # the stamps' pauses; beside samples their own long_pauses tells it (one finding, not two)
+    Rule("log_long_pauses", LOG, ("idle",), _log("rules.log_pauses:long_pauses"), yields_to=SAMPLES),
 ]
 
 TRACE_RULES = [
