@@ -267,3 +267,27 @@ def test_a_log_printing_every_tenth_step_has_no_pauses(tmp_path):
     # between): regular gaps, none stands out from the median
     log = _stamped_steps(tmp_path, [T0 + 1.0 * (i + 1) for i in range(60)])
     assert "long_pauses" not in _by_id(analyze(open_source(log)))
+
+
+def test_a_query_gpu_capture_without_index_keeps_its_gpus_apart_by_bus_id(tmp_path):
+    # issue 33 class 11: NVIDIA's documented query (timestamp,name,pci.bus_id,...) of two A100s,
+    # one busy and one idle, was merged into one GPU "97% busy", the idle GPU gone
+    from gpuscope.parsers import read_samples
+
+    rows = ["timestamp, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]"]
+    for i in range(30):
+        ts = f"2026/12/01 10:00:{i:02d}.000"
+        rows += [f"{ts}, NVIDIA A100-SXM4-40GB, 00000000:07:00.0, 97 %, 39960 MiB",
+                 f"{ts}, NVIDIA A100-SXM4-40GB, 00000000:0B:00.0, 0 %, 960 MiB"]
+    p = tmp_path / "query.csv"
+    p.write_text("\n".join(rows) + "\n")
+    df = read_samples(p)
+    assert sorted(set(df["gpu"])) == [0, 1]
+    assert df.attrs["gpu_identity"]["gpus"] == {"0": "00000000:07:00.0", "1": "00000000:0B:00.0"}
+    a = analyze(open_source(p, line_rate=50.0))
+    assert len(a.activity.gpus) == 2
+    # what would make it split one GPU falsely: a capture with `index` keeps its own numbering
+    rows = ["timestamp, index, pci.bus_id, utilization.gpu [%]"] + [
+        f"2026/12/01 10:00:{i:02d}.000, 3, 00000000:07:00.0, 50 %" for i in range(10)]
+    p.write_text("\n".join(rows) + "\n")
+    assert set(read_samples(p)["gpu"]) == {3} and "gpu_identity" not in read_samples(p).attrs
