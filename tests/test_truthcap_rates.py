@@ -291,3 +291,37 @@ def test_a_query_gpu_capture_without_index_keeps_its_gpus_apart_by_bus_id(tmp_pa
         f"2026/12/01 10:00:{i:02d}.000, 3, 00000000:07:00.0, 50 %" for i in range(10)]
     p.write_text("\n".join(rows) + "\n")
     assert set(read_samples(p)["gpu"]) == {3} and "gpu_identity" not in read_samples(p).attrs
+
+
+def _two_gpu_dmon(tmp: Path, idle_rx_mbs: int) -> Path:
+    """Two GPUs read every second by `nvidia-smi dmon -o DT`: a second of compute (sm 95%, PCIe
+    quiet), then a second with the SMs idle and RX at `idle_rx_mbs` MB/s, on both."""
+    head = ("#Date       Time        gpu    pwr     sm    mem   rxpci  txpci\n"
+            "#YYYYMMDD   HH:MM:SS    Idx      W      %      %    MB/s   MB/s\n")
+    rows = []
+    for i in range(40):
+        for g in (0, 1):
+            idle = i % 2 == 1
+            rows.append(f" 20261201   10:00:{i:02d}     {g}    200     {0 if idle else 95}     10    "
+                        f"{idle_rx_mbs if idle else 5}    {(idle_rx_mbs if idle else 5) // 10}\n")
+    p = tmp / "dmon.txt"
+    p.write_text(head + "".join(rows))
+    return p
+
+
+def test_a_gpu_whose_idle_half_moves_bytes_is_not_called_pcie_quiet(tmp_path):
+    # issue 33 class 11: GPU 1's table showed 49% "moving bytes, SMs idle" at 6.5 GB/s while its
+    # finding said "PCIe quiet, so host-side work" (the compute half counted as quiet)
+    d = _by_id(analyze(open_source(_two_gpu_dmon(tmp_path, 6500), line_rate=50.0)))
+    assert "gpu_underused" not in d and "gpu_starved" not in d
+    c = d["copies_not_overlapped"]
+    assert c.evidence["gpus"] == [0, 1]  # one story for both GPUs, not one each
+    for x in d.values():
+        assert "PCIe quiet" not in x.summary, x.id
+
+
+def test_a_gpu_whose_idle_half_is_quiet_is_still_host_side(tmp_path):
+    # what would make the stricter reading miss a host stall: the same GPUs idle with PCIe quiet
+    d = _by_id(analyze(open_source(_two_gpu_dmon(tmp_path, 5), line_rate=50.0)))
+    assert "copies_not_overlapped" not in d
+    assert "gpu_underused" in d and "host-side work" in d["gpu_underused"].summary

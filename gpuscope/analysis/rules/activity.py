@@ -71,6 +71,14 @@ def _quiet(a: dict) -> tuple[float | None, bool]:
     return a.get("pcie_quiet_share"), True
 
 
+def _idle_quiet(a: dict) -> float:
+    """Of the time the SMs idled, the share with PCIe quiet too (1.0 when they never idled): the
+    computing time's quiet PCIe says nothing of what the SMs waited for (copies filling the idle half)."""
+    c = a.get("classes") or {}
+    q, x = c.get("idle_quiet", 0.0), c.get("transferring", 0.0)
+    return q / (q + x) if finite(q) and finite(x) and q + x > 0 else 1.0
+
+
 def pct(x: float) -> str:
     """A share as a percentage with the digits it needs (0.05% stays visible)."""
     if not finite(x):
@@ -116,7 +124,7 @@ def _steady(f: dict, g: sg.Grid, working: np.ndarray) -> tuple | None:
     if a is None:
         return None
     quiet, measured = _quiet(a)
-    calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET)
+    calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET and _idle_quiet(a) >= STARVED_MIN_QUIET)
     return a, a["busy_fraction"], _median_activity(g, working), quiet, measured, calm
 
 
@@ -126,11 +134,9 @@ def _starved(busy: float, med: float) -> bool:
 
 def _idle_between(f: dict, a: dict, busy: float) -> float | None:
     """Beside GPM: the share of the working time no kernel ran (1 - utilization.gpu) when the kernels
-    that ran kept the SMs busy (SM activity >= FULL_WHEN_RESIDENT x utilization.gpu): the GPU idles
-    between steps, its kernels do not under-fill it (an HF Trainer fed by a slow collator: SM 20%,
-    kernels resident 23%). None otherwise: tiny kernels (SM activity far below utilization) or a
-    GPU idle less than IDLE_BETWEEN; and where the readings themselves show the gaps (idle readings
-    >= IDLE_BETWEEN of the working time), host_stall_cycle or the starvation figures tell them."""
+    that ran kept the SMs busy (SM activity >= FULL_WHEN_RESIDENT x it): idle between steps, not
+    under-filled (an HF Trainer fed by a slow collator: SM 20%, kernels resident 23%). None for tiny
+    kernels, an idle share < IDLE_BETWEEN, or readings that show the gaps themselves."""
     util = a.get("utilization_busy_fraction")
     if f["source"] != "gpm_sm_active" or not finite(util) or util <= 0 or not finite(busy):
         return None
@@ -283,7 +289,6 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
                 and (not sm_seen or sm_during < COPY_SM_LOW)):
             return None
         from gpuscope.analysis.rules.copies import coarse_trickle  # (it imports this module)
-
         if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
             return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
