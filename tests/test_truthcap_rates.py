@@ -325,3 +325,22 @@ def test_a_gpu_whose_idle_half_is_quiet_is_still_host_side(tmp_path):
     d = _by_id(analyze(open_source(_two_gpu_dmon(tmp_path, 5), line_rate=50.0)))
     assert "copies_not_overlapped" not in d
     assert "gpu_underused" in d and "host-side work" in d["gpu_underused"].summary
+
+
+def test_the_plots_idle_shading_is_per_gpu_and_says_so(tmp_path):
+    # issue 33 class 11: the idle shading was the union over GPUs and named none
+    from tests.test_plot_sources import _figure, _legend_texts
+
+    q = tmp_path / "query.csv"
+    rows = ["timestamp, index, utilization.gpu [%], memory.used [MiB]"]
+    for i in range(30):
+        ts = f"2026/12/01 10:00:{i:02d}.000"
+        rows += [f"{ts}, 0, {97 if i > 2 else 0} %, 39960 MiB", f"{ts}, 1, {97 if i % 4 else 0} %, 960 MiB"]
+    q.write_text("\n".join(rows) + "\n")
+    _, fig = _figure(q)
+    texts = [t for ax in fig.axes for t in _legend_texts(ax)]
+    assert any("a band per GPU, bottom to top: GPU 0, 1" in t for t in texts), texts
+    # each bar spans its GPU's half of the panel, never the whole height
+    spans = {tuple(round(v, 3) for v in c.get_paths()[0].get_extents().intervaly) for ax in fig.axes
+             for c in ax.collections if c.get_zorder() == 0}
+    assert spans == {(0.0, 0.5), (0.5, 1.0)}, spans
