@@ -288,7 +288,7 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
         if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
                 and (not sm_seen or sm_during < COPY_SM_LOW)):
             return None
-        from gpuscope.analysis.rules.copies import coarse_trickle  # (it imports this module)
+        from gpuscope.analysis.rules.coarse import coarse_trickle
         if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
             return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
