@@ -127,20 +127,19 @@ def _cum_at(w: tuple, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cgb[j] + r[j] * part, ccov[j] + np.where(fin[j], part, 0.0)
 
 
-def _phase_bytes(windows: dict, gpu: int, s: np.ndarray, e: np.ndarray) -> list[tuple[float, float]]:
+def _phase_bytes(windows: dict, gpu: int, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(GB, seconds) of each interval [s, e] whose time the readings cover >= MIN_COVERED (its
     bytes scaled up to the whole interval), on the phase's GPU or, for gpu -1, on each GPU."""
-    out: list[tuple[float, float]] = []
+    gbs, secs = [np.zeros(0)], [np.zeros(0)]
     for g in (windows if gpu < 0 else [gpu] if gpu in windows else []):
-        w = windows[g]
-        gb0, c0 = _cum_at(w, s)
-        gb1, c1 = _cum_at(w, e)
+        gb0, c0 = _cum_at(windows[g], s)
+        gb1, c1 = _cum_at(windows[g], e)
         d = e - s
         cov = np.divide(c1 - c0, d, out=np.zeros_like(d), where=d > 0)
-        for gb, c, dd in zip((gb1 - gb0).tolist(), cov.tolist(), d.tolist(), strict=True):
-            if dd > 0 and c >= MIN_COVERED:
-                out.append((gb / c, dd))
-    return out
+        ok = (d > 0) & (cov >= MIN_COVERED)
+        gbs.append((gb1 - gb0)[ok] / cov[ok])
+        secs.append(d[ok])
+    return np.concatenate(gbs), np.concatenate(secs)
 
 
 def _median(x: np.ndarray) -> float:
@@ -163,26 +162,26 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
     for phase, grp in phases.groupby("phase", sort=True):
         mask = np.zeros(t.size, dtype=bool)
         lengths = []
-        moved: list[tuple[float, float]] = []
+        moved: list[tuple[np.ndarray, np.ndarray]] = []
         for g, sub in grp.groupby("gpu"):
             s, e = iv.merge(sub["t_start"].to_numpy(), sub["t_end"].to_numpy())
             lengths.append(e - s)
             sel = np.ones(t.size, dtype=bool) if g < 0 else (gpu == g)
             mask |= sel & _inside(t, s, e)
-            moved += _phase_bytes(windows, int(g), np.asarray(s, dtype="float64"), np.asarray(e, dtype="float64"))
+            moved.append(_phase_bytes(windows, int(g), np.asarray(s, dtype="float64"), np.asarray(e, dtype="float64")))
         any_phase |= mask
         lengths_all = np.concatenate(lengths) if lengths else np.zeros(0)
-        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan"), moved))
-    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan"), []))
+        gbs = np.concatenate([m[0] for m in moved]) if moved else np.zeros(0)
+        secs = np.concatenate([m[1] for m in moved]) if moved else np.zeros(0)
+        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan"), (gbs, secs)))
+    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan"), (np.zeros(0), np.zeros(0))))
     interval = reading_interval_s(samples)
     out = []
-    for phase, mask, duration, moved in rows:
+    for phase, mask, duration, (gbs, secs) in rows:
         # a phase no reading fell in is shown only when it outlasts a reading (its bytes then tell)
-        if not mask.any() and not (moved and np.isfinite(duration) and duration >= interval):
+        if not mask.any() and not (gbs.size and np.isfinite(duration) and duration >= interval):
             continue
-        gbs = np.array([m[0] for m in moved])
-        secs = float(sum(m[1] for m in moved))
-        mean = float(gbs.sum()) / secs if secs > 0 else float("nan")
+        mean = float(gbs.sum()) / float(secs.sum()) if secs.sum() > 0 else float("nan")
         r = _median(rx[mask])
         rxm = rx[mask][~np.isnan(rx[mask])]
         out.append(
