@@ -98,7 +98,42 @@ SOURCE_TEXT = {
     "link": f"the run's PCIe link (raw rate x {LINK_EFFICIENCY:g}, not measured)",
     "default": f"default {DEFAULT_LINE_RATE_GBS:g} GB/s",
     "trace": "the trace's fastest host copies (the link carries at least this; not measured)",
+    "gpu_name": f"the GPU model's usual PCIe link (assumed from its name, raw rate x {LINK_EFFICIENCY:g}; not measured)",
 }
+
+
+# The host link of GPU models named by a trace's deviceProperties (or a capture): PCIe generation
+# by model, x16 assumed. Raw x16 rates after the line code: Gen3 15.75, Gen4 31.5, Gen5 63.0 GB/s.
+# A model with a host link other than PCIe (GH200/GB200: NVLink-C2C) or one not listed: no guess.
+_RAW_X16 = {3: 15.75, 4: 31.5, 5: 63.0}
+_MODEL_GEN: tuple[tuple[str, int | None], ...] = (
+    (r"\bG[HB]200\b", None), (r"\bH100\b", 5), (r"\bH200\b", 5), (r"\bH20\b", 5), (r"\bH800\b", 5),
+    (r"\bB200\b", 5), (r"\bRTX 50\d0", 5), (r"\bRTX PRO 6000\b", 5),
+    (r"\bA100\b", 4), (r"\bA800\b", 4), (r"\bA10G?\b", 4), (r"\bA30\b", 4), (r"\bA40\b", 4),
+    (r"\bA16\b", 4), (r"\bA2\b", 4), (r"\bL4\b", 4), (r"\bL40S?\b", 4), (r"\bRTX A\d000\b", 4),
+    (r"\bRTX 6000 Ada\b", 4), (r"\bRTX 30\d0", 4), (r"\bRTX 40\d0", 4),
+    (r"\bV100", 3), (r"\bT4\b", 3), (r"\bP100\b", 3), (r"\bP40\b", 3), (r"\bRTX 20\d0", 3),
+    (r"\bQuadro RTX\b", 3),
+)
+
+
+def named_line_rate(names: list[str]) -> tuple[float, str] | None:
+    """(GB/s, what was assumed) for the GPU models `names` name: the usual PCIe generation of
+    the model at x16, raw rate x LINK_EFFICIENCY; the slowest when they differ; None when any
+    name is unknown or not on PCIe (no guess beats a wrong one)."""
+    import re
+
+    found: list[tuple[int, str]] = []
+    for n in {str(x).strip() for x in names if str(x).strip()}:
+        gen = next((g for pat, g in _MODEL_GEN if re.search(pat, n, re.IGNORECASE)), 0)
+        if not gen:
+            return None
+        found.append((gen, n))
+    if not found:
+        return None
+    gen, name = min(found)
+    return (round(_RAW_X16[gen] * LINK_EFFICIENCY, 1),
+            f"{name}: PCIe Gen{gen} x16 assumed from the model, raw rate x {LINK_EFFICIENCY:g}, not measured")
 
 
 def source_text(key: str) -> str:

@@ -228,11 +228,15 @@ def pcie_table(a) -> Table | None:
         return None
     t = _table(f"PCIe and SM activity by phase (line rate {round(a.options.line_rate_gbs, 1):g} GB/s; "
                f"phases from {a.pcie_info.get('phases_from')})")
-    for col in ("phase", "samples", "RX GB/s", "TX GB/s", "RX p90", "RX / line", "SM active"):
+    # RX avg: the bytes the readings moved inside the phase over its time (a burst inside a longer
+    # phase shows there, not in the median); GB each: per interval of the phase
+    for col in ("phase", "samples", "RX med", "RX avg", "GB each", "TX med", "avg / line", "SM active"):
         t.add_column(col, justify="left" if col == "phase" else "right")
     for r in a.pcie.itertuples():
-        t.add_row("(outside the phases)" if r.phase == "(none)" else name(r.phase), str(r.samples), num(r.rx_gbs_median, 2), num(r.tx_gbs_median, 2),
-                  num(r.rx_gbs_p90, 2), pct(r.rx_share_of_line_rate, 0), pct(r.sm_active_median, 0))
+        t.add_row("(outside)" if r.phase == "(none)" else name(r.phase), str(r.samples),
+                  num(r.rx_gbs_median, 2), num(getattr(r, "rx_gbs_mean", None), 2),
+                  num(getattr(r, "gb_per_phase_median", None), 3), num(r.tx_gbs_median, 2),
+                  pct(getattr(r, "rx_mean_share_of_line_rate", None), 0), pct(r.sm_active_median, 0))
     skipped = a.pcie_info.get("skipped_sample_rows", 0)
     note = (a.samples_read or {}).get("note")
     if note:

@@ -252,17 +252,24 @@ def shade(ax: Any, intervals: pd.DataFrame | None, t0: float) -> list:
     # counter rows) is the same idle: shaded only where PCIe was never measured
     measured = intervals["class"].isin(("idle_quiet", "transferring", "both")).any()
     lo, hi = float(intervals["t_start"].min()), float(intervals["t_end"].max())
+    # several GPUs: each its own band (bottom to top in GPU order), never their union, and the
+    # legend says which band is which GPU (one GPU idle beside a busy one is not "idle")
+    gpus = sorted(int(g) for g in intervals["gpu"].unique()) if "gpu" in intervals else [0]
+    bands = {g: (k / len(gpus), 1 / len(gpus)) for k, g in enumerate(gpus)}
+    which = "" if len(gpus) == 1 else f" (a band per GPU, bottom to top: GPU {', '.join(map(str, gpus))})"
     for cls, (color, label) in SHADE.items():
         if cls == "idle" and measured:
             continue
         sub = intervals[intervals["class"] == cls]
-        if len(sub):
-            a, b = sub["t_start"].to_numpy(dtype="float64"), sub["t_end"].to_numpy(dtype="float64")
-            for bars, alpha in _shading(a, b, lo, hi):
+        for g in gpus if len(sub) else []:
+            mine = sub if len(gpus) == 1 else sub[sub["gpu"] == g]
+            a, b = mine["t_start"].to_numpy(dtype="float64"), mine["t_end"].to_numpy(dtype="float64")
+            for bars, alpha in _shading(a, b, lo, hi) if a.size else []:
                 ax.broken_barh(list(zip((bars[0] - t0).tolist(), (bars[1] - bars[0]).tolist(), strict=True)),
-                               (0, 1), transform=ax.get_xaxis_transform(), facecolors=color, alpha=alpha,
+                               bands[g], transform=ax.get_xaxis_transform(), facecolors=color, alpha=alpha,
                                zorder=0, linewidth=0)
-            done.append(Patch(facecolor=color, alpha=0.4, label=label))
+        if len(sub):
+            done.append(Patch(facecolor=color, alpha=0.4, label=label + which))
     return done
 
 

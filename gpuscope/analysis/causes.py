@@ -14,7 +14,7 @@ from gpuscope.analysis.core import Diagnosis
 
 CAUSES: dict[str, str] = {
     # bytes over PCIe
-    "h2d_bound": "upload", "pcie_underused": "upload", "upload_bound_pageable": "upload",
+    "h2d_bound": "upload", "pcie_underused": "upload", "upload_bound_pageable": "upload", "copy_phase": "upload",
     "d2h_bound": "readback", "download_bound_pageable": "readback",
     "link_bound": "link", "copies_not_overlapped": "copies_serialised",
     "pcie_link_downgraded": "link_degraded",
@@ -26,7 +26,7 @@ CAUSES: dict[str, str] = {
     "gpu_busy": "gpu_busy", "clocks_throttled": "clocks", "memory_nearly_full": "device_memory",
     "gpu_imbalance": "imbalance", "upload_imbalance": "imbalance",
     # the source cannot tell
-    "gpu_idle_unexplained": "unknown", "gpu_underused": "unknown",
+    "gpu_idle_unexplained": "unknown", "gpu_underused": "unknown", "copies_averaged": "unknown",
 }
 
 
@@ -38,10 +38,13 @@ def cause_of(d: Diagnosis) -> str | None:
     copies are a read-back or an upload by their directions; a log's read-backs or uploads that
     ran at NEAR_LINE of the line rate or faster are bound by the link (what the capture and the
     trace of the same copies call `link_bound`)."""
-    if d.id in ("d2h_bound", "h2d_bound"):
+    if d.id in ("d2h_bound", "h2d_bound", "copy_phase"):
         shares = [v for k, v in d.evidence.items() if k.endswith("share_of_line_rate") and isinstance(v, int | float)]
         if shares and max(shares) >= NEAR_LINE:
             return "link"
+    if d.id == "copies_not_overlapped" and d.evidence.get("direction") in ("rx", "tx"):
+        # the samples' copies the SMs waited on (rules/copies.py): by their direction
+        return "upload" if d.evidence["direction"] == "rx" else "readback"
     if d.id == "pageable_memcpy":
         dirs = d.evidence.get("directions")
         keys = set(dirs) if isinstance(dirs, dict | list) else set()

@@ -113,6 +113,12 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). The figures only: the
     rule engine (gpuscope.analysis.analyze, or rules.registry.trace_diagnoses for a trace alone)
     reads `rule_input` and fills `diagnoses`."""
+    if line_rate_source == "default" and len(frames.devices):  # the trace names its GPU: its usual link
+        from gpuscope.linerate import named_line_rate
+
+        named = named_line_rate(frames.devices["name"].astype(str).tolist())
+        if named is not None:
+            line_rate_gbs, line_rate_source = named[0], "gpu_name"
     line_rate_gbs, line_rate_source = act.line_rate_floor(frames.gpu, line_rate_gbs, line_rate_source)
     views = act.device_views(frames)
     if not views:

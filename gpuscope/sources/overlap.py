@@ -68,9 +68,11 @@ def check_overlap(src: Source, given: dict[str, str]) -> None:
     names.update(given)
     for part in given:
         mine = spans.get(part)
+        others = {k: v for k, v in spans.items() if k != part}
+        if mine is None and part == "samples" and others:
+            _no_clock(names[part], *next(iter((names[k], v) for k, v in others.items())))
         if mine is None:
             continue
-        others = {k: v for k, v in spans.items() if k != part}
         if not others:
             continue
         if any(mine[0] <= o[1] + SLACK_S and o[0] <= mine[1] + SLACK_S for o in others.values()):
@@ -80,6 +82,15 @@ def check_overlap(src: Source, given: dict[str, str]) -> None:
         raise UsageError(f"{names[part]} covers {_when(mine)} but {names[k]} covers {_when(o)}: they do not "
                          f"overlap in time ({_gap(gap)} apart), so nothing in one can be placed in the other "
                          "(a capture of another run?)")
+
+
+def _no_clock(samples: str, other: str, span: tuple[float, float]) -> None:
+    """A capture without wall-clock time (nvidia-smi dmon without -o DT, relative times) joined to
+    a part that has it: nothing in it can be placed in the other, and joining it would say nothing
+    of that (issue 33 class 14)."""
+    raise UsageError(f"{samples} has no wall-clock time (nvidia-smi dmon without -o DT?), so it cannot be lined "
+                     f"up with {other} ({_when(span)}); capture with `nvidia-smi dmon -o DT` or a query-gpu "
+                     "`timestamp` column, or analyze the capture alone")
 
 
 def _gap(s: float) -> str:

@@ -221,6 +221,11 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     rows: list[dict] = []
     malformed = 0
     bad_values: dict[str, int] = {}
+    # without `index`, GPUs are told apart by their bus id or UUID (NVIDIA's own example queries
+    # `timestamp,name,pci.bus_id,...`), numbered in the order they first appear: nvidia-smi prints
+    # each round in index order, so that is their index
+    ident = "" if "index" in fields else next((k for k in _IDENTITY if k in fields), "")
+    ids: dict[str, int] = {}
     body = lines[1:]
     if torn and body:
         body = body[:-1]
@@ -245,6 +250,11 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
                     bad = True
                     break
                 row["gpu"] = int(x)
+            elif name == ident:
+                if not v or v in _NA:
+                    bad = True
+                    break
+                row["gpu"] = ids.setdefault(v, len(ids))
             elif name in _QUERY_MAP:
                 x = _hex(v) if name in _HEX_FIELDS else _num(v.split()[0] if v.split() and v not in _NA else v)
                 x = _bounded(_QUERY_MAP[name], x)
@@ -260,8 +270,13 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     for r in rows:
         if "t_wall" in r:
             r["t_mono"] = r["t_wall"] - t0
-    return _add_nul(_frame(rows, malformed, "query-gpu", bad_values), nul)
+    df = _add_nul(_frame(rows, malformed, "query-gpu", bad_values), nul)
+    if ids:
+        df.attrs["gpu_identity"] = {"column": ident, "gpus": {str(n): k for k, n in ids.items()}}
+    return df
 
+
+_IDENTITY = ("pci.bus_id", "gpu_bus_id", "uuid", "gpu_uuid", "serial", "gpu_serial")
 
 _DMON_COLUMNS = frozenset(("sm", "mem", "pwr", "rxpci", "txpci", "pclk", "mclk", "fb", "gtemp"))
 
@@ -317,11 +332,13 @@ def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0, text: str 
 def reading_account(df: pd.DataFrame) -> dict:
     """JSON-ready: what a reader kept and what it could not read (the frame's attrs):
     {format, rows, dropped_rows, unreadable_values: {column: n}, nul_bytes, nul_rows}
-    (dropped_rows includes the nul_rows)."""
+    (dropped_rows includes the nul_rows), and `gpu_identity` ({column, gpus: {number: id}}) where a
+    query-gpu capture without `index` told its GPUs apart by bus id or UUID."""
     a = df.attrs
     return {"format": a.get("format"), "rows": int(len(df)), "dropped_rows": int(a.get("malformed_rows", 0)),
             "unreadable_values": dict(a.get("bad_values") or {}), "nul_bytes": int(a.get("nul_bytes", 0)),
-            "nul_rows": int(a.get("nul_rows", 0))}
+            "nul_rows": int(a.get("nul_rows", 0)),
+            **({"gpu_identity": a["gpu_identity"]} if a.get("gpu_identity") else {})}
 
 
 def _n(k: int, what: str) -> str:

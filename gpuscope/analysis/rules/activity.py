@@ -25,7 +25,6 @@ import pandas as pd
 
 from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
 from gpuscope.analysis.evidence.samples import samplegrid as sg
-from gpuscope.analysis.evidence.samples import transfers
 from gpuscope.analysis.rules.device import (
     Finding,
     SampleRule,
@@ -42,6 +41,8 @@ MIN_READINGS = 5                         # activity readings below this: too sho
 MIN_WORK_READINGS = 3                    # readings inside the working time below this: no starvation verdict
 STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
 STARVED_MIN_QUIET = 0.5                  # ... with PCIe quiet at least this share of it
+IDLE_BETWEEN, IDLE_BETWEEN_HIGH = 0.5, 0.6  # beside GPM: no kernel resident this share of the working time ...
+FULL_WHEN_RESIDENT = 0.75                # ... while SM activity >= this x utilization.gpu: idle between steps
 TINY_KERNELS_RATIO = 0.1                 # SM activity < this x utilization.gpu: kernels fill few SMs
 UNDERUSED_BUSY = 0.5                     # gpu_underused below this mean activity (>= STARVED_BUSY_MEDIUM)
 SLOW_COPY_SHARE = 0.5                    # a copy below this share of the line rate: the copy path binds
@@ -68,6 +69,14 @@ def _quiet(a: dict) -> tuple[float | None, bool]:
     if not finite(measured) or measured < 0.5:
         return None, False
     return a.get("pcie_quiet_share"), True
+
+
+def _idle_quiet(a: dict) -> float:
+    """Of the time the SMs idled, the share with PCIe quiet too (1.0 when they never idled): the
+    computing time's quiet PCIe says nothing of what the SMs waited for (copies filling the idle half)."""
+    c = a.get("classes") or {}
+    q, x = c.get("idle_quiet", 0.0), c.get("transferring", 0.0)
+    return q / (q + x) if finite(q) and finite(x) and q + x > 0 else 1.0
 
 
 def pct(x: float) -> str:
@@ -115,7 +124,7 @@ def _steady(f: dict, g: sg.Grid, working: np.ndarray) -> tuple | None:
     if a is None:
         return None
     quiet, measured = _quiet(a)
-    calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET)
+    calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET and _idle_quiet(a) >= STARVED_MIN_QUIET)
     return a, a["busy_fraction"], _median_activity(g, working), quiet, measured, calm
 
 
@@ -123,9 +132,23 @@ def _starved(busy: float, med: float) -> bool:
     return finite(busy) and busy < STARVED_BUSY_MEDIUM and finite(med) and med < STARVED_BUSY_MEDIUM
 
 
+def _idle_between(f: dict, a: dict, busy: float) -> float | None:
+    """Beside GPM: the share of the working time no kernel ran (1 - utilization.gpu) when the kernels
+    that ran kept the SMs busy (SM activity >= FULL_WHEN_RESIDENT x it): idle between steps, not
+    under-filled (an HF Trainer fed by a slow collator: SM 20%, kernels resident 23%). None for tiny
+    kernels, an idle share < IDLE_BETWEEN, or readings that show the gaps themselves."""
+    util = a.get("utilization_busy_fraction")
+    if f["source"] != "gpm_sm_active" or not finite(util) or util <= 0 or not finite(busy):
+        return None
+    if not finite(a.get("idle_fraction")) or a["idle_fraction"] >= IDLE_BETWEEN:
+        return None
+    return 1.0 - util if 1.0 - util >= IDLE_BETWEEN and busy >= FULL_WHEN_RESIDENT * util else None
+
+
 def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     st = _steady(f, g, working)
-    if st is None or not (_starved(st[1], st[2]) and st[5]):
+    between = None if st is None else _idle_between(f, st[0], st[1])
+    if st is None or not ((_starved(st[1], st[2]) or between is not None) and st[5]):
         return None
     a, busy, med, quiet, measured, _ = st
     res = f.get("resolution_s")
@@ -133,6 +156,8 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
         return _too_few_readings(f, a, busy, res), 0.0
     # without PCIe figures a slow copy cannot be ruled out: never more than medium
     sev = "high" if busy < STARVED_BUSY_HIGH and measured else "medium"
+    if between is not None and between >= IDLE_BETWEEN_HIGH and measured:
+        sev = "high"  # the SMs full while kernels ran: the idle share is what the GPU loses
     util = a.get("utilization_busy_fraction")
     gaps = a["idle_gaps"]
     ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
@@ -152,6 +177,11 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
     io = (f"PCIe quiet {pct(quiet)} of that time" if measured else "PCIe not measured")
     summary = (f"GPU starved by the host: {_what(f)} averaged {pct(busy)} over the {a['working_s']:.1f} s it "
                f"was in use, {io} ({what})")
+    if between is not None and not tiny:
+        ev["no_kernel_share"] = rnd(between)
+        summary = (f"GPU starved by the host: kernels ran only {pct(1 - between)} of the {a['working_s']:.1f} s it was "
+                   f"in use and kept the SMs busy while they ran ({_what(f)} {pct(busy)}), {io}: it idles between "
+                   f"steps ({pct(between)} of the time), its kernels do not under-fill it ({what})")
     if not measured:  # an idle GPU waiting on slow copies looks the same without PCIe figures
         summary = (f"GPU mostly idle, cause not visible: {_what(f)} averaged {pct(busy)} over the "
                    f"{a['working_s']:.1f} s it was in use, and PCIe was not measured, so waiting for the host "
@@ -175,7 +205,9 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding 
         ev["could_not_see"] += "; without PCIe figures a slow copy cannot be ruled out"
     rec = ("Feed the GPU faster than it computes: move input preparation off the critical path (DataLoader "
            "workers, prefetching), overlap CPU work with GPU work, and drop per-step synchronisations "
-           "(.item(), cudaDeviceSynchronize).")
+           "(.item(), cudaDeviceSynchronize). To tell the input pipeline from other host work, time the loader (the "
+           "wait for the next batch, a framework's data time) or take a profiler trace; more loader workers help only "
+           "the first.")
     if tiny:
         rec = ("Launch fewer, larger kernels: fuse element-wise ops (e.g. torch.compile in PyTorch), capture the loop in a CUDA "
                "graph, batch more work per launch, and avoid a host read-back (.item()) per op.")
@@ -203,6 +235,8 @@ def _too_few_readings(f: dict, a: dict, busy: float, res: float) -> Diagnosis:
 def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
     st = _steady(f, g, working)
     if st is None or not (finite(st[1]) and st[1] < UNDERUSED_BUSY and not _starved(st[1], st[2]) and st[5]):
+        return None
+    if _idle_between(f, st[0], st[1]) is not None:  # idle between steps: gpu_starved's
         return None
     a, busy, med, quiet, measured, _ = st
     util = a.get("utilization_busy_fraction")
@@ -254,6 +288,9 @@ def _copy_rule(direction: str, verb: str, ident: str, log_key: str) -> SampleRul
         if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
                 and (not sm_seen or sm_during < COPY_SM_LOW)):
             return None
+        from gpuscope.analysis.rules.coarse import coarse_trickle
+        if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
+            return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
         ev = {"rate_gbs": rnd(rate, 2), "rate_basis": basis, "line_rate_gbs": rnd(line, 2),
               "line_rate_source": f["pcie"]["line_rate_source"], "share_of_line_rate": rnd(rate / line),
@@ -319,43 +356,6 @@ def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding |
     rec = ("Send fewer bytes (keep data resident on the GPU, compress, transfer only what changed) or overlap "
            "the copies with compute on a second stream; a faster link is the only other cure.")
     return Diagnosis("link_bound", sev, summary, ev, rec), near
-
-
-def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    """Copies in either direction too short for the readings to tell their rate (the direction that
-    spent the larger share of the working time; an upload's read requests on TX are not read-backs)."""
-    a = _working(f)
-    if a is None:
-        return None
-    best: tuple[float, str] | None = None
-    for d, own in (("rx", "upload_gbs"), ("tx", "download_gbs")):
-        b = f["pcie"][d]["bursts"]
-        share = b["total_s"] / a["working_s"]
-        if finite(ctx.get(own)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
-            continue
-        if _other_way(g, d, f["pcie"]["line_rate_gbs"]):
-            continue
-        if best is None or share > best[0]:
-            best = (share, d)
-    if best is None:
-        return None
-    share, d = best
-    b, mx = f["pcie"][d]["bursts"], f["pcie"][d]["max_gbs"]
-    what = "uploads" if d == "rx" else "read-backs (device to host)"
-    ev = {"direction": d, "copies": b["count"], "copy_median_s": rnd(b["median_s"], 4),
-          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4),
-          "share_of_working_time": rnd(share), f"{d}_max_gbs": rnd(mx, 2),
-          "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
-                            "time around it: its rate is unknown (at least its highest reading), and a slow copy "
-                            "cannot be told from short fast ones with host work between them")}
-    summary = (f"{b['count']} bursts of {what}, ~{b['median_s'] * 1e3:.0f} ms each ({share:.0%} of the working time), "
-               f"span too few readings {f['pcie']['resolution_s'] * 1e3:.0f} ms apart (a median "
-               f"{b['median_readings']:g}; a rate needs {transfers.MIN_RESOLVED_READINGS}) to tell their rate: at least "
-               f"{mx:.1f} GB/s (the highest reading).")
-    rec = (f"To judge them, give gpuscope the program's own bytes and time per copy ({'h2d' if d == 'rx' else 'd2h'}"
-           "_bytes= beside its time), a profiler trace, or sample faster (gpuscope record samples every 20 ms; "
-           "nvidia-smi dmon reads once a second).")
-    return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
 
 
 def long_pauses(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:

@@ -71,6 +71,8 @@ def _ctx(ev: Evidence) -> dict:
         assert ev.activity is not None
         ev.extra["sample_ctx"] = _fn("rules.activity:sample_context")(ev.activity, upload_gbs=ev.upload_gbs,
                                                                     phases=ev.phases)
+        # the log's phases with the bytes the readings moved in each (rules.copy_phase)
+        ev.extra["sample_ctx"]["pcie_by_phase"] = ev.log.pcie if ev.log is not None else None
     return ev.extra["sample_ctx"]
 
 
@@ -101,6 +103,8 @@ LOG_RULES = [
     Rule("unstable_component", LOG, ("host", "compute"), _log("rules.tenure:unstable_component")),
     Rule("inconsistent_records", LOG, (), _log("rules.tenure:inconsistent_records")),
     Rule("first_partition_warmup", LOG, ("compute",), _log("rules.tenure:first_partition_warmup")),
+    # the stamps' pauses; beside samples their own long_pauses tells it (one finding, not two)
+    Rule("log_long_pauses", LOG, ("idle",), _log("rules.log_pauses:long_pauses"), yields_to=SAMPLES),
 ]
 
 TRACE_RULES = [
@@ -124,8 +128,12 @@ SAMPLE_RULES = [
     Rule("upload_bound_pageable", SAMPLES, ("copies", "compute"), _sample("rules.activity:UPLOAD_BOUND"), yields_to=_BY_TRACE),
     Rule("download_bound_pageable", SAMPLES, ("copies", "compute"), _sample("rules.activity:DOWNLOAD_BOUND"),
          yields_to=_BY_TRACE),
+    # a printed phase the GPU idles through while it moves bytes: a copy, not host work
+    Rule("copy_phase", SAMPLES, ("copies", "idle"), _sample("rules.copy_phase:copy_phase"), yields_to=_BY_TRACE,
+         supersedes=("gpu_starved", "gpu_underused", "host_stall_cycle", "copies_unresolved", "copies_not_overlapped",
+                     "upload_bound_pageable")),
     Rule("link_bound", SAMPLES, ("copies",), _sample("rules.activity:link_bound"), yields_to=_BY_TRACE),
-    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.activity:copies_unresolved"), yields_to=_BY_TRACE),
+    Rule("copies_unresolved", SAMPLES, ("copies",), _sample("rules.copies:copies_unresolved"), yields_to=_BY_TRACE),
     Rule("gpu_bound", SAMPLES, ("compute",), _sample("rules.bound:gpu_bound")),
     Rule("host_stall_cycle", SAMPLES, ("compute", "idle"), _sample("rules.duty:host_stall_cycle"),
          yields_to=_BY_TRACE, supersedes=("gpu_underused",), ranks_after=LOG),

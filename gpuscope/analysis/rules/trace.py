@@ -130,6 +130,9 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
                       "this machine (gpuscope bandwidth measures it)")
     elif inp.line_rate_source == "trace":
         unseen.append(TRACE_FLOOR_UNSEEN.format(rate=round(inp.line_rate_gbs, 1)))
+    elif inp.line_rate_source == "gpu_name":
+        unseen.append(f"the line rate {round(inp.line_rate_gbs, 1):g} GB/s is assumed from the GPU's model (its usual "
+                      "PCIe generation at x16), not measured (gpuscope bandwidth measures it)")
     elif inp.line_rate_source == "link":
         unseen.append(f"the line rate {round(inp.line_rate_gbs, 1):g} GB/s is the run's PCIe link's raw rate less "
                       "packet overhead, not measured (gpuscope bandwidth measures it)")

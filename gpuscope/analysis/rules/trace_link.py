@@ -52,6 +52,9 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
                         "(gpuscope bandwidth measures it)"]
     elif inp.line_rate_source == "trace":
         ev["unseen"] = [TRACE_FLOOR_UNSEEN.format(rate=round(inp.line_rate_gbs, 1))]
+    elif inp.line_rate_source == "gpu_name":
+        ev["unseen"] = [f"the line rate {inp.line_rate_gbs:.1f} GB/s is assumed from the GPU's model (its usual PCIe "
+                        "generation at x16), not measured (gpuscope bandwidth measures it)"]
     elif inp.line_rate_source == "link":
         ev["unseen"] = [f"the line rate {inp.line_rate_gbs:.1f} GB/s is the run's PCIe link's raw rate less packet "
                         "overhead, not measured (gpuscope bandwidth measures it)"]

@@ -64,6 +64,8 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
         ev["pcie_rx_gbs_during_h2d"] = rnd(rx["rx_gbs_median"], 2)
         ev["pcie_rx_share_of_line_rate"] = rnd(rx["rx_share_of_line_rate"], 3)
         ev["pcie_rx_resolved_by_samples"] = resolved_by_samples(rx)
+        ev["pcie_rx_gbs_mean_during_h2d"] = rnd(rx.get("rx_gbs_mean", NAN), 2)
+        ev["pcie_rx_gb_per_h2d_phase"] = rnd(rx.get("gb_per_phase_median", NAN), 3)
     summary = f"H2D takes {share:.1%} of the {v.whole} ({t['h2d_ms']:.0f} of {t['held_ms']:.0f} ms)"
     hcv, gcv = ev["h2d_cv"], ev["gpu_compute_cv"]
     if not (math.isnan(hcv) or math.isnan(gcv)):
@@ -71,8 +73,23 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
             summary += f"; it varies (cv {hcv:.2f}) while GPU compute is stable (cv {gcv:.2f})"
         else:
             summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
+    if not measured and rx is not None:
+        measured = _sampled_clause(inp, rx)
     summary += measured + "."
     return [Diagnosis("h2d_bound", sev, summary, ev, _h2d_advice(inp, what_if))]
+
+
+def _sampled_clause(inp: RuleInput, rx: Any) -> str:
+    """The summary's rate clause from the PCIe readings (no bytes in the log): what they moved
+    per upload and at what rate, when _upload_rate_share can say it."""
+    share, basis = _upload_rate_share(inp)
+    gb = float(rx.get("gb_per_phase_median", NAN))
+    if math.isnan(share) or math.isnan(gb):
+        return ""
+    least = "at least " if "lower bound" in basis else ""
+    line = inp.options.line_rate_gbs
+    return (f"; PCIe RX moved {gb:.2f} GB per upload, {least}{share * line:.1f} GB/s, "
+            f"{share:.0%} of the {round(line, 1):g} GB/s line rate (by the samples)")
 
 
 def _h2d_evidence(inp: RuleInput, share: float) -> dict:
@@ -146,8 +163,9 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
     rate_share, rate_basis = _upload_rate_share(inp)
     if not math.isnan(rate_share) and rate_share >= PCIE_SHARE_MEDIUM:
         # already near the line: pinning cannot make the copy faster, only fewer bytes or overlap help
+        least = "at least " if "lower bound" in rate_basis else ""
         return (
-            f"The uploads already run at {rate_share:.0%} of the line rate ({rate_basis}): the link, not "
+            f"The uploads already run {least or 'at '}{rate_share:.0%} of the line rate ({rate_basis}): the link, not "
             "the copy path, is the limit. Send fewer bytes (keep data resident on the GPU, upload only what changed), "
             f"overlap the upload with compute (double-buffer on a second stream, the next {v.record}'s input "
             "uploaded while this one computes)" + (", or move it out of the lock." if v.cuzk else ".")
@@ -168,8 +186,12 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
 
 def _upload_rate_share(inp: RuleInput) -> tuple[float, str]:
     """(upload rate / line rate, where it came from): the log's own bytes/time when it prints
-    byte counts, else the RX median of h2d phases long enough for the samples to resolve
-    them; NaN when neither says."""
+    byte counts, else the bytes the PCIe readings moved during the h2d phases over their time
+    (pcie.py; not the RX median, which hides a burst inside a longer phase). For h2d phases
+    shorter than MIN_SAMPLE_INTERVALS readings that rate is a lower bound (a reading that
+    straddles a phase's edge spreads its bytes outside it): it can say "at the line rate",
+    never "slow"; NaN when nothing says. (It would read too high only where a neighbouring
+    phase's own copy shares a reading with a short upload: the log's bytes then decide.)"""
     line = inp.options.line_rate_gbs
     if not line or line <= 0:
         return NAN, "unknown"
@@ -177,10 +199,19 @@ def _upload_rate_share(inp: RuleInput) -> tuple[float, str]:
     if log_gbs is not None and math.isfinite(log_gbs):
         return float(log_gbs) / line, "the log's own bytes / upload time"
     rx = _phase_rx(inp.pcie, "h2d")
-    if rx is not None and resolved_by_samples(rx) and math.isfinite(rx["rx_share_of_line_rate"]):
-        return float(rx["rx_share_of_line_rate"]), "median PCIe RX during the uploads"
+    if rx is None:
+        return NAN, "unknown"
+    share = float(rx.get("rx_mean_share_of_line_rate", NAN))
+    if not math.isfinite(share):  # (a frame without the integrated bytes: the median of long uploads)
+        med = float(rx["rx_share_of_line_rate"])
+        ok = resolved_by_samples(rx) and math.isfinite(med)
+        return (med, "median PCIe RX during the uploads") if ok else (NAN, "unknown")
+    if resolved_by_samples(rx):
+        return share, "the bytes PCIe RX moved during the uploads over their time"
+    if share >= PCIE_SHARE_MEDIUM:
+        return share, ("the bytes PCIe RX moved during the uploads over their time, a lower bound: the uploads "
+                       "last fewer readings than it takes to resolve them")
     return NAN, "unknown"
-
 
 
 def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
@@ -213,6 +244,11 @@ def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
                 f"~{ev['h2d_duration_median_s'] * 1e3:.0f} ms")
         summary = (f"PCIe underused during uploads: {float(log_gbs):.1f} GB/s by the log's own bytes/time, "
                    f"{share:.0%} of the {round(line, 1):g} GB/s line rate ({seen}).")
+    elif basis.startswith("the bytes"):
+        ev["gb_per_upload_median"] = rnd(rx["gb_per_phase_median"], 3)
+        summary = (f"PCIe underused during uploads: RX moved {rx['gb_per_phase_median']:.2f} GB per upload, "
+                   f"{share * line:.1f} GB/s over the uploads' time (median reading {rx['rx_gbs_median']:.1f} GB/s), "
+                   f"{share:.0%} of the {round(line, 1):g} GB/s line rate.")
     else:
         summary = (f"PCIe underused during uploads: median RX {rx['rx_gbs_median']:.1f} GB/s while h2d phases "
                    f"ran, {share:.0%} of the {round(line, 1):g} GB/s line rate.")

@@ -10,6 +10,14 @@ merged intervals) and how far apart the PCIe readings are (`sample_interval_s`, 
 spacing of rows with an RX figure, per GPU, the slowest GPU's): a phase that lasts only a
 few sample intervals is smeared over readings that mostly cover other phases, so its RX
 median says little (`resolved_by_samples`).
+
+The median hides a burst: a 66 ms upload whose bytes all cross in one 20 ms burst has a median
+RX of 0. So each phase type also carries the bytes its intervals moved, integrated over the
+readings (a reading is the rate over the time since the GPU's previous one, as samplegrid fills
+window averages): `gb_per_phase_median` (per merged interval) and `rx_gbs_mean` (all its bytes
+over all its time, per GPU link). For a phase shorter than a few readings that rate is a lower
+bound (a reading that straddles the phase's edge spreads its bytes over both sides), unless a
+neighbour that also moves bytes shares a reading with it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ if TYPE_CHECKING:
 
 PCIE_COLUMNS = [
     "phase", "samples", "rx_gbs_median", "tx_gbs_median", "rx_gbs_p90", "rx_share_of_line_rate",
-    "sm_active_median", "duration_median_s", "sample_interval_s",
+    "sm_active_median", "duration_median_s", "sample_interval_s", "gb_per_phase_median", "rx_gbs_mean",
+    "rx_mean_share_of_line_rate",
 ]
 NO_PHASE = "(none)"
 #: a phase must last at least this many PCIe sample intervals for its samples to judge its RX
@@ -78,6 +87,61 @@ def _inside(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return res
 
 
+#: a phase interval whose time the readings cover less than this share of: its bytes are unknown
+MIN_COVERED = 0.5
+
+
+def _rx_windows(samples: pd.DataFrame, t: np.ndarray, gpu: np.ndarray, rx: np.ndarray) -> dict:
+    """Per GPU: (window ends, window starts, cumulative GB at each end, cumulative covered s at
+    each end, rate) of the readings with an RX figure; reading i covers (t_{i-1}, t_i]."""
+    out = {}
+    ok = np.isfinite(t) & np.isfinite(gpu)
+    for g in np.unique(gpu[ok]).tolist():
+        sel = ok & (gpu == g)
+        tt, rr = t[sel], rx[sel]
+        order = np.argsort(tt, kind="stable")
+        tt, rr = tt[order], rr[order]
+        has = np.isfinite(rr)
+        # rows of other columns (no RX) and wrap-suspect ones: the window runs to the next reading;
+        # a wrap-suspect reading's window stays uncovered
+        keep = has | (_num(samples, "wrap_suspect")[sel][order] == 1)
+        tt, rr = tt[keep], rr[keep]
+        if tt.size < 2:
+            continue
+        hi, lo, r = tt[1:], tt[:-1], rr[1:]
+        dt = hi - lo
+        fin = np.isfinite(r)
+        gb = np.where(fin, r, 0.0) * dt
+        cov = np.where(fin, dt, 0.0)
+        out[int(g)] = (hi, lo, np.concatenate([[0.0], np.cumsum(gb)]), np.concatenate([[0.0], np.cumsum(cov)]),
+                       np.where(fin, r, 0.0), fin)
+    return out
+
+
+def _cum_at(w: tuple, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(GB moved, covered s) from the first reading to each time x, on one GPU's windows."""
+    hi, lo, cgb, ccov, r, fin = w
+    x = np.clip(x, lo[0], hi[-1])
+    j = np.minimum(np.searchsorted(hi, x, side="left"), hi.size - 1)
+    part = np.maximum(x - lo[j], 0.0)
+    return cgb[j] + r[j] * part, ccov[j] + np.where(fin[j], part, 0.0)
+
+
+def _phase_bytes(windows: dict, gpu: int, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(GB, seconds) of each interval [s, e] whose time the readings cover >= MIN_COVERED (its
+    bytes scaled up to the whole interval), on the phase's GPU or, for gpu -1, on each GPU."""
+    gbs, secs = [np.zeros(0)], [np.zeros(0)]
+    for g in (windows if gpu < 0 else [gpu] if gpu in windows else []):
+        gb0, c0 = _cum_at(windows[g], s)
+        gb1, c1 = _cum_at(windows[g], e)
+        d = e - s
+        cov = np.divide(c1 - c0, d, out=np.zeros_like(d), where=d > 0)
+        ok = (d > 0) & (cov >= MIN_COVERED)
+        gbs.append((gb1 - gb0)[ok] / cov[ok])
+        secs.append(d[ok])
+    return np.concatenate(gbs), np.concatenate(secs)
+
+
 def _median(x: np.ndarray) -> float:
     x = x[~np.isnan(x)]
     return float(np.median(x)) if x.size else float("nan")
@@ -94,23 +158,30 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
     tx = np.where(wrap, np.nan, tx)
     rows = []
     any_phase = np.zeros(t.size, dtype=bool)
+    windows = _rx_windows(samples, t, gpu, rx)
     for phase, grp in phases.groupby("phase", sort=True):
         mask = np.zeros(t.size, dtype=bool)
         lengths = []
+        moved: list[tuple[np.ndarray, np.ndarray]] = []
         for g, sub in grp.groupby("gpu"):
             s, e = iv.merge(sub["t_start"].to_numpy(), sub["t_end"].to_numpy())
             lengths.append(e - s)
             sel = np.ones(t.size, dtype=bool) if g < 0 else (gpu == g)
             mask |= sel & _inside(t, s, e)
+            moved.append(_phase_bytes(windows, int(g), np.asarray(s, dtype="float64"), np.asarray(e, dtype="float64")))
         any_phase |= mask
         lengths_all = np.concatenate(lengths) if lengths else np.zeros(0)
-        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan")))
-    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan")))
+        gbs = np.concatenate([m[0] for m in moved]) if moved else np.zeros(0)
+        secs = np.concatenate([m[1] for m in moved]) if moved else np.zeros(0)
+        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan"), (gbs, secs)))
+    rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan"), (np.zeros(0), np.zeros(0))))
     interval = reading_interval_s(samples)
     out = []
-    for phase, mask, duration in rows:
-        if not mask.any():
+    for phase, mask, duration, (gbs, secs) in rows:
+        # a phase no reading fell in is shown only when it outlasts a reading (its bytes then tell)
+        if not mask.any() and not (gbs.size and np.isfinite(duration) and duration >= interval):
             continue
+        mean = float(gbs.sum()) / float(secs.sum()) if secs.sum() > 0 else float("nan")
         r = _median(rx[mask])
         rxm = rx[mask][~np.isnan(rx[mask])]
         out.append(
@@ -124,6 +195,9 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
                 "sm_active_median": _median(sm[mask]),
                 "duration_median_s": duration,
                 "sample_interval_s": interval,
+                "gb_per_phase_median": float(np.median(gbs)) if gbs.size else float("nan"),
+                "rx_gbs_mean": mean,
+                "rx_mean_share_of_line_rate": mean / line_rate_gbs if line_rate_gbs > 0 else float("nan"),
             }
         )
     if not out:

@@ -143,7 +143,7 @@ def line_rate_floor(gpu: pd.DataFrame, line_rate_gbs: float, line_rate_source: s
     least X: the default is an assumption, the trace is evidence of this machine ("trace": a
     floor of the link's rate, not a measurement of it). Any other source (an option, a
     measurement, the run's link) is kept as it is."""
-    if line_rate_source != "default":
+    if line_rate_source not in ("default", "gpu_name"):  # (both assumed: copies faster than them win)
         return line_rate_gbs, line_rate_source
     rates = [r["gbs"] for r in memcpy_rows(gpu, 0.0)
              if r["direction"] in HOST_DIRECTIONS and r["bytes"] >= FLOOR_MIN_BYTES and np.isfinite(r["gbs"])]
