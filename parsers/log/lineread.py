@@ -12,6 +12,7 @@ import re
 from gpuscope.parsers.log import lineshapes
 from gpuscope.parsers.log.formats import FRAMEWORKS
 from gpuscope.parsers.log.linefields import Line
+from gpuscope.parsers.log.linenest import nest
 from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lineshapes import NOT_MINE
 from gpuscope.parsers.log.linewords import is_word, key_info
@@ -134,7 +135,8 @@ def read_line(line: str, st: State):
     msg, toks = mt
     plans = st.plans
     if plans is None:
-        return Line(toks, st, None).read()
+        r = Line(toks, st, None).read()
+        return nest(msg, r, st) if "(" in msg else r
     skel = msg.translate(_SKELETON)
     kept = plans.get(skel)
     if kept is not None:
@@ -144,6 +146,8 @@ def read_line(line: str, st: State):
                 return r
     rec: list = []
     r = Line(toks, st, rec).read()
+    if "(" in msg:
+        r = nest(msg, r, st)
     if rec and UNCACHEABLE not in rec:
         if kept is None:
             if len(plans) > _MEMO_MAX:

@@ -61,8 +61,9 @@ P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = r
 # a size printed as a word after the number -> bytes
 SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30, "TiB": 2**40}
-# how a line's whole was found (aux code = index * 4 + how)
-NAMED, SUMMED, HELD = 1, 2, 3
+# how a line's whole was found (aux code = index * 4 + how; PAREN: a lock's tenure printed with its
+# parts in parentheses after it, parsers/log/linenest.py)
+PAREN, NAMED, SUMMED, HELD = 0, 1, 2, 3
 
 _DIGITS = frozenset("0123456789")
 _NUMSTART = frozenset("0123456789.-+")
