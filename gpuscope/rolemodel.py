@@ -262,7 +262,11 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
-        "io", "read", "wait", "input", "decode", "collate", "augment", "host", "cpu")),
+        "io", "read", "input", "decode", "collate", "augment", "host", "cpu")),
+    # a bare wait: for a lock (contention, the other worker holds the GPU) or for data (a
+    # stall)? The name cannot tell, and the two call for opposite cures (issue 33): no role.
+    # A wait printed beside a lock's tenure is the lock's (outside_role); --model names it.
+    (None, "a wait for a lock or for data: the name cannot tell which", ("wait", "waiting", "blocked")),
     ("gpu_compute", "GPU work", (
         "forward", "backward", "fwd", "bwd", "compute", "kernel", "kernels", "optimizer", "optim",
         "opt", "gemm", "matmul", "attention", "attn", "infer", "inference", "model", "gpu", "cuda",

@@ -61,3 +61,16 @@ def test_parts_above_the_value_are_no_parts_of_it():
     text = "".join("w0 synth=400ms held=100ms (copy=167ms gpu=107ms)\n" for _ in range(6))
     p = parsers.parse_log(text, "lines")
     assert p.whole != "held" and "copy" not in p.not_parts
+
+
+def test_a_bare_wait_without_a_lock_makes_no_stall_finding(tmp_path):
+    """`wait` with no lock in the record: the name alone cannot tell a lock's wait from a data
+    wait, so no role and no host-stall story (before: MEDIUM "the GPU waited for host-side work")."""
+    from gpuscope.analysis import analyze
+    from gpuscope.sources.open import open_source
+
+    log = tmp_path / "loop.log"
+    log.write_text("".join(f"step={i} wait_ms={80 + i % 3} compute_ms=20 step_ms={101 + i % 3}\n" for i in range(12)))
+    m = model_for(parsers.parse_log(log))
+    assert m.role_of("wait") is None and "lock or for data" in m.how["wait"]
+    assert not [d for d in analyze(open_source(str(log))).diagnoses if d.id == "host_stall"]
