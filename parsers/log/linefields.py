@@ -118,6 +118,9 @@ class Line(Quantities):
         self.steps_rate: tuple[str, float] | None = None
         self.labels: set[str] = set()  # names made of a label's words, not printed as one key
         self.timers: set[str] = set()  # counter words read as a header's timers (DeepSpeed's `step:`)
+        self.lead: str | None = None  # the record's counter (`step 1:`), before any time
+        self.lead_named = False  # the lead is a label with its number (`phase 1:`), the time's name
+        self.keyless_done = False
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
@@ -224,9 +227,17 @@ class Line(Quantities):
         unit_tok = t
         if "/" not in t and i < self.n and "/" in self.toks[i]:
             unit_tok = t + self.toks[i]
+        toks, n = self.toks, self.n
+        if "/" not in unit_tok and i + 1 < n and toks[i].lower() in UNIT_WORDS and toks[i + 1][:1] == "/":
+            # `2.84 s / it`, `0.5 s /it`: a time per step, spaced out
+            per = toks[i + 1][1:] or (toks[i + 2] if i + 2 < n else "")
+            if per.rstrip(".:").lower() in STEP_WORDS:
+                self.i += 1 if toks[i + 1][1:] else 2
+                unit_tok = t + toks[i] + "/" + per
         head, sl, per = unit_tok.partition("/")
         if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
             self.note(("value", i - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
+            self.keyless(t, i)
             return
         x, vf, kind, num = parse_value(head)
         if kind != UNIT or vf is None:
@@ -236,11 +247,35 @@ class Line(Quantities):
         self.note(("value", i - 1, ""))
         self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, i - 1, "", len(t) - len(num), False, t)
 
+    def keyless(self, t: str, i: int) -> None:
+        """A time with a unit but no key after the record's counter (`step 1: 125.8 ms`,
+        `Epoch 3: 0.89 sec`, `step 1 | loss 1.990 | 12.6 ms`, `prove 0: 3s913ms699.706us`):
+        the time of that record, named `<counter>_time`. Only the first such time of a line,
+        and only after a counter: a bare number stays nothing (a refusal beats a misread)."""
+        if self.lead is None or self.keyless_done:
+            return
+        x, vf, kind, num = parse_value(t)
+        unit_word = kind == BARE and i < self.n and self.toks[i].rstrip(".:").lower() in UNIT_WORDS
+        if unit_word:
+            vf, kind = UNIT_WORDS[self.toks[i].rstrip(".:").lower()], UNIT
+        if kind != UNIT or vf is None:
+            return
+        if i + int(unit_word) < self.n and self.toks[i + int(unit_word)].lower() == "per":
+            return  # `25.38 ms per token`: a rate
+        self.keyless_done = True
+        if unit_word:
+            self.i += 1
+        if not t.startswith(num) or self.lead_named:
+            self.note(UNCACHEABLE)  # (a duration in several units, a name holding a number: no replay)
+        name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
+        self.time(name, x, vf, num, i - 1, "", len(t) - len(num), False, t)
+
     # -- what a field is ----------------------------------------------------------------
 
     def take(self, key, v, shape, vt, pre, before, run, size_of) -> None:
         self.note(("value", vt, pre))
         kf_word = None
+        printed_low = key.lower()
         if shape != EQ:
             printed = key
             key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
@@ -276,6 +311,16 @@ class Line(Quantities):
         if kind == JUNK:
             self.junk(key, v, shape, kf, cls)
             return
+        if kind == UNIT and not v.startswith(num):
+            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
+            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
+                return  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
+        if self.lead is None and shape == LABEL and not self.names and kind in (BARE, FRAC) and "." not in num:
+            if cls == COUNTER:
+                self.lead = key  # `step 1:`, `Epoch 3`, `step 1/30:`: the record's counter
+            elif cls == PLAIN and kind == BARE and v.endswith(":"):
+                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
+                self.lead, self.lead_named = f"{key}_{num}", True
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
             if cls == RATE and kind == BARE and name.lower().endswith("_steps_per_second"):

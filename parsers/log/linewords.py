@@ -5,6 +5,8 @@ state, no line is read here (parsers/log/lineread.py reads lines)."""
 
 from __future__ import annotations
 
+import re
+
 from gpuscope.parsers.log.words import RATE, TIMEK, key_class
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
 
@@ -106,13 +108,45 @@ def parse_value(tok: str):
         x = number(head)
         if x is not None:
             return x, f, UNIT, head
-        return 0.0, None, JUNK, ""
+        both = compound(tok)
+        return (both[0], both[1], UNIT, both[2]) if both is not None else (0.0, None, JUNK, "")
     if tok.endswith("%"):
         return 0.0, None, PCT, ""
+    both = compound(tok)
+    if both is not None:
+        return both[0], both[1], UNIT, both[2]
     a, sl, b = tok.partition("/")
     if sl and digits(a) and digits(b):
         return float(a), None, FRAC, tok
     return 0.0, None, JUNK, ""
+
+
+# a duration in several units (Go's `9m26.21s`, `1h2m3s`, `3s913ms699.706us`): at least two pieces
+_PIECES = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|\u00b5s|\u03bcs|ns|m|s)")
+_PIECE_MS = {"h": 3.6e6, "m": 6e4, "s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, "ns": 1e-6}
+_ORDER = ("h", "m", "s", "ms", "us", "\u00b5s", "\u03bcs", "ns")
+# Python's timedelta (`0:00:10.736000`, `2:03:04`): an unpadded hour (a clock pads it: `09:41:05`)
+_HMS = re.compile(r"(\d):([0-5]\d):([0-5]\d(?:\.\d+)?)")
+
+
+def compound(tok: str) -> tuple[float, float, str] | None:
+    """(value, factor to ms, the number whose digits give the rounding) of a duration printed
+    in several units (`9m26.21s` -> (566.21, 1e3, "26.21"); `0:00:10.736` -> (10.736, 1e3,
+    "10.736")), or None. The pieces in falling order of unit, each unit once."""
+    if ":" in tok:
+        m = _HMS.fullmatch(tok)
+        if m is None:
+            return None
+        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)), 1e3, m.group(3)
+    pieces = _PIECES.findall(tok)
+    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != tok:
+        return None
+    ranks = [_ORDER.index(u) for _, u in pieces]
+    if any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)) or any("." in a for a, _ in pieces[:-1]):
+        return None
+    ms = sum(float(a) * _PIECE_MS[u] for a, u in pieces)
+    last, unit = pieces[-1]
+    return ms / _PIECE_MS[unit], _PIECE_MS[unit], last
 
 
 def decimals(t: str) -> int:
@@ -217,7 +251,7 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     if stats:
         rest = [w for w in words if w.lower() not in STAT_WORDS]
         return ".".join(("_".join([*rest, key]), stats[0]))
-    return "_".join([*words[-2:], key]) if whole or key.lower() in GENERIC else key
+    return "_".join([*words, key]) if whole or key.lower() in GENERIC else key
 
 
 def zerolog_event(toks: list[str]) -> str:
