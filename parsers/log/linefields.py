@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
+from gpuscope.parsers.log.linekeyless import KeylessTimes
 from gpuscope.parsers.log.lineplan import UNCACHEABLE, whole_code
 from gpuscope.parsers.log.linequant import Quantities
 from gpuscope.parsers.log.linesteps import COVERS, runtime_steps
@@ -45,7 +46,6 @@ from gpuscope.parsers.log.linewords import (
     PRONOUNS,
     SIZE_WORDS,
     STAT_WORDS,
-    STEP_WORDS,
     UNIT,
     UNIT_WORDS,
     ZEROLOG_LEVELS,
@@ -83,7 +83,7 @@ class _NoWhole:
         return name, f, cls, whole and key not in self._timers
 
 
-class Line(Quantities):
+class Line(Quantities, KeylessTimes):
     """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
@@ -222,54 +222,6 @@ class Line(Quantities):
             self.note(UNCACHEABLE)
             self.hurt(f"{t[:30]!r} before {toks[i][:10]!r} is not a number")
 
-    def per_step(self, t: str, i: int) -> None:
-        """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
-        unit_tok = t
-        if "/" not in t and i < self.n and "/" in self.toks[i]:
-            unit_tok = t + self.toks[i]
-        toks, n = self.toks, self.n
-        if "/" not in unit_tok and i + 1 < n and toks[i].lower() in UNIT_WORDS and toks[i + 1][:1] == "/":
-            # `2.84 s / it`, `0.5 s /it`: a time per step, spaced out
-            per = toks[i + 1][1:] or (toks[i + 2] if i + 2 < n else "")
-            if per.rstrip(".:").lower() in STEP_WORDS:
-                self.i += 1 if toks[i + 1][1:] else 2
-                unit_tok = t + toks[i] + "/" + per
-        head, sl, per = unit_tok.partition("/")
-        if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
-            self.note(("value", i - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
-            self.keyless(t, i)
-            return
-        x, vf, kind, num = parse_value(head)
-        if kind != UNIT or vf is None:
-            return
-        if unit_tok != t:
-            self.i += 1
-        self.note(("value", i - 1, ""))
-        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, i - 1, "", len(t) - len(num), False, t)
-
-    def keyless(self, t: str, i: int) -> None:
-        """A time with a unit but no key after the record's counter (`step 1: 125.8 ms`,
-        `Epoch 3: 0.89 sec`, `step 1 | loss 1.990 | 12.6 ms`, `prove 0: 3s913ms699.706us`):
-        the time of that record, named `<counter>_time`. Only the first such time of a line,
-        and only after a counter: a bare number stays nothing (a refusal beats a misread)."""
-        if self.lead is None or self.keyless_done:
-            return
-        x, vf, kind, num = parse_value(t)
-        unit_word = kind == BARE and i < self.n and self.toks[i].rstrip(".:").lower() in UNIT_WORDS
-        if unit_word:
-            vf, kind = UNIT_WORDS[self.toks[i].rstrip(".:").lower()], UNIT
-        if kind != UNIT or vf is None:
-            return
-        if i + int(unit_word) < self.n and self.toks[i + int(unit_word)].lower() == "per":
-            return  # `25.38 ms per token`: a rate
-        self.keyless_done = True
-        if unit_word:
-            self.i += 1
-        if not t.startswith(num) or self.lead_named:
-            self.note(UNCACHEABLE)  # (a duration in several units, a name holding a number: no replay)
-        name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
-        self.time(name, x, vf, num, i - 1, "", len(t) - len(num), False, t)
-
     # -- what a field is ----------------------------------------------------------------
 
     def take(self, key, v, shape, vt, pre, before, run, size_of) -> None:
@@ -311,16 +263,8 @@ class Line(Quantities):
         if kind == JUNK:
             self.junk(key, v, shape, kf, cls)
             return
-        if kind == UNIT and not v.startswith(num):
-            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
-            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
-                return  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
-        if self.lead is None and shape == LABEL and not self.names and kind in (BARE, FRAC) and "." not in num:
-            if cls == COUNTER:
-                self.lead = key  # `step 1:`, `Epoch 3`, `step 1/30:`: the record's counter
-            elif cls == PLAIN and kind == BARE and v.endswith(":"):
-                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
-                self.lead, self.lead_named = f"{key}_{num}", True
+        if not self.placed(key, v, shape, kind, cls, num, printed_low):
+            return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
             if cls == RATE and kind == BARE and name.lower().endswith("_steps_per_second"):
@@ -357,6 +301,20 @@ class Line(Quantities):
             factor = 1.0 if how == "ms" else 1e3
         self.time(name, x, factor, num, vt, pre, strip, by_name, v, key=key, vf=vf,
                   lines_only=shape != EQ or unit_word)
+
+    def placed(self, key: str, v: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
+        """False for a value in several units that is no duration here; notes the record's counter."""
+        if kind == UNIT and not v.startswith(num):
+            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
+            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
+                return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
+        if self.lead is None and shape == LABEL and not self.names and kind in (BARE, FRAC) and "." not in num:
+            if cls == COUNTER:
+                self.lead = key  # `step 1:`, `Epoch 3`, `step 1/30:`: the record's counter
+            elif cls == PLAIN and kind == BARE and v.endswith(":"):
+                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
+                self.lead, self.lead_named = f"{key}_{num}", True
+        return True
 
     def name_of(self, key: str, shape: int, before, run: list[str], size_of, pre: str = ""):
         """The name of a `key: value` or `Label value` field, and a unit its label gives

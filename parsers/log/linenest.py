@@ -38,12 +38,11 @@ def is_lock_name(name: str) -> bool:
 def _names_of(text: str, st) -> list[str] | None:
     """The time names a fragment of a line reads as (a scratch reading: `st` unchanged)."""
     from gpuscope.parsers.log.linefields import Line
-    from gpuscope.parsers.log.lineread import State, tokens
 
-    mt = tokens(text)
-    if mt is None:
+    toks = st.tokens(text)
+    if toks is None:
         return []
-    r = Line(mt[1], State(st.held), None).read()
+    r = Line(toks, st.scratch(), None).read()
     return list(r[0]) if r is not None and type(r) is tuple else None
 
 

@@ -64,6 +64,16 @@ class State:
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
 
+    def scratch(self) -> State:
+        """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""
+        return State(self.held)
+
+    @staticmethod
+    def tokens(text: str) -> list[str] | None:
+        """A fragment's tokens (parsers/log/linenest.py), or None when it holds no digit."""
+        mt = tokens(text)
+        return None if mt is None else mt[1]
+
 
 def message_start(line: str) -> int:
     """Offset of the message after an ISO-8601 prefix (`2026-...T...Z `, `2026-... 09:00:19,123 `)."""
