@@ -52,7 +52,10 @@ from gpuscope.parsers.log.linewords import (
     decimals,
     has_any_digit,
     is_count,
+    is_help,
+    is_setting,
     label_of,
+    next_label,
     noop,
     numeric_start,
     parse_value,
@@ -61,6 +64,7 @@ from gpuscope.parsers.log.linewords import (
     stat_of,
     undotted,
     unit_next,
+    unit_unsure,
     zerolog_event,
 )
 from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
@@ -127,6 +131,8 @@ class Line(Quantities, KeylessTimes):
             self.damage = reason
 
     def read(self):
+        if is_help(self.toks):
+            return None  # `  --interval N   sample every N seconds, between 1 second and 60`: help text
         while self.i < self.n:
             f = self.field()
             if f is not None:
@@ -206,7 +212,8 @@ class Line(Quantities, KeylessTimes):
         toks, i = self.toks, self.i
         if t not in LEVELS and self.st.word(t):
             low = t.lower()
-            if low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None:
+            if (low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None
+                    and (i >= self.n or toks[i] not in (":", "="))):  # (`latency (ns) : 7563436`: the label's unit)
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
             self.prev = t
@@ -242,7 +249,7 @@ class Line(Quantities, KeylessTimes):
         name, kf, cls, _whole = st.info(key)
         if name.lower() in FORECASTS:
             return  # `ETA: 3s`, `remaining: 12s`: a forecast, no time spent
-        if name.lower().replace(".", "_").rsplit("_", 1)[-1] in SETTINGS:
+        if name.lower().replace(".", "_").rsplit("_", 1)[-1] in SETTINGS or is_setting(name):
             return  # `Measurement window: 5000 msec`, `timeout=30s`: a setting, no time spent
         if kf is None:
             kf = kf_word
@@ -251,7 +258,7 @@ class Line(Quantities, KeylessTimes):
         unit_word = False
         if kind == BARE and self.i < self.n:
             nxt = self.toks[self.i]
-            w = UNIT_WORDS.get(nxt.rstrip(".:").lower())
+            w = None if next_label(self.toks, self.i) else UNIT_WORDS.get(nxt.rstrip(".:").lower())
             if w is not None:
                 vf, kind, unit_word = w, UNIT, True
                 self.i += 1
@@ -302,20 +309,6 @@ class Line(Quantities, KeylessTimes):
         self.time(name, x, factor, num, vt, pre, strip, by_name, v, key=key, vf=vf,
                   lines_only=shape != EQ or unit_word)
 
-    def placed(self, key: str, v: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
-        """False for a value in several units that is no duration here; notes the record's counter."""
-        if kind == UNIT and not v.startswith(num):
-            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
-            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
-                return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
-        if self.lead is None and shape == LABEL and not self.names and kind in (BARE, FRAC) and "." not in num:
-            if cls == COUNTER:
-                self.lead = key  # `step 1:`, `Epoch 3`, `step 1/30:`: the record's counter
-            elif cls == PLAIN and kind == BARE and v.endswith(":"):
-                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
-                self.lead, self.lead_named = f"{key}_{num}", True
-        return True
-
     def name_of(self, key: str, shape: int, before, run: list[str], size_of, pre: str = ""):
         """The name of a `key: value` or `Label value` field, and a unit its label gives
         (None: no field after all)."""
@@ -331,8 +324,10 @@ class Line(Quantities, KeylessTimes):
         if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
-        if low in UNIT_WORDS:
-            return None, None  # a unit is no name (`2.51 ns 2.51 ns`: the second unit is not a label)
+        if low in UNIT_WORDS:  # a unit is no name (`2.51 ns 2.51 ns`), but after a counter (`step: 0,
+            # seconds: 18.665`) the label says the unit of the record's time
+            lead = self.lead if shape == COLON and self.lead and not self.lead_named and not self.names else None
+            return (f"{lead.lower()}_time" if lead else None), UNIT_WORDS[low]
         if low in ("deviation", "stddev", "std") and self.names and stat_of(self.names[-1]) is not None:
             # perf_analyzer's `Avg latency: 4992 usec (standard deviation 314 usec)`: the std of that quantity
             return f"{self.names[-1].rpartition('.')[0]}.std", None
@@ -370,7 +365,7 @@ class Line(Quantities, KeylessTimes):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
-        timed = cls == TIMEK or by_name
+        timed = (cls == TIMEK or by_name) and not unit_unsure(name)
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
         if timed and not counted:

@@ -8,7 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from gpuscope.parsers.log.lineplan import UNCACHEABLE
-from gpuscope.parsers.log.linewords import BARE, STEP_WORDS, UNIT, UNIT_WORDS, parse_value
+from gpuscope.parsers.log.linewords import (
+    BARE,
+    COLON,
+    FILLERS,
+    FRAC,
+    LABEL,
+    STEP_WORDS,
+    UNIT,
+    UNIT_WORDS,
+    WEAK_FILLERS,
+    parse_value,
+)
+from gpuscope.parsers.log.words import COUNTER, PLAIN, TIMEK, key_class
 
 
 class KeylessTimes:
@@ -22,6 +34,7 @@ class KeylessTimes:
     keyless_done: bool
     note: Any
     time: Any
+    names: list[str]
 
     def per_step(self, t: str, i: int) -> None:
         """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
@@ -71,3 +84,18 @@ class KeylessTimes:
         name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
         self.time(name, x, vf, num, i - 1, "", len(t) - len(num), False, t)
 
+    def placed(self, key: str, v: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
+        """False for a value in several units that is no duration here; notes the record's counter."""
+        if kind == BARE and printed_low in WEAK_FILLERS and key == "took":
+            return False  # `11737 of 20000`, `In 1 gpu`, `is: 1000 MHz`: prose, a bare number is no time
+        if kind == UNIT and not v.startswith(num):
+            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
+            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
+                return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
+        if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in num:
+            if cls == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
+                self.lead = key if cls == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
+            elif cls == PLAIN and kind == BARE and v.endswith(":") and "_" in key:
+                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
+                self.lead, self.lead_named = f"{key}_{num}", True
+        return True

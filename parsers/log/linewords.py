@@ -40,11 +40,13 @@ LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
+# fillers that say no time by themselves (`11737 of 20000`, `In 1 gpu`): a bare number after one is none
+WEAK_FILLERS = frozenset(("in", "was", "is", "for", "of"))
 GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
-                        "p95", "p99", "p999"))
+                        "p95", "p99", "p999", "percentile"))
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
@@ -284,3 +286,32 @@ def says_time(key: str, info) -> bool:
     """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
     _, kf, cls, _ = info(key)
     return kf is not None or cls == TIMEK
+
+
+# help text: a line opening with an option (`--interval`, `-i`): its numbers are no measurements
+def is_help(toks: list[str]) -> bool:
+    t = toks[0] if toks else ""
+    return (t[:2] == "--" and t[2:3].isalpha()) or (len(t) == 2 and t[0] == "-" and t[1].isalpha())
+
+
+#: settings a program echoes (MLPerf LoadGen's `min_duration (ms): 600000`): bounds it was given
+SETTING_NAMES = frozenset(("min_duration", "max_duration", "target_duration", "target_latency",
+                           "min_duration_ms", "max_duration_ms", "target_latency_ns"))
+
+
+def is_setting(name: str) -> bool:
+    return name.lower().replace(" ", "_").replace("-", "_") in SETTING_NAMES
+
+
+def next_label(toks: list[str], i: int) -> bool:
+    """Whether toks[i] is a label of its own (`seconds: 18.665` after `step: 0,`): a word ending
+    in `:` with a number after it, not the unit of the number before it."""
+    return toks[i][-1:] == ":" and i + 1 < len(toks) and numeric_start(toks[i + 1])
+
+
+def unit_unsure(name: str) -> bool:
+    """A latency printed without a unit (`Total Latency: 236.9`): milliseconds as often as
+    seconds, so no unit is assumed (a refusal beats a misread)."""
+    words = name.lower().replace("-", "_").replace(" ", "_").split("_")
+    return "latency" in words and not any(w in ("time", "elapsed", "took", "runtime", "duration", "wall")
+                                          for w in words)
