@@ -3,7 +3,8 @@
 A log of any program gets its roles guessed from its component names (gpuscope/rolemodel.py).
 Some words say what ran; others could mean either of two things with opposite cures: `load`
 (a batch the GPU waits for, or a model's one-off load), `put` (JAX's device_put, an upload,
-or a queue's put), `read` (a file read, or a read-back), `fetch`, `get`. A HIGH or MEDIUM
+or a queue's put), `read` (a file read, or a read-back), `fetch`, `get`, `decode` (an image
+decoded on the host, or an LLM's decode phase on the GPU). A HIGH or MEDIUM
 finding whose components all got their role from such a word, in a guessed model, with no
 piece of another source (samples, a trace) beside it, is capped at LOW and says it is a
 guess and what would lift it: `--model FILE.toml`, a known format (the CuZK model), or a
@@ -22,7 +23,7 @@ from typing import Any
 from gpuscope.analysis.core import Diagnosis
 
 #: words that name work of two kinds with opposite cures: a role guessed from one is a guess
-AMBIGUOUS_WORDS = frozenset(("load", "loads", "loading", "put", "read", "fetch", "get", "wait", "queue"))
+AMBIGUOUS_WORDS = frozenset(("load", "loads", "loading", "put", "read", "fetch", "get", "wait", "queue", "decode"))
 _GUESSED = re.compile(r"guessed from name '([^']+)'")
 CAPPED = ("high", "medium")
 
