@@ -67,3 +67,12 @@ def test_lotus_bench_results_from_a_public_thread():
     assert v["compute_epost_proof_cold"] == pytest.approx(10123.346465)
     assert v["verify_epost_proof_cold"] == pytest.approx(41.600541)
     assert len(v) == 12
+
+
+def test_a_name_in_brackets_after_its_time_names_that_time():
+    """`2.1s [train], 0.3s [test]` (issue 33, class 4): the test time was named "train" (the
+    label read before its value). Read alike on every path (the shape is read line by line)."""
+    p, got = _read("epoch {i}: 2.{i}s [train], 0.3{i}s [test]\n", 20)
+    assert got[:2] == [("train", 2100.0), ("test", 310.0)] and len(got) == 40
+    _, got = _read("[epoch {i}] 2.{i}s\n")  # (a bracketed counter before the time is no name)
+    assert {n for n, _ in got} == {"epoch_time"}

@@ -88,11 +88,17 @@ def message_start(line: str) -> int:
     return 0
 
 
+# a time with its name after it in brackets (`2.1s [train], 0.3s [test]`): read as `train=2.1s`
+NAME_AFTER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b) ?\[([A-Za-z][\w.-]{0,40})\]")
+
+
 def tokens(line: str) -> tuple[str, list[str]] | None:
     """A line's message and its tokens, or None when it holds no ASCII digit."""
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
+    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: linereplay.gated)
+        msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
     return msg, msg.translate(_SEP).split()
