@@ -432,9 +432,13 @@ class Line(Quantities, KeylessTimes):
             self.note(UNCACHEABLE)
             return self.damage
         # (an `eval_*` key, as Hugging Face prints it; not llama.cpp's `eval time =` label, its generation)
-        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and nm not in self.labels
+        # (a label `eval time` after the epoch's counter is its evaluation: `epoch 0: eval time 4213.5 ms`)
+        counted = self.lead is not None and not self.lead_named
+        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and (counted or nm not in self.labels)
                                        for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
+            for nm in names if counted and not self.eval else ():
+                self.st.known.setdefault(nm, "an evaluation's time (after the epoch's counter): no step, never a part")
         self.note(("end", self.last_bare, self.flags))
         if self.steps_rate is not None:
             self.covered_steps()
