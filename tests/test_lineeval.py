@@ -29,3 +29,13 @@ def test_an_eval_time_without_a_counter_is_not_made_an_evaluation():
     text = "".join(f"prompt eval time = 81{i}.0 ms\neval time = 122{i}.5 ms\n" for i in range(6))
     p = parsers.parse_log(text, "lines")
     assert "eval_time" not in p.not_parts
+
+
+def test_a_logger_named_test_makes_no_evaluation():
+    """`Test | INFO | h2d copy 512 MiB: 57.2 ms` (issue 33, class 5): `Test` is the logger's name
+    before its level, not an evaluation; `Test: [10/100] Time 0.2s` still is one."""
+    text = "".join(f"Test | INFO | step {i} | h2d copy 512 MiB: 57.{i} ms | compute: 20.{i} ms\n" for i in range(8))
+    p = parsers.parse_log(text, "lines")
+    assert int(p.records["complete"].sum()) == 8 and not [n for n in p.notes if "evaluation line" in n]
+    q = parsers.parse_log("".join(f"Test: [{i}/100] Time 0.2{i}s\n" for i in range(8)), "lines")
+    assert [n for n in q.notes if "evaluation line" in n]

@@ -113,7 +113,8 @@ class Line(Quantities, KeylessTimes):
         # zerolog's console lines (gnark: `11:02:05 DBG prover done ... took=2345.678`): a bare
         # duration is in milliseconds, zerolog's default unit
         self.zerolog = self.n > 2 and toks[1] in ZEROLOG_LEVELS and toks[0][:1].isdigit()
-        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS
+        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS and not (
+            self.n > 1 and toks[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
         self.event = zerolog_event(toks) if self.zerolog else ""
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
