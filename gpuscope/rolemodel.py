@@ -279,7 +279,11 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
-        "io", "read", "wait", "input", "decode", "collate", "augment", "host", "cpu")),
+        "io", "read", "input", "decode", "collate", "augment", "host", "cpu")),
+    # a bare wait: for a lock (contention, the other worker holds the GPU) or for data (a
+    # stall)? The name cannot tell, and the two call for opposite cures (issue 33): no role.
+    # A wait printed beside a lock's tenure is the lock's (outside_role); --model names it.
+    (None, "a wait for a lock or for data: the name cannot tell which", ("wait", "waiting", "blocked")),
     ("gpu_compute", "GPU work", (
         "forward", "backward", "fwd", "bwd", "compute", "kernel", "kernels", "optimizer", "optim",
         "opt", "gemm", "matmul", "attention", "attn", "infer", "inference", "model", "gpu", "cuda",
@@ -333,6 +337,28 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
+#: words of a whole that make it a lock's tenure (parsers/log/linenest.py has the same)
+LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
+#: words of a wait: for a lock or for data, the name alone cannot tell
+WAIT_WORDS = frozenset(("wait", "waiting", "queue", "queued", "blocked", "acquire"))
+#: host-side work before the GPU's part (a prover's circuit synthesis)
+CPU_WORDS = frozenset(("synth", "synthesis", "witness"))
+OUTSIDE_WORD = "outside "  # (ParsedLog.not_parts: a time printed beside a lock's tenure, not in it)
+
+
+def outside_role(name: str, lock: bool) -> tuple[str | None, str]:
+    """The role of a time printed outside the record's whole (beside a lock's tenure, not in
+    its parentheses): never one of the split's (SPLIT_ROLES). A wait beside a lock's tenure
+    is the wait for that lock (`contention`), host-side work is `cpu`, anything else none."""
+    words = name_words(name)
+    if lock and any(w in WAIT_WORDS for w in words):
+        return "contention", "a wait printed beside the lock's tenure: the wait for the lock (contention), not a stall of the GPU"
+    role, _why = guess_role(name)
+    if role in ("cpu_stall", "cpu") or any(w in CPU_WORDS for w in words):
+        return "cpu", "host-side work outside the whole: CPU time, not part of the split"
+    return None, "outside the whole: no role (never part of the split)"
+
+
 def _names(parsed, frame: str, column: str) -> list[str]:
     """The distinct values of a text column of one of the log's frames, in order of first
     appearance: from the parser's codes when it has them (no frame built), else the frame."""
@@ -355,9 +381,16 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     roles: dict[str, str] = {}
     how: dict[str, str] = {}
     not_parts = getattr(parsed, "not_parts", None) or {}
+    lock = bool(whole) and any(w in LOCK_WORDS for w in name_words(whole))
     for name in names if names is not None else _names(parsed, "components", "component"):
         name = str(name)
         if name == whole:
+            continue
+        if name in not_parts and not_parts[name].startswith(OUTSIDE_WORD):
+            role, why = outside_role(name, lock)
+            how[name] = f"{not_parts[name]}; {why}"
+            if role is not None:
+                roles[name] = role
             continue
         if name in not_parts:  # the parser's word: a statistic, a part nested in another
             roles[name], how[name] = "info", f"{not_parts[name]}: never summed"
@@ -375,8 +408,8 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     held_how = (getattr(parsed, "whole_basis", "") or "found by the parser") if whole else (
         "no field is the whole: each record's held time is the sum of its parts" if summed
         else "the log prints no held key: held time unknown (--model FILE.toml names it)")
-    vocab = Vocabulary(record=noun, records=plural, whole=f"{noun} time",
-                       held=whole or ("sum of parts" if summed else "held"), unit=noun, units=plural)
+    vocab = Vocabulary(record=noun, records=plural, whole="lock-held time" if lock else f"{noun} time",
+                       held=whole or ("sum of parts" if summed else "held"), unit=noun, units=plural, lock=lock)
     return RoleModel(name=GUESSED, held=whole, roles=roles, source="<guessed from the log's names>",
                      vocabulary=vocab, how=how, held_how=held_how)
 

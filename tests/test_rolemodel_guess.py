@@ -26,7 +26,7 @@ RUNS = DATA / "h200_foreign" / "runs"
     ("data", "cpu_stall", "data"), ("data_time", "cpu_stall", "data"), ("dataloader", "cpu_stall", "dataloader"),
     ("loading", "cpu_stall", "loading"), ("loads", "cpu_stall", "load"), ("fetch", "cpu_stall", "fetch"),
     ("prep", "cpu_stall", "prep"),
-    ("preprocessing", "cpu_stall", "prep"), ("io_wait", "cpu_stall", "io"), ("wait", "cpu_stall", "wait"),
+    ("preprocessing", "cpu_stall", "prep"), ("io_wait", "cpu_stall", "io"), ("data_wait", "cpu_stall", "data"),
     ("forward", "gpu_compute", "forward"), ("bwd", "gpu_compute", "bwd"), ("fwd", "gpu_compute", "fwd"),
     ("compute_time", "gpu_compute", "compute"), ("kernel", "gpu_compute", "kernel"),
     ("optimizer_step", "gpu_compute", "optimizer"),
@@ -47,6 +47,14 @@ def test_unknown_names_get_no_role_and_never_compute():
         assert role == "d2h" and "device-to-host" in how
     role, how = guess_role("total_fn")
     assert role == "info" and "aggregate" in how
+
+
+def test_a_bare_wait_gets_no_role_and_says_why():
+    """`wait` alone: a lock's wait (contention) or a data wait (a stall), opposite cures: no
+    role, said (issue 33); beside a lock's tenure it is the lock's (tests/test_linenest.py)."""
+    for name in ("wait", "wait_ms", "waiting"):
+        role, how = guess_role(name)
+        assert role is None and "lock or for data" in how and "counted in other" in how
 
 
 def test_names_whose_words_do_not_say_what_ran_get_no_role():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
+from gpuscope.parsers.log.linekeyless import KeylessTimes
 from gpuscope.parsers.log.lineplan import UNCACHEABLE, whole_code
 from gpuscope.parsers.log.linequant import Quantities
 from gpuscope.parsers.log.linesteps import COVERS, runtime_steps
@@ -45,14 +46,16 @@ from gpuscope.parsers.log.linewords import (
     PRONOUNS,
     SIZE_WORDS,
     STAT_WORDS,
-    STEP_WORDS,
     UNIT,
     UNIT_WORDS,
     ZEROLOG_LEVELS,
     decimals,
     has_any_digit,
     is_count,
+    is_help,
+    is_setting,
     label_of,
+    next_label,
     noop,
     numeric_start,
     parse_value,
@@ -61,6 +64,7 @@ from gpuscope.parsers.log.linewords import (
     stat_of,
     undotted,
     unit_next,
+    unit_unsure,
     zerolog_event,
 )
 from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
@@ -83,7 +87,7 @@ class _NoWhole:
         return name, f, cls, whole and key not in self._timers
 
 
-class Line(Quantities):
+class Line(Quantities, KeylessTimes):
     """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
@@ -109,7 +113,8 @@ class Line(Quantities):
         # zerolog's console lines (gnark: `11:02:05 DBG prover done ... took=2345.678`): a bare
         # duration is in milliseconds, zerolog's default unit
         self.zerolog = self.n > 2 and toks[1] in ZEROLOG_LEVELS and toks[0][:1].isdigit()
-        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS
+        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS and not (
+            self.n > 1 and toks[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
         self.event = zerolog_event(toks) if self.zerolog else ""
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
@@ -118,12 +123,17 @@ class Line(Quantities):
         self.steps_rate: tuple[str, float] | None = None
         self.labels: set[str] = set()  # names made of a label's words, not printed as one key
         self.timers: set[str] = set()  # counter words read as a header's timers (DeepSpeed's `step:`)
+        self.lead: str | None = None  # the record's counter (`step 1:`), before any time
+        self.lead_named = False  # the lead is a label with its number (`phase 1:`), the time's name
+        self.keyless_done = False
 
     def hurt(self, reason: str) -> None:
         if self.damage is None:
             self.damage = reason
 
     def read(self):
+        if is_help(self.toks):
+            return None  # `  --interval N   sample every N seconds, between 1 second and 60`: help text
         while self.i < self.n:
             f = self.field()
             if f is not None:
@@ -203,7 +213,8 @@ class Line(Quantities):
         toks, i = self.toks, self.i
         if t not in LEVELS and self.st.word(t):
             low = t.lower()
-            if low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None:
+            if (low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None
+                    and (i >= self.n or toks[i] not in (":", "="))):  # (`latency (ns) : 7563436`: the label's unit)
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
             self.prev = t
@@ -219,28 +230,12 @@ class Line(Quantities):
             self.note(UNCACHEABLE)
             self.hurt(f"{t[:30]!r} before {toks[i][:10]!r} is not a number")
 
-    def per_step(self, t: str, i: int) -> None:
-        """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
-        unit_tok = t
-        if "/" not in t and i < self.n and "/" in self.toks[i]:
-            unit_tok = t + self.toks[i]
-        head, sl, per = unit_tok.partition("/")
-        if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
-            self.note(("value", i - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
-            return
-        x, vf, kind, num = parse_value(head)
-        if kind != UNIT or vf is None:
-            return
-        if unit_tok != t:
-            self.i += 1
-        self.note(("value", i - 1, ""))
-        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, i - 1, "", len(t) - len(num), False, t)
-
     # -- what a field is ----------------------------------------------------------------
 
     def take(self, key, v, shape, vt, pre, before, run, size_of) -> None:
         self.note(("value", vt, pre))
         kf_word = None
+        printed_low = key.lower()
         if shape != EQ:
             printed = key
             key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
@@ -255,7 +250,7 @@ class Line(Quantities):
         name, kf, cls, _whole = st.info(key)
         if name.lower() in FORECASTS:
             return  # `ETA: 3s`, `remaining: 12s`: a forecast, no time spent
-        if name.lower().replace(".", "_").rsplit("_", 1)[-1] in SETTINGS:
+        if name.lower().replace(".", "_").rsplit("_", 1)[-1] in SETTINGS or is_setting(name):
             return  # `Measurement window: 5000 msec`, `timeout=30s`: a setting, no time spent
         if kf is None:
             kf = kf_word
@@ -264,7 +259,7 @@ class Line(Quantities):
         unit_word = False
         if kind == BARE and self.i < self.n:
             nxt = self.toks[self.i]
-            w = UNIT_WORDS.get(nxt.rstrip(".:").lower())
+            w = None if next_label(self.toks, self.i) else UNIT_WORDS.get(nxt.rstrip(".:").lower())
             if w is not None:
                 vf, kind, unit_word = w, UNIT, True
                 self.i += 1
@@ -275,6 +270,8 @@ class Line(Quantities):
                 return
         if kind == JUNK:
             self.junk(key, v, shape, kf, cls)
+            return
+        if not self.placed(key, v, shape, kind, cls, num, printed_low):
             return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
@@ -328,8 +325,10 @@ class Line(Quantities):
         if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
-        if low in UNIT_WORDS:
-            return None, None  # a unit is no name (`2.51 ns 2.51 ns`: the second unit is not a label)
+        if low in UNIT_WORDS:  # a unit is no name (`2.51 ns 2.51 ns`), but after a counter (`step: 0,
+            # seconds: 18.665`) the label says the unit of the record's time
+            lead = self.lead if shape == COLON and self.lead and not self.lead_named and not self.names else None
+            return (f"{lead.lower()}_time" if lead else None), UNIT_WORDS[low]
         if low in ("deviation", "stddev", "std") and self.names and stat_of(self.names[-1]) is not None:
             # perf_analyzer's `Avg latency: 4992 usec (standard deviation 314 usec)`: the std of that quantity
             return f"{self.names[-1].rpartition('.')[0]}.std", None
@@ -367,7 +366,7 @@ class Line(Quantities):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
-        timed = cls == TIMEK or by_name
+        timed = (cls == TIMEK or by_name) and not unit_unsure(name)
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
         if timed and not counted:
@@ -434,9 +433,13 @@ class Line(Quantities):
             self.note(UNCACHEABLE)
             return self.damage
         # (an `eval_*` key, as Hugging Face prints it; not llama.cpp's `eval time =` label, its generation)
-        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and nm not in self.labels
+        # (a label `eval time` after the epoch's counter is its evaluation: `epoch 0: eval time 4213.5 ms`)
+        counted = self.lead is not None and not self.lead_named
+        if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and (counted or nm not in self.labels)
                                        for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
+            for nm in names if counted and not self.eval else ():
+                self.st.known.setdefault(nm, "an evaluation's time (after the epoch's counter): no step, never a part")
         self.note(("end", self.last_bare, self.flags))
         if self.steps_rate is not None:
             self.covered_steps()

@@ -23,6 +23,7 @@ from gpuscope.parsers.log.linewords import (
     P_STAMP,
     P_TIME,
     P_TIMEDOT,
+    PAREN,
     ROUND_SLACK,
     SUMMED,
     is_count,
@@ -70,11 +71,13 @@ class Plan:
         if result is not None and type(result) is tuple:
             names = result[0]
             wholes = [j for j, nm in enumerate(names) if st.info(nm)[3]]
-            if st.held is not None and st.held in names:
+            if result[5] >= 0 and result[5] % 4 == PAREN:
+                self.code = result[5]  # (a lock's tenure with its parts in parentheses: by the words)
+            elif st.held is not None and st.held in names:
                 self.code = names.index(st.held) * 4 + HELD
             elif len(wholes) == 1:
                 self.code = wholes[0] * 4 + NAMED
-            elif not wholes and result[5] >= 0 and result[5] % 4 == NAMED:
+            elif not wholes and result[5] >= 0 and result[5] % 4 in (NAMED, PAREN):
                 self.code = result[5]  # (named by the line's fixed words: a timer tree's root)
             elif not wholes and len(names) < 3:
                 self.code = -1

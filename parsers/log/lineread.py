@@ -12,6 +12,7 @@ import re
 from gpuscope.parsers.log import lineshapes
 from gpuscope.parsers.log.formats import FRAMEWORKS
 from gpuscope.parsers.log.linefields import Line
+from gpuscope.parsers.log.linenest import nest
 from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lineshapes import NOT_MINE
 from gpuscope.parsers.log.linewords import is_word, key_info
@@ -63,6 +64,16 @@ class State:
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
 
+    def scratch(self) -> State:
+        """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""
+        return State(self.held)
+
+    @staticmethod
+    def tokens(text: str) -> list[str] | None:
+        """A fragment's tokens (parsers/log/linenest.py), or None when it holds no digit."""
+        mt = tokens(text)
+        return None if mt is None else mt[1]
+
 
 def message_start(line: str) -> int:
     """Offset of the message after an ISO-8601 prefix (`2026-...T...Z `, `2026-... 09:00:19,123 `)."""
@@ -77,11 +88,17 @@ def message_start(line: str) -> int:
     return 0
 
 
+# a time with its name after it in brackets (`2.1s [train], 0.3s [test]`): read as `train=2.1s`
+NAME_AFTER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b) ?\[([A-Za-z][\w.-]{0,40})\]")
+
+
 def tokens(line: str) -> tuple[str, list[str]] | None:
     """A line's message and its tokens, or None when it holds no ASCII digit."""
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
+    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: linereplay.gated)
+        msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
     return msg, msg.translate(_SEP).split()
@@ -134,7 +151,8 @@ def read_line(line: str, st: State):
     msg, toks = mt
     plans = st.plans
     if plans is None:
-        return Line(toks, st, None).read()
+        r = Line(toks, st, None).read()
+        return nest(msg, r, st) if "(" in msg else r
     skel = msg.translate(_SKELETON)
     kept = plans.get(skel)
     if kept is not None:
@@ -144,6 +162,8 @@ def read_line(line: str, st: State):
                 return r
     rec: list = []
     r = Line(toks, st, rec).read()
+    if "(" in msg:
+        r = nest(msg, r, st)
     if rec and UNCACHEABLE not in rec:
         if kept is None:
             if len(plans) > _MEMO_MAX:

@@ -22,7 +22,7 @@ from gpuscope.parsers.log.codeops import (
 )
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
-from gpuscope.parsers.log.linewords import HELD, NAMED, SUMMED, stat_of
+from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED, stat_of
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
@@ -316,7 +316,8 @@ def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     idx = starts[has] + aux[has] // 4
     how = aux[has] % 4
     cand = ncodes[idx]
-    for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)")):
+    for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)"),
+                       (PAREN, "is a lock's tenure printed with its parts in parentheses after it")):
         sel = cand[how == rule]
         if len(sel):
             c, k = _most_common(sel)

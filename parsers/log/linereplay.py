@@ -290,6 +290,8 @@ def gated(msg: str) -> bool:
     from gpuscope.parsers.log import lineread
 
     text = " " + msg
+    if "[" in msg and lineread.NAME_AFTER.search(msg) is not None:
+        return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
     return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
 
 

@@ -5,6 +5,8 @@ state, no line is read here (parsers/log/lineread.py reads lines)."""
 
 from __future__ import annotations
 
+import re
+
 from gpuscope.parsers.log.words import RATE, TIMEK, key_class
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
 
@@ -38,11 +40,13 @@ LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
+# fillers that say no time by themselves (`11737 of 20000`, `In 1 gpu`): a bare number after one is none
+WEAK_FILLERS = frozenset(("in", "was", "is", "for", "of"))
 GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
-                        "p95", "p99", "p999"))
+                        "p95", "p99", "p999", "percentile"))
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
@@ -61,8 +65,9 @@ P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = r
 # a size printed as a word after the number -> bytes
 SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30, "TiB": 2**40}
-# how a line's whole was found (aux code = index * 4 + how)
-NAMED, SUMMED, HELD = 1, 2, 3
+# how a line's whole was found (aux code = index * 4 + how; PAREN: a lock's tenure printed with its
+# parts in parentheses after it, parsers/log/linenest.py)
+PAREN, NAMED, SUMMED, HELD = 0, 1, 2, 3
 
 _DIGITS = frozenset("0123456789")
 _NUMSTART = frozenset("0123456789.-+")
@@ -105,13 +110,45 @@ def parse_value(tok: str):
         x = number(head)
         if x is not None:
             return x, f, UNIT, head
-        return 0.0, None, JUNK, ""
+        both = compound(tok)
+        return (both[0], both[1], UNIT, both[2]) if both is not None else (0.0, None, JUNK, "")
     if tok.endswith("%"):
         return 0.0, None, PCT, ""
+    both = compound(tok)
+    if both is not None:
+        return both[0], both[1], UNIT, both[2]
     a, sl, b = tok.partition("/")
     if sl and digits(a) and digits(b):
         return float(a), None, FRAC, tok
     return 0.0, None, JUNK, ""
+
+
+# a duration in several units (Go's `9m26.21s`, `1h2m3s`, `3s913ms699.706us`): at least two pieces
+_PIECES = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|\u00b5s|\u03bcs|ns|m|s)")
+_PIECE_MS = {"h": 3.6e6, "m": 6e4, "s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, "ns": 1e-6}
+_ORDER = ("h", "m", "s", "ms", "us", "\u00b5s", "\u03bcs", "ns")
+# Python's timedelta (`0:00:10.736000`, `2:03:04`): an unpadded hour (a clock pads it: `09:41:05`)
+_HMS = re.compile(r"(\d):([0-5]\d):([0-5]\d(?:\.\d+)?)")
+
+
+def compound(tok: str) -> tuple[float, float, str] | None:
+    """(value, factor to ms, the number whose digits give the rounding) of a duration printed
+    in several units (`9m26.21s` -> (566.21, 1e3, "26.21"); `0:00:10.736` -> (10.736, 1e3,
+    "10.736")), or None. The pieces in falling order of unit, each unit once."""
+    if ":" in tok:
+        m = _HMS.fullmatch(tok)
+        if m is None:
+            return None
+        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)), 1e3, m.group(3)
+    pieces = _PIECES.findall(tok)
+    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != tok:
+        return None
+    ranks = [_ORDER.index(u) for _, u in pieces]
+    if any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)) or any("." in a for a, _ in pieces[:-1]):
+        return None
+    ms = sum(float(a) * _PIECE_MS[u] for a, u in pieces)
+    last, unit = pieces[-1]
+    return ms / _PIECE_MS[unit], _PIECE_MS[unit], last
 
 
 def decimals(t: str) -> int:
@@ -216,7 +253,7 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     if stats:
         rest = [w for w in words if w.lower() not in STAT_WORDS]
         return ".".join(("_".join([*rest, key]), stats[0]))
-    return "_".join([*words[-2:], key]) if whole or key.lower() in GENERIC else key
+    return "_".join([*words, key]) if whole or key.lower() in GENERIC else key
 
 
 def zerolog_event(toks: list[str]) -> str:
@@ -249,3 +286,32 @@ def says_time(key: str, info) -> bool:
     """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
     _, kf, cls, _ = info(key)
     return kf is not None or cls == TIMEK
+
+
+# help text: a line opening with an option (`--interval`, `-i`): its numbers are no measurements
+def is_help(toks: list[str]) -> bool:
+    t = toks[0] if toks else ""
+    return (t[:2] == "--" and t[2:3].isalpha()) or (len(t) == 2 and t[0] == "-" and t[1].isalpha())
+
+
+#: settings a program echoes (MLPerf LoadGen's `min_duration (ms): 600000`): bounds it was given
+SETTING_NAMES = frozenset(("min_duration", "max_duration", "target_duration", "target_latency",
+                           "min_duration_ms", "max_duration_ms", "target_latency_ns"))
+
+
+def is_setting(name: str) -> bool:
+    return name.lower().replace(" ", "_").replace("-", "_") in SETTING_NAMES
+
+
+def next_label(toks: list[str], i: int) -> bool:
+    """Whether toks[i] is a label of its own (`seconds: 18.665` after `step: 0,`): a word ending
+    in `:` with a number after it, not the unit of the number before it."""
+    return toks[i][-1:] == ":" and i + 1 < len(toks) and numeric_start(toks[i + 1])
+
+
+def unit_unsure(name: str) -> bool:
+    """A latency printed without a unit (`Total Latency: 236.9`): milliseconds as often as
+    seconds, so no unit is assumed (a refusal beats a misread)."""
+    words = name.lower().replace("-", "_").replace(" ", "_").split("_")
+    return "latency" in words and not any(w in ("time", "elapsed", "took", "runtime", "duration", "wall")
+                                          for w in words)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from gpuscope.analysis.causes import cause_of
 from gpuscope.analysis.core import SEVERITY_ORDER, Diagnosis
+from gpuscope.analysis.rules.guessed import cap_guessed
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -84,6 +85,7 @@ def run_rules(rules: list[Rule], ev: Evidence) -> list[Diagnosis]:
         used = pieces_used(r, ev, d)
         if used:
             d = replace(d, evidence={**d.evidence, "pieces": used})
+        d = cap_guessed(d, ev, used)  # (at most LOW on a role guessed from an ambiguous name)
         out.append((r, replace(d, cause=cause_of(d), part=r.needs[0] if r.needs else None), s))
     out.sort(key=lambda x: (SEVERITY_ORDER.get(x[1].severity, 9), -_num(x[2])))
     return [d for _, d, _ in _after(out)]

@@ -41,6 +41,8 @@ CONVOY_RATIO_HIGH, CONVOY_RATIO_MEDIUM = 1.0, 0.5
 UNSTABLE_EXPLAINED_HIGH, UNSTABLE_EXPLAINED_MEDIUM = 0.8, 0.5
 UNSTABLE_MIN_CV, UNSTABLE_MIN_CORR, UNSTABLE_MIN_RECORDS = 0.2, 0.7, 3
 STABLE_CV = 0.10
+# unstable_component over fewer records than this, with no steady part to contrast: at most low
+UNSTABLE_FEW_RECORDS = 10
 # inconsistent_records: fraction of records
 INCONSISTENT_MEDIUM = 0.05
 # first_partition_warmup: the first tenure's d_b_alloc this many times the median of the rest
@@ -269,7 +271,20 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
                    f"{share} (corr {corr:.2f}, cv {cv:.2f}).")
         rec = (f"Investigate {name} first; the rest of the {v.whole} is not printed as parts, so only "
                f"{name} can be told apart.")
-    return [Diagnosis("unstable_component", sev, summary, ev, rec)]
+    return [_few(Diagnosis("unstable_component", sev, summary, ev, rec), int(finite.sum()), bool(stable), v)]
+
+
+def _few(d: Diagnosis, n: int, stable: bool, v) -> Diagnosis:
+    """At most low over fewer than UNSTABLE_FEW_RECORDS records with no steady part beside it:
+    five inference requests whose inputs differ vary with their inputs' sizes, and nothing
+    tells that from a cause (issue 33). Steady parts (the article's tenures) keep it."""
+    if n >= UNSTABLE_FEW_RECORDS or stable or v.cuzk or d.severity == "low":
+        return d
+    note = (f" Over only {n} {v.records} and with no steady part to compare against, this is no cause yet: "
+            f"{v.records} whose inputs differ vary for that alone (more {v.records}, or one input repeated, "
+            "would tell).")
+    return Diagnosis(d.id, "low", d.summary + note, {**d.evidence, "severity_uncapped": d.severity},
+                     d.recommendation)
 
 
 def inconsistent_records(inp: RuleInput) -> list[Diagnosis]:

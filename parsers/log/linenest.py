@@ -1,0 +1,99 @@
+"""Parts printed in parentheses after a time (`held=274ms (copy=167ms gpu=107ms)`): they belong
+to the value before them and are never counted beside it (issue 33, class 0).
+
+- When the value before the parentheses names a lock's tenure (`held`, `lock`, `mutex`,
+  `tenure`, `hold`), it is the record's whole: the parts in its parentheses make up its
+  split, and the times printed beside it on the line (`synth=460ms wait=0ms`) lie outside
+  it (a lock's wait, the host's work before the lock): never parts of the held time.
+- Any other value before parentheses keeps its place as a part; the times in its
+  parentheses are nested in it (`compute=100ms (fwd=40ms bwd=60ms)`): never summed beside it.
+
+Parts whose sum exceeds the value before them are no parts of it (left as read). What is
+decided is said per name through the reader's State (`known`: name -> why), as a
+framework's reader says it, and lands in ParsedLog.not_parts (`outside ...` or `nested
+in ...`). False-positive guard (tests/test_linenest.py): a percentage or a rate in the
+parentheses (`fwd 12ms (38%)`, `1.2s (2.5 it/s)`) holds no time and changes nothing; a
+`compute=` value with parentheses never becomes a whole.
+"""
+
+from __future__ import annotations
+
+from gpuscope.parsers.log.linewords import HELD, LINES_ONLY, NAMED, PAREN
+
+#: words of a name that make it a lock's tenure (the whole of the parts in its parentheses)
+LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
+OUTSIDE = "outside "  # (the start of an outside name's reason: gpuscope/rolemodel.py reads it)
+NESTED = "nested in "
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w]
+
+
+def is_lock_name(name: str) -> bool:
+    """Whether a name says it is a lock's held time (`held`, `mutex_held`, `lock_ms`)."""
+    return any(w in LOCK_WORDS for w in _words(name))
+
+
+def _names_of(text: str, st) -> list[str] | None:
+    """The time names a fragment of a line reads as (a scratch reading: `st` unchanged)."""
+    from gpuscope.parsers.log.linefields import Line
+
+    toks = st.tokens(text)
+    if toks is None:
+        return []
+    r = Line(toks, st.scratch(), None).read()
+    return list(r[0]) if r is not None and type(r) is tuple else None
+
+
+def _groups(msg: str) -> list[tuple[str, str]]:
+    """(text before, text inside) of each parenthesized group that follows a number."""
+    out = []
+    at = msg.find("(")
+    while at >= 0:
+        end = msg.find(")", at)
+        if end < 0:
+            break
+        before = msg[:at].rstrip()
+        inner = msg[at + 1:end]
+        tail = before[-12:].rstrip("µμabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ").rstrip()
+        if tail[-1:].isdigit() and "(" not in inner and any(c.isdigit() for c in inner):
+            out.append((before, inner))
+        at = msg.find("(", end)
+    return out
+
+
+def nest(msg: str, r, st):
+    """The reading `r` of a line (read_line's tuple) with its parenthesized parts placed: the
+    whole's code set to a lock tenure's (PAREN), the nested and outside names said in
+    `st.known`. `r` as is when the line has none."""
+    if "(" not in msg or type(r) is not tuple:
+        return r
+    names, values, qn, qv, stamp, code, flags, tol = r
+    found = []
+    for before, inner in _groups(msg):
+        head, kids = _names_of(before, st), _names_of(inner, st)
+        if not head or not kids:
+            continue
+        p = len(head) - 1
+        if list(names[p:p + 1 + len(kids)]) != [head[-1], *kids]:
+            continue
+        if sum(values[p + 1:p + 1 + len(kids)]) > values[p] * 1.01 + tol:
+            continue  # (more than the value: no parts of it)
+        found.append((p, kids))
+    if not found:
+        return r
+    whole = code // 4 if code >= 0 and code % 4 in (HELD, NAMED) else -1
+    if len(found) == 1 and whole in (-1, found[0][0]) and is_lock_name(names[found[0][0]]):
+        p, kids = found[0]
+        inside = {names[p], *kids}
+        for nm in names:
+            if nm not in inside:
+                st.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed beside the lock's tenure, not in its "
+                                        "parentheses): not part of its time")
+        return names, values, qn, qv, stamp, p * 4 + PAREN, flags | LINES_ONLY, tol
+    for p, kids in found:
+        for k in kids:
+            st.known.setdefault(k, f"{NESTED}{names[p]!r} (printed in parentheses after it): never counted "
+                                   "beside it")
+    return names, values, qn, qv, stamp, code, flags | LINES_ONLY, tol  # (kv drops them)
