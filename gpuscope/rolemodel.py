@@ -177,9 +177,7 @@ def model_from_dict(data: dict, source: str = "<dict>") -> RoleModel:
 
 
 def _refuse_cycle(contains: dict[str, Contains], source: str) -> None:
-    """A `[contains]` chain that comes back to where it began (a inside b inside a, or
-    longer) would count one time twice and shift the split: refused, naming the chain.
-    Each outer has one inner, so following inners from each start finds every cycle."""
+    """A `[contains]` chain back to its start (a in b in a) counts a time twice: refused, named."""
     for start in contains:
         chain, seen, c = [start], {start}, contains[start].inner
         while c in contains:
@@ -339,10 +337,8 @@ def guess_role(name: str) -> tuple[str | None, str]:
 
 #: words of a whole that make it a lock's tenure (parsers/log/linenest.py has the same)
 LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
-#: words of a wait: for a lock or for data, the name alone cannot tell
-WAIT_WORDS = frozenset(("wait", "waiting", "queue", "queued", "blocked", "acquire"))
-#: host-side work before the GPU's part (a prover's circuit synthesis)
-CPU_WORDS = frozenset(("synth", "synthesis", "witness"))
+WAIT_WORDS = frozenset(("wait", "waiting", "queue", "queued", "blocked", "acquire"))  # a lock's or data's?
+CPU_WORDS = frozenset(("synth", "synthesis", "witness"))  # host work before the GPU's (a prover's synthesis)
 OUTSIDE_WORD = "outside "  # (ParsedLog.not_parts: a time printed beside a lock's tenure, not in it)
 
 
