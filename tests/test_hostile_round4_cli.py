@@ -62,3 +62,32 @@ def test_help_and_version_still_work():
     assert code == 0 and out.startswith("gpuscope ")
     code, out, err = gpuscope()  # no arguments: the help, as before
     assert "Commands" in out + err and "Traceback" not in err
+
+
+# -- class 13: plot with nothing drawable is exit 4 "nothing to draw", as export ---------------
+
+@pytest.mark.parametrize("column, value", [("temperature_c", 40), ("mem_used_mib", 400)])
+def test_plot_of_samples_with_nothing_drawable_is_exit_4(tmp_path, column, value):
+    """Samples of temperature or memory alone used to be an internal error (matplotlib asked
+    for 0 rows); `analyze --html` of them still writes its page, without a picture. Falsely
+    firing on samples that do hold a figure is what the second half rules out."""
+    f = tmp_path / "s.csv"
+    f.write_text(f"t_wall,gpu,{column}\n" + "".join(f"{100 + i / 2},0,{value + i}\n" for i in range(6)))
+    code, out, err = gpuscope("plot", f, "-o", tmp_path / "p.png")
+    assert code == 4 and "nothing to draw" in one_line(err) and not (tmp_path / "p.png").exists()
+    code, out, err = gpuscope("analyze", f, "--html", tmp_path / "p.html")
+    assert code == 0 and (tmp_path / "p.html").exists() and "internal error" not in err
+    f.write_text(f"t_wall,gpu,{column},power_w\n" + "".join(f"{100 + i / 2},0,{value},90\n" for i in range(6)))
+    code, out, err = gpuscope("plot", f, "-o", tmp_path / "p.png")
+    assert code == 0 and (tmp_path / "p.png").stat().st_size > 0, err
+
+
+def test_plot_window_that_keeps_nothing_drawable_is_exit_4(tmp_path):
+    """A window before the run's samples that keeps only rows without a drawable figure was an
+    internal error; an empty window is the same "nothing to draw" (exit 4)."""
+    f = tmp_path / "s.csv"
+    f.write_text("t_wall,gpu,temperature_c,rx_gbs\n100,0,40,\n100.5,0,40,\n101,0,40,\n"
+                 + "".join(f"{105 + i / 2},0,41,3.5\n" for i in range(6)))
+    for window in (("--start=0", "--end=1"), ("--start=-50", "--end=-10")):
+        code, out, err = gpuscope("plot", f, "-o", tmp_path / "p.png", *window)
+        assert code == 4 and "nothing to draw" in one_line(err), (window, err)
