@@ -91,3 +91,52 @@ def test_plot_window_that_keeps_nothing_drawable_is_exit_4(tmp_path):
     for window in (("--start=0", "--end=1"), ("--start=-50", "--end=-10")):
         code, out, err = gpuscope("plot", f, "-o", tmp_path / "p.png", *window)
         assert code == 4 and "nothing to draw" in one_line(err), (window, err)
+
+
+# -- class 14: every numeric option finite, positive where it must be, bounded (exit 2) -------
+
+DAEMON = EXAMPLES / "cuzk_daemon.log"
+
+
+@pytest.mark.parametrize("args, option", [
+    (("plot", DAEMON, "-o", "w.png", "--end", "inf"), "--end"),
+    (("plot", DAEMON, "-o", "w.png", "--start=-1e308"), "--start"),
+    (("plot", DAEMON, "-o", "w.png", "--start", "nan"), "--start"),
+    (("watch", "--window", "1e308"), "--window"),
+    (("watch", "--line-rate", "0"), "--line-rate"),
+    (("watch", "--line-rate", "-5"), "--line-rate"),
+    (("watch", "--line-rate", "nan"), "--line-rate"),
+    (("watch", "--seconds", "inf"), "--seconds"),
+    (("watch", "--refresh", "1e308"), "--refresh"),
+    (("record", "--interval", "1e308", "--", "true"), "--interval"),
+    (("run", "--interval", "inf"), "--interval"),
+    (("run", "--general-share", "nan"), "--general-share"),
+    (("compare", DAEMON, DAEMON, "--bootstrap", "100000000000"), "--bootstrap"),
+    (("analyze", DAEMON, "--line-rate", "1e400"), "--line-rate"),  # the fast path's words
+    (("analyze", DAEMON, "--line-rate=0"), "--line-rate"),
+])
+def test_numeric_options_out_of_bounds_are_one_line_exit_2(tmp_path, args, option):
+    """They used to be internal errors (plot --end inf, watch --window 1e308), accepted and
+    failing on every refresh (watch --line-rate 0), or a number (--start nan)."""
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    line = one_line(r.stderr)
+    assert r.exit_code == 2 and line.startswith(f"gpuscope: {option} must be"), line
+    assert not (tmp_path / "w.png").exists()
+
+
+def test_numeric_bounds_hold_on_the_fast_analyze_path():
+    """gpuscope/cli/fast.py reads analyze's usual lines without typer: a line rate out of bounds
+    is left to typer, which says the same line (and a good one still takes the fast path)."""
+    from gpuscope.cli import fast
+
+    assert fast.parse(["analyze", "x.log", "--line-rate", "1e400"]) is None
+    assert fast.parse(["analyze", "x.log", "--line-rate", "0"]) is None
+    assert fast.parse(["analyze", "x.log", "--line-rate", "55.5"]) == {"source": "x.log", "line_rate": 55.5}
+    code, out, err = gpuscope("analyze", DAEMON, "--line-rate", "0.0")
+    assert code == 2 and one_line(err).startswith("gpuscope: --line-rate must be above 0 GB/s")
+
+
+def test_numeric_values_in_bounds_are_taken(tmp_path):
+    """Falsely refusing: a negative --start (before the first phase) and a window of the run."""
+    r = CliRunner().invoke(app, ["plot", str(DAEMON), "-o", str(tmp_path / "w.png"), "--start=-1", "--end", "30"])
+    assert r.exit_code == 0, r.stderr

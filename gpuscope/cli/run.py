@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sys
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
 
@@ -219,11 +219,11 @@ def run_cmd(
                                       help="Stream SRS points in chunks of 2^K points (smaller: copy of the next chunk overlaps the MSM of this one, but more MSM calls)."),
     prewarm: bool = typer.Option(True, "--prewarm/--no-prewarm",
                                  help="Pinned mode: pin the pool's buffers before the timed run (as a long-lived daemon's pool is)."),
-    general_share: float = typer.Option(0.02, "--general-share", metavar="F",
+    general_share: float = typer.Option(0.02, "--general-share", metavar="F", callback=bounds.GENERAL_SHARE.callback,
                                         help="Share of a*b=c rows that are general products (the rest have b = 0 or 1)."),
-    bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", help="Share of witness scalars that are 0 or 1."),
+    bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", callback=bounds.BOOL_SHARE.callback, help="Share of witness scalars that are 0 or 1."),
     seed: int = typer.Option(1, "--seed", metavar="S", help="Synthesis seed."),
-    interval: float = typer.Option(20.0, "--interval", metavar="MS", help="NVML sampling interval in ms."),
+    interval: float = typer.Option(20.0, "--interval", metavar="MS", callback=bounds.INTERVAL_MS.callback, help="NVML sampling interval in ms."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary and analysis as JSON."),
 ) -> None:
     from gpuscope.errors import UsageError
@@ -242,8 +242,6 @@ def run_cmd(
     be = get_backend(backend)
     if log_n is None:
         log_n = default_log_n(be.name)
-    if not (math.isfinite(interval) and interval >= 5):
-        raise UsageError(f"--interval must be a number of ms, at least 5, got {interval:g}")
     cfg = PipelineConfig(
         mode=mode, log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads,
         gpus=gpu_list, contention=contention, verify=verify, srs_resident=srs_resident,
