@@ -140,3 +140,37 @@ def test_numeric_values_in_bounds_are_taken(tmp_path):
     """Falsely refusing: a negative --start (before the first phase) and a window of the run."""
     r = CliRunner().invoke(app, ["plot", str(DAEMON), "-o", str(tmp_path / "w.png"), "--start=-1", "--end", "30"])
     assert r.exit_code == 0, r.stderr
+
+
+# -- class 7: record drops DCS/SOS/PM/APC control strings whole, payload and all ---------------
+
+def test_record_drops_control_strings_with_their_payload(tmp_path):
+    """`ESC _ ... ESC \\` (APC), ESC P (DCS), ESC ^ (PM), ESC X (SOS) and their 8-bit forms show
+    nothing on a terminal; record kept their payload in timing.log and analyze read timing
+    values from it. A string left open goes on in the next line, up to its ST. Falsely dropping:
+    the text around a string, and a two-byte escape's neighbours (ESC M), stay."""
+    import json
+
+    child = r"""
+import sys
+w = sys.stdout.write
+for i in range(6):
+    w("step=%d step_ms=10\n" % i)
+w("\x1b_step=90 step_ms=99991\x1b\\\n")
+w("before \x1bPq step=91 step_ms=99992\x1b\\after\n")
+w("\x1b^step=92 step_ms=99993\x1b\\\x1bXstep=93 step_ms=99994\x1b\\\n")
+w("\xc2\x9fstep=94 step_ms=99995\xc2\x9c\n".encode("latin-1").decode("utf-8"))
+w("opened \x1b_step=95 step_ms=99996\n")
+w("step=96 step_ms=99997\n")
+w("closed\x1b\\ tail \x1bM kept\n")
+"""
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c", child])
+    assert r.exit_code == 0, r.stderr
+    log = (out / "timing.log").read_text()
+    assert "9999" not in log and "\x1b" not in log, log
+    texts = [line.split(" ", 1)[1] if " " in line else "" for line in log.splitlines()]
+    assert "before after" in texts and "opened " in texts and " tail  kept" in texts, texts
+    r = CliRunner().invoke(app, ["analyze", str(out), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert "9999" not in json.dumps(json.loads(r.stdout))
