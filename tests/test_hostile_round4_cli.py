@@ -174,3 +174,27 @@ w("closed\x1b\\ tail \x1bM kept\n")
     r = CliRunner().invoke(app, ["analyze", str(out), "--json"])
     assert r.exit_code == 0, r.stderr
     assert "9999" not in json.dumps(json.loads(r.stdout))
+
+
+# -- class 5: a terminal that cannot encode UTF-8 gets stand-ins, not an internal error --------
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_console_report_on_a_terminal_without_utf8(tmp_path, encoding):
+    """PYTHONIOENCODING=ascii (or an ISO-8859-1 locale) made the report an internal error at its
+    first `—` or `█`. Falsely replacing: what the encoding has (latin-1's `é`) stays."""
+    env = {"PYTHONIOENCODING": encoding}
+    r = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(DAEMON)], capture_output=True,
+                       env={**os.environ, **env}, timeout=60)
+    out, err = r.stdout.decode(encoding), r.stderr.decode(encoding)
+    assert r.returncode == 0 and err == "", err
+    assert "GPU-lock time split" in out and "mutex_held" in out and " - format cuzk" in out
+    log = tmp_path / "caf\u00e9 \u2192 run.log"
+    log.write_bytes(DAEMON.read_bytes())
+    r = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(tmp_path / "gone\u2014.log")],
+                       capture_output=True, env={**os.environ, **env}, timeout=60)
+    line = one_line(r.stderr.decode(encoding))  # stderr: the same stand-ins
+    assert r.returncode == 3 and "gone-.log" in line, line
+    r = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log)], capture_output=True,
+                       env={**os.environ, **env}, timeout=60)
+    out = r.stdout.decode(encoding)
+    assert r.returncode == 0 and ("caf\u00e9 -> run.log" if encoding == "latin-1" else "cafe -> run.log") in out
