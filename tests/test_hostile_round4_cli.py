@@ -198,3 +198,28 @@ def test_console_report_on_a_terminal_without_utf8(tmp_path, encoding):
                        env={**os.environ, **env}, timeout=60)
     out = r.stdout.decode(encoding)
     assert r.returncode == 0 and ("caf\u00e9 -> run.log" if encoding == "latin-1" else "cafe -> run.log") in out
+
+
+# -- class 4: file names that are not UTF-8 ----------------------------------------------------
+
+@pytest.mark.parametrize("io", ["utf-8", "utf-8:surrogateescape"])  # the second: Python's C/POSIX locale
+def test_file_names_that_are_not_utf8(tmp_path, io):
+    """`plot` and `--html` of such a name were internal errors (matplotlib got surrogates); the
+    console wrote the raw bytes, 0x9b (CSI on an 8-bit terminal) among them. Every name shown
+    is the byte's text `\\x9b`; falsely escaping: a UTF-8 name (é) stays as it is."""
+    src = os.fsencode(tmp_path) + b"/caf\xc3\xa9 d\x9bx\xff.log"
+    with open(src, "wb") as f:
+        f.write(DAEMON.read_bytes())
+    shown = "caf\u00e9 d\\x9bx\\xff.log"
+    env = {"PYTHONIOENCODING": io}
+    png = os.fsencode(tmp_path) + b"/o\x9b.png"
+    code, out, err = gpuscope("plot", src, "-o", png, env=env)
+    assert code == 0 and "wrote " in out and "o\\x9b.png" in out and err == "", err
+    assert os.path.getsize(png) > 0
+    html = tmp_path / "r.html"
+    code, out, err = gpuscope("analyze", src, "--html", html, env=env)
+    assert code == 0 and "d\\x9bx\\xff.log" in out and shown in html.read_text(encoding="utf-8"), err
+    code, out, err = gpuscope("analyze", os.fsencode(tmp_path) + b"/gone\x9b.log", env=env)
+    assert code == 3 and "gone\\x9b.log" in one_line(err)
+    for text in (out, err):
+        assert not any(0xDC80 <= ord(c) <= 0xDCFF or 0x80 <= ord(c) <= 0x9F for c in text)
