@@ -223,3 +223,35 @@ def test_file_names_that_are_not_utf8(tmp_path, io):
     assert code == 3 and "gone\\x9b.log" in one_line(err)
     for text in (out, err):
         assert not any(0xDC80 <= ord(c) <= 0xDCFF or 0x80 <= ord(c) <= 0x9F for c in text)
+
+
+# -- class 15: an output FIFO without a reader is waited on as an input FIFO is, then one line --
+
+def test_output_fifo_without_a_reader_ends_with_one_line(tmp_path):
+    """`--perfetto FIFO`, `-o FIFO`, `--html FIFO` with no process reading blocked for ever.
+    Falsely refusing: a FIFO that has a reader gets the bytes."""
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    env = {"GPUSCOPE_FIFO_WAIT": "0.3"}
+    for args in (("export", DAEMON, "--perfetto", fifo), ("analyze", DAEMON, "--html", fifo)):
+        code, out, err = gpuscope(*args, env=env, timeout=60)
+        assert code == 6 and "named pipe" in one_line(err) and "GPUSCOPE_FIFO_WAIT" in err, err
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, out, err = gpuscope("export", DAEMON, "--perfetto", fifo, env={"GPUSCOPE_FIFO_WAIT": "30"})
+    reader.join(30)
+    assert code == 0 and got and got[0].startswith(b"{"), err
+
+
+def test_output_and_input_fifo_waits_agree(monkeypatch):
+    from gpuscope import safe_output
+    from gpuscope.parsers import limits
+
+    assert safe_output.FIFO_WAIT_S == limits.FIFO_WAIT_S
+    monkeypatch.setenv("GPUSCOPE_FIFO_WAIT", "2.5")
+    assert safe_output.fifo_wait_s() == 2.5
+    monkeypatch.setenv("GPUSCOPE_FIFO_WAIT", "0")
+    assert safe_output.fifo_wait_s() == float("inf")
