@@ -5,8 +5,10 @@ process, or typer's CliRunner as tests/test_cli_*.py do) on inputs it writes its
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -153,6 +155,7 @@ def test_record_drops_control_strings_with_their_payload(tmp_path):
 
     child = r"""
 import sys
+import time
 w = sys.stdout.write
 for i in range(6):
     w("step=%d step_ms=10\n" % i)
@@ -255,3 +258,37 @@ def test_output_and_input_fifo_waits_agree(monkeypatch):
     assert safe_output.fifo_wait_s() == 2.5
     monkeypatch.setenv("GPUSCOPE_FIFO_WAIT", "0")
     assert safe_output.fifo_wait_s() == float("inf")
+
+
+# -- class 8: record finishes the ladder on the process group, grandchildren included ----------
+
+# a shell that ends on the signal, having started a grandchild that ignores SIGINT and SIGHUP
+# (in the command's process group, holding its stdout)
+SHELL_AND_GRANDCHILD = ["sh", "-c", "sh -c 'trap \"\" INT HUP; exec sleep 60' & echo ready $$ $!; wait"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
+def test_record_leaves_no_grandchild_after_a_forwarded_stop_signal(tmp_path, sig):
+    """The shell died of the forwarded signal; record drained its output for a second and
+    exited, its grandchild orphaned although it had announced "SIGTERM in 5 s and SIGKILL 5 s
+    later". Now the ladder goes on, on a timer, while the group has a process; falsely killing:
+    a command that ends by itself and leaves a background process without any stop signal
+    keeps it (tests/test_record_signals.py, test_output_held_open_by_a_background_process...)."""
+    from tests.test_record_signals import Gpuscope, _alive, _gone, _pids
+
+    g = Gpuscope(tmp_path, SHELL_AND_GRANDCHILD, grace_s=0.3)
+    try:
+        shell, grandchild = _pids(g.expect("ready"))
+        time.sleep(0.2)  # (the grandchild's trap is set)
+        g.p.send_signal(sig)
+        g.expect(f"{sig.name}: forwarded to the command's process group ({shell})")
+        rc, meta = g.finish(timeout=20)
+        assert _gone(grandchild, timeout=5), "the grandchild was left running"
+        assert meta["status"] == "interrupted" and "SIGTERM" in meta["signals_forwarded"]
+        assert "Traceback" not in g.err() and rc != 0
+        if sig == signal.SIGINT:  # (SIGHUP's timer was running already when the shell died)
+            assert "the command exited, but processes it started still run in its process group" in g.err()
+    finally:
+        g.kill()
+        if _alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
