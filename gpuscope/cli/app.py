@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 try:  # typer >= 0.26 carries its own copy of click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 except ImportError:  # pragma: no cover  (an older typer: click itself)
-    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from gpuscope import __version__
 
