@@ -159,24 +159,24 @@ import time
 w = sys.stdout.write
 for i in range(6):
     w("step=%d step_ms=10\n" % i)
-w("\x1b_step=90 step_ms=99991\x1b\\\n")
-w("before \x1bPq step=91 step_ms=99992\x1b\\after\n")
-w("\x1b^step=92 step_ms=99993\x1b\\\x1bXstep=93 step_ms=99994\x1b\\\n")
-w("\xc2\x9fstep=94 step_ms=99995\xc2\x9c\n".encode("latin-1").decode("utf-8"))
-w("opened \x1b_step=95 step_ms=99996\n")
-w("step=96 step_ms=99997\n")
+w("\x1b_step=90 step_ms=31415921\x1b\\\n")
+w("before \x1bPq step=91 step_ms=31415922\x1b\\after\n")
+w("\x1b^step=92 step_ms=31415923\x1b\\\x1bXstep=93 step_ms=31415924\x1b\\\n")
+w("\xc2\x9fstep=94 step_ms=31415925\xc2\x9c\n".encode("latin-1").decode("utf-8"))
+w("opened \x1b_step=95 step_ms=31415926\n")
+w("step=96 step_ms=31415927\n")
 w("closed\x1b\\ tail \x1bM kept\n")
 """
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["record", "--no-summary", "--out", str(out), "--", sys.executable, "-c", child])
     assert r.exit_code == 0, r.stderr
     log = (out / "timing.log").read_text()
-    assert "9999" not in log and "\x1b" not in log, log
+    assert "3141592" not in log and "\x1b" not in log, log
     texts = [line.split(" ", 1)[1] if " " in line else "" for line in log.splitlines()]
     assert "before after" in texts and "opened " in texts and " tail  kept" in texts, texts
     r = CliRunner().invoke(app, ["analyze", str(out), "--json"])
     assert r.exit_code == 0, r.stderr
-    assert "9999" not in json.dumps(json.loads(r.stdout))
+    assert "3141592" not in json.dumps(json.loads(r.stdout))
 
 
 # -- class 5: a terminal that cannot encode UTF-8 gets stand-ins, not an internal error --------
