@@ -115,6 +115,9 @@ DAEMON = EXAMPLES / "cuzk_daemon.log"
     (("run", "--general-share", "nan"), "--general-share"),
     (("compare", DAEMON, DAEMON, "--bootstrap", "100000000000"), "--bootstrap"),
     (("analyze", DAEMON, "--line-rate", "1e400"), "--line-rate"),  # the fast path's words
+    (("run", "--backend", "cpu", "--synth-threads", "100000000000"), "--synth-threads"),  # was a MemoryError
+    (("run", "--backend", "cpu", "--seed=-1"), "--seed"),
+    (("bandwidth", "--repeats", "99999999999999999999"), "--repeats"),
     (("analyze", DAEMON, "--line-rate=0"), "--line-rate"),
 ])
 def test_numeric_options_out_of_bounds_are_one_line_exit_2(tmp_path, args, option):

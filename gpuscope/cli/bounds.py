@@ -52,7 +52,7 @@ class Bound:
             return f"{self.option} must be at most {self.high:g}{u}, got {value}"
         low = "" if self.low is None else f"{'above' if self.low_open else 'at least'} {self.low:g}{u}"
         if isinstance(value, int):  # (an integer option: always finite)
-            return f"{self.option} must be {low}, got {value}"
+            return f"{self.option} must be {'0 or more' if self.low == 0 else low}, got {value}"
         return f"{self.option} must be {low + ' and ' if low else ''}finite, got {value}"
 
     def check(self, value: Any) -> Any:
@@ -82,4 +82,13 @@ SECONDS = Bound("--seconds", 0, 366 * DAY_S, low_open=True, unit="s")
 BOOTSTRAP = Bound("--bootstrap", 100, 1_000_000)
 SEED = Bound("--seed", 0, 2**63 - 1)
 GENERAL_SHARE = Bound("--general-share", 0, 1)
+LOG_N = Bound("--log-n", 1, 40)  # (the backends say their own, smaller, limits)
+PARTITIONS = Bound("--partitions", 1, 10**7)
+WORKERS = Bound("--workers", 1, 256)
+SYNTH_THREADS = Bound("--synth-threads", 1, 1024)  # (1e11 threads was a MemoryError)
+CONTENTION = Bound("--contention", 0, 1024)
+BUDGET_MIB = {o: Bound(o, 0, 2**30) for o in ("--host-budget-mib", "--pinned-budget-mib")}  # (0 is read: a budget no partition fits, exit 6)
+RUN_SEED = Bound("--run-seed", 0, 2**63 - 1)
+REPEATS = Bound("--repeats", 1, 10_000)
+DEVICE = Bound("--device", 0, 1023)
 BOOL_SHARE = Bound("--bool-share", 0, 1)
