@@ -215,7 +215,7 @@ def run_cmd(
                                                help="Host bytes of synthesized partitions in flight (default: one partition per worker on each GPU plus one per synthesis thread)."),
     pinned_budget_mib: int | None = typer.Option(None, "--pinned-budget-mib", callback=bounds.BUDGET_MIB["--pinned-budget-mib"].callback, metavar="MIB",
                                                  help="Pinned pool budget in pinned mode (default: the host budget)."),
-    srs_chunk_log: int = typer.Option(24, "--srs-chunk-log", metavar="K",
+    srs_chunk_log: int = typer.Option(24, "--srs-chunk-log", callback=bounds.SRS_CHUNK_LOG.callback, metavar="K",
                                       help="Stream SRS points in chunks of 2^K points (smaller: copy of the next chunk overlaps the MSM of this one, but more MSM calls)."),
     prewarm: bool = typer.Option(True, "--prewarm/--no-prewarm",
                                  help="Pinned mode: pin the pool's buffers before the timed run (as a long-lived daemon's pool is)."),
