@@ -33,21 +33,31 @@ BURST_MIN_BYTES = 2048
 BURST_AT_END_S = 0.05
 BURST_WARN_SHARE = 0.5  # warn when at least this share of all lines arrived in bursts
 
-# terminal control sequences: CSI (colours, cursor moves, erase), OSC (titles, links), and
-# the two-byte escapes, in their 7-bit (ESC [) and 8-bit (U+009B, U+009D) forms; then every
+# terminal control sequences: CSI (colours, cursor moves, erase), OSC (titles, links), the
+# control strings DCS, SOS, PM and APC (ESC P / X / ^ / _ ... ESC \\: text no terminal shows,
+# dropped whole, payload and all, else analyze read timing values from it), and the two-byte
+# escapes, in their 7-bit (ESC [) and 8-bit (U+009B, U+009D, U+0090, ...) forms; then every
 # other control character but tab: C0, DEL, C1, and the bidi overrides, isolates and marks and
-# line separators that make a line read other than it is (U+202E)
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])"
-                      r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?")
+# line separators that make a line read other than it is (U+202E). A string left open at the
+# end of a line goes on in the next (StreamCapture: `open_string`), as a terminal swallows it.
+_STRING_BODY = r"(?:[^\x1b\x9c\x18\x1a]|\x1b(?!\\))*"  # (CAN, SUB: abandon the string, as a terminal does)
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                      r"|[PX^_]" + _STRING_BODY + r"(?:\x1b\\|\x9c)?|[@-Z\\-_])"
+                      r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?"
+                      r"|[\x90\x98\x9e\x9f]" + _STRING_BODY + r"(?:\x1b\\|\x9c)?")
+# a control string (DCS, SOS, PM, APC) that the line leaves open: it ends at its ST
+_OPEN_STRING = re.compile(r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])" + _STRING_BODY + r"\Z")
+_STRING_END = re.compile(r"\x1b\\|[\x9c\x18\x1a]")
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def log_text(line: str) -> str:
     """A line of the child's output as timing.log keeps it: what a terminal would show.
 
-    `\r` before the newline (CRLF) dropped; terminal control sequences removed; a line redrawn
-    with `\r` (a progress bar) keeps what its last redraw wrote; other control characters
-    (a NUL would make the log look binary) removed. Our own terminal gets the bytes as they came.
+    `\r` before the newline (CRLF) dropped; terminal control sequences removed (a control
+    string's payload too); a line redrawn with `\r` (a progress bar) keeps what its last redraw
+    wrote; other control characters (a NUL would make the log look binary) removed. Our own
+    terminal gets the bytes as they came.
     """
     text = _ESCAPES.sub("", line.rstrip("\r"))
     if "\r" in text:
@@ -67,6 +77,7 @@ class StreamCapture:
         self.stamps: list[float] = []  # arrival of each line (CLOCK.mono)
         self.sizes: list[int] = []  # its bytes
         self.ended_at: float | None = None  # EOF, or when we stopped reading
+        self.open_string = False  # a DCS/SOS/PM/APC string goes on past the last line's end
 
     def feed(self, data: bytes, now: float) -> None:
         self._pass_through(self.decoder.decode(data))
@@ -91,7 +102,14 @@ class StreamCapture:
 
     def _line(self, raw: bytes, now: float) -> None:
         if self.log is not None:
-            self.log.write_line(log_text(raw.decode("utf-8", errors="replace")), now)
+            text = raw.decode("utf-8", errors="replace")
+            if self.open_string:  # the payload of a string an earlier line opened, up to its ST
+                end = _STRING_END.search(text)
+                text = text[end.end():] if end else ""
+                self.open_string = end is None
+            if not self.open_string:
+                self.open_string = _OPEN_STRING.search(text.rstrip("\r")) is not None
+                self.log.write_line(log_text(text), now)
         self.stamps.append(now)
         self.sizes.append(len(raw) + 1)
 

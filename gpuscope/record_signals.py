@@ -123,6 +123,39 @@ class Stopper:
         except OSError:
             pass
 
+    def group_alive(self) -> bool:
+        """The command's process group still has a process (the command itself, or one it
+        started: a grandchild that ignored the forwarded signal)."""
+        if self.child is None:
+            return False
+        try:
+            os.killpg(self.child.pid, 0)
+        except PermissionError:
+            return True
+        except OSError:
+            return False
+        return True
+
+    def after_exit(self) -> bool:
+        """The command exited after a stop signal was forwarded: True while the ladder goes on
+        for its process group (what it announced: SIGTERM, then SIGKILL), on a timer from here
+        whatever the signal was (no one would know to press Ctrl-C again for a process no longer
+        shown). False once SIGKILL was sent (it cannot be ignored; an unreaped zombie would
+        still answer killpg) or the group is empty. Without a stop signal a process the command
+        left running is its business, and stays."""
+        if not self.sent or self.sent[-1] == signal.SIGKILL or not self.group_alive():
+            return False
+        if not self.timed or self.deadline is None:
+            self.timed = True
+            self.deadline = CLOCK.mono() + self.grace_s
+            assert self.child is not None
+            nxt = "SIGKILL" if self.sent[-1] == signal.SIGTERM else "SIGTERM"
+            self.messages.append(f"the command exited, but processes it started still run in its process group "
+                                 f"({self.child.pid}): {nxt} in {self.grace_s:g} s"
+                                 + (f" and SIGKILL {self.grace_s:g} s later" if nxt == "SIGTERM" else "")
+                                 + " if they are still running")
+        return True
+
     def service(self, running: bool) -> None:
         """From the pump: climb the timed rung when it is due."""
         if self.deadline is not None and CLOCK.mono() >= self.deadline:

@@ -32,6 +32,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -351,10 +352,13 @@ class _Recording:
                         pass
                 if rc is None and (rc := child.poll()) is not None:
                     exited_at = CLOCK.mono()
-                self.stopper.service(running=rc is None)
+                self.stopper.service(running=rc is None or self.stopper.group_alive())
                 self.say_signal_notes()
                 if rc is not None and (not sel.get_map() or CLOCK.mono() - exited_at >= DRAIN_S):
-                    break
+                    if not self.stopper.after_exit():  # (a stop signal's ladder finished on the group)
+                        break
+                    if not sel.get_map():
+                        time.sleep(POLL_S)
             open_ = [o.name for o in self.outputs if o.ended_at is None]
             if open_:
                 self.note(f"the command exited but its {' and '.join(open_)} stayed open for more than "

@@ -6,6 +6,8 @@
 - never through a symbolic link it did not make (the last part of the path is checked with
   lstat and the file is created with O_NOFOLLOW); a link to a terminal, a pipe or /dev/null
   (`-o /dev/stdout`) is written to directly, since nothing can be lost there;
+- never blocked for ever: a named pipe without a reader is waited on as long as an input
+  FIFO is (GPUSCOPE_FIFO_WAIT), then a one-line error;
 - never half-written: the bytes go to a new temporary file beside the target (O_EXCL),
   flushed to disk, then renamed over it in one step, so a full disk leaves the old file as it
   was and no partial one (ResourceError, exit 6).
@@ -20,6 +22,7 @@ import errno
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 
 from gpuscope.errors import ResourceError, UsageError
@@ -97,7 +100,7 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if stream_target(p):
         try:
-            with open(p, "wb") as f:
+            with os.fdopen(_open_stream(p, what), "wb") as f:
                 f.write(raw)
         except BrokenPipeError:
             raise  # its reader left (`-o /dev/stdout | head`): a quiet end, not a failure
@@ -128,6 +131,43 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
             raise _cannot(p, what, e) from None
         raise
     return p
+
+
+FIFO_WAIT_S = 10.0  # = parsers/limits.py's FIFO_WAIT_S (this layer is below it; a test holds them equal)
+
+
+def fifo_wait_s() -> float:
+    """GPUSCOPE_FIFO_WAIT as parsers/limits.py reads it (seconds, 0 for no limit); a value that
+    is not a number leaves the default (the input side, if any, says why)."""
+    raw = os.environ.get("GPUSCOPE_FIFO_WAIT", "").strip()
+    try:
+        v = float(raw) if raw.isascii() and raw.replace(".", "", 1).isdigit() else FIFO_WAIT_S
+    except ValueError:
+        v = FIFO_WAIT_S
+    return float("inf") if v == 0 else v
+
+
+def _open_stream(p: Path, what: str) -> int:
+    """A descriptor to write to a terminal, /dev/null or a pipe. A named pipe no process reads
+    blocked `open` for ever: it is opened without blocking, and a reader awaited at most the
+    inputs' FIFO wait (GPUSCOPE_FIFO_WAIT, parsers/limits.py), then a ResourceError (exit 6)."""
+    if not stat.S_ISFIFO(os.stat(p).st_mode):
+        return os.open(p, os.O_WRONLY)
+    wait = fifo_wait_s()
+    deadline = time.monotonic() + min(wait, 1e12)
+    while True:
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:  # (ENXIO: no reader yet)
+                raise
+        if time.monotonic() >= deadline:
+            raise ResourceError(f"cannot write {what} to {p}: a named pipe that no process opened for "
+                                f"reading within {wait:g} s (set GPUSCOPE_FIFO_WAIT=<seconds> to wait longer)")
+        time.sleep(0.05)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _cannot(p: Path, what: str, e: OSError | ValueError) -> ResourceError:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
+from gpuscope.errors import NoDataError
 from gpuscope.reports.html_render import html as render_html
 from gpuscope.reports.safe_text import visible
 
@@ -107,11 +108,14 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
             continue
         t0 = e[0]
         phases = s.phases if s.phases is not None else empty_phases()
-        pngs[s.label] = plot.timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
-                                          origin=t0, view=(t0, t0 + width) if width else None,
-                                          intervals=getattr(s, "intervals", None),
-                                          counters=getattr(s, "counters", None),
-                                          lane_noun=getattr(s, "lane_noun", "worker"))
+        try:
+            pngs[s.label] = plot.timeline_png(phases, s.samples, title=f"gpuscope timeline: {s.label} ({s.source})",
+                                              origin=t0, view=(t0, t0 + width) if width else None,
+                                              intervals=getattr(s, "intervals", None),
+                                              counters=getattr(s, "counters", None),
+                                              lane_noun=getattr(s, "lane_noun", "worker"))
+        except NoDataError:  # samples of temperature or memory alone: that side has no picture
+            pngs[s.label] = None
     return compare_html(doc, pngs)
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.errors import NoDataError
 from gpuscope.reports import plot_panels as P
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
@@ -62,7 +63,7 @@ def render_timeline(
     phases = phases.dropna(subset=["t_start", "t_end"]) if phases is not None else phases
     have_phases = phases is not None and len(phases) > 0
     if not have_phases and not _has(samples, "t_wall") and not _has(counters, "t_wall"):
-        raise ValueError("no phase intervals to draw")
+        raise NoDataError("nothing to draw: no phase intervals and no samples")
     t0, t1 = _extent(phases if have_phases else None, samples, counters, origin, view)
     if samples is not None and len(samples) and "t_wall" in samples:
         inside = ((samples["t_wall"] >= t0 - 0.5) & (samples["t_wall"] <= t1 + 0.5)).to_numpy()
@@ -74,6 +75,9 @@ def render_timeline(
                 counters=_has(counters, "busy_fraction") and not P.activity_series(samples))
     heights = ([max(1.6, 0.55 + 0.38 * len(p.lanes))] if p.lanes else []) + [h for ok, h in (
         (p.pcie, 1.9), (p.activity, 1.4), (p.clocks, 1.4), (p.counters, 1.6)) if ok]
+    if not heights:  # samples of temperature or memory alone, or a window that kept only such rows
+        raise NoDataError("nothing to draw: no phase intervals, and the samples hold none of PCIe RX/TX, "
+                          "SM/DRAM activity, utilization, clocks or power")
     fig = Figure(figsize=(14, sum(heights) + 1.3), dpi=110, layout="constrained")
     axes = list(fig.subplots(len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights},
                              squeeze=False)[:, 0])

@@ -13,6 +13,9 @@ labels, kernel and annotation names, and the sentences that embed them.
   such Text: a report's table never interprets what it shows.
 - `mpl(s)`: for matplotlib: controls as `\\x1b` (its fonts have no control pictures), and
   `$` escaped (no mathtext).
+- A file name's bytes that are not UTF-8 (Python's surrogate escapes, U+DC80..U+DCFF) are
+  shown by all three as the byte's text `\\x9b`: never the raw byte (0x9b is CSI on an 8-bit
+  terminal), never a surrogate (matplotlib and the encoders refuse them).
 
 Pure: no I/O. `visible` and `mpl` need nothing but `re` (the CLI's stderr lines use them
 without loading rich); `text` and `LiteralTable` load rich when first used.
@@ -28,7 +31,8 @@ if TYPE_CHECKING:
 
 # C0 (but not the pictures' own range), DEL, C1; bidi embeddings/overrides/isolates, marks
 # that flip the direction, line and paragraph separators
-_UNSAFE = re.compile("[\x00-\x1f\x7f\x80-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x1f\x7f\x80-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                     "\udc80-\udcff]")  # (the last: a file name's bytes that are not UTF-8, surrogate-escaped)
 
 
 def _show(m: re.Match) -> str:
@@ -39,6 +43,8 @@ def _show(m: re.Match) -> str:
         return "\u2421"             # ␡
     if c <= 0xFF:
         return f"\\x{c:02x}"
+    if 0xDC80 <= c <= 0xDCFF:       # an undecodable byte of a file name: the byte, as text
+        return f"\\x{c - 0xDC00:02x}"
     return f"\\u{c:04x}"
 
 

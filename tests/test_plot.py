@@ -45,7 +45,9 @@ def test_without_samples_only_the_lanes():
 
 
 def test_no_phases_is_a_clear_error():
-    with pytest.raises(ValueError, match="no phase intervals"):
+    from gpuscope.errors import NoDataError  # (exit 4 "nothing to draw", issue 34 class 13)
+
+    with pytest.raises(NoDataError, match="no phase intervals"):
         render_timeline(phases().iloc[:0], None, title="x")
 
 

@@ -411,11 +411,17 @@ class Gen3:
                 "json_stdout": ["analyze", *src, "--json"]}[how]
         return Case(f"output {how} -> {where}", argv, inputs=[log, trace], output=out if how != "csv" else None)
 
+    def case_cli4(self) -> Case:
+        from tools.probe_cli4 import Cli4
+
+        return Cli4(self).case()
+
     def cases(self, n: int, subprocess_share: float = 0.03):
         from tools.probe_gen3_sub import case_fsize, case_signal
 
         kinds = [(self.case_gzip, 16), (self.case_odd_file, 22), (self.case_encoding, 18), (self.case_trace, 22),
                  (self.case_output, 22)]
+        kinds.append((self.case_cli4, 14))  # round four's CLI, terminal and record (tools/probe_cli4.py)
         total = sum(w for _, w in kinds)
         for _ in range(n):
             if self.r.random() < subprocess_share:

@@ -154,7 +154,7 @@ def window(tv: TimelineView, start: float | None, end: float | None) -> Timeline
     if samples is not None and len(samples):
         samples = samples[(samples["t_wall"] >= lo) & (samples["t_wall"] <= hi)]
     if not keep.any() and (samples is None or not len(samples)):
-        raise UsageError(f"nothing in the window {start or 0:g}..{end if end is not None else 'end'} s")
+        raise NoDataError(f"nothing to draw in the window {start or 0:g}..{end if end is not None else 'end'} s")
     phases = phases[keep]
     if len(phases):
         last = float(phases["t_end"].max())

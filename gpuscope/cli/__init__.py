@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     outside a command's own code at once (interrupts_end_now), inside it as a
     KeyboardInterrupt that the command's error handling turns into that line."""
     from gpuscope.cli._common import ctrl_c_never_swallowed, interrupts_end_now
+    from gpuscope.cli.streams import tolerant_output
 
+    tolerant_output()  # a terminal that cannot encode a character gets a stand-in, not an error
     if argv is None:  # the process is gpuscope's own (a caller passing argv keeps its handler)
         interrupts_end_now(own=True)
         sys.unraisablehook = ctrl_c_never_swallowed

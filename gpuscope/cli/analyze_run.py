@@ -139,11 +139,11 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     from gpuscope.reports.html import analysis_html
     from gpuscope.reports.plot import view_png
 
-    try:
+    try:  # nothing on a time axis, or nothing drawable (samples of temperature alone): no picture
         tv = timeline_view(src, trace=result.trace)
+        png: bytes | None = view_png(tv, title=source_title(src, int(result.records) or None))
     except NoDataError:
-        tv = None
-    png = view_png(tv, title=source_title(src, int(result.records) or None)) if tv is not None else None
+        png = None
     return analysis_html(result, png, whatif=whatif)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 from gpuscope.errors import NoGpuError, ResourceError, UsageError
@@ -59,9 +60,9 @@ def _render(result: dict[str, Any], saved: str | None) -> None:
 @handle_errors
 def bandwidth_cmd(
     sizes: str = typer.Option("64M,512M,1536M", "--sizes", metavar="LIST", help="Copy sizes (K/M/G and KiB/MiB/GiB binary, KB/MB/GB decimal)."),
-    repeats: int = typer.Option(5, "--repeats", metavar="N", help="Copies per measurement (median taken)."),
-    contention: int = typer.Option(0, "--contention", metavar="N", help="Host threads copying memory meanwhile."),
-    device: int = typer.Option(0, "--device", metavar="I", help="CUDA device index."),
+    repeats: int = typer.Option(5, "--repeats", callback=bounds.REPEATS.callback, metavar="N", help="Copies per measurement (median taken)."),
+    contention: int = typer.Option(0, "--contention", callback=bounds.CONTENTION.callback, metavar="N", help="Host threads copying memory meanwhile."),
+    device: int = typer.Option(0, "--device", callback=bounds.DEVICE.callback, metavar="I", help="CUDA device index."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     save: bool = typer.Option(True, "--save/--no-save", help="Save the line rate to the cache."),
 ) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 
@@ -35,7 +36,7 @@ def _sizes(text: str) -> list[int]:
 @handle_errors
 def kernels(
     sizes: str = typer.Option("20,22,24", "--sizes", help="log2 sizes, comma-separated (10..26)."),
-    repeats: int = typer.Option(5, "--repeats", help="timed runs per kernel after one warm-up (median reported)."),
+    repeats: int = typer.Option(5, "--repeats", callback=bounds.REPEATS.callback, help="timed runs per kernel after one warm-up (median reported)."),
     as_json: bool = typer.Option(False, "--json", help="print the rows as JSON."),
 ) -> None:
     """Time NTT, H, MSM, batch_add and tail MSM on the GPU beside their floors.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from gpuscope.cli import options
+from gpuscope.cli import bounds, options
 from gpuscope.cli._common import handle_errors, say, say_samples_damage
 from gpuscope.cli.app import app
 
@@ -73,33 +73,28 @@ def compare_cmd(
     b: str = typer.Argument(..., metavar="B", help="Run directory, timing log, or a mode name to run."),
     as_json: options.Json = False,
     html_file: options.Html = None,
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Bootstrap seed (same seed, same intervals)."),
-    n_boot: int = typer.Option(2000, "--bootstrap", metavar="N", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", metavar="N", callback=bounds.SEED.callback, help="Bootstrap seed (same seed, same intervals)."),
+    n_boot: int = typer.Option(2000, "--bootstrap", metavar="N", callback=bounds.BOOTSTRAP.callback, help="Bootstrap resamples."),
     abc_bytes: options.AbcBytes = None,
     line_rate: options.LineRate = None,
     fmt: options.Format = None,
     model: options.Model = None,
-    log_n: int | None = typer.Option(None, "--log-n", metavar="K", help="Runs: 2^K elements per vector."),
-    partitions: int = typer.Option(16, "--partitions", metavar="N", help="Runs: partitions to prove."),
-    workers: int = typer.Option(2, "--workers", metavar="N", help="Runs: GPU workers sharing the mutex."),
-    synth_threads: int = typer.Option(4, "--synth-threads", metavar="N", help="Runs: synthesis threads."),
+    log_n: int | None = typer.Option(None, "--log-n", callback=bounds.LOG_N.callback, metavar="K", help="Runs: 2^K elements per vector."),
+    partitions: int = typer.Option(16, "--partitions", callback=bounds.PARTITIONS.callback, metavar="N", help="Runs: partitions to prove."),
+    workers: int = typer.Option(2, "--workers", callback=bounds.WORKERS.callback, metavar="N", help="Runs: GPU workers sharing the mutex."),
+    synth_threads: int = typer.Option(4, "--synth-threads", callback=bounds.SYNTH_THREADS.callback, metavar="N", help="Runs: synthesis threads."),
     gpus: str = typer.Option("0", "--gpus", metavar="0[,1]", help="Runs: GPUs to use."),
-    contention: int = typer.Option(0, "--contention", metavar="N", help="Runs: host threads copying memory."),
+    contention: int = typer.Option(0, "--contention", callback=bounds.CONTENTION.callback, metavar="N", help="Runs: host threads copying memory."),
     backend: str = typer.Option("auto", "--backend", metavar="B", help="Runs: auto, gpu or cpu."),
-    run_seed: int = typer.Option(1, "--run-seed", metavar="S", help="Runs: synthesis seed."),
+    run_seed: int = typer.Option(1, "--run-seed", callback=bounds.RUN_SEED.callback, metavar="S", help="Runs: synthesis seed."),
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
     from gpuscope.analysis.compare.sources import compare_sources
-    from gpuscope.errors import InputError, UsageError
+    from gpuscope.errors import InputError
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size
 
-    if n_boot < 100:
-        raise UsageError(f"--bootstrap: at least 100 resamples, got {n_boot}")
-    if seed < 0:
-        raise UsageError(f"--seed: a non-negative integer, got {seed}")
-    if line_rate is not None and not line_rate > 0:
-        raise UsageError(f"--line-rate: must be a positive number of GB/s, got {line_rate}")
+    # (--bootstrap, --seed, --line-rate: checked as the line is read, gpuscope.cli.bounds)
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes else None
     opts = dict(log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads, gpus=gpus,
                 contention=contention, backend=backend, seed=run_seed, out_root=out_root)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from gpuscope.cli.bounds import LINE_RATE
+
 FLAGS = {"--json": "as_json", "--records": "records", "-v": "verbose", "--verbose": "verbose",
          "--what-if": "what_if"}
 VALUES = {"--csv": "csv_dir", "--format": "fmt", "--model": "model", "--line-rate": "line_rate",
@@ -52,8 +54,8 @@ def parse(argv: list[str]) -> dict | None:
             if value.startswith("-") or (not value and key != "fmt"):
                 return None
             if key == "line_rate":
-                if not _NUMBER.fullmatch(value):
-                    return None
+                if not _NUMBER.fullmatch(value) or not LINE_RATE.ok(value):
+                    return None  # (typer reads it and says why: gpuscope.cli.bounds)
                 kw[key] = float(value)
             else:
                 kw[key] = value

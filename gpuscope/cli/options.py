@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from gpuscope.cli import bounds
+
 Format = Annotated[str | None, typer.Option(
     "--format", metavar="F", help="Force the log format: cuzk, condensed, kv, lines.")]
 Model = Annotated[str | None, typer.Option(
@@ -23,7 +25,7 @@ Samples = Annotated[str | None, typer.Option(
 Trace = Annotated[str | None, typer.Option(
     "--trace", metavar="TRACE", help="A PyTorch profiler trace of the same program (.json[.gz] or a folder).")]
 LineRate = Annotated[float | None, typer.Option(
-    "--line-rate", metavar="GBPS",
+    "--line-rate", metavar="GBPS", callback=bounds.LINE_RATE.callback,
     help="PCIe line rate in GB/s (default: the run's measured rate, else `gpuscope bandwidth`'s for its GPU, "
          "else its PCIe link's raw rate x 0.88, else 50).")]
 AbcBytes = Annotated[str | None, typer.Option(

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from gpuscope.cli import options
+from gpuscope.cli import bounds, options
 from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
 from gpuscope.reports.safe_text import visible
@@ -29,8 +29,8 @@ def plot_cmd(
                                 help="Run directory, timing log, samples file or profiler trace."),
     output: str = typer.Option(..., "-o", "--output", metavar="FILE.png",
                                 help="Picture to write; its suffix says the format (.png, .svg, .pdf, ...)."),
-    start: float | None = typer.Option(None, "--start", metavar="S", help="Window start, seconds after the first phase."),
-    end: float | None = typer.Option(None, "--end", metavar="S", help="Window end, seconds after the first phase."),
+    start: float | None = typer.Option(None, "--start", metavar="S", callback=bounds.START.callback, help="Window start, seconds after the first phase."),
+    end: float | None = typer.Option(None, "--end", metavar="S", callback=bounds.END.callback, help="Window end, seconds after the first phase."),
     title: str | None = typer.Option(None, "--title", help="Title (default: the run's name, mode, partitions)."),
     samples: options.Samples = None,
     fmt: options.Format = None,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
 
@@ -63,7 +64,7 @@ def record_cmd(
         None, "--out", metavar="DIR", help="Run directory (default runs/<YYYYmmdd-HHMMSS>-record)."
     ),
     interval: float = typer.Option(
-        20.0, "--interval", metavar="MS",
+        20.0, "--interval", metavar="MS", callback=bounds.INTERVAL_MS.callback,
         help="Sampling interval in ms (>= 5) while PCIe is busy; while it is quiet the byte counters are read "
              "every 50 ms (each read costs 0.4-0.8 ms of CPU on an H200). --steady keeps every tick.",
     ),

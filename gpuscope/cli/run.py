@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sys
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
 
@@ -197,13 +197,13 @@ def _render(run: WorkloadRun, outcome: RunOutcome, as_json: bool) -> None:
 def run_cmd(
     mode: str = typer.Option("pinned", "--mode", metavar="MODE",
                              help="Host memory of a/b/c: pinned, pageable (alias unpinned), registered."),
-    log_n: int | None = typer.Option(None, "--log-n", metavar="K",
+    log_n: int | None = typer.Option(None, "--log-n", callback=bounds.LOG_N.callback, metavar="K",
                                      help="2^K elements per vector (default 24 on a GPU, 10 on the CPU)."),
-    partitions: int = typer.Option(16, "--partitions", metavar="N", help="Partitions to prove."),
-    workers: int = typer.Option(2, "--workers", metavar="N", help="GPU workers per GPU (share one mutex)."),
-    synth_threads: int = typer.Option(4, "--synth-threads", metavar="N", help="Synthesis threads."),
+    partitions: int = typer.Option(16, "--partitions", callback=bounds.PARTITIONS.callback, metavar="N", help="Partitions to prove."),
+    workers: int = typer.Option(2, "--workers", callback=bounds.WORKERS.callback, metavar="N", help="GPU workers per GPU (share one mutex)."),
+    synth_threads: int = typer.Option(4, "--synth-threads", callback=bounds.SYNTH_THREADS.callback, metavar="N", help="Synthesis threads."),
     gpus: str = typer.Option("0", "--gpus", metavar="0[,1]", help="GPUs to use: one mutex and worker set each."),
-    contention: int = typer.Option(0, "--contention", metavar="N",
+    contention: int = typer.Option(0, "--contention", callback=bounds.CONTENTION.callback, metavar="N",
                                    help="Extra host threads copying memory (host-memory pressure)."),
     verify: bool = typer.Option(False, "--verify", help="Check every partition's H and MSMs independently."),
     out: str | None = typer.Option(None, "--out", metavar="DIR",
@@ -211,19 +211,19 @@ def run_cmd(
     srs_resident: bool = typer.Option(False, "--srs-resident",
                                       help="Keep the SRS points on the GPU instead of streaming them from pinned host memory."),
     backend: str = typer.Option("auto", "--backend", metavar="B", help="auto, gpu or cpu."),
-    host_budget_mib: int | None = typer.Option(None, "--host-budget-mib", metavar="MIB",
+    host_budget_mib: int | None = typer.Option(None, "--host-budget-mib", callback=bounds.BUDGET_MIB["--host-budget-mib"].callback, metavar="MIB",
                                                help="Host bytes of synthesized partitions in flight (default: one partition per worker on each GPU plus one per synthesis thread)."),
-    pinned_budget_mib: int | None = typer.Option(None, "--pinned-budget-mib", metavar="MIB",
+    pinned_budget_mib: int | None = typer.Option(None, "--pinned-budget-mib", callback=bounds.BUDGET_MIB["--pinned-budget-mib"].callback, metavar="MIB",
                                                  help="Pinned pool budget in pinned mode (default: the host budget)."),
-    srs_chunk_log: int = typer.Option(24, "--srs-chunk-log", metavar="K",
+    srs_chunk_log: int = typer.Option(24, "--srs-chunk-log", callback=bounds.SRS_CHUNK_LOG.callback, metavar="K",
                                       help="Stream SRS points in chunks of 2^K points (smaller: copy of the next chunk overlaps the MSM of this one, but more MSM calls)."),
     prewarm: bool = typer.Option(True, "--prewarm/--no-prewarm",
                                  help="Pinned mode: pin the pool's buffers before the timed run (as a long-lived daemon's pool is)."),
-    general_share: float = typer.Option(0.02, "--general-share", metavar="F",
+    general_share: float = typer.Option(0.02, "--general-share", metavar="F", callback=bounds.GENERAL_SHARE.callback,
                                         help="Share of a*b=c rows that are general products (the rest have b = 0 or 1)."),
-    bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", help="Share of witness scalars that are 0 or 1."),
-    seed: int = typer.Option(1, "--seed", metavar="S", help="Synthesis seed."),
-    interval: float = typer.Option(20.0, "--interval", metavar="MS", help="NVML sampling interval in ms."),
+    bool_share: float = typer.Option(0.9, "--bool-share", metavar="F", callback=bounds.BOOL_SHARE.callback, help="Share of witness scalars that are 0 or 1."),
+    seed: int = typer.Option(1, "--seed", callback=bounds.SEED.callback, metavar="S", help="Synthesis seed."),
+    interval: float = typer.Option(20.0, "--interval", metavar="MS", callback=bounds.INTERVAL_MS.callback, help="NVML sampling interval in ms."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary and analysis as JSON."),
 ) -> None:
     from gpuscope.errors import UsageError
@@ -242,8 +242,6 @@ def run_cmd(
     be = get_backend(backend)
     if log_n is None:
         log_n = default_log_n(be.name)
-    if not (math.isfinite(interval) and interval >= 5):
-        raise UsageError(f"--interval must be a number of ms, at least 5, got {interval:g}")
     cfg = PipelineConfig(
         mode=mode, log_n=log_n, partitions=partitions, workers=workers, synth_threads=synth_threads,
         gpus=gpu_list, contention=contention, verify=verify, srs_resident=srs_resident,

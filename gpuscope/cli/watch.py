@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from gpuscope.cli import bounds
 from gpuscope.cli._common import handle_errors, say
 from gpuscope.cli.app import app
 
@@ -26,16 +27,16 @@ from gpuscope.cli.app import app
 @handle_errors
 def watch_cmd(
     gpus: str | None = typer.Option(None, "--gpus", metavar="0,1", help="GPUs to watch (default: all)."),
-    interval: float = typer.Option(20.0, "--interval", metavar="MS",
+    interval: float = typer.Option(20.0, "--interval", metavar="MS", callback=bounds.INTERVAL_MS.callback,
                                    help="Sampling interval in ms (>= 5) while PCIe is busy (as record)."),
-    refresh: float = typer.Option(0.5, "--refresh", metavar="S", help="Seconds between refreshes of the view."),
-    window: float = typer.Option(30.0, "--window", metavar="S",
+    refresh: float = typer.Option(0.5, "--refresh", metavar="S", callback=bounds.REFRESH.callback, help="Seconds between refreshes of the view."),
+    window: float = typer.Option(30.0, "--window", metavar="S", callback=bounds.WINDOW.callback,
                                  help="The last seconds the shares, the strip and the finding cover."),
-    seconds: float | None = typer.Option(None, "--seconds", metavar="S", help="Stop after this many seconds."),
+    seconds: float | None = typer.Option(None, "--seconds", metavar="S", callback=bounds.SECONDS.callback, help="Stop after this many seconds."),
     metrics: str | None = typer.Option(None, "--metrics", metavar="ADDR:PORT",
                                        help="Serve OpenMetrics for Prometheus here (PORT alone: 127.0.0.1)."),
     plain: bool = typer.Option(False, "--plain", help="Plain lines even on a terminal."),
-    line_rate: float | None = typer.Option(None, "--line-rate", metavar="GBS",
+    line_rate: float | None = typer.Option(None, "--line-rate", metavar="GBS", callback=bounds.LINE_RATE.callback,
                                            help="PCIe line rate in GB/s (default: measured, else 50)."),
     pcie: str = typer.Option("auto", "--pcie", metavar="SRC", help="PCIe source: auto, counter, gpm, throughput."),
 ) -> None:
