@@ -213,11 +213,12 @@ class _Events:
         ts = _us_of(rows["t_start"].to_numpy(dtype="float64"), self.t0)
         dur = np.maximum(0, _us_of(rows["t_end"].to_numpy(dtype="float64"), self.t0) - ts)
         part = rows["partition"].to_numpy(dtype="int64")
-        codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([rows["phase"].astype(str).to_numpy(dtype=object),
-                                                              np.where(part >= 0, part, -1)]))
+        names, phase_codes = np.unique(rows["phase"].astype(str).to_numpy(dtype=object), return_inverse=True)
+        pairs = phase_codes.astype(np.int64) << 32 | (np.where(part >= 0, part, -1) + 1)  # (phase, partition)
+        codes, uniq = pd.factorize(pairs)
         heads, tails = [], []
-        for phase, partition in uniq:
-            name, cat, args = _slice_text(str(phase), int(partition))
+        for pair in uniq.tolist():
+            name, cat, args = _slice_text(str(names[pair >> 32]), (pair & 0xFFFFFFFF) - 1)
             heads.append(f'{{"name": {name}, "cat": {cat}, "ph": "X", "ts": ')
             tails.append(f', "pid": {pid}, "tid": {tid}, "args": {args}}}')
         self.n_slices += len(rows)
@@ -245,7 +246,8 @@ class _Events:
                 for _, v, _, _ in cols:
                     some |= np.isfinite(v)
                 if some.any():
-                    tracks.append((f'{{"name": {json.dumps(track)}, "ph": "C", "ts": ', f', "pid": {pid}, "args": {{', cols))
+                    tracks.append((f'{{"name": {json.dumps(track)}, "ph": "C", "ts": ', f', "pid": {pid}, "args": {{', cols,
+                                   some))
                     self.n_counters += int(some.sum())
             if tracks:
                 self.parts.append(lambda tw=tw, tracks=tracks: _counter_blocks(tw, self.t0, tracks))
@@ -305,22 +307,21 @@ def _figures(v: np.ndarray, scale: float, nd: int) -> np.ndarray:
 
 def _counter_blocks(tw: np.ndarray, t0: float, tracks: list) -> Iterator[str]:
     """The counter events of one GPU's samples, BLOCK rows at a time: per row, each track
-    whose figures it has (`tracks`: (text before ts, text before the args, columns))."""
+    whose figures it has (`tracks`: (text before ts, text before the args, columns, the rows
+    that have any of its figures))."""
     for lo in range(0, len(tw), BLOCK):
         sl = slice(lo, lo + BLOCK)
-        stamps = np.array([str(t) for t in _us_of(tw[sl], t0).tolist()], dtype=object)
-        grid = np.full((len(stamps), len(tracks)), None, dtype=object)
-        for k, (head, mid, cols) in enumerate(tracks):
-            args = np.full(len(stamps), None, dtype=object)
-            for key, v, scale, nd in cols:
-                fig = _figures(v[sl], scale, nd)
-                has = fig != None  # noqa: E711 (elementwise)
-                piece = f'"{key}": ' + fig[has]
-                both = has & (args != None)  # noqa: E711
-                args[both] = args[both] + ", " + piece[both[has]]
-                only = has & ~both
-                args[only] = piece[only[has]]
-            has = args != None  # noqa: E711
-            grid[has, k] = head + stamps[has] + mid + args[has] + "}}"
+        stamps = _us_of(tw[sl], t0)
+        grid = np.full((len(stamps), len(tracks)), None, dtype=object)  # (row, track): its event
+        for k, (head, mid, cols, some) in enumerate(tracks):
+            rows = np.flatnonzero(some[sl])
+            if not rows.size:
+                continue
+            args: list[str | None] = [None] * rows.size
+            for key, v, scale, nd in cols:  # '"key": figure' pieces joined by ", " where a row has them
+                pre = f'"{key}": '
+                args = [a if f is None else (pre + f if a is None else a + ", " + pre + f)
+                        for a, f in zip(args, _figures(v[sl][rows], scale, nd).tolist(), strict=True)]
+            grid[rows, k] = [f"{head}{t}{mid}{a}}}}}" for t, a in zip(stamps[rows].tolist(), args, strict=True)]
         flat = grid.ravel()
-        yield ", ".join(flat[flat != None].tolist())  # noqa: E711
+        yield ", ".join(flat[flat != None].tolist())  # noqa: E711 (elementwise)
