@@ -133,7 +133,7 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     from gpuscope.reports.plot import view_png
 
     try:
-        tv = timeline_view(src, trace=result.trace)
+        tv = timeline_view(src, trace=result.trace, activity=result.activity)  # (each computed once)
     except NoDataError:
         tv = None
     png = view_png(tv, title=source_title(src, int(result.records) or None)) if tv is not None else None
