@@ -300,7 +300,14 @@ def _figures(v: np.ndarray, scale: float, nd: int) -> np.ndarray:
     if ok.any():
         x = v[ok] * scale if scale != 1.0 else v[ok]
         bits, inverse = np.unique(x.view(np.int64), return_inverse=True)  # (bits: -0.0 stays -0.0)
-        text = np.array([repr(round(f, nd)) for f in bits.view(np.float64).tolist()], dtype=object)
+        vals = bits.view(np.float64)
+        if nd >= 1 and float(np.abs(vals).max()) < 1e9:
+            # '%.{nd}f' rounds the exact binary value as round() does; under 1e9 its digits, trailing
+            # zeros cut, are round()'s repr (fixed notation: a non-zero figure is at least 10**-nd)
+            fixed = [(f"%.{nd}f" % f).rstrip("0") for f in vals.tolist()]
+            text = np.array([t + "0" if t[-1] == "." else t for t in fixed], dtype=object)
+        else:
+            text = np.array([repr(round(f, nd)) for f in vals.tolist()], dtype=object)
         out[ok] = text[inverse.ravel()]
     return out
 

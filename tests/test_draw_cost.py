@@ -115,3 +115,18 @@ def test_html_idle_gaps_from_the_analysis_activity(tmp_path):
     reused = timeline_view(src, activity=result.activity).intervals
     assert again is not None and reused is not None
     pd.testing.assert_frame_equal(again.reset_index(drop=True), reused.reset_index(drop=True))
+
+
+def test_figures_are_round_and_repr():
+    from gpuscope.reports.trace import _figures
+
+    rng = np.random.default_rng(7)
+    v = np.concatenate([[0.125, 2.675, 0.00005, -0.00004, -0.0, 0.0, 1e-9, 5e-5, 99999.99995, 123456789.98765,
+                         2e9, -3.5e12, 1e17, float("nan"), float("inf")],
+                        rng.uniform(-10, 10, 2000), np.round(rng.uniform(0, 9, 2000), 6), rng.uniform(0, 1e6, 500)])
+    small = v[~(np.abs(v) >= 1e7)]  # (the formatted path: every figure under 1e9 after the scale)
+    for values in (v, small):
+        for scale, nd in ((1.0, 4), (100.0, 2), (1.0, 2)):
+            got = _figures(values, scale, nd).tolist()
+            want = [repr(round(float(x) * scale, nd)) if math.isfinite(x) else None for x in values.tolist()]
+            assert got == want

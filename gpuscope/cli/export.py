@@ -44,7 +44,7 @@ def export_cmd(
 
     src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
     say_samples_damage(src)
-    tv = timeline_view(src)
+    tv = timeline_view(src, classed=False)  # (the trace shades no idle gaps)
     doc = trace_text(tv.phases, tv.samples, title=source_title(src, tv.records),
                      metadata={"source": source, "phases_from": tv.basis,
                                **({} if tv.wall_clock else {"t0_epoch_s": None})}, counters=tv.counters,
