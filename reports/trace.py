@@ -213,7 +213,7 @@ class _Events:
         ts = _us_of(rows["t_start"].to_numpy(dtype="float64"), self.t0)
         dur = np.maximum(0, _us_of(rows["t_end"].to_numpy(dtype="float64"), self.t0) - ts)
         part = rows["partition"].to_numpy(dtype="int64")
-        names, phase_codes = np.unique(rows["phase"].astype(str).to_numpy(dtype=object), return_inverse=True)
+        phase_codes, names = pd.factorize(rows["phase"].to_numpy(dtype=object), use_na_sentinel=False)
         pairs = phase_codes.astype(np.int64) << 32 | (np.where(part >= 0, part, -1) + 1)  # (phase, partition)
         codes, uniq = pd.factorize(pairs)
         heads, tails = [], []
