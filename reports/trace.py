@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -250,7 +251,7 @@ class _Events:
                                    some))
                     self.n_counters += int(some.sum())
             if tracks:
-                self.parts.append(lambda tw=tw, tracks=tracks: _counter_blocks(tw, self.t0, tracks))
+                self.parts.append(partial(_counter_blocks, tw, self.t0, tracks))
 
     def busy_counters(self, counters: pd.DataFrame) -> None:
         """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates);
