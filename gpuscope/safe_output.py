@@ -23,6 +23,7 @@ import os
 import secrets
 import stat
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gpuscope.errors import ResourceError, UsageError
@@ -94,14 +95,25 @@ def check_target(path: str | os.PathLike[str], what: str, option: str = "") -> P
     return p
 
 
-def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: str = "") -> Path:
-    """Write `data` to `path` whole or not at all (see the module's docstring)."""
+def _pieces(data: bytes | str | Iterable[str]) -> Iterator[bytes]:
+    """`data` as bytes, a piece at a time: text made as it is written (an export of a million
+    events) is never held whole."""
+    if isinstance(data, bytes | str):
+        yield data.encode("utf-8") if isinstance(data, str) else data
+        return
+    for chunk in data:
+        yield chunk.encode("utf-8")
+
+
+def write(path: str | os.PathLike[str], data: bytes | str | Iterable[str], what: str, option: str = "") -> Path:
+    """Write `data` (bytes, text, or text in pieces) to `path` whole or not at all (see the
+    module's docstring)."""
     p = check_target(path, what, option)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     if stream_target(p):
         try:
             with os.fdopen(_open_stream(p, what), "wb") as f:
-                f.write(raw)
+                for raw in _pieces(data):
+                    f.write(raw)
         except BrokenPipeError:
             raise  # its reader left (`-o /dev/stdout | head`): a quiet end, not a failure
         except OSError as e:
@@ -118,7 +130,8 @@ def write(path: str | os.PathLike[str], data: bytes | str, what: str, option: st
         raise _cannot(p, what, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            for raw in _pieces(data):
+                f.write(raw)
             f.flush()
             os.fsync(f.fileno())
         if old_mode is not None:

@@ -43,8 +43,12 @@ def pack(starts: np.ndarray, ends: np.ndarray, tolerance: float = 0.0) -> np.nda
     """Slot per interval so that intervals sharing a slot overlap by at most `tolerance`
     (greedy by start)."""
     slot = np.zeros(len(starts), dtype=int)
+    order = np.argsort(starts, kind="stable")
+    first, last = np.asarray(starts, dtype=float)[order], np.asarray(ends, dtype=float)[order]
+    if len(first) < 2 or bool((np.maximum.accumulate(last)[:-1] <= first[1:] + tolerance + 1e-9).all()):
+        return slot  # each starts after every earlier one ended: all in the first slot (the greedy's answer)
     free_at: list[float] = []
-    for i in np.argsort(starts, kind="stable"):
+    for i in order:
         for k, e in enumerate(free_at):
             if e <= starts[i] + tolerance + 1e-9:
                 free_at[k] = max(e, ends[i])
@@ -162,7 +166,9 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
 
     rest = phases[no_worker & ~synth]
     if len(rest):
-        gpu_side = rest["phase"].map(lambda p: style_for(str(p)).group in GPU_GROUPS).to_numpy(bool).copy()
+        codes, names = pd.factorize(rest["phase"].astype(object))  # one style look-up per distinct name
+        on_gpu = np.array([style_for(str(p)).group in GPU_GROUPS for p in names] + [style_for("nan").group in GPU_GROUPS])
+        gpu_side = on_gpu[np.where(codes >= 0, codes, len(names))]
         if gpu_side.any():  # a printed line's unitemised time runs between its parts
             gpu_side |= (rest["phase"] == "other").to_numpy(bool)
         g = rest[gpu_side]

@@ -16,10 +16,15 @@ in the top-level "metadata". No parsing, no GPU.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from gpuscope.reports.lanes import assign_lanes
@@ -65,7 +70,7 @@ def _meta(kind: str, pid: int, name: str, tid: int | None = None, sort: int | No
     return out
 
 
-def build_trace(
+def trace_text(
     phases: pd.DataFrame | None,
     samples: pd.DataFrame | None = None,
     *,
@@ -73,8 +78,9 @@ def build_trace(
     metadata: dict[str, Any] | None = None,
     counters: pd.DataFrame | None = None,
     lane_noun: str = "worker",
-) -> dict[str, Any]:
-    """The trace as a dict ({"traceEvents": [...], "displayTimeUnit": "ms", "metadata": {...}}).
+) -> TraceText:
+    """The trace, as the JSON text `export --perfetto` writes, made piece by piece when written
+    (TraceText.chunks): a million phases or samples are never a million dicts nor one string.
     `counters`: a profiler trace's busy-fraction bins (TRACE_COUNTER_SCHEMA) as counter tracks;
     `lane_noun`: what the phases' `worker` column holds (worker, stream)."""
     phases = phases if phases is not None else pd.DataFrame(columns=["worker", "gpu", "partition", "phase", "t_start", "t_end"])
@@ -98,7 +104,55 @@ def build_trace(
         out.busy_counters(counters)
     meta = {"title": title, "t0_epoch_s": out.t0, "generator": "gpuscope"}
     meta.update(metadata or {})
-    return {"traceEvents": out.events, "displayTimeUnit": "ms", "metadata": meta}
+    return TraceText(parts=out.parts, metadata=meta, slices=out.n_slices, counter_events=out.n_counters)
+
+
+def build_trace(
+    phases: pd.DataFrame | None,
+    samples: pd.DataFrame | None = None,
+    *,
+    title: str = "gpuscope",
+    metadata: dict[str, Any] | None = None,
+    counters: pd.DataFrame | None = None,
+    lane_noun: str = "worker",
+) -> dict[str, Any]:
+    """The trace as a dict ({"traceEvents": [...], "displayTimeUnit": "ms", "metadata": {...}}):
+    trace_text's JSON read back (one way to make the events; for tests and small traces)."""
+    return trace_text(phases, samples, title=title, metadata=metadata, counters=counters,
+                      lane_noun=lane_noun).to_dict()
+
+
+# A part of the event list: one event's JSON text, or a block of events made when written.
+Part = str | Callable[[], Iterator[str]]
+BLOCK = 65_536  # rows formatted at a time when written (bounded memory, any size of input)
+
+
+@dataclass
+class TraceText:
+    """The trace's JSON text, made when iterated: exactly json.dumps of the trace's dict."""
+
+    parts: list[Part]
+    metadata: dict[str, Any]
+    slices: int           # complete ("X") events
+    counter_events: int   # counter ("C") events
+
+    def chunks(self) -> Iterator[str]:
+        yield '{"traceEvents": ['
+        first = True
+        for part in self.parts:
+            for text in ((part,) if isinstance(part, str) else part()):
+                if text:
+                    yield text if first else ", " + text
+                    first = False
+        yield '], "displayTimeUnit": "ms", "metadata": ' + json.dumps(self.metadata, allow_nan=False) + "}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads("".join(self.chunks()))
+
+
+def _us_of(t: np.ndarray, t0: float) -> np.ndarray:
+    """_us over an array: the same figures (rint rounds half to even, as round does)."""
+    return np.rint((t - t0) * 1e6).astype(np.int64)
 
 
 class _Events:
@@ -106,20 +160,25 @@ class _Events:
 
     def __init__(self, t0: float) -> None:
         self.t0 = t0
-        self.events: list[dict[str, Any]] = []
+        self.parts: list[Part] = []
+        self.n_slices = 0
+        self.n_counters = 0
         self._named: set[tuple[int, int | None]] = set()
         self._threads: dict[int, int] = {}  # pid -> threads named (a count, not a scan of the events)
+
+    def _add(self, events: list[dict]) -> None:
+        self.parts.extend(json.dumps(ev, allow_nan=False) for ev in events)
 
     def name_process(self, pid: int, name: str, sort: int) -> None:
         if (pid, None) not in self._named:
             self._named.add((pid, None))
-            self.events.extend(_meta("process_name", pid, name, sort=sort))
+            self._add(_meta("process_name", pid, name, sort=sort))
 
     def name_thread(self, pid: int, tid: int, name: str) -> None:
         if (pid, tid) not in self._named:
             self._named.add((pid, tid))
             self._threads[pid] = self._threads.get(pid, 0) + 1
-            self.events.extend(_meta("thread_name", pid, name, tid=tid, sort=tid))
+            self._add(_meta("thread_name", pid, name, tid=tid, sort=tid))
 
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
         """One thread per lane (and one per lane's side row: a worker's prep thread, a stream's
@@ -148,38 +207,33 @@ class _Events:
                 self.slices(lane.side, pid, tid)
 
     def slices(self, rows: pd.DataFrame, pid: int, tid: int) -> None:
-        """A complete ("X") slice per phase interval."""
-        from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
+        """A complete ("X") slice per phase interval: one text per distinct (phase, partition),
+        the times as whole-microsecond columns, each block's events formatted when written."""
+        if not len(rows):
+            return
+        ts = _us_of(rows["t_start"].to_numpy(dtype="float64"), self.t0)
+        dur = np.maximum(0, _us_of(rows["t_end"].to_numpy(dtype="float64"), self.t0) - ts)
+        part = rows["partition"].to_numpy(dtype="int64")
+        phase_codes, names = pd.factorize(rows["phase"].to_numpy(dtype=object), use_na_sentinel=False)
+        pairs = phase_codes.astype(np.int64) << 32 | (np.where(part >= 0, part, -1) + 1)  # (phase, partition)
+        codes, uniq = pd.factorize(pairs)
+        heads, tails = [], []
+        for pair in uniq.tolist():
+            name, cat, args = _slice_text(str(names[pair >> 32]), (pair & 0xFFFFFFFF) - 1)
+            heads.append(f'{{"name": {name}, "cat": {cat}, "ph": "X", "ts": ')
+            tails.append(f', "pid": {pid}, "tid": {tid}, "args": {args}}}')
+        self.n_slices += len(rows)
 
-        t0 = self.t0
-        # plain columns, not itertuples (a namedtuple class per lane: 3,000 streams, 3,000 classes)
-        for phase_v, partition, t_start, t_end in zip(rows["phase"].tolist(), rows["partition"].tolist(),
-                                                      rows["t_start"].tolist(), rows["t_end"].tolist(), strict=True):
-            phase = str(phase_v)
-            st = style_for(phase)
-            args: dict[str, Any] = {"phase": phase}
-            if int(partition) >= 0:
-                args["partition"] = int(partition)
-            if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
-                slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
-            elif phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on a stream
-                slice_name, cat = phase[len(GPU_RANGE_PREFIX):], "gpu_user_annotation"
-            else:
-                slice_name, cat = (st.label if st.group != "other" else phase), st.group
-            self.events.append({
-                "name": slice_name,
-                "cat": cat,
-                "ph": "X",
-                "ts": _us(float(t_start), t0),
-                "dur": max(0, _us(float(t_end), t0) - _us(float(t_start), t0)),
-                "pid": pid,
-                "tid": tid,
-                "args": args,
-            })
+        def block() -> Iterator[str]:
+            for lo in range(0, len(codes), BLOCK):
+                sl = slice(lo, lo + BLOCK)
+                yield ", ".join([f'{heads[c]}{t}, "dur": {d}{tails[c]}' for c, t, d in
+                                 zip(codes[sl].tolist(), ts[sl].tolist(), dur[sl].tolist(), strict=True)])
+        self.parts.append(block)
 
     def sample_counters(self, samples: pd.DataFrame) -> None:
         """Counter ("C") tracks per GPU from NVML samples (SAMPLE_TRACKS), one event per row
-        that has the track's figures."""
+        that has the track's figures (a row's tracks together, in SAMPLE_TRACKS' order)."""
         samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
@@ -187,17 +241,17 @@ class _Events:
             tw = g["t_wall"].to_numpy(float)
             tracks = []
             for track, fields in SAMPLE_TRACKS:
-                cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale, nd)
-                        for col, key, scale, nd in fields if col in g}
-                if any(pd.notna(v).any() for v, _, _ in cols.values()):
-                    tracks.append((track, cols))
-            for i in range(len(g)):  # row by row: a row's figures at one time stamp
-                ts = _us(tw[i], self.t0)
-                for track, cols in tracks:
-                    args = {key: round(float(v[i]) * scale, nd) for key, (v, scale, nd) in cols.items()
-                            if math.isfinite(v[i])}
-                    if args:
-                        self.events.append({"name": track, "ph": "C", "ts": ts, "pid": pid, "args": args})
+                cols = [(key, pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale, nd)
+                        for col, key, scale, nd in fields if col in g]
+                some = np.zeros(len(g), dtype=bool)
+                for _, v, _, _ in cols:
+                    some |= np.isfinite(v)
+                if some.any():
+                    tracks.append((f'{{"name": {json.dumps(track)}, "ph": "C", "ts": ', f', "pid": {pid}, "args": {{', cols,
+                                   some))
+                    self.n_counters += int(some.sum())
+            if tracks:
+                self.parts.append(partial(_counter_blocks, tw, self.t0, tracks))
 
     def busy_counters(self, counters: pd.DataFrame) -> None:
         """Counter tracks per GPU from a profiler trace's busy-fraction bins (and copy rates);
@@ -210,10 +264,72 @@ class _Events:
             pid = gpu_pid(gpu, rank)  # a rank's busy track in the rank's own process, beside its streams
             self.name_process(pid, f"rank {rank}, GPU {gpu}" if several else f"GPU {gpu}", sort=pid)
             track = "GPU busy (profiler trace)"
+            events = []
             for r in g.itertuples(index=False):
                 args = {"busy_pct": round(float(r.busy_fraction) * 100, 2)}
                 if math.isfinite(r.htod_gbs) or math.isfinite(r.dtoh_gbs):
                     args.update(htod_gbs=round(float(r.htod_gbs), 4) if math.isfinite(r.htod_gbs) else 0.0,
                                 dtoh_gbs=round(float(r.dtoh_gbs), 4) if math.isfinite(r.dtoh_gbs) else 0.0)
-                self.events.append({"name": track, "ph": "C", "ts": _us(float(r.t_wall), self.t0), "pid": pid,
-                                    "args": args})
+                events.append({"name": track, "ph": "C", "ts": _us(float(r.t_wall), self.t0), "pid": pid,
+                               "args": args})
+            self._add(events)
+            self.n_counters += len(events)
+
+
+def _slice_text(phase: str, partition: int) -> tuple[str, str, str]:
+    """A phase's slice name, category and args, as JSON text."""
+    from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
+
+    st = style_for(phase)
+    args: dict[str, Any] = {"phase": phase}
+    if partition >= 0:
+        args["partition"] = partition
+    if phase.startswith(RANGE_PREFIX):  # a user's record_function / NVTX range: its whole name
+        slice_name, cat = phase[len(RANGE_PREFIX):], "user_annotation"
+    elif phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on a stream
+        slice_name, cat = phase[len(GPU_RANGE_PREFIX):], "gpu_user_annotation"
+    else:
+        slice_name, cat = (st.label if st.group != "other" else phase), st.group
+    return json.dumps(slice_name), json.dumps(cat), json.dumps(args)
+
+
+def _figures(v: np.ndarray, scale: float, nd: int) -> np.ndarray:
+    """round(v * scale, nd) as JSON writes it (repr), each distinct value formatted once;
+    an object array, None where v is not finite."""
+    out = np.full(len(v), None, dtype=object)
+    ok = np.isfinite(v)
+    if ok.any():
+        x = v[ok] * scale if scale != 1.0 else v[ok]
+        bits, inverse = np.unique(x.view(np.int64), return_inverse=True)  # (bits: -0.0 stays -0.0)
+        vals = bits.view(np.float64)
+        if nd >= 1 and float(np.abs(vals).max()) < 1e9:
+            # '%.{nd}f' rounds the exact binary value as round() does; under 1e9 its digits, trailing
+            # zeros cut, are round()'s repr (fixed notation: a non-zero figure is at least 10**-nd)
+            fixed = [(f"%.{nd}f" % f).rstrip("0") for f in vals.tolist()]
+            text = np.array([t + "0" if t[-1] == "." else t for t in fixed], dtype=object)
+        else:
+            text = np.array([repr(round(f, nd)) for f in vals.tolist()], dtype=object)
+        out[ok] = text[inverse.ravel()]
+    return out
+
+
+def _counter_blocks(tw: np.ndarray, t0: float, tracks: list) -> Iterator[str]:
+    """The counter events of one GPU's samples, BLOCK rows at a time: per row, each track
+    whose figures it has (`tracks`: (text before ts, text before the args, columns, the rows
+    that have any of its figures))."""
+    for lo in range(0, len(tw), BLOCK):
+        sl = slice(lo, lo + BLOCK)
+        stamps = _us_of(tw[sl], t0)
+        grid = np.full((len(stamps), len(tracks)), None, dtype=object)  # (row, track): its event
+        for k, (head, mid, cols, some) in enumerate(tracks):
+            rows = np.flatnonzero(some[sl])
+            if not rows.size:
+                continue
+            args: list[str | None] = [None] * rows.size
+            for key, v, scale, nd in cols:  # '"key": figure' pieces joined by ", " where a row has them
+                pre = f'"{key}": '
+                args = [a if f is None else (pre + f if a is None else a + ", " + pre + f)
+                        for a, f in zip(args, _figures(v[sl][rows], scale, nd).tolist(), strict=True)]
+            grid[rows, k] = [f"{head}{t}{mid}{a}}}}}" for t, a in zip(stamps[rows].tolist(), args, strict=True)]
+        flat = grid.ravel()
+        yield ", ".join(flat[flat != None].tolist())  # noqa: E711 (elementwise)

@@ -5,7 +5,8 @@ lines or rows, each beside its target, with the growth between sizes.
 Generated once under bench-out/ (seeded): ProgressMeter lines (the PyTorch examples' shape),
 `data: 1.2ms compute: 3.4ms` lines, `k=v` lines with units, JSON dict lines, a samples.csv (one
 GPU, 50 Hz, gpuscope's columns; also drawn by `plot`, and a samples.csv naming 1,000 GPU
-indices), and for compare two 1M-line CuZK daemon logs (tools/
+indices); `draw`: plot, export --perfetto and analyze --html of the 1M-line kvunits log and the
+1M-row samples file, each against the analyze of the same input (issue 31); and for compare two 1M-line CuZK daemon logs (tools/
 gen_daemon_log.py) and two 1M-line `k=v` logs. Each command runs as a fresh process (CPU
 seconds = user + system with children; peak RSS), as in tools/bench_analyze.py: once, but
 the commands judged against a target `--runs` times (default 3), their median CPU seconds
@@ -128,6 +129,38 @@ def samples_extras(sizes: list[int], rows: list[tuple[str, str, str, str]]) -> b
     return failed
 
 
+# issue 31: the verbs that draw from what analyze reads (plot, export --perfetto, analyze --html)
+# of a 10^6-line log and a 10^6-row samples file, each beside the analyze --json of the same input
+DRAW_SLACK, DRAW_MB = 2.0, 600
+DRAW_N = 1_000_000
+
+
+def draw_rows(judged: int, rows: list[tuple[str, str, str, str]]) -> bool:
+    """plot / export --perfetto / analyze --html of the 1M-line kvunits log and the 1M-row
+    samples file, each with its ratio to that input's analyze --json: True when one failed."""
+    import tempfile
+
+    failed = False
+    inputs = (("1M-line kvunits log", ensure("kvunits", DRAW_N, lambda p: write_lines(p, DRAW_N, "kvunits"))),
+              ("1M-row samples file", ensure("samples", DRAW_N, lambda p: write_samples(p, DRAW_N))))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in inputs:
+            base = bench(gpuscope("analyze", str(path), "--json"), judged)
+            failed |= not base["ok"]
+            for verb, args in (("plot", ["plot", str(path), "-o", str(Path(tmp) / "t.png")]),
+                               ("export --perfetto", ["export", str(path), "--perfetto", str(Path(tmp) / "t.json")]),
+                               ("analyze --html", ["analyze", str(path), "--html", str(Path(tmp) / "t.html")])):
+                r = bench(gpuscope(*args), judged)
+                failed |= not r["ok"]
+                ratio = r["cpu"] / base["cpu"] if base["cpu"] else float("nan")
+                met = r["ok"] and ratio <= DRAW_SLACK and r["rss"] <= DRAW_MB
+                rows.append((f"{verb} of the {name}", f"{r['cpu']:.2f} CPU-s, {r['rss']:.0f} MB; {ratio:.1f}x its "
+                             f"analyze ({base['cpu']:.2f})" + (f"; medians of {judged}" if judged > 1 else ""),
+                             f"<= {DRAW_SLACK:.0f}x analyze, <= {DRAW_MB} MB",
+                             "FAILED" if not r["ok"] else ("met" if met else "NOT met")))
+    return failed
+
+
 def ensure(name: str, n: int, make) -> Path:
     return log_of(f"scale_{name}", n, make, ".csv" if name == "samples" else ".log")
 
@@ -164,7 +197,7 @@ def growth_row(shape: str, seen: list[tuple[int, dict]], target: tuple[float, fl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,1000000,4000000")
-    ap.add_argument("--only", default="progressmeter,datacompute,kvunits,jsonl,samples,compare")
+    ap.add_argument("--only", default="progressmeter,datacompute,kvunits,jsonl,samples,compare,draw")
     ap.add_argument("--runs", type=int, default=3, help="runs of each command judged against a target (median)")
     args = ap.parse_args(argv)
     judged = max(1, args.runs)
@@ -214,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                          + (f"medians of {judged}; " if judged > 1 else "")
                          + f"{ratio:.1f}x one analyze ({one['cpu']:.2f})", f"<= {COMPARE_SLACK:.0f}x one analyze",
                          "met" if ok else "NOT met"))
+    if "draw" in only:
+        failed |= draw_rows(judged, rows)
     w = max(len(r[0]) for r in rows) if rows else 10
     print(f"\n{'work':<{w}}  {'figure':<52}  {'target':<26}  verdict")  # (growth rows: every size of one input)
     for label, fig, tgt, verdict in rows:

@@ -13,6 +13,7 @@ from gpuscope.errors import NoDataError, UsageError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.sources import Source
 
@@ -21,11 +22,14 @@ NO_PHASES = ("nothing to draw: the input has no time stamps and no samples "
              "NVML samples or a profiler trace)")
 
 
-def timeline_view(source: Source, trace: TraceAnalysis | None = None) -> TimelineView:
+def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: Activity | None = None,
+                  *, classed: bool = True) -> TimelineView:
     """The whole timeline of `source`: the phases of its timing lines (or of its profiler
     trace, one lane per stream), its samples with their idle gaps classed. NoDataError when it
-    has nothing on a time axis. `trace`: the analysis of the source's trace when the caller has
-    it already (an `analyze --html`, a compare side): the trace is then not analyzed again."""
+    has nothing on a time axis. `trace`, `activity`: the analysis of the source's trace and of
+    its samples when the caller has them already (an `analyze --html`): they are then not
+    computed again. `classed`: False when the caller draws no idle gaps (the export): the
+    samples' intervals are not computed (TimelineView.intervals None)."""
     from gpuscope.analysis.evidence.log.attribution import display_phases
     from gpuscope.schemas import empty_phases
 
@@ -43,7 +47,8 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None) -> Timelin
         log = source.log
         n = int(log.records["complete"].sum()) if len(log.records) else None
     samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
-    intervals = _classed(source) if samples is not None else None
+    intervals = (None if samples is None or not classed
+                 else activity.intervals if activity is not None else _classed(source))
     if not len(phases) and samples is None:
         raise NoDataError(NO_PHASES)
     if len(phases):

@@ -10,7 +10,7 @@ import errno
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuscope.errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
@@ -238,7 +238,7 @@ def _quiet_stdout() -> None:
         pass
 
 
-def write_file(path: str, data: bytes | str, what: str) -> None:
+def write_file(path: str, data: bytes | str | Iterable[str], what: str) -> None:
     """Write a report file (PNG, trace, HTML) whole or not at all, never over an input of the
     command nor through a link (gpuscope.safe_output: UsageError, exit 2); a path that cannot
     be written is a ResourceError naming it (exit 6, as for a full disk)."""

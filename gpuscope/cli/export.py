@@ -37,26 +37,27 @@ def export_cmd(
 
     if not perfetto:
         raise UsageError("say what to export: --perfetto FILE.json")
-    import json
-
     from gpuscope.analysis.timeline_view import timeline_view
     from gpuscope.cli._common import say_samples_damage, source_title, write_file
-    from gpuscope.reports.trace import build_trace
+    from gpuscope.reports.trace import trace_text
     from gpuscope.sources import open_source
 
     src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
     say_samples_damage(src)
-    tv = timeline_view(src)
-    doc = build_trace(tv.phases, tv.samples, title=source_title(src, tv.records),
-                      metadata={"source": source, "phases_from": tv.basis,
-                                  **({} if tv.wall_clock else {"t0_epoch_s": None})}, counters=tv.counters,
-                      lane_noun=tv.lane_noun)
-    text = json.dumps(doc, allow_nan=False)
-    evs = doc["traceEvents"]
-    n_x = sum(1 for e in evs if e["ph"] == "X")
-    n_c = sum(1 for e in evs if e["ph"] == "C")
+    tv = timeline_view(src, classed=False)  # (the trace shades no idle gaps)
+    doc = trace_text(tv.phases, tv.samples, title=source_title(src, tv.records),
+                     metadata={"source": source, "phases_from": tv.basis,
+                               **({} if tv.wall_clock else {"t0_epoch_s": None})}, counters=tv.counters,
+                     lane_noun=tv.lane_noun)
+    n_x, n_c = doc.slices, doc.counter_events
     if not n_x and not n_c:  # before writing: an empty trace is no export
         raise NoDataError(f"nothing to export from {source}: no phase intervals and no sample figures")
-    write_file(perfetto, text, "the trace")
-    sys.stdout.write(f"wrote {visible(perfetto)} ({len(text) / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "
+    size = [0]
+
+    def text():  # written as made (a million events are never one string); ASCII: a character is a byte
+        for chunk in doc.chunks():
+            size[0] += len(chunk)
+            yield chunk
+    write_file(perfetto, text(), "the trace")
+    sys.stdout.write(f"wrote {visible(perfetto)} ({size[0] / 1024:.0f} KiB: {n_x} slices, {n_c} counter events); "
                      "open it in ui.perfetto.dev\n")

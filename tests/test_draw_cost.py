@@ -1,0 +1,132 @@
+"""The drawing verbs' fast paths give what the per-row code gave (issue 31: plot, export and
+--html cost what the analysis costs): the trace's counter events byte for byte (the old
+row-by-row build is the reference here), pack's all-in-one-slot shortcut the greedy's slots,
+text written in pieces the whole text, --html's idle gaps from the analysis' activity."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.reports.lanes import pack
+from gpuscope.reports.trace import SAMPLE_TRACKS, _us, trace_text
+
+
+def _old_counter_events(samples: pd.DataFrame, t0: float) -> list[dict]:
+    """The counter events as the per-row code built them (before the streamed export)."""
+    out = []
+    samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
+    for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
+        pid = int(gpu) + 1
+        tw = g["t_wall"].to_numpy(float)
+        tracks = []
+        for track, fields in SAMPLE_TRACKS:
+            cols = {key: (pd.to_numeric(g[col], errors="coerce").to_numpy(float), scale, nd)
+                    for col, key, scale, nd in fields if col in g}
+            if any(pd.notna(v).any() for v, _, _ in cols.values()):
+                tracks.append((track, cols))
+        for i in range(len(g)):
+            for track, cols in tracks:
+                args = {key: round(float(v[i]) * scale, nd) for key, (v, scale, nd) in cols.items()
+                        if math.isfinite(v[i])}
+                if args:
+                    out.append({"name": track, "ph": "C", "ts": _us(tw[i], t0), "pid": pid, "args": args})
+    return out
+
+
+def _ragged_samples(n: int = 3000) -> pd.DataFrame:
+    """Two GPUs, rows missing one PCIe direction or every GPM figure, -0.0, NaN, repeats,
+    a block boundary crossed (trace.BLOCK is patched small by the test)."""
+    rng = random.Random(31)
+    rows = []
+    for i in range(n):
+        rx = rng.choice([float("nan"), -0.0, 0.0, 1.23456789, rng.uniform(0, 9)])
+        tx = rng.choice([float("nan"), 0.002, rng.uniform(0, 1)])
+        sm = rng.uniform(0, 1) if i % 5 == 0 else float("nan")
+        rows.append({"t_wall": 1796047200.0 + i * 0.02 + rng.choice([0.0, 1e-7]), "gpu": i % 2, "rx_gbs": rx,
+                     "tx_gbs": tx, "sm_active": sm, "power_w": 350.5 if i % 7 == 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def test_counter_events_are_the_row_by_row_ones(monkeypatch):
+    import gpuscope.reports.trace as trace
+
+    monkeypatch.setattr(trace, "BLOCK", 257)  # several blocks, one boundary inside a GPU's rows
+    s = _ragged_samples()
+    doc = trace_text(None, s)
+    text = "".join(doc.chunks())
+    got = json.loads(text)["traceEvents"]
+    want = _old_counter_events(s, float(s["t_wall"].min()))
+    assert [e for e in got if e["ph"] == "C"] == want
+    assert doc.counter_events == len(want) and doc.slices == 0
+    assert text == json.dumps(json.loads(text), allow_nan=False)  # exactly json.dumps' own text
+
+
+def _greedy(starts: np.ndarray, ends: np.ndarray, tolerance: float) -> np.ndarray:
+    slot = np.zeros(len(starts), dtype=int)
+    free_at: list[float] = []
+    for i in np.argsort(starts, kind="stable"):
+        for k, e in enumerate(free_at):
+            if e <= starts[i] + tolerance + 1e-9:
+                free_at[k] = max(e, ends[i])
+                slot[i] = k
+                break
+        else:
+            free_at.append(ends[i])
+            slot[i] = len(free_at) - 1
+    return slot
+
+
+def test_pack_shortcut_gives_the_greedy_slots():
+    rng = np.random.default_rng(31)
+    for overlap in (0.0, 0.004, 0.006, 0.5):  # none, jitter under / over the tolerance, real overlaps
+        starts = np.cumsum(rng.uniform(0.01, 0.05, 500))
+        ends = starts + rng.uniform(0.001, 0.01, 500) + overlap * (rng.random(500) < 0.1)
+        order = rng.permutation(500)
+        for tol in (0.0, 0.005):
+            assert (pack(starts[order], ends[order], tol) == _greedy(starts[order], ends[order], tol)).all()
+
+
+def test_text_in_pieces_is_written_whole(tmp_path):
+    from gpuscope import safe_output
+
+    target = tmp_path / "t.json"
+    safe_output.write(target, iter(['{"a": ', "[1, 2]", "}"]), "the trace")
+    assert target.read_text() == '{"a": [1, 2]}'
+
+
+def test_html_idle_gaps_from_the_analysis_activity(tmp_path):
+    from gpuscope.analysis import analyze
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.sources import open_source
+
+    path = tmp_path / "samples.csv"
+    s = _ragged_samples(600).assign(t_mono=lambda d: d["t_wall"] - d["t_wall"].min(), pcie_source="counter",
+                                    wrap_suspect=0)
+    s.to_csv(path, index=False)
+    src = open_source(str(path))
+    result = analyze(src)
+    assert result.activity is not None
+    again = timeline_view(src).intervals
+    reused = timeline_view(src, activity=result.activity).intervals
+    assert again is not None and reused is not None
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), reused.reset_index(drop=True))
+
+
+def test_figures_are_round_and_repr():
+    from gpuscope.reports.trace import _figures
+
+    rng = np.random.default_rng(7)
+    v = np.concatenate([[0.125, 2.675, 0.00005, -0.00004, -0.0, 0.0, 1e-9, 5e-5, 99999.99995, 123456789.98765,
+                         2e9, -3.5e12, 1e17, float("nan"), float("inf")],
+                        rng.uniform(-10, 10, 2000), np.round(rng.uniform(0, 9, 2000), 6), rng.uniform(0, 1e6, 500)])
+    small = v[~(np.abs(v) >= 1e7)]  # (the formatted path: every figure under 1e9 after the scale)
+    for values in (v, small):
+        for scale, nd in ((1.0, 4), (100.0, 2), (1.0, 2)):
+            got = _figures(values, scale, nd).tolist()
+            want = [repr(round(float(x) * scale, nd)) if math.isfinite(x) else None for x in values.tolist()]
+            assert got == want
