@@ -128,11 +128,9 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     chunks, never whole); traces, samples and gzip files are told apart by their head."""
     if readable_file(p) == "fifo" or is_zero_size_file(p):  # a pipe, a /proc file: read as a stream
         return _open_bytes(p, read_path(p, "log"), fmt, user, progress)
-    from gpuscope.parsers.trace.nsys_rep import is_nsys
-
-    if fmt is None and is_nsys(p):  # an Nsight Systems report (SQLite export or .nsys-rep)
-        return _open_nsys(p, user)
     data = _whole_if_special(p, fmt)
+    if data is NSYS:  # an Nsight Systems report (SQLite export or .nsys-rep)
+        return _open_nsys(p, user)
     if isinstance(data, _SamplesCsv):  # gpuscope's samples.csv: streamed into columns, never held whole
         return _open_samples_csv(p, user, progress)
     if data is not None:
@@ -148,6 +146,7 @@ class _SamplesCsv:
 
 
 SAMPLES_CSV = _SamplesCsv()
+NSYS = _SamplesCsv()  # (_whole_if_special's answer for an Nsight Systems report: read by its own reader)
 
 
 def _head(p: Path) -> bytes:
@@ -162,7 +161,11 @@ def _head(p: Path) -> bytes:
 def _whole_if_special(p: Path, fmt: str | None) -> bytes | _SamplesCsv | None:
     """The whole file, from the one open that read its head, when the head says it is read whole:
     UTF-16 (or 32) text (re-encoded, then read as any text), gzip, a trace or a samples file;
-    None for a plain log (the parser reads it by its path, in chunks)."""
+    None for a plain log (the parser reads it by its path, in chunks); NSYS for an Nsight Systems
+    report (an SQLite export by its head, a .nsys-rep by its name), SAMPLES_CSV for a samples.csv."""
+    from gpuscope.parsers.trace.nsys_rep import REP_SUFFIX
+    from gpuscope.parsers.trace.tracefile import is_sqlite
+
     try:
         f = open(p, "rb")  # noqa: SIM115 - closed below, its errors mapped apart from the reading's
     except (OSError, ValueError) as e:
@@ -172,6 +175,8 @@ def _whole_if_special(p: Path, fmt: str | None) -> bytes | _SamplesCsv | None:
             head = f.read(HEAD * 16)
         except (OSError, ValueError) as e:
             raise read_error(p, e) from None
+        if fmt is None and (p.name.endswith(REP_SUFFIX) or is_sqlite(head)):
+            return NSYS
         if not (utf16_bom(head) or head[:2] == GZIP_MAGIC or (fmt is None and _looks_special(head))):
             return None
         if not utf16_bom(head) and head[:2] != GZIP_MAGIC and _samples_csv(head):
