@@ -7,7 +7,7 @@ BIN      := $(VENV)/bin
 STAMP    := $(VENV)/.installed-stamp
 EXTRAS   ?= dev
 
-.PHONY: venv browser demo test test-gpu bench bench-gpu lint examples clean fuzz
+.PHONY: venv browser demo test check test-gpu bench bench-gpu lint examples clean fuzz
 
 $(STAMP): pyproject.toml setup.py parsers/_scan.c parsers/_samples.c gpuscope/_groupstats.c
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,13 @@ test: venv browser
 fuzz: venv
 	GPUSCOPE_FUZZ=long $(BIN)/python -m pytest -q tests/test_hostile_fuzz.py tests/test_hostile_signals.py
 	$(BIN)/python tools/probe_hostile.py --n 3200 --budget 2400
+
+## check: the fast loop while changing the code: ruff, then the suite without the tests marked slow
+## (tests/slow_tests.txt, written by tools/mark_slow.py from a durations log: nvcc and packaging
+## builds, browser pages, parity and fuzz runs) and without the GPU ones; make test runs them all
+check: venv
+	$(BIN)/ruff check gpuscope parsers reports tests tools
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow and not gpu"
 
 test-gpu: venv
 	$(BIN)/python -m pytest -q -m gpu

@@ -20,7 +20,23 @@ def gpu_available() -> tuple[bool, str]:
     return cuda.available()
 
 
+@functools.cache
+def slow_tests() -> frozenset[str]:
+    """tests/slow_tests.txt (tools/mark_slow.py): files and node ids `make check` leaves to `make test`."""
+    path = Path(__file__).resolve().parent / "slow_tests.txt"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
+def _is_slow(nodeid: str) -> bool:
+    slow = slow_tests()
+    return nodeid in slow or nodeid.split("::")[0] in slow or nodeid.split("[")[0] in slow
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:  # (make check: -m "not slow"; make test runs everything)
+        if _is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
     if not any("gpu" in item.keywords for item in items):
         return
     ok, why = gpu_available()
