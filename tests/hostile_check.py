@@ -30,7 +30,8 @@ RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 POISON_TEXT = ["\u0669\u0668\u0667\u0666\u0665", "\uff19\uff18\uff17\uff16\uff15", "9876543\U0001d7cf",
                "98_765", "98765..", "9876'5432", "1e308", "98765e300"]
 #: a poisoned value in the output: its digits where a number starts (`0.5107987658` holds them by chance)
-POISON_OUT = re.compile(r"(?<![\d.])98765|e\+30[0-9]|e\+29[0-9]")
+# (a number's digits stand alone: inside a name, `b_g98765e300_msm` from a poisoned key, they are text)
+POISON_OUT = re.compile(r"(?<![\w.])98765|e\+30[0-9]|e\+29[0-9]")
 
 
 class _Stdin:
