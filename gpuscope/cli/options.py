@@ -23,7 +23,7 @@ Samples = Annotated[str | None, typer.Option(
     "--samples", metavar="FILE",
     help="NVML samples (samples.csv, nvidia-smi dmon or query-gpu output; default: the run's own).")]
 Trace = Annotated[str | None, typer.Option(
-    "--trace", metavar="TRACE", help="A PyTorch profiler trace of the same program (.json[.gz] or a folder).")]
+    "--trace", metavar="TRACE", help="A profiler trace of the same program: PyTorch (.json[.gz] or a folder) or Nsight Systems (.sqlite export, .nsys-rep).")]
 LineRate = Annotated[float | None, typer.Option(
     "--line-rate", metavar="GBPS", callback=bounds.LINE_RATE.callback,
     help="PCIe line rate in GB/s (default: the run's measured rate, else `gpuscope bandwidth`'s for its GPU, "
