@@ -58,3 +58,40 @@ def test_analyze_says_how_many_steps_a_record_stands_for():
     con = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log)], capture_output=True, text=True,
                          check=True, env={**__import__("os").environ, "COLUMNS": "200"}).stdout
     assert "each standing for 100" in con and "400 in all" in con
+
+
+def test_analyze_counts_every_tenth_line_as_ten_steps_in_the_timeline_and_the_floors(tmp_path):
+    """Issue 33 class 7: the same run printed every batch and every 10th batch gives the same share
+    of the span inside steps and the same floors; counted by printed lines, every-10th read "10% of
+    the span inside records" and "observed 10x the floor" of a run that never idled."""
+    docs = {}
+    for every in (1, 10):
+        r = CliRunner().invoke(app, ["analyze", str(_progressmeter(tmp_path / f"e{every}.log", 400, every)), "--json"])
+        assert r.exit_code == 0, r.output
+        docs[every] = json.loads(r.stdout)
+    one, ten = docs[1], docs[10]
+    assert ten["steps_per_record"] == 10 and ten["records"] == 40
+    assert one["timeline"]["gpu_busy_fraction"] > 0.95
+    assert abs(ten["timeline"]["gpu_busy_fraction"] - one["timeline"]["gpu_busy_fraction"]) < 0.05
+    assert ten["bounds"]["partitions"] == 400 == one["bounds"]["partitions"]
+    for key in ("gpu_floor_s", "cpu_floor_s"):
+        a, b = one["bounds"][key], ten["bounds"][key]
+        assert (a is None and b is None) or abs(a - b) <= 0.05 * max(abs(a), 1e-9), (key, a, b)
+    assert abs(ten["bounds"]["observed_over_floor"] - one["bounds"]["observed_over_floor"]) < 0.05 * one["bounds"][
+        "observed_over_floor"]  # (was 10x one's: the floor counted 40 steps of 400)
+    assert "each printed line stands for 10 steps" in ten["bounds"]["partitions_basis"]
+
+
+def test_a_log_printing_every_step_is_unchanged_by_the_count():
+    """The false-fire side: K = 1 keeps the records' own intervals and counts."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuscope.analysis.evidence.log.timeline_summary import timeline_summary
+
+    split = pd.DataFrame({"ts_end": [10.0, 20.0], "held_ms": [1000.0, 1000.0], "gpu_compute_ms": [900.0, 900.0]})
+    comps = pd.DataFrame({"ts": [9.0, 20.0]})
+    one = timeline_summary(None, split, comps)
+    assert one == timeline_summary(None, split, comps, steps_per_record=1)
+    ten = timeline_summary(None, split, comps, steps_per_record=10)
+    assert ten["gpu_busy_fraction"] > one["gpu_busy_fraction"] and np.isfinite(ten["gpu_busy_fraction"])

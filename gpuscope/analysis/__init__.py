@@ -142,8 +142,9 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
         if up_bytes is not None else float("nan")
     )
     comp_stats = stats.stats_table(comps, model)
-    tl = timeline_summary.timeline_summary(tl_events, per_record, comps)
-    bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events)
+    k = parsed.steps_per_record  # a log printing every K-th step: each record stands for K steps
+    tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k)
+    bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events, steps_per_record=k)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
     inp = None
     if source.log is not None:  # a source without timing lines runs no log rule on an empty log

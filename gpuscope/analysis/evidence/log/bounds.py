@@ -51,7 +51,7 @@ def _counts_as(model: RoleModel, component: str, role: str) -> bool:
 
 
 def compute_bounds(
-    split, timeline: dict, stats, model: RoleModel, timeline_df=None,
+    split, timeline: dict, stats, model: RoleModel, timeline_df=None, steps_per_record: int = 1,
 ) -> dict:
     """The GPU and CPU floors of the run, the observed time, and which floor binds. Steps:
     the partitions counted, the GPU per partition, the CPU per partition (`_CpuWork`), the
@@ -61,6 +61,9 @@ def compute_bounds(
     stats = as_table(stats)
     assumptions: list[str] = []
     partitions, part_basis = _partitions(split, timeline, model)
+    if steps_per_record > 1 and timeline.get("source") != "TIMELINE":  # each record stands for K steps
+        partitions, part_basis = partitions * steps_per_record, (
+            f"{part_basis} x {steps_per_record} (each printed line stands for {steps_per_record} steps)")
     gpu_pp, gpu_basis = _gpu_per_partition(split, timeline, stats, model, assumptions)
     gpu_floor = gpu_pp * partitions / 1000.0 if partitions else NAN
     cpu = _cpu_work(timeline, stats, model, timeline_df, assumptions)

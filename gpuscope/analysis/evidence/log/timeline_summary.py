@@ -103,8 +103,10 @@ def from_timeline_events(tl) -> dict:
     return out
 
 
-def from_tenures(split, components) -> dict:
-    """Busy = the tenures' lock-held intervals, when the held lines carry timestamps."""
+def from_tenures(split, components, steps_per_record: int = 1) -> dict:
+    """Busy = the tenures' lock-held intervals, when the held lines carry timestamps. A record that
+    stands for K steps (a log printing every K-th step, its own counter says K) ends at its stamp
+    and covers K steps of its held time: [end - K x held, end] (overlaps merge)."""
     out = empty_timeline()
     ts = column(components, "ts").astype("float64", copy=False) if len(components) else np.zeros(0)
     if not ts.size or np.isnan(ts).all():
@@ -115,7 +117,7 @@ def from_tenures(split, components) -> dict:
     out["wall_s"] = float(ts_max - ts_min)
     if len(split):
         end = column(split, "ts_end").astype("float64", copy=False)
-        start = column(split, "held_ms").astype("float64", copy=False) / 1000.0
+        start = column(split, "held_ms").astype("float64", copy=False) * (max(1, steps_per_record) / 1000.0)
         np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
@@ -126,15 +128,18 @@ def from_tenures(split, components) -> dict:
     return out
 
 
-def timeline_summary(timeline, split, components) -> dict:
+def timeline_summary(timeline, split, components, steps_per_record: int = 1) -> dict:
     """Timeline figures; gpu_compute_fraction = the split's GPU compute / the GPU span (the Curio
     team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency"). Arguments:
-    DataFrames, gpuscope.schemas.Columns or analysis Tables."""
+    DataFrames, gpuscope.schemas.Columns or analysis Tables; `steps_per_record`: the steps one
+    record stands for (ParsedLog.steps_per_record), which the records' time counts K times."""
+    k = 1
     if timeline is not None and len(timeline) and (column(timeline, "event") == "GPU_END").any():
         out = from_timeline_events(timeline)
     else:
-        out = from_tenures(split, components)
+        k = max(1, int(steps_per_record))
+        out = from_tenures(split, components, k)
     span = out.get("gpu_span_s", NAN)
     if len(split) and span == span and span > 0:
-        out["gpu_compute_fraction"] = nansum(column(split, "gpu_compute_ms")) / 1000.0 / span
+        out["gpu_compute_fraction"] = min(1.0, k * nansum(column(split, "gpu_compute_ms")) / 1000.0 / span)
     return out
