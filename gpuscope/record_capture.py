@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from gpuscope.rundir import TimingLogWriter
 
 MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is cut into the log as it is
+# what ends a line for timing.log: a newline (CRLF as one), or a carriage return that a redraw
+# follows (a progress bar's states, each stamped when the next redraw came: a tqdm bar of 120
+# iterations is 120 states, not its last one); a \r at a read's end waits for what follows it
+_LINE_END = re.compile(rb"\r?\n|\r(?=[^\n])")
 
 # a burst: BURST_MIN_LINES or more lines of one stream, each at most BURST_GAP_S after the
 # previous, that carry at least BURST_MIN_BYTES (a stdio buffer flushed: 4096 bytes in C,
@@ -55,9 +59,9 @@ def log_text(line: str) -> str:
     """A line of the child's output as timing.log keeps it: what a terminal would show.
 
     `\r` before the newline (CRLF) dropped; terminal control sequences removed (a control
-    string's payload too); a line redrawn with `\r` (a progress bar) keeps what its last redraw
-    wrote; other control characters (a NUL would make the log look binary) removed. Our own
-    terminal gets the bytes as they came.
+    string's payload too); a line redrawn with `\r` (a progress bar) reaches here one state at
+    a time (StreamCapture cuts at each redraw); other control characters (a NUL would make the
+    log look binary) removed. Our own terminal gets the bytes as they came.
     """
     text = _ESCAPES.sub("", line.rstrip("\r"))
     if "\r" in text:
@@ -81,12 +85,16 @@ class StreamCapture:
 
     def feed(self, data: bytes, now: float) -> None:
         self._pass_through(self.decoder.decode(data))
-        *lines, self.partial = (self.partial + data).split(b"\n")
+        buf, start = self.partial + data, 0
+        for m in _LINE_END.finditer(buf):
+            raw = buf[start:m.start()]
+            if raw or m.group() != b"\r":  # (nothing before a redraw: no state, no line)
+                self._line(raw, now)
+            start = m.end()
+        self.partial = buf[start:]
         if len(self.partial) > MAX_LINE_BYTES:
-            lines.append(self.partial)
+            self._line(self.partial, now)
             self.partial = b""
-        for raw in lines:
-            self._line(raw, now)
 
     def close(self, now: float) -> None:
         """EOF (or the end of the drain): the unfinished last line, then our end of the stream."""

@@ -125,7 +125,8 @@ def test_line_buffered_output_stamped_when_printed_under_the_pty(tmp_path, print
 
 def test_pty_quirks_reach_the_log_as_plain_lines(tmp_path):
     """CRLF, colours, a \\r progress bar, a terminal title and a NUL: timing.log keeps what a
-    terminal would show; our own stdout gets the bytes as they came."""
+    terminal would show, a progress bar's every state as a line of its own (issue 33 class 8);
+    our own stdout gets the bytes as they came."""
     child = r"""
 import sys
 w = sys.stdout.write
@@ -140,7 +141,7 @@ w("no newline at the end")
     assert r.exit_code == 0, r.stderr
     assert [t for _, t in _log(out)] == [
         "isatty=True", "2026-11-30T12:00:00Z INFO CUZK_TIMING: mutex_held_ms=12", "windows line",
-        "100%|##########|", "titled line", "no newline at the end"]
+        "  0%|          |", " 50%|#####     |", "100%|##########|", "titled line", "no newline at the end"]
     assert "\x1b[32mINFO" in r.stdout and "\r 50%" in r.stdout  # passed through untouched
     assert "\r\n" not in r.stdout.replace("windows line\r\n", "")  # no ONLCR: \n stays \n
     r, out, _ = _record(tmp_path, "q2", [sys.executable, "-c", child], "--no-pty")
@@ -246,3 +247,44 @@ def test_burst_rule_on_the_h200_printf_capture_and_on_prover_blocks():
     assert _stream(blocks, [70] * len(blocks), blocks[-1] + 0.001).burst_lines() == 7  # the last only
     spread = [k * 0.05 for k in range(30)]
     assert _stream(spread, [200] * 30, spread[-1]).burst_lines() == 0
+
+
+def test_a_recorded_progress_bar_keeps_every_state_and_reads_as_its_iterations(tmp_path):
+    """Issue 33 class 8: `record` of a tqdm-style bar (\\r redraws, one newline at the end) kept the
+    bar's last state only, so 40 iterations read as 1; each state is now a line, stamped when the
+    next redraw came, and analyze reads the iterations as it does from the same bar in a file."""
+    child = r"""
+import sys, time
+w = sys.stdout.write
+for i in range(41):
+    w("\r%3d%%|%-10s| %d/40 [00:%02d<00:%02d, 50.00it/s]" % (i * 100 // 40, "#" * (i // 4), i, i // 50, 1))
+    sys.stdout.flush()
+    time.sleep(0.02)
+w("\n")
+"""
+    r, out, _ = _record(tmp_path, "bar", [sys.executable, "-c", child])
+    assert r.exit_code == 0, r.stderr
+    states = [t for _, t in _log(out)]
+    assert len(states) == 41 and states[-1].startswith("100%|##########| 40/40")
+    stamps = [s for s, _ in _log(out)]
+    assert stamps == sorted(stamps) and stamps[-1] - stamps[0] > 0.4  # stamped as they came, not at the end
+    a = CliRunner().invoke(app, ["analyze", str(out), "--json"])
+    assert a.exit_code == 0, a.output
+    assert json.loads(a.stdout)["records"] >= 35
+
+
+def test_a_carriage_return_split_across_reads_before_its_newline_is_one_line_end():
+    """The false-fire side: `\\r\\n` arriving in two reads is a line's end, not a redraw of it."""
+    from gpuscope.record_capture import StreamCapture
+
+    class _Log:
+        lines: list[str] = []
+
+        def write_line(self, text, mono=None):
+            self.lines.append(text)
+
+    log = _Log()
+    s = StreamCapture("stdout", -1, None, log)  # type: ignore[arg-type]
+    for chunk in (b"windows line\r", b"\nnext\r", b"\n", b"\r 1/2\r 2/2\n"):
+        s.feed(chunk, 0.0)
+    assert log.lines == ["windows line", "next", " 1/2", " 2/2"]
