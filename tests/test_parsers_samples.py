@@ -167,3 +167,27 @@ def test_bad_sample_inputs(tmp_path):
         read_samples(_write(tmp_path, "x.csv", "a,b,c\n1,2,3\n"))
     with pytest.raises(InputError):
         read_dmon(_write(tmp_path, "nod.txt", "0 1 2\n"))
+
+
+def test_a_query_gpu_capture_after_a_schedulers_lines_is_read_and_the_lines_counted(tmp_path):
+    """Issue 33 class 5: `srun:` lines before the --query-gpu header made the capture unreadable
+    (read as a log: "no timing lines"); they are skipped and counted as rows the reader could not use."""
+    from gpuscope.parsers.samples import looks_like_samples, read_samples
+
+    rows = "".join(f"2026/12/01 10:00:0{i}.000, 0, {97 if i % 3 else 2} %, 40 %, 30000 MiB\n" for i in range(8))
+    text = ("srun: job 4242 queued and waiting for resources\nsrun: job 4242 has been allocated resources\n"
+            "timestamp, index, utilization.gpu [%], utilization.memory [%], memory.used [MiB]\n" + rows)
+    p = tmp_path / "q.csv"
+    p.write_text(text)
+    assert looks_like_samples(text)
+    df = read_samples(p)
+    assert len(df) == 8 and df.attrs["format"] == "query-gpu" and df.attrs["malformed_rows"] == 2
+
+
+def test_a_log_naming_the_query_columns_in_prose_is_no_capture():
+    """The false-fire side: a line that names the columns, with no row of as many fields after it."""
+    from gpuscope.parsers.samples import looks_like_samples
+
+    text = ("step 1 took 12 ms\nwe sample timestamp, index, utilization.gpu and memory.used every second\n"
+            "step 2 took 13 ms\n")
+    assert not looks_like_samples(text)

@@ -233,11 +233,17 @@ def _maybe_samples(head: str) -> bool:
     """What every samples header has (parsers.samples.looks_like_samples decides): a dmon `#`
     line naming gpu, or a CSV line naming t_wall, timestamp or index; checked first so a
     log's --json never loads the sample readers (and pandas with them)."""
-    first = next((ln for ln in head.splitlines() if ln.strip()), "").strip()
+    lines = [ln.strip() for ln in head.splitlines()[:40] if ln.strip()][:11]
+    first = lines[0] if lines else ""
     low = first.lower()
     if first.startswith("#"):
         return "gpu" in low
-    return "," in first and ("t_wall" in low or "timestamp" in low or "index" in low)
+    if "," in first and ("t_wall" in low or "timestamp" in low or "index" in low):
+        return True
+    # a --query-gpu header after a scheduler's few lines (parsers.samples.query_preamble decides)
+    return any("," in ln and ("timestamp" in ln.lower() or "index" in ln.lower())
+               and any(w in ln.lower() for w in ("utilization.", "memory.", "power.", "clocks.", "pcie."))
+               for ln in lines[1:])
 
 
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:

@@ -212,6 +212,8 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     text, p, nul = _read_text(path, text)
     lines, torn = _lines(text)
     lines = [ln for ln in lines if ln.strip()]
+    preamble = query_preamble(lines)  # (a scheduler's lines before the header: skipped, counted)
+    lines = lines[preamble:]
     fields = [h.strip().split(" [")[0].strip().lower() for h in lines[0].split(",")]
     if "timestamp" not in fields and "index" not in fields:
         raise InputError(f"{p}: not nvidia-smi --query-gpu csv (no timestamp/index header)")
@@ -219,7 +221,7 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
         raise NoDataError(f"{p}: an nvidia-smi --query-gpu capture without its timestamp column: its samples "
                           "have no time (capture with --query-gpu=timestamp,index,...)")
     rows: list[dict] = []
-    malformed = 0
+    malformed = preamble
     bad_values: dict[str, int] = {}
     # without `index`, GPUs are told apart by their bus id or UUID (NVIDIA's own example queries
     # `timestamp,name,pci.bus_id,...`), numbered in the order they first appear: nvidia-smi prints
@@ -281,6 +283,31 @@ _IDENTITY = ("pci.bus_id", "gpu_bus_id", "uuid", "gpu_uuid", "serial", "gpu_seri
 _DMON_COLUMNS = frozenset(("sm", "mem", "pwr", "rxpci", "txpci", "pclk", "mclk", "fb", "gtemp"))
 
 
+#: lines a scheduler or a shell may print before a --query-gpu CSV's header (`srun: job 42 queued`):
+#: skipped and counted as rows the reader could not use (issue 33 class 5)
+PREAMBLE_MAX = 10
+
+
+def _query_header(fields: list[str]) -> bool:
+    return ("timestamp" in fields or "index" in fields) and any(
+        f.startswith(("utilization.", "memory.", "power.", "clocks.", "pcie.", "temperature.")) for f in fields)
+
+
+def _fields(line: str) -> list[str]:
+    return [f.strip().split(" [")[0].strip().lower() for f in line.split(",")]
+
+
+def query_preamble(lines: list[str]) -> int:
+    """How many of the first non-empty `lines` come before a --query-gpu CSV header followed by a
+    row of as many fields (0: the first is one, or none of the first PREAMBLE_MAX + 1 is: a log
+    line that names those columns in prose is no header)."""
+    for i, ln in enumerate(lines[:PREAMBLE_MAX + 1]):
+        if "=" not in ln and _query_header(_fields(ln)):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            return i if i == 0 or nxt.count(",") == ln.count(",") else 0
+    return 0
+
+
 def looks_like_samples(head: str) -> bool:
     """Whether a file's first lines are a samples file (so a log that merely mentions
     `timestamp` is not taken for one): a CSV header naming t_wall and gpu, a dmon `# gpu ...`
@@ -292,17 +319,17 @@ def looks_like_samples(head: str) -> bool:
     if first.startswith("#"):
         toks = set(first.replace("#", " ").lower().split())
         return "gpu" in toks and bool(toks & _DMON_COLUMNS)
-    fields = [f.strip().split(" [")[0].strip().lower() for f in first.split(",")]
-    if len(fields) < 2:
-        return False
+    fields = _fields(first)
     if "t_wall" in fields and "gpu" in fields:
         return True
-    return ("timestamp" in fields or "index" in fields) and any(
-        f.startswith(("utilization.", "memory.", "power.", "clocks.", "pcie.", "temperature.")) for f in fields)
+    if len(fields) >= 2 and _query_header(fields):
+        return True
+    return query_preamble([ln for ln in head.splitlines() if ln.strip()]) > 0
 
 
 def detect_samples(text: str) -> str:
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    lines = [ln for ln in text.splitlines()[:PREAMBLE_MAX * 4] if ln.strip()]
+    first = lines[query_preamble(lines)] if lines else ""
     low = first.lower()
     if first.lstrip().startswith("#") and "gpu" in low:
         return "dmon"
