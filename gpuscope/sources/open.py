@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from gpuscope import rundir, safe_output
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.linerate import resolve_line_rate
+from gpuscope.parsers.heads import looks_like_query_header
 from gpuscope.parsers.limits import (
     file_kind,
     gunzip,
@@ -131,9 +132,9 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     data = _whole_if_special(p, fmt)
     if data is NSYS:  # an Nsight Systems report (SQLite export or .nsys-rep)
         return _open_nsys(p, user)
-    if isinstance(data, _SamplesCsv):  # gpuscope's samples.csv: streamed into columns, never held whole
+    if data is SAMPLES_CSV:  # gpuscope's samples.csv: streamed into columns, never held whole
         return _open_samples_csv(p, user, progress)
-    if data is not None:
+    if isinstance(data, bytes):
         return _open_bytes(p, data, fmt, user, progress)
     from gpuscope.parsers import parse_log
 
@@ -141,12 +142,12 @@ def _open_file(p: Path, fmt: str | None, user: RoleModel | None, progress=None) 
     return Source(path=p, kind="log", model=_model(user, log), log=log, log_path=p)
 
 
-class _SamplesCsv:
-    """_whole_if_special's answer for gpuscope's samples.csv: read by its streaming reader."""
+class _ReadByPath:
+    """_whole_if_special's answer for a file its own reader reads by its path (nothing held whole)."""
 
 
-SAMPLES_CSV = _SamplesCsv()
-NSYS = _SamplesCsv()  # (_whole_if_special's answer for an Nsight Systems report: read by its own reader)
+SAMPLES_CSV = _ReadByPath()  # gpuscope's samples.csv: its streaming reader
+NSYS = _ReadByPath()  # an Nsight Systems report: parsers/trace/nsys_rep.py
 
 
 def _head(p: Path) -> bytes:
@@ -158,7 +159,7 @@ def _head(p: Path) -> bytes:
         raise read_error(p, e) from None
 
 
-def _whole_if_special(p: Path, fmt: str | None) -> bytes | _SamplesCsv | None:
+def _whole_if_special(p: Path, fmt: str | None) -> bytes | _ReadByPath | None:
     """The whole file, from the one open that read its head, when the head says it is read whole:
     UTF-16 (or 32) text (re-encoded, then read as any text), gzip, a trace or a samples file;
     None for a plain log (the parser reads it by its path, in chunks); NSYS for an Nsight Systems
@@ -241,9 +242,7 @@ def _maybe_samples(head: str) -> bool:
     if "," in first and ("t_wall" in low or "timestamp" in low or "index" in low):
         return True
     # a --query-gpu header after a scheduler's few lines (parsers.samples.query_preamble decides)
-    return any("," in ln and ("timestamp" in ln.lower() or "index" in ln.lower())
-               and any(w in ln.lower() for w in ("utilization.", "memory.", "power.", "clocks.", "pcie."))
-               for ln in lines[1:])
+    return any(looks_like_query_header(ln) for ln in lines[1:])
 
 
 def _open_bytes(p: Path, data: bytes, fmt: str | None, user: RoleModel | None, progress=None) -> Source:

@@ -36,6 +36,7 @@ import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
+from gpuscope.parsers.heads import looks_like_query_header, query_fields
 from gpuscope.parsers.samples.samples_base import (  # (shared with parsers.samples_csv; named here as before)
     _NA,
     BOUNDS,
@@ -214,7 +215,7 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     lines = [ln for ln in lines if ln.strip()]
     preamble = query_preamble(lines)  # (a scheduler's lines before the header: skipped, counted)
     lines = lines[preamble:]
-    fields = [h.strip().split(" [")[0].strip().lower() for h in lines[0].split(",")]
+    fields = query_fields(lines[0])
     if "timestamp" not in fields and "index" not in fields:
         raise InputError(f"{p}: not nvidia-smi --query-gpu csv (no timestamp/index header)")
     if "timestamp" not in fields:
@@ -288,21 +289,12 @@ _DMON_COLUMNS = frozenset(("sm", "mem", "pwr", "rxpci", "txpci", "pclk", "mclk",
 PREAMBLE_MAX = 10
 
 
-def _query_header(fields: list[str]) -> bool:
-    return ("timestamp" in fields or "index" in fields) and any(
-        f.startswith(("utilization.", "memory.", "power.", "clocks.", "pcie.", "temperature.")) for f in fields)
-
-
-def _fields(line: str) -> list[str]:
-    return [f.strip().split(" [")[0].strip().lower() for f in line.split(",")]
-
-
 def query_preamble(lines: list[str]) -> int:
     """How many of the first non-empty `lines` come before a --query-gpu CSV header followed by a
     row of as many fields (0: the first is one, or none of the first PREAMBLE_MAX + 1 is: a log
     line that names those columns in prose is no header)."""
     for i, ln in enumerate(lines[:PREAMBLE_MAX + 1]):
-        if "=" not in ln and _query_header(_fields(ln)):
+        if looks_like_query_header(ln):
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             return i if i == 0 or nxt.count(",") == ln.count(",") else 0
     return 0
@@ -319,10 +311,10 @@ def looks_like_samples(head: str) -> bool:
     if first.startswith("#"):
         toks = set(first.replace("#", " ").lower().split())
         return "gpu" in toks and bool(toks & _DMON_COLUMNS)
-    fields = _fields(first)
+    fields = query_fields(first)
     if "t_wall" in fields and "gpu" in fields:
         return True
-    if len(fields) >= 2 and _query_header(fields):
+    if looks_like_query_header(first):
         return True
     return query_preamble([ln for ln in head.splitlines() if ln.strip()]) > 0
 
