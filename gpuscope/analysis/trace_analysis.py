@@ -149,7 +149,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         kernels=kernels,
         idle_gaps=gap_list,
         split=tp.split_table(views, frames.host, span, frames.gpu_annotations,
-                             host_only_ranges=frames.reader == "sqlite3"),  # (an Nsight export: NVTX ranges)
+                             host_only_ranges=frames.host_only_ranges),
         trace=trace,
         diagnoses=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),

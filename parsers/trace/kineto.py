@@ -86,6 +86,7 @@ class TraceFrames:
     reader: str = "msgspec"
     notes: list[str] = field(default_factory=list)
     rank_known: bool = False       # every file named its rank (distributedInfo.rank), each a different one
+    host_only_ranges: bool = False  # annotations are the host's alone (Nsight's NVTX): phases get their launches
 
     @property
     def skipped_events(self) -> int:
@@ -137,10 +138,9 @@ def _cat_from_names(names: list[str], fn) -> tuple[pd.Categorical, pd.Categorica
     return pd.Categorical(first[codes]), pd.Categorical(second[codes])
 
 
-# bounds beyond which a value is damage, not a reading (the event is skipped and counted):
-# ids (pid, tid, device, stream, correlation) are exact in a float64 below 2^53; a time
-# stamp beyond 1e17 us is past the year 5000; an event longer than 1e12 us (11.6 days) or a
-# copy of more than 2^50 bytes (a PiB) did not happen (a bandwidth: TRACE_GBS_MAX)
+# bounds beyond which a value is damage (skipped, counted): ids are exact in a float64 below 2^53;
+# a stamp beyond 1e17 us is past the year 5000; no event lasts 1e12 us (11.6 days), no copy moves
+# 2^50 bytes (a PiB); a bandwidth: TRACE_GBS_MAX
 ID_MAX = 1 << 53
 BAD_ID = -(1 << 62)
 TS_MAX_US = 1e17

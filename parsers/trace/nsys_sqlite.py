@@ -438,5 +438,5 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
         source=str(p), files=[str(p)], ranks=sorted(set(ranks.values())) or [0], gpu=gpu, host=host,
         gpu_annotations=typed_frame({}, TRACE_GPU_ANNOTATION_SCHEMA), devices=devices, skipped=skipped,
         epoch_offset_s=epoch, events=sum(v for k, v in r.counts.items() if not k.startswith("nvtx_")),
-        counts=counts, truncated=False, reader="sqlite3", notes=r.notes,
+        counts=counts, truncated=False, reader="sqlite3", notes=r.notes, host_only_ranges=True,
     )
