@@ -22,6 +22,7 @@ from gpuscope.parsers.log.codeops import (
 )
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
+from gpuscope.parsers.log.linetree import LEAF_ROOT
 from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
@@ -58,6 +59,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     values = s.values
     row_of = np.repeat(np.arange(n), repeats(counts))
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
                                   np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
@@ -82,10 +84,14 @@ def finish(s: sc.Scan, held: str | None) -> None:
     if eval_row.any():
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
 
-    alone = _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
-    del is_whole, no_part, row_of  # (per value: not needed past here)
     counters = _counters(s)
     gid = split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
+    opens = whole is not None and _whole_opens(gid, has_whole)
+    alone = not opens and _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
+    if opens and basis.startswith(f"{whole!r} is named like"):
+        s.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
+                                 "one record")
+    del is_whole, no_part, row_of  # (per value: not needed past here)
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
     del counters
     row_rec = np.zeros(n, dtype=bool)
@@ -120,6 +126,32 @@ def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
         n_whole = np.bincount(row_of[is_whole], minlength=n)
         return float(np.median((counts - n_whole)[has_whole])) == 0.0
     return False
+
+
+def _whole_opens(gid, has_whole) -> bool:
+    """Whether every row printing the whole opens a group of rows that print the same
+    counters (a timer tree's root, printed before its children: parsers/log/linetree.py):
+    the records are then the groups, not the lines up to each whole."""
+    rows = np.flatnonzero(has_whole & (gid >= 0))
+    if not len(rows):
+        return False
+    g = gid[rows]
+    nxt = np.where(rows + 1 < len(gid), gid[np.minimum(rows + 1, len(gid) - 1)], -2)
+    prev = np.where(rows > 0, gid[np.maximum(rows - 1, 0)], -2)
+    return bool(((nxt == g) & (prev != g)).all())
+
+
+def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):
+    """Per row, whether it prints only timer trees' roots without children (one-off stages:
+    parsers/log/linetree.py LEAF_ROOT): no records, and never the whole."""
+    leaves = [c for c, u in enumerate(uniq) if known.get(u) == LEAF_ROOT]
+    if not leaves:
+        return np.zeros(n, dtype=bool)
+    hit = np.bincount(row_of[np.isin(ncodes, leaves)], minlength=n)
+    out = (hit == counts) & (counts > 0)
+    notes.append(f"{int(out.sum())} timer tree root(s) without children ({', '.join(uniq[c] for c in leaves[:4])}): "
+                 "one-off stages, no records")
+    return out
 
 
 def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
