@@ -20,6 +20,7 @@ from gpuscope.parsers.log.codeops import (
     same_regular,
     split_at_wholes,
 )
+from gpuscope.parsers.log.linedups import drop_repeats
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linetree import LEAF_ROOT
@@ -34,11 +35,13 @@ EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the
 KNOWN_NOTE = "known:"
 
 
-def finish(s: sc.Scan, held: str | None) -> None:
+def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
-    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
+    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines.
+    `text_of`: line numbers -> their text (parsers/log/linedups.py: a line two handlers printed)."""
     s.finalize()
     known, notes = _known(list(getattr(s, "notes", []) or []))
+    drop_repeats(s, notes, text_of)  # (a line two handlers printed: one event)
     s.whole, s.whole_basis = None, "no timing lines"
     meta = s.meta
     n = len(meta)
