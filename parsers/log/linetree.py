@@ -39,10 +39,12 @@ TREE_COUNTER = "round"
 #: the reason a root without children is no record (parsers/log/notparts.py reads the prefix)
 LEAF_ROOT = "a timer tree's root without children: a one-off stage, no record and never the whole"
 
-_PLONKY2 = re.compile(r"^(?:\[[^\]]{1,120}\] ?)?(?P<tree>(?:\| )*)(?P<v>\d{1,7}\.\d{4})s to (?P<name>\S.*?)\s*$")
-_FOREST = re.compile(r"^(?P<tree>(?:[│ ]  )*(?:[┝┕]━ )?)(?P<name>[^\[\]]*?\S) \[ (?P<v>\d+(?:\.\d+)?)"
-                     r"(?P<u>ns|µs|μs|us|ms|s|m) \| \d+(?:\.\d+)?%(?: / \d+(?:\.\d+)?%)? \]")
-_EVENT = re.compile(r"^(?:[│ ]  )*[┝┕]━ ")
+# (bounded repeats: a hostile line of spaces or bars costs linear time)
+_PLONKY2 = re.compile(r"^(?:\[[^\]]{1,120}\] ?)?(?P<tree>(?:\| ){0,64})(?P<v>\d{1,7}\.\d{4})s to "
+                      r"(?P<name>\S.{0,300}?)\s*$")
+_FOREST = re.compile(r"^(?P<tree>(?:[│ ]  ){0,32}(?:[┝┕]━ )?)(?P<name>[^\[\] ][^\[\]]{0,300}?) \[ "
+                     r"(?P<v>\d{1,9}(?:\.\d{1,9})?)(?P<u>ns|µs|μs|us|ms|s|m) \| \d+(?:\.\d+)?%(?: / \d+(?:\.\d+)?%)? \]")
+_EVENT = re.compile(r"^(?:[│ ]  ){0,32}[┝┕]━ ")
 _LEVELS = ("TRACE", "DEBUG", "INFO ", "WARN ", "ERROR")
 _UNIT_MS = {"ns": 1e-6, "µs": 1e-3, "μs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}
 _NOT_WORD = re.compile(r"[^0-9A-Za-z]+")
