@@ -26,6 +26,7 @@ from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linetree import LEAF_ROOT
 from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
+from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
@@ -85,7 +86,9 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
                      "quantity: they are no steps, and a statistic is never a part")
     grouped = mine & ~stat_row & ~apart  # (statistics, evaluation lines: record -1, like other non-step lines)
     if eval_row.any():
-        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
+        ev = sorted(k for k, why in s.not_parts.items() if why.startswith(EVAL_WHY))
+        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps"
+                     + (f"; their times ({', '.join(ev[:4])}) are left out of the component statistics" if ev else ""))
 
     counters = _counters(s)
     gid = split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
