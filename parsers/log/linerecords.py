@@ -106,6 +106,12 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     kind[mine] = sc.K_FREE
     kind[rows] = sc.K_GPU
     k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    s.notes = _closing_notes(s, notes, whole, basis, alone, k)
+
+
+def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bool, k: int) -> list[str]:
+    """The notes on how the records were closed (their whole, rounding), with the steps each
+    record stands for (sets s.steps_per_record)."""
     if whole is None:
         notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
     elif alone:
@@ -121,7 +127,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
         s.steps_per_record = every[0]
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
-    s.notes = notes
+    return notes
 
 
 def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
