@@ -317,9 +317,9 @@ def name_words(name: str) -> list[str]:
 def guess_role(name: str) -> tuple[str | None, str]:
     """(role or None, how it was guessed) for one component name."""
     words = name_words(name)
-    cut = next((i for i, w in enumerate(words) if w in PREPOSITIONS), 0) if len(words) >= 3 else 0
+    cut = next((i for i, w in enumerate(words) if w in PREPOSITIONS), 0) if words[3:] and words[0] not in WAIT_WORDS else 0
     for role, what, keys in GUESS_RULES:
-        if cut and role not in ("d2h", "h2d"):  # a phrase (a tree's `commit to trace data`): its object says no activity
+        if cut and role == "cpu_stall":  # a phrase (a tree's `commit to trace data`): its object says no activity
             words = words[:cut]
         joined = "_".join(words)
         hit = next((k for k in keys if ((k in words) if "_" not in k else (k in joined))), None)

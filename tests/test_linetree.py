@@ -78,3 +78,17 @@ def test_a_phrase_takes_no_role_from_its_object_but_copies_still_read():
     assert guess_role("copy_to_device")[0] == "h2d"
     assert guess_role("data_time")[0] == "cpu_stall"
     assert guess_role("compute_inverse_denominators")[0] == "gpu_compute"
+    # what would make the phrase rule misread: short names whose object is the activity
+    assert guess_role("wait_for_data")[0] == "cpu_stall" and guess_role("wait_for_lock")[0] == "contention"
+    assert guess_role("time_to_load")[0] == "cpu_stall" and guess_role("wait_for_the_data_loader")[0] == "cpu_stall"
+
+
+def test_a_hostile_line_behind_a_tree_gate_costs_linear_time():
+    import time
+
+    st = lineread.State()
+    t = time.perf_counter()
+    for line in ("INFO     " + " " * 60000 + "% ]", "INFO     " + "│  " * 20000 + "x % ]", "| " * 30000 + "0.1234s to "):
+        r = lineread.read_line(line, st)
+        assert r is None or type(r) is str or "round" not in r[2]
+    assert time.perf_counter() - t < 2.0
