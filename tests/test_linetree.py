@@ -45,7 +45,7 @@ def test_plonky2_depth_by_bars_and_a_root_per_record():
                       "| 1.5000s to compute quotient polys"] * 3)
     p = parsers.parse_log(text, "lines")
     assert int(p.records["complete"].sum()) == 3 and p.whole == "prove"
-    assert set(p.not_parts) == {"commit/build_Merkle_tree"}
+    assert set(p.not_parts) == {"prove", "commit/build_Merkle_tree"}
     assert p.records.loc[p.records["complete"], "held_ms"].tolist() == [3000.0] * 3
 
 
@@ -92,3 +92,13 @@ def test_a_hostile_line_behind_a_tree_gate_costs_linear_time():
         r = lineread.read_line(line, st)
         assert r is None or type(r) is str or "round" not in r[2]
     assert time.perf_counter() - t < 2.0
+
+
+def test_a_tree_of_another_root_is_its_childrens_sum_never_root_plus_children():
+    """Two trees of different roots (`generate trace`, `prove`), once each: the one that is
+    not the log's whole is a record of its children's sum, its root never a part beside them."""
+    text = ("INFO     generate trace [ 300ms | 10.00% / 100.00% ]\nINFO     ┝━ fill rows [ 200ms | 66.00% ]\n"
+            "INFO     ┕━ pad [ 90ms | 30.00% ]\n" + FOREST)
+    p = parsers.parse_log(text, "lines")
+    assert sorted(p.records.loc[p.records["complete"], "held_ms"].round(1).tolist()) == [300.0, 990.0]
+    assert {"prove", "generate_trace"} <= set(p.not_parts)

@@ -19,7 +19,9 @@ never one word of it (`data`), which the role guess would take for a data stall.
 line of one tree carries the tree's number as its counter (`round`), so the lines of one
 tree form one record whatever their order (the root comes first). A root without children
 (`generate Keccak trace [ 142ms | 100.00% ]`, `verify`) is a one-off stage, no record and
-never the whole. A child whose parent line is missing (a log cut inside a tree) is damage.
+never the whole; a root with children is never a part (a tree whose root is not the log's
+whole, `preprocess` beside `prove`, is a record of its children's sum). A child whose parent
+line is missing (a log cut inside a tree) is damage.
 
 False-positive guard (tests/test_linetree.py): a line that merely says `12.5s to load` in
 prose (not four decimals, or words before the number) and a `[ ... ]` bracket of anything
@@ -36,8 +38,9 @@ from gpuscope.parsers.numbers import MAX_MS
 
 #: the counter every line of one tree carries (its tree's number, from 1)
 TREE_COUNTER = "round"
-#: the reason a root without children is no record (parsers/log/notparts.py reads the prefix)
+#: the reason a root without children is no record (parsers/log/linerecords.py reads it)
 LEAF_ROOT = "a timer tree's root without children: a one-off stage, no record and never the whole"
+ROOT_WHY = "a timer tree's root: the whole of its own tree, never a part beside its children"
 
 # (bounded repeats: a hostile line of spaces or bars costs linear time)
 _PLONKY2 = re.compile(r"^(?:\[[^\]]{1,120}\] ?)?(?P<tree>(?:\| ){0,64})(?P<v>\d{1,7}\.\d{4})s to "
@@ -109,8 +112,7 @@ def read_tree(line: str, st, not_mine):
         root = t.path[0]
         if root not in t.parents:
             t.parents.add(root)
-            if st.known.get(root) == LEAF_ROOT:
-                del st.known[root]
+            st.known[root] = ROOT_WHY  # (a root of another name than the log's whole: never a part beside its children)
         code = -1
         if depth >= 2:
             parent = "/".join(t.path[1:])
