@@ -26,8 +26,7 @@ SPLIT_ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h")
 #: Every role a component may have.
 ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h", "contention", "cpu", "info")
 
-BUILTIN = "cuzk"
-GUESSED = "guessed"
+BUILTIN, GUESSED = "cuzk", "guessed"
 
 
 @dataclass(frozen=True)
@@ -266,9 +265,8 @@ def _check_values(v, source: str, key: str, depth: int) -> None:
 
 # -- guessing roles from names (logs of any program) ------------------------------------------
 
-# (role, words): a component whose name holds one of the words (as a word of the name: split
-# at `_`, `-`, `.`, digits-to-letters and camelCase) gets the role; first rule that matches
-# wins. h2d words are also matched inside a word (`htod`, `todevice`).
+# (role, words): a component whose name holds one of the words (a word of the name: split at `_`,
+# `-`, `.`, camelCase) gets the role; first rule that matches wins; h2d words also inside a word.
 GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     ("d2h", "a device-to-host copy (a read-back)", ("d2h", "dtoh", "download", "readback", "read_back",
                                                    "to_host", "to_cpu")),
@@ -289,6 +287,7 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
 )
 #: names the CuZK model knows that any program may print: alone they do not make a log CuZK's
 GENERIC_NAMES = frozenset(("h2d", "total", "synth"))
+PREPOSITIONS = frozenset(("to", "of", "for", "with", "from", "into", "in", "on", "by", "at"))
 #: names of aggregates that are not the log's whole: never summed (role info)
 AGGREGATE_WORDS = ("total", "elapsed", "wall", "overall", "sum", "cumulative")
 #: counters that name a record (the first one a log prints gives the noun)
@@ -318,8 +317,11 @@ def name_words(name: str) -> list[str]:
 def guess_role(name: str) -> tuple[str | None, str]:
     """(role or None, how it was guessed) for one component name."""
     words = name_words(name)
-    joined = "_".join(words)
+    cut = next((i for i, w in enumerate(words) if w in PREPOSITIONS), 0) if words[3:] and words[0] not in WAIT_WORDS else 0
     for role, what, keys in GUESS_RULES:
+        if cut and role == "cpu_stall":  # a phrase (a tree's `commit to trace data`): its object says no activity
+            words = words[:cut]
+        joined = "_".join(words)
         hit = next((k for k in keys if ((k in words) if "_" not in k else (k in joined))), None)
         if hit is None and role == "h2d":
             hit = next((k for k in keys if len(k) >= 4 and any(k in w for w in words)), None)  # memcpyHtoD
@@ -327,9 +329,7 @@ def guess_role(name: str) -> tuple[str | None, str]:
             hit = next((k for k in ("load", "prep", "data", "fetch") if any(w.startswith(k) for w in words)),
                        None)  # loading, preprocessing
         if hit is not None:
-            if role is None:
-                return None, f"guessed from name {hit!r}: {what}, no role (counted in other)"
-            return role, f"guessed from name {hit!r}: {what}"
+            return role, f"guessed from name {hit!r}: {what}" + (", no role (counted in other)" if role is None else "")
     if any(w in AGGREGATE_WORDS for w in words):
         return "info", "named like a total but not the record's whole: an aggregate, never summed"
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"

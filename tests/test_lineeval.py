@@ -39,3 +39,28 @@ def test_a_logger_named_test_makes_no_evaluation():
     assert int(p.records["complete"].sum()) == 8 and not [n for n in p.notes if "evaluation line" in n]
     q = parsers.parse_log("".join(f"Test: [{i}/100] Time 0.2{i}s\n" for i in range(8)), "lines")
     assert [n for n in q.notes if "evaluation line" in n]
+
+
+def test_evaluation_times_stay_out_of_the_component_statistics(tmp_path):
+    """Class 6's last part: `analyze` of a log with one `eval time` per epoch shows the
+    training's components only (the evaluation's were kept out of the split, not the
+    statistics); the read notes name what was left out."""
+    from gpuscope.analysis import analyze
+    from gpuscope.sources.open import open_source
+
+    path = tmp_path / "train.log"
+    path.write_text(_log())
+    a = analyze(open_source(path))
+    assert set(a.stats_table.frame().index) == {"step", "data", "compute"}
+    p = parsers.parse_log(_log(), "lines")
+    assert p.evaluation_names() == {"eval_time"}
+    assert any("eval_time" in n and "left out of the component statistics" in n for n in p.notes)
+
+
+def test_a_name_printed_on_training_and_evaluation_lines_stays():
+    """False-positive guard: the ProgressMeter prints `Time` on its `Epoch:` and its `Test:`
+    lines: the name is the training's too, never left out."""
+    text = "".join(f"Epoch: [0][{i}/8]\tTime 0.2{i} (0.2{i})\tData 0.0{i} (0.0{i})\n" for i in range(8))
+    text += "".join(f"Test: [{i}/4]\tTime 0.1{i} (0.1{i})\n" for i in range(4))
+    p = parsers.parse_log(text, "lines")
+    assert p.evaluation_names() == frozenset() and int(p.records["complete"].sum()) == 8

@@ -28,11 +28,12 @@ _TIME_WORDS = ("time", "elapsed", "latency", "duration", "took", "runtime", "wal
 _SEPARATORS = re.compile(r"[|,;=]")
 _PER_THING = re.compile(rf"\d\s*{_UNIT}/$")
 _PER_SECOND = re.compile(r"/(s|sec|second)\b")
+_TIME_TO = re.compile(rf"\d\s*{_UNIT}\s+to\s+$")  # the time before its name: plonky2's `0.1702s to transpose`
 
 
 def time_evidence(src: str, name: str) -> bool:
     """Whether a line's text says the component `name` read from it is a time."""
-    words = [w for w in re.split(r"[_.\-]", name.lower()) if w]
+    words = [w for w in re.split(r"[_.\-/]", name.lower()) if w]  # (`/`: a timer tree's path)
     if any(w in _TIME_WORDS for w in words):
         return True
     if ":::MLLOG" in src and '"INTERVAL_END"' in src and '"time_ms"' in src:
@@ -45,6 +46,8 @@ def time_evidence(src: str, name: str) -> bool:
             cut = _SEPARATORS.search(rest, 1)
             window = rest[: cut.end() + 24] if cut else rest  # (the value after `key=` / `key:`)
             if _NEAR.search(window) or _HEADER.search(src[:at].split("|")[0][-40:]):
+                return True
+            if _TIME_TO.search(src[max(0, at - 24):at]):
                 return True
             if _PER_THING.search(src[max(0, at - 16):at]) or _PER_SECOND.match(rest):
                 return True  # a time per it (`2ms/step`), or a rate of it per second (`global_step/sec`)
@@ -75,6 +78,8 @@ def test_the_evidence_check_can_fail():
     assert time_evidence("step 0 | fwd 55.5 ms | d2h 806.9 ms", "d2h")
     assert time_evidence("time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31", "bwd_microstep")
     assert time_evidence("step=0 h2d_ms=228.6 compute_ms=227.7", "compute")
+    assert time_evidence("| | 0.1702s to transpose LDEs", "commit/transpose_LDEs")
+    assert not time_evidence("| 168113 to run generators", "run_generators")
 
 
 def test_every_corpus_file_has_an_expectation():

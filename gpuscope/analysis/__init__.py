@@ -141,7 +141,7 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
         quantities.finite_median(quantities.upload_gbs(up_bytes, per_record["h2d_ms"], per_record["n_gpus"]))
         if up_bytes is not None else float("nan")
     )
-    comp_stats = stats.stats_table(comps, model)
+    comp_stats = stats.stats_table(comps, model, parsed.evaluation_names())
     k = parsed.steps_per_record  # a log printing every K-th step: each record stands for K steps
     tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events, steps_per_record=k)

@@ -51,6 +51,7 @@ SHAPES: tuple[tuple[str, str, str], ...] = (
     ("a label = value ms summary", "prompt eval time = 812.00 ms", "llama.cpp print_timings"),
     ("a timer tree's End lines", "End: Compute C ......12.004ms", "arkworks print-trace"),
     ("zerolog console lines", "DBG prover done ... took=2345.6", "gnark"),
+    ("a timer tree (children indented)", "| 1.2210s to compute wires commitment", "plonky2, tracing-forest (plonky3)"),
     ("MLPerf interval events", ':::MLLOG {"key": "epoch_stop", "event_type": "INTERVAL_END", ...}', "mlperf-logging"),
 )
 
@@ -232,6 +233,21 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "End:     Groth16::Prover ......................................................45.120ms",
               "arkworks/print_trace.txt",
               rules=('linewords.undotted', 'linefields.Line.name_of')),
+    Framework("plonky2", "plonky2's TimingTree",
+              "`{secs:.4}s to <scope>` lines, each child after one `| ` per level (env_logger's prefix or none)",
+              "a tree: the root is the whole of one record, its children the parts, a deeper scope a part of "
+              "its parent (named by its path, never counted beside it); a scope's name is all its words",
+              "[2024-05-14T08:12:07Z DEBUG plonky2::util::timing] 2.8841s to prove\n"
+              "[2024-05-14T08:12:07Z DEBUG plonky2::util::timing] | 1.2210s to compute wires commitment",
+              "plonky2/prove.txt", reader="read_timer_tree", gates=("s to ",),
+              rules=("lineshapes.read_timer_tree", "linetree.read_tree", "linetree.LEAF_ROOT")),
+    Framework("plonky3", "tracing-forest span trees (plonky3 and its users)",
+              "`INFO     <span> [ <time> | <share>% ]`, children after `┝━ ` / `┕━ ` with `│  ` per level",
+              "a tree as plonky2's: the root is the whole of one record, a root without children a one-off "
+              "stage; the percentages are shares of the root, never read; event lines hold no time",
+              "INFO     prove [ 1.12s | 0.91% / 100.00% ]\nINFO     ┝━ commit to trace data [ 561ms | 30.12% / 50.09% ]",
+              "plonky3/prove_keccak.txt", reader="read_timer_tree", gates=("% ]", "\u2501 "),
+              rules=("lineshapes.read_timer_tree", "linetree.read_tree", "linetree.is_tree_event")),
     Framework("bellperson", "bellperson / filecoin provers",
               "`label time: <value><unit>` info lines",
               "synthesis, prover and proof time (the whole)",

@@ -67,12 +67,12 @@ from gpuscope.parsers.log.linewords import (
     unit_unsure,
     zerolog_event,
 )
+from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
-# the last word of a configured duration (perf_analyzer's `Measurement window: 5000 msec`, a
-# `timeout=30s`): a setting the program was given, no time it spent
+# a configured duration's last word (`Measurement window: 5000 msec`, `timeout=30s`): a setting, no time spent
 SETTINGS = frozenset(("window", "timeout", "deadline"))
 
 
@@ -432,14 +432,14 @@ class Line(Quantities, KeylessTimes):
         if self.damage is not None:
             self.note(UNCACHEABLE)
             return self.damage
-        # (an `eval_*` key, as Hugging Face prints it; not llama.cpp's `eval time =` label, its generation)
-        # (a label `eval time` after the epoch's counter is its evaluation: `epoch 0: eval time 4213.5 ms`)
+        # (an `eval_*` key as Hugging Face prints it, or `epoch 0: eval time 4213.5 ms`; not llama.cpp's `eval time =`)
         counted = self.lead is not None and not self.lead_named
         if self.eval or (names and all(nm.lower().startswith(EVAL_PREFIXES) and (counted or nm not in self.labels)
                                        for nm in names)):
             self.flags |= EVAL  # `Test: [10/100] Time ...`, `eval_runtime`: kept apart from the steps
-            for nm in names if counted and not self.eval else ():
-                self.st.known.setdefault(nm, "an evaluation's time (after the epoch's counter): no step, never a part")
+            for nm in names if not self.eval else ():  # (an evaluation's own name: kept out of the statistics too)
+                self.st.known.setdefault(nm, f"{EVAL_WHY} ({('an eval_* key', 'after the epoch counter')[counted]}): "
+                                             "no step, never a part")
         self.note(("end", self.last_bare, self.flags))
         if self.steps_rate is not None:
             self.covered_steps()

@@ -15,6 +15,7 @@ from gpuscope.parsers.log.linefields import Line
 from gpuscope.parsers.log.linenest import nest
 from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lineshapes import NOT_MINE
+from gpuscope.parsers.log.linetree import TreeState
 from gpuscope.parsers.log.linewords import is_word, key_info
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
@@ -63,6 +64,7 @@ class State:
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
+        self.tree = TreeState()  # the timer tree being read (parsers/log/linetree.py)
 
     def scratch(self) -> State:
         """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""
@@ -113,7 +115,7 @@ def maybe_framework(line: str) -> bool:
     """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
-            or "..: " in line or "llama_" in line)
+            or "..: " in line or "llama_" in line or "s to " in line or "% ]" in line or "\u2501 " in line)
 
 
 def _framework(line: str, st: State):

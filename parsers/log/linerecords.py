@@ -20,9 +20,13 @@ from gpuscope.parsers.log.codeops import (
     same_regular,
     split_at_wholes,
 )
+from gpuscope.parsers.log.linedups import drop_repeats
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
-from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED, stat_of
+from gpuscope.parsers.log.linetree import LEAF_ROOT
+from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
+from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
+from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
@@ -32,11 +36,13 @@ EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the
 KNOWN_NOTE = "known:"
 
 
-def finish(s: sc.Scan, held: str | None) -> None:
+def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
-    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines."""
+    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines.
+    `text_of`: line numbers -> their text (parsers/log/linedups.py: a line two handlers printed)."""
     s.finalize()
     known, notes = _known(list(getattr(s, "notes", []) or []))
+    drop_repeats(s, notes, text_of)  # (a line two handlers printed: one event)
     s.whole, s.whole_basis = None, "no timing lines"
     meta = s.meta
     n = len(meta)
@@ -57,6 +63,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
     values = s.values
     row_of = np.repeat(np.arange(n), repeats(counts))
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
                                   np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
@@ -79,12 +86,18 @@ def finish(s: sc.Scan, held: str | None) -> None:
                      "quantity: they are no steps, and a statistic is never a part")
     grouped = mine & ~stat_row & ~apart  # (statistics, evaluation lines: record -1, like other non-step lines)
     if eval_row.any():
-        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps")
+        ev = sorted(k for k, why in s.not_parts.items() if why.startswith(EVAL_WHY))
+        notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps"
+                     + (f"; their times ({', '.join(ev[:4])}) are left out of the component statistics" if ev else ""))
 
-    alone = _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
-    del is_whole, no_part, row_of  # (per value: not needed past here)
     counters = _counters(s)
     gid = split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
+    opens = whole is not None and _whole_opens(gid, has_whole)
+    alone = not opens and _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
+    if opens and basis.startswith(f"{whole!r} is named like"):
+        s.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
+                                 "one record")
+    del is_whole, no_part, row_of  # (per value: not needed past here)
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
     del counters
     row_rec = np.zeros(n, dtype=bool)
@@ -93,6 +106,12 @@ def finish(s: sc.Scan, held: str | None) -> None:
     kind[mine] = sc.K_FREE
     kind[rows] = sc.K_GPU
     k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    s.notes = _closing_notes(s, notes, whole, basis, alone, k)
+
+
+def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bool, k: int) -> list[str]:
+    """The notes on how the records were closed (their whole, rounding), with the steps each
+    record stands for (sets s.steps_per_record)."""
     if whole is None:
         notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
     elif alone:
@@ -108,7 +127,7 @@ def finish(s: sc.Scan, held: str | None) -> None:
         s.steps_per_record = every[0]
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
-    s.notes = notes
+    return notes
 
 
 def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
@@ -119,6 +138,32 @@ def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
         n_whole = np.bincount(row_of[is_whole], minlength=n)
         return float(np.median((counts - n_whole)[has_whole])) == 0.0
     return False
+
+
+def _whole_opens(gid, has_whole) -> bool:
+    """Whether every row printing the whole opens a group of rows that print the same
+    counters (a timer tree's root, printed before its children: parsers/log/linetree.py):
+    the records are then the groups, not the lines up to each whole."""
+    rows = np.flatnonzero(has_whole & (gid >= 0))
+    if not len(rows):
+        return False
+    g = gid[rows]
+    nxt = np.where(rows + 1 < len(gid), gid[np.minimum(rows + 1, len(gid) - 1)], -2)
+    prev = np.where(rows > 0, gid[np.maximum(rows - 1, 0)], -2)
+    return bool(((nxt == g) & (prev != g)).all())
+
+
+def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):
+    """Per row, whether it prints only timer trees' roots without children (one-off stages:
+    parsers/log/linetree.py LEAF_ROOT): no records, and never the whole."""
+    leaves = [c for c, u in enumerate(uniq) if known.get(u) == LEAF_ROOT]
+    if not leaves:
+        return np.zeros(n, dtype=bool)
+    hit = np.bincount(row_of[np.isin(ncodes, leaves)], minlength=n)
+    out = (hit == counts) & (counts > 0)
+    notes.append(f"{int(out.sum())} timer tree root(s) without children ({', '.join(uniq[c] for c in leaves[:4])}): "
+                 "one-off stages, no records")
+    return out
 
 
 def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
@@ -236,77 +281,6 @@ def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
     s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
     return int(rounded.sum())
-
-
-def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
-              known: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
-    """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
-    `latency_p99`), a part nested in another part printed on the same line (`bwd_allreduce`
-    beside `bwd`) or a name a framework's reader knows is none (`known`: name -> why, its
-    word winning over the names' guess); per row, whether it prints statistics only; and
-    per such name, why. The names: codes into ulist, in order of first appearance."""
-
-    none = np.zeros(len(codes), dtype=bool)
-    if not len(codes):
-        return none, np.zeros(n, dtype=bool), {}
-    stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
-    is_stat = stat_u[codes]
-    if stat_u.any():  # (no name a statistic: no line opens with one)
-        # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
-        # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
-        first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
-        stat_first = np.zeros(n, dtype=bool)
-        stat_first[row_of[first[is_stat[first]]]] = True
-        is_stat = is_stat | stat_first[row_of]
-    parent = _parents(ulist)
-    nested = none.copy()
-    if (parent >= 0).any():
-        child = np.flatnonzero(parent[codes] >= 0)
-        present = np.unique(row_of * len(ulist) + codes)
-        nested[child] = np.isin(row_of[child] * len(ulist) + parent[codes[child]], present)
-    if is_stat.any():
-        not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
-        stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
-    else:  # (no statistic: no row of statistics only, and no per-value weights)
-        stat_row = np.zeros(n, dtype=bool)
-    why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
-    for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
-        why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
-    for c in np.unique(codes[nested]).tolist():
-        why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
-    out = is_stat | nested
-    where = {u: c for c, u in enumerate(ulist)}
-    for name, reason in (known or {}).items():
-        if name in where and (at := codes == where[name]).any():
-            out |= at
-            why[name] = reason
-    return out, stat_row, why
-
-
-def _parents(names: list[str]) -> np.ndarray:
-    """Per name, the code of another name it refines, else -1: the other's words are some of
-    its own, in order, starting with its first word (`bwd_allreduce` in `bwd`; DeepSpeed's
-    `bwd_inner_microstep` in `bwd_microstep`); the longest such. Statistics are no parents.
-    Looked up by word tuples (at most 31 per name), so many names cost linear time."""
-    index: dict[tuple[str, ...], int] = {}
-    words = [_words(nm) for nm in names]
-    for j, w in enumerate(words):
-        if stat_of(names[j]) is None:
-            index.setdefault(tuple(w), j)
-    out = np.full(len(names), -1, dtype=np.int64)
-    for k, w in enumerate(words):
-        rest = w[1:6]
-        best = 0
-        for mask in range(1 << len(rest)):
-            sub = (w[0], *(x for b, x in enumerate(rest) if mask >> b & 1))
-            j = index.get(sub, -1)
-            if j >= 0 and j != k and best < len(sub) < len(w):
-                out[k], best = j, len(sub)
-    return out
-
-
-def _words(name: str) -> list[str]:
-    return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w] or [name]
 
 
 def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):

@@ -47,6 +47,8 @@ framework's own formatting code and docs:
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
   line (parsers/log/formats.py refuses the log with that reason).
 - MLPerf `:::MLLOG` events (parsers/log/mllog.py): an interval's end is a timing line.
+- Timer trees (plonky2's TimingTree, tracing-forest's spans: parsers/log/linetree.py): the root
+  is the whole of its tree, its children its parts, deeper nodes parts of their parent.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import math
 import re
 
 from gpuscope.parsers.log.lineplan import whole_code
+from gpuscope.parsers.log.linetree import read_tree
 from gpuscope.parsers.log.linewords import EVAL, EVAL_WORDS, LINES_ONLY, MAX_COUNT, UNIT_WORDS
 from gpuscope.parsers.log.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
@@ -266,3 +269,9 @@ def read_mlperf(line: str, st):
         return r
     name, ms, stamp = r
     return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0
+
+
+# -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/linetree.py ------------
+
+def read_timer_tree(line: str, st):
+    return read_tree(line, st, NOT_MINE)

@@ -20,6 +20,7 @@ import gc
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from gpuscope.parsers.log.detect import (
     has_marker,
 )
 from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.linedups import lines_at
 from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
@@ -316,7 +318,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     else:
         s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
     if fmt == "lines":
-        freeform.finish(s, held)
+        freeform.finish(s, held, partial(lines_at, inp))
         head = str(inp.head(1 << 20), "utf-8", "replace")
         every = freeform.sampled_every(head)
         if MEGATRON_ALL_RANKS.search(head):

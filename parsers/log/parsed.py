@@ -38,6 +38,8 @@ def is_quantity_key(key: str) -> bool:
 
 
 FORMATS = NAMES  # (parsers/log/formats.py: the one table of formats)
+#: how ParsedLog.not_parts' reason of a time printed only on evaluation lines starts
+EVAL_WHY = "an evaluation's time"
 
 SCHEMAS = {"components": COMPONENT_COLUMNS, "records": RECORD_COLUMNS, "timeline": TIMELINE_COLUMNS,
            "skipped": SKIPPED_COLUMNS, "quantities": QUANTITY_COLUMNS}
@@ -78,6 +80,11 @@ class ParsedLog:
         for name, schema in SCHEMAS.items():  # every frame exists, typed, also when empty
             if name not in self._cols and name not in self._frames:
                 self._cols[name] = Columns(schema, {})
+
+    def evaluation_names(self) -> frozenset[str]:
+        """The components printed only on evaluation lines (no training step's: kept out of
+        the component statistics as out of the split)."""
+        return frozenset(n for n, why in self.not_parts.items() if why.startswith(EVAL_WHY))
 
     def _set(self, name: str, df: pd.DataFrame) -> None:
         self._frames[name] = df

@@ -10,6 +10,9 @@ verdict where the readings cannot time a copy.
 
 What would make it fire falsely: a real pageable crawl held over coarse readings (9.9 GB/s on the
 H200's 1 s dmon): above the floor, it stays upload_bound_pageable (tests/test_truthcap_rates.py).
+Where the GPU mostly idled (busy < HOST_IDLE_BUSY) while PCIe stayed nearly quiet, it says the
+host side is the likelier wait, still LOW (coarse readings); a GPU busy through the same trickle
+gets no such word (tests/test_truthtree_fleet.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 COARSE_READING_S = 0.5   # PCIe readings this far apart average a copy with what lies around it
 CRAWL_FLOOR_GBS = 1.0    # a pageable copy's slowest crawl: a held rate below it is a trickle of copies
+HOST_IDLE_BUSY = 0.5     # the SMs busy less than this share of the working time: the GPU mostly idled
 
 
 def coarse_trickle(f: dict, a: dict, b: dict, rate: float, direction: str) -> Finding | None:
@@ -41,4 +45,13 @@ def coarse_trickle(f: dict, a: dict, b: dict, rate: float, direction: str) -> Fi
                f"bytes take {at_line:.1f} s, {at_line / a['working_s']:.0%} of the working time).")
     rec = ("What the GPU waited on is not visible at this resolution: record it (gpuscope record samples PCIe every "
            "20 ms) or take a profiler trace; copies are unlikely to be the main cost at this rate.")
+    busy = a.get("busy_fraction")
+    if finite(busy) and busy < HOST_IDLE_BUSY and line:  # (issue 33 class 10: a fleet's loader-starved run)
+        ev["gpu_idle_share"] = rnd(1.0 - busy)
+        summary += (f" The GPU idled {1.0 - busy:.0%} of its working time while PCIe stayed nearly quiet "
+                    f"({rate / line:.1%} of the line): it waited on host-side work (a data loader, preprocessing) more "
+                    f"likely than on copies, as far as readings {res:.2g} s apart can tell.")
+        rec = ("Time the host side of a step (the data loader's time per batch) or take a profiler trace to confirm; "
+               "a recording every 20 ms (gpuscope record) shows the gaps themselves. Copies are unlikely to be the "
+               "main cost at this rate.")
     return Diagnosis("copies_averaged", "low", summary, ev, rec), min(1.0, at_line / a["working_s"])

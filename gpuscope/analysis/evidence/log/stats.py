@@ -34,11 +34,15 @@ def role_label(component: str, model: RoleModel, present: set[str] | frozenset[s
     return model.role_of(component) or "-"
 
 
-def stats_table(components, model: RoleModel) -> Table:
+def stats_table(components, model: RoleModel, apart: frozenset[str] = frozenset()) -> Table:
     """One row per component (index: its name), ordered by role then first appearance.
-    `components`: gpuscope.schemas.Columns or a DataFrame."""
+    `components`: gpuscope.schemas.Columns or a DataFrame. `apart`: names left out (an
+    evaluation's times, ParsedLog.evaluation_names: no training step's, issue 33 class 6)."""
     codes, names = _component_codes(components)
     values = np.asarray(column(components, "value_ms"), dtype="float64")
+    if apart and len(codes):
+        keep = ~np.isin(codes, [c for c, nm in enumerate(names) if str(nm) in apart])
+        codes, values = codes[keep], values[keep]
     if not len(codes):
         return Table({c: np.zeros(0, dtype=STAT_DTYPES[c]) for c in STAT_COLUMNS}, [], "component", STAT_DTYPES)
     # (codes number the names in order of first appearance: the groups in that order)

@@ -1,0 +1,82 @@
+"""Which values of a `lines` log are no parts of their record's sum (parsers/log/linerecords.py
+asks once the names are known): statistics (`TTFT.mean`, `latency_p99`), a part nested in
+another printed on the same line (`bwd_allreduce` beside `bwd`), and the names a framework's
+reader knows are none (its State's `known`, with why: a one-off setup, a part nested in its
+parent, a time printed outside a lock's tenure)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuscope.parsers.log.linewords import stat_of
+
+
+def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
+              known: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+    """Per value, whether it is no part of its line's sum: a statistic (`TTFT.mean`,
+    `latency_p99`), a part nested in another part printed on the same line (`bwd_allreduce`
+    beside `bwd`) or a name a framework's reader knows is none (`known`: name -> why, its
+    word winning over the names' guess); per row, whether it prints statistics only; and
+    per such name, why. The names: codes into ulist, in order of first appearance."""
+
+    none = np.zeros(len(codes), dtype=bool)
+    if not len(codes):
+        return none, np.zeros(n, dtype=bool), {}
+    stat_u = np.asarray([stat_of(u) is not None for u in ulist], dtype=bool)
+    is_stat = stat_u[codes]
+    if stat_u.any():  # (no name a statistic: no line opens with one)
+        # a line that opens with a statistic is statistics throughout: perf_analyzer's `Avg request
+        # latency: 4232 usec (overhead 51 usec + queue 25 usec + ...)` is the mean's breakdown
+        first = np.flatnonzero(np.concatenate(([True], row_of[1:] != row_of[:-1])))
+        stat_first = np.zeros(n, dtype=bool)
+        stat_first[row_of[first[is_stat[first]]]] = True
+        is_stat = is_stat | stat_first[row_of]
+    parent = _parents(ulist)
+    nested = none.copy()
+    if (parent >= 0).any():
+        child = np.flatnonzero(parent[codes] >= 0)
+        present = np.unique(row_of * len(ulist) + codes)
+        nested[child] = np.isin(row_of[child] * len(ulist) + parent[codes[child]], present)
+    if is_stat.any():
+        not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
+        stat_row = (np.bincount(row_of, minlength=n) > 0) & (not_stat == 0)
+    else:  # (no statistic: no row of statistics only, and no per-value weights)
+        stat_row = np.zeros(n, dtype=bool)
+    why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
+    for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
+        why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
+    for c in np.unique(codes[nested]).tolist():
+        why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
+    out = is_stat | nested
+    where = {u: c for c, u in enumerate(ulist)}
+    for name, reason in (known or {}).items():
+        if name in where and (at := codes == where[name]).any():
+            out |= at
+            why[name] = reason
+    return out, stat_row, why
+
+
+def _parents(names: list[str]) -> np.ndarray:
+    """Per name, the code of another name it refines, else -1: the other's words are some of
+    its own, in order, starting with its first word (`bwd_allreduce` in `bwd`; DeepSpeed's
+    `bwd_inner_microstep` in `bwd_microstep`); the longest such. Statistics are no parents.
+    Looked up by word tuples (at most 31 per name), so many names cost linear time."""
+    index: dict[tuple[str, ...], int] = {}
+    words = [_words(nm) for nm in names]
+    for j, w in enumerate(words):
+        if stat_of(names[j]) is None:
+            index.setdefault(tuple(w), j)
+    out = np.full(len(names), -1, dtype=np.int64)
+    for k, w in enumerate(words):
+        rest = w[1:6]
+        best = 0
+        for mask in range(1 << len(rest)):
+            sub = (w[0], *(x for b, x in enumerate(rest) if mask >> b & 1))
+            j = index.get(sub, -1)
+            if j >= 0 and j != k and best < len(sub) < len(w):
+                out[k], best = j, len(sub)
+    return out
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().replace("-", "_").replace(".", "_").split("_") if w] or [name]
