@@ -223,3 +223,23 @@ def test_a_keras_log_of_etas_only_is_refused_for_what_it_lacks():
     with pytest.raises(NoDataError, match="an ETA is a forecast"):
         parsers.parse_log(k3, "lines")
     assert _parse("corpus/keras/fit.txt").components["component"].nunique() == 2
+
+
+# A case gpuscope still reads wrong stays in the corpus, marked `known_wrong = "why"` in
+# expected.toml: the tests it fails (`known_wrong_in`, by default the reading's own) are strict
+# xfails, so the fix that makes one pass also has to drop its mark.
+@pytest.fixture(autouse=True)
+def _known_wrong(request):
+    case = getattr(getattr(request.node, "callspec", None), "params", {}).get("case")
+    want = EXPECTED.get(case, {}) if isinstance(case, str) else {}
+    if "known_wrong" in want and request.node.originalname in want.get(
+            "known_wrong_in", ["test_each_case_reads_as_expected"]):
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=want["known_wrong"]))
+
+
+def test_a_known_wrong_case_says_what_is_wrong_and_names_real_tests():
+    names = {n for n in globals() if n.startswith("test_")}
+    for case, want in EXPECTED.items():
+        if "known_wrong" in want:
+            assert isinstance(want["known_wrong"], str) and want["known_wrong"].strip(), case
+            assert set(want.get("known_wrong_in", [])) <= names, case
