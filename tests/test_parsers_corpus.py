@@ -28,6 +28,7 @@ _TIME_WORDS = ("time", "elapsed", "latency", "duration", "took", "runtime", "wal
 _SEPARATORS = re.compile(r"[|,;=]")
 _PER_THING = re.compile(rf"\d\s*{_UNIT}/$")
 _PER_SECOND = re.compile(r"/(s|sec|second)\b")
+_BAR_END = re.compile(r"\d\s?\[[\d:]+(?:<[\d:?]+)?,\s*(?:\d+(?:\.\d+)?|\?)(?:it/s|s/it)(?:,(?:[^\[\]]|\[[^\]]*\])*)?\]")
 
 
 def time_evidence(src: str, name: str) -> bool:
@@ -35,6 +36,9 @@ def time_evidence(src: str, name: str) -> bool:
     words = [w for w in re.split(r"[_.\-]", name.lower()) if w]
     if any(w in _TIME_WORDS for w in words):
         return True
+    bar = _BAR_END.search(src)  # (a logger's line written right after a tqdm redraw: its own text)
+    if bar is not None and name.lower() in src[bar.end():].lower():
+        src = src[bar.end():]
     if ":::MLLOG" in src and '"INTERVAL_END"' in src and '"time_ms"' in src:
         return True  # (an interval: the difference of two time stamps)
     low = src.lower()
@@ -75,6 +79,8 @@ def test_the_evidence_check_can_fail():
     assert time_evidence("step 0 | fwd 55.5 ms | d2h 806.9 ms", "d2h")
     assert time_evidence("time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31", "bwd_microstep")
     assert time_evidence("step=0 h2d_ms=228.6 compute_ms=227.7", "compute")
+    assert time_evidence("0/9 [00:00<?, ?it/s][2021-10-08] rank=0 time (ms) | forward_microstep: 435.69", "forward_microstep")
+    assert not time_evidence("0/9 [00:00<?, ?it/s][2021-10-08] time | world_size: 8", "world_size")
 
 
 def test_every_corpus_file_has_an_expectation():
