@@ -249,3 +249,14 @@ def test_a_known_wrong_case_says_what_is_wrong_and_names_real_tests():
         if "known_wrong" in want:
             assert isinstance(want["known_wrong"], str) and want["known_wrong"].strip(), case
             assert set(want.get("known_wrong_in", [])) <= names, case
+
+
+def test_a_refusal_never_says_a_time_with_its_unit_has_none():
+    """TF1's profiler rows (`343us`, tensorflow/profiler-ui#7) had been refused as 'numbers have
+    no unit or time word beside them': the closest line's time is named, and what it lacks (a
+    name tied to it); a line whose numbers truly have no unit is told as before."""
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/tensorflow/tfprof_op_view.txt")
+    assert "'343us'" in str(e.value) and "no unit or time word" not in str(e.value)
+    with pytest.raises(NoDataError, match="no unit or time word beside them"):
+        _parse("corpus/nccl_debug/init_timings_16ranks.txt")

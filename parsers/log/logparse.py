@@ -214,10 +214,18 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
+    elif near is not None and (cell := _TIME_CELL.search(near)) is not None:
+        msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) have no name the reader can tie them to: "
+                "a table's cells under a header it does not read (a profiler's totals per op: measurements, "
+                "not timed steps), or prose")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
+
+
+# a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
+_TIME_CELL = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:us|\u00b5s|ms|ns|s)(?![\w/])")
 
 
 class PyScanner:
