@@ -260,3 +260,14 @@ def test_a_refusal_never_says_a_time_with_its_unit_has_none():
     assert "'343us'" in str(e.value) and "no unit or time word" not in str(e.value)
     with pytest.raises(NoDataError, match="no unit or time word beside them"):
         _parse("corpus/nccl_debug/init_timings_16ranks.txt")
+
+
+def test_a_refusal_never_says_a_time_word_beside_a_number_is_missing():
+    """`time/batch = 0.194` (char-rnn) and `time: 4.770/4.770` (torch_xla) print a time word
+    right before their number, in a form the reader does not take: the refusal quotes it and
+    says so, never that the line has no time word."""
+    for case, quoted in (("corpus/tensorflow/char_rnn_time_per_batch.txt", "'time/batch = 0.194'"),
+                         ("corpus/training_logs/torch_xla_time_current_mean.txt", "'time: 4.770/4.770'")):
+        with pytest.raises(NoDataError) as e:
+            _parse(case)
+        assert quoted in str(e.value) and "no unit or time word" not in str(e.value), case

@@ -218,10 +218,18 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) have no name the reader can tie them to: "
                 "a table's cells under a header it does not read (a profiler's totals per op: measurements, "
                 "not timed steps), or prose")
+    elif near is not None and (word := _TIME_WORD_NUMBER.search(near)) is not None:
+        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, in a form the reader "
+                "does not take (a name or a value of another shape than `time: 0.5` / `time=0.5`): no duration is "
+                "guessed from it")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
+
+
+# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`)
+_TIME_WORD_NUMBER = re.compile(r"(?i)\b(?:time|elapsed|took|latency|duration|wall)\b[^\d\n,;|]{0,12}\d[\d./]*")
 
 
 # a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
