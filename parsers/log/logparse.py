@@ -40,7 +40,13 @@ from gpuscope.parsers.log.detect import (
     detect_input,
     has_marker,
 )
-from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.formats import (
+    NATIVE,
+    closest_line,
+    cprofile_report,
+    shapes_read,
+    table_kind,
+)
 from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
@@ -183,6 +189,8 @@ def bench_first(inp: LogInput, name: str) -> None:
     columns, criterion's `time: [...]` lines, a Google Benchmark JSON report)."""
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     kind = table_kind(head)
+    if kind is not None and cprofile_report(head):  # (its `in 19.107 seconds` would read as one step)
+        raise NoDataError(f"{name} is {kind}: measurements, not timed steps")
     gb_json = looks_like_google_json(head)
     if kind is None and not gb_json and not looks_like_summary(head):  # (parsers/log/sumtable.py)
         return
