@@ -165,3 +165,14 @@ def _lines_with(piece: str) -> str:
                                    "T", "_", ":"])
 def test_markers_and_special_bytes_at_every_place(piece):
     both(_lines_with(piece))
+
+
+def test_a_logger_line_after_a_bar_redraw_replays_as_read():
+    """A bar redraw with a logger's line right after its `]` is read as two pieces
+    (parsers/log/lines.py pieces): the logger piece's shape is one that other lines hold, and
+    the replay of those lines is the per-line scan's."""
+    log = "".join(f"[2023-06-21 07:39:{i:02d},625] [INFO] rank=0 time (ms) | forward: 2{i % 10}.41 | step: 7{i % 10}.8\n"
+                  + (f" {i}%|#  | {i}/345 [00:07<06:50,  1.2{i % 10}s/it][2023-06-21 07:39:{i:02d},700] [INFO] rank=0 "
+                     f"time (ms) | forward: 3{i % 10}.1 | step: 6{i % 10}.2\n" if i % 7 == 3 else "")
+                  for i in range(40))
+    both(log)

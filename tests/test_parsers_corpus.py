@@ -29,6 +29,7 @@ _SEPARATORS = re.compile(r"[|,;=]")
 _PER_THING = re.compile(rf"\d\s*{_UNIT}/$")
 _PER_SECOND = re.compile(r"/(s|sec|second)\b")
 _TIME_TO = re.compile(rf"\d\s*{_UNIT}\s+to\s+$")  # the time before its name: plonky2's `0.1702s to transpose`
+_BAR_END = re.compile(r"\d\s?\[[\d:]+(?:<[\d:?]+)?,\s*(?:\d+(?:\.\d+)?|\?)(?:it/s|s/it)(?:,(?:[^\[\]]|\[[^\]]*\])*)?\]")
 
 
 def time_evidence(src: str, name: str) -> bool:
@@ -36,6 +37,9 @@ def time_evidence(src: str, name: str) -> bool:
     words = [w for w in re.split(r"[_.\-/]", name.lower()) if w]  # (`/`: a timer tree's path)
     if any(w in _TIME_WORDS for w in words):
         return True
+    bar = _BAR_END.search(src)  # (a logger's line written right after a tqdm redraw: its own text)
+    if bar is not None and name.lower() in src[bar.end():].lower():
+        src = src[bar.end():]
     if ":::MLLOG" in src and '"INTERVAL_END"' in src and '"time_ms"' in src:
         return True  # (an interval: the difference of two time stamps)
     low = src.lower()
@@ -80,6 +84,8 @@ def test_the_evidence_check_can_fail():
     assert time_evidence("step=0 h2d_ms=228.6 compute_ms=227.7", "compute")
     assert time_evidence("| | 0.1702s to transpose LDEs", "commit/transpose_LDEs")
     assert not time_evidence("| 168113 to run generators", "run_generators")
+    assert time_evidence("0/9 [00:00<?, ?it/s][2021-10-08] rank=0 time (ms) | forward_microstep: 435.69", "forward_microstep")
+    assert not time_evidence("0/9 [00:00<?, ?it/s][2021-10-08] time | world_size: 8", "world_size")
 
 
 def test_every_corpus_file_has_an_expectation():
@@ -228,3 +234,45 @@ def test_a_keras_log_of_etas_only_is_refused_for_what_it_lacks():
     with pytest.raises(NoDataError, match="an ETA is a forecast"):
         parsers.parse_log(k3, "lines")
     assert _parse("corpus/keras/fit.txt").components["component"].nunique() == 2
+
+
+# A case gpuscope still reads wrong stays in the corpus, marked `known_wrong = "why"` in
+# expected.toml: the tests it fails (`known_wrong_in`, by default the reading's own) are strict
+# xfails, so the fix that makes one pass also has to drop its mark.
+@pytest.fixture(autouse=True)
+def _known_wrong(request):
+    case = getattr(getattr(request.node, "callspec", None), "params", {}).get("case")
+    want = EXPECTED.get(case, {}) if isinstance(case, str) else {}
+    if "known_wrong" in want and request.node.originalname in want.get(
+            "known_wrong_in", ["test_each_case_reads_as_expected"]):
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=want["known_wrong"]))
+
+
+def test_a_known_wrong_case_says_what_is_wrong_and_names_real_tests():
+    names = {n for n in globals() if n.startswith("test_")}
+    for case, want in EXPECTED.items():
+        if "known_wrong" in want:
+            assert isinstance(want["known_wrong"], str) and want["known_wrong"].strip(), case
+            assert set(want.get("known_wrong_in", [])) <= names, case
+
+
+def test_a_refusal_never_says_a_time_with_its_unit_has_none():
+    """TF1's profiler rows (`343us`, tensorflow/profiler-ui#7) had been refused as 'numbers have
+    no unit or time word beside them': the closest line's time is named, and what it lacks (a
+    name tied to it); a line whose numbers truly have no unit is told as before."""
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/tensorflow/tfprof_op_view.txt")
+    assert "'343us'" in str(e.value) and "no unit or time word" not in str(e.value)
+    with pytest.raises(NoDataError, match="no unit or time word beside them"):
+        _parse("corpus/nccl_debug/init_timings_16ranks.txt")
+
+
+def test_a_refusal_never_says_a_time_word_beside_a_number_is_missing():
+    """`time/batch = 0.194` (char-rnn) and `time: 4.770/4.770` (torch_xla) print a time word
+    right before their number, in a form the reader does not take: the refusal quotes it and
+    says so, never that the line has no time word."""
+    for case, quoted in (("corpus/tensorflow/char_rnn_time_per_batch.txt", "'time/batch = 0.194'"),
+                         ("corpus/training_logs/torch_xla_time_current_mean.txt", "'time: 4.770/4.770'")):
+        with pytest.raises(NoDataError) as e:
+            _parse(case)
+        assert quoted in str(e.value) and "no unit or time word" not in str(e.value), case

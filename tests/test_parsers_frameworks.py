@@ -165,3 +165,16 @@ def test_a_configured_duration_is_a_setting_not_a_time_spent():
     log = parse_log("step=1 fwd_ms=12.0 timeout=30s deadline_ms=500\nstep=2 fwd_ms=12.5 timeout=30s deadline_ms=500\n")
     names = set(log.components["component"].astype(str))
     assert "fwd" in " ".join(names) and not {n for n in names if "timeout" in n or "deadline" in n}
+
+
+def test_a_cprofile_report_is_refused_and_a_log_printing_one_after_its_steps_is_read():
+    """Lightning's AdvancedProfiler prints pstats (Lightning-AI/pytorch-lightning#782): its
+    `4869394 function calls (...) in 19.107 seconds` had been one step with a part named
+    `calls`; the report is refused as what it is. A training log that prints such a report
+    after its own steps is read for the steps (the report a small part of it)."""
+    report = (DATA / "corpus/lightning/advanced_profiler_get_train_batch.txt").read_text()
+    with pytest.raises(NoDataError, match="a cProfile report"):
+        parsers.parse_log(report, name="profile.txt")
+    log = "".join(f"step {i}: data 12.{i} ms, compute 80.{i} ms, total 93.{i} ms\n" for i in range(40)) + report
+    p = parsers.parse_log(log, name="train.log")
+    assert len(p.records) >= 30 and "calls" not in set(p.components["component"])

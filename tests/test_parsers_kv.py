@@ -7,6 +7,7 @@ import math
 import pytest
 
 from gpuscope import parsers
+from gpuscope.errors import NoDataError
 
 
 def _values(p):
@@ -94,3 +95,18 @@ def test_an_epoch_stamp_under_a_unit_key_is_no_duration_and_no_damage():
     assert p.components["component"].tolist() == ["upload"] * 4 and len(p.skipped) == 0
     bad = parsers.parse_log("upload_ms=1e12 step_ms=3\nupload_ms=4 step_ms=3\n", "kv")
     assert len(bad.skipped) == 1 and "beyond any duration" in bad.skipped["reason"].iloc[0]
+
+
+def test_a_word_ending_like_a_unit_is_a_label_not_a_damaged_time():
+    """DeepSpeed's `optimizer=DeepSpeedCPUAdam type=<class '...'>` (deepspeedai/DeepSpeed#852):
+    `<class` ends in `s` but starts as no number does: a label, so a start-up log of such lines
+    is refused for having no timing line, not as 'all timing lines damaged'; its timings beside
+    such a line are read with nothing skipped. A key with a unit (`wait_ms=pass`) and a NaN
+    with a unit stay damage: those say they are times."""
+    line = "Checking ZeRO support for optimizer=DeepSpeedCPUAdam type=<class 'deepspeed.ops.adam.cpu_adam.DeepSpeedCPUAdam'>\n"
+    with pytest.raises(NoDataError, match="no timing lines found"):
+        parsers.parse_log(line * 2, "kv")
+    p = parsers.parse_log("".join(f"status=pass upload={i + 10}ms\n" for i in range(3)), "kv")
+    assert p.components["component"].tolist() == ["upload"] * 3 and len(p.skipped) == 0
+    bad = parsers.parse_log("wait_ms=pass step=3ms\nwait=nans step=3ms\nwait=4ms step=3ms\n", "kv")
+    assert len(bad.skipped) == 2

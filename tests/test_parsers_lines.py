@@ -363,3 +363,20 @@ def test_chunked_reading_equals_one_chunk(monkeypatch):
 def test_no_timing_lines_is_no_data():
     with pytest.raises(NoDataError):
         parsers.parse_log("just prose here\nloaded 3 files in 12 dirs\n", "lines")
+
+
+def test_a_logger_line_written_right_after_a_bar_redraw_is_read():
+    """tqdm redraws without a newline; a logger's next line lands right after the bar's `]`
+    (huggingface/accelerate#1589, deepspeedai/DeepSpeed#1436): that text is a line of its own.
+    Its timers had been dropped without a word (the bar's shape took the line). A bar whose
+    postfix holds brackets, and a bar alone, read as before."""
+    from gpuscope.parsers.log.lines import pieces
+
+    line = ("  3%|###   | 12/345 [00:07<06:50,  1.23s/it][2023-06-21 07:39:09,625] [INFO] [Rank 0] time (ms) | "
+            "optimizer_allgather: 7.96 | optimizer_step: 60.64")
+    assert pieces(line)[0].endswith("1.23s/it]") and pieces(line)[1].startswith("[2023-06-21")
+    text = "".join(f"step {i} time (ms) | fwd: 2{i}.0 | bwd: 4{i}.0\n" for i in range(3)) + line + "\n"
+    p = parsers.parse_log(text, "lines")
+    assert {"optimizer_allgather", "optimizer_step"} <= set(p.components["component"]) and len(p.skipped) == 0
+    bar = "Epoch 0:  5%|#  | 50/1000 [00:02<00:40, 23.50it/s, loss=0.3, lr=[0.001]]"
+    assert pieces(bar) == [bar] and pieces(bar + "\r" + bar) == [bar, bar]

@@ -13,6 +13,7 @@ alone); TABLES, the refusals' reasons, and docs/ANALYZE.md's list come from it."
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -95,6 +96,20 @@ class Framework:
     refuses: str = ""
     markers: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()  # where it is read: `module.name` under gpuscope.parsers
+
+
+CPROFILE_HEADER = "ncalls  tottime  percall  cumtime"
+# a pstats row: ncalls (`3752/1876` when recursive), tottime, percall, cumtime, percall, where
+_CPROFILE_ROW = re.compile(r"^\s*\d+(?:/\d+)?(?:\s+\d+\.\d+){4}\s+\S")
+
+
+def cprofile_report(text: str) -> bool:
+    """Whether a text is mostly a cProfile report: its header, and its rows at least half of
+    its non-blank lines (a training log that prints a profile after its steps is read for them)."""
+    if CPROFILE_HEADER not in text:
+        return False
+    lines = [ln for ln in text.split("\n", 2000)[:2000] if ln.strip()]
+    return sum(1 for ln in lines if _CPROFILE_ROW.match(ln)) >= 0.5 * len(lines)
 
 
 FRAMEWORKS: tuple[Framework, ...] = (
@@ -284,6 +299,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "nccl_tests/all_reduce_perf.txt",
               refuses="an nccl-tests table (time and bandwidth per message size)", markers=("out-of-place", "busbw"),
               rules=('benchtable._nccl', 'formats.table_kind')),
+    Framework("cprofile", "Python's cProfile / pstats (Lightning's AdvancedProfiler)",
+              "`N function calls (M primitive calls) in X seconds`, `Ordered by:` and its `ncalls  tottime  "
+              "percall  cumtime  percall` header",
+              "no timed steps: calls and seconds per function over one profiled run (cumtime holds its callees': "
+              "the rows nest); the header line's `in X seconds` is the profiled run's total, no step",
+              "         4869394 function calls (4863767 primitive calls) in 19.107 seconds",
+              "lightning/advanced_profiler_get_train_batch.txt", reader="read_cprofile", gates=("function calls",),
+              refuses="a cProfile report (calls and seconds per function over one profiled run: Python's profiler, "
+                      "Lightning's AdvancedProfiler)", markers=(CPROFILE_HEADER,),
+              rules=('lineshapes.read_cprofile', 'formats.table_kind', 'formats.cprofile_report', 'logparse.bench_first')),
 )
 
 

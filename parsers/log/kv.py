@@ -42,6 +42,12 @@ from gpuscope.parsers.log.words import is_stamp, says_time
 from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
 
 
+def _a_word(v: str) -> bool:
+    """A value that starts as no number does (`<class`, `pass`): a label, even where its last
+    letters read as a unit (`s`); `nan`/`inf` with a unit stay a damaged time."""
+    return not v[:1].isdigit() and v[:1] not in "+-." and not v.lower().startswith(("nan", "inf"))
+
+
 def read_kv(text: str, strict: bool, held: str = ""):
     """Line text -> (names, values_ms, quantity names, quantity values), None (no timing
     fields), or a reason string (damage: a time that is not a number or is negative, a name
@@ -72,6 +78,8 @@ def read_kv(text: str, strict: bool, held: str = ""):
                 and not says_time(k)):
             continue  # `loss=0.5`, `world_size=8`, `batchSize=64`: no unit and no time in its name
         if x is None:
+            if not strict and key_factor is None and name != held and _a_word(v):
+                continue  # `type=<class ...>`, `status=pass`: a label ending like a unit, no damaged time
             if strict or key_factor is not None or val_factor is not None or name == held:
                 return f"{k[:30]}: value {v[:20]!r} is not a number"
             continue

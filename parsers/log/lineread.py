@@ -115,7 +115,8 @@ def maybe_framework(line: str) -> bool:
     """A cheap test that holds for every line holding a gate of SHAPE_GATES (each gate holds
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
-            or "..: " in line or "llama_" in line or "s to " in line or "% ]" in line or "\u2501 " in line)
+            or "..: " in line or "llama_" in line or "s to " in line or "% ]" in line or "\u2501 " in line
+            or "function calls" in line)
 
 
 def _framework(line: str, st: State):

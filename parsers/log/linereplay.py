@@ -298,7 +298,7 @@ def gated(msg: str) -> bool:
 def touched(line: str) -> list[str]:
     """The skeletons whose plans reading `line` may add to (its pieces, its first 4096 chars)."""
     out = []
-    for piece in line.split("\r") if "\r" in line else (line,):
+    for piece in freeform.pieces(line) if ("\r" in line or "it/s" in line or "s/it" in line) else (line,):
         q = piece[:4096] if len(piece) > sc.MAX_LINE else piece
         mt = tokens(q)
         if mt is not None:

@@ -84,13 +84,35 @@ def scan_lines(lines: list[str], held: str | None, first: int = 1, *, st: State 
 
 
 def scan_line(s: sc.Scan, st: State, ln: int, line: str) -> None:
-    """One line of the log into `s` (a line holding \r as its pieces)."""
-    if "\r" in line:
-        for piece in line.split("\r"):
+    """One line of the log into `s` (a line holding \r, or text written right after a bar's
+    redraw, as its pieces)."""
+    if "\r" in line or "it/s" in line or "s/it" in line:
+        for piece in pieces(line):
             if piece.strip():
                 _scan_one(s, st, ln, piece)
     else:
         _scan_one(s, st, ln, line)
+
+
+# the end of a tqdm redraw: its rate and postfix, then `]` (`12/345 [00:07<06:50,  1.23s/it]`)
+_BAR_END = re.compile(r"\d\s?\[[\d:]+(?:<[\d:?]+)?,\s*(?:\d+(?:\.\d+)?|\?)(?:it/s|s/it)(?:,(?:[^\[\]]|\[[^\]]*\])*)?\]")
+
+
+def pieces(line: str) -> list[str]:
+    """A line's pieces: its carriage-return redraws, and each redraw cut after a tqdm bar's
+    closing `]` where other text follows on the same line: a logger writing after a redraw
+    that ended in no newline (`... 1.23s/it][2023-06-21 07:39:09,625] [INFO] ... time (ms) |
+    optimizer_step: 60.64`, huggingface/accelerate#1589); that text is a line of its own, read
+    as one, and the bar a redraw of its own."""
+    out = []
+    for piece in line.split("\r"):
+        m = _BAR_END.search(piece)
+        while m is not None and piece[m.end():].strip():
+            out.append(piece[:m.end()])
+            piece = piece[m.end():]
+            m = _BAR_END.search(piece)
+        out.append(piece)
+    return out
 
 
 def set_notes(s: sc.Scan, st: State) -> None:
@@ -175,7 +197,7 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
 
     st = State(held)
     votes_lines = votes_kv = 0
-    for line in (p for ln in lines for p in (ln.split("\r") if "\r" in ln else (ln,))):
+    for line in (p for ln in lines for p in pieces(ln)):
         if len(line) > 4096:
             line = line[:4096]
         r = read_line(line, st)

@@ -41,7 +41,13 @@ from gpuscope.parsers.log.detect import (
     detect_input,
     has_marker,
 )
-from gpuscope.parsers.log.formats import NATIVE, closest_line, shapes_read, table_kind
+from gpuscope.parsers.log.formats import (
+    NATIVE,
+    closest_line,
+    cprofile_report,
+    shapes_read,
+    table_kind,
+)
 from gpuscope.parsers.log.linedups import lines_at
 from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
@@ -185,6 +191,8 @@ def bench_first(inp: LogInput, name: str) -> None:
     columns, criterion's `time: [...]` lines, a Google Benchmark JSON report)."""
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     kind = table_kind(head)
+    if kind is not None and cprofile_report(head):  # (its `in 19.107 seconds` would read as one step)
+        raise NoDataError(f"{name} is {kind}: measurements, not timed steps")
     gb_json = looks_like_google_json(head)
     if kind is None and not gb_json and not looks_like_summary(head):  # (parsers/log/sumtable.py)
         return
@@ -216,10 +224,26 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
+    elif near is not None and (cell := _TIME_CELL.search(near)) is not None:
+        msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) have no name the reader can tie them to: "
+                "a table's cells under a header it does not read (a profiler's totals per op: measurements, "
+                "not timed steps), or prose")
+    elif near is not None and (word := _TIME_WORD_NUMBER.search(near)) is not None:
+        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, in a form the reader "
+                "does not take (a name or a value of another shape than `time: 0.5` / `time=0.5`): no duration is "
+                "guessed from it")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
+
+
+# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`)
+_TIME_WORD_NUMBER = re.compile(r"(?i)\b(?:time|elapsed|took|latency|duration|wall)\b[^\d\n,;|]{0,12}\d[\d./]*")
+
+
+# a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
+_TIME_CELL = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:us|\u00b5s|ms|ns|s)(?![\w/])")
 
 
 class PyScanner:
