@@ -243,10 +243,11 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
         return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
     words: list[str] = []
-    for w in reversed(run[-3:]):
+    for w in reversed(run[-4:]):
         if w.lower() in _NOT_NAME or w in LEVELS:
             break
-        words.insert(0, w)
+        # (a label word's closing period is punctuation: sglang's `Prefill. latency: 5.0 ms`)
+        words.insert(0, w[:-1] if len(w) > 1 and w[-1] == "." and w[-2].isalpha() else w)
     stats = [w.lower() for w in words if w.lower() in STAT_WORDS]
     if key.lower() in STAT_WORDS and words:  # `TTFT mean: 52 ms`
         return f"{words[-1]}.{key.lower()}"
@@ -263,9 +264,13 @@ def zerolog_event(toks: list[str]) -> str:
     for t in toks[2:]:
         if "=" in t:
             break
-        if t.isalpha() and t.lower() not in _DONE:
-            words.append(t)
+        if (t.isalpha() or _DOTTED.fullmatch(t)) and t.lower() not in _DONE:
+            words.append(t.replace(".", "_"))  # (`bs1.MultiExp done MSMG1 4156677` -> bs1_MultiExp)
     return words[-1] if words else ""
+
+
+# a dotted identifier naming an event (`krs2.MultiExp`); `MSMG1`, `2322982`: no names
+_DOTTED = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+")
 
 
 _DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
