@@ -18,6 +18,13 @@ from tests.conftest import DATA
 EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())
 CASES = sorted(EXPECTED)
 
+
+def _marked(cases):
+    """The cases, those with a `known_wrong = "why"` marked xfail with the why: real text
+    gpuscope reads otherwise today, kept in the corpus until the reading is fixed."""
+    return [pytest.param(c, marks=pytest.mark.xfail(reason=EXPECTED[c]["known_wrong"]))
+            if "known_wrong" in EXPECTED[c] else c for c in cases]
+
 # time evidence, written independently of the parser's tables: a unit after a number, in a
 # label (`(ms)`) or as a key's suffix (`_ms=`, `elapsedMs`), near the component's name, or a
 # header unit before it (`time (ms) |`), or a time word in the component's name
@@ -92,7 +99,7 @@ def _parse(case: str):
     return parsers.parse_log(DATA / case)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", _marked(CASES))
 def test_each_case_reads_as_expected(case):
     want = EXPECTED[case]
     if "refused" in want:
@@ -109,7 +116,7 @@ def test_each_case_reads_as_expected(case):
     assert p.steps_per_record == want.get("every", 1)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "roles" in EXPECTED[c]])
+@pytest.mark.parametrize("case", _marked([c for c in CASES if "roles" in EXPECTED[c]]))
 def test_roles_claim_only_what_the_text_carries(case):
     from gpuscope.rolemodel import model_for
 
@@ -129,7 +136,7 @@ def test_a_model_load_is_a_one_off_setup_never_a_stall():
     assert "load" not in q.not_parts and model_for(q).role_of("load") == "cpu_stall"
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "never" in EXPECTED[c]])
+@pytest.mark.parametrize("case", _marked([c for c in CASES if "never" in EXPECTED[c]]))
 def test_no_counter_size_rate_stamp_or_config_becomes_a_component(case):
     try:
         names = set(_parse(case).components["component"])
@@ -138,7 +145,7 @@ def test_no_counter_size_rate_stamp_or_config_becomes_a_component(case):
     assert not names & set(EXPECTED[case]["never"])
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "refused" not in EXPECTED[c]])
+@pytest.mark.parametrize("case", _marked([c for c in CASES if "refused" not in EXPECTED[c]]))
 def test_no_component_from_a_number_without_time_evidence(case):
     p = _parse(case)
     text = (DATA / case).read_bytes().decode(errors="replace").split("\n")  # (a `\\r` bar: one line)
@@ -148,7 +155,7 @@ def test_no_component_from_a_number_without_time_evidence(case):
         assert time_evidence(src, name) or block_unit(text, line - 1), (case, line, name, src)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "diagnosis" in EXPECTED[c]])
+@pytest.mark.parametrize("case", _marked([c for c in CASES if "diagnosis" in EXPECTED[c]]))
 def test_first_diagnosis(case):
     from gpuscope.analysis import analyze
     from gpuscope.sources.open import open_source
@@ -157,7 +164,7 @@ def test_first_diagnosis(case):
     assert a.diagnoses and a.diagnoses[0].id == EXPECTED[case]["diagnosis"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "no_diagnosis" in EXPECTED[c]])
+@pytest.mark.parametrize("case", _marked([c for c in CASES if "no_diagnosis" in EXPECTED[c]]))
 def test_no_diagnosis_where_the_text_cannot_carry_one(case):
     from gpuscope.analysis import analyze
     from gpuscope.sources.open import open_source
@@ -223,3 +230,34 @@ def test_a_keras_log_of_etas_only_is_refused_for_what_it_lacks():
     with pytest.raises(NoDataError, match="an ETA is a forecast"):
         parsers.parse_log(k3, "lines")
     assert _parse("corpus/keras/fit.txt").components["component"].nunique() == 2
+
+
+def test_a_label_of_four_words_keeps_them_all():
+    """lotus-bench's `compute window post proof (cold)` and `verify window post proof (cold)`:
+    with three words kept, both were `window_post_proof_cold` (two stages, one name)."""
+    text = ("compute window post proof (cold): 7m23.073211503s\n"
+            "verify window post proof (cold): 13.782046217s\n")
+    names = set(parsers.parse_log(text, "lines").components["component"])
+    assert names == {"compute_window_post_proof_cold", "verify_window_post_proof_cold"}
+
+
+def test_a_label_word_s_closing_period_is_punctuation():
+    """sglang.bench_latency's `Prefill. latency: 5.021 ms` names Prefill_latency, not `Prefill._latency`
+    (a `.` in a name stands before a statistic: `TTFT.mean`)."""
+    text = "Prefill. latency:  5.021 ms, throughput:    203.93 token/s\nDecode.  latency:  0.331 ms, throughput:      3.02 token/s\n"
+    assert list(dict.fromkeys(parsers.parse_log(text, "lines").components["component"])) == [
+        "Prefill_latency", "Decode_latency"]
+
+
+def test_a_zerolog_event_named_by_a_dotted_word():
+    """gnark's MSM lines (`krs2.MultiExp done MSMG1 4194303 took=...`, okx/zeknox#107): the
+    event is the dotted word, never the MSM's group or size (MSMG1, 4194303); before, every
+    MultiExp's took was one `took`, read as the whole of its line."""
+    text = ("14:39:13 DBG ar.MultiExp done MSMG1 2322982 took=735.652846 acceleration=none backend=groth16\n"
+            "14:39:14 DBG krs2.MultiExp done MSMG1 4194303 took=1364.779481 acceleration=none backend=groth16\n"
+            "14:39:14 DBG prover done acceleration=none backend=groth16 curve=bn254 took=2187.031405\n")
+    p = parsers.parse_log(text, "lines")
+    comps = p.components
+    assert list(dict.fromkeys(comps["component"])) == ["ar_MultiExp_took", "krs2_MultiExp_took", "prover_took"]
+    assert comps["value_ms"].tolist() == [735.652846, 1364.779481, 2187.031405]  # (zerolog's ms)
+    assert not p.whole
