@@ -242,6 +242,14 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     -> TTFT.mean)."""
     if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
         return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
+    at = next((j for j in range(len(run) - 1, max(len(run) - 3, 0), -1) if run[j].lower() == "per"), 0)
+    if at and run[at - 1].lower() not in _NOT_NAME:
+        # `Average latency per output token: 1.10 s` (vLLM's 2023 benchmark_serving): a time per
+        # token (latency_per_output_token.average), never a part named `output_token`
+        per = label_of(run[:at], "per", True)
+        stat = per.rpartition(".")[2] if "." in per else ""
+        thing = "_".join([*run[at + 1:], key])
+        return f"{per.rpartition('.')[0] if stat else per}_{thing}" + (f".{stat}" if stat else "")
     words: list[str] = []
     for w in reversed(run[-4:]):
         if w.lower() in _NOT_NAME or w in LEVELS:
