@@ -261,3 +261,18 @@ def test_a_zerolog_event_named_by_a_dotted_word():
     assert list(dict.fromkeys(comps["component"])) == ["ar_MultiExp_took", "krs2_MultiExp_took", "prover_took"]
     assert comps["value_ms"].tolist() == [735.652846, 1364.779481, 2187.031405]  # (zerolog's ms)
     assert not p.whole
+
+
+def test_a_time_per_token_is_no_part_named_by_its_last_word():
+    """vLLM's 2023 benchmark_serving (vllm-project/vllm#359): `Average latency per output token:
+    1.10 s` had been a part `output_token` (and `per token` one named `token`), summed into the
+    run beside its whole; a time per token is a statistic of a rate: never a part."""
+    from gpuscope.parsers.log.linewords import label_of
+
+    assert label_of(["Average", "latency", "per"], "token", True) == "latency_per_token.average"
+    assert label_of(["latency", "per", "output"], "token", True) == "latency_per_output_token"
+    assert label_of(["elapsed", "time", "per"], "iteration", True) == "elapsed_time_per_iteration"
+    text = ("Total time: 166.88 s\nAverage latency: 67.59 s\nAverage latency per token: 0.21 s\n"
+            "Average latency per output token: 1.10 s\n")
+    p = parsers.parse_log(text, "lines")
+    assert set(p.components["component"]) == {"Total_time", "latency.average"} and p.whole == "Total_time"
