@@ -276,3 +276,14 @@ def test_a_time_per_token_is_no_part_named_by_its_last_word():
             "Average latency per output token: 1.10 s\n")
     p = parsers.parse_log(text, "lines")
     assert set(p.components["component"]) == {"Total_time", "latency.average"} and p.whole == "Total_time"
+
+
+def test_a_refusal_of_united_times_says_what_they_are():
+    """A text whose times carry their units but are statistics or rates (constantine's
+    `95680066.8 ns/op (avg)`, a lone `Average latency per token: 0.21 s`) is refused for that,
+    not for `no unit or time word` (the unit is right there)."""
+    with pytest.raises(NoDataError) as e:
+        _parse("corpus/zk_bench/constantine_msm.txt")
+    assert "no unit or time word" not in str(e.value) and "statistics or rates" in str(e.value)
+    with pytest.raises(NoDataError, match="no unit or time word"):
+        _parse("corpus/config_dumps/argparse_dcgan.txt")

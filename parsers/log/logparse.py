@@ -214,10 +214,26 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
+    elif near is not None and _UNITED.search(_untruncated(near, head)):
+        # (`Average latency per token: 0.21 s`, `95680066.8 ns/op (avg)`: a unit is there, the
+        # reason is what the times are)
+        msg += (f"; closest: {near!r}, whose times read as settings, forecasts, statistics or rates "
+                "(a window, an ETA, a mean or percentile, a time per token or op), none the time of a step")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
+
+
+def _untruncated(near: str, head: str) -> str:
+    """The whole line closest_line cut to 100 characters (`...`)."""
+    if not near.endswith("..."):
+        return near
+    return next((ln.strip() for ln in head.split("\n") if ln.strip().startswith(near[:-3])), near)
+
+
+# a number with a time unit after it (`0.21 s`, `5000 msec`, `95680066.8 ns/op`)
+_UNITED = re.compile(r"\d\s*(?:ns|us|µs|μs|ms|msec|s|sec|secs|seconds?|min|minutes?)(?![A-Za-z])")
 
 
 class PyScanner:
