@@ -279,11 +279,15 @@ def test_a_time_per_token_is_no_part_named_by_its_last_word():
 
 
 def test_a_refusal_of_united_times_says_what_they_are():
-    """A text whose times carry their units but are statistics or rates (constantine's
-    `95680066.8 ns/op (avg)`, a lone `Average latency per token: 0.21 s`) is refused for that,
-    not for `no unit or time word` (the unit is right there)."""
+    """A text whose times carry their units but are statistics or rates (a lone `Average
+    latency per token: 0.21 s`) is refused for that, not for `no unit or time word` (the unit is
+    right there); a benchmark table of ns/op or genai-perf's table is named as the table it is."""
     with pytest.raises(NoDataError) as e:
-        _parse("corpus/zk_bench/constantine_msm.txt")
+        parsers.parse_log("Average latency per token: 0.21 s\nAverage latency per token: 0.22 s\n", "lines")
     assert "no unit or time word" not in str(e.value) and "statistics or rates" in str(e.value)
+    with pytest.raises(NoDataError, match="a benchmark table of ns/op"):
+        _parse("corpus/zk_bench/constantine_msm.txt")  # (its rows: `95680066.8 ns/op (avg)`)
+    with pytest.raises(NoDataError, match="a genai-perf table"):
+        _parse("corpus/genai_perf/request_latency_ns.txt")
     with pytest.raises(NoDataError, match="no unit or time word"):
         _parse("corpus/config_dumps/argparse_dcgan.txt")

@@ -208,7 +208,7 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
-    kind = table_kind(head) or summary_kind(head)
+    kind = table_kind(head, named_only=True) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
