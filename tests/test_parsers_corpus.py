@@ -291,3 +291,19 @@ def test_a_refusal_of_united_times_says_what_they_are():
         _parse("corpus/genai_perf/request_latency_ns.txt")
     with pytest.raises(NoDataError, match="no unit or time word"):
         _parse("corpus/config_dumps/argparse_dcgan.txt")
+
+
+def test_a_time_per_token_beside_its_whole_is_no_vote_for_kv():
+    """A TGIS-style response line (IBM/vllm#15): `tokenization_time=0.45ms
+    queue_and_inference_time=1096.67ms time_per_token=5.48ms total_time=1097.12ms`: kv reads the
+    time per token, lines keeps it out as a rate; that had voted the line kv, which has no whole,
+    so the time per token and total_time were summed beside the parts (a record of 2.2 s)."""
+    from gpuscope.parsers.log.detect import detect_format
+
+    line = ("INFO 04-09 21:51:01 logs.py:43] generate_stream{input=[b'x'] tokenization_time=0.45ms "
+            "queue_and_inference_time=1096.67ms time_per_token=5.48ms total_time=1097.12ms input_toks=16}: done\n")
+    assert detect_format(line) == "lines"
+    p = parsers.parse_log(line)
+    assert p.whole == "total_time" and "time_per_token" not in set(p.components["component"])
+    # a kv log whose times lines cannot read still votes kv (`load=12` is kv's bare milliseconds)
+    assert detect_format("load=12 compute=30 total=45\nload=11 compute=31 total=44\n") == "kv"
