@@ -307,3 +307,15 @@ def test_a_time_per_token_beside_its_whole_is_no_vote_for_kv():
     assert p.whole == "total_time" and "time_per_token" not in set(p.components["component"])
     # a kv log whose times lines cannot read still votes kv (`load=12` is kv's bare milliseconds)
     assert detect_format("load=12 compute=30 total=45\nload=11 compute=31 total=44\n") == "kv"
+
+
+def test_a_mean_plus_minus_its_std_takes_the_unit_after_the_std():
+    """OpenVINO GenAI's `Generate time: 21.88 ± 1.20 ms` (openvinotoolkit/openvino.genai#875):
+    the bare mean under a time word had read as 21.88 s (1000x); the unit after the std is the
+    mean's. Without a unit nothing is a time (`loss: 0.52 ± 0.03`)."""
+    p = parsers.parse_log("Generate time: 21.88 ± 1.20 ms\nGenerate time: 22.10 ± 1.31 ms\n", "lines")
+    assert p.components["value_ms"].tolist() == [21.88, 22.10]
+    many = "".join(f"step {i} Generate time: {20 + i % 7}.5 ± 1.2 ms\n" for i in range(400))
+    assert parsers.parse_log(many, "lines").components["value_ms"].max() == 26.5  # (replayed lines too)
+    with pytest.raises(NoDataError):
+        parsers.parse_log("loss: 0.52 ± 0.03\nloss: 0.50 ± 0.02\n", "lines")
