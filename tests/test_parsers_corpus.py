@@ -319,3 +319,10 @@ def test_a_mean_plus_minus_its_std_takes_the_unit_after_the_std():
     assert parsers.parse_log(many, "lines").components["value_ms"].max() == 26.5  # (replayed lines too)
     with pytest.raises(NoDataError):
         parsers.parse_log("loss: 0.52 ± 0.03\nloss: 0.50 ± 0.02\n", "lines")
+
+
+def test_perf_analyzer_s_latency_limit_is_a_setting():
+    """`Latency limit: 0 msec` (perf_analyzer's settings, triton-inference-server/server#7492)
+    is a bound it was given: it had been read as a 0 ms step, the only record of its summary."""
+    p = _parse("corpus/perf_analyzer/async_client_overhead.txt")
+    assert "Latency_limit" not in set(p.components["component"]) and int(p.records["complete"].sum()) == 0

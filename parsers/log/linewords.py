@@ -309,7 +309,8 @@ def is_help(toks: list[str]) -> bool:
 
 #: settings a program echoes (MLPerf LoadGen's `min_duration (ms): 600000`): bounds it was given
 SETTING_NAMES = frozenset(("min_duration", "max_duration", "target_duration", "target_latency",
-                           "min_duration_ms", "max_duration_ms", "target_latency_ns"))
+                           "min_duration_ms", "max_duration_ms", "target_latency_ns",
+                           "latency_limit"))  # (perf_analyzer's `Latency limit: 0 msec`: a bound it was given)
 
 
 def is_setting(name: str) -> bool:
