@@ -326,3 +326,11 @@ def test_perf_analyzer_s_latency_limit_is_a_setting():
     is a bound it was given: it had been read as a 0 ms step, the only record of its summary."""
     p = _parse("corpus/perf_analyzer/async_client_overhead.txt")
     assert "Latency_limit" not in set(p.components["component"]) and int(p.records["complete"].sum()) == 0
+
+
+def test_a_stage_done_is_named_by_the_words_before_done():
+    """halo2's keccak bench (privacy-ethereum/zkevm-circuits#175) prints `v key done 3.8s`,
+    `create proof done 7.6s`: every stage had been one name `done`."""
+    text = "v key done 3.823163666s\np key done 276.542227291s\ncreate proof done 7.589675333s\n"
+    assert list(parsers.parse_log(text, "lines").components["component"]) == [
+        "v_key_done", "p_key_done", "create_proof_done"]

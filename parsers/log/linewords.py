@@ -42,7 +42,7 @@ PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
 # fillers that say no time by themselves (`11737 of 20000`, `In 1 gpu`): a bare number after one is none
 WEAK_FILLERS = frozenset(("in", "was", "is", "for", "of"))
-GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
+GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency", "done"))
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
