@@ -195,6 +195,8 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
             # `time_per_token=5.48ms ... total_time=1097.12ms` read as kv summed it beside its whole)
         elif code >= 0:
             votes_lines += 1  # kv would find no whole in it
+        elif names and not kv_names:
+            votes_lines += 1  # kv reads no time here at all (TGI's quoted `queue_time="161.454300714s"`)
     return votes_lines > 0 and votes_lines >= votes_kv
 
 
