@@ -334,3 +334,14 @@ def test_a_stage_done_is_named_by_the_words_before_done():
     text = "v key done 3.823163666s\np key done 276.542227291s\ncreate proof done 7.589675333s\n"
     assert list(parsers.parse_log(text, "lines").components["component"]) == [
         "v_key_done", "p_key_done", "create_proof_done"]
+
+
+def test_quoted_times_that_kv_cannot_read_vote_for_lines():
+    """TGI's `validation_time="5.669107ms" queue_time="161.454300714s"`
+    (huggingface/text-generation-inference#3173): kv reads no quoted value, lines reads both;
+    the line had voted for neither and the text was refused for `no timing lines found`."""
+    from gpuscope.parsers.log.detect import detect_format
+
+    text = 'validation_time="5.669107ms" queue_time="161.454300714s"\n'
+    assert detect_format(text) == "lines"
+    assert parsers.parse_log(text).components["value_ms"].tolist() == [5.669107, 161454.300714]
