@@ -345,3 +345,11 @@ def test_quoted_times_that_kv_cannot_read_vote_for_lines():
     text = 'validation_time="5.669107ms" queue_time="161.454300714s"\n'
     assert detect_format(text) == "lines"
     assert parsers.parse_log(text).components["value_ms"].tolist() == [5.669107, 161454.300714]
+
+
+def test_maximum_minimum_and_p99_9_are_statistics():
+    """A custom Triton client's report (triton-inference-server/server#4667): `P99.9:
+    3921919μs` and `Maximum Latency: 5156863μs` had been parts summed beside the mean and the
+    other percentiles; they are statistics of the latency like them."""
+    p = _parse("corpus/perf_analyzer/custom_client_us.txt")
+    assert {"P99.9", "Latency.maximum"} <= set(p.not_parts)

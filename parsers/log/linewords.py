@@ -46,7 +46,8 @@ GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency", "d
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
-                        "p95", "p99", "p999", "percentile"))
+                        "p95", "p99", "p999", "percentile",
+                        "minimum", "maximum", "p99.9"))  # (`Maximum Latency: 5156863μs`, `P99.9: 3921919μs`)
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
