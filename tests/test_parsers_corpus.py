@@ -18,6 +18,7 @@ from tests.conftest import DATA
 EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())
 CASES = sorted(EXPECTED)
 
+
 # time evidence, written independently of the parser's tables: a unit after a number, in a
 # label (`(ms)`) or as a key's suffix (`_ms=`, `elapsedMs`), near the component's name, or a
 # header unit before it (`time (ms) |`), or a time word in the component's name
@@ -276,3 +277,124 @@ def test_a_refusal_never_says_a_time_word_beside_a_number_is_missing():
         with pytest.raises(NoDataError) as e:
             _parse(case)
         assert quoted in str(e.value) and "no unit or time word" not in str(e.value), case
+def test_a_label_of_four_words_keeps_them_all():
+    """lotus-bench's `compute window post proof (cold)` and `verify window post proof (cold)`:
+    with three words kept, both were `window_post_proof_cold` (two stages, one name)."""
+    text = ("compute window post proof (cold): 7m23.073211503s\n"
+            "verify window post proof (cold): 13.782046217s\n")
+    names = set(parsers.parse_log(text, "lines").components["component"])
+    assert names == {"compute_window_post_proof_cold", "verify_window_post_proof_cold"}
+
+
+def test_a_label_word_s_closing_period_is_punctuation():
+    """sglang.bench_latency's `Prefill. latency: 5.021 ms` names Prefill_latency, not `Prefill._latency`
+    (a `.` in a name stands before a statistic: `TTFT.mean`)."""
+    text = "Prefill. latency:  5.021 ms, throughput:    203.93 token/s\nDecode.  latency:  0.331 ms, throughput:      3.02 token/s\n"
+    assert list(dict.fromkeys(parsers.parse_log(text, "lines").components["component"])) == [
+        "Prefill_latency", "Decode_latency"]
+
+
+def test_a_zerolog_event_named_by_a_dotted_word():
+    """gnark's MSM lines (`krs2.MultiExp done MSMG1 4194303 took=...`, okx/zeknox#107): the
+    event is the dotted word, never the MSM's group or size (MSMG1, 4194303); before, every
+    MultiExp's took was one `took`, read as the whole of its line."""
+    text = ("14:39:13 DBG ar.MultiExp done MSMG1 2322982 took=735.652846 acceleration=none backend=groth16\n"
+            "14:39:14 DBG krs2.MultiExp done MSMG1 4194303 took=1364.779481 acceleration=none backend=groth16\n"
+            "14:39:14 DBG prover done acceleration=none backend=groth16 curve=bn254 took=2187.031405\n")
+    p = parsers.parse_log(text, "lines")
+    comps = p.components
+    assert list(dict.fromkeys(comps["component"])) == ["ar_MultiExp_took", "krs2_MultiExp_took", "prover_took"]
+    assert comps["value_ms"].tolist() == [735.652846, 1364.779481, 2187.031405]  # (zerolog's ms)
+    assert not p.whole
+
+
+def test_a_time_per_token_is_no_part_named_by_its_last_word():
+    """vLLM's 2023 benchmark_serving (vllm-project/vllm#359): `Average latency per output token:
+    1.10 s` had been a part `output_token` (and `per token` one named `token`), summed into the
+    run beside its whole; a time per token is a statistic of a rate: never a part."""
+    from gpuscope.parsers.log.linewords import label_of
+
+    assert label_of(["Average", "latency", "per"], "token", True) == "latency_per_token.average"
+    assert label_of(["latency", "per", "output"], "token", True) == "latency_per_output_token"
+    assert label_of(["elapsed", "time", "per"], "iteration", True) == "elapsed_time_per_iteration"
+    text = ("Total time: 166.88 s\nAverage latency: 67.59 s\nAverage latency per token: 0.21 s\n"
+            "Average latency per output token: 1.10 s\n")
+    p = parsers.parse_log(text, "lines")
+    assert set(p.components["component"]) == {"Total_time", "latency.average"} and p.whole == "Total_time"
+
+
+def test_a_refusal_of_united_times_says_what_they_are():
+    """A text whose times carry their units but are statistics or rates (a lone `Average
+    latency per token: 0.21 s`) is refused for that, not for `no unit or time word` (the unit is
+    right there); a benchmark table of ns/op or genai-perf's table is named as the table it is."""
+    with pytest.raises(NoDataError) as e:
+        parsers.parse_log("Average latency per token: 0.21 s\nAverage latency per token: 0.22 s\n", "lines")
+    assert "no unit or time word" not in str(e.value) and "statistics or rates" in str(e.value)
+    with pytest.raises(NoDataError, match="a benchmark table of ns/op"):
+        _parse("corpus/zk_bench/constantine_msm.txt")  # (its rows: `95680066.8 ns/op (avg)`)
+    with pytest.raises(NoDataError, match="a genai-perf table"):
+        _parse("corpus/genai_perf/request_latency_ns.txt")
+    with pytest.raises(NoDataError, match="no unit or time word"):
+        _parse("corpus/config_dumps/argparse_dcgan.txt")
+
+
+def test_a_time_per_token_beside_its_whole_is_no_vote_for_kv():
+    """A TGIS-style response line (IBM/vllm#15): `tokenization_time=0.45ms
+    queue_and_inference_time=1096.67ms time_per_token=5.48ms total_time=1097.12ms`: kv reads the
+    time per token, lines keeps it out as a rate; that had voted the line kv, which has no whole,
+    so the time per token and total_time were summed beside the parts (a record of 2.2 s)."""
+    from gpuscope.parsers.log.detect import detect_format
+
+    line = ("INFO 04-09 21:51:01 logs.py:43] generate_stream{input=[b'x'] tokenization_time=0.45ms "
+            "queue_and_inference_time=1096.67ms time_per_token=5.48ms total_time=1097.12ms input_toks=16}: done\n")
+    assert detect_format(line) == "lines"
+    p = parsers.parse_log(line)
+    assert p.whole == "total_time" and "time_per_token" not in set(p.components["component"])
+    # a kv log whose times lines cannot read still votes kv (`load=12` is kv's bare milliseconds)
+    assert detect_format("load=12 compute=30 total=45\nload=11 compute=31 total=44\n") == "kv"
+
+
+def test_a_mean_plus_minus_its_std_takes_the_unit_after_the_std():
+    """OpenVINO GenAI's `Generate time: 21.88 ± 1.20 ms` (openvinotoolkit/openvino.genai#875):
+    the bare mean under a time word had read as 21.88 s (1000x); the unit after the std is the
+    mean's. Without a unit nothing is a time (`loss: 0.52 ± 0.03`)."""
+    p = parsers.parse_log("Generate time: 21.88 ± 1.20 ms\nGenerate time: 22.10 ± 1.31 ms\n", "lines")
+    assert p.components["value_ms"].tolist() == [21.88, 22.10]
+    many = "".join(f"step {i} Generate time: {20 + i % 7}.5 ± 1.2 ms\n" for i in range(400))
+    assert parsers.parse_log(many, "lines").components["value_ms"].max() == 26.5  # (replayed lines too)
+    with pytest.raises(NoDataError):
+        parsers.parse_log("loss: 0.52 ± 0.03\nloss: 0.50 ± 0.02\n", "lines")
+
+
+def test_perf_analyzer_s_latency_limit_is_a_setting():
+    """`Latency limit: 0 msec` (perf_analyzer's settings, triton-inference-server/server#7492)
+    is a bound it was given: it had been read as a 0 ms step, the only record of its summary."""
+    p = _parse("corpus/perf_analyzer/async_client_overhead.txt")
+    assert "Latency_limit" not in set(p.components["component"]) and int(p.records["complete"].sum()) == 0
+
+
+def test_a_stage_done_is_named_by_the_words_before_done():
+    """halo2's keccak bench (privacy-ethereum/zkevm-circuits#175) prints `v key done 3.8s`,
+    `create proof done 7.6s`: every stage had been one name `done`."""
+    text = "v key done 3.823163666s\np key done 276.542227291s\ncreate proof done 7.589675333s\n"
+    assert list(parsers.parse_log(text, "lines").components["component"]) == [
+        "v_key_done", "p_key_done", "create_proof_done"]
+
+
+def test_quoted_times_that_kv_cannot_read_vote_for_lines():
+    """TGI's `validation_time="5.669107ms" queue_time="161.454300714s"`
+    (huggingface/text-generation-inference#3173): kv reads no quoted value, lines reads both;
+    the line had voted for neither and the text was refused for `no timing lines found`."""
+    from gpuscope.parsers.log.detect import detect_format
+
+    text = 'validation_time="5.669107ms" queue_time="161.454300714s"\n'
+    assert detect_format(text) == "lines"
+    assert parsers.parse_log(text).components["value_ms"].tolist() == [5.669107, 161454.300714]
+
+
+def test_maximum_minimum_and_p99_9_are_statistics():
+    """A custom Triton client's report (triton-inference-server/server#4667): `P99.9:
+    3921919μs` and `Maximum Latency: 5156863μs` had been parts summed beside the mean and the
+    other percentiles; they are statistics of the latency like them."""
+    p = _parse("corpus/perf_analyzer/custom_client_us.txt")
+    assert {"P99.9", "Latency.maximum"} <= set(p.not_parts)

@@ -325,11 +325,20 @@ TABLES: tuple[tuple[str, str], ...] = (
     *((m, f.refuses) for f in FRAMEWORKS if f.refuses for m in f.markers),
     (":::MLLOG", "MLPerf log lines without an interval (:::MLLOG events; their time_ms is a time stamp)"),
 )
+# tables no reader reads, named only in the reason of a refusal (no timing line read from them:
+# issue 33's corpus, tests/data/corpus/expected.toml); never a reason to refuse a log by itself
+NAMED_ONLY: tuple[tuple[str, str], ...] = (
+    ("Statistic ┃", "a genai-perf table (avg, min, max and percentiles of each metric over the requests: "
+                   "statistics)"),
+    (" ns/op", "a benchmark table of ns/op (go test -bench, benchstat, constantine: a mean time per operation "
+               "over iterations: statistics)"),
+)
 
 
-def table_kind(text: str) -> str | None:
-    """What a log's head is when it is a table of measurements, else None."""
-    return next((what for mark, what in TABLES if mark in text), None)
+def table_kind(text: str, named_only: bool = False) -> str | None:
+    """What a log's head is when it is a table of measurements, else None (`named_only`: also
+    the tables only a refusal names)."""
+    return next((what for mark, what in (*TABLES, *(NAMED_ONLY if named_only else ())) if mark in text), None)
 
 
 _TIME_HINTS = ("time", "elapsed", "took", "latency", "duration", "wall", "sec", "ms", "step", "iter")

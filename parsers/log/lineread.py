@@ -103,7 +103,14 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
         msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
+    if "\u00b1" in msg:  # (a mean ± its std, the unit after the std: the mean in that unit)
+        msg = MEAN_PM.sub(r"\1\2", msg)
     return msg, msg.translate(_SEP).split()
+
+
+# a mean and its spread with one unit after both (`Generate time: 21.88 ± 1.20 ms`, OpenVINO
+# GenAI's benchmark): the unit is the mean's too; the bare mean had read as seconds (1000x)
+MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b)")
 
 
 # the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):

@@ -292,6 +292,8 @@ def gated(msg: str) -> bool:
     text = " " + msg
     if "[" in msg and lineread.NAME_AFTER.search(msg) is not None:
         return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
+    if "\u00b1" in msg and lineread.MEAN_PM.search(msg) is not None:
+        return True  # (a mean ± its std: rewritten too)
     return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
 
 

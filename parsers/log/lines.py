@@ -212,8 +212,20 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
         names, _v, _qn, _qv, _stamp, code, flags, _tol = r
         if flags & LINES_ONLY:
             votes_lines += 1
-        elif kv_names - set(names):
-            votes_kv += 1
+        elif any(not _rate_only(n) for n in kv_names - set(names)):
+            votes_kv += 1  # (a time per token, which lines keeps out as a rate, is no vote: TGIS's
+            # `time_per_token=5.48ms ... total_time=1097.12ms` read as kv summed it beside its whole)
         elif code >= 0:
             votes_lines += 1  # kv would find no whole in it
+        elif names and not kv_names:
+            votes_lines += 1  # kv reads no time here at all (TGI's quoted `queue_time="161.454300714s"`)
     return votes_lines > 0 and votes_lines >= votes_kv
+
+
+def _rate_only(name: str) -> bool:
+    """A name of a time per something (`time_per_token`) that is no step's whole: a rate."""
+    from gpuscope.parsers.log.linewords import key_info
+    from gpuscope.parsers.log.words import RATE
+
+    _name, _factor, cls, whole = key_info(name)
+    return cls == RATE and not whole

@@ -42,11 +42,12 @@ PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
 # fillers that say no time by themselves (`11737 of 20000`, `In 1 gpu`): a bare number after one is none
 WEAK_FILLERS = frozenset(("in", "was", "is", "for", "of"))
-GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency"))
+GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency", "done"))
 # words that make a field a statistic of a quantity, not a part (`Mean TTFT (ms)`, `p99 latency`)
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
-                        "p95", "p99", "p999", "percentile"))
+                        "p95", "p99", "p999", "percentile",
+                        "minimum", "maximum", "p99.9"))  # (`Maximum Latency: 5156863μs`, `P99.9: 3921919μs`)
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
@@ -242,11 +243,20 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     -> TTFT.mean)."""
     if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
         return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
+    at = next((j for j in range(len(run) - 1, max(len(run) - 3, 0), -1) if run[j].lower() == "per"), 0)
+    if at and run[at - 1].lower() not in _NOT_NAME:
+        # `Average latency per output token: 1.10 s` (vLLM's 2023 benchmark_serving): a time per
+        # token (latency_per_output_token.average), never a part named `output_token`
+        per = label_of(run[:at], "per", True)
+        stat = per.rpartition(".")[2] if "." in per else ""
+        thing = "_".join([*run[at + 1:], key])
+        return f"{per.rpartition('.')[0] if stat else per}_{thing}" + (f".{stat}" if stat else "")
     words: list[str] = []
-    for w in reversed(run[-3:]):
+    for w in reversed(run[-4:]):
         if w.lower() in _NOT_NAME or w in LEVELS:
             break
-        words.insert(0, w)
+        # (a label word's closing period is punctuation: sglang's `Prefill. latency: 5.0 ms`)
+        words.insert(0, w[:-1] if len(w) > 1 and w[-1] == "." and w[-2].isalpha() else w)
     stats = [w.lower() for w in words if w.lower() in STAT_WORDS]
     if key.lower() in STAT_WORDS and words:  # `TTFT mean: 52 ms`
         return f"{words[-1]}.{key.lower()}"
@@ -263,9 +273,13 @@ def zerolog_event(toks: list[str]) -> str:
     for t in toks[2:]:
         if "=" in t:
             break
-        if t.isalpha() and t.lower() not in _DONE:
-            words.append(t)
+        if (t.isalpha() or _DOTTED.fullmatch(t)) and t.lower() not in _DONE:
+            words.append(t.replace(".", "_"))  # (`bs1.MultiExp done MSMG1 4156677` -> bs1_MultiExp)
     return words[-1] if words else ""
+
+
+# a dotted identifier naming an event (`krs2.MultiExp`); `MSMG1`, `2322982`: no names
+_DOTTED = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+")
 
 
 _DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
@@ -296,7 +310,8 @@ def is_help(toks: list[str]) -> bool:
 
 #: settings a program echoes (MLPerf LoadGen's `min_duration (ms): 600000`): bounds it was given
 SETTING_NAMES = frozenset(("min_duration", "max_duration", "target_duration", "target_latency",
-                           "min_duration_ms", "max_duration_ms", "target_latency_ns"))
+                           "min_duration_ms", "max_duration_ms", "target_latency_ns",
+                           "latency_limit"))  # (perf_analyzer's `Latency limit: 0 msec`: a bound it was given)
 
 
 def is_setting(name: str) -> bool:

@@ -218,16 +218,19 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     near = closest_line(head)
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
-    kind = table_kind(head) or summary_kind(head)
+    kind = table_kind(head, named_only=True) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
-    elif near is not None and (cell := _TIME_CELL.search(near)) is not None:
-        msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) have no name the reader can tie them to: "
-                "a table's cells under a header it does not read (a profiler's totals per op: measurements, "
-                "not timed steps), or prose")
+    elif near is not None and (united := _UNITED.search(_untruncated(near, head))) is not None:
+        # (`Average latency per token: 0.21 s`, `95680066.8 ns/op (avg)`, TF1's profiler rows `343us`:
+        # a unit is there, the reason is what the times are)
+        cell = _TIME_CELL.search(near) or united
+        msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) are none the time of a step: settings, "
+                "forecasts, statistics or rates (a window, an ETA, a mean or percentile, a time per token or op), "
+                "or a table's cells under a header the reader does not take (a profiler's totals per op)")
     elif near is not None and (word := _TIME_WORD_NUMBER.search(near)) is not None:
         msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, in a form the reader "
                 "does not take (a name or a value of another shape than `time: 0.5` / `time=0.5`): no duration is "
@@ -244,6 +247,17 @@ _TIME_WORD_NUMBER = re.compile(r"(?i)\b(?:time|elapsed|took|latency|duration|wal
 
 # a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
 _TIME_CELL = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:us|\u00b5s|ms|ns|s)(?![\w/])")
+
+
+def _untruncated(near: str, head: str) -> str:
+    """The whole line closest_line cut to 100 characters (`...`)."""
+    if not near.endswith("..."):
+        return near
+    return next((ln.strip() for ln in head.split("\n") if ln.strip().startswith(near[:-3])), near)
+
+
+# a number with a time unit after it (`0.21 s`, `5000 msec`, `95680066.8 ns/op`)
+_UNITED = re.compile(r"\d\s*(?:ns|us|µs|μs|ms|msec|s|sec|secs|seconds?|min|minutes?)(?![A-Za-z])")
 
 
 class PyScanner:
