@@ -2,7 +2,9 @@
 microseconds instead of typer's 0.15 s (its pydantic layer), for the same outcome.
 
 `run(argv)` handles `analyze SOURCE [options]` when every word is one this reads exactly as
-typer would: the options of `gpuscope analyze` (gpuscope/cli/analyze.py), each at most once,
+typer would: the options of `gpuscope analyze` (gpuscope/cli/analyze.py; their tables in
+gpuscope/cli/_analyze_options.py, generated from the typer command by
+tools/gen_analyze_options.py, so no option is written twice), each at most once,
 as `--opt value` or `--opt=value`, a plain number for --line-rate, one source. Anything else
 (help, a typo, an option twice, a value that starts with `-`, `--`) returns None and the typer
 application reads the line, with its own messages and exit codes. tests/test_cli_fast.py runs
@@ -13,18 +15,15 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.cli.bounds import LINE_RATE
+from gpuscope.cli import bounds
+from gpuscope.cli._analyze_options import ARGUMENTS, FLAGS, TYPED, VALUES
 
-FLAGS = {"--json": "as_json", "--records": "records", "-v": "verbose", "--verbose": "verbose",
-         "--what-if": "what_if"}
-VALUES = {"--csv": "csv_dir", "--format": "fmt", "--model": "model", "--line-rate": "line_rate",
-          "--abc-bytes": "abc_bytes", "--samples": "samples", "--trace": "trace", "--html": "html_file"}
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
 
 def parse(argv: list[str]) -> dict | None:
     """The keyword arguments of analyze_run.run for these words, or None (typer reads them)."""
-    if len(argv) < 2 or argv[0] != "analyze":
+    if len(argv) < 2 or argv[0] != "analyze" or len(ARGUMENTS) != 1:
         return None
     kw: dict = {}
     source = None
@@ -53,10 +52,11 @@ def parse(argv: list[str]) -> dict | None:
                 i += 1
             if value.startswith("-") or (not value and key != "fmt"):
                 return None
-            if key == "line_rate":
-                if not _NUMBER.fullmatch(value) or not LINE_RATE.ok(value):
+            if key in TYPED:
+                number = _number(key, value)
+                if number is None:
                     return None  # (typer reads it and says why: gpuscope.cli.bounds)
-                kw[key] = float(value)
+                kw[key] = number
             else:
                 kw[key] = value
             continue
@@ -65,7 +65,16 @@ def parse(argv: list[str]) -> dict | None:
         source = w
     if source is None:
         return None
-    return {"source": source, **kw}
+    return {ARGUMENTS[0]: source, **kw}
+
+
+def _number(key: str, value: str) -> float | None:
+    """A typed option's value as typer would pass it, or None: one this does not read (a type
+    other than a plain float, a float with no bound, a value out of its bound)."""
+    kind, bound = TYPED[key]
+    if kind != "float" or bound is None or not _NUMBER.fullmatch(value):
+        return None
+    return float(value) if getattr(bounds, bound).ok(value) else None
 
 
 def run(argv: list[str]) -> int | None:
