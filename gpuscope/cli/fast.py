@@ -17,6 +17,12 @@ import re
 
 from gpuscope.cli import bounds
 from gpuscope.cli._analyze_options import ARGUMENTS, FLAGS, TYPED, VALUES
+from gpuscope.cli._common import (
+    error_exit_code,
+    interrupts_end_now,
+    interrupts_unwind,
+    quiet_libraries,
+)
 
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
@@ -82,15 +88,11 @@ def run(argv: list[str]) -> int | None:
     kw = parse(argv)
     if kw is None:
         return None
+    # (lazy: the analysis and what it needs, loaded only once the words are analyze's; every
+    # other command line pays nothing for them here)
     from gpuscope import safe_output
     from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import analyze_run
-    from gpuscope.cli._common import (
-        error_exit_code,
-        interrupts_end_now,
-        interrupts_unwind,
-        quiet_libraries,
-    )
 
     for_long_inputs()  # (a million lines' arrays: freed pages reused, small pages faulted in)
     safe_output.reset()

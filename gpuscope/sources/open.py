@@ -15,7 +15,7 @@ from gpuscope.errors import InputError, UsageError
 from gpuscope.linerate import resolve_line_rate
 from gpuscope.parsers import FORMATS
 from gpuscope.parsers.limits import readable_file
-from gpuscope.parsers.trace.nsys_rep import is_nsys
+from gpuscope.parsers.trace.nsys_rep import is_nsys, read_nsys
 from gpuscope.rolemodel import RoleModel, user_model
 from gpuscope.sources.common import Want, kept
 from gpuscope.sources.head import STDIN, read_head
@@ -81,11 +81,9 @@ def _read_trace_file(t: Path):
         raise InputError(f"--trace: no such file or directory: {t}")
     if not t.is_dir():
         readable_file(t, "--trace: ")
-    # (lazy: the trace readers load pandas, which a command without --trace never needs)
     if t.is_file() and is_nsys(t):
-        from gpuscope.parsers.trace.nsys_rep import read_nsys
-
-        return read_nsys(t)
+        return read_nsys(t)  # (its SQLite reader loaded inside: parsers/trace/nsys_rep.py)
+    # (lazy: the trace reader loads pandas, which a command without --trace never needs)
     from gpuscope.parsers.trace.kineto import read_trace
 
     return read_trace(t)

@@ -22,7 +22,7 @@ from gpuscope import rundir
 from gpuscope.errors import NoDataError
 from gpuscope.parsers import parse_log
 from gpuscope.parsers.heads import looks_like_prometheus, looks_like_query_header
-from gpuscope.parsers.trace.nsys_rep import REP_SUFFIX
+from gpuscope.parsers.trace.nsys_rep import REP_SUFFIX, read_nsys
 from gpuscope.parsers.trace.tracefile import is_sqlite, is_trace
 from gpuscope.rolemodel import held_key
 from gpuscope.sources.common import Want, kept, model_of
@@ -99,8 +99,6 @@ def _nsys(h: Head) -> bool:
 
 
 def _open_nsys(h: Head, want: Want) -> Source:
-    from gpuscope.parsers.trace.nsys_rep import read_nsys  # (lazy: sqlite3, pandas)
-
     return Source(path=h.path, kind="trace", model=model_of(want.user), trace=read_nsys(h.path),
                   no_log_reason=f"{h.path} is an Nsight Systems report: it has no timing lines")
 
