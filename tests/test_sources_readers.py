@@ -141,3 +141,19 @@ def test_a_utf16_log_on_standard_input_is_read_as_the_file_is(tmp_path, monkeypa
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bytes(10_000))))
     with pytest.raises(NoDataError, match="binary"):
         open_source("-")
+
+
+@pytest.mark.parametrize("name", ["dmon", "query-gpu", "samples.csv"])
+def test_a_samples_file_with_a_utf8_bom_is_samples_by_its_path_too(name, tmp_path, monkeypatch):
+    """A UTF-8 BOM (what Windows tools write) before a samples header: read as samples from
+    standard input, and now by its path too (it was read as a log: 'no timing lines')."""
+    path, want = _inputs(tmp_path)[name]
+    bom = tmp_path / f"bom_{path.name}"
+    bom.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert _reader(bom) == want
+    src, plain = open_source(bom), open_source(path)
+    assert src.kind == "samples" and src.samples is not None and plain.samples is not None
+    assert len(src.samples) == len(plain.samples)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bom.read_bytes())))
+    piped = open_source("-").samples
+    assert piped is not None and len(piped) == len(plain.samples)

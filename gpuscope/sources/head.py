@@ -34,6 +34,7 @@ from gpuscope.parsers.limits import (
 
 STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 HEAD = 4096  # the text a samples header is looked for in
 FIRST = HEAD * 16  # the bytes every sniff sees (a trace's or a Prometheus answer's opening)
 
@@ -95,8 +96,10 @@ class Head:
         return self.raw if self.by_path else self.stored()[:FIRST]
 
     def plain_first(self) -> bytes:
-        """The first bytes of the text (a gzip file's: gunzipped, whole)."""
-        return self.raw if self.by_path else self.plain()[:FIRST]
+        """The first bytes of the text (a gzip file's: gunzipped, whole), a UTF-8 BOM dropped as
+        `plain` drops it: a samples file a Windows tool wrote was read as a log when named by its
+        path (its header's first word hidden behind the BOM) and as samples from standard input."""
+        return self.raw.removeprefix(UTF8_BOM) if self.by_path else self.plain()[:FIRST]
 
     def text(self) -> str:
         """The first HEAD bytes of the text, decoded (where a samples header is looked for)."""
