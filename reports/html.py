@@ -19,8 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
 from gpuscope.errors import NoDataError
+from gpuscope.reports.compare_console import compare_renderables, whatif_renderables
+from gpuscope.reports.console import diagnoses_block, summary_renderables
 from gpuscope.reports.html_render import html as render_html
 from gpuscope.reports.safe_text import visible
+from gpuscope.rolemodel import vocabulary_of
+from gpuscope.schemas import empty_phases
 
 if TYPE_CHECKING:
     from gpuscope.analysis.compare.side import Side
@@ -72,14 +76,9 @@ def page(title: str, body: list[str], beside: list[str] | None = None) -> str:
 def analysis_html(a: Analysis, png: bytes | None, *, whatif: dict | None = None, title: str | None = None) -> str:
     """The `analyze` page of an Analysis: what `analyze -v` prints (the diagnoses with their
     evidence), the what-if projection when there is one, and the timeline picture."""
-    from gpuscope.reports.compare_console import whatif_renderables
-    from gpuscope.reports.console import summary_renderables
-
     parts = render_html(summary_renderables(a))
     body = parts[:1] + ["<h2>Timeline picture</h2>" + png_img(png, "timeline")] + parts[1:]
     if whatif and whatif.get("available"):
-        from gpuscope.rolemodel import vocabulary_of
-
         body += render_html(whatif_renderables(whatif, vocabulary_of(a).to_json()))
     return page(title or f"gpuscope analyze: {a.source}", body)
 
@@ -88,8 +87,7 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     """The whole `compare --html` page: the comparison as the console prints it and each
     side's timeline, both drawn on one x scale (seconds from each side's first phase, to the
     longer side's end) so the two pictures can be read against each other."""
-    from gpuscope.reports import plot
-    from gpuscope.schemas import empty_phases
+    from gpuscope.reports import plot  # (lazy: pandas and matplotlib, for the pictures alone)
 
     def extent(s: Side) -> tuple[float, float] | None:
         if s.phases is not None:
@@ -120,8 +118,6 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
 
 
 def _side_diagnoses(label: str, side: dict) -> str:
-    from gpuscope.reports.console import diagnoses_block
-
     diags = side.get("diagnoses")
     if diags is None:
         return f"<h2>Diagnosis: {esc(label)}</h2><p class='muted'>(no diagnosis for this side)</p>"
@@ -140,8 +136,6 @@ def _side_diagnoses(label: str, side: dict) -> str:
 def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:
     """The `compare` page: what `compare` prints (its tables, notes and verdict, the rows it
     drops dropped, its significance mark), each side's diagnoses, the pictures."""
-    from gpuscope.reports.compare_console import compare_renderables
-
     a, b = doc["a"], doc["b"]
     body = render_html(compare_renderables(doc))
     beside = [_side_diagnoses(f"A {a['label']}", a), _side_diagnoses(f"B {b['label']}", b)]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX, guess_role
+
 
 @dataclass(frozen=True)
 class PhaseStyle:
@@ -89,8 +91,6 @@ def style_for(phase: str) -> PhaseStyle:
     s = STYLES.get(phase)
     if s is not None:
         return s
-    from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX, guess_role
-
     if phase.startswith(GPU_RANGE_PREFIX):  # the same range as it ran on the GPU: under its stream
         cpu = style_for(RANGE_PREFIX + phase[len(GPU_RANGE_PREFIX):])
         return PhaseStyle(cpu.label, cpu.color, "cpu", row="side")

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.coverage import cumulative
 from gpuscope.errors import NoDataError
 from gpuscope.reports import plot_panels as P
-from gpuscope.reports.lanes import assign_lanes
+from gpuscope.reports.lanes import Lane, assign_lanes
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
 
@@ -121,7 +122,6 @@ MAX_LANES = 48
 def fewer_lanes(lanes: list) -> list:
     if len(lanes) <= MAX_LANES:
         return lanes
-    from gpuscope.reports.lanes import Lane
 
     def busy(lane) -> float:
         return float(sum((df["t_end"] - df["t_start"]).sum() for df in (lane.main, lane.side)))
@@ -209,8 +209,6 @@ def _duration(s: float) -> str:
 
 def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], np.ndarray]:
     """(phase style labels in legend order, their share of each of n buckets of [lo, hi])."""
-    from gpuscope.coverage import cumulative
-
     edges = np.linspace(lo, hi, n + 1)
     width = (hi - lo) / n
     out: dict[str, np.ndarray] = {}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
 from gpuscope.reports.lanes import assign_lanes
 from gpuscope.reports.phase_style import style_for
 
@@ -183,8 +184,6 @@ class _Events:
     def lanes(self, phases: pd.DataFrame, lane_noun: str) -> None:
         """One thread per lane (and one per lane's side row: a worker's prep thread, a stream's
         ranges as they ran on the GPU); one process per GPU / CPU group."""
-        from gpuscope.analysis.names import GPU_RANGE_PREFIX
-
         pids: dict[str, int] = {}
         for lane in assign_lanes(phases, noun=lane_noun):
             if lane.process not in pids:
@@ -278,8 +277,6 @@ class _Events:
 
 def _slice_text(phase: str, partition: int) -> tuple[str, str, str]:
     """A phase's slice name, category and args, as JSON text."""
-    from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
-
     st = style_for(phase)
     args: dict[str, Any] = {"phase": phase}
     if partition >= 0:

@@ -106,3 +106,35 @@ def test_the_console_of_a_log_loads_no_pandas():
     assert p.returncode == 0, p.stderr
     assert "Components (ms" in p.stdout and "Tenures (ms" in p.stdout  # the records table too
     assert p.stderr.strip().splitlines()[-1] == "['rich']"
+
+
+def _generator():
+    import importlib.util
+
+    from tests.conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("gen_analyze_options", REPO / "tools" / "gen_analyze_options.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_fast_tables_are_the_typer_commands():
+    """gpuscope/cli/_analyze_options.py is what tools/gen_analyze_options.py renders from the
+    typer command today: an option added to analyze.py without running the tool fails here."""
+    gen = _generator()
+    assert gen.OUT.read_text() == gen.render(), "run: .venv/bin/python tools/gen_analyze_options.py"
+    arguments, flags, values, typed = gen.tables()
+    assert (fast.FLAGS, fast.VALUES) == (flags, values) and set(arguments) == {"source"}
+    assert typed == {"line_rate": ("float", "LINE_RATE")}
+
+
+def test_an_option_the_tables_do_not_type_goes_to_typer(monkeypatch):
+    """A typed option the fast path cannot check (no bound, an int) is left to typer, not passed as text."""
+    monkeypatch.setitem(fast.TYPED, "line_rate", ("float", None))
+    assert fast.parse(["analyze", ART, "--line-rate", "5"]) is None
+    monkeypatch.setitem(fast.TYPED, "line_rate", ("int", "LINE_RATE"))
+    assert fast.parse(["analyze", ART, "--line-rate", "5"]) is None
+    monkeypatch.undo()
+    assert fast.parse(["analyze", ART, "--line-rate", "5"]) == {"source": ART, "line_rate": 5.0}

@@ -105,9 +105,12 @@ PARSER_KINDS = {
 }
 PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers", "gpuscope.parsers.heads",
                   "gpuscope.parsers.log.parsed", "gpuscope.parsers.log.formats"}
-#: gpuscope.sources: the one facade (open) and the types it hands over; any other module there
-#: opens one kind of source and imports no other such opener
+#: gpuscope.sources: the one facade (open), its table of readers over the input's head (readers,
+#: head, common; rundir_read: a run directory holds every kind) and the types it hands over; any
+#: other module there opens one kind of source and imports no other such opener
 SOURCES_SHARED = {"gpuscope.sources", "gpuscope.sources.open", "gpuscope.sources.source",
+                  "gpuscope.sources.head", "gpuscope.sources.readers", "gpuscope.sources.common",
+                  "gpuscope.sources.rundir_read",
                   "gpuscope.sources.runmeta", "gpuscope.sources.overlap"}
 #: gpuscope/analysis/evidence/: one folder per kind of source (the shared model and intervals above them)
 EVIDENCE_KINDS = ("log", "samples", "trace")

@@ -9,15 +9,22 @@ usual forms runs without typer at all (gpuscope/cli/fast.py).
 
 from __future__ import annotations
 
+import importlib
 import os
+import signal
 import sys
+
+# (each loaded on every command line: the fast analyze path's tables and the shared plumbing,
+# none of them loads typer)
+from gpuscope.cli import fast
+from gpuscope.cli._common import ctrl_c_never_swallowed, interrupts_end_now, sigint_seen
+from gpuscope.cli.streams import tolerant_output
 
 COMMANDS = ("run", "analyze", "compare", "record", "watch", "bandwidth", "info", "plot", "export", "bench")
 
 
 def _app():
-    import importlib
-
+    # (lazy: typer, 0.15 s of start-up, which the fast analyze path never loads)
     from gpuscope.cli.app import app
 
     for name in COMMANDS:  # each registers itself on `app` when imported
@@ -36,9 +43,6 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Ctrl-C at any moment ends it with one line and exit 130:
     outside a command's own code at once (interrupts_end_now), inside it as a
     KeyboardInterrupt that the command's error handling turns into that line."""
-    from gpuscope.cli._common import ctrl_c_never_swallowed, interrupts_end_now
-    from gpuscope.cli.streams import tolerant_output
-
     tolerant_output()  # a terminal that cannot encode a character gets a stand-in, not an error
     if argv is None:  # the process is gpuscope's own (a caller passing argv keeps its handler)
         interrupts_end_now(own=True)
@@ -61,8 +65,6 @@ def _end(argv: list[str] | None, code: int) -> None:
     marks a KeyboardInterrupt raised inside exec() of a string (dataclasses and namedtuple
     build their methods so) as unhandled even when it was caught, and then kills the process
     by SIGINT at its very end, after gpuscope said "interrupted" and chose 130."""
-    from gpuscope.cli._common import sigint_seen
-
     if argv is not None:
         return
     _done_with_stop_signals()
@@ -81,8 +83,6 @@ def _done_with_stop_signals() -> None:
     interpreter's own exit puts each signal with a Python handler back to its default before it
     tears the modules down (tens of ms), and a SIGHUP or SIGTERM there killed `gpuscope run`
     by that signal after it had finished (its meta.json complete, exit -1 for 0)."""
-    import signal
-
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         try:
             signal.signal(s, signal.SIG_IGN)
@@ -93,8 +93,6 @@ def _done_with_stop_signals() -> None:
 def _main(argv: list[str] | None) -> None:
     words = list(sys.argv[1:] if argv is None else argv)
     if not os.environ.get("GPUSCOPE_DEBUG"):
-        from gpuscope.cli import fast
-
         code = fast.run(words)
         if code is not None:
             if code:

@@ -9,10 +9,12 @@ import contextlib
 import errno
 import functools
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gpuscope import _interrupted_now
 from gpuscope.errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ def say(message: str) -> None:
     What the message quotes from an input (a path, a line, a name) is shown literally: its
     control characters made visible (reports.safe_text), so none reaches the terminal, and a
     line feed in it (a file name may hold one) too: every message is one line."""
+    # (lazy: ~18 ms, which the silent --json path never spends)
     from gpuscope.reports.safe_text import visible
 
     sys.stderr.write(f"gpuscope: {visible(message)}\n")  # one line: a line feed in a path shown too
@@ -127,10 +130,6 @@ def interrupts_end_now(own: bool = False) -> None:
     this first, `own`; handle_errors and the fast path hand Ctrl-C back to the command's code,
     as a KeyboardInterrupt that unwinds, while it runs, and set it again after). A process
     that only calls a command (a test runner) keeps its own Ctrl-C."""
-    import signal
-
-    from gpuscope import _interrupted_now
-
     global _OWN_PROCESS
     _OWN_PROCESS = _OWN_PROCESS or own
     if not _OWN_PROCESS:
@@ -143,10 +142,6 @@ def interrupts_end_now(own: bool = False) -> None:
 
 
 def interrupts_unwind() -> None:
-    import signal
-
-    from gpuscope import _interrupted_now
-
     global _SIGINT_SEEN
     try:
         if signal.getsignal(signal.SIGINT) is _interrupted_now:
@@ -206,9 +201,9 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import typer
+        import typer  # (loaded by then: a typer command runs this)
 
-        from gpuscope import safe_output
+        from gpuscope import safe_output  # (lazy: ~30 ms, `secrets`, which --help never needs)
 
         safe_output.reset()
         interrupts_unwind()
@@ -242,7 +237,7 @@ def write_file(path: str, data: bytes | str | Iterable[str], what: str) -> None:
     """Write a report file (PNG, trace, HTML) whole or not at all, never over an input of the
     command nor through a link (gpuscope.safe_output: UsageError, exit 2); a path that cannot
     be written is a ResourceError naming it (exit 6, as for a full disk)."""
-    from gpuscope import safe_output
+    from gpuscope import safe_output  # (lazy: ~30 ms, `secrets`, which --help never needs)
 
     safe_output.write(path, data, what)
 

@@ -3,10 +3,31 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 
-from gpuscope.cli._common import say, say_samples_damage, say_warnings, write_file
+from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.analysis.result import clean
+from gpuscope.cli._common import (
+    say,
+    say_samples_damage,
+    say_warnings,
+    source_title,
+    stdout_console,
+    write_file,
+)
 from gpuscope.cli.progress import Progress
+from gpuscope.errors import NoDataError, UsageError
+from gpuscope.parsers.log.benchtable import BenchmarkTable
+from gpuscope.parsers.log.sumnsys import against_line_rate
+from gpuscope.rolemodel import vocabulary_of
+from gpuscope.sources import open_source
+from gpuscope.units import parse_size
+
+# The reports below stay imported where they are used: each is what one output needs (rich for
+# the console, matplotlib for --html's picture, the process pool for a folder of ranks), and a
+# --json run loads none of them.
 
 
 def warn_skipped(parsed, verbose: bool) -> None:
@@ -29,11 +50,6 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         fmt: str | None = None, model: str | None = None, line_rate: float | None = None,
         abc_bytes: str | None = None, samples: str | None = None, trace: str | None = None,
         verbose: bool = False, what_if: bool = False, html_file: str | None = None) -> None:
-    from gpuscope.analysis import AnalyzeOptions, analyze
-    from gpuscope.parsers.log.benchtable import BenchmarkTable
-    from gpuscope.sources import open_source
-    from gpuscope.units import parse_size
-
     nbytes = parse_size(abc_bytes, "--abc-bytes") if abc_bytes is not None else None
     ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
     # not one source: the ranks alone (run directories, or traces that are not one job's: never merged)
@@ -77,23 +93,17 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         from gpuscope.reports.jsonout import to_json_text
 
         if ranks is not None:
-            import json
-
-            from gpuscope.analysis.result import clean
-
             sys.stdout.write(json.dumps(clean({**result.to_json(), "ranks": ranks}), indent=2, allow_nan=False) + "\n")
         else:
             sys.stdout.write(to_json_text(result) + "\n")
         sys.stdout.flush()
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.console import render_summary
 
     con = stdout_console()
     render_summary(result, con, records=records, verbose=verbose)
     if what_if and result.what_if is not None:
         from gpuscope.reports.compare_console import render_whatif_doc
-        from gpuscope.rolemodel import vocabulary_of
 
         render_whatif_doc(result.what_if, con, vocabulary_of(result).to_json())
     if ranks is not None:
@@ -106,24 +116,15 @@ def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate
     """A benchmark table (Google Benchmark, nccl-tests, criterion): the table and what it is,
     in JSON under `benchmark_table` (docs/ANALYZE.md); no steps, no split, no diagnosis."""
     if other:
-        from gpuscope.errors import UsageError
-
         raise UsageError(f"{e} ({other} is for timed steps or samples; --json gives the table)")
     name = "<stdin>" if source == "-" else source
     if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
-        from gpuscope.parsers.log.sumnsys import against_line_rate
-
         against_line_rate(e.table, line_rate)
     if as_json:
-        import json
-
-        from gpuscope.analysis.result import clean
-
         doc = {"format": "benchmark_table", "source": name, "benchmark_table": e.table.to_json()}
         sys.stdout.write(json.dumps(clean(doc), indent=2, allow_nan=False) + "\n")
         sys.stdout.flush()
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.bench_console import render_bench_table
 
     render_bench_table(e.table.to_json(), name, stdout_console())
@@ -134,8 +135,6 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     on a time axis, the timeline picture, drawn from the trace analysis the report already made
     (a trace is analyzed once per command)."""
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import source_title
-    from gpuscope.errors import NoDataError
     from gpuscope.reports.html import analysis_html
     from gpuscope.reports.plot import view_png
 
@@ -149,8 +148,6 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
 
 def _ranks(source: str, line_rate: float | None) -> dict | None:
     """The ranks document of a multi-rank folder (gpuscope.ranks_run), else None."""
-    import os
-
     if source == "-" or not os.path.isdir(source):  # (no folder: ranks_run's process pool never imported)
         return None
     from gpuscope.ranks_run import analyze_ranks, rank_inputs
@@ -175,22 +172,15 @@ def _with_folder(ranks: dict, trace) -> None:
 
 def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
     if files:
-        from gpuscope.errors import UsageError
-
         what = "run directories" if ranks.get("one_job", True) else "separate runs (not ranks of one job)"
         raise UsageError(f"--html and --csv are for one source; a folder of {what} is analyzed run by run "
                          "(analyze each run for its report)")
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
     if as_json:
-        import json
-
-        from gpuscope.analysis.result import clean
-
         sys.stdout.write(json.dumps(clean({"format": "ranks", "ranks": ranks}), indent=2, allow_nan=False) + "\n")
         sys.stdout.flush()
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.ranks_console import render_ranks
 
     render_ranks(ranks, stdout_console())

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, stdout_console
 from gpuscope.cli.app import app
 from gpuscope.errors import NoGpuError, ResourceError, UsageError
 
@@ -17,7 +17,6 @@ from gpuscope.errors import NoGpuError, ResourceError, UsageError
 def _render(result: dict[str, Any], saved: str | None) -> None:
     from rich.table import Table
 
-    from gpuscope.cli._common import stdout_console
     from gpuscope.hostbw import summary_rows
 
     con = stdout_console()

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, stdout_console
 from gpuscope.cli.app import app
+from gpuscope.errors import NoGpuError, UsageError
 
 if TYPE_CHECKING:
     from gpuscope.workload.gpu import GpuBackend
@@ -21,8 +22,6 @@ app.add_typer(bench_app, name="bench")
 
 
 def _sizes(text: str) -> list[int]:
-    from gpuscope.errors import UsageError
-
     try:
         sizes = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
@@ -47,7 +46,6 @@ def kernels(
     """
     import json
 
-    from gpuscope.errors import NoGpuError
     from gpuscope.workload.backends import get_backend
     from gpuscope.workload.bench import bench_kernels, check_args, describe_device
 
@@ -63,8 +61,6 @@ def kernels(
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
         return
     from rich.table import Table
-
-    from gpuscope.cli._common import stdout_console
 
     table = Table(title=f"gpuscope kernel timings on {describe_device(gpu)} "
                         f"(CUDA events, median of {repeats})")

@@ -9,8 +9,17 @@ from pathlib import Path
 import typer
 
 from gpuscope.cli import bounds, options
-from gpuscope.cli._common import handle_errors, say, say_samples_damage
+from gpuscope.cli._common import (
+    fail,
+    handle_errors,
+    say,
+    say_samples_damage,
+    stdout_console,
+    write_file,
+)
 from gpuscope.cli.app import app
+from gpuscope.cli.run import raise_if_failed, run_workload, say_setup
+from gpuscope.errors import EXIT_INTERRUPTED, InputError, UsageError
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
 
@@ -18,9 +27,6 @@ RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
 def _run_mode(mode: str, opts: dict) -> str:
     """Run the reference workload in `mode` with the shared settings, as `gpuscope run` does
     (progress on stderr, Ctrl-C stops at the next phase boundary); the run directory."""
-    from gpuscope.cli._common import fail
-    from gpuscope.cli.run import raise_if_failed, run_workload, say_setup
-    from gpuscope.errors import EXIT_INTERRUPTED, UsageError
     from gpuscope.recorder import parse_gpus
     from gpuscope.rundir import default_path
     from gpuscope.workload.backends import get_backend
@@ -90,7 +96,6 @@ def compare_cmd(
     out_root: str | None = typer.Option(None, "--out-root", metavar="DIR", help="Runs: where the two run directories go."),
 ) -> None:
     from gpuscope.analysis.compare.sources import compare_sources
-    from gpuscope.errors import InputError
     from gpuscope.sources import open_source
     from gpuscope.units import parse_size
 
@@ -117,7 +122,6 @@ def compare_cmd(
                                     abc_bytes=nbytes, pictures=bool(html_file))
     doc = result.to_json()
     if html_file:
-        from gpuscope.cli._common import write_file
         from gpuscope.reports.html import compare_report
 
         write_file(html_file, compare_report(doc, sides), "the HTML report")
@@ -126,7 +130,6 @@ def compare_cmd(
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
         sys.stdout.flush()
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.compare_console import render_compare
 
     render_compare(doc, stdout_console())

@@ -7,8 +7,9 @@ import sys
 import typer
 
 from gpuscope.cli import options
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, say_samples_damage, source_title, write_file
 from gpuscope.cli.app import app
+from gpuscope.errors import NoDataError, UsageError
 from gpuscope.reports.safe_text import visible
 
 
@@ -33,12 +34,9 @@ def export_cmd(
     trace: options.Trace = None,
     model: options.Model = None,
 ) -> None:
-    from gpuscope.errors import NoDataError, UsageError
-
     if not perfetto:
         raise UsageError("say what to export: --perfetto FILE.json")
     from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.reports.trace import trace_text
     from gpuscope.sources import open_source
 

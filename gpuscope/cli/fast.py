@@ -2,7 +2,9 @@
 microseconds instead of typer's 0.15 s (its pydantic layer), for the same outcome.
 
 `run(argv)` handles `analyze SOURCE [options]` when every word is one this reads exactly as
-typer would: the options of `gpuscope analyze` (gpuscope/cli/analyze.py), each at most once,
+typer would: the options of `gpuscope analyze` (gpuscope/cli/analyze.py; their tables in
+gpuscope/cli/_analyze_options.py, generated from the typer command by
+tools/gen_analyze_options.py, so no option is written twice), each at most once,
 as `--opt value` or `--opt=value`, a plain number for --line-rate, one source. Anything else
 (help, a typo, an option twice, a value that starts with `-`, `--`) returns None and the typer
 application reads the line, with its own messages and exit codes. tests/test_cli_fast.py runs
@@ -13,18 +15,21 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.cli.bounds import LINE_RATE
+from gpuscope.cli import bounds
+from gpuscope.cli._analyze_options import ARGUMENTS, FLAGS, TYPED, VALUES
+from gpuscope.cli._common import (
+    error_exit_code,
+    interrupts_end_now,
+    interrupts_unwind,
+    quiet_libraries,
+)
 
-FLAGS = {"--json": "as_json", "--records": "records", "-v": "verbose", "--verbose": "verbose",
-         "--what-if": "what_if"}
-VALUES = {"--csv": "csv_dir", "--format": "fmt", "--model": "model", "--line-rate": "line_rate",
-          "--abc-bytes": "abc_bytes", "--samples": "samples", "--trace": "trace", "--html": "html_file"}
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
 
 def parse(argv: list[str]) -> dict | None:
     """The keyword arguments of analyze_run.run for these words, or None (typer reads them)."""
-    if len(argv) < 2 or argv[0] != "analyze":
+    if len(argv) < 2 or argv[0] != "analyze" or len(ARGUMENTS) != 1:
         return None
     kw: dict = {}
     source = None
@@ -53,10 +58,11 @@ def parse(argv: list[str]) -> dict | None:
                 i += 1
             if value.startswith("-") or (not value and key != "fmt"):
                 return None
-            if key == "line_rate":
-                if not _NUMBER.fullmatch(value) or not LINE_RATE.ok(value):
+            if key in TYPED:
+                number = _number(key, value)
+                if number is None:
                     return None  # (typer reads it and says why: gpuscope.cli.bounds)
-                kw[key] = float(value)
+                kw[key] = number
             else:
                 kw[key] = value
             continue
@@ -65,7 +71,16 @@ def parse(argv: list[str]) -> dict | None:
         source = w
     if source is None:
         return None
-    return {"source": source, **kw}
+    return {ARGUMENTS[0]: source, **kw}
+
+
+def _number(key: str, value: str) -> float | None:
+    """A typed option's value as typer would pass it, or None: one this does not read (a type
+    other than a plain float, a float with no bound, a value out of its bound)."""
+    kind, bound = TYPED[key]
+    if kind != "float" or bound is None or not _NUMBER.fullmatch(value):
+        return None
+    return float(value) if getattr(bounds, bound).ok(value) else None
 
 
 def run(argv: list[str]) -> int | None:
@@ -73,15 +88,11 @@ def run(argv: list[str]) -> int | None:
     kw = parse(argv)
     if kw is None:
         return None
+    # (lazy: the analysis and what it needs, loaded only once the words are analyze's; every
+    # other command line pays nothing for them here)
     from gpuscope import safe_output
     from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import analyze_run
-    from gpuscope.cli._common import (
-        error_exit_code,
-        interrupts_end_now,
-        interrupts_unwind,
-        quiet_libraries,
-    )
 
     for_long_inputs()  # (a million lines' arrays: freed pages reused, small pages faulted in)
     safe_output.reset()

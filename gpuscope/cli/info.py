@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, stdout_console
 from gpuscope.cli.app import app
 
 
@@ -52,8 +52,6 @@ def _link(c: dict[str, Any]) -> str:
 
 
 def render(info: dict[str, Any]) -> None:
-    from gpuscope.cli._common import stdout_console
-
     con = stdout_console()
     nv = info["nvml"]
     if not nv.get("available"):

@@ -7,8 +7,9 @@ import sys
 import typer
 
 from gpuscope.cli import bounds, options
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import handle_errors, say_samples_damage, source_title, write_file
 from gpuscope.cli.app import app
+from gpuscope.errors import UsageError
 from gpuscope.reports.safe_text import visible
 
 
@@ -38,9 +39,7 @@ def plot_cmd(
     model: options.Model = None,
 ) -> None:
     from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli._common import say_samples_damage, source_title, write_file
     from gpuscope.cli.progress import Progress
-    from gpuscope.errors import UsageError
     from gpuscope.reports.plot import FORMATS, format_of, view_png
     from gpuscope.safe_output import stream_target
     from gpuscope.sources import open_source

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli._common import handle_errors, say, stdout_console
 from gpuscope.cli.app import app
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ def _summarize(path: str | os.PathLike[str]) -> None:
         else:
             say(f"no summary: {summary.error}; run `gpuscope analyze {path}`")
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.console import render_summary
 
     sys.stdout.flush()

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors, say
+from gpuscope.cli._common import handle_errors, say, stdout_console
 from gpuscope.cli.app import app
+from gpuscope.errors import GpuscopeError, UsageError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -156,8 +157,6 @@ def raise_if_failed(outcome: RunOutcome, what: str) -> None:
     """A failed outcome as its GpuscopeError (exit code kept), else `<what> failed: ...`."""
     if outcome.status != "failed":
         return
-    from gpuscope.errors import GpuscopeError
-
     err = outcome.error
     if isinstance(err, GpuscopeError):
         raise err
@@ -171,7 +170,6 @@ def _render(run: WorkloadRun, outcome: RunOutcome, as_json: bool) -> None:
         sys.stdout.write(run_json_text(outcome) + "\n")
         sys.stdout.flush()
         return
-    from gpuscope.cli._common import stdout_console
     from gpuscope.reports.run_console import render_run
 
     render_run(run.cfg, run.backend.name if run.backend is not None else "?", outcome, stdout_console())
@@ -226,7 +224,6 @@ def run_cmd(
     interval: float = typer.Option(20.0, "--interval", metavar="MS", callback=bounds.INTERVAL_MS.callback, help="NVML sampling interval in ms."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary and analysis as JSON."),
 ) -> None:
-    from gpuscope.errors import UsageError
     from gpuscope.recorder import parse_gpus
     from gpuscope.workload.backends import get_backend
     from gpuscope.workload.hostmem import normalize_mode

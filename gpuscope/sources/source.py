@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpuscope.errors import NoDataError
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
+from gpuscope.rolemodel import RoleModel, model_for
 from gpuscope.sources.runmeta import RunMeta
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
     from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.parsers.trace.kineto import TraceFrames
-    from gpuscope.rolemodel import RoleModel
 
 
 @dataclass
@@ -51,8 +51,6 @@ class Source:
                     meta: dict | None = None, line_rate_gbs: float = DEFAULT_LINE_RATE_GBS,
                     line_rate_source: str = "default") -> Source:
         """A Source around a log parsed elsewhere (tests, the workload's own checks)."""
-        from gpuscope.rolemodel import model_for
-
         return cls(path=Path(str(parsed.source)), kind="log", model=model_for(parsed, model), log=parsed,
                    samples=samples if samples is not None and len(samples) else None, spans=spans,
                    meta=RunMeta(meta or {}), line_rate_gbs=float(line_rate_gbs),

@@ -1,0 +1,42 @@
+"""Imports inside functions stay at the package's faces (issue 31): in gpuscope/cli,
+gpuscope/sources and reports/ each one left saves a user-felt cost (typer on the fast path,
+pandas for a log, rich for --json, matplotlib) and says so; a new one that saves nothing
+(its module is loaded anyway) belongs at the top of its module. tools/count_local_imports.py
+counts and lists them."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from tests.conftest import REPO
+
+#: the count when this was written (gpuscope/cli 71, gpuscope/sources 10, reports 4; 113, 29 and
+#: 15 before): raise it only with a lazy import that saves something, named in its comment
+CEILING = {"gpuscope/cli": 71, "gpuscope/sources": 10, "reports": 4}
+
+
+def _counter():
+    spec = importlib.util.spec_from_file_location("count_local_imports", REPO / "tools" / "count_local_imports.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_imports_inside_functions_do_not_grow_at_the_faces():
+    count = _counter()
+    for folder, most in CEILING.items():
+        found = [(p.relative_to(REPO), line, name) for p in sorted((REPO / folder).rglob("*.py"))
+                 for line, name in count.local_imports(p)]
+        assert len(found) <= most, f"{folder}: {len(found)} imports inside functions (at most {most}): " + \
+            ", ".join(f"{p}:{line} {name}" for p, line, name in found[:10])
+
+
+def test_the_counter_sees_an_import_in_a_function_and_not_under_type_checking(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from typing import TYPE_CHECKING\nimport gpuscope.errors\nif TYPE_CHECKING:\n"
+                 "    from gpuscope.sources import Source\n\ndef f():\n    from gpuscope.units import parse_size\n"
+                 "    import json\n    return parse_size, json\n")
+    count = _counter()
+    assert count.local_imports(f) == [(7, "gpuscope.units")]
+    assert count.local_imports(f, own_only=False) == [(7, "gpuscope.units"), (8, "json")]
