@@ -421,3 +421,16 @@ def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path
     j = _traced(fr).to_json()
     (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
     assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended
+
+
+def test_progress_counts_the_event_rows_read_up_to_all_of_them(tmp_path):
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    (rows,), = con.execute("SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL) + (SELECT count(*) FROM "
+                           "CUPTI_ACTIVITY_KIND_MEMCPY) + (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + "
+                           "(SELECT count(*) FROM NVTX_EVENTS)").fetchall()
+    con.close()
+    calls: list[tuple[int, int]] = []
+    read_nsys_sqlite(path, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (rows, rows) and all(t == rows for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

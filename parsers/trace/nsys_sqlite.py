@@ -428,6 +428,8 @@ def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> Tr
 
 def _frames(r: _Reader, p: Path) -> TraceFrames:
     gpu_parts, host_parts = r.gpu_parts(), r.host_parts()
+    if r.progress is not None and r.total:
+        r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
     ranks = _ranks(gpu_parts, host_parts)
     gpu = _stack(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"])
     host = _stack(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
