@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare.comparison import Comparison, Side, compare
 from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
+from gpuscope.analysis.compare.trace_samples import trace_samples
 from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 from gpuscope.analysis.whatif.projection import whatif_for
 
@@ -57,6 +58,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
+        trace_samples=trace_samples(source.trace) if source.trace is not None else None,
         vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
         lane_noun=noun,
         intervals=intervals,
