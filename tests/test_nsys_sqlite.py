@@ -434,3 +434,20 @@ def test_progress_counts_the_event_rows_read_up_to_all_of_them(tmp_path):
     read_nsys_sqlite(path, progress=lambda done, total: calls.append((done, total)))
     assert calls and calls[-1] == (rows, rows) and all(t == rows for _, t in calls)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_texts_with_the_chunk_separator_sparse_and_extreme_rowids_read_whole(tmp_path):
+    """The reader's chunks: rowids far apart (2**63 - 1 the last), a range text holding char(31)
+    (the separator a chunk's texts are joined with) and a NULL text; every row read once, as SQL has it."""
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    tid = GPID | PID
+    for rowid, text in ((10**12, "a\x1fb"), (2**63 - 1, None), (5 * 10**15, "plain")):
+        con.execute("INSERT INTO NVTX_EVENTS (rowid, start, \"end\", eventType, text, globalTid) VALUES (?, ?, ?, 59, ?, ?)",
+                    (rowid, 120 * MS, 121 * MS, text, tid))
+    con.commit()
+    want = sorted((r or "<unnamed range>") for (r,) in con.execute("SELECT nullif(text, '') FROM NVTX_EVENTS"))
+    con.close()
+    fr = read_nsys_sqlite(path)
+    got = fr.host[fr.host["cat"].astype(object) == "user_annotation"]
+    assert sorted(got["name"].astype(object)) == want and fr.skipped_events == 0
