@@ -1,6 +1,8 @@
 """An Nsight Systems export's event tables read column-wise into numpy arrays. Pure: no printing.
 
     read_table(con, table, ints, where, text=None, tick=None) -> Columns
+    Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
+    categorical(codes, labels), constant(value, n)            categoricals made from codes
 
 The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
 columns skip them. Chunk by chunk of rowids, SQLite prints each row's numbers as 16 hex digits
@@ -124,3 +126,31 @@ def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where:
             if hi < top else (None,)
     return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
                    codes if i == len(codes) else codes[:i].copy(), list(seen))
+
+
+class Strings:
+    """StringIds, looked up once per distinct id."""
+
+    def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
+        self.con, self.ok = con, "StringIds" in tables
+
+    def names(self, ids: np.ndarray, fallback: str) -> pd.Categorical:
+        codes, uniq = pd.factorize(ids, sort=False)
+        got: dict[int, str] = {}
+        if self.ok and len(uniq):
+            want = [int(u) for u in uniq if u >= 0]
+            for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
+                chunk = want[k:k + 900]
+                q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
+                got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
+        return categorical(codes, [got.get(int(u), fallback) for u in uniq])
+
+
+def categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
+    """codes into `labels` (which may repeat: equal labels become one category)."""
+    inv, uniq = pd.factorize(np.asarray(labels, dtype=object), sort=False)
+    return pd.Categorical.from_codes(inv[codes] if len(inv) else codes, categories=pd.Index(uniq, dtype=object))
+
+
+def constant(value: str, n: int) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=pd.Index([value], dtype=object))

@@ -48,6 +48,9 @@ from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
     Columns,
+    Strings,
+    categorical,
+    constant,
     present,
     read_table,
     skipped,
@@ -126,34 +129,6 @@ def _enum(con: sqlite3.Connection, tables: set[str], table: str, doc: dict[int, 
     return dict(doc)
 
 
-class _Strings:
-    """StringIds, looked up once per distinct id."""
-
-    def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
-        self.con, self.ok = con, "StringIds" in tables
-
-    def names(self, ids: np.ndarray, fallback: str) -> pd.Categorical:
-        codes, uniq = pd.factorize(ids, sort=False)
-        got: dict[int, str] = {}
-        if self.ok and len(uniq):
-            want = [int(u) for u in uniq if u >= 0]
-            for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
-                chunk = want[k:k + 900]
-                q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
-                got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
-        return _categorical(codes, [got.get(int(u), fallback) for u in uniq])
-
-
-def _categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
-    """codes into `labels` (which may repeat: equal labels become one category)."""
-    inv, uniq = pd.factorize(np.asarray(labels, dtype=object), sort=False)
-    return pd.Categorical.from_codes(inv[codes] if len(inv) else codes, categories=pd.Index(uniq, dtype=object))
-
-
-def _constant(value: str, n: int) -> pd.Categorical:
-    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=pd.Index([value], dtype=object))
-
-
 def _copy_columns(ck: np.ndarray, sk: np.ndarray, dk: np.ndarray, copy_kinds: dict[int, str],
                   mem_kinds: dict[int, str]) -> tuple[pd.Categorical, pd.Categorical, pd.Categorical]:
     """(direction, host memory, Kineto-style name) per copy, decoded once per distinct triple."""
@@ -166,7 +141,7 @@ def _copy_columns(ck: np.ndarray, sk: np.ndarray, dk: np.ndarray, copy_kinds: di
         d_.append(direction)
         m_.append("device" if direction in DEVICE_SIDE else _kind(host))
         n_.append(f"Memcpy {direction} ({src} -> {dst})")
-    return _categorical(codes, d_), _categorical(codes, m_), _categorical(codes, n_)
+    return categorical(codes, d_), categorical(codes, m_), categorical(codes, n_)
 
 
 def _kind(label: str) -> str:
@@ -176,7 +151,7 @@ def _kind(label: str) -> str:
 
 def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
     """fn applied once per distinct name (names that become alike merge)."""
-    return _categorical(np.asarray(names.codes), [fn(str(c)) for c in names.categories])
+    return categorical(np.asarray(names.codes), [fn(str(c)) for c in names.categories])
 
 
 def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
@@ -218,7 +193,7 @@ class _Reader:
         self.notes: list[str] = []
         self.skips: list[dict] = []
         self.counts: dict[str, int] = {}
-        self.strings = _Strings(con, self.tables)
+        self.strings = Strings(con, self.tables)
         self.progress, self.done = progress, 0
         self.total = sum(int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
                          for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
@@ -266,8 +241,8 @@ class _Reader:
             kinds = self._mem_kinds()
             codes, uniq = pd.factorize(c.ints["mk"], sort=False)
             labels = [kinds.get(int(k), "Unknown") for k in uniq]
-            out.append(_gpu_part(c, "memset", _categorical(codes, [f"Memset ({m})" for m in labels]),
-                                 (_constant("", len(c)), _categorical(codes, [_kind(m) for m in labels]))))
+            out.append(_gpu_part(c, "memset", categorical(codes, [f"Memset ({m})" for m in labels]),
+                                 (constant("", len(c)), categorical(codes, [_kind(m) for m in labels]))))
         return out
 
     def _mem_kinds(self) -> dict[int, str]:
@@ -355,10 +330,10 @@ class _Reader:
 def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
               copy: tuple[pd.Categorical, pd.Categorical] | None) -> dict[str, Any]:
     n, x = len(c), c.ints
-    blank = _constant("", n)
+    blank = constant("", n)
     return {
         "rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
-        "device": x["device"], "stream": x["stream"], "kind": _constant(kind, n), "name": names,
+        "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
         "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"],
         "bytes": x["bytes"].astype(np.float64) if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
@@ -368,7 +343,7 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
 def _host_part(x: dict[str, np.ndarray], cat: str, names: pd.Categorical) -> dict[str, Any]:
     gtid = x["gtid"]
     return {
-        "rank": gtid >> 24, "pid": (gtid >> 24) & ID_MASK, "tid": gtid & ID_MASK, "cat": _constant(cat, len(gtid)),
+        "rank": gtid >> 24, "pid": (gtid >> 24) & ID_MASK, "tid": gtid & ID_MASK, "cat": constant(cat, len(gtid)),
         "name": names, "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3,
         "correlation": x.get("correlation", np.full(len(gtid), -1, dtype=np.int64)),
     }
