@@ -41,7 +41,7 @@ class Columns:
 
     ints: dict[str, np.ndarray]
     codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    texts: list[str] = field(default_factory=list)
+    texts: list[object] = field(default_factory=list)  # a text, or None / NaN for a NULL
 
     def __len__(self) -> int:
         return len(next(iter(self.ints.values()))) if self.ints else len(self.codes)

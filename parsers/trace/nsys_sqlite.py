@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.types import union_categoricals
 
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
@@ -364,7 +363,7 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
     for name, dtype in schema.items():
         vals = [p.pop(name) for p in parts]
         if dtype == "category":
-            u = union_categoricals(vals)
+            u = pd.api.types.union_categoricals(vals)
             cols[name] = pd.Categorical.from_codes(np.asarray(u.codes)[order], categories=u.categories)
         else:
             cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
