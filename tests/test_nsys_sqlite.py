@@ -451,3 +451,18 @@ def test_texts_with_the_chunk_separator_sparse_and_extreme_rowids_read_whole(tmp
     fr = read_nsys_sqlite(path)
     got = fr.host[fr.host["cat"].astype(object) == "user_annotation"]
     assert sorted(got["name"].astype(object)) == want and fr.skipped_events == 0
+
+
+def test_a_span_that_would_wrap_and_negative_bytes_are_skipped_with_their_reason(tmp_path):
+    """end - start of -2**63 .. 2**63 - 1 wraps negative in int64: no negative duration is read."""
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 13, 400, ?, 3, 4)", (-2**63, 2**63 - 1, GPID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 7, 402, ?, -5, 1, 0, 2)", (MS, 2 * MS, GPID))
+    con.commit()
+    (kept,), = con.execute('SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "end" - start BETWEEN 0 AND 1e15').fetchall()
+    con.close()
+    fr = read_nsys_sqlite(path)
+    assert (fr.gpu["dur_us"] >= 0).all() and int((fr.gpu["kind"] == "kernel").sum()) == kept
+    reasons = sorted(fr.skipped["reason"])
+    assert len(reasons) == 2 and "span over 2**53 ns" in reasons[0] and reasons[1].endswith("MEMCPY: no bytes")

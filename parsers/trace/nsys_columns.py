@@ -60,8 +60,13 @@ def valid(*checks: str) -> str:
     return " AND ".join(f"({c})" for c in checks) or "1"
 
 
+#: the longest event read, in ns (2**53: 104 days, exact in a float); a longer one is damage, and
+#: beyond 2**63 its end - start would wrap negative in int64
+SPAN_MAX_NS = 2**53
+
+
 def times_ok(start: str, end: str) -> str:
-    return valid(NUMBER.format(c=start), NUMBER.format(c=end), f"{end} >= {start}")
+    return valid(NUMBER.format(c=start), NUMBER.format(c=end), f"{end} >= {start}", f"{end} - {start} <= {SPAN_MAX_NS}")
 
 
 def present(col: str) -> str:

@@ -165,7 +165,7 @@ _PLACE = re.compile(r"\{(\w+)\}")
 GPU_COLS = {"start": "{start}", "end": "{end}", "device": "{deviceId}", "stream": "{streamId}",
             "correlation": "ifnull({correlationId}, -1)", "gpid": "ifnull({globalPid}, 0)"}
 HOST_COLS = {"start": "{start}", "end": "{end}", "gtid": "ifnull({globalTid}, 0)"}
-TIMES = (times_ok("{start}", "{end}"), "no start/end or end before start")
+TIMES = (times_ok("{start}", "{end}"), "no start/end, end before start or a span over 2**53 ns")
 GPU_CHECKS = [TIMES, (present("{deviceId}"), "no deviceId"), (present("{streamId}"), "no streamId")]
 BYTES = (present("{bytes}"), "no bytes")
 # "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
