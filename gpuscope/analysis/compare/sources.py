@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare.comparison import Comparison, Side, compare
 from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
-from gpuscope.analysis.compare.trace_samples import trace_samples
 from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 from gpuscope.analysis.whatif.projection import whatif_for
 
@@ -58,12 +57,21 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
-        trace_samples=trace_samples(source.trace) if source.trace is not None else None,
+        trace_samples=_trace_samples(source),
         vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
         lane_noun=noun,
         intervals=intervals,
         counters=counters,
     )
+
+
+def _trace_samples(source: Source) -> dict[str, np.ndarray] | None:
+    """A trace's kernels and recurring ranges (compare.trace_samples; pandas only for a trace)."""
+    if source.trace is None:
+        return None
+    from gpuscope.analysis.compare.trace_samples import trace_samples
+
+    return trace_samples(source.trace)
 
 
 def _profiler_steps_ms(source: Source) -> np.ndarray | None:
