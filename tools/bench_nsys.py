@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`make bench`: an Nsight Systems SQLite export at scale (issue 32's scale row).
 
-Makes bench-out/nsys_<N>.sqlite once by replicating a real export's rows (same schema: the
-source file copied, then its kernels, copies, memsets, runtime calls and NVTX ranges inserted
+Makes $TMPDIR/gpuscope-bench-nsys/nsys_<N>.sqlite once (outside the checkout) by replicating a
+real export's rows (same schema: the source file copied, then its kernels, copies, memsets, runtime calls and NVTX ranges inserted
 again FACTOR times, each copy shifted past the previous one in time and in correlationId, so
 launches still join their GPU work), then times, each in a fresh process:
 
@@ -27,6 +27,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernels", type=int, default=1_000_000)
     ap.add_argument("--source", type=Path, default=SOURCE)
-    ap.add_argument("--out", type=Path, default=REPO / "bench-out")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "gpuscope-bench-nsys")
     a = ap.parse_args(argv)
     if not a.source.is_file():
         print(f"bench_nsys: no source export at {a.source} (the real exports live in ../shared/data/nsight/): "
