@@ -466,3 +466,18 @@ def test_a_span_that_would_wrap_and_negative_bytes_are_skipped_with_their_reason
     assert (fr.gpu["dur_us"] >= 0).all() and int((fr.gpu["kind"] == "kernel").sum()) == kept
     reasons = sorted(fr.skipped["reason"])
     assert len(reasons) == 2 and "span over 2**53 ns" in reasons[0] and reasons[1].endswith("MEMCPY: no bytes")
+
+
+@needs_exports
+def test_frames_keep_only_the_names_their_rows_use():
+    """emit_nvtx's raw texts (one per operator call, each with its op_id) are renamed to operators:
+    none may linger as an unused category (value_counts, groupby(observed=False) would list them)."""
+    (ops,), = _sql("mfu_2gpu_before", "SELECT count(DISTINCT coalesce(n.text, si.value)) FROM NVTX_EVENTS n "
+                                      "LEFT JOIN StringIds si ON si.id = n.textId "
+                                      "WHERE instr(coalesce(n.text, si.value), ', op_id = ') > 0")
+    fr = read_nsys_sqlite(_path("mfu_2gpu_before"))
+    for f in (fr.gpu, fr.host):
+        for c in f.columns:
+            if str(f[c].dtype) == "category":
+                assert set(f[c].cat.categories) == set(f[c].astype(object)), c
+    assert ops > 1000 and len(fr.host["name"].cat.categories) < 200  # thousands of op_id texts, ~100 names

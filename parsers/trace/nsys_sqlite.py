@@ -364,13 +364,28 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
         vals = [p.pop(name) for p in parts]
         if dtype == "category":
             u = pd.api.types.union_categoricals(vals)
-            cols[name] = pd.Categorical.from_codes(np.asarray(u.codes)[order], categories=u.categories)
+            cols[name] = _used_only(np.asarray(u.codes)[order], u.categories)
         else:
             cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
     # every column already of its schema dtype, all of one length: the frame is made of them as they
     # are (schemas.typed_frame first builds its categorical columns as empty object ones, so pandas
     # aligns, copying every column: 0.8x the frame's size more at the peak)
     return pd.DataFrame(cols, columns=list(schema), copy=False)
+
+
+def _used_only(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """A categorical of only the categories its rows use, in sorted order (as pd.Categorical of the
+    values makes them, the Kineto reader's): a part's categoricals keep every name of their table
+    (emit_nvtx's raw "aten::mm, op_id = 345" texts, one per operator call, beside the operator
+    names), which value_counts and groupby(observed=False) would list with zero rows."""
+    used = np.zeros(len(categories), dtype=bool)
+    used[codes] = True
+    kept = np.flatnonzero(used)
+    by_name = kept[np.argsort(np.asarray(categories, dtype=object)[kept].astype(str), kind="stable")]
+    remap = np.full(len(categories), -1, dtype=np.int64)
+    remap[by_name] = np.arange(len(by_name))
+    names = [str(c) for c in np.asarray(categories, dtype=object)[by_name]]
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names))  # (str, as pandas infers it)
 
 
 def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) -> dict[int, int]:
