@@ -56,7 +56,8 @@ test-gpu: venv
 ## bench: the analyzer's targets (1M- and 2M-line daemon logs, the article's excerpt, plot), each
 ## beside its figure, the format shapes, a 1,000,000-event profiler trace, every source and
 ## verb at 10^5, 10^6 and 4x10^6 lines or rows (tools/bench_scale.py: issue 21's table), and 64
-## rank traces of 100,000 events analyzed per rank by 1, 2, 4, ... processes (tools/bench_ranks.py)
+## rank traces of 100,000 events analyzed per rank by 1, 2, 4, ... processes (tools/bench_ranks.py),
+## and an Nsight Systems export of 1,000,000 kernels read against sqlite3's own scan (tools/bench_nsys.py)
 bench: venv
 	$(BIN)/python tools/bench_analyze.py
 	$(BIN)/python tools/bench_trace.py

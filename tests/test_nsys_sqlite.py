@@ -421,3 +421,63 @@ def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path
     j = _traced(fr).to_json()
     (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
     assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended
+
+
+def test_progress_counts_the_event_rows_read_up_to_all_of_them(tmp_path):
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    (rows,), = con.execute("SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL) + (SELECT count(*) FROM "
+                           "CUPTI_ACTIVITY_KIND_MEMCPY) + (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + "
+                           "(SELECT count(*) FROM NVTX_EVENTS)").fetchall()
+    con.close()
+    calls: list[tuple[int, int]] = []
+    read_nsys_sqlite(path, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (rows, rows) and all(t == rows for _, t in calls)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_texts_with_the_chunk_separator_sparse_and_extreme_rowids_read_whole(tmp_path):
+    """The reader's chunks: rowids far apart (2**63 - 1 the last), a range text holding char(31)
+    (the separator a chunk's texts are joined with) and a NULL text; every row read once, as SQL has it."""
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    tid = GPID | PID
+    for rowid, text in ((10**12, "a\x1fb"), (2**63 - 1, None), (5 * 10**15, "plain")):
+        con.execute("INSERT INTO NVTX_EVENTS (rowid, start, \"end\", eventType, text, globalTid) VALUES (?, ?, ?, 59, ?, ?)",
+                    (rowid, 120 * MS, 121 * MS, text, tid))
+    con.commit()
+    want = sorted((r or "<unnamed range>") for (r,) in con.execute("SELECT nullif(text, '') FROM NVTX_EVENTS"))
+    con.close()
+    fr = read_nsys_sqlite(path)
+    got = fr.host[fr.host["cat"].astype(object) == "user_annotation"]
+    assert sorted(got["name"].astype(object)) == want and fr.skipped_events == 0
+
+
+def test_a_span_that_would_wrap_and_negative_bytes_are_skipped_with_their_reason(tmp_path):
+    """end - start of -2**63 .. 2**63 - 1 wraps negative in int64: no negative duration is read."""
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 13, 400, ?, 3, 4)", (-2**63, 2**63 - 1, GPID))
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 7, 402, ?, -5, 1, 0, 2)", (MS, 2 * MS, GPID))
+    con.commit()
+    (kept,), = con.execute('SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "end" - start BETWEEN 0 AND 1e15').fetchall()
+    con.close()
+    fr = read_nsys_sqlite(path)
+    assert (fr.gpu["dur_us"] >= 0).all() and int((fr.gpu["kind"] == "kernel").sum()) == kept
+    reasons = sorted(fr.skipped["reason"])
+    assert len(reasons) == 2 and "span over 2**53 ns" in reasons[0] and reasons[1].endswith("MEMCPY: no bytes")
+
+
+@needs_exports
+def test_frames_keep_only_the_names_their_rows_use():
+    """emit_nvtx's raw texts (one per operator call, each with its op_id) are renamed to operators:
+    none may linger as an unused category (value_counts, groupby(observed=False) would list them)."""
+    (ops,), = _sql("mfu_2gpu_before", "SELECT count(DISTINCT coalesce(n.text, si.value)) FROM NVTX_EVENTS n "
+                                      "LEFT JOIN StringIds si ON si.id = n.textId "
+                                      "WHERE instr(coalesce(n.text, si.value), ', op_id = ') > 0")
+    fr = read_nsys_sqlite(_path("mfu_2gpu_before"))
+    for f in (fr.gpu, fr.host):
+        for c in f.columns:
+            if str(f[c].dtype) == "category":
+                assert set(f[c].cat.categories) == set(f[c].astype(object)), c
+    assert ops > 1000 and len(fr.host["name"].cat.categories) < 200  # thousands of op_id texts, ~100 names

@@ -16,11 +16,13 @@ from gpuscope.cli.app import app
         "Where the time went, from whatever SOURCE holds, told apart by its content: a timing log "
         "(the split of each record's time into H2D / GPU compute / CPU stall / other, component "
         "statistics, timeline, bounds), a run directory of `run` or `record` (plus its NVML samples: "
-        "GPU activity, idle gaps, PCIe against the line rate, clocks), a samples file, or a PyTorch "
-        "profiler trace (every kernel and copy, idle gaps and what the host did). Diagnoses most "
-        "important first, each with its evidence.\n\n"
+        "GPU activity, idle gaps, PCIe against the line rate, clocks), a samples file, or a profiler "
+        "trace: PyTorch's, or an Nsight Systems report (its `nsys export --type sqlite` file, or the "
+        ".nsys-rep with nsys on the PATH) (every kernel and copy, idle gaps and what the host did). "
+        "Diagnoses most important first, each with its evidence.\n\n"
         "Example: gpuscope analyze runs/20261201-101500-record\n\n"
         "Example: gpuscope analyze trace.pt.trace.json.gz --line-rate 55\n\n"
+        "Example: gpuscope analyze report.sqlite\n\n"
         "Example: gpuscope analyze examples/article_excerpt.log --records\n\n"
         "Example: gpuscope analyze runs/20261130-120000-pageable --json --abc-bytes 1.5G"
     ),
@@ -28,7 +30,7 @@ from gpuscope.cli.app import app
 @handle_errors
 def analyze_cmd(
     source: str = typer.Argument(..., metavar="SOURCE",
-                                help="Timing log, run directory, samples file or profiler trace (- for stdin)."),
+                                help="Timing log, run directory, samples file, profiler trace or Nsight Systems report (- for stdin)."),
     as_json: options.Json = False,
     csv_dir: str | None = typer.Option(None, "--csv", metavar="DIR", help="Also write CSV files into DIR."),
     records: bool = typer.Option(False, "--records", help="Add the per-record table (one row per step, or per GPU-lock tenure of a CuZK log)."),

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuscope.errors import InputError, UsageError
 
@@ -56,12 +56,13 @@ def _exported(rep: Path) -> Path:
     return out
 
 
-def read_nsys(p: Path) -> TraceFrames:
+def read_nsys(p: Path, progress: Any = None) -> TraceFrames:
+    """A report or its SQLite export read; `progress(rows read, rows in all)` while it reads."""
     from gpuscope.parsers.trace.nsys_sqlite import read_nsys_sqlite
 
     if p.name.endswith(REP_SUFFIX):
-        frames = read_nsys_sqlite(_exported(p))
+        frames = read_nsys_sqlite(_exported(p), progress)
         frames.notes.append(f"read through its SQLite export {frames.files[0]}")
         frames.source = str(p)
         return frames
-    return read_nsys_sqlite(p)
+    return read_nsys_sqlite(p, progress)

@@ -1,12 +1,15 @@
 """Nsight Systems SQLite exports (`nsys export --type sqlite`) -> TraceFrames. Pure: no printing.
 
     is_nsys_sqlite(path_or_head) -> bool    an SQLite file (its 16-byte magic; tracefile.is_sqlite)
-    read_nsys_sqlite(path) -> TraceFrames   the same frames the Kineto reader gives, so every
+    read_nsys_sqlite(path, progress=None) -> TraceFrames
+                                            the same frames the Kineto reader gives, so every
                                             rule, report, plot, export and compare reads a report
-                                            as it reads a PyTorch trace (docs/TRACES.md)
+                                            as it reads a PyTorch trace (docs/TRACES.md);
+                                            progress(rows read, rows in all) while it reads
 
-What is read (stdlib sqlite3, read-only; one row per event, names through StringIds ids mapped
-once per distinct id, not joined per row):
+What is read (stdlib sqlite3, read-only; one row per event, the columns straight into numpy
+arrays a chunk at a time, rows checked in SQL: parsers/trace/nsys_columns.py; names through
+StringIds ids mapped once per distinct id, not joined per row):
 - CUPTI_ACTIVITY_KIND_KERNEL (demangledName, else shortName), _MEMSET (memKind) and _MEMCPY
   (copyKind -> direction, srcKind/dstKind -> host memory kind) as `gpu` rows; copyKind and the
   memory kinds decode through the file's own ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND, the
@@ -41,7 +44,18 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.trace.kineto import TraceFrames, _concat
+from gpuscope.parsers.trace.kineto import TraceFrames
+from gpuscope.parsers.trace.nsys_columns import (
+    Columns,
+    Strings,
+    categorical,
+    constant,
+    present,
+    read_table,
+    skipped,
+    times_ok,
+    valid,
+)
 from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
@@ -114,88 +128,19 @@ def _enum(con: sqlite3.Connection, tables: set[str], table: str, doc: dict[int, 
     return dict(doc)
 
 
-class _Strings:
-    """StringIds, looked up once per distinct id."""
-
-    def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
-        self.con, self.ok = con, "StringIds" in tables
-
-    def names(self, ids: pd.Series, fallback: str) -> pd.Categorical:
-        codes, uniq = pd.factorize(ids, sort=False)
-        got: dict[int, str] = {}
-        if self.ok and len(uniq):
-            want = [int(u) for u in uniq if not pd.isna(u)]
-            for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
-                chunk = want[k:k + 900]
-                q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
-                got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
-        # the last entry is the fallback: codes of -1 (a NULL id) pick it
-        cats = np.array([*(got.get(int(u), fallback) for u in uniq), fallback], dtype=object)
-        return pd.Categorical(cats[np.where(codes < 0, len(uniq), codes)])
-
-
-CHUNK_ROWS = 1 << 18
-
-
-def _read(con: sqlite3.Connection, sql: str) -> pd.DataFrame:
-    """The rows in chunks: the driver's per-row tuples live one chunk at a time, not for the whole
-    table (a report of 10,000,000 kernels), and each chunk becomes typed columns at once."""
-    parts = list(pd.read_sql_query(sql, con, chunksize=CHUNK_ROWS))
-    if len(parts) == 1:
-        return parts[0]
-    return pd.concat(parts, ignore_index=True) if parts else pd.read_sql_query(sql, con)
-
-
-def _times(df: pd.DataFrame, skips: list[dict], table: str) -> pd.DataFrame:
-    """Rows with integer start and end, the end not before the start, and the device and stream
-    a GPU row needs (the others skipped and counted, the rest read)."""
-    num = {c: pd.to_numeric(df[c], errors="coerce") for c in ("start", "end", "deviceId", "streamId") if c in df}
-    bad = num["start"].isna() | num["end"].isna() | (num["end"] < num["start"])
-    why = np.where(bad.to_numpy(), f"{table}: no start/end or end before start", "")
-    for c in ("deviceId", "streamId", "bytes"):
-        if c in num or c in df:
-            v = num.get(c, pd.to_numeric(df[c], errors="coerce"))
-            miss = ((v.isna() | (v < 0)).to_numpy()) & (why == "")
-            why[miss] = f"{table}: no {c}"
-    for idx in np.flatnonzero(why != ""):
-        skips.append({"index": int(df["rowid"].iloc[idx]), "reason": str(why[idx]), "name": table})
-    keep = why == ""
-    out = df[keep]
-    for c, v in num.items():
-        out = out.assign(**{c: v[keep].astype("int64")})
-    return out
-
-
-def _gpu_part(df: pd.DataFrame, kind: str, names: Any, ranks: dict[int, int]) -> dict[str, Any]:
-    n = len(df)
-    pid = _pid_of(df["globalPid"])
-    return {
-        "rank": _rank_of(pid, ranks),
-        "device": df["deviceId"].to_numpy(dtype=np.int64), "stream": df["streamId"].to_numpy(dtype=np.int64),
-        "kind": pd.Categorical([kind] * n), "name": names,
-        "ts_us": df["start"].to_numpy(dtype=np.float64) / 1e3,
-        "dur_us": (df["end"].to_numpy(dtype=np.int64) - df["start"].to_numpy(dtype=np.int64)) / 1e3,
-        "correlation": df["correlationId"].fillna(-1).to_numpy(dtype=np.int64),
-        "bytes": df["bytes"].to_numpy(dtype=np.float64) if "bytes" in df else np.full(n, NAN),
-        "trace_gbs": np.full(n, NAN),
-    }
-
-
-def _copy_columns(df: pd.DataFrame, copy_kinds: dict[int, str], mem_kinds: dict[int, str]
-                  ) -> tuple[pd.Categorical, pd.Categorical, pd.Categorical]:
+def _copy_columns(ck: np.ndarray, sk: np.ndarray, dk: np.ndarray, copy_kinds: dict[int, str],
+                  mem_kinds: dict[int, str]) -> tuple[pd.Categorical, pd.Categorical, pd.Categorical]:
     """(direction, host memory, Kineto-style name) per copy, decoded once per distinct triple."""
-    keys = df[["copyKind", "srcKind", "dstKind"]].fillna(-1).astype("int64")
-    codes, uniq = pd.factorize(pd.MultiIndex.from_frame(keys), sort=False)
+    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([ck, sk, dk]), sort=False)
     d_, m_, n_ = [], [], []
-    for ck, sk, dk in uniq:
-        direction = _direction(copy_kinds.get(int(ck), f"kind {ck}"))
-        src, dst = mem_kinds.get(int(sk), "Unknown"), mem_kinds.get(int(dk), "Unknown")
+    for c, s, d in uniq:
+        direction = _direction(copy_kinds.get(int(c), f"kind {c}"))
+        src, dst = mem_kinds.get(int(s), "Unknown"), mem_kinds.get(int(d), "Unknown")
         host = dst if direction.endswith("toH") and direction != "HtoH" else src
         d_.append(direction)
         m_.append("device" if direction in DEVICE_SIDE else _kind(host))
         n_.append(f"Memcpy {direction} ({src} -> {dst})")
-    pick = lambda vals: pd.Categorical(np.asarray(vals, dtype=object)[codes])  # noqa: E731
-    return pick(d_), pick(m_), pick(n_)
+    return categorical(codes, d_), categorical(codes, m_), categorical(codes, n_)
 
 
 def _kind(label: str) -> str:
@@ -203,148 +148,151 @@ def _kind(label: str) -> str:
     return label.removeprefix("CUDA_MEMOPR_MEMORY_KIND_").strip().lower().replace(" ", "_") or "unknown"
 
 
-# "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
-_EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
-
-
-def _emit_nvtx_ops(names: pd.Categorical) -> np.ndarray:
-    hit = np.array([bool(_EMIT_NVTX.match(str(c))) for c in names.categories], dtype=bool)
-    codes = np.asarray(names.codes)
-    return hit[codes] & (codes >= 0) if hit.size else np.zeros(len(names), dtype=bool)
-
-
 def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
     """fn applied once per distinct name (names that become alike merge)."""
-    new = pd.Series([fn(str(c)) for c in names.categories], dtype=object)
-    inv, uniq = pd.factorize(new, sort=False)
-    codes = np.asarray(names.codes)
-    remapped = np.where(codes >= 0, inv[np.maximum(codes, 0)] if len(inv) else -1, -1)
-    return pd.Categorical.from_codes(remapped, categories=pd.Index(uniq, dtype=object))
+    return categorical(np.asarray(names.codes), [fn(str(c)) for c in names.categories])
 
 
 def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
     keys = np.array(sorted(ranks), dtype=np.int64)
     vals = np.array([ranks[int(k)] for k in keys], dtype=np.int64)
-    return vals[np.searchsorted(keys, pid)]
+    return vals[np.searchsorted(keys, pid)] if len(keys) else np.zeros(len(pid), dtype=np.int64)
 
 
-def _pid_of(global_id: pd.Series) -> np.ndarray:
-    """A process's key: the serialized GlobalId without its thread, so the same pid on two hosts
-    (a merged multi-node report: the host/VM id sits above bit 48) is two processes."""
-    return global_id.fillna(0).astype("int64").to_numpy() >> 24
+# A process's key is the serialized GlobalId without its thread (>> 24), so the same pid on two
+# hosts (a merged multi-node report: the host/VM id sits above bit 48) is two processes.
+_PLACE = re.compile(r"\{(\w+)\}")
+GPU_COLS = {"start": "{start}", "end": "{end}", "device": "{deviceId}", "stream": "{streamId}",
+            "correlation": "ifnull({correlationId}, -1)", "gpid": "ifnull({globalPid}, 0)"}
+HOST_COLS = {"start": "{start}", "end": "{end}", "gtid": "ifnull({globalTid}, 0)"}
+TIMES = (times_ok("{start}", "{end}"), "no start/end, end before start or a span over 2**53 ns")
+GPU_CHECKS = [TIMES, (present("{deviceId}"), "no deviceId"), (present("{streamId}"), "no streamId")]
+BYTES = (present("{bytes}"), "no bytes")
+# "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
+_EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
+
+
+def _operator(name: str) -> str:
+    m = _EMIT_NVTX.match(name)
+    return m.group(1) if m else name
+
+
+def _emit_nvtx_ops(names: pd.Categorical) -> np.ndarray:
+    hit = np.array([bool(_EMIT_NVTX.match(str(c))) for c in names.categories], dtype=bool)
+    codes = np.asarray(names.codes)
+    return hit[codes] if hit.size else np.zeros(len(names), dtype=bool)
 
 
 class _Reader:
     """One export: its tables, enums and string ids; the frames built table by table."""
 
-    def __init__(self, con: sqlite3.Connection, where: str) -> None:
+    def __init__(self, con: sqlite3.Connection, where: str, progress: Any = None) -> None:
         self.con, self.where = con, where
         self.tables = nsys_tables(con)
         self.notes: list[str] = []
         self.skips: list[dict] = []
         self.counts: dict[str, int] = {}
-        self.strings = _Strings(con, self.tables)
+        self.strings = Strings(con, self.tables)
+        self.progress, self.done = progress, 0
+        self.total = sum(int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+                         for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
 
-    def rows(self, table: str, cols: list[str]) -> pd.DataFrame:
+    def _tick(self, rows: int) -> None:
+        self.done += rows
+        if self.progress is not None and self.total:
+            self.progress(min(self.done, self.total), self.total)
+
+    def read(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], where: str = "1",
+             text: str | None = None, expected: int | None = None) -> Columns:
+        """The rows passing every check (SQL), the others skipped with their reason and counted: the
+        query that names them runs only when fewer rows came than `where` holds (`expected`; all)."""
         have = _columns(self.con, table)
-        sel = ", ".join(c if c in have else f"NULL AS {c}" for c in cols)
-        df = _read(self.con, f"SELECT rowid AS rowid, {sel} FROM {table}")
-        self.counts[table] = len(df)
-        return _times(df, self.skips, table)
 
-    def gpu_rows(self) -> list[tuple[str, pd.DataFrame]]:
-        base = ["start", "end", "deviceId", "streamId", "correlationId", "globalPid"]
+        def sub(e: str) -> str:
+            return _PLACE.sub(lambda m: f'"{m[1]}"' if m[1] in have else "NULL", e)
+
+        conds = [(sub(c), f"{table}: {why}") for c, why in checks]
+        cols = read_table(self.con, table, {k: sub(e) for k, e in ints.items()},
+                          valid(sub(where), *(c for c, _ in conds)), sub(text) if text else None, self._tick)
+        if expected is None:
+            (expected,) = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        bad = skipped(self.con, table, conds, sub(where)) if len(cols) < int(expected) else []
+        self.skips += [{"index": r, "reason": why, "name": table} for r, why in bad]
+        self.counts[table] = len(cols) + len(bad)
+        return cols
+
+    def gpu_parts(self) -> list[dict[str, Any]]:
+        """Each GPU table's columns as the frame's (`rank` holding the process key until ranks are known)."""
         out = []
         if KERNEL_T in self.tables:
-            out.append(("kernel", self.rows(KERNEL_T, [*base, "demangledName", "shortName"])))
+            c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
+                          GPU_CHECKS)
+            out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
         if MEMCPY_T in self.tables:
-            out.append(("memcpy", self.rows(MEMCPY_T, [*base, "bytes", "copyKind", "srcKind", "dstKind"])))
+            c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
+                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES])
+            copy_kinds = _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC, self.notes, by_label=False)
+            direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
+                                                     self._mem_kinds())
+            out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
         if MEMSET_T in self.tables:
-            out.append(("memset", self.rows(MEMSET_T, [*base, "bytes", "memKind"])))
+            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES])
+            kinds = self._mem_kinds()
+            codes, uniq = pd.factorize(c.ints["mk"], sort=False)
+            labels = [kinds.get(int(k), "Unknown") for k in uniq]
+            out.append(_gpu_part(c, "memset", categorical(codes, [f"Memset ({m})" for m in labels]),
+                                 (constant("", len(c)), categorical(codes, [_kind(m) for m in labels]))))
         return out
-
-    def gpu_frame(self, parts: list[tuple[str, pd.DataFrame]], ranks: dict[int, int]) -> pd.DataFrame:
-        copy_kinds = mem_kinds = None
-        cols = []
-        for kind, df in parts:
-            if kind == "kernel":
-                ids = df["demangledName"].where(df["demangledName"].notna(), df["shortName"])
-                p = _gpu_part(df, kind, self.strings.names(ids, "<unnamed kernel>"), ranks)
-                p["direction"] = p["host_memory"] = pd.Categorical([""] * len(df))
-            elif kind == "memcpy":
-                copy_kinds = copy_kinds or _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC,
-                                                 self.notes, by_label=False)
-                mem_kinds = mem_kinds or self._mem_kinds()
-                direction, memory, names = _copy_columns(df, copy_kinds, mem_kinds)
-                p = _gpu_part(df, kind, names, ranks)
-                p["direction"], p["host_memory"] = direction, memory
-            else:
-                mem_kinds = mem_kinds or self._mem_kinds()
-                labels = [mem_kinds.get(int(k), "Unknown") for k in df["memKind"].fillna(7).astype("int64")]
-                p = _gpu_part(df, kind, pd.Categorical([f"Memset ({m})" for m in labels]), ranks)
-                p["direction"], p["host_memory"] = pd.Categorical([""] * len(df)), pd.Categorical(map(_kind, labels))
-            cols.append(p)
-        return _concat(cols, TRACE_GPU_SCHEMA).sort_values(["rank", "device", "ts_us"], kind="stable",
-                                                           ignore_index=True)
 
     def _mem_kinds(self) -> dict[int, str]:
-        return _enum(self.con, self.tables, "ENUM_CUDA_MEM_KIND", MEM_KINDS_DOC, self.notes, by_label=True)
+        if not hasattr(self, "_mk"):
+            self._mk = _enum(self.con, self.tables, "ENUM_CUDA_MEM_KIND", MEM_KINDS_DOC, self.notes, by_label=True)
+        return self._mk
 
-    def host_rows(self) -> list[tuple[str, pd.DataFrame, Any]]:
-        out: list[tuple[str, pd.DataFrame, Any]] = []
+    def host_parts(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         for table, cat in ((RUNTIME_T, "cuda_runtime"), (DRIVER_T, "cuda_driver")):
             if table in self.tables:  # driver calls (cuLaunchKernel: Triton, JAX) carry their launches' ids too
-                rt = self.rows(table, ["start", "end", "globalTid", "correlationId", "nameId"])
-                raw = pd.Series(self.strings.names(rt["nameId"], "<unnamed call>"))
-                out.append((cat, rt, _renamed(pd.Categorical(raw), lambda c: _VERSION_SUFFIX.sub("", c))))
+                c = self.read(table, {**HOST_COLS, "correlation": "ifnull({correlationId}, -1)",
+                                      "name": "ifnull({nameId}, -1)"}, [TIMES])
+                names = _renamed(self.strings.names(c.ints["name"], "<unnamed call>"),
+                                 lambda n: _VERSION_SUFFIX.sub("", n))
+                out.append(_host_part(c.ints, cat, names))
         if NVTX_T in self.tables:
-            nv = self._nvtx()
-            names = self._nvtx_names(nv)
-            op = _emit_nvtx_ops(names)
-            if op.any():  # torch.autograd.profiler.emit_nvtx's operator ranges: Kineto's cpu_op events
-                ops = _renamed(names[op], lambda n: _EMIT_NVTX.sub(r"\1", n))
-                out.append(("cpu_op", nv[op], ops))
-            out.append(("user_annotation", nv[~op], names[~op]))
+            out += self._nvtx()
         return out
 
-    def _nvtx(self) -> pd.DataFrame:
-        have = _columns(self.con, NVTX_T)
+    def _nvtx(self) -> list[dict[str, Any]]:
         types = _enum(self.con, self.tables, "ENUM_NSYS_EVENT_TYPE", NVTX_RANGES_DOC, self.notes, by_label=False) \
             if "ENUM_NSYS_EVENT_TYPE" in self.tables else dict(NVTX_RANGES_DOC)
         ranges = [k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange")] or list(NVTX_RANGES_DOC)
-        cols = ", ".join(c if c in have else f"NULL AS {c}" for c in ("start", "end", "globalTid", "text", "textId"))
-        kept = ",".join(str(int(k)) for k in ranges)
-        df = _read(self.con, f"SELECT rowid AS rowid, {cols} FROM {NVTX_T} WHERE eventType IN ({kept})")
-        total = int(self.con.execute(f"SELECT count(*) FROM {NVTX_T}").fetchone()[0])
-        self.counts[NVTX_T] = len(df)
-        if total > len(df):
-            self.counts["nvtx_other"] = total - len(df)  # marks, domain and category registrations
-        unfinished = df["end"].isna()
-        if unfinished.any():
-            self.counts["nvtx_unfinished"] = int(unfinished.sum())
-            self.notes.append(f"{int(unfinished.sum())} NVTX range(s) without an end (open when the capture "
-                              "stopped) left out")
-        return _times(df[~unfinished.to_numpy()], self.skips, NVTX_T)
-
-    def _nvtx_names(self, nv: pd.DataFrame) -> pd.Categorical:
-        by_id = pd.Series(self.strings.names(nv["textId"], ""), index=nv.index, dtype=object)
-        text = nv["text"].where(nv["text"].notna(), by_id).fillna("")
-        return pd.Categorical(text.where(text != "", "<unnamed range>").astype(object))
-
-    def host_frame(self, parts: list[tuple[str, pd.DataFrame, Any]], ranks: dict[int, int]) -> pd.DataFrame:
-        cols = []
-        for cat, df, names in parts:
-            gtid = df["globalTid"].fillna(0).astype("int64").to_numpy()
-            pid = gtid >> 24
-            corr = df["correlationId"] if "correlationId" in df else pd.Series(-1, index=df.index)
-            cols.append({
-                "rank": _rank_of(pid, ranks), "pid": pid & ID_MASK, "tid": gtid & ID_MASK,
-                "cat": pd.Categorical([cat] * len(df)), "name": names,
-                "ts_us": df["start"].to_numpy(dtype=np.float64) / 1e3,
-                "dur_us": (df["end"].to_numpy(dtype=np.float64) - df["start"].to_numpy(dtype=np.float64)) / 1e3,
-                "correlation": corr.fillna(-1).to_numpy(dtype=np.int64),
-            })
-        return _concat(cols, TRACE_HOST_SCHEMA).sort_values(["rank", "ts_us"], kind="stable", ignore_index=True)
+        kept = f"eventType IN ({','.join(str(int(k)) for k in ranges)})"
+        total, unfinished, ended = self.con.execute(
+            f'SELECT count(*), total({kept} AND "end" IS NULL), total({kept} AND "end" IS NOT NULL) FROM {NVTX_T}'
+        ).fetchone()
+        # the name in SQL (the row's text, else its StringIds text: a lookup only where text is NULL);
+        # emit_nvtx's operator ranges told apart in Python, once per distinct name (in SQL, per row,
+        # the same test cost 2.5x the whole NVTX read)
+        n = "nullif(coalesce({text}, (SELECT value FROM StringIds WHERE id = {textId})), '')" \
+            if "StringIds" in self.tables else "nullif({text}, '')"
+        c = self.read(NVTX_T, HOST_COLS, [TIMES], where=f'{kept} AND "end" IS NOT NULL', text=n, expected=int(ended))
+        self.counts[NVTX_T] += int(unfinished)
+        if total > self.counts[NVTX_T]:
+            self.counts["nvtx_other"] = int(total) - self.counts[NVTX_T]  # marks, domain and category registrations
+        if unfinished:
+            self.counts["nvtx_unfinished"] = int(unfinished)
+            self.notes.append(f"{int(unfinished)} NVTX range(s) without an end (open when the capture stopped) left out")
+        names = c.names("<unnamed range>")
+        is_op = _emit_nvtx_ops(names)
+        out = []
+        for cat, pick in (("cpu_op", is_op), ("user_annotation", ~is_op)):
+            if cat == "cpu_op" and not pick.any():
+                continue
+            whole = bool(pick.all())  # (all one kind, the usual case: the arrays themselves, not a copy)
+            sub = names if whole else names[pick]
+            out.append(_host_part(c.ints if whole else {k: v[pick] for k, v in c.ints.items()}, cat,
+                                  _renamed(sub, _operator) if cat == "cpu_op" else sub))
+        return out
 
     def devices(self, gpu: pd.DataFrame) -> pd.DataFrame:
         """One row per (rank, device) with activity; name, SMs and memory from TARGET_INFO_GPU."""
@@ -378,18 +326,79 @@ class _Reader:
         return None
 
 
-def _ranks(gpu_parts: list[tuple[str, pd.DataFrame]], host_parts: list[tuple[str, pd.DataFrame, Any]]
-           ) -> dict[int, int]:
-    """pid -> rank: processes with GPU activity first, then the others, each in pid order."""
-    with_gpu = sorted({int(p) for _, df in gpu_parts for p in np.unique(_pid_of(df["globalPid"]))})
-    rest = sorted({int(p) for _, df, _ in host_parts for p in np.unique(_pid_of(df["globalTid"]))} - set(with_gpu))
+def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
+              copy: tuple[pd.Categorical, pd.Categorical] | None) -> dict[str, Any]:
+    n, x = len(c), c.ints
+    blank = constant("", n)
+    return {
+        "rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
+        "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
+        "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"],
+        "bytes": x["bytes"].astype(np.float64) if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
+        "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
+    }
+
+
+def _host_part(x: dict[str, np.ndarray], cat: str, names: pd.Categorical) -> dict[str, Any]:
+    gtid = x["gtid"]
+    return {
+        "rank": gtid >> 24, "pid": (gtid >> 24) & ID_MASK, "tid": gtid & ID_MASK, "cat": constant(cat, len(gtid)),
+        "name": names, "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3,
+        "correlation": x.get("correlation", np.full(len(gtid), -1, dtype=np.int64)),
+    }
+
+
+def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str]
+           ) -> pd.DataFrame:
+    """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
+    among equals), one column at a time (each part's column freed once stacked)."""
+    if not parts:
+        return typed_frame({}, schema)
+    for p in parts:
+        p["rank"] = _rank_of(p["rank"], ranks)
+    sort_cols = [np.concatenate([p[k] for p in parts]) for k in keys]
+    order = np.lexsort(sort_cols[::-1])
+    del sort_cols
+    cols: dict[str, Any] = {}
+    for name, dtype in schema.items():
+        vals = [p.pop(name) for p in parts]
+        if dtype == "category":
+            u = pd.api.types.union_categoricals(vals)
+            cols[name] = _used_only(np.asarray(u.codes)[order], u.categories)
+        else:
+            cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
+    # every column already of its schema dtype, all of one length: the frame is made of them as they
+    # are (schemas.typed_frame first builds its categorical columns as empty object ones, so pandas
+    # aligns, copying every column: 0.8x the frame's size more at the peak)
+    return pd.DataFrame(cols, columns=list(schema), copy=False)
+
+
+def _used_only(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """A categorical of only the categories its rows use, in sorted order (as pd.Categorical of the
+    values makes them, the Kineto reader's): a part's categoricals keep every name of their table
+    (emit_nvtx's raw "aten::mm, op_id = 345" texts, one per operator call, beside the operator
+    names), which value_counts and groupby(observed=False) would list with zero rows."""
+    used = np.zeros(len(categories), dtype=bool)
+    used[codes] = True
+    kept = np.flatnonzero(used)
+    by_name = kept[np.argsort(np.asarray(categories, dtype=object)[kept].astype(str), kind="stable")]
+    remap = np.full(len(categories), -1, dtype=np.int64)
+    remap[by_name] = np.arange(len(by_name))
+    names = [str(c) for c in np.asarray(categories, dtype=object)[by_name]]
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names))  # (str, as pandas infers it)
+
+
+def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) -> dict[int, int]:
+    """process key -> rank: processes with GPU activity first, then the others, each in key order."""
+    with_gpu = sorted({int(p) for part in gpu_parts for p in np.unique(part["rank"])})
+    rest = sorted({int(p) for part in host_parts for p in np.unique(part["rank"])} - set(with_gpu))
     return {p: i for i, p in enumerate(with_gpu + rest)}
 
 
-def read_nsys_sqlite(source: str | os.PathLike[str]) -> TraceFrames:
+def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> TraceFrames:
     """Read an Nsight Systems SQLite export. InputError: missing, not SQLite, an SQLite file that
     is not an Nsight Systems export. NoDataError: an export without kernels, copies, memsets,
-    runtime calls or NVTX ranges."""
+    runtime calls or NVTX ranges. `progress(done, total)`: event rows read so far, of all."""
     p = Path(source)
     if not p.is_file():
         raise InputError(f"no such file: {p}")
@@ -397,34 +406,33 @@ def read_nsys_sqlite(source: str | os.PathLike[str]) -> TraceFrames:
         raise InputError(f"{p}: not an SQLite file")
     con = _connect(p)
     try:
-        r = _Reader(con, str(p))
-        if not (set(NSYS_TABLES) & r.tables):
+        tables = nsys_tables(con)
+        if not (set(NSYS_TABLES) & tables):
             raise InputError(f"{p}: an SQLite file that is not an Nsight Systems export (none of the tables "
                              f"{', '.join(NSYS_TABLES)})")
         try:
-            return _frames(r, p)
-        except (sqlite3.Error, KeyError, ValueError, TypeError) as e:
+            return _frames(_Reader(con, str(p), progress), p)
+        except (sqlite3.Error, KeyError, ValueError, TypeError, OverflowError) as e:
             raise InputError(f"{p}: a damaged Nsight Systems export ({type(e).__name__}: {e})") from None
     finally:
         con.close()
 
 
 def _frames(r: _Reader, p: Path) -> TraceFrames:
-    gpu_parts, host_parts = r.gpu_rows(), r.host_rows()
+    gpu_parts, host_parts = r.gpu_parts(), r.host_parts()
+    if r.progress is not None and r.total:
+        r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
     ranks = _ranks(gpu_parts, host_parts)
-    gpu = r.gpu_frame(gpu_parts, ranks)
-    host = r.host_frame(host_parts, ranks)
+    gpu = _stack(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"])
+    host = _stack(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
     if not len(gpu) and not len(host):
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "
                           f"({len(r.skips)} skipped)")
     devices = r.devices(gpu)
     epoch = r.epoch()
-    counts = {"kernel": int((gpu["kind"] == "kernel").sum()), "memcpy": int((gpu["kind"] == "memcpy").sum()),
-              "memset": int((gpu["kind"] == "memset").sum()),
-              "cuda_runtime": int((host["cat"] == "cuda_runtime").sum()),
-              "cuda_driver": int((host["cat"] == "cuda_driver").sum()),
-              "cpu_op": int((host["cat"] == "cpu_op").sum()),
-              "user_annotation": int((host["cat"] == "user_annotation").sum())}
+    kinds, cats = gpu["kind"].value_counts(), host["cat"].value_counts()
+    counts = {k: int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset")}
+    counts.update({k: int(cats.get(k, 0)) for k in ("cuda_runtime", "cuda_driver", "cpu_op", "user_annotation")})
     counts.update({k: v for k, v in r.counts.items() if k.startswith("nvtx_")})
     for t in ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "GPU_METRICS"):
         if t in r.tables:
@@ -432,11 +440,11 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
                 r.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
     if "GPU_METRICS" in r.tables:
         r.notes.append("GPU_METRICS samples are in the export but not read (the exact events are)")
-    skipped = frame({"rank": [0] * len(r.skips), **{k: [s[k] for s in r.skips] for k in ("index", "reason", "name")}},
-                    TRACE_SKIPPED_SCHEMA)
+    skipped_rows = frame({"rank": [0] * len(r.skips), **{k: [s[k] for s in r.skips] for k in ("index", "reason", "name")}},
+                         TRACE_SKIPPED_SCHEMA)
     return TraceFrames(
         source=str(p), files=[str(p)], ranks=sorted(set(ranks.values())) or [0], gpu=gpu, host=host,
-        gpu_annotations=typed_frame({}, TRACE_GPU_ANNOTATION_SCHEMA), devices=devices, skipped=skipped,
+        gpu_annotations=typed_frame({}, TRACE_GPU_ANNOTATION_SCHEMA), devices=devices, skipped=skipped_rows,
         epoch_offset_s=epoch, events=sum(v for k, v in r.counts.items() if not k.startswith("nvtx_")),
         counts=counts, truncated=False, reader="sqlite3", notes=r.notes, host_only_ranges=True,
     )

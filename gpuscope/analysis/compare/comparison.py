@@ -80,6 +80,9 @@ def compare(
         held_key = STEP_KEY  # two profiler traces: their steps are the records
         comps = {STEP_KEY: values_row(a.steps_ms, b.steps_ms, seed=seed, n_boot=n_boot, name=STEP_KEY), **comps}
         fa["partitions"], fb["partitions"] = len(a.steps_ms), len(b.steps_ms)
+    if a.trace_samples and b.trace_samples and a.held_key not in comps:  # two traces: kernels, recurring ranges
+        comps.update({k: values_row(a.trace_samples[k], b.trace_samples[k], seed=seed, n_boot=n_boot, name=k)
+                      for k in a.trace_samples if k in b.trace_samples})
     if not fa["partitions"] and not fb["partitions"]:  # no timing records: compare what the GPU did
         text, winner = activity_verdict(fa, fb)
     else:

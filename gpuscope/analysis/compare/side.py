@@ -32,6 +32,7 @@ class Side:
     activity: dict | None = None               # the `activity` object (NVML samples or a trace)
     memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
     steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
+    trace_samples: dict[str, np.ndarray] | None = None  # a trace's kernels and recurring ranges (trace_samples.py)
     lane_noun: str = "worker"                  # what its picture's lanes are (worker, stream)
     intervals: pd.DataFrame | None = None      # its samples' classed intervals (idle gaps shaded)
     counters: pd.DataFrame | None = None       # a trace's busy-fraction bins

@@ -57,11 +57,21 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
+        trace_samples=_trace_samples(source),
         vocabulary=source.model.vocabulary.to_json(),  # the words its tables use (steps, not tenures)
         lane_noun=noun,
         intervals=intervals,
         counters=counters,
     )
+
+
+def _trace_samples(source: Source) -> dict[str, np.ndarray] | None:
+    """A trace's kernels and recurring ranges (compare.trace_samples; pandas only for a trace)."""
+    if source.trace is None:
+        return None
+    from gpuscope.analysis.compare.trace_samples import trace_samples
+
+    return trace_samples(source.trace)
 
 
 def _profiler_steps_ms(source: Source) -> np.ndarray | None:

@@ -1,0 +1,161 @@
+"""An Nsight Systems export's event tables read column-wise into numpy arrays. Pure: no printing.
+
+    read_table(con, table, ints, where, text=None, tick=None) -> Columns
+    Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
+    categorical(codes, labels), constant(value, n)            categoricals made from codes
+
+The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
+columns skip them. Chunk by chunk of rowids, SQLite prints each row's numbers as 16 hex digits
+apiece (two's complement) into one string, which bytes.fromhex and numpy decode in C into arrays
+allocated once for the table. Only a text column comes as Python strings (one per row), factorized
+at once into int32 codes. No pandas frame, no per-row Python object for a number. What SQL can
+decide per row is decided there, in C:
+- the rows to keep (`where`: integer times, the end not before the start, a device ...); the
+  others are listed apart by `skipped` with their reason, one query that returns only them;
+- NULL defaults (`ifnull(correlationId, -1)`), names picked among columns (`coalesce`);
+- an NVTX range's text, its StringIds text when the row has only an id, and the operator name of
+  a range torch.autograd.profiler.emit_nvtx opened ("aten::mm, seq = 12, op_id = 345" ->
+  "aten::mm", its flag in an int column): a capture's per-operator ranges, each with its own
+  op_id, become a few distinct names before Python sees them.
+The one text column is factorized chunk by chunk into int32 codes over the distinct values.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+CHUNK_ROWS = 1 << 16
+NUMBER = "typeof({c}) IN ('integer', 'real')"
+ROWID_MAX = 2**63 - 1
+SEP, NULL_MARK = "\x1f", "\x1e"  # char(31) between a chunk's texts, char(30) for a NULL one
+
+
+@dataclass
+class Columns:
+    """A table's kept rows: int64 columns by name, the text column's codes and distinct values."""
+
+    ints: dict[str, np.ndarray]
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    texts: list[object] = field(default_factory=list)  # a text, or None / NaN for a NULL
+
+    def __len__(self) -> int:
+        return len(next(iter(self.ints.values()))) if self.ints else len(self.codes)
+
+    def names(self, fallback: str) -> pd.Categorical:
+        """The text column as a categorical (NULL text: `fallback`)."""
+        cats = [fallback if t is None or t != t else str(t) for t in self.texts]  # (None or NaN: a NULL)
+        uniq, inv = np.unique(np.asarray(cats, dtype=object), return_inverse=True) if cats else (np.zeros(0), [])
+        remap = np.asarray(inv, dtype=np.int32)
+        return pd.Categorical.from_codes(remap[self.codes] if len(remap) else self.codes,
+                                         categories=pd.Index(uniq, dtype=object))
+
+
+def valid(*checks: str) -> str:
+    """An SQL condition, true only where every check is (never NULL: typeof comes first)."""
+    return " AND ".join(f"({c})" for c in checks) or "1"
+
+
+#: the longest event read, in ns (2**53: 104 days, exact in a float); a longer one is damage, and
+#: beyond 2**63 its end - start would wrap negative in int64
+SPAN_MAX_NS = 2**53
+
+
+def times_ok(start: str, end: str) -> str:
+    return valid(NUMBER.format(c=start), NUMBER.format(c=end), f"{end} >= {start}", f"{end} - {start} <= {SPAN_MAX_NS}")
+
+
+def present(col: str) -> str:
+    """A non-negative number in `col` (a device, a stream, a byte count)."""
+    return valid(NUMBER.format(c=col), f"{col} >= 0")
+
+
+def skipped(con: sqlite3.Connection, table: str, reasons: list[tuple[str, str]], where: str = "1"
+            ) -> list[tuple[int, str]]:
+    """(rowid, reason) of the rows failing a check: the first failing (condition, reason) names it."""
+    case = " ".join(f"WHEN NOT ({cond}) THEN ?" for cond, _ in reasons)
+    ok = valid(*(cond for cond, _ in reasons))
+    q = f"SELECT rowid, CASE {case} END FROM {table} WHERE ({where}) AND NOT ({ok})"
+    return [(int(r), str(why)) for r, why in con.execute(q, [why for _, why in reasons])]
+
+
+def _texts(con: sqlite3.Connection, text: str, rows: str, bounds: tuple[int, int], m: int) -> np.ndarray:
+    """A chunk's `m` texts (None where NULL), split from the one string SQLite joined them into
+    (`rows`: FROM ... WHERE ... of the chunk)."""
+    (joined,) = con.execute(f"SELECT group_concat(ifnull({text}, char(30)), char(31)) {rows}", bounds).fetchone()
+    parts = (joined or "").split(SEP)
+    if len(parts) != m:  # a text holding the separator: the chunk's rows one by one
+        return np.array([r[0] for r in con.execute(f"SELECT {text} {rows}", bounds)], dtype=object)
+    out = np.array(parts, dtype=object)
+    out[out == NULL_MARK] = None
+    return out
+
+
+def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
+               tick: Callable[[int], None] | None = None) -> Columns:
+    """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
+    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
+    (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    names = list(ints)
+    k = len(names)
+    out = {n: np.empty(upper, dtype=np.int64) for n in names}
+    codes = np.empty(upper if text is not None else 0, dtype=np.int32)
+    seen: dict[object, int] = {}
+    # the numbers of a chunk of rows as one string of 16 hex digits a value (two's complement),
+    # made by SQLite in C and decoded by bytes.fromhex + numpy: a third less time than the
+    # driver's per-row tuples (no Python object per value)
+    rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
+    nums = f"SELECT group_concat(printf('{'%016x' * k}', {', '.join(ints.values())}), ''), count(*) {rows}"
+    lo, top = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
+    i = 0
+    while lo is not None and i < upper:
+        hi = min(lo + CHUNK_ROWS - 1, ROWID_MAX)  # (inclusive: a rowid of 2**63 - 1 is a rowid too)
+        hexes, m = con.execute(nums, (lo, hi)).fetchone()
+        if m:
+            block = np.frombuffer(bytes.fromhex(hexes), dtype=">i8").reshape(m, k)
+            for j, name in enumerate(names):
+                out[name][i:i + m] = block[:, j]
+            if text is not None:
+                # the texts as one string too, split at a separator (a text holding it: row by row)
+                c, uniq = pd.factorize(_texts(con, text, rows, (lo, hi), m), use_na_sentinel=False)
+                glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
+                codes[i:i + m] = glob[c] if len(glob) else c
+            i += m
+            if tick is not None:
+                tick(m)
+        (lo,) = con.execute(f"SELECT min(rowid) FROM {table} WHERE rowid > ?", (hi,)).fetchone() \
+            if hi < top else (None,)
+    return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
+                   codes if i == len(codes) else codes[:i].copy(), list(seen))
+
+
+class Strings:
+    """StringIds, looked up once per distinct id."""
+
+    def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
+        self.con, self.ok = con, "StringIds" in tables
+
+    def names(self, ids: np.ndarray, fallback: str) -> pd.Categorical:
+        codes, uniq = pd.factorize(ids, sort=False)
+        got: dict[int, str] = {}
+        if self.ok and len(uniq):
+            want = [int(u) for u in uniq if u >= 0]
+            for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
+                chunk = want[k:k + 900]
+                q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
+                got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
+        return categorical(codes, [got.get(int(u), fallback) for u in uniq])
+
+
+def categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
+    """codes into `labels` (which may repeat: equal labels become one category)."""
+    inv, uniq = pd.factorize(np.asarray(labels, dtype=object), sort=False)
+    return pd.Categorical.from_codes(inv[codes] if len(inv) else codes, categories=pd.Index(uniq, dtype=object))
+
+
+def constant(value: str, n: int) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=pd.Index([value], dtype=object))
