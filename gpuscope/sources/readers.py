@@ -99,7 +99,13 @@ def _nsys(h: Head) -> bool:
 
 
 def _open_nsys(h: Head, want: Want) -> Source:
-    return Source(path=h.path, kind="trace", model=model_of(want.user), trace=read_nsys(h.path),
+    rows = None
+    if want.progress is not None:  # (the reader counts rows; the progress line tells bytes of the file)
+        size, tell = h.path.stat().st_size, want.progress
+
+        def rows(done: int, total: int) -> None:
+            tell(int(size * done / total) if total > 0 else 0, size)
+    return Source(path=h.path, kind="trace", model=model_of(want.user), trace=read_nsys(h.path, rows),
                   no_log_reason=f"{h.path} is an Nsight Systems report: it has no timing lines")
 
 
