@@ -343,7 +343,20 @@ def test_gpu_rx_bytes_match_pinned_copy(pcie, gib):
         st = s.stop()
         copier.close()
     rx = integrate_rx(sink.rows)
-    assert rx == pytest.approx(copied, rel=0.10), (rx / copied, rx, copied, secs, st.to_dict())
+    # the integral is known to the source's resolution: 10% for the counter; GPM's windows (>= 100 ms,
+    # quantised by NVML's refresh) may each straddle the copy's start and end, so one window's bytes
+    # at the peak rate either way on top (an H100 read 1.14x the 64 GiB once in three runs: 1.3 s copy)
+    window_s, peak_gbs = gpm_window(sink.rows) if pcie == "gpm" else (0.0, 0.0)
+    rel = 0.10 + window_s * peak_gbs * 1e9 / copied
+    assert rx == pytest.approx(copied, rel=rel), (rx / copied, rel, rx, copied, secs, st.to_dict())
+
+
+def gpm_window(rows: list[dict], gpu: int = 0) -> tuple[float, float]:
+    """(the median time between changes of the RX reading, the highest RX GB/s read)."""
+    rows = [r for r in rows if r["gpu"] == gpu and r.get("rx_gbs") is not None]
+    changes = [b["t_mono"] for a, b in zip(rows, rows[1:], strict=False) if b["rx_gbs"] != a["rx_gbs"]]
+    gaps = sorted(b - a for a, b in zip(changes, changes[1:], strict=False))
+    return (gaps[len(gaps) // 2] if gaps else 0.0), max((r["rx_gbs"] for r in rows), default=0.0)
 
 
 def _adaptive_run(counters, seconds=0.6):
