@@ -19,11 +19,19 @@ the advice says what moves that bound. docs/ANALYZE.md documents the thresholds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
 
 PIPE_FULL = sg.PIPE_FULL   # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close
@@ -45,7 +53,7 @@ def _pipes_line(p: dict) -> str:
     return ", ".join(f"{label} {_pct(p[k])}" for k, label in names if k in p and p[k] is not None)
 
 
-def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.get("active")
     if a is None or not a["working_s"]:
         return None
@@ -128,3 +136,10 @@ def _busy_unshown(f: dict, a: dict, p: dict | None) -> Finding | None:
                       "whether they filled the GPU or which pipe bounds it.", ev,
                       "Record with gpuscope record (GPM SM, DRAM and tensor activity) to tell memory- from "
                       "compute-bound."), comp)
+
+
+@rule("gpu_bound", needs=SAMPLES, uses=("compute",),
+      emits={"memory_bound": "memory_bound", "compute_bound": "compute_bound", "occupancy_bound": "occupancy_bound",
+             "gpu_busy": "gpu_busy"})
+def gpu_bound_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, gpu_bound)

@@ -27,28 +27,32 @@ from gpuscope.analysis.rules.activity import (
     COPY_SHARE_HIGH,
     COPY_SHARE_LOW,
     COPY_SHARE_MEDIUM,
-    _other_way,
     _working,
 )
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+from gpuscope.analysis.rules.sample_copies import _other_way
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples import samplegrid as sg
+    from gpuscope.analysis.evidence.samples.context import SampleContext
 
 
-def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     """Copies in either direction too short for the readings to tell their rate (the direction that
     spent the larger share of the working time; an upload's read requests on TX are not read-backs)."""
     a = _working(f)
     if a is None:
         return None
     best: tuple[float, str] | None = None
-    for d, own in (("rx", "upload_gbs"), ("tx", "download_gbs")):
+    for d in ("rx", "tx"):
         b = f["pcie"][d]["bursts"]
         share = b["total_s"] / a["working_s"]
-        if finite(ctx.get(own)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
+        if finite(ctx.program_rate(d)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
             continue
         if _other_way(g, d, f["pcie"]["line_rate_gbs"]):
             continue
@@ -100,3 +104,16 @@ def _not_overlapped(f: dict, d: str, what: str, serial: float, ev: dict, mx: flo
            "computes, double-buffer). Whether their copy path is also slow needs their rate: the program's own "
            "bytes and time per copy, a profiler trace, or faster sampling (gpuscope record).")
     return Diagnosis("copies_not_overlapped", sev, summary, ev, rec)
+
+
+def _direction_cause(d: Diagnosis) -> str | None:
+    """The copies the SMs waited on: an upload or a read-back by their direction."""
+    if d.id == "copies_not_overlapped" and d.evidence.get("direction") in ("rx", "tx"):
+        return "upload" if d.evidence["direction"] == "rx" else "readback"
+    return {"copies_not_overlapped": "copies_serialised"}.get(d.id)
+
+
+@rule("copies_unresolved", needs=SAMPLES, uses=("copies",), yields_to=TRACE, cause=_direction_cause,
+      emits={"copies_unresolved": None, "copies_not_overlapped": "copies_serialised"})
+def copies_unresolved_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, copies_unresolved)

@@ -7,14 +7,17 @@ thresholds documented in docs/ANALYZE.md "From NVML samples alone".
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.rules.engine import SAMPLES, rule
+from gpuscope.analysis.rules.per_gpu import Finding, SampleRule, per_gpu  # noqa: F401 (SampleRule: the checks' type)
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
     from gpuscope.analysis.evidence.samples.samplegrid import Grid
 
 THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reason set
@@ -27,9 +30,6 @@ MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
 LIMIT_LOWERED_SHARE = 0.95               # enforced power limit / default below this: the limit was lowered
 
-Finding = tuple[Diagnosis, float]        # the diagnosis and the share of working time it explains
-# a rule of the family: (one GPU's figures, its grid, its working mask, the context) -> a finding
-SampleRule = Callable[[dict, "Grid", np.ndarray, dict], Finding | None]
 
 
 def rnd(x: float | None, nd: int = 3) -> float | None:
@@ -40,7 +40,7 @@ def finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     th, ck = f["throttle"], f["clocks"]
     if not th.get("recorded"):
         med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
@@ -132,7 +132,7 @@ def _pipe_full(g: Grid, working: np.ndarray) -> bool:
     return any(finite(v) and v >= PIPE_FULL for k, v in p.items() if k not in ("computing_s", "sm_active", "sm_occupancy"))
 
 
-def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     link = f.get("link") or {}
     if not link.get("downgraded"):
         return None
@@ -155,7 +155,7 @@ def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding
     return Diagnosis("pcie_link_downgraded", sev, summary, ev, rec), 0.0
 
 
-def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     m = f["memory"]
     frac = m.get("fraction")
     if not finite(frac) or frac < MEMORY_MEDIUM:
@@ -168,3 +168,19 @@ def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Find
                       f"used at the peak ({frac:.1%}).", ev,
                       "Leave headroom: out-of-memory errors and allocator thrashing (cudaMalloc/cudaFree per step) "
                       "come next; smaller batches, freeing caches or activation checkpointing help."), 0.0)
+
+
+@rule("clocks_throttled", needs=SAMPLES, uses=("device",), emits={"clocks_throttled": "clocks", "clocks_below_max": None})
+def clocks_throttled_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, clocks_throttled)
+
+
+# (judged even on a recording too short for the rest: static)
+@rule("pcie_link_downgraded", needs=SAMPLES, uses=("device", "copies"), emits={"pcie_link_downgraded": "link_degraded"})
+def pcie_link_downgraded(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, link_downgraded, static=True)
+
+
+@rule("memory_nearly_full", needs=SAMPLES, uses=("device",), emits={"memory_nearly_full": "device_memory"})
+def memory_nearly_full_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, memory_nearly_full, static=True)

@@ -13,11 +13,19 @@ is said in `could_not_see`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import LOG, SAMPLES, TRACE, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
 
 MIN_GAPS = 3
 MIN_GAP_READINGS = 2
@@ -50,7 +58,7 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     return float(np.float64(sg.masked_dot(idle, g.dt, ok)) / w)
 
 
-def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.get("active")
     res = f.get("resolution_s")
     if a is None or not a["working_s"] or not finite(res):
@@ -85,7 +93,7 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fin
                f"{len(gaps)} regular gaps of ~{float(np.median(lengths)):.2f} s (cv {cv:.2f}), "
                f"{lengths.sum():.1f} s; idle {share:.0%} of the {a['working_s']:.1f} s of work, the readings that "
                "straddle a gap counted by their activity")
-    lines_up = ctx.get("idle_by_component")
+    lines_up = ctx.idle_by_component
     if lines_up is not None and len(lines_up):
         top = lines_up.iloc[0]
         ev["lines_up_with"] = str(top.phase)
@@ -95,3 +103,9 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fin
            "host-side compute, a per-step synchronisation, logging, checkpointing) and overlap it with the GPU "
            "work (a DataLoader with workers, a background thread, asynchronous copies).")
     return Diagnosis("host_stall_cycle", sev, summary, ev, rec), share
+
+
+@rule("host_stall_cycle", needs=SAMPLES, uses=("compute", "idle"), emits={"host_stall_cycle": "host"}, yields_to=TRACE,
+      supersedes=("gpu_underused",), ranks_after=LOG)
+def host_stall_cycle_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, host_stall_cycle)

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.rules.device import rnd
+from gpuscope.analysis.rules.device import Finding, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, rule
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
 
 IMBALANCE_RATIO = 0.5
@@ -91,3 +93,15 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
            "the rank's memory on the GPU's own NUMA node (numactl / the launcher's binding), and a full-width link "
            "(gpuscope info).")
     return [(Diagnosis("upload_imbalance", "medium", summary, ev, rec), share)]
+
+
+@rule("gpu_imbalance", needs=SAMPLES, uses=("compute",), emits={"gpu_imbalance": "imbalance"})
+def gpu_imbalance_rule(ev: Evidence) -> list[Finding]:
+    assert ev.activity is not None
+    return gpu_imbalance(ev.activity)
+
+
+@rule("upload_imbalance", needs=SAMPLES, uses=("copies",), emits={"upload_imbalance": "imbalance"}, yields_to=TRACE)
+def upload_imbalance_rule(ev: Evidence) -> list[Finding]:
+    assert ev.activity is not None
+    return upload_imbalance(ev.activity)
