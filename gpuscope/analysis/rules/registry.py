@@ -33,9 +33,9 @@ def log_rules() -> list[Rule]:
 
 
 def trace_rules() -> list[Rule]:
-    from gpuscope.analysis.rules import kernel_mix, trace, trace_link
+    from gpuscope.analysis.rules import kernel_mix, pinned_rate, trace, trace_link
 
-    return rules_of(trace, kernel_mix, trace_link)
+    return rules_of(trace, kernel_mix, trace_link, pinned_rate)
 
 
 def sample_rules() -> list[Rule]:
