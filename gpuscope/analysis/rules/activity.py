@@ -17,7 +17,7 @@ up with the idle time (idle_overlap.idle_by_component).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from gpuscope.analysis.rules.per_gpu import MIN_READINGS, per_gpu  # noqa: F401 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 MIN_WORK_READINGS = 3                    # readings inside the working time below this: no starvation verdict
 STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
@@ -46,10 +47,10 @@ PAUSE_SHARE = 0.2                        # pauses / active span
 STARTUP_MIN_S, STARTUP_SHARE = 2.0, 0.2  # no GPU work before the first sign of it
 
 
-def _limit(f: dict) -> str:
-    res = f.get("resolution_s")
+def _limit(f: GpuFigures) -> str:
+    res = f.resolution_s
     res_t = f"{res:.2g} s" if finite(res) else "its"
-    if f.get("source") == "utilization":
+    if f.source == "utilization":
         return (f"utilization.gpu only says a kernel ran during each {res_t} window: it cannot tell busy from "
                 "barely busy, nor which host work the GPU waited on")
     return (f"GPM SM activity averages each {res_t} window: idle gaps shorter than that are invisible, and the "
@@ -79,13 +80,13 @@ def pct(x: float) -> str:
     return f"{x:.2%}" if 0 < abs(x) < 0.01 else f"{x:.1%}" if abs(x) < 0.1 else f"{x:.0%}"
 
 
-def _what(f: dict) -> str:
-    return "utilization.gpu (time a kernel ran)" if f["source"] == "utilization" else "SM activity"
+def _what(f: GpuFigures) -> str:
+    return "utilization.gpu (time a kernel ran)" if f.source == "utilization" else "SM activity"
 
 
-def _working(f: dict) -> dict | None:
+def _working(f: GpuFigures) -> dict | None:
     """The active-span figures when the GPU did any work outside pauses, else None."""
-    a = f["active"]
+    a = f.active
     return a if a is not None and a["working_s"] else None
 
 
@@ -98,19 +99,19 @@ def _median_activity(g: sg.Grid, working: np.ndarray) -> float:
 
 # -- rules: (figures, grid, working mask, context) -> Finding | None --------------------------
 
-def no_gpu_activity(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    if f["active"] is not None:
+def no_gpu_activity(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    if f.active is not None:
         return None
-    ev = {"wall_s": rnd(f["wall_s"]), "readings": f["readings"], "source": f["source"], "could_not_see": _limit(f)}
-    io = " and PCIe stayed quiet" if f["pcie"]["source"] else " (PCIe not measured)"
+    ev = {"wall_s": rnd(f.wall_s), "readings": f.readings, "source": f.source, "could_not_see": _limit(f)}
+    io = " and PCIe stayed quiet" if f.pcie["source"] else " (PCIe not measured)"
     return (Diagnosis("no_gpu_activity", "high",
-                      f"No sign of GPU work in {f['wall_s']:.1f} s of samples: {_what(f)} never passed "
+                      f"No sign of GPU work in {f.wall_s:.1f} s of samples: {_what(f)} never passed "
                       f"{sg.SM_TRACE:.0%}{io}.",
                       ev, "Check that the program uses this GPU (CUDA_VISIBLE_DEVICES, its device index) and "
                           "does not fall back to the CPU."), 1.0)
 
 
-def _steady(f: dict, g: sg.Grid, working: np.ndarray) -> tuple | None:
+def _steady(f: GpuFigures, g: sg.Grid, working: np.ndarray) -> tuple | None:
     """(active figures, mean and median activity, PCIe quiet share, whether PCIe was measured,
     whether it was quiet enough: >= STARVED_MIN_QUIET or not measured) of the working time."""
     a = _working(f)
@@ -125,26 +126,26 @@ def _starved(busy: float, med: float) -> bool:
     return finite(busy) and busy < STARVED_BUSY_MEDIUM and finite(med) and med < STARVED_BUSY_MEDIUM
 
 
-def _idle_between(f: dict, a: dict, busy: float) -> float | None:
+def _idle_between(f: GpuFigures, a: dict, busy: float) -> float | None:
     """Beside GPM: the share of the working time no kernel ran (1 - utilization.gpu) when the kernels
     that ran kept the SMs busy (SM activity >= FULL_WHEN_RESIDENT x it): idle between steps, not
     under-filled (an HF Trainer fed by a slow collator: SM 20%, kernels resident 23%). None for tiny
     kernels, an idle share < IDLE_BETWEEN, or readings that show the gaps themselves."""
     util = a.get("utilization_busy_fraction")
-    if f["source"] != "gpm_sm_active" or not finite(util) or util <= 0 or not finite(busy):
+    if f.source != "gpm_sm_active" or not finite(util) or util <= 0 or not finite(busy):
         return None
     if not finite(a.get("idle_fraction")) or a["idle_fraction"] >= IDLE_BETWEEN:
         return None
     return 1.0 - util if 1.0 - util >= IDLE_BETWEEN and busy >= FULL_WHEN_RESIDENT * util else None
 
 
-def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+def gpu_starved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     st = _steady(f, g, working)
     between = None if st is None else _idle_between(f, st[0], st[1])
     if st is None or not ((_starved(st[1], st[2]) or between is not None) and st[5]):
         return None
     a, busy, med, quiet, measured, _ = st
-    res = f.get("resolution_s")
+    res = f.resolution_s
     if finite(res) and res > 0 and a["working_s"] < MIN_WORK_READINGS * res:
         return _too_few_readings(f, a, busy, res), 0.0
     # without PCIe figures a slow copy cannot be ruled out: never more than medium
@@ -156,13 +157,13 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) ->
     ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
           "pcie_quiet_share": rnd(quiet), "pcie_measured": measured, "idle_fraction": rnd(a["idle_fraction"]),
           "idle_gaps": {k: rnd(gaps[k]) if k != "count" else gaps[k] for k in ("count", "total_s", "longest_s")},
-          "rx_gbs_median": rnd(f["pcie"]["rx"]["p50_gbs"]), "source": f["source"],
-          "resolution_s": rnd(f["resolution_s"]), "busy_fraction_of_recording": rnd(f["busy_fraction"], 4),
+          "rx_gbs_median": rnd(f.pcie["rx"]["p50_gbs"]), "source": f.source,
+          "resolution_s": rnd(f.resolution_s), "busy_fraction_of_recording": rnd(f.busy_fraction, 4),
           "thresholds": {"busy_high": STARVED_BUSY_HIGH, "busy_medium": STARVED_BUSY_MEDIUM,
                          "pcie_quiet_min": STARVED_MIN_QUIET, "idle_below": sg.SM_IDLE}}
     what = "input pipeline, CPU preprocessing, synchronisation or kernel-launch overhead"
-    tiny = (f["source"] == "gpm_sm_active" and finite(util) and util >= 0.03 and busy < TINY_KERNELS_RATIO * util)
-    if finite(util) and f["source"] != "utilization":
+    tiny = (f.source == "gpm_sm_active" and finite(util) and util >= 0.03 and busy < TINY_KERNELS_RATIO * util)
+    if finite(util) and f.source != "utilization":
         ev["utilization_busy_fraction"] = rnd(util)
     if tiny:
         what = (f"kernels were resident {pct(util)} of the time yet kept {pct(busy)} of the SMs busy: many tiny "
@@ -211,21 +212,21 @@ def gpu_starved(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) ->
     return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
 
 
-def _too_few_readings(f: dict, a: dict, busy: float, res: float) -> Diagnosis:
+def _too_few_readings(f: GpuFigures, a: dict, busy: float, res: float) -> Diagnosis:
     """The GPU worked for fewer readings than a verdict needs: say so instead of a cause."""
     n = a["working_s"] / res
     summary = (f"The GPU worked {a['working_s']:.1f} s, about {n:.0f} reading(s) {res:.2f} s apart, with "
                f"{_what(f)} averaging {pct(busy)}: too few readings to tell a host-side stall from copies or "
                "short kernels at this resolution.")
     ev = {"working_s": rnd(a["working_s"]), "resolution_s": rnd(res), "readings_in_work": rnd(n, 1),
-          "min_readings": MIN_WORK_READINGS, "busy_fraction": rnd(busy, 4), "source": f["source"],
+          "min_readings": MIN_WORK_READINGS, "busy_fraction": rnd(busy, 4), "source": f.source,
           "could_not_see": _limit(f)}
     rec = ("Sample faster (gpuscope record samples every 20 ms; nvidia-smi dmon -d 1 is one reading a second) "
            "or record a longer stretch of the program.")
     return Diagnosis("too_few_readings", "info", summary, ev, rec)
 
 
-def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+def gpu_underused(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     st = _steady(f, g, working)
     if st is None or not (finite(st[1]) and st[1] < UNDERUSED_BUSY and not _starved(st[1], st[2]) and st[5]):
         return None
@@ -233,16 +234,16 @@ def gpu_underused(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) 
         return None
     a, busy, med, quiet, measured, _ = st
     util = a.get("utilization_busy_fraction")
-    ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
-          "utilization_busy_fraction": rnd(util), "pcie_quiet_share": rnd(quiet), "source": f["source"],
+    ev: dict[str, Any] = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
+          "utilization_busy_fraction": rnd(util), "pcie_quiet_share": rnd(quiet), "source": f.source,
           "could_not_see": _limit(f)}
-    kern = f" while kernels were resident {util:.0%} of the time" if finite(util) and f["source"] != "utilization" else ""
+    kern = f" while kernels were resident {util:.0%} of the time" if finite(util) and f.source != "utilization" else ""
     io = "PCIe quiet" if measured else "PCIe not measured"
     summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a['working_s']:.1f} s of "
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
     rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
-    if f["source"] == "utilization":
+    if f.source == "utilization":
         # utilization.gpu is the time a kernel ran, not how full it kept the SMs: what is missing is
         # time, so these are gaps between kernels; small kernels would read near 100%
         cause = ("PCIe quiet, so host-side work or synchronisation (a trace would tell launch gaps from input "

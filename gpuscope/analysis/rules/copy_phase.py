@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples import samplegrid as sg
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 LINES_UP = 0.5           # share of the idle time inside the phase
 MOVED_SHARE = 0.02       # bytes over the phase's time / line rate: the phase is a copy
@@ -60,11 +61,11 @@ def _copy_row(ctx: SampleContext, line: float) -> tuple[Any, Any] | None:
     return top, r
 
 
-def copy_phase(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    a = f["active"]
+def copy_phase(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
     if a is None or not a["working_s"] or ctx.upload_gbs is not None and finite(ctx.upload_gbs):
         return None
-    line = f["pcie"]["line_rate_gbs"]
+    line = f.pcie["line_rate_gbs"]
     got = _copy_row(ctx, line)
     if got is None:
         return None

@@ -26,6 +26,7 @@ from gpuscope.analysis.rules.per_gpu import per_gpu
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 MIN_GAPS = 3
 MIN_GAP_READINGS = 2
@@ -58,9 +59,9 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     return float(np.float64(sg.masked_dot(idle, g.dt, ok)) / w)
 
 
-def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    a = f.get("active")
-    res = f.get("resolution_s")
+def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
+    res = f.resolution_s
     if a is None or not a["working_s"] or not finite(res):
         return None
     gaps = [x for x in _gaps(g, working) if x[1] >= MIN_GAP_READINGS * res * 0.99]
@@ -75,12 +76,12 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContex
     starts = np.array([x[0] for x in gaps])
     period = float(np.median(np.diff(starts))) if starts.size > 1 else float("nan")
     sev = "high" if share >= SHARE_HIGH else "medium" if share >= SHARE_MEDIUM else "low"
-    util = f["source"] == "utilization"
+    util = f.source == "utilization"
     what = "utilization.gpu" if util else "SM activity"
     ev = {"gaps": len(gaps), "gap_median_s": rnd(float(np.median(lengths))), "gap_cv": rnd(cv),
           "idle_s": rnd(float(lengths.sum())), "gap_share_of_working_time": rnd(gap_share),
           "share_of_working_time": rnd(share), "working_s": rnd(a["working_s"]),
-          "period_s": rnd(period), "source": f["source"], "resolution_s": rnd(res),
+          "period_s": rnd(period), "source": f.source, "resolution_s": rnd(res),
           "thresholds": {"min_gaps": MIN_GAPS, "min_gap_readings": MIN_GAP_READINGS, "max_gap_cv": MAX_GAP_CV,
                          "share_high": SHARE_HIGH, "share_medium": SHARE_MEDIUM, "share_low": SHARE_LOW}}
     unseen = ("which host work the GPU waited for: timing lines or a profiler trace name it; gaps shorter than "

@@ -46,9 +46,9 @@ def gpu_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     top, low = busy[hi_gpu], busy[lo_gpu]
     if not (top >= MIN_BUSY and low < IMBALANCE_RATIO * top):
         return []
-    idle = [ga.gpu for ga in gpus if ga.figures.get("active") is None]
+    idle = [ga.gpu for ga in gpus if ga.fig.active is None]
     sev = "high" if idle else "medium"
-    src = {ga.figures["source"] for ga in gpus}
+    src = {ga.fig.source for ga in gpus}
     what = "SM activity" if src == {"gpm_sm_active"} else "activity (utilization.gpu where no GPM)"
     ev = {"span_s": rnd(t1 - t0), "busy_by_gpu": {str(k): rnd(v) for k, v in busy.items()}, "busiest_gpu": hi_gpu,
           "least_busy_gpu": lo_gpu, "ratio": rnd(low / top), "idle_gpus": idle, "gpus": sorted(busy),
@@ -69,7 +69,7 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     samples' only honest rate); fires when the slowest is below UPLOAD_RATIO of the fastest."""
     rates = {}
     for ga in activity.gpus:
-        b = ga.figures["pcie"]["rx"]["bursts"]
+        b = ga.fig.pcie["rx"]["bursts"]
         if b["resolved"] and np.isfinite(b["interior_gbs_median"] or np.nan):
             rates[ga.gpu] = (float(b["interior_gbs_median"]), float(b["total_s"]))
     if len(rates) < 2:
@@ -79,7 +79,7 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     if not rates[slow][0] < UPLOAD_RATIO * rates[fast][0]:
         return []
     slow_ga = activity.gpu(slow)
-    work = ((slow_ga.figures.get("active") or {}).get("working_s") if slow_ga is not None else None) or 0.0
+    work = ((slow_ga.fig.active or {}).get("working_s") if slow_ga is not None else None) or 0.0
     share = rates[slow][1] / work if work > 0 else 0.0
     ev = {"upload_gbs_by_gpu": {str(k): rnd(v[0], 2) for k, v in rates.items()}, "fastest_gpu": fast,
           "slowest_gpu": slow, "ratio": rnd(rates[slow][0] / rates[fast][0]), "gpus": sorted(rates),

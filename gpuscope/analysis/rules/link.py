@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples import samplegrid as sg
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 
-def link_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+def link_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = _working(f)
     if a is None:
         return None
-    p = f["pcie"]
+    p = f.pcie
     near = p["time_near_line_rate_s"] / a["working_s"]
     if near < LINK_SHARE_LOW:
         return None

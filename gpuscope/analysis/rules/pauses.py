@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence.samples import samplegrid as sg
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 
-def long_pauses(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    a = f["active"]
+def long_pauses(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
     if a is None or not a["span_s"]:
         return None
     p = a["pauses"]
@@ -43,12 +44,12 @@ def long_pauses(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) ->
     return Diagnosis("long_pauses", sev, summary, ev, rec), share
 
 
-def startup_idle(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    lead, wall = f["idle_gaps"]["leading_s"], f["wall_s"]
-    if f["active"] is None or lead < STARTUP_MIN_S or not wall or lead / wall < STARTUP_SHARE:
+def startup_idle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    lead, wall = f.idle_gaps["leading_s"], f.wall_s
+    if f.active is None or lead < STARTUP_MIN_S or not wall or lead / wall < STARTUP_SHARE:
         return None
     ev = {"leading_s": rnd(lead), "wall_s": rnd(wall), "share_of_recording": rnd(lead / wall),
-          "trailing_s": rnd(f["idle_gaps"]["trailing_s"]), "could_not_see": "what the program did before"}
+          "trailing_s": rnd(f.idle_gaps["trailing_s"]), "could_not_see": "what the program did before"}
     return (Diagnosis("startup_idle", "info",
                       f"No GPU work for the first {lead:.1f} s ({lead / wall:.0%} of the recording): process start, "
                       "imports, CUDA context and model set-up. The working-time figures (activity.active) leave it out.",
@@ -58,12 +59,12 @@ def startup_idle(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -
 def _too_few_samples(activity: Activity) -> list[Finding]:
     hits = []
     for ga in activity.gpus:
-        f = ga.figures
-        if f["readings"] >= MIN_READINGS:
+        f = ga.fig
+        if f.readings >= MIN_READINGS:
             continue
         d = Diagnosis("too_few_samples", "info",
-                      f"Only {f['readings']} activity reading(s) over {f['wall_s']:.2f} s: too few to judge "
-                      "how busy the GPU was.", {"readings": f["readings"], "wall_s": rnd(f["wall_s"]),
+                      f"Only {f.readings} activity reading(s) over {f.wall_s:.2f} s: too few to judge "
+                      "how busy the GPU was.", {"readings": f.readings, "wall_s": rnd(f.wall_s),
                                                 "min_readings": MIN_READINGS},
                       "Record longer than a second (the sampler reads SM activity ~10 times a second).")
         hits.append((ga.gpu, d, 0.0))

@@ -18,10 +18,11 @@ from gpuscope.analysis.rules.engine import Finding
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
     from gpuscope.analysis.evidence.samples.samplegrid import Grid
 
 # a check of the family: (one GPU's figures, its grid, its working mask, the context) -> a finding
-SampleRule = Callable[[dict, "Grid", np.ndarray, "SampleContext"], Finding | None]
+SampleRule = Callable[["GpuFigures", "Grid", np.ndarray, "SampleContext"], Finding | None]
 
 MIN_READINGS = 5                         # activity readings below this: too short to judge
 
@@ -34,9 +35,9 @@ def per_gpu(ev: Evidence, check: SampleRule, *, static: bool = False) -> list[Fi
     ctx = ev.sample_context
     hits: list[tuple[int, Diagnosis, float]] = []
     for ga in ev.activity.gpus:
-        if ga.figures["readings"] < MIN_READINGS and not static:
+        if ga.fig.readings < MIN_READINGS and not static:
             continue
-        got = check(ga.figures, ga.grid, ga.working, ctx)
+        got = check(ga.fig, ga.grid, ga.working, ctx)
         if got is not None:
             hits.append((ga.gpu, *got))
     return [merge(hits, len(ev.activity.gpus))] if hits else []

@@ -26,16 +26,17 @@ from gpuscope.analysis.rules.per_gpu import per_gpu
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 
 def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
-    def rule(f: dict, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    def rule(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
         a = _working(f)
         if a is None:
             return None
-        st = f["pcie"][direction]
+        st = f.pcie[direction]
         b = st["bursts"]
-        line = f["pcie"]["line_rate_gbs"]
+        line = f.pcie["line_rate_gbs"]
         share_time = b["total_s"] / a["working_s"]
         log_rate = ctx.program_rate(direction)
         if finite(log_rate):
@@ -57,11 +58,11 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
             return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
         ev = {"rate_gbs": rnd(rate, 2), "rate_basis": basis, "line_rate_gbs": rnd(line, 2),
-              "line_rate_source": f["pcie"]["line_rate_source"], "share_of_line_rate": rnd(rate / line),
+              "line_rate_source": f.pcie["line_rate_source"], "share_of_line_rate": rnd(rate / line),
               "copy_s": rnd(b["total_s"]), "share_of_working_time": rnd(share_time), "copies": b["count"],
               "gb_per_copy_median": rnd(b["gb_per_burst_median"]), "copy_median_s": rnd(b["median_s"]),
               "sm_activity_during": rnd(sm_during), "interior_readings": b["interior_readings"],
-              "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4),
+              "pcie_resolution_s": rnd(f.pcie["resolution_s"], 4),
               "could_not_see": ("the samples cannot see the host memory kind: staging from pageable memory is the "
                                 "usual cause of copies at this rate, but many small copies or a slow producer look "
                                 "alike; a profiler trace names each copy's memory kind"
@@ -69,7 +70,7 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
                                                       "they overlapped compute is not known"))}
         head = ("Read-back-bound into pageable memory (likely)" if direction == "tx" else
                 f"{verb.capitalize()}-bound from pageable memory (likely)")
-        during = "SM activity" if f["source"] != "utilization" else "utilization.gpu"
+        during = "SM activity" if f.source != "utilization" else "utilization.gpu"
         summary = (f"{head}: {b['count']} copies took "
                    f"{b['total_s']:.1f} s, {share_time:.0%} of the working time, at {rate:.1f} GB/s "
                    f"({basis}), {rate / line:.0%} of the {line:.1f} GB/s line rate"
