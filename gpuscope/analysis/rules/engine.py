@@ -64,8 +64,10 @@ class Rule:
         return all(n in have for n in self.needs) and not any(y in have for y in self.yields_to)
 
     def cause_of(self, d: Diagnosis) -> str | None:
-        """The cause finding `d` names: the rule's own function where it has one, else `emits`."""
-        return self.cause(d) if self.cause is not None else self.emits.get(d.id)
+        """The cause finding `d` names: none where `emits` says none (a note), else the rule's own
+        function where it has one, else `emits`."""
+        named = self.emits.get(d.id)
+        return None if named is None else self.cause(d) if self.cause is not None else named
 
 
 #: the rules each module declared, in the order it declared them (rules_of reads them)
