@@ -1,6 +1,7 @@
-"""Diagnoses from NVML samples alone (gpuscope.analysis.evidence.samples.activity), most important first.
+"""The samples' starvation rules (no_gpu_activity, gpu_starved, gpu_underused) and the thresholds every
+sample rule shares (sample_copies, link, copies, pauses read them from here).
 
-Each rule reads one GPU's figures (Activity.to_json's per-GPU object) and returns a
+Each per-GPU check reads one GPU's figures (evidence.samples.figures.GpuFigures) and returns a
 Diagnosis with its evidence and, in evidence["could_not_see"], what the samples cannot
 tell; thresholds are the constants below (docs/ANALYZE.md "From NVML samples alone").
 Steady-state rules judge the working time: the active span minus its pauses. A finding on

@@ -1,4 +1,4 @@
-"""Coarse PCIe readings of a trickle: the copy rules' (rules.activity upload/download_bound_pageable)
+"""Coarse PCIe readings of a trickle: the copy rules' (rules.sample_copies upload/download_bound_pageable)
 verdict where the readings cannot time a copy.
 
     copies_averaged     (for upload/download_bound_pageable) readings >= COARSE_READING_S apart

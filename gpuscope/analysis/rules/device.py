@@ -1,6 +1,7 @@
 """Diagnoses of the device itself from NVML samples and the run's meta: throttled clocks (and
-why), a downgraded PCIe link, device memory nearly full. Rules of the rules.activity family
-(same signature: (figures, grid, working, context) -> (Diagnosis, impact) | None);
+why), a downgraded PCIe link, device memory nearly full. Per-GPU checks of the sample rules
+(per_gpu.SampleRule: (figures, grid, working, context) -> (Diagnosis, impact) | None), each run over
+every GPU by its decorated rule at the end of this module;
 thresholds documented in docs/ANALYZE.md "From NVML samples alone".
 """
 

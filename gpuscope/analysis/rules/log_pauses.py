@@ -1,5 +1,5 @@
 """Pauses between a stamped log's records: the same `long_pauses` the samples give
-(rules.activity.long_pauses), from the time stamps of the timing lines.
+(rules.pauses.long_pauses), from the time stamps of the timing lines.
 
     long_pauses   a gap between one record's end and the next one's start that exceeds the
                   typical gap (the median) by >= MIN_PAUSE_S and >= PAUSE_FACTOR x the median

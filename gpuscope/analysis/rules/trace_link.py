@@ -1,5 +1,5 @@
 """The trace's word for copies that already run at the line rate and fill the span: the same
-`link_bound` the samples give (rules.activity.link_bound), from the exact copies a trace holds.
+`link_bound` the samples give (rules.link.link_bound), from the exact copies a trace holds.
 
     link_bound   host<->device copies not from pageable memory, >= LINK_SHARE of the traced span,
                  at >= NEAR_LINE of the line rate (by the copies' own bytes over their time)
