@@ -6,9 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.samples.activity import activity_from_samples
-from gpuscope.analysis.rules.registry import sample_diagnoses
+from gpuscope.analysis.rules.registry import run_rules
 from tests.activity_builders import T0, meta, periodic, synth
+
+
+def sample_diagnoses(a, **kw):
+    """The sample rules' findings of `a` (through the one engine)."""
+    return run_rules(collect(activity=a, **kw))
 
 LINE = 55.5
 

@@ -11,9 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.samples.activity import activity_from_samples
-from gpuscope.analysis.rules.registry import sample_diagnoses
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.schemas import SAMPLE_SCHEMA, frame
+
+
+def sample_diagnoses(a, **kw):
+    """The sample rules' findings of `a` (through the one engine)."""
+    return run_rules(collect(activity=a, **kw))
 
 NUM = st.one_of(st.just(math.nan), st.floats(0, 120, allow_nan=False), st.sampled_from([0.0, 0.02, 0.5, 1.0, 55.0]))
 ROW = st.fixed_dictionaries({

@@ -10,10 +10,16 @@ from pathlib import Path
 import pytest
 
 from gpuscope import rundir
+from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.samples.activity import activity_from_samples
 from gpuscope.analysis.evidence.samples.idle_overlap import idle_by_component
-from gpuscope.analysis.rules.registry import sample_diagnoses
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.schemas import PHASE_SCHEMA, frame
+
+
+def sample_diagnoses(a, **kw):
+    """The sample rules' findings of `a` (through the one engine)."""
+    return run_rules(collect(activity=a, **kw))
 
 RUNS = Path(__file__).parent / "data" / "h200_foreign" / "runs"
 LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: pinned H2D line rate

@@ -8,10 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.samples.activity import activity_from_samples
-from gpuscope.analysis.rules.registry import sample_diagnoses
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.schemas import empty_samples
 from tests.activity_builders import T0, meta, periodic, segments, synth
+
+
+def sample_diagnoses(a, **kw):
+    """The sample rules' findings of `a` (through the one engine)."""
+    return run_rules(collect(activity=a, **kw))
 
 LINE = 55.5
 

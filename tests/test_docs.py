@@ -7,16 +7,30 @@ import re
 
 import pytest
 
-from gpuscope.analysis.rules.registry import RULES
+from gpuscope.analysis.rules.registry import all_rules
 from gpuscope.cli import COMMANDS
 from tests.conftest import REPO
 
 DOCS = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md")))
 
 
+RULES = all_rules()
+
+
 @pytest.mark.parametrize("rule", [r.id for r in RULES])
 def test_every_rule_is_documented(rule):
     assert re.search(rf"\b{re.escape(rule)}\b", DOCS), f"rule {rule} is in no page of docs/"
+
+
+@pytest.mark.parametrize("finding", sorted({f for r in RULES for f in r.emits}))
+def test_every_finding_a_rule_can_emit_is_documented(finding):
+    assert re.search(rf"\b{re.escape(finding)}\b", DOCS), f"finding id {finding} is in no page of docs/"
+
+
+@pytest.mark.parametrize("cause", sorted({c for r in RULES for c in r.emits.values() if c is not None}))
+def test_every_cause_is_documented(cause):
+    analyze = (REPO / "docs" / "ANALYZE.md").read_text(encoding="utf-8")
+    assert f"`{cause}`" in analyze, f"cause {cause} is not in docs/ANALYZE.md's vocabulary of causes"
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -194,7 +194,7 @@ def test_a_report_reading_the_analysis_is_caught():
 #: (the rules read the evidence; the engine tags each finding with its part, so no part's list of
 #: findings is rebuilt by reading the rules back)
 NO_RULES = ("gpuscope.analysis.evidence", "gpuscope.analysis.result", "gpuscope.analysis.trace_analysis",
-            "gpuscope.analysis.rule_input", "gpuscope.analysis.core", "gpuscope.analysis.causes")
+            "gpuscope.analysis.evidence.log.rule_input", "gpuscope.analysis.core", "gpuscope.analysis.causes")
 
 
 def rule_reads(g: dict[str, frozenset[str]]) -> list[str]:
@@ -215,6 +215,31 @@ def test_an_evidence_module_reading_a_rule_is_caught():
          "gpuscope.analysis.rules.trace": frozenset({"gpuscope.analysis.evidence.trace.rule_input"})}
     assert rule_reads(g) == ["gpuscope.analysis.evidence.trace.trace_gaps -> gpuscope.analysis.rules.trace",
                              "gpuscope.analysis.result -> gpuscope.analysis.rules.engine"]
+
+
+#: what a rule may not read: the reports (it makes findings, not text for a screen), the CLI, the
+#: sources (it reads the evidence, not the inputs) and the analysis facade or result (it is run by them)
+RULES_NEVER_READ = ("gpuscope.reports", "gpuscope.cli", "gpuscope.sources", "gpuscope.analysis.result")
+
+
+def rule_reaches(g: dict[str, frozenset[str]]) -> list[str]:
+    """Imports by a rule module (gpuscope.analysis.rules.*) of a report, the CLI, a source or the result."""
+    return sorted(f"{m} -> {d}" for m, ds in g.items() for d in ds
+                  if m.startswith("gpuscope.analysis.rules")
+                  and any(d == n or d.startswith(n + ".") for n in RULES_NEVER_READ))
+
+
+def test_rules_never_import_reports_cli_or_sources():
+    """Annotations included: a rule reads the evidence and makes findings, nothing else."""
+    assert rule_reaches(graph(type_only=True)) == []
+
+
+def test_a_rule_reading_a_report_is_caught():
+    g = {"gpuscope.analysis.rules.pinned_rate": frozenset({"gpuscope.reports.console", "gpuscope.analysis.core"}),
+         "gpuscope.analysis.rules.engine": frozenset({"gpuscope.sources.source"}),
+         "gpuscope.analysis.evidence": frozenset({"gpuscope.sources.source"})}
+    assert rule_reaches(g) == ["gpuscope.analysis.rules.engine -> gpuscope.sources.source",
+                               "gpuscope.analysis.rules.pinned_rate -> gpuscope.reports.console"]
 
 
 # -- small modules, short functions ----------------------------------------------------------------

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.rules.registry import trace_diagnoses
+from gpuscope.analysis.evidence import collect
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.cli import app
 from gpuscope.errors import InputError, UsageError
@@ -39,7 +40,7 @@ MEMORY = {"CUDA_MEMOPR_MEMORY_KIND_PAGEABLE": "pageable", "CUDA_MEMOPR_MEMORY_KI
 def _traced(fr):
     """The export's trace analysis with its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test")
-    trace_diagnoses(a)
+    a.diagnoses = run_rules(collect(trace=a))
     return a
 
 def _path(name: str) -> Path:

@@ -247,9 +247,13 @@ def test_a_query_gpu_capture_of_a_readback_loop_names_no_host_cause():
 
 def test_a_dmon_capture_with_one_reading_of_work_gives_no_verdict(tmp_path):
     # a 1 s dmon capture in which the GPU worked for one reading: no starvation verdict
+    from gpuscope.analysis.evidence import collect
     from gpuscope.analysis.evidence.samples.activity import activity_from_samples
-    from gpuscope.analysis.rules.registry import sample_diagnoses
+    from gpuscope.analysis.rules.registry import run_rules
     from gpuscope.parsers import read_samples
+
+    def sample_diagnoses(a, **kw):
+        return run_rules(collect(activity=a, **kw))
 
     head = ("#Date        Time         gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk"
             "     fb   bar1   ccpm  rxpci  txpci \n"

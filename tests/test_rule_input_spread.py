@@ -1,4 +1,4 @@
-"""gpuscope/analysis/rule_input.py spread/std_of/cv_of: numpy's mean, std and the coefficient
+"""gpuscope/analysis/evidence/log/rule_input.py spread/std_of/cv_of: numpy's mean, std and the coefficient
 of variation the rules have always printed, to the bit, from one pass over the deviations
 (contiguous and strided columns, sizes about numpy's pairwise blocks, large offsets, zeros)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.analysis.rule_input import coef_var, cv_of, spread, std_of
+from gpuscope.analysis.evidence.log.rule_input import coef_var, cv_of, spread, std_of
 
 
 def columns(rng):

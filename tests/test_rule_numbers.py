@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuscope.analysis.evidence.log import groupstats
-from gpuscope.analysis.rule_input import correlation, correlation_of, cov_pair
+from gpuscope.analysis.evidence.log.rule_input import correlation, correlation_of, cov_pair
 
 
 def _column(rng, n, kind):

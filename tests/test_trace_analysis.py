@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from gpuscope.analysis.rules.registry import trace_diagnoses
+from gpuscope.analysis.evidence import collect
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import NoDataError
 from gpuscope.parsers.trace.kineto import read_trace
@@ -23,7 +24,7 @@ LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: the H200's pinned H2D lin
 def _traced(fr, **kw):
     """The trace's figures and its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, **kw)
-    trace_diagnoses(a)
+    a.diagnoses = run_rules(collect(trace=a))
     return a
 
 

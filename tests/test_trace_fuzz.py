@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.analysis.rules.registry import trace_diagnoses
+from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.errors import GpuscopeError, NoDataError
 from gpuscope.parsers.trace.kineto import read_trace
@@ -61,7 +62,7 @@ def test_any_subset_shuffle_or_damage_reads_and_adds_up(seed, keep, damaged):
     try:
         fr = read_trace(text)
         a = analyze_trace(fr, line_rate_gbs=55.0, line_rate_source="option")
-        trace_diagnoses(a)
+        a.diagnoses = run_rules(collect(trace=a))
     except NoDataError:
         return
     except GpuscopeError as e:  # only the documented errors, with one line

@@ -37,13 +37,14 @@ t0, c0 = time.perf_counter(), time.process_time()
 out = {}
 if which == "read+analyze":
     from gpuscope.parsers.trace.kineto import read_trace
-    from gpuscope.analysis.rules.registry import trace_diagnoses
+    from gpuscope.analysis.evidence import collect
+    from gpuscope.analysis.rules.registry import run_rules
     from gpuscope.analysis.trace_analysis import analyze_trace
     t0, c0 = time.perf_counter(), time.process_time()
     fr = read_trace(path)
     t1 = time.perf_counter()
     a = analyze_trace(fr, line_rate_gbs=55.5, line_rate_source="option")
-    trace_diagnoses(a)
+    a.diagnoses = run_rules(collect(trace=a))
     j = json.dumps(a.to_json())
     out.update(read_s=t1 - t0, analyze_s=time.perf_counter() - t1, events=fr.events,
                diagnoses=[d.id for d in a.diagnoses])

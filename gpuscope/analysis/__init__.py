@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.log.rule_input import RuleInput
     from gpuscope.analysis.evidence.log.table import Table
     from gpuscope.analysis.evidence.samples.activity import Activity
-    from gpuscope.analysis.rule_input import RuleInput
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
     from gpuscope.schemas import Columns
@@ -62,10 +62,9 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     log = _log_part(source, parsed, options)
     activity = _activity(source, options)
     evidence = _evidence(source, log, activity, trace)
-    from gpuscope.analysis.rules.engine import run_rules
-    from gpuscope.analysis.rules.registry import RULES
+    from gpuscope.analysis.rules.registry import run_rules
 
-    diags = run_rules(RULES, evidence)
+    diags = run_rules(evidence)
     if trace is not None:  # the trace's own document keeps the findings the engine tagged as the trace's
         trace.diagnoses = [d for d in diags if d.part == "trace"]
     what_if = None
@@ -125,7 +124,7 @@ class _LogPart:
 def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogPart:
     from gpuscope.analysis.evidence.log import bounds as bounds_mod
     from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
-    from gpuscope.analysis.rule_input import RuleInput
+    from gpuscope.analysis.evidence.log.rule_input import RuleInput
 
     model = source.model
     # the parser's columns (names as codes): no million-row DataFrame is built here

@@ -111,7 +111,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
                   top_gaps: int = 10) -> TraceAnalysis:
     """Analyze a read trace (gpuscope.parsers.trace.kineto.TraceFrames). NoDataError when it holds no
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). The figures only: the
-    rule engine (gpuscope.analysis.analyze, or rules.registry.trace_diagnoses for a trace alone)
+    rule engine (gpuscope.analysis.analyze, or rules.registry.run_rules(evidence.collect(trace=...)) for a trace alone)
     reads `rule_input` and fills `diagnoses`."""
     if line_rate_source == "default" and len(frames.devices):  # the trace names its GPU: its usual link
         from gpuscope.linerate import named_line_rate

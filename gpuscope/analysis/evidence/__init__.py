@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -33,9 +34,10 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.evidence.log.rule_input import RuleInput
     from gpuscope.analysis.evidence.samples.activity import Activity
+    from gpuscope.analysis.evidence.samples.context import SampleContext
     from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
-    from gpuscope.analysis.rule_input import RuleInput
 
 
 class TraceAnalysis(Protocol):
@@ -84,8 +86,30 @@ class Evidence:
     activity: Activity | None = None        # NVML samples, per GPU
     trace: TraceAnalysis | None = None      # the profiler trace
     upload_gbs: float | None = None         # the program's own upload bytes/time
+    download_gbs: float | None = None       # ... and read-back bytes/time
     joined: list[dict] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # what rules share (the sample rules' context)
+
+    @cached_property
+    def sample_context(self) -> SampleContext:
+        """What the sample rules read beside each GPU's figures (evidence.samples.context), built
+        once, when a sample rule first reads it."""
+        from gpuscope.analysis.evidence.samples.context import sample_context
+
+        assert self.activity is not None
+        return sample_context(self.activity, upload_gbs=self.upload_gbs, download_gbs=self.download_gbs,
+                              phases=self.phases, pcie_by_phase=self.log.pcie if self.log is not None else None)
+
+    @property
+    def trace_input(self) -> TraceRuleInput:
+        """What the trace rules read (a rule that needs the trace runs only where there is one)."""
+        assert self.trace is not None and self.trace.rule_input is not None
+        return self.trace.rule_input
+
+    @property
+    def log_input(self) -> RuleInput:
+        """What the log rules read (a rule that needs the log runs only where there is one)."""
+        assert self.log is not None
+        return self.log
 
     @property
     def sources(self) -> set[str]:
@@ -119,7 +143,8 @@ def _f(x: Any) -> float | None:
 
 
 def collect(*, log: RuleInput | None = None, phases: pd.DataFrame | None = None, activity: Activity | None = None,
-            trace: TraceAnalysis | None = None, upload_gbs: float | None = None) -> Evidence:
+            trace: TraceAnalysis | None = None, upload_gbs: float | None = None,
+            download_gbs: float | None = None) -> Evidence:
     """Every piece the sources given hold, and where two cover the same time, the join."""
     pieces: list[Piece] = []
     if log is not None:
@@ -130,7 +155,7 @@ def collect(*, log: RuleInput | None = None, phases: pd.DataFrame | None = None,
     if trace is not None:
         pieces += _trace_pieces(trace)
     ev = Evidence(pieces, log=log, phases=phases, activity=activity, trace=trace,
-                  upload_gbs=_f(upload_gbs))
+                  upload_gbs=_f(upload_gbs), download_gbs=_f(download_gbs))
     if activity is not None and trace is not None:
         ev.joined = join_busy(activity, trace)
     return ev

@@ -19,11 +19,20 @@ the advice says what moves that bound. docs/ANALYZE.md documents the thresholds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 PIPE_FULL = sg.PIPE_FULL   # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close
@@ -45,21 +54,21 @@ def _pipes_line(p: dict) -> str:
     return ", ".join(f"{label} {_pct(p[k])}" for k, label in names if k in p and p[k] is not None)
 
 
-def gpu_bound(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    a = f.get("active")
+def gpu_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
     if a is None or not a["working_s"]:
         return None
-    if f["source"] != "gpm_sm_active":
+    if f.source != "gpm_sm_active":
         return _busy_unshown(f, a, None)
     p = a.get("pipes") or sg.pipes_while_computing(g, working)
     comp_s, work_s = float(p["computing_s"] or 0.0), float(a["working_s"])
-    res = f["resolution_s"] if finite(f["resolution_s"]) else 0.0
+    res = f.resolution_s if finite(f.resolution_s) else 0.0
     share = comp_s / work_s if work_s else 0.0
     if share < MIN_COMPUTING_SHARE or comp_s < MIN_READINGS * res:
         return None
-    ev = {"computing_s": rnd(comp_s), "computing_share": rnd(share), "working_s": rnd(work_s),
+    ev: dict[str, Any] = {"computing_s": rnd(comp_s), "computing_share": rnd(share), "working_s": rnd(work_s),
           "while_computing": {k: rnd(v, 3) for k, v in p.items() if k != "computing_s" and v is not None},
-          "source": f["source"], "resolution_s": rnd(f["resolution_s"]),
+          "source": f.source, "resolution_s": rnd(f.resolution_s),
           "thresholds": {"pipe_full": PIPE_FULL, "pipe_low": PIPE_LOW, "sm_busy": SM_BUSY,
                          "occupancy_low": OCCUPANCY_LOW},
           "could_not_see": ("GPM averages each reading's window: which kernel filled the pipe needs a profiler "
@@ -113,14 +122,14 @@ def _busy_all_along(a: dict) -> bool:
     return finite(a["busy_fraction"]) and a["busy_fraction"] >= OLD_BUSY and comp >= OLD_SHARE
 
 
-def _busy_unshown(f: dict, a: dict, p: dict | None) -> Finding | None:
+def _busy_unshown(f: GpuFigures, a: dict, p: dict | None) -> Finding | None:
     """utilization.gpu only says a kernel ran: busy, with the bound unknown."""
     busy = a["busy_fraction"]
     comp = (a["classes"].get("computing") or 0.0) + (a["classes"].get("both") or 0.0)
     if not (finite(busy) and busy >= OLD_BUSY and comp >= OLD_SHARE):
         return None
     ev = {"busy_fraction": rnd(busy), "computing_share": rnd(comp), "working_s": rnd(a["working_s"]),
-          "source": f["source"],
+          "source": f.source,
           "could_not_see": ("utilization.gpu says only that a kernel ran in each window: not how busy the SMs were, "
                             "nor which pipe (DRAM, tensor, FP) bounds them; GPM readings (gpuscope record) tell")}
     return (Diagnosis("gpu_busy", "info",
@@ -128,3 +137,10 @@ def _busy_unshown(f: dict, a: dict, p: dict | None) -> Finding | None:
                       "whether they filled the GPU or which pipe bounds it.", ev,
                       "Record with gpuscope record (GPM SM, DRAM and tensor activity) to tell memory- from "
                       "compute-bound."), comp)
+
+
+@rule("gpu_bound", needs=SAMPLES, uses=("compute",),
+      emits={"memory_bound": "memory_bound", "compute_bound": "compute_bound", "occupancy_bound": "occupancy_bound",
+             "gpu_busy": "gpu_busy"})
+def gpu_bound_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, gpu_bound)

@@ -1,4 +1,4 @@
-"""Coarse PCIe readings of a trickle: the copy rules' (rules.activity upload/download_bound_pageable)
+"""Coarse PCIe readings of a trickle: the copy rules' (rules.sample_copies upload/download_bound_pageable)
 verdict where the readings cannot time a copy.
 
     copies_averaged     (for upload/download_bound_pageable) readings >= COARSE_READING_S apart
@@ -17,20 +17,25 @@ gets no such word (tests/test_truthtree_fleet.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 COARSE_READING_S = 0.5   # PCIe readings this far apart average a copy with what lies around it
 CRAWL_FLOOR_GBS = 1.0    # a pageable copy's slowest crawl: a held rate below it is a trickle of copies
 HOST_IDLE_BUSY = 0.5     # the SMs busy less than this share of the working time: the GPU mostly idled
 
 
-def coarse_trickle(f: dict, a: dict, b: dict, rate: float, direction: str) -> Finding | None:
+def coarse_trickle(f: GpuFigures, a: dict, b: dict, rate: float, direction: str) -> Finding | None:
     """The copy rules' verdict where coarse readings average copies with host work (see above)."""
-    res = f["pcie"]["resolution_s"]
+    res = f.pcie["resolution_s"]
     if not (finite(res) and res >= COARSE_READING_S and finite(rate) and rate < CRAWL_FLOOR_GBS):
         return None
-    line = f["pcie"]["line_rate_gbs"]
+    line = f.pcie["line_rate_gbs"]
     gb = rate * b["total_s"]
     at_line = gb / line if line else float("nan")
     what = "uploads" if direction == "rx" else "read-backs"

@@ -27,46 +27,51 @@ from gpuscope.analysis.rules.activity import (
     COPY_SHARE_HIGH,
     COPY_SHARE_LOW,
     COPY_SHARE_MEDIUM,
-    _other_way,
     _working,
 )
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+from gpuscope.analysis.rules.sample_copies import _other_way
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples import samplegrid as sg
+    from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 
-def copies_unresolved(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
+def copies_unresolved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     """Copies in either direction too short for the readings to tell their rate (the direction that
     spent the larger share of the working time; an upload's read requests on TX are not read-backs)."""
     a = _working(f)
     if a is None:
         return None
     best: tuple[float, str] | None = None
-    for d, own in (("rx", "upload_gbs"), ("tx", "download_gbs")):
-        b = f["pcie"][d]["bursts"]
+    for d in ("rx", "tx"):
+        b = f.pcie[d]["bursts"]
         share = b["total_s"] / a["working_s"]
-        if finite(ctx.get(own)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
+        if finite(ctx.program_rate(d)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
             continue
-        if _other_way(g, d, f["pcie"]["line_rate_gbs"]):
+        if _other_way(g, d, f.pcie["line_rate_gbs"]):
             continue
         if best is None or share > best[0]:
             best = (share, d)
     if best is None:
         return None
     share, d = best
-    b, mx = f["pcie"][d]["bursts"], f["pcie"][d]["max_gbs"]
+    b, mx = f.pcie[d]["bursts"], f.pcie[d]["max_gbs"]
     what = "uploads" if d == "rx" else "read-backs (device to host)"
     ev = {"direction": d, "copies": b["count"], "copy_median_s": rnd(b["median_s"], 4),
-          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f["pcie"]["resolution_s"], 4),
+          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f.pcie["resolution_s"], 4),
           "share_of_working_time": rnd(share), f"{d}_max_gbs": rnd(mx, 2),
           "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
                             "time around it: its rate is unknown (at least its highest reading), and a slow copy "
                             "cannot be told from short fast ones with host work between them")}
     summary = (f"{b['count']} bursts of {what}, ~{b['median_s'] * 1e3:.0f} ms each ({share:.0%} of the working time), "
-               f"span too few readings {f['pcie']['resolution_s'] * 1e3:.0f} ms apart (a median "
+               f"span too few readings {f.pcie['resolution_s'] * 1e3:.0f} ms apart (a median "
                f"{b['median_readings']:g}; a rate needs {transfers.MIN_RESOLVED_READINGS}) to tell their rate: at least "
                f"{mx:.1f} GB/s (the highest reading).")
     rec = (f"To judge them, give gpuscope the program's own bytes and time per copy ({'h2d' if d == 'rx' else 'd2h'}"
@@ -86,10 +91,10 @@ def _serialised_share(g: sg.Grid, working: np.ndarray, working_s: float) -> floa
     return float(grid.masked_sum(g.dt, mask)) / working_s
 
 
-def _not_overlapped(f: dict, d: str, what: str, serial: float, ev: dict, mx: float) -> Diagnosis:
+def _not_overlapped(f: GpuFigures, d: str, what: str, serial: float, ev: dict, mx: float) -> Diagnosis:
     """Copies the SMs waited on, their rate unknown: what is certain, at the confidence it allows."""
     sev = "high" if serial >= COPY_SHARE_HIGH else "medium" if serial >= COPY_SHARE_MEDIUM else "low"
-    res = f["pcie"]["resolution_s"]
+    res = f.pcie["resolution_s"]
     ev = {**ev, "sm_idle_while_copying_share": rnd(serial),
           "could_not_see": ev["could_not_see"] + "; whose bytes they are (another program's copies read the same)"}
     summary = (f"{what.capitalize()} not overlapped with compute: the SMs idled while PCIe moved bytes "
@@ -100,3 +105,16 @@ def _not_overlapped(f: dict, d: str, what: str, serial: float, ev: dict, mx: flo
            "computes, double-buffer). Whether their copy path is also slow needs their rate: the program's own "
            "bytes and time per copy, a profiler trace, or faster sampling (gpuscope record).")
     return Diagnosis("copies_not_overlapped", sev, summary, ev, rec)
+
+
+def _direction_cause(d: Diagnosis) -> str | None:
+    """The copies the SMs waited on: an upload or a read-back by their direction."""
+    if d.id == "copies_not_overlapped" and d.evidence.get("direction") in ("rx", "tx"):
+        return "upload" if d.evidence["direction"] == "rx" else "readback"
+    return {"copies_not_overlapped": "copies_serialised"}.get(d.id)
+
+
+@rule("copies_unresolved", needs=SAMPLES, uses=("copies",), yields_to=TRACE, cause=_direction_cause,
+      emits={"copies_unresolved": None, "copies_not_overlapped": "copies_serialised"})
+def copies_unresolved_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, copies_unresolved)

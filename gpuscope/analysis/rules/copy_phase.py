@@ -25,11 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, link_when_near_line, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples import samplegrid as sg
+    from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 LINES_UP = 0.5           # share of the idle time inside the phase
 MOVED_SHARE = 0.02       # bytes over the phase's time / line rate: the phase is a copy
@@ -37,10 +42,10 @@ SLOW_SHARE = 0.5         # below this share of the line the copy path, not the l
 COPY_SHARE_HIGH, COPY_SHARE_MEDIUM, COPY_SHARE_LOW = 0.4, 0.2, 0.1  # idle inside it / working time
 
 
-def _copy_row(ctx: dict, line: float) -> tuple[Any, Any] | None:
+def _copy_row(ctx: SampleContext, line: float) -> tuple[Any, Any] | None:
     """(the idle overlap row, the pcie row) of the phase the idle time lines up with, when its
     bytes say it is a copy."""
-    lines_up, pcie = ctx.get("idle_by_component"), ctx.get("pcie_by_phase")
+    lines_up, pcie = ctx.idle_by_component, ctx.pcie_by_phase
     if lines_up is None or not len(lines_up) or pcie is None or not len(pcie) or not line or line <= 0:
         return None
     top = lines_up.iloc[0]
@@ -56,11 +61,11 @@ def _copy_row(ctx: dict, line: float) -> tuple[Any, Any] | None:
     return top, r
 
 
-def copy_phase(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    a = f["active"]
-    if a is None or not a["working_s"] or ctx.get("upload_gbs") is not None and finite(ctx.get("upload_gbs")):
+def copy_phase(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
+    if a is None or not a["working_s"] or ctx.upload_gbs is not None and finite(ctx.upload_gbs):
         return None
-    line = f["pcie"]["line_rate_gbs"]
+    line = f.pcie["line_rate_gbs"]
     got = _copy_row(ctx, line)
     if got is None:
         return None
@@ -95,3 +100,12 @@ def copy_phase(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding |
         rec = (f"The link is the limit: overlap `{phase}` with compute (the next step's input copied while this "
                "one computes) or move fewer bytes (keep the data on the GPU); pinning will not make it faster.")
     return Diagnosis("copy_phase", sev, summary, ev, rec), share
+
+
+# a printed phase the GPU idles through while it moves bytes: a copy, not host work
+@rule("copy_phase", needs=SAMPLES, uses=("copies", "idle"), yields_to=TRACE, emits={"copy_phase": "upload"},
+      cause=link_when_near_line("upload"),
+      supersedes=("gpu_starved", "gpu_underused", "host_stall_cycle", "copies_unresolved", "copies_not_overlapped",
+                  "upload_bound_pageable"))
+def copy_phase_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, copy_phase)

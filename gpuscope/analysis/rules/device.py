@@ -1,20 +1,25 @@
 """Diagnoses of the device itself from NVML samples and the run's meta: throttled clocks (and
-why), a downgraded PCIe link, device memory nearly full. Rules of the rules.activity family
-(same signature: (figures, grid, working, context) -> (Diagnosis, impact) | None);
+why), a downgraded PCIe link, device memory nearly full. Per-GPU checks of the sample rules
+(per_gpu.SampleRule: (figures, grid, working, context) -> (Diagnosis, impact) | None), each run over
+every GPU by its decorated rule at the end of this module;
 thresholds documented in docs/ANALYZE.md "From NVML samples alone".
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.rules.engine import SAMPLES, rule
+from gpuscope.analysis.rules.per_gpu import Finding, SampleRule, per_gpu  # noqa: F401 (SampleRule: the checks' type)
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
     from gpuscope.analysis.evidence.samples.samplegrid import Grid
 
 THROTTLE_HIGH, THROTTLE_MEDIUM = 0.20, 0.05  # busy time with a throttling reason set
@@ -27,9 +32,6 @@ MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
 LIMIT_LOWERED_SHARE = 0.95               # enforced power limit / default below this: the limit was lowered
 
-Finding = tuple[Diagnosis, float]        # the diagnosis and the share of working time it explains
-# a rule of the family: (one GPU's figures, its grid, its working mask, the context) -> a finding
-SampleRule = Callable[[dict, "Grid", np.ndarray, dict], Finding | None]
 
 
 def rnd(x: float | None, nd: int = 3) -> float | None:
@@ -40,13 +42,13 @@ def finite(x: object) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    th, ck = f["throttle"], f["clocks"]
+def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    th, ck = f.throttle, f.clocks
     if not th.get("recorded"):
         med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
         if not (finite(med) and finite(mx) and mx > 0 and med < CLOCK_LOW_SHARE * mx):
             return None
-        ev = {"sm_busy_median_mhz": med, "sm_max_mhz": mx, "sm_max_basis": ck.get("sm_max_basis"),
+        ev: dict[str, Any] = {"sm_busy_median_mhz": med, "sm_max_mhz": mx, "sm_max_basis": ck.get("sm_max_basis"),
               "could_not_see": "the recording has no clock-event reasons (an older gpuscope): the cause is unknown"}
         return (Diagnosis("clocks_below_max", "info",
                           f"SM clock ran at a median {med:.0f} MHz while busy, {med / mx:.0%} of {mx:.0f} MHz; "
@@ -65,7 +67,7 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
     # a software cap that leaves the clock near its max costs little: grade it by the clock it left
     med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
     depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
-    limit = f.get("power_limit") or {}
+    limit = f.power_limit or {}
     lowered = _limit_lowered(limit)
     if hw or (frac >= 2 * THROTTLE_HIGH and depth is not None and depth < CLOCK_DEEP_SHARE):
         sev = "high"
@@ -81,7 +83,7 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
         sev = "info" if _pipe_full(g, working) else "low"
     ev = {"reasons": {n: {"busy_s": rnd(v["busy_s"]), "busy_fraction": rnd(v["busy_s"] / busy_s)} for n, v in per.items()},
           "busy_s": rnd(busy_s), "sm_busy_median_mhz": med, "sm_max_mhz": mx, "clock_share_of_max": rnd(depth),
-          "temperature_max_c": f["temperature_c"].get("max"), "power_max_w": f["power"].get("max_w"),
+          "temperature_max_c": f.temperature_c.get("max"), "power_max_w": f.power.get("max_w"),
           "could_not_see": "reasons are read ~5 times a second: shorter throttling episodes are missed or stretched"}
     summary = (f"Clocks throttled: {worst.replace('_', ' ')} held the clocks down {frac:.0%} of the busy time"
                + (f" (SM clock median {ck['sm_busy_median_mhz']:.0f} of {ck['sm_max_mhz']:.0f} MHz)"
@@ -92,7 +94,7 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
     elif at_rated:
         summary = summary[:-1] + ("; the GPU draws its rated power" if lowered is False else
                                   "; whether the power limit was lowered is not recorded") + \
-            (f" (power up to {f['power']['max_w']:.0f} W)." if finite(f["power"].get("max_w")) else ".")
+            (f" (power up to {f.power['max_w']:.0f} W)." if finite(f.power.get("max_w")) else ".")
     ev["power_limit"] = limit or None
     if lowered is None and worst == "sw_power_cap":
         ev["could_not_see"] += "; the board power limits (an older recording): whether the limit was lowered"
@@ -110,7 +112,7 @@ def clocks_throttled(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Findin
            "hw_power_brake_slowdown": "The power brake fired (the node's power supply asked the GPU to slow): "
                                       "check the PSU / rack power budget."}[worst]
     # the share of the working time it explains: the busy time under the reason, times the clock it cost
-    a = f.get("active") or {}
+    a = f.active or {}
     work = a.get("working_s") or 0.0
     lost = frac * (1.0 - depth if depth is not None else 0.5) * (busy_s / work if work > 0 else 1.0)
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
@@ -132,16 +134,16 @@ def _pipe_full(g: Grid, working: np.ndarray) -> bool:
     return any(finite(v) and v >= PIPE_FULL for k, v in p.items() if k not in ("computing_s", "sm_active", "sm_occupancy"))
 
 
-def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    link = f.get("link") or {}
+def link_downgraded(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    link = f.link or {}
     if not link.get("downgraded"):
         return None
     now, mx = link.get("now_gbs"), link.get("max_gbs")
-    peak = max((f["pcie"][d]["max_gbs"] for d in ("rx", "tx") if finite(f["pcie"][d]["max_gbs"])), default=None)
+    peak = max((f.pcie[d]["max_gbs"] for d in ("rx", "tx") if finite(f.pcie[d]["max_gbs"])), default=None)
     if finite(now) and finite(peak) and peak > LINK_UP_MARGIN * now:
         return None  # it ran faster than the probed link: it was down-clocked at idle, not degraded
     width_low = (link.get("width_now") or 0) < (link.get("width_max") or 0)
-    moved = f["pcie"]["rx"]["busy_s"] + f["pcie"]["tx"]["busy_s"] > 0
+    moved = f.pcie["rx"]["busy_s"] + f.pcie["tx"]["busy_s"] > 0
     sev = "high" if width_low and moved else "medium" if width_low or moved else "low"
     ev = {**{k: link.get(k) for k in ("gen_now", "gen_max", "width_now", "width_max")},
           "now_gbs": rnd(now, 2), "max_gbs": rnd(mx, 2), "peak_reading_gbs": rnd(peak, 2), "transfers_seen": moved,
@@ -155,8 +157,8 @@ def link_downgraded(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding
     return Diagnosis("pcie_link_downgraded", sev, summary, ev, rec), 0.0
 
 
-def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    m = f["memory"]
+def memory_nearly_full(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    m = f.memory
     frac = m.get("fraction")
     if not finite(frac) or frac < MEMORY_MEDIUM:
         return None
@@ -168,3 +170,19 @@ def memory_nearly_full(f: dict, g: Grid, working: np.ndarray, ctx: dict) -> Find
                       f"used at the peak ({frac:.1%}).", ev,
                       "Leave headroom: out-of-memory errors and allocator thrashing (cudaMalloc/cudaFree per step) "
                       "come next; smaller batches, freeing caches or activation checkpointing help."), 0.0)
+
+
+@rule("clocks_throttled", needs=SAMPLES, uses=("device",), emits={"clocks_throttled": "clocks", "clocks_below_max": None})
+def clocks_throttled_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, clocks_throttled)
+
+
+# (judged even on a recording too short for the rest: static)
+@rule("pcie_link_downgraded", needs=SAMPLES, uses=("device", "copies"), emits={"pcie_link_downgraded": "link_degraded"})
+def pcie_link_downgraded(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, link_downgraded, static=True)
+
+
+@rule("memory_nearly_full", needs=SAMPLES, uses=("device",), emits={"memory_nearly_full": "device_memory"})
+def memory_nearly_full_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, memory_nearly_full, static=True)

@@ -13,11 +13,20 @@ is said in `could_not_see`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
+from gpuscope.analysis.rules.engine import LOG, SAMPLES, TRACE, rule
+from gpuscope.analysis.rules.per_gpu import per_gpu
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.context import SampleContext
+    from gpuscope.analysis.evidence.samples.figures import GpuFigures
 
 MIN_GAPS = 3
 MIN_GAP_READINGS = 2
@@ -50,9 +59,9 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     return float(np.float64(sg.masked_dot(idle, g.dt, ok)) / w)
 
 
-def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Finding | None:
-    a = f.get("active")
-    res = f.get("resolution_s")
+def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
+    a = f.active
+    res = f.resolution_s
     if a is None or not a["working_s"] or not finite(res):
         return None
     gaps = [x for x in _gaps(g, working) if x[1] >= MIN_GAP_READINGS * res * 0.99]
@@ -67,12 +76,12 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fin
     starts = np.array([x[0] for x in gaps])
     period = float(np.median(np.diff(starts))) if starts.size > 1 else float("nan")
     sev = "high" if share >= SHARE_HIGH else "medium" if share >= SHARE_MEDIUM else "low"
-    util = f["source"] == "utilization"
+    util = f.source == "utilization"
     what = "utilization.gpu" if util else "SM activity"
     ev = {"gaps": len(gaps), "gap_median_s": rnd(float(np.median(lengths))), "gap_cv": rnd(cv),
           "idle_s": rnd(float(lengths.sum())), "gap_share_of_working_time": rnd(gap_share),
           "share_of_working_time": rnd(share), "working_s": rnd(a["working_s"]),
-          "period_s": rnd(period), "source": f["source"], "resolution_s": rnd(res),
+          "period_s": rnd(period), "source": f.source, "resolution_s": rnd(res),
           "thresholds": {"min_gaps": MIN_GAPS, "min_gap_readings": MIN_GAP_READINGS, "max_gap_cv": MAX_GAP_CV,
                          "share_high": SHARE_HIGH, "share_medium": SHARE_MEDIUM, "share_low": SHARE_LOW}}
     unseen = ("which host work the GPU waited for: timing lines or a profiler trace name it; gaps shorter than "
@@ -85,7 +94,7 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fin
                f"{len(gaps)} regular gaps of ~{float(np.median(lengths)):.2f} s (cv {cv:.2f}), "
                f"{lengths.sum():.1f} s; idle {share:.0%} of the {a['working_s']:.1f} s of work, the readings that "
                "straddle a gap counted by their activity")
-    lines_up = ctx.get("idle_by_component")
+    lines_up = ctx.idle_by_component
     if lines_up is not None and len(lines_up):
         top = lines_up.iloc[0]
         ev["lines_up_with"] = str(top.phase)
@@ -95,3 +104,9 @@ def host_stall_cycle(f: dict, g: sg.Grid, working: np.ndarray, ctx: dict) -> Fin
            "host-side compute, a per-step synchronisation, logging, checkpointing) and overlap it with the GPU "
            "work (a DataLoader with workers, a background thread, asynchronous copies).")
     return Diagnosis("host_stall_cycle", sev, summary, ev, rec), share
+
+
+@rule("host_stall_cycle", needs=SAMPLES, uses=("compute", "idle"), emits={"host_stall_cycle": "host"}, yields_to=TRACE,
+      supersedes=("gpu_underused",), ranks_after=LOG)
+def host_stall_cycle_rule(ev: Evidence) -> list[Finding]:
+    return per_gpu(ev, host_stall_cycle)

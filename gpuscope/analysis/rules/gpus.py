@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.rules.device import rnd
+from gpuscope.analysis.rules.device import Finding, rnd
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, rule
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
 
 IMBALANCE_RATIO = 0.5
@@ -44,9 +46,9 @@ def gpu_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     top, low = busy[hi_gpu], busy[lo_gpu]
     if not (top >= MIN_BUSY and low < IMBALANCE_RATIO * top):
         return []
-    idle = [ga.gpu for ga in gpus if ga.figures.get("active") is None]
+    idle = [ga.gpu for ga in gpus if ga.fig.active is None]
     sev = "high" if idle else "medium"
-    src = {ga.figures["source"] for ga in gpus}
+    src = {ga.fig.source for ga in gpus}
     what = "SM activity" if src == {"gpm_sm_active"} else "activity (utilization.gpu where no GPM)"
     ev = {"span_s": rnd(t1 - t0), "busy_by_gpu": {str(k): rnd(v) for k, v in busy.items()}, "busiest_gpu": hi_gpu,
           "least_busy_gpu": lo_gpu, "ratio": rnd(low / top), "idle_gpus": idle, "gpus": sorted(busy),
@@ -67,7 +69,7 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     samples' only honest rate); fires when the slowest is below UPLOAD_RATIO of the fastest."""
     rates = {}
     for ga in activity.gpus:
-        b = ga.figures["pcie"]["rx"]["bursts"]
+        b = ga.fig.pcie["rx"]["bursts"]
         if b["resolved"] and np.isfinite(b["interior_gbs_median"] or np.nan):
             rates[ga.gpu] = (float(b["interior_gbs_median"]), float(b["total_s"]))
     if len(rates) < 2:
@@ -77,7 +79,7 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     if not rates[slow][0] < UPLOAD_RATIO * rates[fast][0]:
         return []
     slow_ga = activity.gpu(slow)
-    work = ((slow_ga.figures.get("active") or {}).get("working_s") if slow_ga is not None else None) or 0.0
+    work = ((slow_ga.fig.active or {}).get("working_s") if slow_ga is not None else None) or 0.0
     share = rates[slow][1] / work if work > 0 else 0.0
     ev = {"upload_gbs_by_gpu": {str(k): rnd(v[0], 2) for k, v in rates.items()}, "fastest_gpu": fast,
           "slowest_gpu": slow, "ratio": rnd(rates[slow][0] / rates[fast][0]), "gpus": sorted(rates),
@@ -91,3 +93,15 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
            "the rank's memory on the GPU's own NUMA node (numactl / the launcher's binding), and a full-width link "
            "(gpuscope info).")
     return [(Diagnosis("upload_imbalance", "medium", summary, ev, rec), share)]
+
+
+@rule("gpu_imbalance", needs=SAMPLES, uses=("compute",), emits={"gpu_imbalance": "imbalance"})
+def gpu_imbalance_rule(ev: Evidence) -> list[Finding]:
+    assert ev.activity is not None
+    return gpu_imbalance(ev.activity)
+
+
+@rule("upload_imbalance", needs=SAMPLES, uses=("copies",), emits={"upload_imbalance": "imbalance"}, yields_to=TRACE)
+def upload_imbalance_rule(ev: Evidence) -> list[Finding]:
+    assert ev.activity is not None
+    return upload_imbalance(ev.activity)

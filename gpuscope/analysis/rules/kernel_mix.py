@@ -18,9 +18,11 @@ import re
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.rules.engine import SAMPLES, TRACE, Finding, rule, span_findings
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.rules.trace import TraceRuleInput
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 
 MIX_SHARE = 0.7   # of kernel time in one family
 MIX_BUSY = 0.5    # the GPU computing at least this share of the traced span
@@ -81,3 +83,10 @@ def kernel_mix(inp: TraceRuleInput) -> list[Diagnosis]:
             ev["examples"] = [str(n)[:120] for n in examples[fam_name]]
             return [Diagnosis(ident, "info", summary, ev, advice)]
     return []
+
+
+# the bound by kernel names; the samples' GPM pipes are finer: beside a recording this one yields
+@rule("kernel_mix", needs=TRACE, uses=("compute",), yields_to=SAMPLES,
+      emits={"compute_bound": "compute_bound", "memory_bound": "memory_bound"})
+def kernel_mix_rule(ev: Evidence) -> list[Finding]:
+    return span_findings(kernel_mix(ev.trace_input))

@@ -1,5 +1,5 @@
 """Pauses between a stamped log's records: the same `long_pauses` the samples give
-(rules.activity.long_pauses), from the time stamps of the timing lines.
+(rules.pauses.long_pauses), from the time stamps of the timing lines.
 
     long_pauses   a gap between one record's end and the next one's start that exceeds the
                   typical gap (the median) by >= MIN_PAUSE_S and >= PAUSE_FACTOR x the median
@@ -18,11 +18,16 @@ pause (evaluation on the GPU, a checkpoint, host work) the stamps cannot say: co
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.rule_input import RuleInput, floats, rnd
+from gpuscope.analysis.evidence.log.rule_input import RuleInput, floats, rnd
+from gpuscope.analysis.rules.engine import LOG, SAMPLES, Finding, log_findings, rule
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
 
 PAUSE_SHARE = 0.2    # as the samples' long_pauses: pauses / the stamped span
 MIN_PAUSE_S = 1.0    # a pause's excess over the median gap, at least
@@ -70,3 +75,9 @@ def long_pauses(inp: RuleInput) -> list[Diagnosis]:
     rec = ("One-off work holds the loop: checkpointing, evaluation, JIT compilation or a data loader restarting; "
            "move it off the training path or overlap it (an asynchronous checkpoint, evaluation less often).")
     return [Diagnosis("long_pauses", "low" if count >= 2 else "info", summary, ev, rec)]
+
+
+# the stamps' pauses; beside samples their own long_pauses tells it (one finding, not two)
+@rule("log_long_pauses", needs=LOG, uses=("idle",), emits={"long_pauses": None}, yields_to=SAMPLES)
+def log_long_pauses(ev: Evidence) -> list[Finding]:
+    return log_findings(long_pauses(ev.log_input))

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.log.groupstats import median
+from gpuscope.analysis.evidence.log.rule_input import NAN, RuleInput, floats, rnd
 from gpuscope.analysis.evidence.samples.pcie import resolved_by_samples
-from gpuscope.analysis.rule_input import NAN, RuleInput, floats, rnd
+from gpuscope.analysis.rules.engine import LOG, Finding, link_when_near_line, rule
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -46,7 +47,7 @@ def _rate_elsewhere(ev: Evidence) -> tuple[float, str, str | None] | None:
             return float(p.figures["gbs"]), "the profiler trace's DtoH copies", p.figures.get("host_memory")
     if ev.activity is not None:
         for ga in ev.activity.gpus:
-            tx = ga.figures["pcie"]["tx"]
+            tx = ga.fig.pcie["tx"]
             b = tx["bursts"]
             if b["resolved"] and math.isfinite(b["interior_gbs_median"] or NAN):
                 return float(b["interior_gbs_median"]), "PCIe TX inside the read-backs (samples)", None
@@ -55,10 +56,11 @@ def _rate_elsewhere(ev: Evidence) -> tuple[float, str, str | None] | None:
     return None
 
 
-def d2h_bound_rule(ev: Evidence) -> list[tuple[Diagnosis, float]]:
-    """The engine's read-back rule: the log's d2h time, its rate from the finest evidence there is."""
-    assert ev.log is not None
-    return [(d, float(d.evidence.get("d2h_share") or 0.0)) for d in d2h_bound(ev.log, _rate_elsewhere(ev))]
+@rule("d2h_bound", needs=LOG, uses=("copies",), emits={"d2h_bound": "readback"}, cause=link_when_near_line("readback"),
+      supersedes=("download_bound_pageable",), also=("samples", "trace"))
+def d2h_bound_rule(ev: Evidence) -> list[Finding]:
+    """The read-back rule: the log's d2h time, its rate from the finest evidence there is."""
+    return [(d, float(d.evidence.get("d2h_share") or 0.0)) for d in d2h_bound(ev.log_input, _rate_elsewhere(ev))]
 
 
 def d2h_bound(inp: RuleInput, elsewhere: tuple[float, str, str | None] | None = None) -> list[Diagnosis]:

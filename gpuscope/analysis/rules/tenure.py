@@ -8,14 +8,13 @@ the CPU), `lock_convoy` (workers queue for the lock as long as a tenure), `unsta
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.log.groupstats import median
-from gpuscope.analysis.evidence.log.table import nansum
-from gpuscope.analysis.rule_input import (
+from gpuscope.analysis.evidence.log.rule_input import (
     NAN,
     RuleInput,
     coef_var,
@@ -29,7 +28,12 @@ from gpuscope.analysis.rule_input import (
     spread,
     std_of,
 )
+from gpuscope.analysis.evidence.log.table import nansum
+from gpuscope.analysis.rules.engine import LOG, Finding, log_findings, rule
 from gpuscope.rolemodel import SPLIT_ROLES
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
 
 # cpu_stall_at_barrier: share of held time the GPU waited on the CPU
 STALL_SHARE_HIGH, STALL_SHARE_MEDIUM = 0.10, 0.03
@@ -349,3 +353,29 @@ def first_partition_warmup(inp: RuleInput, component: str = "d_b_alloc") -> list
     )
     return [Diagnosis("first_partition_warmup", "low", summary, ev, rec)]
 
+
+
+@rule("cpu_stall_at_barrier", needs=LOG, uses=("host",), emits={"cpu_stall_at_barrier": "host", "host_stall": "host"})
+def cpu_stall_at_barrier_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(cpu_stall_at_barrier(ev.log_input))
+
+
+@rule("lock_convoy", needs=LOG, uses=("host",), emits={"lock_convoy": "lock"})
+def lock_convoy_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(lock_convoy(ev.log_input))
+
+
+@rule("unstable_component", needs=LOG, uses=("host", "compute"),
+      emits={"unstable_component": None, "first_record_warmup": None})
+def unstable_component_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(unstable_component(ev.log_input))
+
+
+@rule("inconsistent_records", needs=LOG, uses=(), emits={"inconsistent_records": None})
+def inconsistent_records_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(inconsistent_records(ev.log_input))
+
+
+@rule("first_partition_warmup", needs=LOG, uses=("compute",), emits={"first_partition_warmup": None})
+def first_partition_warmup_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(first_partition_warmup(ev.log_input))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,10 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
     DeviceView,
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
+from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
 
 MIN_SHARE, MEDIUM_SHARE, HIGH_SHARE = 0.01, 0.10, 0.25
 NEAR_LINE_RATE = 0.70          # host copies at >= 70% of the line rate get no pinning advice
@@ -373,3 +377,40 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
 RULES: list[Callable[[TraceRuleInput], list[Diagnosis]]] = [
     pageable_memcpy, host_starved, sync_bound, launch_bound, copies_not_overlapped,
 ]
+
+
+def _copies_cause(d: Diagnosis) -> str | None:
+    """Slow copies are a read-back or an upload by their directions."""
+    dirs = d.evidence.get("directions")
+    keys = set(dirs) if isinstance(dirs, dict | list) else set()
+    if keys == {"DtoH"}:
+        return "readback"
+    return "upload" if "HtoD" in keys else "copies"
+
+
+@rule("pageable_memcpy", needs=TRACE, uses=("copies",), emits={"pageable_memcpy": "upload"}, cause=_copies_cause)
+def pageable_memcpy_rule(ev: Evidence) -> list[Finding]:
+    """Share: the copies' own time over the traced span (what they took, not only what pinning wins back)."""
+    span = ev.trace_input.span_us
+    return [(d, float(d.evidence["copy_ms"]) * 1e3 / span if span > 0 and isinstance(d.evidence.get("copy_ms"), int | float)
+             else float(d.evidence.get("share_of_span") or 0.0)) for d in pageable_memcpy(ev.trace_input)]
+
+
+@rule("host_starved", needs=TRACE, uses=("compute", "host"), emits={"host_starved": "host"})
+def host_starved_rule(ev: Evidence) -> list[Finding]:
+    return span_findings(host_starved(ev.trace_input))
+
+
+@rule("sync_bound", needs=TRACE, uses=("compute", "host"), emits={"sync_bound": "sync"})
+def sync_bound_rule(ev: Evidence) -> list[Finding]:
+    return span_findings(sync_bound(ev.trace_input))
+
+
+@rule("launch_bound", needs=TRACE, uses=("compute",), emits={"launch_bound": "launch"})
+def launch_bound_rule(ev: Evidence) -> list[Finding]:
+    return span_findings(launch_bound(ev.trace_input))
+
+
+@rule("copies_not_overlapped", needs=TRACE, uses=("copies", "compute"), emits={"copies_not_overlapped": "copies_serialised"})
+def copies_not_overlapped_rule(ev: Evidence) -> list[Finding]:
+    return span_findings(copies_not_overlapped(ev.trace_input))

@@ -1,5 +1,5 @@
 """The trace's word for copies that already run at the line rate and fill the span: the same
-`link_bound` the samples give (rules.activity.link_bound), from the exact copies a trace holds.
+`link_bound` the samples give (rules.link.link_bound), from the exact copies a trace holds.
 
     link_bound   host<->device copies not from pageable memory, >= LINK_SHARE of the traced span,
                  at >= NEAR_LINE of the line rate (by the copies' own bytes over their time)
@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import TRACE_FLOOR_UNSEEN
+from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.rules.trace import TraceRuleInput
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 
 LINK_SHARE = 0.5   # of the traced span (merged copy time)
 NEAR_LINE = 0.8    # of the line rate
@@ -65,3 +67,8 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
         "they already run as fast as the link allows.", ev,
         "Move fewer bytes (keep the data on the GPU, read back only what the host needs, compress) or overlap the "
         "copies with compute on a second stream; pinning will not help, they are not pageable.")]
+
+
+@rule("trace_link_bound", needs=TRACE, uses=("copies",), emits={"link_bound": "link"})
+def trace_link_bound(ev: Evidence) -> list[Finding]:
+    return span_findings(link_bound(ev.trace_input))

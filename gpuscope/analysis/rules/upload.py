@@ -14,11 +14,28 @@ import numpy as np
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
+from gpuscope.analysis.evidence.log.rule_input import (
+    NAN,
+    RuleInput,
+    coef_var,
+    correlation,
+    floats,
+    rnd,
+)
 from gpuscope.analysis.evidence.samples.pcie import MIN_SAMPLE_INTERVALS, resolved_by_samples
-from gpuscope.analysis.rule_input import NAN, RuleInput, coef_var, correlation, floats, rnd
+from gpuscope.analysis.rules.engine import (
+    LOG,
+    SAMPLES,
+    Finding,
+    link_when_near_line,
+    log_findings,
+    rule,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from gpuscope.analysis.evidence import Evidence
 
 # h2d_bound: share of held time spent in h2d-role components
 H2D_SHARE_HIGH, H2D_SHARE_MEDIUM, H2D_SHARE_LOW = 0.40, 0.20, 0.10
@@ -256,3 +273,17 @@ def pcie_underused(inp: RuleInput) -> list[Diagnosis]:
            "buffer is the usual cause at this rate (many small copies look alike): pin the upload buffers "
            "(a reusable cudaHostAlloc pool, or cudaHostRegister once).")
     return [Diagnosis("pcie_underused", sev, summary, ev, rec)]
+
+
+_UP = ("upload_bound_pageable",)  # the samples' guess at the same uploads: the log's bytes/time tell them
+
+
+@rule("h2d_bound", needs=LOG, uses=("copies",), emits={"h2d_bound": "upload"}, cause=link_when_near_line("upload"),
+      supersedes=_UP, also=SAMPLES)
+def h2d_bound_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(h2d_bound(ev.log_input))
+
+
+@rule("pcie_underused", needs=LOG, uses=("copies",), emits={"pcie_underused": "upload"}, supersedes=_UP, also=SAMPLES)
+def pcie_underused_rule(ev: Evidence) -> list[Finding]:
+    return log_findings(pcie_underused(ev.log_input))

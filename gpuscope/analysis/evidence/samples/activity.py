@@ -26,6 +26,7 @@ import pandas as pd
 
 from gpuscope.analysis.evidence.samples import holes, transfers
 from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples.figures import GpuFigures
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
 
 PAUSE_MIN_S = 1.0
@@ -49,6 +50,11 @@ class GpuActivity:
     grid: sg.Grid
     figures: dict                       # this GPU's part of the `activity` JSON object
     working: np.ndarray                 # bool per grid interval: in the active span, not a pause
+
+    @cached_property
+    def fig(self) -> GpuFigures:
+        """The figures as the rules read them (typed: figures.GpuFigures)."""
+        return GpuFigures.of(self.figures)
 
 
 @dataclass
