@@ -212,7 +212,10 @@ def test_analyze_a_report_names_its_first_cause():
     # 95% of the second is pinned HtoD copies with no kernel beside them (SQL: HtoD time / span)
     (htod_ns,), = _sql("h100_2gpu_1s", "SELECT sum(\"end\" - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1")
     assert htod_ns / 1e9 / j["activity"]["device_span_s"] > 0.9
-    assert j["diagnoses"][0]["id"] == "copies_not_overlapped"
+    # pinned copies at 55% of the given line, another GPU copying beside them: their rate is the story
+    # (rules/pinned_rate.py), their serialisation with kernels beside it
+    ids = [d["id"] for d in j["diagnoses"]]
+    assert ids[0] == "pinned_copies_slow" and "copies_not_overlapped" in ids
 
 
 @needs_exports

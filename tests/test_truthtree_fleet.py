@@ -5,6 +5,8 @@ nearly quiet: the host side, likelier than copies) at LOW, the confidence 1 s re
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from gpuscope.analysis import analyze
 from gpuscope.sources import open_source
 from tests.test_truthcap_rates import _by_id, _second_capture
@@ -27,7 +29,7 @@ def test_the_same_trickle_beside_a_busy_gpu_names_no_host_side():
     # of copies (the copy rules call coarse_trickle with these figures): nothing says host side
     from gpuscope.analysis.rules.coarse import coarse_trickle
 
-    f = {"pcie": {"resolution_s": 1.0, "line_rate_gbs": 50.0}}
+    f = SimpleNamespace(pcie={"resolution_s": 1.0, "line_rate_gbs": 50.0})  # (GpuFigures: only .pcie is read)
     b = {"total_s": 39.0}
     diag, _ = coarse_trickle(f, {"working_s": 39.0, "busy_fraction": 0.7}, b, 0.8, "rx")
     assert diag.severity == "low" and "host-side" not in diag.summary and "gpu_idle_share" not in diag.evidence
