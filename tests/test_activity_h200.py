@@ -202,7 +202,7 @@ def test_imagenet_style_starved_loader():
     """One loader worker: every step waits ~190 ms for its batch. The log is read as 60 steps
     with Data their host-side part, and the cause ranks first with the samples beside it."""
     a = _analysis("imagenet_slow")
-    assert a.format == "lines" and a.records == 60
+    assert a.log.format == "lines" and a.records == 60
     ids = _ids(a.diagnoses)
     assert ids[0] == "host_stall" and a.diagnoses[0].severity == "high"
     assert a.diagnoses[0].evidence["host_components"] == ["Data"]
@@ -224,7 +224,7 @@ def test_imagenet_style_fed_loader_is_not_told_it_stalls():
 
 def test_imagenet_style_without_lines_is_judged_from_its_samples():
     a = _analysis("imagenet_quiet")
-    assert a.format == "samples" and a.records == 0
+    assert a.kind == "samples" and a.log is None and a.records == 0  # no log part: no empty log's figures
     assert a.diagnoses[0].id == "gpu_starved" and a.diagnoses[0].severity == "high"
     assert a.activity is not None
 

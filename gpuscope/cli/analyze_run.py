@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from gpuscope.cli._common import say, say_samples_damage, say_warnings, write_file
+from gpuscope.cli._common import emit, say, say_samples_damage, say_warnings, write_file
 from gpuscope.cli.progress import Progress
 
 
@@ -38,7 +38,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
     # not one source: the ranks alone (run directories, or traces that are not one job's: never merged)
     if ranks is not None and (ranks["inputs"] == "runs" or not ranks.get("one_job", True)):
-        _say_ranks(ranks, as_json, html_file or csv_dir)
+        _say_ranks(source, ranks, as_json, html_file or csv_dir)
         return
     bench: BenchmarkTable | None = None
     with Progress(source) as progress:
@@ -74,17 +74,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         written = write_csv(result, csv_dir)
         say(f"wrote {len(written)} CSV files to {csv_dir}")
     if as_json:
-        from gpuscope.reports.jsonout import to_json_text
-
-        if ranks is not None:
-            import json
-
-            from gpuscope.analysis.result import clean
-
-            sys.stdout.write(json.dumps(clean({**result.to_json(), "ranks": ranks}), indent=2, allow_nan=False) + "\n")
-        else:
-            sys.stdout.write(to_json_text(result) + "\n")
-        sys.stdout.flush()
+        emit({**result.document(), "ranks": ranks} if ranks is not None else result.document())
         return
     from gpuscope.cli._common import stdout_console
     from gpuscope.reports.console import render_summary
@@ -115,13 +105,9 @@ def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate
 
         against_line_rate(e.table, line_rate)
     if as_json:
-        import json
+        from gpuscope.analysis.document import bare_document
 
-        from gpuscope.analysis.result import clean
-
-        doc = {"format": "benchmark_table", "source": name, "benchmark_table": e.table.to_json()}
-        sys.stdout.write(json.dumps(clean(doc), indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        emit(bare_document(name, "benchmark_table", table=e.table.to_json()))
         return
     from gpuscope.cli._common import stdout_console
     from gpuscope.reports.bench_console import render_bench_table
@@ -173,7 +159,7 @@ def _with_folder(ranks: dict, trace) -> None:
                               "rank's own figures are in the ranks table")
 
 
-def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
+def _say_ranks(folder: str, ranks: dict, as_json: bool, files: str | None) -> None:
     if files:
         from gpuscope.errors import UsageError
 
@@ -183,12 +169,9 @@ def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
     if as_json:
-        import json
+        from gpuscope.analysis.document import bare_document
 
-        from gpuscope.analysis.result import clean
-
-        sys.stdout.write(json.dumps(clean({"format": "ranks", "ranks": ranks}), indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        emit(bare_document(folder, "ranks", ranks=ranks))
         return
     from gpuscope.cli._common import stdout_console
     from gpuscope.reports.ranks_console import render_ranks
