@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors
+from gpuscope.cli._common import emit, handle_errors
 from gpuscope.cli.app import app
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ def kernels(
 
     Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5 --json
     """
-    import json
 
     from gpuscope.errors import NoGpuError
     from gpuscope.workload.backends import get_backend
@@ -60,7 +59,7 @@ def kernels(
                          hint="the CPU reference is covered by `make test`") from None
     rows = bench_kernels(parsed, repeats, backend=gpu)
     if as_json:
-        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+        emit([r.to_dict() for r in rows])
         return
     from rich.table import Table
 

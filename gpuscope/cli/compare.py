@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import typer
 
 from gpuscope.cli import bounds, options
-from gpuscope.cli._common import handle_errors, say, say_samples_damage
+from gpuscope.cli._common import emit, handle_errors, say, say_samples_damage
 from gpuscope.cli.app import app
 
 RUN_MODES = ("pinned", "pageable", "unpinned", "registered")
@@ -123,8 +122,7 @@ def compare_cmd(
         write_file(html_file, compare_report(doc, sides), "the HTML report")
         say(f"wrote {html_file}")
     if as_json:
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        emit(doc)
         return
     from gpuscope.cli._common import stdout_console
     from gpuscope.reports.compare_console import render_compare
