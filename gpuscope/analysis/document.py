@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "SamplesDoc", "SourceDoc", "TraceDoc",
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc", "TraceDoc",
            "bare_document", "build_document"]
 
 
@@ -91,6 +91,24 @@ class TraceDoc(TypedDict):
     options: dict[str, Any]
 
 
+class RanksDoc(TypedDict, total=False):
+    """A folder of per-rank traces or runs (gpuscope.analysis.ranks.combine, ranks_run.analyze_ranks)."""
+
+    count: int
+    inputs: str                      # traces | runs
+    one_job: bool                    # ranks of one job (else each is analyzed alone, no straggler named)
+    one_job_evidence: str
+    table: list[dict[str, Any]]      # one row per rank (ranks.rank_row)
+    stragglers: list[dict[str, Any]]
+    collectives: dict[str, Any]
+    errors: list[dict[str, Any]]     # ranks that could not be read: {name, rank, error}
+    notes: list[str]
+    rule: dict[str, Any]             # the straggler rule: ratio, min_ms, metric
+    shared_devices: Any              # ranks naming one device: its union of activity (the folder's own trace)
+    workers: int                     # processes used
+    seconds: float                   # wall time of the reading and analysis
+
+
 class AnalysisDoc(TypedDict):
     version: int
     source: SourceDoc
@@ -98,7 +116,7 @@ class AnalysisDoc(TypedDict):
     samples: SamplesDoc | None
     trace: TraceDoc | None
     table: dict[str, Any] | None     # a benchmark tool's table (Google Benchmark, nccl-tests, nsys stats)
-    ranks: dict[str, Any] | None     # a folder of per-rank traces or runs: each rank's row (analysis.ranks)
+    ranks: RanksDoc | None           # a folder of per-rank traces or runs: each rank's row (analysis.ranks)
     findings: list[dict[str, Any]]   # Diagnosis.to_json(), ranked
     first_cause: str | None
     what_if: dict[str, Any] | None
@@ -142,7 +160,7 @@ def build_document(a: Analysis) -> AnalysisDoc:
 
 
 def bare_document(path: str, kind: str, *, table: dict[str, Any] | None = None,
-                  ranks: dict[str, Any] | None = None) -> AnalysisDoc:
+                  ranks: RanksDoc | None = None) -> AnalysisDoc:
     """The document of an input that is no one source analyzed by steps: a benchmark tool's
     table (`table`), a folder of ranks analyzed rank by rank (`ranks`). Every other part null."""
     doc: AnalysisDoc = {

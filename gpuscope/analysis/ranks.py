@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources.source import Source
 
@@ -236,7 +237,7 @@ def _waits(rows: list[dict], s: dict) -> dict | None:
             "others_extra_ms_per_step": median(others) - mine}
 
 
-def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any]:
+def combine(rows: list[dict], errors: list[dict] | None = None) -> RanksDoc:
     """The ranks document: the rows (by rank), the stragglers with by how much, the collectives."""
     notes = []
     job, evidence = one_job(rows)  # (before any renumbering: repeated distributedInfo ranks are no evidence)

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from gpuscope.cli._common import emit, say, say_samples_damage, say_warnings, write_file
 from gpuscope.cli.progress import Progress
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
 
 
 def warn_skipped(parsed, verbose: bool) -> None:
@@ -133,7 +137,7 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     return analysis_html(result, png, whatif=whatif)
 
 
-def _ranks(source: str, line_rate: float | None) -> dict | None:
+def _ranks(source: str, line_rate: float | None) -> RanksDoc | None:
     """The ranks document of a multi-rank folder (gpuscope.ranks_run), else None."""
     import os
 
@@ -145,7 +149,7 @@ def _ranks(source: str, line_rate: float | None) -> dict | None:
     return analyze_ranks(paths, line_rate=line_rate) if paths else None
 
 
-def _with_folder(ranks: dict, trace) -> None:
+def _with_folder(ranks: RanksDoc, trace) -> None:
     """What the ranks document says of the folder's own (merged) analysis: ranks naming one device
     get its union of activity, and a note that the folder's figures cover the ranks together."""
     from gpuscope.analysis.ranks import shared_devices
@@ -159,7 +163,7 @@ def _with_folder(ranks: dict, trace) -> None:
                               "rank's own figures are in the ranks table")
 
 
-def _say_ranks(folder: str, ranks: dict, as_json: bool, files: str | None) -> None:
+def _say_ranks(folder: str, ranks: RanksDoc, as_json: bool, files: str | None) -> None:
     if files:
         from gpuscope.errors import UsageError
 
