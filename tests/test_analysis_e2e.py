@@ -45,7 +45,7 @@ def _busy_fraction(text: str) -> float:
 
 def test_article_excerpt_acceptance():
     a = analyze(open_source(EXAMPLES / "article_excerpt.log"))
-    assert a.log.format == "condensed" and a.records == 4
+    assert a.log.format == "condensed" and a.log.records == 4
     assert list(a.log.record_split["inconsistent"]) == [False, True, False, False]
     assert a.log.components.at["ntt_kernels", "median_ms"] == 1354.5
     assert (a.log.split["h2d_ms"], a.log.split["held_ms"]) == (8613, 14460)
@@ -88,7 +88,7 @@ def test_two_gpu_tenures_with_journald_prefix(tmp_path):
     a = analyze(open_source(log))
     held = _values(text, "mutex_held_ms")
     ntt = _values(text, "ntt_kernels")
-    assert a.records == len(held) == 10
+    assert a.log.records == len(held) == 10
     assert set(a.log.record_split["n_gpus"]) == {2}
     # per-GPU parts are averaged over the tenure's two GPUs: h2d total = sum(ntt_kernels) / 2
     assert a.log.split["h2d_ms"] == pytest.approx(sum(ntt) / 2)

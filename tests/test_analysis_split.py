@@ -17,7 +17,7 @@ MODEL = load_model()
 
 def test_article_acceptance():
     a = analyze(src(article_log()))
-    assert a.records == 4
+    assert a.log.records == 4
     rs = a.log.record_split
     assert list(rs["inconsistent"]) == [False, True, False, False]
     assert a.log.split["inconsistent_records"] == 1
@@ -76,7 +76,7 @@ def test_incomplete_tenure_and_cpu_lines():
     b.value("b_g2_msm", 430)
     b.tenure(None, ntt_kernels=300)    # cut off: no held line
     a = analyze(src(b.build()))
-    assert a.records == 1 and a.log.incomplete_records == 1
+    assert a.log.records == 1 and a.log.incomplete_records == 1
     assert len(a.log.record_split) == 1
     assert a.log.components.at["prep_msm", "count"] == 1 and a.log.components.at["prep_msm", "role"] == "cpu"
     assert a.log.components.at["ntt_kernels", "count"] == 2  # values of the cut-off tenure still counted
@@ -87,7 +87,7 @@ def test_empty_split_has_nan_shares():
     b = LogBuilder()
     b.value("prep_msm", 10)
     a = analyze(src(b.build()))
-    assert a.records == 0 and a.log.split["held_ms"] == 0
+    assert a.log.records == 0 and a.log.split["held_ms"] == 0
     assert math.isnan(a.log.split["h2d_share"])
     assert a.document()["log"]["split"]["h2d_share"] is None
 

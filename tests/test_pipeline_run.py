@@ -66,7 +66,7 @@ def test_cpu_run_end_to_end(tmp_path):
     assert summ["log"]["records"] == 4 and summ["source"]["kind"] == "cuzk"
     assert summ["log"]["split"]["inconsistent_records"] == 0
     assert summ["log"]["split"]["h2d_ms"] == 0.0  # no upload on the CPU backend
-    assert out.analysis is not None and out.analysis.records == 4
+    assert out.analysis is not None and out.analysis.log.records == 4
 
 
 def test_interrupt_leaves_a_complete_rundir_with_status_interrupted(tmp_path):

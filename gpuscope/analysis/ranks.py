@@ -141,7 +141,7 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
         row["span_s"] = wall
         row["idle_by_cause_s"] = {k: classes[k] * wall for k in ("idle_quiet", "transferring", "idle")
                                   if wall and _f(classes.get(k))}
-        recs = result.records
+        recs = result.log.records if result.log is not None else 0
         held = _f(result.log.split.get("held_ms")) if result.log is not None else None
         row.update(steps=recs, step_ms=(held / recs) if recs and held else None)
         pcie = act.get("pcie") or {}

@@ -43,11 +43,6 @@ class Analysis:
     malformed_sample_rows: int = 0      # sample rows the reader could not use
     _document: dict | None = field(default=None, init=False, repr=False, compare=False)
 
-    @property
-    def records(self) -> int:
-        """Complete records of the log; 0 when the source has no timing lines (a title's count)."""
-        return self.log.records if self.log is not None else 0
-
     def document(self) -> AnalysisDoc:
         """The `analyze --json` document, version 2 (gpuscope.analysis.document), built once."""
         if self._document is None:
