@@ -331,20 +331,21 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
     trace_parts: list[RenderableType] = []
     activity_parts: list[RenderableType] = []
     lg = a.log if a.log is not None and a.log.timing_lines else None  # no timing lines: no log section
-    if a.activity is not None:
+    doc = a.document() if a.activity is not None or a.trace is not None else None  # (built once, drawn from)
+    if doc is not None and doc["samples"] is not None and doc["samples"]["activity"] is not None:
         from gpuscope.reports.activity_console import activity_renderables, samples_header
 
-        act = a.activity.to_json()
+        act = doc["samples"]["activity"]
         activity_parts = activity_renderables(act)
         if lg is None and a.trace is None:  # samples and nothing else
             skipped = a.malformed_sample_rows
             note = (a.samples_read or {}).get("note")
             return [samples_header(act, a.source, skipped, note), *activity_parts,
                     diagnoses_block(a, verbose=verbose)]
-    if a.trace is not None:
+    if doc is not None and doc["trace"] is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables
 
-        tdoc = a.trace.to_json()
+        tdoc = doc["trace"]
         trace_parts = trace_renderables(tdoc, a.options.line_rate_gbs, a.options.line_rate_source)
         if lg is None:  # a trace and nothing else: no log section
             return [trace_header(tdoc, a.source), *trace_parts, *activity_parts,
