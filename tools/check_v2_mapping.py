@@ -2,7 +2,10 @@
 v2 place (docs/ARCHITECTURE.md, "The JSON document": the mapping table below is that table).
 
     # 1. before the change, with main's tree: version-1 outputs of every input
-    bash tools/dump_analyze_json.sh /tmp/v1out /work/main     (+ the Nsight exports, see --nsight)
+    bash tools/dump_analyze_json.sh /tmp/v1out /work/main
+    for f in /work/shared/data/nsight/*.sqlite; do n=nsight_$(basename $f .sqlite)
+      /work/main/.venv/bin/gpuscope analyze $f --json > /tmp/v1out/$n.json 2> /tmp/v1out/$n.err
+      echo "$? $f" >> /tmp/v1out/_rc.txt; done
     # 2. this tree: run the same inputs, compare through the mapping
     .venv/bin/python tools/check_v2_mapping.py /tmp/v1out [--v2-out /tmp/v2out] [--reuse] [--only SUBSTR]
 
