@@ -17,9 +17,12 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope import rundir
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
 
 #: below this many bytes of input in all, and fewer ranks than PARALLEL_MIN_RANKS, the ranks are read in
 #: this process (starting workers costs more); a rank, however small, costs ~0.1 CPU-s of fixed work (its
@@ -146,7 +149,7 @@ def pool_size(paths: list[Path], workers: int | None = None) -> int:
     return max(1, min(len(paths), workers))
 
 
-def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> dict[str, Any]:
+def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> RanksDoc:
     """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
     `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
     from gpuscope.analysis.ranks import combine

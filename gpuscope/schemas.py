@@ -348,18 +348,12 @@ def typed_frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> p
 # no int here). Written only when the document fits; read back (summary.read_summary) with a
 # field of another type left out and named, never an internal error.
 JSON_OBJECT, JSON_LIST = (dict,), (list,)
-SUMMARY_SCHEMA: dict[str, tuple[type, ...]] = {
-    "format": (str,), "source": (str,), "model": (str,),
-    "records": (int,), "incomplete_records": (int,), "skipped_lines": (int,), "total_lines": (int,),
-    "timing_lines": (int,), "first_cause": (str, type(None)), "steps_per_record": (int,), "read_notes": (list,),
-    "components": JSON_OBJECT, "split": JSON_OBJECT, "timeline": JSON_OBJECT, "bounds": JSON_OBJECT,
-    "options": JSON_OBJECT, "pcie": JSON_OBJECT, "roles": JSON_OBJECT, "whole": JSON_OBJECT,
-    "vocabulary": JSON_OBJECT, "evidence": JSON_OBJECT, "samples_read": JSON_OBJECT, "activity": JSON_OBJECT,
-    "nvml_activity": JSON_OBJECT, "trace": JSON_OBJECT, "ranks": JSON_OBJECT,
-    "diagnoses": JSON_LIST, "idle_gaps": JSON_LIST, "kernels": JSON_LIST, "memcpy": JSON_LIST,
-    "memset": JSON_LIST, "phases": JSON_LIST, "top_kernels": JSON_LIST,
+SUMMARY_SCHEMA: dict[str, tuple[type, ...]] = {  # the version-2 document (gpuscope.analysis.document)
+    "version": (int,), "source": JSON_OBJECT, "log": (dict, type(None)), "samples": (dict, type(None)),
+    "trace": (dict, type(None)), "table": (dict, type(None)), "ranks": (dict, type(None)), "findings": JSON_LIST,
+    "first_cause": (str, type(None)), "what_if": (dict, type(None)), "evidence": (dict, type(None)),
 }
-SUMMARY_REQUIRED = ("format", "source", "records", "split", "diagnoses")
+SUMMARY_REQUIRED = ("version", "source", "findings")
 
 
 def misfits(doc: Mapping[str, Any], schema: Mapping[str, tuple[type, ...]]) -> list[str]:

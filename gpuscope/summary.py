@@ -103,7 +103,7 @@ def _summarize(path, abc_bytes, on_error) -> Summary:
         return Summary(None, e.one_line())
     except Exception as e:  # an analysis bug must not fail the run that produced the data
         return Summary(None, f"analysis failed: {type(e).__name__}: {e}")
-    doc = result.to_json()
+    doc = dict(result.document())
     bad = check_summary(doc)
     if bad:  # never a summary.json that its own reader would call damaged
         return Summary(None, f"the analysis does not fit summary.json's schema ({bad})")

@@ -10,6 +10,7 @@ string from the input (names, paths, summaries that embed them) is shown literal
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -19,6 +20,9 @@ from rich.text import Text
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 from gpuscope.rolemodel import GUESSED, vocabulary_of
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.result import Analysis, LogPart
 
 BAR_WIDTH = 30
 ROLE_SHORT = {"gpu_compute": "gpu", "cpu_stall": "stall", "contention": "wait"}
@@ -32,38 +36,47 @@ def bar(share, width: int = BAR_WIDTH) -> str:
     return "█" * n
 
 
+def log_of(a: Analysis) -> LogPart:
+    """The timing log's part: the log sections are drawn only for a source that has one."""
+    if a.log is None:
+        raise ValueError("no timing log: the log's sections are drawn only for a source with timing lines")
+    return a.log
+
+
 def _table(title: str) -> Table:
     return LiteralTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                         collapse_padding=True)
 
 
-def header(a) -> Text:
-    inc = a.split.get("inconsistent_records", 0)
+def header(a: Analysis) -> Text:
+    lg = log_of(a)
+    inc = lg.split.get("inconsistent_records", 0)
     v = vocabulary_of(a)
     t = Text()
     t.append(visible(a.source), style="bold")
-    t.append(visible(f" — format {a.format}, model {a.model_name}") + "\n")
+    t.append(visible(f" — format {lg.format}, model {a.model_name}") + "\n")
     t.append(
-        v.long(a.records)
+        v.long(lg.records)
         + (f" ({inc} inconsistent)" if inc else "")
-        + (f", each standing for {a.steps_per_record} (the log's counter advances by {a.steps_per_record}: "
-           f"{a.records * a.steps_per_record:,} in all)" if a.steps_per_record > 1 and a.records else "")
-        + (f", {a.incomplete_records} cut off at the end" if a.incomplete_records else "")
-        + f"; {a.timing_lines:,} timing lines of {a.total_lines:,}; {a.skipped_lines} skipped"
+        + (f", each standing for {lg.steps_per_record} (the log's counter advances by {lg.steps_per_record}: "
+           f"{lg.records * lg.steps_per_record:,} in all)" if lg.steps_per_record > 1 and lg.records else "")
+        + (f", {lg.incomplete_records} cut off at the end" if lg.incomplete_records else "")
+        + f"; {lg.timing_lines:,} timing lines of {lg.total_lines:,}; {lg.skipped_lines} skipped"
     )
-    for note in getattr(a, "read_notes", []):  # what the parser assumed: shown, never kept to itself
+    for note in lg.read_notes:  # what the parser assumed: shown, never kept to itself
         t.append("\nread: ", style="dim")
         t.append(visible(note), style="dim")
     return t
 
 
-def split_table(a) -> RenderableType:
-    s = a.split
+def split_table(a: Analysis) -> RenderableType:
+    lg = log_of(a)
+    s = lg.split
     v = vocabulary_of(a)
-    held = a.split_table["held_ms"].astype("float64") if len(a.split_table) else None
+    held = lg.split_table["held_ms"].astype("float64") if len(lg.split_table) else None
     unknown = held is not None and bool((held != held).all())  # every record without a held time
     total = "held time unknown" if unknown else f"{ms(s.get('held_ms'), 0)} ms"
-    t = _table(f"{v.Whole} split ({a.records} {v.records}, {total})")
+    t = _table(f"{v.Whole} split ({lg.records} {v.records}, {total})")
     t.add_column("part")
     t.add_column("ms", justify="right")
     t.add_column("share", justify="right")
@@ -71,15 +84,15 @@ def split_table(a) -> RenderableType:
     # d2h (read-backs) only where the log has them: the split of a log without keeps its four rows
     parts = ("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s.get("d2h_ms") else ("h2d", "gpu_compute", "cpu_stall", "other")
     # a part no component of the program's log has a role for was never printed: not a measured 0
-    roles = set(a.stats_table["role"].tolist()) if len(a.stats_table) and "role" in a.stats_table else set()
+    roles = set(lg.stats_table["role"].tolist()) if len(lg.stats_table) and "role" in lg.stats_table else set()
     for part in parts:
         if not v.cuzk and part != "other" and part not in roles and not s.get(f"{part}_ms"):
             t.add_row(part, "not printed", "", "")
             continue
         value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
         t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
-    held = "held" if v.cuzk else f"{v.held} (whole)"
-    t.add_row(held, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
+    whole = "held" if v.cuzk else f"{v.held} (whole)"
+    t.add_row(whole, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
               style="bold")
     if s.get("inconsistent_records"):
         return Group(t, text(
@@ -92,8 +105,9 @@ def split_table(a) -> RenderableType:
 MAX_COMPONENT_ROWS = 60  # components listed one per row; the rest summed in one
 
 
-def components_table(a) -> Table:
-    comps = a.stats_table  # (gpuscope.analysis.evidence.log.table.Table: no pandas for the console of a log)
+def components_table(a: Analysis) -> Table:
+    lg = log_of(a)
+    comps = lg.stats_table  # (gpuscope.analysis.evidence.log.table.Table: no pandas for the console of a log)
     t = _table("Components (ms; per-GPU lines count once per GPU)")
     t.add_column("component")  # a name too long for the column breaks between its words (safe_text.name)
     t.add_column("role", no_wrap=True)
@@ -141,8 +155,9 @@ def _guessed(model, components) -> str:
     return "; ".join(out) + "; --model FILE.toml sets them"
 
 
-def timeline_table(a) -> Table | None:
-    tl = a.timeline
+def timeline_table(a: Analysis) -> Table | None:
+    lg = log_of(a)
+    tl = lg.timeline
     if not tl.get("source"):
         return None
     v = vocabulary_of(a)
@@ -159,7 +174,7 @@ def timeline_table(a) -> Table | None:
     else:  # a step's interval is not GPU busy time: the loop may wait for data inside it
         t.add_row(f"time inside {v.records} (merged)", secs(tl.get("gpu_busy_s")))
         t.add_row(f"share of the span inside {v.records}", pct(tl.get("gpu_busy_fraction")))
-    has_gpu = "gpu_compute" in set(a.stats_table["role"].tolist()) if len(a.stats_table) else False
+    has_gpu = "gpu_compute" in set(lg.stats_table["role"].tolist()) if len(lg.stats_table) else False
     if is_num(tl.get("gpu_compute_fraction")) and (lock or has_gpu):
         label = "GPU compute fraction (CUDA-timed parts)" if lock else "GPU compute fraction (gpu_compute / span)"
         t.add_row(label, pct(tl.get("gpu_compute_fraction")))
@@ -179,8 +194,9 @@ def timeline_table(a) -> Table | None:
     return t
 
 
-def bounds_table(a) -> RenderableType:
-    b = a.bounds
+def bounds_table(a: Analysis) -> RenderableType:
+    lg = log_of(a)
+    b = lg.bounds
     v = vocabulary_of(a)
     t = _table("Bounds")
     t.add_column("bound")
@@ -223,21 +239,22 @@ def bounds_table(a) -> RenderableType:
     return t
 
 
-def pcie_table(a) -> Table | None:
-    if a.pcie is None or a.pcie.empty:
+def pcie_table(a: Analysis) -> Table | None:
+    lg = log_of(a)
+    if lg.pcie is None or lg.pcie.empty:
         return None
     t = _table(f"PCIe and SM activity by phase (line rate {round(a.options.line_rate_gbs, 1):g} GB/s; "
-               f"phases from {a.pcie_info.get('phases_from')})")
+               f"phases from {lg.pcie_info.get('phases_from')})")
     # RX avg: the bytes the readings moved inside the phase over its time (a burst inside a longer
     # phase shows there, not in the median); GB each: per interval of the phase
     for col in ("phase", "samples", "RX med", "RX avg", "GB each", "TX med", "avg / line", "SM active"):
         t.add_column(col, justify="left" if col == "phase" else "right")
-    for r in a.pcie.itertuples():
+    for r in lg.pcie.itertuples():
         t.add_row("(outside)" if r.phase == "(none)" else name(r.phase), str(r.samples),
                   num(r.rx_gbs_median, 2), num(getattr(r, "rx_gbs_mean", None), 2),
                   num(getattr(r, "gb_per_phase_median", None), 3), num(r.tx_gbs_median, 2),
                   pct(getattr(r, "rx_mean_share_of_line_rate", None), 0), pct(r.sm_active_median, 0))
-    skipped = a.pcie_info.get("skipped_sample_rows", 0)
+    skipped = lg.pcie_info.get("skipped_sample_rows", 0)
     note = (a.samples_read or {}).get("note")
     if note:
         t.caption = f"samples: {note}"
@@ -247,14 +264,15 @@ def pcie_table(a) -> Table | None:
     return t
 
 
-def records_table(a) -> Table:
+def records_table(a: Analysis) -> Table:
     """One row per record; the parts under the role words of the components table (gpu =
     gpu_compute, stall = cpu_stall, wait = contention), so 80 columns hold it whole."""
+    lg = log_of(a)
     v = vocabulary_of(a)
     t = _table(f"{v.Records} (ms; per-GPU parts averaged over the {v.record}'s GPUs)")
     for col in ("#", "lines", "gpus", "held", "h2d", "gpu", "stall", "other", "wait"):
         t.add_column(col, justify="left" if col == "lines" else "right", no_wrap=True)
-    sp = a.split_table
+    sp = lg.split_table
     t.add_column("note", min_width=12 if len(sp) and bool(sp["inconsistent"].any()) else None)
     t.caption = ("gpu = gpu_compute, stall = cpu_stall, wait = contention; other = held - the parts; "
                  "inconsistent (+N): the parts exceed held by N ms, other shown as 0")
@@ -309,35 +327,41 @@ def evidence_value(v) -> str:
     return f"{v:.3g}"
 
 
-def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> list[RenderableType]:
+def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = False) -> list[RenderableType]:
     trace_parts: list[RenderableType] = []
     activity_parts: list[RenderableType] = []
-    if a.activity is not None:
+    lg = a.log if a.log is not None and a.log.timing_lines else None  # no timing lines: no log section
+    doc = a.document() if a.activity is not None or a.trace is not None else None  # (built once, drawn from)
+    if doc is not None and doc["samples"] is not None and doc["samples"]["activity"] is not None:
         from gpuscope.reports.activity_console import activity_renderables, samples_header
 
-        activity_parts = activity_renderables(a.activity.to_json())
-        if not a.timing_lines and a.trace is None:  # samples and nothing else
+        act = doc["samples"]["activity"]
+        activity_parts = activity_renderables(act)
+        if lg is None and a.trace is None:  # samples and nothing else
             skipped = a.malformed_sample_rows
             note = (a.samples_read or {}).get("note")
-            return [samples_header(a.activity.to_json(), a.source, skipped, note), *activity_parts,
+            return [samples_header(act, a.source, skipped, note), *activity_parts,
                     diagnoses_block(a, verbose=verbose)]
-    if a.trace is not None:
+    if doc is not None and doc["trace"] is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables
 
-        trace_parts = trace_renderables(a.trace.to_json(), a.options.line_rate_gbs, a.options.line_rate_source)
-        if not a.timing_lines:  # a trace and nothing else: the log's sections would all be empty
-            return [trace_header(a.trace.to_json(), a.source), *trace_parts, *activity_parts,
+        tdoc = doc["trace"]
+        trace_parts = trace_renderables(tdoc, a.options.line_rate_gbs, a.options.line_rate_source)
+        if lg is None:  # a trace and nothing else: no log section
+            return [trace_header(tdoc, a.source), *trace_parts, *activity_parts,
                     diagnoses_block(a, verbose=verbose)]
+    if lg is None:  # (a source with neither timing lines, samples nor a trace never reaches a report)
+        return [diagnoses_block(a, verbose=verbose)]
     out: list[RenderableType] = [header(a)]
-    if a.records:
+    if lg.records:
         out.append(split_table(a))
     out.append(components_table(a))
     for extra in (timeline_table(a), pcie_table(a)):
         if extra is not None:
             out.append(extra)
-    if a.records or a.timeline.get("source"):
+    if lg.records or lg.timeline.get("source"):
         out.append(bounds_table(a))
-    if records and len(a.split_table):
+    if records and len(lg.split_table):
         out.append(records_table(a))
     out.extend(activity_parts)
     out.extend(trace_parts)
@@ -345,7 +369,7 @@ def summary_renderables(a, *, records: bool = False, verbose: bool = False) -> l
     return out
 
 
-def render_summary(analysis, console: Console, *, records: bool = False, verbose: bool = False) -> None:
+def render_summary(analysis: Analysis, console: Console, *, records: bool = False, verbose: bool = False) -> None:
     for i, r in enumerate(summary_renderables(analysis, records=records, verbose=verbose)):
         if i:
             console.print()

@@ -13,51 +13,55 @@ from gpuscope.errors import InputError, ResourceError
 from gpuscope.reports.safe_text import visible
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.result import Analysis
+    from gpuscope.analysis.result import Analysis, LogPart
 
 QUANTITY_COLUMNS = ["record", "gpu", "name", "value", "line", "ts"]  # ParsedLog.quantities
 
 
-def _timeline_rows(analysis: Analysis) -> pd.DataFrame:
+def _timeline_rows(log: LogPart) -> pd.DataFrame:
     rows = []
-    for k, v in analysis.timeline.items():
+    for k, v in log.timeline.items():
         if k == "workers":
             for w, d in (v or {}).items():
                 for kk, vv in d.items():
                     rows.append({"key": f"worker.{w}.{kk}", "value": vv})
         else:
             rows.append({"key": k, "value": v})
-    for k, v in analysis.bounds.items():
+    for k, v in log.bounds.items():
         if k == "assumptions":
             v = "; ".join(v)
         rows.append({"key": f"bounds.{k}", "value": v})
     return pd.DataFrame(rows, columns=["key", "value"])
 
 
-def _quantities(analysis: Analysis) -> pd.DataFrame:
+def _quantities(log: LogPart) -> pd.DataFrame:
     """The log's counts that are not times (h2d_bytes, num_circuits), as parsed; the header
     alone when the log has none."""
-    q = getattr(analysis, "quantities", None)
+    q = log.quantities
     return q if q is not None else pd.DataFrame(columns=QUANTITY_COLUMNS)
 
 
 def frames(analysis: Analysis) -> dict[str, pd.DataFrame]:
-    """The DataFrames written by write_csv, by file name."""
-    out = {
-        "components.csv": analysis.values if analysis.values is not None else pd.DataFrame(),
-        "records.csv": analysis.record_split,
-        "stats.csv": analysis.components.reset_index(),
-        "timeline.csv": _timeline_rows(analysis),
-        "skipped.csv": analysis.skipped,
-        "quantities.csv": _quantities(analysis),
-        "diagnoses.csv": pd.DataFrame(
-            [{"id": d.id, "severity": d.severity, "summary": d.summary,
-              "recommendation": d.recommendation} for d in analysis.diagnoses],
-            columns=["id", "severity", "summary", "recommendation"],
-        ),
-    }
-    if analysis.pcie is not None:
-        out["pcie.csv"] = analysis.pcie
+    """The DataFrames written by write_csv, by file name: the log's files only for a source
+    with timing lines (a trace's or samples' --csv has no empty components.csv)."""
+    out: dict[str, pd.DataFrame] = {}
+    lg = analysis.log
+    if lg is not None:
+        out.update({
+            "components.csv": lg.values,
+            "records.csv": lg.record_split,
+            "stats.csv": lg.components.reset_index(),
+            "timeline.csv": _timeline_rows(lg),
+            "skipped.csv": lg.skipped,
+            "quantities.csv": _quantities(lg),
+        })
+    out["diagnoses.csv"] = pd.DataFrame(
+        [{"id": d.id, "severity": d.severity, "summary": d.summary,
+          "recommendation": d.recommendation} for d in analysis.diagnoses],
+        columns=["id", "severity", "summary", "recommendation"],
+    )
+    if lg is not None and lg.pcie is not None:
+        out["pcie.csv"] = lg.pcie
     if analysis.activity is not None:  # NVML samples: each interval classed (computing, idle, ...)
         out["activity_intervals.csv"] = analysis.activity.intervals
     if analysis.trace is not None:  # a profiler trace: its copies, streams, longest gaps, phases

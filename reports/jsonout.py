@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 
 def to_json_text(analysis: Analysis) -> str:
-    """Pretty JSON; NaN/inf are null (allow_nan=False guarantees valid JSON)."""
-    return json.dumps(analysis.to_json(), indent=2, allow_nan=False)
+    """Pretty JSON of the version-2 document; NaN/inf are null (allow_nan=False guarantees valid JSON)."""
+    return json.dumps(analysis.document(), indent=2, allow_nan=False)
 
 
 def run_json_text(outcome: RunOutcome) -> str:
@@ -21,5 +21,5 @@ def run_json_text(outcome: RunOutcome) -> str:
     res = outcome.result
     doc = {"run_dir": str(outcome.path), "status": outcome.status,
            "pipeline": res.summary() if res is not None else None,
-           "analysis": outcome.analysis.to_json() if outcome.analysis is not None else None}
+           "analysis": outcome.analysis.document() if outcome.analysis is not None else None}
     return json.dumps(doc, default=str, indent=2)

@@ -8,13 +8,16 @@ stragglers in sentences, then the ranks that could not be read. Pure: doc -> ric
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.text import Text
 
 from gpuscope.reports.safe_text import LiteralTable, visible
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
 
 
 def _pct(x: Any) -> str:
@@ -42,7 +45,7 @@ def _copies(row: dict) -> str:
     return ", ".join(parts[:3]) or "-"
 
 
-def ranks_table(doc: dict) -> LiteralTable:
+def ranks_table(doc: RanksDoc) -> LiteralTable:
     traces = doc.get("inputs") == "traces"
     what = "Ranks" if doc.get("one_job", True) else "Separate runs, not ranks of one job"
     t = LiteralTable(title=f"{what} ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
@@ -67,7 +70,7 @@ def ranks_table(doc: dict) -> LiteralTable:
     return t
 
 
-def copies_table(doc: dict) -> LiteralTable:
+def copies_table(doc: RanksDoc) -> LiteralTable:
     t = LiteralTable(title="Copies and first finding per rank", title_justify="left", box=box.SIMPLE_HEAD,
                      pad_edge=False, collapse_padding=True)
     t.add_column("rank", justify="right")
@@ -78,7 +81,7 @@ def copies_table(doc: dict) -> LiteralTable:
     return t
 
 
-def render_ranks(doc: dict, console: Console) -> None:
+def render_ranks(doc: RanksDoc, console: Console) -> None:
     console.print(ranks_table(doc))
     console.print(copies_table(doc))
     names = [f"{r.get('rank')}: {r.get('name')}" for r in doc.get("table") or []]

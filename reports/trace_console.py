@@ -5,6 +5,9 @@ Input: TraceAnalysis.to_json(), so the console and --json show the same numbers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich import box
 from rich.console import RenderableType
 from rich.table import Table
@@ -24,7 +27,7 @@ def _table(title: str) -> Table:
                         collapse_padding=True)
 
 
-def trace_header(doc: dict, source: str) -> Text:
+def trace_header(doc: Mapping[str, Any], source: str) -> Text:
     tr, act = doc.get("trace") or {}, doc.get("activity") or {}
     devs = ", ".join(f"{d.get('name') or 'GPU'} {d.get('device')}" for d in tr.get("devices") or [])
     t = Text()
@@ -141,7 +144,7 @@ def phases_table(rows: list[dict]) -> Table | None:
     return t
 
 
-def trace_renderables(doc: dict, line_rate: float | None, line_rate_source: str | None = None) -> list[RenderableType]:
+def trace_renderables(doc: Mapping[str, Any], line_rate: float | None, line_rate_source: str | None = None) -> list[RenderableType]:
     """The trace's tables, in reading order (the header and diagnoses are the caller's)."""
     parts = [activity_table(doc.get("activity") or {}),
              memcpy_table(doc.get("memcpy") or [], line_rate, line_rate_source),

@@ -208,7 +208,7 @@ def test_imagenet_style_starved_loader():
     """One loader worker: every step waits ~190 ms for its batch. The log is read as 60 steps
     with Data their host-side part, and the cause ranks first with the samples beside it."""
     a = _analysis("imagenet_slow")
-    assert a.format == "lines" and a.records == 60
+    assert a.log.format == "lines" and a.log.records == 60
     ids = _ids(a.diagnoses)
     assert ids[0] == "host_stall" and a.diagnoses[0].severity == "high"
     assert a.diagnoses[0].evidence["host_components"] == ["Data"]
@@ -221,7 +221,7 @@ def test_imagenet_style_fed_loader_is_not_told_it_stalls():
     """Twelve workers: Data is ~0 but for the first step (1.97 s: workers starting). That
     warm-up is left out, so no MEDIUM or HIGH stall is claimed."""
     a = _analysis("imagenet_fast")
-    assert a.records == 60
+    assert a.log.records == 60
     stall = [d for d in a.diagnoses if d.id == "host_stall"]
     assert all(d.severity == "low" for d in stall)
     assert all(d.evidence["stall_share"] < 0.03 for d in stall)
@@ -230,7 +230,7 @@ def test_imagenet_style_fed_loader_is_not_told_it_stalls():
 
 def test_imagenet_style_without_lines_is_judged_from_its_samples():
     a = _analysis("imagenet_quiet")
-    assert a.format == "samples" and a.records == 0
+    assert a.kind == "samples" and a.log is None  # no log part: no empty log's figures
     assert a.diagnoses[0].id == "gpu_starved" and a.diagnoses[0].severity == "high"
     assert a.activity is not None
 

@@ -45,33 +45,33 @@ def _busy_fraction(text: str) -> float:
 
 def test_article_excerpt_acceptance():
     a = analyze(open_source(EXAMPLES / "article_excerpt.log"))
-    assert a.format == "condensed" and a.records == 4
-    assert list(a.record_split["inconsistent"]) == [False, True, False, False]
-    assert a.components.at["ntt_kernels", "median_ms"] == 1354.5
-    assert (a.split["h2d_ms"], a.split["held_ms"]) == (8613, 14460)
-    assert a.to_json()["split"]["h2d_share"] == pytest.approx(8613 / 14460)
+    assert a.log.format == "condensed" and a.log.records == 4
+    assert list(a.log.record_split["inconsistent"]) == [False, True, False, False]
+    assert a.log.components.at["ntt_kernels", "median_ms"] == 1354.5
+    assert (a.log.split["h2d_ms"], a.log.split["held_ms"]) == (8613, 14460)
+    assert a.document()["log"]["split"]["h2d_share"] == pytest.approx(8613 / 14460)
 
 
 @pytest.mark.skipif(not DAEMON.exists(), reason="examples/cuzk_daemon.log not generated (make examples)")
 def test_daemon_log_against_independent_counts():
     text = DAEMON.read_text()
     a = analyze(open_source(DAEMON))
-    j = a.to_json()
+    j = a.document()
     held = _values(text, "mutex_held_ms")
     ntt = _values(text, "ntt_kernels")
     barrier = _values(text, "barrier_wait_ms")
-    assert j["format"] == "cuzk"
-    assert j["records"] == len(held)
-    assert j["components"]["ntt_kernels"]["median_ms"] == statistics.median(ntt)
-    assert j["components"]["ntt_kernels"]["sum_ms"] == sum(ntt)
-    assert j["components"]["mutex_held"]["median_ms"] == statistics.median(held)
-    assert j["split"]["held_ms"] == sum(held)
-    assert j["split"]["h2d_share"] == pytest.approx(sum(ntt) / sum(held))   # one GPU per tenure
-    assert j["split"]["cpu_stall_ms"] == sum(barrier)
-    assert j["timeline"]["source"] == "TIMELINE"
-    assert j["timeline"]["gpu_busy_fraction"] == pytest.approx(_busy_fraction(text), rel=1e-9)
-    assert j["components"]["prep_msm"]["count"] == len(_values(text, "prep_msm_ms"))
-    ids = {d["id"] for d in j["diagnoses"]}
+    assert j["source"]["kind"] == "cuzk"
+    assert j["log"]["records"] == len(held)
+    assert j["log"]["components"]["ntt_kernels"]["median_ms"] == statistics.median(ntt)
+    assert j["log"]["components"]["ntt_kernels"]["sum_ms"] == sum(ntt)
+    assert j["log"]["components"]["mutex_held"]["median_ms"] == statistics.median(held)
+    assert j["log"]["split"]["held_ms"] == sum(held)
+    assert j["log"]["split"]["h2d_share"] == pytest.approx(sum(ntt) / sum(held))   # one GPU per tenure
+    assert j["log"]["split"]["cpu_stall_ms"] == sum(barrier)
+    assert j["log"]["timeline"]["source"] == "TIMELINE"
+    assert j["log"]["timeline"]["gpu_busy_fraction"] == pytest.approx(_busy_fraction(text), rel=1e-9)
+    assert j["log"]["components"]["prep_msm"]["count"] == len(_values(text, "prep_msm_ms"))
+    ids = {d["id"] for d in j["findings"]}
     assert "h2d_bound" in ids
 
 
@@ -88,23 +88,23 @@ def test_two_gpu_tenures_with_journald_prefix(tmp_path):
     a = analyze(open_source(log))
     held = _values(text, "mutex_held_ms")
     ntt = _values(text, "ntt_kernels")
-    assert a.records == len(held) == 10
-    assert set(a.record_split["n_gpus"]) == {2}
+    assert a.log.records == len(held) == 10
+    assert set(a.log.record_split["n_gpus"]) == {2}
     # per-GPU parts are averaged over the tenure's two GPUs: h2d total = sum(ntt_kernels) / 2
-    assert a.split["h2d_ms"] == pytest.approx(sum(ntt) / 2)
-    assert a.components.at["ntt_kernels", "count"] == 2 * len(held)
-    assert a.split["held_ms"] == sum(held)
-    assert not a.record_split["inconsistent"].any()
+    assert a.log.split["h2d_ms"] == pytest.approx(sum(ntt) / 2)
+    assert a.log.components.at["ntt_kernels", "count"] == 2 * len(held)
+    assert a.log.split["held_ms"] == sum(held)
+    assert not a.log.record_split["inconsistent"].any()
 
 
 def test_interleaved_workers_and_damage_counts(tmp_path):
     log = _generate(tmp_path, "--partitions", "16", "--seed", "4", "--damage", "0.05", "--prefix", "iso")
     s = open_source(log)
     a = analyze(s)
-    j = a.to_json()
-    assert j["skipped_lines"] == len(s.log.skipped) > 0
-    assert j["records"] >= 1 and j["timeline"]["gpu_busy_fraction"] is not None
+    j = a.document()
+    assert j["log"]["skipped_lines"] == len(s.log.skipped) > 0
+    assert j["log"]["records"] >= 1 and j["log"]["timeline"]["gpu_busy_fraction"] is not None
     # workers' tenures never overlap: the lock excludes them
-    sp = a.record_split.dropna(subset=["ts_end"])
+    sp = a.log.record_split.dropna(subset=["ts_end"])
     start = sp["ts_end"] - sp["held_ms"] / 1000
     assert (start.to_numpy()[1:] >= sp["ts_end"].to_numpy()[:-1] - 0.002).all()

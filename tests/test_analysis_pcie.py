@@ -111,10 +111,10 @@ def test_analyze_with_samples_reports_pcie_and_json():
     rx = np.where((t % 2 >= 0.3) & (t % 2 < 1.3), 2.0, 45.0)   # 2 GB/s during ntt_kernels
     s = pd.DataFrame({"t_wall": t, "gpu": 0, "rx_gbs": rx, "tx_gbs": 0.1, "sm_active": 0.5, "wrap_suspect": 0})
     a = analyze(src(b.build(), samples=s))
-    assert a.pcie is not None
-    h2d = a.pcie.set_index("phase").loc["h2d"]
+    assert a.log.pcie is not None
+    h2d = a.log.pcie.set_index("phase").loc["h2d"]
     assert h2d["rx_gbs_median"] == 2.0
     d = {x.id: x for x in a.diagnoses}
     assert d["pcie_underused"].severity == "high"
-    j = a.to_json()
-    assert j["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0 and j["pcie"]["samples"] == len(s)
+    j = a.document()
+    assert j["log"]["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0 and j["log"]["pcie"]["samples"] == len(s)

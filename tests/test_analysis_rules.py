@@ -113,8 +113,8 @@ def test_pcie_underused_rule():
          "rx_share_of_line_rate": 0.96, "sm_active_median": 0.9, "duration_median_s": 1.2,
          "sample_interval_s": 0.02},
     ])
-    inp = R.RuleInput(split=a.record_split, wide=a.record_components, stats=a.components, totals=a.split,
-                      timeline=a.timeline, bounds=a.bounds, options=a.options, model=load_model(), pcie=pcie)
+    inp = R.RuleInput(split=a.log.record_split, wide=a.log.record_components, stats=a.log.components, totals=a.log.split,
+                      timeline=a.log.timeline, bounds=a.log.bounds, options=a.options, model=load_model(), pcie=pcie)
     d = R.pcie_underused(inp)
     assert len(d) == 1 and d[0].severity == "high"
     assert d[0].evidence["rx_gbs_median_by_phase"] == {"h2d": 3.0, "msm": 48.0}
@@ -163,8 +163,8 @@ def test_pinned_run_with_uploads_shorter_than_the_sampling_gets_no_pinning_advic
     # sampled every 20 ms, whose ticks straddling the uploads read a median 13.1 GB/s
     parsed, s = _copy_run(upload_ms=9.0, upload_bytes=59.7e9 * 0.009, compute_ms=50.0, rx_during_upload=13.1)
     a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
-    assert a.split["upload_gbs"] == pytest.approx(59.7, rel=1e-3)
-    assert a.pcie.set_index("phase").at["h2d", "rx_gbs_median"] == pytest.approx(13.1)
+    assert a.log.split["upload_gbs"] == pytest.approx(59.7, rel=1e-3)
+    assert a.log.pcie.set_index("phase").at["h2d", "rx_gbs_median"] == pytest.approx(13.1)
     d = _by_id(a)
     assert "pcie_underused" not in d
     assert "h2d_bound" in d  # 15% of the held time: still reported, with advice that fits
@@ -176,7 +176,7 @@ def test_pinned_run_with_uploads_shorter_than_the_sampling_gets_no_pinning_advic
                           log_bytes=False)
     a = analyze(src(parsed, samples=s, line_rate_gbs=55.5))
     assert "pcie_underused" not in _by_id(a)
-    assert a.pcie.set_index("phase").at["h2d", "duration_median_s"] == pytest.approx(0.009)
+    assert a.log.pcie.set_index("phase").at["h2d", "duration_median_s"] == pytest.approx(0.009)
 
 
 def test_pageable_run_with_long_uploads_is_still_flagged():

@@ -17,21 +17,21 @@ MODEL = load_model()
 
 def test_article_acceptance():
     a = analyze(src(article_log()))
-    assert a.records == 4
-    rs = a.record_split
+    assert a.log.records == 4
+    rs = a.log.record_split
     assert list(rs["inconsistent"]) == [False, True, False, False]
-    assert a.split["inconsistent_records"] == 1
-    assert a.components.at["ntt_kernels", "median_ms"] == 1354.5
-    assert a.split["h2d_ms"] == 8613 and a.split["held_ms"] == 14460
-    assert a.split["h2d_share"] == pytest.approx(8613 / 14460)
+    assert a.log.split["inconsistent_records"] == 1
+    assert a.log.components.at["ntt_kernels", "median_ms"] == 1354.5
+    assert a.log.split["h2d_ms"] == 8613 and a.log.split["held_ms"] == 14460
+    assert a.log.split["h2d_share"] == pytest.approx(8613 / 14460)
     # record 2 (index 1): parts 1673+631+405+197 = 2906 > 2385 -> other 0, excess 521, still summed
     r1 = rs.iloc[1]
     assert r1["other_ms"] == 0 and r1["excess_ms"] == 521 and r1["parts_ms"] == 2906
     # other = held - parts elsewhere: 1634 - (287+634+401+198) = 114
     assert rs.iloc[0]["other_ms"] == 114
-    assert a.split["other_ms"] == 114 + 0 + 113 + 113
-    assert a.split["cpu_stall_ms"] == 1105
-    assert a.split["gpu_compute_ms"] == (634 + 401 + 198) + (631 + 405 + 197) + (630 + 404 + 196) + (631 + 400 + 196)
+    assert a.log.split["other_ms"] == 114 + 0 + 113 + 113
+    assert a.log.split["cpu_stall_ms"] == 1105
+    assert a.log.split["gpu_compute_ms"] == (634 + 401 + 198) + (631 + 405 + 197) + (630 + 404 + 196) + (631 + 400 + 196)
 
 
 def test_contains_rule_explicit_h2d_inside_ntt_kernels():
@@ -65,8 +65,8 @@ def test_multi_gpu_tenure_averages_per_gpu_parts():
     assert r["contention_ms"] == 50
     # statistics count per-GPU values once per GPU
     a = analyze(src(b.build()))
-    assert a.components.at["ntt_kernels", "count"] == 2
-    assert a.components.at["ntt_kernels", "sum_ms"] == 2000
+    assert a.log.components.at["ntt_kernels", "count"] == 2
+    assert a.log.components.at["ntt_kernels", "sum_ms"] == 2000
 
 
 def test_incomplete_tenure_and_cpu_lines():
@@ -76,20 +76,20 @@ def test_incomplete_tenure_and_cpu_lines():
     b.value("b_g2_msm", 430)
     b.tenure(None, ntt_kernels=300)    # cut off: no held line
     a = analyze(src(b.build()))
-    assert a.records == 1 and a.incomplete_records == 1
-    assert len(a.record_split) == 1
-    assert a.components.at["prep_msm", "count"] == 1 and a.components.at["prep_msm", "role"] == "cpu"
-    assert a.components.at["ntt_kernels", "count"] == 2  # values of the cut-off tenure still counted
-    assert a.split["h2d_ms"] == 100
+    assert a.log.records == 1 and a.log.incomplete_records == 1
+    assert len(a.log.record_split) == 1
+    assert a.log.components.at["prep_msm", "count"] == 1 and a.log.components.at["prep_msm", "role"] == "cpu"
+    assert a.log.components.at["ntt_kernels", "count"] == 2  # values of the cut-off tenure still counted
+    assert a.log.split["h2d_ms"] == 100
 
 
 def test_empty_split_has_nan_shares():
     b = LogBuilder()
     b.value("prep_msm", 10)
     a = analyze(src(b.build()))
-    assert a.records == 0 and a.split["held_ms"] == 0
-    assert math.isnan(a.split["h2d_share"])
-    assert a.to_json()["split"]["h2d_share"] is None
+    assert a.log.records == 0 and a.log.split["held_ms"] == 0
+    assert math.isnan(a.log.split["h2d_share"])
+    assert a.document()["log"]["split"]["h2d_share"] is None
 
 
 part = st.integers(min_value=0, max_value=5000)

@@ -34,7 +34,7 @@ def _timeline_log() -> LogBuilder:
 def test_timeline_events_hand_worked():
     p = _timeline_log().build()
     a = analyze(src(p))
-    tl = a.timeline
+    tl = a.log.timeline
     assert tl["source"] == "TIMELINE"
     assert tl["wall_s"] == pytest.approx(6.0)
     assert tl["gpu_span_s"] == pytest.approx(5.0)
@@ -52,7 +52,7 @@ def test_timeline_events_hand_worked():
     assert tl["workers"]["1"]["busy_fraction"] == pytest.approx(0.3)
     assert tl["gpu_ms_median"] == 1500
     # bounds without tenures: GPU floor from gpu_ms, CPU floor from synthesis / parallelism
-    b = a.bounds
+    b = a.log.bounds
     assert b["partitions"] == 3
     assert b["gpu_floor_s"] == pytest.approx(4.5)
     assert b["cpu_floor_s"] == pytest.approx(3 * 1500 / 2 / 1000)
@@ -63,7 +63,7 @@ def test_timeline_events_hand_worked():
 def test_unpaired_events_are_counted_not_fatal():
     b = _timeline_log()
     b.event(7000, "GPU_START", partition=3, worker=1)  # cut off
-    tl = analyze(src(b.build())).timeline
+    tl = analyze(src(b.build())).log.timeline
     assert tl["partitions"] == 3 and tl["unpaired_events"] == 1
 
 
@@ -72,7 +72,7 @@ def test_timeline_from_timestamped_tenures():
     b.tenure(1000, ts_end=101.0, ntt_kernels=100, msm=400)
     b.tenure(500, ts_end=102.0, ntt_kernels=100, msm=200)
     a = analyze(src(b.build()))
-    tl = a.timeline
+    tl = a.log.timeline
     assert tl["source"] == "tenures"
     assert tl["gpu_busy_fraction"] == pytest.approx(0.75)
     assert tl["idle_gaps"] == 1 and tl["idle_total_s"] == pytest.approx(0.5)
@@ -82,14 +82,14 @@ def test_timeline_from_timestamped_tenures():
 
 def test_no_timestamps_no_timeline():
     a = analyze(src(article_log()))
-    assert a.timeline["source"] is None and math.isnan(a.timeline["gpu_busy_fraction"])
-    j = a.to_json()["timeline"]
+    assert a.log.timeline["source"] is None and math.isnan(a.log.timeline["gpu_busy_fraction"])
+    j = a.document()["log"]["timeline"]
     assert "wall_s" in j and j["wall_s"] is None and j["gpu_busy_fraction"] is None
 
 
 def test_article_bounds():
     a = analyze(src(article_log()))
-    b = a.bounds
+    b = a.log.bounds
     # median per-partition GPU compute: 1233, 1233, 1230, 1227 -> 1231.5 ms; x 4 partitions
     assert b["gpu_per_partition_ms"] == 1231.5
     assert b["gpu_floor_s"] == pytest.approx(4.926)
@@ -108,8 +108,8 @@ def test_cpu_floor_states_assumptions():
         b.value("b_g2_msm", 400)
     p = b.build()
     a = analyze(src(p))
-    bd = compute_bounds(a.record_split, timeline_summary(p.timeline, a.record_split, p.components),
-                        a.components, load_model(), p.timeline)
+    bd = compute_bounds(a.log.record_split, timeline_summary(p.timeline, a.log.record_split, p.components),
+                        a.log.components, load_model(), p.timeline)
     # 2200 ms of prep x 4 outside the held time is above the 8 s observed (the held time's sum):
     # a floor is never above what was observed (issue 34 class 16), and the assumption says so
     assert bd["cpu_per_partition_ms"] == pytest.approx(2000)
@@ -123,7 +123,7 @@ def test_cpu_floor_is_the_slower_concurrent_stream():
     b = _timeline_log()   # synth medians 1500 ms, parallelism 2 -> 750 ms per partition
     b.tenure(2000, ntt_kernels=800, msm_invoke=1000)
     b.value("prep_msm", 1800)   # 2 workers in TIMELINE -> 900 ms per partition
-    bd = analyze(src(b.build())).bounds
+    bd = analyze(src(b.build())).log.bounds
     assert bd["synth_floor_s"] == pytest.approx(3 * 0.75)
     assert bd["cpu_work_floor_s"] == pytest.approx(3 * 0.9)
     assert bd["cpu_floor_s"] == pytest.approx(2.7)

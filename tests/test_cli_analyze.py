@@ -25,9 +25,9 @@ def test_article_json():
     assert r.exit_code == 0, r.stderr
     assert r.stderr == ""
     j = json.loads(r.stdout)
-    assert j["records"] == 4 and j["split"]["inconsistent_records"] == 1
-    assert j["components"]["ntt_kernels"]["median_ms"] == 1354.5
-    assert j["split"]["h2d_ms"] == 8613 and j["split"]["held_ms"] == 14460
+    assert j["log"]["records"] == 4 and j["log"]["split"]["inconsistent_records"] == 1
+    assert j["log"]["components"]["ntt_kernels"]["median_ms"] == 1354.5
+    assert j["log"]["split"]["h2d_ms"] == 8613 and j["log"]["split"]["held_ms"] == 14460
 
 
 def test_article_tables_and_records():
@@ -43,17 +43,17 @@ def test_options_reach_the_analysis(tmp_path):
     r = run(ARTICLE, "--json", "--abc-bytes", "1536M", "--line-rate", "25")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    ev = next(d for d in j["diagnoses"] if d["id"] == "h2d_bound")["evidence"]
+    ev = next(d for d in j["findings"] if d["id"] == "h2d_bound")["evidence"]
     assert ev["bytes_per_record"] == 1536 * 2**20 and ev["line_rate_gbs"] == 25
     assert ev["upload_ms_at_line_rate"] == pytest.approx(1536 * 2**20 / 25e9 * 1000, abs=0.05)
-    assert j["options"]["line_rate_source"] == "option"
+    assert j["source"]["options"]["line_rate_source"] == "option"
 
 
 def test_csv_and_json_together(tmp_path):
     out = tmp_path / "csv"
     r = run(ARTICLE, "--json", "--csv", out)
     assert r.exit_code == 0
-    assert json.loads(r.stdout)["records"] == 4
+    assert json.loads(r.stdout)["log"]["records"] == 4
     assert "CSV files" in r.stderr and (out / "records.csv").exists()
 
 
@@ -70,7 +70,7 @@ def test_user_model(tmp_path):
     r = run(ARTICLE, "--json", "--model", m)
     assert r.exit_code == 0
     j = json.loads(r.stdout)
-    assert j["model"] == "m" and j["split"]["gpu_compute_ms"] == 634 + 631 + 630 + 631
+    assert j["source"]["model"] == "m" and j["log"]["split"]["gpu_compute_ms"] == 634 + 631 + 630 + 631
     bad = tmp_path / "bad.toml"
     bad.write_text('held = "mutex_held"\n[roles]\nwarp = ["x"]\n')
     r = run(ARTICLE, "--model", bad)
@@ -134,8 +134,8 @@ def test_non_utf8_and_truncated_and_long_lines_are_read_as_far_as_they_go(tmp_pa
     r = run(p, "--json")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["records"] in (3, 4)
-    if j["skipped_lines"]:
+    assert j["log"]["records"] in (3, 4)
+    if j["log"]["skipped_lines"]:
         assert f"{j['skipped_lines']} damaged timing line" in r.stderr and "use -v" in r.stderr
     else:
         assert r.stderr == ""
@@ -146,12 +146,12 @@ def test_skipped_lines_note_and_verbose_listing(tmp_path):
     p.write_text(ARTICLE.read_text() + "mutex_wait_ms=12 | barrier_wait_ms=0\nntt_kernels=abcms | msm=6x31\n")
     r = run(p, "--json")
     assert r.exit_code == 0
-    n = json.loads(r.stdout)["skipped_lines"]
+    n = json.loads(r.stdout)["log"]["skipped_lines"]
     assert n >= 1
     assert r.stderr.strip().endswith("skipped (use -v to list)")
     v = run(p, "--json", "-v")
     assert v.exit_code == 0 and "line 14" in v.stderr
-    assert json.loads(v.stdout)["skipped_lines"] == n
+    assert json.loads(v.stdout)["log"]["skipped_lines"] == n
 
 
 def test_rundir_with_samples_and_meta(tmp_path):
@@ -180,18 +180,18 @@ def test_rundir_with_samples_and_meta(tmp_path):
     r = run(d, "--json")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["pcie"]["skipped_sample_rows"] == 1
+    assert j["log"]["pcie"]["skipped_sample_rows"] == 1
     out = run(d).stdout.replace("\n", " ")  # the caption says what was dropped and why
     assert "1 row dropped (no readable time or GPU index" in out
-    assert j["records"] == 4 and j["options"]["line_rate_gbs"] == 55.4
-    assert j["options"]["line_rate_source"] == "meta"
-    assert j["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
-    assert any(d["id"] == "pcie_underused" for d in j["diagnoses"])
-    assert j["timeline"]["source"] == "tenures" and j["timeline"]["gpu_busy_fraction"] is not None
+    assert j["log"]["records"] == 4 and j["source"]["options"]["line_rate_gbs"] == 55.4
+    assert j["source"]["options"]["line_rate_source"] == "meta"
+    assert j["log"]["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
+    assert any(d["id"] == "pcie_underused" for d in j["findings"])
+    assert j["log"]["timeline"]["source"] == "tenures" and j["log"]["timeline"]["gpu_busy_fraction"] is not None
     # --samples on a plain log gives the same join
     r2 = run(d / "timing.log", "--json", "--samples", d / "samples.csv")
     assert r2.exit_code == 0, r2.stderr
-    assert json.loads(r2.stdout)["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
+    assert json.loads(r2.stdout)["log"]["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
     r3 = run(d / "timing.log", "--samples", tmp_path / "nope.csv")
     assert r3.exit_code == 3 and r3.stdout == ""
 
@@ -226,9 +226,9 @@ def test_samples_from_nvidia_smi_dmon_join_the_log(tmp_path):
     r = run(log, "--json", "--samples", smi, "--line-rate", "50")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["records"] == 3
-    assert j["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
-    assert any(d["id"] == "pcie_underused" for d in j["diagnoses"])
+    assert j["log"]["records"] == 3
+    assert j["log"]["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0
+    assert any(d["id"] == "pcie_underused" for d in j["findings"])
 
 
 def _iso(t: float) -> str:
@@ -266,7 +266,7 @@ def test_rundir_spans_are_the_phase_source(tmp_path):
     (d / "samples.csv").write_text("\n".join(samples) + "\n")
     r = run(d, "--json")
     assert r.exit_code == 0, r.stderr
-    p = json.loads(r.stdout)["pcie"]
+    p = json.loads(r.stdout)["log"]["pcie"]
     assert p["phases_from"] == "spans.csv"
     assert p["phases"]["h2d"]["rx_gbs_median"] == 4.0 and p["phases"]["msm"]["rx_gbs_median"] == 51.0
     assert p["phases"]["msm"]["sm_active_median"] == 0.9

@@ -90,7 +90,7 @@ def test_json_output(tmp_path):
     doc = json.loads(r.stdout)
     assert doc["status"] == "complete"
     assert doc["pipeline"]["partitions_done"] == 2
-    assert doc["analysis"]["records"] == 2
+    assert doc["analysis"]["log"]["records"] == 2
 
 
 @pytest.mark.parametrize("args, code, text", [
@@ -153,7 +153,7 @@ def test_ctrl_c_stops_at_a_phase_boundary_and_marks_the_run(tmp_path, gpuscope_p
     assert meta["status"] == "interrupted" and meta["exit_code"] == 130
     done = meta["pipeline"]["partitions_done"]
     assert 1 <= done < 400
-    assert json.loads((d / "summary.json").read_text())["records"] == done
+    assert json.loads((d / "summary.json").read_text())["log"]["records"] == done
     assert "GPU-lock time split" in out  # the summary of what was done
 
 

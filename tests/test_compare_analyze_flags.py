@@ -20,7 +20,7 @@ def test_whatif_json_on_the_daemon_log():
     r = run(EXAMPLES / "cuzk_daemon.log", "--json", "--what-if", "--abc-bytes", "1.5G", "--line-rate", "50")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["records"] == 40  # the analyze contract is still all there
+    assert j["log"]["records"] == 40  # the analyze contract is still all there
     w = j["what_if"]
     assert w["available"] is True and w["line_rate_gbs"] == 50 and w["line_rate_source"] == "option"
     assert w["bytes_per_partition"] == 1.5 * 2**30

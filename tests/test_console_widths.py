@@ -51,11 +51,11 @@ def test_analyze_fits_the_terminal_and_keeps_names_whole(key, width):
     out = _run(width, "analyze", path, *opts)
     doc = json.loads(_run(width, "analyze", path, "--json"))
     # nothing cut off, but a kernel's name shortened by design (top_kernels' short_name; whole in --json)
-    shortened = [k["short_name"] for k in doc.get("top_kernels") or [] if "…" in k["short_name"]]
+    shortened = [k["short_name"] for k in (doc["trace"] or {}).get("top_kernels") or [] if "…" in k["short_name"]]
     assert all(any(s in line for s in shortened) for line in out.splitlines() if "…" in line)
     assert max(len(line) for line in out.splitlines()) <= width
-    names = list(doc.get("components") or {})
-    names += [p["phase"] for p in (doc.get("trace") or {}).get("phases") or [] if isinstance(p, dict)]
+    names = list((doc["log"] or {}).get("components") or {})
+    names += [p["phase"] for p in (doc["trace"] or {}).get("phases") or [] if isinstance(p, dict)]
     _names_whole(out, names)
 
 

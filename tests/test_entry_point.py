@@ -19,7 +19,7 @@ def test_installed_entry_point_analyze_json():
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     j = json.loads(p.stdout)
-    assert j["records"] == 4 and j["split"]["inconsistent_records"] == 1
+    assert j["log"]["records"] == 4 and j["log"]["split"]["inconsistent_records"] == 1
 
 
 def test_installed_entry_point_bad_input_exit_code(tmp_path):

@@ -273,7 +273,7 @@ def test_a_fifo_with_a_writer_is_read(tmp_path):
     threading.Thread(target=write, daemon=True).start()
     code, out, err = cli("analyze", fifo, "--json")
     assert code == 0, err
-    assert json.loads(out)["records"]
+    assert json.loads(out)["log"]["records"]
 
 
 def test_a_fifo_without_a_writer_does_not_hang(tmp_path, monkeypatch):
@@ -320,8 +320,8 @@ def test_a_utf8_bom_does_not_cost_the_first_line(tmp_path):
     bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
     a = json.loads(cli("analyze", plain, "--json")[1])
     b = json.loads(cli("analyze", bom, "--json")[1])
-    assert a["records"] == b["records"] and b["timing_lines"] == 2
-    assert json.loads(cli("analyze", "-", "--json", input=bom.read_bytes())[1])["timing_lines"] == 2
+    assert a["log"]["records"] == b["log"]["records"] and b["log"]["timing_lines"] == 2
+    assert json.loads(cli("analyze", "-", "--json", input=bom.read_bytes())[1])["log"]["timing_lines"] == 2
 
 
 @pytest.mark.parametrize("enc", ["utf-16", "utf-16-be", "utf-32"])
@@ -331,7 +331,7 @@ def test_utf16_text_is_read_not_binary(tmp_path, enc):
     f.write_bytes(text.encode(enc) if enc != "utf-16-be" else b"\xfe\xff" + text.encode("utf-16-be"))
     code, out, err = cli("analyze", f, "--json")
     assert code == 0, err
-    assert json.loads(out)["timing_lines"] == json.loads(cli("analyze", LOG, "--json")[1])["timing_lines"]
+    assert json.loads(out)["log"]["timing_lines"] == json.loads(cli("analyze", LOG, "--json")[1])["log"]["timing_lines"]
 
 
 def test_samples_from_another_day_are_refused_with_both_spans(tmp_path):

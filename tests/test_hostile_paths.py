@@ -84,7 +84,7 @@ def test_a_meta_json_with_a_bom_is_read(tmp_path, enc):
     (run / "meta.json").write_bytes(b"\xef\xbb\xbf" + text.encode() if enc == "bom8" else text.encode("utf-16"))
     code, out, err, _ = run_cli(["analyze", str(run), "--json"])
     assert code == 0 and err == "", err
-    assert json.loads(out)["pcie"]  # the run's GPUs, from meta.json
+    assert json.loads(out)["log"]["pcie"]  # the run's GPUs, from meta.json
 
 
 def test_a_meta_json_beyond_its_cap_is_one_line_exit_3(tmp_path, monkeypatch):

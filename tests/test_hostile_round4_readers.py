@@ -92,7 +92,7 @@ def test_the_cpu_floor_of_bimodal_steps_is_not_above_the_observed_time(tmp_path)
     from gpuscope.sources import open_source
 
     # data 100 ms in 51 of 100 steps, 1 ms in the rest: median x steps = 10 s, observed 6.15 s
-    b = analyze(open_source(str(_bimodal_log(tmp_path, 51)))).bounds
+    b = analyze(open_source(str(_bimodal_log(tmp_path, 51)))).log.bounds
     assert b["cpu_floor_s"] <= b["observed_s"] and b["observed_over_floor"] >= 1.0
     assert b["cpu_floor_s"] == pytest.approx(5.149)  # the data parts' whole time
     assert any("bimodal" in s for s in b["assumptions"])
@@ -104,7 +104,7 @@ def test_a_steady_or_right_skewed_log_keeps_its_median_floor(tmp_path):
     from gpuscope.analysis import analyze
     from gpuscope.sources import open_source
 
-    b = analyze(open_source(str(_bimodal_log(tmp_path, 20)))).bounds
+    b = analyze(open_source(str(_bimodal_log(tmp_path, 20)))).log.bounds
     assert b["cpu_per_partition_ms"] == pytest.approx(1.0)
     assert not any("bimodal" in s or "exceeds the observed" in s for s in b["assumptions"])
 
@@ -284,10 +284,10 @@ def _trace_json(p):
 def test_kernels_overlapping_on_one_stream_are_their_union_and_said(tmp_path):
     # 100 kernels of 1 ms each, all within 1.1 ms on one stream: 1.1 ms of kernels, not 100
     d = _trace_json(_kineto(tmp_path, [(1000.0 + i, 1000.0, 7) for i in range(100)]))
-    rows = d["kernels"]
+    rows = d["trace"]["kernels"]
     assert rows[0]["kernel_ms"] == pytest.approx(1.099)
     assert rows[0]["kernel_overlap_ms"] == pytest.approx(100 - 1.099)
-    assert any("kernels overlap on 1 stream" in n for n in d["trace"]["notes"])
+    assert any("kernels overlap on 1 stream" in n for n in d["trace"]["trace"]["notes"])
 
 
 def test_kernels_back_to_back_or_on_two_streams_are_no_overlap(tmp_path):
@@ -295,9 +295,9 @@ def test_kernels_back_to_back_or_on_two_streams_are_no_overlap(tmp_path):
     # and kernels at the same time on two streams (concurrency, not damage)
     d = _trace_json(_kineto(tmp_path, [(1000.0 + 10 * i, 10.0, 7) for i in range(10)]
                             + [(1000.0 + 10 * i, 10.0, 8) for i in range(10)]))
-    rows = d["kernels"]
+    rows = d["trace"]["kernels"]
     assert all(r["kernel_ms"] == pytest.approx(0.1) and r["kernel_overlap_ms"] == 0 for r in rows)
-    assert not any("overlap" in n for n in d["trace"]["notes"])
+    assert not any("overlap" in n for n in d["trace"]["trace"]["notes"])
 
 
 @pytest.mark.parametrize("gbs", [1e308, -5.0, 1e5])
@@ -309,7 +309,7 @@ def test_a_copy_bandwidth_argument_beyond_any_link_is_damage(tmp_path, gbs):
     assert fr.gpu["trace_gbs"].dropna().tolist() == [20.0] and fr.counts["damaged_bandwidth"] == 1
     assert len(fr.gpu[fr.gpu["kind"].astype(object) == "memcpy"]) == 2  # the copies themselves are read
     d = _trace_json(p)
-    assert any("bandwidth argument" in n for n in d["trace"]["notes"])
+    assert any("bandwidth argument" in n for n in d["trace"]["trace"]["notes"])
 
 
 def test_a_gpu_annotation_past_the_span_gives_no_share_above_one(tmp_path):
@@ -317,7 +317,7 @@ def test_a_gpu_annotation_past_the_span_gives_no_share_above_one(tmp_path):
     p = _kineto(tmp_path, [(1000.0, 100.0, 7)], annotations=[("user_annotation", 1000.0, 50.0),
                                                              ("gpu_user_annotation", 1000.0, 100.1)])
     d = _trace_json(p)
-    phases = d["phases"]
+    phases = d["trace"]["phases"]
     assert phases and all(r["share_of_span"] <= 1.0 and r["gpu_busy_fraction"] <= 1.0 for r in phases)
 
 
@@ -334,7 +334,7 @@ def _samples_csv(tmp_path, times, sm=0.9, name="samples.csv"):
 def _activity(p):
     code, out, err = cli("analyze", p, "--json")
     assert code == 0, err
-    return json.loads(out)["activity"]
+    return json.loads(out)["samples"]["activity"]
 
 
 def test_an_hour_without_samples_is_unknown_not_computing(tmp_path):

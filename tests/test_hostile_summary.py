@@ -36,23 +36,23 @@ def test_what_a_run_writes_fits_the_schema_and_reads_back_whole(run):
     assert kept == doc and bad == []
 
 
-@pytest.mark.parametrize("field,value", [("records", "12"), ("records", True), ("split", []), ("diagnoses", {}),
-                                         ("total_lines", 1.5), ("components", None), ("format", 7)])
+@pytest.mark.parametrize("field,value", [("version", "2"), ("version", True), ("source", []), ("findings", {}),
+                                         ("log", 1.5), ("trace", []), ("first_cause", 7)])
 def test_a_field_of_the_wrong_type_is_left_out_and_named(run, field, value):
     summarize_run(run)
     doc = json.loads((run / "summary.json").read_text())
     doc[field] = value
     (run / "summary.json").write_text(json.dumps(doc))
-    if field in ("records", "split", "diagnoses", "format"):  # required: no summary without it
+    if field in ("version", "source", "findings"):  # required: no summary without it
         with pytest.raises(InputError, match=f"not a gpuscope summary.json .*{field}"):
             read_summary(run)
         return
     kept, bad = read_summary(run)
-    assert bad == [field] and field not in kept and kept["records"] == doc["records"]
+    assert bad == [field] and field not in kept and kept["source"] == doc["source"]
 
 
 @pytest.mark.parametrize("body,why", [("[1, 2]", "a JSON list"), ("{" * 5, "unreadable"), ("[" * 100000, "nested"),
-                                      ('{"records": 3}', "no usable format"), ("\x00\x01", "unreadable")])
+                                      ('{"records": 3}', "no usable version"), ("\x00\x01", "unreadable")])
 def test_a_summary_that_is_no_summary_is_one_line(run, body, why):
     (run / "summary.json").write_text(body)
     with pytest.raises(InputError) as e:
@@ -70,9 +70,9 @@ def test_no_summary_reads_as_none_and_a_directory_in_its_place_is_refused(run):
 def test_a_document_that_misfits_is_not_written(run, monkeypatch):
     from gpuscope.analysis.result import Analysis
 
-    real = Analysis.to_json
-    monkeypatch.setattr(Analysis, "to_json", lambda self: {**real(self), "records": "many"})
+    real = Analysis.document
+    monkeypatch.setattr(Analysis, "document", lambda self: {**real(self), "log": "many"})
     s = summarize_run(run)
-    assert s.analysis is None and "wrong type: records" in s.error
+    assert s.analysis is None and "wrong type: log" in s.error
     assert not (run / "summary.json").exists()
     assert json.loads((run / "meta.json").read_text())["summary"].startswith("not written: the analysis does not fit")

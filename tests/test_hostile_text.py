@@ -109,12 +109,12 @@ def test_hostile_names_in_the_console_and_csv_shown_whole_and_inert(tmp_path_fac
         return
     out = _console_text(a)
     assert not RAW.search(out)
-    for comp in a.components.index:  # each name shown whole: nothing read as markup or emoji
+    for comp in a.log.components.index:  # each name shown whole: nothing read as markup or emoji
         assert visible(str(comp)) in out, (comp, out)
     for name, df in frames(a).items():
         assert not RAW.search(safe_frame(df).to_csv(index=False)), name
-    doc = json.loads(json.dumps(a.to_json()))
-    assert set(doc["components"]) == {str(c) for c in a.components.index}  # JSON keeps the names exactly
+    doc = json.loads(json.dumps(a.document()))
+    assert set(doc["log"]["components"]) == {str(c) for c in a.log.components.index}  # JSON keeps the names exactly
 
 
 @settings(HOSTILE, max_examples=8)

@@ -70,7 +70,7 @@ def test_console_html_and_json_agree(path):
     text = _main_text(page)
     assert _figures(text) == _figures(console), {"only on the page": _figures(text) - _figures(console),
                                                  "only on the console": _figures(console) - _figures(text)}
-    doc = a.to_json()
+    doc = a.document()
     for p, write in JSON_FIGURES:
         v = _at(doc, p)
         if v is None or isinstance(v, bool):

@@ -138,6 +138,9 @@ def test_a_training_loop_is_not_told_in_the_provers_words(report):
 
 
 def _at(doc, path):
+    if path and path[0] == "@activity":  # the activity a report shows: the trace's (exact), else the samples'
+        doc = (doc.get("trace") or {}).get("activity") or (doc.get("samples") or {}).get("activity")
+        path = path[1:]
     for k in path:
         if isinstance(doc, list):
             doc = doc[k] if len(doc) > k else None
@@ -150,14 +153,14 @@ def _at(doc, path):
 
 # (JSON path, how the console writes it): what the JSON holds, the page must show
 JSON_FIGURES = [
-    (("split", "held_ms"), lambda v: ms(v)),
-    (("timeline", "wall_s"), secs),
-    (("records",), lambda v: f"{v}" if v else None),
-    (("activity", "busy_fraction"), pct),
-    (("activity", "idle_fraction"), pct),
-    (("activity", "active", "busy_fraction"), pct),
-    (("top_kernels", 0, "count"), lambda v: f"{v:,}"),
-    (("top_kernels", 0, "share"), pct),
+    (("log", "split", "held_ms"), lambda v: ms(v)),
+    (("log", "timeline", "wall_s"), secs),
+    (("log", "records"), lambda v: f"{v}" if v else None),
+    (("@activity", "busy_fraction"), pct),
+    (("@activity", "idle_fraction"), pct),
+    (("@activity", "active", "busy_fraction"), pct),
+    (("trace", "top_kernels", 0, "count"), lambda v: f"{v:,}"),
+    (("trace", "top_kernels", 0, "share"), pct),
     (("a", "throughput_ppm"), lambda v: f"{v:.1f}"),
     (("a", "activity", "busy_fraction"), pct),
     (("b", "activity", "busy_fraction"), pct),

@@ -195,7 +195,7 @@ def test_record_live_sigint_ends_the_command_and_finishes_the_run(tmp_path):
     assert p.returncode == 130
     assert len((out / "samples.csv").read_text().splitlines()) > 5
     r = CliRunner().invoke(app, ["analyze", str(out), "--json"])
-    assert r.exit_code == 0 and json.loads(r.stdout)["activity"]["classes"]
+    assert r.exit_code == 0 and json.loads(r.stdout)["samples"]["activity"]["classes"]
 
 
 def test_grid_reused_not_copied():

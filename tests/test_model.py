@@ -76,8 +76,8 @@ def test_user_model_maps_own_names(tmp_path):
     b.recs.append(dict(record=r, first_line=1, last_line=3, ts_start=float("nan"), ts_end=float("nan"),
                        n_gpus=1, held_ms=100.0, complete=True))
     a = analyze(src(b.build(), m))
-    assert a.split["h2d_ms"] == 30 and a.split["gpu_compute_ms"] == 50
-    assert a.split["cpu_stall_ms"] == 5 and a.split["other_ms"] == 15
+    assert a.log.split["h2d_ms"] == 30 and a.log.split["gpu_compute_ms"] == 50
+    assert a.log.split["cpu_stall_ms"] == 5 and a.log.split["other_ms"] == 15
 
 
 def test_model_from_dict_defaults_name_from_source():

@@ -36,7 +36,7 @@ def test_readback_recording_names_the_readback_first_with_its_tx_rate():
     assert d.id == "d2h_bound" and d.severity == "high"
     assert d.evidence["d2h_share"] > 0.9 and d.evidence["pcie_tx_gbs_during_d2h"] == pytest.approx(1.77, abs=0.2)
     assert "pageable destination" in d.summary and "pinned buffer" in d.recommendation
-    assert a.split["d2h_share"] > 0.9 and a.split["other_share"] < 0.01  # the split has the read-backs
+    assert a.log.split["d2h_share"] > 0.9 and a.log.split["other_share"] < 0.01  # the split has the read-backs
     # would fire falsely before: the GPU starved, "PCIe quiet", DataLoader advice
     assert "gpu_starved" not in _ids(a) and "PCIe quiet" not in _text(a) and "DataLoader" not in _text(a)
     assert d.evidence["pieces"] == ["copies:DtoH:log", "copies:DtoH:gpm:gpu0"]
@@ -60,16 +60,16 @@ def test_readback_trace_names_pageable_readbacks_and_busy_is_computing_only():
     d = a.diagnoses[0]
     assert d.id == "pageable_memcpy" and d.severity == "high" and list(d.evidence["directions"]) == ["DtoH"]
     assert d.summary.startswith("3 read-backs (device to host) into pageable host memory")
-    act = a.to_json()["activity"]
+    act = a.document()["trace"]["activity"]
     assert act["busy_fraction"] < 0.01 and act["copy_fraction"] > 0.9  # copies are never counted as busy
 
 
 def test_a_trace_and_a_recording_of_the_same_readbacks_agree_on_busy():
     a = _a(B / "runs" / "readback_pageable", trace=str(B / "traces" / "readback_pageable.json.gz"))
-    j = a.to_json()
+    j = a.document()
     join = j["evidence"]["joined"][0]
     assert join["agree"] is True and join["trace"] == pytest.approx(join["samples"], abs=0.01)
-    assert j["activity"]["busy_fraction"] < 0.01 and j["nvml_activity"]["active"]["busy_fraction"] < 0.01
+    assert j["trace"]["activity"]["busy_fraction"] < 0.01 and j["samples"]["activity"]["active"]["busy_fraction"] < 0.01
     top = a.diagnoses[:2]
     assert {d.id for d in top} == {"d2h_bound", "pageable_memcpy"}
     d2h = next(d for d in top if d.id == "d2h_bound")
@@ -210,7 +210,7 @@ def test_two_gpus_in_one_file_get_their_own_tables_and_an_imbalance_finding():
     from gpuscope.reports.console import render_summary
 
     a = _a(B / "two_gpus" / "samples.csv")
-    j = a.to_json()["activity"]
+    j = a.document()["samples"]["activity"]
     assert j["gpus"] == [0, 1] and set(j["per_gpu"]) == {"0", "1"}
     assert j["idle_gaps"]["summed_over_gpus"] == 2 and "summed over the GPUs" in j["pooled"]
     imb = next(d for d in a.diagnoses if d.id == "gpu_imbalance")
@@ -239,7 +239,7 @@ def test_a_query_gpu_capture_of_a_readback_loop_names_no_host_cause():
 
     p = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(B / "smi" / "readback_pageable_query.csv"),
                         "--json"], capture_output=True, text=True, check=True)
-    ds = json.loads(p.stdout)["diagnoses"]
+    ds = json.loads(p.stdout)["findings"]
     assert not any(d["id"] == "gpu_starved" for d in ds)
     top = ds[0]
     assert top["id"] == "gpu_idle_unexplained" and "DataLoader" not in top["recommendation"]

@@ -39,12 +39,12 @@ def test_copy_pageable_h2d_then_compute_ending_at_the_stamp():
 
 def test_the_uploads_run_where_the_samples_say():
     a = analyze(open_source(RUNS / "copy_pageable", line_rate=55.48))
-    pc = a.pcie.set_index("phase")
+    pc = a.log.pcie.set_index("phase")
     assert 8.0 < pc.at["h2d", "rx_gbs_median"] < 11.0  # pageable: ~9.4 GB/s, not 0.0
     assert pc.at["compute", "rx_gbs_median"] < 1.0
-    assert a.split["upload_gbs"] == pytest.approx(9.1, abs=0.3)  # 1,610,612,736 B / h2d_ms
+    assert a.log.split["upload_gbs"] == pytest.approx(9.1, abs=0.3)  # 1,610,612,736 B / h2d_ms
     a = analyze(open_source(RUNS / "copy_pinned", line_rate=55.48))
-    assert a.pcie.set_index("phase").at["h2d", "rx_gbs_median"] > 45.0
+    assert a.log.pcie.set_index("phase").at["h2d", "rx_gbs_median"] > 45.0
 
 
 def test_what_the_parts_do_not_cover_is_other_before_them():

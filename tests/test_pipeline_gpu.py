@@ -42,7 +42,7 @@ def test_gpu_run_every_mode_verified(tmp_path, mode):
         assert p["host_memory"]["registrations"] == 16
         assert p["host_memory"]["registered_bytes_now"] == 0
     summ = json.loads((out.path / "summary.json").read_text())
-    assert summ["records"] == 4 and summ["split"]["h2d_ms"] >= 0
+    assert summ["log"]["records"] == 4 and summ["log"]["split"]["h2d_ms"] >= 0
 
 
 def test_gpu_streamed_srs_in_chunks_matches_resident(tmp_path):

@@ -63,10 +63,10 @@ def test_cpu_run_end_to_end(tmp_path):
     assert sorted(per_part.index) == [0, 1, 2, 3]
     # summary.json = the analysis of the run directory
     summ = json.loads((d / "summary.json").read_text())
-    assert summ["records"] == 4 and summ["format"] == "cuzk"
-    assert summ["split"]["inconsistent_records"] == 0
-    assert summ["split"]["h2d_ms"] == 0.0  # no upload on the CPU backend
-    assert out.analysis is not None and out.analysis.records == 4
+    assert summ["log"]["records"] == 4 and summ["source"]["kind"] == "cuzk"
+    assert summ["log"]["split"]["inconsistent_records"] == 0
+    assert summ["log"]["split"]["h2d_ms"] == 0.0  # no upload on the CPU backend
+    assert out.analysis is not None and out.analysis.log.records == 4
 
 
 def test_interrupt_leaves_a_complete_rundir_with_status_interrupted(tmp_path):
@@ -83,7 +83,7 @@ def test_interrupt_leaves_a_complete_rundir_with_status_interrupted(tmp_path):
     assert 1 <= done < 60
     parsed = parse_log(str(out.path / "timing.log"))
     assert int(parsed.records["complete"].sum()) == done  # no half tenure was written
-    assert json.loads((out.path / "summary.json").read_text())["records"] == done
+    assert json.loads((out.path / "summary.json").read_text())["log"]["records"] == done
     assert run.pipeline.budget.used == 0  # every synthesized partition was given back
 
 

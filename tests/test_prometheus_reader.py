@@ -49,7 +49,7 @@ def test_analyze_tells_computing_from_transferring(tmp_path):
     p.write_text(json.dumps(dcgm()))
     r = CliRunner().invoke(app, ["analyze", str(p), "--json", "--line-rate", "50"])
     assert r.exit_code == 0, r.stderr
-    cls = json.loads(r.stdout)["activity"]["classes"]
+    cls = json.loads(r.stdout)["samples"]["activity"]["classes"]
     assert cls["computing"] == pytest.approx(9 / 19, abs=0.06) and cls["transferring"] == pytest.approx(10 / 19, abs=0.06)
 
 
@@ -124,11 +124,11 @@ def test_standard_input_and_samples_option(tmp_path):
     text = json.dumps(dcgm())
     r = CliRunner().invoke(app, ["analyze", "-", "--json"], input=text)
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["samples_read"]["format"] == "prometheus"
+    assert json.loads(r.stdout)["samples"]["read"]["format"] == "prometheus"
     log = tmp_path / "t.log"
     log.write_text("step=1 step_ms=10\nstep=2 step_ms=11\n")
     hist = tmp_path / "h.json"
     hist.write_text(text)
     r = CliRunner().invoke(app, ["analyze", str(log), "--samples", str(hist), "--json"])
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["samples_read"]["format"] == "prometheus"
+    assert json.loads(r.stdout)["samples"]["read"]["format"] == "prometheus"

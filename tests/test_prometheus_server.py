@@ -111,8 +111,8 @@ def test_prometheus_scrapes_the_endpoint_and_its_history_is_analyzed_back(tmp_pa
     r = CliRunner().invoke(app, ["analyze", str(hist), "--json", "--line-rate", "50"])
     assert r.exit_code == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["samples_read"]["format"] == "prometheus"
-    act = out["activity"]
+    assert out["samples"]["read"]["format"] == "prometheus"
+    act = out["samples"]["activity"]
     assert act["classes"]["transferring"] > 0.8, act["classes"]
     assert act["busy_fraction"] < 0.05
     rx = act["pcie"]["rx"]

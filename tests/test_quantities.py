@@ -126,8 +126,8 @@ def test_h2d_rule_reports_the_measured_upload_rate():
     assert ev["upload_ms_at_line_rate"] == 20.0  # 1e9 B per GPU at 50 GB/s
     assert "implied_upload_gbs_median" not in ev
     assert "uploads ran at a median 2.00 GB/s, 4% of the 50 GB/s line rate" in d.summary
-    assert a.split["upload_gbs"] == pytest.approx(2.0)
-    assert json.loads(json.dumps(a.to_json()))["split"]["upload_gbs"] == pytest.approx(2.0)
+    assert a.log.split["upload_gbs"] == pytest.approx(2.0)
+    assert json.loads(json.dumps(a.document()))["log"]["split"]["upload_gbs"] == pytest.approx(2.0)
 
 
 def test_abc_bytes_is_only_a_fallback_for_the_rule():
@@ -139,7 +139,7 @@ def test_abc_bytes_is_only_a_fallback_for_the_rule():
     ev = {x.id: x for x in a.diagnoses}["h2d_bound"].evidence
     assert ev["bytes_source"] == "--abc-bytes" and ev["implied_upload_gbs_median"] == 2.0
     assert "measured_upload_gbs_median" not in ev
-    assert a.to_json()["split"]["upload_gbs"] is None or np.isnan(a.split["upload_gbs"])
+    assert a.document()["log"]["split"]["upload_gbs"] is None or np.isnan(a.log.split["upload_gbs"])
 
 
 def test_whatif_takes_log_bytes_over_abc_bytes():
@@ -200,8 +200,8 @@ def test_end_to_end_timinglog_to_analyze_json_csv_and_whatif(tmp_path):
     assert r.stderr == f"gpuscope: wrote 7 CSV files to {tmp_path / 'csv'}\n"
     j = json.loads(r.stdout)
     # 1.5e9 B in 500, 600, 750 ms: 3.0, 2.5, 2.0 GB/s -> median 2.5
-    assert j["split"]["upload_gbs"] == pytest.approx(2.5)
-    ev = {d["id"]: d for d in j["diagnoses"]}["h2d_bound"]["evidence"]
+    assert j["log"]["split"]["upload_gbs"] == pytest.approx(2.5)
+    ev = {d["id"]: d for d in j["findings"]}["h2d_bound"]["evidence"]
     assert ev["measured_upload_gbs_median"] == 2.5 and ev["measured_upload_share_of_line_rate"] == 0.05
     assert ev["bytes_source"] == "the log's h2d_bytes field"
     wi = j["what_if"]
@@ -223,7 +223,7 @@ def test_end_to_end_cpu_run_directory(tmp_path):
     assert (q["gpu"] == 0).all() and (q["value"] == 0).all() and q["ts"].notna().all()
     assert "h2d_bytes" not in set(p.components["component"])
     j = json.loads(runner.invoke(app, ["analyze", str(out), "--json"]).stdout)
-    assert "upload_gbs" in j["split"] and j["split"]["upload_gbs"] is None  # 0 B in 0 ms: no rate
+    assert "upload_gbs" in j["log"]["split"] and j["log"]["split"]["upload_gbs"] is None  # 0 B in 0 ms: no rate
 
 
 def _plain_tenure_bytes(q, ids, keys=("h2d_bytes", "abc_bytes", "upload_bytes")):

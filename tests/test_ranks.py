@@ -56,8 +56,8 @@ def test_cli_console_and_json(runner):
     assert "Ranks (2 traces" in r.stdout and "rank 1 is the straggler" in r.stdout
     r = runner.invoke(app, ["analyze", str(TRACES / "ranks2"), "--json"])
     doc = json.loads(r.stdout)
-    assert doc["format"] == "trace" and doc["ranks"]["stragglers"][0]["rank"] == 1
-    assert "activity" in doc  # the folder's own analysis is still there
+    assert doc["source"]["kind"] == "trace" and doc["ranks"]["stragglers"][0]["rank"] == 1
+    assert doc["trace"]["activity"]  # the folder's own analysis is still there
 
 
 def test_a_folder_of_run_directories(runner, tmp_path):
@@ -66,7 +66,7 @@ def test_a_folder_of_run_directories(runner, tmp_path):
     r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["format"] == "ranks" and doc["ranks"]["inputs"] == "runs"
+    assert doc["source"]["kind"] == "ranks" and doc["ranks"]["inputs"] == "runs"
     rows = {x["name"]: x for x in doc["ranks"]["table"]}
     assert rows["tensor_bound"]["busy_fraction"] > rows["readback_pageable"]["busy_fraction"]
     r = runner.invoke(app, ["analyze", str(tmp_path)])

@@ -97,7 +97,7 @@ def test_a_cut_or_empty_rank_file_is_a_row_not_the_end_of_the_folder(runner, tmp
     assert doc["ranks"]["count"] == 2
     assert sorted(e["name"] for e in doc["ranks"]["errors"]) == ["r2.pt.trace.json", "r3.pt.trace.json"]
     assert "rank not read" in r.stderr and "r2.pt.trace.json is empty" in r.stderr
-    assert doc["trace"]["ranks"] == [0, 1]  # the folder's own analysis: the two ranks read
+    assert doc["trace"]["trace"]["ranks"] == [0, 1]  # the folder's own analysis: the two ranks read
     r = runner.invoke(app, ["analyze", str(d)])
     assert r.exit_code == 0 and "not analyzed" in r.stdout
     for args in (["plot", str(d), "-o", str(tmp_path / "p.png")],
@@ -114,7 +114,7 @@ def test_a_folder_of_per_rank_trace_folders_is_read(runner, tmp_path):
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ranks"]["inputs"] == "traces" and [x["name"] for x in doc["ranks"]["table"]] == ["rank0", "rank1"]
-    assert doc["trace"]["ranks"] == [0, 1]
+    assert doc["trace"]["trace"]["ranks"] == [0, 1]
     r = runner.invoke(app, ["export", str(tmp_path / "job"), "--perfetto", str(tmp_path / "p.json")])
     assert r.exit_code == 0, r.stderr
 
@@ -249,7 +249,7 @@ def test_traces_of_different_times_without_ranks_are_separate_runs(runner, tmp_p
     r = runner.invoke(app, ["analyze", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["format"] == "ranks" and "activity" not in doc  # never merged into one timeline
+    assert doc["source"]["kind"] == "ranks" and doc["trace"] is None and doc["samples"] is None  # never merged into one timeline
     assert doc["ranks"]["one_job"] is False and doc["ranks"]["stragglers"] == []
     assert "do not overlap" in doc["ranks"]["one_job_evidence"]
     r = runner.invoke(app, ["analyze", str(tmp_path)])
@@ -336,7 +336,7 @@ def test_ranks_on_one_device_are_a_union_not_a_sum(runner, tmp_path):
     assert "span (wall clock)" in r.stdout and "summed over the 2 timelines" in r.stdout
     assert "not the sum" in r.stdout and "summed over the ranks" in r.stdout
     r = runner.invoke(app, ["analyze", str(_ddp_pair(tmp_path / "ddp")), "--json"])
-    diags = json.loads(r.stdout)["diagnoses"]  # a finding's share over two ranks says it is theirs together
+    diags = json.loads(r.stdout)["findings"]  # a finding's share over two ranks says it is theirs together
     assert diags and all("of the traced span" not in x["summary"] for x in diags)
     assert any("of the 2 rank/GPU timelines together, times summed over them" in x["summary"] for x in diags)
     # one rank per device: nothing shared, and one trace alone keeps its plain labels

@@ -23,7 +23,7 @@ def _json(path) -> dict:
 
 def test_a_unit_the_parser_chose_is_said_in_json_and_console():
     path = CORPUS / "pytorch_examples" / "every_10th.txt"
-    notes = _json(path)["read_notes"]
+    notes = _json(path)["log"]["read_notes"]
     assert any(n.startswith("printed without a unit, read as seconds: Data, Time") for n in notes)
     assert any("evaluation line(s)" in n for n in notes)
     out = runner.invoke(app, ["analyze", str(path)], env={"COLUMNS": "200"}).stdout
@@ -31,12 +31,12 @@ def test_a_unit_the_parser_chose_is_said_in_json_and_console():
 
 
 def test_a_log_the_parser_assumed_nothing_of_has_none():
-    assert _json(REPO / "examples" / "article_excerpt.log")["read_notes"] == []
+    assert _json(REPO / "examples" / "article_excerpt.log")["log"]["read_notes"] == []
 
 
 def test_megatron_s_timers_of_every_rank_are_said_unread_and_what_would_tell():
-    notes = _json(CORPUS / "megatron" / "pretrain_gpt_timers_all.txt")["read_notes"]
+    notes = _json(CORPUS / "megatron" / "pretrain_gpt_timers_all.txt")["log"]["read_notes"]
     said = [n for n in notes if "times across ranks" in n]
     assert len(said) == 1 and "--timing-log-option minmax" in said[0]
     # the (min, max) form is read: no such note there
-    assert not any("times across ranks" in n for n in _json(CORPUS / "megatron" / "pretrain_gpt_timers.txt")["read_notes"])
+    assert not any("times across ranks" in n for n in _json(CORPUS / "megatron" / "pretrain_gpt_timers.txt")["log"]["read_notes"])

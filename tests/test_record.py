@@ -92,7 +92,7 @@ def test_record_child_fails_exit_code_log_meta_samples(runner, tmp_path):
     # samples cover the child's lifetime on the same clock as the log stamps
     assert df["t_wall"].min() <= stamps[-1][0] <= df["t_wall"].max() + 0.05
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["records"] == 1
+    assert summary["log"]["records"] == 1
 
 
 def test_record_without_nvml_still_runs(runner, tmp_path):

@@ -270,7 +270,7 @@ w("\n")
     assert stamps == sorted(stamps) and stamps[-1] - stamps[0] > 0.4  # stamped as they came, not at the end
     a = CliRunner().invoke(app, ["analyze", str(out), "--json"])
     assert a.exit_code == 0, a.output
-    assert json.loads(a.stdout)["records"] >= 35
+    assert json.loads(a.stdout)["log"]["records"] >= 35
 
 
 def test_a_carriage_return_split_across_reads_before_its_newline_is_one_line_end():

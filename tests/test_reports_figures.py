@@ -42,14 +42,14 @@ def test_trace_idle_gaps_one_figure_a_row():
 def test_a_measured_line_rate_is_printed_to_one_decimal():
     r = CliRunner().invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json"])
     doc = json.loads(r.stdout)
-    summaries = " ".join(d["summary"] for d in doc["diagnoses"])
+    summaries = " ".join(d["summary"] for d in doc["findings"])
     assert "55.5 GB/s line rate" in summaries and "55.48" not in summaries
-    assert doc["options"]["line_rate_gbs"] > 55.48  # the JSON keeps the measured value
+    assert doc["source"]["options"]["line_rate_gbs"] > 55.48  # the JSON keeps the measured value
 
 
 def test_the_warmup_factor_is_the_ratio_it_is():
     r = CliRunner().invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json"])
-    warm = next(d for d in json.loads(r.stdout)["diagnoses"] if d["id"] == "first_record_warmup")
+    warm = next(d for d in json.loads(r.stdout)["findings"] if d["id"] == "first_record_warmup")
     assert "1.5x the median of the others" in warm["summary"]  # 410 / 265 ms, not "2x"
 
 

@@ -17,15 +17,17 @@ CONTRACT_COMPONENT = {"count", "sum_ms", "mean_ms", "median_ms", "p10_ms", "p90_
 
 def test_json_contract_keys_and_values():
     j = json.loads(to_json_text(analyze(src(article_log()))))
-    assert {"format", "records", "skipped_lines", "components", "split", "timeline", "diagnoses"} <= set(j)
-    assert j["format"] == "condensed" and j["records"] == 4 and j["skipped_lines"] == 0
-    assert CONTRACT_SPLIT <= set(j["split"])
-    for c in j["components"].values():
+    assert set(j) == {"version", "source", "log", "samples", "trace", "table", "ranks", "findings", "first_cause",
+                      "what_if", "evidence"}
+    assert {"format", "records", "skipped_lines", "components", "split", "timeline"} <= set(j["log"])
+    assert j["source"]["kind"] == "condensed" and j["log"]["records"] == 4 and j["log"]["skipped_lines"] == 0
+    assert CONTRACT_SPLIT <= set(j["log"]["split"])
+    for c in j["log"]["components"].values():
         assert CONTRACT_COMPONENT <= set(c)
-    assert j["components"]["ntt_kernels"]["median_ms"] == 1354.5
-    assert j["split"]["h2d_share"] == pytest.approx(8613 / 14460)
-    assert {"wall_s", "gpu_busy_fraction"} <= set(j["timeline"])
-    for d in j["diagnoses"]:
+    assert j["log"]["components"]["ntt_kernels"]["median_ms"] == 1354.5
+    assert j["log"]["split"]["h2d_share"] == pytest.approx(8613 / 14460)
+    assert {"wall_s", "gpu_busy_fraction"} <= set(j["log"]["timeline"])
+    for d in j["findings"]:
         assert {"id", "severity", "summary", "evidence", "recommendation"} <= set(d) <= {
             "id", "severity", "summary", "evidence", "recommendation", "cause", "aliases"}
         assert d["severity"] in {"high", "medium", "low", "info"}
@@ -37,8 +39,8 @@ def test_json_nan_becomes_null_and_is_strict():
     text = to_json_text(analyze(src(b.build())))
     assert "NaN" not in text and "Infinity" not in text
     j = json.loads(text)
-    assert j["components"]["ntt_kernels"]["cv"] is None   # one value: no cv
-    assert j["timeline"]["gpu_busy_fraction"] is None
+    assert j["log"]["components"]["ntt_kernels"]["cv"] is None   # one value: no cv
+    assert j["log"]["timeline"]["gpu_busy_fraction"] is None
 
 
 def test_csv_files(tmp_path):

@@ -76,8 +76,8 @@ def test_no_gpu_compute_part_no_floor_of_zero():
     assert "no floor: the iterations have no GPU compute part" in out
     r = runner.invoke(app, ["analyze", str(RUNS / "launch_bound"), "--json"])
     j = json.loads(r.stdout)
-    assert j["bounds"]["gpu_floor_s"] is None and j["bounds"]["observed_over_floor"] is None
-    assert j["format"] == "lines" and j["model"] == "guessed"
+    assert j["log"]["bounds"]["gpu_floor_s"] is None and j["log"]["bounds"]["observed_over_floor"] is None
+    assert j["source"]["kind"] == "lines" and j["source"]["model"] == "guessed"
 
 
 def test_printf_program_speaks_of_iterations():
@@ -112,15 +112,15 @@ def test_cuzk_logs_keep_their_words():
 def test_json_says_how_each_role_was_guessed():
     r = runner.invoke(app, ["analyze", str(RUNS / "copy_pageable"), "--json"])
     j = json.loads(r.stdout)
-    assert j["model"] == "guessed"
-    assert j["roles"]["h2d"] == {"role": "h2d", "how": "guessed from name 'h2d': a host-to-device copy"}
-    assert j["roles"]["compute"]["role"] == "gpu_compute" and j["roles"]["step"]["role"] == "whole"
-    assert j["whole"]["name"] == "step" and "named like a whole" in j["whole"]["how"]
-    assert j["vocabulary"]["record"] == "step"
-    assert j["split"]["upload_gbs"] == pytest.approx(9.11, abs=0.05)
+    assert j["source"]["model"] == "guessed"
+    assert j["log"]["roles"]["h2d"] == {"role": "h2d", "how": "guessed from name 'h2d': a host-to-device copy"}
+    assert j["log"]["roles"]["compute"]["role"] == "gpu_compute" and j["log"]["roles"]["step"]["role"] == "whole"
+    assert j["log"]["whole"]["name"] == "step" and "named like a whole" in j["log"]["whole"]["how"]
+    assert j["source"]["vocabulary"]["record"] == "step"
+    assert j["log"]["split"]["upload_gbs"] == pytest.approx(9.11, abs=0.05)
     cuzk = json.loads(runner.invoke(app, ["analyze", str(EXAMPLES / "article_excerpt.log"), "--json"]).stdout)
-    assert cuzk["roles"]["ntt_kernels"] == {"role": "h2d", "how": "listed in <built-in cuzk>"}
-    assert cuzk["whole"]["name"] == "mutex_held"
+    assert cuzk["log"]["roles"]["ntt_kernels"] == {"role": "h2d", "how": "listed in <built-in cuzk>"}
+    assert cuzk["log"]["whole"]["name"] == "mutex_held"
 
 
 def test_the_timeline_picture_counts_steps_and_puts_compute_on_the_gpu():

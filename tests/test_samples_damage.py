@@ -36,9 +36,9 @@ def test_a_column_bad_in_every_row_costs_that_column_and_says_so(tmp_path):
     assert len(lines) == 1 and f"sm_active in {n} rows" in lines[0] and "read as missing" in lines[0]
     assert f"{n} sample rows read" in r.stdout  # and the report says it too
     doc = json.loads(CliRunner().invoke(app, ["analyze", str(p), "--json"]).stdout)
-    sr = doc["samples_read"]
+    sr = doc["samples"]["read"]
     assert sr["rows"] == n and sr["dropped_rows"] == 0 and sr["unreadable_values"] == {"sm_active": n}
-    assert doc["activity"]["source"] == "utilization"  # no GPM column left: said, not guessed
+    assert doc["samples"]["activity"]["source"] == "utilization"  # no GPM column left: said, not guessed
 
 
 def test_nul_bytes_in_a_run_directory_samples_are_counted_not_silence(tmp_path):
@@ -49,7 +49,7 @@ def test_nul_bytes_in_a_run_directory_samples_are_counted_not_silence(tmp_path):
     (d / "samples.csv").write_bytes(data[:300] + b"\x00\x00\x00" + data[300:] + b"\x00" * 512)
     r = CliRunner().invoke(app, ["analyze", str(d), "--json"])
     assert r.exit_code == 0, r.stderr
-    sr = json.loads(r.stdout)["samples_read"]
+    sr = json.loads(r.stdout)["samples"]["read"]
     assert sr["nul_bytes"] == 515 and sr["nul_rows"] == 1 and sr["rows"] == 680
     assert "1 row dropped for NUL bytes (515 NUL bytes)" in r.stderr
 
@@ -65,5 +65,5 @@ def test_a_samples_file_without_one_readable_row_says_why(tmp_path):
 def test_a_clean_file_says_nothing(tmp_path):
     r = CliRunner().invoke(app, ["analyze", str(GOOD), "--json"])
     assert r.exit_code == 0 and r.stderr == ""
-    sr = json.loads(r.stdout)["samples_read"]
+    sr = json.loads(r.stdout)["samples"]["read"]
     assert sr["note"] is None and sr["dropped_rows"] == 0 and sr["unreadable_values"] == {}

@@ -24,39 +24,39 @@ def analyze_json(path, *extra):
 
 def test_starved_training_loop_from_samples_alone():
     j = analyze_json(RUNS / "train_slow" / "samples.csv")
-    act = j["activity"]
-    assert j["format"] == "samples" and j["records"] == 0
+    act = j["samples"]["activity"]
+    assert j["source"]["kind"] == "samples" and j["log"] is None  # no log part: no records: 0
     assert act["source"] == "gpm_sm_active" and 0 <= act["busy_fraction"] < 0.05
     assert {"count", "total_s", "longest_s"} <= set(act["idle_gaps"])
-    assert j["diagnoses"][0]["id"] == "gpu_starved" and j["diagnoses"][0]["severity"] == "high"
+    assert j["findings"][0]["id"] == "gpu_starved" and j["findings"][0]["severity"] == "high"
 
 
 def test_starved_training_loop_with_its_timing_lines_names_the_data_part():
     j = analyze_json(RUNS / "train_slow")
-    first = j["diagnoses"][0]
+    first = j["findings"][0]
     assert first["id"] == "host_stall" and first["aliases"] == ["cpu_stall_at_barrier"] and "(data)" in first["summary"] and first["severity"] == "high"
-    assert "gpu_starved" in [d["id"] for d in j["diagnoses"]]
+    assert "gpu_starved" in [d["id"] for d in j["findings"]]
 
 
 def test_fed_training_loop_is_not_called_starved():
-    ids = [d["id"] for d in analyze_json(RUNS / "train_fast")["diagnoses"]]
+    ids = [d["id"] for d in analyze_json(RUNS / "train_fast")["findings"]]
     assert "gpu_starved" not in ids
 
 
 def test_a_dmon_capture():
     d = analyze_json(DATA / "h200_foreign" / "train_slow_dmon.txt")
-    assert d["activity"]["source"] == "utilization"
+    assert d["samples"]["activity"]["source"] == "utilization"
 
 
 @pytest.mark.parametrize("run", ["copy_pinned"])
 def test_no_pinning_advice_on_pinned_copies(run):
     j = analyze_json(RUNS / run)
     assert not any("pin the" in d["recommendation"].lower() or d["id"] in ("upload_bound_pageable", "pcie_underused")
-                   for d in j["diagnoses"])
+                   for d in j["findings"])
 
 
 def test_pageable_copies_are_flagged_once():
-    ids = [d["id"] for d in analyze_json(RUNS / "copy_pageable")["diagnoses"]]
+    ids = [d["id"] for d in analyze_json(RUNS / "copy_pageable")["findings"]]
     assert ids[0] in ("h2d_bound", "pcie_underused") and "upload_bound_pageable" not in ids
 
 
@@ -116,9 +116,9 @@ def test_power_capped_matmuls_are_called_throttled_with_the_reason():
     """Second H200 capture: the sampler recorded NVML's clock-event reasons; the bf16 matmuls
     ran into the power cap."""
     j = analyze_json(RUNS / "copy_pinned_power_cap")
-    d = next(x for x in j["diagnoses"] if x["id"] == "clocks_throttled")
+    d = next(x for x in j["findings"] if x["id"] == "clocks_throttled")
     assert "sw_power_cap" in d["evidence"]["reasons"] and d["evidence"]["sm_busy_median_mhz"] < 1700
-    assert not any("pin the" in x["recommendation"].lower() for x in j["diagnoses"])
+    assert not any("pin the" in x["recommendation"].lower() for x in j["findings"])
 
 
 def test_printf_lines_recorded_through_the_pty_carry_their_print_time():

@@ -42,7 +42,7 @@ def test_a_new_gpu_index_per_row_is_analyzed_for_a_bounded_set_and_says_so(tmp_p
     r = CliRunner().invoke(app, ["analyze", str(p), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert len(doc["activity"]["per_gpu"]) == MAX_GPUS and any("300 GPUs" in n for n in doc["activity"]["notes"])
+    assert len(doc["samples"]["activity"]["per_gpu"]) == MAX_GPUS and any("300 GPUs" in n for n in doc["samples"]["activity"]["notes"])
 
 
 def test_the_bound_is_overridable(tmp_path, monkeypatch):

@@ -54,7 +54,7 @@ def test_analyze_says_how_many_steps_a_record_stands_for():
     out = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log), "--json"],
                          capture_output=True, text=True, check=True).stdout
     j = json.loads(out)
-    assert j["records"] == 4 and j["steps_per_record"] == 100
+    assert j["log"]["records"] == 4 and j["log"]["steps_per_record"] == 100
     con = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", str(log)], capture_output=True, text=True,
                          check=True, env={**__import__("os").environ, "COLUMNS": "200"}).stdout
     assert "each standing for 100" in con and "400 in all" in con
@@ -70,16 +70,16 @@ def test_analyze_counts_every_tenth_line_as_ten_steps_in_the_timeline_and_the_fl
         assert r.exit_code == 0, r.output
         docs[every] = json.loads(r.stdout)
     one, ten = docs[1], docs[10]
-    assert ten["steps_per_record"] == 10 and ten["records"] == 40
-    assert one["timeline"]["gpu_busy_fraction"] > 0.95
-    assert abs(ten["timeline"]["gpu_busy_fraction"] - one["timeline"]["gpu_busy_fraction"]) < 0.05
-    assert ten["bounds"]["partitions"] == 400 == one["bounds"]["partitions"]
+    assert ten["log"]["steps_per_record"] == 10 and ten["log"]["records"] == 40
+    assert one["log"]["timeline"]["gpu_busy_fraction"] > 0.95
+    assert abs(ten["log"]["timeline"]["gpu_busy_fraction"] - one["log"]["timeline"]["gpu_busy_fraction"]) < 0.05
+    assert ten["log"]["bounds"]["partitions"] == 400 == one["log"]["bounds"]["partitions"]
     for key in ("gpu_floor_s", "cpu_floor_s"):
-        a, b = one["bounds"][key], ten["bounds"][key]
+        a, b = one["log"]["bounds"][key], ten["log"]["bounds"][key]
         assert (a is None and b is None) or abs(a - b) <= 0.05 * max(abs(a), 1e-9), (key, a, b)
-    assert abs(ten["bounds"]["observed_over_floor"] - one["bounds"]["observed_over_floor"]) < 0.05 * one["bounds"][
+    assert abs(ten["log"]["bounds"]["observed_over_floor"] - one["log"]["bounds"]["observed_over_floor"]) < 0.05 * one["log"]["bounds"][
         "observed_over_floor"]  # (was 10x one's: the floor counted 40 steps of 400)
-    assert "each printed line stands for 10 steps" in ten["bounds"]["partitions_basis"]
+    assert "each printed line stands for 10 steps" in ten["log"]["bounds"]["partitions_basis"]
 
 
 def test_a_log_printing_every_step_is_unchanged_by_the_count():

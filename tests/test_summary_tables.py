@@ -165,7 +165,7 @@ def test_a_copy_summary_gives_rates_by_direction_and_says_the_memory_kind_is_mis
     out = " ".join(r.stdout.split())
     assert "84% of the 10 GB/s line rate" in out and out.count("below half") == 1  # (only D2H is below half)
     j = runner.invoke(app, ["analyze", str(f), "--json"])
-    doc = json.loads(j.stdout)["benchmark_table"]
+    doc = json.loads(j.stdout)["table"]
     assert doc["tool"] == "nsys_stats" and len(doc["sections"]) == 2 and doc["section"]["report"] == "cuda_gpu_kern_sum"
 
 
@@ -228,8 +228,8 @@ def test_analyze_shows_each_summary(case):
     j = runner.invoke(app, ["analyze", str(DATA / case), "--json"])
     assert j.exit_code == 0, j.stderr
     doc = json.loads(j.stdout)
-    assert doc["format"] == "benchmark_table" and doc["benchmark_table"]["tool"] == EXPECTED[case]["table"]
-    assert len(doc["benchmark_table"]["rows"]) == EXPECTED[case]["table_rows"] and doc["benchmark_table"]["statement"] == STATEMENT
+    assert doc["source"]["kind"] == "benchmark_table" and doc["table"]["tool"] == EXPECTED[case]["table"]
+    assert len(doc["table"]["rows"]) == EXPECTED[case]["table_rows"] and doc["table"]["statement"] == STATEMENT
 
 
 def test_nested_timers_are_said_never_summed():

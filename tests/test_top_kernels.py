@@ -61,7 +61,7 @@ def test_figures_count_total_share_median_and_copies_left_out():
 def test_analyze_json_of_a_trace_has_top_kernels_and_the_console_shows_them():
     r = runner.invoke(app, ["analyze", str(TRACES / "train_slow.json.gz"), "--json"])
     assert r.exit_code == 0, r.output
-    tk = json.loads(r.output)["top_kernels"]
+    tk = json.loads(r.output)["trace"]["top_kernels"]
     assert 1 <= len(tk) <= 20
     assert [x["total_ms"] for x in tk] == sorted((x["total_ms"] for x in tk), reverse=True)
     first = tk[0]

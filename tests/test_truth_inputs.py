@@ -105,7 +105,7 @@ def test_gzip_log_reads_as_its_content(tmp_path):
     r = cli("analyze", gz, "--json")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["records"] == 4 and j["source"] == str(gz)
+    assert j["log"]["records"] == 4 and j["source"]["path"] == str(gz)
     cut = tmp_path / "cut.log.gz"
     cut.write_bytes(gz.read_bytes()[:-10])
     one_line_error(cli("analyze", cut), 3)
@@ -114,11 +114,11 @@ def test_gzip_log_reads_as_its_content(tmp_path):
 def test_log_on_standard_input():
     r = runner.invoke(app, ["analyze", "-", "--json"], input=ARTICLE.read_text())
     assert r.exit_code == 0, r.stderr
-    assert json.loads(r.stdout)["records"] == 4
+    assert json.loads(r.stdout)["log"]["records"] == 4
     with open(ARTICLE, "rb") as f:
         p = subprocess.run([sys.executable, "-m", "gpuscope", "analyze", "-", "--json"], stdin=f,
                            capture_output=True, timeout=60)
-    assert p.returncode == 0 and json.loads(p.stdout)["source"] == "<stdin>"
+    assert p.returncode == 0 and json.loads(p.stdout)["source"]["path"] == "<stdin>"
 
 
 def test_csv_keeps_epoch_precision_and_defuses_formulas(tmp_path):

@@ -50,7 +50,7 @@ def test_a_jax_put_that_moves_its_bytes_in_one_burst_is_a_slow_copy_not_a_starve
     # issue 33: device_put of 512 MiB pageable, 66 ms per step, one ~28 GB/s burst of ~20 ms in it
     log, s = _loop(tmp_path, first="put", first_ms=66.0, then_ms=8.0, burst=(0.040, 0.060, 28.0))
     a = analyze(open_source(log, samples=s, line_rate=50.0))
-    row = a.pcie.set_index("phase").loc["put"]
+    row = a.log.pcie.set_index("phase").loc["put"]
     assert row["rx_gbs_median"] < 0.1  # the median hides the burst ...
     assert row["gb_per_phase_median"] == pytest.approx(0.56, abs=0.03)  # ... the bytes do not
     assert row["rx_gbs_mean"] == pytest.approx(8.5, abs=0.5)

@@ -2,7 +2,7 @@
 
     src = gpuscope.sources.open_source("runs/2026...-pageable")   # or a log file
     result = analyze(src, AnalyzeOptions(abc_bytes=None, what_if=False))
-    result.to_json()                                             # the `analyze --json` contract
+    result.document()                                            # the `analyze --json` document (v2)
 
 Submodules: split (per-record split of the held time), stats (per-component statistics),
 timeline_summary (busy fraction, gaps, overlap), bounds (GPU / CPU floors), evidence (every
@@ -18,18 +18,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis
+from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, LogPart
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.log.rule_input import RuleInput
-    from gpuscope.analysis.evidence.log.table import Table
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
-    from gpuscope.schemas import Columns
     from gpuscope.sources import Source
 
 __all__ = ["Analysis", "AnalyzeOptions", "Diagnosis", "analyze"]
@@ -48,20 +46,17 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     rule engine (gpuscope.analysis.rules: engine, registry) runs every rule over it and ranks
     the findings once (severity, then the share of the time each explains).
     """
-    from gpuscope.parsers.log.parsed import ParsedLog
-
     if source.log is None and source.trace is None and source.samples is None:
         source.require_log()  # the one-line reason there is nothing to analyze
-    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
     trace = _trace_part(source, options)
     if trace is not None:  # (its copies may raise a default line rate to their floor: every part reads that)
         options = dataclasses.replace(options, line_rate_gbs=trace.options["line_rate_gbs"],
                                       line_rate_source=trace.options["line_rate_source"])
-    log = _log_part(source, parsed, options)
+    log = _log_part(source, source.log, options) if source.log is not None else None
     activity = _activity(source, options)
-    evidence = _evidence(source, log, activity, trace)
+    evidence = _evidence(log, activity, trace)
     from gpuscope.analysis.rules.registry import run_rules
 
     diags = run_rules(evidence)
@@ -72,30 +67,16 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         from gpuscope.analysis.whatif.projection import whatif_doc
 
         what_if = whatif_doc(source, abc_bytes=options.abc_bytes)
-    recs = log.records
-    n_complete = int(recs["complete"].sum()) if len(recs) else 0
     return Analysis(
-        format=parsed.format,
-        source=str(parsed.source),
-        total_lines=int(parsed.total_lines),
-        timing_lines=int(parsed.timing_lines),
-        records=n_complete,
-        incomplete_records=int(len(recs) - n_complete),
+        source=str(source.log.source) if source.log is not None else str(source.path),
+        kind=source.log.format if source.log is not None else no_log_format(source),
         model_name=source.model.name,
         options=options,
-        stats_table=log.stats,
-        split_table=log.split,
-        wide_table=log.wide,
-        split=log.totals,
-        timeline=log.timeline,
-        bounds=log.bounds,
-        diagnoses=diags,
-        pcie=log.pcie,
-        pcie_info=log.pcie_info,
-        parsed=parsed,
-        what_if=what_if,
-        trace=trace,
+        log=log.part if log is not None else None,
         activity=activity,
+        trace=trace,
+        diagnoses=diags,
+        what_if=what_if,
         model=source.model,
         evidence=evidence,
         samples_read=getattr(source, "samples_read", None),
@@ -104,24 +85,17 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
 
 
 @dataclass
-class _LogPart:
-    """What the timing log gives: the split and its totals, statistics, timeline, bounds, the
-    samples joined to its phases, and its rules' diagnoses."""
+class _LogWork:
+    """The timing log's part of the Analysis and what its rules and evidence read beside it."""
 
-    records: Columns
-    wide: Table
-    split: Table
-    totals: dict
-    stats: Table
-    timeline: dict
-    bounds: dict
-    pcie: pd.DataFrame | None
-    pcie_info: dict
-    phases: pd.DataFrame | None
-    rule_input: RuleInput | None    # what the log rules read (None: the source has no log)
+    part: LogPart
+    phases: pd.DataFrame | None     # the log's phases the samples were joined to
+    rule_input: RuleInput           # what the log rules read
 
 
-def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogPart:
+def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogWork:
+    """The timing log's figures: the split and its totals, statistics, timeline, bounds, the
+    samples joined to its phases (only for a source with timing lines: no figure of an empty log)."""
     from gpuscope.analysis.evidence.log import bounds as bounds_mod
     from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
     from gpuscope.analysis.evidence.log.rule_input import RuleInput
@@ -145,12 +119,14 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events, steps_per_record=k)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
-    inp = None
-    if source.log is not None:  # a source without timing lines runs no log rule on an empty log
-        inp = RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl, bounds=bnd,
-                        options=options, model=model, pcie=pcie_df, upload_bytes=up_bytes, upload_bytes_key=up_key)
-    return _LogPart(records=recs, wide=wide, split=per_record, totals=totals, stats=comp_stats, timeline=tl,
-                    bounds=bnd, pcie=pcie_df, pcie_info=pcie_info, phases=log_phases, rule_input=inp)
+    inp = RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl, bounds=bnd,
+                    options=options, model=model, pcie=pcie_df, upload_bytes=up_bytes, upload_bytes_key=up_key)
+    n_complete = int(recs["complete"].sum()) if len(recs) else 0
+    part = LogPart(format=parsed.format, total_lines=int(parsed.total_lines), timing_lines=int(parsed.timing_lines),
+                   records=n_complete, incomplete_records=int(len(recs) - n_complete), stats_table=comp_stats,
+                   split_table=per_record, wide_table=wide, split=totals, timeline=tl, bounds=bnd, parsed=parsed,
+                   pcie=pcie_df, pcie_info=pcie_info)
+    return _LogWork(part=part, phases=log_phases, rule_input=inp)
 
 
 def _trace_part(source: Source, options: AnalyzeOptions) -> TraceAnalysis | None:
@@ -173,12 +149,14 @@ def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:
                                  line_rate_source=options.line_rate_source)
 
 
-def _evidence(source: Source, log: _LogPart, activity: Activity | None, trace: TraceAnalysis | None) -> Evidence:
+def _evidence(log: _LogWork | None, activity: Activity | None, trace: TraceAnalysis | None) -> Evidence:
     """Every source's pieces on one clock (gpuscope.analysis.evidence)."""
     from gpuscope.analysis.evidence import collect
 
+    if log is None:
+        return collect(activity=activity, trace=trace)
     return collect(log=log.rule_input, phases=log.phases, activity=activity, trace=trace,
-                   upload_gbs=log.totals.get("upload_gbs"))
+                   upload_gbs=log.part.split.get("upload_gbs"))
 
 
 def no_log_format(source: Source) -> str:

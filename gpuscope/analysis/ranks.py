@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources.source import Source
 
@@ -104,9 +105,12 @@ def _step(doc: dict) -> tuple[int, float | None]:
 
 def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> dict[str, Any]:
     """One rank's row: its own analysis' figures, and the collectives of its trace."""
-    doc = result.to_json()
-    act = doc.get("activity") or {}
-    diag = (doc.get("diagnoses") or [{}])[0]
+    doc = result.document()
+    tdoc: dict[str, Any] = dict(doc["trace"] or {})
+    # the trace's activity is exact: it wins; else the samples'
+    sdoc = doc["samples"]
+    act = (tdoc.get("activity") if tdoc else (sdoc["activity"] if sdoc is not None else None)) or {}
+    diag = (doc["findings"] or [{}])[0]
     row: dict[str, Any] = {"name": name, "rank": position, "position": position, "kind": source.kind,
                            "busy_fraction": _f(act.get("busy_fraction")),
                            "idle_fraction": _f(act.get("idle_fraction")),
@@ -121,10 +125,10 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
         span = _f(act.get("span_s"))
         row["span_s"] = span
         row["idle_by_cause_s"] = dict((act.get("idle_gaps") or {}).get("by_cause_s") or {})
-        steps, step_ms = _step(doc)
+        steps, step_ms = _step(tdoc)
         row.update(steps=steps, step_ms=step_ms)
         row["copies"] = [{k: m.get(k) for k in ("direction", "host_memory", "count", "bytes", "ms", "gbs")}
-                         for m in doc.get("memcpy") or []]
+                         for m in tdoc.get("memcpy") or []]
         c = collectives(tr)
         per = steps if steps else None
         row["compute_ms"] = c.pop("compute_ms")
@@ -137,8 +141,8 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
         row["span_s"] = wall
         row["idle_by_cause_s"] = {k: classes[k] * wall for k in ("idle_quiet", "transferring", "idle")
                                   if wall and _f(classes.get(k))}
-        recs = int(doc.get("records") or 0)
-        held = _f((doc.get("split") or {}).get("held_ms"))
+        recs = result.log.records if result.log is not None else 0
+        held = _f(result.log.split.get("held_ms")) if result.log is not None else None
         row.update(steps=recs, step_ms=(held / recs) if recs and held else None)
         pcie = act.get("pcie") or {}
         row["copies"] = [{"direction": d, "mean_gbs": _f((pcie.get(d) or {}).get("mean_gbs"))} for d in ("rx", "tx")]
@@ -233,7 +237,7 @@ def _waits(rows: list[dict], s: dict) -> dict | None:
             "others_extra_ms_per_step": median(others) - mine}
 
 
-def combine(rows: list[dict], errors: list[dict] | None = None) -> dict[str, Any]:
+def combine(rows: list[dict], errors: list[dict] | None = None) -> RanksDoc:
     """The ranks document: the rows (by rank), the stragglers with by how much, the collectives."""
     notes = []
     job, evidence = one_job(rows)  # (before any renumbering: repeated distributedInfo ranks are no evidence)

@@ -233,6 +233,17 @@ def _quiet_stdout() -> None:
         pass
 
 
+def emit(doc: Any, *, sort_keys: bool = False) -> None:
+    """Every verb's --json: one JSON document on stdout, pretty, NaN/inf as null (analysis.core.clean;
+    allow_nan=False guarantees valid JSON), flushed."""
+    import json
+
+    from gpuscope.analysis.core import clean
+
+    sys.stdout.write(json.dumps(clean(doc), indent=2, sort_keys=sort_keys, allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
 def write_file(path: str, data: bytes | str | Iterable[str], what: str) -> None:
     """Write a report file (PNG, trace, HTML) whole or not at all, never over an input of the
     command nor through a link (gpuscope.safe_output: UsageError, exit 2); a path that cannot

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze
-from gpuscope.analysis.result import clean
 from gpuscope.cli._common import (
+    emit,
     say,
     say_samples_damage,
     say_warnings,
@@ -28,6 +28,9 @@ from gpuscope.units import parse_size
 # The reports below stay imported where they are used: each is what one output needs (rich for
 # the console, matplotlib for --html's picture, the process pool for a folder of ranks), and a
 # --json run loads none of them.
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import RanksDoc
 
 
 def warn_skipped(parsed, verbose: bool) -> None:
@@ -54,7 +57,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     ranks = _ranks(source, line_rate)  # a folder of per-rank traces or runs: each rank on its own
     # not one source: the ranks alone (run directories, or traces that are not one job's: never merged)
     if ranks is not None and (ranks["inputs"] == "runs" or not ranks.get("one_job", True)):
-        _say_ranks(ranks, as_json, html_file or csv_dir)
+        _say_ranks(source, ranks, as_json, html_file or csv_dir)
         return
     bench: BenchmarkTable | None = None
     with Progress(source) as progress:
@@ -90,13 +93,7 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         written = write_csv(result, csv_dir)
         say(f"wrote {len(written)} CSV files to {csv_dir}")
     if as_json:
-        from gpuscope.reports.jsonout import to_json_text
-
-        if ranks is not None:
-            sys.stdout.write(json.dumps(clean({**result.to_json(), "ranks": ranks}), indent=2, allow_nan=False) + "\n")
-        else:
-            sys.stdout.write(to_json_text(result) + "\n")
-        sys.stdout.flush()
+        emit({**result.document(), "ranks": ranks} if ranks is not None else result.document())
         return
     from gpuscope.reports.console import render_summary
 
@@ -121,9 +118,9 @@ def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate
     if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
         against_line_rate(e.table, line_rate)
     if as_json:
-        doc = {"format": "benchmark_table", "source": name, "benchmark_table": e.table.to_json()}
-        sys.stdout.write(json.dumps(clean(doc), indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        from gpuscope.analysis.document import bare_document
+
+        emit(bare_document(name, "benchmark_table", table=e.table.to_json()))
         return
     from gpuscope.reports.bench_console import render_bench_table
 
@@ -140,13 +137,13 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
 
     try:  # nothing on a time axis, or nothing drawable (samples of temperature alone): no picture
         tv = timeline_view(src, trace=result.trace, activity=result.activity)  # (each computed once)
-        png: bytes | None = view_png(tv, title=source_title(src, int(result.records) or None))
+        png: bytes | None = view_png(tv, title=source_title(src, result.log.records if result.log is not None else None))
     except NoDataError:
         png = None
     return analysis_html(result, png, whatif=whatif)
 
 
-def _ranks(source: str, line_rate: float | None) -> dict | None:
+def _ranks(source: str, line_rate: float | None) -> RanksDoc | None:
     """The ranks document of a multi-rank folder (gpuscope.ranks_run), else None."""
     if source == "-" or not os.path.isdir(source):  # (no folder: ranks_run's process pool never imported)
         return None
@@ -156,7 +153,7 @@ def _ranks(source: str, line_rate: float | None) -> dict | None:
     return analyze_ranks(paths, line_rate=line_rate) if paths else None
 
 
-def _with_folder(ranks: dict, trace) -> None:
+def _with_folder(ranks: RanksDoc, trace) -> None:
     """What the ranks document says of the folder's own (merged) analysis: ranks naming one device
     get its union of activity, and a note that the folder's figures cover the ranks together."""
     from gpuscope.analysis.ranks import shared_devices
@@ -170,7 +167,7 @@ def _with_folder(ranks: dict, trace) -> None:
                               "rank's own figures are in the ranks table")
 
 
-def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
+def _say_ranks(folder: str, ranks: RanksDoc, as_json: bool, files: str | None) -> None:
     if files:
         what = "run directories" if ranks.get("one_job", True) else "separate runs (not ranks of one job)"
         raise UsageError(f"--html and --csv are for one source; a folder of {what} is analyzed run by run "
@@ -178,8 +175,9 @@ def _say_ranks(ranks: dict, as_json: bool, files: str | None) -> None:
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
     if as_json:
-        sys.stdout.write(json.dumps(clean({"format": "ranks", "ranks": ranks}), indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        from gpuscope.analysis.document import bare_document
+
+        emit(bare_document(folder, "ranks", ranks=ranks))
         return
     from gpuscope.reports.ranks_console import render_ranks
 

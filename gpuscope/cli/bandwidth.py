@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors, stdout_console
+from gpuscope.cli._common import emit, handle_errors, stdout_console
 from gpuscope.cli.app import app
 from gpuscope.errors import NoGpuError, ResourceError, UsageError
 
@@ -93,6 +92,6 @@ def bandwidth_cmd(
         except OSError as e:
             sys.stderr.write(f"gpuscope: could not save the line rate ({e.strerror or e}); result not cached\n")
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        emit(result, sort_keys=True)
         return
     _render(result, saved)

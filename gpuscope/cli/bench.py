@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors, stdout_console
+from gpuscope.cli._common import emit, handle_errors, stdout_console
 from gpuscope.cli.app import app
 from gpuscope.errors import NoGpuError, UsageError
 
@@ -44,7 +44,6 @@ def kernels(
 
     Example: gpuscope bench kernels --sizes 20,22,24 --repeats 5 --json
     """
-    import json
 
     from gpuscope.workload.backends import get_backend
     from gpuscope.workload.bench import bench_kernels, check_args, describe_device
@@ -58,7 +57,7 @@ def kernels(
                          hint="the CPU reference is covered by `make test`") from None
     rows = bench_kernels(parsed, repeats, backend=gpu)
     if as_json:
-        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+        emit([r.to_dict() for r in rows])
         return
     from rich.table import Table
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import typer
 
 from gpuscope.cli import bounds, options
 from gpuscope.cli._common import (
+    emit,
     fail,
     handle_errors,
     say,
@@ -127,8 +127,7 @@ def compare_cmd(
         write_file(html_file, compare_report(doc, sides), "the HTML report")
         say(f"wrote {html_file}")
     if as_json:
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
-        sys.stdout.flush()
+        emit(doc)
         return
     from gpuscope.reports.compare_console import render_compare
 

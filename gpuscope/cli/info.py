@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import resource
-import sys
 from typing import Any
 
 import typer
 
-from gpuscope.cli._common import handle_errors, stdout_console
+from gpuscope.cli._common import emit, handle_errors, stdout_console
 from gpuscope.cli.app import app
 
 
@@ -112,6 +110,6 @@ def render(info: dict[str, Any]) -> None:
 def info_cmd(as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables.")) -> None:
     info = collect()
     if as_json:
-        sys.stdout.write(json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")
+        emit(info, sort_keys=True)
         return
     render(info)

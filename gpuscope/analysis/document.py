@@ -1,0 +1,242 @@
+"""The `analyze --json` document, version 2, defined once: one typed dict per part, built once
+per Analysis (Analysis.document() caches it).
+
+    {"version": 2, "source": {...}, "log": {...} | null, "samples": {...} | null,
+     "trace": {...} | null, "table": {...} | null, "ranks": {...} | null, "findings": [...],
+     "first_cause": str | null, "what_if": {...} | null, "evidence": {...} | null}
+
+A part the source does not have is null; a figure a part cannot give is null, never 0 (a split
+role no component of the log has: `h2d_ms` is null, not 0.0). docs/ARCHITECTURE.md ("The JSON
+document") gives the schema and where every version-1 key went; tools/check_v2_mapping.py checks
+that mapping over every input the project has.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+from gpuscope.analysis.causes import first_cause
+from gpuscope.analysis.core import AnalyzeOptions, Diagnosis, clean
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.evidence import Evidence
+    from gpuscope.analysis.evidence.samples.activity import Activity
+    from gpuscope.analysis.logpart import LogPart
+    from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.rolemodel import RoleModel
+
+VERSION = 2
+
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc", "TraceDoc",
+           "bare_document", "build_document"]
+
+
+class OptionsDoc(TypedDict):
+    line_rate_gbs: float | None     # the pinned H2D line rate every part reads (GB/s, 1e9)
+    line_rate_source: str           # option | meta | cache | link | trace | default
+    abc_bytes: int | None           # bytes uploaded per record, when given
+
+
+class SourceDoc(TypedDict):
+    path: str
+    kind: str                       # a log's format (lines, cuzk, ...), else trace | samples | benchmark_table | ranks
+    model: str | None               # the role model's name (null: nothing was analyzed by roles)
+    vocabulary: dict[str, Any] | None   # the model's words (rolemodel.Vocabulary.to_json)
+    options: OptionsDoc | None
+
+
+class ComponentDoc(TypedDict):
+    role: str
+    count: int
+    sum_ms: float | None
+    mean_ms: float | None
+    median_ms: float | None
+    p10_ms: float | None
+    p90_ms: float | None
+    cv: float | None
+
+
+class LogDoc(TypedDict):
+    format: str
+    records: int                    # complete records (tenures, steps)
+    steps_per_record: int           # a log printing every K-th step: each record stands for K steps
+    read_notes: list[str]           # what the parser assumed (a unit not printed, lines kept apart)
+    incomplete_records: int
+    skipped_lines: int
+    total_lines: int
+    timing_lines: int
+    components: dict[str, ComponentDoc]
+    split: dict[str, Any]           # sums and shares by role; a role no component has: null
+    timeline: dict[str, Any]
+    bounds: dict[str, Any]
+    roles: dict[str, Any] | None    # {component: {role, how}} (RoleModel.provenance)
+    whole: Any                      # the component that is the whole (the held time), and how it was found
+    pcie: dict[str, Any] | None     # the NVML samples joined to the log's phases; null without samples
+
+
+class SamplesDoc(TypedDict):
+    activity: dict[str, Any] | None  # Activity.to_json(): busy/idle of every GPU the samples name
+    read: dict[str, Any] | None      # what reading the samples file cost (rows kept, dropped)
+
+
+class TraceDoc(TypedDict):
+    activity: dict[str, Any]
+    memcpy: list[dict[str, Any]]
+    memset: list[dict[str, Any]]
+    kernels: list[dict[str, Any]]
+    top_kernels: list[dict[str, Any]]
+    idle_gaps: list[dict[str, Any]]
+    phases: list[dict[str, Any]]
+    trace: dict[str, Any]
+    options: dict[str, Any]
+
+
+class RanksDoc(TypedDict, total=False):
+    """A folder of per-rank traces or runs (gpuscope.analysis.ranks.combine, ranks_run.analyze_ranks)."""
+
+    count: int
+    inputs: str                      # traces | runs
+    one_job: bool                    # ranks of one job (else each is analyzed alone, no straggler named)
+    one_job_evidence: str
+    table: list[dict[str, Any]]      # one row per rank (ranks.rank_row)
+    stragglers: list[dict[str, Any]]
+    collectives: dict[str, Any]
+    errors: list[dict[str, Any]]     # ranks that could not be read: {name, rank, error}
+    notes: list[str]
+    rule: dict[str, Any]             # the straggler rule: ratio, min_ms, metric
+    shared_devices: Any              # ranks naming one device: its union of activity (the folder's own trace)
+    workers: int                     # processes used
+    seconds: float                   # wall time of the reading and analysis
+
+
+class AnalysisDoc(TypedDict):
+    version: int
+    source: SourceDoc
+    log: LogDoc | None
+    samples: SamplesDoc | None
+    trace: TraceDoc | None
+    table: dict[str, Any] | None     # a benchmark tool's table (Google Benchmark, nccl-tests, nsys stats)
+    ranks: RanksDoc | None           # a folder of per-rank traces or runs: each rank's row (analysis.ranks)
+    findings: list[dict[str, Any]]   # Diagnosis.to_json(), ranked
+    first_cause: str | None
+    what_if: dict[str, Any] | None
+    evidence: dict[str, Any] | None
+
+
+class Analysis(Protocol):
+    """What the document reads of gpuscope.analysis.result.Analysis (named here as a Protocol:
+    the result imports this module, not the other way round)."""
+
+    source: str
+    kind: str
+    model_name: str
+    options: AnalyzeOptions
+    log: LogPart | None
+    activity: Activity | None
+    trace: TraceAnalysis | None
+    diagnoses: list[Diagnosis]
+    what_if: dict | None
+    model: RoleModel | None
+    evidence: Evidence | None
+    samples_read: dict | None
+
+
+def build_document(a: Analysis) -> AnalysisDoc:
+    """The version-2 document of `a` (JSON-safe: NaN/inf are null)."""
+    doc: AnalysisDoc = {
+        "version": VERSION,
+        "source": _source(a),
+        "log": _log(a, a.log) if a.log is not None else None,
+        "samples": _samples(a),
+        "trace": _trace(a),
+        "table": None,
+        "ranks": None,
+        "findings": [d.to_json() for d in a.diagnoses],
+        "first_cause": first_cause(a.diagnoses),
+        "what_if": a.what_if,
+        "evidence": a.evidence.to_json() if a.evidence is not None else None,
+    }
+    return clean(doc)
+
+
+def bare_document(path: str, kind: str, *, table: dict[str, Any] | None = None,
+                  ranks: RanksDoc | None = None) -> AnalysisDoc:
+    """The document of an input that is no one source analyzed by steps: a benchmark tool's
+    table (`table`), a folder of ranks analyzed rank by rank (`ranks`). Every other part null."""
+    doc: AnalysisDoc = {
+        "version": VERSION,
+        "source": {"path": path, "kind": kind, "model": None, "vocabulary": None, "options": None},
+        "log": None, "samples": None, "trace": None, "table": table, "ranks": ranks,
+        "findings": [], "first_cause": None, "what_if": None, "evidence": None,
+    }
+    return clean(doc)
+
+
+def _source(a: Analysis) -> SourceDoc:
+    return {
+        "path": a.source,
+        "kind": a.kind,
+        "model": a.model_name,
+        "vocabulary": a.model.vocabulary.to_json() if a.model is not None else None,
+        "options": {"line_rate_gbs": a.options.line_rate_gbs, "line_rate_source": a.options.line_rate_source,
+                    "abc_bytes": a.options.abc_bytes},
+    }
+
+
+def _log(a: Analysis, lg: LogPart) -> LogDoc:
+    st = lg.stats_table
+    names = [str(n) for n in st.index.tolist()]
+    comps: dict[str, ComponentDoc] = {
+        name: {"role": row["role"], "count": int(row["count"]), "sum_ms": row["sum_ms"], "mean_ms": row["mean_ms"],
+               "median_ms": row["median_ms"], "p10_ms": row["p10_ms"], "p90_ms": row["p90_ms"], "cv": row["cv"]}
+        for name, row in zip(names, st.records(), strict=True)
+    }
+    prov = a.model.provenance(names) if a.model is not None else None
+    pcie = {"phases": lg.pcie_phases(), **lg.pcie_info} if lg.pcie is not None else (dict(lg.pcie_info) or None)
+    return {
+        "format": lg.format,
+        "records": lg.records,
+        "steps_per_record": lg.steps_per_record,
+        "read_notes": lg.read_notes,
+        "incomplete_records": lg.incomplete_records,
+        "skipped_lines": lg.skipped_lines,
+        "total_lines": lg.total_lines,
+        "timing_lines": lg.timing_lines,
+        "components": comps,
+        "split": split_doc(lg.split, {c["role"] for c in comps.values()}),
+        "timeline": lg.timeline,
+        "bounds": lg.bounds,
+        "roles": prov["roles"] if prov is not None else None,
+        "whole": prov["held"] if prov is not None else None,
+        "pcie": pcie,
+    }
+
+
+def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
+    """The split's sums and shares; a role no component of the log has is null (it was not
+    printed: 0.0 would say it was measured and took no time). `records` is the log's own key."""
+    from gpuscope.rolemodel import SPLIT_ROLES
+
+    out = {k: v for k, v in totals.items() if k != "records"}
+    for role in SPLIT_ROLES:
+        if role not in roles:
+            out[f"{role}_ms"] = None
+            out[f"{role}_share"] = None
+    return out
+
+
+def _samples(a: Analysis) -> SamplesDoc | None:
+    if a.activity is None and a.samples_read is None:
+        return None
+    return {"activity": a.activity.to_json() if a.activity is not None else None, "read": a.samples_read}
+
+
+def _trace(a: Analysis) -> TraceDoc | None:
+    if a.trace is None:
+        return None
+    t = a.trace.to_json()
+    return {
+        "activity": t["activity"], "memcpy": t["memcpy"], "memset": t["memset"], "kernels": t["kernels"],
+        "top_kernels": t["top_kernels"], "idle_gaps": t["idle_gaps"], "phases": t["phases"], "trace": t["trace"],
+        "options": t["options"],
+    }
