@@ -214,7 +214,7 @@ def test_h200_copy_loops_pageable_flagged_pinned_not():
     pageable = _by_id(out["copy_pageable"])["pcie_underused"]
     assert pageable.evidence["log_upload_gbs"] == pytest.approx(9.1, abs=0.1)
     assert pageable.severity == "high"
-    assert out["copy_pinned"].split["upload_gbs"] == pytest.approx(55.2, abs=0.1)
+    assert out["copy_pinned"].log.split["upload_gbs"] == pytest.approx(55.2, abs=0.1)
     assert not any("pin" in d.recommendation.lower() for d in out["copy_pinned"].diagnoses)
 
 

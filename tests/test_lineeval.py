@@ -51,7 +51,7 @@ def test_evaluation_times_stay_out_of_the_component_statistics(tmp_path):
     path = tmp_path / "train.log"
     path.write_text(_log())
     a = analyze(open_source(path))
-    assert set(a.stats_table.frame().index) == {"step", "data", "compute"}
+    assert set(a.log.stats_table.frame().index) == {"step", "data", "compute"}
     p = parsers.parse_log(_log(), "lines")
     assert p.evaluation_names() == {"eval_time"}
     assert any("eval_time" in n and "left out of the component statistics" in n for n in p.notes)

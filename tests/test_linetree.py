@@ -36,8 +36,8 @@ def test_the_issue_case_commit_to_trace_data_is_no_stall_and_the_floor_never_exc
     path.write_text(_two(FOREST))
     a = analyze(open_source(path))
     assert not [d for d in a.diagnoses if d.severity in ("high", "medium")]
-    assert math.isnan(a.bounds["cpu_floor_s"])  # (had been 7x the whole: a `data` stall, nested parts summed)
-    assert a.bounds["observed_s"] == 2.1
+    assert math.isnan(a.log.bounds["cpu_floor_s"])  # (had been 7x the whole: a `data` stall, nested parts summed)
+    assert a.log.bounds["observed_s"] == 2.1
 
 
 def test_plonky2_depth_by_bars_and_a_root_per_record():

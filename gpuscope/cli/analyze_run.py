@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.analysis.document import bare_document
 from gpuscope.cli._common import (
     emit,
     say,
@@ -118,8 +119,6 @@ def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate
     if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
         against_line_rate(e.table, line_rate)
     if as_json:
-        from gpuscope.analysis.document import bare_document
-
         emit(bare_document(name, "benchmark_table", table=e.table.to_json()))
         return
     from gpuscope.reports.bench_console import render_bench_table
@@ -175,8 +174,6 @@ def _say_ranks(folder: str, ranks: RanksDoc, as_json: bool, files: str | None) -
     for e in ranks["errors"]:
         say(f"rank {e['rank']} ({e['name']}): not analyzed: {e['error']}")
     if as_json:
-        from gpuscope.analysis.document import bare_document
-
         emit(bare_document(folder, "ranks", ranks=ranks))
         return
     from gpuscope.reports.ranks_console import render_ranks
