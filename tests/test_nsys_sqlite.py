@@ -208,13 +208,13 @@ def test_analyze_a_report_names_its_first_cause():
     r = cli("analyze", _path("h100_2gpu_1s"), "--json", "--line-rate", "50")
     assert r.exit_code == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["format"] == "trace" and j["trace"]["reader"] == "sqlite3"
+    assert j["source"]["kind"] == "trace" and j["log"] is None and j["trace"]["trace"]["reader"] == "sqlite3"
     # 95% of the second is pinned HtoD copies with no kernel beside them (SQL: HtoD time / span)
     (htod_ns,), = _sql("h100_2gpu_1s", "SELECT sum(\"end\" - start) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1")
-    assert htod_ns / 1e9 / j["activity"]["device_span_s"] > 0.9
+    assert htod_ns / 1e9 / j["trace"]["activity"]["device_span_s"] > 0.9
     # pinned copies at 55% of the given line, another GPU copying beside them: their rate is the story
     # (rules/pinned_rate.py), their serialisation with kernels beside it
-    ids = [d["id"] for d in j["diagnoses"]]
+    ids = [d["id"] for d in j["findings"]]
     assert ids[0] == "pinned_copies_slow" and "copies_not_overlapped" in ids
 
 
