@@ -272,4 +272,5 @@ def source_title(source: Source, records: int | None = None) -> str:
     from gpuscope.reports.titles import timeline_title
 
     return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
-                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit)
+                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit,
+                          steps_per_record=source.log.steps_per_record if source.log is not None else 1)
