@@ -100,7 +100,7 @@ def from_log_lines(components: pd.DataFrame | Columns, model: RoleModel, *, disp
     del g
     start = end - v
     del v
-    kept = slice(None)
+    kept: slice | np.ndarray = slice(None)
     if r.printed.any():
         floor = _previous_stamp(r.line, r.ts, r.printed)
         np.copyto(start, np.maximum(start, floor), where=r.printed)
@@ -236,8 +236,9 @@ def _with_other(c: _Rows, wholes: _Rows, roles: list) -> _Rows:
     n_open = opening.groupby(lines).sum()
     key = np.concatenate([n_open.reindex(w.line).fillna(0).to_numpy() - 0.5,
                           pd.Series(lines).groupby(lines).cumcount().to_numpy(dtype="float64")])
-    both = replace(c, **{f: np.concatenate([getattr(w, f), getattr(c, f)])
-                         for f in ("comp", "printed", "pos", "value_ms", "line", "ts")})
+    both = replace(c, comp=np.concatenate([w.comp, c.comp]), printed=np.concatenate([w.printed, c.printed]),
+                   pos=np.concatenate([w.pos, c.pos]), value_ms=np.concatenate([w.value_ms, c.value_ms]),
+                   line=np.concatenate([w.line, c.line]), ts=np.concatenate([w.ts, c.ts]))
     return both.take(np.lexsort((key, both.line)))  # (stable: by line, then key)
 
 
