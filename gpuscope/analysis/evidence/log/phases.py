@@ -109,14 +109,22 @@ def from_log_lines(components: pd.DataFrame | Columns, model: RoleModel, *, disp
         kept = np.flatnonzero(~r.printed | (end > start))  # a phase cut away entirely goes
     names = {**PHASE_OF, **DISPLAY_PHASE_OF} if display else PHASE_OF
     phase = [names.get(n) or ("h2d" if role == "h2d" else n) for n, role in zip(r.names, roles[:-1], strict=True)]
-    comp, pos = r.comp[kept], r.pos[kept]
-    out = pd.DataFrame({"worker": r.source_col("worker", pos), "gpu": r.source_col("gpu", pos),
-                        "partition": r.source_col("partition", pos), "phase": _table(phase + ["other"])[comp],
-                        "t_start": start[kept], "t_end": end[kept]})
+    comp, pos, every_name, frame = r.comp[kept], r.pos[kept], [*r.names, "other"], r.frame
+    if isinstance(kept, np.ndarray):
+        start, end = start[kept], end[kept]
+    del r, kept  # (the 2M kept rows of a 10^6-line log: freed before the table is built)
+    out = pd.DataFrame({"worker": _column(frame, "worker", pos), "gpu": _column(frame, "gpu", pos),
+                        "partition": _column(frame, "partition", pos), "phase": _table(phase + ["other"])[comp],
+                        "t_start": start, "t_end": end})
     if model.contains:
-        out = _nest_contained(out, pd.DataFrame({"component": _table([*r.names, "other"])[comp],
-                                                 "record": r.source_col("record", pos)}), model)
+        out = _nest_contained(out, pd.DataFrame({"component": _table(every_name)[comp],
+                                                 "record": _column(frame, "record", pos)}), model)
     return out.reset_index(drop=True)
+
+
+def _column(components: pd.DataFrame | Columns, name: str, pos: np.ndarray) -> np.ndarray:
+    """An int64 column of the components at positions `pos`."""
+    return np.asarray(components[name])[pos].astype("int64", copy=False)
 
 
 def _table(values: list) -> np.ndarray:
@@ -132,7 +140,7 @@ def _table(values: list) -> np.ndarray:
 class _Rows:
     """The stamped component rows as numpy arrays, only what the phases need: `comp` codes
     into `names` (the code len(names) is `other`, _with_other's rows), `pos` the row's
-    position in the components (other columns are read there at the end: `source_col`)."""
+    position in the components (other columns are read there at the end: `_column`)."""
 
     names: list
     comp: np.ndarray
@@ -153,7 +161,7 @@ class _Rows:
             comp, uniq = pd.factorize(components["component"], use_na_sentinel=False)
             names, printed = list(uniq), (components["source"] == "lines").to_numpy(dtype=bool)
         ts = np.asarray(components["ts"], dtype="float64")
-        pos = np.flatnonzero(~np.isnan(ts))
+        pos = np.flatnonzero(~np.isnan(ts)).astype(np.int32 if len(ts) < 2**31 else np.int64)
         value_ms = np.asarray(components["value_ms"], dtype="float64")
         line = np.asarray(components["line"])
         if len(pos) < len(ts):
@@ -162,10 +170,6 @@ class _Rows:
                    line, ts, components)
 
     n = property(lambda self: len(self.comp))
-
-    def source_col(self, name: str, pos: np.ndarray) -> np.ndarray:
-        """An int64 column of the components at positions `pos`."""
-        return np.asarray(self.frame[name])[pos].astype("int64", copy=False)
 
     def per_code(self, values: list) -> np.ndarray:
         """Each row's entry of `values` (one per code, `other`'s last)."""
