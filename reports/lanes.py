@@ -43,7 +43,7 @@ def pack(starts: np.ndarray, ends: np.ndarray, tolerance: float = 0.0) -> np.nda
     """Slot per interval so that intervals sharing a slot overlap by at most `tolerance`
     (greedy by start)."""
     slot = np.zeros(len(starts), dtype=int)
-    order = np.argsort(starts, kind="stable")
+    order = _in_order(np.asarray(starts, dtype=float))
     first, last = np.asarray(starts, dtype=float)[order], np.asarray(ends, dtype=float)[order]
     if len(first) < 2 or bool((np.maximum.accumulate(last)[:-1] <= first[1:] + tolerance + 1e-9).all()):
         return slot  # each starts after every earlier one ended: all in the first slot (the greedy's answer)
@@ -60,6 +60,23 @@ def pack(starts: np.ndarray, ends: np.ndarray, tolerance: float = 0.0) -> np.nda
     return slot
 
 
+def _in_order(starts: np.ndarray, ends: np.ndarray | None = None) -> np.ndarray:
+    """np.argsort(starts, kind="stable") (np.lexsort((ends, starts)) with `ends`), without the
+    sort when they are in that order already (a log's phases: a million of them)."""
+    d = np.diff(starts)
+    ordered = (d > 0) | (d == 0) if ends is None else (d > 0) | ((d == 0) & (np.diff(ends) >= 0))
+    if bool(ordered.all()):
+        return np.arange(len(starts))
+    return np.argsort(starts, kind="stable") if ends is None else np.lexsort((ends, starts))
+
+
+def _rows(df: pd.DataFrame, keep) -> pd.DataFrame:
+    """df[keep], or df itself when it keeps every row (pandas' copy-on-write: a lane never
+    changes the caller's frame; a million phases are not copied to keep them all)."""
+    keep = np.asarray(keep, dtype=bool)
+    return df if bool(keep.all()) else df[keep]
+
+
 def _split(df: pd.DataFrame) -> list[pd.DataFrame]:
     """Non-overlapping groups; jitter-sized overlaps are clipped (start moved to the
     previous end) so that a group is strictly sequential."""
@@ -72,15 +89,15 @@ def _split(df: pd.DataFrame) -> list[pd.DataFrame]:
         # on numpy positions, one frame per group at the end (a trace of 3,000 streams is
         # 6,000 groups: masks and sort_values per group took most of the export)
         idx = np.flatnonzero(slot == k)
-        idx = idx[np.lexsort((te[idx], ts[idx]))]  # sort_values(["t_start", "t_end"], kind="stable")
+        idx = idx[_in_order(ts[idx], te[idx])]  # sort_values(["t_start", "t_end"], kind="stable")
         st, en = ts[idx].copy(), te[idx]
         st[1:] = np.maximum(st[1:], np.maximum.accumulate(en)[:-1])
         whole = len(idx) == len(df) and bool((idx == np.arange(len(idx))).all())
-        g = df.copy() if whole else df.iloc[idx].copy()
+        g = df if whole else df.iloc[idx]
         if not (st == ts[idx]).all():  # nothing clipped: the times stand as they are
-            g["t_start"] = st
+            g = g.assign(t_start=st)
         if not (en >= st).all():
-            g["t_end"] = np.maximum(en, st)
+            g = g.assign(t_end=np.maximum(en, st))
         out.append(g)
     return out
 
@@ -135,8 +152,7 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
                 out.append(lane)
         return out
     gpu_label, cpu_label, cpu_spill = UNATTRIBUTED.get(noun, UNATTRIBUTED["worker"])
-    phases = phases.dropna(subset=["t_start", "t_end"])
-    phases = phases[phases["t_end"] > phases["t_start"]]  # zero-length phases draw nothing
+    phases = _rows(phases, phases["t_end"] > phases["t_start"])  # zero-length phases draw nothing (nor NaN)
     lanes: list[Lane] = []
     no_worker = phases["worker"] < 0
     synth = no_worker & (phases["phase"] == "synth")
@@ -164,16 +180,20 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
             label = f"GPU{gpu} {word} {worker}" if multi_gpu else f"{word} {worker}"
             lanes += _group_lanes(label, f"GPU {gpu}" if gpu >= 0 else "GPU", owned.iloc[idx], is_side=side[idx])
 
-    rest = phases[no_worker & ~synth]
+    rest = _rows(phases, no_worker & ~synth)
     if len(rest):
         codes, names = pd.factorize(rest["phase"].astype(object))  # one style look-up per distinct name
-        on_gpu = np.array([style_for(str(p)).group in GPU_GROUPS for p in names] + [style_for("nan").group in GPU_GROUPS])
-        gpu_side = on_gpu[np.where(codes >= 0, codes, len(names))]
-        if gpu_side.any():  # a printed line's unitemised time runs between its parts
-            gpu_side |= (rest["phase"] == "other").to_numpy(bool)
-        g = rest[gpu_side]
-        for gpu, grp in g.groupby(g["gpu"] if multi_gpu else pd.Series(0, index=g.index), sort=True):
-            label = f"GPU{gpu} {gpu_label.removeprefix('GPU ')}" if multi_gpu else gpu_label
-            lanes += _group_lanes(label, f"GPU {max(int(gpu), 0)}", grp)
-        lanes += _group_lanes(cpu_label, "CPU", rest[~gpu_side], spill=cpu_spill)
+        at = np.where(codes >= 0, codes, len(names))
+        styles = [style_for(str(p)) for p in names] + [style_for("nan")]
+        gpu_side = np.array([st.group in GPU_GROUPS for st in styles])[at]
+        side = np.array([st.row == "side" for st in styles])[at]  # (_side_rows, from this factorization)
+        if gpu_side.any() and "other" in names:  # a printed line's unitemised time runs between its parts
+            gpu_side |= codes == names.get_loc("other")
+        g = _rows(rest, gpu_side)
+        if multi_gpu:
+            for gpu, grp in g.groupby(g["gpu"], sort=True):
+                lanes += _group_lanes(f"GPU{gpu} {gpu_label.removeprefix('GPU ')}", f"GPU {max(int(gpu), 0)}", grp)
+        elif len(g):
+            lanes += _group_lanes(gpu_label, "GPU 0", g, is_side=side[gpu_side])
+        lanes += _group_lanes(cpu_label, "CPU", _rows(rest, ~gpu_side), spill=cpu_spill, is_side=side[~gpu_side])
     return lanes

@@ -52,16 +52,19 @@ def render_timeline(
     intervals: pd.DataFrame | None = None,
     counters: pd.DataFrame | None = None,
     lane_noun: str = "worker",
+    steps_per_record: int = 1,
 ):
     """Build the matplotlib Figure (Agg canvas). Caller saves or closes it.
 
     Times are drawn as seconds after `origin` (default: the first phase start, else the first
     sample); `view` (epoch seconds lo, hi) limits the x axis to a window, keeping the run's
     time scale. Phases may be empty when samples or counters exist (a recording of any
-    program); then the clocks and power get a panel too."""
+    program); then the clocks and power get a panel too. `steps_per_record`: a log printing
+    every K-th step (ParsedLog.steps_per_record): the caption says each mark stands for K."""
     from matplotlib.figure import Figure
 
-    phases = phases.dropna(subset=["t_start", "t_end"]) if phases is not None else phases
+    if phases is not None and (phases["t_start"].isna() | phases["t_end"].isna()).any():
+        phases = phases.dropna(subset=["t_start", "t_end"])  # (copy-on-write: else the caller's frame, no copy)
     have_phases = phases is not None and len(phases) > 0
     if not have_phases and not _has(samples, "t_wall") and not _has(counters, "t_wall"):
         raise NoDataError("nothing to draw: no phase intervals and no samples")
@@ -104,12 +107,21 @@ def render_timeline(
             shaded |= bool(shades)
             P.legend(ax, handles, right=right)
     last.set_xlabel(("time since the first phase (s)" if have_phases else "time since the recording began (s)")
+                    + (f"\n{every_kth(steps_per_record)}" if have_phases and steps_per_record > 1 else "")
                     + (f"\n{left_out}" if left_out else ""))  # (the GPUs not drawn: said under the axis)
     if view is not None:
         last.set_xlim(view[0] - t0, view[1] - t0)
     else:
         last.set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
     return fig
+
+
+def every_kth(k: int) -> str:
+    """The caption of a log printing every k-th step (issue 33 class 7): its marks are the
+    printed steps, each standing for k; the k - 1 steps between two are not drawn (the log
+    gives no times for them), so a gap between marks is no idle time the log shows."""
+    return (f"the log prints one step in {k}: each mark is a printed step standing for {k}; the {k - 1} "
+            f"between two marks ran in the gap, not drawn (the log gives no times for them)")
 
 
 # A picture of thousands of lanes (a trace of 3,000 streams) is thousands of rows no one can
@@ -213,9 +225,14 @@ def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], n
     width = (hi - lo) / n
     out: dict[str, np.ndarray] = {}
     order: dict[str, int] = {}
-    for phase, pg in df.groupby("phase", sort=False):
+    # by phase in order of first appearance (groupby's sort=False) on numpy arrays: a lane of a
+    # million phases is not copied per phase
+    codes, names = pd.factorize(df["phase"])
+    ts, te = df["t_start"].to_numpy(float), df["t_end"].to_numpy(float)
+    for k, phase in enumerate(names):
         st = style_for(str(phase))
-        covered = np.diff(cumulative(pg["t_start"].to_numpy(float), pg["t_end"].to_numpy(float), 1.0, edges))
+        sel = codes == k
+        covered = np.diff(cumulative(ts[sel], te[sel], 1.0, edges))
         out[st.label] = out.get(st.label, 0.0) + covered / width
         order.setdefault(st.label, order_key(str(phase))[0])
     labels = sorted(out, key=lambda lab: (order[lab], lab))
@@ -280,10 +297,12 @@ def figure_bytes(fig: Any, fmt: str = "png") -> bytes:
 def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, title: str,
                  line_rate_gbs: float | None = None, origin: float | None = None,
                  view: tuple[float, float] | None = None, intervals: pd.DataFrame | None = None,
-                 counters: pd.DataFrame | None = None, lane_noun: str = "worker", fmt: str = "png") -> bytes:
+                 counters: pd.DataFrame | None = None, lane_noun: str = "worker", fmt: str = "png",
+                 steps_per_record: int = 1) -> bytes:
     """The timeline as PNG bytes (or in `fmt`, a FORMATS key)."""
     fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view,
-                          intervals=intervals, counters=counters, lane_noun=lane_noun)
+                          intervals=intervals, counters=counters, lane_noun=lane_noun,
+                          steps_per_record=steps_per_record)
     return figure_bytes(fig, fmt)
 
 
@@ -292,4 +311,4 @@ def view_png(tv: TimelineView, *, title: str, fmt: str = "png") -> bytes:
     line rate, its time scale, its shaded idle gaps; PNG unless `fmt` says otherwise."""
     return timeline_png(tv.phases, tv.samples, title=title, line_rate_gbs=tv.line_rate_gbs, origin=tv.origin,
                         view=tv.view, intervals=tv.intervals, counters=tv.counters, lane_noun=tv.lane_noun,
-                        fmt=fmt)
+                        fmt=fmt, steps_per_record=tv.steps_per_record)

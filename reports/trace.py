@@ -232,7 +232,9 @@ class _Events:
 
     def sample_counters(self, samples: pd.DataFrame) -> None:
         """Counter ("C") tracks per GPU from NVML samples (SAMPLE_TRACKS), one event per row
-        that has the track's figures (a row's tracks together, in SAMPLE_TRACKS' order)."""
+        that has the track's figures and changed them (a counter holds its value until the next
+        event: a repeat draws nothing; the track's last row is kept, so it reaches the end of
+        the samples), a row's tracks together, in SAMPLE_TRACKS' order."""
         samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
         for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
             pid = int(gpu) + 1
@@ -245,6 +247,7 @@ class _Events:
                 some = np.zeros(len(g), dtype=bool)
                 for _, v, _, _ in cols:
                     some |= np.isfinite(v)
+                some = _changed(some, [v for _, v, _, _ in cols])
                 if some.any():
                     tracks.append((f'{{"name": {json.dumps(track)}, "ph": "C", "ts": ', f', "pid": {pid}, "args": {{', cols,
                                    some))
@@ -273,6 +276,24 @@ class _Events:
                                "args": args})
             self._add(events)
             self.n_counters += len(events)
+
+
+def _changed(some: np.ndarray, values: list[np.ndarray]) -> np.ndarray:
+    """Of the rows `some`, those whose figures (`values`, bit for bit: NaN, -0.0) differ from
+    the previous such row's, and the last: a counter track's events (issue 31: a day of
+    samples at 50 Hz is millions of events, most of them repeating a power, clock or idle
+    figure)."""
+    rows = np.flatnonzero(some)
+    if len(rows) < 3:
+        return some
+    same = np.ones(len(rows) - 1, dtype=bool)
+    for v in values:
+        bits = v[rows].view(np.int64)
+        same &= bits[1:] == bits[:-1]
+    same[-1] = False  # (the last row stays)
+    out = some.copy()
+    out[rows[1:][same]] = False
+    return out
 
 
 def _slice_text(phase: str, partition: int) -> tuple[str, str, str]:

@@ -17,7 +17,9 @@ from gpuscope.reports.trace import SAMPLE_TRACKS, _us, trace_text
 
 
 def _old_counter_events(samples: pd.DataFrame, t0: float) -> list[dict]:
-    """The counter events as the per-row code built them (before the streamed export)."""
+    """The counter events as the per-row code built them (before the streamed export), an
+    event that repeats its track's previous figures (bit for bit) left out unless it is the
+    track's last."""
     out = []
     samples = samples[pd.to_numeric(samples["t_wall"], errors="coerce").notna()]
     for gpu, g in samples.sort_values("t_wall").groupby("gpu", sort=True):
@@ -29,12 +31,19 @@ def _old_counter_events(samples: pd.DataFrame, t0: float) -> list[dict]:
                     for col, key, scale, nd in fields if col in g}
             if any(pd.notna(v).any() for v, _, _ in cols.values()):
                 tracks.append((track, cols))
+        last = {track: max((i for i in range(len(g)) if any(math.isfinite(v[i]) for v, _, _ in cols.values())),
+                           default=-1) for track, cols in tracks}
+        before: dict[str, bytes] = {}
         for i in range(len(g)):
             for track, cols in tracks:
                 args = {key: round(float(v[i]) * scale, nd) for key, (v, scale, nd) in cols.items()
                         if math.isfinite(v[i])}
-                if args:
+                if not args:
+                    continue
+                raw = b"".join(np.float64(v[i]).tobytes() for v, _, _ in cols.values())
+                if raw != before.get(track) or i == last[track]:
                     out.append({"name": track, "ph": "C", "ts": _us(tw[i], t0), "pid": pid, "args": args})
+                before[track] = raw
     return out
 
 
@@ -130,3 +139,16 @@ def test_figures_are_round_and_repr():
             got = _figures(values, scale, nd).tolist()
             want = [repr(round(float(x) * scale, nd)) if math.isfinite(x) else None for x in values.tolist()]
             assert got == want
+
+
+def test_a_counter_repeating_its_figure_is_one_event_and_its_last():
+    """A power draw that never changes over 1,000 rows is two events (the first, and the last so
+    the track reaches the end of the samples); a figure that changes every row keeps every row
+    (the false-fire side: nothing that changed is dropped)."""
+    n = 1000
+    s = pd.DataFrame({"t_wall": 1796047200.0 + np.arange(n) * 0.02, "gpu": 0, "power_w": 350.5,
+                      "rx_gbs": np.linspace(0.0, 9.0, n)})
+    events = [e for e in json.loads("".join(trace_text(None, s).chunks()))["traceEvents"] if e["ph"] == "C"]
+    power = [e for e in events if e["name"] == "power W"]
+    assert [e["ts"] for e in power] == [0, round((n - 1) * 0.02 * 1e6)]
+    assert len([e for e in events if e["name"] == "PCIe GB/s"]) == n

@@ -68,3 +68,4 @@ class TimelineView:
     counters: pd.DataFrame | None = None      # TRACE_COUNTER_SCHEMA: a trace's busy fraction
     lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
     wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s
+    steps_per_record: int = 1                 # a log printing every K-th step: each drawn record stands for K

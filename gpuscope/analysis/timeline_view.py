@@ -33,7 +33,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
     from gpuscope.analysis.evidence.log.attribution import display_phases
     from gpuscope.schemas import empty_phases
 
-    phases, basis, counters, noun, n = empty_phases(), None, None, "worker", None
+    phases, basis, counters, noun, n, k = empty_phases(), None, None, "worker", None, 1
     if source.trace is not None:
         ta = trace if trace is not None else _trace_analysis(source)
         ranked = len(source.trace.ranks) > 1
@@ -46,6 +46,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
         noun = "worker" if source.model.vocabulary.cuzk else "record"
         log = source.log
         n = int(log.records["complete"].sum()) if len(log.records) else None
+        k = log.steps_per_record  # a log printing every K-th step (issue 33 class 7): the picture says so
     samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
     intervals = (None if samples is None or not classed
                  else activity.intervals if activity is not None else _classed(source))
@@ -60,7 +61,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
                                         if clockless else "")
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
                         records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
-                        wall_clock=not clockless)
+                        wall_clock=not clockless, steps_per_record=k)
 
 
 def _trace_analysis(source: Source) -> TraceAnalysis:

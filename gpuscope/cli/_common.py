@@ -278,4 +278,27 @@ def source_title(source: Source, records: int | None = None) -> str:
     from gpuscope.reports.titles import timeline_title
 
     return timeline_title(source.name, mode=source.meta.mode, records=records, log_n=source.meta.log_n,
-                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit)
+                          units=source.model.vocabulary.units, unit=source.model.vocabulary.unit,
+                          steps_per_record=source.log.steps_per_record if source.log is not None else 1)
+
+
+def open_to_draw(verb: str, source: str, output: str, **options: Any) -> Source:
+    """open_source for the verbs that draw one timeline (plot, export). A folder of several runs
+    (a `runs/` folder, or ranks' run directories: analyze compares them side by side) has no one
+    timeline: refused with what to pass, instead of "a directory without a timing log"."""
+    from gpuscope.errors import InputError, UsageError
+    from gpuscope.reports.safe_text import visible
+    from gpuscope.sources import open_source
+
+    try:
+        return open_source(source, **options)
+    except InputError:
+        from gpuscope.ranks_run import rank_inputs
+
+        runs = rank_inputs(source)
+        if not runs:
+            raise
+        names = ", ".join(visible(r.name) for r in runs[:4]) + (f", ... ({len(runs)} in all)" if len(runs) > 4 else "")
+        raise UsageError(f"{visible(source)} holds {len(runs)} runs ({names}); {verb} draws one run's timeline: "
+                         f"pass one of them (gpuscope {verb} {visible(runs[0])} {output}); "
+                         f"`gpuscope analyze {visible(source)}` puts them side by side") from None

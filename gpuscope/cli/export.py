@@ -7,7 +7,13 @@ import sys
 import typer
 
 from gpuscope.cli import options
-from gpuscope.cli._common import handle_errors, say_samples_damage, source_title, write_file
+from gpuscope.cli._common import (
+    handle_errors,
+    open_to_draw,
+    say_samples_damage,
+    source_title,
+    write_file,
+)
 from gpuscope.cli.app import app
 from gpuscope.errors import NoDataError, UsageError
 from gpuscope.reports.safe_text import visible
@@ -38,9 +44,9 @@ def export_cmd(
         raise UsageError("say what to export: --perfetto FILE.json")
     from gpuscope.analysis.timeline_view import timeline_view
     from gpuscope.reports.trace import trace_text
-    from gpuscope.sources import open_source
 
-    src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace)
+    src = open_to_draw("export", source, f"--perfetto {visible(perfetto)}", fmt=fmt, model=model, samples=samples,
+                       trace=trace)
     say_samples_damage(src)
     tv = timeline_view(src, classed=False)  # (the trace shades no idle gaps)
     doc = trace_text(tv.phases, tv.samples, title=source_title(src, tv.records),

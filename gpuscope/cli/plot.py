@@ -7,7 +7,13 @@ import sys
 import typer
 
 from gpuscope.cli import bounds, options
-from gpuscope.cli._common import handle_errors, say_samples_damage, source_title, write_file
+from gpuscope.cli._common import (
+    handle_errors,
+    open_to_draw,
+    say_samples_damage,
+    source_title,
+    write_file,
+)
 from gpuscope.cli.app import app
 from gpuscope.errors import UsageError
 from gpuscope.reports.safe_text import visible
@@ -42,7 +48,6 @@ def plot_cmd(
     from gpuscope.cli.progress import Progress
     from gpuscope.reports.plot import FORMATS, format_of, view_png
     from gpuscope.safe_output import stream_target
-    from gpuscope.sources import open_source
 
     kind = format_of(output)
     if kind is None and stream_target(output):
@@ -51,7 +56,8 @@ def plot_cmd(
         raise UsageError(f"-o {output}: say the picture format by the suffix: "
                          + ", ".join(f".{k}" for k in FORMATS if format_of(f"x.{k}")))
     with Progress(source) as progress:
-        src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, progress=progress.reading)
+        src = open_to_draw("plot", source, f"-o {visible(output)}", fmt=fmt, model=model, samples=samples, trace=trace,
+                           progress=progress.reading)
         say_samples_damage(src)
         progress.step("drawing")
         tv = window(timeline_view(src), start, end)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from gpuscope.schemas import Columns
     from gpuscope.sources import Source
 
 GPU_SIDE = {"h2d", "ntt", "ntt_kernels", "coset_intt_sync", "msm", "barrier", "batch_add", "tail_msm", "d_b_alloc",
@@ -73,9 +74,13 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
     from gpuscope.analysis.evidence.log.stamps import place_unstamped
 
     parsed = source.require_log()
-    comps, timeline, note = parsed.components, parsed.timeline, ""
-    if source.spans is None or not len(source.spans):
-        placed = place_unstamped(comps, timeline, source.model)
+    timeline, note = parsed.timeline, ""
+    # the components as columns (codes for the names): a 10^6-line log's frame of 3M rows is
+    # built only when some of its lines must be placed
+    comps: pd.DataFrame | Columns = parsed.columns("components")
+    unstamped = bool(np.isnan(np.asarray(comps["ts"], dtype="float64")).any() or timeline["ts"].isna().any())
+    if (source.spans is None or not len(source.spans)) and unstamped:
+        placed = place_unstamped(parsed.components, timeline, source.model)
         if placed is not None:
             comps, timeline = placed.components, placed.timeline
             note = (f" ({placed.lines_placed} unstamped lines placed between their stamped neighbours, "

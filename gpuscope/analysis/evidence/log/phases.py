@@ -23,12 +23,14 @@ Three sources, best first:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.rolemodel import RoleModel
-from gpuscope.schemas import PHASE_COLUMNS, empty_phases
+from gpuscope.schemas import PHASE_COLUMNS, Columns, empty_phases
 
 #: component -> phase name of spans.csv (what the analysis joins the samples to)
 PHASE_OF = {
@@ -72,49 +74,110 @@ def from_spans(spans: pd.DataFrame) -> pd.DataFrame:
     return df.dropna(subset=["t_start", "t_end"]).reset_index(drop=True)
 
 
-def from_log_lines(components: pd.DataFrame, model: RoleModel, *, display: bool = False) -> pd.DataFrame:
+def from_log_lines(components: pd.DataFrame | Columns, model: RoleModel, *, display: bool = False) -> pd.DataFrame:
     """The phases of the timestamped timing lines; `display`: named for a picture
-    (DISPLAY_PHASE_OF), else by spans.csv's phases."""
-    c = components.loc[components["ts"].notna()]
-    if c.empty:
+    (DISPLAY_PHASE_OF), else by spans.csv's phases. `components`: the log's components as a
+    frame or as its columns (ParsedLog.columns: names as codes), read column by column as
+    numpy arrays, a name once per distinct name (a 10^6-line log is 3M rows: copies of the
+    whole frame, its text columns included, were most of what drawing it cost)."""
+    every = _Rows.of(components)
+    if not every.n:
         return empty_phases()
-    role = c["component"].map(model.roles)
-    printed = c["source"] == "lines"  # every field of such a line is a phase of its record
-    wholes = c.loc[printed & (c["component"] == model.held)] if model.held else c.iloc[:0]
-    keep = (c["component"] != model.held) & (role != "info") & (role.notna() | printed)
-    c, role, printed = c.loc[keep], role.loc[keep], printed.loc[keep].to_numpy()
-    if len(wholes):
-        c, role, printed = _with_other(c, role, printed, wholes)
-    if c.empty:
+    roles = [model.roles.get(name) for name in every.names] + [None]  # (the last code: `other`, no role)
+    held = every.per_code([bool(model.held) and name == model.held for name in every.names] + [False])
+    # a field with a role is a phase; on a printed line (`lines`) every field is one of its record
+    keep = every.per_code([r != "info" for r in roles]) & (every.per_code([r is not None for r in roles]) | every.printed)
+    r = every.take(np.flatnonzero(keep & ~held))
+    wholes = every.take(np.flatnonzero(every.printed & held)) if held.any() and every.printed.any() else None
+    del every, keep, held  # (3M rows of a 10^6-line log: not kept beside the phases)
+    if wholes is not None:
+        r = _with_other(r, wholes, roles)
+    if not r.n:
         return empty_phases()
-    v = c["value_ms"].to_numpy(dtype="float64") / 1000.0
-    line = c["line"].to_numpy()
-    g = pd.Series(v, index=c.index).groupby(line)
-    later = (g.transform("sum") - g.cumsum()).to_numpy()
-    ts = c["ts"].to_numpy(dtype="float64")
-    end = ts - later
+    v = r.value_ms / 1000.0
+    g = pd.Series(v).groupby(r.line)
+    end = r.ts - (g.transform("sum") - g.cumsum()).to_numpy()  # a line's later phases' time before its stamp
+    del g
     start = end - v
-    if printed.any():
-        floor = _previous_stamp(line, ts, printed)
-        start = np.where(printed, np.maximum(start, floor), start)
-        end = np.where(printed, np.maximum(end, floor), end)
-    phase = c["component"].map({**PHASE_OF, **DISPLAY_PHASE_OF} if display else PHASE_OF)
-    phase = phase.where(phase.notna(), np.where(role == "h2d", "h2d", c["component"]))
-    out = pd.DataFrame(
-        {
-            "worker": c["worker"].to_numpy(dtype="int64"),
-            "gpu": c["gpu"].to_numpy(dtype="int64"),
-            "partition": c["partition"].to_numpy(dtype="int64"),
-            "phase": phase.to_numpy(dtype="object"),
-            "t_start": start,
-            "t_end": end,
-        }
-    )
-    if printed.any():
-        out = out.loc[~printed | (end > start)]  # cut away entirely
+    del v
+    kept: slice | np.ndarray = slice(None)
+    if r.printed.any():
+        floor = _previous_stamp(r.line, r.ts, r.printed)
+        np.copyto(start, np.maximum(start, floor), where=r.printed)
+        np.copyto(end, np.maximum(end, floor), where=r.printed)
+        del floor
+        kept = np.flatnonzero(~r.printed | (end > start))  # a phase cut away entirely goes
+    names = {**PHASE_OF, **DISPLAY_PHASE_OF} if display else PHASE_OF
+    phase = [names.get(n) or ("h2d" if role == "h2d" else n) for n, role in zip(r.names, roles[:-1], strict=True)]
+    comp, pos, every_name, frame = r.comp[kept], r.pos[kept], [*r.names, "other"], r.frame
+    if isinstance(kept, np.ndarray):
+        start, end = start[kept], end[kept]
+    del r, kept  # (the 2M kept rows of a 10^6-line log: freed before the table is built)
+    out = pd.DataFrame({"worker": _column(frame, "worker", pos), "gpu": _column(frame, "gpu", pos),
+                        "partition": _column(frame, "partition", pos), "phase": _table(phase + ["other"])[comp],
+                        "t_start": start, "t_end": end})
     if model.contains:
-        out = _nest_contained(out, c.iloc[out.index.to_numpy()], model)
+        out = _nest_contained(out, pd.DataFrame({"component": _table(every_name)[comp],
+                                                 "record": _column(frame, "record", pos)}), model)
     return out.reset_index(drop=True)
+
+
+def _column(components: pd.DataFrame | Columns, name: str, pos: np.ndarray) -> np.ndarray:
+    """An int64 column of the components at positions `pos`."""
+    return np.asarray(components[name])[pos].astype("int64", copy=False)
+
+
+def _table(values: list) -> np.ndarray:
+    """`values` as a 1-d array (object for text) to index by code."""
+    if all(isinstance(x, (bool, np.bool_)) for x in values):
+        return np.asarray(values, dtype=bool)
+    table = np.empty(len(values), dtype=object)
+    table[:] = values
+    return table
+
+
+@dataclass
+class _Rows:
+    """The stamped component rows as numpy arrays, only what the phases need: `comp` codes
+    into `names` (the code len(names) is `other`, _with_other's rows), `pos` the row's
+    position in the components (other columns are read there at the end: `_column`)."""
+
+    names: list
+    comp: np.ndarray
+    printed: np.ndarray  # from a line of the `lines` format
+    pos: np.ndarray
+    value_ms: np.ndarray
+    line: np.ndarray
+    ts: np.ndarray
+    frame: pd.DataFrame | Columns  # the components read
+
+    @classmethod
+    def of(cls, components: pd.DataFrame | Columns) -> _Rows:
+        if isinstance(components, Columns):
+            comp, names = components.codes("component")
+            source, sources = components.codes("source")
+            printed = source == sources.index("lines") if "lines" in sources else np.zeros(len(source), dtype=bool)
+        else:
+            comp, uniq = pd.factorize(components["component"], use_na_sentinel=False)
+            names, printed = list(uniq), (components["source"] == "lines").to_numpy(dtype=bool)
+        ts = np.asarray(components["ts"], dtype="float64")
+        pos = np.flatnonzero(~np.isnan(ts)).astype(np.int32 if len(ts) < 2**31 else np.int64)
+        value_ms = np.asarray(components["value_ms"], dtype="float64")
+        line = np.asarray(components["line"])
+        if len(pos) < len(ts):
+            comp, printed, value_ms, line, ts = comp[pos], printed[pos], value_ms[pos], line[pos], ts[pos]
+        return cls(list(names), np.asarray(comp), np.asarray(printed, dtype=bool), pos, value_ms,
+                   line, ts, components)
+
+    n = property(lambda self: len(self.comp))
+
+    def per_code(self, values: list) -> np.ndarray:
+        """Each row's entry of `values` (one per code, `other`'s last)."""
+        return _table(values)[self.comp]
+
+    def take(self, at: np.ndarray) -> _Rows:
+        return replace(self, comp=self.comp[at], printed=self.printed[at], pos=self.pos[at],
+                       value_ms=self.value_ms[at], line=self.line[at], ts=self.ts[at])
 
 
 def _nest_contained(out: pd.DataFrame, comps: pd.DataFrame, model: RoleModel) -> pd.DataFrame:
@@ -155,40 +218,43 @@ def _nest_contained(out: pd.DataFrame, comps: pd.DataFrame, model: RoleModel) ->
     return out.sort_values("_order", kind="stable").drop(columns="_order")
 
 
-def _with_other(c: pd.DataFrame, role: pd.Series, printed: np.ndarray, wholes: pd.DataFrame):
+def _with_other(c: _Rows, wholes: _Rows, roles: list) -> _Rows:
     """Add, per printed line with a whole, a row `other` for the whole's time its parts do not
     cover: after the host-side waits (role cpu_stall) that open its line, before its other
     parts (a step waits for its input first: `Time 0.217 Data 0.188` is 188 ms of waiting for
     the batch, then 29 ms of the unprinted rest, the compute); first when no such wait opens
-    it. The line's phases end at its stamp."""
-    parts = pd.Series(c["value_ms"].to_numpy(dtype="float64")[printed], index=c["line"].to_numpy()[printed])
+    it. The line's phases end at its stamp. `roles`: per code of `c`. The `other` row is its
+    whole's row (worker, GPU, stamp) with the time left over."""
+    parts = pd.Series(c.value_ms[c.printed], index=c.line[c.printed])
     covered = parts.groupby(level=0).sum()
-    w = wholes.drop_duplicates("line", keep="last")
-    gap = w["value_ms"].to_numpy(dtype="float64") - covered.reindex(w["line"].to_numpy()).fillna(0.0).to_numpy()
-    big = gap > 1e-3 * w["value_ms"].to_numpy(dtype="float64")  # not the printed rounding
-    w = w.loc[big].assign(value_ms=gap[big], component="other")
-    if w.empty:
-        return c, role, printed
-    w.index = pd.RangeIndex(-len(w), 0)
-    lines = c["line"].to_numpy()
-    host = pd.Series((role == "cpu_stall").to_numpy(dtype=bool).astype(np.int64), index=c.index)
+    w = wholes.take(np.flatnonzero(~pd.Series(wholes.line).duplicated(keep="last").to_numpy()))
+    gap = w.value_ms - covered.reindex(w.line).fillna(0.0).to_numpy()
+    big = gap > 1e-3 * w.value_ms  # not the printed rounding
+    if not big.any():
+        return c
+    w = replace(w.take(np.flatnonzero(big)), value_ms=gap[big])
+    w = replace(w, comp=np.full(w.n, len(c.names), dtype=c.comp.dtype), printed=np.ones(w.n, dtype=bool))
+    lines = c.line
+    host = pd.Series(c.per_code([r == "cpu_stall" for r in roles]).astype(np.int64))
     opening = host.groupby(lines).cumprod()  # 1 while every part before it on its line is a wait
     n_open = opening.groupby(lines).sum()
-    key = pd.concat([pd.Series(n_open.reindex(w["line"].to_numpy()).fillna(0).to_numpy() - 0.5, index=w.index),
-                     pd.Series(c.groupby(lines).cumcount().to_numpy(dtype="float64"), index=c.index)])
-    both = pd.concat([w, c])
-    out = both.assign(_key=key.loc[both.index].to_numpy()).sort_values(["line", "_key"], kind="stable")
-    out = out.drop(columns="_key")
-    r = pd.concat([pd.Series(np.nan, index=w.index, dtype="object"), role.astype("object")]).loc[out.index]
-    pr = pd.Series(np.concatenate([np.ones(len(w), dtype=bool), printed]),
-                   index=np.concatenate([w.index.to_numpy(), c.index.to_numpy()])).loc[out.index].to_numpy()
-    return out, r, pr
+    key = np.concatenate([n_open.reindex(w.line).fillna(0).to_numpy() - 0.5,
+                          pd.Series(lines).groupby(lines).cumcount().to_numpy(dtype="float64")])
+    both = replace(c, comp=np.concatenate([w.comp, c.comp]), printed=np.concatenate([w.printed, c.printed]),
+                   pos=np.concatenate([w.pos, c.pos]), value_ms=np.concatenate([w.value_ms, c.value_ms]),
+                   line=np.concatenate([w.line, c.line]), ts=np.concatenate([w.ts, c.ts]))
+    return both.take(np.lexsort((key, both.line)))  # (stable: by line, then key)
 
 
 def _previous_stamp(line: np.ndarray, ts: np.ndarray, printed: np.ndarray) -> np.ndarray:
     """Per row: the stamp of the previous printed line (in line order), -inf for the first or
     when stamps run backwards (then nothing is cut)."""
-    lines, first = np.unique(line[printed], return_index=True)
+    at = line[printed]
+    if len(at) and bool((at[1:] >= at[:-1]).all()):  # in line order already (np.unique's answer, no sort)
+        first = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1])))
+        lines = at[first]
+    else:
+        lines, first = np.unique(at, return_index=True)
     stamp = ts[printed][first]
     prev = np.concatenate(([-np.inf], stamp[:-1]))
     prev = np.where(prev <= stamp, prev, -np.inf)

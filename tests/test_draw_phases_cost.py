@@ -1,0 +1,58 @@
+"""The phases drawn from a log are read from its columns (issue 31): `display_phases` of a
+stamped log never builds the components' DataFrame (3M rows for a 10^6-line log: copying it
+was most of what plot / export / --html cost beyond analyze), and the columns give the very
+phases the frame gives (names, order, times to the bit)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+
+from gpuscope.analysis.evidence.log.attribution import display_phases
+from gpuscope.analysis.evidence.log.phases import from_log_lines
+from gpuscope.sources import open_source
+
+
+def _log(path, n: int = 400):
+    t = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
+    lines = []
+    for i in range(n):
+        t += timedelta(milliseconds=40 + (i * 7) % 23)
+        data, comp = 1.0 + (i * 13) % 17, 20.0 + (i * 5) % 11
+        total = data + comp + (3.0 if i % 3 else 0.0)  # every third line's parts cover its whole
+        lines.append(f"{t.strftime('%Y-%m-%dT%H:%M:%S.%fZ')} INFO step={i} data_wait={data:.2f}ms "
+                     f"kernel={comp:.2f}ms total={total:.2f}ms")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_display_phases_reads_the_columns_not_the_frame(tmp_path):
+    src = open_source(_log(tmp_path / "a.log"))
+    ph, basis = display_phases(src)
+    assert len(ph) and basis.startswith("timestamped timing lines")
+    assert "components" not in src.log._frames  # (the frame was never built)
+    assert (ph["phase"] == "other").any()  # the whole's time its parts leave: a row of its own
+
+
+def test_the_columns_give_the_frames_phases(tmp_path):
+    src = open_source(_log(tmp_path / "a.log"))
+    for display in (False, True):
+        by_cols = from_log_lines(src.log.columns("components"), src.model, display=display)
+        by_frame = from_log_lines(src.log.components, src.model, display=display)
+        pd.testing.assert_frame_equal(by_cols, by_frame, check_exact=True)
+
+
+def test_lines_out_of_order_give_the_same_phases(tmp_path):
+    """The false-fire side of the in-order shortcuts (_previous_stamp, _with_other's sort):
+    components whose lines are listed out of order (each line's fields in their order) give the
+    phases of the ordered ones, as a set."""
+    src = open_source(_log(tmp_path / "a.log", 60))
+    comps = src.log.components
+    rank = pd.Series(comps["line"].unique()).sample(frac=1.0, random_state=3).reset_index(drop=True)
+    key = comps["line"].map(pd.Series(rank.index, index=rank.to_numpy()))
+    shuffled = comps.iloc[key.to_numpy().argsort(kind="stable")].reset_index(drop=True)
+    assert not shuffled["line"].is_monotonic_increasing
+    a = from_log_lines(comps, src.model).sort_values(["t_start", "phase"]).reset_index(drop=True)
+    b = from_log_lines(shuffled, src.model).sort_values(["t_start", "phase"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
