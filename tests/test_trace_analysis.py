@@ -263,5 +263,5 @@ def test_the_trace_document_keeps_findings_whose_id_is_not_their_rules(name, fin
     assert finding in [d.id for d in a.diagnoses]
     own = a.trace.to_json()
     assert finding in [d["id"] for d in own["diagnoses"]]
-    assert own["first_cause"] == a.to_json()["first_cause"] is not None
+    assert own["first_cause"] == a.document()["first_cause"] is not None
     assert {d.part for d in a.diagnoses} == {"trace"}

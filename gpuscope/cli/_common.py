@@ -15,7 +15,15 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuscope import _interrupted_now
-from gpuscope.errors import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_RESOURCE, GpuscopeError
+from gpuscope.errors import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_RESOURCE,
+    GpuscopeError,
+    InputError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     import typer
@@ -286,7 +294,6 @@ def open_to_draw(verb: str, source: str, output: str, **options: Any) -> Source:
     """open_source for the verbs that draw one timeline (plot, export). A folder of several runs
     (a `runs/` folder, or ranks' run directories: analyze compares them side by side) has no one
     timeline: refused with what to pass, instead of "a directory without a timing log"."""
-    from gpuscope.errors import InputError, UsageError
     from gpuscope.reports.safe_text import visible
     from gpuscope.sources import open_source
 
