@@ -115,11 +115,16 @@ NEAR_LINE = 0.8  # a copy share at this share of the line rate or more runs as f
 
 def link_when_near_line(otherwise: str) -> Callable[[Diagnosis], str | None]:
     """A cause function: read-backs or uploads that ran at NEAR_LINE of the line rate or faster are
-    bound by the link (what the capture and the trace of the same copies call `link_bound`), others
-    name `otherwise`."""
+    bound by the link (what the capture and the trace of the same copies call `link_bound`), unless
+    the evidence shows them run in turn with a GPU compute at least as long
+    (`copies_could_hide_under_compute`: a log's printed whole holding both): then, as a trace of the
+    same copies says (copies_not_overlapped), they are serialised, and overlapping them is what is
+    left to win. Others name `otherwise`."""
     def cause(d: Diagnosis) -> str | None:
         shares = [v for k, v in d.evidence.items() if k.endswith("share_of_line_rate") and isinstance(v, int | float)]
-        return "link" if shares and max(shares) >= NEAR_LINE else otherwise
+        if not (shares and max(shares) >= NEAR_LINE):
+            return otherwise
+        return "copies_serialised" if d.evidence.get("copies_could_hide_under_compute") is True else "link"
     return cause
 
 

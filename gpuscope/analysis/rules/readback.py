@@ -75,7 +75,8 @@ def d2h_bound(inp: RuleInput, elsewhere: tuple[float, str, str | None] | None = 
     ev: dict = {"d2h_components": [c for c in inp.wide.columns if inp.model.role_of(c) == "d2h"],
                 "d2h_share": rnd(share, 4), "d2h_ms": rnd(t["d2h_ms"]), "held_ms": rnd(t["held_ms"]),
                 "d2h_median_ms": rnd(float(median(d2h))), "line_rate_gbs": line,
-                "line_rate_source": inp.options.line_rate_source}
+                "line_rate_source": inp.options.line_rate_source,
+                "copies_could_hide_under_compute": inp.copies_could_hide_under_compute("d2h_ms")}
     summary = (f"Read-backs (device to host) take {share:.1%} of the {v.whole} ({t['d2h_ms']:.0f} of "
                f"{t['held_ms']:.0f} ms, median {float(median(d2h)):.0f} ms per {v.record})")
     tx = _tx_during(inp)

@@ -118,6 +118,7 @@ def _h2d_evidence(inp: RuleInput, share: float) -> dict:
     return {
         "h2d_components": [c for c in inp.wide.columns if inp.model.role_of(c) == "h2d"],
         "h2d_share": rnd(share, 4),
+        "copies_could_hide_under_compute": inp.copies_could_hide_under_compute("h2d_ms"),
         "h2d_ms": rnd(t["h2d_ms"]),
         "held_ms": rnd(t["held_ms"]),
         "h2d_median_ms": rnd(float(median(h2d))),

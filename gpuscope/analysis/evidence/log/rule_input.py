@@ -44,6 +44,29 @@ class RuleInput:
         self.wide = as_table(self.wide)
         self.stats = as_table(self.stats)
 
+    def copies_could_hide_under_compute(self, copies: str) -> bool | None:
+        """Whether the records' copies (split column `copies`: h2d_ms, d2h_ms) ran in turn with the GPU
+        compute and are no longer than it, so that overlapping them would hide them (what a trace of
+        the same copies calls copies_not_overlapped), as far as the log can show. In turn: the log
+        prints each record's whole (the model's held component, e.g. `step`, `mutex_held`) and the
+        copies plus the compute fit within it (the median record, SERIAL_SLACK over). False: the
+        parts exceed the whole (they ran beside each other), or the copies outlast the compute (the
+        link stays the limit however they overlap). None: the log cannot tell: no whole printed (the
+        whole is then the sum of its parts, which proves nothing of overlap), or no copy or compute."""
+        held = self.model.held
+        if not held or held not in self.wide.columns or not len(self.split):
+            return None
+        sp = self.split
+        cp, gpu, whole = (np.asarray(sp[c], dtype=float) for c in (copies, "gpu_compute_ms", "held_ms"))
+        ok = (cp > 0) & (gpu > 0) & (whole > 0)
+        if not ok.any():
+            return None
+        in_turn = np.median((cp[ok] + gpu[ok]) / whole[ok]) <= 1.0 + SERIAL_SLACK
+        return bool(in_turn and np.median(cp[ok]) <= np.median(gpu[ok]))
+
+
+SERIAL_SLACK = 0.02  # copies + compute this far over the printed whole still ran in turn (rounding)
+
 
 def coef_var(x: np.ndarray) -> float:
     nan = np.isnan(x)
