@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from gpuscope.analysis.core import clean
 
 if TYPE_CHECKING:
     from gpuscope.analysis.result import Analysis
     from gpuscope.workload.runner import RunOutcome
 
 
+def json_text(doc: Any, *, sort_keys: bool = False) -> str:
+    """Every verb's --json text (gpuscope.cli._common.emit writes it): pretty, NaN/inf as null and
+    numpy scalars as numbers (analysis.core.clean; allow_nan=False guarantees valid JSON)."""
+    return json.dumps(clean(doc), indent=2, sort_keys=sort_keys, allow_nan=False)
+
+
 def to_json_text(analysis: Analysis) -> str:
-    """Pretty JSON of the version-2 document; NaN/inf are null (allow_nan=False guarantees valid JSON)."""
-    return json.dumps(analysis.document(), indent=2, allow_nan=False)
+    """`analyze --json`: the version-2 document's text, as emit writes it."""
+    return json_text(analysis.document())
 
 
 def run_json_text(outcome: RunOutcome) -> str:

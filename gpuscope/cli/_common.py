@@ -244,11 +244,9 @@ def _quiet_stdout() -> None:
 def emit(doc: Any, *, sort_keys: bool = False) -> None:
     """Every verb's --json: one JSON document on stdout, pretty, NaN/inf as null (analysis.core.clean;
     allow_nan=False guarantees valid JSON), flushed."""
-    import json
+    from gpuscope.reports.jsonout import json_text
 
-    from gpuscope.analysis.core import clean
-
-    sys.stdout.write(json.dumps(clean(doc), indent=2, sort_keys=sort_keys, allow_nan=False) + "\n")
+    sys.stdout.write(json_text(doc, sort_keys=sort_keys) + "\n")
     sys.stdout.flush()
 
 
