@@ -18,10 +18,15 @@ parentheses (`fwd 12ms (38%)`, `1.2s (2.5 it/s)`) holds no time and changes noth
 
 from __future__ import annotations
 
+import re
+
 from gpuscope.parsers.log.linewords import HELD, LINES_ONLY, NAMED, PAREN
 
 #: words of a name that make it a lock's tenure (the whole of the parts in its parentheses)
 LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
+#: words of a name that say it waits: a lock's wait (`lock_wait`), never its tenure
+WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))
+_LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
 OUTSIDE = "outside "  # (the start of an outside name's reason: gpuscope/rolemodel.py reads it)
 NESTED = "nested in "
 
@@ -97,3 +102,40 @@ def nest(msg: str, r, st):
             st.known.setdefault(k, f"{NESTED}{names[p]!r} (printed in parentheses after it): never counted "
                                    "beside it")
     return names, values, qn, qv, stamp, code, flags | LINES_ONLY, tol  # (kv drops them)
+
+
+def _is_tenure(name: str) -> bool:
+    """A lock's held time (`held`, `lock_held`, `tenure_ms`), not its wait (`lock_wait`)."""
+    words = _words(name)
+    return any(w in LOCK_WORDS for w in words) and not any(w in WAIT_WORDS for w in words)
+
+
+def tenure(msg: str, r, st):
+    """The reading `r` of a line whose lock tenure is printed without parentheses, its parts
+    after it (`wait_ms=296 held_ms=278 h2d_ms=169 gpu_ms=108`, `mutex wait 227 ms, held 270 ms:
+    h2d 161 ms, gpu 107 ms`): the tenure is the line's whole (code PAREN: by the words), the
+    times after it its parts, the times before it outside it (a lock's wait, the host's work
+    before the lock). Only when the line has one tenure name, no other field named like a
+    whole, and the times after it fit in it (within 1% and the printed rounding); a tenure
+    printed last, with no parts, only beside a wait (`lock_wait=234ms held=263ms`). `r` as
+    is otherwise (false-fire guards: tests/test_lock_tenure_words.py)."""
+    if type(r) is not tuple or not _LOCKISH.search(msg):
+        return r
+    names, values, qn, qv, stamp, code, flags, tol = r
+    if code >= 0 and code % 4 in (HELD, PAREN):
+        return r  # (the held key asked for, or parentheses already placed its parts)
+    at = [j for j, nm in enumerate(names) if _is_tenure(nm)]
+    if len(at) != 1 or len(names) < 2:
+        return r
+    p = at[0]
+    if code >= 0 and code // 4 != p:
+        return r  # (another field is named like the whole: `total=`)
+    before = names[:p]
+    if p == len(names) - 1 and not any(w in WAIT_WORDS for nm in before for w in _words(nm)):
+        return r
+    if sum(values[p + 1:]) > values[p] * 1.01 + tol:
+        return r  # (more than the tenure: no parts of it)
+    for nm in before:
+        st.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed before the lock's tenure, not after it): not "
+                                "part of its time")
+    return names, values, qn, qv, stamp, p * 4 + PAREN, flags | LINES_ONLY, tol

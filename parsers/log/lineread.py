@@ -12,7 +12,7 @@ import re
 from gpuscope.parsers.log import lineshapes
 from gpuscope.parsers.log.formats import FRAMEWORKS
 from gpuscope.parsers.log.linefields import Line
-from gpuscope.parsers.log.linenest import nest
+from gpuscope.parsers.log.linenest import nest, tenure
 from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lineshapes import NOT_MINE
 from gpuscope.parsers.log.linetree import TreeState
@@ -162,7 +162,7 @@ def read_line(line: str, st: State):
     plans = st.plans
     if plans is None:
         r = Line(toks, st, None).read()
-        return nest(msg, r, st) if "(" in msg else r
+        return tenure(msg, nest(msg, r, st) if "(" in msg else r, st)
     skel = msg.translate(_SKELETON)
     kept = plans.get(skel)
     if kept is not None:
@@ -174,6 +174,7 @@ def read_line(line: str, st: State):
     r = Line(toks, st, rec).read()
     if "(" in msg:
         r = nest(msg, r, st)
+    r = tenure(msg, r, st)
     if rec and UNCACHEABLE not in rec:
         if kept is None:
             if len(plans) > _MEMO_MAX:

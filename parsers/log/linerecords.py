@@ -291,7 +291,7 @@ def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     how = aux[has] % 4
     cand = ncodes[idx]
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)"),
-                       (PAREN, "is a lock's tenure printed with its parts in parentheses after it")):
+                       (PAREN, "is a lock's tenure, its parts printed after it")):
         sel = cand[how == rule]
         if len(sel):
             c, k = _most_common(sel)
