@@ -45,21 +45,31 @@ def _copies(row: dict) -> str:
     return ", ".join(parts[:3]) or "-"
 
 
+def _runs(doc: RanksDoc) -> bool:
+    """Whether the inputs are separate runs (not ranks of one job): each row is then named by its
+    run, never numbered as a rank (a runs/ folder is no job)."""
+    return not doc.get("one_job", True)
+
+
+def _who(doc: RanksDoc, r: dict) -> str:
+    return visible(str(r.get("name"))) if _runs(doc) else str(r.get("rank"))
+
+
 def ranks_table(doc: RanksDoc) -> LiteralTable:
     traces = doc.get("inputs") == "traces"
     what = "Ranks" if doc.get("one_job", True) else "Separate runs, not ranks of one job"
     t = LiteralTable(title=f"{what} ({doc.get('count')} {doc.get('inputs')}, read by {doc.get('workers')} "
                            f"process{'es' if doc.get('workers') != 1 else ''} in {doc.get('seconds', 0):.2f} s)",
                      title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for h in ("rank", "busy", "idle", "idle by cause", "steps", "step ms"):
-        t.add_column(h, justify="right" if h != "idle by cause" else "left")
+    for h in ("run" if _runs(doc) else "rank", "busy", "idle", "idle by cause", "steps", "step ms"):
+        t.add_column(h, justify="left" if h in ("idle by cause", "run") else "right")
     if traces:
         for h in ("compute ms/step", "collectives ms/step", "overlap"):
             t.add_column(h, justify="right")
     else:
         t.add_column("busy s", justify="right")
     for r in doc.get("table") or []:
-        cells = [str(r.get("rank")), _pct(r.get("busy_fraction")),
+        cells = [_who(doc, r), _pct(r.get("busy_fraction")),
                  _pct(r.get("idle_fraction")), _causes(r), str(r.get("steps") or "-"), _ms(r.get("step_ms"))]
         if traces:
             c = r.get("collectives") or {}
@@ -71,21 +81,23 @@ def ranks_table(doc: RanksDoc) -> LiteralTable:
 
 
 def copies_table(doc: RanksDoc) -> LiteralTable:
-    t = LiteralTable(title="Copies and first finding per rank", title_justify="left", box=box.SIMPLE_HEAD,
+    unit = "run" if _runs(doc) else "rank"
+    t = LiteralTable(title=f"Copies and first finding per {unit}", title_justify="left", box=box.SIMPLE_HEAD,
                      pad_edge=False, collapse_padding=True)
-    t.add_column("rank", justify="right")
+    t.add_column(unit, justify="left" if _runs(doc) else "right")
     t.add_column("copies (by direction)")
     t.add_column("first finding")
     for r in doc.get("table") or []:
-        t.add_row(str(r.get("rank")), _copies(r), visible(str(r.get("first_finding") or "-")))
+        t.add_row(_who(doc, r), _copies(r), visible(str(r.get("first_finding") or "-")))
     return t
 
 
 def render_ranks(doc: RanksDoc, console: Console) -> None:
     console.print(ranks_table(doc))
     console.print(copies_table(doc))
-    names = [f"{r.get('rank')}: {r.get('name')}" for r in doc.get("table") or []]
-    console.print(Text(visible("Ranks read from " + ", ".join(names)), style="dim"))
+    if not _runs(doc):  # (separate runs are named in their tables)
+        names = [f"{r.get('rank')}: {r.get('name')}" for r in doc.get("table") or []]
+        console.print(Text(visible("Ranks read from " + ", ".join(names)), style="dim"))
     coll = doc.get("collectives") or {}
     if coll.get("kinds"):
         console.print(Text(f"Collectives: {', '.join(coll['kinds'])}; median overlap with compute "
@@ -104,7 +116,8 @@ def render_ranks(doc: RanksDoc, console: Console) -> None:
                            "in the collectives."))
     for d in doc.get("shared_devices") or []:
         console.print(Text(
-            f"Device {d['device']} is named by ranks {', '.join(str(r) for r in d['ranks'])}: if it is one GPU "
+            f"Device {d['device']} is named by {'runs' if _runs(doc) else 'ranks'} "
+            f"{', '.join(str(r) for r in d['ranks'])}: if it is one GPU "
             f"they share (a trace does not name its host), it was busy {_pct(d.get('busy_fraction'))} of the "
             f"{d['span_s']:.3f} s span and idle {d['idle_s']:.3f} s: the union of their activity "
             f"({d['busy_s']:.3f} s), not the sum ({d['summed_busy_s']:.3f} s); the per-rank figures above are "
@@ -113,6 +126,7 @@ def render_ranks(doc: RanksDoc, console: Console) -> None:
         if not str(note).startswith("not ranks of one job"):  # (said in bold above)
             console.print(Text(visible(f"note: {note}"), style="dim"))
     for e in doc.get("errors") or []:
-        console.print(Text(visible(f"rank {e.get('rank')} ({e.get('name')}): not analyzed: {e.get('error')}"),
+        who = f"run {e.get('name')}" if _runs(doc) else f"rank {e.get('rank')} ({e.get('name')})"
+        console.print(Text(visible(f"{who}: not analyzed: {e.get('error')}"),
                            style="yellow"))
     console.print()

@@ -291,6 +291,12 @@ def test_a_runs_folder_of_unrelated_recordings_names_no_straggler(runner, tmp_pa
     doc = json.loads(r.stdout)["ranks"]
     assert doc["count"] == 4 and doc["one_job"] is False and doc["stragglers"] == []
     assert "do not overlap" in doc["one_job_evidence"]  # (they also ran different commands)
+    # the console names each run and numbers no rank (a runs/ folder is no job)
+    con = runner.invoke(app, ["analyze", str(tmp_path)], env={"COLUMNS": "160"})
+    assert con.exit_code == 0, con.stderr
+    head = [ln.split()[0] for ln in con.stdout.splitlines() if ln.strip().startswith(("run ", "rank "))]
+    assert head == ["run", "run"] and "per run" in con.stdout and "Ranks read from" not in con.stdout
+    assert all(f" {n} " in con.stdout for n in ("tensor_bound", "hbm_bound", "duty_cycle", "upload_pageable"))
     # the same command twice, a day apart: still two runs, not two ranks
     same = tmp_path / "same"
     cmd = ["python3", "train.py"]
