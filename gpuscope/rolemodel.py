@@ -264,21 +264,21 @@ def _check_values(v, source: str, key: str, depth: int) -> None:
 
 
 # -- guessing roles from names (logs of any program) ------------------------------------------
-
 # (role, words): a component whose name holds one of the words (a word of the name: split at `_`,
 # `-`, `.`, camelCase) gets the role; first rule that matches wins; h2d words also inside a word.
 GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
-    ("d2h", "a device-to-host copy (a read-back)", ("d2h", "dtoh", "download", "readback", "read_back",
-                                                   "to_host", "to_cpu")),
+    ("d2h", "a device-to-host copy (a read-back)", ("d2h", "dtoh", "download", "readback", "read_back", "to_host",
+                                                   "to_cpu", "copy_back", "copyback")),
+    (None, "no host<->device copy, no GPU work of its own (a D2D, network, disk or on-host copy; an alloc; a sync)",
+     ("d2d", "dtod", "p2p", "peer", "nvlink", "network_transfer", "net_transfer", "disk_transfer", "file_transfer",
+      "host_copy", "cpu_copy", "staging_copy", "malloc", "alloc", "allocation", "sync", "synchronize")),
     ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer",
                                      "to_device", "todevice", "host_to_device", "to_gpu", "pcie")),
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
         "io", "read", "input", "decode", "collate", "augment", "host", "cpu")),
-    # a bare wait: for a lock (contention, the other worker holds the GPU) or for data (a
-    # stall)? The name cannot tell, and the two call for opposite cures (issue 33): no role.
-    # A wait printed beside a lock's tenure is the lock's (outside_role); --model names it.
+    # a bare wait, for a lock or for data (opposite cures): no role; beside a lock's tenure the lock's (outside_role)
     (None, "a wait for a lock or for data: the name cannot tell which", ("wait", "waiting", "blocked")),
     ("gpu_compute", "GPU work", (
         "forward", "backward", "fwd", "bwd", "compute", "kernel", "kernels", "optimizer", "optim",
@@ -335,9 +335,9 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
-#: words of a whole that make it a lock's tenure (parsers/log/linenest.py has the same)
+#: words of a whole that make it a lock's tenure (parsers/log/linenest.py reads them here)
 LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
-WAIT_WORDS = frozenset(("wait", "waiting", "queue", "queued", "blocked", "acquire"))  # a lock's or data's?
+WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))  # lock or data?
 CPU_WORDS = frozenset(("synth", "synthesis", "witness"))  # host work before the GPU's (a prover's synthesis)
 OUTSIDE_WORD = "outside "  # (ParsedLog.not_parts: a time printed beside a lock's tenure, not in it)
 

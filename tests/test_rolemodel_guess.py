@@ -31,6 +31,7 @@ RUNS = DATA / "h200_foreign" / "runs"
     ("compute_time", "gpu_compute", "compute"), ("kernel", "gpu_compute", "kernel"),
     ("optimizer_step", "gpu_compute", "optimizer"),
     ("lock_wait", "contention", "lock_wait"),
+    ("copy_back", "d2h", "copy_back"), ("gpu_to_cpu_copy", "d2h", "to_cpu"), ("disk_read", "cpu_stall", "read"),
 ])
 def test_roles_guessed_from_names_say_how(name, role, word):
     got, how = guess_role(name)
@@ -139,3 +140,15 @@ def test_vocabulary_table_is_validated():
         model_from_dict({**base, "vocabulary": {"lock": "yes"}}, source="x.toml")
     with pytest.raises(UsageError, match="vocabulary.record"):
         model_from_dict({**base, "vocabulary": {"record": ""}}, source="x.toml")
+
+
+@pytest.mark.parametrize(("name", "word"), [
+    ("d2d_copy", "d2d"), ("memcpy_d2d", "d2d"), ("p2p_copy", "p2p"), ("nvlink_copy", "nvlink"),
+    ("network_transfer", "network_transfer"), ("host_copy", "host_copy"), ("staging_copy", "staging_copy"),
+    ("cuda_malloc", "malloc"), ("cuda_sync", "sync"), ("stream_synchronize", "synchronize"),
+])
+def test_a_copy_word_or_cuda_does_not_contradict_what_the_name_says(name, word):
+    """A device-to-device, network or on-host copy is no upload for its `copy`; an allocation or
+    a sync is no GPU compute for its `cuda` (before: h2d / gpu_compute): no role, saying why."""
+    role, how = guess_role(name)
+    assert role is None and f"guessed from name {word!r}" in how

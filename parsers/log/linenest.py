@@ -21,11 +21,8 @@ from __future__ import annotations
 import re
 
 from gpuscope.parsers.log.linewords import HELD, LINES_ONLY, NAMED, PAREN
+from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
 
-#: words of a name that make it a lock's tenure (the whole of the parts in its parentheses)
-LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
-#: words of a name that say it waits: a lock's wait (`lock_wait`), never its tenure
-WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))
 _LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
 OUTSIDE = "outside "  # (the start of an outside name's reason: gpuscope/rolemodel.py reads it)
 NESTED = "nested in "
