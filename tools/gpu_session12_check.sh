@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# One device call for the eleventh session's merged tree (Analysis v2's typed document and rule
-# signature, the Nsight reader's scale, round-four truth): the GPU tests (the sampler's GPM byte
+# One device call (twelfth session): the GPU tests (the sampler's GPM byte
 # check in full when it fails); `gpuscope info`; a PyTorch copy loop recorded pageable and pinned with
 # a profiler trace each, every run, trace and run+trace analyzed and their first causes set side by
 # side (one story from a recording and a trace of the same run); the reference workload pageable vs
-# pinned, compared; plot, export --perfetto and --html of a real run. Prints a short table last and
+# pinned, compared; two workers sharing the GPU under a lock printing their tenure in their own
+# words (tools/programs/lock_workers.py: kv and prose, pageable and pinned), recorded; plot, export --perfetto and --html of a real run. Prints a short table last and
 # packs the captures into OUT/captures.tgz, everything else into OUT/rest.tgz (few files come back).
-# Usage (device machine, repo root; carry .whl for msgspec): bash tools/gpu_session11_check.sh OUT
+# Usage (device machine, repo root; carry .whl for msgspec): bash tools/gpu_session12_check.sh OUT
 set -u
 OUT=${1:?output folder}
 W=$(mktemp -d); mkdir -p "$W/runs" "$W/traces"
@@ -23,6 +23,13 @@ for mem in pageable pinned; do
   step "record copy_loop $mem"
   timeout 200 $GS record --out "$W/runs/copy_$mem" --no-summary -- python3 $P/copy_loop.py --memory $mem --steps 8 \
       --trace "$W/traces/copy_$mem.json" >"$W/copy_$mem.stdout" 2>&1; echo "record rc=$?"
+done
+for mem in pageable pinned; do
+  for style in kv prose; do
+    step "record lock_workers $mem $style"
+    timeout 150 $GS record --out "$W/runs/lock_${mem}_$style" --no-summary -- python3 $P/lock_workers.py \
+        --memory $mem --style $style >"$W/lock_${mem}_$style.stdout" 2>&1; echo "record rc=$?"
+  done
 done
 for mode in pageable pinned; do
   step "run $mode"
