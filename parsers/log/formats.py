@@ -244,10 +244,12 @@ FRAMEWORKS: tuple[Framework, ...] = (
               rules=('linewords.ZEROLOG_LEVELS', 'linewords.zerolog_event', 'linefields.Line.seconds')),
     Framework("arkworks", "arkworks' print-trace timer tree",
               "`Start:` / `End: <label> ......<time>` lines, children indented",
-              "each End line's time; the outermost End is the whole of the lines above it",
+              "a tree: each End line's time (after its children's); the root's End is the whole of its tree, "
+              "a deeper timer a part of its parent (named by its path); without the root's End a record of its "
+              "children, no whole; roots without children alone are stages of one record",
               "End:     Groth16::Prover ......................................................45.120ms",
-              "arkworks/print_trace.txt",
-              rules=('linewords.undotted', 'linefields.Line.name_of')),
+              "arkworks/print_trace.txt", reader="read_timer_tree", gates=("Start:", "End:"),
+              rules=("lineshapes.read_timer_tree", "linetree.read_ark")),
     Framework("plonky2", "plonky2's TimingTree",
               "`{secs:.4}s to <scope>` lines, each child after one `| ` per level (env_logger's prefix or none)",
               "a tree: the root is the whole of one record, its children the parts, a deeper scope a part of "

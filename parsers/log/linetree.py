@@ -1,5 +1,5 @@
 """Timer trees: a program's timers printed as a tree, each child indented under its parent,
-read as a tree (issue 33, class 4). Two shapes, from the programs' own printing code:
+read as a tree (issue 33, class 4). The shapes, from the programs' own printing code:
 
 - plonky2's TimingTree (`util/timing.rs`): one line per scope, `{:.4}s to {name}` after
   `| ` repeated once per level of depth, through the `log` crate (env_logger's
@@ -9,6 +9,9 @@ read as a tree (issue 33, class 4). Two shapes, from the programs' own printing 
   child after the level column (9 wide) with `│  ` or three spaces per level above it and
   `┝━ ` / `┕━ `; the brackets hold the span's time and its share(s) of the root; fields
   may follow (`dims: 2633x32768`). An event line (`┝━ ｉ [info]: ...`) holds no time.
+- ark_std's print-trace (arkworks, halo2): `Start:   <label>` as a timer opens, `End:     <label>
+  ......<time>` as it closes, `··` per level; the End of a child comes before its parent's
+  (read_ark). Its label may hold numbers (`with degree = 19`): all its words name it.
 
 What is read: the root (depth 0) is the whole of its tree, one record; a child of the root
 (depth 1) is a part of it; a deeper node is a part of its parent, named by its path from
@@ -50,6 +53,12 @@ _FOREST = re.compile(r"^(?P<tree>(?:[│ ]  ){0,32}(?:[┝┕]━ )?)(?P<name>[^
 _EVENT = re.compile(r"^(?:[│ ]  ){0,32}[┝┕]━ ")
 _LEVELS = ("TRACE", "DEBUG", "INFO ", "WARN ", "ERROR")
 _UNIT_MS = {"ns": 1e-6, "µs": 1e-3, "μs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}
+# ark_std's print-trace (arkworks, halo2): `Start:   <label>` as a timer opens, `End:     <label>
+# ....<time>` as it closes (Duration's Debug: `173.935ms`, `289.709µs`, `2.341s`), `··` per level
+# of depth before either; a child's End comes before its parent's (the End holds the time)
+_ARK = re.compile(r"^(?P<ind>(?:\u00b7\u00b7){0,32})(?P<kw>Start|End):\s+(?P<label>\S.{0,300}?)"
+                  r"(?:\s(?P<dots>\.*)(?P<v>\d{1,9}(?:\.\d{1,9})?)(?P<u>ns|µs|μs|us|ms|s))?\s*$")
+_ANSI = re.compile(r"\x1b\[[0-9;]{0,16}m").sub
 _NOT_WORD = re.compile(r"[^0-9A-Za-z]+")
 
 
@@ -61,6 +70,11 @@ class TreeState:
         self.number = 0
         self.path: list[str] = []
         self.parents: set[str] = set()
+        self.ark: list[str] = []  # ark_std: the open timers below the root, by depth (1 first)
+        self.ark_closed = True  # ark_std: no tree open (none yet, or its root's End read)
+        self.ark_kids = False  # ark_std: the open tree has had a child's End
+        self.ark_stages: set[str] = set()  # ark_std: roots without children read before any tree
+        self.ark_run = False  # ark_std: the last root read had no children (stages: one record)
 
 
 def node_name(text: str) -> str:
@@ -93,6 +107,11 @@ def is_tree_event(line: str) -> bool:
 def read_tree(line: str, st, not_mine):
     """A timer tree's line -> read_line's tuple, None (an event), a damage reason, or
     `not_mine` (no tree line)."""
+    if "Start:" in line or "End:" in line:
+        m = _ARK.match(_ANSI("", line) if "\x1b" in line else line)
+        if m is not None and (m["ind"] or m["kw"] == "End" and len(m["dots"] or "") >= 2):
+            return read_ark(m, st)  # (a root's Start, an End without dots: the shared reader's)
+        return not_mine
     node = parse_tree_line(line.rstrip("\r\n"))
     if node is None:
         return None if is_tree_event(line) else not_mine
@@ -121,3 +140,64 @@ def read_tree(line: str, st, not_mine):
                                       "counted beside it")
     t.path.append(name if depth < 2 else name.rsplit("/", 1)[1])
     return [name], [ms], [TREE_COUNTER], [float(t.number)], None, code, LINES_ONLY, tol
+
+
+def read_ark(m: re.Match, st):
+    """An ark_std line (its _ARK match) -> read_line's tuple, None (a Start line) or a damage
+    reason. A Start below the root opens a timer (its path names its children); the root's
+    own Start is never needed (a paste without it reads the same; one without digits never
+    reaches a reader in the compiled scan). Every End of one tree carries the tree's number:
+    a tree opens at its first line below the root, closes at its root's End. A root's End
+    with children before it is the whole of its tree (a paste without it: a record of its
+    children's sum, no whole); one without children (halo2's `Setup generation ...` stages,
+    each alone) is a stage of the run, no whole: several such are one record's parts."""
+    depth = len(m["ind"]) // 2
+    name = node_name(m["label"])
+    t: TreeState = st.tree
+    if m["kw"] == "Start":
+        if t.ark_closed:
+            t.number, t.ark_closed = t.number + 1, False
+            t.ark_run = False
+        if depth > len(t.ark) + 1:
+            return "a timer tree's child without its parent's line (a cut log?)"
+        del t.ark[depth - 1:]
+        t.ark.append(name)
+        return None
+    if m["v"] is None:
+        return "a timer tree's End line without its time (a cut line?)"
+    num, unit = m["v"], _UNIT_MS[m["u"]]
+    ms = float(num) * unit
+    dot = num.find(".")
+    tol = 0.5 * 10.0 ** -(len(num) - dot - 1 if dot >= 0 else 0) * unit
+    if ms > MAX_MS:
+        return "a timer tree's time beyond any duration"
+    if depth == 0:
+        kids, t.ark_closed, t.ark_kids = t.ark_kids, True, False
+        t.ark.clear()
+        if not kids:
+            if t.parents:  # (beside a tree with children: a one-off stage, as tracing-forest's)
+                st.known.setdefault(name, LEAF_ROOT)
+            else:
+                if not t.ark_run:
+                    t.number, t.ark_run = t.number + 1, True
+                t.ark_stages.add(name)
+            return [name], [ms], [TREE_COUNTER], [float(t.number)], None, -1, LINES_ONLY, tol
+        t.parents.add(name)
+        for leaf in t.ark_stages:
+            st.known.setdefault(leaf, LEAF_ROOT)
+        t.ark_stages.clear()
+        st.known[name] = ROOT_WHY
+        return [name], [ms], [TREE_COUNTER], [float(t.number)], None, NAMED, LINES_ONLY, tol
+    if t.ark_closed:
+        t.number, t.ark_closed = t.number + 1, False
+        t.ark_run = False
+    if len(t.ark) < depth or t.ark[depth - 1] != name:
+        return "a timer tree's End without its Start line (a cut log?)"
+    del t.ark[depth - 1:]
+    t.ark_kids = True
+    if depth >= 2:
+        parent = "/".join(t.ark)
+        name = f"{parent}/{name}"
+        st.known.setdefault(name, f"{NESTED}{parent!r} (a timer tree's child, indented under it): never "
+                                  "counted beside it")
+    return [name], [ms], [TREE_COUNTER], [float(t.number)], None, -1, LINES_ONLY, tol

@@ -1,0 +1,68 @@
+"""ark_std's print-trace trees (arkworks, halo2) read as trees (issue 33 class 4; parsers/log/
+linetree.py read_ark): the root's End the whole, a nested timer never summed beside its parent,
+a paste without the root's End a record of its children, End labels holding numbers named by
+all their words, roots without children alone the stages of one record."""
+
+from __future__ import annotations
+
+from gpuscope import parsers
+from gpuscope.parsers.log import lineread
+
+TREE = """Start:   Prover
+\u00b7\u00b7Start:   Compute A
+\u00b7\u00b7End:     Compute A ..........................................30.000ms
+\u00b7\u00b7Start:   Compute B
+\u00b7\u00b7\u00b7\u00b7Start:   Inner FFT
+\u00b7\u00b7\u00b7\u00b7End:     Inner FFT ..................................15.000ms
+\u00b7\u00b7End:     Compute B ..........................................20.000ms
+End:     Prover ....................................................55.000ms
+"""
+
+
+def _held(p) -> list[float]:
+    return p.records.loc[p.records["complete"], "held_ms"].round(3).tolist()
+
+
+def test_a_nested_timer_is_never_summed_beside_its_parent_and_the_root_is_the_whole():
+    p = parsers.parse_log(TREE * 3, "lines")
+    assert p.whole == "Prover" and int(p.records["complete"].sum()) == 3 and _held(p) == [55.0] * 3
+    assert p.not_parts["Compute_B/Inner_FFT"].startswith("nested in 'Compute_B'")
+    assert p.not_parts["Prover"].startswith("a timer tree's root")
+    assert set(p.components["component"]) == {"Compute_A", "Compute_B", "Compute_B/Inner_FFT", "Prover"}
+
+
+def test_a_paste_without_the_roots_lines_is_one_record_of_its_children_no_whole():
+    cut = "\n".join(TREE.splitlines()[1:-1]) + "\n"
+    p = parsers.parse_log(cut, "lines")
+    assert not p.whole and int(p.records["complete"].sum()) == 1
+    assert set(p.not_parts) == {"Compute_B/Inner_FFT"}
+
+
+def test_labels_holding_numbers_keep_all_their_words_and_stages_are_one_record():
+    text = ("Start:   Setup generation with degree = 19\n"
+            "End:     Setup generation with degree = 19 ........................577.481s\n"
+            "Start:   Proof generation with 19 rows\n"
+            "End:     Proof generation with 19 rows ............................7646.568s\n"
+            "Start:   Proof verification\n"
+            "End:     Proof verification .......................................537.954ms\n")
+    p = parsers.parse_log(text, "lines")
+    assert sorted(set(p.components["component"])) == ["Proof_generation_with_19_rows", "Proof_verification",
+                                                      "Setup_generation_with_degree_19"]
+    assert not p.whole and int(p.records["complete"].sum()) == 1
+
+
+def test_a_stage_beside_a_tree_is_a_one_off():
+    text = "Start:   Load keys\nEnd:     Load keys ............12.000ms\n" + TREE * 2
+    p = parsers.parse_log(text, "lines")
+    assert p.whole == "Prover" and int(p.records["complete"].sum()) == 2
+    assert p.not_parts["Load_keys"].startswith("a timer tree's root without children")
+
+
+def test_prose_with_start_or_end_is_the_shared_readers():
+    """False-positive guard: `End: epoch 3 time=12.5s` (no dotted time) and a root's `Start:`
+    line are read by the shared reader as before, never as a tree's node (no counter `round`)."""
+    st = lineread.State()
+    r = lineread.read_line("End: epoch 3 time=12.5s", st)
+    assert type(r) is tuple and r[0] == ["time"] and "round" not in r[2]
+    assert lineread.read_line("Start: epoch 3", st) is None
+    assert st.tree.number == 0
