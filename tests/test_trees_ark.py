@@ -66,3 +66,31 @@ def test_prose_with_start_or_end_is_the_shared_readers():
     assert type(r) is tuple and r[0] == ["time"] and "round" not in r[2]
     assert lineread.read_line("Start: epoch 3", st) is None
     assert st.tree.number == 0
+
+
+TRITON = """### Triton VM \u2013 Prove        10.00s    #Reps   Share  Category     395.8 GiB
+\u251c\u2500trace execution               2.00s        1  20.00%  (gen  \u2013  4.34%)    +3.1 GiB
+\u251c\u2500main tables                   7.00s        1  70.00%                  +94.9 GiB
+\u2502 \u251c\u2500Merkle tree                 4.00s        1  40.00%                  +11.1 GiB
+\u2502 \u2502 \u2514\u2500Merkle tree               1.00s        5  10.00%  (hash \u2013  2.03%)    +9.1 GiB
+\u2502 \u2514\u2500pad                       500.00ms       1   5.00%                 -800.0 KiB
+"""
+
+
+def test_triton_vms_profile_rows_keep_their_names_and_nest():
+    p = parsers.parse_log(TRITON * 2, "lines")
+    assert p.whole == "Triton_VM_Prove" and int(p.records["complete"].sum()) == 2 and _held(p) == [10000.0] * 2
+    assert set(p.components["component"]) == {"Triton_VM_Prove", "trace_execution", "main_tables",
+                                              "main_tables/Merkle_tree", "main_tables/Merkle_tree/Merkle_tree",
+                                              "main_tables/pad"}
+    assert p.not_parts["main_tables/Merkle_tree/Merkle_tree"].startswith("nested in 'main_tables/Merkle_tree'")
+
+
+def test_a_drawn_tree_without_a_time_and_a_share_is_no_profile_row():
+    """False-positive guard: a directory tree (`├─src  12 files`) or a row without its share
+    is the shared reader's, never a profile's node."""
+    st = lineread.State()
+    assert lineread.read_line("\u251c\u2500src                 12 files", st) is None
+    r = lineread.read_line("\u251c\u2500build took 12.5s", st)
+    assert r is None or type(r) is str or "round" not in r[2]
+    assert st.tree.number == 0

@@ -265,6 +265,15 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "INFO     prove [ 1.12s | 0.91% / 100.00% ]\nINFO     ┝━ commit to trace data [ 561ms | 30.12% / 50.09% ]",
               "plonky3/prove_keccak.txt", reader="read_timer_tree", gates=("% ]", "\u2501 "),
               rules=("lineshapes.read_timer_tree", "linetree.read_tree", "linetree.is_tree_event")),
+    Framework("tritonvm", "Triton VM's profiler (`triton-cli --profile`)",
+              "`### <root>  <time>  #Reps  Share  Category`, then a row per span after `├─` / `└─` with `│ ` "
+              "per level",
+              "a tree as plonky2's: the root is the whole of one record, a row a part of its parent (named by "
+              "its path); repetitions, shares, categories and memory deltas (sizes) are never read",
+              "### Triton VM \u2013 Prove      1417.02s    #Reps   Share  Category     395.8 GiB\n"
+              "\u251c\u2500trace execution        7.50s        1   0.53%  (gen  \u2013  4.34%)    +3.1 GiB",
+              "tritonvm/profile_prove.txt", reader="read_timer_tree", gates=("#Reps", "\u251c\u2500", "\u2514\u2500"),
+              rules=("lineshapes.read_timer_tree", "linetree.read_tree")),
     Framework("bellperson", "bellperson / filecoin provers",
               "`label time: <value><unit>` info lines",
               "synthesis, prover and proof time (the whole)",

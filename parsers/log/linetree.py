@@ -50,6 +50,12 @@ _PLONKY2 = re.compile(r"^(?:\[[^\]]{1,120}\] ?)?(?P<tree>(?:\| ){0,64})(?P<v>\d{
                       r"(?P<name>\S.{0,300}?)\s*$")
 _FOREST = re.compile(r"^(?P<tree>(?:[│ ]  ){0,32}(?:[┝┕]━ )?)(?P<name>[^\[\] ][^\[\]]{0,300}?) \[ "
                      r"(?P<v>\d{1,9}(?:\.\d{1,9})?)(?P<u>ns|µs|μs|us|ms|s|m) \| \d+(?:\.\d+)?%(?: / \d+(?:\.\d+)?%)? \]")
+# Triton VM's profile (`triton-cli --profile`): `### <root>  <time>  #Reps  Share  Category ...`, then
+# a row per span, `│ ` or two spaces per level above it and `├─` / `└─`, its time (Duration's
+# Debug), repetitions, share of the root, a category and a memory delta (a size, never read)
+_TRITON_ROOT = re.compile(r"^### (?P<name>\S.{0,300}?)\s{2,}(?P<v>\d{1,9}(?:\.\d{1,9})?)(?P<u>ns|µs|μs|ms|s)\s+#Reps\b")
+_TRITON = re.compile(r"^(?P<tree>(?:[│ ] ){0,32})[├└]─(?P<name>\S.{0,300}?)\s{2,}(?P<v>\d{1,9}(?:\.\d{1,9})?)"
+                     r"(?P<u>ns|µs|μs|ms|s)\s+\d{1,12}\s+\d{1,3}(?:\.\d+)?%")
 _EVENT = re.compile(r"^(?:[│ ]  ){0,32}[┝┕]━ ")
 _LEVELS = ("TRACE", "DEBUG", "INFO ", "WARN ", "ERROR")
 _UNIT_MS = {"ns": 1e-6, "µs": 1e-3, "μs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}
@@ -87,16 +93,21 @@ def parse_tree_line(line: str) -> tuple[int, str, float, float] | None:
     m = _PLONKY2.match(line)
     if m is not None:
         return len(m["tree"]) // 2, node_name(m["name"]), float(m["v"]) * 1e3, 0.05
-    if line[:5] not in _LEVELS:
-        return None
-    m = _FOREST.match(line[9:])
+    if line[:5] in _LEVELS:
+        m = _FOREST.match(line[9:])
+        level = 3  # (tracing-forest: three columns a level)
+    else:
+        m = _TRITON_ROOT.match(line) if line[:4] == "### " else _TRITON.match(line)
+        level = 2  # (Triton VM: two columns a level above the row's `├─`; its root `### `)
     if m is None:
         return None
     num = m["v"]
     dot = num.find(".")
     unit = _UNIT_MS[m["u"]]
     half = 0.5 * 10.0 ** -(len(num) - dot - 1 if dot >= 0 else 0) * unit
-    return len(m["tree"]) // 3, node_name(m["name"]), float(num) * unit, half
+    tree = m.groupdict().get("tree")
+    depth = 0 if tree is None else len(tree) // level + (level == 2)
+    return depth, node_name(m["name"]), float(num) * unit, half
 
 
 def is_tree_event(line: str) -> bool:
