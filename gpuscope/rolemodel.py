@@ -6,9 +6,8 @@ another (ntt_kernels includes an explicit h2d upload when a log prints both), an
 `[vocabulary]` the words reports use for a record and its whole. The built-in CuZK model
 ships as gpuscope/models/cuzk.toml; `--model FILE.toml` loads a user's.
 
-Without --model, `model_for(parsed)` picks one: the CuZK model for CuZK and condensed logs
-(and kv logs printing its names), else a model guessed from the log's component names
-(`guess_model`), each role with how it was guessed (`RoleModel.provenance()`).
+Without --model, `model_for(parsed)` picks one: the CuZK model for CuZK and condensed logs (and kv
+logs printing its names), else one guessed from the names (`guess_model`, `RoleModel.provenance()`).
 """
 
 from __future__ import annotations
@@ -31,10 +30,9 @@ BUILTIN, GUESSED = "cuzk", "guessed"
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The words the reports use for a model's records. The CuZK model's records are
-    GPU-lock tenures of a prover's partitions; any other program's are steps, iterations or
-    records, and advice written for the prover (a/b/c vectors, prep_msm, the barrier)
-    does not apply to it."""
+    """The words the reports use for a model's records. The CuZK model's records are GPU-lock tenures
+    of a prover's partitions; any other program's are steps, iterations or records, and advice
+    written for the prover (a/b/c vectors, prep_msm, the barrier) does not apply to it."""
 
     record: str = "record"        # one record: tenure | step | iteration | record
     records: str = "records"
@@ -84,8 +82,7 @@ class RoleModel:
     contains: dict[str, Contains] = field(default_factory=dict)  # outer -> (inner, remainder role)
     source: str = "<built-in>"
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
-    # how each role was decided (guessed models: `guessed from name 'h2d'`); component ->
-    # sentence, also for the components that got no role (counted in `other`)
+    # how each role was decided (`guessed from name 'h2d'`), also for those with no role (`other`)
     how: dict[str, str] = field(default_factory=dict)
     held_how: str = ""            # how the whole was found (guessed models)
 
@@ -190,8 +187,7 @@ def _refuse_cycle(contains: dict[str, Contains], source: str) -> None:
 
 
 def _vocabulary(tbl, held: str, source: str) -> Vocabulary:
-    """[vocabulary] record = "step", records = "steps", whole = "step time", unit = ...,
-    units = ..., lock = false, cuzk = false (defaults: record, "<record> time", not a lock)."""
+    """[vocabulary] record = "step", records = "steps", whole = "step time", unit, units, lock, cuzk."""
     if not isinstance(tbl, dict):
         raise _bad(source, "vocabulary", "must be a table (record = \"step\", whole = \"step time\", ...)")
     words = {"record", "records", "whole", "unit", "units"}
@@ -340,12 +336,14 @@ LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
 WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))  # lock or data?
 CPU_WORDS = frozenset(("synth", "synthesis", "witness"))  # host work before the GPU's (a prover's synthesis)
 OUTSIDE_WORD = "outside "  # (ParsedLog.not_parts: a time printed beside a lock's tenure, not in it)
+TREE_WHY = "a timer tree's"  # (ParsedLog.not_parts: a tree's root or nested node, parsers/log/linetree.py)
+GPU_WORDS = frozenset(("gpu", "cuda", "kernel", "kernels", "device", "h2d", "d2h", "htod", "dtoh"))
 
 
 def outside_role(name: str, lock: bool) -> tuple[str | None, str]:
-    """The role of a time printed outside the record's whole (beside a lock's tenure, not in
-    its parentheses): never one of the split's (SPLIT_ROLES). A wait beside a lock's tenure
-    is the wait for that lock (`contention`), host-side work is `cpu`, anything else none."""
+    """The role of a time printed outside the record's whole (beside a lock's tenure, not in its
+    parentheses): never one of the split's (SPLIT_ROLES). A wait beside a lock's tenure is the wait
+    for that lock (`contention`), host-side work is `cpu`, anything else none."""
     words = name_words(name)
     if lock and any(w in WAIT_WORDS for w in words):
         return "contention", "a wait printed beside the lock's tenure: the wait for the lock (contention), not a stall of the GPU"
@@ -356,8 +354,7 @@ def outside_role(name: str, lock: bool) -> tuple[str | None, str]:
 
 
 def _names(parsed, frame: str, column: str) -> list[str]:
-    """The distinct values of a text column of one of the log's frames, in order of first
-    appearance: from the parser's codes when it has them (no frame built), else the frame."""
+    """The distinct values of a text column of a log's frame, first seen first (the parser's codes)."""
     cols = getattr(parsed, "columns", None)
     if callable(cols):
         c = cols(frame)
@@ -370,16 +367,18 @@ def _names(parsed, frame: str, column: str) -> list[str]:
 
 
 def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
-    """A role model for a log of any program: roles guessed from the component names
-    (GUESS_RULES), the whole from the parser (ParsedLog.whole), words from its counters.
-    `names`: the components' distinct names when the caller has them."""
+    """A role model for a log of any program: roles guessed from the component names (GUESS_RULES),
+    the whole from the parser (ParsedLog.whole), words from its counters. `names`: the distinct names."""
     whole = getattr(parsed, "whole", None) or ""
     roles: dict[str, str] = {}
     how: dict[str, str] = {}
     not_parts = getattr(parsed, "not_parts", None) or {}
     lock = bool(whole) and any(w in LOCK_WORDS for w in name_words(whole))
-    for name in names if names is not None else _names(parsed, "components", "component"):
-        name = str(name)
+    names = [str(n) for n in (names if names is not None else _names(parsed, "components", "component"))]
+    # a CPU program's timer tree (plonky2/3, arkworks, Triton VM; no GPU word in any name): a name
+    # alone (`compute_quotient_polys`) is no GPU work, no GPU floor (a GPU word anywhere: guessed)
+    cpu_tree = any(TREE_WHY in w for w in not_parts.values()) and not any(GPU_WORDS & set(name_words(n)) for n in names)
+    for name in names:
         if name == whole:
             continue
         if name in not_parts and not_parts[name].startswith(OUTSIDE_WORD):
@@ -392,6 +391,8 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
             roles[name], how[name] = "info", f"{not_parts[name]}: never summed"
             continue
         role, why = guess_role(name)
+        if role == "gpu_compute" and cpu_tree:
+            role, why = None, f"{why}, but a CPU program's timer tree (no GPU in sight): no role from a name alone"
         how[name] = why
         if role is not None:
             roles[name] = role
@@ -423,8 +424,7 @@ def held_key(model: RoleModel | None) -> str:
 
 
 def vocabulary_of(analysis) -> Vocabulary:
-    """The words for an Analysis: its model's (`analysis.model`, when the facade keeps it),
-    else the CuZK words for the built-in model and the generic ones for any other."""
+    """The words for an Analysis: its model's (`analysis.model`), else the CuZK or the generic ones."""
     v = getattr(getattr(analysis, "model", None), "vocabulary", None)
     if isinstance(v, Vocabulary):
         return v
@@ -432,9 +432,9 @@ def vocabulary_of(analysis) -> Vocabulary:
 
 
 def model_for(parsed, model=None) -> RoleModel:
-    """The role model to analyze `parsed` with: `model` (a RoleModel or a TOML path: the
-    user's word wins); else the built-in CuZK model for cuzk / condensed logs and for logs
-    that print its held key or mostly its component names; else `guess_model(parsed)`."""
+    """The role model to analyze `parsed` with: `model` (a RoleModel or a TOML path: the user's word
+    wins); else the built-in CuZK model for cuzk / condensed logs and for logs that print its held key
+    or mostly its component names; else `guess_model(parsed)`."""
     if isinstance(model, RoleModel):
         return model
     if model is not None:

@@ -94,3 +94,18 @@ def test_a_drawn_tree_without_a_time_and_a_share_is_no_profile_row():
     r = lineread.read_line("\u251c\u2500build took 12.5s", st)
     assert r is None or type(r) is str or "round" not in r[2]
     assert st.tree.number == 0
+
+
+def test_a_cpu_provers_tree_takes_no_gpu_role_from_a_name_alone():
+    """A CPU program's timer tree (no GPU word anywhere) guesses no `compute_*` as GPU work; a
+    tree that names its GPU (`MSM on GPU`) and a step log keep the guess (false-positive guard)."""
+    from gpuscope.rolemodel import model_for
+
+    cpu = TREE.replace("Compute B", "compute quotient")
+    m = model_for(parsers.parse_log(cpu * 2, "lines"))
+    assert m.role_of("Compute_A") is None and "CPU program's timer tree" in m.how["Compute_A"]
+    gpu = cpu.replace("Compute A", "MSM on GPU")
+    m = model_for(parsers.parse_log(gpu * 2, "lines"))
+    assert m.role_of("compute_quotient") == "gpu_compute"
+    q = parsers.parse_log("step 1 load_ms=12 compute_ms=30\nstep 2 load_ms=11 compute_ms=31\n", "lines")
+    assert model_for(q).role_of("compute") == "gpu_compute"
