@@ -97,8 +97,9 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     if opens and basis.startswith(f"{whole!r} is named like"):
         s.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
                                  "one record")
-    del is_whole, no_part, row_of  # (per value: not needed past here)
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
+    rec_group &= ~_nested_only(s.not_parts, ncodes, uniq, row_of, gid, len(rec_group), notes)
+    del is_whole, no_part, row_of  # (per value: not needed past here)
     del counters
     row_rec = np.zeros(n, dtype=bool)
     row_rec[grouped] = rec_group[gid[grouped]]
@@ -151,6 +152,23 @@ def _whole_opens(gid, has_whole) -> bool:
     nxt = np.where(rows + 1 < len(gid), gid[np.minimum(rows + 1, len(gid) - 1)], -2)
     prev = np.where(rows > 0, gid[np.maximum(rows - 1, 0)], -2)
     return bool(((nxt == g) & (prev != g)).all())
+
+
+def _nested_only(why: dict[str, str], ncodes, uniq: list[str], row_of, gid, ng: int, notes: list[str]):
+    """Per group, whether it prints only times nested in others printed on other lines
+    (DeepSpeed's micro-step timers beside the global ones, ZeRO's optimizer timers inside
+    `step`): no step of its own, its times are inside another record's."""
+    nested = np.asarray([why.get(u, "").startswith("nested in ") for u in uniq], dtype=bool)
+    if ng == 0 or not nested.any():
+        return np.zeros(ng, dtype=bool)
+    vg = gid[row_of]
+    ok = vg >= 0
+    has = np.bincount(vg[ok], minlength=ng) > 0
+    out = has & (np.bincount(vg[ok], weights=(~nested[ncodes[ok]]).astype(np.float64), minlength=ng) == 0)
+    if out.any():
+        notes.append(f"{int(out.sum())} line(s) print only times nested in others printed on other lines "
+                     "(a micro-step's timers beside the step's): no steps of their own")
+    return out
 
 
 def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):

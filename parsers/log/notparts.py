@@ -49,11 +49,33 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
     out = is_stat | nested
     where = {u: c for c, u in enumerate(ulist)}
-    for name, reason in (known or {}).items():
+    known = {**_deepspeed(where), **(known or {})}
+    for name, reason in known.items():
         if name in where and (at := codes == where[name]).any():
             out |= at
             why[name] = reason
     return out, stat_row, why
+
+
+# ZeRO's optimizer timers (deepspeed/runtime/zero: OPTIMIZER_*_TIMER), timed inside the engine's `step`
+_ZERO_TIMERS = ("optimizer_allgather", "optimizer_gradients", "optimizer_step")
+
+
+def _deepspeed(where: dict[str, int]) -> dict[str, str]:
+    """DeepSpeed's wall_clock_breakdown timers printed on lines of their own: a micro-step's
+    timer (`forward_microstep`) lies inside its global timer (`forward`, which spans every
+    micro-step of the step; with gradient accumulation 1 it repeats it), ZeRO's optimizer
+    timers inside `step`: never summed beside them. Only where the global timer is printed too
+    (a log of micro-step timers alone keeps them as its parts)."""
+    out = {}
+    for name in where:
+        base = name[:-10] if name.endswith("_microstep") else ""
+        if base in where:
+            out[name] = (f"nested in {base!r} (DeepSpeed's micro-step timer: the global timer spans every "
+                         "micro-step of its step), never counted beside it")
+        elif name in _ZERO_TIMERS and "step" in where:
+            out[name] = "nested in 'step' (ZeRO's optimizer timer, inside the engine's step): never counted beside it"
+    return out
 
 
 def _parents(names: list[str]) -> np.ndarray:

@@ -1,0 +1,37 @@
+"""DeepSpeed's wall_clock_breakdown timers (issue 33 class 4; parsers/log/notparts.py _deepspeed,
+parsers/log/linerecords.py _nested_only and bars_apart): the micro-step and the global timers
+of one step are one step, ZeRO's optimizer timers lie inside `step`, and a tqdm bar redrawn
+in front of a logger's timing line is no step (its smoothed rate no record's whole)."""
+
+from __future__ import annotations
+
+from gpuscope import parsers
+
+PFX = "[2023-06-21 07:39:09,625] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 time (ms) | "
+
+
+def _step(k: float) -> str:
+    return (PFX + f"optimizer_allgather: 7.96 | optimizer_gradients: 0.02 | optimizer_step: {60 + k:.2f}\n"
+            + PFX + f"forward_microstep: 27.48 | backward_microstep: 73.59 | step_microstep: {72 + k:.2f}\n"
+            + PFX + f"forward: 27.46 | backward: 73.60 | step: {72 + k:.2f}\n")
+
+
+def test_micro_and_global_timers_of_one_step_are_one_step():
+    p = parsers.parse_log("".join(_step(k) for k in range(3)), "lines")
+    assert int(p.records["complete"].sum()) == 3 and not p.whole
+    assert p.records.loc[p.records["complete"], "held_ms"].round(2).tolist() == [173.06, 174.06, 175.06]
+    assert p.not_parts["forward_microstep"].startswith("nested in 'forward'")
+    assert p.not_parts["optimizer_step"].startswith("nested in 'step'")
+    assert any("no steps of their own" in n for n in p.notes)
+
+
+def test_micro_step_timers_alone_stay_the_parts():
+    """False-positive guard: without the global timers, the micro-step's are the step's parts,
+    and an `optimizer_step` without DeepSpeed's `step` is a part as any."""
+    text = "".join(PFX + f"forward_microstep: 27.4{k} | backward_microstep: 73.59 | step_microstep: 72.59\n"
+                   for k in range(4))
+    p = parsers.parse_log(text, "lines")
+    assert int(p.records["complete"].sum()) == 4 and "forward_microstep" not in p.not_parts
+    q = parsers.parse_log("".join(f"iter {k} forward_ms=20.{k} optimizer_step_ms=5.0\n" for k in range(4)), "lines")
+    assert "optimizer_step" not in q.not_parts and int(q.records["complete"].sum()) == 4
+
