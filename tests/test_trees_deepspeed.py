@@ -35,3 +35,10 @@ def test_micro_step_timers_alone_stay_the_parts():
     q = parsers.parse_log("".join(f"iter {k} forward_ms=20.{k} optimizer_step_ms=5.0\n" for k in range(4)), "lines")
     assert "optimizer_step" not in q.not_parts and int(q.records["complete"].sum()) == 4
 
+
+def test_a_bar_redrawn_in_front_of_a_timing_line_is_no_step():
+    bar = "  3%|###      | {n}/345 [00:07<06:50,  1.2{n}s/it]"
+    text = "".join(bar.format(n=n) + _step(n) for n in range(2))
+    p = parsers.parse_log(text, "lines")
+    assert not p.whole and int(p.records["complete"].sum()) == 2
+    assert any("progress-bar redraw(s)" in n for n in p.notes)

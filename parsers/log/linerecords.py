@@ -212,7 +212,9 @@ def bars_apart(s, ncodes, uniq, row_of, n: int, timed, notes: list[str]) -> np.n
         return bars
     own = timed & ~bars
     own_names = ncodes[own[row_of]] if len(ncodes) else ncodes
-    if len(own_names) and int(np.bincount(own_names).max()) >= 3:  # (step lines, not one-offs)
+    # (step lines, not one-offs; or a logger's timing line written right after a redraw, on its line)
+    shared = np.isin(s.meta[bars, 0], s.meta[own, 0]).any()
+    if shared or len(own_names) and int(np.bincount(own_names).max()) >= 3:
         notes.append(f"{int(bars.sum())} progress-bar redraw(s) (tqdm) beside the log's own timing lines: "
                      "no steps")
         return bars
