@@ -42,3 +42,22 @@ def test_a_bar_redrawn_in_front_of_a_timing_line_is_no_step():
     p = parsers.parse_log(text, "lines")
     assert not p.whole and int(p.records["complete"].sum()) == 2
     assert any("progress-bar redraw(s)" in n for n in p.notes)
+
+
+def test_the_flops_profilers_summary_is_one_step_and_module_latencies_no_parts():
+    text = ("fwd latency:                     76.67 ms\nbwd latency:                     108.02 ms\n"
+            "fwd FLOPS per GPU = fwd flops per GPU / fwd latency:          81.9 TFLOPS\n"
+            "step latency:                    34.09 us\niter latency:                    184.73 ms\n"
+            "samples/second:                  433.07\n\ndepth 1:\n"
+            "    params      - {'BertModel': '335.15 M', 'BertPreTrainingHeads': '32.34 M'}\n"
+            "    fwd latency - {'BertModel': '34.29 ms', 'BertPreTrainingHeads': '3.23 ms'}\n")
+    p = parsers.parse_log(text, "lines")
+    assert sorted(set(p.components["component"])) == ["bwd_latency", "fwd_latency", "iter_latency", "step_latency"]
+    assert p.whole == "iter_latency" and int(p.records["complete"].sum()) == 1
+
+
+def test_a_latency_with_words_before_it_is_the_shared_readers():
+    """False-positive guard: `p99 fwd latency: 12 ms` (a statistic) is no profiler summary's line."""
+    from gpuscope.parsers.log import lineread, lineshapes
+
+    assert lineshapes.read_flops_profiler("p99 fwd latency: 12.5 ms", lineread.State()) is lineshapes.NOT_MINE

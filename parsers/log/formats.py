@@ -148,11 +148,25 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("deepspeed", "DeepSpeed's timers and throughput lines",
               "a unit in the line's header: `time (ms) | name: value | ...`",
               "each timer (ms), `step:` (the optimizer step's timer) too, never a counter or the whole; a timer "
-              "nested in another printed beside it (bwd_inner in bwd) is no part; SamplesPerSec rates and "
+              "nested in another printed beside it (bwd_inner in bwd) is no part, nor a micro-step's timer where "
+              "its global one is printed (forward_microstep in forward), nor ZeRO's optimizer timers (in step); "
+              "SamplesPerSec rates and "
               "MemAllocated sizes are never times",
               "time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31 | bwd_inner_microstep: 80.12",
               "deepspeed/timers.txt",
-              rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info')),
+              rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info',
+                     'notparts._deepspeed', 'linerecords._nested_only')),
+    Framework("deepspeed_flops", "DeepSpeed's FLOPS profiler (its profile summary)",
+              "`fwd latency:` / `bwd latency:` / `step latency:` / `iter latency:` lines, an aggregated profile's "
+              "`fwd latency - {'<module>': '<t> ms', ...}`",
+              "one profiled step: fwd, bwd and step latency its parts, iter latency (their sum) the whole; the "
+              "aggregated profile's module latencies are a profile of the step, never parts; params, MACs, "
+              "FLOPS and samples/second are no times",
+              "fwd latency:                                                  76.67 ms\n"
+              "iter latency:                                                 184.73 ms",
+              "deepspeed/flops_profiler_summary.txt", reader="read_flops_profiler",
+              gates=("fwd latency", "bwd latency", "step latency:", "iter latency:"),
+              rules=("lineshapes.read_flops_profiler",)),
     Framework("megatron", "Megatron-LM iteration lines",
               "` | `-separated `label: value` fields with a unit in the label",
               "elapsed time per iteration (ms), the whole; the i/N counter's advance is the steps a line "

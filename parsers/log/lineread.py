@@ -123,7 +123,7 @@ def maybe_framework(line: str) -> bool:
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
             or "..: " in line or "llama_" in line or "s to " in line or "% ]" in line or "\u2501 " in line
-            or "function calls" in line or "Start:" in line or "End:" in line or "\u2500" in line or "#Reps" in line)
+            or "function calls" in line or "Start:" in line or "End:" in line or "\u2500" in line or "#Reps" in line or " latency" in line)
 
 
 def _framework(line: str, st: State):

@@ -58,7 +58,14 @@ import re
 
 from gpuscope.parsers.log.lineplan import whole_code
 from gpuscope.parsers.log.linetree import read_tree
-from gpuscope.parsers.log.linewords import EVAL, EVAL_WORDS, LINES_ONLY, MAX_COUNT, UNIT_WORDS
+from gpuscope.parsers.log.linewords import (
+    EVAL,
+    EVAL_WORDS,
+    LINES_ONLY,
+    MAX_COUNT,
+    NAMED,
+    UNIT_WORDS,
+)
 from gpuscope.parsers.log.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
 
@@ -281,6 +288,26 @@ def read_mlperf(line: str, st):
         return r
     name, ms, stamp = r
     return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0
+
+
+# -- DeepSpeed's FLOPS profiler ---------------------------------------------------------------
+
+# its summary's latencies (profiling/flops_profiler: `fwd latency:   76.67 ms`, `iter latency` their
+# sum, the whole) and, in its aggregated profile, each module's (`fwd latency - {'BertModel':
+# '34.29 ms', ...}`): a profile of the step, never parts of it
+_FLOPS_LATENCY = re.compile(r"^(fwd|bwd|step|iter) latency:\s+(\d+(?:\.\d+)?) (s|ms|us|\u00b5s|ns)\s*$")
+_FLOPS_MODULES = re.compile(r"^\s*(?:fwd|bwd) latency\s+- \{")
+
+
+def read_flops_profiler(line: str, st):
+    if _FLOPS_MODULES.match(line) is not None:
+        return None  # (the aggregated profile: module latencies, a summary of the step's forward)
+    m = _FLOPS_LATENCY.match(line)
+    if m is None:
+        return NOT_MINE
+    f = _UNIT_MS[m.group(3)]
+    r = _reading(st, [f"{m.group(1)}_latency"], [float(m.group(2)) * f], [_half_unit(m.group(2), f)])
+    return r if type(r) is str or m.group(1) != "iter" else (*r[:5], NAMED, *r[6:])  # (iter: the whole)
 
 
 # -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/linetree.py ------------
