@@ -61,3 +61,20 @@ def test_a_latency_with_words_before_it_is_the_shared_readers():
     from gpuscope.parsers.log import lineread, lineshapes
 
     assert lineshapes.read_flops_profiler("p99 fwd latency: 12.5 ms", lineread.State()) is lineshapes.NOT_MINE
+
+
+def test_tf_benchmark_models_table_is_refused_as_the_table_it_is():
+    """Its bracketed header (`[Node type] [count] [avg ms] ...`) names the table; rows with no
+    header at all are still refused for that (false-positive guard)."""
+    import pytest
+
+    from gpuscope.errors import NoDataError
+
+    rows = "".join(f"            Conv2D{i}      3      42.24{i}      36.750%     36.750%    47204.801     3\n"
+                   for i in range(4))
+    head = "                 [Node type]  [count]  [avg ms]  [avg %]  [cdf %]  [mem KB]  [times called]\n"
+    with pytest.raises(NoDataError, match="TensorFlow benchmark_model") as e:
+        parsers.parse_log(head + rows)
+    assert "without its header" not in str(e.value)
+    with pytest.raises(NoDataError, match="without its header"):
+        parsers.parse_log(rows)

@@ -355,6 +355,8 @@ TABLES: tuple[tuple[str, str], ...] = (
 NAMED_ONLY: tuple[tuple[str, str], ...] = (
     ("Statistic ┃", "a genai-perf table (avg, min, max and percentiles of each metric over the requests: "
                    "statistics)"),
+    ("[avg ms]", "a TensorFlow benchmark_model (stat_summarizer) table: count, average ms, shares and memory per "
+                 "node or node type over the runs (a profiler's averages)"),
     (" ns/op", "a benchmark table of ns/op (go test -bench, benchstat, constantine: a mean time per operation "
                "over iterations: statistics)"),
 )

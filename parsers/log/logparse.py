@@ -198,7 +198,8 @@ def bench_first(inp: LogInput, name: str) -> None:
         return
     table = read_bench_table(head) if not gb_json else None  # (is it one? its head says; then read it all)
     if table is None and not gb_json and headless_rows(head):
-        raise NoDataError(f"{name}: {HEADLESS}")
+        named = table_kind(head, named_only=True)  # (a header in a shape no reader reads: TF's `[avg ms]`)
+        raise NoDataError(f"{name}: {HEADLESS}" if named is None else f"{name} is {named}: measurements, not timed steps")
     if table is not None and share_of_table(head, table) < 0.5:
         return  # a table beside the log's own lines: the lines are read (the refusal names the table)
     if gb_json or (table is not None and inp.size > len(head)):
