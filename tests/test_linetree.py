@@ -94,11 +94,12 @@ def test_a_hostile_line_behind_a_tree_gate_costs_linear_time():
     assert time.perf_counter() - t < 2.0
 
 
-def test_a_tree_of_another_root_is_its_childrens_sum_never_root_plus_children():
-    """Two trees of different roots (`generate trace`, `prove`), once each: the one that is
-    not the log's whole is a record of its children's sum, its root never a part beside them."""
+def test_a_tree_of_another_root_is_its_own_roots_record_never_root_plus_children():
+    """Two trees of different roots (`generate trace`, `prove`), once each: each root is the
+    whole of its own tree's record (not the first root's alone: the other's record had been its
+    children's sum), never a part beside its children (parsers/log/nestrecords.py tree_roots)."""
     text = ("INFO     generate trace [ 300ms | 10.00% / 100.00% ]\nINFO     ┝━ fill rows [ 200ms | 66.00% ]\n"
             "INFO     ┕━ pad [ 90ms | 30.00% ]\n" + FOREST)
     p = parsers.parse_log(text, "lines")
-    assert sorted(p.records.loc[p.records["complete"], "held_ms"].round(1).tolist()) == [300.0, 990.0]
+    assert sorted(p.records.loc[p.records["complete"], "held_ms"].round(1).tolist()) == [300.0, 1000.0]
     assert {"prove", "generate_trace"} <= set(p.not_parts)

@@ -109,3 +109,12 @@ def test_a_cpu_provers_tree_takes_no_gpu_role_from_a_name_alone():
     assert m.role_of("compute_quotient") == "gpu_compute"
     q = parsers.parse_log("step 1 load_ms=12 compute_ms=30\nstep 2 load_ms=11 compute_ms=31\n", "lines")
     assert model_for(q).role_of("compute") == "gpu_compute"
+
+
+def test_two_trees_of_different_roots_each_once_are_two_records_of_their_roots():
+    gen = TREE.replace("Prover", "Generator").replace("55.000ms", "70.000ms")
+    p = parsers.parse_log(gen + TREE, "lines")
+    assert int(p.records["complete"].sum()) == 2 and _held(p) == [70.0, 55.0]
+    assert any("each root is the whole of its own tree's record" in n for n in p.notes)
+    one = parsers.parse_log(TREE * 2, "lines")  # (one root: no such note)
+    assert not any("each root is the whole" in n for n in one.notes)

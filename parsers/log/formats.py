@@ -155,7 +155,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31 | bwd_inner_microstep: 80.12",
               "deepspeed/timers.txt",
               rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info',
-                     'notparts._deepspeed', 'linerecords._nested_only')),
+                     'notparts._deepspeed', 'nestrecords.nested_only')),
     Framework("deepspeed_flops", "DeepSpeed's FLOPS profiler (its profile summary)",
               "`fwd latency:` / `bwd latency:` / `step latency:` / `iter latency:` lines, an aggregated profile's "
               "`fwd latency - {'<module>': '<t> ms', ...}`",

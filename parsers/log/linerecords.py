@@ -23,8 +23,9 @@ from gpuscope.parsers.log.codeops import (
 from gpuscope.parsers.log.linedups import drop_repeats
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
-from gpuscope.parsers.log.linetree import LEAF_ROOT
+from gpuscope.parsers.log.linetree import LEAF_ROOT, ROOT_WHY
 from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
+from gpuscope.parsers.log.nestrecords import nested_only, tree_roots
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
@@ -75,6 +76,8 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     del aux, starts
     s.whole, s.whole_basis = whole, basis
     is_whole = _is(ncodes, uniq, whole)
+    if whole is not None and known.get(whole) == ROOT_WHY:  # (each timer tree's root: its own record's whole)
+        is_whole = tree_roots(known, ncodes, uniq, whole, notes, is_whole)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
         fmax_at(line_whole, row_of[is_whole], values[is_whole])
@@ -98,7 +101,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
         s.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
                                  "one record")
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
-    rec_group &= ~_nested_only(s.not_parts, ncodes, uniq, row_of, gid, len(rec_group), notes)
+    rec_group &= ~nested_only(s.not_parts, ncodes, uniq, row_of, gid, len(rec_group), notes)
     del is_whole, no_part, row_of  # (per value: not needed past here)
     del counters
     row_rec = np.zeros(n, dtype=bool)
@@ -152,23 +155,6 @@ def _whole_opens(gid, has_whole) -> bool:
     nxt = np.where(rows + 1 < len(gid), gid[np.minimum(rows + 1, len(gid) - 1)], -2)
     prev = np.where(rows > 0, gid[np.maximum(rows - 1, 0)], -2)
     return bool(((nxt == g) & (prev != g)).all())
-
-
-def _nested_only(why: dict[str, str], ncodes, uniq: list[str], row_of, gid, ng: int, notes: list[str]):
-    """Per group, whether it prints only times nested in others printed on other lines
-    (DeepSpeed's micro-step timers beside the global ones, ZeRO's optimizer timers inside
-    `step`): no step of its own, its times are inside another record's."""
-    nested = np.asarray([why.get(u, "").startswith("nested in ") for u in uniq], dtype=bool)
-    if ng == 0 or not nested.any():
-        return np.zeros(ng, dtype=bool)
-    vg = gid[row_of]
-    ok = vg >= 0
-    has = np.bincount(vg[ok], minlength=ng) > 0
-    out = has & (np.bincount(vg[ok], weights=(~nested[ncodes[ok]]).astype(np.float64), minlength=ng) == 0)
-    if out.any():
-        notes.append(f"{int(out.sum())} line(s) print only times nested in others printed on other lines "
-                     "(a micro-step's timers beside the step's): no steps of their own")
-    return out
 
 
 def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):

@@ -22,9 +22,9 @@ never one word of it (`data`), which the role guess would take for a data stall.
 line of one tree carries the tree's number as its counter (`round`), so the lines of one
 tree form one record whatever their order (the root comes first). A root without children
 (`generate Keccak trace [ 142ms | 100.00% ]`, `verify`) is a one-off stage, no record and
-never the whole; a root with children is never a part (a tree whose root is not the log's
-whole, `preprocess` beside `prove`, is a record of its children's sum). A child whose parent
-line is missing (a log cut inside a tree) is damage.
+never the whole; a root with children is never a part, and the whole of its own tree's record
+(`preprocess` beside `prove`, each once: two records, each its root's time; parsers/log/
+nestrecords.py). A child whose parent line is missing (a log cut inside a tree) is damage.
 
 False-positive guard (tests/test_linetree.py): a line that merely says `12.5s to load` in
 prose (not four decimals, or words before the number) and a `[ ... ]` bracket of anything
