@@ -77,7 +77,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     s.whole, s.whole_basis = whole, basis
     is_whole = _is(ncodes, uniq, whole)
     if whole is not None and known.get(whole) == ROOT_WHY:  # (each timer tree's root: its own record's whole)
-        is_whole = tree_roots(known, ncodes, uniq, whole, notes, is_whole)
+        is_whole = tree_roots(known, ncodes, uniq, whole, notes, is_whole, ROOT_WHY)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
         fmax_at(line_whole, row_of[is_whole], values[is_whole])

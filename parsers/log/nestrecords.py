@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.parsers.log.linetree import ROOT_WHY
 
-
-def tree_roots(known: dict[str, str], ncodes, uniq: list[str], whole: str, notes: list[str], is_whole):
-    """Per value, whether it is a timer tree's root (parsers/log/linetree.py ROOT_WHY): in a
+def tree_roots(known: dict[str, str], ncodes, uniq: list[str], whole: str, notes: list[str], is_whole, root_why: str):
+    """Per value, whether it is a timer tree's root (`root_why`: parsers/log/linetree.py ROOT_WHY): in a
     log of trees of several roots (`preprocess` beside `prove`) each root is the whole of its
     own tree's record, never the first root's alone (the others' records had been their
     children's sum, or no record at all)."""
-    roots = [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY]
+    roots = [c for c, u in enumerate(uniq) if known.get(u) == root_why]
     if len(roots) < 2:
         return is_whole
     notes.append(f"timer trees of {len(roots)} roots ({', '.join(uniq[c] for c in roots[:4])}): each root is the "
