@@ -78,3 +78,15 @@ def test_tf_benchmark_models_table_is_refused_as_the_table_it_is():
     assert "without its header" not in str(e.value)
     with pytest.raises(NoDataError, match="without its header"):
         parsers.parse_log(rows)
+
+
+def test_the_compiled_replay_reads_these_shapes_as_the_per_line_reader(tmp_path):
+    """Lines of a shape seen often are replayed from the compiled splitter (a digit-free root
+    `Start:` line never reaches a reader there): the readings stay the per-line reader's."""
+    from tests.test_linereplay_paths import both
+    from tests.test_trees_ark import TREE, TRITON
+
+    for i, text in enumerate((TREE * 20, TRITON * 20, "".join(_step(k) for k in range(20)))):
+        path = tmp_path / f"log{i}.txt"
+        path.write_text(text)
+        both(path)
