@@ -1,0 +1,97 @@
+"""Issue 33, one-off lines: a time printed once about a phase of the run (a compile, a warm-up)
+or about the run itself is never a step and never a part of one (parsers/log/oneoffs.py); bash's
+`time` block is one record of `real` with user and sys beside it; a build's, a test runner's and
+a watchdog's times are no timing lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscope import parsers
+from gpuscope.errors import NoDataError
+from gpuscope.parsers.log.lineread import State, read_line
+
+STEPS = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={30 + i % 5}\n" for i in range(6))
+
+
+def _parse(text: str):
+    return parsers.parse_log(text, "lines")
+
+
+def test_compile_and_warmup_sentences_are_kept_apart_from_the_steps():
+    text = ("[generate.py:99] Compilation for generate_next_token takes: 2.45 sec\n"
+            "[generate.py:111] Warmup run for quantized model takes: 51.02 sec\n" + STEPS
+            + "[monitor.py:33] torch.compile takes 47.72 s in total\n")
+    p = _parse(text)
+    assert int(p.records["complete"].sum()) == 6 and p.whole is None
+    assert {"Compilation_for_generate_next_token", "Warmup_run_for_quantized_model", "torch.compile"} <= set(
+        p.not_parts)
+    assert p.not_parts["torch.compile"].startswith("a one-off compile (its total over the start-up)")
+    assert p.components.loc[p.components["component"] == "torch.compile", "record"].tolist() == [-1]
+    assert any("one-off phase(s)" in n and "torch.compile" in n for n in p.notes)
+
+
+def test_jax_compile_log_lines_are_named_by_their_phase():
+    text = ("WARNING:absl:Finished tracing + transforming f for jit in 2.244359254837036 sec\n"
+            "Finished jaxpr to MLIR module conversion jit(train) in 2.1959640979766846 sec\n"
+            "WARNING:absl:Finished XLA compilation of f in 1.267568826675415 sec\n")
+    p = _parse(text)
+    assert list(p.components["component"]) == ["tracing", "MLIR_conversion", "XLA_compilation"]
+    assert p.components["value_ms"].round(3).tolist() == [2244.359, 2195.964, 1267.569]
+    assert int(p.records["complete"].sum()) == 0 and set(p.not_parts) == {"tracing", "MLIR_conversion",
+                                                                          "XLA_compilation"}
+
+
+def test_a_compile_time_among_a_step_s_parts_stays_a_part():
+    """What would fire falsely: a compile printed on each step's line with the step's other
+    times (a loop that recompiles every step) is a part of that step, never kept apart."""
+    text = "".join(f"step {i} compile_ms={12 + i} run_ms=30 total_ms={42 + i}\n" for i in range(5))
+    p = _parse(text)
+    assert "compile" not in p.not_parts and int(p.records["complete"].sum()) == 5 and p.whole == "total"
+    # a sentence naming no compile or warm-up is read as before (`forward takes 12 ms`)
+    q = _parse("".join(f"step {i}: forward takes {12 + i} ms\n" for i in range(4)))
+    assert not q.not_parts and int(q.records["complete"].sum()) == 4
+
+
+def test_bash_time_is_one_record_of_real_with_user_and_sys_beside_it():
+    block = "\nreal\t0m{r}s\nuser\t1m28.785s\nsys\t0m1.112s\n"
+    p = _parse("".join(block.format(r=r) for r in ("0.057", "39.407", "0.340")))
+    assert p.whole == "real" and int(p.records["complete"].sum()) == 3
+    assert sorted(p.not_parts) == ["sys", "user"] and "CPU time" in p.not_parts["user"]
+    held = p.records.loc[p.records["complete"], "held_ms"].tolist()
+    assert held == [57.0, 39407.0, 340.0]  # (user, 88.8 s, more than real: never a part of it)
+    # what would fire falsely: a `user` that is no bash time (a label with its unit) is read as before
+    q = _parse("".join(f"step {i} user 12.5 ms kernel 30 ms\n" for i in range(3)))
+    assert "user" not in q.not_parts and int(q.records["complete"].sum()) == 3
+
+
+@pytest.mark.parametrize("line", [
+    "    Finished release [optimized] target(s) in 0.58s",
+    "    Finished `release` profile [optimized] target(s) in 1m 02s",
+    "ok  \torderbench\t4.963s",
+    "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=319682, OpType=_ALLGATHER_BASE, "
+    "Timeout(ms)=100000) ran for 138169 milliseconds before timing out.",
+])
+def test_a_build_a_test_runner_and_a_watchdog_print_no_timing_line(line):
+    assert read_line(line, State()) is None
+
+
+def test_a_log_of_only_such_lines_is_refused_and_steps_beside_them_are_kept():
+    with pytest.raises(NoDataError):
+        _parse("    Finished release [optimized] target(s) in 0.58s\nok  \tpkg\t4.963s\n")
+    p = _parse("    Finished release [optimized] target(s) in 0.58s\n" + STEPS + "ok  \tpkg\t4.963s\n")
+    assert int(p.records["complete"].sum()) == 6 and set(p.components["component"]) == {"data", "compute"}
+
+
+def test_the_replayed_and_the_per_line_readings_agree():
+    """Many lines of each one-off shape among step lines: the compiled splitter's replay and the
+    Python reader alone give the same scan (the one-off shapes are gated: read by their reader)."""
+    from tests.test_linereplay_paths import NATIVE, same_scan, scan
+
+    if NATIVE is None or not hasattr(NATIVE, "Shapes"):
+        pytest.skip("the compiled scanner is not built here")
+    text = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={30 + i % 5}\n"
+                   f"Finished XLA compilation of f{i} in 0.{i + 1}26 sec\n"
+                   f"Compiling a graph for dynamic shape takes {i}.40 s\n"
+                   f"real\t0m{i}.057s\nuser\t0m{i}.090s\nsys\t0m0.024s\n" for i in range(12))
+    same_scan(scan(text, False), scan(text, True))
