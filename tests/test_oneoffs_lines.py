@@ -95,3 +95,26 @@ def test_the_replayed_and_the_per_line_readings_agree():
                    f"Compiling a graph for dynamic shape takes {i}.40 s\n"
                    f"real\t0m{i}.057s\nuser\t0m{i}.090s\nsys\t0m0.024s\n" for i in range(12))
     same_scan(scan(text, False), scan(text, True))
+
+
+def test_a_run_total_after_the_steps_is_no_step_and_no_whole():
+    """ignite's `Total Time: 93.50` after its epochs' `Time Taken` (and JAX's `total time:` after
+    ten `epoch time:` lines) had been the record's whole: one record of every epoch, incomplete."""
+    p = _parse("Epoch 1, Time Taken : 31.6\nEpoch 2, Time Taken : 32.0\nTotal Time: 93.5\n")
+    assert int(p.records["complete"].sum()) == 2 and p.whole is None
+    assert p.not_parts["Total_Time"].startswith("the run's total, printed once after the 2 steps")
+    assert any(n.startswith("the run's total") for n in p.notes)
+    q = _parse("".join(f"{i} epoch time: 0.0{i + 1}\n" for i in range(4)) + "\ntotal time: 0.101\n")
+    assert int(q.records["complete"].sum()) == 4 and "total_time" in q.not_parts
+
+
+def test_what_would_make_a_run_total_fire_falsely_does_not():
+    # a total below the sum of the steps before it is no run total of them
+    p = _parse("Epoch 1 took 10 s\nEpoch 2 took 11 s\nEpoch 3 took 10 s\ntotal: 12 s\n")
+    assert "total" not in p.not_parts
+    # lines without a counter before a total printed once are its parts, not steps
+    q = _parse("load 5 ms\nload 6 ms\nload 4 ms\ntotal 15 ms\n")
+    assert not q.not_parts and q.whole == "total"
+    # a total printed in the middle of the steps is not after them
+    r = _parse("Epoch 1 took 10 s\nEpoch 2 took 11 s\ntotal: 40 s\nEpoch 3 took 10 s\n")
+    assert "total" not in r.not_parts

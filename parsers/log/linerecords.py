@@ -28,7 +28,7 @@ from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.oneoffs import apart_rows
 from gpuscope.parsers.log.parsed import EVAL_WHY
-from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
+from gpuscope.parsers.log.runtotals import run_total_apart, running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
@@ -66,6 +66,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     apart |= apart_rows(known, ncodes, uniq, row_of, counts, n, notes)  # (one-off phases, CPU times)
+    apart |= run_total_apart(s, ncodes, uniq, row_of, counts, mine & ~apart & (counts > 0), aux, known, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
                                   np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
