@@ -118,3 +118,21 @@ def test_what_would_make_a_run_total_fire_falsely_does_not():
     # a total printed in the middle of the steps is not after them
     r = _parse("Epoch 1 took 10 s\nEpoch 2 took 11 s\ntotal: 40 s\nEpoch 3 took 10 s\n")
     assert "total" not in r.not_parts
+
+
+def test_ranks_final_bar_states_each_stand_for_the_bar_s_iterations():
+    """Six ranks each print their bar's last state (15/15 at ~31.8 s/it, accelerate#2375): the
+    counter does not advance, and each record is the mean over 15 iterations, not one step."""
+    bar = "Training: 100%|##########| 15/15 [07:57<00:00, 31.8{}s/it]\n"
+    p = _parse("".join(bar.format(i) for i in range(6)))
+    assert int(p.records["complete"].sum()) == 6 and p.steps_per_record == 15
+    assert any("last state (15/15)" in n for n in p.notes)
+    # what would fire falsely: a bar still counting, whose last redraw is 15/15, advances by 5
+    redraws = "".join(f"Training: {i * 33}%|###| {i * 5}/15 [00:{i * 5:02d}<00:10, 1.0{i}s/it]\n" for i in (1, 2, 3))
+    assert _parse(redraws).steps_per_record == 5
+
+
+def test_the_bar_s_quantity_names_are_the_bar_reader_s():
+    from gpuscope.parsers.log import lineshapes, linesteps
+
+    assert (linesteps.BAR_COUNTER, linesteps.BAR_TOTAL) == (lineshapes.BAR_COUNTER, lineshapes.BAR_TOTAL)
