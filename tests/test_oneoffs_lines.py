@@ -136,3 +136,17 @@ def test_the_bar_s_quantity_names_are_the_bar_reader_s():
     from gpuscope.parsers.log import lineshapes, linesteps
 
     assert (linesteps.BAR_COUNTER, linesteps.BAR_TOTAL) == (lineshapes.BAR_COUNTER, lineshapes.BAR_TOTAL)
+
+
+def test_a_sentence_s_last_word_names_no_time_and_a_model_load_is_a_one_off():
+    """`Status: success. Took 8468104 microseconds.` had named its time `success.`: the word
+    before `Took` ends the sentence before it. TensorFlow's SavedModel load is a one-off setup."""
+    text = ("2021-04-21 20:17:23.406511: I tensorflow/cc/saved_model/loader.cc:379] SavedModel load for tags "
+            "{ serve }; Status: success. Took 8468104 microseconds.\n" + STEPS)
+    p = _parse(text)
+    assert p.components.loc[p.components["component"] == "SavedModel_load_time", "value_ms"].tolist() == [8468.104]
+    assert "SavedModel_load_time" in p.not_parts and int(p.records["complete"].sum()) == 6
+    q = _parse("".join(f"batch {i} done. Took {10 + i} ms\n" for i in range(3)))
+    assert set(q.components["component"]) == {"took"}
+    # a word before `took` that is no sentence's end still names it
+    assert set(_parse("forward took 12 ms\nforward took 13 ms\n").components["component"]) == {"forward"}

@@ -9,13 +9,15 @@ tries them for a line holding one of GATES (digit-free, as the frameworks' gates
   for generate_next_token takes: 2.45 sec`, torchtune; `Warmup run for quantized model takes:
   51.02 sec`; vLLM's `Compiling a graph for dynamic shape takes 41.40 s` and `torch.compile
   takes 47.72 s in total`): read under the phase's name and kept apart (no record, no part,
-  never the whole: ONE_OFF_WHY in ParsedLog.not_parts). A line that prints such a time among a
-  step's other times (`step 3 compile_ms=12 run_ms=30`) is no sentence of this shape: a part.
+  never the whole: ONE_OFF_WHY in ParsedLog.not_parts); so is TensorFlow's model load
+  (`SavedModel load for tags { serve }; Status: success. Took 8468104 microseconds.`). A line
+  that prints such a time among a step's other times (`step 3 compile_ms=12 run_ms=30`) is no
+  sentence of this shape: a part.
 - bash's `time` (`real 0m0.057s`, `user ...`, `sys ...`): `real` is the command's wall time,
   the whole of its record; user and sys are CPU times over all threads (user > real on many
   cores), beside it, never parts: their lines are kept apart.
 - Times of no step at all, no timing lines: cargo's build (`Finished release [optimized]
-  target(s) in 0.58s`, before the program runs), `go test`'s package line (`ok  \tpkg\t4.963s`:
+  target(s) in 0.58s`, before the program runs), `go test`'s package line (`ok  \\tpkg\\t4.963s`:
   the test binary's wall, around a benchmark table), and the NCCL watchdog's `ran for 138169
   milliseconds before timing out` (a collective that failed, the process killed: no step).
 """
@@ -43,20 +45,22 @@ _JAX_NAMES = {"tracing + transforming": "tracing", "jaxpr to MLIR module convers
 # the logger's prefix (`[generate.py:99] `)
 _SENTENCE = re.compile(r"((?:[A-Za-z_][\w.+-]* ){1,8})(?:takes|took):? " + _NUM
                        + r" ?(s|sec|secs|seconds|ms)\b( in total)?\.?\s*$")
+# TensorFlow's SavedModel loader (tensorflow/cc/saved_model/loader.cc), once per model at start-up
+_SAVEDMODEL = re.compile(r"\bSavedModel load for tags \{[^}]*\}; Status: \w+\. Took (\d+) microseconds\b")
 _COMPILE = re.compile(r"(?i)compil|warm[ _-]?up|warming")
 _UNIT = {"s": 1e3, "sec": 1e3, "secs": 1e3, "seconds": 1e3, "ms": 1.0}
 _BASH_TIME = re.compile(r"^\s*(real|user|sys)\s+(\d+)m(\d+(?:\.\d+)?)s\s*$")
-_NO_STEP = re.compile(r"\bFinished .*target\(s\) in [\d.]+m?s\s*$|^(?:ok|FAIL)  \t\S+\t[\d.]+s\b"
+_NO_STEP = re.compile(r"\bFinished .*target\(s\) in (?:\d+m ?)?[\d.]+s\s*$|^(?:ok|FAIL)  \t\S+\t[\d.]+s\b"
                       r"|\bran for \d+ milliseconds before timing out\b")
 
-GATES = ("Finished ", "ompil", "Warm", "warm", "real ", "real\t", "user ", "user\t", "sys ", "sys\t", "ok  \t",
-         "FAIL\t", " milliseconds before timing out")
+GATES = ("Finished ", "SavedModel load", "ompil", "Warm", "warm", "real ", "real\t", "user ", "user\t", "sys ",
+         "sys\t", "ok  \t", "FAIL\t", " milliseconds before timing out")
 
 
 def maybe(line: str) -> bool:
     """A cheap test that holds for every line holding one of GATES."""
-    return ("Finished " in line or "ompil" in line or "arm" in line or "real" in line or "user" in line
-            or "sys" in line or "\t" in line or " before timing out" in line)
+    return ("Finished " in line or "SavedModel" in line or "ompil" in line or "arm" in line or "real" in line
+            or "user" in line or "sys" in line or "\t" in line or " before timing out" in line)
 
 
 def read_one_off(line: str, st):
@@ -66,6 +70,9 @@ def read_one_off(line: str, st):
     m = _JAX.search(line)
     if m is not None:
         return _apart(st, _JAX_NAMES[m.group(1)], m.group(2), 1e3, "compile phase (JAX's compile log)")
+    m = _SAVEDMODEL.search(line)
+    if m is not None:
+        return _apart(st, "SavedModel_load_time", m.group(1), 1e-3, "model load (TensorFlow's SavedModel loader)")
     m = _BASH_TIME.match(line)
     if m is not None:
         name, mins, secs = m.groups()
@@ -95,7 +102,7 @@ def apart_rows(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n
         return np.zeros(n, dtype=bool)
     hit = np.bincount(row_of[np.isin(ncodes, codes)], minlength=n)
     out = (hit == counts) & (counts > 0)
-    for why, what in ((APART[0], "one-off phase(s), timed once (a compile, a warm-up)"),
+    for why, what in ((APART[0], "one-off phase(s), timed once (a compile, a warm-up, a model load)"),
                       (CPU_WHY, "CPU time(s) beside the wall (bash's user / sys)")):
         cs = [c for c in codes if known[uniq[c]].startswith(why)]
         k = int(out[np.unique(row_of[np.isin(ncodes, cs)])].sum()) if cs else 0
