@@ -150,3 +150,25 @@ def test_a_sentence_s_last_word_names_no_time_and_a_model_load_is_a_one_off():
     assert set(q.components["component"]) == {"took"}
     # a word before `took` that is no sentence's end still names it
     assert set(_parse("forward took 12 ms\nforward took 13 ms\n").components["component"]) == {"forward"}
+
+
+def test_a_validation_only_run_reads_its_batches_as_steps():
+    """DALI's ImageNet example run for its `Test:` speed only (NVIDIA/DALI#5964): every line an
+    evaluation line had all been kept apart, 0 steps and nothing said; a validation run's batches
+    are its steps, and a note says the run is one."""
+    text = "".join(f"Test: [{i}/196]  Time {t} ({t})  Loss 0.48 (0.48)\n"
+                   for i, t in ((0, "10.827"), (10, "0.215"), (20, "0.216"), (30, "0.215")))
+    p = _parse(text)
+    assert int(p.records["complete"].sum()) == 4 and p.whole == "Time" and p.steps_per_record == 10
+    assert any("validation-only run" in n for n in p.notes)
+
+
+def test_evaluation_lines_beside_training_lines_stay_apart():
+    """What would fire falsely: a training log with its evaluation lines, or a log of Hugging
+    Face's evaluation results only (`eval_runtime`: a whole pass over the evaluation set, no batch)."""
+    text = STEPS + "".join(f"Test: [{i}/10]  Time 0.2{i} (0.2{i})\n" for i in range(3))
+    p = _parse(text)
+    assert int(p.records["complete"].sum()) == 6 and not any("validation-only" in n for n in p.notes)
+    hf = "".join(f"{{'eval_loss': 0.{i}, 'eval_runtime': 12.{i}, 'epoch': {i}.0}}\n" for i in range(1, 3))
+    q = _parse(hf)
+    assert int(q.records["complete"].sum()) == 0 and not any("validation-only" in n for n in q.notes)

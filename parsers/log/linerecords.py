@@ -58,8 +58,9 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     aux = np.asarray(s.aux, dtype=np.int64)
     if len(aux) != n:  # cannot happen; never mis-assign records over it
         aux = np.full(n, -1, dtype=np.int64)
-    eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
-    aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
+    eval_row = _validation_only(aux >= EVAL_AUX - 1, mine & (counts > 0), known, notes)  # (code -1 + EVAL_AUX and up)
+    aux = np.where(eval_row, -1, np.where(aux >= EVAL_AUX - 1, aux - EVAL_AUX, aux))  # (an evaluation line's whole
+    # is no step's whole; in a validation-only run it is its batch's)
     ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
     values = s.values
     row_of = np.repeat(np.arange(n), repeats(counts))
@@ -110,6 +111,18 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     kind[rows] = sc.K_GPU
     k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
     s.notes = _closing_notes(s, notes, whole, basis, alone, k)
+
+
+def _validation_only(eval_row: np.ndarray, timed: np.ndarray, known: dict[str, str], notes: list[str]) -> np.ndarray:
+    """The evaluation rows to keep apart: none where every timing line is one (DALI's ImageNet
+    example run for its `Test:` speed only): a validation run, whose batches are its steps, said in
+    a note; else eval_row. (Beside a training line, evaluation lines stay apart; so do an
+    evaluation's own times, Hugging Face's `eval_runtime`: a whole pass, no batch.)"""
+    if not eval_row.any() or not eval_row[timed].all() or any(w.startswith(EVAL_WHY) for w in known.values()):
+        return eval_row
+    notes.append(f"every timing line ({int(timed.sum())}) is an evaluation line (Test:, eval_*, val_*): a "
+                 "validation-only run, read with its batches as its steps")
+    return np.zeros_like(eval_row)
 
 
 def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bool, k: int) -> list[str]:
