@@ -77,8 +77,11 @@ def test_a_build_a_test_runner_and_a_watchdog_print_no_timing_line(line):
 
 
 def test_a_log_of_only_such_lines_is_refused_and_steps_beside_them_are_kept():
-    with pytest.raises(NoDataError):
+    with pytest.raises(NoDataError, match=r"of no step: 'Finished release .*' \(cargo's build time"):
         _parse("    Finished release [optimized] target(s) in 0.58s\nok  \tpkg\t4.963s\n")
+    with pytest.raises(NoDataError, match="the NCCL watchdog's time before a collective timed out"):
+        _parse("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, Timeout(ms)=100000) "
+               "ran for 138169 milliseconds before timing out.\n")
     p = _parse("    Finished release [optimized] target(s) in 0.58s\n" + STEPS + "ok  \tpkg\t4.963s\n")
     assert int(p.records["complete"].sum()) == 6 and set(p.components["component"]) == {"data", "compute"}
 

@@ -63,6 +63,25 @@ def maybe(line: str) -> bool:
             or "user" in line or "sys" in line or "\t" in line or " before timing out" in line)
 
 
+_NO_STEP_WHAT = (("target(s) in", "cargo's build time, before the program ran"),
+                 ("ok  \t", "`go test`'s wall for the package, around its tests"),
+                 ("FAIL\t", "`go test`'s wall for the package, around its tests"),
+                 ("before timing out", "the NCCL watchdog's time before a collective timed out: a failure, the "
+                                       "process taken down"))
+
+
+def no_step_line(head: str) -> str | None:
+    """`'<line>' (<what>)` for the first line of a log's head that prints a time of no step
+    (cargo's build, go test's package line, a watchdog's timeout), else None: what a refusal
+    of a log without timing lines quotes (parsers/log/logparse.py no_timing_lines)."""
+    for line in head.split("\n", 2000)[:2000]:
+        if _NO_STEP.search(line) is not None:
+            what = next((w for gate, w in _NO_STEP_WHAT if gate in line), "no step")
+            t = line.strip()
+            return f"{t if len(t) <= 100 else t[:97] + '...'!r} ({what})"
+    return None
+
+
 def read_one_off(line: str, st):
     """A one-off line (the module's docstring), or NOT_MINE."""
     if _NO_STEP.search(line) is not None:
