@@ -320,8 +320,8 @@ class Line(Quantities, KeylessTimes):
             before = None
         if size_of is not None and (low in FILLERS or key in SIZE_WORDS):
             return size_of, None  # `copy 512 MiB: 57.2 ms`, `upload 1.5 GiB in 170 ms`
-        if low in FILLERS:  # `forward took 12ms`; `epoch 3 took 1.2s`
-            return (before if before is not None and before.lower() not in FILLERS else "took"), None
+        if low in FILLERS:  # `forward took 12ms`; `epoch 3 took 1.2s`; `success. Took 8 s`: a sentence's end, no name
+            return (before if before is not None and before.lower() not in FILLERS and before[-1:] != "." else "took"), None
         if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log import lineshapes
+from gpuscope.parsers.log import lineshapes, oneoffs
 from gpuscope.parsers.log.formats import FRAMEWORKS
 from gpuscope.parsers.log.linefields import Line
 from gpuscope.parsers.log.linenest import nest, tenure
@@ -115,7 +115,8 @@ MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|
 
 # the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
 # (a text the line holds, its reader)
-SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
+SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates) + tuple(
+    (g, oneoffs.read_one_off) for g in oneoffs.GATES)  # (one-off lines: a compile, a build, bash's time)
 
 
 def maybe_framework(line: str) -> bool:
@@ -123,7 +124,8 @@ def maybe_framework(line: str) -> bool:
     one of these: tests/test_parsers_frameworks.py), so most lines skip the gates' loop."""
     return ("/" in line or " sec)" in line or ":::" in line or "Benchmarking" in line or "time:   [" in line
             or "..: " in line or "llama_" in line or "s to " in line or "% ]" in line or "\u2501 " in line
-            or "function calls" in line or "Start:" in line or "End:" in line or "\u2500" in line or "#Reps" in line or " latency" in line)
+            or "function calls" in line or "Start:" in line or "End:" in line or "\u2500" in line or "#Reps" in line or " latency" in line
+            or oneoffs.maybe(line))
 
 
 def _framework(line: str, st: State):

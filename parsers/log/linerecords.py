@@ -27,8 +27,9 @@ from gpuscope.parsers.log.linetree import LEAF_ROOT, ROOT_WHY
 from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.nestrecords import nested_only, tree_roots
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
+from gpuscope.parsers.log.oneoffs import apart_rows
 from gpuscope.parsers.log.parsed import EVAL_WHY
-from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
+from gpuscope.parsers.log.runtotals import run_total_apart, running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
@@ -58,13 +59,16 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     aux = np.asarray(s.aux, dtype=np.int64)
     if len(aux) != n:  # cannot happen; never mis-assign records over it
         aux = np.full(n, -1, dtype=np.int64)
-    eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
-    aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
+    eval_row = _validation_only(aux >= EVAL_AUX - 1, mine & (counts > 0), known, notes)  # (code -1 + EVAL_AUX and up)
+    aux = np.where(eval_row, -1, np.where(aux >= EVAL_AUX - 1, aux - EVAL_AUX, aux))  # (an evaluation line's whole
+    # is no step's whole; in a validation-only run it is its batch's)
     ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
     values = s.values
     row_of = np.repeat(np.arange(n), repeats(counts))
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
+    apart |= apart_rows(known, ncodes, uniq, row_of, counts, n, notes)  # (one-off phases, CPU times)
+    apart |= run_total_apart(s, ncodes, uniq, row_of, counts, mine & ~apart & (counts > 0), aux, known, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
                                   np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
@@ -111,6 +115,18 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     kind[rows] = sc.K_GPU
     k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
     s.notes = _closing_notes(s, notes, whole, basis, alone, k)
+
+
+def _validation_only(eval_row: np.ndarray, timed: np.ndarray, known: dict[str, str], notes: list[str]) -> np.ndarray:
+    """The evaluation rows to keep apart: none where every timing line is one (DALI's ImageNet
+    example run for its `Test:` speed only): a validation run, whose batches are its steps, said in
+    a note; else eval_row. (Beside a training line, evaluation lines stay apart; so do an
+    evaluation's own times, Hugging Face's `eval_runtime`: a whole pass, no batch.)"""
+    if not eval_row.any() or not eval_row[timed].all() or any(w.startswith(EVAL_WHY) for w in known.values()):
+        return eval_row
+    notes.append(f"every timing line ({int(timed.sum())}) is an evaluation line (Test:, eval_*, val_*): a "
+                 "validation-only run, read with its batches as its steps")
+    return np.zeros_like(eval_row)
 
 
 def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bool, k: int) -> list[str]:

@@ -9,8 +9,10 @@
   steps the records stand for, sum to the counter's run): the program prints every K-th step
   (TensorFlow's hooks every 100, a tqdm bar redrawn every ~0.1 s, K iterations apart).
 
-Epoch counters do not count steps. The `i/N` counters of the text (`Epoch: [0][ 10/500]`)
-are found by parsers/log/lines.py sampled_every, over the log's head."""
+Where every record is a tqdm bar's last state (n = N), each stands for N steps (its time per
+iteration is the mean over them). Epoch counters do not count steps. The `i/N` counters of
+the text (`Epoch: [0][ 10/500]`) are found by parsers/log/lines.py sampled_every, over the
+log's head."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ from gpuscope.parsers.log.linewords import MAX_COUNT
 from gpuscope.parsers.log.words import COUNTERS
 
 COVERS = "covers_steps"
+# a tqdm bar's counter and total (parsers/log/lineshapes.py BAR_COUNTER, BAR_TOTAL: importing them
+# would close a cycle through linetree and linefields; tests/test_oneoffs_lines.py holds them equal)
+BAR_COUNTER, BAR_TOTAL = "iter", "iter_of"
 _NOT_STEPS = frozenset(("epoch",))
 
 
@@ -49,8 +54,11 @@ def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
     if cov.any():
         k = int(round(float(np.median(qv[cov]))))
         return (k, f"the record's own line says it covers {k} steps") if k > 1 else None
-    best = None
     code_of = {str(nm): c for c, nm in enumerate(qnames)}
+    final = _final_bars(code_of, qcodes, qrow, qv, rec)
+    if final is not None:
+        return final
+    best = None
     for name in sorted(nm for nm in code_of if nm.lower() in COUNTERS - _NOT_STEPS):
         sel = (qcodes == code_of[name]) & on_rec
         if sel.sum() < 3:
@@ -67,3 +75,24 @@ def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
                     f"{k} a record")
             break
     return best
+
+
+def _final_bars(code_of: dict[str, int], qcodes, qrow, qv, rec) -> tuple[int, str] | None:
+    """(N, why) when every record is a tqdm bar's last state (`15/15 [07:57<00:00, 31.82s/it]`:
+    six ranks each printing its bar's end): the bar's time per iteration is then its mean over
+    its N iterations, and the record stands for N steps; its counter does not advance (each
+    record another rank's or run's bar, no step after the one before). A bar still counting
+    (`7/15`) on any record: None (its redraws are read by the counter's advance)."""
+    if BAR_COUNTER not in code_of or BAR_TOTAL not in code_of:
+        return None
+    n_rec = int(rec.sum())
+    at = np.full((2, len(rec)), np.nan)
+    for j, name in enumerate((BAR_COUNTER, BAR_TOTAL)):
+        sel = (qcodes == code_of[name]) & rec[qrow]
+        at[j, qrow[sel]] = qv[sel]
+    i, of = at[0, rec], at[1, rec]
+    if n_rec < 2 or not bool((of >= 2).all()) or not bool((i == of).all()):
+        return None
+    k = int(round(float(np.median(of))))
+    return k, (f"each record is a progress bar's last state ({int(i[0])}/{int(of[0])}), its time per iteration "
+               f"the mean over its {k} iterations")

@@ -51,6 +51,7 @@ from gpuscope.parsers.log.formats import (
 from gpuscope.parsers.log.linedups import lines_at
 from gpuscope.parsers.log.lineshapes import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
+from gpuscope.parsers.log.oneoffs import no_step_line
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
 from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
@@ -225,6 +226,8 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
+    elif (once := no_step_line(head)) is not None:  # (parsers/log/oneoffs.py)
+        msg += f"; the time it prints is of no step: {once}"
     elif near is not None and (united := _UNITED.search(_untruncated(near, head))) is not None:
         # (`Average latency per token: 0.21 s`, `95680066.8 ns/op (avg)`, TF1's profiler rows `343us`:
         # a unit is there, the reason is what the times are)
