@@ -71,6 +71,8 @@ def test_bash_time_is_one_record_of_real_with_user_and_sys_beside_it():
     "ok  \torderbench\t4.963s",
     "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=319682, OpType=_ALLGATHER_BASE, "
     "Timeout(ms)=100000) ran for 138169 milliseconds before timing out.",
+    "test evm_circuit::evm_circ_benches::bench_evm_circuit_prover has been running for over 60 seconds",
+    "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 2 filtered out; finished in 8270.24s",
 ])
 def test_a_build_a_test_runner_and_a_watchdog_print_no_timing_line(line):
     assert read_line(line, State()) is None

@@ -19,7 +19,9 @@ tries them for a line holding one of GATES (digit-free, as the frameworks' gates
 - Times of no step at all, no timing lines: cargo's build (`Finished release [optimized]
   target(s) in 0.58s`, before the program runs), `go test`'s package line (`ok  \\tpkg\\t4.963s`:
   the test binary's wall, around a benchmark table), and the NCCL watchdog's `ran for 138169
-  milliseconds before timing out` (a collective that failed, the process killed: no step).
+  milliseconds before timing out` (a collective that failed, the process killed: no step);
+  cargo test's `has been running for over 60 seconds` notice and its `test result: ok. ...
+  finished in 8270.24s` (the test binary's wall, around the bench it ran).
 """
 
 from __future__ import annotations
@@ -51,23 +53,27 @@ _COMPILE = re.compile(r"(?i)compil|warm[ _-]?up|warming")
 _UNIT = {"s": 1e3, "sec": 1e3, "secs": 1e3, "seconds": 1e3, "ms": 1.0}
 _BASH_TIME = re.compile(r"^\s*(real|user|sys)\s+(\d+)m(\d+(?:\.\d+)?)s\s*$")
 _NO_STEP = re.compile(r"\bFinished .*target\(s\) in (?:\d+m ?)?[\d.]+s\s*$|^(?:ok|FAIL)  \t\S+\t[\d.]+s\b"
-                      r"|\bran for \d+ milliseconds before timing out\b")
+                      r"|\bran for \d+ milliseconds before timing out\b"
+                      r"|\bhas been running for over \d+ seconds\s*$|^test result: .*\bfinished in [\d.]+s\s*$")
 
 GATES = ("Finished ", "SavedModel load", "ompil", "Warm", "warm", "real ", "real\t", "user ", "user\t", "sys ",
-         "sys\t", "ok  \t", "FAIL\t", " milliseconds before timing out")
+         "sys\t", "ok  \t", "FAIL\t", " milliseconds before timing out", "running for over", "test result:")
 
 
 def maybe(line: str) -> bool:
     """A cheap test that holds for every line holding one of GATES."""
     return ("Finished " in line or "SavedModel" in line or "ompil" in line or "arm" in line or "real" in line
-            or "user" in line or "sys" in line or "\t" in line or " before timing out" in line)
+            or "user" in line or "sys" in line or "\t" in line or " before timing out" in line
+            or "running for over" in line or "test result:" in line)
 
 
 _NO_STEP_WHAT = (("target(s) in", "cargo's build time, before the program ran"),
                  ("ok  \t", "`go test`'s wall for the package, around its tests"),
                  ("FAIL\t", "`go test`'s wall for the package, around its tests"),
                  ("before timing out", "the NCCL watchdog's time before a collective timed out: a failure, the "
-                                       "process taken down"))
+                                       "process taken down"),
+                 ("running for over", "cargo test's notice that a test is still running"),
+                 ("test result:", "cargo test's wall for the test binary, around its tests"))
 
 
 def no_step_line(head: str) -> str | None:
