@@ -68,7 +68,9 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     apart |= apart_rows(known, ncodes, uniq, row_of, counts, n, notes)  # (one-off phases, CPU times)
-    apart |= run_total_apart(s, ncodes, uniq, row_of, counts, mine & ~apart & (counts > 0), aux, known, notes)
+    roots = np.isin(ncodes, [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY])  # (a tree's root is
+    in_tree = np.bincount(row_of[roots], minlength=n) > 0  # its record's whole, never the run's total)
+    apart |= run_total_apart(s, ncodes, uniq, row_of, counts, mine & ~apart & ~in_tree & (counts > 0), aux, known, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
                                   np.ones(len(row_of), dtype=bool) if mine.all() else mine[row_of])
