@@ -24,7 +24,7 @@ from gpuscope.parsers.log.linedups import drop_repeats
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linetree import LEAF_ROOT
-from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
+from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED, stat_of
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
@@ -290,6 +290,13 @@ def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     idx = starts[has] + aux[has] // 4
     how = aux[has] % 4
     cand = ncodes[idx]
+    # a statistic (perf_analyzer's `Avg gRPC time: 824 usec (marshal 4 usec + ...)`) is of many
+    # records, never one record's whole; only the held key asked for is taken as it is
+    stat = np.asarray([stat_of(str(u)) is not None for u in uniq], dtype=bool)
+    if stat.any() and not (keep := (how == HELD) | ~stat[cand]).all():
+        cand, how = cand[keep], how[keep]
+        if not len(cand):
+            return None, "no field is the whole (a statistic of many records is no record's whole)"
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)"),
                        (PAREN, "is a lock's tenure, its parts printed after it")):
         sel = cand[how == rule]
