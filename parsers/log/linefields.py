@@ -218,8 +218,8 @@ class Line(Quantities, KeylessTimes):
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
             self.prev = t
-            run.append(t)  # (the words before a field: at most the last four matter)
-            if len(run) > 4:
+            run.append(t)  # (the words before a field: at most the last four matter, and a label's unit)
+            if len(run) > (5 if low in UNIT_WORDS else 4):  # (`Min First Token latency (ns) :`)
                 del run[0]
             self.run = run
             return
