@@ -40,3 +40,26 @@ def test_a_statistic_word_four_words_before_a_label_s_unit_is_kept():
         "First_Token_latency.min", "First_Token_latency.max"}  # (the replayed lines too)
     assert set(parsers.parse_log("zero one two three four five: 3 ms\n", "lines").components["component"]) == {
         "one_two_three_four_five"}
+
+
+GENAI = ("Load time: 18507.00 ms\nGenerate time: 21.88 ± 1.20 ms\nTokenization time: 0.28 ± 0.02 ms\n"
+         "TTFT: 20.88 ± 0.47 ms\nTPOT: 20.88 ± 0.47 ms\nThroughput : 47.89 ± 1.07 tokens/s\n")
+
+
+def test_a_mean_with_its_std_is_a_statistic_and_a_load_beside_them_a_one_off():
+    """OpenVINO GenAI's benchmark_genai (openvinotoolkit/openvino.genai#875): means ± std over
+    the generate calls had been one record each (6 steps) and the model's load another; the
+    means are statistics (`TTFT.mean`), the load a one-off setup: no step. The inputs that
+    would make it fire falsely: a time without ± on the same line keeps its name, and a load
+    printed on every step beside its parts stays a part."""
+    p = parsers.parse_log(GENAI, "lines")
+    assert list(dict.fromkeys(p.components["component"])) == [
+        "Load_time", "Generate_time.mean", "Tokenization_time.mean", "TTFT.mean", "TPOT.mean"]
+    assert int(p.records["complete"].sum()) == 0 and not p.whole
+    assert p.not_parts["Load_time"].startswith("a one-off setup")
+    many = "".join(f"step {i} Generate time: {20 + i % 7}.5 ± 1.2 ms data {i % 3 + 1}.5 ms\n" for i in range(300))
+    q = parsers.parse_log(many, "lines")  # (replayed lines too)
+    assert set(q.components["component"]) == {"Generate_time.mean", "data"}
+    steps = "".join(f"step {i} load_ms={12 + i % 2} compute_ms=30\n" for i in range(6))
+    r = parsers.parse_log(steps, "lines")
+    assert "load" not in r.not_parts and int(r.records["complete"].sum()) == 6

@@ -25,7 +25,10 @@ from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linetree import LEAF_ROOT
 from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED, stat_of
-from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
+from gpuscope.parsers.log.notparts import (  # (formats.py's rules name it here)
+    not_parts,
+    one_off_setups,
+)
 from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
 from gpuscope.parsers.log.words import COUNTERS
@@ -79,6 +82,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     if is_whole.any():
         fmax_at(line_whole, row_of[is_whole], values[is_whole])
     no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
+    apart |= one_off_setups(ncodes, uniq, row_of, stat_row, mine & ~apart, s.not_parts)  # (`Load time:`)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
     if stat_row.any():
