@@ -63,3 +63,20 @@ def test_a_mean_with_its_std_is_a_statistic_and_a_load_beside_them_a_one_off():
     steps = "".join(f"step {i} load_ms={12 + i % 2} compute_ms=30\n" for i in range(6))
     r = parsers.parse_log(steps, "lines")
     assert "load" not in r.not_parts and int(r.records["complete"].sum()) == 6
+
+
+def test_a_grid_s_rows_with_the_unit_in_their_label_are_read():
+    """evalscope perf's grid (vllm-project/vllm#27776): `| Time taken for tests (s) | 54.3489 |`
+    (the run's wall: its whole) and `| Average time to first token (s) | 0.8962 |` (a statistic)
+    had been lost: a bare `(s)` after a word that is no time word was no unit, and the fifth
+    word (`Average`) fell off. A `(s)` after a label without a time word is still none (the
+    input that would make it fire falsely: `Number of request(s) | 100`)."""
+    text = ("| Time taken for tests (s)          |   54.3489 |\n"
+            "| Number of request(s)              |  100      |\n"
+            "| Average latency (s)               |   24.9804 |\n"
+            "| Average time to first token (s)   |    0.8962 |\n")
+    p = parsers.parse_log(text, "lines")
+    assert list(p.components["component"]) == [
+        "Time_taken_for_tests", "latency.average", "time_to_first_token.average"]
+    assert p.whole == "Time_taken_for_tests" and int(p.records["complete"].sum()) == 1
+    assert p.components["value_ms"].tolist()[0] == 54348.9

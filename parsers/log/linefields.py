@@ -219,7 +219,7 @@ class Line(Quantities, KeylessTimes):
                 return
             self.prev = t
             run.append(t)  # (the words before a field: at most the last four matter, and a label's unit)
-            if len(run) > (5 if low in UNIT_WORDS else 4):  # (`Min First Token latency (ns) :`)
+            if len(run) > (5 if low in UNIT_WORDS or unit_next(toks, i) else 4):  # (`Min First Token latency (ns) :`)
                 del run[0]
             self.run = run
             return
@@ -322,7 +322,7 @@ class Line(Quantities, KeylessTimes):
             return size_of, None  # `copy 512 MiB: 57.2 ms`, `upload 1.5 GiB in 170 ms`
         if low in FILLERS:  # `forward took 12ms`; `epoch 3 took 1.2s`
             return (before if before is not None and before.lower() not in FILLERS else "took"), None
-        if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
+        if low in UNIT_WORDS and before is not None and (low != "s" or any(w.lower() in GENERIC for w in run)):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
         if low in UNIT_WORDS:  # a unit is no name (`2.51 ns 2.51 ns`), but after a counter (`step: 0,

@@ -181,7 +181,8 @@ def key_info(key: str):
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
         (parts[1] in ("time", "total") and (parts[0] in WHOLE_WORDS or parts[0] == "proof"))
         or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms", "latency"))
-        or parts[1] == "runtime")) or per_step(low)  # (train_runtime: Hugging Face's whole run)
+        or parts[1] == "runtime")) or per_step(low) or (  # (train_runtime: Hugging Face's whole run)
+        parts[:2] == ["time", "taken"] and parts[2:3] == ["for"])  # (evalscope's `Time taken for tests`)
     return name, factor, cls, whole
 
 
@@ -252,8 +253,10 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
         thing = "_".join([*run[at + 1:], key])
         return f"{per.rpartition('.')[0] if stat else per}_{thing}" + (f".{stat}" if stat else "")
     words: list[str] = []
+    # (a label opening with a time word keeps its `for`: evalscope's `Time taken for tests (s)`)
+    timed = whole and len(run) > 1 and run[-4:][0].lower() in GENERIC
     for w in reversed(run[-4:]):
-        if w.lower() in _NOT_NAME or w in LEVELS:
+        if (w.lower() in _NOT_NAME and not (timed and w.lower() in ("for", "of"))) or w in LEVELS:
             break
         # (a label word's closing period is punctuation: sglang's `Prefill. latency: 5.0 ms`)
         words.insert(0, w[:-1] if len(w) > 1 and w[-1] == "." and w[-2].isalpha() else w)
