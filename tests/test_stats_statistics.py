@@ -80,3 +80,22 @@ def test_a_grid_s_rows_with_the_unit_in_their_label_are_read():
         "Time_taken_for_tests", "latency.average", "time_to_first_token.average"]
     assert p.whole == "Time_taken_for_tests" and int(p.records["complete"].sum()) == 1
     assert p.components["value_ms"].tolist()[0] == 54348.9
+
+
+def test_a_label_before_its_index_names_the_line_s_time():
+    """sglang's bench_one_batch (sgl-project/sglang#30147): `Decode 0. Batch size: 1, latency:
+    0.00637 s` had been a bare `latency`, named like a whole, so each decode was a record and
+    `Total. latency` a part beside it (10 steps). The label names it (Decode_latency), the run's
+    `Total_latency` is the whole: a record per run. The input that would make it fire falsely:
+    a counter before the time (`step 3. latency: 5 ms`) keeps its reading."""
+    run = ("Prefill. latency: 0.02265 s, throughput:   2648.96 token/s\n"
+           + "".join(f"Decode {i}. Batch size: 1, latency: 0.0060{i} s, throughput:    157.09 token/s\n" for i in range(5))
+           + "Decode.  median latency: 0.00602 s, median throughput:    170.84 token/s\n"
+           + "Total. latency:  0.076 s, throughput:    923.17 token/s\n")
+    p = parsers.parse_log(run * 2, "lines")
+    assert list(dict.fromkeys(p.components["component"])) == [
+        "Prefill_latency", "Decode_latency", "Decode_latency.median", "Total_latency"]
+    assert p.whole == "Total_latency" and int(p.records["complete"].sum()) == 2
+    steps = "".join(f"step {i}. latency: {5 + i} ms\n" for i in range(4))
+    assert "Decode_latency" not in set(parsers.parse_log(steps, "lines").components["component"])
+    assert "step_latency" not in set(parsers.parse_log(steps, "lines").components["component"])

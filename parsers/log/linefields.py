@@ -336,7 +336,7 @@ class Line(Quantities, KeylessTimes):
             return label_of(run, key), None  # `data time: 0.1s`, `prompt eval time = 812 ms`
         if run and (shape == COLON or run[-1].lower() in STAT_WORDS):
             return label_of(run, key, shape == COLON), None  # `consumed samples: 640`, `p99 latency 30 ms`
-        return key, None
+        return (f"{self.label_lead}_{key}" if self.label_lead and low in GENERIC else key), None
 
     def interval(self, name: str, unit: str, vt: int) -> bool:
         """`time: [26.029 us 26.251 us 26.505 us]` (criterion: low, estimate, high): the
