@@ -99,3 +99,23 @@ def test_a_label_before_its_index_names_the_line_s_time():
     steps = "".join(f"step {i}. latency: {5 + i} ms\n" for i in range(4))
     assert "Decode_latency" not in set(parsers.parse_log(steps, "lines").components["component"])
     assert "step_latency" not in set(parsers.parse_log(steps, "lines").components["component"])
+
+
+def test_an_average_smallest_and_largest_time_per_step_are_statistics():
+    """accelerate's per-configuration report (huggingface/accelerate#1244): `Average time /
+    step: 0.027s`, `Smallest: 0.023s`, `Largest: 0.0378s` had been four steps whose whole was
+    `step` with Smallest and Largest two parts summed beside it. They are statistics of the
+    time per step: no step, no part. The inputs that would make it fire falsely: a plain
+    `time / step:` is still one step's time, and `loss / acc` is no `per`."""
+    block = "- Average time / step: {a}s\n- Smallest: {s}s\n- Largest: {m}s\n\n"
+    text = "".join(block.format(a=a, s=s, m=m) for a, s, m in (("0.027", "0.023", "0.0378"), ("0.022", "0.017", "0.042")))
+    p = parsers.parse_log(text, "lines")
+    assert list(dict.fromkeys(p.components["component"])) == ["time_per_step.average", "Smallest", "Largest"]
+    assert set(p.not_parts) == {"time_per_step.average", "Smallest", "Largest"}
+    assert int(p.records["complete"].sum()) == 0 and not p.whole
+    q = parsers.parse_log("".join(f"time / step: 0.0{i + 2}s\n" for i in range(3)), "lines")
+    assert set(q.components["component"]) == {"time_per_step"} and int(q.records["complete"].sum()) == 3
+    from gpuscope.parsers.log.lineread import SLASH_PER
+
+    assert SLASH_PER.search("train loss / acc: 0.5") is None and SLASH_PER.search("time / step: 3") is not None
+    assert SLASH_PER.search("iter 3: 2.81 s / it") is None  # (tqdm's own: tests/test_linenotations.py)

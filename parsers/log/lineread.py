@@ -105,12 +105,19 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
         msg = _LONE_QUOTE("", msg)
     if "\u00b1" in msg:  # (a mean ± its std, the unit after the std: the mean in that unit)
         msg = MEAN_PM.sub(r"\1\2", msg)
+    if " / " in msg:  # (`Average time / step: 0.027s`, accelerate: a time per step)
+        msg = SLASH_PER.sub(r"\1 per ", msg)
     return msg, msg.translate(_SEP).split()
 
 
 # a mean and its spread with one unit after both (`Generate time: 21.88 ± 1.20 ms`, OpenVINO
 # GenAI's benchmark): the unit is the mean's too; the bare mean had read as seconds (1000x)
 MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b)")
+
+
+# a `/` between a time word and a step word is `per` (`time / step`), never a line cut in two
+# (not after a unit: `2.81 s / it` is tqdm's own, read as it is)
+SLASH_PER = re.compile(r"\b(time|latency|duration) / (?=(?:step|steps|it|iter|iteration|batch)\b)", re.IGNORECASE)
 
 
 # the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
