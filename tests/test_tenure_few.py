@@ -36,3 +36,27 @@ def test_many_records_keep_the_severity(tmp_path):
                    for i in range(30))
     d = _diag(tmp_path, text, "unstable_component")
     assert d is not None and d.severity in ("high", "medium") and "Over only" not in d.summary
+
+
+TEI = ('2025-08-09T19:35:{s:02d}.725783Z  INFO openai_embed{{total_time="{t:.3f}ms" tokenization_time="9.7ms" '
+       'queue_time="491.5µs" inference_time="{i:.3f}ms"}}: text_embeddings_router::http::server: Success\n')
+
+
+def test_a_server_s_requests_make_no_high_claim_however_many(tmp_path):
+    """text-embeddings-inference's request lines (issue 33, class 9): ten or more requests, each
+    with its own input: inference varies with the input's size, which the log does not print;
+    unstable_component had been HIGH over ten of them. It is LOW and says why."""
+    sizes = [800, 750, 1480, 1010, 1120, 640, 900, 1300, 700, 1050, 980, 1210]
+    text = "".join(TEI.format(s=k, t=x + 10.5, i=x) for k, x in enumerate(sizes))
+    d = _diag(tmp_path, text, "unstable_component")
+    assert d is not None and d.severity == "low" and "a server's requests" in d.summary
+    assert d.evidence["severity_uncapped"] == "high"
+
+
+def test_a_training_loop_s_steps_with_an_inference_part_keep_the_severity(tmp_path):
+    """The input that would make the request cap fire falsely: a loop whose steps print an
+    `inference` part (an RL actor's step) under a step counter: steps are alike."""
+    text = "".join(f"step {i}: data={20 + i % 2}ms inference={5 + 40 * (i % 4)}ms step={25 + 40 * (i % 4) + i % 2}ms\n"
+                   for i in range(30))
+    d = _diag(tmp_path, text, "unstable_component")
+    assert d is not None and d.severity in ("high", "medium") and "a server's requests" not in d.summary

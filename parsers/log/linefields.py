@@ -218,8 +218,8 @@ class Line(Quantities, KeylessTimes):
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
             self.prev = t
-            run.append(t)  # (the words before a field: at most the last four matter)
-            if len(run) > 4:
+            run.append(t)  # (the words before a field: at most the last four matter, and a label's unit)
+            if len(run) > (5 if low in UNIT_WORDS or unit_next(toks, i) else 4):  # (`Min First Token latency (ns) :`)
                 del run[0]
             self.run = run
             return
@@ -322,7 +322,7 @@ class Line(Quantities, KeylessTimes):
             return size_of, None  # `copy 512 MiB: 57.2 ms`, `upload 1.5 GiB in 170 ms`
         if low in FILLERS:  # `forward took 12ms`; `epoch 3 took 1.2s`; `success. Took 8 s`: a sentence's end, no name
             return (before if before is not None and before.lower() not in FILLERS and before[-1:] != "." else "took"), None
-        if low in UNIT_WORDS and before is not None and (low != "s" or before.lower() in GENERIC):
+        if low in UNIT_WORDS and before is not None and (low != "s" or any(w.lower() in GENERIC for w in run)):
             # `time (ms): 12`, `Mean TTFT (ms): 52.3`, `duration (s): 12.3`
             return label_of(run[:-1], before, True) if run and run[-1] == before else before, UNIT_WORDS[low]
         if low in UNIT_WORDS:  # a unit is no name (`2.51 ns 2.51 ns`), but after a counter (`step: 0,
@@ -336,7 +336,7 @@ class Line(Quantities, KeylessTimes):
             return label_of(run, key), None  # `data time: 0.1s`, `prompt eval time = 812 ms`
         if run and (shape == COLON or run[-1].lower() in STAT_WORDS):
             return label_of(run, key, shape == COLON), None  # `consumed samples: 640`, `p99 latency 30 ms`
-        return key, None
+        return (f"{self.label_lead}_{key}" if self.label_lead and low in GENERIC else key), None
 
     def interval(self, name: str, unit: str, vt: int) -> bool:
         """`time: [26.029 us 26.251 us 26.505 us]` (criterion: low, estimate, high): the

@@ -35,6 +35,7 @@ class KeylessTimes:
     note: Any
     time: Any
     names: list[str]
+    label_lead: str | None = None  # a line's label before its index (`Decode 0. ... latency: 6 ms`)
 
     def per_step(self, t: str, i: int) -> None:
         """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
@@ -98,4 +99,8 @@ class KeylessTimes:
             elif cls == PLAIN and kind == BARE and v.endswith(":") and "_" in key:
                 # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
                 self.lead, self.lead_named = f"{key}_{num}", True
+            elif shape == LABEL and kind == BARE and v.endswith(".") and key.isalpha():
+                # sglang's `Decode 0. Batch size: 1, latency: 0.00637 s`: the label names the line's
+                # time (Decode_latency; the index is which decode), never a bare `latency`
+                self.label_lead = key
         return True

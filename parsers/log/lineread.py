@@ -16,7 +16,7 @@ from gpuscope.parsers.log.linenest import nest, tenure
 from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lineshapes import NOT_MINE
 from gpuscope.parsers.log.linetree import TreeState
-from gpuscope.parsers.log.linewords import is_word, key_info
+from gpuscope.parsers.log.linewords import UNIT_WORDS, is_word, key_info, stat_of
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
@@ -105,12 +105,19 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
         msg = _LONE_QUOTE("", msg)
     if "\u00b1" in msg:  # (a mean ± its std, the unit after the std: the mean in that unit)
         msg = MEAN_PM.sub(r"\1\2", msg)
+    if " / " in msg:  # (`Average time / step: 0.027s`, accelerate: a time per step)
+        msg = SLASH_PER.sub(r"\1 per ", msg)
     return msg, msg.translate(_SEP).split()
 
 
 # a mean and its spread with one unit after both (`Generate time: 21.88 ± 1.20 ms`, OpenVINO
 # GenAI's benchmark): the unit is the mean's too; the bare mean had read as seconds (1000x)
 MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b)")
+
+
+# a `/` between a time word and a step word is `per` (`time / step`), never a line cut in two
+# (not after a unit: `2.81 s / it` is tqdm's own, read as it is)
+SLASH_PER = re.compile(r"\b(time|latency|duration) / (?=(?:step|steps|it|iter|iteration|batch)\b)", re.IGNORECASE)
 
 
 # the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
@@ -139,6 +146,22 @@ def _framework(line: str, st: State):
 
 
 def read_line(line: str, st: State):
+    """_read_line, a mean printed with its std (`Generate time: 21.88 ± 1.20 ms`) named a statistic."""
+    r = _read_line(line, st)
+    return _means(line, r) if "\u00b1" in line and type(r) is tuple and r[0] else r
+
+
+def _means(line: str, r: tuple) -> tuple:
+    """A time printed as a mean ± its std (OpenVINO GenAI's benchmark, openvinotoolkit/openvino.genai#875)
+    is a statistic of many calls, named so (`Generate_time.mean`: no step, never a part); the
+    names whose value is such a mean, in the reading `r`. A time without ± on the line keeps its name."""
+    means = {round(float(m.group(1)) * UNIT_WORDS[m.group(2)], 9) for m in MEAN_PM.finditer(line)}
+    names = [f"{nm}.mean" if round(v, 9) in means and stat_of(nm) is None else nm
+             for nm, v in zip(r[0], r[1], strict=False)] + list(r[0][len(r[1]):])
+    return (names, *r[1:])
+
+
+def _read_line(line: str, st: State):
     """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
     flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
     rounding: the printed rounding of its times summed, ms (half a unit of the last digit each).

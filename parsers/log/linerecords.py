@@ -24,9 +24,12 @@ from gpuscope.parsers.log.linedups import drop_repeats
 from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
 from gpuscope.parsers.log.linesteps import steps_per_record
 from gpuscope.parsers.log.linetree import LEAF_ROOT, ROOT_WHY
-from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
+from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED, stat_of
 from gpuscope.parsers.log.nestrecords import nested_only, tree_roots
-from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
+from gpuscope.parsers.log.notparts import (  # (formats.py's rules name it here)
+    not_parts,
+    one_off_setups,
+)
 from gpuscope.parsers.log.oneoffs import apart_rows
 from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import run_total_apart, running_totals, running_totals_codes  # noqa: F401 (kv)
@@ -88,6 +91,7 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     if is_whole.any():
         fmax_at(line_whole, row_of[is_whole], values[is_whole])
     no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
+    apart |= one_off_setups(ncodes, uniq, row_of, stat_row, mine & ~apart, s.not_parts)  # (`Load time:`)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
     if stat_row.any():
@@ -314,6 +318,13 @@ def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
     idx = starts[has] + aux[has] // 4
     how = aux[has] % 4
     cand = ncodes[idx]
+    # a statistic (perf_analyzer's `Avg gRPC time: 824 usec (marshal 4 usec + ...)`) is of many
+    # records, never one record's whole; only the held key asked for is taken as it is
+    stat = np.asarray([stat_of(str(u)) is not None for u in uniq], dtype=bool)
+    if stat.any() and not (keep := (how == HELD) | ~stat[cand]).all():
+        cand, how = cand[keep], how[keep]
+        if not len(cand):
+            return None, "no field is the whole (a statistic of many records is no record's whole)"
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)"),
                        (PAREN, "is a lock's tenure, its parts printed after it")):
         sel = cand[how == rule]

@@ -294,6 +294,8 @@ def gated(msg: str) -> bool:
         return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
     if "\u00b1" in msg and lineread.MEAN_PM.search(msg) is not None:
         return True  # (a mean ± its std: rewritten too)
+    if " / " in msg and lineread.SLASH_PER.search(msg) is not None:
+        return True  # (`time / step`: rewritten to `time per step`)
     return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
 
 

@@ -47,7 +47,7 @@ GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency", "d
 STAT_WORDS = frozenset(("mean", "median", "avg", "average", "min", "max", "std", "stddev", "deviation", "estimate",
                         "p50", "p75", "p90",
                         "p95", "p99", "p999", "percentile",
-                        "minimum", "maximum", "p99.9"))  # (`Maximum Latency: 5156863μs`, `P99.9: 3921919μs`)
+                        "minimum", "maximum", "p99.9", "smallest", "largest"))  # (`Maximum Latency: 5156863μs`, `P99.9: 3921919μs`)
 # what a time per step is per (`35ms/step`, `2.10s/it`, `time per iteration (ms)`)
 STEP_WORDS = frozenset(("step", "it", "iter", "iteration", "batch"))
 LEVELS = frozenset(("INFO", "DEBUG", "WARN", "WARNING", "ERROR", "TRACE", "CRITICAL", "FATAL",
@@ -181,7 +181,8 @@ def key_info(key: str):
     whole = low in WHOLE_WORDS or (len(parts) == 2 and (
         (parts[1] in ("time", "total") and (parts[0] in WHOLE_WORDS or parts[0] == "proof"))
         or (parts[0] == "total" and parts[1] in ("time", "elapsed", "ms", "latency"))
-        or parts[1] == "runtime")) or per_step(low)  # (train_runtime: Hugging Face's whole run)
+        or parts[1] == "runtime")) or per_step(low) or (  # (train_runtime: Hugging Face's whole run)
+        parts[:2] == ["time", "taken"] and parts[2:3] == ["for"])  # (evalscope's `Time taken for tests`)
     return name, factor, cls, whole
 
 
@@ -189,6 +190,8 @@ def per_step(low: str) -> bool:
     """A name that ends in `per <step>` (`elapsed_time_per_iteration`, `time_per_step`): a
     time per step, the step's whole (with a unit; without one it stays a rate)."""
     parts = low.lower().split("_")
+    if "." in parts[-1] and parts[-1].rpartition(".")[2] in STAT_WORDS:
+        parts[-1] = parts[-1].rpartition(".")[0]  # (`time_per_step.average`: a statistic of it)
     return len(parts) >= 2 and parts[-2] == "per" and parts[-1] in STEP_WORDS
 
 
@@ -242,7 +245,9 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     generic key (`data time 0.1 s`); a statistic's as `<quantity>.<statistic>` (`Mean TTFT`
     -> TTFT.mean)."""
     if run and run[-1].lower() == "per" and key.lower() in STEP_WORDS:  # `elapsed time per iteration (ms)`
-        return "_".join([*[w for w in run[-3:-1] if w.lower() not in _NOT_NAME], "per", key.lower()])
+        ws = [w for w in run[-3:-1] if w.lower() not in _NOT_NAME]
+        stat = next((w.lower() for w in ws if w.lower() in STAT_WORDS), "")  # (`Average time / step`: a statistic)
+        return "_".join([*[w for w in ws if w.lower() not in STAT_WORDS], "per", key.lower()]) + (f".{stat}" if stat else "")
     at = next((j for j in range(len(run) - 1, max(len(run) - 3, 0), -1) if run[j].lower() == "per"), 0)
     if at and run[at - 1].lower() not in _NOT_NAME:
         # `Average latency per output token: 1.10 s` (vLLM's 2023 benchmark_serving): a time per
@@ -252,8 +257,10 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
         thing = "_".join([*run[at + 1:], key])
         return f"{per.rpartition('.')[0] if stat else per}_{thing}" + (f".{stat}" if stat else "")
     words: list[str] = []
+    # (a label opening with a time word keeps its `for`: evalscope's `Time taken for tests (s)`)
+    timed = whole and len(run) > 1 and run[-4:][0].lower() in GENERIC
     for w in reversed(run[-4:]):
-        if w.lower() in _NOT_NAME or w in LEVELS:
+        if (w.lower() in _NOT_NAME and not (timed and w.lower() in ("for", "of"))) or w in LEVELS:
             break
         # (a label word's closing period is punctuation: sglang's `Prefill. latency: 5.0 ms`)
         words.insert(0, w[:-1] if len(w) > 1 and w[-1] == "." and w[-2].isalpha() else w)

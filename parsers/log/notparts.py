@@ -76,6 +76,35 @@ def _deepspeed(where: dict[str, int]) -> dict[str, str]:
         elif name in _ZERO_TIMERS and "step" in where:
             out[name] = "nested in 'step' (ZeRO's optimizer timer, inside the engine's step): never counted beside it"
     return out
+# words of a name that make a time printed once a setup (`Load time: 18507.00 ms`)
+SETUP_WORDS = frozenset(("load", "loading", "init", "initialization", "startup", "warmup", "compile", "compilation"))
+SETUP_WHY = "a one-off setup (printed once, beside statistics only): no step, no part of one"
+
+
+def one_off_setups(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, stat_row: np.ndarray,
+                   timed: np.ndarray, why: dict[str, str]) -> np.ndarray:
+    """Per row, whether it prints a one-off setup: in a text whose other timed rows print
+    statistics only (OpenVINO GenAI's benchmark: `Load time: 18507.00 ms`, then means ± std),
+    a row of one time named like a setup (SETUP_WORDS), its name printed once. Adds why for
+    those names. Beside steps a load line is left as it was read (a per-step `load_ms=12` is a
+    part; the input that would make this fire falsely), and so is a text without statistics."""
+    none = np.zeros(len(stat_row), dtype=bool)
+    other = timed & ~stat_row & (np.bincount(row_of, minlength=len(stat_row)) > 0)
+    if not stat_row.any() or not other.any() or int(other.sum()) * 4 > int(stat_row.sum()):
+        return none
+    per_row = np.bincount(row_of, minlength=len(stat_row))
+    per_name = np.bincount(codes, minlength=len(ulist))
+    rows = np.flatnonzero(other)
+    sel = np.isin(row_of, rows)
+    if (per_row[rows] != 1).any() or (per_name[codes[sel]] != 1).any():
+        return none
+    names = [ulist[c] for c in codes[sel].tolist()]
+    if not all(set(_words(nm)) & SETUP_WORDS for nm in names):
+        return none
+    for nm in names:
+        why[nm] = SETUP_WHY
+    none[rows] = True
+    return none
 
 
 def _parents(names: list[str]) -> np.ndarray:

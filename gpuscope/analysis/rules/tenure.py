@@ -30,7 +30,7 @@ from gpuscope.analysis.evidence.log.rule_input import (
 )
 from gpuscope.analysis.evidence.log.table import nansum
 from gpuscope.analysis.rules.engine import LOG, Finding, log_findings, rule
-from gpuscope.rolemodel import SPLIT_ROLES
+from gpuscope.rolemodel import SPLIT_ROLES, name_words
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -47,6 +47,10 @@ UNSTABLE_MIN_CV, UNSTABLE_MIN_CORR, UNSTABLE_MIN_RECORDS = 0.2, 0.7, 3
 STABLE_CV = 0.10
 # unstable_component over fewer records than this, with no steady part to contrast: at most low
 UNSTABLE_FEW_RECORDS = 10
+# unstable_component over a server's requests (a part named with one of these words, no step
+# counter): at most low whatever their number, their inputs differ (tenure._requests)
+REQUEST_WORDS = frozenset(("queue", "tokenization", "tokenize", "detokenization", "validation", "inference",
+                           "prefill", "ttft", "prompt", "request"))
 # inconsistent_records: fraction of records
 INCONSISTENT_MEDIUM = 0.05
 # first_partition_warmup: the first tenure's d_b_alloc this many times the median of the rest
@@ -275,18 +279,37 @@ def _unstable(inp: RuleInput, rows_sel: slice) -> list[Diagnosis]:
                    f"{share} (corr {corr:.2f}, cv {cv:.2f}).")
         rec = (f"Investigate {name} first; the rest of the {v.whole} is not printed as parts, so only "
                f"{name} can be told apart.")
-    return [_few(Diagnosis("unstable_component", sev, summary, ev, rec), int(finite.sum()), bool(stable), v)]
+    return [_few(Diagnosis("unstable_component", sev, summary, ev, rec), int(finite.sum()), bool(stable), v,
+                 _requests(inp))]
 
 
-def _few(d: Diagnosis, n: int, stable: bool, v) -> Diagnosis:
+def _requests(inp: RuleInput) -> bool:
+    """Whether the records are a server's requests (a part named like a request's stage: queue,
+    tokenization, inference, ...; no step or iteration counter): their inputs differ. A training
+    loop's steps (the counter names them steps) are alike even when a part is `inference`."""
+    if inp.model.vocabulary.record != "record":
+        return False
+    return any(w.lower() in REQUEST_WORDS for p in [*map(str, inp.wide.columns), inp.model.held or ""] for w in name_words(p))
+
+
+def _few(d: Diagnosis, n: int, stable: bool, v, requests: bool = False) -> Diagnosis:
     """At most low over fewer than UNSTABLE_FEW_RECORDS records with no steady part beside it:
     five inference requests whose inputs differ vary with their inputs' sizes, and nothing
-    tells that from a cause (issue 33). Steady parts (the article's tenures) keep it."""
-    if n >= UNSTABLE_FEW_RECORDS or stable or v.cuzk or d.severity == "low":
+    tells that from a cause (issue 33). Steady parts (the article's tenures) keep it. A server's
+    requests (_requests) are at most low however many: each has its own input, so a part that
+    does the work (inference) varies with the input's size, and the log does not print it."""
+    if v.cuzk or d.severity == "low":
         return d
-    note = (f" Over only {n} {v.records} and with no steady part to compare against, this is no cause yet: "
-            f"{v.records} whose inputs differ vary for that alone (more {v.records}, or one input repeated, "
-            "would tell).")
+    if n < UNSTABLE_FEW_RECORDS and not stable:
+        note = (f" Over only {n} {v.records} and with no steady part to compare against, this is no cause yet: "
+                f"{v.records} whose inputs differ vary for that alone (more {v.records}, or one input repeated, "
+                "would tell).")
+    elif requests:
+        note = (f" The {n} {v.records} are a server's requests, whose inputs differ: a part doing the work varies "
+                "with its input's size alone, which the log does not print, so this is no instability yet "
+                "(one input repeated, or the input sizes beside the times, would tell).")
+    else:
+        return d
     return Diagnosis(d.id, "low", d.summary + note, {**d.evidence, "severity_uncapped": d.severity},
                      d.recommendation)
 
