@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import linerecords as lr
 from gpuscope.parsers.log.codeops import same_regular
+from gpuscope.parsers.log.lines import records as lr
 
 
 def _general(counters, n, mine, monkeypatch):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import lineassemble, logparse
+from gpuscope.parsers.log import logparse
+from gpuscope.parsers.log.lines import assemble as lineassemble
 
 NATIVE = logparse.compiled_scanner()
 needs_native = pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "place_rows"),

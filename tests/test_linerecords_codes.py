@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from gpuscope.parsers.log import codeops
-from gpuscope.parsers.log import linerecords as lr
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.lines import records as lr
 
 
 @pytest.mark.parametrize("head", [4096, 7, 1])

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.log import linereplay, logparse, reader
+from gpuscope.parsers.log import logparse, reader
+from gpuscope.parsers.log.lines import replay as linereplay
 from tests.conftest import EXAMPLES, REPO
 from tests.test_fuzz_lines import mutated, repeated
 from tests.test_scanner_paths import parse, same

@@ -5,7 +5,7 @@ by all its words, and a guessed role never comes from the object of a phrase."""
 from __future__ import annotations
 
 from gpuscope import parsers
-from gpuscope.parsers.log import lineread
+from gpuscope.parsers.log.lines import line as lineread
 from gpuscope.rolemodel import guess_role, model_for
 
 FOREST = """INFO     prove [ 1.00s | 1.00% / 100.00% ]

@@ -8,8 +8,8 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log import lines as L
 from gpuscope.parsers.log import reader
+from gpuscope.parsers.log.lines import read as L
 from tests.conftest import DATA
 
 RUNS = DATA / "h200_foreign" / "runs"
@@ -370,7 +370,7 @@ def test_a_logger_line_written_right_after_a_bar_redraw_is_read():
     (huggingface/accelerate#1589, deepspeedai/DeepSpeed#1436): that text is a line of its own.
     Its timers had been dropped without a word (the bar's shape took the line). A bar whose
     postfix holds brackets, and a bar alone, read as before."""
-    from gpuscope.parsers.log.lines import pieces
+    from gpuscope.parsers.log.lines.read import pieces
 
     line = ("  3%|###   | 12/345 [00:07<06:50,  1.23s/it][2023-06-21 07:39:09,625] [INFO] [Rank 0] time (ms) | "
             "optimizer_allgather: 7.96 | optimizer_step: 60.64")

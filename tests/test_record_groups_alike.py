@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import codeops, linerecords, logparse, reader
+from gpuscope.parsers.log import codeops, logparse, reader
+from gpuscope.parsers.log.lines import records as linerecords
 
 
 def kv_lines(n: int, seed: int) -> list[str]:

@@ -36,7 +36,7 @@ def detect_format(text: str, held: str | None = None) -> str:
 
 
 def _sniffed(head: str, longer: bool, held: str | None) -> str:
-    from gpuscope.parsers.log.lines import sniff
+    from gpuscope.parsers.log.lines.read import sniff
 
     sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
     if longer and len(sample) > 1:

@@ -151,7 +151,7 @@ def lines_are_records(s) -> None:
     import numpy as np
 
     from gpuscope.parsers.log import scan as sc
-    from gpuscope.parsers.log.linerecords import running_totals
+    from gpuscope.parsers.log.lines.records import running_totals
 
     s.finalize()
     counts = s.meta[:, 6]

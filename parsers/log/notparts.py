@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.parsers.log.linewords import stat_of
+from gpuscope.parsers.log.lines.vocabulary import stat_of
 
 
 def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lines import SRC_LINES
+from gpuscope.parsers.log.lines.read import SRC_LINES
 
 
 @dataclass

@@ -58,10 +58,10 @@ from __future__ import annotations
 import re
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lineplan import whole_code
-from gpuscope.parsers.log.lineread import State, read_line
-from gpuscope.parsers.log.linerecords import EVAL_AUX, KNOWN_NOTE, finish
-from gpuscope.parsers.log.linewords import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
+from gpuscope.parsers.log.lines.line import State, read_line
+from gpuscope.parsers.log.lines.plan import whole_code
+from gpuscope.parsers.log.lines.records import EVAL_AUX, KNOWN_NOTE, finish
+from gpuscope.parsers.log.lines.vocabulary import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
 
 __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "read_line", "scan_lines", "sniff",
            "whole_code"]
@@ -224,7 +224,7 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
 
 def _rate_only(name: str) -> bool:
     """A name of a time per something (`time_per_token`) that is no step's whole: a rate."""
-    from gpuscope.parsers.log.linewords import key_info
+    from gpuscope.parsers.log.lines.vocabulary import key_info
     from gpuscope.parsers.log.words import RATE
 
     _name, _factor, cls, whole = key_info(name)

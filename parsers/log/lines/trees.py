@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.linenest import NESTED
-from gpuscope.parsers.log.linewords import LINES_ONLY, NAMED
+from gpuscope.parsers.log.lines.nesting import NESTED
+from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 from gpuscope.parsers.numbers import MAX_MS
 
 #: the counter every line of one tree carries (its tree's number, from 1)

@@ -20,11 +20,11 @@ from gpuscope.parsers.log.codeops import (
     same_regular,
     split_at_wholes,
 )
-from gpuscope.parsers.log.linedups import drop_repeats
-from gpuscope.parsers.log.lineshapes import BAR_COUNTER, BAR_TIME, BAR_TOTAL
-from gpuscope.parsers.log.linesteps import steps_per_record
-from gpuscope.parsers.log.linetree import LEAF_ROOT
-from gpuscope.parsers.log.linewords import HELD, NAMED, PAREN, SUMMED
+from gpuscope.parsers.log.lines.duplicates import drop_repeats
+from gpuscope.parsers.log.lines.frameworks import BAR_COUNTER, BAR_TIME, BAR_TOTAL
+from gpuscope.parsers.log.lines.steps import steps_per_record
+from gpuscope.parsers.log.lines.trees import LEAF_ROOT
+from gpuscope.parsers.log.lines.vocabulary import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)

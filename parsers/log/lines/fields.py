@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
-from gpuscope.parsers.log.linekeyless import KeylessTimes
-from gpuscope.parsers.log.lineplan import UNCACHEABLE, whole_code
-from gpuscope.parsers.log.linequant import Quantities
-from gpuscope.parsers.log.linesteps import COVERS, runtime_steps
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.keyless import KeylessTimes
+from gpuscope.parsers.log.lines.plan import UNCACHEABLE, whole_code
+from gpuscope.parsers.log.lines.quantities import Quantities
+from gpuscope.parsers.log.lines.steps import COVERS, runtime_steps
+from gpuscope.parsers.log.lines.vocabulary import (
     BARE,
     COLON,
     EQ,

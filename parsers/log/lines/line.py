@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log import lineshapes
 from gpuscope.parsers.log.formats import FRAMEWORKS
-from gpuscope.parsers.log.linefields import Line
-from gpuscope.parsers.log.linenest import nest, tenure
-from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
-from gpuscope.parsers.log.lineshapes import NOT_MINE
-from gpuscope.parsers.log.linetree import TreeState
-from gpuscope.parsers.log.linewords import is_word, key_info
+from gpuscope.parsers.log.lines import frameworks as lineshapes
+from gpuscope.parsers.log.lines.fields import Line
+from gpuscope.parsers.log.lines.frameworks import NOT_MINE
+from gpuscope.parsers.log.lines.nesting import nest, tenure
+from gpuscope.parsers.log.lines.plan import MISS, UNCACHEABLE, Plan
+from gpuscope.parsers.log.lines.trees import TreeState
+from gpuscope.parsers.log.lines.vocabulary import is_word, key_info
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4

@@ -56,9 +56,15 @@ from __future__ import annotations
 import math
 import re
 
-from gpuscope.parsers.log.lineplan import whole_code
-from gpuscope.parsers.log.linetree import read_tree
-from gpuscope.parsers.log.linewords import EVAL, EVAL_WORDS, LINES_ONLY, MAX_COUNT, UNIT_WORDS
+from gpuscope.parsers.log.lines.plan import whole_code
+from gpuscope.parsers.log.lines.trees import read_tree
+from gpuscope.parsers.log.lines.vocabulary import (
+    EVAL,
+    EVAL_WORDS,
+    LINES_ONLY,
+    MAX_COUNT,
+    UNIT_WORDS,
+)
 from gpuscope.parsers.log.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
 

@@ -25,15 +25,15 @@ import heapq
 
 import numpy as np
 
-from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lineassemble import Replayed, assemble
-from gpuscope.parsers.log.lineread import _MEMO_MAX, _SKELETON, tokens
-from gpuscope.parsers.log.linerecords import EVAL_AUX
+from gpuscope.parsers.log.lines import read as freeform
+from gpuscope.parsers.log.lines.assemble import Replayed, assemble
+from gpuscope.parsers.log.lines.line import _MEMO_MAX, _SKELETON, tokens
+from gpuscope.parsers.log.lines.records import EVAL_AUX
+from gpuscope.parsers.log.lines.vectorised import Layout, evaluate
+from gpuscope.parsers.log.lines.vocabulary import EVAL
 from gpuscope.parsers.log.linetime import LineTimes
-from gpuscope.parsers.log.linewords import EVAL
 from gpuscope.parsers.log.native import first_appearance
-from gpuscope.parsers.log.planvec import Layout, evaluate
 
 MIN_LINES = 8    # a shape with fewer lines in a chunk: read by Python
 MAX_MISSES = 16  # a shape whose plans miss more often in a chunk: the rest read by Python
@@ -287,7 +287,7 @@ def gated(msg: str) -> bool:
     reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
     those lines are read by the reader itself. The gates hold no digit, so whether one is
     in a line is the same for every line of a shape (the space: a prefix before it)."""
-    from gpuscope.parsers.log import lineread
+    from gpuscope.parsers.log.lines import line as lineread
 
     text = " " + msg
     if "[" in msg and lineread.NAME_AFTER.search(msg) is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.linewords import HELD, LINES_ONLY, NAMED, PAREN
+from gpuscope.parsers.log.lines.vocabulary import HELD, LINES_ONLY, NAMED, PAREN
 from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
 
 _LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
@@ -39,7 +39,7 @@ def is_lock_name(name: str) -> bool:
 
 def _names_of(text: str, st) -> list[str] | None:
     """The time names a fragment of a line reads as (a scratch reading: `st` unchanged)."""
-    from gpuscope.parsers.log.linefields import Line
+    from gpuscope.parsers.log.lines.fields import Line
 
     toks = st.tokens(text)
     if toks is None:

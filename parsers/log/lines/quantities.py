@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscope.parsers.log.lineplan import UNCACHEABLE
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.plan import UNCACHEABLE
+from gpuscope.parsers.log.lines.vocabulary import (
     BARE,
     HAS_BYTES,
     LINES_ONLY,

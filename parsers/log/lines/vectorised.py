@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.parsers.log.lineread import _DIGITS, _SEP, message_start
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.line import _DIGITS, _SEP, message_start
+from gpuscope.parsers.log.lines.vocabulary import (
     HAS_BYTES,
     HELD,
     MAX_BYTES,

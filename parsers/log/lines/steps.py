@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.linewords import MAX_COUNT
+from gpuscope.parsers.log.lines.vocabulary import MAX_COUNT
 from gpuscope.parsers.log.words import COUNTERS
 
 COVERS = "covers_steps"

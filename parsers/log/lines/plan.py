@@ -9,7 +9,7 @@ the whole of a line's times (whole_code), which both the reading and the replay 
 
 from __future__ import annotations
 
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.vocabulary import (
     HAS_BYTES,
     HELD,
     MAX_BYTES,
