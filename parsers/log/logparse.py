@@ -280,7 +280,7 @@ class PyScanner:
             idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
             return cuzk.scan_cuzk(lines, idx, self.held, first, lineno=lineno, s=s)
         if fmt == "lines":
-            return freeform.scan_lines(lines, self.held, first, st=self.state, s=s)
+            return freeform.scan_lines(lines, self.held, first, state=self.state, scan=s)
         idx = [i for i, ln in enumerate(lines) if "=" in ln]
         return kv.scan_kv(lines, idx, self.held, strict=(fmt == "condensed"), source=fmt, first=first,
                           lineno=lineno, s=s)
