@@ -8,6 +8,8 @@ parsers/log/linewords.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from gpuscope.parsers.log.formats import FRAMEWORKS
 from gpuscope.parsers.log.lines import frameworks as lineshapes
@@ -18,6 +20,7 @@ from gpuscope.parsers.log.lines.plan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lines.trees import TreeState
 from gpuscope.parsers.log.lines.vocabulary import is_word, key_info
 
+Reading = tuple | str | None  # a line's reading (read_line): its tuple, a damage reason or None
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
@@ -36,11 +39,11 @@ _SKELETON = str.maketrans("123456789", "000000000")
 class _Memo(dict):
     """fn(key), computed once per key (a bounded dict: cleared past _MEMO_MAX keys)."""
 
-    def __init__(self, fn):
+    def __init__(self, compute: Callable[[str], Any]):
         super().__init__()
-        self.fn = fn
+        self.fn = compute
 
-    def __missing__(self, key):
+    def __missing__(self, key: str):
         if len(self) > _MEMO_MAX:
             self.clear()
         r = self[key] = self.fn(key)
@@ -126,17 +129,17 @@ def maybe_framework(line: str) -> bool:
             or "function calls" in line)
 
 
-def _framework(line: str, st: State):
+def _framework(line: str, state: State):
     """The reading of a line of a framework's own shape, or NOT_MINE."""
     for gate, reader in SHAPE_GATES:
         if gate in line:
-            r = reader(line, st)
+            r = reader(line, state)
             if r is not NOT_MINE:
                 return r
     return NOT_MINE
 
 
-def read_line(line: str, st: State):
+def read_line(line: str, state: State):
     """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
     flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
     rounding: the printed rounding of its times summed, ms (half a unit of the last digit each).
@@ -152,35 +155,35 @@ def read_line(line: str, st: State):
     parsers/log/formats.py FRAMEWORKS in it: a Keras or tqdm bar, a TensorFlow hook, MLPerf) is
     read by that framework's reader (parsers/log/lineshapes.py), never planned."""
     if maybe_framework(line):
-        r = _framework(line, st)
+        r = _framework(line, state)
         if r is not NOT_MINE:
             return r
     mt = tokens(line)
     if mt is None:
         return None
     msg, toks = mt
-    plans = st.plans
+    plans = state.plans
     if plans is None:
-        r = Line(toks, st, None).read()
-        return tenure(msg, nest(msg, r, st) if "(" in msg else r, st)
+        r = Line(toks, state, None).read()
+        return tenure(msg, nest(msg, r, state) if "(" in msg else r, state)
     skel = msg.translate(_SKELETON)
     kept = plans.get(skel)
     if kept is not None:
         for plan in kept:
-            r = plan.replay(toks, st)
+            r = plan.replay(toks, state)
             if r is not MISS:
                 return r
     rec: list = []
-    r = Line(toks, st, rec).read()
+    r = Line(toks, state, rec).read()
     if "(" in msg:
-        r = nest(msg, r, st)
-    r = tenure(msg, r, st)
+        r = nest(msg, r, state)
+    r = tenure(msg, r, state)
     if rec and UNCACHEABLE not in rec:
         if kept is None:
             if len(plans) > _MEMO_MAX:
                 plans.clear()
-            plans[skel] = [Plan(toks, rec, r, st)]
+            plans[skel] = [Plan(toks, rec, r, state)]
         else:  # the same shape with other words (gpu0 / gpu1): keep a few
-            kept.insert(0, Plan(toks, rec, r, st))
+            kept.insert(0, Plan(toks, rec, r, state))
             del kept[_PLANS_PER_SHAPE:]
     return r
