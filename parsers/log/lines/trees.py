@@ -31,10 +31,14 @@ but a time and a percentage are not tree lines (NOT_MINE: the shared reader read
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from gpuscope.parsers.log.lines.nesting import NESTED
 from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 from gpuscope.parsers.numbers import MAX_MS
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.log.lines.line import State
 
 #: the counter every line of one tree carries (its tree's number, from 1)
 TREE_COUNTER = "round"
@@ -90,7 +94,7 @@ def is_tree_event(line: str) -> bool:
     return line[:5] in _LEVELS and _EVENT.match(line[9:]) is not None
 
 
-def read_tree(line: str, st, not_mine):
+def read_tree(line: str, state: State, not_mine: object):
     """A timer tree's line -> read_line's tuple, None (an event), a damage reason, or
     `not_mine` (no tree line)."""
     node = parse_tree_line(line.rstrip("\r\n"))
@@ -99,25 +103,25 @@ def read_tree(line: str, st, not_mine):
     depth, name, ms, tol = node
     if ms > MAX_MS:
         return "a timer tree's time beyond any duration"
-    t: TreeState = st.tree
+    t: TreeState = state.tree
     if depth > len(t.path):
         return "a timer tree's child without its parent's line (a cut log?)"
     del t.path[depth:]
     if depth == 0:
         t.number += 1
         if name not in t.parents:
-            st.known.setdefault(name, LEAF_ROOT)
+            state.known.setdefault(name, LEAF_ROOT)
         code = NAMED  # (index 0: the root is its line's one field)
     else:
         root = t.path[0]
         if root not in t.parents:
             t.parents.add(root)
-            st.known[root] = ROOT_WHY  # (a root of another name than the log's whole: never a part beside its children)
+            state.known[root] = ROOT_WHY  # (a root of another name than the log's whole: never a part beside its children)
         code = -1
         if depth >= 2:
             parent = "/".join(t.path[1:])
             name = f"{parent}/{name}"
-            st.known.setdefault(name, f"{NESTED}{parent!r} (a timer tree's child, indented under it): never "
+            state.known.setdefault(name, f"{NESTED}{parent!r} (a timer tree's child, indented under it): never "
                                       "counted beside it")
     t.path.append(name if depth < 2 else name.rsplit("/", 1)[1])
     return [name], [ms], [TREE_COUNTER], [float(t.number)], None, code, LINES_ONLY, tol
