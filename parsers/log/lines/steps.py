@@ -34,15 +34,15 @@ def runtime_steps(names: list[str], values: list[float], prefix: str, rate: floa
     return float(steps) if 0 < steps <= MAX_COUNT else None
 
 
-def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
+def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | None:
     """(K, what says so) for a log whose records each stand for K steps, else None."""
-    if not len(held_rows) or not len(s.qrow):
+    if not len(held_rows) or not len(scan.qrow):
         return None
-    qcodes, order = sc.first_codes(np.asarray(s.qcodes), len(s.tables.qnames))
-    qnames = [s.tables.qnames.list[i] for i in order.tolist()]  # (the distinct names)
-    qrow = np.asarray(s.qrow, dtype=np.int64)
-    qv = np.asarray(s.qvalues, dtype=np.float64)
-    rec = np.zeros(len(s.meta), dtype=bool)
+    qcodes, order = sc.first_codes(np.asarray(scan.qcodes), len(scan.tables.qnames))
+    qnames = [scan.tables.qnames.list[i] for i in order.tolist()]  # (the distinct names)
+    qrow = np.asarray(scan.qrow, dtype=np.int64)
+    qv = np.asarray(scan.qvalues, dtype=np.float64)
+    rec = np.zeros(len(scan.meta), dtype=bool)
     rec[held_rows] = True
     on_rec = rec[qrow]
     cov = (qcodes == qnames.index(COVERS)) & on_rec if COVERS in qnames else np.zeros(0, dtype=bool)
