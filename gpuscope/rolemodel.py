@@ -335,7 +335,7 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
-#: words of a whole that make it a lock's tenure (parsers/log/linenest.py reads them here)
+#: words of a whole that make it a lock's tenure (parsers/log/lines/nesting.py reads them here)
 LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
 WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))  # lock or data?
 CPU_WORDS = frozenset(("synth", "synthesis", "witness"))  # host work before the GPU's (a prover's synthesis)

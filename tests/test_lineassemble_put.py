@@ -1,4 +1,4 @@
-"""parsers/log/lineassemble.py `_put`: the rows of a reading placed by the compiled scanner's
+"""parsers/log/lines/assemble.py `_put`: the rows of a reading placed by the compiled scanner's
 place_rows are those numpy's fancy assignment places (1-D and 2-D, with and without a gather,
 one row to every place), and numpy's path (no compiled scanner, another dtype) is the same."""
 

@@ -1,4 +1,4 @@
-"""finish (parsers/log/linerecords.py) over name codes instead of arrays of name objects: each
+"""finish (parsers/log/lines/records.py) over name codes instead of arrays of name objects: each
 numpy replacement gives what the pandas operation it replaced gave (factorize, groupby median,
 unique, ngroup), on random input with repeats, NaN and unsorted keys."""
 

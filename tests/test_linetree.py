@@ -1,4 +1,4 @@
-"""Timer trees read as trees (issue 33 class 4; parsers/log/linetree.py): the root is the whole
+"""Timer trees read as trees (issue 33 class 4; parsers/log/lines/trees.py): the root is the whole
 of its tree, children are parts of their parent and never summed beside it, a node is named
 by all its words, and a guessed role never comes from the object of a phrase."""
 

@@ -1,6 +1,6 @@
 """The frameworks' entries of the one formats table (parsers/log/formats.py FRAMEWORKS): each names
 its reader, its gates, an example as the framework prints it and its corpus sample; the
-table feeds the lines reader (parsers/log/lineread.py SHAPE_GATES), the refusals' reasons and
+table feeds the lines reader (parsers/log/lines/line.py SHAPE_GATES), the refusals' reasons and
 the docs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Format `lines`: timing lines as people print them (parsers/log/lines.py), on the real
+"""Format `lines`: timing lines as people print them (parsers/log/lines/read.py), on the real
 captures of tests/data/h200_foreign and on synthetic shapes."""
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def test_bare_number_is_a_time_only_under_a_time_name_and_then_seconds():
     "step=3 loss=0.53 epoch=1",
     "Took 3 attempts",
     "Epoch 1/10",
-    "100%|██████████| 10/10 [00:01<00:00,  ?it/s]",  # (a bar without a rate yet: parsers/log/lineshapes.py)
+    "100%|██████████| 10/10 [00:01<00:00,  ?it/s]",  # (a bar without a rate yet: parsers/log/lines/frameworks.py)
     "throughput: 1234.5 samples/s, 12.5 tokens_per_s=99 fps=30",
     '  File "train.py", line 12, in <module>',
     "/opt/torch/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning: Warning: set acc_events=True.",

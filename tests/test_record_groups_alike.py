@@ -1,4 +1,4 @@
-"""parsers/log/linerecords.py _record_groups' shortcut (codeops.every_row_alike: every row
+"""parsers/log/lines/records.py _record_groups' shortcut (codeops.every_row_alike: every row
 prints the same names and counter keys in the same order, so every group has one shape) gives
 what the hashing of every group's names gives, on logs where it applies and where it almost
 does (a line of another shape, a counter missing, names in another order)."""

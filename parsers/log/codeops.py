@@ -1,4 +1,4 @@
-"""numpy helpers of parsers/log/linerecords.py over integer codes, each giving what the pandas
+"""numpy helpers of parsers/log/lines/records.py over integer codes, each giving what the pandas
 operation it replaces gives (tests/test_linerecords_codes.py): medians per group, distinct
 keys, labels of equal rows. No pandas import: a `lines` log is analysed without it."""
 

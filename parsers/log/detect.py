@@ -1,6 +1,6 @@
 """Format detection: `cuzk` when the log has CUZK_ / TIMELINE / GPU_TIMING / FIN_TIMING
 lines, else `condensed` when it has the article's keys, else `lines` when a sample of the
-log reads better as timing lines as people print them (parsers/log/lines.py), else the
+log reads better as timing lines as people print them (parsers/log/lines/read.py), else the
 generic `kv`.
 
 The sample is the first SNIFF_CHARS (and at most SNIFF_LINES lines) of the log. `lines` wins when its lines show what

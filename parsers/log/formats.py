@@ -7,8 +7,8 @@ Each format: its name, what it reads (one line), the text that selects it at det
 scanner (parsers/_scan.c) reads it. SHAPES lists the line shapes the `lines` format reads,
 each with the programs that print it. FRAMEWORKS has one entry per framework whose output is
 read or refused (who prints it, how its lines are recognised, what is read, an example, its
-corpus sample, where its reading lives, and the reader of parsers/log/lineshapes.py that
-parsers/log/lineread.py calls for its lines where the shared field reader cannot read them
+corpus sample, where its reading lives, and the reader of parsers/log/lines/frameworks.py that
+parsers/log/lines/line.py calls for its lines where the shared field reader cannot read them
 alone); TABLES, the refusals' reasons, and docs/ANALYZE.md's list come from it."""
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ class Framework:
 
     name; who prints it; how its lines are recognised; what is read from them (and what is
     not); an example as the framework prints it; `reader`: the function of
-    parsers/log/lineshapes.py that reads its lines ("" when the shared field reader,
-    parsers/log/linefields.py, reads them), called for a line holding one of `gates`; `refuses`:
+    parsers/log/lines/frameworks.py that reads its lines ("" when the shared field reader,
+    parsers/log/lines/fields.py, reads them), called for a line holding one of `gates`; `refuses`:
     what its output is when it holds measurements, not timed steps (the reason a log of it
     alone is refused), recognised by `markers` in the log's head; `corpus`: its sample under
     tests/data/corpus (tests/test_parsers_corpus.py reads each as expected.toml says);

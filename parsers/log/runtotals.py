@@ -1,5 +1,5 @@
 """Running totals of a `lines` (or `kv`) log: components printed as the sum so far (fairseq's
-`wall=33, 66, 99, 132`), read as their differences line to line (parsers/log/linerecords.py
+`wall=33, 66, 99, 132`), read as their differences line to line (parsers/log/lines/records.py
 finish; parsers/log/kv.py)."""
 
 from __future__ import annotations

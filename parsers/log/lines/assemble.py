@@ -1,4 +1,4 @@
-"""The Scan of a `lines` log read through parsers/log/linereplay.py: the rows the Python reader
+"""The Scan of a `lines` log read through parsers/log/lines/replay.py: the rows the Python reader
 read (Scans, in line order) and the rows replayed in numpy (`Replayed`: one plan's reading
 of some lines of one shape), put in line order with one copy of each column."""
 

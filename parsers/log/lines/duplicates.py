@@ -4,7 +4,7 @@ captured stream; a NCCL or torch watchdog's timeout line through two loggers) is
 read once; the read notes say how many were dropped.
 
 What counts as the same line, over the finalized Scan of a `lines` log (before its records
-are formed, parsers/log/linerecords.py): two timing lines one after the other (at most one
+are formed, parsers/log/lines/records.py): two timing lines one after the other (at most one
 line between them), both stamped with the same time, with the same names, values, counters
 and whole. A repeat without a stamp, or with another stamp, is two events: a program may
 well print the same step twice (false-positive guard: tests/test_linedups.py; what would make

@@ -1,4 +1,4 @@
-"""The fields of one line's tokens, read in full (parsers/log/lineread.py tokenizes the line and
+"""The fields of one line's tokens, read in full (parsers/log/lines/line.py tokenizes the line and
 replays known shapes; this reads a new shape): where the fields are (`key=value`, `key:
 value`, `key = value`, `Label value`), what each names (the whole label; a statistic as
 `<quantity>.<stat>`), and which numbers are times, quantities or stamps.

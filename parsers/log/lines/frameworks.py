@@ -1,6 +1,6 @@
-"""The frameworks' own line shapes that the shared field reader (parsers/log/linefields.py) cannot
+"""The frameworks' own line shapes that the shared field reader (parsers/log/lines/fields.py) cannot
 read alone, each read here by one function that parsers/log/formats.py's FRAMEWORKS table names
-(its `reader`) and parsers/log/lineread.py calls for a line holding one of the entry's `gates`.
+(its `reader`) and parsers/log/lines/line.py calls for a line holding one of the entry's `gates`.
 
 Each reader takes (line, State) and returns what lineread.read_line returns (a reading
 tuple, None for no timing line, a damage reason) or NOT_MINE: the line is not of its shape
@@ -15,10 +15,10 @@ framework's own formatting code and docs:
 - tqdm / PyTorch Lightning bars (`Epoch 0: 2%| | 20/1000 [00:00<00:44, 22.10it/s, ...]`):
   the rate is of one iteration (`it/s`: 1/x s per iteration; `s/it`: x s), tqdm's smoothed
   mean: the record's `time_per_it`; the bar's `n` is the counter `iter`, whose advance from
-  redraw to redraw is how many steps a redraw stands for (parsers/log/linesteps.py). A bar
+  redraw to redraw is how many steps a redraw stands for (parsers/log/lines/steps.py). A bar
   without a rate yet (`?it/s`) has no time; a `Validation` / `Sanity Checking` bar is an
   evaluation line. In a log that prints its own timing lines beside a bar (a data loader's
-  bar among step lines), the bar's redraws are no steps (parsers/log/linerecords.py).
+  bar among step lines), the bar's redraws are no steps (parsers/log/lines/records.py).
 - TensorFlow's hooks: LoggingTensorHook prints `loss = 0.41, step = 100 (0.320 sec)`, the
   seconds since its last line (every_n_iter steps): `elapsed`, the whole, with the counter
   `step`; StepCounterHook prints `global_step/sec: 312.5`, a rate: 1/x s per step, read as
@@ -47,7 +47,7 @@ framework's own formatting code and docs:
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
   line (parsers/log/formats.py refuses the log with that reason).
 - MLPerf `:::MLLOG` events (parsers/log/mllog.py): an interval's end is a timing line.
-- Timer trees (plonky2's TimingTree, tracing-forest's spans: parsers/log/linetree.py): the root
+- Timer trees (plonky2's TimingTree, tracing-forest's spans: parsers/log/lines/trees.py): the root
   is the whole of its tree, its children its parts, deeper nodes parts of their parent.
 """
 
@@ -70,7 +70,7 @@ from gpuscope.parsers.numbers import MAX_MS
 
 NOT_MINE = object()  # not this shape: the shared field reader reads the line
 # a tqdm bar's reading: its time per iteration, its counter, its total (-1: none printed);
-# parsers/log/linerecords.py bar_rows finds bars by them
+# parsers/log/lines/records.py bar_rows finds bars by them
 BAR_TIME, BAR_COUNTER, BAR_TOTAL = "time_per_it", "iter", "iter_of"
 
 _UNIT_MS = {"s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "ns": 1e-6}
@@ -289,7 +289,7 @@ def read_mlperf(line: str, st):
     return [name], [ms], [], [], stamp, -1, LINES_ONLY, 1.0
 
 
-# -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/linetree.py ------------
+# -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/lines/trees.py ------------
 
 def read_timer_tree(line: str, st):
     return read_tree(line, st, NOT_MINE)

@@ -1,4 +1,4 @@
-"""The times of a line that no key names (parsers/log/linefields.py Line inherits them): a time
+"""The times of a line that no key names (parsers/log/lines/fields.py Line inherits them): a time
 per step without a label (`2.10s/it`, `0.31 sec/step`, `2.84 s / it`), and a time with a unit
 after the record's counter (`step 1: 125.8 ms`, `step 1 | loss 1.990 | 12.6 ms`, `Epoch 3:
 0.89 sec`; issue 33, class 2). A bare number without a unit stays nothing."""
@@ -24,7 +24,7 @@ from gpuscope.parsers.log.words import COUNTER, PLAIN, TIMEK, key_class
 
 
 class KeylessTimes:
-    """Methods of Line (parsers/log/linefields.py) for times that no key names."""
+    """Methods of Line (parsers/log/lines/fields.py) for times that no key names."""
 
     toks: list[str]
     n: int

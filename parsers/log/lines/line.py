@@ -1,8 +1,8 @@
-"""Reading one line of the `lines` format (parsers/log/lines.py describes the format): its
+"""Reading one line of the `lines` format (parsers/log/lines/read.py describes the format): its
 message after a time prefix, its tokens, and the plan of its shape. A line of a shape seen
-before is replayed (parsers/log/lineplan.py); a new shape is read in full (parsers/log/linefields.py,
+before is replayed (parsers/log/lines/plan.py); a new shape is read in full (parsers/log/lines/fields.py,
 which holds what counts as evidence of a duration). The words it knows are in
-parsers/log/linewords.py.
+parsers/log/lines/vocabulary.py.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class State:
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
-        self.tree = TreeState()  # the timer tree being read (parsers/log/linetree.py)
+        self.tree = TreeState()  # the timer tree being read (parsers/log/lines/trees.py)
 
     def scratch(self) -> State:
         """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""
@@ -75,7 +75,7 @@ class State:
 
     @staticmethod
     def tokens(text: str) -> list[str] | None:
-        """A fragment's tokens (parsers/log/linenest.py), or None when it holds no digit."""
+        """A fragment's tokens (parsers/log/lines/nesting.py), or None when it holds no digit."""
         mt = tokens(text)
         return None if mt is None else mt[1]
 
@@ -116,7 +116,7 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
 MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b)")
 
 
-# the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
+# the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lines/frameworks.py):
 # (a text the line holds, its reader)
 SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
 
@@ -153,7 +153,7 @@ def read_line(line: str, state: State):
     numbers could change the reading (a time stamp's range, a negative time, an integer
     count), the line is read again in full. A line of a framework's own shape (a gate of
     parsers/log/formats.py FRAMEWORKS in it: a Keras or tqdm bar, a TensorFlow hook, MLPerf) is
-    read by that framework's reader (parsers/log/lineshapes.py), never planned."""
+    read by that framework's reader (parsers/log/lines/frameworks.py), never planned."""
     if maybe_framework(line):
         r = _framework(line, state)
         if r is not NOT_MINE:

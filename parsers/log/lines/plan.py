@@ -1,10 +1,10 @@
-"""Replaying the reading of a line (parsers/log/lineread.py) on the next line of the same shape:
+"""Replaying the reading of a line (parsers/log/lines/line.py) on the next line of the same shape:
 the same text but for its numbers. A Plan keeps, per number that decided something, what
 it decided (a time and its unit, a quantity, a stamp); replay reads the new numbers and
 checks that each decides the same way, else says MISS and the line is read in full. And
 the whole of a line's times (whole_code), which both the reading and the replay find.
 
-`state` is the reader's State (parsers/log/lineread.py): its `info` (key -> key_info), `held`
+`state` is the reader's State (parsers/log/lines/line.py): its `info` (key -> key_info), `held`
 (the held key or None) and `unit_keys` (keys printed with a unit in the value)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Plan:
         self.pres = tuple((e[1], e[2]) for e in record if e[0] == "value" and e[2])
         fixed = [j for j in range(len(tokens)) if j not in vals]
         self.n = len(tokens)
-        self.fixed_idx = tuple(fixed)  # (parsers/log/linereplay.py compares these tokens' digits)
+        self.fixed_idx = tuple(fixed)  # (parsers/log/lines/replay.py compares these tokens' digits)
         # itemgetter of one index gives the item, of several a tuple: compare like with like
         self.getter = operator.itemgetter(*fixed) if fixed else None
         self.fixed = self.getter(tokens) if self.getter is not None else None

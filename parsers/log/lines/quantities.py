@@ -1,6 +1,6 @@
-"""The quantities of a line's fields (parsers/log/linefields.py Line inherits them): a size printed
+"""The quantities of a line's fields (parsers/log/lines/fields.py Line inherits them): a size printed
 after a number (`copy 512 MiB`), a counter's `i/N`, a byte count, a time stamp. None of them
-is a time; each is noted for the replay plan (parsers/log/lineplan.py) as linefields notes a time."""
+is a time; each is noted for the replay plan (parsers/log/lines/plan.py) as linefields notes a time."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from gpuscope.parsers.numbers import beyond
 
 
 class Quantities:
-    """Methods of Line (parsers/log/linefields.py) for the numbers that are no times."""
+    """Methods of Line (parsers/log/lines/fields.py) for the numbers that are no times."""
 
     # (set by Line: what these methods read and write)
     note: Any

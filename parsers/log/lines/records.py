@@ -1,8 +1,8 @@
 """Records and the whole of a `lines` log, over the whole log at once (vectorised: a
 million lines): which field is each record's whole, which lines form one record (the same
 counters on consecutive lines; a repeated whole splits them), which lines are records at
-all (a shape that repeats), and each record's held time. parsers/log/lines.py describes the
-rules; parsers/log/lineread.py reads the lines."""
+all (a shape that repeats), and each record's held time. parsers/log/lines/read.py describes the
+rules; parsers/log/lines/line.py reads the lines."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ KNOWN_NOTE = "known:"
 def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
     Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines.
-    `text_of`: line numbers -> their text (parsers/log/linedups.py: a line two handlers printed)."""
+    `text_of`: line numbers -> their text (parsers/log/lines/duplicates.py: a line two handlers printed)."""
     s.finalize()
     known, notes = _known(list(getattr(s, "notes", []) or []))
     drop_repeats(s, notes, text_of)  # (a line two handlers printed: one event)
@@ -142,7 +142,7 @@ def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
 
 def _whole_opens(gid, has_whole) -> bool:
     """Whether every row printing the whole opens a group of rows that print the same
-    counters (a timer tree's root, printed before its children: parsers/log/linetree.py):
+    counters (a timer tree's root, printed before its children: parsers/log/lines/trees.py):
     the records are then the groups, not the lines up to each whole."""
     rows = np.flatnonzero(has_whole & (gid >= 0))
     if not len(rows):
@@ -155,7 +155,7 @@ def _whole_opens(gid, has_whole) -> bool:
 
 def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):
     """Per row, whether it prints only timer trees' roots without children (one-off stages:
-    parsers/log/linetree.py LEAF_ROOT): no records, and never the whole."""
+    parsers/log/lines/trees.py LEAF_ROOT): no records, and never the whole."""
     leaves = [c for c, u in enumerate(uniq) if known.get(u) == LEAF_ROOT]
     if not leaves:
         return np.zeros(n, dtype=bool)
@@ -208,7 +208,7 @@ def bars_apart(s, ncodes, uniq, row_of, n: int, timed, notes: list[str]) -> np.n
 
 
 def bar_rows(s, ncodes, uniq, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, whether it is a tqdm bar's redraw (parsers/log/lineshapes.py read_tqdm: its one
+    """Per row, whether it is a tqdm bar's redraw (parsers/log/lines/frameworks.py read_tqdm: its one
     time is the bar's time per iteration and it prints the bar's counter), and the bar's
     total (-1: none)."""
     one = np.bincount(row_of, minlength=n) == 1

@@ -1,9 +1,9 @@
 """The `lines` format through the compiled shape splitter: the Python reader reads the first
 line of each shape and every line its plans do not certainly replay; the rest of a shape's
-lines are replayed in numpy (parsers/log/planvec.py). The result is the per-line scan's, to the
+lines are replayed in numpy (parsers/log/lines/vectorised.py). The result is the per-line scan's, to the
 bit (tests/test_linereplay_paths.py).
 
-How it stays the per-line scan: the Python reader (parsers/log/lines.py scan_line) reads, in
+How it stays the per-line scan: the Python reader (parsers/log/lines/read.py scan_line) reads, in
 line order, exactly the lines that the per-line scan would read in full (and maybe a few
 more, which its plans then replay as they would have), so the reader's State (the plans
 of each shape, the keys printed with a unit, the names read as seconds) evolves as it does

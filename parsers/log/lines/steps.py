@@ -1,5 +1,5 @@
 """How many steps one record of a `lines` log stands for, from the text's own counters
-(parsers/log/linerecords.py calls it once the records are known):
+(parsers/log/lines/records.py calls it once the records are known):
 
 - a line that says how many steps its times cover (quantity `covers_steps`: Keras' epoch
   line covers its N steps, Hugging Face's train_runtime covers runtime x
@@ -10,7 +10,7 @@
   (TensorFlow's hooks every 100, a tqdm bar redrawn every ~0.1 s, K iterations apart).
 
 Epoch counters do not count steps. The `i/N` counters of the text (`Epoch: [0][ 10/500]`)
-are found by parsers/log/lines.py sampled_every, over the log's head."""
+are found by parsers/log/lines/read.py sampled_every, over the log's head."""
 
 from __future__ import annotations
 

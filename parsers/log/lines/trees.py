@@ -13,7 +13,7 @@ read as a tree (issue 33, class 4). Two shapes, from the programs' own printing 
 What is read: the root (depth 0) is the whole of its tree, one record; a child of the root
 (depth 1) is a part of it; a deeper node is a part of its parent, named by its path from
 the root's child (`commit_wires/build_Merkle_tree`) and never counted beside it (the
-reader's State `known`: `nested in ...`, as parsers/log/linenest.py says of parenthesized
+reader's State `known`: `nested in ...`, as parsers/log/lines/nesting.py says of parenthesized
 parts). A node's name is its own words (`commit to trace data` -> commit_to_trace_data):
 never one word of it (`data`), which the role guess would take for a data stall. Every
 line of one tree carries the tree's number as its counter (`round`), so the lines of one
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 #: the counter every line of one tree carries (its tree's number, from 1)
 TREE_COUNTER = "round"
-#: the reason a root without children is no record (parsers/log/linerecords.py reads it)
+#: the reason a root without children is no record (parsers/log/lines/records.py reads it)
 LEAF_ROOT = "a timer tree's root without children: a one-off stage, no record and never the whole"
 ROOT_WHY = "a timer tree's root: the whole of its own tree, never a part beside its children"
 

@@ -1,4 +1,4 @@
-"""A line plan (parsers/log/lineplan.py) replayed over every line of one shape at once, in numpy.
+"""A line plan (parsers/log/lines/plan.py) replayed over every line of one shape at once, in numpy.
 
 Lines of one shape (parsers/_scan.c `Shapes`: the message with every digit written 0) have
 their tokens at the same offsets of their message, so each number a plan reads sits at the

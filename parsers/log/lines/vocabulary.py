@@ -1,7 +1,7 @@
-"""The vocabulary of the `lines` format (parsers/log/lines.py): the words that say a number is a
+"""The vocabulary of the `lines` format (parsers/log/lines/read.py): the words that say a number is a
 time and in which unit, the words that name a whole, a statistic, a size; how one value
 token reads (parse_value) and how one key reads (key_info). Pure tables and functions: no
-state, no line is read here (parsers/log/lineread.py reads lines)."""
+state, no line is read here (parsers/log/lines/line.py reads lines)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = r
 SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30, "TiB": 2**40}
 # how a line's whole was found (aux code = index * 4 + how; PAREN: a lock's tenure printed with its
-# parts in parentheses after it, parsers/log/linenest.py)
+# parts in parentheses after it, parsers/log/lines/nesting.py)
 PAREN, NAMED, SUMMED, HELD = 0, 1, 2, 3
 
 _DIGITS = frozenset("0123456789")
