@@ -6,6 +6,7 @@ state, no line is read here (parsers/log/lines/line.py reads lines)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gpuscope.parsers.log.words import RATE, TIMEK, key_class
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
@@ -77,18 +78,18 @@ MAX_BYTES = LIMITS["size"][1]
 MAX_COUNT = LIMITS["count"][1]
 
 
-def is_word(t: str) -> bool:
-    c = t[0]
-    return (c.isalpha() or c == "_") and t.replace("_", "").replace("-", "").replace(".", "").isalnum()
+def is_word(token: str) -> bool:
+    c = token[0]
+    return (c.isalpha() or c == "_") and token.replace("_", "").replace("-", "").replace(".", "").isalnum()
 
 
-def numeric_start(t: str) -> bool:
-    if not t:
+def numeric_start(token: str) -> bool:
+    if not token:
         return False
-    c = t[0]
+    c = token[0]
     if c in _DIGITS:
         return True
-    return c in _NUMSTART and len(t) > 1 and (t[1] in _DIGITS or (t[1] == "." and t[2:3] in _DIGITS))
+    return c in _NUMSTART and len(token) > 1 and (token[1] in _DIGITS or (token[1] == "." and token[2:3] in _DIGITS))
 
 
 def parse_value(tok: str):
@@ -152,11 +153,11 @@ def compound(tok: str) -> tuple[float, float, str] | None:
     return ms / _PIECE_MS[unit], _PIECE_MS[unit], last
 
 
-def decimals(t: str) -> int:
-    d = t.find(".")
-    if d < 0 or "e" in t or "E" in t:
+def decimals(text: str) -> int:
+    d = text.find(".")
+    if d < 0 or "e" in text or "E" in text:
         return 0
-    return len(t) - d - 1
+    return len(text) - d - 1
 
 
 def key_info(key: str):
@@ -205,26 +206,26 @@ def stat_of(name: str) -> str | None:
 
 
 
-def unit_next(toks: list[str], i: int) -> bool:
+def unit_next(toks: list[str], at: int) -> bool:
     """The token at i is a time unit printed as a word (what came before it meant a time)."""
-    return i < len(toks) and toks[i].rstrip(".:").lower() in UNIT_WORDS
+    return at < len(toks) and toks[at].rstrip(".:").lower() in UNIT_WORDS
 
 
-def has_any_digit(t: str) -> bool:
+def has_any_digit(token: str) -> bool:
     """A digit of any script (`٩`, `９`, `𝟏`) or an ASCII one."""
-    return any(c.isdigit() for c in t)
+    return any(c.isdigit() for c in token)
 
 
-def is_count(x: float) -> bool:
+def is_count(number: float) -> bool:
     """A number that reads as a count (kept as a quantity under a plain key)."""
-    return 0 <= x < 2**53 and x == int(x)
+    return 0 <= number < 2**53 and number == int(number)
 
 
-def stamp_ms(x: float, factor: float | None) -> float | None:
+def stamp_ms(number: float, factor: float | None) -> float | None:
     """Epoch milliseconds when a stamp-named field holds a point in time (2001..2286), else None."""
-    if factor is None and 1e12 <= x < 1e13:
-        return x  # epoch milliseconds, bare
-    ms = x * (factor if factor is not None else 1e3)
+    if factor is None and 1e12 <= number < 1e13:
+        return number  # epoch milliseconds, bare
+    ms = number * (factor if factor is not None else 1e3)
     return ms if 1e12 <= ms < 1e13 else None
 
 
@@ -285,18 +286,18 @@ _DOTTED = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+")
 _DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
 
 
-def undotted(t: str) -> str:
+def undotted(token: str) -> str:
     """A value token without a timer tree's leader dots (`......12.004s` -> `12.004s`)."""
-    if t[:2] == "..":
-        return t.lstrip(".") or t
-    return t
+    if token[:2] == "..":
+        return token.lstrip(".") or token
+    return token
 
 
-def noop(_x) -> None:
+def noop(_anything: object) -> None:
     pass
 
 
-def says_time(key: str, info) -> bool:
+def says_time(key: str, info: Callable[[str], tuple]) -> bool:
     """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
     _, kf, cls, _ = info(key)
     return kf is not None or cls == TIMEK
@@ -318,10 +319,10 @@ def is_setting(name: str) -> bool:
     return name.lower().replace(" ", "_").replace("-", "_") in SETTING_NAMES
 
 
-def next_label(toks: list[str], i: int) -> bool:
+def next_label(toks: list[str], at: int) -> bool:
     """Whether toks[i] is a label of its own (`seconds: 18.665` after `step: 0,`): a word ending
     in `:` with a number after it, not the unit of the number before it."""
-    return toks[i][-1:] == ":" and i + 1 < len(toks) and numeric_start(toks[i + 1])
+    return toks[at][-1:] == ":" and at + 1 < len(toks) and numeric_start(toks[at + 1])
 
 
 def unit_unsure(name: str) -> bool:
