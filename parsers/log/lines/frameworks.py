@@ -55,6 +55,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpuscope.parsers.log.lines.plan import whole_code
 from gpuscope.parsers.log.lines.trees import read_tree
@@ -68,6 +70,9 @@ from gpuscope.parsers.log.lines.vocabulary import (
 from gpuscope.parsers.log.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
 
+if TYPE_CHECKING:
+    from gpuscope.parsers.log.lines.line import State
+
 NOT_MINE = object()  # not this shape: the shared field reader reads the line
 # a tqdm bar's reading: its time per iteration, its counter, its total (-1: none printed);
 # parsers/log/lines/records.py bar_rows finds bars by them
@@ -76,10 +81,10 @@ BAR_TIME, BAR_COUNTER, BAR_TOTAL = "time_per_it", "iter", "iter_of"
 _UNIT_MS = {"s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "ns": 1e-6}
 
 
-def _reading(st, names, values, eps, qn=(), qv=()):
+def _reading(state: State, names: list[str], values: list[float], eps: list[float], quantity_names: Sequence[str] = (), quantity_values: Sequence[float] = ()):
     if any(v < 0 or v > MAX_MS for v in values):
         return "a time beyond any duration"
-    return names, values, list(qn), list(qv), None, whole_code(names, values, eps, st), LINES_ONLY, sum(eps)
+    return names, values, list(quantity_names), list(quantity_values), None, whole_code(names, values, eps, state), LINES_ONLY, sum(eps)
 
 
 def _half_unit(num: str, factor: float) -> float:
@@ -96,7 +101,7 @@ _KERAS_ELAPSED = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us)(?![\w/])")
 _KERAS_PER = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us|\u00b5s)/(step|sample)\b")
 
 
-def read_keras(line: str, st):
+def read_keras(line: str, state: State):
     m = _KERAS.match(line)
     if m is None:
         return NOT_MINE
@@ -124,7 +129,7 @@ def read_keras(line: str, st):
         eps.append(_half_unit(per.group(1), f))
         if per.group(3) == "step" and 0 < n <= MAX_COUNT:
             qn, qv = ["covers_steps"], [float(n)]
-    return _reading(st, names, values, eps, qn, qv)
+    return _reading(state, names, values, eps, qn, qv)
 
 
 KERAS_ETA_ONLY = ("Keras progress-bar redraws before an epoch's end only ({example}): an ETA is a forecast of "
@@ -152,7 +157,7 @@ _TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d
                    r"(it/s|s/it)\b")
 
 
-def read_tqdm(line: str, st):
+def read_tqdm(line: str, state: State):
     m = _TQDM.search(line)
     if m is None:
         return NOT_MINE
@@ -174,7 +179,7 @@ def read_tqdm(line: str, st):
         return None
     total = m.group(2)
     of = float(total) if total is not None and total != "?" and float(total) <= MAX_COUNT else -1.0
-    r = _reading(st, [BAR_TIME], [ms], [e], [BAR_COUNTER, BAR_TOTAL], [n, of])
+    r = _reading(state, [BAR_TIME], [ms], [e], [BAR_COUNTER, BAR_TOTAL], [n, of])
     first = line[:m.start()].split(maxsplit=1)
     if first and type(r) is tuple and (first[0].rstrip(":").lower() in EVAL_WORDS or first[0] == "Sanity"):
         r = (*r[:6], r[6] | EVAL, r[7])  # Lightning's `Validation DataLoader 0:` / `Sanity Checking` bars
@@ -186,7 +191,7 @@ def read_tqdm(line: str, st):
 _CPROFILE_TOTAL = re.compile(r"^\s*\d+ function calls(?: \(\d+ primitive calls\))? in \d+(?:\.\d+)? seconds\s*$")
 
 
-def read_cprofile(line: str, st):
+def read_cprofile(line: str, state: State):
     """pstats' `4869394 function calls (4863767 primitive calls) in 19.107 seconds`: the
     profiled run's total over all its calls (Lightning's AdvancedProfiler prints one per
     action), no step and no part of one: no timing line."""
@@ -200,13 +205,13 @@ _TF_HOOK = re.compile(r"\((\d+(?:\.\d+)?) sec\)\s*$")
 _TF_STEP = re.compile(r"(?<![\w])(?:global_step|step) = (\d{1,15})(?![\d.])")
 
 
-def read_tensorflow(line: str, st):
+def read_tensorflow(line: str, state: State):
     m = _TF_RATE.search(line)
     if m is not None:
         x = float(m.group(1))
         if not 0 < x < math.inf:
             return None
-        return _reading(st, ["step.mean"], [1e3 / x], [abs(1e3 / max(x - _half_unit(m.group(1), 1.0), 1e-12) - 1e3 / x)])
+        return _reading(state, ["step.mean"], [1e3 / x], [abs(1e3 / max(x - _half_unit(m.group(1), 1.0), 1e-12) - 1e3 / x)])
     m = _TF_HOOK.search(line)
     if m is None or " = " not in line[:m.start()]:
         return NOT_MINE
@@ -214,7 +219,7 @@ def read_tensorflow(line: str, st):
     c = _TF_STEP.search(line, 0, m.start())
     if c is not None and int(c.group(1)) <= MAX_COUNT:
         qn, qv = ["step"], [float(c.group(1))]
-    return _reading(st, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
+    return _reading(state, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
 
 
 # -- Megatron-LM's timers ------------------------------------------------------------------
@@ -228,7 +233,7 @@ MEGATRON_MAX_WHY = ("a statistic (max over the ranks: the slowest rank's time, t
 MEGATRON_MIN_WHY = "a statistic (min over the ranks: the fastest rank's time), not a part"
 
 
-def read_megatron_timers(line: str, st):
+def read_megatron_timers(line: str, state: State):
     m = _MEGATRON_TIMER.match(line)
     if m is None or len(m.group(1)) + 1 + len(m.group(2)) != MEGATRON_PAD:
         return NOT_MINE
@@ -237,11 +242,11 @@ def read_megatron_timers(line: str, st):
         names, nums = [f"{name}.max"], [m.group(5)]
     else:
         names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
-    if names[-1] not in st.known:
-        st.known[names[-1]] = MEGATRON_MAX_WHY
+    if names[-1] not in state.known:
+        state.known[names[-1]] = MEGATRON_MAX_WHY
         if len(names) == 2:
-            st.known[names[0]] = MEGATRON_MIN_WHY
-    return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
+            state.known[names[0]] = MEGATRON_MIN_WHY
+    return _reading(state, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
 
 
 # -- llama.cpp -----------------------------------------------------------------------------
@@ -252,15 +257,15 @@ _LLAMA = re.compile(r"^llama_(?:print_timings|perf_\w+_print):\s+([a-z][a-z ]{0,
 SETUP_WHY = "a one-off setup (llama.cpp's model load, timed once before any token): no part of a step, never a host stall"
 
 
-def read_llama_cpp(line: str, st):
+def read_llama_cpp(line: str, state: State):
     m = _LLAMA.match(line)
     if m is None:
         return NOT_MINE
     label = "_".join(m.group(1).split())
     name = f"{label}_time"
     if label == "load":
-        st.known[name] = SETUP_WHY
-    return _reading(st, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
+        state.known[name] = SETUP_WHY
+    return _reading(state, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
 
 
 # -- criterion -----------------------------------------------------------------------------
@@ -273,7 +278,7 @@ _CRITERION_PROGRESS = re.compile(r"^Benchmarking .+: (?:Warming up for [\d.]+ s|
                                  r"[\d.]+ s)")
 
 
-def read_criterion(line: str, st):
+def read_criterion(line: str, state: State):
     if _CRITERION_PROGRESS.match(line) is not None or _CRITERION.search(line) is not None:
         return None  # its progress and its statistics: no timing line
     return NOT_MINE
@@ -281,8 +286,8 @@ def read_criterion(line: str, st):
 
 # -- MLPerf --------------------------------------------------------------------------------
 
-def read_mlperf(line: str, st):
-    r = read_mllog(line, st.mllog_open)
+def read_mlperf(line: str, state: State):
+    r = read_mllog(line, state.mllog_open)
     if r is None or isinstance(r, str):
         return r
     name, ms, stamp = r
@@ -291,5 +296,5 @@ def read_mlperf(line: str, st):
 
 # -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/lines/trees.py ------------
 
-def read_timer_tree(line: str, st):
-    return read_tree(line, st, NOT_MINE)
+def read_timer_tree(line: str, state: State):
+    return read_tree(line, state, NOT_MINE)
