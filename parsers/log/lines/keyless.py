@@ -36,66 +36,66 @@ class KeylessTimes:
     time: Any
     names: list[str]
 
-    def per_step(self, t: str, i: int) -> None:
+    def per_step(self, token: str, next_at: int) -> None:
         """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
-        unit_tok = t
-        if "/" not in t and i < self.n and "/" in self.toks[i]:
-            unit_tok = t + self.toks[i]
+        unit_tok = token
+        if "/" not in token and next_at < self.n and "/" in self.toks[next_at]:
+            unit_tok = token + self.toks[next_at]
         toks, n = self.toks, self.n
-        if "/" not in unit_tok and i + 1 < n and toks[i].lower() in UNIT_WORDS and toks[i + 1][:1] == "/":
+        if "/" not in unit_tok and next_at + 1 < n and toks[next_at].lower() in UNIT_WORDS and toks[next_at + 1][:1] == "/":
             # `2.84 s / it`, `0.5 s /it`: a time per step, spaced out
-            per = toks[i + 1][1:] or (toks[i + 2] if i + 2 < n else "")
+            per = toks[next_at + 1][1:] or (toks[next_at + 2] if next_at + 2 < n else "")
             if per.rstrip(".:").lower() in STEP_WORDS:
-                self.i += 1 if toks[i + 1][1:] else 2
-                unit_tok = t + toks[i] + "/" + per
+                self.i += 1 if toks[next_at + 1][1:] else 2
+                unit_tok = token + toks[next_at] + "/" + per
         head, sl, per = unit_tok.partition("/")
         if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
-            self.note(("value", i - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
-            self.keyless(t, i)
+            self.note(("value", next_at - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
+            self.keyless(token, next_at)
             return
         x, vf, kind, num = parse_value(head)
         if kind != UNIT or vf is None:
             return
-        if unit_tok != t:
+        if unit_tok != token:
             self.i += 1
-        self.note(("value", i - 1, ""))
-        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, i - 1, "", len(t) - len(num), False, t)
+        self.note(("value", next_at - 1, ""))
+        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
 
-    def keyless(self, t: str, i: int) -> None:
+    def keyless(self, token: str, next_at: int) -> None:
         """A time with a unit but no key after the record's counter (`step 1: 125.8 ms`,
         `Epoch 3: 0.89 sec`, `step 1 | loss 1.990 | 12.6 ms`, `prove 0: 3s913ms699.706us`):
         the time of that record, named `<counter>_time`. Only the first such time of a line,
         and only after a counter: a bare number stays nothing (a refusal beats a misread)."""
         if self.lead is None or self.keyless_done:
             return
-        x, vf, kind, num = parse_value(t)
-        unit_word = kind == BARE and i < self.n and self.toks[i].rstrip(".:").lower() in UNIT_WORDS
+        x, vf, kind, num = parse_value(token)
+        unit_word = kind == BARE and next_at < self.n and self.toks[next_at].rstrip(".:").lower() in UNIT_WORDS
         if unit_word:
-            vf, kind = UNIT_WORDS[self.toks[i].rstrip(".:").lower()], UNIT
+            vf, kind = UNIT_WORDS[self.toks[next_at].rstrip(".:").lower()], UNIT
         if kind != UNIT or vf is None:
             return
-        if i + int(unit_word) < self.n and self.toks[i + int(unit_word)].lower() == "per":
+        if next_at + int(unit_word) < self.n and self.toks[next_at + int(unit_word)].lower() == "per":
             return  # `25.38 ms per token`: a rate
         self.keyless_done = True
         if unit_word:
             self.i += 1
-        if not t.startswith(num) or self.lead_named:
+        if not token.startswith(num) or self.lead_named:
             self.note(UNCACHEABLE)  # (a duration in several units, a name holding a number: no replay)
         name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
-        self.time(name, x, vf, num, i - 1, "", len(t) - len(num), False, t)
+        self.time(name, x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
 
-    def placed(self, key: str, v: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
+    def placed(self, key: str, value: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
         """False for a value in several units that is no duration here; notes the record's counter."""
         if kind == BARE and printed_low in WEAK_FILLERS and key == "took":
             return False  # `11737 of 20000`, `In 1 gpu`, `is: 1000 MHz`: prose, a bare number is no time
-        if kind == UNIT and not v.startswith(num):
+        if kind == UNIT and not value.startswith(num):
             self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
-            if ":" in v and cls != TIMEK and printed_low not in FILLERS:
+            if ":" in value and cls != TIMEK and printed_low not in FILLERS:
                 return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
         if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in num:
             if cls == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
                 self.lead = key if cls == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
-            elif cls == PLAIN and kind == BARE and v.endswith(":") and "_" in key:
+            elif cls == PLAIN and kind == BARE and value.endswith(":") and "_" in key:
                 # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
                 self.lead, self.lead_named = f"{key}_{num}", True
         return True
