@@ -38,55 +38,55 @@ class Quantities:
     flags: int
     stamp: float | None
 
-    def size(self, key: str, name: str, v: str, x: float, nxt: str, vt, pre, strip) -> None:
+    def size(self, key: str, name: str, value: str, number: float, nxt: str, value_at: int, prefix: str, strip: int) -> None:
         """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
         f = SIZE_WORDS[nxt.rstrip(":")]
-        if x < 0:
+        if number < 0:
             self.note(UNCACHEABLE)
             return
-        if x * f > MAX_BYTES:
+        if number * f > MAX_BYTES:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
+            self.hurt(beyond(key, value, "size"))
             return
-        self.note((P_SIZE, vt, pre, strip, f"{name}_bytes", f))
+        self.note((P_SIZE, value_at, prefix, strip, f"{name}_bytes", f))
         self.qn.append(f"{name}_bytes")
-        self.qv.append(float(round(x * f)))  # (alone: no timing line)
+        self.qv.append(float(round(number * f)))  # (alone: no timing line)
         if nxt[-1] != ":":
             self.i += 1  # (`MiB:` is the next label: it belongs to this key)
         self.sized = key
 
-    def counter_frac(self, key: str, v: str, x: float, cls: int, vt, pre, strip) -> None:
+    def counter_frac(self, key: str, value: str, number: float, cls: int, value_at: int, prefix: str, strip: int) -> None:
         """`step 12/40`: a counter keeps 12."""
         if cls != COUNTER:
             return
-        if x > MAX_COUNT:
+        if number > MAX_COUNT:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "count"))
+            self.hurt(beyond(key, value, "count"))
             return
-        self.note((P_Q, vt, pre, strip, key, None))
+        self.note((P_Q, value_at, prefix, strip, key, None))
         self.qn.append(key)
-        self.qv.append(x)
+        self.qv.append(number)
         self.flags |= LINES_ONLY
 
-    def byte_count(self, key: str, v: str, x: float, kind: int, vt, pre, strip) -> None:
-        if kind != BARE or x < 0:
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
-        elif x > MAX_BYTES:
+    def byte_count(self, key: str, value: str, number: float, kind: int, value_at: int, prefix: str, strip: int) -> None:
+        if kind != BARE or number < 0:
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
+        elif number > MAX_BYTES:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "size"))
+            self.hurt(beyond(key, value, "size"))
         else:
-            self.note((P_QPOS, vt, pre, strip, key, None))
+            self.note((P_QPOS, value_at, prefix, strip, key, None))
             self.qn.append(key)
-            self.qv.append(x)
+            self.qv.append(number)
             self.flags |= HAS_BYTES
 
-    def stamped(self, x: float, factor, vt, pre, strip) -> bool:
+    def stamped(self, number: float, factor: float | None, value_at: int, prefix: str, strip: int) -> bool:
         """A stamp-named field holding a point in time: the line's own time."""
-        ms = stamp_ms(x, factor)
+        ms = stamp_ms(number, factor)
         if ms is not None:
-            self.note((P_STAMP, vt, pre, strip, None, factor))
+            self.note((P_STAMP, value_at, prefix, strip, None, factor))
             self.stamp = ms / 1e3
             self.flags |= LINES_ONLY
             return True
-        self.note((P_NOSTAMP, vt, pre, strip, None, factor))
+        self.note((P_NOSTAMP, value_at, prefix, strip, None, factor))
         return False
