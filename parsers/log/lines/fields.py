@@ -13,6 +13,8 @@ zerolog line's `took=` in milliseconds). Nothing else makes a duration. A unit f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
 from gpuscope.parsers.log.lines.keyless import KeylessTimes
@@ -71,6 +73,9 @@ from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
+if TYPE_CHECKING:
+    from gpuscope.parsers.log.lines.line import State
+
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
 # a configured duration's last word (`Measurement window: 5000 msec`, `timeout=30s`): a setting, no time spent
 SETTINGS = frozenset(("window", "timeout", "deadline"))
@@ -79,8 +84,8 @@ SETTINGS = frozenset(("window", "timeout", "deadline"))
 class _NoWhole:
     """A reader State whose key_info names no whole among `timers` (for whole_code)."""
 
-    def __init__(self, st, timers: set[str]):
-        self.held, self._info, self._timers = st.held, st.info, timers
+    def __init__(self, state: State, timers: set[str]):
+        self.held, self._info, self._timers = state.held, state.info, timers
 
     def info(self, key: str):
         name, f, cls, whole = self._info(key)
@@ -93,8 +98,8 @@ class Line(Quantities, KeylessTimes):
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
     a number decided something a replay cannot check (damage, a number that does not read)."""
 
-    def __init__(self, toks: list[str], st, rec: list | None):  # (st: lineread.State)
-        self.toks, self.n, self.st = toks, len(toks), st
+    def __init__(self, tokens: list[str], state: State, record: list | None):
+        self.toks, self.n, self.st = tokens, len(tokens), state
         self.names: list[str] = []
         self.values: list[float] = []
         self.eps: list[float] = []
@@ -109,16 +114,16 @@ class Line(Quantities, KeylessTimes):
         self.sized: str | None = None  # the key just read when a size followed its number
         self.unit: float | None = None  # a unit in the line's header: `timers (ms) | fwd: 41.0`
         self.i = 0
-        self.note = rec.append if rec is not None else noop
+        self.note = record.append if record is not None else noop
         # zerolog's console lines (gnark: `11:02:05 DBG prover done ... took=2345.678`): a bare
         # duration is in milliseconds, zerolog's default unit
-        self.zerolog = self.n > 2 and toks[1] in ZEROLOG_LEVELS and toks[0][:1].isdigit()
-        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS and not (
-            self.n > 1 and toks[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
-        self.event = zerolog_event(toks) if self.zerolog else ""
+        self.zerolog = self.n > 2 and tokens[1] in ZEROLOG_LEVELS and tokens[0][:1].isdigit()
+        self.eval = bool(tokens) and tokens[0].rstrip(":").lower() in EVAL_WORDS and not (
+            self.n > 1 and tokens[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
+        self.event = zerolog_event(tokens) if self.zerolog else ""
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
-        self.tree_root = bool(toks) and toks[0] == "End:"
+        self.tree_root = bool(tokens) and tokens[0] == "End:"
         # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
         self.steps_rate: tuple[str, float] | None = None
         self.labels: set[str] = set()  # names made of a label's words, not printed as one key
@@ -183,9 +188,9 @@ class Line(Quantities, KeylessTimes):
         self.other(t, before, run)
         return None
 
-    def eq_field(self, t: str, eq: int, size_of, run: list[str]):
-        key, v = t[:eq], t[eq + 1:]
-        vt, pre = self.i - 1, t[:eq + 1]
+    def eq_field(self, token: str, equals_at: int, size_of: str | None, run: list[str]):
+        key, v = token[:equals_at], token[equals_at + 1:]
+        vt, pre = self.i - 1, token[:equals_at + 1]
         if not self.st.word(key):
             return None
         if not v:
@@ -207,38 +212,38 @@ class Line(Quantities, KeylessTimes):
             return None
         return key, v, EQ, vt, pre, None, run, size_of
 
-    def other(self, t: str, before, run: list[str]) -> None:
+    def other(self, token: str, before: str | None, run: list[str]) -> None:
         """A token that starts no field: a word of a label, a header unit, a per-step time
         without a key (`2.10s/it`, `0.31 sec/step`), or a number-like token before a unit."""
         toks, i = self.toks, self.i
-        if t not in LEVELS and self.st.word(t):
-            low = t.lower()
+        if token not in LEVELS and self.st.word(token):
+            low = token.lower()
             if (low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None
                     and (i >= self.n or toks[i] not in (":", "="))):  # (`latency (ns) : 7563436`: the label's unit)
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
-            self.prev = t
-            run.append(t)  # (the words before a field: at most the last four matter)
+            self.prev = token
+            run.append(token)  # (the words before a field: at most the last four matter)
             if len(run) > 4:
                 del run[0]
             self.run = run
             return
-        if numeric_start(t):
-            self.per_step(t, i)
+        if numeric_start(token):
+            self.per_step(token, i)
             return
-        if unit_next(toks, i) and has_any_digit(t):  # `data ٩٨ ms`, `data 98_765 ms`
+        if unit_next(toks, i) and has_any_digit(token):  # `data ٩٨ ms`, `data 98_765 ms`
             self.note(UNCACHEABLE)
-            self.hurt(f"{t[:30]!r} before {toks[i][:10]!r} is not a number")
+            self.hurt(f"{token[:30]!r} before {toks[i][:10]!r} is not a number")
 
     # -- what a field is ----------------------------------------------------------------
 
-    def take(self, key, v, shape, vt, pre, before, run, size_of) -> None:
-        self.note(("value", vt, pre))
+    def take(self, key: str, value: str, shape: int, value_at: int, prefix: str, before: str | None, run: list[str], size_of: str | None) -> None:
+        self.note(("value", value_at, prefix))
         kf_word = None
         printed_low = key.lower()
         if shape != EQ:
             printed = key
-            key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
+            key, kf_word = self.name_of(key, shape, before, run, size_of, prefix)
             if key is None:
                 return
             if key != printed:
@@ -254,8 +259,8 @@ class Line(Quantities, KeylessTimes):
             return  # `Measurement window: 5000 msec`, `timeout=30s`: a setting, no time spent
         if kf is None:
             kf = kf_word
-        x, vf, kind, num = parse_value(v)
-        strip = len(v) - len(num)
+        x, vf, kind, num = parse_value(value)
+        strip = len(value) - len(num)
         unit_word = False
         if kind == BARE and self.i < self.n:
             nxt = self.toks[self.i]
@@ -263,15 +268,15 @@ class Line(Quantities, KeylessTimes):
             if w is not None:
                 vf, kind, unit_word = w, UNIT, True
                 self.i += 1
-                if self.interval(name, nxt, vt):
+                if self.interval(name, nxt, value_at):
                     return
             elif nxt.rstrip(":") in SIZE_WORDS and cls != BYTES:
-                self.size(key, name, v, x, nxt, vt, pre, strip)
+                self.size(key, name, value, x, nxt, value_at, prefix, strip)
                 return
         if kind == JUNK:
-            self.junk(key, v, shape, kf, cls)
+            self.junk(key, value, shape, kf, cls)
             return
-        if not self.placed(key, v, shape, kind, cls, num, printed_low):
+        if not self.placed(key, value, shape, kind, cls, num, printed_low):
             return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
@@ -282,14 +287,14 @@ class Line(Quantities, KeylessTimes):
         if vf is not None and self.i < self.n and self.toks[self.i].lower() == "per":
             return  # `25.38 ms per token`: a rate, not a part
         if kind == FRAC:
-            self.counter_frac(key, v, x, cls, vt, pre, strip)
+            self.counter_frac(key, value, x, cls, value_at, prefix, strip)
             return
         if cls == BYTES:
-            self.byte_count(key, v, x, kind, vt, pre, strip)
+            self.byte_count(key, value, x, kind, value_at, prefix, strip)
             return
         factor = vf if vf is not None else kf
         if cls == STAMP or key.lower() in STAMP_KEYS or name.lower() in STAMP_KEYS:  # (`time_ms`: epoch ms)
-            if self.stamped(x, factor, vt, pre, strip) or cls == STAMP:
+            if self.stamped(x, factor, value_at, prefix, strip) or cls == STAMP:
                 return
         by_name = False
         if factor is None and self.unit is not None and shape != EQ and cls == PLAIN:
@@ -303,14 +308,14 @@ class Line(Quantities, KeylessTimes):
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
-            how = self.seconds(key, name, x, shape, cls, by_name, vt, pre, strip)
+            how = self.seconds(key, name, x, shape, cls, by_name, value_at, prefix, strip)
             if not how:
                 return
             factor = 1.0 if how == "ms" else 1e3
-        self.time(name, x, factor, num, vt, pre, strip, by_name, v, key=key, vf=vf,
+        self.time(name, x, factor, num, value_at, prefix, strip, by_name, value, key=key, value_factor=vf,
                   lines_only=shape != EQ or unit_word)
 
-    def name_of(self, key: str, shape: int, before, run: list[str], size_of, pre: str = ""):
+    def name_of(self, key: str, shape: int, before: str | None, run: list[str], size_of: str | None, pre: str = ""):
         """The name of a `key: value` or `Label value` field, and a unit its label gives
         (None: no field after all)."""
         low = key.lower()
@@ -338,7 +343,7 @@ class Line(Quantities, KeylessTimes):
             return label_of(run, key, shape == COLON), None  # `consumed samples: 640`, `p99 latency 30 ms`
         return key, None
 
-    def interval(self, name: str, unit: str, vt: int) -> bool:
+    def interval(self, name: str, unit: str, value_at: int) -> bool:
         """`time: [26.029 us 26.251 us 26.505 us]` (criterion: low, estimate, high): the
         estimate, a statistic of the time, not a part; True when read so."""
         toks, i = self.toks, self.i
@@ -354,15 +359,15 @@ class Line(Quantities, KeylessTimes):
         self.time(f"{name}.estimate", x, UNIT_WORDS[unit.rstrip('.:').lower()], num, i, "", 0, False, toks[i])
         return True
 
-    def junk(self, key: str, v: str, shape: int, kf, cls: int) -> None:
+    def junk(self, key: str, value: str, shape: int, key_factor: float | None, cls: int) -> None:
         self.note(UNCACHEABLE)
-        if (shape != LABEL and (kf is not None or key in self.st.unit_keys)) or unit_next(self.toks, self.i):
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a number")
+        if (shape != LABEL and (key_factor is not None or key in self.st.unit_keys)) or unit_next(self.toks, self.i):
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a number")
         elif shape != LABEL and cls == BYTES:
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
         self.last_bare = None
 
-    def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip):
+    def seconds(self, key: str, name: str, number: float, shape: int, cls: int, by_name: bool, value_at: int, prefix: str, strip: int):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
@@ -375,43 +380,43 @@ class Line(Quantities, KeylessTimes):
                 return "ms"
             self.st.seconds_assumed.add(name)
             return True
-        if cls == COUNTER and abs(x) > MAX_COUNT:
+        if cls == COUNTER and abs(number) > MAX_COUNT:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, str(x), "count"))
+            self.hurt(beyond(key, str(number), "count"))
         elif cls == COUNTER:
-            self.note((P_Q, vt, pre, strip, key, None))
+            self.note((P_Q, value_at, prefix, strip, key, None))
             self.qn.append(key)
-            self.qv.append(x)
+            self.qv.append(number)
         elif shape != LABEL and cls == PLAIN:
-            if is_count(x):
-                self.note((P_QINT, vt, pre, strip, key, None))
+            if is_count(number):
+                self.note((P_QINT, value_at, prefix, strip, key, None))
                 self.qn.append(key)
-                self.qv.append(x)
+                self.qv.append(number)
             else:
-                self.note((P_NOQINT, vt, pre, strip, None, None))
+                self.note((P_NOQINT, value_at, prefix, strip, None, None))
         if cls == COUNTER or (shape == EQ and cls == METRIC):
             self.flags |= LINES_ONLY  # kv cannot see it, or reads it as a time
         self.last_bare = key
         return False
 
-    def time(self, name: str, x: float, factor: float, num: str, vt, pre, strip, by_name: bool, v: str,
-             key: str | None = None, vf=None, lines_only: bool = True) -> None:
+    def time(self, name: str, number: float, factor: float, num: str, value_at: int, prefix: str, strip: int, by_name: bool, value: str,
+             key: str | None = None, value_factor: float | None = None, lines_only: bool = True) -> None:
         key = key if key is not None else name
-        if x < 0:
-            self.hurt(f"{key[:30]}: negative time {v[:20]!r}")
+        if number < 0:
+            self.hurt(f"{key[:30]}: negative time {value[:20]!r}")
             return
-        if x * factor > MAX_MS:
+        if number * factor > MAX_MS:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "duration"))
+            self.hurt(beyond(key, value, "duration"))
             return
-        if vf is not None:
+        if value_factor is not None:
             self.st.unit_keys.add(key)
         if lines_only:
             self.flags |= LINES_ONLY
         e = 0.5 * 10.0 ** -decimals(num) * factor
-        self.note((P_TIMEDOT if by_name else P_TIME, vt, pre, strip, name, factor, e))
+        self.note((P_TIMEDOT if by_name else P_TIME, value_at, prefix, strip, name, factor, e))
         self.names.append(name)
-        self.values.append(x * factor)
+        self.values.append(number * factor)
         self.eps.append(e)
 
     def covered_steps(self) -> None:
