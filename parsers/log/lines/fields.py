@@ -13,13 +13,12 @@ zerolog line's `took=` in milliseconds). Nothing else makes a duration. A unit f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
 from gpuscope.parsers.log.lines.keyless import KeylessTimes
 from gpuscope.parsers.log.lines.plan import UNCACHEABLE, whole_code
 from gpuscope.parsers.log.lines.quantities import Quantities
+from gpuscope.parsers.log.lines.reading import ReaderState
 from gpuscope.parsers.log.lines.steps import COVERS, runtime_steps
 from gpuscope.parsers.log.lines.vocabulary import (
     BARE,
@@ -73,9 +72,6 @@ from gpuscope.parsers.log.parsed import EVAL_WHY
 from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
-if TYPE_CHECKING:
-    from gpuscope.parsers.log.lines.line import State
-
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
 # a configured duration's last word (`Measurement window: 5000 msec`, `timeout=30s`): a setting, no time spent
 SETTINGS = frozenset(("window", "timeout", "deadline"))
@@ -84,7 +80,7 @@ SETTINGS = frozenset(("window", "timeout", "deadline"))
 class _NoWhole:
     """A reader State whose key_info names no whole among `timers` (for whole_code)."""
 
-    def __init__(self, state: State, timers: set[str]):
+    def __init__(self, state: ReaderState, timers: set[str]):
         self.held, self._info, self._timers = state.held, state.info, timers
 
     def info(self, key: str):
@@ -98,7 +94,7 @@ class Line(Quantities, KeylessTimes):
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
     a number decided something a replay cannot check (damage, a number that does not read)."""
 
-    def __init__(self, tokens: list[str], state: State, record: list | None):
+    def __init__(self, tokens: list[str], state: ReaderState, record: list | None):
         self.toks, self.n, self.st = tokens, len(tokens), state
         self.names: list[str] = []
         self.values: list[float] = []

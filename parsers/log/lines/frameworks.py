@@ -56,9 +56,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from gpuscope.parsers.log.lines.plan import whole_code
+from gpuscope.parsers.log.lines.reading import ReaderState
 from gpuscope.parsers.log.lines.trees import read_tree
 from gpuscope.parsers.log.lines.vocabulary import (
     EVAL,
@@ -70,9 +70,6 @@ from gpuscope.parsers.log.lines.vocabulary import (
 from gpuscope.parsers.log.mllog import read_mllog
 from gpuscope.parsers.numbers import MAX_MS
 
-if TYPE_CHECKING:
-    from gpuscope.parsers.log.lines.line import State
-
 NOT_MINE = object()  # not this shape: the shared field reader reads the line
 # a tqdm bar's reading: its time per iteration, its counter, its total (-1: none printed);
 # parsers/log/lines/records.py bar_rows finds bars by them
@@ -81,7 +78,7 @@ BAR_TIME, BAR_COUNTER, BAR_TOTAL = "time_per_it", "iter", "iter_of"
 _UNIT_MS = {"s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "ns": 1e-6}
 
 
-def _reading(state: State, names: list[str], values: list[float], eps: list[float], quantity_names: Sequence[str] = (), quantity_values: Sequence[float] = ()):
+def _reading(state: ReaderState, names: list[str], values: list[float], eps: list[float], quantity_names: Sequence[str] = (), quantity_values: Sequence[float] = ()):
     if any(v < 0 or v > MAX_MS for v in values):
         return "a time beyond any duration"
     return names, values, list(quantity_names), list(quantity_values), None, whole_code(names, values, eps, state), LINES_ONLY, sum(eps)
@@ -101,7 +98,7 @@ _KERAS_ELAPSED = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us)(?![\w/])")
 _KERAS_PER = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us|\u00b5s)/(step|sample)\b")
 
 
-def read_keras(line: str, state: State):
+def read_keras(line: str, state: ReaderState):
     m = _KERAS.match(line)
     if m is None:
         return NOT_MINE
@@ -157,7 +154,7 @@ _TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d
                    r"(it/s|s/it)\b")
 
 
-def read_tqdm(line: str, state: State):
+def read_tqdm(line: str, state: ReaderState):
     m = _TQDM.search(line)
     if m is None:
         return NOT_MINE
@@ -191,7 +188,7 @@ def read_tqdm(line: str, state: State):
 _CPROFILE_TOTAL = re.compile(r"^\s*\d+ function calls(?: \(\d+ primitive calls\))? in \d+(?:\.\d+)? seconds\s*$")
 
 
-def read_cprofile(line: str, state: State):
+def read_cprofile(line: str, state: ReaderState):
     """pstats' `4869394 function calls (4863767 primitive calls) in 19.107 seconds`: the
     profiled run's total over all its calls (Lightning's AdvancedProfiler prints one per
     action), no step and no part of one: no timing line."""
@@ -205,7 +202,7 @@ _TF_HOOK = re.compile(r"\((\d+(?:\.\d+)?) sec\)\s*$")
 _TF_STEP = re.compile(r"(?<![\w])(?:global_step|step) = (\d{1,15})(?![\d.])")
 
 
-def read_tensorflow(line: str, state: State):
+def read_tensorflow(line: str, state: ReaderState):
     m = _TF_RATE.search(line)
     if m is not None:
         x = float(m.group(1))
@@ -233,7 +230,7 @@ MEGATRON_MAX_WHY = ("a statistic (max over the ranks: the slowest rank's time, t
 MEGATRON_MIN_WHY = "a statistic (min over the ranks: the fastest rank's time), not a part"
 
 
-def read_megatron_timers(line: str, state: State):
+def read_megatron_timers(line: str, state: ReaderState):
     m = _MEGATRON_TIMER.match(line)
     if m is None or len(m.group(1)) + 1 + len(m.group(2)) != MEGATRON_PAD:
         return NOT_MINE
@@ -257,7 +254,7 @@ _LLAMA = re.compile(r"^llama_(?:print_timings|perf_\w+_print):\s+([a-z][a-z ]{0,
 SETUP_WHY = "a one-off setup (llama.cpp's model load, timed once before any token): no part of a step, never a host stall"
 
 
-def read_llama_cpp(line: str, state: State):
+def read_llama_cpp(line: str, state: ReaderState):
     m = _LLAMA.match(line)
     if m is None:
         return NOT_MINE
@@ -278,7 +275,7 @@ _CRITERION_PROGRESS = re.compile(r"^Benchmarking .+: (?:Warming up for [\d.]+ s|
                                  r"[\d.]+ s)")
 
 
-def read_criterion(line: str, state: State):
+def read_criterion(line: str, state: ReaderState):
     if _CRITERION_PROGRESS.match(line) is not None or _CRITERION.search(line) is not None:
         return None  # its progress and its statistics: no timing line
     return NOT_MINE
@@ -286,7 +283,7 @@ def read_criterion(line: str, state: State):
 
 # -- MLPerf --------------------------------------------------------------------------------
 
-def read_mlperf(line: str, state: State):
+def read_mlperf(line: str, state: ReaderState):
     r = read_mllog(line, state.mllog_open)
     if r is None or isinstance(r, str):
         return r
@@ -296,5 +293,5 @@ def read_mlperf(line: str, state: State):
 
 # -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/lines/trees.py ------------
 
-def read_timer_tree(line: str, state: State):
+def read_timer_tree(line: str, state: ReaderState):
     return read_tree(line, state, NOT_MINE)

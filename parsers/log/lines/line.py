@@ -20,7 +20,6 @@ from gpuscope.parsers.log.lines.plan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lines.trees import TreeState
 from gpuscope.parsers.log.lines.vocabulary import is_word, key_info
 
-Reading = tuple | str | None  # a line's reading (read_line): its tuple, a damage reason or None
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000

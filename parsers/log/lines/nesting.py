@@ -19,13 +19,10 @@ parentheses (`fwd 12ms (38%)`, `1.2s (2.5 it/s)`) holds no time and changes noth
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from gpuscope.parsers.log.lines.reading import LineReading, ReaderState
 from gpuscope.parsers.log.lines.vocabulary import HELD, LINES_ONLY, NAMED, PAREN
 from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
-
-if TYPE_CHECKING:
-    from gpuscope.parsers.log.lines.line import Reading, State
 
 _LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
 OUTSIDE = "outside "  # (the start of an outside name's reason: gpuscope/rolemodel.py reads it)
@@ -41,7 +38,7 @@ def is_lock_name(name: str) -> bool:
     return any(w in LOCK_WORDS for w in _words(name))
 
 
-def _names_of(text: str, state: State) -> list[str] | None:
+def _names_of(text: str, state: ReaderState) -> list[str] | None:
     """The time names a fragment of a line reads as (a scratch reading: `state` unchanged)."""
     from gpuscope.parsers.log.lines.fields import Line
 
@@ -69,7 +66,7 @@ def _groups(msg: str) -> list[tuple[str, str]]:
     return out
 
 
-def nest(msg: str, reading: Reading, state: State):
+def nest(msg: str, reading: LineReading, state: ReaderState):
     """The `reading` of a line (read_line's tuple) with its parenthesized parts placed: the
     whole's code set to a lock tenure's (PAREN), the nested and outside names said in
     `state.known`. `reading` as is when the line has none."""
@@ -111,7 +108,7 @@ def _is_tenure(name: str) -> bool:
     return any(w in LOCK_WORDS for w in words) and not any(w in WAIT_WORDS for w in words)
 
 
-def tenure(msg: str, reading: Reading, state: State):
+def tenure(msg: str, reading: LineReading, state: ReaderState):
     """The `reading` of a line whose lock tenure is printed without parentheses, its parts
     after it (`wait_ms=296 held_ms=278 h2d_ms=169 gpu_ms=108`, `mutex wait 227 ms, held 270 ms:
     h2d 161 ms, gpu 107 ms`): the tenure is the line's whole (code PAREN: by the words), the

@@ -9,8 +9,7 @@ the whole of a line's times (whole_code), which both the reading and the replay 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from gpuscope.parsers.log.lines.reading import LineReading, ReaderState, WholeKeys
 from gpuscope.parsers.log.lines.vocabulary import (
     HAS_BYTES,
     HELD,
@@ -33,10 +32,6 @@ from gpuscope.parsers.log.lines.vocabulary import (
 )
 from gpuscope.parsers.numbers import MAX_MS
 
-if TYPE_CHECKING:
-    from gpuscope.parsers.log.lines.fields import _NoWhole
-    from gpuscope.parsers.log.lines.line import Reading, State
-
 MISS = object()  # replay: this line does not follow the plan
 UNCACHEABLE = ("uncacheable",)  # in a reading's record: no plan can replay it
 
@@ -49,7 +44,7 @@ class Plan:
     __slots__ = ("n", "fixed", "fixed_idx", "getter", "pres", "steps", "last_bare", "flags", "none", "code", "eps",
                  "tol", "fieldless")
 
-    def __init__(self, tokens: list[str], record: list, result: Reading, state: State):
+    def __init__(self, tokens: list[str], record: list, result: LineReading, state: ReaderState):
         import operator
 
         vals = {e[1] for e in record if e[0] == "value"}
@@ -88,7 +83,7 @@ class Plan:
             elif not wholes and len(names) < 3:
                 self.code = -1
 
-    def replay(self, tokens: list[str], state: State):
+    def replay(self, tokens: list[str], state: ReaderState):
         if self.fieldless:
             return None
         if len(tokens) != self.n:
@@ -160,7 +155,7 @@ class Plan:
 
 
 
-def whole_code(names: list[str], values: list[float], eps: list[float], state: State | _NoWhole) -> int:
+def whole_code(names: list[str], values: list[float], eps: list[float], state: WholeKeys) -> int:
     """index * 4 + how (HELD / NAMED / SUMMED) of the line's whole, or -1."""
     nt = len(names)
     if not nt:

@@ -31,14 +31,11 @@ but a time and a percentage are not tree lines (NOT_MINE: the shared reader read
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from gpuscope.parsers.log.lines.nesting import NESTED
+from gpuscope.parsers.log.lines.reading import ReaderState
 from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 from gpuscope.parsers.numbers import MAX_MS
-
-if TYPE_CHECKING:
-    from gpuscope.parsers.log.lines.line import State
 
 #: the counter every line of one tree carries (its tree's number, from 1)
 TREE_COUNTER = "round"
@@ -94,7 +91,7 @@ def is_tree_event(line: str) -> bool:
     return line[:5] in _LEVELS and _EVENT.match(line[9:]) is not None
 
 
-def read_tree(line: str, state: State, not_mine: object):
+def read_tree(line: str, state: ReaderState, not_mine: object):
     """A timer tree's line -> read_line's tuple, None (an event), a damage reason, or
     `not_mine` (no tree line)."""
     node = parse_tree_line(line.rstrip("\r\n"))
