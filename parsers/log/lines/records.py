@@ -6,6 +6,8 @@ rules; parsers/log/lines/line.py reads the lines."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
@@ -36,33 +38,33 @@ EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the
 KNOWN_NOTE = "known:"
 
 
-def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
+def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[int, str]] | None = None) -> None:
     """Choose the log's whole, group lines into records, set kinds and held values.
-    Sets s.whole, s.whole_basis and s.notes (sentences). Vectorised: a million lines.
+    Sets scan.whole, scan.whole_basis and scan.notes (sentences). Vectorised: a million lines.
     `text_of`: line numbers -> their text (parsers/log/lines/duplicates.py: a line two handlers printed)."""
-    s.finalize()
-    known, notes = _known(list(getattr(s, "notes", []) or []))
-    drop_repeats(s, notes, text_of)  # (a line two handlers printed: one event)
-    s.whole, s.whole_basis = None, "no timing lines"
-    meta = s.meta
+    scan.finalize()
+    known, notes = _known(list(getattr(scan, "notes", []) or []))
+    drop_repeats(scan, notes, text_of)  # (a line two handlers printed: one event)
+    scan.whole, scan.whole_basis = None, "no timing lines"
+    meta = scan.meta
     n = len(meta)
     if n == 0:
-        s.notes = notes
+        scan.notes = notes
         return
 
     kind = meta[:, 2]
     counts = meta[:, 6]
     mine = meta[:, 7] == sc.SRC["lines"]
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    aux = np.asarray(s.aux, dtype=np.int64)
+    aux = np.asarray(scan.aux, dtype=np.int64)
     if len(aux) != n:  # cannot happen; never mis-assign records over it
         aux = np.full(n, -1, dtype=np.int64)
     eval_row = aux >= EVAL_AUX - 1  # (code -1 + EVAL_AUX and up)
     aux = np.where(eval_row, -1, aux)  # an evaluation line's whole is no step's whole
-    ncodes, uniq = _names(s, "codes", "names")  # (pandas.factorize of the names, as codes)
-    values = s.values
+    ncodes, uniq = _names(scan, "codes", "names")  # (pandas.factorize of the names, as codes)
+    values = scan.values
     row_of = np.repeat(np.arange(n), repeats(counts))
-    apart = eval_row | bars_apart(s, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
+    apart = eval_row | bars_apart(scan, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
@@ -73,12 +75,12 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
 
     whole, basis = _choose_whole(ncodes, uniq, aux, starts, row_of, n, held)
     del aux, starts
-    s.whole, s.whole_basis = whole, basis
+    scan.whole, scan.whole_basis = whole, basis
     is_whole = _is(ncodes, uniq, whole)
     line_whole = np.full(n, np.nan)
     if is_whole.any():
         fmax_at(line_whole, row_of[is_whole], values[is_whole])
-    no_part, stat_row, s.not_parts = not_parts(ncodes, uniq, row_of, n, known)
+    no_part, stat_row, scan.not_parts = not_parts(ncodes, uniq, row_of, n, known)
     parts = np.bincount(row_of, weights=np.where(is_whole | no_part, 0.0, values), minlength=n)
     has_whole = ~np.isnan(line_whole)
     if stat_row.any():
@@ -86,16 +88,16 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
                      "quantity: they are no steps, and a statistic is never a part")
     grouped = mine & ~stat_row & ~apart  # (statistics, evaluation lines: record -1, like other non-step lines)
     if eval_row.any():
-        ev = sorted(k for k, why in s.not_parts.items() if why.startswith(EVAL_WHY))
+        ev = sorted(k for k, why in scan.not_parts.items() if why.startswith(EVAL_WHY))
         notes.append(f"{int(eval_row.sum())} evaluation line(s) (Test:, eval_*, val_*) kept apart: no training steps"
                      + (f"; their times ({', '.join(ev[:4])}) are left out of the component statistics" if ev else ""))
 
-    counters = _counters(s)
+    counters = _counters(scan)
     gid = split_at_wholes(_groups(counters, n, grouped), has_whole, grouped)  # -1 for rows of other sources
     opens = whole is not None and _whole_opens(gid, has_whole)
     alone = not opens and _whole_alone(has_whole, grouped, row_of, is_whole, counts, n)
     if opens and basis.startswith(f"{whole!r} is named like"):
-        s.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
+        scan.whole_basis = basis = (f"{whole!r} is the root of a timer tree, printed before its children: each tree is "
                                  "one record")
     del is_whole, no_part, row_of  # (per value: not needed past here)
     rec_group = _record_groups(gid, ncodes, uniq, counts, counters, whole)  # per group: is a record
@@ -105,13 +107,13 @@ def finish(s: sc.Scan, held: str | None, text_of=None) -> None:
     rows = np.flatnonzero(row_rec)  # the record rows, in log order
     kind[mine] = sc.K_FREE
     kind[rows] = sc.K_GPU
-    k = _close_records(s, rows, gid[rows], alone, has_whole, line_whole, parts, n)
-    s.notes = _closing_notes(s, notes, whole, basis, alone, k)
+    k = _close_records(scan, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    scan.notes = _closing_notes(scan, notes, whole, basis, alone, k)
 
 
-def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bool, k: int) -> list[str]:
+def _closing_notes(scan: sc.Scan, notes: list[str], whole: str | None, basis: str, alone: bool, rounded: int) -> list[str]:
     """The notes on how the records were closed (their whole, rounding), with the steps each
-    record stands for (sets s.steps_per_record)."""
+    record stands for (sets scan.steps_per_record)."""
     if whole is None:
         notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
     elif alone:
@@ -119,28 +121,28 @@ def _closing_notes(s, notes: list[str], whole: str | None, basis: str, alone: bo
                      "ends at that line and takes the timing lines before it")
     else:
         notes.append(f"the whole of a record: {basis}; a record without it: the sum of its parts")
-    if k:
-        notes.append(f"{k} record{'s' if k != 1 else ''} printed a whole below the sum of its parts by no more "
+    if rounded:
+        notes.append(f"{rounded} record{'s' if rounded != 1 else ''} printed a whole below the sum of its parts by no more "
                      "than the printed rounding: held time = the parts' sum")
-    every = steps_per_record(s, s.held[0])
+    every = steps_per_record(scan, scan.held[0])
     if every is not None:
-        s.steps_per_record = every[0]
+        scan.steps_per_record = every[0]
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
                      "printed lines)")
     return notes
 
 
-def _whole_alone(has_whole, grouped, row_of, is_whole, counts, n: int) -> bool:
+def _whole_alone(has_whole: np.ndarray, grouped: np.ndarray, row_of: np.ndarray, is_whole: np.ndarray, counts: np.ndarray, row_count: int) -> bool:
     """Whether the whole is printed on a line of its own (`total_ms=430` after the parts'
     lines): a record then ends at the line printing the whole, as in kv, and takes the
     timing lines before it. (Statistics and evaluation lines are no records.)"""
     if has_whole.any() and not has_whole[grouped].all():
-        n_whole = np.bincount(row_of[is_whole], minlength=n)
+        n_whole = np.bincount(row_of[is_whole], minlength=row_count)
         return float(np.median((counts - n_whole)[has_whole])) == 0.0
     return False
 
 
-def _whole_opens(gid, has_whole) -> bool:
+def _whole_opens(gid: np.ndarray, has_whole: np.ndarray) -> bool:
     """Whether every row printing the whole opens a group of rows that print the same
     counters (a timer tree's root, printed before its children: parsers/log/lines/trees.py):
     the records are then the groups, not the lines up to each whole."""
@@ -153,13 +155,13 @@ def _whole_opens(gid, has_whole) -> bool:
     return bool(((nxt == g) & (prev != g)).all())
 
 
-def _leaf_roots(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n: int, notes: list[str]):
+def _leaf_roots(known: dict[str, str], ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, counts: np.ndarray, row_count: int, notes: list[str]):
     """Per row, whether it prints only timer trees' roots without children (one-off stages:
     parsers/log/lines/trees.py LEAF_ROOT): no records, and never the whole."""
     leaves = [c for c, u in enumerate(uniq) if known.get(u) == LEAF_ROOT]
     if not leaves:
-        return np.zeros(n, dtype=bool)
-    hit = np.bincount(row_of[np.isin(ncodes, leaves)], minlength=n)
+        return np.zeros(row_count, dtype=bool)
+    hit = np.bincount(row_of[np.isin(ncodes, leaves)], minlength=row_count)
     out = (hit == counts) & (counts > 0)
     notes.append(f"{int(out.sum())} timer tree root(s) without children ({', '.join(uniq[c] for c in leaves[:4])}): "
                  "one-off stages, no records")
@@ -174,21 +176,21 @@ def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
         return np.zeros(len(codes), dtype=bool)
 
 
-def _names(s, codes: str = "qcodes", table: str = "qnames") -> tuple[np.ndarray, list[str]]:
+def _names(scan: sc.Scan, codes: str = "qcodes", table: str = "qnames") -> tuple[np.ndarray, list[str]]:
     """The (quantity) names as codes in order of first appearance, and their names: what
     pandas.factorize of the names gives, without an array of a million name objects."""
-    names: sc.Names = getattr(s.tables, table)
-    new, order = sc.first_codes(np.asarray(getattr(s, codes)), len(names))
+    names: sc.Names = getattr(scan.tables, table)
+    new, order = sc.first_codes(np.asarray(getattr(scan, codes)), len(names))
     return new, [names.list[i] for i in order.tolist()]
 
 
-def bars_apart(s, ncodes, uniq, row_of, n: int, timed, notes: list[str]) -> np.ndarray:
+def bars_apart(scan: sc.Scan, ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, row_count: int, timed: np.ndarray, notes: list[str]) -> np.ndarray:
     """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
     timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
     (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
     one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
     bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
-    bars, total = bar_rows(s, ncodes, uniq, row_of, n)
+    bars, total = bar_rows(scan, ncodes, uniq, row_of, row_count)
     bars &= timed
     if not bars.any():
         return bars
@@ -207,20 +209,20 @@ def bars_apart(s, ncodes, uniq, row_of, n: int, timed, notes: list[str]) -> np.n
     return other
 
 
-def bar_rows(s, ncodes, uniq, row_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+def bar_rows(scan: sc.Scan, ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, row_count: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row, whether it is a tqdm bar's redraw (parsers/log/lines/frameworks.py read_tqdm: its one
     time is the bar's time per iteration and it prints the bar's counter), and the bar's
     total (-1: none)."""
-    one = np.bincount(row_of, minlength=n) == 1
-    timed = np.zeros(n, dtype=bool)
+    one = np.bincount(row_of, minlength=row_count) == 1
+    timed = np.zeros(row_count, dtype=bool)
     timed[row_of[_is(ncodes, uniq, BAR_TIME)]] = True
-    counted = np.zeros(n, dtype=bool)
-    total = np.full(n, -1.0)
-    if len(s.qrow):
-        (qc, qu), qrow = _names(s), np.asarray(s.qrow)
+    counted = np.zeros(row_count, dtype=bool)
+    total = np.full(row_count, -1.0)
+    if len(scan.qrow):
+        (qc, qu), qrow = _names(scan), np.asarray(scan.qrow)
         counted[qrow[_is(qc, qu, BAR_COUNTER)]] = True
         is_total = _is(qc, qu, BAR_TOTAL)
-        total[qrow[is_total]] = np.asarray(s.qvalues)[is_total]
+        total[qrow[is_total]] = np.asarray(scan.qvalues)[is_total]
     return one & timed & counted, total
 
 
@@ -246,45 +248,45 @@ def _assumed(names: list[str]) -> list[str]:
     return notes
 
 
-def _close_records(s, rows, g, alone: bool, has_whole, line_whole, parts, n: int) -> int:
-    """Number the records, mark each one's last row as its held row and set s.held (the
+def _close_records(scan: sc.Scan, rows: np.ndarray, groups: np.ndarray, alone: bool, has_whole: np.ndarray, line_whole: np.ndarray, parts: np.ndarray, row_count: int) -> int:
+    """Number the records, mark each one's last row as its held row and set scan.held (the
     whole, or the parts' sum, or the parts' sum where the whole is below it by rounding);
     returns how many records were so rounded."""
-    kind = s.meta[:, 2]
+    kind = scan.meta[:, 2]
     if alone:  # a new record starts after each row printing the whole
         ends_before = np.concatenate(([False], has_whole[rows][:-1]))
-        g = np.cumsum(ends_before)
-    elif len(g):
-        g = np.cumsum(np.concatenate(([True], g[1:] != g[:-1]))) - 1
-    last = np.concatenate((g[1:] != g[:-1], [True])) if len(g) else g.astype(bool)
-    complete_g = np.ones(int(g[-1]) + 1 if len(g) else 0, dtype=bool)
-    if alone and len(g):
+        groups = np.cumsum(ends_before)
+    elif len(groups):
+        groups = np.cumsum(np.concatenate(([True], groups[1:] != groups[:-1]))) - 1
+    last = np.concatenate((groups[1:] != groups[:-1], [True])) if len(groups) else groups.astype(bool)
+    complete_g = np.ones(int(groups[-1]) + 1 if len(groups) else 0, dtype=bool)
+    if alone and len(groups):
         w_g = np.zeros(len(complete_g), dtype=bool)
-        np.logical_or.at(w_g, g, has_whole[rows])
+        np.logical_or.at(w_g, groups, has_whole[rows])
         complete_g = w_g  # after the last whole line: cut off, incomplete
-    held_rows = rows[last & complete_g[g]]
+    held_rows = rows[last & complete_g[groups]]
     kind[held_rows] = sc.K_HELD
     # (g runs 0, 1, ... in order: each record's largest whole, NaN where it has none, as fmax.at)
     # (a record of one line each, g 0, 1, ...: its sums are its line's, + 0.0 as bincount adds them)
-    one = len(g) and len(complete_g) == len(g)
+    one = len(groups) and len(complete_g) == len(groups)
     if one:
         gw = line_whole[rows]
     else:
-        gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(g, prepend=-1))) if len(g) else g * 1.0
-    gp = parts[rows] + 0.0 if one else np.bincount(g, weights=parts[rows], minlength=len(complete_g))
+        gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(groups, prepend=-1))) if len(groups) else groups * 1.0
+    gp = parts[rows] + 0.0 if one else np.bincount(groups, weights=parts[rows], minlength=len(complete_g))
     # a whole below its parts by no more than the printed rounding is rounding, not an
     # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
-    tol = np.asarray(s.tol, dtype=np.float64) if len(s.tol) == n else np.zeros(n)
-    gt = tol[rows] + 0.0 if one else np.bincount(g, weights=tol[rows], minlength=len(complete_g))
+    tol = np.asarray(scan.tol, dtype=np.float64) if len(scan.tol) == row_count else np.zeros(row_count)
+    gt = tol[rows] + 0.0 if one else np.bincount(groups, weights=tol[rows], minlength=len(complete_g))
     rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
     gw = np.where(rounded, gp, gw)
     held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
-    s.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
+    scan.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
     return int(rounded.sum())
 
 
-def _choose_whole(ncodes, uniq, aux, starts, row_of, n, held):
-    has = np.flatnonzero(aux >= 0) if n else aux
+def _choose_whole(ncodes: np.ndarray, uniq: list[str], aux: np.ndarray, starts: np.ndarray, row_of: np.ndarray, row_count: int, held: str | None):
+    has = np.flatnonzero(aux >= 0) if row_count else aux
     if not len(has):
         return None, "no field is the whole"
     idx = starts[has] + aux[has] // 4
@@ -310,44 +312,44 @@ def _most_common(codes: np.ndarray) -> tuple[int, int]:
     """Counter(codes).most_common(1)[0] (ties: the code seen first), counted in numpy."""
     freq = np.bincount(codes)
     top = np.flatnonzero(freq == freq.max())
-    c = int(top[0]) if len(top) == 1 else min(top.tolist(), key=lambda t: int(np.argmax(codes == t)))
+    c = int(top[0]) if len(top) == 1 else min(top.tolist(), key=lambda code: int(np.argmax(codes == code)))
     return c, int(freq[c])
 
 
-def _counters(s):
+def _counters(scan: sc.Scan):
     """The counter quantities (step, epoch, ...): row, name code, value, in log order."""
 
-    codes, uniq = _names(s)
+    codes, uniq = _names(scan)
     if not len(codes):
         e = np.zeros(0, dtype=np.int64)
         return e, e, np.zeros(0)
     is_counter = np.asarray([str(u).lower() in COUNTERS for u in uniq], dtype=bool)
     sel = is_counter[codes] if len(uniq) else np.zeros(0, dtype=bool)
-    return s.qrow[sel], codes[sel].astype(np.int64), s.qvalues[sel]
+    return scan.qrow[sel], codes[sel].astype(np.int64), scan.qvalues[sel]
 
 
-def _groups(counters, n, mine):
+def _groups(counters: tuple[np.ndarray, np.ndarray, np.ndarray], row_count: int, mine: np.ndarray):
     """Group id per row: consecutive rows of this format printing the same counters, in the
     same order, form one group; every other row is a group of its own (-1: other sources).
-    `counters`: _counters(s)."""
+    `counters`: _counters(scan)."""
     crow, ccode, cval = counters
-    cnt = np.bincount(crow, minlength=n) if len(crow) else np.zeros(n, dtype=np.int64)
+    cnt = np.bincount(crow, minlength=row_count) if len(crow) else np.zeros(row_count, dtype=np.int64)
     # same[r]: row r+1 prints the same counters as row r (compared element by element: the
     # counters of r+1 follow those of r in the arrays)
-    same = same_regular(crow, ccode, cval, cnt, n)
+    same = same_regular(crow, ccode, cval, cnt, row_count)
     if same is None and len(crow):
-        same = np.zeros(n, dtype=bool)
+        same = np.zeros(row_count, dtype=bool)
         k = np.arange(len(crow))
         c_r = cnt[crow]
         nxt = k + c_r
-        ok = (crow + 1 < n) & (nxt < len(crow))
-        ok[ok] &= (crow[nxt[ok]] == crow[ok] + 1) & (cnt[np.minimum(crow[ok] + 1, n - 1)] == c_r[ok])
+        ok = (crow + 1 < row_count) & (nxt < len(crow))
+        ok[ok] &= (crow[nxt[ok]] == crow[ok] + 1) & (cnt[np.minimum(crow[ok] + 1, row_count - 1)] == c_r[ok])
         eq = np.zeros(len(crow), dtype=bool)
         eq[ok] = (ccode[nxt[ok]] == ccode[ok]) & (cval[nxt[ok]] == cval[ok])
-        bad = np.bincount(crow[~eq], minlength=n)
+        bad = np.bincount(crow[~eq], minlength=row_count)
         same = (cnt > 0) & (bad == 0)
     if same is None:
-        same = np.zeros(n, dtype=bool)
+        same = np.zeros(row_count, dtype=bool)
     prev_same = np.concatenate(([False], same[:-1] & mine[:-1] & mine[1:]))
     start = mine & ~prev_same
     gid = np.cumsum(start) - 1
@@ -358,7 +360,7 @@ def _groups(counters, n, mine):
 _HASH_SEED = 0x5EED_11E5
 
 
-def _record_groups(gid, ncodes, uniq, counts, counters, whole):
+def _record_groups(gid: np.ndarray, ncodes: np.ndarray, uniq: list[str], counts: np.ndarray, counters: tuple[np.ndarray, np.ndarray, np.ndarray], whole: str | None):
     """Per group, whether it is a record: its shape (counter keys, component names) repeats;
     or it shares its counter keys and a component (not the whole) with a shape that
     repeats; or, when no shape repeats, it has a time. Shapes are compared by two 64-bit
@@ -413,11 +415,11 @@ def _record_groups(gid, ncodes, uniq, counts, counters, whole):
     return out
 
 
-def _group_sets(wanted: set[int], vg, ncodes, uniq, whole) -> dict[int, set]:
-    """The component names (without the whole) of the wanted groups (vg: each value's group)."""
+def _group_sets(wanted: set[int], value_groups: np.ndarray, ncodes: np.ndarray, uniq: list[str], whole: str | None) -> dict[int, set]:
+    """The component names (without the whole) of the wanted groups (value_groups: each value's group)."""
     out: dict[int, set] = {g: set() for g in wanted}
-    sel = np.flatnonzero(np.isin(vg, np.fromiter(wanted, dtype=np.int64)))
-    for g, c in zip(vg[sel].tolist(), ncodes[sel].tolist(), strict=True):
+    sel = np.flatnonzero(np.isin(value_groups, np.fromiter(wanted, dtype=np.int64)))
+    for g, c in zip(value_groups[sel].tolist(), ncodes[sel].tolist(), strict=True):
         nm = uniq[c]
         if nm != whole:
             out[g].add(nm)
