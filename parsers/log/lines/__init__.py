@@ -7,11 +7,13 @@ The map, one module per concept, bottom up:
 - vocabulary.py: the words (units, time words, wholes, statistics, steps, sizes); how one
   value token and one key read. Pure tables and functions. (The words shared with the `kv`
   format stay in parsers/log/words.py, the `key=value` field reading in parsers/log/fields.py.)
+- reading.py: the types the modules share: a line's reading (LineReading) and the reader's
+  State as they see it (ReaderState, a Protocol: line.py's State imports them all).
 - line.py: reading one line: its message after a time prefix, its tokens, the reader's
   State across lines, and read_line (a known shape replayed, a new one read in full).
-- fields.py: a new shape's fields, read in full (`Line`), and what is evidence of a duration;
-  quantities.py (sizes, counters, byte counts, stamps) and keyless.py (times no key names)
-  are the parts of Line it inherits.
+- fields.py: a new shape's fields, read in full (`Line`, one class: its quantities, sizes,
+  counters, byte counts and stamps, and the times no key names, too), and what is evidence
+  of a duration.
 - frameworks.py: the frameworks' own line shapes the shared field reader cannot read alone
   (Keras, tqdm, TensorFlow's hooks, Megatron's timers, llama.cpp, MLPerf, criterion), each
   named by parsers/log/formats.py FRAMEWORKS.

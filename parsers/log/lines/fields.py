@@ -9,15 +9,17 @@ a unit in its label (`time (ms): 12`, `latency_us: 3`) or in the line's header (
 zerolog line's `took=` in milliseconds). Nothing else makes a duration. A unit followed by
 `per <thing>` is a rate (`25.38 ms per token`), not a part; a time per step (`35ms/step`,
 `0.31 sec/step`, `time per iteration (ms): 412`) is the step's whole.
+
+Line is one class in one module (a size exception of tests/test_layers.py): where the fields
+are, what a field is, then the numbers that are no times (a size, a counter's `i/N`, a byte
+count, a stamp) and the times no key names (`2.10s/it`; `step 1: 125.8 ms`).
 """
 
 from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
-from gpuscope.parsers.log.lines.keyless import KeylessTimes
 from gpuscope.parsers.log.lines.plan import UNCACHEABLE, whole_code
-from gpuscope.parsers.log.lines.quantities import Quantities
 from gpuscope.parsers.log.lines.reading import ReaderState
 from gpuscope.parsers.log.lines.steps import COVERS, runtime_steps
 from gpuscope.parsers.log.lines.vocabulary import (
@@ -36,19 +38,26 @@ from gpuscope.parsers.log.lines.vocabulary import (
     LABEL_SECONDS,
     LEVELS,
     LINES_ONLY,
+    MAX_BYTES,
     MAX_COUNT,
     NAMED,
     P_NOQINT,
+    P_NOSTAMP,
     P_Q,
     P_QINT,
+    P_QPOS,
+    P_SIZE,
+    P_STAMP,
     P_TIME,
     P_TIMEDOT,
     PCT,
     PRONOUNS,
     SIZE_WORDS,
     STAT_WORDS,
+    STEP_WORDS,
     UNIT,
     UNIT_WORDS,
+    WEAK_FILLERS,
     ZEROLOG_LEVELS,
     decimals,
     has_any_digit,
@@ -62,6 +71,7 @@ from gpuscope.parsers.log.lines.vocabulary import (
     parse_value,
     per_step,
     says_time,
+    stamp_ms,
     stat_of,
     undotted,
     unit_next,
@@ -69,7 +79,17 @@ from gpuscope.parsers.log.lines.vocabulary import (
     zerolog_event,
 )
 from gpuscope.parsers.log.parsed import EVAL_WHY
-from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
+from gpuscope.parsers.log.words import (
+    BYTES,
+    COUNTER,
+    METRIC,
+    PLAIN,
+    RATE,
+    STAMP,
+    STAMP_KEYS,
+    TIMEK,
+    key_class,
+)
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
@@ -88,8 +108,8 @@ class _NoWhole:
         return name, f, cls, whole and key not in self._timers
 
 
-class Line(Quantities, KeylessTimes):
-    """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
+class Line:
+    """The full reading of one line's tokens. Appends to `record` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
     a number decided something a replay cannot check (damage, a number that does not read)."""
@@ -449,3 +469,126 @@ class Line(Quantities, KeylessTimes):
         st = _NoWhole(self.st, self.timers) if self.timers else self.st
         code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, st)
         return names, self.values, qn, self.qv, self.stamp, code, self.flags, sum(self.eps)
+
+    # -- the numbers that are no times: a size printed after a number (`copy 512 MiB`), a counter's
+    # `i/N`, a byte count, a time stamp; each is noted for the replay plan as a time is ----------
+
+    def size(self, key: str, name: str, value: str, number: float, nxt: str, value_at: int, prefix: str, strip: int) -> None:
+        """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
+        f = SIZE_WORDS[nxt.rstrip(":")]
+        if number < 0:
+            self.note(UNCACHEABLE)
+            return
+        if number * f > MAX_BYTES:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "size"))
+            return
+        self.note((P_SIZE, value_at, prefix, strip, f"{name}_bytes", f))
+        self.qn.append(f"{name}_bytes")
+        self.qv.append(float(round(number * f)))  # (alone: no timing line)
+        if nxt[-1] != ":":
+            self.i += 1  # (`MiB:` is the next label: it belongs to this key)
+        self.sized = key
+
+    def counter_frac(self, key: str, value: str, number: float, cls: int, value_at: int, prefix: str, strip: int) -> None:
+        """`step 12/40`: a counter keeps 12."""
+        if cls != COUNTER:
+            return
+        if number > MAX_COUNT:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "count"))
+            return
+        self.note((P_Q, value_at, prefix, strip, key, None))
+        self.qn.append(key)
+        self.qv.append(number)
+        self.flags |= LINES_ONLY
+
+    def byte_count(self, key: str, value: str, number: float, kind: int, value_at: int, prefix: str, strip: int) -> None:
+        if kind != BARE or number < 0:
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
+        elif number > MAX_BYTES:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "size"))
+        else:
+            self.note((P_QPOS, value_at, prefix, strip, key, None))
+            self.qn.append(key)
+            self.qv.append(number)
+            self.flags |= HAS_BYTES
+
+    def stamped(self, number: float, factor: float | None, value_at: int, prefix: str, strip: int) -> bool:
+        """A stamp-named field holding a point in time: the line's own time."""
+        ms = stamp_ms(number, factor)
+        if ms is not None:
+            self.note((P_STAMP, value_at, prefix, strip, None, factor))
+            self.stamp = ms / 1e3
+            self.flags |= LINES_ONLY
+            return True
+        self.note((P_NOSTAMP, value_at, prefix, strip, None, factor))
+        return False
+
+    # -- the times that no key names: a time per step without a label (`2.10s/it`, `0.31 sec/step`),
+    # a time with a unit after the record's counter (`step 1: 125.8 ms`; issue 33, class 2) -----------
+
+    def per_step(self, token: str, next_at: int) -> None:
+        """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
+        unit_tok = token
+        if "/" not in token and next_at < self.n and "/" in self.toks[next_at]:
+            unit_tok = token + self.toks[next_at]
+        toks, n = self.toks, self.n
+        if "/" not in unit_tok and next_at + 1 < n and toks[next_at].lower() in UNIT_WORDS and toks[next_at + 1][:1] == "/":
+            # `2.84 s / it`, `0.5 s /it`: a time per step, spaced out
+            per = toks[next_at + 1][1:] or (toks[next_at + 2] if next_at + 2 < n else "")
+            if per.rstrip(".:").lower() in STEP_WORDS:
+                self.i += 1 if toks[next_at + 1][1:] else 2
+                unit_tok = token + toks[next_at] + "/" + per
+        head, sl, per = unit_tok.partition("/")
+        if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
+            self.note(("value", next_at - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
+            self.keyless(token, next_at)
+            return
+        x, vf, kind, num = parse_value(head)
+        if kind != UNIT or vf is None:
+            return
+        if unit_tok != token:
+            self.i += 1
+        self.note(("value", next_at - 1, ""))
+        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
+
+    def keyless(self, token: str, next_at: int) -> None:
+        """A time with a unit but no key after the record's counter (`step 1: 125.8 ms`,
+        `Epoch 3: 0.89 sec`, `step 1 | loss 1.990 | 12.6 ms`, `prove 0: 3s913ms699.706us`):
+        the time of that record, named `<counter>_time`. Only the first such time of a line,
+        and only after a counter: a bare number stays nothing (a refusal beats a misread)."""
+        if self.lead is None or self.keyless_done:
+            return
+        x, vf, kind, num = parse_value(token)
+        unit_word = kind == BARE and next_at < self.n and self.toks[next_at].rstrip(".:").lower() in UNIT_WORDS
+        if unit_word:
+            vf, kind = UNIT_WORDS[self.toks[next_at].rstrip(".:").lower()], UNIT
+        if kind != UNIT or vf is None:
+            return
+        if next_at + int(unit_word) < self.n and self.toks[next_at + int(unit_word)].lower() == "per":
+            return  # `25.38 ms per token`: a rate
+        self.keyless_done = True
+        if unit_word:
+            self.i += 1
+        if not token.startswith(num) or self.lead_named:
+            self.note(UNCACHEABLE)  # (a duration in several units, a name holding a number: no replay)
+        name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
+        self.time(name, x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
+
+    def placed(self, key: str, value: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
+        """False for a value in several units that is no duration here; notes the record's counter."""
+        if kind == BARE and printed_low in WEAK_FILLERS and key == "took":
+            return False  # `11737 of 20000`, `In 1 gpu`, `is: 1000 MHz`: prose, a bare number is no time
+        if kind == UNIT and not value.startswith(num):
+            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
+            if ":" in value and cls != TIMEK and printed_low not in FILLERS:
+                return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
+        if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in num:
+            if cls == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
+                self.lead = key if cls == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
+            elif cls == PLAIN and kind == BARE and value.endswith(":") and "_" in key:
+                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
+                self.lead, self.lead_named = f"{key}_{num}", True
+        return True
