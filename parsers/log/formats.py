@@ -177,7 +177,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "bsz, num_updates are rates and counters",
               "epoch 001:    100 / 1000 loss=9.123, wps=12345.6, ups=3.02, num_updates=100, train_wall=31, wall=33",
               "fairseq/train.txt",
-              rules=('lines.records.running_totals', 'lines.read.sampled_every')),
+              rules=('runtotals.running_totals', 'lines.read.sampled_every')),
     Framework("pytorch_examples", "the PyTorch examples' ProgressMeter (ImageNet, copied widely), timm",
               "`Epoch: [e][i/N]  Time v (avg)  Data v (avg)`",
               "Time and Data in seconds (the meter's convention); the i/N counter's advance (print-freq, "

@@ -29,7 +29,7 @@ from gpuscope.parsers.log.lines.trees import LEAF_ROOT
 from gpuscope.parsers.log.lines.vocabulary import HELD, NAMED, PAREN, SUMMED
 from gpuscope.parsers.log.notparts import not_parts  # (formats.py's rules name it here)
 from gpuscope.parsers.log.parsed import EVAL_WHY
-from gpuscope.parsers.log.runtotals import running_totals, running_totals_codes  # noqa: F401 (kv)
+from gpuscope.parsers.log.runtotals import running_totals_codes
 from gpuscope.parsers.log.words import COUNTERS
 
 EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the scan
