@@ -18,7 +18,7 @@ class Replayed:
     """Lines one reading replays: their numbers, the reading's columns at `pos`, their times."""
 
     ln: np.ndarray
-    rd: object  # planvec.Reading
+    rd: object  # vectorised.Reading
     pos: np.ndarray
     ts: np.ndarray
     aux: np.ndarray

@@ -2,7 +2,7 @@
 read alone, each read here by one function that parsers/log/formats.py's FRAMEWORKS table names
 (its `reader`) and parsers/log/lines/line.py calls for a line holding one of the entry's `gates`.
 
-Each reader takes (line, State) and returns what lineread.read_line returns (a reading
+Each reader takes (line, State) and returns what line.read_line returns (a reading
 tuple, None for no timing line, a damage reason) or NOT_MINE: the line is not of its shape
 after all, and the shared field reader reads it. What each shape means, from the
 framework's own formatting code and docs:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuscope.parsers.log.formats import FRAMEWORKS
-from gpuscope.parsers.log.lines import frameworks as lineshapes
+from gpuscope.parsers.log.lines import frameworks
 from gpuscope.parsers.log.lines.fields import Line
 from gpuscope.parsers.log.lines.frameworks import NOT_MINE
 from gpuscope.parsers.log.lines.nesting import nest, tenure
@@ -101,7 +101,7 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
-    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: linereplay.gated)
+    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: replay.gated)
         msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
@@ -117,7 +117,7 @@ MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|
 
 # the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lines/frameworks.py):
 # (a text the line holds, its reader)
-SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
+SHAPE_GATES = tuple((g, getattr(frameworks, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates)
 
 
 def maybe_framework(line: str) -> bool:

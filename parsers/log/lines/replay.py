@@ -30,7 +30,14 @@ import numpy as np
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.lines import read as freeform
 from gpuscope.parsers.log.lines.assemble import Replayed, assemble
-from gpuscope.parsers.log.lines.line import _MEMO_MAX, _SKELETON, tokens
+from gpuscope.parsers.log.lines.line import (
+    _MEMO_MAX,
+    _SKELETON,
+    MEAN_PM,
+    NAME_AFTER,
+    SHAPE_GATES,
+    tokens,
+)
 from gpuscope.parsers.log.lines.plan import Plan
 from gpuscope.parsers.log.lines.records import EVAL_AUX
 from gpuscope.parsers.log.lines.vectorised import Layout, evaluate
@@ -54,7 +61,7 @@ class _Shape:
         self.code, self.skel, self.rows, self.msg, self.layout = code, skel, rows, msg, layout
         self.choice = np.full(len(rows), EVENT, dtype=np.int32)  # per line: index into plans, or EVENT
         self.plans: list = []      # the plans that replay some of its lines
-        self.readings: list = []   # their readings (planvec.Reading), by plan index
+        self.readings: list = []   # their readings (vectorised.Reading), by plan index
         self.misses = 0
         self.eager = layout is None
         self.version = 0
@@ -292,14 +299,12 @@ def gated(msg: str) -> bool:
     reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
     those lines are read by the reader itself. The gates hold no digit, so whether one is
     in a line is the same for every line of a shape (the space: a prefix before it)."""
-    from gpuscope.parsers.log.lines import line as lineread
-
     text = " " + msg
-    if "[" in msg and lineread.NAME_AFTER.search(msg) is not None:
+    if "[" in msg and NAME_AFTER.search(msg) is not None:
         return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
-    if "\u00b1" in msg and lineread.MEAN_PM.search(msg) is not None:
+    if "\u00b1" in msg and MEAN_PM.search(msg) is not None:
         return True  # (a mean ± its std: rewritten too)
-    return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
+    return any(g in text for g, *_ in SHAPE_GATES)
 
 
 def touched(line: str) -> list[str]:

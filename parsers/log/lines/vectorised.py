@@ -102,7 +102,7 @@ def is_count(values: np.ndarray) -> np.ndarray:
 
 
 def stamp_ms(values: np.ndarray, factor: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """linewords.stamp_ms over a column: (ms, valid)."""
+    """vocabulary.stamp_ms over a column: (ms, valid)."""
     if factor is None:
         ms = np.where((values >= 1e12) & (values < 1e13), values, values * 1e3)
     else:
@@ -245,7 +245,7 @@ def _apply_steps(plan: Plan, nums: list[str], numbers: np.ndarray, read_ok: np.n
 
 
 def _whole(names: list[str], values: np.ndarray, eps: list[float], state: WholeKeys) -> np.ndarray:
-    """lineplan.whole_code over the rows of v (one column per name), to the bit."""
+    """plan.whole_code over the rows of `values` (one column per name), to the bit."""
     m, nt = values.shape
     if not nt:
         return np.full(m, -1, dtype=np.int64)
