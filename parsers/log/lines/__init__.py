@@ -8,7 +8,8 @@ The map, one module per concept, bottom up:
   value token and one key read. Pure tables and functions. (The words shared with the `kv`
   format stay in parsers/log/words.py, the `key=value` field reading in parsers/log/fields.py.)
 - reading.py: the types the modules share: a line's reading (LineReading) and the reader's
-  State as they see it (ReaderState, a Protocol: line.py's State imports them all).
+  State as they see it (ReaderState, a Protocol: line.py, where State lives, imports them
+  all, so they cannot import it).
 - line.py: reading one line: its message after a time prefix, its tokens, the reader's
   State across lines, and read_line (a known shape replayed, a new one read in full).
 - fields.py: a new shape's fields, read in full (`Line`, one class: its quantities, sizes,
@@ -17,7 +18,8 @@ The map, one module per concept, bottom up:
 - frameworks.py: the frameworks' own line shapes the shared field reader cannot read alone
   (Keras, tqdm, TensorFlow's hooks, Megatron's timers, llama.cpp, MLPerf, criterion), each
   named by parsers/log/formats.py FRAMEWORKS.
-- nesting.py: parts printed in parentheses after a time belong to it.
+- nesting.py: parts printed in parentheses after a time belong to it; a lock's tenure
+  printed before its parts without parentheses is their whole (tenure).
 - trees.py: timer trees (plonky2's TimingTree, tracing-forest) read as trees.
 - plan.py: a line's reading kept as a plan and replayed on the next line of its shape (the
   per-line replay), and a line's whole (whole_code).
