@@ -92,36 +92,36 @@ def numeric_start(token: str) -> bool:
     return c in _NUMSTART and len(token) > 1 and (token[1] in _DIGITS or (token[1] == "." and token[2:3] in _DIGITS))
 
 
-def parse_value(tok: str):
+def parse_value(token: str):
     """`12` -> (12.0, None, BARE, "12"); `12.5ms` -> (12.5, 1.0, UNIT, "12.5"); `12/40` ->
     (12.0, None, FRAC, ""); `97%` -> PCT; a number with an unknown tail -> JUNK. The last
     item is the number as printed (decimals() gives its rounding). Numbers are ASCII
     numerals (parsers.numbers.number): `٩٨`, `98_765`, `12..` are JUNK. One `:` and then one
     `.` after the number are punctuation (`epoch 3:`, `took 1.2s.`)."""
-    if tok[-1:] == ":":
-        tok = tok[:-1]
-    if tok[-1:] == "." and tok[-2:-1] != ".":
-        tok = tok[:-1]
-    if not tok:
+    if token[-1:] == ":":
+        token = token[:-1]
+    if token[-1:] == "." and token[-2:-1] != ".":
+        token = token[:-1]
+    if not token:
         return 0.0, None, JUNK, ""
-    x = number(tok)
+    x = number(token)
     if x is not None:
-        return x, None, BARE, tok
-    head, f = split_unit(tok, VALUE_UNITS)
+        return x, None, BARE, token
+    head, f = split_unit(token, VALUE_UNITS)
     if f is not None:
         x = number(head)
         if x is not None:
             return x, f, UNIT, head
-        both = compound(tok)
+        both = compound(token)
         return (both[0], both[1], UNIT, both[2]) if both is not None else (0.0, None, JUNK, "")
-    if tok.endswith("%"):
+    if token.endswith("%"):
         return 0.0, None, PCT, ""
-    both = compound(tok)
+    both = compound(token)
     if both is not None:
         return both[0], both[1], UNIT, both[2]
-    a, sl, b = tok.partition("/")
+    a, sl, b = token.partition("/")
     if sl and digits(a) and digits(b):
-        return float(a), None, FRAC, tok
+        return float(a), None, FRAC, token
     return 0.0, None, JUNK, ""
 
 
@@ -133,17 +133,17 @@ _ORDER = ("h", "m", "s", "ms", "us", "\u00b5s", "\u03bcs", "ns")
 _HMS = re.compile(r"(\d):([0-5]\d):([0-5]\d(?:\.\d+)?)")
 
 
-def compound(tok: str) -> tuple[float, float, str] | None:
+def compound(token: str) -> tuple[float, float, str] | None:
     """(value, factor to ms, the number whose digits give the rounding) of a duration printed
     in several units (`9m26.21s` -> (566.21, 1e3, "26.21"); `0:00:10.736` -> (10.736, 1e3,
     "10.736")), or None. The pieces in falling order of unit, each unit once."""
-    if ":" in tok:
-        m = _HMS.fullmatch(tok)
+    if ":" in token:
+        m = _HMS.fullmatch(token)
         if m is None:
             return None
         return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)), 1e3, m.group(3)
-    pieces = _PIECES.findall(tok)
-    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != tok:
+    pieces = _PIECES.findall(token)
+    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != token:
         return None
     ranks = [_ORDER.index(u) for _, u in pieces]
     if any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)) or any("." in a for a, _ in pieces[:-1]):
@@ -186,10 +186,10 @@ def key_info(key: str):
     return name, factor, cls, whole
 
 
-def per_step(low: str) -> bool:
+def per_step(lowered: str) -> bool:
     """A name that ends in `per <step>` (`elapsed_time_per_iteration`, `time_per_step`): a
     time per step, the step's whole (with a unit; without one it stays a rate)."""
-    parts = low.lower().split("_")
+    parts = lowered.lower().split("_")
     return len(parts) >= 2 and parts[-2] == "per" and parts[-1] in STEP_WORDS
 
 
@@ -206,9 +206,9 @@ def stat_of(name: str) -> str | None:
 
 
 
-def unit_next(toks: list[str], at: int) -> bool:
+def unit_next(tokens: list[str], at: int) -> bool:
     """The token at i is a time unit printed as a word (what came before it meant a time)."""
-    return at < len(toks) and toks[at].rstrip(".:").lower() in UNIT_WORDS
+    return at < len(tokens) and tokens[at].rstrip(".:").lower() in UNIT_WORDS
 
 
 def has_any_digit(token: str) -> bool:
@@ -267,11 +267,11 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     return "_".join([*words, key]) if whole or key.lower() in GENERIC else key
 
 
-def zerolog_event(toks: list[str]) -> str:
+def zerolog_event(tokens: list[str]) -> str:
     """A zerolog line's event: the last word of its message (`constraint system solver done`
     -> solver), which names what its `took=` timed."""
     words = []
-    for t in toks[2:]:
+    for t in tokens[2:]:
         if "=" in t:
             break
         if (t.isalpha() or _DOTTED.fullmatch(t)) and t.lower() not in _DONE:
@@ -304,8 +304,8 @@ def says_time(key: str, info: Callable[[str], tuple]) -> bool:
 
 
 # help text: a line opening with an option (`--interval`, `-i`): its numbers are no measurements
-def is_help(toks: list[str]) -> bool:
-    t = toks[0] if toks else ""
+def is_help(tokens: list[str]) -> bool:
+    t = tokens[0] if tokens else ""
     return (t[:2] == "--" and t[2:3].isalpha()) or (len(t) == 2 and t[0] == "-" and t[1].isalpha())
 
 
@@ -319,10 +319,10 @@ def is_setting(name: str) -> bool:
     return name.lower().replace(" ", "_").replace("-", "_") in SETTING_NAMES
 
 
-def next_label(toks: list[str], at: int) -> bool:
+def next_label(tokens: list[str], at: int) -> bool:
     """Whether toks[i] is a label of its own (`seconds: 18.665` after `step: 0,`): a word ending
     in `:` with a number after it, not the unit of the number before it."""
-    return toks[at][-1:] == ":" and at + 1 < len(toks) and numeric_start(toks[at + 1])
+    return tokens[at][-1:] == ":" and at + 1 < len(tokens) and numeric_start(tokens[at + 1])
 
 
 def unit_unsure(name: str) -> bool:
