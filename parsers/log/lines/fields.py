@@ -331,11 +331,11 @@ class Line:
         self.time(name, x, factor, num, value_at, prefix, strip, by_name, value, key=key, value_factor=vf,
                   lines_only=shape != EQ or unit_word)
 
-    def name_of(self, key: str, shape: int, before: str | None, run: list[str], size_of: str | None, pre: str = ""):
+    def name_of(self, key: str, shape: int, before: str | None, run: list[str], size_of: str | None, prefix: str = ""):
         """The name of a `key: value` or `Label value` field, and a unit its label gives
         (None: no field after all)."""
         low = key.lower()
-        if pre[:2] == "..":  # a timer tree's `End: Compute C ......12.0ms`: the whole label
+        if prefix[:2] == "..":  # a timer tree's `End: Compute C ......12.0ms`: the whole label
             return "_".join([*run, key]) if run else key, None
         if before is not None and before.lower() in PRONOUNS:
             before = None
@@ -375,19 +375,19 @@ class Line:
         self.time(f"{name}.estimate", x, UNIT_WORDS[unit.rstrip('.:').lower()], num, i, "", 0, False, toks[i])
         return True
 
-    def junk(self, key: str, value: str, shape: int, key_factor: float | None, cls: int) -> None:
+    def junk(self, key: str, value: str, shape: int, key_factor: float | None, category: int) -> None:
         self.note(UNCACHEABLE)
         if (shape != LABEL and (key_factor is not None or key in self.st.unit_keys)) or unit_next(self.toks, self.i):
             self.hurt(f"{key[:30]}: value {value[:20]!r} is not a number")
-        elif shape != LABEL and cls == BYTES:
+        elif shape != LABEL and category == BYTES:
             self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
         self.last_bare = None
 
-    def seconds(self, key: str, name: str, number: float, shape: int, cls: int, by_name: bool, value_at: int, prefix: str, strip: int):
+    def seconds(self, key: str, name: str, number: float, shape: int, category: int, by_name: bool, value_at: int, prefix: str, strip: int):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
-        timed = (cls == TIMEK or by_name) and not unit_unsure(name)
+        timed = (category == TIMEK or by_name) and not unit_unsure(name)
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
         if timed and not counted:
@@ -396,26 +396,26 @@ class Line:
                 return "ms"
             self.st.seconds_assumed.add(name)
             return True
-        if cls == COUNTER and abs(number) > MAX_COUNT:
+        if category == COUNTER and abs(number) > MAX_COUNT:
             self.note(UNCACHEABLE)
             self.hurt(beyond(key, str(number), "count"))
-        elif cls == COUNTER:
+        elif category == COUNTER:
             self.note((P_Q, value_at, prefix, strip, key, None))
             self.qn.append(key)
             self.qv.append(number)
-        elif shape != LABEL and cls == PLAIN:
+        elif shape != LABEL and category == PLAIN:
             if is_count(number):
                 self.note((P_QINT, value_at, prefix, strip, key, None))
                 self.qn.append(key)
                 self.qv.append(number)
             else:
                 self.note((P_NOQINT, value_at, prefix, strip, None, None))
-        if cls == COUNTER or (shape == EQ and cls == METRIC):
+        if category == COUNTER or (shape == EQ and category == METRIC):
             self.flags |= LINES_ONLY  # kv cannot see it, or reads it as a time
         self.last_bare = key
         return False
 
-    def time(self, name: str, number: float, factor: float, num: str, value_at: int, prefix: str, strip: int, by_name: bool, value: str,
+    def time(self, name: str, number: float, factor: float, number_text: str, value_at: int, prefix: str, strip: int, by_name: bool, value: str,
              key: str | None = None, value_factor: float | None = None, lines_only: bool = True) -> None:
         key = key if key is not None else name
         if number < 0:
@@ -429,7 +429,7 @@ class Line:
             self.st.unit_keys.add(key)
         if lines_only:
             self.flags |= LINES_ONLY
-        e = 0.5 * 10.0 ** -decimals(num) * factor
+        e = 0.5 * 10.0 ** -decimals(number_text) * factor
         self.note((P_TIMEDOT if by_name else P_TIME, value_at, prefix, strip, name, factor, e))
         self.names.append(name)
         self.values.append(number * factor)
@@ -473,9 +473,9 @@ class Line:
     # -- the numbers that are no times: a size printed after a number (`copy 512 MiB`), a counter's
     # `i/N`, a byte count, a time stamp; each is noted for the replay plan as a time is ----------
 
-    def size(self, key: str, name: str, value: str, number: float, nxt: str, value_at: int, prefix: str, strip: int) -> None:
+    def size(self, key: str, name: str, value: str, number: float, next_token: str, value_at: int, prefix: str, strip: int) -> None:
         """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
-        f = SIZE_WORDS[nxt.rstrip(":")]
+        f = SIZE_WORDS[next_token.rstrip(":")]
         if number < 0:
             self.note(UNCACHEABLE)
             return
@@ -486,13 +486,13 @@ class Line:
         self.note((P_SIZE, value_at, prefix, strip, f"{name}_bytes", f))
         self.qn.append(f"{name}_bytes")
         self.qv.append(float(round(number * f)))  # (alone: no timing line)
-        if nxt[-1] != ":":
+        if next_token[-1] != ":":
             self.i += 1  # (`MiB:` is the next label: it belongs to this key)
         self.sized = key
 
-    def counter_frac(self, key: str, value: str, number: float, cls: int, value_at: int, prefix: str, strip: int) -> None:
+    def counter_frac(self, key: str, value: str, number: float, category: int, value_at: int, prefix: str, strip: int) -> None:
         """`step 12/40`: a counter keeps 12."""
-        if cls != COUNTER:
+        if category != COUNTER:
             return
         if number > MAX_COUNT:
             self.note(UNCACHEABLE)
@@ -577,18 +577,18 @@ class Line:
         name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
         self.time(name, x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
 
-    def placed(self, key: str, value: str, shape: int, kind: int, cls: int, num: str, printed_low: str) -> bool:
+    def placed(self, key: str, value: str, shape: int, kind: int, category: int, number_text: str, printed_low: str) -> bool:
         """False for a value in several units that is no duration here; notes the record's counter."""
         if kind == BARE and printed_low in WEAK_FILLERS and key == "took":
             return False  # `11737 of 20000`, `In 1 gpu`, `is: 1000 MHz`: prose, a bare number is no time
-        if kind == UNIT and not value.startswith(num):
+        if kind == UNIT and not value.startswith(number_text):
             self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
-            if ":" in value and cls != TIMEK and printed_low not in FILLERS:
+            if ":" in value and category != TIMEK and printed_low not in FILLERS:
                 return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
-        if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in num:
-            if cls == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
-                self.lead = key if cls == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
-            elif cls == PLAIN and kind == BARE and value.endswith(":") and "_" in key:
+        if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in number_text:
+            if category == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
+                self.lead = key if category == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
+            elif category == PLAIN and kind == BARE and value.endswith(":") and "_" in key:
                 # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
-                self.lead, self.lead_named = f"{key}_{num}", True
+                self.lead, self.lead_named = f"{key}_{number_text}", True
         return True
