@@ -84,9 +84,9 @@ def _reading(state: ReaderState, names: list[str], values: list[float], eps: lis
     return names, values, list(quantity_names), list(quantity_values), None, whole_code(names, values, eps, state), LINES_ONLY, sum(eps)
 
 
-def _half_unit(num: str, factor: float) -> float:
-    d = num.find(".")
-    return 0.5 * 10.0 ** -(len(num) - d - 1 if d >= 0 else 0) * factor
+def _half_unit(number_text: str, factor: float) -> float:
+    d = number_text.find(".")
+    return 0.5 * 10.0 ** -(len(number_text) - d - 1 if d >= 0 else 0) * factor
 
 
 # -- Keras ---------------------------------------------------------------------------------
