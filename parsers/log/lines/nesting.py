@@ -49,32 +49,32 @@ def _names_of(text: str, state: ReaderState) -> list[str] | None:
     return list(r[0]) if r is not None and type(r) is tuple else None
 
 
-def _groups(msg: str) -> list[tuple[str, str]]:
+def _groups(message: str) -> list[tuple[str, str]]:
     """(text before, text inside) of each parenthesized group that follows a number."""
     out = []
-    at = msg.find("(")
+    at = message.find("(")
     while at >= 0:
-        end = msg.find(")", at)
+        end = message.find(")", at)
         if end < 0:
             break
-        before = msg[:at].rstrip()
-        inner = msg[at + 1:end]
+        before = message[:at].rstrip()
+        inner = message[at + 1:end]
         tail = before[-12:].rstrip("µμabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ").rstrip()
         if tail[-1:].isdigit() and "(" not in inner and any(c.isdigit() for c in inner):
             out.append((before, inner))
-        at = msg.find("(", end)
+        at = message.find("(", end)
     return out
 
 
-def nest(msg: str, reading: LineReading, state: ReaderState):
+def nest(message: str, reading: LineReading, state: ReaderState):
     """The `reading` of a line (read_line's tuple) with its parenthesized parts placed: the
     whole's code set to a lock tenure's (PAREN), the nested and outside names said in
     `state.known`. `reading` as is when the line has none."""
-    if "(" not in msg or type(reading) is not tuple:
+    if "(" not in message or type(reading) is not tuple:
         return reading
     names, values, qn, qv, stamp, code, flags, tol = reading
     found = []
-    for before, inner in _groups(msg):
+    for before, inner in _groups(message):
         head, kids = _names_of(before, state), _names_of(inner, state)
         if not head or not kids:
             continue
@@ -108,7 +108,7 @@ def _is_tenure(name: str) -> bool:
     return any(w in LOCK_WORDS for w in words) and not any(w in WAIT_WORDS for w in words)
 
 
-def tenure(msg: str, reading: LineReading, state: ReaderState):
+def tenure(message: str, reading: LineReading, state: ReaderState):
     """The `reading` of a line whose lock tenure is printed without parentheses, its parts
     after it (`wait_ms=296 held_ms=278 h2d_ms=169 gpu_ms=108`, `mutex wait 227 ms, held 270 ms:
     h2d 161 ms, gpu 107 ms`): the tenure is the line's whole (code PAREN: by the words), the
@@ -117,7 +117,7 @@ def tenure(msg: str, reading: LineReading, state: ReaderState):
     whole, and the times after it fit in it (within 1% and the printed rounding); a tenure
     printed last, with no parts, only beside a wait (`lock_wait=234ms held=263ms`). `reading` as
     is otherwise (false-fire guards: tests/test_lock_tenure_words.py)."""
-    if type(reading) is not tuple or not _LOCKISH.search(msg):
+    if type(reading) is not tuple or not _LOCKISH.search(message):
         return reading
     names, values, qn, qv, stamp, code, flags, tol = reading
     if code >= 0 and code % 4 in (HELD, PAREN):
