@@ -142,36 +142,36 @@ def _whole_alone(has_whole: np.ndarray, grouped: np.ndarray, row_of: np.ndarray,
     return False
 
 
-def _whole_opens(gid: np.ndarray, has_whole: np.ndarray) -> bool:
+def _whole_opens(group_of: np.ndarray, has_whole: np.ndarray) -> bool:
     """Whether every row printing the whole opens a group of rows that print the same
     counters (a timer tree's root, printed before its children: parsers/log/lines/trees.py):
     the records are then the groups, not the lines up to each whole."""
-    rows = np.flatnonzero(has_whole & (gid >= 0))
+    rows = np.flatnonzero(has_whole & (group_of >= 0))
     if not len(rows):
         return False
-    g = gid[rows]
-    nxt = np.where(rows + 1 < len(gid), gid[np.minimum(rows + 1, len(gid) - 1)], -2)
-    prev = np.where(rows > 0, gid[np.maximum(rows - 1, 0)], -2)
+    g = group_of[rows]
+    nxt = np.where(rows + 1 < len(group_of), group_of[np.minimum(rows + 1, len(group_of) - 1)], -2)
+    prev = np.where(rows > 0, group_of[np.maximum(rows - 1, 0)], -2)
     return bool(((nxt == g) & (prev != g)).all())
 
 
-def _leaf_roots(known: dict[str, str], ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, counts: np.ndarray, row_count: int, notes: list[str]):
+def _leaf_roots(known: dict[str, str], ncodes: np.ndarray, distinct: list[str], row_of: np.ndarray, counts: np.ndarray, row_count: int, notes: list[str]):
     """Per row, whether it prints only timer trees' roots without children (one-off stages:
     parsers/log/lines/trees.py LEAF_ROOT): no records, and never the whole."""
-    leaves = [c for c, u in enumerate(uniq) if known.get(u) == LEAF_ROOT]
+    leaves = [c for c, u in enumerate(distinct) if known.get(u) == LEAF_ROOT]
     if not leaves:
         return np.zeros(row_count, dtype=bool)
     hit = np.bincount(row_of[np.isin(ncodes, leaves)], minlength=row_count)
     out = (hit == counts) & (counts > 0)
-    notes.append(f"{int(out.sum())} timer tree root(s) without children ({', '.join(uniq[c] for c in leaves[:4])}): "
+    notes.append(f"{int(out.sum())} timer tree root(s) without children ({', '.join(distinct[c] for c in leaves[:4])}): "
                  "one-off stages, no records")
     return out
 
 
-def _is(codes: np.ndarray, uniq: list[str], name: str | None) -> np.ndarray:
+def _is(codes: np.ndarray, distinct: list[str], name: str | None) -> np.ndarray:
     """Per value, whether its name (codes into uniq) is `name`."""
     try:
-        return codes == uniq.index(name) if name is not None else np.zeros(len(codes), dtype=bool)
+        return codes == distinct.index(name) if name is not None else np.zeros(len(codes), dtype=bool)
     except ValueError:
         return np.zeros(len(codes), dtype=bool)
 
@@ -184,13 +184,13 @@ def _names(scan: sc.Scan, codes: str = "qcodes", table: str = "qnames") -> tuple
     return new, [names.list[i] for i in order.tolist()]
 
 
-def bars_apart(scan: sc.Scan, ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, row_count: int, timed: np.ndarray, notes: list[str]) -> np.ndarray:
+def bars_apart(scan: sc.Scan, ncodes: np.ndarray, distinct: list[str], row_of: np.ndarray, row_count: int, timed: np.ndarray, notes: list[str]) -> np.ndarray:
     """Per row, whether it is a tqdm bar's redraw that is no step (`timed`: the log's own
     timing rows, evaluation lines left out): every redraw, beside step lines of the log's own
     (a component on at least 3 of its other lines: a data loader's bar among step lines; a few
     one-off lines, `Loaded model in 3.2s`, are no steps); else a bar of another total than the
     bar of the most redraws, the loop's (Hugging Face's evaluation bar inside the training's)."""
-    bars, total = bar_rows(scan, ncodes, uniq, row_of, row_count)
+    bars, total = bar_rows(scan, ncodes, distinct, row_of, row_count)
     bars &= timed
     if not bars.any():
         return bars
@@ -209,13 +209,13 @@ def bars_apart(scan: sc.Scan, ncodes: np.ndarray, uniq: list[str], row_of: np.nd
     return other
 
 
-def bar_rows(scan: sc.Scan, ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, row_count: int) -> tuple[np.ndarray, np.ndarray]:
+def bar_rows(scan: sc.Scan, ncodes: np.ndarray, distinct: list[str], row_of: np.ndarray, row_count: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row, whether it is a tqdm bar's redraw (parsers/log/lines/frameworks.py read_tqdm: its one
     time is the bar's time per iteration and it prints the bar's counter), and the bar's
     total (-1: none)."""
     one = np.bincount(row_of, minlength=row_count) == 1
     timed = np.zeros(row_count, dtype=bool)
-    timed[row_of[_is(ncodes, uniq, BAR_TIME)]] = True
+    timed[row_of[_is(ncodes, distinct, BAR_TIME)]] = True
     counted = np.zeros(row_count, dtype=bool)
     total = np.full(row_count, -1.0)
     if len(scan.qrow):
@@ -285,23 +285,23 @@ def _close_records(scan: sc.Scan, rows: np.ndarray, groups: np.ndarray, alone: b
     return int(rounded.sum())
 
 
-def _choose_whole(ncodes: np.ndarray, uniq: list[str], aux: np.ndarray, starts: np.ndarray, row_of: np.ndarray, row_count: int, held: str | None):
-    has = np.flatnonzero(aux >= 0) if row_count else aux
+def _choose_whole(ncodes: np.ndarray, distinct: list[str], whole_codes: np.ndarray, starts: np.ndarray, row_of: np.ndarray, row_count: int, held: str | None):
+    has = np.flatnonzero(whole_codes >= 0) if row_count else whole_codes
     if not len(has):
         return None, "no field is the whole"
-    idx = starts[has] + aux[has] // 4
-    how = aux[has] % 4
+    idx = starts[has] + whole_codes[has] // 4
+    how = whole_codes[has] % 4
     cand = ncodes[idx]
     for rule, what in ((HELD, "is the held key asked for"), (NAMED, "is named like a whole (total, step, elapsed, ...)"),
                        (PAREN, "is a lock's tenure, its parts printed after it")):
         sel = cand[how == rule]
         if len(sel):
             c, k = _most_common(sel)
-            name = uniq[c]
+            name = distinct[c]
             return str(name), f"{str(name)!r} {what}, on {k} line{'s' if k != 1 else ''}"
     sel = cand[how == SUMMED]
     c, k = _most_common(sel)
-    name = uniq[c]
+    name = distinct[c]
     lines_with = int((np.bincount(row_of[ncodes == c], minlength=1) > 0).sum())
     if k * 2 >= lines_with:
         return str(name), f"{str(name)!r} is the sum of the other times on {k} of {lines_with} lines that print it"
@@ -360,25 +360,25 @@ def _groups(counters: tuple[np.ndarray, np.ndarray, np.ndarray], row_count: int,
 _HASH_SEED = 0x5EED_11E5
 
 
-def _record_groups(gid: np.ndarray, ncodes: np.ndarray, uniq: list[str], counts: np.ndarray, counters: tuple[np.ndarray, np.ndarray, np.ndarray], whole: str | None):
+def _record_groups(group_of: np.ndarray, ncodes: np.ndarray, distinct: list[str], counts: np.ndarray, counters: tuple[np.ndarray, np.ndarray, np.ndarray], whole: str | None):
     """Per group, whether it is a record: its shape (counter keys, component names) repeats;
     or it shares its counter keys and a component (not the whole) with a shape that
     repeats; or, when no shape repeats, it has a time. Shapes are compared by two 64-bit
     sums of random words over their names (sets)."""
-    ng = int(gid.max()) + 1 if len(gid) and gid.max() >= 0 else 0
+    ng = int(group_of.max()) + 1 if len(group_of) and group_of.max() >= 0 else 0
     if ng == 0:
         return np.zeros(0, dtype=bool)
-    if every_row_alike(gid, ncodes, counts, counters[0], counters[1]):  # (one shape: each group is one)
+    if every_row_alike(group_of, ncodes, counts, counters[0], counters[1]):  # (one shape: each group is one)
         return np.ones(ng, dtype=bool)
     rng = np.random.default_rng(_HASH_SEED)
-    vg = np.repeat(gid, counts) if len(ncodes) else np.zeros(0, dtype=np.int64)  # (gid[row_of])
+    vg = np.repeat(group_of, counts) if len(ncodes) else np.zeros(0, dtype=np.int64)  # (gid[row_of])
     keep = vg >= 0
     if keep.all():  # (every value in a group: no copies)
-        pg, pc = distinct_pairs(vg, ncodes, max(len(uniq), 1))
+        pg, pc = distinct_pairs(vg, ncodes, max(len(distinct), 1))
     else:
-        pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(uniq), 1))
+        pg, pc = distinct_pairs(vg[keep], ncodes[keep], max(len(distinct), 1))
     del keep
-    rnd = rng.integers(1, 2**62, size=(max(len(uniq), 1), 2), dtype=np.int64).view(np.uint64)
+    rnd = rng.integers(1, 2**62, size=(max(len(distinct), 1), 2), dtype=np.int64).view(np.uint64)
     # (one buffer as long as the pairs, for both words; "clip": codes are in range, and
     # "raise" would buffer out)
     x = np.empty(len(pc), dtype=np.uint64)
@@ -390,7 +390,7 @@ def _record_groups(gid: np.ndarray, ncodes: np.ndarray, uniq: list[str], counts:
     crow, ccode, _ = counters
     kh = np.zeros(ng, dtype=np.uint64)
     if len(crow):
-        cg = gid[crow]
+        cg = group_of[crow]
         ok = cg >= 0
         kg, kc = distinct_pairs(cg[ok], ccode[ok], int(ccode.max()) + 1)
         krnd = rng.integers(1, 2**62, size=int(ccode.max()) + 1, dtype=np.int64).view(np.uint64)
@@ -407,7 +407,7 @@ def _record_groups(gid: np.ndarray, ncodes: np.ndarray, uniq: list[str], counts:
         # a one-off shape is a record when it shares its counter keys and a part with a repeated one
         rep_shapes = np.unique(shape[repeated])
         first_of = {int(sh): int(np.flatnonzero(shape == sh)[0]) for sh in rep_shapes}
-        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), np.repeat(gid, counts), ncodes, uniq,
+        sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), np.repeat(group_of, counts), ncodes, distinct,
                            whole)
         reps = [(kh[g], sets[g]) for g in first_of.values()]
         for g in lonely.tolist():
@@ -415,12 +415,12 @@ def _record_groups(gid: np.ndarray, ncodes: np.ndarray, uniq: list[str], counts:
     return out
 
 
-def _group_sets(wanted: set[int], value_groups: np.ndarray, ncodes: np.ndarray, uniq: list[str], whole: str | None) -> dict[int, set]:
+def _group_sets(wanted: set[int], value_groups: np.ndarray, ncodes: np.ndarray, distinct: list[str], whole: str | None) -> dict[int, set]:
     """The component names (without the whole) of the wanted groups (value_groups: each value's group)."""
     out: dict[int, set] = {g: set() for g in wanted}
     sel = np.flatnonzero(np.isin(value_groups, np.fromiter(wanted, dtype=np.int64)))
     for g, c in zip(value_groups[sel].tolist(), ncodes[sel].tolist(), strict=True):
-        nm = uniq[c]
+        nm = distinct[c]
         if nm != whole:
             out[g].add(nm)
     return out
