@@ -57,8 +57,8 @@ class _Shape:
     __slots__ = ("code", "skel", "rows", "msg", "choice", "plans", "readings", "misses", "eager", "version",
                  "layout", "clear_from")
 
-    def __init__(self, code: int, skel: str, rows: np.ndarray, msg: np.ndarray, layout: Layout | None):
-        self.code, self.skel, self.rows, self.msg, self.layout = code, skel, rows, msg, layout
+    def __init__(self, code: int, skeleton: str, rows: np.ndarray, message: np.ndarray, layout: Layout | None):
+        self.code, self.skel, self.rows, self.msg, self.layout = code, skeleton, rows, message, layout
         self.choice = np.full(len(rows), EVENT, dtype=np.int32)  # per line: index into plans, or EVENT
         self.plans: list = []      # the plans that replay some of its lines
         self.readings: list = []   # their readings (vectorised.Reading), by plan index
@@ -132,9 +132,9 @@ class ShapeScan:
 class _Chunk:
     """The replay of one chunk: events (lines the Python reader reads) in line order."""
 
-    def __init__(self, owner: ShapeScan, buf: bytes | bytearray | memoryview, cols: dict, texts: dict[int, str], normal: np.ndarray):
-        self.o, self.buf, self.cols, self.texts = owner, buf, cols, texts
-        self.mv = memoryview(buf)
+    def __init__(self, owner: ShapeScan, buffer: bytes | bytearray | memoryview, columns: dict, texts: dict[int, str], normal: np.ndarray):
+        self.o, self.buf, self.cols, self.texts = owner, buffer, columns, texts
+        self.mv = memoryview(buffer)
         self.st = owner.py.state
         self.p = owner.py.new_scan()  # what the Python reader reads
         self.heap: list[tuple[int, int, int, int]] = []  # (row, shape code, version, position)
@@ -142,7 +142,7 @@ class _Chunk:
         self.by_skel: dict[str, _Shape] = {}
         self.by_bare: dict[str, set[int]] = {}
         self.static: list[int] = sorted(texts)  # rows the reader reads whatever the plans
-        shape = cols["shape"]
+        shape = columns["shape"]
         if len(normal):
             key = shape[normal]
             if key.max() < np.iinfo(np.int16).max:  # (numpy's stable sort of 16-bit keys is a radix sort)
@@ -155,7 +155,7 @@ class _Chunk:
                     self.static += rows.tolist()
                     continue
                 lay = owner.layout(code, self.text(int(rows[0])))
-                s = _Shape(code, owner.skels[code], rows, cols["msg"][rows], lay)
+                s = _Shape(code, owner.skels[code], rows, columns["msg"][rows], lay)
                 self.shapes[code] = s
                 self.by_skel[s.skel] = s
             self.static.sort()
@@ -189,7 +189,7 @@ class _Chunk:
                 break
         self.emit()
 
-    def event(self, row: int, shape: _Shape | None, pos: int) -> None:
+    def event(self, row: int, shape: _Shape | None, position: int) -> None:
         line = self.text(row)
         units = len(self.st.unit_keys)
         # (a line the reader reads whatever the plans: the shapes whose plans it may change)
@@ -199,7 +199,7 @@ class _Chunk:
         if shape is not None:
             shape.misses += 1
             shape.eager |= shape.misses > MAX_MISSES
-            self.resolve(shape, pos + 1)
+            self.resolve(shape, position + 1)
         for t, before in watch:
             if self.plans_now(t) != before:
                 t.misses += 1
@@ -294,15 +294,15 @@ class _Chunk:
         return ts
 
 
-def gated(msg: str) -> bool:
+def gated(message: str) -> bool:
     """Whether lines of this message's shape hold a gate of a framework's own reader (the
     reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
     those lines are read by the reader itself. The gates hold no digit, so whether one is
     in a line is the same for every line of a shape (the space: a prefix before it)."""
-    text = " " + msg
-    if "[" in msg and NAME_AFTER.search(msg) is not None:
+    text = " " + message
+    if "[" in message and NAME_AFTER.search(message) is not None:
         return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
-    if "\u00b1" in msg and MEAN_PM.search(msg) is not None:
+    if "\u00b1" in message and MEAN_PM.search(message) is not None:
         return True  # (a mean ± its std: rewritten too)
     return any(g in text for g, *_ in SHAPE_GATES)
 
