@@ -110,23 +110,23 @@ def stamp_ms(values: np.ndarray, factor: float | None) -> tuple[np.ndarray, np.n
     return ms, (ms >= 1e12) & (ms < 1e13)
 
 
-def evaluate(plan: Plan, lay: Layout, buf: bytes | bytearray | memoryview, msg: np.ndarray, native: ModuleType, state: ReaderState) -> Reading | None:
-    """The plan over the lines whose messages start at `msg` (offsets into buf); None when
+def evaluate(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, native: ModuleType, state: ReaderState) -> Reading | None:
+    """The plan over the lines whose messages start at `message` (offsets into `buffer`); None when
     the layout cannot hold its columns (Python reads the lines). `native`: the compiled
     scanner (its `columns` and `spelled`)."""
-    m = len(msg)
+    m = len(message)
     r = Reading()
     r.flags, r.tol, r.none = plan.flags, plan.tol, True
     r.unk = np.zeros(m, dtype=bool)
     if plan.fieldless:
         r.acc = np.ones(m, dtype=bool)
         return r
-    if plan.n != len(lay.toks) or not lay.pos:
+    if plan.n != len(layout.toks) or not layout.pos:
         return None
-    good = _fixed_text(plan, lay, buf, msg, native)
+    good = _fixed_text(plan, layout, buffer, message, native)
     if good is None:
         return None
-    read = _numbers(plan, lay, buf, msg, native.columns)
+    read = _numbers(plan, layout, buffer, message, native.columns)
     if read is None:
         return None
     nums, xs, oks, unk = read
@@ -148,40 +148,40 @@ def evaluate(plan: Plan, lay: Layout, buf: bytes | bytearray | memoryview, msg: 
     return r
 
 
-def _fixed_text(plan: Plan, lay: Layout, buf: bytes | bytearray | memoryview, msg: np.ndarray, native: ModuleType) -> np.ndarray | None:
+def _fixed_text(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, native: ModuleType) -> np.ndarray | None:
     """The lines whose fixed tokens and number prefixes holding digits are the plan's; None when
     the layout's tokens cannot hold them (every character checked in one C pass over the lines)."""
     pos: list[np.ndarray] = []
     want: list[str] = []
     fixed = plan.fixed if len(plan.fixed_idx) != 1 else (plan.fixed,)
     for j, text in zip(plan.fixed_idx, fixed or (), strict=True):
-        if len(text) != len(lay.toks[j]):
+        if len(text) != len(layout.toks[j]):
             return None
         if _HAS_DIGIT.intersection(text):
-            pos.append(lay.pos[j])
+            pos.append(layout.pos[j])
             want.append(text)
     for j, pre in plan.pres:
-        if len(pre) > len(lay.toks[j]):
+        if len(pre) > len(layout.toks[j]):
             return None
         if _HAS_DIGIT.intersection(pre):
-            pos.append(lay.pos[j][: len(pre)])
+            pos.append(layout.pos[j][: len(pre)])
             want.append(pre)
     if not want:
-        return np.ones(len(msg), dtype=bool)
-    ok = native.spelled(buf, msg.tobytes(), np.concatenate(pos).astype(np.int64).tobytes(),
+        return np.ones(len(message), dtype=bool)
+    ok = native.spelled(buffer, message.tobytes(), np.concatenate(pos).astype(np.int64).tobytes(),
                         "".join(want).encode("ascii"))
     return np.frombuffer(ok, dtype=np.bool_)
 
 
-def _numbers(plan: Plan, lay: Layout, buf: bytes | bytearray | memoryview, msg: np.ndarray, columns: Callable[..., tuple[bytes, bytes]]):
+def _numbers(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, columns: Callable[..., tuple[bytes, bytes]]):
     """Every deciding number of every line in one C call: (their text in the layout, values
     m x k, read m x k, a line with any number unread); None when a number is not contiguous."""
-    m = len(msg)
+    m = len(message)
     where: list[int] = []
     nums: list[str] = []
     for act, j, lp, stop, _a, _b in plan.steps:
-        p = lay.pos[j][lp:stop]
-        num = lay.toks[j][lp:stop]
+        p = layout.pos[j][lp:stop]
+        num = layout.toks[j][lp:stop]
         if act == P_Q and "/" in num:
             cut = num.index("/")
             num, p = num[:cut], p[:cut]
@@ -192,13 +192,13 @@ def _numbers(plan: Plan, lay: Layout, buf: bytes | bytearray | memoryview, msg: 
     k = len(nums)
     if not k:
         return nums, None, None, np.zeros(m, dtype=bool)
-    xb, okb = columns(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
+    xb, okb = columns(buffer, message.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
     xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
     oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
     return nums, xs, oks, ~oks.all(axis=1)
 
 
-def _apply_steps(plan: Plan, nums: list[str], numbers: np.ndarray, read_ok: np.ndarray, good: np.ndarray):
+def _apply_steps(plan: Plan, number_texts: list[str], numbers: np.ndarray, read_ok: np.ndarray, good: np.ndarray):
     """Each step's check (narrowing `good` in place) and what it reads: (time names, their ms
     columns, quantity names, their columns, the stamp in s or None); None for an unknown action."""
     names: list[str] = []
@@ -207,7 +207,7 @@ def _apply_steps(plan: Plan, nums: list[str], numbers: np.ndarray, read_ok: np.n
     qv: list[np.ndarray] = []
     stamp = None
     for c, (act, _j, _lp, _stop, a, b) in enumerate(plan.steps):
-        num, x, ok = nums[c], numbers[:, c], read_ok[:, c]
+        num, x, ok = number_texts[c], numbers[:, c], read_ok[:, c]
         if act == P_TIME or act == P_TIMEDOT:
             good &= ~((x < 0) | (x * b > MAX_MS))
             if act == P_TIMEDOT and "." not in num:
