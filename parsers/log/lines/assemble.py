@@ -101,10 +101,10 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return inv
 
 
-def _per_row(read_scan: sc.Scan, e_q: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
+def _per_row(read_scan: sc.Scan, read_quantity_rows: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
     """(values, quantities) of every line where all lines have as many of each, else None."""
     ks = set(np.unique(read_scan.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
-    qs = set(np.unique(e_q).tolist()) | {len(_rd(r).qnames) for r in replayed}
+    qs = set(np.unique(read_quantity_rows).tolist()) | {len(_rd(r).qnames) for r in replayed}
     return (int(ks.pop()), int(qs.pop())) if len(ks) == 1 and len(qs) == 1 else None
 
 
@@ -256,26 +256,26 @@ def _place_replayed(out: sc.Scan, part: Replayed, at: np.ndarray, slot: int, vst
             out.qvalues[qdest] = rd.qvalues[pos]
 
 
-def _put(dst: np.ndarray, at: np.ndarray, src: np.ndarray, pos: np.ndarray | None = None) -> None:
+def _put(destination: np.ndarray, at: np.ndarray, source: np.ndarray, positions: np.ndarray | None = None) -> None:
     """dst[at] = src[pos] (src itself without pos; a src of one row goes to every row at):
     rows of a 1-D or 2-D array, placed by the compiled scanner's place_rows where it is built
     and both arrays are contiguous of one dtype (numpy's fancy assignment walks the index row
     by row, ~100 ns a row), else by numpy."""
-    if src.ndim == 0:  # (one number for every row: a reading's rounding)
-        src = src.reshape((1,) * dst.ndim)
+    if source.ndim == 0:  # (one number for every row: a reading's rounding)
+        source = source.reshape((1,) * destination.ndim)
     place = _place_rows()
-    if (place is not None and dst.dtype == src.dtype and dst.flags.c_contiguous and src.flags.c_contiguous
-            and dst.ndim == src.ndim and dst.shape[1:] == src.shape[1:] and len(at)
-            and (pos is not None or len(src) in (1, len(at)))):
-        rowbytes = dst.itemsize * (dst.shape[1] if dst.ndim == 2 else 1)
-        place(dst, rowbytes, at, src, None if pos is None else np.ascontiguousarray(pos, dtype=np.int64))
+    if (place is not None and destination.dtype == source.dtype and destination.flags.c_contiguous and source.flags.c_contiguous
+            and destination.ndim == source.ndim and destination.shape[1:] == source.shape[1:] and len(at)
+            and (positions is not None or len(source) in (1, len(at)))):
+        rowbytes = destination.itemsize * (destination.shape[1] if destination.ndim == 2 else 1)
+        place(destination, rowbytes, at, source, None if positions is None else np.ascontiguousarray(positions, dtype=np.int64))
         return
-    if pos is not None:
-        dst[at] = src[pos]
-    elif len(src) == 1 and src.ndim == dst.ndim and len(at) != 1:
-        dst[at] = src[0]
+    if positions is not None:
+        destination[at] = source[positions]
+    elif len(source) == 1 and source.ndim == destination.ndim and len(at) != 1:
+        destination[at] = source[0]
     else:
-        dst[at] = src
+        destination[at] = source
 
 
 def _place_rows():
