@@ -331,12 +331,12 @@ def guess_role(name: str) -> tuple[str | None, str]:
     return None, f"no rule matches {name!r}: no role (its time is counted in other)"
 
 
-#: words of a whole that make it a lock's tenure (parsers/log/linenest.py reads them here)
+#: words of a whole that make it a lock's tenure (parsers/log/lines/nesting.py reads them here)
 LOCK_WORDS = frozenset(("held", "hold", "lock", "locked", "mutex", "tenure"))
 WAIT_WORDS = frozenset(("wait", "waiting", "waited", "queue", "queued", "blocked", "acquire", "acquired"))  # lock or data?
 CPU_WORDS = frozenset(("synth", "synthesis", "witness"))  # host work before the GPU's (a prover's synthesis)
 OUTSIDE_WORD = "outside "  # (ParsedLog.not_parts: a time printed beside a lock's tenure, not in it)
-TREE_WHY = "a timer tree's"  # (ParsedLog.not_parts: a tree's root or nested node, parsers/log/linetree.py)
+TREE_WHY = "a timer tree's"  # (ParsedLog.not_parts: a tree's root or nested node, parsers/log/lines/trees.py)
 GPU_WORDS = frozenset(("gpu", "cuda", "kernel", "kernels", "device", "h2d", "d2h", "htod", "dtoh"))
 
 

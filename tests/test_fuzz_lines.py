@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.log import lineread
+from gpuscope.parsers.log.lines import line as lineread
 from gpuscope.schemas import QUANTITY_COLUMNS
 from tests.conftest import DATA
 from tests.test_fuzz_parsers import _check

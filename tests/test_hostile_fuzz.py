@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuscope.parsers import numbers
-from gpuscope.parsers.log import cuzk, kv, lines
+from gpuscope.parsers.log import cuzk, kv
+from gpuscope.parsers.log.lines import read as lines
 
 from .conftest import DATA, EXAMPLES
 from .hostile_check import POISON_TEXT, problems, run_cli

@@ -248,6 +248,7 @@ MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 #: the only exceptions, each with the reason it stands; remove an entry once its file is in line
 SIZE_EXCEPTIONS = {
+    "parsers/log/lines/fields.py": "Line, the reading of one line's fields (its quantities and keyless times too): one class in one module (issue 31)",
 }
 
 

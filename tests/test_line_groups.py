@@ -1,4 +1,4 @@
-"""parsers/log/linerecords.py `_groups`: the regular layout's comparison (every row printing the
+"""parsers/log/lines/records.py `_groups`: the regular layout's comparison (every row printing the
 same number of counters, rows in order: an (n, c) table of views) gives the groups the general
 gathers give, on fresh random counters (repeats, NaN, other sources' rows)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import linerecords as lr
 from gpuscope.parsers.log.codeops import same_regular
+from gpuscope.parsers.log.lines import records as lr
 
 
 def _general(counters, n, mine, monkeypatch):

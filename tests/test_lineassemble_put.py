@@ -1,4 +1,4 @@
-"""parsers/log/lineassemble.py `_put`: the rows of a reading placed by the compiled scanner's
+"""parsers/log/lines/assemble.py `_put`: the rows of a reading placed by the compiled scanner's
 place_rows are those numpy's fancy assignment places (1-D and 2-D, with and without a gather,
 one row to every place), and numpy's path (no compiled scanner, another dtype) is the same."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import lineassemble, logparse
+from gpuscope.parsers.log import logparse
+from gpuscope.parsers.log.lines import assemble as lineassemble
 
 NATIVE = logparse.compiled_scanner()
 needs_native = pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "place_rows"),

@@ -1,4 +1,4 @@
-"""A line two logging handlers printed (issue 33 class 4; parsers/log/linedups.py): the same text
+"""A line two logging handlers printed (issue 33 class 4; parsers/log/lines/duplicates.py): the same text
 with the same stamp, one after the other, is one event; with other stamps, without a stamp or
 with other words around the same numbers, two."""
 

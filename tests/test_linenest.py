@@ -1,4 +1,4 @@
-"""Parts printed in parentheses after a time belong to it (parsers/log/linenest.py; issue 33,
+"""Parts printed in parentheses after a time belong to it (parsers/log/lines/nesting.py; issue 33,
 class 0): a lock's tenure with its parts is the record's whole, the times beside it lie
 outside it (a lock's wait is contention, never a data stall), and any other value keeps its
 nested parts out of the sum."""

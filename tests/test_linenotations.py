@@ -11,7 +11,7 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log.linewords import compound
+from gpuscope.parsers.log.lines.vocabulary import compound
 from tests.conftest import DATA
 
 

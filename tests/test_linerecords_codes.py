@@ -1,4 +1,4 @@
-"""finish (parsers/log/linerecords.py) over name codes instead of arrays of name objects: each
+"""finish (parsers/log/lines/records.py) over name codes instead of arrays of name objects: each
 numpy replacement gives what the pandas operation it replaced gave (factorize, groupby median,
 unique, ngroup), on random input with repeats, NaN and unsorted keys."""
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from gpuscope.parsers.log import codeops
-from gpuscope.parsers.log import linerecords as lr
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.lines import records as lr
 
 
 @pytest.mark.parametrize("head", [4096, 7, 1])

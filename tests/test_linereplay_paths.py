@@ -1,5 +1,5 @@
 """The `lines` format's two paths give the same result: the compiled shape splitter with the
-plans replayed in numpy (parsers/log/linereplay.py) and the Python reader alone, line by line
+plans replayed in numpy (parsers/log/lines/replay.py) and the Python reader alone, line by line
 (GPUSCOPE_PURE_SCANNER=1): the same Scan, the same ParsedLog and the same `analyze --json`,
 over every log in tests/ and examples/ read as `lines`, the bench's generated logs and the
 fuzzers' mutated ones. Every shape is replayed here however few its lines (MIN_LINES 1)."""
@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.log import linereplay, logparse, reader
+from gpuscope.parsers.log import logparse, reader
+from gpuscope.parsers.log.lines import replay as linereplay
 from tests.conftest import EXAMPLES, REPO
 from tests.test_fuzz_lines import mutated, repeated
 from tests.test_scanner_paths import parse, same
@@ -169,7 +170,7 @@ def test_markers_and_special_bytes_at_every_place(piece):
 
 def test_a_logger_line_after_a_bar_redraw_replays_as_read():
     """A bar redraw with a logger's line right after its `]` is read as two pieces
-    (parsers/log/lines.py pieces): the logger piece's shape is one that other lines hold, and
+    (parsers/log/lines/read.py pieces): the logger piece's shape is one that other lines hold, and
     the replay of those lines is the per-line scan's."""
     log = "".join(f"[2023-06-21 07:39:{i:02d},625] [INFO] rank=0 time (ms) | forward: 2{i % 10}.41 | step: 7{i % 10}.8\n"
                   + (f" {i}%|#  | {i}/345 [00:07<06:50,  1.2{i % 10}s/it][2023-06-21 07:39:{i:02d},700] [INFO] rank=0 "

@@ -1,11 +1,11 @@
-"""Timer trees read as trees (issue 33 class 4; parsers/log/linetree.py): the root is the whole
+"""Timer trees read as trees (issue 33 class 4; parsers/log/lines/trees.py): the root is the whole
 of its tree, children are parts of their parent and never summed beside it, a node is named
 by all its words, and a guessed role never comes from the object of a phrase."""
 
 from __future__ import annotations
 
 from gpuscope import parsers
-from gpuscope.parsers.log import lineread
+from gpuscope.parsers.log.lines import line as lineread
 from gpuscope.rolemodel import guess_role, model_for
 
 FOREST = """INFO     prove [ 1.00s | 1.00% / 100.00% ]

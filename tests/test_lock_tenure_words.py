@@ -1,5 +1,5 @@
 """A lock's tenure printed in a program's own words, without parentheses (issue 33 class 0, the
-mission's own case; parsers/log/linenest.py `tenure`): `wait_ms=296 held_ms=278 h2d_ms=169
+mission's own case; parsers/log/lines/nesting.py `tenure`): `wait_ms=296 held_ms=278 h2d_ms=169
 gpu_ms=108` gets the seed's table (the upload's share of the lock-held time, the workers' wait
 for the lock as contention), the way `held=274ms (copy=167ms gpu=107ms)` does. The false fires
 the rule must not make are below: parts that outlast the tenure, another field named like the

@@ -9,7 +9,7 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log.lineread import State, read_line
+from gpuscope.parsers.log.lines.line import State, read_line
 
 STEPS = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={30 + i % 5}\n" for i in range(6))
 
@@ -138,7 +138,8 @@ def test_ranks_final_bar_states_each_stand_for_the_bar_s_iterations():
 
 
 def test_the_bar_s_quantity_names_are_the_bar_reader_s():
-    from gpuscope.parsers.log import lineshapes, linesteps
+    from gpuscope.parsers.log.lines import frameworks as lineshapes
+    from gpuscope.parsers.log.lines import steps as linesteps
 
     assert (linesteps.BAR_COUNTER, linesteps.BAR_TOTAL) == (lineshapes.BAR_COUNTER, lineshapes.BAR_TOTAL)
 

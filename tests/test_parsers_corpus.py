@@ -312,7 +312,7 @@ def test_a_time_per_token_is_no_part_named_by_its_last_word():
     """vLLM's 2023 benchmark_serving (vllm-project/vllm#359): `Average latency per output token:
     1.10 s` had been a part `output_token` (and `per token` one named `token`), summed into the
     run beside its whole; a time per token is a statistic of a rate: never a part."""
-    from gpuscope.parsers.log.linewords import label_of
+    from gpuscope.parsers.log.lines.vocabulary import label_of
 
     assert label_of(["Average", "latency", "per"], "token", True) == "latency_per_token.average"
     assert label_of(["latency", "per", "output"], "token", True) == "latency_per_output_token"

@@ -1,6 +1,6 @@
 """The frameworks' entries of the one formats table (parsers/log/formats.py FRAMEWORKS): each names
 its reader, its gates, an example as the framework prints it and its corpus sample; the
-table feeds the lines reader (parsers/log/lineread.py SHAPE_GATES), the refusals' reasons and
+table feeds the lines reader (parsers/log/lines/line.py SHAPE_GATES), the refusals' reasons and
 the docs."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log import formats, lineread, lineshapes
+from gpuscope.parsers.log import formats
+from gpuscope.parsers.log.lines import frameworks as lineshapes
+from gpuscope.parsers.log.lines import line as lineread
 from tests.conftest import DATA, REPO
 
 EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())
@@ -33,7 +35,7 @@ def test_names_are_unique_and_each_has_its_corpus_case():
 def test_each_entry_says_where_it_is_read(f):
     import importlib
 
-    assert f.rules and (not f.reader or f"lineshapes.{f.reader}" in f.rules)
+    assert f.rules and (not f.reader or f"lines.frameworks.{f.reader}" in f.rules)
     for rule in f.rules:
         mod, _, attr = rule.partition(".")
         obj = importlib.import_module(f"gpuscope.parsers.log.{mod}")

@@ -79,7 +79,7 @@ def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
 
 def test_progress_bars_alone_are_read_as_tqdm_bars_not_as_kv():
     """A bar's `loss=0.5, v_num=0` are no times; its rate is tqdm's time per iteration
-    (parsers/log/lineshapes.py), each redraw standing for the counter's advance (70 here)."""
+    (parsers/log/lines/frameworks.py), each redraw standing for the counter's advance (70 here)."""
     bars = "".join(f"Epoch 0:  {p}%|####      | {p * 10}/1000 [00:0{p // 20}<00:15, 36.1it/s, loss=0.5, v_num=0]\n"
                    for p in range(1, 100, 7))
     p = parsers.parse_log(bars)

@@ -1,4 +1,4 @@
-"""Format `lines`: timing lines as people print them (parsers/log/lines.py), on the real
+"""Format `lines`: timing lines as people print them (parsers/log/lines/read.py), on the real
 captures of tests/data/h200_foreign and on synthetic shapes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log import lines as L
 from gpuscope.parsers.log import reader
+from gpuscope.parsers.log.lines import read as L
 from tests.conftest import DATA
 
 RUNS = DATA / "h200_foreign" / "runs"
@@ -170,7 +170,7 @@ def test_bare_number_is_a_time_only_under_a_time_name_and_then_seconds():
     "step=3 loss=0.53 epoch=1",
     "Took 3 attempts",
     "Epoch 1/10",
-    "100%|██████████| 10/10 [00:01<00:00,  ?it/s]",  # (a bar without a rate yet: parsers/log/lineshapes.py)
+    "100%|██████████| 10/10 [00:01<00:00,  ?it/s]",  # (a bar without a rate yet: parsers/log/lines/frameworks.py)
     "throughput: 1234.5 samples/s, 12.5 tokens_per_s=99 fps=30",
     '  File "train.py", line 12, in <module>',
     "/opt/torch/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning: Warning: set acc_events=True.",
@@ -370,7 +370,7 @@ def test_a_logger_line_written_right_after_a_bar_redraw_is_read():
     (huggingface/accelerate#1589, deepspeedai/DeepSpeed#1436): that text is a line of its own.
     Its timers had been dropped without a word (the bar's shape took the line). A bar whose
     postfix holds brackets, and a bar alone, read as before."""
-    from gpuscope.parsers.log.lines import pieces
+    from gpuscope.parsers.log.lines.read import pieces
 
     line = ("  3%|###   | 12/345 [00:07<06:50,  1.23s/it][2023-06-21 07:39:09,625] [INFO] [Rank 0] time (ms) | "
             "optimizer_allgather: 7.96 | optimizer_step: 60.64")

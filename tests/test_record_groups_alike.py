@@ -1,4 +1,4 @@
-"""parsers/log/linerecords.py _record_groups' shortcut (codeops.every_row_alike: every row
+"""parsers/log/lines/records.py _record_groups' shortcut (codeops.every_row_alike: every row
 prints the same names and counter keys in the same order, so every group has one shape) gives
 what the hashing of every group's names gives, on logs where it applies and where it almost
 does (a line of another shape, a counter missing, names in another order)."""
@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import codeops, linerecords, logparse, reader
+from gpuscope.parsers.log import codeops, logparse, reader
+from gpuscope.parsers.log.lines import records as linerecords
 
 
 def kv_lines(n: int, seed: int) -> list[str]:

@@ -115,7 +115,7 @@ def test_an_average_smallest_and_largest_time_per_step_are_statistics():
     assert int(p.records["complete"].sum()) == 0 and not p.whole
     q = parsers.parse_log("".join(f"time / step: 0.0{i + 2}s\n" for i in range(3)), "lines")
     assert set(q.components["component"]) == {"time_per_step"} and int(q.records["complete"].sum()) == 3
-    from gpuscope.parsers.log.lineread import SLASH_PER
+    from gpuscope.parsers.log.lines.line import SLASH_PER
 
     assert SLASH_PER.search("train loss / acc: 0.5") is None and SLASH_PER.search("time / step: 3") is not None
     assert SLASH_PER.search("iter 3: 2.81 s / it") is None  # (tqdm's own: tests/test_linenotations.py)

@@ -6,7 +6,7 @@ all their words, roots without children alone the stages of one record."""
 from __future__ import annotations
 
 from gpuscope import parsers
-from gpuscope.parsers.log import lineread
+from gpuscope.parsers.log.lines import line as lineread
 
 TREE = """Start:   Prover
 \u00b7\u00b7Start:   Compute A

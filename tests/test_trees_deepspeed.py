@@ -1,5 +1,5 @@
 """DeepSpeed's wall_clock_breakdown timers (issue 33 class 4; parsers/log/notparts.py _deepspeed,
-parsers/log/linerecords.py _nested_only and bars_apart): the micro-step and the global timers
+parsers/log/lines/records.py _nested_only and bars_apart): the micro-step and the global timers
 of one step are one step, ZeRO's optimizer timers lie inside `step`, and a tqdm bar redrawn
 in front of a logger's timing line is no step (its smoothed rate no record's whole)."""
 
@@ -58,7 +58,8 @@ def test_the_flops_profilers_summary_is_one_step_and_module_latencies_no_parts()
 
 def test_a_latency_with_words_before_it_is_the_shared_readers():
     """False-positive guard: `p99 fwd latency: 12 ms` (a statistic) is no profiler summary's line."""
-    from gpuscope.parsers.log import lineread, lineshapes
+    from gpuscope.parsers.log.lines import frameworks as lineshapes
+    from gpuscope.parsers.log.lines import line as lineread
 
     assert lineshapes.read_flops_profiler("p99 fwd latency: 12.5 ms", lineread.State()) is lineshapes.NOT_MINE
 

@@ -1,4 +1,4 @@
-"""numpy helpers of parsers/log/linerecords.py over integer codes, each giving what the pandas
+"""numpy helpers of parsers/log/lines/records.py over integer codes, each giving what the pandas
 operation it replaces gives (tests/test_linerecords_codes.py): medians per group, distinct
 keys, labels of equal rows. No pandas import: a `lines` log is analysed without it."""
 
@@ -129,7 +129,7 @@ def fmax_at(out: np.ndarray, rows: np.ndarray, x: np.ndarray) -> None:
 
 
 def same_regular(crow, ccode, cval, cnt, n):
-    """linerecords._groups' `same` (row r+1 prints the same counters as row r) where every
+    """lines/records._groups' `same` (row r+1 prints the same counters as row r) where every
     row prints the same number c of counters, rows in order (a training log's `epoch 0 step
     17` on every line): the counters as an (n, c) table, each row against the next, in two
     passes over views instead of a dozen gathers (1M lines: 0.3 -> 0.02 CPU-s). None where
@@ -153,7 +153,7 @@ def repeats(counts: np.ndarray) -> int | np.ndarray:
 def every_row_alike(gid, codes, counts, crow, ccode) -> bool:
     """Whether every row is in a group (gid >= 0) and prints the same k > 0 names in the same
     order (codes, counts: per value and per row) and the same counter keys in the same order
-    (crow, ccode: per counter): then every group has one shape, and linerecords._record_groups'
+    (crow, ccode: per counter): then every group has one shape, and lines/records._record_groups'
     hashing of each group's names would find what this finds in two comparisons (every group
     a record: a training log printing one line a step)."""
     n = len(counts)

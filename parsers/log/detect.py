@@ -1,6 +1,6 @@
 """Format detection: `cuzk` when the log has CUZK_ / TIMELINE / GPU_TIMING / FIN_TIMING
 lines, else `condensed` when it has the article's keys, else `lines` when a sample of the
-log reads better as timing lines as people print them (parsers/log/lines.py), else the
+log reads better as timing lines as people print them (parsers/log/lines/read.py), else the
 generic `kv`.
 
 The sample is the first SNIFF_CHARS (and at most SNIFF_LINES lines) of the log. `lines` wins when its lines show what
@@ -36,7 +36,7 @@ def detect_format(text: str, held: str | None = None) -> str:
 
 
 def _sniffed(head: str, longer: bool, held: str | None) -> str:
-    from gpuscope.parsers.log.lines import sniff
+    from gpuscope.parsers.log.lines.read import sniff
 
     sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
     if longer and len(sample) > 1:

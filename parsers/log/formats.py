@@ -7,8 +7,8 @@ Each format: its name, what it reads (one line), the text that selects it at det
 scanner (parsers/_scan.c) reads it. SHAPES lists the line shapes the `lines` format reads,
 each with the programs that print it. FRAMEWORKS has one entry per framework whose output is
 read or refused (who prints it, how its lines are recognised, what is read, an example, its
-corpus sample, where its reading lives, and the reader of parsers/log/lineshapes.py that
-parsers/log/lineread.py calls for its lines where the shared field reader cannot read them
+corpus sample, where its reading lives, and the reader of parsers/log/lines/frameworks.py that
+parsers/log/lines/line.py calls for its lines where the shared field reader cannot read them
 alone); TABLES, the refusals' reasons, and docs/ANALYZE.md's list come from it."""
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ class Framework:
 
     name; who prints it; how its lines are recognised; what is read from them (and what is
     not); an example as the framework prints it; `reader`: the function of
-    parsers/log/lineshapes.py that reads its lines ("" when the shared field reader,
-    parsers/log/linefields.py, reads them), called for a line holding one of `gates`; `refuses`:
+    parsers/log/lines/frameworks.py that reads its lines ("" when the shared field reader,
+    parsers/log/lines/fields.py, reads them), called for a line holding one of `gates`; `refuses`:
     what its output is when it holds measurements, not timed steps (the reason a log of it
     alone is refused), recognised by `markers` in the log's head; `corpus`: its sample under
     tests/data/corpus (tests/test_parsers_corpus.py reads each as expected.toml says);
@@ -119,7 +119,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "a time: with the runtime, the steps that record covers); eval_* lines are kept apart",
               "{'train_runtime': 245.78, 'train_samples_per_second': 48.8, 'train_steps_per_second': 6.103}",
               "hf_trainer/train.txt",
-              rules=('linewords.key_info', 'linefields.Line.covered_steps', 'linesteps.runtime_steps')),
+              rules=('lines.vocabulary.key_info', 'lines.fields.Line.covered_steps', 'lines.steps.runtime_steps')),
     Framework("keras", "Keras / tf.keras model.fit",
               "a Progbar line that starts with its i/N counter (`[====]`, Keras 3's bar, or verbose=2's ` - `)",
               "an epoch's end (i == N): its elapsed seconds (the whole) and the mean time per step (`step.mean`, "
@@ -127,7 +127,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "time (a log of redraws only is refused, and says the epoch's end line would tell)",
               "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950 - accuracy: 0.9146",
               "keras/fit.txt", reader="read_keras", gates=("/step", "/sample"),
-              rules=('lineshapes.read_keras', 'lineshapes.keras_eta_only', 'linesteps.steps_per_record')),
+              rules=('lines.frameworks.read_keras', 'lines.frameworks.keras_eta_only', 'lines.steps.steps_per_record')),
     Framework("tqdm", "tqdm bars, PyTorch Lightning's progress bar",
               "`n/total [elapsed<remaining, rate]` (`n it [elapsed, rate]` without a total), redrawn in "
               "place (`\\r`-separated pieces of one line)",
@@ -135,7 +135,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "bar's n is its counter: a redraw every K iterations stands for K steps",
               "Epoch 0:   2%|\u258f         | 20/1000 [00:00<00:44, 22.10it/s, loss=2.25, v_num=0]",
               "lightning/bar_fast.txt", reader="read_tqdm", gates=("it/s", "s/it"),
-              rules=('lineshapes.read_tqdm', 'linerecords.bar_rows', 'linesteps.steps_per_record')),
+              rules=('lines.frameworks.read_tqdm', 'lines.bars.bar_rows', 'lines.steps.steps_per_record')),
     Framework("tensorflow", "TensorFlow's training hooks (Estimator, MonitoredSession), TF-Slim",
               "LoggingTensorHook `tag = value, ... (0.320 sec)`, StepCounterHook `global_step/sec: x`, "
               "TF-Slim `global step N: loss = ... (0.31 sec/step)`",
@@ -144,7 +144,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "sec/step is one step's time",
               "INFO:tensorflow:loss = 0.4121, step = 100 (0.320 sec)",
               "tensorflow/estimator.txt", reader="read_tensorflow", gates=("global_step/sec", " sec)"),
-              rules=('lineshapes.read_tensorflow', 'linefields.Line.per_step', 'linesteps.steps_per_record')),
+              rules=('lines.frameworks.read_tensorflow', 'lines.fields.Line.per_step', 'lines.steps.steps_per_record')),
     Framework("deepspeed", "DeepSpeed's timers and throughput lines",
               "a unit in the line's header: `time (ms) | name: value | ...`",
               "each timer (ms), `step:` (the optimizer step's timer) too, never a counter or the whole; a timer "
@@ -154,7 +154,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "MemAllocated sizes are never times",
               "time (ms) | fwd_microstep: 41.03 | bwd_microstep: 88.31 | bwd_inner_microstep: 80.12",
               "deepspeed/timers.txt",
-              rules=('linefields.Line.other', 'linefields.Line.take', 'linerecords.not_parts', 'linewords.key_info',
+              rules=('lines.fields.Line.other', 'lines.fields.Line.take', 'lines.records.not_parts', 'lines.vocabulary.key_info',
                      'notparts._deepspeed', 'nestrecords.nested_only')),
     Framework("deepspeed_flops", "DeepSpeed's FLOPS profiler (its profile summary)",
               "`fwd latency:` / `bwd latency:` / `step latency:` / `iter latency:` lines, an aggregated profile's "
@@ -166,14 +166,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "iter latency:                                                 184.73 ms",
               "deepspeed/flops_profiler_summary.txt", reader="read_flops_profiler",
               gates=("fwd latency", "bwd latency", "step latency:", "iter latency:"),
-              rules=("lineshapes.read_flops_profiler",)),
+              rules=("lines.frameworks.read_flops_profiler",)),
     Framework("megatron", "Megatron-LM iteration lines",
               "` | `-separated `label: value` fields with a unit in the label",
               "elapsed time per iteration (ms), the whole; the i/N counter's advance is the steps a line "
               "stands for (log-interval); consumed samples, batch size, loss scale are no times",
               "iteration 10/ 100 | consumed samples: 640 | elapsed time per iteration (ms): 412.0 | lm loss: 7.2E+00",
               "megatron/pretrain_gpt.txt",
-              rules=('linewords.label_of', 'linewords.per_step', 'lines.sampled_every')),
+              rules=('lines.vocabulary.label_of', 'lines.vocabulary.per_step', 'lines.read.sampled_every')),
     Framework("megatron_timers", "Megatron-LM's timers (--timing-log-level)",
               "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
               "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
@@ -184,35 +184,35 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "    forward-backward ...............................: (401.23, 402.10)",
               "megatron/pretrain_gpt_timers.txt", reader="read_megatron_timers",
               gates=("..: ",),
-              rules=('lineshapes.read_megatron_timers', 'lineshapes.MEGATRON_MAX_WHY', 'linerecords.not_parts')),
+              rules=('lines.frameworks.read_megatron_timers', 'lines.frameworks.MEGATRON_MAX_WHY', 'lines.records.not_parts')),
     Framework("fairseq", "fairseq train_inner lines",
               "`key=value` fields after `epoch 001: 100 / 1000`",
               "wall and train_wall, cumulative seconds: read as their differences line to line; wps, ups, "
               "bsz, num_updates are rates and counters",
               "epoch 001:    100 / 1000 loss=9.123, wps=12345.6, ups=3.02, num_updates=100, train_wall=31, wall=33",
               "fairseq/train.txt",
-              rules=('linerecords.running_totals', 'lines.sampled_every')),
+              rules=('runtotals.running_totals', 'lines.read.sampled_every')),
     Framework("pytorch_examples", "the PyTorch examples' ProgressMeter (ImageNet, copied widely), timm",
               "`Epoch: [e][i/N]  Time v (avg)  Data v (avg)`",
               "Time and Data in seconds (the meter's convention); the i/N counter's advance (print-freq, "
               "default 10) is the steps a line stands for; `Test:` lines are kept apart",
               "Epoch: [0][ 10/500]\tTime  0.260 ( 0.412)\tData  0.002 ( 0.138)\tLoss 6.8990e+00 (6.9050e+00)",
               "pytorch_examples/every_10th.txt",
-              rules=('linewords.LABEL_SECONDS', 'lines.sampled_every', 'linewords.EVAL_WORDS')),
+              rules=('lines.vocabulary.LABEL_SECONDS', 'lines.read.sampled_every', 'lines.vocabulary.EVAL_WORDS')),
     Framework("detectron2", "detectron2's CommonMetricPrinter",
               "`eta: 0:12:34  iter: 19  total_loss: ...  time: 0.4512  data_time: 0.0123  lr: ...`",
               "time and data_time in seconds (time-named keys); the iter counter's advance (every 20) is the "
               "steps a line stands for; eta is a forecast, max_mem a size",
               "eta: 0:12:25  iter: 39  total_loss: 1.874  time: 0.4498  data_time: 0.0119  lr: 0.00079922",
               "detectron2/train.txt",
-              rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'linesteps.steps_per_record')),
+              rules=('lines.fields.Line.seconds', 'lines.fields.FORECASTS', 'lines.steps.steps_per_record')),
     Framework("mmengine", "mmengine's logger (mmdet, mmseg, ...)",
               "`Epoch(train)  [e][  i/N]  lr: ...  eta: ...  time: 0.4850  data_time: 0.0100  memory: 3520`",
               "time and data_time in seconds; the i/N counter's advance (interval, default 50) is the steps a "
               "line stands for; `eta: 1 day, 3:36:30` is a forecast, memory a size",
               "Epoch(train)  [1][ 100/7330]  lr: 7.9880e-03  eta: 1 day, 3:30:11  time: 0.4790  data_time: 0.0098",
               "mmdet/train.txt",
-              rules=('linefields.Line.seconds', 'linefields.FORECASTS', 'lines.sampled_every')),
+              rules=('lines.fields.Line.seconds', 'lines.fields.FORECASTS', 'lines.read.sampled_every')),
     Framework("llama_cpp", "llama.cpp print_timings (llama_print_timings, llama_perf_*_print)",
               "`label time = value ms / N tokens (x ms per token, y tokens per second)`",
               "each label's time (total: the whole); load time is the model's load, a one-off setup: no "
@@ -222,40 +222,40 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "llama_print_timings: prompt eval time =     812.00 ms /    32 tokens (   25.38 ms per token)",
               "llama_cpp/print_timings.txt", reader="read_llama_cpp",
               gates=("llama_print_timings:", "llama_perf_"),
-              rules=('lineshapes.read_llama_cpp', 'linerecords.KNOWN_NOTE')),
+              rules=('lines.frameworks.read_llama_cpp', 'lines.records.KNOWN_NOTE')),
     Framework("vllm", "vLLM benchmark_serving",
               "a summary: `Label (unit): value`",
               "the benchmark's duration; Mean/Median/P99 of TTFT, TPOT, ITL are statistics of one quantity "
               "each (`TTFT.mean`), never parts; request and token throughputs are rates",
               "Mean TTFT (ms):                          52.31",
               "vllm/benchmark_serving.txt",
-              rules=('linewords.STAT_WORDS', 'linewords.label_of', 'linerecords.not_parts')),
+              rules=('lines.vocabulary.STAT_WORDS', 'lines.vocabulary.label_of', 'lines.records.not_parts')),
     Framework("tensorrt_llm", "TensorRT-LLM trtllm-bench",
               "a summary: `Label (unit): value`",
               "Total Latency (the whole); Average/P99 request latency are statistics; throughputs are rates",
               "P99 request latency (ms):                     20011.9000",
               "tensorrt_llm/trtllm_bench.txt",
-              rules=('linewords.STAT_WORDS', 'linerecords.not_parts')),
+              rules=('lines.vocabulary.STAT_WORDS', 'lines.records.not_parts')),
     Framework("perf_analyzer", "Triton perf_analyzer",
               "its client and server summaries: `Avg latency: 4992 usec (standard deviation 314 usec)`",
               "latency statistics (avg, p50..p99); the server's queue/compute breakdown is of the mean "
               "request latency: statistics, no host stall by itself",
               "Avg request latency: 4232 usec (overhead 51 usec + queue 25 usec + compute infer 4067 usec)",
               "perf_analyzer/summary.txt",
-              rules=('linerecords.not_parts',)),
+              rules=('lines.records.not_parts',)),
     Framework("mlperf", "MLPerf's mlperf-logging (mllog)",
               "`:::MLLOG {json}` events",
               "INTERVAL_START/INTERVAL_END pairs (epoch, block, run): stop - start; time_ms is a time stamp",
               ':::MLLOG {"time_ms": 1700000061000, "event_type": "INTERVAL_END", "key": "epoch_stop", ...}',
               "mlperf/mllog.txt", reader="read_mlperf", gates=(":::MLLOG ",),
-              rules=('lineshapes.read_mlperf', 'mllog.read_mllog')),
+              rules=('lines.frameworks.read_mlperf', 'mllog.read_mllog')),
     Framework("gnark", "gnark (zerolog console lines)",
               "`HH:MM:SS DBG <event> ... took=<ms>`",
               "took in milliseconds (zerolog's unit), named by its event (prover_took); nbConstraints and "
               "other counts are no times",
               "11:02:07 DBG prover done backend=groth16 curve=bn254 nbConstraints=1048576 took=2345.678",
               "gnark/prove.txt",
-              rules=('linewords.ZEROLOG_LEVELS', 'linewords.zerolog_event', 'linefields.Line.seconds')),
+              rules=('lines.vocabulary.ZEROLOG_LEVELS', 'lines.vocabulary.zerolog_event', 'lines.fields.Line.seconds')),
     Framework("arkworks", "arkworks' print-trace timer tree",
               "`Start:` / `End: <label> ......<time>` lines, children indented",
               "a tree: each End line's time (after its children's); the root's End is the whole of its tree, "
@@ -263,7 +263,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "children, no whole; roots without children alone are stages of one record",
               "End:     Groth16::Prover ......................................................45.120ms",
               "arkworks/print_trace.txt", reader="read_timer_tree", gates=("Start:", "End:"),
-              rules=("lineshapes.read_timer_tree", "linetree.read_ark")),
+              rules=("lines.frameworks.read_timer_tree", "lines.trees.read_ark")),
     Framework("plonky2", "plonky2's TimingTree",
               "`{secs:.4}s to <scope>` lines, each child after one `| ` per level (env_logger's prefix or none)",
               "a tree: the root is the whole of one record, its children the parts, a deeper scope a part of "
@@ -271,14 +271,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "[2024-05-14T08:12:07Z DEBUG plonky2::util::timing] 2.8841s to prove\n"
               "[2024-05-14T08:12:07Z DEBUG plonky2::util::timing] | 1.2210s to compute wires commitment",
               "plonky2/prove.txt", reader="read_timer_tree", gates=("s to ",),
-              rules=("lineshapes.read_timer_tree", "linetree.read_tree", "linetree.LEAF_ROOT")),
+              rules=("lines.frameworks.read_timer_tree", "lines.trees.read_tree", "lines.trees.LEAF_ROOT")),
     Framework("plonky3", "tracing-forest span trees (plonky3 and its users)",
               "`INFO     <span> [ <time> | <share>% ]`, children after `┝━ ` / `┕━ ` with `│  ` per level",
               "a tree as plonky2's: the root is the whole of one record, a root without children a one-off "
               "stage; the percentages are shares of the root, never read; event lines hold no time",
               "INFO     prove [ 1.12s | 0.91% / 100.00% ]\nINFO     ┝━ commit to trace data [ 561ms | 30.12% / 50.09% ]",
               "plonky3/prove_keccak.txt", reader="read_timer_tree", gates=("% ]", "\u2501 "),
-              rules=("lineshapes.read_timer_tree", "linetree.read_tree", "linetree.is_tree_event")),
+              rules=("lines.frameworks.read_timer_tree", "lines.trees.read_tree", "lines.trees.is_tree_event")),
     Framework("tritonvm", "Triton VM's profiler (`triton-cli --profile`)",
               "`### <root>  <time>  #Reps  Share  Category`, then a row per span after `├─` / `└─` with `│ ` "
               "per level",
@@ -287,13 +287,13 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "### Triton VM \u2013 Prove      1417.02s    #Reps   Share  Category     395.8 GiB\n"
               "\u251c\u2500trace execution        7.50s        1   0.53%  (gen  \u2013  4.34%)    +3.1 GiB",
               "tritonvm/profile_prove.txt", reader="read_timer_tree", gates=("#Reps", "\u251c\u2500", "\u2514\u2500"),
-              rules=("lineshapes.read_timer_tree", "linetree.read_tree")),
+              rules=("lines.frameworks.read_timer_tree", "lines.trees.read_tree")),
     Framework("bellperson", "bellperson / filecoin provers",
               "`label time: <value><unit>` info lines",
               "synthesis, prover and proof time (the whole)",
               "INFO bellperson::groth16::prover > prover time: 2.600s",
               "bellperson/prove.txt",
-              rules=('linefields.Line.name_of', 'linewords.GENERIC')),
+              rules=('lines.fields.Line.name_of', 'lines.vocabulary.GENERIC')),
     Framework("criterion", "Rust's criterion benchmarks",
               "`<bench>  time: [low estimate high]` and its `Benchmarking ...` progress",
               "a benchmark table (parsers/log/benchtable.py): each benchmark's low / estimate / high time per "
@@ -303,7 +303,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "criterion/fib.txt", reader="read_criterion", gates=("Benchmarking ", "time:   ["),
               refuses="a criterion benchmark report (low, estimate and high of each benchmark's time per "
                       "iteration: statistics)", markers=("time:   [",),
-              rules=('lineshapes.read_criterion', 'benchtable._criterion', 'formats.table_kind')),
+              rules=('lines.frameworks.read_criterion', 'benchtable._criterion', 'formats.table_kind')),
     Framework("google_benchmark", "Google Benchmark",
               "its table: `Benchmark  Time  CPU  Iterations` between dashed lines; its JSON report "
               "(--benchmark_format=json: `context` and `benchmarks`)",
@@ -333,7 +333,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "lightning/advanced_profiler_get_train_batch.txt", reader="read_cprofile", gates=("function calls",),
               refuses="a cProfile report (calls and seconds per function over one profiled run: Python's profiler, "
                       "Lightning's AdvancedProfiler)", markers=(CPROFILE_HEADER,),
-              rules=('lineshapes.read_cprofile', 'formats.table_kind', 'formats.cprofile_report', 'logparse.bench_first')),
+              rules=('lines.frameworks.read_cprofile', 'formats.table_kind', 'formats.cprofile_report', 'logparse.bench_first')),
 )
 
 

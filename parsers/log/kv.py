@@ -145,13 +145,13 @@ def scan_kv(lines: list[str], idx, held: str, *, strict: bool, source: str, firs
 
 def lines_are_records(s) -> None:
     """Running totals (fairseq's cumulative `wall=33, 66, 99`) become their differences, as in
-    the `lines` format (parsers/log/linerecords.py running_totals); then, with no held key
+    the `lines` format (parsers/log/runtotals.py, which parsers/log/lines/records.py uses); then, with no held key
     anywhere in the log, every key=value line with a time is a record of its own (a line
     with quantities only is tied to no record)."""
     import numpy as np
 
     from gpuscope.parsers.log import scan as sc
-    from gpuscope.parsers.log.linerecords import running_totals
+    from gpuscope.parsers.log.runtotals import running_totals
 
     s.finalize()
     counts = s.meta[:, 6]

@@ -26,7 +26,6 @@ from typing import Any
 
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import cuzk, kv
-from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.benchtable import (
     BenchmarkTable,
@@ -48,8 +47,9 @@ from gpuscope.parsers.log.formats import (
     shapes_read,
     table_kind,
 )
-from gpuscope.parsers.log.linedups import lines_at
-from gpuscope.parsers.log.lineshapes import keras_eta_only
+from gpuscope.parsers.log.lines import read as freeform
+from gpuscope.parsers.log.lines.duplicates import lines_at
+from gpuscope.parsers.log.lines.frameworks import keras_eta_only
 from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.oneoffs import no_step_line
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
@@ -284,7 +284,7 @@ class PyScanner:
             idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
             return cuzk.scan_cuzk(lines, idx, self.held, first, lineno=lineno, s=s)
         if fmt == "lines":
-            return freeform.scan_lines(lines, self.held, first, st=self.state, s=s)
+            return freeform.scan_lines(lines, self.held, first, state=self.state, scan=s)
         idx = [i for i, ln in enumerate(lines) if "=" in ln]
         return kv.scan_kv(lines, idx, self.held, strict=(fmt == "condensed"), source=fmt, first=first,
                           lineno=lineno, s=s)
@@ -327,7 +327,7 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
     scanner: Any = None
     if native is not None and fmt == "lines":
-        from gpuscope.parsers.log.linereplay import (
+        from gpuscope.parsers.log.lines.replay import (
             ShapeScan,  # (the lines format: shapes replayed in numpy)
         )
 

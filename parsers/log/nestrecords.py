@@ -1,6 +1,6 @@
-"""Records of a `lines` log whose times nest across lines (parsers/log/linerecords.py asks once
+"""Records of a `lines` log whose times nest across lines (parsers/log/lines/records.py asks once
 the whole and the not-parts are known): a timer tree's roots, each the whole of its own tree
-(parsers/log/linetree.py), and lines printing only times nested in others printed on other
+(parsers/log/lines/trees.py), and lines printing only times nested in others printed on other
 lines (DeepSpeed's micro-step timers beside the global ones, parsers/log/notparts.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 
 
 def tree_roots(known: dict[str, str], ncodes, uniq: list[str], whole: str, notes: list[str], is_whole, root_why: str):
-    """Per value, whether it is a timer tree's root (`root_why`: parsers/log/linetree.py ROOT_WHY): in a
+    """Per value, whether it is a timer tree's root (`root_why`: parsers/log/lines/trees.py ROOT_WHY): in a
     log of trees of several roots (`preprocess` beside `prove`) each root is the whole of its
     own tree's record, never the first root's alone (the others' records had been their
     children's sum, or no record at all)."""

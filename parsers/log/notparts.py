@@ -1,4 +1,4 @@
-"""Which values of a `lines` log are no parts of their record's sum (parsers/log/linerecords.py
+"""Which values of a `lines` log are no parts of their record's sum (parsers/log/lines/records.py
 asks once the names are known): statistics (`TTFT.mean`, `latency_p99`), a part nested in
 another printed on the same line (`bwd_allreduce` beside `bwd`), and the names a framework's
 reader knows are none (its State's `known`, with why: a one-off setup, a part nested in its
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.parsers.log.linewords import stat_of
+from gpuscope.parsers.log.lines.vocabulary import stat_of
 
 
 def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,

@@ -1,6 +1,6 @@
 """One-off lines of a `lines` log: a time printed once about a phase of the run, or about the
 run itself, is never a step and never a part of one (issue 33). Each reader takes (line,
-State) and returns what parsers/log/lineread.py read_line returns, or NOT_MINE; lineread
+State) and returns what parsers/log/lines/line.py read_line returns, or NOT_MINE; lines/line.py
 tries them for a line holding one of GATES (digit-free, as the frameworks' gates).
 
 - A compile or a warm-up: JAX's compile log (JAX_LOG_COMPILES: `Finished tracing +
@@ -30,8 +30,8 @@ import re
 
 import numpy as np
 
-from gpuscope.parsers.log.lineshapes import NOT_MINE, _half_unit
-from gpuscope.parsers.log.linewords import LINES_ONLY, NAMED
+from gpuscope.parsers.log.lines.frameworks import NOT_MINE, _half_unit
+from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 
 ONE_OFF_WHY = "a one-off {what}, timed once before the steps it prepares: no step, no part of one and never a whole"
 CPU_WHY = "CPU time over all threads (bash's time: user / sys beside real, the wall): never a part of the wall"

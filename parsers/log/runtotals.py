@@ -1,5 +1,5 @@
 """Running totals of a `lines` (or `kv`) log: components printed as the sum so far (fairseq's
-`wall=33, 66, 99, 132`), read as their differences line to line (parsers/log/linerecords.py
+`wall=33, 66, 99, 132`), read as their differences line to line (parsers/log/lines/records.py
 finish; parsers/log/kv.py); and the run's total printed once after its steps (run_totals), no
 step and never a record's whole."""
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import medians
-from gpuscope.parsers.log.linesteps import COVERS
+from gpuscope.parsers.log.lines.steps import COVERS
 from gpuscope.parsers.log.words import COUNTERS
 
 
@@ -151,14 +151,14 @@ def run_totals(ncodes: np.ndarray, uniq: list[str], values: np.ndarray, row_of: 
 
 def run_total_apart(s, ncodes: np.ndarray, uniq: list[str], row_of: np.ndarray, counts: np.ndarray,
                     timed: np.ndarray, aux: np.ndarray, known: dict[str, str], notes: list[str]) -> np.ndarray:
-    """run_totals over a scan (parsers/log/linerecords.py finish): the rows printing the run's
+    """run_totals over a scan (parsers/log/lines/records.py finish): the rows printing the run's
     total, kept apart; their names go into `known` (no parts, with why) and a note says so."""
     n = len(counts)
     if not (timed & (aux >= 0) & (counts == 1)).any():
         return np.zeros(n, dtype=bool)
     counted = np.zeros(n, dtype=bool)
     covers = np.zeros(n, dtype=bool)  # (a line that says the steps it covers, Hugging Face's train_runtime,
-    qnames = s.tables.qnames.list  # Keras' epoch line, is read for them: parsers/log/linesteps.py)
+    qnames = s.tables.qnames.list  # Keras' epoch line, is read for them: parsers/log/lines/steps.py)
     if len(s.qrow) and qnames:
         is_counter = np.asarray([str(q).lower() in COUNTERS for q in qnames], dtype=bool)
         counted[np.asarray(s.qrow)[is_counter[np.asarray(s.qcodes)]]] = True

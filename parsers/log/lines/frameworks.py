@@ -1,8 +1,8 @@
-"""The frameworks' own line shapes that the shared field reader (parsers/log/linefields.py) cannot
+"""The frameworks' own line shapes that the shared field reader (parsers/log/lines/fields.py) cannot
 read alone, each read here by one function that parsers/log/formats.py's FRAMEWORKS table names
-(its `reader`) and parsers/log/lineread.py calls for a line holding one of the entry's `gates`.
+(its `reader`) and parsers/log/lines/line.py calls for a line holding one of the entry's `gates`.
 
-Each reader takes (line, State) and returns what lineread.read_line returns (a reading
+Each reader takes (line, State) and returns what line.read_line returns (a reading
 tuple, None for no timing line, a damage reason) or NOT_MINE: the line is not of its shape
 after all, and the shared field reader reads it. What each shape means, from the
 framework's own formatting code and docs:
@@ -15,10 +15,10 @@ framework's own formatting code and docs:
 - tqdm / PyTorch Lightning bars (`Epoch 0: 2%| | 20/1000 [00:00<00:44, 22.10it/s, ...]`):
   the rate is of one iteration (`it/s`: 1/x s per iteration; `s/it`: x s), tqdm's smoothed
   mean: the record's `time_per_it`; the bar's `n` is the counter `iter`, whose advance from
-  redraw to redraw is how many steps a redraw stands for (parsers/log/linesteps.py). A bar
+  redraw to redraw is how many steps a redraw stands for (parsers/log/lines/steps.py). A bar
   without a rate yet (`?it/s`) has no time; a `Validation` / `Sanity Checking` bar is an
   evaluation line. In a log that prints its own timing lines beside a bar (a data loader's
-  bar among step lines), the bar's redraws are no steps (parsers/log/linerecords.py).
+  bar among step lines), the bar's redraws are no steps (parsers/log/lines/records.py).
 - TensorFlow's hooks: LoggingTensorHook prints `loss = 0.41, step = 100 (0.320 sec)`, the
   seconds since its last line (every_n_iter steps): `elapsed`, the whole, with the counter
   `step`; StepCounterHook prints `global_step/sec: 312.5`, a rate: 1/x s per step, read as
@@ -47,7 +47,7 @@ framework's own formatting code and docs:
   benchmark's time per iteration: statistics, no timed steps; none of its lines is a timing
   line (parsers/log/formats.py refuses the log with that reason).
 - MLPerf `:::MLLOG` events (parsers/log/mllog.py): an interval's end is a timing line.
-- Timer trees (plonky2's TimingTree, tracing-forest's spans: parsers/log/linetree.py): the root
+- Timer trees (plonky2's TimingTree, tracing-forest's spans: parsers/log/lines/trees.py): the root
   is the whole of its tree, its children its parts, deeper nodes parts of their parent.
 """
 
@@ -55,10 +55,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
-from gpuscope.parsers.log.lineplan import whole_code
-from gpuscope.parsers.log.linetree import read_tree
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.plan import whole_code
+from gpuscope.parsers.log.lines.reading import ReaderState
+from gpuscope.parsers.log.lines.trees import read_tree
+from gpuscope.parsers.log.lines.vocabulary import (
     EVAL,
     EVAL_WORDS,
     LINES_ONLY,
@@ -71,21 +73,21 @@ from gpuscope.parsers.numbers import MAX_MS
 
 NOT_MINE = object()  # not this shape: the shared field reader reads the line
 # a tqdm bar's reading: its time per iteration, its counter, its total (-1: none printed);
-# parsers/log/linerecords.py bar_rows finds bars by them
+# parsers/log/lines/bars.py bar_rows finds bars by them
 BAR_TIME, BAR_COUNTER, BAR_TOTAL = "time_per_it", "iter", "iter_of"
 
 _UNIT_MS = {"s": 1e3, "ms": 1.0, "us": 1e-3, "\u00b5s": 1e-3, "ns": 1e-6}
 
 
-def _reading(st, names, values, eps, qn=(), qv=()):
+def _reading(state: ReaderState, names: list[str], values: list[float], eps: list[float], quantity_names: Sequence[str] = (), quantity_values: Sequence[float] = ()):
     if any(v < 0 or v > MAX_MS for v in values):
         return "a time beyond any duration"
-    return names, values, list(qn), list(qv), None, whole_code(names, values, eps, st), LINES_ONLY, sum(eps)
+    return names, values, list(quantity_names), list(quantity_values), None, whole_code(names, values, eps, state), LINES_ONLY, sum(eps)
 
 
-def _half_unit(num: str, factor: float) -> float:
-    d = num.find(".")
-    return 0.5 * 10.0 ** -(len(num) - d - 1 if d >= 0 else 0) * factor
+def _half_unit(number_text: str, factor: float) -> float:
+    d = number_text.find(".")
+    return 0.5 * 10.0 ** -(len(number_text) - d - 1 if d >= 0 else 0) * factor
 
 
 # -- Keras ---------------------------------------------------------------------------------
@@ -97,7 +99,7 @@ _KERAS_ELAPSED = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us)(?![\w/])")
 _KERAS_PER = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(s|ms|us|\u00b5s)/(step|sample)\b")
 
 
-def read_keras(line: str, st):
+def read_keras(line: str, state: ReaderState):
     m = _KERAS.match(line)
     if m is None:
         return NOT_MINE
@@ -125,7 +127,7 @@ def read_keras(line: str, st):
         eps.append(_half_unit(per.group(1), f))
         if per.group(3) == "step" and 0 < n <= MAX_COUNT:
             qn, qv = ["covers_steps"], [float(n)]
-    return _reading(st, names, values, eps, qn, qv)
+    return _reading(state, names, values, eps, qn, qv)
 
 
 KERAS_ETA_ONLY = ("Keras progress-bar redraws before an epoch's end only ({example}): an ETA is a forecast of "
@@ -153,7 +155,7 @@ _TQDM = re.compile(r"(?<![\w.])(\d{1,12})(?:/(\d{1,12}|\?)|it)\s?\[[\d:]+(?:<[\d
                    r"(it/s|s/it)\b")
 
 
-def read_tqdm(line: str, st):
+def read_tqdm(line: str, state: ReaderState):
     m = _TQDM.search(line)
     if m is None:
         return NOT_MINE
@@ -175,7 +177,7 @@ def read_tqdm(line: str, st):
         return None
     total = m.group(2)
     of = float(total) if total is not None and total != "?" and float(total) <= MAX_COUNT else -1.0
-    r = _reading(st, [BAR_TIME], [ms], [e], [BAR_COUNTER, BAR_TOTAL], [n, of])
+    r = _reading(state, [BAR_TIME], [ms], [e], [BAR_COUNTER, BAR_TOTAL], [n, of])
     first = line[:m.start()].split(maxsplit=1)
     if first and type(r) is tuple and (first[0].rstrip(":").lower() in EVAL_WORDS or first[0] == "Sanity"):
         r = (*r[:6], r[6] | EVAL, r[7])  # Lightning's `Validation DataLoader 0:` / `Sanity Checking` bars
@@ -187,7 +189,7 @@ def read_tqdm(line: str, st):
 _CPROFILE_TOTAL = re.compile(r"^\s*\d+ function calls(?: \(\d+ primitive calls\))? in \d+(?:\.\d+)? seconds\s*$")
 
 
-def read_cprofile(line: str, st):
+def read_cprofile(line: str, state: ReaderState):
     """pstats' `4869394 function calls (4863767 primitive calls) in 19.107 seconds`: the
     profiled run's total over all its calls (Lightning's AdvancedProfiler prints one per
     action), no step and no part of one: no timing line."""
@@ -201,13 +203,13 @@ _TF_HOOK = re.compile(r"\((\d+(?:\.\d+)?) sec\)\s*$")
 _TF_STEP = re.compile(r"(?<![\w])(?:global_step|step) = (\d{1,15})(?![\d.])")
 
 
-def read_tensorflow(line: str, st):
+def read_tensorflow(line: str, state: ReaderState):
     m = _TF_RATE.search(line)
     if m is not None:
         x = float(m.group(1))
         if not 0 < x < math.inf:
             return None
-        return _reading(st, ["step.mean"], [1e3 / x], [abs(1e3 / max(x - _half_unit(m.group(1), 1.0), 1e-12) - 1e3 / x)])
+        return _reading(state, ["step.mean"], [1e3 / x], [abs(1e3 / max(x - _half_unit(m.group(1), 1.0), 1e-12) - 1e3 / x)])
     m = _TF_HOOK.search(line)
     if m is None or " = " not in line[:m.start()]:
         return NOT_MINE
@@ -215,7 +217,7 @@ def read_tensorflow(line: str, st):
     c = _TF_STEP.search(line, 0, m.start())
     if c is not None and int(c.group(1)) <= MAX_COUNT:
         qn, qv = ["step"], [float(c.group(1))]
-    return _reading(st, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
+    return _reading(state, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
 
 
 # -- Megatron-LM's timers ------------------------------------------------------------------
@@ -229,7 +231,7 @@ MEGATRON_MAX_WHY = ("a statistic (max over the ranks: the slowest rank's time, t
 MEGATRON_MIN_WHY = "a statistic (min over the ranks: the fastest rank's time), not a part"
 
 
-def read_megatron_timers(line: str, st):
+def read_megatron_timers(line: str, state: ReaderState):
     m = _MEGATRON_TIMER.match(line)
     if m is None or len(m.group(1)) + 1 + len(m.group(2)) != MEGATRON_PAD:
         return NOT_MINE
@@ -238,11 +240,11 @@ def read_megatron_timers(line: str, st):
         names, nums = [f"{name}.max"], [m.group(5)]
     else:
         names, nums = [f"{name}.min", f"{name}.max"], [m.group(3), m.group(4)]
-    if names[-1] not in st.known:
-        st.known[names[-1]] = MEGATRON_MAX_WHY
+    if names[-1] not in state.known:
+        state.known[names[-1]] = MEGATRON_MAX_WHY
         if len(names) == 2:
-            st.known[names[0]] = MEGATRON_MIN_WHY
-    return _reading(st, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
+            state.known[names[0]] = MEGATRON_MIN_WHY
+    return _reading(state, names, [float(x) for x in nums], [_half_unit(x, 1.0) for x in nums])
 
 
 # -- llama.cpp -----------------------------------------------------------------------------
@@ -253,15 +255,15 @@ _LLAMA = re.compile(r"^llama_(?:print_timings|perf_\w+_print):\s+([a-z][a-z ]{0,
 SETUP_WHY = "a one-off setup (llama.cpp's model load, timed once before any token): no part of a step, never a host stall"
 
 
-def read_llama_cpp(line: str, st):
+def read_llama_cpp(line: str, state: ReaderState):
     m = _LLAMA.match(line)
     if m is None:
         return NOT_MINE
     label = "_".join(m.group(1).split())
     name = f"{label}_time"
     if label == "load":
-        st.known[name] = SETUP_WHY
-    return _reading(st, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
+        state.known[name] = SETUP_WHY
+    return _reading(state, [name], [float(m.group(2))], [_half_unit(m.group(2), 1.0)])
 
 
 # -- criterion -----------------------------------------------------------------------------
@@ -274,7 +276,7 @@ _CRITERION_PROGRESS = re.compile(r"^Benchmarking .+: (?:Warming up for [\d.]+ s|
                                  r"[\d.]+ s)")
 
 
-def read_criterion(line: str, st):
+def read_criterion(line: str, state: ReaderState):
     if _CRITERION_PROGRESS.match(line) is not None or _CRITERION.search(line) is not None:
         return None  # its progress and its statistics: no timing line
     return NOT_MINE
@@ -282,8 +284,8 @@ def read_criterion(line: str, st):
 
 # -- MLPerf --------------------------------------------------------------------------------
 
-def read_mlperf(line: str, st):
-    r = read_mllog(line, st.mllog_open)
+def read_mlperf(line: str, state: ReaderState):
+    r = read_mllog(line, state.mllog_open)
     if r is None or isinstance(r, str):
         return r
     name, ms, stamp = r
@@ -310,7 +312,7 @@ def read_flops_profiler(line: str, st):
     return r if type(r) is str or m.group(1) != "iter" else (*r[:5], NAMED, *r[6:])  # (iter: the whole)
 
 
-# -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/linetree.py ------------
+# -- timer trees (plonky2's TimingTree, tracing-forest): parsers/log/lines/trees.py ------------
 
-def read_timer_tree(line: str, st):
-    return read_tree(line, st, NOT_MINE)
+def read_timer_tree(line: str, state: ReaderState):
+    return read_tree(line, state, NOT_MINE)

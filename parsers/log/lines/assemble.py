@@ -1,4 +1,4 @@
-"""The Scan of a `lines` log read through parsers/log/linereplay.py: the rows the Python reader
+"""The Scan of a `lines` log read through parsers/log/lines/replay.py: the rows the Python reader
 read (Scans, in line order) and the rows replayed in numpy (`Replayed`: one plan's reading
 of some lines of one shape), put in line order with one copy of each column."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lines import SRC_LINES
+from gpuscope.parsers.log.lines.read import SRC_LINES
 
 
 @dataclass
@@ -18,7 +18,7 @@ class Replayed:
     """Lines one reading replays: their numbers, the reading's columns at `pos`, their times."""
 
     ln: np.ndarray
-    rd: object  # planvec.Reading
+    rd: object  # vectorised.Reading
     pos: np.ndarray
     ts: np.ndarray
     aux: np.ndarray
@@ -80,36 +80,36 @@ def assemble(read: list[sc.Scan], replayed: list[Replayed], tables: sc.Tables) -
     return out
 
 
-def _rd(r: Replayed) -> Any:
-    return r.rd
+def _rd(part: Replayed) -> Any:
+    return part.rd
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
+def _ranks(values: np.ndarray) -> np.ndarray:
     """Each element's place in the stable sort of x (int64): where x's values are distinct and
     dense (line numbers, each line read once), counted (a bincount and a running sum) instead of
     sorted; else from argsort."""
-    n = len(x)
+    n = len(values)
     if n:
-        lo, hi = int(x.min()), int(x.max())
+        lo, hi = int(values.min()), int(values.max())
         if hi - lo < 4 * n + 1024:
-            seen = np.bincount(x - lo, minlength=hi - lo + 1)
+            seen = np.bincount(values - lo, minlength=hi - lo + 1)
             if int(seen.max()) <= 1:
-                return (np.cumsum(seen) - 1)[x - lo]
-    order = np.argsort(x, kind="stable")
+                return (np.cumsum(seen) - 1)[values - lo]
+    order = np.argsort(values, kind="stable")
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.arange(n)
     return inv
 
 
-def _per_row(e: sc.Scan, e_q: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
+def _per_row(read_scan: sc.Scan, read_quantity_rows: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
     """(values, quantities) of every line where all lines have as many of each, else None."""
-    ks = set(np.unique(e.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
-    qs = set(np.unique(e_q).tolist()) | {len(_rd(r).qnames) for r in replayed}
+    ks = set(np.unique(read_scan.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
+    qs = set(np.unique(read_quantity_rows).tolist()) | {len(_rd(r).qnames) for r in replayed}
     return (int(ks.pop()), int(qs.pop())) if len(ks) == 1 and len(qs) == 1 else None
 
 
 def _fill_shared(out: sc.Scan, replayed: list[Replayed], tables: sc.Tables, per_row: tuple[int, int],
-                 n: int) -> tuple[bool, bool]:
+                 row_count: int) -> tuple[bool, bool]:
     """Where every line has as many values and quantities (per_row): each line's quantities
     are its own (qrow: 0, 0, 1, 1, ...), written once here; where every reading has the same
     names and quantity names (a log of one kind of line, its shapes differing in digits only),
@@ -118,7 +118,7 @@ def _fill_shared(out: sc.Scan, replayed: list[Replayed], tables: sc.Tables, per_
     two were filled (the readings' rows then skip them)."""
     k, q = per_row
     if q:
-        out.qrow.reshape(-1, q)[:] = np.arange(n)[:, None]
+        out.qrow.reshape(-1, q)[:] = np.arange(row_count)[:, None]
     if not replayed:
         return False, False
     first: Any = replayed[0].rd
@@ -138,75 +138,75 @@ def _codes(table: Any, names: list[str], like: np.ndarray) -> np.ndarray:
     return np.asarray([table.code(x) for x in names], dtype=like.dtype)
 
 
-def _first_places(start: np.ndarray | None, at: np.ndarray, per_row: tuple[int, int] | None, i: int) -> np.ndarray:
-    """Where the values (i 0) or quantities (1) of the rows at `at` begin: start[at], or at x
+def _first_places(start: np.ndarray | None, at: np.ndarray, per_row: tuple[int, int] | None, which: int) -> np.ndarray:
+    """Where the values (which 0) or quantities (1) of the rows at `at` begin: start[at], or at x
     how many each row has where every row has as many (no start array made)."""
     if start is not None:
         return start[at]
     assert per_row is not None
-    return at * per_row[i]
+    return at * per_row[which]
 
 
-def _empty(e: sc.Scan, replayed: list[Replayed], n: int, nv: int, nq: int) -> sc.Scan:
+def _empty(read_scan: sc.Scan, replayed: list[Replayed], row_count: int, value_count: int, quantity_count: int) -> sc.Scan:
     """The result's columns, allocated once (the dtypes the concatenation of the sources has)."""
-    def dt(*arrays) -> np.dtype:
+    def dt(*arrays: np.ndarray) -> np.dtype:
         return np.result_type(*(a.dtype for a in arrays))
 
     rds: list[Any] = [r.rd for r in replayed]
     out = sc.Scan()
-    out.final, out.times, out.tables = True, None, e.tables
-    out.meta = np.empty((n, 8), dtype=_meta_dtype(e, replayed, n))
-    out.values = np.empty(nv, dtype=dt(e.values, *(rd.values for rd in rds)))
-    out.codes = np.empty(nv, dtype=e.codes.dtype)
-    out.aux = np.empty(n, dtype=dt(e.aux, *(r.aux for r in replayed)))
-    out.tol = np.empty(n, dtype=np.float64)
-    out.ts = np.empty(len(e.ts) + sum(len(r.ts) for r in replayed), dtype=dt(e.ts, *(r.ts for r in replayed)))
-    out.qrow = np.empty(nq, dtype=np.int64)
-    out.qcodes = np.empty(nq, dtype=e.qcodes.dtype)
-    out.qvalues = np.empty(nq, dtype=dt(e.qvalues, *(rd.qvalues for rd in rds)))
+    out.final, out.times, out.tables = True, None, read_scan.tables
+    out.meta = np.empty((row_count, 8), dtype=_meta_dtype(read_scan, replayed, row_count))
+    out.values = np.empty(value_count, dtype=dt(read_scan.values, *(rd.values for rd in rds)))
+    out.codes = np.empty(value_count, dtype=read_scan.codes.dtype)
+    out.aux = np.empty(row_count, dtype=dt(read_scan.aux, *(r.aux for r in replayed)))
+    out.tol = np.empty(row_count, dtype=np.float64)
+    out.ts = np.empty(len(read_scan.ts) + sum(len(r.ts) for r in replayed), dtype=dt(read_scan.ts, *(r.ts for r in replayed)))
+    out.qrow = np.empty(quantity_count, dtype=np.int64)
+    out.qcodes = np.empty(quantity_count, dtype=read_scan.qcodes.dtype)
+    out.qvalues = np.empty(quantity_count, dtype=dt(read_scan.qvalues, *(rd.qvalues for rd in rds)))
     return out
 
 
 I32 = np.iinfo(np.int32)
 
 
-def _meta_dtype(e: sc.Scan, replayed: list[Replayed], n: int) -> np.dtype:
+def _meta_dtype(read_scan: sc.Scan, replayed: list[Replayed], row_count: int) -> np.dtype:
     """int32 where every number of the meta fits (line numbers, slots and counts of any log
     that fits in memory; workers and partitions as printed, checked): half the table's 64
     bytes a line; else the read rows' dtype."""
-    def fits(a: np.ndarray) -> bool:
-        return not len(a) or (I32.min <= int(a.min()) and int(a.max()) <= I32.max)
+    def fits(column: np.ndarray) -> bool:
+        return not len(column) or (I32.min <= int(column.min()) and int(column.max()) <= I32.max)
 
-    if e.meta.dtype.itemsize <= 4 or (n + len(e.ts) + sum(len(r.ln) for r in replayed) <= I32.max
-                                      and fits(e.meta) and all(fits(r.ln) for r in replayed)):
+    if read_scan.meta.dtype.itemsize <= 4 or (row_count + len(read_scan.ts) + sum(len(r.ln) for r in replayed) <= I32.max
+                                      and fits(read_scan.meta) and all(fits(r.ln) for r in replayed)):
         return np.dtype(np.int32)
-    return e.meta.dtype
+    return read_scan.meta.dtype
 
 
-def _place_read(out: sc.Scan, e: sc.Scan, at: np.ndarray, vfirst: np.ndarray, qfirst: np.ndarray) -> None:
+def _place_read(out: sc.Scan, read_scan: sc.Scan, at: np.ndarray, vfirst: np.ndarray, qfirst: np.ndarray) -> None:
     """The Python reader's rows (at: their places; vfirst, qfirst: where their values and
     quantities begin) and their values and quantities."""
     if not len(at):
         return
-    out.meta[at] = e.meta
-    out.aux[at] = e.aux
-    out.tol[at] = e.tol
-    counts = e.meta[:, 6]
+    out.meta[at] = read_scan.meta
+    out.aux[at] = read_scan.aux
+    out.tol[at] = read_scan.tol
+    counts = read_scan.meta[:, 6]
     dest = np.repeat(vfirst - _starts(counts), counts) + np.arange(int(counts.sum()))
-    out.values[dest] = e.values
-    out.codes[dest] = e.codes
-    if len(e.qrow):
-        o = np.argsort(e.qrow, kind="stable")  # (in row order already: then the identity)
-        qr = e.qrow[o]
+    out.values[dest] = read_scan.values
+    out.codes[dest] = read_scan.codes
+    if len(read_scan.qrow):
+        o = np.argsort(read_scan.qrow, kind="stable")  # (in row order already: then the identity)
+        qr = read_scan.qrow[o]
         first = np.concatenate(([0], np.flatnonzero(qr[1:] != qr[:-1]) + 1))
         rank = np.arange(len(qr)) - np.repeat(first, np.diff(np.concatenate((first, [len(qr)]))))
         qdest = qfirst[qr] + rank
         out.qrow[qdest] = at[qr]
-        out.qcodes[qdest] = e.qcodes[o]
-        out.qvalues[qdest] = e.qvalues[o]
+        out.qcodes[qdest] = read_scan.qcodes[o]
+        out.qvalues[qdest] = read_scan.qvalues[o]
 
 
-def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray | None,
+def _place_replayed(out: sc.Scan, part: Replayed, at: np.ndarray, slot: int, vstart: np.ndarray | None,
                     qstart: np.ndarray | None, tables: sc.Tables, per_row: tuple[int, int] | None = None,
                     filled: tuple[bool, bool] = (False, False)) -> None:
     """One reading's lines (at: their places; their times at slots slot, slot + 1, ...). The
@@ -215,10 +215,10 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
     and where every line of the result has the same number of values and of quantities
     (`per_row`), those are rows of 2-D views too (their rows already numbered by _fill_shared;
     `filled`: whether their codes, their rounding are already there)."""
-    rd: Any = r.rd
-    m, k, nq = len(r.ln), len(rd.names), len(rd.qnames)
+    rd: Any = part.rd
+    m, k, nq = len(part.ln), len(rd.names), len(rd.qnames)
     blk = np.empty((m, 8), dtype=out.meta.dtype)
-    blk[:, 0] = r.ln
+    blk[:, 0] = part.ln
     blk[:, 1] = np.arange(slot, slot + m)
     blk[:, 2] = sc.K_GPU
     blk[:, 3:6] = -1
@@ -227,10 +227,10 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
     at = np.ascontiguousarray(at, dtype=np.int64)
     _put(out.meta, at, blk)
     del blk
-    _put(out.aux, at, np.asarray(r.aux))
+    _put(out.aux, at, np.asarray(part.aux))
     if not filled[1]:
         _put(out.tol, at, np.asarray(rd.tol, dtype=out.tol.dtype))
-    pos = np.asarray(r.pos)
+    pos = np.asarray(part.pos)
     if k:
         if per_row is not None:
             _put(out.values.reshape(-1, k), at, rd.values, pos)
@@ -256,26 +256,26 @@ def _place_replayed(out: sc.Scan, r: Replayed, at: np.ndarray, slot: int, vstart
             out.qvalues[qdest] = rd.qvalues[pos]
 
 
-def _put(dst: np.ndarray, at: np.ndarray, src: np.ndarray, pos: np.ndarray | None = None) -> None:
+def _put(destination: np.ndarray, at: np.ndarray, source: np.ndarray, positions: np.ndarray | None = None) -> None:
     """dst[at] = src[pos] (src itself without pos; a src of one row goes to every row at):
     rows of a 1-D or 2-D array, placed by the compiled scanner's place_rows where it is built
     and both arrays are contiguous of one dtype (numpy's fancy assignment walks the index row
     by row, ~100 ns a row), else by numpy."""
-    if src.ndim == 0:  # (one number for every row: a reading's rounding)
-        src = src.reshape((1,) * dst.ndim)
+    if source.ndim == 0:  # (one number for every row: a reading's rounding)
+        source = source.reshape((1,) * destination.ndim)
     place = _place_rows()
-    if (place is not None and dst.dtype == src.dtype and dst.flags.c_contiguous and src.flags.c_contiguous
-            and dst.ndim == src.ndim and dst.shape[1:] == src.shape[1:] and len(at)
-            and (pos is not None or len(src) in (1, len(at)))):
-        rowbytes = dst.itemsize * (dst.shape[1] if dst.ndim == 2 else 1)
-        place(dst, rowbytes, at, src, None if pos is None else np.ascontiguousarray(pos, dtype=np.int64))
+    if (place is not None and destination.dtype == source.dtype and destination.flags.c_contiguous and source.flags.c_contiguous
+            and destination.ndim == source.ndim and destination.shape[1:] == source.shape[1:] and len(at)
+            and (positions is not None or len(source) in (1, len(at)))):
+        rowbytes = destination.itemsize * (destination.shape[1] if destination.ndim == 2 else 1)
+        place(destination, rowbytes, at, source, None if positions is None else np.ascontiguousarray(positions, dtype=np.int64))
         return
-    if pos is not None:
-        dst[at] = src[pos]
-    elif len(src) == 1 and src.ndim == dst.ndim and len(at) != 1:
-        dst[at] = src[0]
+    if positions is not None:
+        destination[at] = source[positions]
+    elif len(source) == 1 and source.ndim == destination.ndim and len(at) != 1:
+        destination[at] = source[0]
     else:
-        dst[at] = src
+        destination[at] = source
 
 
 def _place_rows():

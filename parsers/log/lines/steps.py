@@ -1,5 +1,5 @@
 """How many steps one record of a `lines` log stands for, from the text's own counters
-(parsers/log/linerecords.py calls it once the records are known):
+(parsers/log/lines/records.py calls it once the records are known):
 
 - a line that says how many steps its times cover (quantity `covers_steps`: Keras' epoch
   line covers its N steps, Hugging Face's train_runtime covers runtime x
@@ -11,7 +11,7 @@
 
 Where every record is a tqdm bar's last state (n = N), each stands for N steps (its time per
 iteration is the mean over them). Epoch counters do not count steps. The `i/N` counters of
-the text (`Epoch: [0][ 10/500]`) are found by parsers/log/lines.py sampled_every, over the
+the text (`Epoch: [0][ 10/500]`) are found by parsers/log/lines/read.py sampled_every, over the
 log's head."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.linewords import MAX_COUNT
+from gpuscope.parsers.log.lines.vocabulary import MAX_COUNT
 from gpuscope.parsers.log.words import COUNTERS
 
 COVERS = "covers_steps"
-# a tqdm bar's counter and total (parsers/log/lineshapes.py BAR_COUNTER, BAR_TOTAL: importing them
+# a tqdm bar's counter and total (parsers/log/lines/frameworks.py BAR_COUNTER, BAR_TOTAL: importing them
 # would close a cycle through linetree and linefields; tests/test_oneoffs_lines.py holds them equal)
 BAR_COUNTER, BAR_TOTAL = "iter", "iter_of"
 _NOT_STEPS = frozenset(("epoch",))
@@ -39,15 +39,15 @@ def runtime_steps(names: list[str], values: list[float], prefix: str, rate: floa
     return float(steps) if 0 < steps <= MAX_COUNT else None
 
 
-def steps_per_record(s, held_rows: np.ndarray) -> tuple[int, str] | None:
+def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | None:
     """(K, what says so) for a log whose records each stand for K steps, else None."""
-    if not len(held_rows) or not len(s.qrow):
+    if not len(held_rows) or not len(scan.qrow):
         return None
-    qcodes, order = sc.first_codes(np.asarray(s.qcodes), len(s.tables.qnames))
-    qnames = [s.tables.qnames.list[i] for i in order.tolist()]  # (the distinct names)
-    qrow = np.asarray(s.qrow, dtype=np.int64)
-    qv = np.asarray(s.qvalues, dtype=np.float64)
-    rec = np.zeros(len(s.meta), dtype=bool)
+    qcodes, order = sc.first_codes(np.asarray(scan.qcodes), len(scan.tables.qnames))
+    qnames = [scan.tables.qnames.list[i] for i in order.tolist()]  # (the distinct names)
+    qrow = np.asarray(scan.qrow, dtype=np.int64)
+    qv = np.asarray(scan.qvalues, dtype=np.float64)
+    rec = np.zeros(len(scan.meta), dtype=bool)
     rec[held_rows] = True
     on_rec = rec[qrow]
     cov = (qcodes == qnames.index(COVERS)) & on_rec if COVERS in qnames else np.zeros(0, dtype=bool)

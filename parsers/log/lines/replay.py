@@ -1,9 +1,9 @@
 """The `lines` format through the compiled shape splitter: the Python reader reads the first
 line of each shape and every line its plans do not certainly replay; the rest of a shape's
-lines are replayed in numpy (parsers/log/planvec.py). The result is the per-line scan's, to the
+lines are replayed in numpy (parsers/log/lines/vectorised.py). The result is the per-line scan's, to the
 bit (tests/test_linereplay_paths.py).
 
-How it stays the per-line scan: the Python reader (parsers/log/lines.py scan_line) reads, in
+How it stays the per-line scan: the Python reader (parsers/log/lines/read.py scan_line) reads, in
 line order, exactly the lines that the per-line scan would read in full (and maybe a few
 more, which its plans then replay as they would have), so the reader's State (the plans
 of each shape, the keys printed with a unit, the names read as seconds) evolves as it does
@@ -22,18 +22,30 @@ reader, line by line, at their place.
 from __future__ import annotations
 
 import heapq
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from gpuscope.parsers.log import lines as freeform
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lineassemble import Replayed, assemble
-from gpuscope.parsers.log.lineread import _MEMO_MAX, _SKELETON, tokens
-from gpuscope.parsers.log.linerecords import EVAL_AUX
+from gpuscope.parsers.log.lines import read as freeform
+from gpuscope.parsers.log.lines.assemble import Replayed, assemble
+from gpuscope.parsers.log.lines.line import (
+    _MEMO_MAX,
+    _SKELETON,
+    MEAN_PM,
+    NAME_AFTER,
+    SHAPE_GATES,
+    SLASH_PER,
+    tokens,
+)
+from gpuscope.parsers.log.lines.plan import Plan
+from gpuscope.parsers.log.lines.records import EVAL_AUX
+from gpuscope.parsers.log.lines.vectorised import Layout, evaluate
+from gpuscope.parsers.log.lines.vocabulary import EVAL
 from gpuscope.parsers.log.linetime import LineTimes
-from gpuscope.parsers.log.linewords import EVAL
 from gpuscope.parsers.log.native import first_appearance
-from gpuscope.parsers.log.planvec import Layout, evaluate
+from gpuscope.parsers.log.reader import Chunk
 
 MIN_LINES = 8    # a shape with fewer lines in a chunk: read by Python
 MAX_MISSES = 16  # a shape whose plans miss more often in a chunk: the rest read by Python
@@ -46,11 +58,11 @@ class _Shape:
     __slots__ = ("code", "skel", "rows", "msg", "choice", "plans", "readings", "misses", "eager", "version",
                  "layout", "clear_from")
 
-    def __init__(self, code: int, skel: str, rows: np.ndarray, msg: np.ndarray, layout):
-        self.code, self.skel, self.rows, self.msg, self.layout = code, skel, rows, msg, layout
+    def __init__(self, code: int, skeleton: str, rows: np.ndarray, message: np.ndarray, layout: Layout | None):
+        self.code, self.skel, self.rows, self.msg, self.layout = code, skeleton, rows, message, layout
         self.choice = np.full(len(rows), EVENT, dtype=np.int32)  # per line: index into plans, or EVENT
         self.plans: list = []      # the plans that replay some of its lines
-        self.readings: list = []   # their readings (planvec.Reading), by plan index
+        self.readings: list = []   # their readings (vectorised.Reading), by plan index
         self.misses = 0
         self.eager = layout is None
         self.version = 0
@@ -60,13 +72,13 @@ class _Shape:
 class ShapeScan:
     """Feeds chunks of a `lines` log; `result(tail)` is the whole log's Scan."""
 
-    def __init__(self, module, py, errors: str):
+    def __init__(self, module: ModuleType, py_scanner: Any, errors: str):
         self.shapes = module.Shapes()
         self.native = module
-        self.py = py  # logparse.PyScanner (its State, tables and clock)
-        self.tables: sc.Tables = py.tables
+        self.py = py_scanner  # logparse.PyScanner (its State, tables and clock)
+        self.tables: sc.Tables = py_scanner.tables
         self.errors = errors
-        self.times = LineTimes(py.clock)
+        self.times = LineTimes(py_scanner.clock)
         self.skels: list[str] = []
         self.layouts: dict[int, Layout | None] = {}
         self.scans: list[sc.Scan] = []  # what the Python reader read, chunk by chunk
@@ -74,7 +86,7 @@ class ShapeScan:
 
     # -- a chunk -----------------------------------------------------------------------------
 
-    def feed(self, chunk) -> bool:
+    def feed(self, chunk: Chunk) -> bool:
         """Read one chunk; whether one of its lines holds a CuZK or condensed marker (detect.py's:
         the splitter flags them as it goes, for a format chosen by the log's head alone)."""
         buf = chunk.buf
@@ -121,9 +133,9 @@ class ShapeScan:
 class _Chunk:
     """The replay of one chunk: events (lines the Python reader reads) in line order."""
 
-    def __init__(self, owner: ShapeScan, buf, cols: dict, texts: dict[int, str], normal: np.ndarray):
-        self.o, self.buf, self.cols, self.texts = owner, buf, cols, texts
-        self.mv = memoryview(buf)
+    def __init__(self, owner: ShapeScan, buffer: bytes | bytearray | memoryview, columns: dict, texts: dict[int, str], normal: np.ndarray):
+        self.o, self.buf, self.cols, self.texts = owner, buffer, columns, texts
+        self.mv = memoryview(buffer)
         self.st = owner.py.state
         self.p = owner.py.new_scan()  # what the Python reader reads
         self.heap: list[tuple[int, int, int, int]] = []  # (row, shape code, version, position)
@@ -131,7 +143,7 @@ class _Chunk:
         self.by_skel: dict[str, _Shape] = {}
         self.by_bare: dict[str, set[int]] = {}
         self.static: list[int] = sorted(texts)  # rows the reader reads whatever the plans
-        shape = cols["shape"]
+        shape = columns["shape"]
         if len(normal):
             key = shape[normal]
             if key.max() < np.iinfo(np.int16).max:  # (numpy's stable sort of 16-bit keys is a radix sort)
@@ -144,17 +156,17 @@ class _Chunk:
                     self.static += rows.tolist()
                     continue
                 lay = owner.layout(code, self.text(int(rows[0])))
-                s = _Shape(code, owner.skels[code], rows, cols["msg"][rows], lay)
+                s = _Shape(code, owner.skels[code], rows, columns["msg"][rows], lay)
                 self.shapes[code] = s
                 self.by_skel[s.skel] = s
             self.static.sort()
 
-    def text(self, r: int) -> str:
-        t = self.texts.get(r)
+    def text(self, row: int) -> str:
+        t = self.texts.get(row)
         if t is not None:
             return t
-        a = int(self.cols["start"][r])
-        return str(self.mv[a:a + int(self.cols["len"][r])], "ascii")
+        a = int(self.cols["start"][row])
+        return str(self.mv[a:a + int(self.cols["len"][row])], "ascii")
 
     # -- the replay ------------------------------------------------------------------------
 
@@ -178,77 +190,78 @@ class _Chunk:
                 break
         self.emit()
 
-    def event(self, r: int, s: _Shape | None, pos: int) -> None:
-        line = self.text(r)
+    def event(self, row: int, shape: _Shape | None, position: int) -> None:
+        line = self.text(row)
         units = len(self.st.unit_keys)
         # (a line the reader reads whatever the plans: the shapes whose plans it may change)
         watch = [(t, self.plans_now(t)) for t in (self.by_skel.get(k) for k in touched(line)) if t is not None] \
-            if s is None else []
-        freeform.scan_line(self.p, self.st, int(self.cols["ln"][r]), line)
-        if s is not None:
-            s.misses += 1
-            s.eager |= s.misses > MAX_MISSES
-            self.resolve(s, pos + 1)
+            if shape is None else []
+        freeform.scan_line(self.p, self.st, int(self.cols["ln"][row]), line)
+        if shape is not None:
+            shape.misses += 1
+            shape.eager |= shape.misses > MAX_MISSES
+            self.resolve(shape, position + 1)
         for t, before in watch:
             if self.plans_now(t) != before:
                 t.misses += 1
                 t.eager |= t.misses > MAX_MISSES
-                self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
+                self.resolve(t, int(np.searchsorted(t.rows, row, side="right")))
         if len(self.st.unit_keys) != units:
             for key in list(self.by_bare):
                 if key in self.st.unit_keys:
                     for code in self.by_bare.pop(key):
                         t = self.shapes[code]
-                        self.resolve(t, int(np.searchsorted(t.rows, r, side="right")))
+                        self.resolve(t, int(np.searchsorted(t.rows, row, side="right")))
 
-    def resolve(self, s: _Shape, q: int) -> None:
-        """Decide s's lines from position q on with the plans it holds now; queue its next event."""
-        s.version += 1
-        m = len(s.rows)
-        if q >= m:
+    def resolve(self, shape: _Shape, position: int) -> None:
+        """Decide the shape's lines from `position` on with the plans it holds now; queue its next event."""
+        shape.version += 1
+        m = len(shape.rows)
+        if position >= m:
             return
-        kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
+        kept = self.st.plans.get(shape.skel) if self.st.plans is not None else None
         live = [p for p in kept or () if p.last_bare is None or p.last_bare not in self.st.unit_keys]
-        choice = s.choice
-        if q < s.clear_from:
-            choice[q:s.clear_from] = EVENT
-            s.clear_from = q
-        if s.eager or not live:  # every line from q on is the reader's: no look at the others
-            heapq.heappush(self.heap, (int(s.rows[q]), s.code, s.version, q))
+        choice = shape.choice
+        if position < shape.clear_from:
+            choice[position:shape.clear_from] = EVENT
+            shape.clear_from = position
+        if shape.eager or not live:  # every line from q on is the reader's: no look at the others
+            heapq.heappush(self.heap, (int(shape.rows[position]), shape.code, shape.version, position))
             return
-        s.clear_from = m
+        shape.clear_from = m
         if live:
-            undecided = np.ones(m - q, dtype=bool)
+            undecided = np.ones(m - position, dtype=bool)
             for plan in live:
-                i = self.reading(s, plan)
+                i = self.reading(shape, plan)
                 if i is None:
                     break  # (a plan whose columns cannot be read: the reader decides from here)
-                rd = s.readings[i]
-                take = undecided & rd.acc[q:]
-                choice[q:][take] = i
-                undecided &= ~rd.acc[q:] & ~rd.unk[q:]
+                rd = shape.readings[i]
+                take = undecided & rd.acc[position:]
+                choice[position:][take] = i
+                undecided &= ~rd.acc[position:] & ~rd.unk[position:]
                 if plan.last_bare is not None:
-                    self.by_bare.setdefault(plan.last_bare, set()).add(s.code)
+                    self.by_bare.setdefault(plan.last_bare, set()).add(shape.code)
                 if not undecided.any():
                     break
-        miss = np.flatnonzero(choice[q:] == EVENT)
+        miss = np.flatnonzero(choice[position:] == EVENT)
         if len(miss):
-            pos = q + int(miss[0])
-            heapq.heappush(self.heap, (int(s.rows[pos]), s.code, s.version, pos))
+            pos = position + int(miss[0])
+            heapq.heappush(self.heap, (int(shape.rows[pos]), shape.code, shape.version, pos))
 
-    def plans_now(self, s: _Shape) -> tuple | None:
-        """What s's plans are now (the reader inserts a plan in front, keeps a few)."""
-        kept = self.st.plans.get(s.skel) if self.st.plans is not None else None
+    def plans_now(self, shape: _Shape) -> tuple | None:
+        """What shape's plans are now (the reader inserts a plan in front, keeps a few)."""
+        kept = self.st.plans.get(shape.skel) if self.st.plans is not None else None
         return None if kept is None else (id(kept), len(kept), id(kept[0]) if kept else 0)
 
-    def reading(self, s: _Shape, plan) -> int | None:
-        for i, p in enumerate(s.plans):
+    def reading(self, shape: _Shape, plan: Plan) -> int | None:
+        for i, p in enumerate(shape.plans):
             if p is plan:
-                return i if s.readings[i] is not None else None
-        rd = evaluate(plan, s.layout, self.buf, s.msg, self.o.native, self.st)
-        s.plans.append(plan)
-        s.readings.append(rd)
-        return len(s.plans) - 1 if rd is not None else None
+                return i if shape.readings[i] is not None else None
+        assert shape.layout is not None  # (a shape without a layout is eager: Python reads it, no plan replays it)
+        rd = evaluate(plan, shape.layout, self.buf, shape.msg, self.o.native, self.st)
+        shape.plans.append(plan)
+        shape.readings.append(rd)
+        return len(shape.plans) - 1 if rd is not None else None
 
     # -- the result ------------------------------------------------------------------------
 
@@ -282,21 +295,19 @@ class _Chunk:
         return ts
 
 
-def gated(msg: str) -> bool:
+def gated(message: str) -> bool:
     """Whether lines of this message's shape hold a gate of a framework's own reader (the
     reader's SHAPE_GATES, tried before any plan: a Keras or tqdm bar, a TensorFlow hook):
     those lines are read by the reader itself. The gates hold no digit, so whether one is
     in a line is the same for every line of a shape (the space: a prefix before it)."""
-    from gpuscope.parsers.log import lineread
-
-    text = " " + msg
-    if "[" in msg and lineread.NAME_AFTER.search(msg) is not None:
+    text = " " + message
+    if "[" in message and NAME_AFTER.search(message) is not None:
         return True  # (a time named after it in brackets: its tokens are rewritten, no layout holds them)
-    if "\u00b1" in msg and lineread.MEAN_PM.search(msg) is not None:
+    if "\u00b1" in message and MEAN_PM.search(message) is not None:
         return True  # (a mean ± its std: rewritten too)
-    if " / " in msg and lineread.SLASH_PER.search(msg) is not None:
+    if " / " in message and SLASH_PER.search(message) is not None:
         return True  # (`time / step`: rewritten to `time per step`)
-    return any(g in text for g, *_ in getattr(lineread, "SHAPE_GATES", ()))
+    return any(g in text for g, *_ in SHAPE_GATES)
 
 
 def touched(line: str) -> list[str]:

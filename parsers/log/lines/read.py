@@ -58,10 +58,10 @@ from __future__ import annotations
 import re
 
 from gpuscope.parsers.log import scan as sc
-from gpuscope.parsers.log.lineplan import whole_code
-from gpuscope.parsers.log.lineread import State, read_line
-from gpuscope.parsers.log.linerecords import EVAL_AUX, KNOWN_NOTE, finish
-from gpuscope.parsers.log.linewords import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
+from gpuscope.parsers.log.lines.line import State, read_line
+from gpuscope.parsers.log.lines.plan import whole_code
+from gpuscope.parsers.log.lines.records import EVAL_AUX, KNOWN_NOTE, finish
+from gpuscope.parsers.log.lines.vocabulary import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
 
 __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "read_line", "scan_lines", "sniff",
            "whole_code"]
@@ -69,29 +69,29 @@ __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "
 
 # -- the scan ------------------------------------------------------------------------------
 
-def scan_lines(lines: list[str], held: str | None, first: int = 1, *, st: State | None = None,
-               s: sc.Scan | None = None) -> sc.Scan:
+def scan_lines(lines: list[str], held: str | None, first: int = 1, *, state: State | None = None,
+               scan: sc.Scan | None = None) -> sc.Scan:
     """Read every line; kinds are set afterwards by `finish` (records need the whole log).
-    `st`: the State of the lines read before these (a log read in chunks), else a new one.
+    `state`: the State of the lines read before these (a log read in chunks), else a new one.
     A line holding carriage returns (a progress bar redrawn in place: tqdm, Lightning) is
     read as its pieces, each with the line's number."""
-    s = s if s is not None else sc.Scan()
-    st = st if st is not None else State(held)
+    scan = scan if scan is not None else sc.Scan()
+    state = state if state is not None else State(held)
     for i, line in enumerate(lines):
-        scan_line(s, st, i + first, line)
-    set_notes(s, st)
-    return s
+        scan_line(scan, state, i + first, line)
+    set_notes(scan, state)
+    return scan
 
 
-def scan_line(s: sc.Scan, st: State, ln: int, line: str) -> None:
-    """One line of the log into `s` (a line holding \r, or text written right after a bar's
+def scan_line(scan: sc.Scan, state: State, line_no: int, line: str) -> None:
+    """One line of the log into `scan` (a line holding \r, or text written right after a bar's
     redraw, as its pieces)."""
     if "\r" in line or "it/s" in line or "s/it" in line:
         for piece in pieces(line):
             if piece.strip():
-                _scan_one(s, st, ln, piece)
+                _scan_one(scan, state, line_no, piece)
     else:
-        _scan_one(s, st, ln, line)
+        _scan_one(scan, state, line_no, line)
 
 
 # the end of a tqdm redraw: its rate and postfix, then `]` (`12/345 [00:07<06:50,  1.23s/it]`)
@@ -115,47 +115,47 @@ def pieces(line: str) -> list[str]:
     return out
 
 
-def set_notes(s: sc.Scan, st: State) -> None:
-    s.notes = (sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
-               + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(st.known.items())])
+def set_notes(scan: sc.Scan, state: State) -> None:
+    scan.notes = (sorted(state.seconds_assumed) + [MS_NOTE + n for n in sorted(state.ms_assumed)]
+               + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(state.known.items())])
 
 
 MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)
 
 
-def _scan_one(s: sc.Scan, st: State, ln: int, line: str) -> None:
-    meta, aux = s.meta, s.aux
+def _scan_one(scan: sc.Scan, state: State, line_no: int, line: str) -> None:
+    meta, aux = scan.meta, scan.aux
     if len(line) > sc.MAX_LINE:
-        if read_line(line[:4096], st) is not None:
-            s.too_long(ln, line)
+        if read_line(line[:4096], state) is not None:
+            scan.too_long(line_no, line)
         return
     if "TIMELINE," in line or "_TIMING " in line:
         rows = len(meta)
-        if s.common(ln, line) is not None:
+        if scan.common(line_no, line) is not None:
             aux += [-1] * ((len(meta) - rows) // 8)
-            s.tol += [0.0] * ((len(meta) - rows) // 8)
+            scan.tol += [0.0] * ((len(meta) - rows) // 8)
             return
-    r = read_line(line, st)
+    r = read_line(line, state)
     if r is None:
         return
     if type(r) is str:
-        s.skip(ln, r, line)
+        scan.skip(line_no, r, line)
         return
     names, values, qn, qv, stamp, code, flags, tol = r
-    s.timing_lines += 1
+    scan.timing_lines += 1
     row = len(meta) // 8
     if qn:
-        s.qrow += [row] * len(qn)
-        s.qnames += qn
-        s.qvalues += qv
-    slot = s.times.slot(line)
+        scan.qrow += [row] * len(qn)
+        scan.qnames += qn
+        scan.qvalues += qv
+    slot = scan.times.slot(line)
     if stamp is not None:
-        s.times.override(slot, stamp)
-    meta += (ln, slot, sc.K_GPU, -1, -1, -1, len(names), SRC_LINES)
+        scan.times.override(slot, stamp)
+    meta += (line_no, slot, sc.K_GPU, -1, -1, -1, len(names), SRC_LINES)
     aux.append(code + EVAL_AUX if flags & EVAL else code)
-    s.tol.append(tol)
-    s.names += names
-    s.values += values
+    scan.tol.append(tol)
+    scan.names += names
+    scan.values += values
 
 
 SRC_LINES = sc.SRC["lines"]
@@ -224,7 +224,7 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
 
 def _rate_only(name: str) -> bool:
     """A name of a time per something (`time_per_token`) that is no step's whole: a rate."""
-    from gpuscope.parsers.log.linewords import key_info
+    from gpuscope.parsers.log.lines.vocabulary import key_info
     from gpuscope.parsers.log.words import RATE
 
     _name, _factor, cls, whole = key_info(name)

@@ -1,4 +1,4 @@
-"""A line plan (parsers/log/lineplan.py) replayed over every line of one shape at once, in numpy.
+"""A line plan (parsers/log/lines/plan.py) replayed over every line of one shape at once, in numpy.
 
 Lines of one shape (parsers/_scan.c `Shapes`: the message with every digit written 0) have
 their tokens at the same offsets of their message, so each number a plan reads sits at the
@@ -11,10 +11,15 @@ Python's float() might: the line is read by Python).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import ModuleType
+
 import numpy as np
 
-from gpuscope.parsers.log.lineread import _DIGITS, _SEP, message_start
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.line import _DIGITS, _SEP, message_start
+from gpuscope.parsers.log.lines.plan import Plan
+from gpuscope.parsers.log.lines.reading import ReaderState, WholeKeys
+from gpuscope.parsers.log.lines.vocabulary import (
     HAS_BYTES,
     HELD,
     MAX_BYTES,
@@ -88,40 +93,40 @@ class Reading:
         self.stamp = None
 
 
-def _contiguous(p: np.ndarray) -> bool:
-    return len(p) > 0 and int(p[-1] - p[0]) == len(p) - 1
+def _contiguous(positions: np.ndarray) -> bool:
+    return len(positions) > 0 and int(positions[-1] - positions[0]) == len(positions) - 1
 
 
-def is_count(x: np.ndarray) -> np.ndarray:
-    return (x >= 0) & (x < 2.0 ** 53) & (np.floor(x) == x)
+def is_count(values: np.ndarray) -> np.ndarray:
+    return (values >= 0) & (values < 2.0 ** 53) & (np.floor(values) == values)
 
 
-def stamp_ms(x: np.ndarray, factor) -> tuple[np.ndarray, np.ndarray]:
-    """linewords.stamp_ms over a column: (ms, valid)."""
+def stamp_ms(values: np.ndarray, factor: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """vocabulary.stamp_ms over a column: (ms, valid)."""
     if factor is None:
-        ms = np.where((x >= 1e12) & (x < 1e13), x, x * 1e3)
+        ms = np.where((values >= 1e12) & (values < 1e13), values, values * 1e3)
     else:
-        ms = x * factor
+        ms = values * factor
     return ms, (ms >= 1e12) & (ms < 1e13)
 
 
-def evaluate(plan, lay: Layout, buf, msg: np.ndarray, native, st) -> Reading | None:
-    """The plan over the lines whose messages start at `msg` (offsets into buf); None when
+def evaluate(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, native: ModuleType, state: ReaderState) -> Reading | None:
+    """The plan over the lines whose messages start at `message` (offsets into `buffer`); None when
     the layout cannot hold its columns (Python reads the lines). `native`: the compiled
     scanner (its `columns` and `spelled`)."""
-    m = len(msg)
+    m = len(message)
     r = Reading()
     r.flags, r.tol, r.none = plan.flags, plan.tol, True
     r.unk = np.zeros(m, dtype=bool)
     if plan.fieldless:
         r.acc = np.ones(m, dtype=bool)
         return r
-    if plan.n != len(lay.toks) or not lay.pos:
+    if plan.n != len(layout.toks) or not layout.pos:
         return None
-    good = _fixed_text(plan, lay, buf, msg, native)
+    good = _fixed_text(plan, layout, buffer, message, native)
     if good is None:
         return None
-    read = _numbers(plan, lay, buf, msg, native.columns)
+    read = _numbers(plan, layout, buffer, message, native.columns)
     if read is None:
         return None
     nums, xs, oks, unk = read
@@ -139,44 +144,44 @@ def evaluate(plan, lay: Layout, buf, msg: np.ndarray, native, st) -> Reading | N
     r.values = np.stack(cols, axis=1) if cols else np.zeros((m, 0))
     r.qvalues = np.stack(qv, axis=1) if qv else np.zeros((m, 0))
     r.stamp = stamp
-    r.code = np.full(m, plan.code, dtype=np.int64) if plan.code is not None else _whole(names, r.values, plan.eps, st)
+    r.code = np.full(m, plan.code, dtype=np.int64) if plan.code is not None else _whole(names, r.values, plan.eps, state)
     return r
 
 
-def _fixed_text(plan, lay: Layout, buf, msg: np.ndarray, native) -> np.ndarray | None:
+def _fixed_text(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, native: ModuleType) -> np.ndarray | None:
     """The lines whose fixed tokens and number prefixes holding digits are the plan's; None when
     the layout's tokens cannot hold them (every character checked in one C pass over the lines)."""
     pos: list[np.ndarray] = []
     want: list[str] = []
     fixed = plan.fixed if len(plan.fixed_idx) != 1 else (plan.fixed,)
     for j, text in zip(plan.fixed_idx, fixed or (), strict=True):
-        if len(text) != len(lay.toks[j]):
+        if len(text) != len(layout.toks[j]):
             return None
         if _HAS_DIGIT.intersection(text):
-            pos.append(lay.pos[j])
+            pos.append(layout.pos[j])
             want.append(text)
     for j, pre in plan.pres:
-        if len(pre) > len(lay.toks[j]):
+        if len(pre) > len(layout.toks[j]):
             return None
         if _HAS_DIGIT.intersection(pre):
-            pos.append(lay.pos[j][: len(pre)])
+            pos.append(layout.pos[j][: len(pre)])
             want.append(pre)
     if not want:
-        return np.ones(len(msg), dtype=bool)
-    ok = native.spelled(buf, msg.tobytes(), np.concatenate(pos).astype(np.int64).tobytes(),
+        return np.ones(len(message), dtype=bool)
+    ok = native.spelled(buffer, message.tobytes(), np.concatenate(pos).astype(np.int64).tobytes(),
                         "".join(want).encode("ascii"))
     return np.frombuffer(ok, dtype=np.bool_)
 
 
-def _numbers(plan, lay: Layout, buf, msg: np.ndarray, spans):
+def _numbers(plan: Plan, layout: Layout, buffer: bytes | bytearray | memoryview, message: np.ndarray, columns: Callable[..., tuple[bytes, bytes]]):
     """Every deciding number of every line in one C call: (their text in the layout, values
     m x k, read m x k, a line with any number unread); None when a number is not contiguous."""
-    m = len(msg)
+    m = len(message)
     where: list[int] = []
     nums: list[str] = []
     for act, j, lp, stop, _a, _b in plan.steps:
-        p = lay.pos[j][lp:stop]
-        num = lay.toks[j][lp:stop]
+        p = layout.pos[j][lp:stop]
+        num = layout.toks[j][lp:stop]
         if act == P_Q and "/" in num:
             cut = num.index("/")
             num, p = num[:cut], p[:cut]
@@ -187,13 +192,13 @@ def _numbers(plan, lay: Layout, buf, msg: np.ndarray, spans):
     k = len(nums)
     if not k:
         return nums, None, None, np.zeros(m, dtype=bool)
-    xb, okb = spans(buf, msg.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
+    xb, okb = columns(buffer, message.tobytes(), np.asarray(where, dtype=np.int64).tobytes())
     xs = np.frombuffer(xb, dtype=np.float64).reshape(m, k)
     oks = np.frombuffer(okb, dtype=np.bool_).reshape(m, k)
     return nums, xs, oks, ~oks.all(axis=1)
 
 
-def _apply_steps(plan, nums: list[str], xs, oks, good: np.ndarray):
+def _apply_steps(plan: Plan, number_texts: list[str], numbers: np.ndarray, read_ok: np.ndarray, good: np.ndarray):
     """Each step's check (narrowing `good` in place) and what it reads: (time names, their ms
     columns, quantity names, their columns, the stamp in s or None); None for an unknown action."""
     names: list[str] = []
@@ -202,7 +207,7 @@ def _apply_steps(plan, nums: list[str], xs, oks, good: np.ndarray):
     qv: list[np.ndarray] = []
     stamp = None
     for c, (act, _j, _lp, _stop, a, b) in enumerate(plan.steps):
-        num, x, ok = nums[c], xs[:, c], oks[:, c]
+        num, x, ok = number_texts[c], numbers[:, c], read_ok[:, c]
         if act == P_TIME or act == P_TIMEDOT:
             good &= ~((x < 0) | (x * b > MAX_MS))
             if act == P_TIMEDOT and "." not in num:
@@ -239,29 +244,29 @@ def _apply_steps(plan, nums: list[str], xs, oks, good: np.ndarray):
     return names, cols, qn, qv, stamp
 
 
-def _whole(names: list[str], v: np.ndarray, eps: list[float], st) -> np.ndarray:
-    """lineplan.whole_code over the rows of v (one column per name), to the bit."""
-    m, nt = v.shape
+def _whole(names: list[str], values: np.ndarray, eps: list[float], state: WholeKeys) -> np.ndarray:
+    """plan.whole_code over the rows of `values` (one column per name), to the bit."""
+    m, nt = values.shape
     if not nt:
         return np.full(m, -1, dtype=np.int64)
-    if st.held is not None and st.held in names:
-        return np.full(m, names.index(st.held) * 4 + HELD, dtype=np.int64)
-    cands = [j for j, nm in enumerate(names) if st.info(nm)[3]]
+    if state.held is not None and state.held in names:
+        return np.full(m, names.index(state.held) * 4 + HELD, dtype=np.int64)
+    cands = [j for j, nm in enumerate(names) if state.info(nm)[3]]
     if cands:
         best = np.full(m, cands[0], dtype=np.int64)
-        bv = v[:, cands[0]].copy()
+        bv = values[:, cands[0]].copy()
         for j in cands[1:]:
-            take = v[:, j] > bv
+            take = values[:, j] > bv
             best[take] = j
-            bv[take] = v[take, j]
+            bv[take] = values[take, j]
         return best * 4 + NAMED
     if nt < 3:
         return np.full(m, -1, dtype=np.int64)
-    big = np.argmax(v, axis=1)
-    vb = v[np.arange(m), big]
-    total = 0.0 + v[:, 0]
+    big = np.argmax(values, axis=1)
+    vb = values[np.arange(m), big]
+    total = 0.0 + values[:, 0]
     for j in range(1, nt):
-        total = total + v[:, j]
+        total = total + values[:, j]
     rest = total - vb
     tol = sum(eps) + ROUND_SLACK * vb
     hit = (np.abs(vb - rest) <= tol) & (vb > 0)

@@ -1,4 +1,4 @@
-"""The fields of one line's tokens, read in full (parsers/log/lineread.py tokenizes the line and
+"""The fields of one line's tokens, read in full (parsers/log/lines/line.py tokenizes the line and
 replays known shapes; this reads a new shape): where the fields are (`key=value`, `key:
 value`, `key = value`, `Label value`), what each names (the whole label; a statistic as
 `<quantity>.<stat>`), and which numbers are times, quantities or stamps.
@@ -9,17 +9,20 @@ a unit in its label (`time (ms): 12`, `latency_us: 3`) or in the line's header (
 zerolog line's `took=` in milliseconds). Nothing else makes a duration. A unit followed by
 `per <thing>` is a rate (`25.38 ms per token`), not a part; a time per step (`35ms/step`,
 `0.31 sec/step`, `time per iteration (ms): 412`) is the step's whole.
+
+Line is one class in one module (a size exception of tests/test_layers.py): where the fields
+are, what a field is, then the numbers that are no times (a size, a counter's `i/N`, a byte
+count, a stamp) and the times no key names (`2.10s/it`; `step 1: 125.8 ms`).
 """
 
 from __future__ import annotations
 
 from gpuscope.parsers.log.fields import first_repeat
 from gpuscope.parsers.log.fields import repeated as repeated_key
-from gpuscope.parsers.log.linekeyless import KeylessTimes
-from gpuscope.parsers.log.lineplan import UNCACHEABLE, whole_code
-from gpuscope.parsers.log.linequant import Quantities
-from gpuscope.parsers.log.linesteps import COVERS, runtime_steps
-from gpuscope.parsers.log.linewords import (
+from gpuscope.parsers.log.lines.plan import UNCACHEABLE, whole_code
+from gpuscope.parsers.log.lines.reading import ReaderState
+from gpuscope.parsers.log.lines.steps import COVERS, runtime_steps
+from gpuscope.parsers.log.lines.vocabulary import (
     BARE,
     COLON,
     EQ,
@@ -35,19 +38,26 @@ from gpuscope.parsers.log.linewords import (
     LABEL_SECONDS,
     LEVELS,
     LINES_ONLY,
+    MAX_BYTES,
     MAX_COUNT,
     NAMED,
     P_NOQINT,
+    P_NOSTAMP,
     P_Q,
     P_QINT,
+    P_QPOS,
+    P_SIZE,
+    P_STAMP,
     P_TIME,
     P_TIMEDOT,
     PCT,
     PRONOUNS,
     SIZE_WORDS,
     STAT_WORDS,
+    STEP_WORDS,
     UNIT,
     UNIT_WORDS,
+    WEAK_FILLERS,
     ZEROLOG_LEVELS,
     decimals,
     has_any_digit,
@@ -61,6 +71,7 @@ from gpuscope.parsers.log.linewords import (
     parse_value,
     per_step,
     says_time,
+    stamp_ms,
     stat_of,
     undotted,
     unit_next,
@@ -68,7 +79,17 @@ from gpuscope.parsers.log.linewords import (
     zerolog_event,
 )
 from gpuscope.parsers.log.parsed import EVAL_WHY
-from gpuscope.parsers.log.words import BYTES, COUNTER, METRIC, PLAIN, RATE, STAMP, STAMP_KEYS, TIMEK
+from gpuscope.parsers.log.words import (
+    BYTES,
+    COUNTER,
+    METRIC,
+    PLAIN,
+    RATE,
+    STAMP,
+    STAMP_KEYS,
+    TIMEK,
+    key_class,
+)
 from gpuscope.parsers.numbers import MAX_MS, beyond
 
 FORECASTS = frozenset(("eta", "remaining"))  # Keras' and many bars' time left: no time spent
@@ -79,22 +100,22 @@ SETTINGS = frozenset(("window", "timeout", "deadline"))
 class _NoWhole:
     """A reader State whose key_info names no whole among `timers` (for whole_code)."""
 
-    def __init__(self, st, timers: set[str]):
-        self.held, self._info, self._timers = st.held, st.info, timers
+    def __init__(self, state: ReaderState, timers: set[str]):
+        self.held, self._info, self._timers = state.held, state.info, timers
 
     def info(self, key: str):
         name, f, cls, whole = self._info(key)
         return name, f, cls, whole and key not in self._timers
 
 
-class Line(Quantities, KeylessTimes):
-    """The full reading of one line's tokens. Appends to `rec` what Plan needs to replay it:
+class Line:
+    """The full reading of one line's tokens. Appends to `record` what Plan needs to replay it:
     (action, token index, prefix, strip, a, b) per number that decides something, and
     ("value", index, prefix) per token holding a number or a label's text; UNCACHEABLE when
     a number decided something a replay cannot check (damage, a number that does not read)."""
 
-    def __init__(self, toks: list[str], st, rec: list | None):  # (st: lineread.State)
-        self.toks, self.n, self.st = toks, len(toks), st
+    def __init__(self, tokens: list[str], state: ReaderState, record: list | None):
+        self.toks, self.n, self.st = tokens, len(tokens), state
         self.names: list[str] = []
         self.values: list[float] = []
         self.eps: list[float] = []
@@ -109,22 +130,23 @@ class Line(Quantities, KeylessTimes):
         self.sized: str | None = None  # the key just read when a size followed its number
         self.unit: float | None = None  # a unit in the line's header: `timers (ms) | fwd: 41.0`
         self.i = 0
-        self.note = rec.append if rec is not None else noop
+        self.note = record.append if record is not None else noop
         # zerolog's console lines (gnark: `11:02:05 DBG prover done ... took=2345.678`): a bare
         # duration is in milliseconds, zerolog's default unit
-        self.zerolog = self.n > 2 and toks[1] in ZEROLOG_LEVELS and toks[0][:1].isdigit()
-        self.eval = bool(toks) and toks[0].rstrip(":").lower() in EVAL_WORDS and not (
-            self.n > 1 and toks[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
-        self.event = zerolog_event(toks) if self.zerolog else ""
+        self.zerolog = self.n > 2 and tokens[1] in ZEROLOG_LEVELS and tokens[0][:1].isdigit()
+        self.eval = bool(tokens) and tokens[0].rstrip(":").lower() in EVAL_WORDS and not (
+            self.n > 1 and tokens[1].rstrip(":") in LEVELS)  # (`Test | INFO | ...`: a logger's name, issue 33)
+        self.event = zerolog_event(tokens) if self.zerolog else ""
         # a timer tree's outermost End line (arkworks: `End: Groth16::Prover ......45.1ms`,
         # its children indented `··End:`): its time is the whole of the lines above it
-        self.tree_root = bool(toks) and toks[0] == "End:"
+        self.tree_root = bool(tokens) and tokens[0] == "End:"
         # Hugging Face's `train_steps_per_second` beside `train_runtime`: (prefix, rate)
         self.steps_rate: tuple[str, float] | None = None
         self.labels: set[str] = set()  # names made of a label's words, not printed as one key
         self.timers: set[str] = set()  # counter words read as a header's timers (DeepSpeed's `step:`)
         self.lead: str | None = None  # the record's counter (`step 1:`), before any time
         self.lead_named = False  # the lead is a label with its number (`phase 1:`), the time's name
+        self.label_lead: str | None = None  # a line's label before its index (`Decode 0. ... latency: 6 ms`)
         self.keyless_done = False
 
     def hurt(self, reason: str) -> None:
@@ -183,9 +205,9 @@ class Line(Quantities, KeylessTimes):
         self.other(t, before, run)
         return None
 
-    def eq_field(self, t: str, eq: int, size_of, run: list[str]):
-        key, v = t[:eq], t[eq + 1:]
-        vt, pre = self.i - 1, t[:eq + 1]
+    def eq_field(self, token: str, equals_at: int, size_of: str | None, run: list[str]):
+        key, v = token[:equals_at], token[equals_at + 1:]
+        vt, pre = self.i - 1, token[:equals_at + 1]
         if not self.st.word(key):
             return None
         if not v:
@@ -207,38 +229,38 @@ class Line(Quantities, KeylessTimes):
             return None
         return key, v, EQ, vt, pre, None, run, size_of
 
-    def other(self, t: str, before, run: list[str]) -> None:
+    def other(self, token: str, before: str | None, run: list[str]) -> None:
         """A token that starts no field: a word of a label, a header unit, a per-step time
         without a key (`2.10s/it`, `0.31 sec/step`), or a number-like token before a unit."""
         toks, i = self.toks, self.i
-        if t not in LEVELS and self.st.word(t):
-            low = t.lower()
+        if token not in LEVELS and self.st.word(token):
+            low = token.lower()
             if (low in UNIT_WORDS and low != "s" and before is not None and not self.names and self.unit is None
                     and (i >= self.n or toks[i] not in (":", "="))):  # (`latency (ns) : 7563436`: the label's unit)
                 self.unit = UNIT_WORDS[low]  # `timers (ms) | fwd: 41.0 | bwd: 88.3` (a fixed token of the plan)
                 return
-            self.prev = t
-            run.append(t)  # (the words before a field: at most the last four matter, and a label's unit)
+            self.prev = token
+            run.append(token)  # (the words before a field: at most the last four matter, and a label's unit)
             if len(run) > (5 if low in UNIT_WORDS or unit_next(toks, i) else 4):  # (`Min First Token latency (ns) :`)
                 del run[0]
             self.run = run
             return
-        if numeric_start(t):
-            self.per_step(t, i)
+        if numeric_start(token):
+            self.per_step(token, i)
             return
-        if unit_next(toks, i) and has_any_digit(t):  # `data ٩٨ ms`, `data 98_765 ms`
+        if unit_next(toks, i) and has_any_digit(token):  # `data ٩٨ ms`, `data 98_765 ms`
             self.note(UNCACHEABLE)
-            self.hurt(f"{t[:30]!r} before {toks[i][:10]!r} is not a number")
+            self.hurt(f"{token[:30]!r} before {toks[i][:10]!r} is not a number")
 
     # -- what a field is ----------------------------------------------------------------
 
-    def take(self, key, v, shape, vt, pre, before, run, size_of) -> None:
-        self.note(("value", vt, pre))
+    def take(self, key: str, value: str, shape: int, value_at: int, prefix: str, before: str | None, run: list[str], size_of: str | None) -> None:
+        self.note(("value", value_at, prefix))
         kf_word = None
         printed_low = key.lower()
         if shape != EQ:
             printed = key
-            key, kf_word = self.name_of(key, shape, before, run, size_of, pre)
+            key, kf_word = self.name_of(key, shape, before, run, size_of, prefix)
             if key is None:
                 return
             if key != printed:
@@ -254,8 +276,8 @@ class Line(Quantities, KeylessTimes):
             return  # `Measurement window: 5000 msec`, `timeout=30s`: a setting, no time spent
         if kf is None:
             kf = kf_word
-        x, vf, kind, num = parse_value(v)
-        strip = len(v) - len(num)
+        x, vf, kind, num = parse_value(value)
+        strip = len(value) - len(num)
         unit_word = False
         if kind == BARE and self.i < self.n:
             nxt = self.toks[self.i]
@@ -263,15 +285,15 @@ class Line(Quantities, KeylessTimes):
             if w is not None:
                 vf, kind, unit_word = w, UNIT, True
                 self.i += 1
-                if self.interval(name, nxt, vt):
+                if self.interval(name, nxt, value_at):
                     return
             elif nxt.rstrip(":") in SIZE_WORDS and cls != BYTES:
-                self.size(key, name, v, x, nxt, vt, pre, strip)
+                self.size(key, name, value, x, nxt, value_at, prefix, strip)
                 return
         if kind == JUNK:
-            self.junk(key, v, shape, kf, cls)
+            self.junk(key, value, shape, kf, cls)
             return
-        if not self.placed(key, v, shape, kind, cls, num, printed_low):
+        if not self.placed(key, value, shape, kind, cls, num, printed_low):
             return
         self.last_bare = None
         if kind == PCT or (cls == RATE and not (per_step(name) and (kf or vf))):
@@ -282,14 +304,14 @@ class Line(Quantities, KeylessTimes):
         if vf is not None and self.i < self.n and self.toks[self.i].lower() == "per":
             return  # `25.38 ms per token`: a rate, not a part
         if kind == FRAC:
-            self.counter_frac(key, v, x, cls, vt, pre, strip)
+            self.counter_frac(key, value, x, cls, value_at, prefix, strip)
             return
         if cls == BYTES:
-            self.byte_count(key, v, x, kind, vt, pre, strip)
+            self.byte_count(key, value, x, kind, value_at, prefix, strip)
             return
         factor = vf if vf is not None else kf
         if cls == STAMP or key.lower() in STAMP_KEYS or name.lower() in STAMP_KEYS:  # (`time_ms`: epoch ms)
-            if self.stamped(x, factor, vt, pre, strip) or cls == STAMP:
+            if self.stamped(x, factor, value_at, prefix, strip) or cls == STAMP:
                 return
         by_name = False
         if factor is None and self.unit is not None and shape != EQ and cls == PLAIN:
@@ -303,18 +325,18 @@ class Line(Quantities, KeylessTimes):
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
-            how = self.seconds(key, name, x, shape, cls, by_name, vt, pre, strip)
+            how = self.seconds(key, name, x, shape, cls, by_name, value_at, prefix, strip)
             if not how:
                 return
             factor = 1.0 if how == "ms" else 1e3
-        self.time(name, x, factor, num, vt, pre, strip, by_name, v, key=key, vf=vf,
+        self.time(name, x, factor, num, value_at, prefix, strip, by_name, value, key=key, value_factor=vf,
                   lines_only=shape != EQ or unit_word)
 
-    def name_of(self, key: str, shape: int, before, run: list[str], size_of, pre: str = ""):
+    def name_of(self, key: str, shape: int, before: str | None, run: list[str], size_of: str | None, prefix: str = ""):
         """The name of a `key: value` or `Label value` field, and a unit its label gives
         (None: no field after all)."""
         low = key.lower()
-        if pre[:2] == "..":  # a timer tree's `End: Compute C ......12.0ms`: the whole label
+        if prefix[:2] == "..":  # a timer tree's `End: Compute C ......12.0ms`: the whole label
             return "_".join([*run, key]) if run else key, None
         if before is not None and before.lower() in PRONOUNS:
             before = None
@@ -338,7 +360,7 @@ class Line(Quantities, KeylessTimes):
             return label_of(run, key, shape == COLON), None  # `consumed samples: 640`, `p99 latency 30 ms`
         return (f"{self.label_lead}_{key}" if self.label_lead and low in GENERIC else key), None
 
-    def interval(self, name: str, unit: str, vt: int) -> bool:
+    def interval(self, name: str, unit: str, value_at: int) -> bool:
         """`time: [26.029 us 26.251 us 26.505 us]` (criterion: low, estimate, high): the
         estimate, a statistic of the time, not a part; True when read so."""
         toks, i = self.toks, self.i
@@ -354,19 +376,19 @@ class Line(Quantities, KeylessTimes):
         self.time(f"{name}.estimate", x, UNIT_WORDS[unit.rstrip('.:').lower()], num, i, "", 0, False, toks[i])
         return True
 
-    def junk(self, key: str, v: str, shape: int, kf, cls: int) -> None:
+    def junk(self, key: str, value: str, shape: int, key_factor: float | None, category: int) -> None:
         self.note(UNCACHEABLE)
-        if (shape != LABEL and (kf is not None or key in self.st.unit_keys)) or unit_next(self.toks, self.i):
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a number")
-        elif shape != LABEL and cls == BYTES:
-            self.hurt(f"{key[:30]}: value {v[:20]!r} is not a count")
+        if (shape != LABEL and (key_factor is not None or key in self.st.unit_keys)) or unit_next(self.toks, self.i):
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a number")
+        elif shape != LABEL and category == BYTES:
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
         self.last_bare = None
 
-    def seconds(self, key: str, name: str, x: float, shape: int, cls: int, by_name: bool, vt, pre, strip):
+    def seconds(self, key: str, name: str, number: float, shape: int, category: int, by_name: bool, value_at: int, prefix: str, strip: int):
         """A field without a unit: True when its name says time (read as seconds), else it
         is kept as a counter or an integer quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
-        timed = (cls == TIMEK or by_name) and not unit_unsure(name)
+        timed = (category == TIMEK or by_name) and not unit_unsure(name)
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
         if timed and not counted:
@@ -375,43 +397,43 @@ class Line(Quantities, KeylessTimes):
                 return "ms"
             self.st.seconds_assumed.add(name)
             return True
-        if cls == COUNTER and abs(x) > MAX_COUNT:
+        if category == COUNTER and abs(number) > MAX_COUNT:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, str(x), "count"))
-        elif cls == COUNTER:
-            self.note((P_Q, vt, pre, strip, key, None))
+            self.hurt(beyond(key, str(number), "count"))
+        elif category == COUNTER:
+            self.note((P_Q, value_at, prefix, strip, key, None))
             self.qn.append(key)
-            self.qv.append(x)
-        elif shape != LABEL and cls == PLAIN:
-            if is_count(x):
-                self.note((P_QINT, vt, pre, strip, key, None))
+            self.qv.append(number)
+        elif shape != LABEL and category == PLAIN:
+            if is_count(number):
+                self.note((P_QINT, value_at, prefix, strip, key, None))
                 self.qn.append(key)
-                self.qv.append(x)
+                self.qv.append(number)
             else:
-                self.note((P_NOQINT, vt, pre, strip, None, None))
-        if cls == COUNTER or (shape == EQ and cls == METRIC):
+                self.note((P_NOQINT, value_at, prefix, strip, None, None))
+        if category == COUNTER or (shape == EQ and category == METRIC):
             self.flags |= LINES_ONLY  # kv cannot see it, or reads it as a time
         self.last_bare = key
         return False
 
-    def time(self, name: str, x: float, factor: float, num: str, vt, pre, strip, by_name: bool, v: str,
-             key: str | None = None, vf=None, lines_only: bool = True) -> None:
+    def time(self, name: str, number: float, factor: float, number_text: str, value_at: int, prefix: str, strip: int, by_name: bool, value: str,
+             key: str | None = None, value_factor: float | None = None, lines_only: bool = True) -> None:
         key = key if key is not None else name
-        if x < 0:
-            self.hurt(f"{key[:30]}: negative time {v[:20]!r}")
+        if number < 0:
+            self.hurt(f"{key[:30]}: negative time {value[:20]!r}")
             return
-        if x * factor > MAX_MS:
+        if number * factor > MAX_MS:
             self.note(UNCACHEABLE)
-            self.hurt(beyond(key, v, "duration"))
+            self.hurt(beyond(key, value, "duration"))
             return
-        if vf is not None:
+        if value_factor is not None:
             self.st.unit_keys.add(key)
         if lines_only:
             self.flags |= LINES_ONLY
-        e = 0.5 * 10.0 ** -decimals(num) * factor
-        self.note((P_TIMEDOT if by_name else P_TIME, vt, pre, strip, name, factor, e))
+        e = 0.5 * 10.0 ** -decimals(number_text) * factor
+        self.note((P_TIMEDOT if by_name else P_TIME, value_at, prefix, strip, name, factor, e))
         self.names.append(name)
-        self.values.append(x * factor)
+        self.values.append(number * factor)
         self.eps.append(e)
 
     def covered_steps(self) -> None:
@@ -448,3 +470,130 @@ class Line(Quantities, KeylessTimes):
         st = _NoWhole(self.st, self.timers) if self.timers else self.st
         code = NAMED if self.tree_root and len(names) == 1 else whole_code(names, self.values, self.eps, st)
         return names, self.values, qn, self.qv, self.stamp, code, self.flags, sum(self.eps)
+
+    # -- the numbers that are no times: a size printed after a number (`copy 512 MiB`), a counter's
+    # `i/N`, a byte count, a time stamp; each is noted for the replay plan as a time is ----------
+
+    def size(self, key: str, name: str, value: str, number: float, next_token: str, value_at: int, prefix: str, strip: int) -> None:
+        """`copy 512 MiB`: a size, not a time (a byte quantity named `<name>_bytes`)."""
+        f = SIZE_WORDS[next_token.rstrip(":")]
+        if number < 0:
+            self.note(UNCACHEABLE)
+            return
+        if number * f > MAX_BYTES:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "size"))
+            return
+        self.note((P_SIZE, value_at, prefix, strip, f"{name}_bytes", f))
+        self.qn.append(f"{name}_bytes")
+        self.qv.append(float(round(number * f)))  # (alone: no timing line)
+        if next_token[-1] != ":":
+            self.i += 1  # (`MiB:` is the next label: it belongs to this key)
+        self.sized = key
+
+    def counter_frac(self, key: str, value: str, number: float, category: int, value_at: int, prefix: str, strip: int) -> None:
+        """`step 12/40`: a counter keeps 12."""
+        if category != COUNTER:
+            return
+        if number > MAX_COUNT:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "count"))
+            return
+        self.note((P_Q, value_at, prefix, strip, key, None))
+        self.qn.append(key)
+        self.qv.append(number)
+        self.flags |= LINES_ONLY
+
+    def byte_count(self, key: str, value: str, number: float, kind: int, value_at: int, prefix: str, strip: int) -> None:
+        if kind != BARE or number < 0:
+            self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
+        elif number > MAX_BYTES:
+            self.note(UNCACHEABLE)
+            self.hurt(beyond(key, value, "size"))
+        else:
+            self.note((P_QPOS, value_at, prefix, strip, key, None))
+            self.qn.append(key)
+            self.qv.append(number)
+            self.flags |= HAS_BYTES
+
+    def stamped(self, number: float, factor: float | None, value_at: int, prefix: str, strip: int) -> bool:
+        """A stamp-named field holding a point in time: the line's own time."""
+        ms = stamp_ms(number, factor)
+        if ms is not None:
+            self.note((P_STAMP, value_at, prefix, strip, None, factor))
+            self.stamp = ms / 1e3
+            self.flags |= LINES_ONLY
+            return True
+        self.note((P_NOSTAMP, value_at, prefix, strip, None, factor))
+        return False
+
+    # -- the times that no key names: a time per step without a label (`2.10s/it`, `0.31 sec/step`),
+    # a time with a unit after the record's counter (`step 1: 125.8 ms`; issue 33, class 2) -----------
+
+    def per_step(self, token: str, next_at: int) -> None:
+        """`2.10s/it`, `35ms/step`, `0.31 sec/step`, `120.4 ms/it`: the time of one step."""
+        unit_tok = token
+        if "/" not in token and next_at < self.n and "/" in self.toks[next_at]:
+            unit_tok = token + self.toks[next_at]
+        toks, n = self.toks, self.n
+        if "/" not in unit_tok and next_at + 1 < n and toks[next_at].lower() in UNIT_WORDS and toks[next_at + 1][:1] == "/":
+            # `2.84 s / it`, `0.5 s /it`: a time per step, spaced out
+            per = toks[next_at + 1][1:] or (toks[next_at + 2] if next_at + 2 < n else "")
+            if per.rstrip(".:").lower() in STEP_WORDS:
+                self.i += 1 if toks[next_at + 1][1:] else 2
+                unit_tok = token + toks[next_at] + "/" + per
+        head, sl, per = unit_tok.partition("/")
+        if not sl or per.rstrip(".:").lower() not in STEP_WORDS:
+            self.note(("value", next_at - 1, ""))  # (a number that decides nothing: `(0.138)`, `12/500`)
+            self.keyless(token, next_at)
+            return
+        x, vf, kind, num = parse_value(head)
+        if kind != UNIT or vf is None:
+            return
+        if unit_tok != token:
+            self.i += 1
+        self.note(("value", next_at - 1, ""))
+        self.time(f"time_per_{per.rstrip('.:').lower()}", x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
+
+    def keyless(self, token: str, next_at: int) -> None:
+        """A time with a unit but no key after the record's counter (`step 1: 125.8 ms`,
+        `Epoch 3: 0.89 sec`, `step 1 | loss 1.990 | 12.6 ms`, `prove 0: 3s913ms699.706us`):
+        the time of that record, named `<counter>_time`. Only the first such time of a line,
+        and only after a counter: a bare number stays nothing (a refusal beats a misread)."""
+        if self.lead is None or self.keyless_done:
+            return
+        x, vf, kind, num = parse_value(token)
+        unit_word = kind == BARE and next_at < self.n and self.toks[next_at].rstrip(".:").lower() in UNIT_WORDS
+        if unit_word:
+            vf, kind = UNIT_WORDS[self.toks[next_at].rstrip(".:").lower()], UNIT
+        if kind != UNIT or vf is None:
+            return
+        if next_at + int(unit_word) < self.n and self.toks[next_at + int(unit_word)].lower() == "per":
+            return  # `25.38 ms per token`: a rate
+        self.keyless_done = True
+        if unit_word:
+            self.i += 1
+        if not token.startswith(num) or self.lead_named:
+            self.note(UNCACHEABLE)  # (a duration in several units, a name holding a number: no replay)
+        name = self.lead if self.lead_named else f"{self.lead.lower()}_time"
+        self.time(name, x, vf, num, next_at - 1, "", len(token) - len(num), False, token)
+
+    def placed(self, key: str, value: str, shape: int, kind: int, category: int, number_text: str, printed_low: str) -> bool:
+        """False for a value in several units that is no duration here; notes the record's counter."""
+        if kind == BARE and printed_low in WEAK_FILLERS and key == "took":
+            return False  # `11737 of 20000`, `In 1 gpu`, `is: 1000 MHz`: prose, a bare number is no time
+        if kind == UNIT and not value.startswith(number_text):
+            self.note(UNCACHEABLE)  # (`9m26.21s`, `0:00:10.736`: a duration in several units)
+            if ":" in value and category != TIMEK and printed_low not in FILLERS:
+                return False  # `H:MM:SS` under a key that says no time (`eta: 1 day, 3:36:30`): a clock, a forecast
+        if self.lead is None and shape in (LABEL, COLON) and not self.names and kind in (BARE, FRAC) and "." not in number_text:
+            if category == COUNTER or key_class(printed_low) == COUNTER:  # (`completed step: 0`: its last word)
+                self.lead = key if category == COUNTER else printed_low  # `step 1:`, `Epoch 3`, `step 1/30:`
+            elif category == PLAIN and kind == BARE and value.endswith(":") and "_" in key:
+                # `preCommit phase 1: 3h51m36.3s` (lotus-bench): the number is part of the label
+                self.lead, self.lead_named = f"{key}_{number_text}", True
+            elif shape == LABEL and kind == BARE and value.endswith(".") and key.isalpha():
+                # sglang's `Decode 0. Batch size: 1, latency: 0.00637 s`: the label names the line's
+                # time (Decode_latency; the index is which decode), never a bare `latency`
+                self.label_lead = key
+        return True

@@ -1,11 +1,12 @@
-"""The vocabulary of the `lines` format (parsers/log/lines.py): the words that say a number is a
+"""The vocabulary of the `lines` format (parsers/log/lines/read.py): the words that say a number is a
 time and in which unit, the words that name a whole, a statistic, a size; how one value
 token reads (parse_value) and how one key reads (key_info). Pure tables and functions: no
-state, no line is read here (parsers/log/lineread.py reads lines)."""
+state, no line is read here (parsers/log/lines/line.py reads lines)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gpuscope.parsers.log.words import RATE, TIMEK, key_class
 from gpuscope.parsers.numbers import LIMITS, TIME_UNITS, digits, number, split_unit
@@ -67,7 +68,7 @@ P_TIME, P_Q, P_QPOS, P_QINT, P_NOQINT, P_SIZE, P_STAMP, P_NOSTAMP, P_TIMEDOT = r
 SIZE_WORDS = {"B": 1, "bytes": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20,
               "GiB": 2**30, "TiB": 2**40}
 # how a line's whole was found (aux code = index * 4 + how; PAREN: a lock's tenure printed with its
-# parts in parentheses after it, parsers/log/linenest.py)
+# parts in parentheses after it, parsers/log/lines/nesting.py)
 PAREN, NAMED, SUMMED, HELD = 0, 1, 2, 3
 
 _DIGITS = frozenset("0123456789")
@@ -77,50 +78,50 @@ MAX_BYTES = LIMITS["size"][1]
 MAX_COUNT = LIMITS["count"][1]
 
 
-def is_word(t: str) -> bool:
-    c = t[0]
-    return (c.isalpha() or c == "_") and t.replace("_", "").replace("-", "").replace(".", "").isalnum()
+def is_word(token: str) -> bool:
+    c = token[0]
+    return (c.isalpha() or c == "_") and token.replace("_", "").replace("-", "").replace(".", "").isalnum()
 
 
-def numeric_start(t: str) -> bool:
-    if not t:
+def numeric_start(token: str) -> bool:
+    if not token:
         return False
-    c = t[0]
+    c = token[0]
     if c in _DIGITS:
         return True
-    return c in _NUMSTART and len(t) > 1 and (t[1] in _DIGITS or (t[1] == "." and t[2:3] in _DIGITS))
+    return c in _NUMSTART and len(token) > 1 and (token[1] in _DIGITS or (token[1] == "." and token[2:3] in _DIGITS))
 
 
-def parse_value(tok: str):
+def parse_value(token: str):
     """`12` -> (12.0, None, BARE, "12"); `12.5ms` -> (12.5, 1.0, UNIT, "12.5"); `12/40` ->
     (12.0, None, FRAC, ""); `97%` -> PCT; a number with an unknown tail -> JUNK. The last
     item is the number as printed (decimals() gives its rounding). Numbers are ASCII
     numerals (parsers.numbers.number): `٩٨`, `98_765`, `12..` are JUNK. One `:` and then one
     `.` after the number are punctuation (`epoch 3:`, `took 1.2s.`)."""
-    if tok[-1:] == ":":
-        tok = tok[:-1]
-    if tok[-1:] == "." and tok[-2:-1] != ".":
-        tok = tok[:-1]
-    if not tok:
+    if token[-1:] == ":":
+        token = token[:-1]
+    if token[-1:] == "." and token[-2:-1] != ".":
+        token = token[:-1]
+    if not token:
         return 0.0, None, JUNK, ""
-    x = number(tok)
+    x = number(token)
     if x is not None:
-        return x, None, BARE, tok
-    head, f = split_unit(tok, VALUE_UNITS)
+        return x, None, BARE, token
+    head, f = split_unit(token, VALUE_UNITS)
     if f is not None:
         x = number(head)
         if x is not None:
             return x, f, UNIT, head
-        both = compound(tok)
+        both = compound(token)
         return (both[0], both[1], UNIT, both[2]) if both is not None else (0.0, None, JUNK, "")
-    if tok.endswith("%"):
+    if token.endswith("%"):
         return 0.0, None, PCT, ""
-    both = compound(tok)
+    both = compound(token)
     if both is not None:
         return both[0], both[1], UNIT, both[2]
-    a, sl, b = tok.partition("/")
+    a, sl, b = token.partition("/")
     if sl and digits(a) and digits(b):
-        return float(a), None, FRAC, tok
+        return float(a), None, FRAC, token
     return 0.0, None, JUNK, ""
 
 
@@ -132,17 +133,17 @@ _ORDER = ("h", "m", "s", "ms", "us", "\u00b5s", "\u03bcs", "ns")
 _HMS = re.compile(r"(\d):([0-5]\d):([0-5]\d(?:\.\d+)?)")
 
 
-def compound(tok: str) -> tuple[float, float, str] | None:
+def compound(token: str) -> tuple[float, float, str] | None:
     """(value, factor to ms, the number whose digits give the rounding) of a duration printed
     in several units (`9m26.21s` -> (566.21, 1e3, "26.21"); `0:00:10.736` -> (10.736, 1e3,
     "10.736")), or None. The pieces in falling order of unit, each unit once."""
-    if ":" in tok:
-        m = _HMS.fullmatch(tok)
+    if ":" in token:
+        m = _HMS.fullmatch(token)
         if m is None:
             return None
         return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)), 1e3, m.group(3)
-    pieces = _PIECES.findall(tok)
-    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != tok:
+    pieces = _PIECES.findall(token)
+    if len(pieces) < 2 or "".join(a + u for a, u in pieces) != token:
         return None
     ranks = [_ORDER.index(u) for _, u in pieces]
     if any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)) or any("." in a for a, _ in pieces[:-1]):
@@ -152,11 +153,11 @@ def compound(tok: str) -> tuple[float, float, str] | None:
     return ms / _PIECE_MS[unit], _PIECE_MS[unit], last
 
 
-def decimals(t: str) -> int:
-    d = t.find(".")
-    if d < 0 or "e" in t or "E" in t:
+def decimals(text: str) -> int:
+    d = text.find(".")
+    if d < 0 or "e" in text or "E" in text:
         return 0
-    return len(t) - d - 1
+    return len(text) - d - 1
 
 
 def key_info(key: str):
@@ -186,10 +187,10 @@ def key_info(key: str):
     return name, factor, cls, whole
 
 
-def per_step(low: str) -> bool:
+def per_step(lowered: str) -> bool:
     """A name that ends in `per <step>` (`elapsed_time_per_iteration`, `time_per_step`): a
     time per step, the step's whole (with a unit; without one it stays a rate)."""
-    parts = low.lower().split("_")
+    parts = lowered.lower().split("_")
     if "." in parts[-1] and parts[-1].rpartition(".")[2] in STAT_WORDS:
         parts[-1] = parts[-1].rpartition(".")[0]  # (`time_per_step.average`: a statistic of it)
     return len(parts) >= 2 and parts[-2] == "per" and parts[-1] in STEP_WORDS
@@ -208,26 +209,26 @@ def stat_of(name: str) -> str | None:
 
 
 
-def unit_next(toks: list[str], i: int) -> bool:
+def unit_next(tokens: list[str], at: int) -> bool:
     """The token at i is a time unit printed as a word (what came before it meant a time)."""
-    return i < len(toks) and toks[i].rstrip(".:").lower() in UNIT_WORDS
+    return at < len(tokens) and tokens[at].rstrip(".:").lower() in UNIT_WORDS
 
 
-def has_any_digit(t: str) -> bool:
+def has_any_digit(token: str) -> bool:
     """A digit of any script (`٩`, `９`, `𝟏`) or an ASCII one."""
-    return any(c.isdigit() for c in t)
+    return any(c.isdigit() for c in token)
 
 
-def is_count(x: float) -> bool:
+def is_count(number: float) -> bool:
     """A number that reads as a count (kept as a quantity under a plain key)."""
-    return 0 <= x < 2**53 and x == int(x)
+    return 0 <= number < 2**53 and number == int(number)
 
 
-def stamp_ms(x: float, factor: float | None) -> float | None:
+def stamp_ms(number: float, factor: float | None) -> float | None:
     """Epoch milliseconds when a stamp-named field holds a point in time (2001..2286), else None."""
-    if factor is None and 1e12 <= x < 1e13:
-        return x  # epoch milliseconds, bare
-    ms = x * (factor if factor is not None else 1e3)
+    if factor is None and 1e12 <= number < 1e13:
+        return number  # epoch milliseconds, bare
+    ms = number * (factor if factor is not None else 1e3)
     return ms if 1e12 <= ms < 1e13 else None
 
 
@@ -273,11 +274,11 @@ def label_of(run: list[str], key: str, whole: bool = False) -> str:
     return "_".join([*words, key]) if whole or key.lower() in GENERIC else key
 
 
-def zerolog_event(toks: list[str]) -> str:
+def zerolog_event(tokens: list[str]) -> str:
     """A zerolog line's event: the last word of its message (`constraint system solver done`
     -> solver), which names what its `took=` timed."""
     words = []
-    for t in toks[2:]:
+    for t in tokens[2:]:
         if "=" in t:
             break
         if (t.isalpha() or _DOTTED.fullmatch(t)) and t.lower() not in _DONE:
@@ -292,26 +293,26 @@ _DOTTED = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+")
 _DONE = frozenset(("done", "finished", "completed", "complete", "ok", "end", "ended"))
 
 
-def undotted(t: str) -> str:
+def undotted(token: str) -> str:
     """A value token without a timer tree's leader dots (`......12.004s` -> `12.004s`)."""
-    if t[:2] == "..":
-        return t.lstrip(".") or t
-    return t
+    if token[:2] == "..":
+        return token.lstrip(".") or token
+    return token
 
 
-def noop(_x) -> None:
+def noop(_anything: object) -> None:
     pass
 
 
-def says_time(key: str, info) -> bool:
+def says_time(key: str, info: Callable[[str], tuple]) -> bool:
     """The key says its value is a time: a unit suffix or a time name (`info`: key_info)."""
     _, kf, cls, _ = info(key)
     return kf is not None or cls == TIMEK
 
 
 # help text: a line opening with an option (`--interval`, `-i`): its numbers are no measurements
-def is_help(toks: list[str]) -> bool:
-    t = toks[0] if toks else ""
+def is_help(tokens: list[str]) -> bool:
+    t = tokens[0] if tokens else ""
     return (t[:2] == "--" and t[2:3].isalpha()) or (len(t) == 2 and t[0] == "-" and t[1].isalpha())
 
 
@@ -325,10 +326,10 @@ def is_setting(name: str) -> bool:
     return name.lower().replace(" ", "_").replace("-", "_") in SETTING_NAMES
 
 
-def next_label(toks: list[str], i: int) -> bool:
+def next_label(tokens: list[str], at: int) -> bool:
     """Whether toks[i] is a label of its own (`seconds: 18.665` after `step: 0,`): a word ending
     in `:` with a number after it, not the unit of the number before it."""
-    return toks[i][-1:] == ":" and i + 1 < len(toks) and numeric_start(toks[i + 1])
+    return tokens[at][-1:] == ":" and at + 1 < len(tokens) and numeric_start(tokens[at + 1])
 
 
 def unit_unsure(name: str) -> bool:

@@ -1,22 +1,25 @@
-"""Reading one line of the `lines` format (parsers/log/lines.py describes the format): its
+"""Reading one line of the `lines` format (parsers/log/lines/read.py describes the format): its
 message after a time prefix, its tokens, and the plan of its shape. A line of a shape seen
-before is replayed (parsers/log/lineplan.py); a new shape is read in full (parsers/log/linefields.py,
+before is replayed (parsers/log/lines/plan.py); a new shape is read in full (parsers/log/lines/fields.py,
 which holds what counts as evidence of a duration). The words it knows are in
-parsers/log/linewords.py.
+parsers/log/lines/vocabulary.py.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
-from gpuscope.parsers.log import lineshapes, oneoffs
+from gpuscope.parsers.log import oneoffs
 from gpuscope.parsers.log.formats import FRAMEWORKS
-from gpuscope.parsers.log.linefields import Line
-from gpuscope.parsers.log.linenest import nest, tenure
-from gpuscope.parsers.log.lineplan import MISS, UNCACHEABLE, Plan
-from gpuscope.parsers.log.lineshapes import NOT_MINE
-from gpuscope.parsers.log.linetree import TreeState
-from gpuscope.parsers.log.linewords import UNIT_WORDS, is_word, key_info, stat_of
+from gpuscope.parsers.log.lines import frameworks
+from gpuscope.parsers.log.lines.fields import Line
+from gpuscope.parsers.log.lines.frameworks import NOT_MINE
+from gpuscope.parsers.log.lines.nesting import nest, tenure
+from gpuscope.parsers.log.lines.plan import MISS, UNCACHEABLE, Plan
+from gpuscope.parsers.log.lines.trees import TreeState
+from gpuscope.parsers.log.lines.vocabulary import UNIT_WORDS, is_word, key_info, stat_of
 
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
@@ -36,11 +39,11 @@ _SKELETON = str.maketrans("123456789", "000000000")
 class _Memo(dict):
     """fn(key), computed once per key (a bounded dict: cleared past _MEMO_MAX keys)."""
 
-    def __init__(self, fn):
+    def __init__(self, compute: Callable[[str], Any]):
         super().__init__()
-        self.fn = fn
+        self.fn = compute
 
-    def __missing__(self, key):
+    def __missing__(self, key: str):
         if len(self) > _MEMO_MAX:
             self.clear()
         r = self[key] = self.fn(key)
@@ -64,7 +67,7 @@ class State:
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
-        self.tree = TreeState()  # the timer tree being read (parsers/log/linetree.py)
+        self.tree = TreeState()  # the timer tree being read (parsers/log/lines/trees.py)
 
     def scratch(self) -> State:
         """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""
@@ -72,7 +75,7 @@ class State:
 
     @staticmethod
     def tokens(text: str) -> list[str] | None:
-        """A fragment's tokens (parsers/log/linenest.py), or None when it holds no digit."""
+        """A fragment's tokens (parsers/log/lines/nesting.py), or None when it holds no digit."""
         mt = tokens(text)
         return None if mt is None else mt[1]
 
@@ -99,7 +102,7 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
-    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: linereplay.gated)
+    if "[" in msg and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: replay.gated)
         msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
@@ -120,9 +123,9 @@ MEAN_PM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?\u00b1 ?\d+(?:\.\d+)? ?((?:ms|
 SLASH_PER = re.compile(r"\b(time|latency|duration) / (?=(?:step|steps|it|iter|iteration|batch)\b)", re.IGNORECASE)
 
 
-# the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lineshapes.py):
+# the frameworks' own shapes (parsers/log/formats.py FRAMEWORKS, read in parsers/log/lines/frameworks.py):
 # (a text the line holds, its reader)
-SHAPE_GATES = tuple((g, getattr(lineshapes, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates) + tuple(
+SHAPE_GATES = tuple((g, getattr(frameworks, f.reader)) for f in FRAMEWORKS if f.reader for g in f.gates) + tuple(
     (g, oneoffs.read_one_off) for g in oneoffs.GATES)  # (one-off lines: a compile, a build, bash's time)
 
 
@@ -135,19 +138,19 @@ def maybe_framework(line: str) -> bool:
             or oneoffs.maybe(line))
 
 
-def _framework(line: str, st: State):
+def _framework(line: str, state: State):
     """The reading of a line of a framework's own shape, or NOT_MINE."""
     for gate, reader in SHAPE_GATES:
         if gate in line:
-            r = reader(line, st)
+            r = reader(line, state)
             if r is not NOT_MINE:
                 return r
     return NOT_MINE
 
 
-def read_line(line: str, st: State):
+def read_line(line: str, state: State):
     """_read_line, a mean printed with its std (`Generate time: 21.88 ± 1.20 ms`) named a statistic."""
-    r = _read_line(line, st)
+    r = _read_line(line, state)
     return _means(line, r) if "\u00b1" in line and type(r) is tuple and r[0] else r
 
 
@@ -161,7 +164,7 @@ def _means(line: str, r: tuple) -> tuple:
     return (names, *r[1:])
 
 
-def _read_line(line: str, st: State):
+def _read_line(line: str, state: State):
     """One line -> (names, values_ms, quantity names, quantity values, stamp, whole code,
     flags, rounding), None (not a timing line), or a reason string (a damaged timing line).
     rounding: the printed rounding of its times summed, ms (half a unit of the last digit each).
@@ -175,37 +178,37 @@ def _read_line(line: str, st: State):
     numbers could change the reading (a time stamp's range, a negative time, an integer
     count), the line is read again in full. A line of a framework's own shape (a gate of
     parsers/log/formats.py FRAMEWORKS in it: a Keras or tqdm bar, a TensorFlow hook, MLPerf) is
-    read by that framework's reader (parsers/log/lineshapes.py), never planned."""
+    read by that framework's reader (parsers/log/lines/frameworks.py), never planned."""
     if maybe_framework(line):
-        r = _framework(line, st)
+        r = _framework(line, state)
         if r is not NOT_MINE:
             return r
     mt = tokens(line)
     if mt is None:
         return None
     msg, toks = mt
-    plans = st.plans
+    plans = state.plans
     if plans is None:
-        r = Line(toks, st, None).read()
-        return tenure(msg, nest(msg, r, st) if "(" in msg else r, st)
+        r = Line(toks, state, None).read()
+        return tenure(msg, nest(msg, r, state) if "(" in msg else r, state)
     skel = msg.translate(_SKELETON)
     kept = plans.get(skel)
     if kept is not None:
         for plan in kept:
-            r = plan.replay(toks, st)
+            r = plan.replay(toks, state)
             if r is not MISS:
                 return r
     rec: list = []
-    r = Line(toks, st, rec).read()
+    r = Line(toks, state, rec).read()
     if "(" in msg:
-        r = nest(msg, r, st)
-    r = tenure(msg, r, st)
+        r = nest(msg, r, state)
+    r = tenure(msg, r, state)
     if rec and UNCACHEABLE not in rec:
         if kept is None:
             if len(plans) > _MEMO_MAX:
                 plans.clear()
-            plans[skel] = [Plan(toks, rec, r, st)]
+            plans[skel] = [Plan(toks, rec, r, state)]
         else:  # the same shape with other words (gpu0 / gpu1): keep a few
-            kept.insert(0, Plan(toks, rec, r, st))
+            kept.insert(0, Plan(toks, rec, r, state))
             del kept[_PLANS_PER_SHAPE:]
     return r

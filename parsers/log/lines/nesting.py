@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.linewords import HELD, LINES_ONLY, NAMED, PAREN
+from gpuscope.parsers.log.lines.reading import LineReading, ReaderState
+from gpuscope.parsers.log.lines.vocabulary import HELD, LINES_ONLY, NAMED, PAREN
 from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
 
 _LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
@@ -37,44 +38,44 @@ def is_lock_name(name: str) -> bool:
     return any(w in LOCK_WORDS for w in _words(name))
 
 
-def _names_of(text: str, st) -> list[str] | None:
-    """The time names a fragment of a line reads as (a scratch reading: `st` unchanged)."""
-    from gpuscope.parsers.log.linefields import Line
+def _names_of(text: str, state: ReaderState) -> list[str] | None:
+    """The time names a fragment of a line reads as (a scratch reading: `state` unchanged)."""
+    from gpuscope.parsers.log.lines.fields import Line
 
-    toks = st.tokens(text)
+    toks = state.tokens(text)
     if toks is None:
         return []
-    r = Line(toks, st.scratch(), None).read()
+    r = Line(toks, state.scratch(), None).read()
     return list(r[0]) if r is not None and type(r) is tuple else None
 
 
-def _groups(msg: str) -> list[tuple[str, str]]:
+def _groups(message: str) -> list[tuple[str, str]]:
     """(text before, text inside) of each parenthesized group that follows a number."""
     out = []
-    at = msg.find("(")
+    at = message.find("(")
     while at >= 0:
-        end = msg.find(")", at)
+        end = message.find(")", at)
         if end < 0:
             break
-        before = msg[:at].rstrip()
-        inner = msg[at + 1:end]
+        before = message[:at].rstrip()
+        inner = message[at + 1:end]
         tail = before[-12:].rstrip("µμabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ").rstrip()
         if tail[-1:].isdigit() and "(" not in inner and any(c.isdigit() for c in inner):
             out.append((before, inner))
-        at = msg.find("(", end)
+        at = message.find("(", end)
     return out
 
 
-def nest(msg: str, r, st):
-    """The reading `r` of a line (read_line's tuple) with its parenthesized parts placed: the
+def nest(message: str, reading: LineReading, state: ReaderState):
+    """The `reading` of a line (read_line's tuple) with its parenthesized parts placed: the
     whole's code set to a lock tenure's (PAREN), the nested and outside names said in
-    `st.known`. `r` as is when the line has none."""
-    if "(" not in msg or type(r) is not tuple:
-        return r
-    names, values, qn, qv, stamp, code, flags, tol = r
+    `state.known`. `reading` as is when the line has none."""
+    if "(" not in message or type(reading) is not tuple:
+        return reading
+    names, values, qn, qv, stamp, code, flags, tol = reading
     found = []
-    for before, inner in _groups(msg):
-        head, kids = _names_of(before, st), _names_of(inner, st)
+    for before, inner in _groups(message):
+        head, kids = _names_of(before, state), _names_of(inner, state)
         if not head or not kids:
             continue
         p = len(head) - 1
@@ -84,19 +85,19 @@ def nest(msg: str, r, st):
             continue  # (more than the value: no parts of it)
         found.append((p, kids))
     if not found:
-        return r
+        return reading
     whole = code // 4 if code >= 0 and code % 4 in (HELD, NAMED) else -1
     if len(found) == 1 and whole in (-1, found[0][0]) and is_lock_name(names[found[0][0]]):
         p, kids = found[0]
         inside = {names[p], *kids}
         for nm in names:
             if nm not in inside:
-                st.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed beside the lock's tenure, not in its "
+                state.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed beside the lock's tenure, not in its "
                                         "parentheses): not part of its time")
         return names, values, qn, qv, stamp, p * 4 + PAREN, flags | LINES_ONLY, tol
     for p, kids in found:
         for k in kids:
-            st.known.setdefault(k, f"{NESTED}{names[p]!r} (printed in parentheses after it): never counted "
+            state.known.setdefault(k, f"{NESTED}{names[p]!r} (printed in parentheses after it): never counted "
                                    "beside it")
     return names, values, qn, qv, stamp, code, flags | LINES_ONLY, tol  # (kv drops them)
 
@@ -107,32 +108,32 @@ def _is_tenure(name: str) -> bool:
     return any(w in LOCK_WORDS for w in words) and not any(w in WAIT_WORDS for w in words)
 
 
-def tenure(msg: str, r, st):
-    """The reading `r` of a line whose lock tenure is printed without parentheses, its parts
+def tenure(message: str, reading: LineReading, state: ReaderState):
+    """The `reading` of a line whose lock tenure is printed without parentheses, its parts
     after it (`wait_ms=296 held_ms=278 h2d_ms=169 gpu_ms=108`, `mutex wait 227 ms, held 270 ms:
     h2d 161 ms, gpu 107 ms`): the tenure is the line's whole (code PAREN: by the words), the
     times after it its parts, the times before it outside it (a lock's wait, the host's work
     before the lock). Only when the line has one tenure name, no other field named like a
     whole, and the times after it fit in it (within 1% and the printed rounding); a tenure
-    printed last, with no parts, only beside a wait (`lock_wait=234ms held=263ms`). `r` as
+    printed last, with no parts, only beside a wait (`lock_wait=234ms held=263ms`). `reading` as
     is otherwise (false-fire guards: tests/test_lock_tenure_words.py)."""
-    if type(r) is not tuple or not _LOCKISH.search(msg):
-        return r
-    names, values, qn, qv, stamp, code, flags, tol = r
+    if type(reading) is not tuple or not _LOCKISH.search(message):
+        return reading
+    names, values, qn, qv, stamp, code, flags, tol = reading
     if code >= 0 and code % 4 in (HELD, PAREN):
-        return r  # (the held key asked for, or parentheses already placed its parts)
+        return reading  # (the held key asked for, or parentheses already placed its parts)
     at = [j for j, nm in enumerate(names) if _is_tenure(nm)]
     if len(at) != 1 or len(names) < 2:
-        return r
+        return reading
     p = at[0]
     if code >= 0 and code // 4 != p:
-        return r  # (another field is named like the whole: `total=`)
+        return reading  # (another field is named like the whole: `total=`)
     before = names[:p]
     if p == len(names) - 1 and not any(w in WAIT_WORDS for nm in before for w in _words(nm)):
-        return r
+        return reading
     if sum(values[p + 1:]) > values[p] * 1.01 + tol:
-        return r  # (more than the tenure: no parts of it)
+        return reading  # (more than the tenure: no parts of it)
     for nm in before:
-        st.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed before the lock's tenure, not after it): not "
+        state.known.setdefault(nm, f"{OUTSIDE}{names[p]!r} (printed before the lock's tenure, not after it): not "
                                 "part of its time")
     return names, values, qn, qv, stamp, p * 4 + PAREN, flags | LINES_ONLY, tol

@@ -16,7 +16,7 @@ read as a tree (issue 33, class 4). The shapes, from the programs' own printing 
 What is read: the root (depth 0) is the whole of its tree, one record; a child of the root
 (depth 1) is a part of it; a deeper node is a part of its parent, named by its path from
 the root's child (`commit_wires/build_Merkle_tree`) and never counted beside it (the
-reader's State `known`: `nested in ...`, as parsers/log/linenest.py says of parenthesized
+reader's State `known`: `nested in ...`, as parsers/log/lines/nesting.py says of parenthesized
 parts). A node's name is its own words (`commit to trace data` -> commit_to_trace_data):
 never one word of it (`data`), which the role guess would take for a data stall. Every
 line of one tree carries the tree's number as its counter (`round`), so the lines of one
@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.parsers.log.linenest import NESTED
-from gpuscope.parsers.log.linewords import LINES_ONLY, NAMED
+from gpuscope.parsers.log.lines.nesting import NESTED
+from gpuscope.parsers.log.lines.reading import ReaderState
+from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 from gpuscope.parsers.numbers import MAX_MS
 
 #: the counter every line of one tree carries (its tree's number, from 1)
 TREE_COUNTER = "round"
-#: the reason a root without children is no record (parsers/log/linerecords.py reads it)
+#: the reason a root without children is no record (parsers/log/lines/records.py reads it)
 LEAF_ROOT = "a timer tree's root without children: a one-off stage, no record and never the whole"
 ROOT_WHY = "a timer tree's root: the whole of its own tree, never a part beside its children"
 
@@ -115,13 +116,13 @@ def is_tree_event(line: str) -> bool:
     return line[:5] in _LEVELS and _EVENT.match(line[9:]) is not None
 
 
-def read_tree(line: str, st, not_mine):
+def read_tree(line: str, state: ReaderState, not_mine: object):
     """A timer tree's line -> read_line's tuple, None (an event), a damage reason, or
     `not_mine` (no tree line)."""
     if "Start:" in line or "End:" in line:
         m = _ARK.match(_ANSI("", line) if "\x1b" in line else line)
         if m is not None and (m["ind"] or m["kw"] == "End" and len(m["dots"] or "") >= 2):
-            return read_ark(m, st)  # (a root's Start, an End without dots: the shared reader's)
+            return read_ark(m, state)  # (a root's Start, an End without dots: the shared reader's)
         return not_mine
     node = parse_tree_line(line.rstrip("\r\n"))
     if node is None:
@@ -129,25 +130,25 @@ def read_tree(line: str, st, not_mine):
     depth, name, ms, tol = node
     if ms > MAX_MS:
         return "a timer tree's time beyond any duration"
-    t: TreeState = st.tree
+    t: TreeState = state.tree
     if depth > len(t.path):
         return "a timer tree's child without its parent's line (a cut log?)"
     del t.path[depth:]
     if depth == 0:
         t.number += 1
         if name not in t.parents:
-            st.known.setdefault(name, LEAF_ROOT)
+            state.known.setdefault(name, LEAF_ROOT)
         code = NAMED  # (index 0: the root is its line's one field)
     else:
         root = t.path[0]
         if root not in t.parents:
             t.parents.add(root)
-            st.known[root] = ROOT_WHY  # (a root of another name than the log's whole: never a part beside its children)
+            state.known[root] = ROOT_WHY  # (a root of another name than the log's whole: never a part beside its children)
         code = -1
         if depth >= 2:
             parent = "/".join(t.path[1:])
             name = f"{parent}/{name}"
-            st.known.setdefault(name, f"{NESTED}{parent!r} (a timer tree's child, indented under it): never "
+            state.known.setdefault(name, f"{NESTED}{parent!r} (a timer tree's child, indented under it): never "
                                       "counted beside it")
     t.path.append(name if depth < 2 else name.rsplit("/", 1)[1])
     return [name], [ms], [TREE_COUNTER], [float(t.number)], None, code, LINES_ONLY, tol
