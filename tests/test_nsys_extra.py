@@ -94,9 +94,10 @@ CATALOG = [(1, "SMs Active [Throughput %]"), (2, "DRAM Read Bandwidth [Throughpu
            (5, "PCIe TX Throughput [Throughput %]"), (6, "GPC Clock Frequency [MHz]")]
 
 
-def _with_metrics(path: Path, types: tuple[int, ...] = (0x100,), sm_unit: str = "Throughput %") -> Path:
+def _with_metrics(path: Path, types: tuple[int, ...] = (0x100,), sm_unit: str = "Throughput %",
+                  busy: tuple[int, int] = (41, 61)) -> Path:
     """The small export (one GPU: a kernel 41-61 ms, four pageable uploads) with metrics sampled every
-    ms from 0 to 120 ms: SMs Active 100% and DRAM 30% read + 10% write while the kernel runs, else 0."""
+    ms from 0 to 120 ms: SMs Active 100% and DRAM 30% read + 10% write in `busy` (the kernel), else 0."""
     _small_export(path)
     con = sqlite3.connect(path)
     con.executescript(METRICS_SCHEMA)
@@ -106,7 +107,7 @@ def _with_metrics(path: Path, types: tuple[int, ...] = (0x100,), sm_unit: str = 
         con.executemany("INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?, 0, 'GH100', ?, ?)",
                         [(t, m, n.replace("Throughput %", sm_unit) if m == 1 else n) for m, n in CATALOG])
         for ms in range(121):
-            on = 41 < ms <= 61
+            on = busy[0] < ms <= busy[1]
             con.executemany("INSERT INTO GPU_METRICS VALUES (?, ?, ?, ?)",
                             [(ms * MS, t, 1, 100 if on else 0), (ms * MS, t, 2, 30 if on else 0),
                              (ms * MS, t, 3, 10 if on else 0), (ms * MS, t, 4, 40), (ms * MS, t, 5, 1),
@@ -141,7 +142,7 @@ def test_gpu_metrics_are_samples_evidence_beside_the_events(tmp_path):
     # PCIe given as a percent of a peak the export does not state in bytes: left out, and said
     assert s["rx_gbs"].isna().all() and s["tx_gbs"].isna().all()
     notes = " ".join(fr.notes)
-    assert "PCIe RX Throughput [Throughput %]" in notes and "GPU_METRICS: 121 samples of GPU 0" in notes
+    assert "PCIe RX Throughput [Throughput %]" in notes and "121 samples read as GPU 0's" in notes
     assert a.trace is not None and any(d.part == "trace" for d in a.diagnoses)  # the exact events still speak
 
 
@@ -154,11 +155,21 @@ def test_gpu_metrics_whose_gpu_cannot_be_told_are_left_out(tmp_path):
     assert analyze(open_source(tmp_path / "two.sqlite")).activity is None
 
 
+def test_metrics_of_another_gpu_are_left_out(tmp_path):
+    """What would make them fire falsely: one metrics source and events on one device, but the
+    metrics sampled another GPU (--gpu-metrics-devices=3 for a program on GPU 0): its SM activity
+    (80-100 ms) does not line up with this GPU's kernel (41-61 ms), so it is not read as this GPU's."""
+    fr = read_nsys_sqlite(_with_metrics(tmp_path / "other.sqlite", busy=(80, 100)))
+    assert fr.samples is None
+    assert any("does not line up with GPU 0's kernels (0% of it inside them)" in n for n in fr.notes)
+
+
 def test_an_sm_metric_not_in_percent_is_not_read_as_one(tmp_path):
+    """Without SM activity in percent nothing ties the metrics to the events' GPU: none is read."""
     fr = read_nsys_sqlite(_with_metrics(tmp_path / "cycles.sqlite", sm_unit="Cycles Active"))
-    assert fr.samples is not None and fr.samples["sm_active"].isna().all()
-    assert fr.samples["dram_active"].notna().all()
-    assert any("SMs Active [Cycles Active] (not a percent)" in n for n in fr.notes)
+    assert fr.samples is None
+    notes = " ".join(fr.notes)
+    assert "SMs Active [Cycles Active] (not a percent)" in notes and "SM activity was not read" in notes
 
 
 def test_an_export_without_gpu_metrics_has_no_samples(tmp_path):

@@ -18,7 +18,9 @@ Pure: no printing.
                                            not give in bytes) is left out
         the GPU                         -> which CUDA device a metrics source (typeId) sampled
                                            is not in the schema: mapped only when the export has
-                                           one source and the events one device; else left out
+                                           one source, the events one device, and >= LINED_UP of
+                                           the SM activity read lies inside that device's kernels
+                                           (another GPU's work does not); else left out
 """
 
 from __future__ import annotations
@@ -92,30 +94,48 @@ def _wanted(catalog: dict[tuple[int, int], tuple[str, str]], notes: list[str]) -
     return out
 
 
-def gpu_metrics(con: sqlite3.Connection, tables: set[str], devices: list[int], epoch_s: float | None,
-                notes: list[str]) -> pd.DataFrame | None:
-    """The export's GPU metric samples as SAMPLE_SCHEMA rows (None: none, or none that can be mapped)."""
-    if METRICS_T not in tables:
-        return None
-    if METRICS_INFO_T not in tables:
-        notes.append(f"GPU_METRICS without {METRICS_INFO_T}: which metric each sample is cannot be told; left out")
-        return None
-    wanted = _wanted(_catalog(con), notes)
-    sources = sorted({t for t, _ in wanted})
-    if not wanted:
-        return None
-    if len(sources) != 1 or len(set(devices)) != 1:
-        notes.append(f"GPU_METRICS left out: {len(sources)} metrics source(s) (typeId) and {len(set(devices))} "
-                     "CUDA device(s) with events; which device a source sampled is not in the export (one GPU "
-                     "sampled, --gpu-metrics-devices=N, beside events on that GPU alone would tell)")
-        return None
-    ids = ",".join(str(m) for _, m in wanted)
-    rows = np.array(con.execute(
-        f"SELECT timestamp, metricId, value FROM {METRICS_T} WHERE typeId = ? AND metricId IN ({ids}) "
-        "AND typeof(timestamp) = 'integer' AND typeof(value) IN ('integer', 'real') AND value >= 0",
-        (sources[0],)).fetchall(), dtype=np.float64).reshape(-1, 3)
-    if not len(rows):
-        return None
+#: the share of SM activity (weighted by its readings' periods) that must fall inside the events'
+#: kernels for the metrics to be that GPU's: another GPU's work does not line up with them
+LINED_UP = 0.8
+
+
+def _busy_before(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals as blocks, and the busy time before each block's start."""
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], np.maximum.accumulate(ends[order]) if ends.size else ends
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] > e[:-1]
+    first = np.flatnonzero(new)
+    bs, be = s[first], np.append(e[first[1:] - 1], e[-1:]) if s.size else e
+    return bs, be, np.concatenate([[0.0], np.cumsum(be - bs)[:-1]]) if bs.size else bs
+
+
+def _busy_upto(t: np.ndarray, blocks: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Busy time of the union before each time t."""
+    bs, be, before = blocks
+    i = np.searchsorted(bs, t, side="right") - 1
+    ok = i >= 0
+    out = np.zeros(t.size)
+    out[ok] = before[i[ok]] + np.minimum(t[ok], be[i[ok]]) - bs[i[ok]]
+    return out
+
+
+def lined_up(t_ns: np.ndarray, sm: np.ndarray, kernels: tuple[np.ndarray, np.ndarray]) -> float | None:
+    """The share of the SM activity read (each reading over the period before it) that lies inside
+    the kernels' union (ns); None when no SM activity was read."""
+    ok = ~np.isnan(sm[1:])
+    dt = np.diff(t_ns.astype(np.float64))[ok]
+    weight = float((sm[1:][ok] * dt).sum())
+    if weight <= 0 or not kernels[0].size:
+        return None if weight <= 0 else 0.0
+    blocks = _busy_before(*kernels)
+    inside = _busy_upto(t_ns[1:][ok].astype(np.float64), blocks) - _busy_upto(t_ns[:-1][ok].astype(np.float64), blocks)
+    return float((sm[1:][ok] * inside).sum()) / weight
+
+
+def _columns(rows: np.ndarray, wanted: dict[tuple[int, int], tuple[str, float]], notes: list[str]
+             ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(timestamps, sample column -> values at them) of (timestamp, metricId, value) rows."""
     times, at = np.unique(rows[:, 0].astype(np.int64), return_inverse=True)
     cols: dict[str, np.ndarray] = {}
     for (_, metric_id), (col, scale) in wanted.items():
@@ -128,13 +148,51 @@ def gpu_metrics(con: sqlite3.Connection, tables: set[str], devices: list[int], e
         cols["dram_active"] = np.minimum(read + write, 1.0)
     elif read is not None or write is not None:
         notes.append("GPU_METRICS: DRAM read or write bandwidth without the other: DRAM activity left out")
+    return times, cols
+
+
+def gpu_metrics(con: sqlite3.Connection, tables: set[str], kernels: dict[int, tuple[np.ndarray, np.ndarray]],
+                epoch_s: float | None, notes: list[str]) -> pd.DataFrame | None:
+    """The export's GPU metric samples as SAMPLE_SCHEMA rows (None: none, or none that can be mapped).
+    `kernels`: CUDA device -> its kernels' (start, end) in ns, every device with GPU events."""
+    if METRICS_T not in tables:
+        return None
+    if METRICS_INFO_T not in tables:
+        notes.append(f"GPU_METRICS without {METRICS_INFO_T}: which metric each sample is cannot be told; left out")
+        return None
+    wanted = _wanted(_catalog(con), notes)
+    sources = sorted({t for t, _ in wanted})
+    if not wanted:
+        return None
+    if len(sources) != 1 or len(kernels) != 1:
+        notes.append(f"GPU_METRICS left out: {len(sources)} metrics source(s) (typeId) and {len(kernels)} "
+                     "CUDA device(s) with events; which device a source sampled is not in the export (one GPU "
+                     "sampled, --gpu-metrics-devices=N, beside events on that GPU alone would tell)")
+        return None
+    ids = ",".join(str(m) for _, m in wanted)
+    rows = np.array(con.execute(
+        f"SELECT timestamp, metricId, value FROM {METRICS_T} WHERE typeId = ? AND metricId IN ({ids}) "
+        "AND typeof(timestamp) = 'integer' AND typeof(value) IN ('integer', 'real') AND value >= 0",
+        (sources[0],)).fetchall(), dtype=np.float64).reshape(-1, 3)
+    if not len(rows):
+        return None
+    times, cols = _columns(rows, wanted, notes)
+    (device, spans), = kernels.items()
+    share = lined_up(times, cols.get("sm_active", np.full(times.size, np.nan)), spans)
+    if share is None or share < LINED_UP:
+        notes.append("GPU_METRICS left out: the export does not say which GPU its metrics source sampled, and its "
+                     + ("SM activity was not read" if share is None else
+                        f"SM activity does not line up with GPU {device}'s kernels ({share:.0%} of it inside them): "
+                        "another GPU's") + " (SM activity inside the events' kernels would tell)")
+        return None
     n = times.size
     t_mono = times / 1e9
     out = {c: np.full(n, np.nan) for c, t in SAMPLE_SCHEMA.items() if t == "float64"}
     out.update(cols, t_mono=t_mono, t_wall=t_mono + epoch_s if epoch_s is not None else np.full(n, np.nan))
-    samples = frame({**out, "gpu": np.full(n, devices[0]), "wrap_suspect": np.zeros(n, dtype=np.int64),
+    samples = frame({**out, "gpu": np.full(n, device), "wrap_suspect": np.zeros(n, dtype=np.int64),
                      "pcie_source": ["throughput" if "rx_gbs" in cols or "tx_gbs" in cols else ""] * n},
                     SAMPLE_SCHEMA)
     mapped = [c for c in ("sm_active", "dram_active", "rx_gbs", "tx_gbs") if c in cols]
-    notes.append(f"GPU_METRICS: {n:,} samples of GPU {devices[0]} read as samples evidence ({', '.join(mapped)})")
+    notes.append(f"GPU_METRICS: {n:,} samples read as GPU {device}'s samples evidence ({', '.join(mapped)}; "
+                 f"{share:.0%} of its SM activity inside that GPU's kernels)")
     return samples

@@ -384,6 +384,14 @@ def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) ->
     return {p: i for i, p in enumerate(with_gpu + rest)}
 
 
+def _kernel_spans(gpu: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """CUDA device -> its kernels' (start, end) in ns, for every device with GPU events."""
+    kern, dev = gpu["kind"].astype(object).to_numpy() == "kernel", gpu["device"].to_numpy()
+    s = gpu["ts_us"].to_numpy() * 1e3
+    e = s + gpu["dur_us"].to_numpy() * 1e3
+    return {int(d): (s[kern & (dev == d)], e[kern & (dev == d)]) for d in np.unique(dev)}
+
+
 def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> TraceFrames:
     """Read an Nsight Systems SQLite export. InputError: missing, not SQLite, an SQLite file that
     is not an Nsight Systems export. NoDataError: an export without kernels, copies, memsets,
@@ -427,7 +435,8 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
         if t in r.tables:
             counts[t.removeprefix("CUPTI_ACTIVITY_KIND_").lower()] = int(
                 r.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-    samples = gpu_metrics(r.con, r.tables, sorted({int(d) for d in devices["device"]}), epoch, r.notes)
+    spans = _kernel_spans(gpu) if "GPU_METRICS" in r.tables else {}
+    samples = gpu_metrics(r.con, r.tables, spans, epoch, r.notes)
     skipped_rows = frame({"rank": [0] * len(r.skips), **{k: [s[k] for s in r.skips] for k in ("index", "reason", "name")}},
                          TRACE_SKIPPED_SCHEMA)
     return TraceFrames(
