@@ -58,12 +58,14 @@ test-gpu: venv
 ## verb at 10^5, 10^6 and 4x10^6 lines or rows (tools/bench_scale.py: issue 21's table), and 64
 ## rank traces of 100,000 events analyzed per rank by 1, 2, 4, ... processes (tools/bench_ranks.py),
 ## and an Nsight Systems export of 1,000,000 kernels read against sqlite3's own scan (tools/bench_nsys.py)
+# the Nsight row's scale (a quick one: make bench NSYS_KERNELS=100000)
+NSYS_KERNELS ?= 1000000
 bench: venv
 	$(BIN)/python tools/bench_analyze.py
 	$(BIN)/python tools/bench_trace.py
 	$(BIN)/python tools/bench_scale.py
 	$(BIN)/python tools/bench_ranks.py
-	$(BIN)/python tools/bench_nsys.py
+	$(BIN)/python tools/bench_nsys.py --kernels $(NSYS_KERNELS)
 
 ## bench-gpu: kernel timings on the GPU (CUDA events, median of runs)
 bench-gpu: venv

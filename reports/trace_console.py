@@ -123,7 +123,8 @@ def gaps_table(rows: list[dict]) -> Table | None:
                      no_wrap=col in ("at s", "ms", "cause"))
     for r in rows[:MAX_GAPS]:
         op = r.get("host_op") or {}
-        host = f"{op.get('name')} ({op.get('cat')}, {pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
+        on = f"thread {op['thread']}, " if op.get("thread") else ""  # (the trace's own thread names: Nsight's)
+        host = f"{op.get('name')} ({op.get('cat')}, {on}{pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
         t.add_row(num(r.get("offset_s"), 3), ms(r.get("ms"), 2), str(r.get("cause") or "-").replace("_", " "),
                   name(host), name(r.get("annotation") or "-"))
     return t

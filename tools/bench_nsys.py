@@ -11,11 +11,16 @@ launches still join their GPU work), then times, each in a fresh process:
     read            parsers.trace.nsys_sqlite.read_nsys_sqlite
     read+analyze    + analysis.trace_analysis.analyze_trace + to_json
 
-and prints wall seconds, CPU seconds and peak RSS for each. The source is one of the real
-exports of ../shared/data/nsight/ (never copied into the project); without it the bench says so
-and exits 0.
+and prints wall seconds, CPU seconds and peak RSS for each. Where the sqlite3 command-line tool
+and GNU time are on the PATH, `sqlite3 CLI` is the same scan by the sqlite3 program itself under
+`/usr/bin/time -v` (its CPU = user + sys, its peak = maximum resident set size), the floor the
+ratio is taken against; else the stdlib driver's scan is. `--repeat N` runs the steps N times,
+interleaved (scan, read, ..., scan, read, ...: on a shared machine the load then falls on both
+alike), and prints the median of each figure. The source is one of the real exports of
+../shared/data/nsight/ (never copied into the project); without it the bench says so and exits 0.
 
-    python tools/bench_nsys.py [--kernels 1000000] [--source PATH] [--out DIR]
+    python tools/bench_nsys.py [--kernels 1000000] [--repeat 1] [--no-analyze] [--source PATH] [--out DIR]
+    make bench NSYS_KERNELS=100000    (the scale flag: `make bench` reads 1,000,000 kernels)
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import math
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,7 +110,28 @@ def make(source: Path, out: Path, factor: int) -> None:
     tmp.replace(out)
 
 
+def _cli_scan(path: Path) -> dict | None:
+    """The scan by the sqlite3 program under GNU time -v: None where either is missing."""
+    sqlite, gtime = shutil.which("sqlite3"), Path("/usr/bin/time")
+    if sqlite is None or not gtime.is_file():
+        return None
+    sql = "".join(f"SELECT count(*), {', '.join(f'total({c})' for c in cols)} FROM {t};\n" for t, cols in SCAN.items())
+    t0 = time.perf_counter()
+    p = subprocess.run([str(gtime), "-v", sqlite, f"file:{path}?mode=ro", sql], capture_output=True, text=True,
+                       check=False)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"sqlite3 CLI scan failed: {p.stderr.strip().splitlines()[-1:]}")
+    got = {k.strip(): v.strip() for k, _, v in (ln.partition(": ") for ln in p.stderr.splitlines())}
+    cpu = float(got["User time (seconds)"]) + float(got["System time (seconds)"])
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": int(got["Maximum resident set size (kbytes)"]) / 1024}
+
+
 def run(which: str, path: Path) -> dict:
+    if which == "sqlite3 CLI":
+        got = _cli_scan(path)
+        assert got is not None
+        return got
     args = [sys.executable, "-c", WORKER, which, str(path)]
     if which == "sqlite3 scan":
         args.append(json.dumps(SCAN))
@@ -114,9 +141,20 @@ def run(which: str, path: Path) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def _medians(runs: list[dict]) -> dict:
+    """Each number's median over the runs (the rest: the last run's)."""
+    out = dict(runs[-1])
+    for k, v in runs[-1].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = statistics.median(r[k] for r in runs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernels", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each step, interleaved; medians printed")
+    ap.add_argument("--no-analyze", action="store_true", help="time the read alone (not read+analyze)")
     ap.add_argument("--source", type=Path, default=SOURCE)
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "gpuscope-bench-nsys")
     a = ap.parse_args(argv)
@@ -135,19 +173,29 @@ def main(argv: list[str] | None = None) -> int:
         make(a.source, big, factor)
         print(f"made {big} ({big.stat().st_size / 2**20:.0f} MiB, {factor + 1} x {a.source.name}) "
               f"in {time.perf_counter() - t:.1f} s")
-    rows = {w: run(w, big) for w in ("sqlite3 scan", "read", "read+analyze")}
+    steps = (["sqlite3 CLI"] if shutil.which("sqlite3") and Path("/usr/bin/time").is_file() else []) + \
+        ["sqlite3 scan", "read"]
+    steps += [] if a.no_analyze else ["read+analyze"]
+    runs: dict[str, list[dict]] = {w: [] for w in steps}
+    for _ in range(max(1, a.repeat)):
+        for w in steps:
+            runs[w].append(run(w, big))
+    rows = {w: _medians(r) for w, r in runs.items()}
     con = sqlite3.connect(f"file:{big}?mode=ro", uri=True)
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
     con.close()
     print("rows: " + ", ".join(f"{t.removeprefix('CUPTI_ACTIVITY_KIND_').lower()} {n:,}" for t, n in counts.items()))
     # the ratio in CPU seconds: on a shared machine wall time measures the neighbours too
-    print(f"{'step':<14} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}  x scan (cpu)")
-    scan = rows["sqlite3 scan"]["cpu_s"]
+    floor = "sqlite3 CLI" if "sqlite3 CLI" in rows else "sqlite3 scan"
+    print(f"{'step':<14} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}  x {floor} (cpu)   "
+          f"[median of {max(1, a.repeat)}, interleaved]")
+    scan = rows[floor]["cpu_s"]
     for w, r in rows.items():
         print(f"{w:<14} {r['wall_s']:>8.2f} {r['cpu_s']:>8.2f} {r['peak_mib']:>9.0f}  {r['cpu_s'] / scan:>5.1f}")
-    extra = rows["read+analyze"]
-    print(f"read {extra['read_s']:.2f} s + analyze {extra['analyze_s']:.2f} s; diagnoses: {extra['diagnoses']}; "
-          f"imports before the clock: {rows['read']['import_cpu_s']:.2f} s CPU")
+    if "read+analyze" in rows:
+        extra = rows["read+analyze"]
+        print(f"read {extra['read_s']:.2f} s + analyze {extra['analyze_s']:.2f} s; diagnoses: {extra['diagnoses']}")
+    print(f"imports before the clock: {rows['read']['import_cpu_s']:.2f} s CPU")
     return 0
 
 

@@ -132,7 +132,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         parts.append(tg.device_gaps(v, masks[v.rank]))
     gaps = pd.concat(parts, ignore_index=True)
     by_key = {(v.rank, v.device): v for v in views}
-    gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps)
+    gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps, threads=frames.threads)
     span = sum(v.span_us for v in views)
     rule_input = TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
                                 line_rate_source=line_rate_source, host=frames.host, gap_hosts=gap_list)

@@ -105,7 +105,9 @@ def _open_nsys(h: Head, want: Want) -> Source:
 
         def rows(done: int, total: int) -> None:
             tell(int(size * done / total) if total > 0 else 0, size)
-    return Source(path=h.path, kind="trace", model=model_of(want.user), trace=read_nsys(h.path, rows),
+    frames = read_nsys(h.path, rows)
+    return Source(path=h.path, kind="trace", model=model_of(want.user), trace=frames,
+                  samples=frames.samples,  # (GPU_METRICS: the sample rules run beside the events)
                   no_log_reason=f"{h.path} is an Nsight Systems report: it has no timing lines")
 
 

@@ -12,9 +12,8 @@ baseTimeNanoseconds, deviceProperties and distributedInfo. Flow (ac2g), metadata
 and other events are counted, not kept: a GPU event's runtime call is found through
 `correlation`, which both sides carry.
 
-Reader (parsers/trace/kineto_json.py): msgspec decodes into slotted structs of only the fields
-above (docs/BENCHMARKS.md, "Profiler traces"); a trace that does not fit those types is decoded
-generically, bad events skipped and counted. A document cut short is read up to its last
+Reader (parsers/trace/kineto_json.py): msgspec decodes into slotted structs of only the fields above
+(docs/BENCHMARKS.md, "Profiler traces"); a trace not of those types is decoded generically, bad events skipped, counted. A document cut short is read up to its last
 complete event (`truncated`). Invalid JSON elsewhere is an InputError; no events, NoDataError.
 """
 
@@ -50,8 +49,7 @@ NAN = math.nan
 
 
 # category -> kind; the older spellings (torch < 1.13, HTA's test traces) beside the current ones
-KERNEL, MEMCPY, MEMSET = "kernel", "memcpy", "memset"
-GPU_KINDS = (KERNEL, MEMCPY, MEMSET)
+GPU_KINDS = (KERNEL, MEMCPY, MEMSET) = ("kernel", "memcpy", "memset")
 GPU_ANNOTATION = "gpu_user_annotation"
 HOST_CATS = ("cuda_runtime", "cuda_driver", "cpu_op", "python_function", "user_annotation")
 CATEGORY_KIND = {
@@ -87,6 +85,8 @@ class TraceFrames:
     notes: list[str] = field(default_factory=list)
     rank_known: bool = False       # every file named its rank (distributedInfo.rank), each a different one
     host_only_ranges: bool = False  # annotations are the host's alone (Nsight's NVTX): phases get their launches
+    threads: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (rank, pid, tid) -> thread name
+    samples: pd.DataFrame | None = None  # SAMPLE_SCHEMA rows the trace sampled itself (Nsight's GPU_METRICS)
 
     @property
     def skipped_events(self) -> int:

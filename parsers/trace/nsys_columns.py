@@ -159,3 +159,18 @@ def categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
 
 def constant(value: str, n: int) -> pd.Categorical:
     return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=pd.Index([value], dtype=object))
+
+
+def used_only(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """A categorical of only the categories its rows use, in sorted order (as pd.Categorical of the
+    values makes them, the Kineto reader's): a part's categoricals keep every name of their table
+    (emit_nvtx's raw "aten::mm, op_id = 345" texts, one per operator call, beside the operator
+    names), which value_counts and groupby(observed=False) would list with zero rows."""
+    used = np.zeros(len(categories), dtype=bool)
+    used[codes] = True
+    kept = np.flatnonzero(used)
+    by_name = kept[np.argsort(np.asarray(categories, dtype=object)[kept].astype(str), kind="stable")]
+    remap = np.full(len(categories), -1, dtype=np.int64)
+    remap[by_name] = np.arange(len(by_name))
+    names = [str(c) for c in np.asarray(categories, dtype=object)[by_name]]
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names))  # (str, as pandas infers it)

@@ -25,6 +25,8 @@ StringIds ids mapped once per distinct id, not joined per row):
 - TARGET_INFO_GPU (name, SMs, memory) where the export has it (a note where not);
   TARGET_INFO_SESSION_START_TIME.utcEpochNs as the epoch of time 0 (export times are ns from the
   session start; frames hold microseconds).
+- ThreadNames as TraceFrames.threads; GPU_METRICS (--gpu-metrics-devices) as TraceFrames.samples,
+  what the export settles of them only (parsers/trace/nsys_extra.py).
 - Ranks: one per process (pid = globalPid >> 24 & 0xFFFFFF; the host/VM bits above keep the same
   pid on two hosts apart), processes with GPU activity first, in (host, pid) order: CUPTI
   correlation ids are per process, so (rank, correlation) joins a launch to its GPU work as in a
@@ -54,8 +56,10 @@ from gpuscope.parsers.trace.nsys_columns import (
     read_table,
     skipped,
     times_ok,
+    used_only,
     valid,
 )
+from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
 from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
@@ -364,7 +368,7 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
         vals = [p.pop(name) for p in parts]
         if dtype == "category":
             u = pd.api.types.union_categoricals(vals)
-            cols[name] = _used_only(np.asarray(u.codes)[order], u.categories)
+            cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
         else:
             cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
     # every column already of its schema dtype, all of one length: the frame is made of them as they
@@ -373,26 +377,19 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
     return pd.DataFrame(cols, columns=list(schema), copy=False)
 
 
-def _used_only(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
-    """A categorical of only the categories its rows use, in sorted order (as pd.Categorical of the
-    values makes them, the Kineto reader's): a part's categoricals keep every name of their table
-    (emit_nvtx's raw "aten::mm, op_id = 345" texts, one per operator call, beside the operator
-    names), which value_counts and groupby(observed=False) would list with zero rows."""
-    used = np.zeros(len(categories), dtype=bool)
-    used[codes] = True
-    kept = np.flatnonzero(used)
-    by_name = kept[np.argsort(np.asarray(categories, dtype=object)[kept].astype(str), kind="stable")]
-    remap = np.full(len(categories), -1, dtype=np.int64)
-    remap[by_name] = np.arange(len(by_name))
-    names = [str(c) for c in np.asarray(categories, dtype=object)[by_name]]
-    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names))  # (str, as pandas infers it)
-
-
 def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) -> dict[int, int]:
     """process key -> rank: processes with GPU activity first, then the others, each in key order."""
     with_gpu = sorted({int(p) for part in gpu_parts for p in np.unique(part["rank"])})
     rest = sorted({int(p) for part in host_parts for p in np.unique(part["rank"])} - set(with_gpu))
     return {p: i for i, p in enumerate(with_gpu + rest)}
+
+
+def _kernel_spans(gpu: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """CUDA device -> its kernels' (start, end) in ns, for every device with GPU events."""
+    kern, dev = gpu["kind"].astype(object).to_numpy() == "kernel", gpu["device"].to_numpy()
+    s = gpu["ts_us"].to_numpy() * 1e3
+    e = s + gpu["dur_us"].to_numpy() * 1e3
+    return {int(d): (s[kern & (dev == d)], e[kern & (dev == d)]) for d in np.unique(dev)}
 
 
 def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> TraceFrames:
@@ -438,8 +435,8 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
         if t in r.tables:
             counts[t.removeprefix("CUPTI_ACTIVITY_KIND_").lower()] = int(
                 r.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-    if "GPU_METRICS" in r.tables:
-        r.notes.append("GPU_METRICS samples are in the export but not read (the exact events are)")
+    spans = _kernel_spans(gpu) if "GPU_METRICS" in r.tables else {}
+    samples = gpu_metrics(r.con, r.tables, spans, epoch, r.notes)
     skipped_rows = frame({"rank": [0] * len(r.skips), **{k: [s[k] for s in r.skips] for k in ("index", "reason", "name")}},
                          TRACE_SKIPPED_SCHEMA)
     return TraceFrames(
@@ -447,4 +444,5 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
         gpu_annotations=typed_frame({}, TRACE_GPU_ANNOTATION_SCHEMA), devices=devices, skipped=skipped_rows,
         epoch_offset_s=epoch, events=sum(v for k, v in r.counts.items() if not k.startswith("nvtx_")),
         counts=counts, truncated=False, reader="sqlite3", notes=r.notes, host_only_ranges=True,
+        threads=thread_names(r.con, r.tables, ranks), samples=samples,
     )

@@ -138,9 +138,10 @@ def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd
     }, columns=GAP_COLUMNS)
 
 
-def host_across(host: pd.DataFrame, start: float, end: float) -> dict:
+def host_across(host: pd.DataFrame, start: float, end: float, threads: dict | None = None) -> dict:
     """The host activity spanning [start, end]: the shortest traced op (not an annotation)
-    covering >= COVERED of it, else the one covering most; and the innermost annotation."""
+    covering >= COVERED of it, else the one covering most; and the innermost annotation.
+    `threads` ((rank, pid, tid) -> name, the trace's own: Nsight's ThreadNames) names the op's thread."""
     s = host["ts_us"].to_numpy(dtype="float64")
     e = s + host["dur_us"].to_numpy(dtype="float64")
     sel = np.flatnonzero((s < end) & (e > start))
@@ -167,20 +168,24 @@ def host_across(host: pd.DataFrame, start: float, end: float) -> dict:
     if k is not None and cover[k] >= NAMED_MIN:
         out["op"] = {"name": str(names[k]), "cat": str(cat[k]), "dur_ms": float(dur[k]) / 1e3,
                      "covered_fraction": float(cover[k])}
+        if threads:
+            row = host.iloc[int(sel[k])]
+            out["op"]["thread"] = threads.get((int(row["rank"]), int(row["pid"]), int(row["tid"])))
     a = pick(is_ann & not_step)
     if a is not None:
         out["annotation"] = str(names[a])
     return out
 
 
-def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoch: Epoch, *, top: int = 10) -> list[dict]:
+def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoch: Epoch, *, top: int = 10,
+              threads: dict | None = None) -> list[dict]:
     """The `idle_gaps` list: the longest gaps, each with the host activity across it."""
     out: list[dict] = []
     if not len(gaps):
         return out
     for r in gaps.sort_values("dur_us", ascending=False, kind="stable").head(top).itertuples(index=False):
         v = views[(int(r.rank), int(r.device))]
-        across = host_across(v.host, float(r.start_us), float(r.end_us))
+        across = host_across(v.host, float(r.start_us), float(r.end_us), threads)
         out.append({
             "rank": int(r.rank), "device": int(r.device), "t_start": float(epoch(r.start_us)),
             "offset_s": (float(r.start_us) - v.span[0]) / 1e6, "ms": float(r.dur_us) / 1e3,
