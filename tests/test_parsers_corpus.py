@@ -22,7 +22,7 @@ CASES = sorted(EXPECTED)
 # time evidence, written independently of the parser's tables: a unit after a number, in a
 # label (`(ms)`) or as a key's suffix (`_ms=`, `elapsedMs`), near the component's name, or a
 # header unit before it (`time (ms) |`), or a time word in the component's name
-_UNIT = r"(ms|msec|msecs|s|sec|secs|seconds?|us|usec|usecs|\u00b5s|ns|nsec|min|mins|minutes?|milliseconds?)"
+_UNIT = r"(ms|msec|msecs|s|sec|secs|seconds?|us|usec|usecs|\u00b5s|\u03bcs|ns|nsec|min|mins|minutes?|milliseconds?)"
 _NEAR = re.compile(rf"\d\s*{_UNIT}(?![A-Za-z])|\(\s*{_UNIT}\s*\)|^[_-]?{_UNIT}\b|(Ms|Sec|Seconds|Millis|Us|Ns)\b")
 _HEADER = re.compile(rf"\(\s*{_UNIT}\s*\)|\b{_UNIT}\b")
 _TIME_WORDS = ("time", "elapsed", "latency", "duration", "took", "runtime", "wall", "data")

@@ -58,7 +58,7 @@ class State:
         self.word = _Memo(is_word).__getitem__  # token -> is_word(token)
         self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
         self.unit_keys: set[str] = set()
-        self.seconds_assumed: set[str] = set()
+        self.seconds_assumed: dict[str, str] = {}  # name -> the format that gives its seconds
         self.ms_assumed: set[str] = set()
         self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's

@@ -15,10 +15,11 @@ Which numbers are times (components, milliseconds):
   `1.2 seconds`), or in the key (`_ms`, `_us`, `_ns`, `_s`, `_sec`, `_msec`, `Ms` in
   camelCase, `time (ms): 12`); the value's unit wins over the key's;
 - a bare number under a key that says time (`time`, `elapsed`, `latency`, `duration`,
-  `took`, `runtime`, `wall`, or a `_time`-style name such as `data_time`) is read as
-  **seconds** (what Python's time.time()/perf_counter() differences give, and what
-  detectron2/mmengine/Hugging Face print under `time`, `data_time`, `train_runtime`); the
-  assumption is listed in ParsedLog.notes;
+  `took`, `runtime`, `wall`, `data_time`) is a duration only where its program's format
+  documents the unit (linewords.seconds_by_format: seconds for Hugging Face's `*_runtime`,
+  fairseq's `wall=`, detectron2/mmengine's `time:` beside `data_time:`, the ProgressMeter's
+  `Time 0.25 (0.31)`; milliseconds for a zerolog line's `took=`), said in ParsedLog.notes
+  with that format; elsewhere (`Duration: 500`, `time=607.278`) it is no duration (issue 33);
 - any other bare number is not a time: counters (`step`, `epoch`, `iter`, `batch`, ...),
   metrics (`loss`, `acc`, `lr`, ...), rates (`*_per_s`, `fps`, `throughput`), percentages,
   dates, versions and addresses are never components.
@@ -116,7 +117,7 @@ def pieces(line: str) -> list[str]:
 
 
 def set_notes(s: sc.Scan, st: State) -> None:
-    s.notes = (sorted(st.seconds_assumed) + [MS_NOTE + n for n in sorted(st.ms_assumed)]
+    s.notes = ([f"{n}\t{why}" for n, why in sorted(st.seconds_assumed.items())] + [MS_NOTE + n for n in sorted(st.ms_assumed)]
                + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(st.known.items())])
 
 

@@ -231,18 +231,20 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) are none the time of a step: settings, "
                 "forecasts, statistics or rates (a window, an ETA, a mean or percentile, a time per token or op), "
                 "or a table's cells under a header the reader does not take (a profiler's totals per op)")
-    elif near is not None and (word := _TIME_WORD_NUMBER.search(near)) is not None:
-        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, in a form the reader "
-                "does not take (a name or a value of another shape than `time: 0.5` / `time=0.5`): no duration is "
-                "guessed from it")
+    elif near is not None and (word := _TIME_WORD_NUMBER.search(_untruncated(near, head))) is not None:
+        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, and nothing in the "
+                "text gives one (a unit beside the number, in its key or a header, or a format that documents it: "
+                "detectron2's `time:`, Hugging Face's `train_runtime`): no duration is guessed from it; printed as "
+                "`0.5 s` or under a key such as `time_ms`, it would be read")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
 
 
-# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`)
-_TIME_WORD_NUMBER = re.compile(r"(?i)\b(?:time|elapsed|took|latency|duration|wall)\b[^\d\n,;|]{0,12}\d[\d./]*")
+# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`, `epoch_time=150.973`)
+_TIME_WORD_NUMBER = re.compile(r"(?i)(?<![a-z])(?:time|elapsed|took|latency|duration|wall)(?![a-z])"
+                               r"(?:[^\d\n,;|]{0,12}|[^\d\n,;|:=]{0,30}[:=] *)\d[\d./]*")  # (`Time To First Token : 210.4`)
 
 
 # a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
