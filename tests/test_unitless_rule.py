@@ -71,8 +71,10 @@ def test_a_shape_near_a_documented_format_gives_no_unit(text):
 
 
 def test_zerolog_s_milliseconds_still_need_its_line():
-    """`took=` is milliseconds on a zerolog console line (stamp, level); without them no unit."""
+    """`took=` is milliseconds on a zerolog console line (stamp, level); without its stamp
+    (ingonyama-zk/icicle#143 pasted `DBG ... took=477.58`) a `DBG` is many loggers' level: no unit."""
     assert parsers.parse_log("14:39:14 DBG prover done backend=groth16 took=2187.03\n", "lines").components[
         "value_ms"].tolist() == [2187.03]
-    with pytest.raises(NoDataError):
-        parsers.parse_log("prover done backend=groth16 took=2187.03\n", "lines")
+    for text in ("prover done backend=groth16 took=2187.03\n", "DBG prover done backend=groth16 took=2187.03\n"):
+        with pytest.raises(NoDataError, match="names a time but prints no unit"):
+            parsers.parse_log(text)
