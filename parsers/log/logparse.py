@@ -57,6 +57,7 @@ from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_bin
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log.scan import compiled_scanner
 from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
+from gpuscope.parsers.log.sweep import sweep_of
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
@@ -220,10 +221,13 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
     kind = table_kind(head, named_only=True) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
+    sweep = sweep_of(head) if kind is None and eta is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
+    elif sweep is not None:  # (halo2's `K-8 - 28 ms` ... `K-24 - 272.58 s`)
+        msg += f"; it looks like {sweep}"
     elif near is not None and (united := _UNITED.search(_untruncated(near, head))) is not None:
         # (`Average latency per token: 0.21 s`, `95680066.8 ns/op (avg)`, TF1's profiler rows `343us`:
         # a unit is there, the reason is what the times are)
