@@ -33,9 +33,9 @@ WHOLE_WORDS = frozenset(("total", "step", "iter", "iteration", "batch", "elapsed
                          "walltime", "took", "duration", "time", "latency", "e2e", "overall",
                          "loop", "round", "cycle"))
 # a `Label value` / `Label: value` key read as seconds without a unit, when its number has a
-# decimal point, although its name is no time word: the data-loading meter of the PyTorch
-# examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175 ( 0.175)`), copied into
-# countless training scripts, and timm's (`Time: 0.412s ... Data: 0.012 (0.015)`)
+# decimal point and its running mean follows (seconds_by_format), although its name is no time
+# word: the data-loading meter of the PyTorch examples' ProgressMeter (`Time  0.257 ( 0.257)
+# Data  0.175 ( 0.175)`), copied into countless training scripts, and timm's (`Data: 0.012 (0.015)`)
 LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
