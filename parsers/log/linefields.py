@@ -370,7 +370,7 @@ class Line(Quantities, KeylessTimes):
             if self.zerolog and shape == EQ:
                 self.st.ms_assumed.add(name)
                 return 1.0
-            if why := seconds_by_format(name, shape, toks, i):
+            if why := seconds_by_format(name, shape, toks, i) or self.st.by_stamps(name, x):
                 self.st.seconds_assumed[name] = why
                 return 1e3
             self.last_bare = key  # (`Duration: 500`: no unit anywhere, no duration nor quantity)

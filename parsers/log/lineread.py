@@ -18,6 +18,7 @@ from gpuscope.parsers.log.lineshapes import NOT_MINE
 from gpuscope.parsers.log.linetree import TreeState
 from gpuscope.parsers.log.linewords import is_word, key_info
 
+STAMPS_WHY = "the lines' stamps: the time between one line and the next agrees with it in seconds"
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
@@ -65,6 +66,18 @@ class State:
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
         self.tree = TreeState()  # the timer tree being read (parsers/log/linetree.py)
+        # names whose unit the lines' stamps give (parsers/log/stampunit.py, set before the scan),
+        # and, while that is worked out, the unit-less time-named numbers read: (name, value)
+        self.stamp_seconds: frozenset[str] = frozenset()
+        self.unsourced: list[tuple[str, float]] | None = None
+
+    def by_stamps(self, name: str, x: float) -> str:
+        """Why a bare time-named `name` is seconds by the lines' stamps, or "" (noted, if asked)."""
+        if name in self.stamp_seconds:
+            return STAMPS_WHY
+        if self.unsourced is not None:
+            self.unsourced.append((name, x))
+        return ""
 
     def scratch(self) -> State:
         """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""

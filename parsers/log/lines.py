@@ -195,8 +195,10 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
     """Format detection on a sample of a log that has no CuZK markers: True when these
     lines are read better as `lines` than as `kv` (see detect.py)."""
     from gpuscope.parsers.log.kv import read_kv
+    from gpuscope.parsers.log.stampunit import stamp_seconds
 
     st = State(held)
+    st.stamp_seconds = stamp_seconds(lines, held)  # (as the scan will: parsers/log/stampunit.py)
     votes_lines = votes_kv = 0
     for line in (p for ln in lines for p in pieces(ln)):
         if len(line) > 4096:

@@ -56,6 +56,7 @@ from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log.scan import compiled_scanner
+from gpuscope.parsers.log.stampunit import stamp_seconds
 from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
 from gpuscope.parsers.log.sweep import sweep_of
 from gpuscope.parsers.log.tenures import build_columns
@@ -326,6 +327,8 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     format chosen by the log's head alone, detect.detect_head)."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
+    if py.state is not None:  # (lines: the names whose unit the lines' stamps give, fixed before any is read)
+        py.state.stamp_seconds = stamp_seconds(str(inp.head(1 << 16), "utf-8", "replace").split("\n")[:-1], held)
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
     scanner: Any = None
     if native is not None and fmt == "lines":

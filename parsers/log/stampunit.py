@@ -1,0 +1,47 @@
+"""The lines' own stamps as the evidence of a unit (issue 33 class 3): a stamped logger's line
+per epoch, `epoch_time=150.973` (dk-liang/CLTR#15), prints no unit, but its lines are ~150 s
+apart. A bare time-named number is read as seconds when, over the head of the log, the time
+between one line printing it and the next agrees with it in seconds (within 5% and the stamps'
+resolution) on at least three pairs and three in four of them.
+
+Would fire falsely on a per-line time in ms that happened to equal the stamps' gaps in seconds:
+three pairs of equal numbers 1000x apart in unit do not happen by chance; a time that covers
+less than the gap (an evaluation between epochs) does not agree, and is no duration
+(tests/test_unitless_stamps.py)."""
+
+from __future__ import annotations
+
+import math
+
+from gpuscope.parsers.log.lineread import State, read_line
+from gpuscope.parsers.log.prefix import PrefixClock
+
+HEAD_LINES = 500
+MIN_PAIRS = 3
+
+
+def stamp_seconds(lines: list[str], held: str | None = None) -> frozenset[str]:
+    """The names of bare time-named numbers whose unit the lines' stamps give (seconds)."""
+    clock = PrefixClock()
+    head = lines[:HEAD_LINES]
+    stamps = [clock.ts(line) for line in head]
+    if sum(not math.isnan(t) for t in stamps) < MIN_PAIRS + 1:
+        return frozenset()
+    st = State(held)
+    st.plans = None  # (every line read in full: a replayed line would note nothing)
+    st.unsourced = []
+    seen: dict[str, list[tuple[float, float]]] = {}
+    for line, ts in zip(head, stamps, strict=True):
+        st.unsourced.clear()
+        read_line(line, st)
+        for name, x in st.unsourced:
+            seen.setdefault(name, []).append((ts, x))
+    coarse = all(math.isnan(t) or t == int(t) for t in stamps)  # (stamps to the second)
+    slack = 1.0 if coarse else 0.002
+    out = set()
+    for name, got in seen.items():
+        pairs = [(b[0] - a[0], b[1]) for a, b in zip(got, got[1:], strict=False) if b[0] > a[0]]
+        agree = sum(abs(x - gap) <= 0.05 * gap + slack for gap, x in pairs)
+        if len(pairs) >= MIN_PAIRS and agree * 4 >= len(pairs) * 3:
+            out.add(name)
+    return frozenset(out)
