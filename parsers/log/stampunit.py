@@ -12,12 +12,15 @@ less than the gap (an evaluation between epochs) does not agree, and is no durat
 from __future__ import annotations
 
 import math
+import re
 
 from gpuscope.parsers.log.lineread import State, read_line
 from gpuscope.parsers.log.prefix import PrefixClock
 
 HEAD_LINES = 500
 MIN_PAIRS = 3
+_TIME_WORD = re.compile(r"(?i)time|elapsed|took|latency|duration|wall|data").search
+_SKELETON = str.maketrans("123456789", "000000000")
 
 
 def stamp_seconds(lines: list[str], held: str | None = None) -> frozenset[str]:
@@ -31,9 +34,17 @@ def stamp_seconds(lines: list[str], held: str | None = None) -> frozenset[str]:
     st.plans = None  # (every line read in full: a replayed line would note nothing)
     st.unsourced = []
     seen: dict[str, list[tuple[float, float]]] = {}
+    quiet: set[str] = set()  # the shapes read once without a unit-less time: not read again
     for line, ts in zip(head, stamps, strict=True):
+        if math.isnan(ts) or not _TIME_WORD(line):
+            continue  # (no stamp, or no word a unit-less time could be named by)
+        shape = line.translate(_SKELETON)
+        if shape in quiet:
+            continue
         st.unsourced.clear()
         read_line(line, st)
+        if not st.unsourced:
+            quiet.add(shape)
         for name, x in st.unsourced:
             seen.setdefault(name, []).append((ts, x))
     coarse = all(math.isnan(t) or t == int(t) for t in stamps)  # (stamps to the second)
