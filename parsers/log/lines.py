@@ -18,8 +18,9 @@ Which numbers are times (components, milliseconds):
   `took`, `runtime`, `wall`, `data_time`) is a duration only where its program's format
   documents the unit (linewords.seconds_by_format: seconds for Hugging Face's `*_runtime`,
   fairseq's `wall=`, detectron2/mmengine's `time:` beside `data_time:`, the ProgressMeter's
-  `Time 0.25 (0.31)`; milliseconds for a zerolog line's `took=`), said in ParsedLog.notes
-  with that format; elsewhere (`Duration: 500`, `time=607.278`) it is no duration (issue 33);
+  `Time 0.25 (0.31)`; milliseconds for a zerolog line's `took=`) or where the lines' stamps
+  agree with it in seconds (stampunit.py), said in ParsedLog.notes; elsewhere (`Duration:
+  500`, `time=607.278`) it is no duration (issue 33);
 - any other bare number is not a time: counters (`step`, `epoch`, `iter`, `batch`, ...),
   metrics (`loss`, `acc`, `lr`, ...), rates (`*_per_s`, `fps`, `throughput`), percentages,
   dates, versions and addresses are never components.
