@@ -26,7 +26,7 @@ _SKELETON = str.maketrans("123456789", "000000000")
 def stamp_seconds(lines: list[str], held: str | None = None) -> frozenset[str]:
     """The names of bare time-named numbers whose unit the lines' stamps give (seconds)."""
     clock = PrefixClock()
-    head = lines[:HEAD_LINES]
+    head = [ln[:4096].rsplit("\r", 1)[-1] for ln in lines[:HEAD_LINES]]  # (as the scan: a cap, a bar's last redraw)
     stamps = [clock.ts(line) for line in head]
     if sum(not math.isnan(t) for t in stamps) < MIN_PAIRS + 1:
         return frozenset()
