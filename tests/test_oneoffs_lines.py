@@ -104,12 +104,13 @@ def test_the_replayed_and_the_per_line_readings_agree():
 
 def test_a_run_total_after_the_steps_is_no_step_and_no_whole():
     """ignite's `Total Time: 93.50` after its epochs' `Time Taken` (and JAX's `total time:` after
-    ten `epoch time:` lines) had been the record's whole: one record of every epoch, incomplete."""
-    p = _parse("Epoch 1, Time Taken : 31.6\nEpoch 2, Time Taken : 32.0\nTotal Time: 93.5\n")
+    ten `epoch time:` lines) had been the record's whole: one record of every epoch, incomplete.
+    (Those pastes print no unit, so they are refused now, issue 33 class 3: here with one.)"""
+    p = _parse("Epoch 1, Time Taken : 31.6 s\nEpoch 2, Time Taken : 32.0 s\nTotal Time: 93.5 s\n")
     assert int(p.records["complete"].sum()) == 2 and p.whole is None
     assert p.not_parts["Total_Time"].startswith("the run's total, printed once after the 2 steps")
     assert any(n.startswith("the run's total") for n in p.notes)
-    q = _parse("".join(f"{i} epoch time: 0.0{i + 1}\n" for i in range(4)) + "\ntotal time: 0.101\n")
+    q = _parse("".join(f"{i} epoch time: 0.0{i + 1} s\n" for i in range(4)) + "\ntotal time: 0.101 s\n")
     assert int(q.records["complete"].sum()) == 4 and "total_time" in q.not_parts
 
 

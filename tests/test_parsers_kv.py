@@ -18,9 +18,9 @@ def test_units_and_separators():
     p = parsers.parse_log("upload=1.5s, compute=250us, wait_ms=3 other=4 elapsed=7\n", "kv")
     v = _values(p)
     assert v["upload"] == [1500.0] and v["compute"] == [pytest.approx(0.25)]
-    # a bare number is a time only under a time-named key (kv's default unit: ms); `other=4`
-    # says nothing of time and is no component
-    assert v["wait"] == [3.0] and v["elapsed"] == [7.0] and "other" not in v
+    # a bare number is no time, under a time-named key too (issue 33: `elapsed=7` gives no
+    # unit, kv's default ms would be a guess); `other=4` says nothing of time either
+    assert v["wait"] == [3.0] and "elapsed" not in v and "other" not in v
     assert set(p.components["source"]) == {"kv"}
 
 
@@ -73,8 +73,8 @@ def test_a_bare_number_under_a_metric_counter_rate_or_stamp_key_is_no_time():
     # kv classes a key as the `lines` reader does (parsers.words.key_class): a rate stays a rate
     assert parsers.parse_log("time_per_step=3 t_wall=1764590000 upload_ms=2\n", "kv").components["component"].tolist() == [
         "upload"]
-    # a unit says it is a time, whatever the name; the condensed form reads every field
-    assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss", "data_time"]
+    # a unit says it is a time, whatever the name; a time name without one does not (issue 33)
+    assert parsers.parse_log("loss_ms=5 data_time=0.2\n", "kv").components["component"].tolist() == ["loss"]
 
 
 def test_progress_bars_alone_are_read_as_tqdm_bars_not_as_kv():

@@ -117,7 +117,7 @@ def test_printf_capture_units_as_words_and_own_time():
     ("data time: 0.1s  forward time: 12 ms", {"data_time": 100.0, "forward_time": 12.0}, {}),
     ("time (ms): 12", {"time": 12.0}, {}),
     ("iter=5 ops=2000 elapsed_ms=41.2", {"elapsed": 41.2}, {"iter": 5, "ops": 2000}),
-    ("2026-12-01 09:00:19,123 - train - INFO - step 4 step_time = 0.25", {"step_time": 250.0}, {"step": 4}),
+    ("2026-12-01 09:00:19,123 - train - INFO - step 4 step_time = 0.25 s", {"step_time": 250.0}, {"step": 4}),
     ("req done elapsedMs=12 queueUs=150", {"elapsed": 12.0, "queue": 0.15}, {}),
     ("copy 512 MiB: 57.2 ms (9.4 GB/s)", {"copy": 57.2}, {"copy_bytes": 2**29}),
     ("h2d 1.5 GiB in 170 ms", {"h2d": 170.0}, {"h2d_bytes": 1.5 * 2**30}),
@@ -151,13 +151,15 @@ def test_value_unit_wins_over_key_unit():
     assert _read("h2d_ms=2s") == {"h2d": 2000.0}
 
 
-def test_bare_number_is_a_time_only_under_a_time_name_and_then_seconds():
-    assert _read("elapsed=1.5 ops=3 other=4") == {"elapsed": 1500.0}
-    assert _read("took 2") == {"took": 2000.0}
+def test_bare_number_is_a_time_only_where_its_format_gives_the_unit():
+    """Issue 33: a time word gives no unit (`elapsed=1.5`, `took 2`); a format that documents
+    one does (detectron2's `time:` beside `data_time:`), said in the notes."""
+    assert _read("elapsed=1.5 ops=3 other=4") is None
+    assert _read("took 2") is None
     assert _read("compute=4 upload=5 wait=6") is None  # no unit, no time name: not times
-    p = parsers.parse_log("step 1 time: 0.25\nstep 2 time: 0.30\n")
-    assert p.format == "lines" and _by_name(p) == {"time": [250.0, 300.0]}
-    assert any("read as seconds: time" in n for n in p.notes)
+    p = parsers.parse_log("iter: 1 time: 0.25 data_time: 0.01\niter: 2 time: 0.30 data_time: 0.02\n")
+    assert p.format == "lines" and _by_name(p)["time"] == [250.0, 300.0]
+    assert any("read as seconds: data_time, time (detectron2's" in n for n in p.notes)
 
 
 @pytest.mark.parametrize("line", [
@@ -316,10 +318,10 @@ def test_a_group_printing_its_whole_twice_is_two_records():
 
 
 def test_data_is_seconds_only_as_a_label():
-    assert _read("Time 0.25 Data 0.1") == {"Time": 250.0, "Data": 100.0}
+    assert _read("Time 0.25 (0.3) Data 0.1 (0.2)") == {"Time": 250.0, "Data": 100.0}  # (ProgressMeter's shape)
     assert _read("data=3 upload_ms=2") == {"upload": 2.0}  # a bare `data=` is no time
     assert _read("Data 3 files loaded in 2.0s") == {"loaded": 2000.0}  # a count of files, not a time
-    assert _read("Data 0.1 Time 0.25") == {"Data": 100.0, "Time": 250.0}  # the word after is the next label
+    assert _read("Data 0.1 (0.1) Time 0.25 (0.3)") == {"Data": 100.0, "Time": 250.0}  # the word after: the next label
     # timm's meter: `Data: 0.012 (0.015)`, seconds when printed with a point; `Data: 5` is a count
     assert _read("Train: 0 [  50/1000 (  5%)]  Loss: 6.912 (6.92)  Time: 0.412s,  155.3/s  (0.420s,  152.4/s)  "
                  "LR: 1.000e-05  Data: 0.012 (0.015)") == {"Time": 412.0, "Data": 12.0}

@@ -9,12 +9,12 @@ Fields are separated by `|`, commas or whitespace. A value's unit comes from its
 component name drops the key's unit suffix. In the condensed form every field is a time
 (the article's keys: a bare number is milliseconds; a value that is not one is damage). In
 the generic format a number is a time only when its text says so: a unit in the value or
-the key, a key whose name is a time word (`elapsed=12`, `data_time=3`, `wall=40`:
-milliseconds, kv's default unit), or the held key the caller named. A bare number under
-any other key is no time and is skipped: counters, metrics, rates, stamps, sizes, ranks and
-config dumps (`loss=0.5`, `epoch=3`, `world_size=8`, `overflow=1`, `tokens_per_sec=812.5`,
-`Namespace(workers=2, batchSize=64)`; parsers.words.says_time); a non-numeric value of a
-key without a time unit is a label and ignored (`job=abc`).
+the key, or the held key the caller named (milliseconds, kv's default unit). A bare number
+under any other key is no time and is skipped: counters, metrics, rates, stamps, sizes,
+ranks and config dumps (`loss=0.5`, `epoch=3`, `world_size=8`, `tokens_per_sec=812.5`,
+`Namespace(workers=2, batchSize=64)`), and a time word without a unit too (`elapsed=12`,
+`time=607.278`: seconds as often as ms, issue 33); a non-numeric value of a key without a
+time unit is a label and ignored (`job=abc`).
 
 A `*_bytes` key or a count key (parsers.model.COUNT_QUANTITIES: num_circuits) with a plain
 number is a quantity, not a time: kept as printed (`h2d_bytes=1610612736`).
@@ -38,7 +38,7 @@ from gpuscope.parsers.log.fields import (
     value_with_unit,
 )
 from gpuscope.parsers.log.parsed import is_quantity_key
-from gpuscope.parsers.log.words import is_stamp, says_time
+from gpuscope.parsers.log.words import is_stamp
 from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
 
 
@@ -74,9 +74,9 @@ def read_kv(text: str, strict: bool, held: str = ""):
             continue
         name, key_factor = split_key_unit(k)
         x, val_factor = value_with_unit(v)
-        if (not strict and key_factor is None and val_factor is None and x is not None and name != held
-                and not says_time(k)):
-            continue  # `loss=0.5`, `world_size=8`, `batchSize=64`: no unit and no time in its name
+        if not strict and key_factor is None and val_factor is None and x is not None and name != held:
+            continue  # `loss=0.5`, `world_size=8`: no unit; `time=607.278`, `epoch_time=150.973`: a time
+            # word gives no unit either (issue 33: never assumed ms, 1000x off for a Python clock's seconds)
         if x is None:
             if not strict and key_factor is None and name != held and _a_word(v):
                 continue  # `type=<class ...>`, `status=pass`: a label ending like a unit, no damaged time

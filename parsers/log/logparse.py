@@ -57,7 +57,9 @@ from gpuscope.parsers.log.prefix import PrefixClock
 from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
 from gpuscope.parsers.log.scan import compiled_scanner
+from gpuscope.parsers.log.stampunit import stamp_seconds
 from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
+from gpuscope.parsers.log.sweep import sweep_of
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
@@ -222,12 +224,15 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
     msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
     kind = table_kind(head, named_only=True) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
+    sweep = sweep_of(head) if kind is None and eta is None else None
     if kind is not None:
         msg += f"; it looks like {kind}: measurements, not timed steps"
     elif eta is not None:
         msg += f"; it looks like {eta}"
     elif (once := no_step_line(head)) is not None:  # (parsers/log/oneoffs.py)
         msg += f"; the time it prints is of no step: {once}"
+    elif sweep is not None:  # (halo2's `K-8 - 28 ms` ... `K-24 - 272.58 s`)
+        msg += f"; it looks like {sweep}"
     elif near is not None and (united := _UNITED.search(_untruncated(near, head))) is not None:
         # (`Average latency per token: 0.21 s`, `95680066.8 ns/op (avg)`, TF1's profiler rows `343us`:
         # a unit is there, the reason is what the times are)
@@ -235,18 +240,20 @@ def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
         msg += (f"; closest: {near!r}, whose times ({cell.group(0)!r}) are none the time of a step: settings, "
                 "forecasts, statistics or rates (a window, an ETA, a mean or percentile, a time per token or op), "
                 "or a table's cells under a header the reader does not take (a profiler's totals per op)")
-    elif near is not None and (word := _TIME_WORD_NUMBER.search(near)) is not None:
-        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, in a form the reader "
-                "does not take (a name or a value of another shape than `time: 0.5` / `time=0.5`): no duration is "
-                "guessed from it")
+    elif near is not None and (word := _TIME_WORD_NUMBER.search(_untruncated(near, head))) is not None:
+        msg += (f"; closest: {near!r}, whose {word.group(0)!r} names a time but prints no unit, and nothing in the "
+                "text gives one (a unit beside the number, in its key or a header, or a format that documents it: "
+                "detectron2's `time:`, Hugging Face's `train_runtime`): no duration is guessed from it; printed as "
+                "`0.5 s` or under a key such as `time_ms`, it would be read")
     elif near is not None:
         msg += (f"; closest: {near!r}, whose numbers have no unit or time word beside them "
                 "(a number is a duration only when its text says so)")
     return msg
 
 
-# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`)
-_TIME_WORD_NUMBER = re.compile(r"(?i)\b(?:time|elapsed|took|latency|duration|wall)\b[^\d\n,;|]{0,12}\d[\d./]*")
+# a time word right before a number (`time/batch = 0.194`, `time: 4.770/4.770`, `epoch_time=150.973`)
+_TIME_WORD_NUMBER = re.compile(r"(?i)(?<![a-z])(?:time|elapsed|took|latency|duration|wall)(?![a-z])"
+                               r"(?:[^\d\n,;|]{0,12}|[^\d\n,;|:=]{0,30}[:=] *)\d[\d./]*")  # (`Time To First Token : 210.4`)
 
 
 # a number printed with a time unit (`343us`, `576.11ms`): a time, whatever it is not tied to
@@ -324,6 +331,8 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
     format chosen by the log's head alone, detect.detect_head)."""
     tables = sc.Tables()
     py = PyScanner(fmt, held, tables)
+    if py.state is not None:  # (lines: the names whose unit the lines' stamps give, fixed before any is read)
+        py.state.stamp_seconds = stamp_seconds(str(inp.head(1 << 16), "utf-8", "replace").split("\n")[:-1], held)
     native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
     scanner: Any = None
     if native is not None and fmt == "lines":

@@ -58,15 +58,6 @@ def not_a_duration(key: str) -> bool:
     return key_class(low) in (COUNTER, METRIC, RATE, STAMP) or parts[-1] == "num" or parts[0] == "num"
 
 
-def says_time(key: str) -> bool:
-    """Whether a unit-less key's name says its number is a time (`elapsed`, `latency`,
-    `data_time`, `wall`): key_class TIMEK, and nothing that makes it a rate, a counter,
-    a metric or a stamp. A bare number under any other key is no duration (kv: a
-    `Namespace(workers=2, batchSize=64)` dump, `world_size=8`, `overflow=1`)."""
-    low = key.lower().replace("-", "_")
-    return key_class(low) == TIMEK and not not_a_duration(key)
-
-
 def is_stamp(name: str, ms: float) -> bool:
     """A stamp-named key (`ts`, `time`, `timestamp`, `*_at`, without its unit) holding a point
     in time (epoch milliseconds 2001..2286): the line's time, never a duration."""

@@ -5,8 +5,8 @@ value`, `key = value`, `Label value`), what each names (the whole label; a stati
 
 Evidence of a duration, as read here: a unit beside the number (`12ms`, `12 ms`, `2.1s/it`),
 a unit in its label (`time (ms): 12`, `latency_us: 3`) or in the line's header (`timers
-(ms) | fwd: 41.0`), or a time word in its name (seconds by default: `data_time: 0.1`; a
-zerolog line's `took=` in milliseconds). Nothing else makes a duration. A unit followed by
+(ms) | fwd: 41.0`), or a time word where its format documents the unit (seconds_by_format's;
+zerolog's `took=`: ms). Nothing else makes a duration (`Duration: 500`). A unit followed by
 `per <thing>` is a rate (`25.38 ms per token`), not a part; a time per step (`35ms/step`,
 `0.31 sec/step`, `time per iteration (ms): 412`) is the step's whole.
 
@@ -71,11 +71,11 @@ from gpuscope.parsers.log.lines.vocabulary import (
     parse_value,
     per_step,
     says_time,
+    seconds_by_format,
     stamp_ms,
     stat_of,
     undotted,
     unit_next,
-    unit_unsure,
     zerolog_event,
 )
 from gpuscope.parsers.log.parsed import EVAL_WHY
@@ -325,10 +325,9 @@ class Line:
         if factor is None:
             # `Data  0.175` / `Data: 0.012 (0.015)` (ProgressMeter, timm): seconds when printed with a point
             by_name = shape != EQ and cls == PLAIN and key.lower() in LABEL_SECONDS and "." in num
-            how = self.seconds(key, name, x, shape, cls, by_name, value_at, prefix, strip)
-            if not how:
+            factor = self.seconds(key, name, x, shape, cls, by_name, value_at, prefix, strip)
+            if not factor:
                 return
-            factor = 1.0 if how == "ms" else 1e3
         self.time(name, x, factor, num, value_at, prefix, strip, by_name, value, key=key, value_factor=vf,
                   lines_only=shape != EQ or unit_word)
 
@@ -384,19 +383,21 @@ class Line:
             self.hurt(f"{key[:30]}: value {value[:20]!r} is not a count")
         self.last_bare = None
 
-    def seconds(self, key: str, name: str, number: float, shape: int, category: int, by_name: bool, value_at: int, prefix: str, strip: int):
-        """A field without a unit: True when its name says time (read as seconds), else it
-        is kept as a counter or an integer quantity, or ignored."""
+    def seconds(self, key: str, name: str, number: float, shape: int, category: int, by_name: bool, value_at: int, prefix: str, strip: int) -> float:
+        """A field without a unit: its factor to ms where its name says time and its format gives the unit
+        (zerolog's ms, seconds_by_format's s), else 0.0 (issue 33); else a counter or quantity, or ignored."""
         toks, i, n = self.toks, self.i, self.n
-        timed = (category == TIMEK or by_name) and not unit_unsure(name)
         # (`Time 3 files`: a count of something; `Time 0.25 Data 0.1`: the word is the next label)
         counted = shape == LABEL and i < n and self.st.word(toks[i]) and not (i + 1 < n and numeric_start(toks[i + 1]))
-        if timed and not counted:
+        if (category == TIMEK or by_name) and not counted:
             if self.zerolog and shape == EQ:
                 self.st.ms_assumed.add(name)
-                return "ms"
-            self.st.seconds_assumed.add(name)
-            return True
+                return 1.0
+            if why := seconds_by_format(name, shape, toks, i) or self.st.by_stamps(name, number):
+                self.st.seconds_assumed[name] = why
+                return 1e3
+            self.last_bare = key  # (`Duration: 500`: no unit anywhere, no duration nor quantity)
+            return 0.0
         if category == COUNTER and abs(number) > MAX_COUNT:
             self.note(UNCACHEABLE)
             self.hurt(beyond(key, str(number), "count"))
@@ -414,7 +415,7 @@ class Line:
         if category == COUNTER or (shape == EQ and category == METRIC):
             self.flags |= LINES_ONLY  # kv cannot see it, or reads it as a time
         self.last_bare = key
-        return False
+        return 0.0
 
     def time(self, name: str, number: float, factor: float, number_text: str, value_at: int, prefix: str, strip: int, by_name: bool, value: str,
              key: str | None = None, value_factor: float | None = None, lines_only: bool = True) -> None:

@@ -21,6 +21,7 @@ from gpuscope.parsers.log.lines.plan import MISS, UNCACHEABLE, Plan
 from gpuscope.parsers.log.lines.trees import TreeState
 from gpuscope.parsers.log.lines.vocabulary import UNIT_WORDS, is_word, key_info, stat_of
 
+STAMPS_WHY = "the lines' stamps: the time between one line and the next agrees with it in seconds"
 USE_PLANS = True  # replay the reading of lines of one shape (off: every line read in full; tests)
 _PLANS_PER_SHAPE = 4
 _MEMO_MAX = 50_000
@@ -61,13 +62,25 @@ class State:
         self.word = _Memo(is_word).__getitem__  # token -> is_word(token)
         self.plans: dict[str, list[Plan]] | None = {} if USE_PLANS else None
         self.unit_keys: set[str] = set()
-        self.seconds_assumed: set[str] = set()
+        self.seconds_assumed: dict[str, str] = {}  # name -> the format that gives its seconds
         self.ms_assumed: set[str] = set()
         self.mllog_open: dict = {}  # MLPerf intervals open: (name, epoch_num) -> start ms
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
         self.tree = TreeState()  # the timer tree being read (parsers/log/lines/trees.py)
+        # names whose unit the lines' stamps give (parsers/log/stampunit.py, set before the scan),
+        # and, while that is worked out, the unit-less time-named numbers read: (name, value)
+        self.stamp_seconds: frozenset[str] = frozenset()
+        self.unsourced: list[tuple[str, float]] | None = None
+
+    def by_stamps(self, name: str, number: float) -> str:
+        """Why a bare time-named `name` is seconds by the lines' stamps, or "" (noted, if asked)."""
+        if name in self.stamp_seconds:
+            return STAMPS_WHY
+        if self.unsourced is not None:
+            self.unsourced.append((name, number))
+        return ""
 
     def scratch(self) -> State:
         """A fresh State with this one's held key (a fragment's reading that leaves this unchanged)."""

@@ -15,10 +15,12 @@ Which numbers are times (components, milliseconds):
   `1.2 seconds`), or in the key (`_ms`, `_us`, `_ns`, `_s`, `_sec`, `_msec`, `Ms` in
   camelCase, `time (ms): 12`); the value's unit wins over the key's;
 - a bare number under a key that says time (`time`, `elapsed`, `latency`, `duration`,
-  `took`, `runtime`, `wall`, or a `_time`-style name such as `data_time`) is read as
-  **seconds** (what Python's time.time()/perf_counter() differences give, and what
-  detectron2/mmengine/Hugging Face print under `time`, `data_time`, `train_runtime`); the
-  assumption is listed in ParsedLog.notes;
+  `took`, `runtime`, `wall`, `data_time`) is a duration only where its program's format
+  documents the unit (linewords.seconds_by_format: seconds for Hugging Face's `*_runtime`,
+  fairseq's `wall=`, detectron2/mmengine's `time:` beside `data_time:`, the ProgressMeter's
+  `Time 0.25 (0.31)`; milliseconds for a zerolog line's `took=`) or where the lines' stamps
+  agree with it in seconds (stampunit.py), said in ParsedLog.notes; elsewhere (`Duration:
+  500`, `time=607.278`) it is no duration (issue 33);
 - any other bare number is not a time: counters (`step`, `epoch`, `iter`, `batch`, ...),
   metrics (`loss`, `acc`, `lr`, ...), rates (`*_per_s`, `fps`, `throughput`), percentages,
   dates, versions and addresses are never components.
@@ -116,8 +118,9 @@ def pieces(line: str) -> list[str]:
 
 
 def set_notes(scan: sc.Scan, state: State) -> None:
-    scan.notes = (sorted(state.seconds_assumed) + [MS_NOTE + n for n in sorted(state.ms_assumed)]
-               + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(state.known.items())])
+    scan.notes = ([f"{n}\t{why}" for n, why in sorted(state.seconds_assumed.items())]
+                  + [MS_NOTE + n for n in sorted(state.ms_assumed)]
+                  + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(state.known.items())])
 
 
 MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)
@@ -194,8 +197,10 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
     """Format detection on a sample of a log that has no CuZK markers: True when these
     lines are read better as `lines` than as `kv` (see detect.py)."""
     from gpuscope.parsers.log.kv import read_kv
+    from gpuscope.parsers.log.stampunit import stamp_seconds
 
     st = State(held)
+    st.stamp_seconds = stamp_seconds(lines, held)  # (as the scan will: parsers/log/stampunit.py)
     votes_lines = votes_kv = 0
     for line in (p for ln in lines for p in pieces(ln)):
         if len(line) > 4096:

@@ -21,13 +21,15 @@ class ReaderState(WholeKeys, Protocol):
     """line.State: what one scan remembers across lines (its documentation is there)."""
 
     unit_keys: set[str]
-    seconds_assumed: set[str]
+    seconds_assumed: dict[str, str]
     ms_assumed: set[str]
     known: dict[str, str]
     mllog_open: dict
     tree: Any
 
     def word(self, token: str) -> Any: ...
+
+    def by_stamps(self, name: str, number: float) -> str: ...
 
     def scratch(self) -> ReaderState: ...
 

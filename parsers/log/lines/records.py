@@ -204,15 +204,17 @@ def _known(raw: list[str]) -> tuple[dict[str, str], list[str]]:
 def _assumed(names: list[str]) -> list[str]:
     """The notes of the names read without a unit (`ms:` marks zerolog's milliseconds)."""
     in_ms = [n[3:] for n in names if n.startswith("ms:")]
-    assumed = [n for n in names if not n.startswith("ms:")]
+    by_why: dict[str, list[str]] = {}  # (`name\twhy`: the format that gives its seconds)
+    for n in names:
+        if not n.startswith("ms:"):
+            name, _, why = n.partition("\t")
+            by_why.setdefault(why or "a time-named key", []).append(name)
     notes = []
     if in_ms:
         notes.append("printed without a unit, read as milliseconds: " + ", ".join(in_ms)
                      + " (zerolog's console format, gnark's logger, prints durations in ms)")
-    if assumed:
-        notes.append(
-            "printed without a unit, read as seconds: " + ", ".join(assumed)
-            + " (a time-named key; Python's clocks and most training loggers print seconds)")
+    for why, assumed in sorted(by_why.items()):
+        notes.append(f"printed without a unit, read as seconds: {', '.join(assumed)} ({why})")
     return notes
 
 

@@ -34,9 +34,9 @@ WHOLE_WORDS = frozenset(("total", "step", "iter", "iteration", "batch", "elapsed
                          "walltime", "took", "duration", "time", "latency", "e2e", "overall",
                          "loop", "round", "cycle"))
 # a `Label value` / `Label: value` key read as seconds without a unit, when its number has a
-# decimal point, although its name is no time word: the data-loading meter of the PyTorch
-# examples' ProgressMeter (`Time  0.257 ( 0.257)  Data  0.175 ( 0.175)`), copied into
-# countless training scripts, and timm's (`Time: 0.412s ... Data: 0.012 (0.015)`)
+# decimal point and its running mean follows (seconds_by_format), although its name is no time
+# word: the data-loading meter of the PyTorch examples' ProgressMeter (`Time  0.257 ( 0.257)
+# Data  0.175 ( 0.175)`), copied into countless training scripts, and timm's (`Data: 0.012 (0.015)`)
 LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
@@ -332,9 +332,30 @@ def next_label(tokens: list[str], at: int) -> bool:
     return tokens[at][-1:] == ":" and at + 1 < len(tokens) and numeric_start(tokens[at + 1])
 
 
-def unit_unsure(name: str) -> bool:
-    """A latency printed without a unit (`Total Latency: 236.9`): milliseconds as often as
-    seconds, so no unit is assumed (a refusal beats a misread)."""
-    words = name.lower().replace("-", "_").replace(" ", "_").split("_")
-    return "latency" in words and not any(w in ("time", "elapsed", "took", "runtime", "duration", "wall")
-                                          for w in words)
+# issue 33 class 3: a bare number under a time word is a duration only when its program's
+# format gives the unit. These conventions print seconds, documented by each program; any
+# other bare time-named number (`Duration: 500`, `Total Latency: 236.9`, `time=607.278`) is no
+# duration: the line is read without it (Line.seconds, lines.py's docstring).
+RUNTIME_WHY = "Hugging Face's Trainer prints its *_runtime in seconds"
+WALL_WHY = "fairseq's progress lines print wall and train_wall in seconds"
+D2_WHY = "detectron2's and mmengine's loggers print time and data_time in seconds"
+METER_WHY = "the PyTorch examples' ProgressMeter (`Time 0.250 ( 0.412)`: value and running mean) prints seconds"
+_FAIRSEQ_WALLS = frozenset(("wall", "train_wall", "valid_wall"))
+
+
+def seconds_by_format(name: str, shape: int, toks: list[str], i: int) -> str:
+    """Why a bare number under the time-named `name` is seconds by its program's documented
+    format (`toks`: the line's tokens, `i`: the one after the value), or "" when nothing gives
+    its unit. Would fire falsely on a program of its own printing `Time 12 (13)` in ms under a
+    ProgressMeter's shape: that shape (Capitalised `Time`/`Data`, value and running mean) is
+    the ImageNet example's, copied with its seconds (tests/test_unitless_rule.py)."""
+    low = name.lower()
+    if low.endswith("_runtime") and shape != LABEL:
+        return RUNTIME_WHY  # (`{'train_runtime': 245.78, ...}`)
+    if low in _FAIRSEQ_WALLS and shape == EQ:
+        return WALL_WHY  # (`... train_wall=31, gb_free=10.2, wall=33`)
+    if low in ("time", "data_time") and shape == COLON and "data_time:" in toks:
+        return D2_WHY  # (`iter: 19 ... time: 0.4512  data_time: 0.0123  lr: ...`)
+    if name in ("Time", "Data") and shape != EQ and i < len(toks) and numeric_start(toks[i]):
+        return METER_WHY
+    return ""
