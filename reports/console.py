@@ -286,10 +286,10 @@ def records_table(a: Analysis) -> Table:
 
 
 def diagnoses_block(a, verbose: bool = False) -> RenderableType:
-    if not a.diagnoses:
+    if not a.findings:
         return text("Diagnosis: nothing stands out (no rule fired).")
     parts: list[RenderableType] = [Text("Diagnosis", style="bold")]
-    for d in a.diagnoses:
+    for d in a.findings:
         line = Text()
         line.append(f"[{d.severity.upper()}] ", style=SEVERITY_STYLE.get(d.severity, ""))
         line.append(visible(f"{d.id}: "), style="bold")
@@ -331,7 +331,7 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
     trace_parts: list[RenderableType] = []
     activity_parts: list[RenderableType] = []
     lg = a.log if a.log is not None and a.log.timing_lines else None  # no timing lines: no log section
-    doc = a.document() if a.activity is not None or a.trace is not None else None  # (built once, drawn from)
+    doc = a.document() if a.samples is not None or a.trace is not None else None  # (built once, drawn from)
     if doc is not None and doc["samples"] is not None and doc["samples"]["activity"] is not None:
         from gpuscope.reports.activity_console import activity_renderables, samples_header
 

@@ -123,7 +123,7 @@ def _side_diagnoses(label: str, side: dict) -> str:
         return f"<h2>Diagnosis: {esc(label)}</h2><p class='muted'>(no diagnosis for this side)</p>"
     from types import SimpleNamespace
 
-    a = SimpleNamespace(diagnoses=[SimpleNamespace(severity=d.get("severity", "info"), id=d.get("id", ""),
+    a = SimpleNamespace(findings=[SimpleNamespace(severity=d.get("severity", "info"), id=d.get("id", ""),
                                                    summary=d.get("summary", ""),
                                                    recommendation=d.get("recommendation", ""),
                                                    evidence=d.get("evidence") or {}) for d in diags])

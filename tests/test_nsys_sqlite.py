@@ -40,7 +40,7 @@ MEMORY = {"CUDA_MEMOPR_MEMORY_KIND_PAGEABLE": "pageable", "CUDA_MEMOPR_MEMORY_KI
 def _traced(fr):
     """The export's trace analysis with its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test")
-    a.diagnoses = run_rules(collect(trace=a))
+    a.findings = run_rules(collect(trace=a))
     return a
 
 def _path(name: str) -> Path:

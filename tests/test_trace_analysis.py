@@ -24,7 +24,7 @@ LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: the H200's pinned H2D lin
 def _traced(fr, **kw):
     """The trace's figures and its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, **kw)
-    a.diagnoses = run_rules(collect(trace=a))
+    a.findings = run_rules(collect(trace=a))
     return a
 
 
@@ -44,7 +44,7 @@ def pinned():
 
 
 def _ids(a):
-    return [d.id for d in a.diagnoses]
+    return [d.id for d in a.findings]
 
 
 def test_pageable_copies_rank_first_with_their_numbers(pageable):
@@ -59,7 +59,7 @@ def test_pageable_copies_rank_first_with_their_numbers(pageable):
     assert row["gbs"] == pytest.approx(own, rel=1e-6)
     assert row["gbs"] == pytest.approx(row["trace_gbs_median"], rel=0.05)
     assert 7.0 < row["gbs"] < 9.5 and row["line_rate_share"] == pytest.approx(row["gbs"] / LINE)
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "pageable_memcpy" and d.severity == "high"
     ev = d.evidence
     assert ev["count"] == 12 and ev["bytes"] == 6_442_450_944
@@ -76,16 +76,16 @@ def test_pinned_copies_get_no_pinning_advice(pinned):
     assert [(r["host_memory"], r["count"], r["bytes"]) for r in j["memcpy"]] == [("pinned", 12, 6_442_450_944)]
     assert j["memcpy"][0]["gbs"] == pytest.approx(j["memcpy"][0]["trace_gbs_median"], rel=0.05)
     assert "pageable_memcpy" not in _ids(a)
-    for d in a.diagnoses:
+    for d in a.findings:
         assert "pin" not in d.recommendation.lower()
     assert _ids(a)[0] == "copies_not_overlapped"
-    ev = a.diagnoses[0].evidence
+    ev = a.findings[0].evidence
     assert ev["overlapped_fraction"] == 0 and ev["same_stream_as_kernels"] and ev["count"] == 12
 
 
 def test_starved_loader_vs_fed_loop():
     _, slow = _analyze(TRACES / "train_slow.json.gz")
-    d = slow.diagnoses[0]
+    d = slow.findings[0]
     assert d.id == "host_starved" and d.severity == "high"
     assert d.evidence["dominant_cause"] == "data_loading" and d.evidence["gaps"] == 3
     assert d.evidence["share_of_span"] > 0.7 and d.evidence["longest_ms"] > 80
@@ -105,10 +105,10 @@ def test_starved_loader_vs_fed_loop():
 def test_sync_bound_loop():
     _, a = _analyze(TRACES / "sync_bound.json.gz")
     assert _ids(a) == ["sync_bound"]
-    ev = a.diagnoses[0].evidence
+    ev = a.findings[0].evidence
     assert ev["readback_copies"] == 400 and ev["sync_calls"]["cudaStreamSynchronize"] == 400
     assert ev["gaps_after_sync"] >= 390 and ev["share_of_span"] > 0.5
-    assert "launch-bound" in a.diagnoses[0].recommendation
+    assert "launch-bound" in a.findings[0].recommendation
     (row,) = a.memcpy
     assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("DtoH", "pinned", 400, 1600)
 
@@ -124,8 +124,8 @@ def _launch_bound_trace(kernels=2000, every=12.0, kdur=2.0):
 
 def test_synthetic_launch_bound_loop():
     _, a = _analyze(json.dumps(_launch_bound_trace().document()))
-    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].severity == "high"
-    ev = a.diagnoses[0].evidence
+    assert _ids(a)[0] == "launch_bound" and a.findings[0].severity == "high"
+    ev = a.findings[0].evidence
     assert ev["kernels"] == 2000 and ev["kernel_median_us"] == pytest.approx(2.0)
     assert ev["launch_interval_median_us"] == pytest.approx(12.0)
     assert ev["phases"][0]["phase"] == "tiny_ops"
@@ -138,7 +138,7 @@ def test_gap_spanned_by_an_allocation():
     b.runtime("cudaHostAlloc", 1010.0, 50_000.0)
     b.launch(51_020.0, 51_025.0, 1000.0)
     _, a = _analyze(json.dumps(b.document()))
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "host_starved" and d.evidence["dominant_cause"] == "allocation"
     top = a.idle_gaps[0]
     assert top["cause"] == "allocation" and top["host_op"]["name"] == "cudaHostAlloc"
@@ -179,7 +179,7 @@ def test_relative_times_without_base_and_two_ranks(tmp_path):
     j = a.to_json()
     assert j["trace"]["ranks"] == [0, 1] and len(j["activity"]["devices"]) == 2
     assert j["activity"]["epoch"] is False and j["activity"]["t_start"] < 1e8
-    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].evidence["kernels"] == 1200
+    assert _ids(a)[0] == "launch_bound" and a.findings[0].evidence["kernels"] == 1200
 
 
 def test_trace_without_gpu_events_is_no_data():
@@ -199,7 +199,7 @@ def test_gpu_only_trace_still_analyzed():
 
 def test_diagnoses_ordered_by_time_at_stake():
     _, a = _analyze(TRACES / "train_slow.json.gz")
-    stakes = [d.evidence["time_at_stake_ms"] for d in a.diagnoses]
+    stakes = [d.evidence["time_at_stake_ms"] for d in a.findings]
     assert stakes == sorted(stakes, reverse=True) and len(stakes) >= 2
     assert np.isfinite(stakes).all()
 
@@ -222,7 +222,7 @@ def test_default_line_rate_gives_way_to_faster_traced_copies():
     rb = _traced(rbf, line_rate_gbs=50.0, line_rate_source="default")
     for r in (*a.memcpy, *rb.memcpy):
         assert r.get("line_rate_share", 0.0) <= 1.0
-    assert {x.id: x for x in rb.diagnoses}["link_bound"].evidence["line_rate_source"] == "trace"
+    assert {x.id: x for x in rb.findings}["link_bound"].evidence["line_rate_source"] == "trace"
 
 
 def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(pageable):
@@ -233,7 +233,7 @@ def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(
     slow = _traced(pageable[0], line_rate_gbs=50.0, line_rate_source="default")
     # the trace names an H200: its usual Gen5 x16 link, said to be assumed (issue 33 class 14)
     assert (slow.options["line_rate_gbs"], slow.options["line_rate_source"]) == (55.4, "gpu_name")
-    d = {x.id: x for x in slow.diagnoses}["pageable_memcpy"]
+    d = {x.id: x for x in slow.findings}["pageable_memcpy"]
     assert any("assumed from the GPU's model" in u for u in d.evidence["unseen"])
 
 
@@ -260,8 +260,8 @@ def test_the_trace_document_keeps_findings_whose_id_is_not_their_rules(name, fin
     from gpuscope.sources import open_source
 
     a = analyze(open_source(DATA / "h200_bounds" / "traces" / f"{name}.json.gz"))
-    assert finding in [d.id for d in a.diagnoses]
+    assert finding in [d.id for d in a.findings]
     own = a.trace.to_json()
     assert finding in [d["id"] for d in own["diagnoses"]]
     assert own["first_cause"] == a.document()["first_cause"] is not None
-    assert {d.part for d in a.diagnoses} == {"trace"}
+    assert {d.part for d in a.findings} == {"trace"}

@@ -62,7 +62,7 @@ def test_any_subset_shuffle_or_damage_reads_and_adds_up(seed, keep, damaged):
     try:
         fr = read_trace(text)
         a = analyze_trace(fr, line_rate_gbs=55.0, line_rate_source="option")
-        a.diagnoses = run_rules(collect(trace=a))
+        a.findings = run_rules(collect(trace=a))
     except NoDataError:
         return
     except GpuscopeError as e:  # only the documented errors, with one line

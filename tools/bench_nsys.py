@@ -56,7 +56,7 @@ else:
         t1 = time.perf_counter()
         a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="option")
         json.dumps(a.to_json())
-        out.update(analyze_s=time.perf_counter() - t1, diagnoses=[d.id for d in a.diagnoses])
+        out.update(analyze_s=time.perf_counter() - t1, diagnoses=[d.id for d in a.findings])
 out.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,
            peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 print(json.dumps(out))

@@ -132,9 +132,9 @@ class Analysis(Protocol):
     model_name: str
     options: AnalyzeOptions
     log: LogPart | None
-    activity: Activity | None
+    samples: Activity | None
     trace: TraceAnalysis | None
-    diagnoses: list[Diagnosis]
+    findings: list[Diagnosis]
     what_if: dict | None
     model: RoleModel | None
     evidence: Evidence | None
@@ -151,8 +151,8 @@ def build_document(a: Analysis) -> AnalysisDoc:
         "trace": _trace(a),
         "table": None,
         "ranks": None,
-        "findings": [d.to_json() for d in a.diagnoses],
-        "first_cause": first_cause(a.diagnoses),
+        "findings": [d.to_json() for d in a.findings],
+        "first_cause": first_cause(a.findings),
         "what_if": a.what_if,
         "evidence": a.evidence.to_json() if a.evidence is not None else None,
     }
@@ -226,9 +226,9 @@ def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
 
 
 def _samples(a: Analysis) -> SamplesDoc | None:
-    if a.activity is None and a.samples_read is None:
+    if a.samples is None and a.samples_read is None:
         return None
-    return {"activity": a.activity.to_json() if a.activity is not None else None, "read": a.samples_read}
+    return {"activity": a.samples.to_json() if a.samples is not None else None, "read": a.samples_read}
 
 
 def _trace(a: Analysis) -> TraceDoc | None:

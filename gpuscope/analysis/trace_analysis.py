@@ -1,4 +1,4 @@
-"""A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, diagnoses).
+"""A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, findings).
 
     from gpuscope.parsers.trace.kineto import read_trace
     from gpuscope.analysis.trace_analysis import analyze_trace
@@ -41,7 +41,7 @@ class TraceAnalysis:
     idle_gaps: list[dict]               # the longest gaps, with the host activity across each
     split: list[dict]                   # annotation phases (the `phases` JSON key)
     trace: dict
-    diagnoses: list[Diagnosis]
+    findings: list[Diagnosis]
     phases: pd.DataFrame                # PHASE_SCHEMA
     counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
@@ -60,8 +60,8 @@ class TraceAnalysis:
             "idle_gaps": self.idle_gaps,
             "phases": self.split,
             "trace": self.trace,
-            "diagnoses": [d.to_json() for d in self.diagnoses],
-            "first_cause": first_cause(self.diagnoses),
+            "diagnoses": [d.to_json() for d in self.findings],
+            "first_cause": first_cause(self.findings),
             "options": self.options,
         })
 
@@ -112,7 +112,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     """Analyze a read trace (gpuscope.parsers.trace.kineto.TraceFrames). NoDataError when it holds no
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). The figures only: the
     rule engine (gpuscope.analysis.analyze, or rules.registry.run_rules(evidence.collect(trace=...)) for a trace alone)
-    reads `rule_input` and fills `diagnoses`."""
+    reads `rule_input` and fills `findings`."""
     if line_rate_source == "default" and len(frames.devices):  # the trace names its GPU: its usual link
         from gpuscope.linerate import named_line_rate
 
@@ -151,7 +151,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         split=tp.split_table(views, frames.host, span, frames.gpu_annotations,
                              host_only_ranges=frames.host_only_ranges),
         trace=trace,
-        diagnoses=[],
+        findings=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),
         counters=act.counters(views, frames.epoch),
         gaps=gaps,
