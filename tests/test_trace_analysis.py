@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from gpuscope.analysis.document import trace_doc
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
@@ -49,7 +50,7 @@ def _ids(a):
 
 def test_pageable_copies_rank_first_with_their_numbers(pageable):
     fr, a = pageable
-    j = a.to_json()
+    j = trace_doc(a)
     json.dumps(j, allow_nan=False)
     (row,) = j["memcpy"]
     assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("HtoD", "pageable", 12, 6_442_450_944)
@@ -72,7 +73,7 @@ def test_pageable_copies_rank_first_with_their_numbers(pageable):
 
 def test_pinned_copies_get_no_pinning_advice(pinned):
     _, a = pinned
-    j = a.to_json()
+    j = trace_doc(a)
     assert [(r["host_memory"], r["count"], r["bytes"]) for r in j["memcpy"]] == [("pinned", 12, 6_442_450_944)]
     assert j["memcpy"][0]["gbs"] == pytest.approx(j["memcpy"][0]["trace_gbs_median"], rel=0.05)
     assert "pageable_memcpy" not in _ids(a)
@@ -91,11 +92,11 @@ def test_starved_loader_vs_fed_loop():
     assert d.evidence["share_of_span"] > 0.7 and d.evidence["longest_ms"] > 80
     assert "DataLoader" in d.evidence["host_annotation"]
     assert "pin_memory=True" in d.recommendation  # the batches arrive as pageable copies
-    split = {p["phase"]: p for p in slow.to_json()["phases"]}
+    split = {p["phase"]: p for p in trace_doc(slow)["phases"]}
     assert split["data"]["role"] == "cpu_stall" and split["data"]["gpu_busy_fraction"] < 0.05  # as for timing lines
     assert split["forward_backward"]["role"] == "gpu_compute"
     # its six pageable copies cost 0.5% of the span: below MIN_SHARE (1%), no finding of their own
-    assert "pageable_memcpy" not in _ids(slow) and slow.to_json()["memcpy"]
+    assert "pageable_memcpy" not in _ids(slow) and trace_doc(slow)["memcpy"]
     _, fast = _analyze(TRACES / "train_fast_tb")
     assert "host_starved" not in _ids(fast)
     assert _ids(fast)[0] == "launch_bound"  # ResNet-18 at batch 64 on an H200: 4 us kernels
@@ -147,7 +148,7 @@ def test_gap_spanned_by_an_allocation():
 
 def test_activity_phases_counters_contract(pageable):
     fr, a = pageable
-    act = a.to_json()["activity"]
+    act = trace_doc(a)["activity"]
     assert act["source"] == "trace" and act["resolution"] == "exact (profiler events)"
     # busy = computing (kernels, memsets, DtoD); host copies beside it; idle = nothing running
     assert act["idle_fraction"] == pytest.approx(
@@ -164,9 +165,9 @@ def test_activity_phases_counters_contract(pageable):
     moved = float((a.counters["htod_gbs"] * a.counters["bin_s"]).sum() * 1e9)
     assert moved == pytest.approx(6_442_450_944, rel=1e-6)
     assert a.counters["busy_fraction"].between(0, 1 + 1e-9).all()
-    k = a.to_json()["kernels"]
+    k = trace_doc(a)["kernels"]
     assert [(r["device"], r["stream"], r["memcpy_count"]) for r in k] == [(0, 7, 12)]
-    t = a.to_json()["trace"]
+    t = trace_doc(a)["trace"]
     assert t["ranks"] == [0] and t["skipped_events"] == 0 and t["devices"][0]["name"] == "NVIDIA H200"
 
 
@@ -176,7 +177,7 @@ def test_relative_times_without_base_and_two_ranks(tmp_path):
         b.base_ns, b.rank = None, rank
         b.write(tmp_path / f"r{rank}.pt.trace.json")
     fr, a = _analyze(tmp_path)
-    j = a.to_json()
+    j = trace_doc(a)
     assert j["trace"]["ranks"] == [0, 1] and len(j["activity"]["devices"]) == 2
     assert j["activity"]["epoch"] is False and j["activity"]["t_start"] < 1e8
     assert _ids(a)[0] == "launch_bound" and a.findings[0].evidence["kernels"] == 1200
@@ -254,14 +255,15 @@ def test_a_few_small_fast_copies_say_nothing_of_the_link():
                                            ("readback_pinned", "link_bound")])
 def test_the_trace_document_keeps_findings_whose_id_is_not_their_rules(name, finding):
     """kernel_mix emits memory_bound / compute_bound and trace_link_bound emits link_bound: the
-    trace part once kept its findings by *rule* id, so these vanished from `a.trace.to_json()`
+    trace part once kept its findings by *rule* id, so these vanished from the trace's own findings
     (no diagnosis, no first cause) while the analysis named them. The engine's part tag keeps them."""
     from gpuscope.analysis import analyze
     from gpuscope.sources import open_source
 
     a = analyze(open_source(DATA / "h200_bounds" / "traces" / f"{name}.json.gz"))
     assert finding in [d.id for d in a.findings]
-    own = a.trace.to_json()
-    assert finding in [d["id"] for d in own["diagnoses"]]
-    assert own["first_cause"] == a.document()["first_cause"] is not None
+    from gpuscope.analysis.causes import first_cause
+
+    assert finding in [d.id for d in a.trace.findings]
+    assert first_cause(a.trace.findings) == a.document()["first_cause"] is not None
     assert {d.part for d in a.findings} == {"trace"}

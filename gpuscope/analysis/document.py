@@ -22,13 +22,12 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.logpart import LogPart
-    from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.rolemodel import RoleModel
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc", "TraceDoc",
-           "bare_document", "build_document"]
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc",
+           "TraceActivityDoc", "TraceDoc", "TraceIdleGapsDoc", "bare_document", "build_document", "trace_doc"]
 
 
 class OptionsDoc(TypedDict):
@@ -79,8 +78,36 @@ class SamplesDoc(TypedDict):
     read: dict[str, Any] | None      # what reading the samples file cost (rows kept, dropped)
 
 
+class TraceIdleGapsDoc(TypedDict):
+    count: int
+    total_s: float
+    longest_s: float
+    min_gap_s: float                # gaps shorter than this are not counted (trace_gaps.GAP_MIN_US)
+    by_cause_s: dict[str, float]    # idle seconds per cause (trace_gaps.CAUSES); a cause with none: absent
+
+
+class TraceActivityDoc(TypedDict):
+    """What the GPU did over the traced span (trace_analysis.TraceAnalysis.activity)."""
+
+    source: str                     # "trace"
+    resolution: str
+    busy_fraction: float | None     # computing: kernels, memsets, device-to-device copies
+    copy_fraction: float | None     # host/peer copies beside it, never in it
+    idle_fraction: float | None
+    kernel_fraction: float | None
+    memcpy_fraction: float | None
+    copy_kernel_overlap_fraction: float | None
+    idle_gaps: TraceIdleGapsDoc
+    span_s: float
+    device_span_s: float
+    t_start: float
+    t_end: float
+    epoch: bool                     # t_start/t_end are epoch seconds (else the trace's own clock)
+    devices: list[dict[str, Any]]   # one row per rank and GPU (evidence.trace.trace_activity.device_rows)
+
+
 class TraceDoc(TypedDict):
-    activity: dict[str, Any]
+    activity: TraceActivityDoc
     memcpy: list[dict[str, Any]]
     memset: list[dict[str, Any]]
     kernels: list[dict[str, Any]]
@@ -133,12 +160,38 @@ class Analysis(Protocol):
     options: AnalyzeOptions
     log: LogPart | None
     samples: Activity | None
-    trace: TraceAnalysis | None
     findings: list[Diagnosis]
     what_if: dict | None
     model: RoleModel | None
     evidence: Evidence | None
     samples_read: dict | None
+
+    @property
+    def trace(self) -> TraceParts | None: ...
+
+
+class TraceParts(Protocol):
+    """What the document reads of gpuscope.analysis.trace_analysis.TraceAnalysis (a Protocol:
+    the trace analysis names TraceActivityDoc, so this module does not import it back)."""
+
+    @property
+    def activity(self) -> TraceActivityDoc: ...
+    @property
+    def memcpy(self) -> list[dict[str, Any]]: ...
+    @property
+    def memset(self) -> list[dict[str, Any]]: ...
+    @property
+    def kernels(self) -> list[dict[str, Any]]: ...
+    @property
+    def top_kernels(self) -> list[dict[str, Any]]: ...
+    @property
+    def idle_gaps(self) -> list[dict[str, Any]]: ...
+    @property
+    def split(self) -> list[dict[str, Any]]: ...
+    @property
+    def trace(self) -> dict[str, Any]: ...
+    @property
+    def options(self) -> dict[str, Any]: ...
 
 
 def build_document(a: Analysis) -> AnalysisDoc:
@@ -232,11 +285,15 @@ def _samples(a: Analysis) -> SamplesDoc | None:
 
 
 def _trace(a: Analysis) -> TraceDoc | None:
-    if a.trace is None:
-        return None
-    t = a.trace.to_json()
-    return {
-        "activity": t["activity"], "memcpy": t["memcpy"], "memset": t["memset"], "kernels": t["kernels"],
-        "top_kernels": t["top_kernels"], "idle_gaps": t["idle_gaps"], "phases": t["phases"], "trace": t["trace"],
-        "options": t["options"],
+    return trace_doc(a.trace) if a.trace is not None else None
+
+
+def trace_doc(t: TraceParts) -> TraceDoc:
+    """The `trace` part of the document: a trace's figures (JSON-safe). Its findings are the
+    document's `findings` (TraceAnalysis.findings: those the engine tagged as the trace's)."""
+    doc: TraceDoc = {
+        "activity": t.activity, "memcpy": t.memcpy, "memset": t.memset, "kernels": t.kernels,
+        "top_kernels": t.top_kernels, "idle_gaps": t.idle_gaps, "phases": t.split, "trace": t.trace,
+        "options": t.options,
     }
+    return clean(doc)

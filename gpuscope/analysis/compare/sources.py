@@ -53,7 +53,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         phases=phases if phases is not None and len(phases) else None,
         meta=source.meta.raw or None,
         pcie_phases=(analysis.log.pcie_phases() if analysis.log is not None else None) or None,
-        diagnoses=[d.to_json() for d in analysis.findings],
+        diagnoses=analysis.document()["findings"],
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
@@ -85,12 +85,12 @@ def _profiler_steps_ms(source: Source) -> np.ndarray | None:
 
 
 def _activity_of(analysis: Analysis) -> dict | None:
-    """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
-    if analysis.trace is not None:
-        return analysis.trace.activity
-    if analysis.samples is not None:
-        return analysis.samples.to_json()
-    return None
+    """The side's GPU activity, as its document gives it: the profiler trace's (exact) if it has
+    one, else its samples'."""
+    doc = analysis.document()
+    if doc["trace"] is not None:
+        return dict(doc["trace"]["activity"])
+    return doc["samples"]["activity"] if doc["samples"] is not None else None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:
