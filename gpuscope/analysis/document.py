@@ -13,7 +13,7 @@ that mapping over every input the project has.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import AnalyzeOptions, Diagnosis, clean
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc",
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
+           "SamplesGpuDoc", "SourceDoc",
            "TraceActivityDoc", "TraceDoc", "TraceIdleGapsDoc", "bare_document", "build_document", "trace_doc"]
 
 
@@ -73,8 +74,48 @@ class LogDoc(TypedDict):
     pcie: dict[str, Any] | None     # the NVML samples joined to the log's phases; null without samples
 
 
+class SamplesGpuDoc(TypedDict, total=False):
+    """One GPU's figures from its NVML samples (evidence.samples.activity.gpu_figures); docs/ANALYZE.md
+    "From NVML samples alone". Nested objects keep their JSON shape (evidence.samples.figures types
+    what the rules read of active, pcie and clocks)."""
+
+    source: str | None              # gpm_sm_active | utilization (several GPUs: mixed, when they differ)
+    resolution_s: float | None
+    time_basis: str
+    t_start: float | None
+    t_end: float | None
+    wall_s: float
+    readings: int
+    coverage: float | None
+    busy_fraction: float | None     # computing, of the whole recording
+    copy_fraction: float | None     # a copy ran (PCIe RX or TX busy); None: PCIe not measured
+    idle_fraction: float | None
+    idle_gaps: dict[str, Any]       # count, total_s, longest_s, leading_s, trailing_s
+    classes: dict[str, Any]         # share of the time in each class (computing, both, transferring, ...)
+    utilization_busy_fraction: float | None
+    active: dict[str, Any] | None   # the working time's figures; None: no GPU work
+    pcie: dict[str, Any]
+    memory: dict[str, Any]
+    power: dict[str, Any]
+    clocks: dict[str, Any]
+    temperature_c: dict[str, Any]
+    throttle: dict[str, Any]
+    link: dict[str, Any] | None
+    power_limit: dict[str, Any] | None
+
+
+class SamplesActivityDoc(SamplesGpuDoc, total=False):
+    """`samples.activity` (Activity.to_json): one GPU's figures with `gpus` and `notes`; several GPUs:
+    the figures pooled over them (said in `pooled`) and each GPU's own under `per_gpu`."""
+
+    gpus: list[int]
+    notes: list[str]
+    per_gpu: dict[str, SamplesGpuDoc]
+    pooled: str
+
+
 class SamplesDoc(TypedDict):
-    activity: dict[str, Any] | None  # Activity.to_json(): busy/idle of every GPU the samples name
+    activity: SamplesActivityDoc | None  # Activity.to_json(): busy/idle of every GPU the samples name
     read: dict[str, Any] | None      # what reading the samples file cost (rows kept, dropped)
 
 
@@ -281,7 +322,8 @@ def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
 def _samples(a: Analysis) -> SamplesDoc | None:
     if a.samples is None and a.samples_read is None:
         return None
-    return {"activity": a.samples.to_json() if a.samples is not None else None, "read": a.samples_read}
+    act = cast("SamplesActivityDoc", a.samples.to_json()) if a.samples is not None else None
+    return {"activity": act, "read": a.samples_read}
 
 
 def _trace(a: Analysis) -> TraceDoc | None:

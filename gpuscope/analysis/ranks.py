@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import RanksDoc
+    from gpuscope.analysis.document import RanksDoc, SamplesActivityDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources.source import Source
 
@@ -109,7 +109,7 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
     doc = result.document()
     tdoc = doc["trace"]  # (typed: TraceDoc) the trace's activity is exact: it wins; else the samples'
     sdoc = doc["samples"]
-    sact: dict[str, Any] = (sdoc["activity"] if sdoc is not None else None) or {}
+    sact: SamplesActivityDoc = (sdoc["activity"] if sdoc is not None else None) or {}
     busy, idle = ((tdoc["activity"]["busy_fraction"], tdoc["activity"]["idle_fraction"]) if tdoc is not None
                   else (sact.get("busy_fraction"), sact.get("idle_fraction")))
     diag = (doc["findings"] or [{}])[0]

@@ -90,7 +90,8 @@ def _activity_of(analysis: Analysis) -> dict | None:
     doc = analysis.document()
     if doc["trace"] is not None:
         return dict(doc["trace"]["activity"])
-    return doc["samples"]["activity"] if doc["samples"] is not None else None
+    act = doc["samples"]["activity"] if doc["samples"] is not None else None
+    return dict(act) if act is not None else None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:
