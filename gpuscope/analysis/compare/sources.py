@@ -17,6 +17,7 @@ from gpuscope.analysis.whatif.projection import whatif_for
 if TYPE_CHECKING:
     import numpy as np
 
+    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources import Source
 
@@ -84,14 +85,13 @@ def _profiler_steps_ms(source: Source) -> np.ndarray | None:
     return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
 
 
-def _activity_of(analysis: Analysis) -> dict | None:
+def _activity_of(analysis: Analysis) -> TraceActivityDoc | SamplesActivityDoc | None:
     """The side's GPU activity, as its document gives it: the profiler trace's (exact) if it has
     one, else its samples'."""
     doc = analysis.document()
     if doc["trace"] is not None:
-        return dict(doc["trace"]["activity"])
-    act = doc["samples"]["activity"] if doc["samples"] is not None else None
-    return dict(act) if act is not None else None
+        return doc["trace"]["activity"]
+    return doc["samples"]["activity"] if doc["samples"] is not None else None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:
