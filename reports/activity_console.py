@@ -1,9 +1,12 @@
 """Console tables of the GPU activity read from NVML samples (gpuscope.analysis.evidence.samples.activity):
 how busy the SMs were, the idle gaps, what each moment was (computing, moving bytes, idle
 with PCIe quiet), PCIe against the line rate, memory, power, clocks and their throttle
-reasons, the link. Input: the `activity` JSON object, so the console and --json agree."""
+reasons, the link. Input: the document's `samples.activity` (gpuscope.analysis.document.SamplesActivityDoc),
+so the console and --json agree."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import RenderableType
@@ -13,6 +16,9 @@ from rich.text import Text
 from gpuscope.analysis.names import SM_IDLE
 from gpuscope.reports.numbers import is_num, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, visible
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import SamplesActivityDoc, SamplesGpuDoc
 
 SOURCE_TEXT: dict[str | None, str] = {"gpm_sm_active": "GPM SM activity", "utilization": "utilization.gpu (a kernel ran, not how busy)"}
 CLASS_TEXT = (("computing", "computing"), ("both", "computing and moving bytes"),
@@ -25,7 +31,7 @@ def _table(title: str) -> Table:
                         collapse_padding=True)
 
 
-def samples_header(doc: dict, source: str, skipped_rows: int = 0, note: str | None = None) -> Text:
+def samples_header(doc: SamplesActivityDoc, source: str, skipped_rows: int = 0, note: str | None = None) -> Text:
     """The first lines of a report on samples alone; `note`: what reading them cost
     (parsers.samples.damage_note), said instead of the bare count of skipped rows."""
     t = Text()
@@ -42,7 +48,7 @@ def samples_header(doc: dict, source: str, skipped_rows: int = 0, note: str | No
     return t
 
 
-def activity_table(doc: dict, gpu: str | None = None) -> Table:
+def activity_table(doc: SamplesGpuDoc, gpu: str | None = None) -> Table:
     src = SOURCE_TEXT.get(doc.get("source"), doc.get("source") or "-")
     who = f"GPU {gpu} activity" if gpu is not None else "GPU activity"
     t = _table(f"{who} from NVML samples ({src}, every {secs(doc.get('resolution_s'), 2)})")
@@ -77,11 +83,11 @@ def activity_table(doc: dict, gpu: str | None = None) -> Table:
     return t
 
 
-def _count(g: dict) -> str:
+def _count(g: dict[str, Any]) -> str:
     return f"{g.get('count', 0):,}" if g else "-"
 
 
-def device_table(doc: dict, gpu: str | None = None) -> Table:
+def device_table(doc: SamplesGpuDoc, gpu: str | None = None) -> Table:
     t = _table("PCIe, memory, power, clocks" + (f" of GPU {gpu}" if gpu is not None else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
@@ -121,7 +127,7 @@ def device_table(doc: dict, gpu: str | None = None) -> Table:
     return t
 
 
-def pipes_line(act: dict) -> Text | None:
+def pipes_line(act: dict[str, Any]) -> Text | None:
     """What the units did while the SMs worked (GPM), one line under the activity table."""
     p = act.get("pipes") or {}
     names = (("dram_active", "DRAM"), ("tensor_active", "tensor"), ("fp16_active", "FP16"),
@@ -132,7 +138,7 @@ def pipes_line(act: dict) -> Text | None:
     return Text(f"while computing ({secs(p.get('computing_s'))}): " + ", ".join(parts) + "\n")
 
 
-def activity_renderables(doc: dict) -> list[RenderableType]:
+def activity_renderables(doc: SamplesActivityDoc) -> list[RenderableType]:
     if not doc.get("gpus"):
         return [Text("GPU activity: no samples to read.")]
     per = doc.get("per_gpu") or {}

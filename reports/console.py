@@ -9,6 +9,7 @@ string from the input (names, paths, summaries that embed them) is shown literal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.result import Analysis, LogPart
+    from gpuscope.analysis.result import Analysis, Diagnosis, LogPart
 
 BAR_WIDTH = 30
 ROLE_SHORT = {"gpu_compute": "gpu", "cpu_stall": "stall", "contention": "wait"}
@@ -285,11 +286,13 @@ def records_table(a: Analysis) -> Table:
     return t
 
 
-def diagnoses_block(a, verbose: bool = False) -> RenderableType:
-    if not a.diagnoses:
+def diagnoses_block(findings: Sequence[Diagnosis], verbose: bool = False) -> RenderableType:
+    """The findings, ranked: each with its recommendation, the evidence pieces it used and (verbose)
+    every figure of its evidence."""
+    if not findings:
         return text("Diagnosis: nothing stands out (no rule fired).")
     parts: list[RenderableType] = [Text("Diagnosis", style="bold")]
-    for d in a.diagnoses:
+    for d in findings:
         line = Text()
         line.append(f"[{d.severity.upper()}] ", style=SEVERITY_STYLE.get(d.severity, ""))
         line.append(visible(f"{d.id}: "), style="bold")
@@ -331,7 +334,7 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
     trace_parts: list[RenderableType] = []
     activity_parts: list[RenderableType] = []
     lg = a.log if a.log is not None and a.log.timing_lines else None  # no timing lines: no log section
-    doc = a.document() if a.activity is not None or a.trace is not None else None  # (built once, drawn from)
+    doc = a.document() if a.samples is not None or a.trace is not None else None  # (built once, drawn from)
     if doc is not None and doc["samples"] is not None and doc["samples"]["activity"] is not None:
         from gpuscope.reports.activity_console import activity_renderables, samples_header
 
@@ -341,7 +344,7 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
             skipped = a.malformed_sample_rows
             note = (a.samples_read or {}).get("note")
             return [samples_header(act, a.source, skipped, note), *activity_parts,
-                    diagnoses_block(a, verbose=verbose)]
+                    diagnoses_block(a.findings, verbose=verbose)]
     if doc is not None and doc["trace"] is not None:
         from gpuscope.reports.trace_console import trace_header, trace_renderables
 
@@ -349,9 +352,9 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
         trace_parts = trace_renderables(tdoc, a.options.line_rate_gbs, a.options.line_rate_source)
         if lg is None:  # a trace and nothing else: no log section
             return [trace_header(tdoc, a.source), *trace_parts, *activity_parts,
-                    diagnoses_block(a, verbose=verbose)]
+                    diagnoses_block(a.findings, verbose=verbose)]
     if lg is None:  # (a source with neither timing lines, samples nor a trace never reaches a report)
-        return [diagnoses_block(a, verbose=verbose)]
+        return [diagnoses_block(a.findings, verbose=verbose)]
     out: list[RenderableType] = [header(a)]
     if lg.records:
         out.append(split_table(a))
@@ -365,7 +368,7 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
         out.append(records_table(a))
     out.extend(activity_parts)
     out.extend(trace_parts)
-    out.append(diagnoses_block(a, verbose=verbose))
+    out.append(diagnoses_block(a.findings, verbose=verbose))
     return out
 
 

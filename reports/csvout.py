@@ -57,13 +57,13 @@ def frames(analysis: Analysis) -> dict[str, pd.DataFrame]:
         })
     out["diagnoses.csv"] = pd.DataFrame(
         [{"id": d.id, "severity": d.severity, "summary": d.summary,
-          "recommendation": d.recommendation} for d in analysis.diagnoses],
+          "recommendation": d.recommendation} for d in analysis.findings],
         columns=["id", "severity", "summary", "recommendation"],
     )
     if lg is not None and lg.pcie is not None:
         out["pcie.csv"] = lg.pcie
-    if analysis.activity is not None:  # NVML samples: each interval classed (computing, idle, ...)
-        out["activity_intervals.csv"] = analysis.activity.intervals
+    if analysis.samples is not None:  # NVML samples: each interval classed (computing, idle, ...)
+        out["activity_intervals.csv"] = analysis.samples.intervals
     if analysis.trace is not None:  # a profiler trace: its copies, streams, longest gaps, phases
         t = analysis.trace
         out["memcpy.csv"] = pd.DataFrame(t.memcpy)

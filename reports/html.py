@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuscope import __version__
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.errors import NoDataError
 from gpuscope.reports.compare_console import compare_renderables, whatif_renderables
 from gpuscope.reports.console import diagnoses_block, summary_renderables
@@ -121,13 +122,10 @@ def _side_diagnoses(label: str, side: dict) -> str:
     diags = side.get("diagnoses")
     if diags is None:
         return f"<h2>Diagnosis: {esc(label)}</h2><p class='muted'>(no diagnosis for this side)</p>"
-    from types import SimpleNamespace
-
-    a = SimpleNamespace(diagnoses=[SimpleNamespace(severity=d.get("severity", "info"), id=d.get("id", ""),
-                                                   summary=d.get("summary", ""),
-                                                   recommendation=d.get("recommendation", ""),
-                                                   evidence=d.get("evidence") or {}) for d in diags])
-    parts = render_html([diagnoses_block(a)])
+    findings = [Diagnosis(id=d.get("id", ""), severity=d.get("severity", "info"), summary=d.get("summary", ""),
+                          evidence=d.get("evidence") or {}, recommendation=d.get("recommendation", ""))
+                for d in diags]
+    parts = render_html([diagnoses_block(findings)])
     if parts and parts[0] == "<h2>Diagnosis</h2>":
         parts = parts[1:]
     return f"<h2>Diagnosis: {esc(label)}</h2>" + "\n".join(parts)

@@ -23,11 +23,11 @@ def to_json_text(analysis: Analysis) -> str:
     return json_text(analysis.document())
 
 
-def run_json_text(outcome: RunOutcome) -> str:
-    """`gpuscope run --json`: the run directory, how it ended, the pipeline's own summary and
-    the analysis of what it wrote (gpuscope.workload.runner.RunOutcome)."""
+def run_document(outcome: RunOutcome) -> dict[str, Any]:
+    """`gpuscope run --json`'s document (emit writes it, as every verb's): the run directory, how it
+    ended, the pipeline's own summary and the analysis of what it wrote
+    (gpuscope.workload.runner.RunOutcome)."""
     res = outcome.result
-    doc = {"run_dir": str(outcome.path), "status": outcome.status,
-           "pipeline": res.summary() if res is not None else None,
-           "analysis": outcome.analysis.document() if outcome.analysis is not None else None}
-    return json.dumps(doc, default=str, indent=2)
+    return {"run_dir": str(outcome.path), "status": outcome.status,
+            "pipeline": res.summary() if res is not None else None,
+            "analysis": outcome.analysis.document() if outcome.analysis is not None else None}

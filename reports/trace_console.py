@@ -1,12 +1,12 @@
 """Console tables of a profiler trace's analysis (gpuscope.analysis.trace_analysis): what the
 GPU did over the traced span, every copy by direction and host-memory kind, the streams,
 the longest idle gaps with what the host was doing, and the record_function phases.
-Input: TraceAnalysis.to_json(), so the console and --json show the same numbers."""
+Input: the document's `trace` part (gpuscope.analysis.document.TraceDoc), so the console and --json
+show the same numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import RenderableType
@@ -18,6 +18,9 @@ from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, visible
 from gpuscope.reports.top_kernels_console import top_kernels_table
 
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import TraceActivityDoc, TraceDoc
+
 MAX_GAPS = 5
 MAX_PHASES = 12
 
@@ -27,45 +30,45 @@ def _table(title: str) -> Table:
                         collapse_padding=True)
 
 
-def trace_header(doc: Mapping[str, Any], source: str) -> Text:
-    tr, act = doc.get("trace") or {}, doc.get("activity") or {}
+def trace_header(doc: TraceDoc, source: str) -> Text:
+    tr, act = doc["trace"], doc["activity"]
     devs = ", ".join(f"{d.get('name') or 'GPU'} {d.get('device')}" for d in tr.get("devices") or [])
     t = Text()
     t.append(visible(source), style="bold")
     t.append(visible(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}")
              + "\n")
-    t.append(f"{tr.get('events', 0):,} events over {secs(act.get('span_s'), 3)}; "
+    t.append(f"{tr.get('events', 0):,} events over {secs(act['span_s'], 3)}; "
              f"{tr.get('skipped_events', 0)} skipped" + ("; the file was cut short" if tr.get("truncated") else ""))
     for n in tr.get("notes") or []:
         t.append("\n" + visible(f"note: {n}"))
     return t
 
 
-def activity_table(act: dict) -> Table:
-    res = act.get("resolution")
+def activity_table(act: TraceActivityDoc) -> Table:
+    res = act["resolution"]
     t = _table("GPU activity over the traced span" + (f", {res}" if res else ""))
     t.add_column("figure")
     t.add_column("value", justify="right")
-    n = len(act.get("devices") or [])  # rank/GPU timelines: several are never summed without saying so
-    t.add_row("span" if n < 2 else "span (wall clock)", secs(act.get("span_s"), 3))
+    n = len(act["devices"])  # rank/GPU timelines: several are never summed without saying so
+    t.add_row("span" if n < 2 else "span (wall clock)", secs(act["span_s"], 3))
     if n > 1:
         t.add_row(f"timelines (rank x GPU): {n}", "shares below: their mean")
-    t.add_row("busy computing (kernels, memsets, DtoD)", pct(act.get("busy_fraction")))
-    t.add_row("  kernels", pct(act.get("kernel_fraction")))
-    t.add_row("copying to/from the host or a peer", pct(act.get("copy_fraction")))
-    t.add_row("  copies of any kind", pct(act.get("memcpy_fraction")))
-    t.add_row("  copies under kernels", pct(act.get("copy_kernel_overlap_fraction")))
-    gaps = act.get("idle_gaps") or {}
-    t.add_row("idle (no kernel, copy or memset)", pct(act.get("idle_fraction")))
-    t.add_row("idle gaps", f"{gaps.get('count', 0):,}")
-    if gaps.get("count"):
-        t.add_row("  total" if n < 2 else f"  total, summed over the {n} timelines", secs(gaps.get("total_s"), 3))
-        if n > 1 and is_num(gaps.get("total_s")):
+    t.add_row("busy computing (kernels, memsets, DtoD)", pct(act["busy_fraction"]))
+    t.add_row("  kernels", pct(act["kernel_fraction"]))
+    t.add_row("copying to/from the host or a peer", pct(act["copy_fraction"]))
+    t.add_row("  copies of any kind", pct(act["memcpy_fraction"]))
+    t.add_row("  copies under kernels", pct(act["copy_kernel_overlap_fraction"]))
+    gaps = act["idle_gaps"]
+    t.add_row("idle (no kernel, copy or memset)", pct(act["idle_fraction"]))
+    t.add_row("idle gaps", f"{gaps['count']:,}")
+    if gaps["count"]:
+        t.add_row("  total" if n < 2 else f"  total, summed over the {n} timelines", secs(gaps["total_s"], 3))
+        if n > 1 and is_num(gaps["total_s"]):
             t.add_row("  per timeline (mean)", secs(gaps["total_s"] / n, 3))
-        t.add_row("  longest", secs(gaps.get("longest_s"), 3))
-        if gaps.get("by_cause_s"):
+        t.add_row("  longest", secs(gaps["longest_s"], 3))
+        if gaps["by_cause_s"]:
             t.add_row("  by cause:" if n < 2 else "  by cause (summed):", "")
-    for cause, s in sorted((gaps.get("by_cause_s") or {}).items(), key=lambda kv: -(kv[1] or 0)):
+    for cause, s in sorted(gaps["by_cause_s"].items(), key=lambda kv: -(kv[1] or 0)):
         t.add_row(f"    {cause.replace('_', ' ')}", secs(s, 3))
     return t
 
@@ -145,10 +148,10 @@ def phases_table(rows: list[dict]) -> Table | None:
     return t
 
 
-def trace_renderables(doc: Mapping[str, Any], line_rate: float | None, line_rate_source: str | None = None) -> list[RenderableType]:
-    """The trace's tables, in reading order (the header and diagnoses are the caller's)."""
-    parts = [activity_table(doc.get("activity") or {}),
-             memcpy_table(doc.get("memcpy") or [], line_rate, line_rate_source),
-             streams_table(doc.get("kernels") or []), top_kernels_table(doc.get("top_kernels") or []), gaps_table(doc.get("idle_gaps") or []),
-             phases_table(doc.get("phases") or [])]
+def trace_renderables(doc: TraceDoc, line_rate: float | None, line_rate_source: str | None = None) -> list[RenderableType]:
+    """The trace's tables, in reading order (the header and findings are the caller's)."""
+    parts = [activity_table(doc["activity"]),
+             memcpy_table(doc["memcpy"], line_rate, line_rate_source),
+             streams_table(doc["kernels"]), top_kernels_table(doc["top_kernels"]), gaps_table(doc["idle_gaps"]),
+             phases_table(doc["phases"])]
     return [p for p in parts if p is not None]

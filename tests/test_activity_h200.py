@@ -209,11 +209,11 @@ def test_imagenet_style_starved_loader():
     with Data their host-side part, and the cause ranks first with the samples beside it."""
     a = _analysis("imagenet_slow")
     assert a.log.format == "lines" and a.log.records == 60
-    ids = _ids(a.diagnoses)
-    assert ids[0] == "host_stall" and a.diagnoses[0].severity == "high"
-    assert a.diagnoses[0].evidence["host_components"] == ["Data"]
-    assert a.diagnoses[0].evidence["first_record_left_out"] is True
-    assert 0.75 < a.diagnoses[0].evidence["stall_share"] < 0.95
+    ids = _ids(a.findings)
+    assert ids[0] == "host_stall" and a.findings[0].severity == "high"
+    assert a.findings[0].evidence["host_components"] == ["Data"]
+    assert a.findings[0].evidence["first_record_left_out"] is True
+    assert 0.75 < a.findings[0].evidence["stall_share"] < 0.95
     assert "gpu_starved" in ids and "first_record_warmup" in ids
 
 
@@ -222,17 +222,17 @@ def test_imagenet_style_fed_loader_is_not_told_it_stalls():
     warm-up is left out, so no MEDIUM or HIGH stall is claimed."""
     a = _analysis("imagenet_fast")
     assert a.log.records == 60
-    stall = [d for d in a.diagnoses if d.id == "host_stall"]
+    stall = [d for d in a.findings if d.id == "host_stall"]
     assert all(d.severity == "low" for d in stall)
     assert all(d.evidence["stall_share"] < 0.03 for d in stall)
-    assert "first_record_warmup" in _ids(a.diagnoses)
+    assert "first_record_warmup" in _ids(a.findings)
 
 
 def test_imagenet_style_without_lines_is_judged_from_its_samples():
     a = _analysis("imagenet_quiet")
     assert a.kind == "samples" and a.log is None  # no log part: no empty log's figures
-    assert a.diagnoses[0].id == "gpu_starved" and a.diagnoses[0].severity == "high"
-    assert a.activity is not None
+    assert a.findings[0].id == "gpu_starved" and a.findings[0].severity == "high"
+    assert a.samples is not None
 
 
 def test_imagenet_style_compare_sees_the_fix():
@@ -260,6 +260,6 @@ def test_a_varying_part_without_stable_ones_is_not_contrasted_with_them():
     """train_fast of the release check: compute makes the steps vary and data varies too (cv
     2.7, near zero): no 'while 0 other parts stay stable' and no advice about stable parts."""
     a = _analysis("train_fast_release")
-    d = next(d for d in a.diagnoses if d.id == "unstable_component")
+    d = next(d for d in a.findings if d.id == "unstable_component")
     assert d.evidence["component"] == "compute" and d.evidence["stable_components_cv"] == {}
     assert "0 other part" not in d.summary and "stable parts" not in d.recommendation

@@ -114,7 +114,7 @@ def test_analyze_with_samples_reports_pcie_and_json():
     assert a.log.pcie is not None
     h2d = a.log.pcie.set_index("phase").loc["h2d"]
     assert h2d["rx_gbs_median"] == 2.0
-    d = {x.id: x for x in a.diagnoses}
+    d = {x.id: x for x in a.findings}
     assert d["pcie_underused"].severity == "high"
     j = a.document()
     assert j["log"]["pcie"]["phases"]["h2d"]["rx_gbs_median"] == 2.0 and j["log"]["pcie"]["samples"] == len(s)

@@ -12,7 +12,7 @@ GIB = 2**30
 
 
 def _by_id(a):
-    return {d.id: d for d in a.diagnoses}
+    return {d.id: d for d in a.findings}
 
 
 def test_article_diagnoses():
@@ -37,7 +37,7 @@ def test_article_diagnoses():
     i = d["inconsistent_records"]
     assert i.evidence["inconsistent_records"] == 1 and i.evidence["examples"][0]["record"] == 1
     # sorted by severity
-    sev = [x.severity for x in a.diagnoses]
+    sev = [x.severity for x in a.findings]
     assert sev == sorted(sev, key=lambda s: {"high": 0, "medium": 1, "low": 2, "info": 3}[s])
 
 
@@ -69,7 +69,7 @@ def test_quiet_pipeline_fires_nothing():
     for i in range(6):
         b.tenure(1000 + i, ntt_kernels=40 + i % 2, msm_invoke=600, batch_add=300, tail_msm=50,
                  barrier_wait=0, mutex_wait=100)
-    assert analyze(src(b.build())).diagnoses == []
+    assert analyze(src(b.build())).findings == []
 
 
 def test_severity_thresholds_for_stall():
@@ -168,7 +168,7 @@ def test_pinned_run_with_uploads_shorter_than_the_sampling_gets_no_pinning_advic
     d = _by_id(a)
     assert "pcie_underused" not in d
     assert "h2d_bound" in d  # 15% of the held time: still reported, with advice that fits
-    for x in a.diagnoses:
+    for x in a.findings:
         assert "pin" not in x.recommendation.lower(), (x.id, x.recommendation)
     assert "already run at 108% of the line rate" in d["h2d_bound"].recommendation
     # without byte counts in the log the samples alone cannot judge a 9 ms upload either
@@ -215,7 +215,7 @@ def test_h200_copy_loops_pageable_flagged_pinned_not():
     assert pageable.evidence["log_upload_gbs"] == pytest.approx(9.1, abs=0.1)
     assert pageable.severity == "high"
     assert out["copy_pinned"].log.split["upload_gbs"] == pytest.approx(55.2, abs=0.1)
-    assert not any("pin" in d.recommendation.lower() for d in out["copy_pinned"].diagnoses)
+    assert not any("pin" in d.recommendation.lower() for d in out["copy_pinned"].findings)
 
 
 def _kv(rows):

@@ -119,9 +119,9 @@ def test_html_idle_gaps_from_the_analysis_activity(tmp_path):
     s.to_csv(path, index=False)
     src = open_source(str(path))
     result = analyze(src)
-    assert result.activity is not None
+    assert result.samples is not None
     again = timeline_view(src).intervals
-    reused = timeline_view(src, activity=result.activity).intervals
+    reused = timeline_view(src, activity=result.samples).intervals
     assert again is not None and reused is not None
     pd.testing.assert_frame_equal(again.reset_index(drop=True), reused.reset_index(drop=True))
 

@@ -20,8 +20,8 @@ from tools.gen_trace import TraceBuilder
 
 def _trace_findings(b: TraceBuilder):
     a = analyze_trace(read_trace(json.dumps(b.document())), line_rate_gbs=55.5, line_rate_source="option")
-    a.diagnoses = run_rules(collect(trace=a))
-    return a, {d.id: d for d in a.diagnoses}
+    a.findings = run_rules(collect(trace=a))
+    return a, {d.id: d for d in a.findings}
 
 
 def test_tiny_kernels_queued_back_to_back_are_not_launch_bound():
@@ -59,7 +59,7 @@ def test_a_wait_without_a_lock_makes_no_lock_convoy(tmp_path):
     log = tmp_path / "loop.log"
     log.write_text("".join(f"step={i} wait_ms={80 + i % 3} compute_ms=20 step_ms={101 + i % 3}\n" for i in range(12)))
     assert model_for(parsers.parse_log(log)).role_of("wait") is None
-    assert not [d for d in analyze(open_source(str(log))).diagnoses if d.id in ("lock_convoy", "host_stall")]
+    assert not [d for d in analyze(open_source(str(log))).findings if d.id in ("lock_convoy", "host_stall")]
 
 
 def test_pinned_copies_on_their_own_stream_under_the_kernels_are_overlapped():

@@ -16,7 +16,7 @@ def _log(tmp_path, key: str):
 
 
 def _stall(f, model=None):
-    diags = analyze(open_source(str(f), model=model)).diagnoses
+    diags = analyze(open_source(str(f), model=model)).findings
     return next(d for d in diags if d.id == "host_stall")
 
 

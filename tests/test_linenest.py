@@ -25,10 +25,10 @@ def test_the_seed_s_split_from_words_nobody_chose():
         p = parsers.parse_log(DATA / case)
         assert p.whole == "held" and sorted(p.not_parts) == ["synth", "wait"]
         assert "outside 'held'" in p.not_parts["wait"]
-        d = next(d for d in _analysis(case).diagnoses if d.id == "h2d_bound")
+        d = next(d for d in _analysis(case).findings if d.id == "h2d_bound")
         assert abs(d.evidence["h2d_share"] - share) < 0.01, (case, d.evidence)
         assert "of the lock-held time" in d.summary
-    heap = _analysis("corpus/mutex_words/heap.txt").diagnoses[0]
+    heap = _analysis("corpus/mutex_words/heap.txt").findings[0]
     assert heap.id == "h2d_bound" and heap.severity == "high" and heap.evidence["h2d_median_ms"] == 167.0
 
 
@@ -39,7 +39,7 @@ def test_a_lock_wait_is_contention_never_a_stall():
     m = model_for(p)
     assert m.role_of("wait") == "contention" and "wait for the lock" in m.how["wait"]
     assert m.role_of("synth") == "cpu" and m.vocabulary.lock
-    assert not [d for d in _analysis("corpus/mutex_words/heap.txt").diagnoses if d.id == "cpu_stall_at_barrier"]
+    assert not [d for d in _analysis("corpus/mutex_words/heap.txt").findings if d.id == "cpu_stall_at_barrier"]
 
 
 def test_nested_parts_of_a_part_are_never_summed_beside_it():
@@ -73,4 +73,4 @@ def test_a_bare_wait_without_a_lock_makes_no_stall_finding(tmp_path):
     log.write_text("".join(f"step={i} wait_ms={80 + i % 3} compute_ms=20 step_ms={101 + i % 3}\n" for i in range(12)))
     m = model_for(parsers.parse_log(log))
     assert m.role_of("wait") is None and "lock or for data" in m.how["wait"]
-    assert not [d for d in analyze(open_source(str(log))).diagnoses if d.id == "host_stall"]
+    assert not [d for d in analyze(open_source(str(log))).findings if d.id == "host_stall"]

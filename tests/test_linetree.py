@@ -35,7 +35,7 @@ def test_the_issue_case_commit_to_trace_data_is_no_stall_and_the_floor_never_exc
     path = tmp_path / "tree.txt"
     path.write_text(_two(FOREST))
     a = analyze(open_source(path))
-    assert not [d for d in a.diagnoses if d.severity in ("high", "medium")]
+    assert not [d for d in a.findings if d.severity in ("high", "medium")]
     assert math.isnan(a.log.bounds["cpu_floor_s"])  # (had been 7x the whole: a `data` stall, nested parts summed)
     assert a.log.bounds["observed_s"] == 2.1
 

@@ -39,8 +39,8 @@ def _log(tmp_path, shape: str, n: int = 24):
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_tenure_in_any_words_gets_the_seeds_table(tmp_path, shape):
     a = analyze(open_source(str(_log(tmp_path, shape))))
-    ids = [d.id for d in a.diagnoses]
-    h2d = a.diagnoses[ids.index("h2d_bound")]
+    ids = [d.id for d in a.findings]
+    h2d = a.findings[ids.index("h2d_bound")]
     assert h2d.severity == "high" and "of the lock-held time" in h2d.summary
     assert h2d.evidence["h2d_share"] == pytest.approx(0.60, abs=0.02)
     assert "lock_convoy" in ids
@@ -53,7 +53,7 @@ def test_a_wait_beside_a_tenure_printed_last_is_the_locks(tmp_path):
     p = parsers.parse_log(f)
     assert p.whole == "held" and "outside 'held'" in p.not_parts["lock_wait"]
     assert model_for(p).role_of("lock_wait") == "contention"
-    assert [d.id for d in analyze(open_source(str(f))).diagnoses][:1] == ["lock_convoy"]
+    assert [d.id for d in analyze(open_source(str(f))).findings][:1] == ["lock_convoy"]
 
 
 @pytest.mark.parametrize("why, line", [

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from gpuscope.analysis.document import trace_doc
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
@@ -40,8 +41,13 @@ MEMORY = {"CUDA_MEMOPR_MEMORY_KIND_PAGEABLE": "pageable", "CUDA_MEMOPR_MEMORY_KI
 def _traced(fr):
     """The export's trace analysis with its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="test")
-    a.diagnoses = run_rules(collect(trace=a))
+    a.findings = run_rules(collect(trace=a))
     return a
+
+
+def _doc(a) -> dict:
+    """The trace part of the document, with the trace's findings (as `findings` has them)."""
+    return {**trace_doc(a), "findings": [d.to_json() for d in a.findings]}
 
 def _path(name: str) -> Path:
     return NSIGHT / f"{name}.sqlite"
@@ -72,7 +78,7 @@ def _union_ms(rows) -> float:
 
 @functools.cache
 def _analysis(name: str) -> dict:
-    return _traced(read_nsys_sqlite(_path(name))).to_json()
+    return _doc(_traced(read_nsys_sqlite(_path(name))))
 
 
 @needs_exports
@@ -118,7 +124,7 @@ def test_the_h100_trap_kind_1_is_pinned_and_kind_0_pageable():
     assert int((htod["host_memory"].astype(object) == "pageable").sum()) == pageable
     # 50.95 GB of pinned copies get no pinning advice: what would make pageable_memcpy fire falsely
     j = _analysis("h100_2gpu_1s")
-    assert all(d["id"] != "pageable_memcpy" or d["evidence"].get("count", 0) <= pageable for d in j["diagnoses"])
+    assert all(d["id"] != "pageable_memcpy" or d["evidence"].get("count", 0) <= pageable for d in j["findings"])
 
 
 @needs_exports
@@ -281,8 +287,8 @@ def test_an_export_without_enum_tables_or_gpu_info_reads_and_says_what_it_assume
     assert set(copies["host_memory"].astype(object)) == {"pageable"}  # kind 0, by the documented numbering
     assert set(fr.host["name"].astype(object)) >= {"cudaMemcpy", "cudaLaunchKernel", "upload"}
     assert fr.epoch_offset_s == 1_700_000_000.0 and (fr.host["pid"] == PID).all()
-    j = _traced(fr).to_json()
-    first = j["diagnoses"][0]
+    j = _doc(_traced(fr))
+    first = j["findings"][0]
     assert first["id"] == "pageable_memcpy" and first["evidence"]["count"] == 4
     assert first["evidence"]["gbs"] == pytest.approx(4e8 / (80 * MS), rel=1e-9)
 
@@ -291,7 +297,7 @@ def test_a_phase_is_credited_with_its_launches_not_with_what_overlapped_it(tmp_p
     """The other thread's 20 ms kernel runs inside the "upload" range: wall-clock overlap would give
     the range 20 ms of kernel time; its launches gave it none."""
     fr = read_nsys_sqlite(_small_export(tmp_path / "small.sqlite"))
-    j = _traced(fr).to_json()
+    j = _doc(_traced(fr))
     (row,) = [p for p in j["phases"] if p["phase"] == "upload"]
     assert row["kernel_ms"] == 0.0
     assert row["htod_ms"] == pytest.approx(80.0) and row["gpu_busy_ms"] == pytest.approx(80.0)
@@ -422,7 +428,7 @@ def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path
     fr = read_nsys_sqlite(path)
     drv = fr.host[fr.host["cat"].astype(object) == "cuda_driver"]
     assert drv["name"].astype(object).tolist() == ["cuLaunchKernel"] and drv["correlation"].tolist() == [500]
-    j = _traced(fr).to_json()
+    j = _doc(_traced(fr))
     (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
     assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended
 

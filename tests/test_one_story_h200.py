@@ -21,18 +21,18 @@ def _a(path: Path, **kw):
 
 
 def _ids(a) -> list[str]:
-    return [d.id for d in a.diagnoses]
+    return [d.id for d in a.findings]
 
 
 def _text(a) -> str:
-    return " ".join(d.summary + " " + d.recommendation for d in a.diagnoses)
+    return " ".join(d.summary + " " + d.recommendation for d in a.findings)
 
 
 # -- read-backs to pageable memory: ~1.3-1.8 GB/s of PCIe TX, 90% of each step ----------------
 
 def test_readback_recording_names_the_readback_first_with_its_tx_rate():
     a = _a(B / "runs" / "readback_pageable")
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "d2h_bound" and d.severity == "high"
     assert d.evidence["d2h_share"] > 0.9 and d.evidence["pcie_tx_gbs_during_d2h"] == pytest.approx(1.77, abs=0.2)
     assert "pageable destination" in d.summary and "pinned buffer" in d.recommendation
@@ -45,19 +45,19 @@ def test_readback_recording_names_the_readback_first_with_its_tx_rate():
 @pytest.mark.parametrize("capture", ["runs/readback_pageable/samples.csv", "smi/readback_pageable_dmon.txt"])
 def test_readback_samples_alone_name_the_pageable_readback_first(capture):
     a = _a(B / capture)
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "download_bound_pageable" and d.severity == "high"
     assert d.summary.startswith("Read-back-bound into pageable memory (likely)")
     assert 1.2 < d.evidence["rate_gbs"] < 2.1 and d.evidence["share_of_working_time"] > 0.9
     assert "memory kind" in d.evidence["could_not_see"]
     assert "gpu_starved" not in _ids(a) and "PCIe quiet" not in _text(a)
-    act = a.activity.to_json()
+    act = a.samples.to_json()
     assert act["active"]["copy_fraction"] > 0.9 and act["active"]["busy_fraction"] < 0.1
 
 
 def test_readback_trace_names_pageable_readbacks_and_busy_is_computing_only():
     a = _a(B / "traces" / "readback_pageable.json.gz")
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "pageable_memcpy" and d.severity == "high" and list(d.evidence["directions"]) == ["DtoH"]
     assert d.summary.startswith("3 read-backs (device to host) into pageable host memory")
     act = a.document()["trace"]["activity"]
@@ -70,7 +70,7 @@ def test_a_trace_and_a_recording_of_the_same_readbacks_agree_on_busy():
     join = j["evidence"]["joined"][0]
     assert join["agree"] is True and join["trace"] == pytest.approx(join["samples"], abs=0.01)
     assert j["trace"]["activity"]["busy_fraction"] < 0.01 and j["samples"]["activity"]["active"]["busy_fraction"] < 0.01
-    top = a.diagnoses[:2]
+    top = a.findings[:2]
     assert {d.id for d in top} == {"d2h_bound", "pageable_memcpy"}
     d2h = next(d for d in top if d.id == "d2h_bound")
     assert d2h.evidence["host_memory"] == "pageable" and "into pageable host memory" in d2h.summary
@@ -79,7 +79,7 @@ def test_a_trace_and_a_recording_of_the_same_readbacks_agree_on_busy():
 def test_a_pinned_readback_at_the_line_rate_gets_no_pinning_advice():
     # would fire falsely: d2h_bound advising a pinned buffer for read-backs that already use one
     a = _a(B / "runs" / "readback_pinned")
-    d = next(d for d in a.diagnoses if d.id == "d2h_bound")
+    d = next(d for d in a.findings if d.id == "d2h_bound")
     assert d.evidence["rate_gbs"] > 40 and "already run near the line rate" in d.recommendation
     assert "pinned buffer" not in d.recommendation and "pageable" not in d.summary
     assert "download_bound_pageable" not in _ids(a)
@@ -89,11 +89,11 @@ def test_a_pinned_readback_at_the_line_rate_gets_no_pinning_advice():
 
 def test_pageable_uploads_first_from_every_source():
     rec = _a(B / "runs" / "upload_pageable")
-    assert rec.diagnoses[0].id == "h2d_bound" and "pinned" in rec.diagnoses[0].recommendation
+    assert rec.findings[0].id == "h2d_bound" and "pinned" in rec.findings[0].recommendation
     dmon = _a(B / "smi" / "upload_pageable_dmon.txt")
-    assert dmon.diagnoses[0].id == "upload_bound_pageable"
+    assert dmon.findings[0].id == "upload_bound_pageable"
     tr = _a(B / "traces" / "upload_pageable.json.gz")
-    assert tr.diagnoses[0].id == "pageable_memcpy" and list(tr.diagnoses[0].evidence["directions"]) == ["HtoD"]
+    assert tr.findings[0].id == "pageable_memcpy" and list(tr.findings[0].evidence["directions"]) == ["HtoD"]
 
 
 @pytest.mark.parametrize("capture", ["smi/upload_pageable_dmon.txt", "runs/upload_pageable/samples.csv"])
@@ -111,7 +111,7 @@ def test_copy_loop_recorded_before_the_pipe_columns_has_no_readback_either():
 def test_hbm_bound_is_memory_bound_not_compute_bound():
     for capture in ("runs/hbm_bound", "runs/hbm_bound/samples.csv"):
         a = _a(B / capture)
-        d = next(d for d in a.diagnoses if d.id == "memory_bound")
+        d = next(d for d in a.findings if d.id == "memory_bound")
         assert d.evidence["while_computing"]["dram_active"] > 0.8 and "fewer passes over memory" in d.recommendation
         # would fire falsely: compute_bound from SM activity 96% alone
         assert "compute_bound" not in _ids(a) and "Compute-bound" not in _text(a)
@@ -119,14 +119,14 @@ def test_hbm_bound_is_memory_bound_not_compute_bound():
 
 def test_tensor_bound_is_compute_bound_on_the_tensor_cores():
     a = _a(B / "runs" / "tensor_bound")
-    d = next(d for d in a.diagnoses if d.id == "compute_bound")
+    d = next(d for d in a.findings if d.id == "compute_bound")
     assert "tensor cores" in d.summary and d.evidence["while_computing"]["tensor_active"] > 0.85
     assert "memory_bound" not in _ids(a) and "occupancy_bound" not in _ids(a)  # DRAM 17%, occupancy 14%
 
 
 def test_occupancy_bound_is_latency_bound_with_more_parallel_work_advised():
     a = _a(B / "runs" / "occupancy_bound")
-    d = next(d for d in a.diagnoses if d.id == "occupancy_bound")
+    d = next(d for d in a.findings if d.id == "occupancy_bound")
     assert d.evidence["while_computing"]["sm_occupancy"] < 0.05 and "more parallel work" in d.recommendation
     assert "compute_bound" not in _ids(a) and "memory_bound" not in _ids(a)
 
@@ -139,15 +139,15 @@ def test_each_recording_names_its_bound_first(run, first):
     # would rank falsely: the tensor loop's power cap at the GPU's rated limit (a high clocks_throttled
     # before compute_bound), the latency loop's first-iteration warm-up (4% of the run) before its bound
     a = _a(B / "runs" / run)
-    assert _ids(a)[0] == first, [(d.severity, d.id) for d in a.diagnoses]
+    assert _ids(a)[0] == first, [(d.severity, d.id) for d in a.findings]
 
 
 def test_a_recording_takes_its_line_rate_from_its_pcie_link_not_the_default():
     # meta.json: Gen5 x16, 63.0 GB/s raw; the pinned read-backs ran at 54-55 GB/s, which the old
     # default of 50 GB/s made "110% of the line rate"
     a = _a(B / "runs" / "readback_pinned")
-    assert a.activity.line_rate_source == "link" and a.activity.line_rate_gbs == 55.5
-    d = next(d for d in a.diagnoses if d.id == "d2h_bound")
+    assert a.samples.line_rate_source == "link" and a.samples.line_rate_gbs == 55.5
+    d = next(d for d in a.findings if d.id == "d2h_bound")
     assert "98% of the 55.5 GB/s line rate" in d.summary and "pin" not in d.recommendation.lower()
 
 
@@ -156,7 +156,7 @@ def test_a_query_capture_of_gaps_between_kernels_claims_no_small_kernels():
     # visible without PCIe figures; "kernels too small to fill the GPU" would read a fullness the
     # capture does not measure
     a = _a(B / "smi" / "upload_pageable_query.csv")
-    d = next(d for d in a.diagnoses if d.id == "gpu_underused")
+    d = next(d for d in a.findings if d.id == "gpu_underused")
     assert "too small" not in d.summary and "cannot be told from slow copies" in d.summary
     assert "PCIe figures" in d.recommendation and "larger batch" not in d.recommendation
 
@@ -165,7 +165,7 @@ def test_two_processes_on_one_gpu_name_no_bound_no_pipe_shows():
     # would fire falsely: memory_bound at DRAM 53% (two programs, neither pipe full)
     a = _a(B / "runs" / "two_procs")
     assert not {"memory_bound", "compute_bound", "occupancy_bound"} & set(_ids(a))
-    assert "gpu_busy" in _ids(a) and len(a.activity.gpus) == 1
+    assert "gpu_busy" in _ids(a) and len(a.samples.gpus) == 1
 
 
 @pytest.mark.parametrize("capture", ["smi/hbm_bound_dmon.txt", "smi/tensor_bound_query.csv", "smi/occupancy_bound_query.csv"])
@@ -183,7 +183,7 @@ def test_samples_without_the_pipe_columns_name_no_occupancy_bound():
 
 def test_duty_cycle_recording_is_a_high_host_stall():
     a = _a(B / "runs" / "duty_cycle")
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "host_stall_cycle" and d.severity == "high"
     assert d.evidence["period_s"] == pytest.approx(1.0, abs=0.1) and d.evidence["share_of_working_time"] > 0.4
     assert "gpu_underused" not in _ids(a)  # would have said "kernels too small"
@@ -191,7 +191,7 @@ def test_duty_cycle_recording_is_a_high_host_stall():
 
 def test_duty_cycle_query_capture_says_what_utilization_cannot_tell():
     a = _a(B / "smi" / "duty_cycle_query.csv")
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "host_stall_cycle" and d.severity == "high" and "likely" in d.summary
     assert "a trace or SM activity would tell launch gaps" in d.evidence["could_not_see"]
 
@@ -213,11 +213,11 @@ def test_two_gpus_in_one_file_get_their_own_tables_and_an_imbalance_finding():
     j = a.document()["samples"]["activity"]
     assert j["gpus"] == [0, 1] and set(j["per_gpu"]) == {"0", "1"}
     assert j["idle_gaps"]["summed_over_gpus"] == 2 and "summed over the GPUs" in j["pooled"]
-    imb = next(d for d in a.diagnoses if d.id == "gpu_imbalance")
+    imb = next(d for d in a.findings if d.id == "gpu_imbalance")
     assert imb.evidence["busiest_gpu"] == 0 and imb.evidence["least_busy_gpu"] == 1
     ids = _ids(a)
     assert "memory_bound" in ids and "download_bound_pageable" in ids  # each GPU's own story
-    rb = next(d for d in a.diagnoses if d.id == "download_bound_pageable")
+    rb = next(d for d in a.findings if d.id == "download_bound_pageable")
     assert rb.summary.startswith("GPU 1:") and rb.evidence["gpus"] == [1]
     con = Console(width=100, record=True, color_system=None)
     render_summary(a, con)
@@ -286,7 +286,7 @@ def test_compare_of_readback_loops_shows_tx_during_the_readbacks():
 @pytest.mark.parametrize(("trace", "bound"), [("hbm_bound", "memory_bound"), ("tensor_bound", "compute_bound")])
 def test_a_trace_names_the_bound_from_its_kernels_and_says_how_sure(trace, bound):
     a = _a(B / "traces" / f"{trace}.json.gz")
-    d = next(d for d in a.diagnoses if d.id in ("memory_bound", "compute_bound"))
+    d = next(d for d in a.findings if d.id in ("memory_bound", "compute_bound"))
     assert d.id == bound and d.severity == "info" and "likely, by kernel names" in d.summary
     assert "pipe" in d.evidence["could_not_see"] or "DRAM" in d.evidence["could_not_see"]
 
@@ -294,7 +294,7 @@ def test_a_trace_names_the_bound_from_its_kernels_and_says_how_sure(trace, bound
 def test_kernel_names_name_no_bound_where_the_gpu_mostly_waits():
     # the launch-bound loop's tiny element-wise kernels fill 5% of its span: no memory bound
     a = _a(FOREIGN / "traces" / "launch_bound.json.gz")
-    assert not [d for d in a.diagnoses if d.id in ("memory_bound", "compute_bound")]
+    assert not [d for d in a.findings if d.id in ("memory_bound", "compute_bound")]
 
 
 def test_kernel_families():
@@ -309,7 +309,7 @@ def test_kernel_families():
 
 def test_a_pinned_readback_trace_is_link_bound_without_pinning_advice():
     a = _a(B / "traces" / "readback_pinned.json.gz")
-    top = a.diagnoses[0]
+    top = a.findings[0]
     assert top.id == "link_bound" and "into pinned memory" in top.summary
     assert "pinning will not help" in top.recommendation
     # the pageable read-back is not link-bound: its crawl is the finding
@@ -334,13 +334,13 @@ def test_recording_capture_and_trace_name_one_first_cause(root, program, cause):
     # tell (utilization.gpu cannot see pipes, nor PCIe in a query-gpu capture), never another cause
     from gpuscope.analysis.causes import first_cause
 
-    got = {"recording": first_cause(_a(root / "runs" / program).diagnoses)}
+    got = {"recording": first_cause(_a(root / "runs" / program).findings)}
     trace = root / "traces" / f"{program}.json.gz"
     if trace.exists():
-        got["trace"] = first_cause(_a(trace).diagnoses)
+        got["trace"] = first_cause(_a(trace).findings)
     for kind in ("dmon.txt", "query.csv"):
         cap = root / "smi" / f"{program}_{kind}"
-        got[kind] = first_cause(_a(cap).diagnoses)
+        got[kind] = first_cause(_a(cap).findings)
     assert got["recording"] == cause and got.get("trace", cause) == cause, got
     assert got["dmon.txt"] in {cause} | CANNOT_TELL and got["query.csv"] in {cause} | CANNOT_TELL, got
 
@@ -350,7 +350,7 @@ def test_a_dmon_capture_of_short_readback_bursts_says_it_cannot_tell_their_rate(
     # readings long; a 1 s reading cannot tell a slow read-back from short fast ones with host work
     # between, so no rate verdict (and no pinning advice), but the bytes are not left unsaid
     a = _a(B6 / "smi" / "readback_pageable_dmon.txt")
-    d = a.diagnoses[0]
+    d = a.findings[0]
     # the SMs idled while those bytes moved: not overlapped, certain at any rate (issue 33 class 10)
     assert d.id == "copies_not_overlapped" and d.evidence["direction"] == "tx" and "Read-backs" in d.summary
     assert "pin" not in d.recommendation.lower()
@@ -358,7 +358,7 @@ def test_a_dmon_capture_of_short_readback_bursts_says_it_cannot_tell_their_rate(
 
 def test_the_sixth_session_recordings_carry_their_power_limit():
     a = _a(B6 / "runs" / "two_procs")
-    d = next(d for d in a.diagnoses if d.id == "clocks_throttled")
+    d = next(d for d in a.findings if d.id == "clocks_throttled")
     assert d.severity == "low" and d.evidence["power_limit"] == {"enforced_w": 700.0, "default_w": 700.0}
     assert "draws its rated power" in d.summary
 
@@ -398,6 +398,6 @@ def test_short_upload_bursts_unresolved_are_uploads_not_read_backs():
     a = _a(B6 / "smi" / "upload_pageable_dmon_run3.txt")
     # the SMs idled while the bytes moved 40% of the working time: not overlapped, whatever the rate
     # (issue 33 class 10); the rate, and so "pageable", stays unknown
-    d = next(d for d in a.diagnoses if d.id == "copies_not_overlapped")
+    d = next(d for d in a.findings if d.id == "copies_not_overlapped")
     assert d.evidence["direction"] == "rx" and "Uploads" in d.summary and d.severity == "high"
     assert "pageable is not known" in d.summary and "Pin" not in d.recommendation

@@ -166,7 +166,7 @@ def test_first_diagnosis(case):
     from gpuscope.sources.open import open_source
 
     a = analyze(open_source(DATA / case))
-    assert a.diagnoses and a.diagnoses[0].id == EXPECTED[case]["diagnosis"]
+    assert a.findings and a.findings[0].id == EXPECTED[case]["diagnosis"]
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "no_diagnosis" in EXPECTED[c]])
@@ -175,7 +175,7 @@ def test_no_diagnosis_where_the_text_cannot_carry_one(case):
     from gpuscope.sources.open import open_source
 
     a = analyze(open_source(DATA / case))
-    assert not [d for d in a.diagnoses if d.severity in ("high", "medium")], EXPECTED[case]["no_diagnosis"]
+    assert not [d for d in a.findings if d.severity in ("high", "medium")], EXPECTED[case]["no_diagnosis"]
 
 
 def test_a_refusal_names_the_shapes_and_the_closest_line():

@@ -116,7 +116,7 @@ def test_chunked_scan_keeps_quantities(monkeypatch):
 
 def test_h2d_rule_reports_the_measured_upload_rate():
     a = analyze(src(parsers.parse_log(TWO_GPU), line_rate_gbs=50))
-    d = {x.id: x for x in a.diagnoses}["h2d_bound"]
+    d = {x.id: x for x in a.findings}["h2d_bound"]
     ev = d.evidence
     # 2e9 B over two GPUs, 500 ms each: 1e9 B per GPU in 0.5 s = 2 GB/s, 4% of 50 GB/s
     assert ev["bytes_source"] == "the log's h2d_bytes field"
@@ -132,11 +132,11 @@ def test_h2d_rule_reports_the_measured_upload_rate():
 
 def test_abc_bytes_is_only_a_fallback_for_the_rule():
     a = analyze(src(parsers.parse_log(TWO_GPU), line_rate_gbs=50), AnalyzeOptions(abc_bytes=7 * 2**30))
-    ev = {x.id: x for x in a.diagnoses}["h2d_bound"].evidence
+    ev = {x.id: x for x in a.findings}["h2d_bound"].evidence
     assert ev["bytes_source"] == "the log's h2d_bytes field" and ev["bytes_per_record"] == 2e9
     no_bytes = TWO_GPU.replace(" h2d_bytes=1000000000", "")
     a = analyze(src(parsers.parse_log(no_bytes), line_rate_gbs=50), AnalyzeOptions(abc_bytes=2 * 10**9))
-    ev = {x.id: x for x in a.diagnoses}["h2d_bound"].evidence
+    ev = {x.id: x for x in a.findings}["h2d_bound"].evidence
     assert ev["bytes_source"] == "--abc-bytes" and ev["implied_upload_gbs_median"] == 2.0
     assert "measured_upload_gbs_median" not in ev
     assert a.document()["log"]["split"]["upload_gbs"] is None or np.isnan(a.log.split["upload_gbs"])

@@ -71,3 +71,21 @@ def test_csv_into_a_file_path_is_an_input_error(tmp_path):
 
     with pytest.raises(InputError):
         write_csv(analyze(src(article_log())), f)
+
+
+def test_run_json_is_written_by_the_one_json_writer():
+    """`gpuscope run --json` once serialised on its own (json.dumps, default=str): a NaN in the
+    pipeline's summary came out as `NaN`, which no strict JSON reader takes. Its document now goes
+    through json_text, as every verb's (gpuscope.cli._common.emit): NaN null, a path its text."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from gpuscope.reports.jsonout import json_text, run_document
+
+    res = SimpleNamespace(summary=lambda: {"wall_s": float("nan"), "partitions_done": 2, "host_memory": Path("/m")})
+    outcome = SimpleNamespace(path=Path("/runs/r1"), status="complete", result=res, analysis=None)
+    text = json_text(run_document(outcome))
+    assert "NaN" not in text
+    j = json.loads(text)
+    assert j == {"run_dir": "/runs/r1", "status": "complete", "analysis": None,
+                 "pipeline": {"wall_s": None, "partitions_done": 2, "host_memory": "/m"}}

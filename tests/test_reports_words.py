@@ -99,8 +99,8 @@ def test_a_held_time_the_log_lacks_explains_nothing():
     # kv without a held key: records whose held time is unknown (NaN) get no 'explains nan%'
     text = "".join(f"upload_ms={5 + i % 7} compute_ms={20 + 3 * (i % 5)}\n" for i in range(30))
     a = analyze(src(parsers.parse_log(text, "kv")))
-    assert all("nan" not in d.summary.lower() for d in a.diagnoses)
-    assert all(d.id != "unstable_component" for d in a.diagnoses)
+    assert all("nan" not in d.summary.lower() for d in a.findings)
+    assert all(d.id != "unstable_component" for d in a.findings)
 
 
 def test_cuzk_logs_keep_their_words():

@@ -72,7 +72,7 @@ def test_a_training_loops_stall_is_named_for_any_program_with_its_old_id_an_alia
 
     log = tmp_path / "loop.log"
     log.write_text("".join(f"step={i} data_ms={80 + i % 3} compute_ms=20 step_ms={101 + i % 3}\n" for i in range(12)))
-    ds = [d.to_json() for d in analyze(open_source(str(log))).diagnoses]
+    ds = [d.to_json() for d in analyze(open_source(str(log))).findings]
     stall = next(d for d in ds if d["id"] == "host_stall")
     assert stall["aliases"] == ["cpu_stall_at_barrier"] and "barrier" not in stall["summary"]
     assert "pinned" not in stall["recommendation"]  # nothing about host memory is in its evidence

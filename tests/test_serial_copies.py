@@ -25,7 +25,7 @@ GB = 1_610_612_736  # bytes per upload (the loop's 1.5 GiB)
 
 
 def _h2d(a):
-    (d,) = [d for d in a.diagnoses if d.id == "h2d_bound"]
+    (d,) = [d for d in a.findings if d.id == "h2d_bound"]
     return d
 
 
@@ -35,7 +35,7 @@ def test_the_recording_and_the_trace_of_pinned_copies_name_one_cause():
     assert _h2d(rec).evidence["copies_could_hide_under_compute"] is True
     assert _h2d(rec).cause == "copies_serialised" == trace.document()["first_cause"]
     assert rec.document()["first_cause"] == "copies_serialised"
-    assert not any("pin" in d.recommendation.lower() for d in rec.diagnoses if d.id == "h2d_bound")
+    assert not any("pin" in d.recommendation.lower() for d in rec.findings if d.id == "h2d_bound")
 
 
 def _log(tmp_path, lines):

@@ -20,7 +20,7 @@ request 5: prefill=160.3ms decode=1103.9ms total=1266.5ms
 def _diag(tmp_path, text: str, did: str):
     f = tmp_path / "req.log"
     f.write_text(text)
-    return next((d for d in analyze(open_source(str(f))).diagnoses if d.id == did), None)
+    return next((d for d in analyze(open_source(str(f))).findings if d.id == did), None)
 
 
 def test_five_requests_of_different_inputs_make_no_high_claim(tmp_path):

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from gpuscope.analysis.document import trace_doc
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.rules.registry import run_rules
 from gpuscope.analysis.trace_analysis import analyze_trace
@@ -24,7 +25,7 @@ LINE = 55.5  # tests/data/h200_foreign/bandwidth.json: the H200's pinned H2D lin
 def _traced(fr, **kw):
     """The trace's figures and its diagnoses (the trace rules through the one engine)."""
     a = analyze_trace(fr, **kw)
-    a.diagnoses = run_rules(collect(trace=a))
+    a.findings = run_rules(collect(trace=a))
     return a
 
 
@@ -44,12 +45,12 @@ def pinned():
 
 
 def _ids(a):
-    return [d.id for d in a.diagnoses]
+    return [d.id for d in a.findings]
 
 
 def test_pageable_copies_rank_first_with_their_numbers(pageable):
     fr, a = pageable
-    j = a.to_json()
+    j = trace_doc(a)
     json.dumps(j, allow_nan=False)
     (row,) = j["memcpy"]
     assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("HtoD", "pageable", 12, 6_442_450_944)
@@ -59,7 +60,7 @@ def test_pageable_copies_rank_first_with_their_numbers(pageable):
     assert row["gbs"] == pytest.approx(own, rel=1e-6)
     assert row["gbs"] == pytest.approx(row["trace_gbs_median"], rel=0.05)
     assert 7.0 < row["gbs"] < 9.5 and row["line_rate_share"] == pytest.approx(row["gbs"] / LINE)
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "pageable_memcpy" and d.severity == "high"
     ev = d.evidence
     assert ev["count"] == 12 and ev["bytes"] == 6_442_450_944
@@ -72,30 +73,30 @@ def test_pageable_copies_rank_first_with_their_numbers(pageable):
 
 def test_pinned_copies_get_no_pinning_advice(pinned):
     _, a = pinned
-    j = a.to_json()
+    j = trace_doc(a)
     assert [(r["host_memory"], r["count"], r["bytes"]) for r in j["memcpy"]] == [("pinned", 12, 6_442_450_944)]
     assert j["memcpy"][0]["gbs"] == pytest.approx(j["memcpy"][0]["trace_gbs_median"], rel=0.05)
     assert "pageable_memcpy" not in _ids(a)
-    for d in a.diagnoses:
+    for d in a.findings:
         assert "pin" not in d.recommendation.lower()
     assert _ids(a)[0] == "copies_not_overlapped"
-    ev = a.diagnoses[0].evidence
+    ev = a.findings[0].evidence
     assert ev["overlapped_fraction"] == 0 and ev["same_stream_as_kernels"] and ev["count"] == 12
 
 
 def test_starved_loader_vs_fed_loop():
     _, slow = _analyze(TRACES / "train_slow.json.gz")
-    d = slow.diagnoses[0]
+    d = slow.findings[0]
     assert d.id == "host_starved" and d.severity == "high"
     assert d.evidence["dominant_cause"] == "data_loading" and d.evidence["gaps"] == 3
     assert d.evidence["share_of_span"] > 0.7 and d.evidence["longest_ms"] > 80
     assert "DataLoader" in d.evidence["host_annotation"]
     assert "pin_memory=True" in d.recommendation  # the batches arrive as pageable copies
-    split = {p["phase"]: p for p in slow.to_json()["phases"]}
+    split = {p["phase"]: p for p in trace_doc(slow)["phases"]}
     assert split["data"]["role"] == "cpu_stall" and split["data"]["gpu_busy_fraction"] < 0.05  # as for timing lines
     assert split["forward_backward"]["role"] == "gpu_compute"
     # its six pageable copies cost 0.5% of the span: below MIN_SHARE (1%), no finding of their own
-    assert "pageable_memcpy" not in _ids(slow) and slow.to_json()["memcpy"]
+    assert "pageable_memcpy" not in _ids(slow) and trace_doc(slow)["memcpy"]
     _, fast = _analyze(TRACES / "train_fast_tb")
     assert "host_starved" not in _ids(fast)
     assert _ids(fast)[0] == "launch_bound"  # ResNet-18 at batch 64 on an H200: 4 us kernels
@@ -105,10 +106,10 @@ def test_starved_loader_vs_fed_loop():
 def test_sync_bound_loop():
     _, a = _analyze(TRACES / "sync_bound.json.gz")
     assert _ids(a) == ["sync_bound"]
-    ev = a.diagnoses[0].evidence
+    ev = a.findings[0].evidence
     assert ev["readback_copies"] == 400 and ev["sync_calls"]["cudaStreamSynchronize"] == 400
     assert ev["gaps_after_sync"] >= 390 and ev["share_of_span"] > 0.5
-    assert "launch-bound" in a.diagnoses[0].recommendation
+    assert "launch-bound" in a.findings[0].recommendation
     (row,) = a.memcpy
     assert (row["direction"], row["host_memory"], row["count"], row["bytes"]) == ("DtoH", "pinned", 400, 1600)
 
@@ -124,8 +125,8 @@ def _launch_bound_trace(kernels=2000, every=12.0, kdur=2.0):
 
 def test_synthetic_launch_bound_loop():
     _, a = _analyze(json.dumps(_launch_bound_trace().document()))
-    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].severity == "high"
-    ev = a.diagnoses[0].evidence
+    assert _ids(a)[0] == "launch_bound" and a.findings[0].severity == "high"
+    ev = a.findings[0].evidence
     assert ev["kernels"] == 2000 and ev["kernel_median_us"] == pytest.approx(2.0)
     assert ev["launch_interval_median_us"] == pytest.approx(12.0)
     assert ev["phases"][0]["phase"] == "tiny_ops"
@@ -138,7 +139,7 @@ def test_gap_spanned_by_an_allocation():
     b.runtime("cudaHostAlloc", 1010.0, 50_000.0)
     b.launch(51_020.0, 51_025.0, 1000.0)
     _, a = _analyze(json.dumps(b.document()))
-    d = a.diagnoses[0]
+    d = a.findings[0]
     assert d.id == "host_starved" and d.evidence["dominant_cause"] == "allocation"
     top = a.idle_gaps[0]
     assert top["cause"] == "allocation" and top["host_op"]["name"] == "cudaHostAlloc"
@@ -147,7 +148,7 @@ def test_gap_spanned_by_an_allocation():
 
 def test_activity_phases_counters_contract(pageable):
     fr, a = pageable
-    act = a.to_json()["activity"]
+    act = trace_doc(a)["activity"]
     assert act["source"] == "trace" and act["resolution"] == "exact (profiler events)"
     # busy = computing (kernels, memsets, DtoD); host copies beside it; idle = nothing running
     assert act["idle_fraction"] == pytest.approx(
@@ -164,9 +165,9 @@ def test_activity_phases_counters_contract(pageable):
     moved = float((a.counters["htod_gbs"] * a.counters["bin_s"]).sum() * 1e9)
     assert moved == pytest.approx(6_442_450_944, rel=1e-6)
     assert a.counters["busy_fraction"].between(0, 1 + 1e-9).all()
-    k = a.to_json()["kernels"]
+    k = trace_doc(a)["kernels"]
     assert [(r["device"], r["stream"], r["memcpy_count"]) for r in k] == [(0, 7, 12)]
-    t = a.to_json()["trace"]
+    t = trace_doc(a)["trace"]
     assert t["ranks"] == [0] and t["skipped_events"] == 0 and t["devices"][0]["name"] == "NVIDIA H200"
 
 
@@ -176,10 +177,10 @@ def test_relative_times_without_base_and_two_ranks(tmp_path):
         b.base_ns, b.rank = None, rank
         b.write(tmp_path / f"r{rank}.pt.trace.json")
     fr, a = _analyze(tmp_path)
-    j = a.to_json()
+    j = trace_doc(a)
     assert j["trace"]["ranks"] == [0, 1] and len(j["activity"]["devices"]) == 2
     assert j["activity"]["epoch"] is False and j["activity"]["t_start"] < 1e8
-    assert _ids(a)[0] == "launch_bound" and a.diagnoses[0].evidence["kernels"] == 1200
+    assert _ids(a)[0] == "launch_bound" and a.findings[0].evidence["kernels"] == 1200
 
 
 def test_trace_without_gpu_events_is_no_data():
@@ -199,7 +200,7 @@ def test_gpu_only_trace_still_analyzed():
 
 def test_diagnoses_ordered_by_time_at_stake():
     _, a = _analyze(TRACES / "train_slow.json.gz")
-    stakes = [d.evidence["time_at_stake_ms"] for d in a.diagnoses]
+    stakes = [d.evidence["time_at_stake_ms"] for d in a.findings]
     assert stakes == sorted(stakes, reverse=True) and len(stakes) >= 2
     assert np.isfinite(stakes).all()
 
@@ -222,7 +223,7 @@ def test_default_line_rate_gives_way_to_faster_traced_copies():
     rb = _traced(rbf, line_rate_gbs=50.0, line_rate_source="default")
     for r in (*a.memcpy, *rb.memcpy):
         assert r.get("line_rate_share", 0.0) <= 1.0
-    assert {x.id: x for x in rb.diagnoses}["link_bound"].evidence["line_rate_source"] == "trace"
+    assert {x.id: x for x in rb.findings}["link_bound"].evidence["line_rate_source"] == "trace"
 
 
 def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(pageable):
@@ -233,7 +234,7 @@ def test_measured_or_given_line_rates_are_kept_and_slow_copies_keep_the_default(
     slow = _traced(pageable[0], line_rate_gbs=50.0, line_rate_source="default")
     # the trace names an H200: its usual Gen5 x16 link, said to be assumed (issue 33 class 14)
     assert (slow.options["line_rate_gbs"], slow.options["line_rate_source"]) == (55.4, "gpu_name")
-    d = {x.id: x for x in slow.diagnoses}["pageable_memcpy"]
+    d = {x.id: x for x in slow.findings}["pageable_memcpy"]
     assert any("assumed from the GPU's model" in u for u in d.evidence["unseen"])
 
 
@@ -254,14 +255,15 @@ def test_a_few_small_fast_copies_say_nothing_of_the_link():
                                            ("readback_pinned", "link_bound")])
 def test_the_trace_document_keeps_findings_whose_id_is_not_their_rules(name, finding):
     """kernel_mix emits memory_bound / compute_bound and trace_link_bound emits link_bound: the
-    trace part once kept its findings by *rule* id, so these vanished from `a.trace.to_json()`
+    trace part once kept its findings by *rule* id, so these vanished from the trace's own findings
     (no diagnosis, no first cause) while the analysis named them. The engine's part tag keeps them."""
     from gpuscope.analysis import analyze
     from gpuscope.sources import open_source
 
     a = analyze(open_source(DATA / "h200_bounds" / "traces" / f"{name}.json.gz"))
-    assert finding in [d.id for d in a.diagnoses]
-    own = a.trace.to_json()
-    assert finding in [d["id"] for d in own["diagnoses"]]
-    assert own["first_cause"] == a.document()["first_cause"] is not None
-    assert {d.part for d in a.diagnoses} == {"trace"}
+    assert finding in [d.id for d in a.findings]
+    from gpuscope.analysis.causes import first_cause
+
+    assert finding in [d.id for d in a.trace.findings]
+    assert first_cause(a.trace.findings) == a.document()["first_cause"] is not None
+    assert {d.part for d in a.findings} == {"trace"}

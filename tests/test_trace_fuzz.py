@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuscope.analysis.document import trace_doc
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.rules.registry import run_rules
@@ -62,13 +63,13 @@ def test_any_subset_shuffle_or_damage_reads_and_adds_up(seed, keep, damaged):
     try:
         fr = read_trace(text)
         a = analyze_trace(fr, line_rate_gbs=55.0, line_rate_source="option")
-        a.diagnoses = run_rules(collect(trace=a))
+        a.findings = run_rules(collect(trace=a))
     except NoDataError:
         return
     except GpuscopeError as e:  # only the documented errors, with one line
         assert "\n" not in e.one_line()
         return
-    j = a.to_json()
+    j = trace_doc(a)
     json.dumps(j, allow_nan=False)
     act = j["activity"]
     assert 0.0 <= act["busy_fraction"] <= 1.0 + 1e-9
@@ -78,7 +79,7 @@ def test_any_subset_shuffle_or_damage_reads_and_adds_up(seed, keep, damaged):
     gaps = act["idle_gaps"]
     assert gaps["total_s"] <= act["device_span_s"] * (1 - act["busy_fraction"]) + 1e-9
     assert sum(gaps["by_cause_s"].values()) == pytest.approx(gaps["total_s"], abs=1e-9)
-    stakes = [d["evidence"]["time_at_stake_ms"] for d in j["diagnoses"]]
+    stakes = [d.evidence["time_at_stake_ms"] for d in a.findings]
     assert stakes == sorted(stakes, reverse=True)
     assert fr.skipped_events + len(fr.gpu) + len(fr.host) + len(fr.gpu_annotations) <= len(events)
 

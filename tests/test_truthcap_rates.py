@@ -19,7 +19,7 @@ T0 = 1796115600.0
 
 
 def _by_id(a):
-    return {d.id: d for d in a.diagnoses}
+    return {d.id: d for d in a.findings}
 
 
 def _stamp(t: float) -> str:
@@ -86,7 +86,7 @@ def test_pinned_copies_at_the_line_rate_get_no_pinning_advice_without_byte_count
     h = _by_id(a)["h2d_bound"]
     assert "at least" in h.summary and "GB per upload" in h.summary
     assert "already run at least" in h.recommendation and "the link, not the copy path" in h.recommendation
-    for x in a.diagnoses:
+    for x in a.findings:
         assert "pinned (page-locked)" not in x.recommendation and "Pin the" not in x.recommendation, x.id
 
 
@@ -285,7 +285,7 @@ def test_a_query_gpu_capture_without_index_keeps_its_gpus_apart_by_bus_id(tmp_pa
     assert sorted(set(df["gpu"])) == [0, 1]
     assert df.attrs["gpu_identity"]["gpus"] == {"0": "00000000:07:00.0", "1": "00000000:0B:00.0"}
     a = analyze(open_source(p, line_rate=50.0))
-    assert len(a.activity.gpus) == 2
+    assert len(a.samples.gpus) == 2
     # what would make it split one GPU falsely: a capture with `index` keeps its own numbering
     rows = ["timestamp, index, pci.bus_id, utilization.gpu [%]"] + [
         f"2026/12/01 10:00:{i:02d}.000, 3, 00000000:07:00.0, 50 %" for i in range(10)]

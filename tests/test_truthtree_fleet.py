@@ -29,9 +29,9 @@ def test_the_same_trickle_beside_a_busy_gpu_names_no_host_side():
     # of copies (the copy rules call coarse_trickle with these figures): nothing says host side
     from gpuscope.analysis.rules.coarse import coarse_trickle
 
-    f = SimpleNamespace(pcie={"resolution_s": 1.0, "line_rate_gbs": 50.0})  # (GpuFigures: only .pcie is read)
+    f = SimpleNamespace(pcie=SimpleNamespace(resolution_s=1.0, line_rate_gbs=50.0))  # (GpuFigures: only .pcie is read)
     b = {"total_s": 39.0}
-    diag, _ = coarse_trickle(f, {"working_s": 39.0, "busy_fraction": 0.7}, b, 0.8, "rx")
+    diag, _ = coarse_trickle(f, SimpleNamespace(working_s=39.0, busy_fraction=0.7), b, 0.8, "rx")
     assert diag.severity == "low" and "host-side" not in diag.summary and "gpu_idle_share" not in diag.evidence
-    diag, _ = coarse_trickle(f, {"working_s": 39.0, "busy_fraction": 0.12}, b, 0.8, "rx")
+    diag, _ = coarse_trickle(f, SimpleNamespace(working_s=39.0, busy_fraction=0.12), b, 0.8, "rx")
     assert "host-side" in diag.summary and diag.evidence["gpu_idle_share"] == 0.88

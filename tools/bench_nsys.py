@@ -59,10 +59,11 @@ else:
     out.update(read_s=time.perf_counter() - t0, kernels=fr.counts["kernel"], copies=fr.counts["memcpy"])
     if which == "read+analyze":
         from gpuscope.analysis.trace_analysis import analyze_trace
+        from gpuscope.analysis.document import trace_doc
         t1 = time.perf_counter()
         a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="option")
-        json.dumps(a.to_json())
-        out.update(analyze_s=time.perf_counter() - t1, diagnoses=[d.id for d in a.diagnoses])
+        json.dumps(trace_doc(a))
+        out.update(analyze_s=time.perf_counter() - t1, diagnoses=[d.id for d in a.findings])
 out.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,
            peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 print(json.dumps(out))

@@ -40,14 +40,15 @@ if which == "read+analyze":
     from gpuscope.analysis.evidence import collect
     from gpuscope.analysis.rules.registry import run_rules
     from gpuscope.analysis.trace_analysis import analyze_trace
+    from gpuscope.analysis.document import trace_doc
     t0, c0 = time.perf_counter(), time.process_time()
     fr = read_trace(path)
     t1 = time.perf_counter()
     a = analyze_trace(fr, line_rate_gbs=55.5, line_rate_source="option")
-    a.diagnoses = run_rules(collect(trace=a))
-    j = json.dumps(a.to_json())
+    a.findings = run_rules(collect(trace=a))
+    j = json.dumps(trace_doc(a))
     out.update(read_s=t1 - t0, analyze_s=time.perf_counter() - t1, events=fr.events,
-               diagnoses=[d.id for d in a.diagnoses])
+               diagnoses=[d.id for d in a.findings])
 else:
     raw = open(path, "rb").read()
     raw = gzip.decompress(raw) if path.endswith(".gz") else raw

@@ -70,7 +70,7 @@ def stamp_errors_ms(log: Path) -> list[float]:
 
 def _first(what: str, name: str, doc: dict, expected: dict) -> dict:
     """The row every source gets: what ranks first, and the first-cause and pinning checks."""
-    diags = doc["diagnoses"]
+    diags = doc["findings"]
     row = {"what": f"{what} {name}", "first": f"{diags[0]['severity']} {diags[0]['id']}" if diags else "-",
            "checks": []}
     exp = expected.get(name)
@@ -82,11 +82,11 @@ def _first(what: str, name: str, doc: dict, expected: dict) -> dict:
 
 
 def check_run(name: str, d: Path, line_rate: float | None) -> dict:
-    a = analyze(open_source(d, line_rate=line_rate)).to_json()
+    a = analyze(open_source(d, line_rate=line_rate)).document()
     row = _first("run", name, a, EXPECTED)
     own = program_rate(d / "timing.log")
     if own:
-        got = (a.get("split") or {}).get("upload_gbs")
+        got = (a["log"] or {}).get("split", {}).get("upload_gbs")
         row["upload"] = f"gpuscope {got:.2f} vs program {own:.2f} GB/s" if got else f"program {own:.2f} GB/s"
         row["checks"].append(("upload rate within 10%", bool(got) and abs(got / own - 1) <= 0.10))
     if name.startswith("printf"):
@@ -95,15 +95,16 @@ def check_run(name: str, d: Path, line_rate: float | None) -> dict:
             row["stamps"] = f"stamp - printed_at: median {statistics.median(errs):.1f} ms, max {max(errs):.1f} ms"
             if name == "printf_pty":
                 row["checks"].append(("printf stamped within 50 ms", max(abs(e) for e in errs) <= 50))
-    act = a.get("activity") or {}
+    act = (a["trace"]["activity"] if a["trace"] is not None
+           else (a["samples"] or {}).get("activity") or {})  # (the trace's is exact: it wins)
     row["busy"] = act.get("busy_fraction")
     return row
 
 
 def check_trace(name: str, f: Path, line_rate: float | None, expect_copies: tuple[int, int] | None) -> dict:
-    a = analyze(open_source(f, line_rate=line_rate)).to_json()
+    a = analyze(open_source(f, line_rate=line_rate)).document()
     row = _first("trace", name, a, TRACE_EXPECTED)
-    h2d = [m for m in a.get("memcpy") or [] if m["direction"] == "HtoD" and m["bytes"] > 2**20]
+    h2d = [m for m in (a["trace"] or {}).get("memcpy") or [] if m["direction"] == "HtoD" and m["bytes"] > 2**20]
     if expect_copies and h2d:
         m = h2d[0]
         row["memcpy"] = f"{m['count']} x HtoD {m['host_memory']}, {m['bytes']:,} B, {m['gbs']:.2f} GB/s"

@@ -61,7 +61,7 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
 
     diags = run_rules(evidence)
     if trace is not None:  # the trace's own document keeps the findings the engine tagged as the trace's
-        trace.diagnoses = [d for d in diags if d.part == "trace"]
+        trace.findings = [d for d in diags if d.part == "trace"]
     what_if = None
     if options.what_if:
         from gpuscope.analysis.whatif.projection import whatif_doc
@@ -73,9 +73,9 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         model_name=source.model.name,
         options=options,
         log=log.part if log is not None else None,
-        activity=activity,
+        samples=activity,
         trace=trace,
-        diagnoses=diags,
+        findings=diags,
         what_if=what_if,
         model=source.model,
         evidence=evidence,

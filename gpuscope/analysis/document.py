@@ -13,7 +13,7 @@ that mapping over every input the project has.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import AnalyzeOptions, Diagnosis, clean
@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.logpart import LogPart
-    from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.rolemodel import RoleModel
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesDoc", "SourceDoc", "TraceDoc",
-           "bare_document", "build_document"]
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
+           "SamplesGpuDoc", "SourceDoc",
+           "TraceActivityDoc", "TraceDoc", "TraceIdleGapsDoc", "bare_document", "build_document", "trace_doc"]
 
 
 class OptionsDoc(TypedDict):
@@ -74,13 +74,81 @@ class LogDoc(TypedDict):
     pcie: dict[str, Any] | None     # the NVML samples joined to the log's phases; null without samples
 
 
+class SamplesGpuDoc(TypedDict, total=False):
+    """One GPU's figures from its NVML samples (evidence.samples.activity.gpu_figures); docs/ANALYZE.md
+    "From NVML samples alone". Nested objects keep their JSON shape (evidence.samples.figures types
+    what the rules read of active, pcie and clocks)."""
+
+    source: str | None              # gpm_sm_active | utilization (several GPUs: mixed, when they differ)
+    resolution_s: float | None
+    time_basis: str
+    t_start: float | None
+    t_end: float | None
+    wall_s: float
+    readings: int
+    coverage: float | None
+    busy_fraction: float | None     # computing, of the whole recording
+    copy_fraction: float | None     # a copy ran (PCIe RX or TX busy); None: PCIe not measured
+    idle_fraction: float | None
+    idle_gaps: dict[str, Any]       # count, total_s, longest_s, leading_s, trailing_s
+    classes: dict[str, Any]         # share of the time in each class (computing, both, transferring, ...)
+    utilization_busy_fraction: float | None
+    active: dict[str, Any] | None   # the working time's figures; None: no GPU work
+    pcie: dict[str, Any]
+    memory: dict[str, Any]
+    power: dict[str, Any]
+    clocks: dict[str, Any]
+    temperature_c: dict[str, Any]
+    throttle: dict[str, Any]
+    link: dict[str, Any] | None
+    power_limit: dict[str, Any] | None
+
+
+class SamplesActivityDoc(SamplesGpuDoc, total=False):
+    """`samples.activity` (Activity.to_json): one GPU's figures with `gpus` and `notes`; several GPUs:
+    the figures pooled over them (said in `pooled`) and each GPU's own under `per_gpu`."""
+
+    gpus: list[int]
+    notes: list[str]
+    per_gpu: dict[str, SamplesGpuDoc]
+    pooled: str
+
+
 class SamplesDoc(TypedDict):
-    activity: dict[str, Any] | None  # Activity.to_json(): busy/idle of every GPU the samples name
+    activity: SamplesActivityDoc | None  # Activity.to_json(): busy/idle of every GPU the samples name
     read: dict[str, Any] | None      # what reading the samples file cost (rows kept, dropped)
 
 
+class TraceIdleGapsDoc(TypedDict):
+    count: int
+    total_s: float
+    longest_s: float
+    min_gap_s: float                # gaps shorter than this are not counted (trace_gaps.GAP_MIN_US)
+    by_cause_s: dict[str, float]    # idle seconds per cause (trace_gaps.CAUSES); a cause with none: absent
+
+
+class TraceActivityDoc(TypedDict):
+    """What the GPU did over the traced span (trace_analysis.TraceAnalysis.activity)."""
+
+    source: str                     # "trace"
+    resolution: str
+    busy_fraction: float | None     # computing: kernels, memsets, device-to-device copies
+    copy_fraction: float | None     # host/peer copies beside it, never in it
+    idle_fraction: float | None
+    kernel_fraction: float | None
+    memcpy_fraction: float | None
+    copy_kernel_overlap_fraction: float | None
+    idle_gaps: TraceIdleGapsDoc
+    span_s: float
+    device_span_s: float
+    t_start: float
+    t_end: float
+    epoch: bool                     # t_start/t_end are epoch seconds (else the trace's own clock)
+    devices: list[dict[str, Any]]   # one row per rank and GPU (evidence.trace.trace_activity.device_rows)
+
+
 class TraceDoc(TypedDict):
-    activity: dict[str, Any]
+    activity: TraceActivityDoc
     memcpy: list[dict[str, Any]]
     memset: list[dict[str, Any]]
     kernels: list[dict[str, Any]]
@@ -132,13 +200,39 @@ class Analysis(Protocol):
     model_name: str
     options: AnalyzeOptions
     log: LogPart | None
-    activity: Activity | None
-    trace: TraceAnalysis | None
-    diagnoses: list[Diagnosis]
+    samples: Activity | None
+    findings: list[Diagnosis]
     what_if: dict | None
     model: RoleModel | None
     evidence: Evidence | None
     samples_read: dict | None
+
+    @property
+    def trace(self) -> TraceParts | None: ...
+
+
+class TraceParts(Protocol):
+    """What the document reads of gpuscope.analysis.trace_analysis.TraceAnalysis (a Protocol:
+    the trace analysis names TraceActivityDoc, so this module does not import it back)."""
+
+    @property
+    def activity(self) -> TraceActivityDoc: ...
+    @property
+    def memcpy(self) -> list[dict[str, Any]]: ...
+    @property
+    def memset(self) -> list[dict[str, Any]]: ...
+    @property
+    def kernels(self) -> list[dict[str, Any]]: ...
+    @property
+    def top_kernels(self) -> list[dict[str, Any]]: ...
+    @property
+    def idle_gaps(self) -> list[dict[str, Any]]: ...
+    @property
+    def split(self) -> list[dict[str, Any]]: ...
+    @property
+    def trace(self) -> dict[str, Any]: ...
+    @property
+    def options(self) -> dict[str, Any]: ...
 
 
 def build_document(a: Analysis) -> AnalysisDoc:
@@ -151,8 +245,8 @@ def build_document(a: Analysis) -> AnalysisDoc:
         "trace": _trace(a),
         "table": None,
         "ranks": None,
-        "findings": [d.to_json() for d in a.diagnoses],
-        "first_cause": first_cause(a.diagnoses),
+        "findings": [d.to_json() for d in a.findings],
+        "first_cause": first_cause(a.findings),
         "what_if": a.what_if,
         "evidence": a.evidence.to_json() if a.evidence is not None else None,
     }
@@ -226,17 +320,22 @@ def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
 
 
 def _samples(a: Analysis) -> SamplesDoc | None:
-    if a.activity is None and a.samples_read is None:
+    if a.samples is None and a.samples_read is None:
         return None
-    return {"activity": a.activity.to_json() if a.activity is not None else None, "read": a.samples_read}
+    act = cast("SamplesActivityDoc", a.samples.to_json()) if a.samples is not None else None
+    return {"activity": act, "read": a.samples_read}
 
 
 def _trace(a: Analysis) -> TraceDoc | None:
-    if a.trace is None:
-        return None
-    t = a.trace.to_json()
-    return {
-        "activity": t["activity"], "memcpy": t["memcpy"], "memset": t["memset"], "kernels": t["kernels"],
-        "top_kernels": t["top_kernels"], "idle_gaps": t["idle_gaps"], "phases": t["phases"], "trace": t["trace"],
-        "options": t["options"],
+    return trace_doc(a.trace) if a.trace is not None else None
+
+
+def trace_doc(t: TraceParts) -> TraceDoc:
+    """The `trace` part of the document: a trace's figures (JSON-safe). Its findings are the
+    document's `findings` (TraceAnalysis.findings: those the engine tagged as the trace's)."""
+    doc: TraceDoc = {
+        "activity": t.activity, "memcpy": t.memcpy, "memset": t.memset, "kernels": t.kernels,
+        "top_kernels": t.top_kernels, "idle_gaps": t.idle_gaps, "phases": t.split, "trace": t.trace,
+        "options": t.options,
     }
+    return clean(doc)

@@ -5,7 +5,8 @@ directory per rank. Each rank is opened and analyzed on its own by the usual fac
 (gpuscope.sources.open_source + gpuscope.analysis.analyze: the caller does that, in parallel,
 gpuscope/ranks_run.py); `rank_row(source, analysis)` reads that rank's results into one row,
 `combine(rows)` compares the rows. Nothing here re-derives what the trace analysis measures:
-busy, idle and its causes, copies and the first diagnosis are the rank's own `to_json()`.
+busy, idle and its causes, copies and the first finding are the rank's own document
+(Analysis.document(): its `trace` part typed, TraceDoc).
 
 What is added per trace, from its events:
 - collectives: NCCL kernels on the GPU (`nccl` in the kernel's name) and host-side collectives
@@ -45,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import RanksDoc
+    from gpuscope.analysis.document import RanksDoc, SamplesActivityDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources.source import Source
 
@@ -95,9 +96,9 @@ def collectives(trace: Any) -> dict[str, Any]:
     return out
 
 
-def _step(doc: dict) -> tuple[int, float | None]:
-    """(steps, mean step ms) from the trace's ProfilerStep phase row."""
-    for p in doc.get("phases") or []:
+def _step(phases: list[dict[str, Any]]) -> tuple[int, float | None]:
+    """(steps, mean step ms) from the trace's ProfilerStep phase row (TraceDoc.phases)."""
+    for p in phases:
         if p.get("phase") == "ProfilerStep":
             return int(p.get("count") or 0), _f(p.get("mean_ms"))
     return 0, None
@@ -106,29 +107,30 @@ def _step(doc: dict) -> tuple[int, float | None]:
 def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> dict[str, Any]:
     """One rank's row: its own analysis' figures, and the collectives of its trace."""
     doc = result.document()
-    tdoc: dict[str, Any] = dict(doc["trace"] or {})
-    # the trace's activity is exact: it wins; else the samples'
+    tdoc = doc["trace"]  # (typed: TraceDoc) the trace's activity is exact: it wins; else the samples'
     sdoc = doc["samples"]
-    act = (tdoc.get("activity") if tdoc else (sdoc["activity"] if sdoc is not None else None)) or {}
+    sact: SamplesActivityDoc = (sdoc["activity"] if sdoc is not None else None) or {}
+    busy, idle = ((tdoc["activity"]["busy_fraction"], tdoc["activity"]["idle_fraction"]) if tdoc is not None
+                  else (sact.get("busy_fraction"), sact.get("idle_fraction")))
     diag = (doc["findings"] or [{}])[0]
     row: dict[str, Any] = {"name": name, "rank": position, "position": position, "kind": source.kind,
-                           "busy_fraction": _f(act.get("busy_fraction")),
-                           "idle_fraction": _f(act.get("idle_fraction")),
+                           "busy_fraction": _f(busy), "idle_fraction": _f(idle),
                            "first_finding": diag.get("id"), "first_finding_severity": diag.get("severity")}
-    if source.trace is not None:
+    if source.trace is not None and tdoc is not None:  # (a trace's analysis always has its part)
         tr = source.trace
         if len(tr.ranks) == 1:
             row["rank"] = int(tr.ranks[0])
         row["rank_known"] = bool(tr.rank_known)
-        on_clock = bool(act.get("epoch"))
-        row["t_start"], row["t_end"] = (_f(act.get("t_start")), _f(act.get("t_end"))) if on_clock else (None, None)
-        span = _f(act.get("span_s"))
+        act = tdoc["activity"]
+        on_clock = bool(act["epoch"])
+        row["t_start"], row["t_end"] = (_f(act["t_start"]), _f(act["t_end"])) if on_clock else (None, None)
+        span = _f(act["span_s"])
         row["span_s"] = span
-        row["idle_by_cause_s"] = dict((act.get("idle_gaps") or {}).get("by_cause_s") or {})
-        steps, step_ms = _step(tdoc)
+        row["idle_by_cause_s"] = dict(act["idle_gaps"]["by_cause_s"])
+        steps, step_ms = _step(tdoc["phases"])
         row.update(steps=steps, step_ms=step_ms)
         row["copies"] = [{k: m.get(k) for k in ("direction", "host_memory", "count", "bytes", "ms", "gbs")}
-                         for m in tdoc.get("memcpy") or []]
+                         for m in tdoc["memcpy"]]
         c = collectives(tr)
         per = steps if steps else None
         row["compute_ms"] = c.pop("compute_ms")
@@ -136,15 +138,15 @@ def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> d
         row["collectives"] = {**c, "ms_per_step": c["ms"] / per if per else None,
                               "per_step_count": c["count"] / per if per else None}
     else:
-        classes = act.get("classes") or {}
-        wall = _f(act.get("wall_s"))
+        classes = sact.get("classes") or {}
+        wall = _f(sact.get("wall_s"))
         row["span_s"] = wall
         row["idle_by_cause_s"] = {k: classes[k] * wall for k in ("idle_quiet", "transferring", "idle")
                                   if wall and _f(classes.get(k))}
         recs = result.log.records if result.log is not None else 0
         held = _f(result.log.split.get("held_ms")) if result.log is not None else None
         row.update(steps=recs, step_ms=(held / recs) if recs and held else None)
-        pcie = act.get("pcie") or {}
+        pcie = sact.get("pcie") or {}
         row["copies"] = [{"direction": d, "mean_gbs": _f((pcie.get(d) or {}).get("mean_gbs"))} for d in ("rx", "tx")]
         busy = row["busy_fraction"]
         row["compute_ms"] = busy * wall * 1e3 if busy is not None and wall else None

@@ -33,9 +33,9 @@ class Analysis:
     model_name: str
     options: AnalyzeOptions
     log: LogPart | None                 # the timing log's figures, when the source has timing lines
-    activity: Activity | None           # GPU activity from the NVML samples, when the source has them
+    samples: Activity | None            # GPU activity from the NVML samples, when the source has them
     trace: TraceAnalysis | None         # the profiler trace's analysis, when the source has one
-    diagnoses: list[Diagnosis]          # the findings of every part, ranked
+    findings: list[Diagnosis]           # the findings of every part, ranked
     what_if: dict | None = None         # projection.whatif_doc(), when AnalyzeOptions.what_if
     model: RoleModel | None = None      # the role model used (its vocabulary is the reports' words)
     evidence: Evidence | None = None    # every source's pieces the rules read (gpuscope.analysis.evidence)

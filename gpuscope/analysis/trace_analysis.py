@@ -1,9 +1,10 @@
-"""A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, diagnoses).
+"""A profiler trace analyzed: TraceFrames -> TraceAnalysis (activity, copies, gaps, phases, findings).
 
     from gpuscope.parsers.trace.kineto import read_trace
     from gpuscope.analysis.trace_analysis import analyze_trace
     a = analyze_trace(read_trace("run.pt.trace.json.gz"), line_rate_gbs=55.5, line_rate_source="cache")
-    a.to_json()      # activity, memcpy, memset, kernels, top_kernels, idle_gaps, phases, trace, diagnoses
+    trace_doc(a)     # gpuscope.analysis.document: its `trace` part (activity, memcpy, ..., phases, trace)
+    a.findings       # the trace's findings, once the rule engine ran (gpuscope.analysis.analyze)
     a.phases         # PHASE_SCHEMA rows for the plot / Perfetto export
     a.counters       # TRACE_COUNTER_SCHEMA busy-fraction track
 
@@ -13,12 +14,11 @@ How each figure is computed: docs/TRACES.md. Plain functions, no printing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 
-from gpuscope.analysis.causes import first_cause
-from gpuscope.analysis.core import Diagnosis, clean
+from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.trace import trace_activity as act
 from gpuscope.analysis.evidence.trace import trace_gaps as tg
 from gpuscope.analysis.evidence.trace import trace_phases as tp
@@ -27,6 +27,7 @@ from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
 from gpuscope.errors import NoDataError
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import TraceActivityDoc, TraceIdleGapsDoc
     from gpuscope.parsers.trace.kineto import TraceFrames
 
 RESOLUTION = "exact (profiler events)"
@@ -34,14 +35,17 @@ RESOLUTION = "exact (profiler events)"
 
 @dataclass
 class TraceAnalysis:
-    activity: dict
+    """A trace's figures; its document is gpuscope.analysis.document.trace_doc (built with the
+    analysis's, Analysis.document())."""
+
+    activity: TraceActivityDoc
     memcpy: list[dict]
     memset: list[dict]
     kernels: list[dict]                 # per device and stream
     idle_gaps: list[dict]               # the longest gaps, with the host activity across each
     split: list[dict]                   # annotation phases (the `phases` JSON key)
     trace: dict
-    diagnoses: list[Diagnosis]
+    findings: list[Diagnosis]
     phases: pd.DataFrame                # PHASE_SCHEMA
     counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
@@ -49,24 +53,8 @@ class TraceAnalysis:
     top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.evidence.trace.top_kernels
     rule_input: TraceRuleInput | None = None  # what the trace rules read (rules.registry runs them)
 
-    def to_json(self) -> dict:
-        return clean({
-            "format": "trace",
-            "activity": self.activity,
-            "memcpy": self.memcpy,
-            "memset": self.memset,
-            "kernels": self.kernels,
-            "top_kernels": self.top_kernels,
-            "idle_gaps": self.idle_gaps,
-            "phases": self.split,
-            "trace": self.trace,
-            "diagnoses": [d.to_json() for d in self.diagnoses],
-            "first_cause": first_cause(self.diagnoses),
-            "options": self.options,
-        })
 
-
-def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFrames) -> dict:
+def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFrames) -> TraceActivityDoc:
     span = sum(v.span_us for v in views)
     busy = sum(v.busy_us for v in views)  # anything running: kernels, copies, memsets
     dev = act.device_rows(views)
@@ -86,7 +74,7 @@ def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFram
         "kernel_fraction": kern / span if span > 0 else None,
         "memcpy_fraction": cop / span if span > 0 else None,
         "copy_kernel_overlap_fraction": overlap / cop if cop > 0 else None,
-        "idle_gaps": tg.idle_summary(gaps),
+        "idle_gaps": cast("TraceIdleGapsDoc", tg.idle_summary(gaps)),
         "span_s": (t1 - t0) / 1e6, "device_span_s": span / 1e6,
         "t_start": float(frames.epoch(t0)), "t_end": float(frames.epoch(t1)),
         "epoch": frames.epoch_offset_s is not None,
@@ -112,7 +100,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     """Analyze a read trace (gpuscope.parsers.trace.kineto.TraceFrames). NoDataError when it holds no
     kernel, copy or memset (a trace recorded without ProfilerActivity.CUDA). The figures only: the
     rule engine (gpuscope.analysis.analyze, or rules.registry.run_rules(evidence.collect(trace=...)) for a trace alone)
-    reads `rule_input` and fills `diagnoses`."""
+    reads `rule_input` and fills `findings`."""
     if line_rate_source == "default" and len(frames.devices):  # the trace names its GPU: its usual link
         from gpuscope.linerate import named_line_rate
 
@@ -151,7 +139,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         split=tp.split_table(views, frames.host, span, frames.gpu_annotations,
                              host_only_ranges=frames.host_only_ranges),
         trace=trace,
-        diagnoses=[],
+        findings=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),
         counters=act.counters(views, frames.epoch),
         gaps=gaps,

@@ -135,7 +135,7 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     from gpuscope.reports.plot import view_png
 
     try:  # nothing on a time axis, or nothing drawable (samples of temperature alone): no picture
-        tv = timeline_view(src, trace=result.trace, activity=result.activity)  # (each computed once)
+        tv = timeline_view(src, trace=result.trace, activity=result.samples)  # (each computed once)
         png: bytes | None = view_png(tv, title=source_title(src, result.log.records if result.log is not None else None))
     except NoDataError:
         png = None

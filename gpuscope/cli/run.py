@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpuscope.cli import bounds
-from gpuscope.cli._common import handle_errors, say, stdout_console
+from gpuscope.cli._common import emit, handle_errors, say, stdout_console
 from gpuscope.cli.app import app
 from gpuscope.errors import GpuscopeError, UsageError
 
@@ -165,10 +165,9 @@ def raise_if_failed(outcome: RunOutcome, what: str) -> None:
 
 def _render(run: WorkloadRun, outcome: RunOutcome, as_json: bool) -> None:
     if as_json:
-        from gpuscope.reports.jsonout import run_json_text
+        from gpuscope.reports.jsonout import run_document
 
-        sys.stdout.write(run_json_text(outcome) + "\n")
-        sys.stdout.flush()
+        emit(run_document(outcome))  # (the one --json writer: NaN as null, strict JSON)
         return
     from gpuscope.reports.run_console import render_run
 

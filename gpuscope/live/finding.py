@@ -70,7 +70,7 @@ class RunningFinding:
             result = analyze(src)
         except GpuscopeError:
             return self.text
-        if not result.diagnoses:
+        if not result.findings:
             return "nothing to report over the last window"
-        d = result.diagnoses[0]
+        d = result.findings[0]
         return f"[{d.severity.upper()}] {d.id}: {d.summary}"

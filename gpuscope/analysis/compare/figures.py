@@ -11,7 +11,7 @@ Pure: a Side in, a JSON-ready dict out.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.compare.side import Side
+    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
     from gpuscope.analysis.evidence.log.table import Table
 
 
@@ -158,27 +159,47 @@ def upload_figures(side: Side, wide: Table) -> dict[str, Any]:
     }
 
 
-def activity_figures(act: dict | None) -> dict[str, Any] | None:
-    """The few activity figures a before/after comparison sets side by side."""
+def activity_figures(act: TraceActivityDoc | SamplesActivityDoc | None) -> dict[str, Any] | None:
+    """The few activity figures a before/after comparison sets side by side (a trace's activity or
+    the samples', each read by its own keys)."""
     if not act or act.get("busy_fraction") is None:
         return None
+    if act.get("source") == "trace":
+        return _trace_activity_figures(cast("TraceActivityDoc", act))
+    return _samples_activity_figures(cast("SamplesActivityDoc", act))
+
+
+def _trace_activity_figures(act: TraceActivityDoc) -> dict[str, Any]:
+    """A trace's: its span; no working time of its own (the span is it); no PCIe readings."""
+    busy = act["busy_fraction"]
+    gaps = act["idle_gaps"]
+    return {
+        "source": act["source"], "span_s": act["span_s"], "busy_fraction": busy, "working_busy_fraction": busy,
+        # no compute: no kernel, memset or device copy running (the trace's own idle_fraction counts
+        # host copies as work): the samples' meaning of idle
+        "idle_fraction": 1.0 - busy if busy is not None else None,
+        "copy_fraction": act["copy_fraction"],
+        "idle_total_s": gaps["total_s"], "idle_longest_s": gaps["longest_s"],
+        "rx_p90_gbs": None, "tx_p90_gbs": None, "time_near_line_rate_s": None,
+    }
+
+
+def _samples_activity_figures(act: SamplesActivityDoc) -> dict[str, Any]:
+    """NVML samples': the working time (first to last sign of work, long pauses out) where there was work."""
     active = act.get("active") or {}
     gaps = act.get("idle_gaps") or {}
-    rx = ((act.get("pcie") or {}).get("rx")) or {}
+    pcie = act.get("pcie") or {}
     return {
         "source": act.get("source"),
-        "span_s": act.get("span_s", act.get("wall_s")),
+        "span_s": act.get("wall_s"),
         "busy_fraction": act.get("busy_fraction"),
-        # NVML: the working time (first to last sign of work, long pauses out); a trace: its span
         "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
-        # no compute: SM activity under 5% (samples), no kernel, memset or device copy running (a
-        # trace, whose own idle_fraction counts host copies as work): one meaning on both sides
-        "idle_fraction": (1.0 - act["busy_fraction"] if act.get("source") == "trace"
-                          else active.get("idle_fraction", act.get("idle_fraction"))),
+        # no compute: SM activity under 5%
+        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
         "copy_fraction": active.get("copy_fraction", act.get("copy_fraction")),
         "idle_total_s": gaps.get("total_s"),
         "idle_longest_s": gaps.get("longest_s"),
-        "rx_p90_gbs": rx.get("p90_gbs"),
-        "tx_p90_gbs": ((act.get("pcie") or {}).get("tx") or {}).get("p90_gbs"),
-        "time_near_line_rate_s": (act.get("pcie") or {}).get("time_near_line_rate_s"),
+        "rx_p90_gbs": (pcie.get("rx") or {}).get("p90_gbs"),
+        "tx_p90_gbs": (pcie.get("tx") or {}).get("p90_gbs"),
+        "time_near_line_rate_s": pcie.get("time_near_line_rate_s"),
     }

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
     from gpuscope.parsers.log.parsed import ParsedLog
 
 
@@ -29,7 +30,7 @@ class Side:
     meta: dict | None = None
     pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
     diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
-    activity: dict | None = None               # the `activity` object (NVML samples or a trace)
+    activity: TraceActivityDoc | SamplesActivityDoc | None = None  # its document's activity (a trace's, else the samples')
     memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
     steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
     trace_samples: dict[str, np.ndarray] | None = None  # a trace's kernels and recurring ranges (trace_samples.py)

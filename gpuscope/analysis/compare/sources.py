@@ -17,6 +17,7 @@ from gpuscope.analysis.whatif.projection import whatif_for
 if TYPE_CHECKING:
     import numpy as np
 
+    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources import Source
 
@@ -53,7 +54,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
         phases=phases if phases is not None and len(phases) else None,
         meta=source.meta.raw or None,
         pcie_phases=(analysis.log.pcie_phases() if analysis.log is not None else None) or None,
-        diagnoses=[d.to_json() for d in analysis.diagnoses],
+        diagnoses=analysis.document()["findings"],
         activity=_activity_of(analysis),
         memcpy=analysis.trace.memcpy if analysis.trace is not None else None,
         steps_ms=_profiler_steps_ms(source),
@@ -84,13 +85,13 @@ def _profiler_steps_ms(source: Source) -> np.ndarray | None:
     return steps["dur_us"].to_numpy(dtype=float) / 1000.0 if len(steps) else None
 
 
-def _activity_of(analysis: Analysis) -> dict | None:
-    """The side's GPU activity: the profiler trace's (exact) if it has one, else its samples'."""
-    if analysis.trace is not None:
-        return analysis.trace.activity
-    if analysis.activity is not None:
-        return analysis.activity.to_json()
-    return None
+def _activity_of(analysis: Analysis) -> TraceActivityDoc | SamplesActivityDoc | None:
+    """The side's GPU activity, as its document gives it: the profiler trace's (exact) if it has
+    one, else its samples'."""
+    doc = analysis.document()
+    if doc["trace"] is not None:
+        return doc["trace"]["activity"]
+    return doc["samples"]["activity"] if doc["samples"] is not None else None
 
 
 def slower_upload_side(a: Side, b: Side) -> str:

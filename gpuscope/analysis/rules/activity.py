@@ -31,7 +31,7 @@ from gpuscope.analysis.rules.per_gpu import MIN_READINGS, per_gpu  # noqa: F401 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
-    from gpuscope.analysis.evidence.samples.figures import GpuFigures
+    from gpuscope.analysis.evidence.samples.figures import ActiveFigures, GpuFigures
 
 MIN_WORK_READINGS = 3                    # readings inside the working time below this: no starvation verdict
 STARVED_BUSY_HIGH, STARVED_BUSY_MEDIUM = 0.10, 0.20  # mean and median activity of the working time
@@ -58,18 +58,18 @@ def _limit(f: GpuFigures) -> str:
             "samples cannot say which host work the GPU waited on")
 
 
-def _quiet(a: dict) -> tuple[float | None, bool]:
+def _quiet(a: ActiveFigures) -> tuple[float | None, bool]:
     """(share of the measured working time with PCIe quiet, whether PCIe was measured at all)."""
-    measured = a.get("pcie_measured_share")
+    measured = a.pcie_measured_share
     if not finite(measured) or measured < 0.5:
         return None, False
-    return a.get("pcie_quiet_share"), True
+    return a.pcie_quiet_share, True
 
 
-def _idle_quiet(a: dict) -> float:
+def _idle_quiet(a: ActiveFigures) -> float:
     """Of the time the SMs idled, the share with PCIe quiet too (1.0 when they never idled): the
     computing time's quiet PCIe says nothing of what the SMs waited for (copies filling the idle half)."""
-    c = a.get("classes") or {}
+    c = a.classes or {}
     q, x = c.get("idle_quiet", 0.0), c.get("transferring", 0.0)
     return q / (q + x) if finite(q) and finite(x) and q + x > 0 else 1.0
 
@@ -85,10 +85,10 @@ def _what(f: GpuFigures) -> str:
     return "utilization.gpu (time a kernel ran)" if f.source == "utilization" else "SM activity"
 
 
-def _working(f: GpuFigures) -> dict | None:
+def _working(f: GpuFigures) -> ActiveFigures | None:
     """The active-span figures when the GPU did any work outside pauses, else None."""
     a = f.active
-    return a if a is not None and a["working_s"] else None
+    return a if a is not None and a.working_s else None
 
 
 def _median_activity(g: sg.Grid, working: np.ndarray) -> float:
@@ -104,7 +104,7 @@ def no_gpu_activity(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleC
     if f.active is not None:
         return None
     ev = {"wall_s": rnd(f.wall_s), "readings": f.readings, "source": f.source, "could_not_see": _limit(f)}
-    io = " and PCIe stayed quiet" if f.pcie["source"] else " (PCIe not measured)"
+    io = " and PCIe stayed quiet" if f.pcie.source else " (PCIe not measured)"
     return (Diagnosis("no_gpu_activity", "high",
                       f"No sign of GPU work in {f.wall_s:.1f} s of samples: {_what(f)} never passed "
                       f"{sg.SM_TRACE:.0%}{io}.",
@@ -120,22 +120,22 @@ def _steady(f: GpuFigures, g: sg.Grid, working: np.ndarray) -> tuple | None:
         return None
     quiet, measured = _quiet(a)
     calm = not measured or (finite(quiet) and quiet >= STARVED_MIN_QUIET and _idle_quiet(a) >= STARVED_MIN_QUIET)
-    return a, a["busy_fraction"], _median_activity(g, working), quiet, measured, calm
+    return a, a.busy_fraction, _median_activity(g, working), quiet, measured, calm
 
 
 def _starved(busy: float, med: float) -> bool:
     return finite(busy) and busy < STARVED_BUSY_MEDIUM and finite(med) and med < STARVED_BUSY_MEDIUM
 
 
-def _idle_between(f: GpuFigures, a: dict, busy: float) -> float | None:
+def _idle_between(f: GpuFigures, a: ActiveFigures, busy: float) -> float | None:
     """Beside GPM: the share of the working time no kernel ran (1 - utilization.gpu) when the kernels
     that ran kept the SMs busy (SM activity >= FULL_WHEN_RESIDENT x it): idle between steps, not
     under-filled (an HF Trainer fed by a slow collator: SM 20%, kernels resident 23%). None for tiny
     kernels, an idle share < IDLE_BETWEEN, or readings that show the gaps themselves."""
-    util = a.get("utilization_busy_fraction")
+    util = a.utilization_busy_fraction
     if f.source != "gpm_sm_active" or not finite(util) or util <= 0 or not finite(busy):
         return None
-    if not finite(a.get("idle_fraction")) or a["idle_fraction"] >= IDLE_BETWEEN:
+    if not finite(a.idle_fraction) or a.idle_fraction >= IDLE_BETWEEN:
         return None
     return 1.0 - util if 1.0 - util >= IDLE_BETWEEN and busy >= FULL_WHEN_RESIDENT * util else None
 
@@ -147,18 +147,18 @@ def gpu_starved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleConte
         return None
     a, busy, med, quiet, measured, _ = st
     res = f.resolution_s
-    if finite(res) and res > 0 and a["working_s"] < MIN_WORK_READINGS * res:
+    if finite(res) and res > 0 and a.working_s < MIN_WORK_READINGS * res:
         return _too_few_readings(f, a, busy, res), 0.0
     # without PCIe figures a slow copy cannot be ruled out: never more than medium
     sev = "high" if busy < STARVED_BUSY_HIGH and measured else "medium"
     if between is not None and between >= IDLE_BETWEEN_HIGH and measured:
         sev = "high"  # the SMs full while kernels ran: the idle share is what the GPU loses
-    util = a.get("utilization_busy_fraction")
-    gaps = a["idle_gaps"]
-    ev = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
-          "pcie_quiet_share": rnd(quiet), "pcie_measured": measured, "idle_fraction": rnd(a["idle_fraction"]),
+    util = a.utilization_busy_fraction
+    gaps = a.idle_gaps
+    ev = {"working_s": rnd(a.working_s), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
+          "pcie_quiet_share": rnd(quiet), "pcie_measured": measured, "idle_fraction": rnd(a.idle_fraction),
           "idle_gaps": {k: rnd(gaps[k]) if k != "count" else gaps[k] for k in ("count", "total_s", "longest_s")},
-          "rx_gbs_median": rnd(f.pcie["rx"]["p50_gbs"]), "source": f.source,
+          "rx_gbs_median": rnd(f.pcie.rx["p50_gbs"]), "source": f.source,
           "resolution_s": rnd(f.resolution_s), "busy_fraction_of_recording": rnd(f.busy_fraction, 4),
           "thresholds": {"busy_high": STARVED_BUSY_HIGH, "busy_medium": STARVED_BUSY_MEDIUM,
                          "pcie_quiet_min": STARVED_MIN_QUIET, "idle_below": sg.SM_IDLE}}
@@ -170,19 +170,19 @@ def gpu_starved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleConte
         what = (f"kernels were resident {pct(util)} of the time yet kept {pct(busy)} of the SMs busy: many tiny "
                 "kernels, each shorter than its launch (launch- or synchronisation-bound)")
     io = (f"PCIe quiet {pct(quiet)} of that time" if measured else "PCIe not measured")
-    summary = (f"GPU starved by the host: {_what(f)} averaged {pct(busy)} over the {a['working_s']:.1f} s it "
+    summary = (f"GPU starved by the host: {_what(f)} averaged {pct(busy)} over the {a.working_s:.1f} s it "
                f"was in use, {io} ({what})")
     if between is not None and not tiny:
         ev["no_kernel_share"] = rnd(between)
-        summary = (f"GPU starved by the host: kernels ran only {pct(1 - between)} of the {a['working_s']:.1f} s it was "
+        summary = (f"GPU starved by the host: kernels ran only {pct(1 - between)} of the {a.working_s:.1f} s it was "
                    f"in use and kept the SMs busy while they ran ({_what(f)} {pct(busy)}), {io}: it idles between "
                    f"steps ({pct(between)} of the time), its kernels do not under-fill it ({what})")
     if not measured:  # an idle GPU waiting on slow copies looks the same without PCIe figures
         summary = (f"GPU mostly idle, cause not visible: {_what(f)} averaged {pct(busy)} over the "
-                   f"{a['working_s']:.1f} s it was in use, and PCIe was not measured, so waiting for the host "
+                   f"{a.working_s:.1f} s it was in use, and PCIe was not measured, so waiting for the host "
                    "cannot be told from waiting for slow copies (pageable uploads or read-backs)")
-    if finite(a["idle_fraction"]) and a["idle_fraction"] >= 0.95:
-        summary += f"; under {sg.SM_IDLE:.0%} for {pct(a['idle_fraction'])} of it."
+    if finite(a.idle_fraction) and a.idle_fraction >= 0.95:
+        summary += f"; under {sg.SM_IDLE:.0%} for {pct(a.idle_fraction)} of it."
     elif gaps["count"]:
         summary += (f"; {gaps['count']} idle gap(s) under {sg.SM_IDLE:.0%}, {gaps['total_s']:.1f} s in all, "
                     f"longest {gaps['longest_s']:.2f} s.")
@@ -213,13 +213,13 @@ def gpu_starved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleConte
     return Diagnosis("gpu_starved", sev, summary, ev, rec), 1.0 - busy
 
 
-def _too_few_readings(f: GpuFigures, a: dict, busy: float, res: float) -> Diagnosis:
+def _too_few_readings(f: GpuFigures, a: ActiveFigures, busy: float, res: float) -> Diagnosis:
     """The GPU worked for fewer readings than a verdict needs: say so instead of a cause."""
-    n = a["working_s"] / res
-    summary = (f"The GPU worked {a['working_s']:.1f} s, about {n:.0f} reading(s) {res:.2f} s apart, with "
+    n = a.working_s / res
+    summary = (f"The GPU worked {a.working_s:.1f} s, about {n:.0f} reading(s) {res:.2f} s apart, with "
                f"{_what(f)} averaging {pct(busy)}: too few readings to tell a host-side stall from copies or "
                "short kernels at this resolution.")
-    ev = {"working_s": rnd(a["working_s"]), "resolution_s": rnd(res), "readings_in_work": rnd(n, 1),
+    ev = {"working_s": rnd(a.working_s), "resolution_s": rnd(res), "readings_in_work": rnd(n, 1),
           "min_readings": MIN_WORK_READINGS, "busy_fraction": rnd(busy, 4), "source": f.source,
           "could_not_see": _limit(f)}
     rec = ("Sample faster (gpuscope record samples every 20 ms; nvidia-smi dmon -d 1 is one reading a second) "
@@ -234,13 +234,13 @@ def gpu_underused(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleCon
     if _idle_between(f, st[0], st[1]) is not None:  # idle between steps: gpu_starved's
         return None
     a, busy, med, quiet, measured, _ = st
-    util = a.get("utilization_busy_fraction")
-    ev: dict[str, Any] = {"working_s": rnd(a["working_s"]), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
+    util = a.utilization_busy_fraction
+    ev: dict[str, Any] = {"working_s": rnd(a.working_s), "busy_fraction": rnd(busy, 4), "busy_median": rnd(med, 4),
           "utilization_busy_fraction": rnd(util), "pcie_quiet_share": rnd(quiet), "source": f.source,
           "could_not_see": _limit(f)}
     kern = f" while kernels were resident {util:.0%} of the time" if finite(util) and f.source != "utilization" else ""
     io = "PCIe quiet" if measured else "PCIe not measured"
-    summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a['working_s']:.1f} s of "
+    summary = (f"GPU lightly loaded: {_what(f)} {pct(busy)} (median {pct(med)}) over {a.working_s:.1f} s of "
                f"work{kern}, {io}: kernels too small to fill the GPU, or gaps between them.")
     rec = ("Give each launch more work (a larger batch), fuse small kernels (CUDA graphs; torch.compile in PyTorch) and "
            "avoid a synchronisation per step; a profiler trace shows the gaps between kernels.")
@@ -251,7 +251,7 @@ def gpu_underused(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleCon
                  "stalls)" if measured else
                  "PCIe not measured, so host-side work cannot be told from slow copies")
         summary = (f"GPU idle between kernels: {_what(f)} {pct(busy)} (median {pct(med)}) over "
-                   f"{a['working_s']:.1f} s of work; {cause}.")
+                   f"{a.working_s:.1f} s of work; {cause}.")
         ev["could_not_see"] += ("; utilization.gpu cannot say how full the kernels kept the SMs (SM activity from "
                                 "GPM, gpuscope record, does)")
         rec = ("Find what the GPU waits for between kernels: a profiler trace names the gaps, and a recording with "

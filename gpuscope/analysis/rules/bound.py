@@ -32,7 +32,7 @@ from gpuscope.analysis.rules.per_gpu import per_gpu
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
-    from gpuscope.analysis.evidence.samples.figures import GpuFigures
+    from gpuscope.analysis.evidence.samples.figures import ActiveFigures, GpuFigures
 
 PIPE_FULL = sg.PIPE_FULL   # a pipe this active while the SMs work is what bounds them
 PIPE_LOW = 0.3             # ... and under this, it is not close
@@ -56,12 +56,12 @@ def _pipes_line(p: dict) -> str:
 
 def gpu_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.active
-    if a is None or not a["working_s"]:
+    if a is None or not a.working_s:
         return None
     if f.source != "gpm_sm_active":
         return _busy_unshown(f, a, None)
-    p = a.get("pipes") or sg.pipes_while_computing(g, working)
-    comp_s, work_s = float(p["computing_s"] or 0.0), float(a["working_s"])
+    p = a.pipes or sg.pipes_while_computing(g, working)
+    comp_s, work_s = float(p["computing_s"] or 0.0), float(a.working_s)
     res = f.resolution_s if finite(f.resolution_s) else 0.0
     share = comp_s / work_s if work_s else 0.0
     if share < MIN_COMPUTING_SHARE or comp_s < MIN_READINGS * res:
@@ -115,25 +115,25 @@ def gpu_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext
     return None
 
 
-def _busy_all_along(a: dict) -> bool:
+def _busy_all_along(a: ActiveFigures) -> bool:
     """The working time mostly computing (the bar the bound-less finding keeps): mean activity >= OLD_BUSY
     and computing (with or without copies) >= OLD_SHARE of it."""
-    comp = (a["classes"].get("computing") or 0.0) + (a["classes"].get("both") or 0.0)
-    return finite(a["busy_fraction"]) and a["busy_fraction"] >= OLD_BUSY and comp >= OLD_SHARE
+    comp = (a.classes.get("computing") or 0.0) + (a.classes.get("both") or 0.0)
+    return finite(a.busy_fraction) and a.busy_fraction >= OLD_BUSY and comp >= OLD_SHARE
 
 
-def _busy_unshown(f: GpuFigures, a: dict, p: dict | None) -> Finding | None:
+def _busy_unshown(f: GpuFigures, a: ActiveFigures, p: dict | None) -> Finding | None:
     """utilization.gpu only says a kernel ran: busy, with the bound unknown."""
-    busy = a["busy_fraction"]
-    comp = (a["classes"].get("computing") or 0.0) + (a["classes"].get("both") or 0.0)
+    busy = a.busy_fraction
+    comp = (a.classes.get("computing") or 0.0) + (a.classes.get("both") or 0.0)
     if not (finite(busy) and busy >= OLD_BUSY and comp >= OLD_SHARE):
         return None
-    ev = {"busy_fraction": rnd(busy), "computing_share": rnd(comp), "working_s": rnd(a["working_s"]),
+    ev = {"busy_fraction": rnd(busy), "computing_share": rnd(comp), "working_s": rnd(a.working_s),
           "source": f.source,
           "could_not_see": ("utilization.gpu says only that a kernel ran in each window: not how busy the SMs were, "
                             "nor which pipe (DRAM, tensor, FP) bounds them; GPM readings (gpuscope record) tell")}
     return (Diagnosis("gpu_busy", "info",
-                      f"Kernels ran {busy:.0%} of the {a['working_s']:.1f} s of work; utilization.gpu cannot say "
+                      f"Kernels ran {busy:.0%} of the {a.working_s:.1f} s of work; utilization.gpu cannot say "
                       "whether they filled the GPU or which pipe bounds it.", ev,
                       "Record with gpuscope record (GPM SM, DRAM and tensor activity) to tell memory- from "
                       "compute-bound."), comp)

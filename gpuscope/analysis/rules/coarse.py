@@ -23,34 +23,34 @@ from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.evidence.samples.figures import GpuFigures
+    from gpuscope.analysis.evidence.samples.figures import ActiveFigures, GpuFigures
 
 COARSE_READING_S = 0.5   # PCIe readings this far apart average a copy with what lies around it
 CRAWL_FLOOR_GBS = 1.0    # a pageable copy's slowest crawl: a held rate below it is a trickle of copies
 HOST_IDLE_BUSY = 0.5     # the SMs busy less than this share of the working time: the GPU mostly idled
 
 
-def coarse_trickle(f: GpuFigures, a: dict, b: dict, rate: float, direction: str) -> Finding | None:
+def coarse_trickle(f: GpuFigures, a: ActiveFigures, b: dict, rate: float, direction: str) -> Finding | None:
     """The copy rules' verdict where coarse readings average copies with host work (see above)."""
-    res = f.pcie["resolution_s"]
+    res = f.pcie.resolution_s
     if not (finite(res) and res >= COARSE_READING_S and finite(rate) and rate < CRAWL_FLOOR_GBS):
         return None
-    line = f.pcie["line_rate_gbs"]
+    line = f.pcie.line_rate_gbs
     gb = rate * b["total_s"]
     at_line = gb / line if line else float("nan")
     what = "uploads" if direction == "rx" else "read-backs"
     ev = {"rate_gbs": rnd(rate, 2), "gb_moved": rnd(gb, 2), "readings_s": rnd(b["total_s"]),
           "pcie_resolution_s": rnd(res, 3), "crawl_floor_gbs": CRAWL_FLOOR_GBS,
-          "copy_s_at_line_rate": rnd(at_line, 3), "share_of_working_time_at_line_rate": rnd(at_line / a["working_s"]),
+          "copy_s_at_line_rate": rnd(at_line, 3), "share_of_working_time_at_line_rate": rnd(at_line / a.working_s),
           "could_not_see": (f"readings {res:.2g} s apart average the copies with the time between them: the copies' "
                             "own rate and time are unknown, between the bytes at the line rate and the readings' time")}
     summary = (f"PCIe carried {what} averaging {rate:.2f} GB/s over {b['total_s']:.0f} s of readings {res:.2g} s apart "
                f"({gb:.1f} GB): below even a pageable copy's crawl ({CRAWL_FLOOR_GBS:g} GB/s), so these are short "
                f"copies between other work, their share of the time unknown (at the {line:.0f} GB/s line rate those "
-               f"bytes take {at_line:.1f} s, {at_line / a['working_s']:.0%} of the working time).")
+               f"bytes take {at_line:.1f} s, {at_line / a.working_s:.0%} of the working time).")
     rec = ("What the GPU waited on is not visible at this resolution: record it (gpuscope record samples PCIe every "
            "20 ms) or take a profiler trace; copies are unlikely to be the main cost at this rate.")
-    busy = a.get("busy_fraction")
+    busy = a.busy_fraction
     if finite(busy) and busy < HOST_IDLE_BUSY and line:  # (issue 33 class 10: a fleet's loader-starved run)
         ev["gpu_idle_share"] = rnd(1.0 - busy)
         summary += (f" The GPU idled {1.0 - busy:.0%} of its working time while PCIe stayed nearly quiet "
@@ -59,4 +59,4 @@ def coarse_trickle(f: GpuFigures, a: dict, b: dict, rate: float, direction: str)
         rec = ("Time the host side of a step (the data loader's time per batch) or take a profiler trace to confirm; "
                "a recording every 20 ms (gpuscope record) shows the gaps themselves. Copies are unlikely to be the "
                "main cost at this rate.")
-    return Diagnosis("copies_averaged", "low", summary, ev, rec), min(1.0, at_line / a["working_s"])
+    return Diagnosis("copies_averaged", "low", summary, ev, rec), min(1.0, at_line / a.working_s)

@@ -51,33 +51,33 @@ def copies_unresolved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sampl
         return None
     best: tuple[float, str] | None = None
     for d in ("rx", "tx"):
-        b = f.pcie[d]["bursts"]
-        share = b["total_s"] / a["working_s"]
+        b = f.pcie.direction(d)["bursts"]
+        share = b["total_s"] / a.working_s
         if finite(ctx.program_rate(d)) or b["resolved"] or not b["count"] or share < COPY_SHARE_LOW:
             continue
-        if _other_way(g, d, f.pcie["line_rate_gbs"]):
+        if _other_way(g, d, f.pcie.line_rate_gbs):
             continue
         if best is None or share > best[0]:
             best = (share, d)
     if best is None:
         return None
     share, d = best
-    b, mx = f.pcie[d]["bursts"], f.pcie[d]["max_gbs"]
+    b, mx = f.pcie.direction(d)["bursts"], f.pcie.direction(d)["max_gbs"]
     what = "uploads" if d == "rx" else "read-backs (device to host)"
     ev = {"direction": d, "copies": b["count"], "copy_median_s": rnd(b["median_s"], 4),
-          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f.pcie["resolution_s"], 4),
+          "readings_per_copy_median": b["median_readings"], "pcie_resolution_s": rnd(f.pcie.resolution_s, 4),
           "share_of_working_time": rnd(share), f"{d}_max_gbs": rnd(mx, 2),
           "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
                             "time around it: its rate is unknown (at least its highest reading), and a slow copy "
                             "cannot be told from short fast ones with host work between them")}
     summary = (f"{b['count']} bursts of {what}, ~{b['median_s'] * 1e3:.0f} ms each ({share:.0%} of the working time), "
-               f"span too few readings {f.pcie['resolution_s'] * 1e3:.0f} ms apart (a median "
+               f"span too few readings {(f.pcie.resolution_s or float('nan')) * 1e3:.0f} ms apart (a median "
                f"{b['median_readings']:g}; a rate needs {transfers.MIN_RESOLVED_READINGS}) to tell their rate: at least "
                f"{mx:.1f} GB/s (the highest reading).")
     rec = (f"To judge them, give gpuscope the program's own bytes and time per copy ({'h2d' if d == 'rx' else 'd2h'}"
            "_bytes= beside its time), a profiler trace, or sample faster (gpuscope record samples every 20 ms; "
            "nvidia-smi dmon reads once a second).")
-    serial = _serialised_share(g, working, a["working_s"])
+    serial = _serialised_share(g, working, a.working_s)
     if serial >= COPY_SHARE_LOW:
         return _not_overlapped(f, d, what, serial, ev, mx), serial
     return Diagnosis("copies_unresolved", "info", summary, ev, rec), share
@@ -94,7 +94,7 @@ def _serialised_share(g: sg.Grid, working: np.ndarray, working_s: float) -> floa
 def _not_overlapped(f: GpuFigures, d: str, what: str, serial: float, ev: dict, mx: float) -> Diagnosis:
     """Copies the SMs waited on, their rate unknown: what is certain, at the confidence it allows."""
     sev = "high" if serial >= COPY_SHARE_HIGH else "medium" if serial >= COPY_SHARE_MEDIUM else "low"
-    res = f.pcie["resolution_s"]
+    res = f.pcie.resolution_s
     ev = {**ev, "sm_idle_while_copying_share": rnd(serial),
           "could_not_see": ev["could_not_see"] + "; whose bytes they are (another program's copies read the same)"}
     summary = (f"{what.capitalize()} not overlapped with compute: the SMs idled while PCIe moved bytes "

@@ -63,14 +63,14 @@ def _copy_row(ctx: SampleContext, line: float) -> tuple[Any, Any] | None:
 
 def copy_phase(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.active
-    if a is None or not a["working_s"] or ctx.upload_gbs is not None and finite(ctx.upload_gbs):
+    if a is None or not a.working_s or ctx.upload_gbs is not None and finite(ctx.upload_gbs):
         return None
-    line = f.pcie["line_rate_gbs"]
+    line = f.pcie.line_rate_gbs
     got = _copy_row(ctx, line)
     if got is None:
         return None
     top, r = got
-    share = float(top.idle_weighted_s) / a["working_s"]
+    share = float(top.idle_weighted_s) / a.working_s
     if share < COPY_SHARE_LOW:
         return None
     sev = "high" if share >= COPY_SHARE_HIGH else "medium" if share >= COPY_SHARE_MEDIUM else "low"

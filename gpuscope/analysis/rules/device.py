@@ -45,10 +45,10 @@ def finite(x: object) -> TypeGuard[float]:
 def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     th, ck = f.throttle, f.clocks
     if not th.get("recorded"):
-        med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
+        med, mx = ck.sm_busy_median_mhz, ck.sm_max_mhz
         if not (finite(med) and finite(mx) and mx > 0 and med < CLOCK_LOW_SHARE * mx):
             return None
-        ev: dict[str, Any] = {"sm_busy_median_mhz": med, "sm_max_mhz": mx, "sm_max_basis": ck.get("sm_max_basis"),
+        ev: dict[str, Any] = {"sm_busy_median_mhz": med, "sm_max_mhz": mx, "sm_max_basis": ck.sm_max_basis,
               "could_not_see": "the recording has no clock-event reasons (an older gpuscope): the cause is unknown"}
         return (Diagnosis("clocks_below_max", "info",
                           f"SM clock ran at a median {med:.0f} MHz while busy, {med / mx:.0%} of {mx:.0f} MHz; "
@@ -65,7 +65,7 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
         return None
     hw = any(per[n]["busy_s"] / busy_s >= THROTTLE_HIGH for n in per if n in HW_BITS)
     # a software cap that leaves the clock near its max costs little: grade it by the clock it left
-    med, mx = ck.get("sm_busy_median_mhz"), ck.get("sm_max_mhz")
+    med, mx = ck.sm_busy_median_mhz, ck.sm_max_mhz
     depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
     limit = f.power_limit or {}
     lowered = _limit_lowered(limit)
@@ -86,8 +86,8 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
           "temperature_max_c": f.temperature_c.get("max"), "power_max_w": f.power.get("max_w"),
           "could_not_see": "reasons are read ~5 times a second: shorter throttling episodes are missed or stretched"}
     summary = (f"Clocks throttled: {worst.replace('_', ' ')} held the clocks down {frac:.0%} of the busy time"
-               + (f" (SM clock median {ck['sm_busy_median_mhz']:.0f} of {ck['sm_max_mhz']:.0f} MHz)"
-                  if finite(ck.get("sm_busy_median_mhz")) and finite(ck.get("sm_max_mhz")) else "") + ".")
+               + (f" (SM clock median {ck.sm_busy_median_mhz:.0f} of {ck.sm_max_mhz:.0f} MHz)"
+                  if finite(ck.sm_busy_median_mhz) and finite(ck.sm_max_mhz) else "") + ".")
     if worst == "sw_power_cap" and lowered:
         summary = summary[:-1] + (f"; the power limit is {limit['enforced_w']:.0f} W, lowered from the default "
                                   f"{limit['default_w']:.0f} W.")
@@ -112,8 +112,7 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
            "hw_power_brake_slowdown": "The power brake fired (the node's power supply asked the GPU to slow): "
                                       "check the PSU / rack power budget."}[worst]
     # the share of the working time it explains: the busy time under the reason, times the clock it cost
-    a = f.active or {}
-    work = a.get("working_s") or 0.0
+    work = (f.active.working_s if f.active is not None else 0.0) or 0.0
     lost = frac * (1.0 - depth if depth is not None else 0.5) * (busy_s / work if work > 0 else 1.0)
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
 
@@ -139,11 +138,11 @@ def link_downgraded(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCont
     if not link.get("downgraded"):
         return None
     now, mx = link.get("now_gbs"), link.get("max_gbs")
-    peak = max((f.pcie[d]["max_gbs"] for d in ("rx", "tx") if finite(f.pcie[d]["max_gbs"])), default=None)
+    peak = max((f.pcie.direction(d)["max_gbs"] for d in ("rx", "tx") if finite(f.pcie.direction(d)["max_gbs"])), default=None)
     if finite(now) and finite(peak) and peak > LINK_UP_MARGIN * now:
         return None  # it ran faster than the probed link: it was down-clocked at idle, not degraded
     width_low = (link.get("width_now") or 0) < (link.get("width_max") or 0)
-    moved = f.pcie["rx"]["busy_s"] + f.pcie["tx"]["busy_s"] > 0
+    moved = f.pcie.rx["busy_s"] + f.pcie.tx["busy_s"] > 0
     sev = "high" if width_low and moved else "medium" if width_low or moved else "low"
     ev = {**{k: link.get(k) for k in ("gen_now", "gen_max", "width_now", "width_max")},
           "now_gbs": rnd(now, 2), "max_gbs": rnd(mx, 2), "peak_reading_gbs": rnd(peak, 2), "transfers_seen": moved,

@@ -62,14 +62,14 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
 def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.active
     res = f.resolution_s
-    if a is None or not a["working_s"] or not finite(res):
+    if a is None or not a.working_s or not finite(res):
         return None
     gaps = [x for x in _gaps(g, working) if x[1] >= MIN_GAP_READINGS * res * 0.99]
     if len(gaps) < MIN_GAPS:
         return None
     lengths = np.array([x[1] for x in gaps])
     cv = float(lengths.std(ddof=1) / lengths.mean()) if lengths.mean() > 0 else float("inf")
-    gap_share = float(lengths.sum()) / a["working_s"]
+    gap_share = float(lengths.sum()) / a.working_s
     share = _idle_equivalent(g, working)
     if cv > MAX_GAP_CV or share < SHARE_LOW:
         return None
@@ -80,7 +80,7 @@ def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sample
     what = "utilization.gpu" if util else "SM activity"
     ev = {"gaps": len(gaps), "gap_median_s": rnd(float(np.median(lengths))), "gap_cv": rnd(cv),
           "idle_s": rnd(float(lengths.sum())), "gap_share_of_working_time": rnd(gap_share),
-          "share_of_working_time": rnd(share), "working_s": rnd(a["working_s"]),
+          "share_of_working_time": rnd(share), "working_s": rnd(a.working_s),
           "period_s": rnd(period), "source": f.source, "resolution_s": rnd(res),
           "thresholds": {"min_gaps": MIN_GAPS, "min_gap_readings": MIN_GAP_READINGS, "max_gap_cv": MAX_GAP_CV,
                          "share_high": SHARE_HIGH, "share_medium": SHARE_MEDIUM, "share_low": SHARE_LOW}}
@@ -92,7 +92,7 @@ def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sample
     ev["could_not_see"] = unseen
     summary = (f"Host-side stall, every {period:.1f} s: the GPU sat idle ({what} < {sg.SM_IDLE:.0%}) in "
                f"{len(gaps)} regular gaps of ~{float(np.median(lengths)):.2f} s (cv {cv:.2f}), "
-               f"{lengths.sum():.1f} s; idle {share:.0%} of the {a['working_s']:.1f} s of work, the readings that "
+               f"{lengths.sum():.1f} s; idle {share:.0%} of the {a.working_s:.1f} s of work, the readings that "
                "straddle a gap counted by their activity")
     lines_up = ctx.idle_by_component
     if lines_up is not None and len(lines_up):

@@ -69,7 +69,7 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     samples' only honest rate); fires when the slowest is below UPLOAD_RATIO of the fastest."""
     rates = {}
     for ga in activity.gpus:
-        b = ga.fig.pcie["rx"]["bursts"]
+        b = ga.fig.pcie.rx["bursts"]
         if b["resolved"] and np.isfinite(b["interior_gbs_median"] or np.nan):
             rates[ga.gpu] = (float(b["interior_gbs_median"]), float(b["total_s"]))
     if len(rates) < 2:
@@ -79,7 +79,8 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     if not rates[slow][0] < UPLOAD_RATIO * rates[fast][0]:
         return []
     slow_ga = activity.gpu(slow)
-    work = ((slow_ga.fig.active or {}).get("working_s") if slow_ga is not None else None) or 0.0
+    active = slow_ga.fig.active if slow_ga is not None else None
+    work = (active.working_s if active is not None else None) or 0.0
     share = rates[slow][1] / work if work > 0 else 0.0
     ev = {"upload_gbs_by_gpu": {str(k): rnd(v[0], 2) for k, v in rates.items()}, "fastest_gpu": fast,
           "slowest_gpu": slow, "ratio": rnd(rates[slow][0] / rates[fast][0]), "gpus": sorted(rates),

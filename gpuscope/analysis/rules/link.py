@@ -27,17 +27,17 @@ def link_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContex
     if a is None:
         return None
     p = f.pcie
-    near = p["time_near_line_rate_s"] / a["working_s"]
+    near = p.time_near_line_rate_s / a.working_s
     if near < LINK_SHARE_LOW:
         return None
     sev = "medium" if near >= LINK_SHARE_MEDIUM else "low"
-    ev = {"time_near_line_rate_s": rnd(p["time_near_line_rate_s"]), "share_of_working_time": rnd(near),
-          "line_rate_gbs": rnd(p["line_rate_gbs"], 2), "threshold_gbs": rnd(p["near_line_rate_threshold_gbs"], 2),
-          "rx_max_gbs": rnd(p["rx"]["max_gbs"], 2), "tx_max_gbs": rnd(p["tx"]["max_gbs"], 2),
+    ev = {"time_near_line_rate_s": rnd(p.time_near_line_rate_s), "share_of_working_time": rnd(near),
+          "line_rate_gbs": rnd(p.line_rate_gbs, 2), "threshold_gbs": rnd(p.near_line_rate_threshold_gbs, 2),
+          "rx_max_gbs": rnd(p.rx["max_gbs"], 2), "tx_max_gbs": rnd(p.tx["max_gbs"], 2),
           "could_not_see": ("copies shorter than a reading count only where a reading caught them at full rate: "
                             "the time at the line rate is a lower bound")}
-    summary = (f"PCIe at the line rate {p['time_near_line_rate_s']:.2f} s, {near:.0%} of the working time "
-               f"(readings >= {p['near_line_rate_threshold_gbs']:.1f} GB/s of {p['line_rate_gbs']:.1f}): those "
+    summary = (f"PCIe at the line rate {p.time_near_line_rate_s:.2f} s, {near:.0%} of the working time "
+               f"(readings >= {p.near_line_rate_threshold_gbs:.1f} GB/s of {p.line_rate_gbs:.1f}): those "
                "copies already run as fast as the link allows.")
     rec = ("Send fewer bytes (keep data resident on the GPU, compress, transfer only what changed) or overlap "
            "the copies with compute on a second stream; a faster link is the only other cure.")

@@ -25,19 +25,19 @@ if TYPE_CHECKING:
 
 def long_pauses(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     a = f.active
-    if a is None or not a["span_s"]:
+    if a is None or not a.span_s:
         return None
-    p = a["pauses"]
-    share = p["total_s"] / a["span_s"]
+    p = a.pauses
+    share = p["total_s"] / a.span_s
     if not p["count"] or share < PAUSE_SHARE:
         return None
-    ev = {**{k: rnd(v) if isinstance(v, float) else v for k, v in p.items()}, "span_s": rnd(a["span_s"]),
+    ev = {**{k: rnd(v) if isinstance(v, float) else v for k, v in p.items()}, "span_s": rnd(a.span_s),
           "share_of_span": rnd(share), "could_not_see": "what the host did meanwhile"}
     # one stretch is one-off host work (a profiler starting, a first compilation); recurring ones cost every time
     sev = "low" if p["count"] >= 2 else "info"
     stretches = "one stretch" if p["count"] == 1 else f"{p['count']} stretches"
     summary = (f"The GPU sat idle for {p['total_s']:.1f} s in {stretches} between bursts of work "
-               f"({share:.0%} of the {a['span_s']:.1f} s it was in use; longest {p['longest_s']:.1f} s, "
+               f"({share:.0%} of the {a.span_s:.1f} s it was in use; longest {p['longest_s']:.1f} s, "
                f"{p['longest_at_s']:.1f} s into the recording).")
     rec = ("One-off host work holds the GPU: a profiler starting, checkpointing, evaluation, JIT compilation or "
            "a data loader restarting; move it off the training path or overlap it.")

@@ -47,7 +47,7 @@ def _rate_elsewhere(ev: Evidence) -> tuple[float, str, str | None] | None:
             return float(p.figures["gbs"]), "the profiler trace's DtoH copies", p.figures.get("host_memory")
     if ev.activity is not None:
         for ga in ev.activity.gpus:
-            tx = ga.fig.pcie["tx"]
+            tx = ga.fig.pcie.tx
             b = tx["bursts"]
             if b["resolved"] and math.isfinite(b["interior_gbs_median"] or NAN):
                 return float(b["interior_gbs_median"]), "PCIe TX inside the read-backs (samples)", None

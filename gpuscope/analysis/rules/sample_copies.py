@@ -34,10 +34,10 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
         a = _working(f)
         if a is None:
             return None
-        st = f.pcie[direction]
+        st = f.pcie.direction(direction)
         b = st["bursts"]
-        line = f.pcie["line_rate_gbs"]
-        share_time = b["total_s"] / a["working_s"]
+        line = f.pcie.line_rate_gbs
+        share_time = b["total_s"] / a.working_s
         log_rate = ctx.program_rate(direction)
         if finite(log_rate):
             rate, basis = float(log_rate), "the program's own bytes/time"
@@ -58,11 +58,11 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
             return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"
         ev = {"rate_gbs": rnd(rate, 2), "rate_basis": basis, "line_rate_gbs": rnd(line, 2),
-              "line_rate_source": f.pcie["line_rate_source"], "share_of_line_rate": rnd(rate / line),
+              "line_rate_source": f.pcie.line_rate_source, "share_of_line_rate": rnd(rate / line),
               "copy_s": rnd(b["total_s"]), "share_of_working_time": rnd(share_time), "copies": b["count"],
               "gb_per_copy_median": rnd(b["gb_per_burst_median"]), "copy_median_s": rnd(b["median_s"]),
               "sm_activity_during": rnd(sm_during), "interior_readings": b["interior_readings"],
-              "pcie_resolution_s": rnd(f.pcie["resolution_s"], 4),
+              "pcie_resolution_s": rnd(f.pcie.resolution_s, 4),
               "could_not_see": ("the samples cannot see the host memory kind: staging from pageable memory is the "
                                 "usual cause of copies at this rate, but many small copies or a slow producer look "
                                 "alike; a profiler trace names each copy's memory kind"
