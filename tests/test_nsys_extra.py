@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuscope.analysis import analyze
+from gpuscope.analysis.document import trace_doc
 from gpuscope.parsers.trace.nsys_sqlite import read_nsys_sqlite
 from gpuscope.sources.open import open_source
 from tests.test_nsys_sqlite import (
@@ -54,7 +55,7 @@ def test_every_host_thread_is_named_as_the_exports_thread_names_say():
 
 @needs_exports
 def test_a_gaps_host_op_names_the_thread_that_ran_it():
-    j = _traced(read_nsys_sqlite(_path("h100_2gpu_1s"))).to_json()
+    j = trace_doc(_traced(read_nsys_sqlite(_path("h100_2gpu_1s"))))
     ops = [g["host_op"] for g in j["idle_gaps"] if g["host_op"]]
     assert ops
     for op in ops:  # the thread named is one that ran an NVTX range or runtime call of that name
@@ -77,7 +78,7 @@ def test_an_export_without_thread_names_names_no_thread(tmp_path):
     con.close()
     fr = read_nsys_sqlite(p)
     assert fr.threads == {}
-    j = _traced(fr).to_json()
+    j = trace_doc(_traced(fr))
     assert all("thread" not in g["host_op"] for g in j["idle_gaps"] if g["host_op"])
 
 
@@ -131,7 +132,7 @@ def test_gpu_metrics_are_samples_evidence_beside_the_events(tmp_path):
     assert fr.samples is not None and len(fr.samples) == _q(p, "SELECT count(DISTINCT timestamp) FROM GPU_METRICS")[0]
     assert set(fr.samples["gpu"]) == {0} and fr.threads == {(0, PID, PID): "uploader"}
     a = analyze(open_source(p))
-    act = a.activity.to_json()
+    act = a.samples.to_json()
     # a reading covers the period before it (the NVML recorder's window averages): the mean over
     # the readings after the first, in SQL
     (busy,) = _q(p, "SELECT avg(value) / 100.0 FROM GPU_METRICS WHERE metricId = 1 AND timestamp > 0")
@@ -143,7 +144,7 @@ def test_gpu_metrics_are_samples_evidence_beside_the_events(tmp_path):
     assert s["rx_gbs"].isna().all() and s["tx_gbs"].isna().all()
     notes = " ".join(fr.notes)
     assert "PCIe RX Throughput [Throughput %]" in notes and "121 samples read as GPU 0's" in notes
-    assert a.trace is not None and any(d.part == "trace" for d in a.diagnoses)  # the exact events still speak
+    assert a.trace is not None and any(d.part == "trace" for d in a.findings)  # the exact events still speak
 
 
 def test_gpu_metrics_whose_gpu_cannot_be_told_are_left_out(tmp_path):
@@ -152,7 +153,7 @@ def test_gpu_metrics_whose_gpu_cannot_be_told_are_left_out(tmp_path):
     fr = read_nsys_sqlite(_with_metrics(tmp_path / "two.sqlite", types=(0x100, 0x101)))
     assert fr.samples is None
     assert any("which device a source sampled is not in the export" in n for n in fr.notes)
-    assert analyze(open_source(tmp_path / "two.sqlite")).activity is None
+    assert analyze(open_source(tmp_path / "two.sqlite")).samples is None
 
 
 def test_metrics_of_another_gpu_are_left_out(tmp_path):
