@@ -94,7 +94,7 @@ def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, 
 
     t0 = time.perf_counter()
     try:
-        src = open_source(path, line_rate=line_rate)
+        src = open_source(path, line_rate=line_rate).not_a_table()
         row = rank_row(src, analyze(src), name=Path(path).name, position=position)
     except GpuscopeError as e:
         return {"name": Path(path).name, "rank": position, "error": e.one_line()}

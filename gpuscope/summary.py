@@ -96,7 +96,7 @@ def _summarize(path, abc_bytes, on_error) -> Summary:
     from gpuscope.sources import open_source
 
     try:
-        result = analyze(open_source(path), AnalyzeOptions(abc_bytes=abc_bytes))
+        result = analyze(open_source(path).not_a_table(), AnalyzeOptions(abc_bytes=abc_bytes))
     except NoDataError as e:
         return Summary(None, e.one_line(), no_data=True)
     except GpuscopeError as e:

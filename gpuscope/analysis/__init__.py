@@ -44,12 +44,15 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     bounds, the samples joined to its phases), the profiler trace (`_trace_part`) and the NVML
     samples (`_activity`); their pieces make one Evidence (gpuscope.analysis.evidence), and one
     rule engine (gpuscope.analysis.rules: engine, registry) runs every rule over it and ranks
-    the findings once (severity, then the share of the time each explains).
+    the findings once (severity, then the share of the time each explains). A benchmark tool's
+    table is its own part alone (`_table_analysis`).
     """
-    if source.log is None and source.trace is None and source.samples is None:
-        source.require_log()  # the one-line reason there is nothing to analyze
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
+    if source.table is not None:
+        return _table_analysis(source, options)
+    if source.log is None and source.trace is None and source.samples is None:
+        source.require_log()  # the one-line reason there is nothing to analyze
     trace = _trace_part(source, options)
     if trace is not None:  # (its copies may raise a default line rate to their floor: every part reads that)
         options = dataclasses.replace(options, line_rate_gbs=trace.options["line_rate_gbs"],
@@ -82,6 +85,14 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
         samples_read=getattr(source, "samples_read", None),
         malformed_sample_rows=int(source.samples.attrs.get("malformed_rows", 0)) if source.samples is not None else 0,
     )
+
+
+def _table_analysis(source: Source, options: AnalyzeOptions) -> Analysis:
+    """A benchmark tool's table: the table alone (no steps, no split, no evidence, no finding)."""
+    table = source.table
+    assert table is not None
+    return Analysis(source=str(source.path), kind="benchmark_table", model_name=source.model.name, options=options,
+                    log=None, activity=None, trace=None, diagnoses=[], model=source.model, table=table)
 
 
 @dataclass

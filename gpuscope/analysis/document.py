@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.logpart import LogPart
     from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.parsers.log.tabledoc import BenchTable
     from gpuscope.rolemodel import RoleModel
 
 VERSION = 2
@@ -139,6 +140,7 @@ class Analysis(Protocol):
     model: RoleModel | None
     evidence: Evidence | None
     samples_read: dict | None
+    table: BenchTable | None
 
 
 def build_document(a: Analysis) -> AnalysisDoc:
@@ -149,7 +151,7 @@ def build_document(a: Analysis) -> AnalysisDoc:
         "log": _log(a, a.log) if a.log is not None else None,
         "samples": _samples(a),
         "trace": _trace(a),
-        "table": None,
+        "table": a.table.to_json() if a.table is not None else None,
         "ranks": None,
         "findings": [d.to_json() for d in a.diagnoses],
         "first_cause": first_cause(a.diagnoses),
@@ -159,20 +161,21 @@ def build_document(a: Analysis) -> AnalysisDoc:
     return clean(doc)
 
 
-def bare_document(path: str, kind: str, *, table: dict[str, Any] | None = None,
-                  ranks: RanksDoc | None = None) -> AnalysisDoc:
-    """The document of an input that is no one source analyzed by steps: a benchmark tool's
-    table (`table`), a folder of ranks analyzed rank by rank (`ranks`). Every other part null."""
+def bare_document(path: str, kind: str, *, ranks: RanksDoc | None = None) -> AnalysisDoc:
+    """The document of an input that is no one source: a folder of ranks analyzed rank by rank
+    (`ranks`). Every other part null."""
     doc: AnalysisDoc = {
         "version": VERSION,
         "source": {"path": path, "kind": kind, "model": None, "vocabulary": None, "options": None},
-        "log": None, "samples": None, "trace": None, "table": table, "ranks": ranks,
+        "log": None, "samples": None, "trace": None, "table": None, "ranks": ranks,
         "findings": [], "first_cause": None, "what_if": None, "evidence": None,
     }
     return clean(doc)
 
 
 def _source(a: Analysis) -> SourceDoc:
+    if a.table is not None:  # (a table is analyzed by no role and no option: each cell is the tool's own)
+        return {"path": a.source, "kind": a.kind, "model": None, "vocabulary": None, "options": None}
     return {
         "path": a.source,
         "kind": a.kind,

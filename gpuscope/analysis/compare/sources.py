@@ -31,6 +31,7 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     from gpuscope.errors import NoDataError
     from gpuscope.parsers.log.parsed import ParsedLog
 
+    source.not_a_table()  # (a benchmark tool's table: no steps to set beside another's)
     parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
