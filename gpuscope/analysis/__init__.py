@@ -18,13 +18,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuscope.analysis.evidence import collect
+from gpuscope.analysis.evidence.log import bounds as bounds_mod
+from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
+from gpuscope.analysis.evidence.log.rule_input import RuleInput
+from gpuscope.analysis.evidence.samples import pcie
 from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, LogPart
+from gpuscope.analysis.rules.registry import run_rules
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence import Evidence
-    from gpuscope.analysis.evidence.log.rule_input import RuleInput
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
@@ -60,7 +65,6 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     log = _log_part(source, source.log, options) if source.log is not None else None
     activity = _activity(source, options)
     evidence = _evidence(log, activity, trace)
-    from gpuscope.analysis.rules.registry import run_rules
 
     diags = run_rules(evidence)
     if trace is not None:  # the trace's own document keeps the findings the engine tagged as the trace's
@@ -107,9 +111,6 @@ class _LogWork:
 def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogWork:
     """The timing log's figures: the split and its totals, statistics, timeline, bounds, the
     samples joined to its phases (only for a source with timing lines: no figure of an empty log)."""
-    from gpuscope.analysis.evidence.log import bounds as bounds_mod
-    from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
-    from gpuscope.analysis.evidence.log.rule_input import RuleInput
 
     model = source.model
     # the parser's columns (names as codes): no million-row DataFrame is built here
@@ -162,7 +163,6 @@ def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:
 
 def _evidence(log: _LogWork | None, activity: Activity | None, trace: TraceAnalysis | None) -> Evidence:
     """Every source's pieces on one clock (gpuscope.analysis.evidence)."""
-    from gpuscope.analysis.evidence import collect
 
     if log is None:
         return collect(activity=activity, trace=trace)
@@ -182,7 +182,6 @@ def _pcie(source: Source, options: AnalyzeOptions):
     if samples is None or not len(samples) or source.log is None:
         return None, {}, None
     from gpuscope.analysis.evidence.log import phases
-    from gpuscope.analysis.evidence.samples import pcie
 
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
     info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,

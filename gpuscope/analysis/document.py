@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import AnalyzeOptions, Diagnosis, clean
+from gpuscope.rolemodel import SPLIT_ROLES
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -218,7 +219,6 @@ def _log(a: Analysis, lg: LogPart) -> LogDoc:
 def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
     """The split's sums and shares; a role no component of the log has is null (it was not
     printed: 0.0 would say it was measured and took no time). `records` is the log's own key."""
-    from gpuscope.rolemodel import SPLIT_ROLES
 
     out = {k: v for k, v in totals.items() if k != "records"}
     for role in SPLIT_ROLES:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from gpuscope.analysis.core import SEVERITY_ORDER, AnalyzeOptions, Diagnosis, clean
+from gpuscope.analysis.document import build_document
 from gpuscope.analysis.logpart import LogPart
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ class Analysis:
     def document(self) -> AnalysisDoc:
         """The `analyze --json` document, version 2 (gpuscope.analysis.document), built once."""
         if self._document is None:
-            from gpuscope.analysis.document import build_document
-
             self._document = dict(build_document(self))
         return cast("AnalysisDoc", self._document)
 

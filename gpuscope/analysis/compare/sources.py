@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare.comparison import Comparison, Side, compare
 from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, describe, held_values
+from gpuscope.analysis.timeline_view import timeline_view
 from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 from gpuscope.analysis.whatif.projection import whatif_for
+from gpuscope.errors import NoDataError
+from gpuscope.sources.runmeta import PAGEABLE_NAMES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,8 +30,6 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     comparison. Its picture (phases, lanes, shaded intervals) is built when `pictures` is set
     or when its samples need the phases (PCIe per phase); a JSON or console compare of two
     logs does not pay for a picture it never draws."""
-    from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.errors import NoDataError
 
     source.not_a_table()  # (a benchmark tool's table: no steps to set beside another's)
     nbytes = abc_bytes or source.meta.bytes_per_partition
@@ -96,7 +97,6 @@ def _activity_of(analysis: Analysis) -> dict | None:
 def slower_upload_side(a: Side, b: Side) -> str:
     """Which side ('a' or 'b') to project from: the pageable one by mode, else the one with
     the longer median held time."""
-    from gpuscope.sources.runmeta import PAGEABLE_NAMES
 
     ma, mb = (a.mode or "").lower(), (b.mode or "").lower()
     if ma in PAGEABLE_NAMES and mb not in PAGEABLE_NAMES:
