@@ -26,6 +26,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+from gpuscope.analysis.evidence.samples.samplegrid import CLASSES
 from gpuscope.errors import UsageError
 from gpuscope.live.state import GpuView, LiveState
 
@@ -90,7 +91,6 @@ class _Collector:
         line = GaugeMetricFamily("gpuscope_line_rate_bytes_per_second", "the line rate states are classed against",
                                  labels=LABELS)
         rows = CounterMetricFamily("gpuscope_samples", "sample rows written", labels=LABELS)
-        from gpuscope.analysis.evidence.samples.samplegrid import CLASSES
 
         for v in views:
             lab = _labels(v)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscope import linerate
 from gpuscope import nvml as nvml_mod
 
 #: The capability flags meta.json keeps (Capabilities' booleans).
@@ -58,7 +59,6 @@ class GpuInfo:
 
 def describe_gpus(nv: nvml_mod.Nvml, gpus: Iterable[int]) -> list[GpuInfo]:
     """Each GPU of `gpus` in turn: its device facts, then its probe, then its line rate."""
-    from gpuscope import linerate
 
     out = []
     for i in gpus:

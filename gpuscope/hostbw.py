@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuscope import cuda
+from gpuscope import cuda, nvml
 from gpuscope.clock import iso_from_epoch
 from gpuscope.errors import UsageError
+from gpuscope.units import parse_size
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +38,6 @@ _WHAT = "bandwidth"
 
 def parse_sizes(text: str) -> list[int]:
     """'64M,512M,1.5G' -> bytes (gpuscope.units.parse_size: one rule for every size option)."""
-    from gpuscope.units import parse_size
 
     parts = [p for p in text.split(",") if p.strip()]
     if not parts:
@@ -210,7 +210,6 @@ def _uuid(props: dict[str, Any], device: int) -> str:
     """The GPU's UUID as NVML spells it (the line-rate cache key that info/record look up).
 
     NVML matched by PCI address first; else the CUDA properties' 16 uuid bytes."""
-    from gpuscope import nvml
 
     nv = nvml.get()
     if nv is not None and "pciBusID" in props:

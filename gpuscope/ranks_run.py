@@ -20,6 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscope import rundir
+from gpuscope.analysis import analyze
+from gpuscope.analysis.ranks import combine, rank_row
+from gpuscope.errors import GpuscopeError, NoDataError
+from gpuscope.parsers.trace.tracefile import RANK_SUFFIXES, trace_files
+from gpuscope.sources import open_source
 
 if TYPE_CHECKING:
     from gpuscope.analysis.document import RanksDoc
@@ -42,7 +47,6 @@ def _is_run(p: Path) -> bool:
 
 def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
     """The ranks of a multi-rank folder, in name order; None when `path` is not one."""
-    from gpuscope.parsers.trace.tracefile import RANK_SUFFIXES, trace_files
 
     p = Path(path)
     try:
@@ -67,8 +71,6 @@ def rank_inputs(path: str | os.PathLike[str]) -> list[Path] | None:
 
 
 def _has_traces(d: Path) -> bool:
-    from gpuscope.parsers.trace.tracefile import trace_files
-
     try:
         return bool(trace_files(d))
     except OSError:
@@ -87,14 +89,10 @@ def _bytes(paths: list[Path]) -> int:
 
 def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, Any]:
     """One rank (in a worker process): its row, or an error row with the one-line reason."""
-    from gpuscope.analysis import analyze
-    from gpuscope.analysis.ranks import rank_row
-    from gpuscope.errors import GpuscopeError
-    from gpuscope.sources import open_source
 
     t0 = time.perf_counter()
     try:
-        src = open_source(path, line_rate=line_rate)
+        src = open_source(path, line_rate=line_rate).not_a_table()
         row = rank_row(src, analyze(src), name=Path(path).name, position=position)
     except GpuscopeError as e:
         return {"name": Path(path).name, "rank": position, "error": e.one_line()}
@@ -152,7 +150,6 @@ def pool_size(paths: list[Path], workers: int | None = None) -> int:
 def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: float | None = None) -> RanksDoc:
     """The ranks document (gpuscope.analysis.ranks.combine) of the ranks at `paths`, with
     `workers` (processes used) and `seconds` (wall time of the reading and analysis)."""
-    from gpuscope.analysis.ranks import combine
 
     workers = pool_size(paths, workers)
     t0 = time.perf_counter()
@@ -171,8 +168,6 @@ def analyze_ranks(paths: list[Path], *, workers: int | None = None, line_rate: f
     rows = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]
     if not rows:
-        from gpuscope.errors import NoDataError
-
         raise NoDataError(f"no rank could be analyzed: {errors[0]['name']}: {errors[0]['error']}")
     doc = combine(rows, errors)
     doc["workers"] = workers

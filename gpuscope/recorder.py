@@ -52,6 +52,15 @@ from gpuscope.record_capture import (
 )
 from gpuscope.record_signals import STOP_SIGNALS, Stopper, tie_to_parent
 from gpuscope.rundir import RunDir, TimingLogWriter, host_info, iso_now
+from gpuscope.sampler import (
+    GPM_WINDOW_S,
+    MIN_INTERVAL_S,
+    PCIE_CHOICES,
+    QUIET_INTERVAL_S,
+    RowSink,
+    Sampler,
+    TeeSink,
+)
 
 if TYPE_CHECKING:
     from gpuscope.sampler import Sampler, SamplerStats
@@ -127,7 +136,6 @@ def _check_options(cmd: Sequence[str], out: str | os.PathLike[str] | None, inter
     """UsageError for a bad call, before anything is touched; the interval to sample at."""
     if not cmd:
         raise UsageError("no command given (usage: gpuscope record [OPTIONS] -- CMD ARGS...)")
-    from gpuscope.sampler import GPM_WINDOW_S, MIN_INTERVAL_S, PCIE_CHOICES
 
     if not math.isfinite(interval_s) or interval_s < MIN_INTERVAL_S:  # nan < 5 is False
         raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms and finite, "
@@ -224,7 +232,6 @@ class _Recording:
 
     def open_sampler(self, argv: Sequence[str] | None) -> None:
         """The sampler (not started yet), meta.json at the start (status running), timing.log."""
-        from gpuscope.sampler import QUIET_INTERVAL_S, RowSink, Sampler, TeeSink
 
         nv, rd = self.nv, self.rd
         gpu_meta: list[dict[str, Any]] = []

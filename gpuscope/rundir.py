@@ -27,8 +27,9 @@ from typing import Any, TypeGuard
 
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import EXIT_INTERRUPTED, InputError, NoDataError, ResourceError, UsageError
+from gpuscope.parsers.limits import read_path, utf8
 from gpuscope.rundir_writers import SamplesWriter, SpansWriter, TimingLogWriter
-from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS  # noqa: F401 - the run files' columns, named here too
+from gpuscope.schemas import SAMPLE_COLUMNS, SPAN_COLUMNS, empty_samples  # noqa: F401 - the run files' columns, named here too
 
 SCHEMA_VERSION = 1
 
@@ -378,7 +379,6 @@ def read_json_object(p: Path) -> dict[str, Any]:
     """A run directory's JSON file (meta.json, summary.json) as an object, read within the json
     cap (a file of gigabytes is none of them), a BOM dropped; bad JSON, JSON nested too deeply or
     not an object -> InputError."""
-    from gpuscope.parsers.limits import read_path, utf8
 
     try:
         data = json.loads(utf8(read_path(p, "json")).decode("utf-8"))
@@ -396,7 +396,6 @@ def read_samples(path: str | os.PathLike[str]):
     parsers.read_samples_csv (malformed rows and a torn last row dropped and counted in
     df.attrs["malformed_rows"]); a missing or empty file -> an empty frame with the columns."""
     from gpuscope.parsers.samples import read_samples_csv  # (pandas: imported only when reading)
-    from gpuscope.schemas import empty_samples
 
     p = Path(path)
     if p.is_dir():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from gpuscope.errors import InputError
+from gpuscope.parsers.limits import check_size
 from gpuscope.rundir import SPANS, _regular_file, _require_dir
 
 MAX_EPOCH_S = 1e10  # epoch seconds beyond year 2286 are damage, not a time
@@ -17,8 +18,6 @@ def read_spans(path: str | os.PathLike[str]):
     """spans.csv of a run directory as a DataFrame, None when absent or empty. A file without
     the spans columns -> InputError."""
     import pandas as pd
-
-    from gpuscope.parsers.limits import check_size
 
     p = _require_dir(path) / SPANS
     if not _regular_file(p):

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuscope.errors import GpuscopeError
+from gpuscope.analysis import AnalyzeOptions, analyze
+from gpuscope.errors import GpuscopeError, InputError, NoDataError
+from gpuscope.rundir import SUMMARY, RunDir, read_json_object, read_meta
+from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
+from gpuscope.sources import open_source
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,7 +83,6 @@ def summarize_run(path: str | os.PathLike[str], *, abc_bytes: int | None = None,
 
 def _say_in_meta(path: str | os.PathLike[str], what: str, on_error) -> None:
     """meta.json's `summary` field (merged into the file as it is, replaced atomically)."""
-    from gpuscope.rundir import RunDir, read_meta
 
     try:
         meta = read_meta(path)
@@ -90,13 +93,8 @@ def _say_in_meta(path: str | os.PathLike[str], what: str, on_error) -> None:
 
 
 def _summarize(path, abc_bytes, on_error) -> Summary:
-    from gpuscope.analysis import AnalyzeOptions, analyze
-    from gpuscope.errors import NoDataError
-    from gpuscope.rundir import SUMMARY, RunDir
-    from gpuscope.sources import open_source
-
     try:
-        result = analyze(open_source(path), AnalyzeOptions(abc_bytes=abc_bytes))
+        result = analyze(open_source(path).not_a_table(), AnalyzeOptions(abc_bytes=abc_bytes))
     except NoDataError as e:
         return Summary(None, e.one_line(), no_data=True)
     except GpuscopeError as e:
@@ -114,7 +112,6 @@ def _summarize(path, abc_bytes, on_error) -> Summary:
 
 def check_summary(doc) -> str | None:
     """Why `doc` is no summary.json (schemas.SUMMARY_SCHEMA), or None when it fits."""
-    from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
 
     if not isinstance(doc, dict):
         return f"a JSON {type(doc).__name__}, not an object"
@@ -128,9 +125,6 @@ def read_summary(path: str | os.PathLike[str]) -> tuple[dict, list[str]]:
     """(summary.json of a run directory, the fields left out as damaged). ({}, []) when there
     is none; unreadable JSON, JSON nested too deeply, not an object or without the required
     fields -> InputError (one line, exit 3); a field of the wrong type is left out and named."""
-    from gpuscope.errors import InputError
-    from gpuscope.rundir import SUMMARY, read_json_object
-    from gpuscope.schemas import SUMMARY_REQUIRED, SUMMARY_SCHEMA, misfits
 
     p = Path(path) / SUMMARY if Path(path).is_dir() else Path(path)
     if not p.exists():

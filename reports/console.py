@@ -18,8 +18,10 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.reports.activity_console import activity_renderables, samples_header
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, text, visible
+from gpuscope.reports.trace_console import trace_header, trace_renderables
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 if TYPE_CHECKING:
@@ -336,8 +338,6 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
     lg = a.log if a.log is not None and a.log.timing_lines else None  # no timing lines: no log section
     doc = a.document() if a.samples is not None or a.trace is not None else None  # (built once, drawn from)
     if doc is not None and doc["samples"] is not None and doc["samples"]["activity"] is not None:
-        from gpuscope.reports.activity_console import activity_renderables, samples_header
-
         act = doc["samples"]["activity"]
         activity_parts = activity_renderables(act)
         if lg is None and a.trace is None:  # samples and nothing else
@@ -346,8 +346,6 @@ def summary_renderables(a: Analysis, *, records: bool = False, verbose: bool = F
             return [samples_header(act, a.source, skipped, note), *activity_parts,
                     diagnoses_block(a.findings, verbose=verbose)]
     if doc is not None and doc["trace"] is not None:
-        from gpuscope.reports.trace_console import trace_header, trace_renderables
-
         tdoc = doc["trace"]
         trace_parts = trace_renderables(tdoc, a.options.line_rate_gbs, a.options.line_rate_source)
         if lg is None:  # a trace and nothing else: no log section

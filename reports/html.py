@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscope import __version__
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.errors import NoDataError
+from gpuscope.reports import plot
 from gpuscope.reports.compare_console import compare_renderables, whatif_renderables
 from gpuscope.reports.console import diagnoses_block, summary_renderables
 from gpuscope.reports.html_render import html as render_html
@@ -88,7 +89,6 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     """The whole `compare --html` page: the comparison as the console prints it and each
     side's timeline, both drawn on one x scale (seconds from each side's first phase, to the
     longer side's end) so the two pictures can be read against each other."""
-    from gpuscope.reports import plot  # (lazy: pandas and matplotlib, for the pictures alone)
 
     def extent(s: Side) -> tuple[float, float] | None:
         if s.phases is not None:

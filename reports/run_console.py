@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from gpuscope.reports.console import render_summary
+
 if TYPE_CHECKING:
     from gpuscope.workload.pipeline_types import PipelineConfig
     from gpuscope.workload.runner import RunOutcome
@@ -57,6 +59,4 @@ def render_run(cfg: PipelineConfig, backend: str, outcome: RunOutcome, console: 
     for n in outcome.notes:
         console.print(text(f"note: {n}"))
     if outcome.analysis is not None:
-        from gpuscope.reports.console import render_summary
-
         render_summary(outcome.analysis, console)

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 from gpuscope import parsers
 from gpuscope.cli import app
 from gpuscope.errors import NoDataError
-from gpuscope.parsers.log.benchtable import STATEMENT, BenchmarkTable, read_bench_table
+from gpuscope.parsers.log.benchtable import STATEMENT, read_bench_table
+from gpuscope.parsers.log.logparse import read_table
+from gpuscope.sources import open_source
 from tests.conftest import DATA
 
 EXPECTED = tomllib.loads((DATA / "corpus" / "expected.toml").read_text())
@@ -26,10 +28,12 @@ runner = CliRunner()
 
 
 def _table(case: str):
-    with pytest.raises(BenchmarkTable) as e:
-        parsers.parse_log(DATA / case)
-    assert isinstance(e.value, NoDataError) and e.value.exit_code == 4
-    return e.value.table
+    with pytest.raises(NoDataError, match="measurements, not timed steps") as e:
+        parsers.parse_log(DATA / case)  # (a table is no log: refused with what it is, exit 4)
+    assert e.value.exit_code == 4
+    t = read_table(DATA / case)
+    assert t is not None
+    return t
 
 
 def _dash(xs):
@@ -96,7 +100,34 @@ def test_a_forced_format_reads_lines_as_asked():
     """--format names the reading: the table is not looked for (its cells are no timing lines)."""
     with pytest.raises(NoDataError) as e:
         parsers.parse_log(DATA / "corpus/google_benchmark/memcpy.txt", "lines")
-    assert not isinstance(e.value, BenchmarkTable)
+    assert "no timing lines found" in str(e.value) and "shows it as the benchmark table" not in str(e.value)
+
+
+def test_a_table_is_a_source_returned_not_raised(tmp_path):
+    """issue 31: the readers' `table` entry opens a benchmark table as a source of its own; the
+    analysis holds its table part and nothing else (no log of zeros, no finding); a log whose
+    head names nccl-tests beside its own steps (what would make the table reader fire falsely)
+    opens as the log."""
+    from gpuscope.analysis import analyze
+
+    case = DATA / "corpus/nccl_tests/all_reduce_perf.txt"
+    src = open_source(case)
+    assert src.kind == "table" and src.table is not None and src.log is None and src.trace is None
+    a = analyze(src)
+    assert a.table is src.table and a.log is None and a.trace is None and a.samples is None
+    assert a.findings == [] and a.evidence is None and a.kind == "benchmark_table"
+    doc = a.document()
+    assert doc["table"] is not None and doc["table"]["tool"] == "nccl_tests" and doc["log"] is None
+    assert doc["source"]["model"] is None and doc["source"]["options"] is None
+    with pytest.raises(NoDataError, match="nccl-tests table.*measurements, not timed steps"):
+        src.not_a_table()
+    steps = "".join(f"step {i} data_ms={10 + i % 3} compute_ms={40 + i % 5} step_ms={52 + i % 7}\n" for i in range(40))
+    mixed = tmp_path / "train.log"
+    mixed.write_text(case.read_text() + steps)
+    src = open_source(mixed)
+    assert src.kind == "log" and src.table is None and src.log is not None and src.log.complete_records == 40
+    with pytest.raises(NoDataError, match="no timing lines"):  # --format: read as lines, no table looked for
+        open_source(case, fmt="lines")
 
 
 def test_a_table_inside_other_text_and_damage():
@@ -135,8 +166,9 @@ def test_criterion_s_throughput_and_the_rest_of_its_report():
     t = read_bench_table(text)
     assert [c["name"] for c in t.columns][3:] == ["thrpt.low", "thrpt.estimate", "thrpt.high"]
     assert t.rows[0]["values"] == [1.2, 1.21, 1.22, 839.34, 846.28, 853.33] and t.rows[0]["units"][3] == "MiB/s"
-    with pytest.raises(BenchmarkTable, match="criterion"):
+    with pytest.raises(NoDataError, match="criterion"):
         parsers.parse_log(text, None)
+    assert read_table(text) is not None
 
 
 @pytest.mark.parametrize("width", [40, 60, 80, 120])

@@ -18,13 +18,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuscope.analysis.evidence import collect
+from gpuscope.analysis.evidence.log import bounds as bounds_mod
+from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
+from gpuscope.analysis.evidence.log.rule_input import RuleInput
+from gpuscope.analysis.evidence.samples import pcie
 from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, LogPart
+from gpuscope.analysis.rules.registry import run_rules
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence import Evidence
-    from gpuscope.analysis.evidence.log.rule_input import RuleInput
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
     from gpuscope.parsers.log.parsed import ParsedLog
@@ -44,12 +49,15 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     bounds, the samples joined to its phases), the profiler trace (`_trace_part`) and the NVML
     samples (`_activity`); their pieces make one Evidence (gpuscope.analysis.evidence), and one
     rule engine (gpuscope.analysis.rules: engine, registry) runs every rule over it and ranks
-    the findings once (severity, then the share of the time each explains).
+    the findings once (severity, then the share of the time each explains). A benchmark tool's
+    table is its own part alone (`_table_analysis`).
     """
-    if source.log is None and source.trace is None and source.samples is None:
-        source.require_log()  # the one-line reason there is nothing to analyze
     options = dataclasses.replace(options or AnalyzeOptions(), line_rate_gbs=source.line_rate_gbs,
                                   line_rate_source=source.line_rate_source)
+    if source.table is not None:
+        return _table_analysis(source, options)
+    if source.log is None and source.trace is None and source.samples is None:
+        source.require_log()  # the one-line reason there is nothing to analyze
     trace = _trace_part(source, options)
     if trace is not None:  # (its copies may raise a default line rate to their floor: every part reads that)
         options = dataclasses.replace(options, line_rate_gbs=trace.options["line_rate_gbs"],
@@ -57,7 +65,6 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     log = _log_part(source, source.log, options) if source.log is not None else None
     activity = _activity(source, options)
     evidence = _evidence(log, activity, trace)
-    from gpuscope.analysis.rules.registry import run_rules
 
     diags = run_rules(evidence)
     if trace is not None:  # the trace's own document keeps the findings the engine tagged as the trace's
@@ -84,6 +91,14 @@ def analyze(source: Source, options: AnalyzeOptions | None = None) -> Analysis:
     )
 
 
+def _table_analysis(source: Source, options: AnalyzeOptions) -> Analysis:
+    """A benchmark tool's table: the table alone (no steps, no split, no evidence, no finding)."""
+    table = source.table
+    assert table is not None
+    return Analysis(source=str(source.path), kind="benchmark_table", model_name=source.model.name, options=options,
+                    log=None, samples=None, trace=None, findings=[], model=source.model, table=table)
+
+
 @dataclass
 class _LogWork:
     """The timing log's part of the Analysis and what its rules and evidence read beside it."""
@@ -96,9 +111,6 @@ class _LogWork:
 def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _LogWork:
     """The timing log's figures: the split and its totals, statistics, timeline, bounds, the
     samples joined to its phases (only for a source with timing lines: no figure of an empty log)."""
-    from gpuscope.analysis.evidence.log import bounds as bounds_mod
-    from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
-    from gpuscope.analysis.evidence.log.rule_input import RuleInput
 
     model = source.model
     # the parser's columns (names as codes): no million-row DataFrame is built here
@@ -151,7 +163,6 @@ def _activity(source: Source, options: AnalyzeOptions) -> Activity | None:
 
 def _evidence(log: _LogWork | None, activity: Activity | None, trace: TraceAnalysis | None) -> Evidence:
     """Every source's pieces on one clock (gpuscope.analysis.evidence)."""
-    from gpuscope.analysis.evidence import collect
 
     if log is None:
         return collect(activity=activity, trace=trace)
@@ -171,7 +182,6 @@ def _pcie(source: Source, options: AnalyzeOptions):
     if samples is None or not len(samples) or source.log is None:
         return None, {}, None
     from gpuscope.analysis.evidence.log import phases
-    from gpuscope.analysis.evidence.samples import pcie
 
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
     info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,

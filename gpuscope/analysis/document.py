@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from gpuscope.analysis.causes import first_cause
 from gpuscope.analysis.core import AnalyzeOptions, Diagnosis, clean
+from gpuscope.rolemodel import SPLIT_ROLES
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.logpart import LogPart
+    from gpuscope.parsers.log.tabledoc import BenchTable
     from gpuscope.rolemodel import RoleModel
 
 VERSION = 2
@@ -206,6 +208,7 @@ class Analysis(Protocol):
     model: RoleModel | None
     evidence: Evidence | None
     samples_read: dict | None
+    table: BenchTable | None
 
     @property
     def trace(self) -> TraceParts | None: ...
@@ -243,7 +246,7 @@ def build_document(a: Analysis) -> AnalysisDoc:
         "log": _log(a, a.log) if a.log is not None else None,
         "samples": _samples(a),
         "trace": _trace(a),
-        "table": None,
+        "table": a.table.to_json() if a.table is not None else None,
         "ranks": None,
         "findings": [d.to_json() for d in a.findings],
         "first_cause": first_cause(a.findings),
@@ -253,20 +256,21 @@ def build_document(a: Analysis) -> AnalysisDoc:
     return clean(doc)
 
 
-def bare_document(path: str, kind: str, *, table: dict[str, Any] | None = None,
-                  ranks: RanksDoc | None = None) -> AnalysisDoc:
-    """The document of an input that is no one source analyzed by steps: a benchmark tool's
-    table (`table`), a folder of ranks analyzed rank by rank (`ranks`). Every other part null."""
+def bare_document(path: str, kind: str, *, ranks: RanksDoc | None = None) -> AnalysisDoc:
+    """The document of an input that is no one source: a folder of ranks analyzed rank by rank
+    (`ranks`). Every other part null."""
     doc: AnalysisDoc = {
         "version": VERSION,
         "source": {"path": path, "kind": kind, "model": None, "vocabulary": None, "options": None},
-        "log": None, "samples": None, "trace": None, "table": table, "ranks": ranks,
+        "log": None, "samples": None, "trace": None, "table": None, "ranks": ranks,
         "findings": [], "first_cause": None, "what_if": None, "evidence": None,
     }
     return clean(doc)
 
 
 def _source(a: Analysis) -> SourceDoc:
+    if a.table is not None:  # (a table is analyzed by no role and no option: each cell is the tool's own)
+        return {"path": a.source, "kind": a.kind, "model": None, "vocabulary": None, "options": None}
     return {
         "path": a.source,
         "kind": a.kind,
@@ -309,7 +313,6 @@ def _log(a: Analysis, lg: LogPart) -> LogDoc:
 def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
     """The split's sums and shares; a role no component of the log has is null (it was not
     printed: 0.0 would say it was measured and took no time). `records` is the log's own key."""
-    from gpuscope.rolemodel import SPLIT_ROLES
 
     out = {k: v for k, v in totals.items() if k != "records"}
     for role in SPLIT_ROLES:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import clean
+from gpuscope.analysis.evidence.log.split import record_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +54,6 @@ class LogPart:
     @property
     def record_components(self) -> pd.DataFrame:
         """Wide: record x component (GPU-averaged ms)."""
-        from gpuscope.analysis.evidence.log.split import record_frame
 
         return record_frame(self.wide_table)
 

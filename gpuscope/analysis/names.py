@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from gpuscope.rolemodel import guess_role as by_name
+
 #: SM activity (GPM, 0-1) or utilization.gpu / 100 below which an interval is idle
 SM_IDLE = 0.05
 
@@ -25,6 +27,5 @@ def guess_role(name: str) -> str | None:
     (gpuscope.rolemodel.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
     if PROFILER_STEP_RE.match(name) or name == STEP:
         return "info"
-    from gpuscope.rolemodel import guess_role as by_name
 
     return by_name(name)[0]

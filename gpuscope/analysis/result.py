@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from gpuscope.analysis.core import SEVERITY_ORDER, AnalyzeOptions, Diagnosis, clean
+from gpuscope.analysis.document import build_document
 from gpuscope.analysis.logpart import LogPart
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
+    from gpuscope.parsers.log.tabledoc import BenchTable
     from gpuscope.rolemodel import RoleModel
 
 __all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "LogPart", "TimelineView", "clean"]
@@ -24,12 +26,13 @@ __all__ = ["SEVERITY_ORDER", "Analysis", "AnalyzeOptions", "Diagnosis", "LogPart
 @dataclass
 class Analysis:
     """What `analyze` found, shaped like the Source: a part for each thing the source has (the
-    timing log, the NVML samples' activity, the profiler trace), None where it has none; the
+    timing log, the NVML samples' activity, the profiler trace, a benchmark tool's table), None
+    where it has none; the
     findings of every part ranked once. `document()` is the `analyze --json` document
     (version 2, gpuscope.analysis.document), built once."""
 
     source: str
-    kind: str                           # what the source is: a log's format, else trace | samples
+    kind: str                           # what the source is: a log's format, else trace | samples | benchmark_table
     model_name: str
     options: AnalyzeOptions
     log: LogPart | None                 # the timing log's figures, when the source has timing lines
@@ -41,13 +44,12 @@ class Analysis:
     evidence: Evidence | None = None    # every source's pieces the rules read (gpuscope.analysis.evidence)
     samples_read: dict | None = None    # what reading the samples file cost (Source.samples_read)
     malformed_sample_rows: int = 0      # sample rows the reader could not use
+    table: BenchTable | None = None     # a benchmark tool's table, when the source is one (its only part)
     _document: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     def document(self) -> AnalysisDoc:
         """The `analyze --json` document, version 2 (gpuscope.analysis.document), built once."""
         if self._document is None:
-            from gpuscope.analysis.document import build_document
-
             self._document = dict(build_document(self))
         return cast("AnalysisDoc", self._document)
 

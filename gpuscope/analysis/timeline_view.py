@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuscope.analysis.names import GPU_RANGE_PREFIX
+from gpuscope.analysis.names import GPU_RANGE_PREFIX, PROFILER_STEP_RE
 from gpuscope.analysis.result import TimelineView
 from gpuscope.errors import NoDataError, UsageError
+from gpuscope.schemas import empty_phases
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +32,6 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
     computed again. `classed`: False when the caller draws no idle gaps (the export): the
     samples' intervals are not computed (TimelineView.intervals None)."""
     from gpuscope.analysis.evidence.log.attribution import display_phases
-    from gpuscope.schemas import empty_phases
 
     phases, basis, counters, noun, n, k = empty_phases(), None, None, "worker", None, 1
     if source.trace is not None:
@@ -77,8 +77,6 @@ def _with_gpu_ranges(phases: pd.DataFrame, frames, ranked: bool) -> pd.DataFrame
     on a thin row under their stream; the profiler's own step ranges left out (the CPU lane
     has them)."""
     import pandas as pd
-
-    from gpuscope.analysis.names import PROFILER_STEP_RE
 
     g = frames.gpu_annotations
     if g is None or not len(g):

@@ -25,6 +25,7 @@ from gpuscope.analysis.evidence.trace import trace_phases as tp
 from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
 from gpuscope.errors import NoDataError
+from gpuscope.linerate import named_line_rate
 
 if TYPE_CHECKING:
     from gpuscope.analysis.document import TraceActivityDoc, TraceIdleGapsDoc
@@ -102,7 +103,6 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     rule engine (gpuscope.analysis.analyze, or rules.registry.run_rules(evidence.collect(trace=...)) for a trace alone)
     reads `rule_input` and fills `findings`."""
     if line_rate_source == "default" and len(frames.devices):  # the trace names its GPU: its usual link
-        from gpuscope.linerate import named_line_rate
 
         named = named_line_rate(frames.devices["name"].astype(str).tolist())
         if named is not None:

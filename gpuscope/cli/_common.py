@@ -296,7 +296,7 @@ def open_to_draw(verb: str, source: str, output: str, **options: Any) -> Source:
     from gpuscope.sources import open_source
 
     try:
-        return open_source(source, **options)
+        return open_source(source, **options).not_a_table()
     except InputError:
         from gpuscope.ranks_run import rank_inputs
 

@@ -20,8 +20,6 @@ from gpuscope.cli._common import (
 )
 from gpuscope.cli.progress import Progress
 from gpuscope.errors import NoDataError, UsageError
-from gpuscope.parsers.log.benchtable import BenchmarkTable
-from gpuscope.parsers.log.sumnsys import against_line_rate
 from gpuscope.rolemodel import vocabulary_of
 from gpuscope.sources import open_source
 from gpuscope.units import parse_size
@@ -60,20 +58,17 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
     if ranks is not None and (ranks["inputs"] == "runs" or not ranks.get("one_job", True)):
         _say_ranks(source, ranks, as_json, html_file or csv_dir)
         return
-    bench: BenchmarkTable | None = None
     with Progress(source) as progress:
-        try:
-            src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
-                              progress=progress.reading)
-        except BenchmarkTable as e:  # a benchmark tool's table: shown as it is, no analysis of steps
-            bench = e
-        else:
-            say_warnings(src)  # before the analysis, which may end in an error they explain
-            progress.step("analyzing")
-            result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
-    if bench is not None:
-        _say_bench_table(source, bench, as_json, html_file or csv_dir or (samples and "--samples")
-                         or (trace and "--trace"), line_rate)
+        src = open_source(source, fmt=fmt, model=model, samples=samples, trace=trace, line_rate=line_rate,
+                          progress=progress.reading)
+        other = html_file or csv_dir or (samples and "--samples") or (trace and "--trace")
+        if src.table is not None and other:  # a benchmark tool's table: shown as it is, no analysis of steps
+            raise UsageError(f"{src.no_log_reason} ({other} is for timed steps or samples; --json gives the table)")
+        say_warnings(src)  # before the analysis, which may end in an error they explain
+        progress.step("analyzing")
+        result = analyze(src, AnalyzeOptions(abc_bytes=nbytes, what_if=what_if))
+    if result.table is not None:
+        _say_bench_table(source, result, as_json)
         return
     if src.log is not None:
         warn_skipped(src.log, verbose)
@@ -110,20 +105,16 @@ def run(source: str, *, as_json: bool = False, csv_dir: str | None = None, recor
         render_ranks(ranks, con)
 
 
-def _say_bench_table(source: str, e, as_json: bool, other: str | None, line_rate: float | None = None) -> None:
+def _say_bench_table(source: str, result, as_json: bool) -> None:
     """A benchmark table (Google Benchmark, nccl-tests, criterion): the table and what it is,
-    in JSON under `benchmark_table` (docs/ANALYZE.md); no steps, no split, no diagnosis."""
-    if other:
-        raise UsageError(f"{e} ({other} is for timed steps or samples; --json gives the table)")
-    name = "<stdin>" if source == "-" else source
-    if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
-        against_line_rate(e.table, line_rate)
+    in JSON the document's `table` part (docs/ANALYZE.md); no steps, no split, no diagnosis."""
+    doc = result.document()
     if as_json:
-        emit(bare_document(name, "benchmark_table", table=e.table.to_json()))
+        emit(doc)
         return
     from gpuscope.reports.bench_console import render_bench_table
 
-    render_bench_table(e.table.to_json(), name, stdout_console())
+    render_bench_table(doc["table"], "<stdin>" if source == "-" else source, stdout_console())
 
 
 def html_page(result, src, *, whatif: dict | None = None) -> str:

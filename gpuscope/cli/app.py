@@ -8,6 +8,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from gpuscope.reports.safe_text import visible
+
 try:  # typer >= 0.26 carries its own copy of click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 except ImportError:  # pragma: no cover  (an older typer: click itself)
@@ -24,8 +26,6 @@ class OneLineUsageError(ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        from gpuscope.reports.safe_text import visible
-
         (file or sys.stderr).write(f"gpuscope: {visible(self.message)}\n")
 
 

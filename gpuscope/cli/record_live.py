@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscope.cli._common import say
 from gpuscope.errors import UsageError
+from gpuscope.exporter import MetricsServer, parse_listen
+from gpuscope.live.display import LiveDisplay
+from gpuscope.live.session import live_state
+from gpuscope.recorder import record
 
 if TYPE_CHECKING:
     from gpuscope.recorder import RecordResult
 
 
 def record_live(cmd: Sequence[str], *, live: bool, metrics: str | None, **kw: Any) -> RecordResult:
-    from gpuscope.exporter import MetricsServer, parse_listen
-    from gpuscope.live.display import LiveDisplay
-    from gpuscope.live.session import live_state
-    from gpuscope.recorder import record
-
     if not cmd:
         raise UsageError("no command given (usage: gpuscope record [OPTIONS] -- CMD ARGS...)")
     if metrics:

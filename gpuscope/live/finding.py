@@ -13,9 +13,12 @@ import math
 import threading
 from pathlib import Path
 
+from gpuscope.analysis import analyze
 from gpuscope.clock import CLOCK, Clock
 from gpuscope.errors import GpuscopeError
 from gpuscope.live.state import LiveState
+from gpuscope.rolemodel import load_model
+from gpuscope.sources.source import Source
 
 EVERY_S = 5.0
 MIN_ROWS = 10
@@ -56,10 +59,6 @@ class RunningFinding:
                 self.text = f"(no finding: {type(e).__name__}: {e})"
 
     def _compute(self) -> str | None:
-        from gpuscope.analysis import analyze
-        from gpuscope.rolemodel import load_model
-        from gpuscope.sources.source import Source
-
         df = self.state.frame()
         if len(df) < MIN_ROWS:
             return self.text

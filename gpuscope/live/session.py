@@ -17,7 +17,12 @@ from typing import IO, Any
 
 from gpuscope import nvml as nvml_mod
 from gpuscope.errors import NoGpuError, UsageError
+from gpuscope.exporter import MetricsServer
+from gpuscope.gpuinfo import first_line_rate, meta_gpus
+from gpuscope.linerate import resolve_line_rate
+from gpuscope.live.display import LiveDisplay
 from gpuscope.live.state import WINDOW_S, LiveState
+from gpuscope.sampler import MIN_INTERVAL_S, PCIE_CHOICES, Sampler
 
 TICK_S = 0.2  # the main loop's wait: how soon --seconds and a signal are seen
 
@@ -38,8 +43,6 @@ def live_state(gpus: Sequence[int] | None, *, window_s: float = WINDOW_S, line_r
     """The LiveState of the GPUs to sample, with names, UUIDs and the line rate analyze would use
     for a recording of them (gpuscope.linerate: --line-rate, the measured rate, the cache, 50).
     Without NVML: NoGpuError (exit 5) when `need_nvml`, else an empty state."""
-    from gpuscope.gpuinfo import first_line_rate, meta_gpus
-    from gpuscope.linerate import resolve_line_rate
 
     if not (window_s > 0 and math.isfinite(window_s)):
         raise UsageError(f"--window must be a positive number of seconds, got {window_s}")
@@ -95,9 +98,6 @@ def watch(gpus: Sequence[int] | None = None, *, interval_s: float = 0.020, refre
           window_s: float = WINDOW_S, seconds: float | None = None, metrics: str | None = None,
           plain: bool | None = None, line_rate: float | None = None, pcie: str = "auto",
           on_note: Callable[[str], None] | None = None, out: IO[str] | None = None) -> WatchResult:
-    from gpuscope.exporter import MetricsServer
-    from gpuscope.live.display import LiveDisplay
-    from gpuscope.sampler import MIN_INTERVAL_S, PCIE_CHOICES, Sampler
 
     if not math.isfinite(interval_s) or interval_s < MIN_INTERVAL_S:
         raise UsageError(f"--interval must be at least {MIN_INTERVAL_S * 1e3:g} ms, got {interval_s * 1e3:g}")

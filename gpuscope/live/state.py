@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuscope import schemas
+from gpuscope.analysis.evidence.samples.samplegrid import build_grid
 from gpuscope.clock import CLOCK, Clock
 
 #: the columns kept per row (the samples.csv columns a view or a scrape shows)
@@ -158,7 +160,6 @@ class LiveState:
 
     def frame(self) -> Any:
         """The window's rows of every GPU as a samples frame (SAMPLE_SCHEMA), for a running analysis."""
-        from gpuscope import schemas
 
         with self._lock:
             cols: dict[str, list[Any]] = {k: [] for k in (*KEPT, "gpu", "pcie_source")}
@@ -187,8 +188,6 @@ class LiveState:
         of a refresh is the new rows, not the window), then the window's shares and strip."""
         import numpy as np
         import pandas as pd
-
-        from gpuscope.analysis.evidence.samples.samplegrid import build_grid
 
         t = g.cols["t_mono"]
         first = bisect.bisect_left(t, (g.accounted_until if g.accounted_until is not None else t[0]) - 1e-9)

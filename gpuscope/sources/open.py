@@ -15,6 +15,7 @@ from gpuscope.errors import InputError, UsageError
 from gpuscope.linerate import resolve_line_rate
 from gpuscope.parsers import FORMATS
 from gpuscope.parsers.limits import readable_file
+from gpuscope.parsers.log.sumnsys import against_line_rate
 from gpuscope.parsers.trace.nsys_rep import is_nsys, read_nsys
 from gpuscope.rolemodel import RoleModel, user_model
 from gpuscope.sources.common import Want, kept
@@ -57,6 +58,10 @@ def open_source(
             src = open_head(head, want)
     except PermissionError as e:  # pathlib's is_dir()/exists() raise it (a folder without its x bit)
         raise _permission(Path(path), e) from None
+    if src.table is not None:  # a benchmark tool's table: no clock to join --samples or --trace to (the verb says so)
+        samples = trace = None
+        if line_rate is not None:  # (an nsys copy summary's rates against the link the caller names)
+            against_line_rate(src.table, line_rate)
     if samples is not None:
         src.samples = kept(src, _read_samples_file(Path(samples)), Path(samples))
     if trace is not None:

@@ -22,6 +22,8 @@ from gpuscope import rundir
 from gpuscope.errors import NoDataError
 from gpuscope.parsers import parse_log
 from gpuscope.parsers.heads import looks_like_prometheus, looks_like_query_header
+from gpuscope.parsers.log.benchtable import not_steps
+from gpuscope.parsers.log.logparse import maybe_table, read_table
 from gpuscope.parsers.trace.nsys_rep import REP_SUFFIX, read_nsys
 from gpuscope.parsers.trace.tracefile import is_sqlite, is_trace
 from gpuscope.rolemodel import held_key
@@ -193,10 +195,25 @@ def read_samples_text(p: Path, data: bytes) -> pd.DataFrame:
     return read_prometheus(text) if looks_like_prometheus(text[:HEAD * 16]) else read_samples(p, text=text)
 
 
-def _open_log(h: Head, want: Want) -> Source:
+def _table(h: Head) -> bool:
+    """A benchmark tool's table, by its head's marker (parsers.log.logparse.maybe_table): opened
+    as a table when it reads as one, else as the log it is (a log that ran nccl-tests first)."""
+    return maybe_table(h.plain_first().decode("utf-8", errors="replace"))
+
+
+def _open_table(h: Head, want: Want) -> Source:
+    name = str(h.path)
+    table = read_table(h.path if h.by_path else h.plain(), name=name)
+    if table is None:  # the marker beside the log's own lines: the log, its table not looked for again
+        return _open_log(h, want, tables=False)
+    return Source(path=h.path, kind="table", model=model_of(want.user), table=table,
+                  no_log_reason=not_steps(name, table))
+
+
+def _open_log(h: Head, want: Want, *, tables: bool = True) -> Source:
     """A timing log: a plain file by its path (the parser reads it in chunks), else its text."""
     log = parse_log(h.path if h.by_path else h.plain(), want.fmt, held_key=held_key(want.user),
-                    name=str(h.path), progress=want.progress)
+                    name=str(h.path), progress=want.progress, tables=tables)
     return Source(path=h.path, kind="log", model=model_of(want.user, log), log=log, log_path=h.path)
 
 
@@ -208,6 +225,6 @@ READERS: tuple[Reader, ...] = (
     Reader("prometheus", _prometheus, _open_prometheus),
     Reader("samples.csv", _samples_csv, _open_samples_csv),
     Reader("samples", _samples, _open_samples),
-    # (a benchmark table, issue 31's `table` kind, goes here: its sniff before the log's)
+    Reader("table", _table, _open_table),  # a benchmark tool's table: its cells would read as steps
     Reader("log", lambda h: not h.is_dir, _open_log, by_content=False),
 )

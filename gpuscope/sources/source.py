@@ -2,7 +2,8 @@
 
 Built by gpuscope.sources.open_source (the one way in) or, for a log already parsed,
 Source.from_parsed. Each part may be missing: a run directory without timing lines has no
-`log`, a plain log has no samples, a samples file has neither log nor spans.
+`log`, a plain log has no samples, a samples file has neither log nor spans, a benchmark
+tool's table (kind `table`) has its `table` alone.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.parsers.log.parsed import ParsedLog
+    from gpuscope.parsers.log.tabledoc import BenchTable
     from gpuscope.parsers.trace.kineto import TraceFrames
 
 
 @dataclass
 class Source:
     path: Path
-    kind: str                                # log | rundir | samples | trace
+    kind: str                                # log | rundir | samples | trace | table
     model: RoleModel
     log: ParsedLog | None = None             # timing records; None: the source has no timing lines
     log_path: Path | None = None
@@ -34,6 +36,7 @@ class Source:
     samples: pd.DataFrame | None = None      # gpuscope.schemas.SAMPLE_SCHEMA, None when there are none
     spans: pd.DataFrame | None = None        # spans.csv of a workload run
     trace: TraceFrames | None = None         # a profiler (Kineto) trace: the source itself or --trace
+    table: BenchTable | None = None          # a benchmark tool's table: the source itself (no steps, no clock)
     meta: RunMeta = field(default_factory=RunMeta)
     line_rate_gbs: float = DEFAULT_LINE_RATE_GBS   # resolved once (gpuscope.linerate.resolve_line_rate)
     line_rate_source: str = "default"        # option | meta | cache | link | default (analyze: trace)
@@ -61,6 +64,13 @@ class Source:
         if self.log is None:
             raise NoDataError(self.no_log_reason or f"{self.path}: no timing lines")
         return self.log
+
+    def not_a_table(self) -> Source:
+        """This source, for a command that needs timed steps or a clock (compare, plot, export, a
+        rank, a run's summary): a benchmark tool's table is refused with what it is (exit 4)."""
+        if self.table is not None:
+            raise NoDataError(self.no_log_reason or f"{self.path}: a benchmark table, not timed steps")
+        return self
 
     @property
     def name(self) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 
 from gpuscope import cuda
 from gpuscope.errors import UsageError
+from gpuscope.workload import backends, kernels, layout
 
 if TYPE_CHECKING:
     from gpuscope.workload.gpu import GpuBackend
@@ -85,7 +86,6 @@ def check_args(sizes: list[int], repeats: int) -> None:
 
 def describe_device(backend: GpuBackend) -> str:
     """'<GPU name>, NTT variant <v>' for a GPU backend's current device (table titles)."""
-    from gpuscope.workload import kernels
 
     props = backend.cp.cuda.runtime.getDeviceProperties(backend.cp.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
@@ -95,7 +95,6 @@ def describe_device(backend: GpuBackend) -> str:
 def bench_kernels(sizes: list[int], repeats: int = 5, *, seed: int = 1, backend: GpuBackend | None = None,
                   log: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
     """Time ntt, intt, compute_h, msm, batch_add, tail_msm and point generation at 2^k, k in sizes."""
-    from gpuscope.workload import backends, layout
 
     check_args(sizes, repeats)
     gpu = backend or cast("GpuBackend", backends.get_backend("gpu"))  # the GPU backend, or NoGpuError

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from gpuscope import cuda
-from gpuscope.errors import ResourceError
+from gpuscope.errors import ResourceError, UsageError
 from gpuscope.units import fmt_bytes
 from gpuscope.workload.hostalloc import AllocationFailed, HostAllocator
 
@@ -91,8 +91,6 @@ class CudaDevice:
             self.dev = cupy.cuda.Device(index)
             self.dev.compute_capability  # noqa: B018  (raises for a bad index)
         except Exception as e:
-            from gpuscope.errors import UsageError
-
             raise UsageError(f"GPU {index} is not available to CUDA: {e}",
                              hint="check --gpus against `gpuscope info`") from None
         self._nvtx = getattr(cupy.cuda, "nvtx", None)

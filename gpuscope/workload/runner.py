@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuscope import __version__
+from gpuscope import __version__, linerate
 from gpuscope import nvml as nvml_mod
 from gpuscope.clock import CLOCK
 from gpuscope.errors import (
@@ -32,19 +32,21 @@ from gpuscope.errors import (
 )
 from gpuscope.gpuinfo import first_line_rate, meta_gpus
 from gpuscope.rundir import RunDir, host_info, iso_now
+from gpuscope.sampler import Sampler
+from gpuscope.summary import summarize_run
 from gpuscope.workload import timinglog as tl
+from gpuscope.workload.backends import get_backend
 from gpuscope.workload.hostmem import normalize_mode
 from gpuscope.workload.pipeline import Pipeline
 from gpuscope.workload.pipeline_types import PipelineConfig, PipelineResult
 from gpuscope.workload.setup import RunSetup
 from gpuscope.workload.srs import SRS_SEED_H, SRS_SEED_W
 from gpuscope.workload.synth import partition_bytes
+from gpuscope.workload.verify import Verifier
 
 if TYPE_CHECKING:
     from gpuscope.rundir import SamplesWriter
-    from gpuscope.sampler import Sampler
     from gpuscope.workload.backends import Backend
-    from gpuscope.workload.verify import Verifier
 
 GPU_DEFAULT_LOG_N = 24
 CPU_DEFAULT_LOG_N = 10
@@ -133,7 +135,6 @@ class WorkloadRun:
 
     def _choose_backend(self) -> Backend:
         """The backend (also kept in self.backend), the CPU backend's limits, the config checked."""
-        from gpuscope.workload.backends import get_backend
 
         cfg = self.cfg
         cfg.mode = normalize_mode(cfg.mode)
@@ -196,8 +197,6 @@ class WorkloadRun:
         meta["gpus"] = gpu_meta
         meta["line_rate_gbs"] = first_line_rate(gpu_meta)
         if meta["line_rate_gbs"] is None and on_gpu:
-            from gpuscope import linerate
-
             meta["line_rate_gbs"] = linerate.measured_line_rate()
         rd.write_meta(**meta)
         return nv
@@ -206,8 +205,6 @@ class WorkloadRun:
         """samples.csv (the header at least) and, on a GPU with NVML, the sampler that fills it."""
         self.samples_sink = _LastRowTee(rd.samples_writer())
         if nv is not None and on_gpu:
-            from gpuscope.sampler import Sampler
-
             self.sampler = Sampler(nv, self.cfg.gpus, self.samples_sink,
                                    interval_s=self.sample_interval_s, on_error=self._report)
         else:
@@ -226,7 +223,6 @@ class WorkloadRun:
         cfg = self.cfg
         if not cfg.verify:
             return None
-        from gpuscope.workload.verify import Verifier
 
         verifier = Verifier(backends, log_n=cfg.log_n, m=cfg.synth_config().m,
                             h_seed=SRS_SEED_H, w_seed=SRS_SEED_W, seed=cfg.seed)
@@ -353,8 +349,6 @@ class WorkloadRun:
             self.setup.release()
 
     def _analyze(self, out: RunOutcome) -> None:
-        from gpuscope.summary import summarize_run
-
         s = summarize_run(self._prepared_rd.path, abc_bytes=4 * (1 << self.cfg.log_n) * 32, on_error=self.on_error)
         out.analysis, out.analysis_error = s.analysis, s.error
         if s.interrupted:  # a stop signal while the summary was made: meta.json says so, and the exit code

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from gpuscope.units import fmt_bytes
-from gpuscope.workload.devices import device_oom_as_resource_error
+from gpuscope.workload.devices import CudaDevice, HostDevice, device_oom_as_resource_error
+from gpuscope.workload.gpu import GpuBackend
+from gpuscope.workload.hostalloc import CudaHostAllocator
 from gpuscope.workload.hostmem import HostMemory
 from gpuscope.workload.srs import Srs, build_srs
 from gpuscope.workload.synth import partition_bytes
@@ -24,7 +26,6 @@ from gpuscope.workload.synth import partition_bytes
 if TYPE_CHECKING:
     from gpuscope.workload.backends import Backend
     from gpuscope.workload.devices import Device, PinnedHostArray
-    from gpuscope.workload.gpu import GpuBackend
     from gpuscope.workload.hostalloc import CudaHostAllocator
     from gpuscope.workload.pipeline_types import PipelineConfig
 
@@ -73,8 +74,6 @@ class RunSetup:
         self.pinned_srs = []
 
     def _devices(self, on_gpu: bool) -> dict[int, Device]:
-        from gpuscope.workload.devices import CudaDevice, HostDevice
-
         if not on_gpu:
             return {0: HostDevice(0)}
         return {g: CudaDevice(g) for g in self.cfg.gpus}
@@ -83,7 +82,6 @@ class RunSetup:
         """One GPU backend per GPU, created with that GPU current (its tables live there)."""
         if not on_gpu or len(devices) == 1:
             return {g: self.backend for g in devices}
-        from gpuscope.workload.gpu import GpuBackend
 
         out: dict[int, Backend] = {}
         for g, dev in devices.items():
@@ -98,8 +96,6 @@ class RunSetup:
         cfg = self.cfg
         allocator = None
         if on_gpu and (cfg.mode != "pageable" or not cfg.srs_resident):
-            from gpuscope.workload.hostalloc import CudaHostAllocator
-
             allocator = CudaHostAllocator()
         self.mem = HostMemory(cfg.mode if on_gpu else "pageable", allocator=allocator,
                               pinned_budget_bytes=cfg.resolved_pinned_budget())

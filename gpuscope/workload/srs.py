@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.workload import curve
+from gpuscope.workload.devices import PinnedHostArray
 
 if TYPE_CHECKING:
     from gpuscope.workload.backends import Backend
@@ -108,7 +109,6 @@ def build_srs(cfg: PipelineConfig, devices: dict[int, Device], backends: dict[in
             out[g] = Srs(h, w, resident=True, chunk=chunk)
         return out
     # streamed: generate on the first GPU, keep one pinned host copy for every GPU
-    from gpuscope.workload.devices import PinnedHostArray
 
     first = devices[cfg.gpus[0]]
     assert first.kind == "gpu" and allocator is not None  # (on a GPU: RunSetup's CudaDevices, and

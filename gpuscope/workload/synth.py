@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuscope.errors import UsageError
 from gpuscope.workload.hostmem import HostBlock, HostMemory
 
 # BLS12-381 scalar field
@@ -150,8 +151,6 @@ class SynthConfig:
         return 1 << (self.witness_log_n if self.witness_log_n is not None else self.log_n)
 
     def validate(self) -> None:
-        from gpuscope.errors import UsageError
-
         for name in ("general_share", "zero_b_share", "bool_share"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:

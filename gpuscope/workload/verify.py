@@ -22,7 +22,7 @@ import numpy as np
 
 from gpuscope import cuda
 from gpuscope.errors import VerificationError
-from gpuscope.workload import curve
+from gpuscope.workload import curve, selfcheck
 from gpuscope.workload.field import FR, R_MOD, root_of_unity
 from gpuscope.workload.layout import Array, to_host
 from gpuscope.workload.synth import check_abc
@@ -170,8 +170,6 @@ class Verifier:
             if not check_h(part.a, part.b, part.c, to_host(h), self.log_n, rng):
                 problems.append("H fails A(t)B(t)-C(t) = H(t)Z(t) at a random t")
         else:
-            from gpuscope.workload import selfcheck
-
             res = selfcheck.check_h(self._be(device_index), part.a, part.b, part.c, h, rng)
             if not res.ok:
                 problems.append(f"H self-check failed ({', '.join(res.failed())})")

@@ -4,10 +4,11 @@ the tools: google_benchmark, nccl_tests, criterion).
 
 A table has no steps, no record whose time splits into parts and no GPU idle time to
 explain: each cell is the tool's own summary of many iterations (a mean time per iteration,
-a bandwidth, a count). `read_bench_table(text)` gives a BenchTable or None; `parse_log`
-raises BenchmarkTable (a NoDataError: a log with no timed steps, exit 4 wherever steps are
-needed) carrying it, and `gpuscope analyze` shows the table (reports/bench_console.py, the
-`benchmark_table` key of --json, documented in docs/ANALYZE.md).
+a bandwidth, a count). `read_bench_table(text)` gives a BenchTable or None;
+`logparse.read_table` reads an input's, which gpuscope/sources/readers.py makes a source of
+its own (kind `table`), `gpuscope analyze` shows it (reports/bench_console.py, the `table`
+part of --json, documented in docs/ANALYZE.md), and `parse_log` refuses it (a NoDataError
+saying what it is, `not_steps`: exit 4 wherever steps are needed).
 
 How each tool prints (read from their sources; the code here is ours):
 
@@ -40,7 +41,6 @@ from __future__ import annotations
 import json
 import re
 
-from gpuscope.errors import NoDataError
 from gpuscope.parsers.log.sumtable import read_summary_table
 from gpuscope.parsers.log.tabledoc import MAX_ROWS, STATEMENT, BenchTable  # noqa: F401 (theirs, read here)
 
@@ -48,13 +48,10 @@ _ANSI = re.compile(r"\x1b\[[\d;]*[A-Za-z]")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
-class BenchmarkTable(NoDataError):
-    """A log that is a benchmark table: no timed steps (exit 4 where steps are needed);
-    `table` is what `gpuscope analyze` shows."""
-
-    def __init__(self, message: str, table: BenchTable):
-        super().__init__(message)
-        self.table = table
+def not_steps(name: str, table: BenchTable) -> str:
+    """What a command that needs timed steps says of a benchmark table (exit 4)."""
+    return (f"{name} is {table.kind or table.what}: measurements, not timed steps "
+            "(`gpuscope analyze` shows it as the benchmark table it is)")
 
 
 def read_bench_table(text: str) -> BenchTable | None:

@@ -19,6 +19,7 @@ result are those of detect_input, without its pass over a long log's bytes befor
 
 from __future__ import annotations
 
+from gpuscope import native
 from gpuscope.parsers.log.formats import BY_NAME
 
 CUZK_MARKERS = BY_NAME["cuzk"].markers  # (parsers/log/formats.py: the one table of formats)
@@ -61,7 +62,6 @@ _CUZK_MASK = (1 << len(CUZK_BYTES)) - 1
 
 def _compiled():
     """The compiled scanner's `markers`, or None (not built, or GPUSCOPE_PURE_SCANNER=1)."""
-    from gpuscope import native
 
     mod = native.load("scan")
     return mod if mod is not None and hasattr(mod, "markers") else None

@@ -28,8 +28,8 @@ from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import cuzk, kv
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.benchtable import (
-    BenchmarkTable,
     looks_like_google_json,
+    not_steps,
     read_bench_table,
     share_of_table,
 )
@@ -60,6 +60,7 @@ from gpuscope.parsers.log.scan import compiled_scanner
 from gpuscope.parsers.log.stampunit import stamp_seconds
 from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
 from gpuscope.parsers.log.sweep import sweep_of
+from gpuscope.parsers.log.tabledoc import BenchTable
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
@@ -139,17 +140,20 @@ def _looks_like_path(text: str) -> bool:
 
 
 def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", name: str | None = None,
-              progress: Progress | None = None) -> ParsedLog:
+              progress: Progress | None = None, tables: bool = True) -> ParsedLog:
     """Parse a timing log into DataFrames. `fmt`: cuzk | condensed | kv | lines | None (detect);
     `name`: what to call text or bytes in messages and ParsedLog.source; `progress`: called
-    after each chunk with (bytes read, bytes in all)."""
+    after each chunk with (bytes read, bytes in all). A benchmark tool's table is no log: a
+    NoDataError that says what it is (`read_table` reads it; `tables=False`: the caller
+    looked already, gpuscope/sources/readers.py)."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown log format {fmt!r} (choose {', '.join(FORMATS)})")
     held = held_key[:-3] if held_key.endswith("_ms") else held_key
     inp = open_input(source, name)
     name = inp.name
-    if fmt is None:  # (a benchmark tool's table before any line is read: its cells would read as steps)
-        bench_first(inp, name)
+    # (a benchmark tool's table before any line is read: its cells would read as steps)
+    if fmt is None and tables and (table := bench_first(inp, name)) is not None:
+        raise NoDataError(not_steps(name, table))
     watch = False
     if fmt is None:
         fmt = detect_head(inp, held)  # (`lines` by the head alone: the scan watches for a later marker)
@@ -188,32 +192,46 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
 BENCH_CAP = 16 << 20  # (a benchmark table is read from the input's first 16 MiB)
 
 
-def bench_first(inp: LogInput, name: str) -> None:
-    """Raise BenchmarkTable when the input is a benchmark tool's table (a marker of
-    formats.TABLES in its head, and a table read from it: Google Benchmark's header, nccl-tests'
-    columns, criterion's `time: [...]` lines, a Google Benchmark JSON report)."""
+def read_table(source, name: str | None = None) -> BenchTable | None:
+    """The benchmark tool's table an input (a path, text or bytes, as parse_log takes) is, or
+    None: a log to parse_log. NoDataError for what is neither (a cProfile report, a summary's
+    rows without their header, a Google Benchmark JSON report that cannot be read whole)."""
+    inp = open_input(source, name)
+    return bench_first(inp, inp.name)
+
+
+def maybe_table(head: str) -> bool:
+    """What a table's head has (a marker of formats.TABLES, a Google Benchmark JSON report, a
+    profiler summary's header): the gate before any table is read (a log's head passes it only
+    when it names a tool: the table is then read, and a log beside it stays a log)."""
+    return table_kind(head) is not None or looks_like_google_json(head) or looks_like_summary(head)
+
+
+def bench_first(inp: LogInput, name: str) -> BenchTable | None:
+    """The benchmark tool's table the input is (a marker of formats.TABLES in its head, and a
+    table read from it: Google Benchmark's header, nccl-tests' columns, criterion's `time:
+    [...]` lines, a Google Benchmark JSON report), else None."""
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     kind = table_kind(head)
     if kind is not None and cprofile_report(head):  # (its `in 19.107 seconds` would read as one step)
         raise NoDataError(f"{name} is {kind}: measurements, not timed steps")
     gb_json = looks_like_google_json(head)
     if kind is None and not gb_json and not looks_like_summary(head):  # (parsers/log/sumtable.py)
-        return
+        return None
     table = read_bench_table(head) if not gb_json else None  # (is it one? its head says; then read it all)
     if table is None and not gb_json and headless_rows(head):
         named = table_kind(head, named_only=True)  # (a header in a shape no reader reads: TF's `[avg ms]`)
         raise NoDataError(f"{name}: {HEADLESS}" if named is None else f"{name} is {named}: measurements, not timed steps")
     if table is not None and share_of_table(head, table) < 0.5:
-        return  # a table beside the log's own lines: the lines are read (the refusal names the table)
+        return None  # a table beside the log's own lines: the lines are read (the refusal names the table)
     if gb_json or (table is not None and inp.size > len(head)):
         table = read_bench_table(str(inp.head(BENCH_CAP), "utf-8", "replace"))
     if table is None and gb_json:
         raise NoDataError(f"{name}: a Google Benchmark JSON report that could not be read whole (damaged, or over "
                           f"{BENCH_CAP >> 20} MiB): measurements, not timed steps")
-    if table is None:
-        return
-    raise BenchmarkTable(f"{name} is {kind or table.what}: measurements, not timed steps "
-                          "(`gpuscope analyze` shows it as the benchmark table it is)", table)
+    if table is not None:
+        table.kind = kind or table.what
+    return table
 
 
 def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:

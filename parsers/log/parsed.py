@@ -119,11 +119,6 @@ class ParsedLog:
                 f"timing_lines={self.timing_lines}, components={self.count('components')} rows, "
                 f"records={self.count('records')} rows, skipped={self.count('skipped')} rows)")
 
-    @classmethod
-    def empty(cls, source: str, fmt: str) -> ParsedLog:
-        """No timing lines at all (a samples file, a profiler trace): every frame typed and empty."""
-        return cls(format=fmt, source=source, total_lines=0, timing_lines=0)
-
     @property
     def complete_records(self) -> int:
         """GPU-lock tenures that have their held line (what `records` counts in JSON)."""

@@ -36,6 +36,7 @@ class BenchTable:
     section: dict = field(default_factory=dict)
     sections: list[dict] = field(default_factory=list)
     own_lines: int = 0  # (the text's lines that are the table's, where its reader counted them)
+    kind: str = ""  # what a refusal calls the input (formats.table_kind's words, else `what`): not in JSON
 
     def to_json(self) -> dict:
         doc: dict = {"tool": self.tool, "what": self.what, "statement": self.statement, "columns": self.columns,

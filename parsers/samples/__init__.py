@@ -37,6 +37,7 @@ import pandas as pd
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_query_header, query_fields
+from gpuscope.parsers.samples import samples_csv
 from gpuscope.parsers.samples.samples_base import (  # (shared with parsers.samples_csv; named here as before)
     _NA,
     BOUNDS,
@@ -87,7 +88,6 @@ def read_samples_csv(path: str | os.PathLike[str], *, text: str | None = None,
     gpu — are dropped and counted, as is a torn last row (no newline at the end: a crash
     mid-write can cut a number short); an unreadable value elsewhere is NaN, counted by column.
     `progress(bytes read, bytes in all)` is called while a file is read."""
-    from gpuscope.parsers.samples import samples_csv
 
     return samples_csv.read(path, text=text, progress=progress)
 

@@ -65,7 +65,9 @@ import pandas as pd
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_prometheus as looks_like_prometheus  # noqa: F401
+from gpuscope.parsers.limits import check_size
 from gpuscope.parsers.samples.samples_base import BOUNDS
+from gpuscope.schemas import SAMPLE_SCHEMA, frame
 
 MIB = 1024.0 * 1024.0
 #: metric -> (column, scale from the metric's unit to the column's)
@@ -333,8 +335,6 @@ def _pcie_source(got: dict[str, np.ndarray], n: int) -> np.ndarray:
 
 def read_prometheus(text: bytes | str) -> pd.DataFrame:
     """The samples frame (SAMPLE_SCHEMA) of one or more Prometheus query results."""
-    from gpuscope.parsers.limits import check_size
-    from gpuscope.schemas import SAMPLE_SCHEMA, frame
 
     check_size("the Prometheus query result", "prometheus", len(text))
     damage = _Damage()

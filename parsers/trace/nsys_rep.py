@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.errors import InputError, UsageError
+from gpuscope.parsers.trace.tracefile import is_sqlite
 
 if TYPE_CHECKING:
     from gpuscope.parsers.trace.kineto import TraceFrames
@@ -24,7 +25,6 @@ EXPORT_TIMEOUT_S = 1800
 def is_nsys(p: Path) -> bool:
     """A .nsys-rep report (by its name: its container format is NVIDIA's) or an SQLite file (by
     its first 16 bytes; no reader imported, so opening a log loads neither pandas nor sqlite3)."""
-    from gpuscope.parsers.trace.tracefile import is_sqlite
 
     return p.name.endswith(REP_SUFFIX) or is_sqlite(p)
 

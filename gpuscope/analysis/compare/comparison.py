@@ -24,9 +24,9 @@ from gpuscope.analysis.compare.stats import (
     CONFIDENCE,
     DEFAULT_BOOTSTRAP,
     compare_components,
-    component_values,
     describe,
     finite,
+    held_values,
     values_row,
 )
 from gpuscope.analysis.compare.verdict import activity_verdict, verdict
@@ -104,12 +104,14 @@ def _prediction(whatif: WhatIf, target: tuple[Side, dict[str, Any]], source_side
     """The what-if predicted from `source_side` (named `from_label` in titles: its path can be
     any length) against the target side's measurement."""
     side, figures = target
-    held = finite(component_values(side.parsed, side.held_key, side.held_key))
+    held = finite(held_values(side))
     return prediction_vs_measured(
         whatif, describe(held)["median_ms"], figures["throughput_ppm"], figures["label"],
         source=source_side.source or whatif.source,
         held_mean_ms=float(held.mean()) if len(held) else math.nan,
-        stalled=stalled_tenures(side.parsed)) | ({"from_label": from_label} if from_label else {})
+        # (a side without timing lines has no tenure to count stalled: none set beside the prediction)
+        stalled=stalled_tenures(side.parsed) if side.parsed is not None else None,
+    ) | ({"from_label": from_label} if from_label else {})
 
 
 def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str,

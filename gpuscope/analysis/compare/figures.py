@@ -74,7 +74,39 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
 
 def run_figures(side: Side) -> dict[str, Any]:
     """Throughput, the lock-held share, SM activity, upload rate and per-phase PCIe figures
-    for one side."""
+    for one side (a side without timing lines: its activity alone, no figure of records)."""
+    act = activity_figures(side.activity)
+    # measured SM activity over the recording: the activity's time-weighted mean where it comes from
+    # GPM (the adaptive sampler reads faster while PCIe is busy: a plain mean of its rows leans there)
+    if act is not None and act.get("source") == "gpm_sm_active":
+        sm_mean = float(act["busy_fraction"])
+    else:
+        sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
+        sm_mean = float(np.mean(sm)) if len(sm) else math.nan
+    records = record_figures(side) if side.parsed is not None else no_record_figures(side)
+    upload = {k: records.pop(k) for k in UPLOAD_KEYS}
+    return {
+        "label": side.label,
+        "source": side.source or str(side.parsed.source if side.parsed is not None else ""),
+        "mode": side.mode,
+        **records,
+        "sm_active_mean": sm_mean,
+        "activity": act,
+        "memcpy": side.memcpy,
+        "diagnoses": side.diagnoses,
+        **upload,
+        "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
+        "vocabulary": side.vocabulary,
+    }
+
+
+UPLOAD_KEYS = ("upload_field", "upload_ms_median", "bytes_per_partition", "bytes_source", "upload_gbs")
+
+
+def record_figures(side: Side) -> dict[str, Any]:
+    """The figures of a side's timing records: how many, their span and throughput, the
+    lock-held share and the upload figures."""
+    assert side.parsed is not None
     wide = per_record_components(side.parsed.columns("components"), side.parsed.columns("records"))
     n = len(wide)
     tl = side.timeline_summary or {}
@@ -85,19 +117,8 @@ def run_figures(side: Side) -> dict[str, Any]:
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
     per = int(getattr(side.parsed, "steps_per_record", 1) or 1)
-    act = activity_figures(side.activity)
-    # measured SM activity over the recording: the activity's time-weighted mean where it comes from
-    # GPM (the adaptive sampler reads faster while PCIe is busy: a plain mean of its rows leans there)
-    if act is not None and act.get("source") == "gpm_sm_active":
-        sm_mean = float(act["busy_fraction"])
-    else:
-        sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
-        sm_mean = float(np.mean(sm)) if len(sm) else math.nan
     return {
-        "label": side.label,
-        "source": side.source or str(getattr(side.parsed, "source", "")),
-        "mode": side.mode,
-        "format": getattr(side.parsed, "format", None),
+        "format": side.parsed.format,
         "partitions": n,
         "span_s": span_s,
         # a record that stands for K steps (a log printing every K-th step) counts K
@@ -107,14 +128,20 @@ def run_figures(side: Side) -> dict[str, Any]:
         "lock_held_fraction": busy,
         "gpu_busy_fraction": busy,  # the same figure under its first name, kept for scripts
         "gpu_busy_method": busy_method,
-        "sm_active_mean": sm_mean,
-        "activity": act,
-        "memcpy": side.memcpy,
-        "diagnoses": side.diagnoses,
         **upload_figures(side, wide),
-        "pcie_per_phase": side.pcie_phases if side.pcie_phases else pcie_per_phase(side.samples, side.phases),
-        "vocabulary": side.vocabulary,
     }
+
+
+def no_record_figures(side: Side) -> dict[str, Any]:
+    """A side without timing lines (a trace, samples alone): no record, so no span, throughput,
+    lock-held share nor upload time (null: not measured; compare's activity verdict reads
+    what the GPU did instead); the bytes per partition the user or the run gave stay named."""
+    nbytes = side.bytes_per_partition
+    return {"format": side.kind, "partitions": 0, "span_s": math.nan, "throughput_ppm": math.nan,
+            "steps_per_record": 1, "lock_held_fraction": math.nan, "gpu_busy_fraction": math.nan,
+            "gpu_busy_method": None, "upload_field": None, "upload_ms_median": math.nan,
+            "bytes_per_partition": nbytes, "bytes_source": "--abc-bytes or run meta.json" if nbytes else None,
+            "upload_gbs": math.nan}
 
 
 def _lock_held(wide: Table, tl: dict, span_s: float, ts0: np.ndarray,
@@ -140,8 +167,9 @@ def upload_figures(side: Side, wide: Table) -> dict[str, Any]:
     up_cols = explicit or [c for c in COMBINED_UPLOAD if c in wide.columns]
     per_upload = row_sums(wide, up_cols, n)
     upload_ms = finite_median(per_upload)
-    logged, key = tenure_bytes(side.parsed, wide.index)
+    logged, key = tenure_bytes(side.parsed, wide.index) if side.parsed is not None else (None, None)
     if logged is not None:
+        assert side.parsed is not None
         gpus = by_record(side.parsed.columns("records"), "n_gpus", wide.index)
         bytes_pp: float | None = finite_median(logged)
         bytes_src: str | None = f"log ({key})"

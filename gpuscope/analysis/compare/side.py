@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 @dataclass
 class Side:
-    """One side of a comparison: a parsed log plus what its run directory adds."""
+    """One side of a comparison: a parsed log (None: the side has no timing lines, a trace or
+    samples alone, and compare sets no figure of records beside it) plus what its run adds."""
 
     label: str
-    parsed: ParsedLog
+    parsed: ParsedLog | None
     source: str = ""
     mode: str | None = None                    # pinned | pageable | registered, when known
     held_key: str = "mutex_held"
@@ -38,3 +39,4 @@ class Side:
     intervals: pd.DataFrame | None = None      # its samples' classed intervals (idle gaps shaded)
     counters: pd.DataFrame | None = None       # a trace's busy-fraction bins
     vocabulary: dict | None = None             # the model's words (Vocabulary.to_json()); None: CuZK's
+    kind: str | None = None                    # what a side without timing lines is (trace | samples)

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING
 
 from gpuscope.analysis import AnalyzeOptions, analyze, no_log_format
 from gpuscope.analysis.compare.comparison import Comparison, Side, compare
-from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, component_values, describe
+from gpuscope.analysis.compare.stats import DEFAULT_BOOTSTRAP, describe, held_values
+from gpuscope.analysis.timeline_view import timeline_view
 from gpuscope.analysis.whatif.inputs import WhatIfUnavailable
 from gpuscope.analysis.whatif.projection import whatif_for
+from gpuscope.errors import NoDataError
+from gpuscope.sources.runmeta import PAGEABLE_NAMES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,11 +31,8 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
     comparison. Its picture (phases, lanes, shaded intervals) is built when `pictures` is set
     or when its samples need the phases (PCIe per phase); a JSON or console compare of two
     logs does not pay for a picture it never draws."""
-    from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.errors import NoDataError
-    from gpuscope.parsers.log.parsed import ParsedLog
 
-    parsed = source.log if source.log is not None else ParsedLog.empty(str(source.path), no_log_format(source))
+    source.not_a_table()  # (a benchmark tool's table: no steps to set beside another's)
     nbytes = abc_bytes or source.meta.bytes_per_partition
     analysis = analyze(source, AnalyzeOptions(abc_bytes=int(nbytes) if nbytes else None))
     phases, noun, intervals, counters = None, "worker", None, None  # (no million-row frame for an empty one)
@@ -44,7 +44,8 @@ def side_of(source: Source, *, label: str | None = None, abc_bytes: float | None
             pass
     return Side(
         label=label or source.label,
-        parsed=parsed,
+        parsed=source.log,  # None: no timing lines (compare sets no figure of records beside it)
+        kind=no_log_format(source) if source.log is None else None,
         source=str(source.path),
         mode=source.meta.mode,
         held_key=source.model.held,
@@ -97,15 +98,14 @@ def _activity_of(analysis: Analysis) -> TraceActivityDoc | SamplesActivityDoc | 
 def slower_upload_side(a: Side, b: Side) -> str:
     """Which side ('a' or 'b') to project from: the pageable one by mode, else the one with
     the longer median held time."""
-    from gpuscope.sources.runmeta import PAGEABLE_NAMES
 
     ma, mb = (a.mode or "").lower(), (b.mode or "").lower()
     if ma in PAGEABLE_NAMES and mb not in PAGEABLE_NAMES:
         return "a"
     if mb in PAGEABLE_NAMES and ma not in PAGEABLE_NAMES:
         return "b"
-    ha = describe(component_values(a.parsed, a.held_key, a.held_key))["median_ms"]
-    hb = describe(component_values(b.parsed, b.held_key, b.held_key))["median_ms"]
+    ha = describe(held_values(a))["median_ms"]
+    hb = describe(held_values(b))["median_ms"]
     return "a" if (ha if math.isfinite(ha) else -1) >= (hb if math.isfinite(hb) else -1) else "b"
 
 

@@ -129,6 +129,13 @@ def component_values(parsed: ParsedLog, name: str, held_key: str = "mutex_held")
     return component_groups(parsed).get(name, np.zeros(0))
 
 
+def held_values(side: Side) -> np.ndarray:
+    """A side's held times (one per complete tenure); none for a side without timing lines."""
+    if side.parsed is None:
+        return np.zeros(0)
+    return component_values(side.parsed, side.held_key, side.held_key)
+
+
 def component_groups(parsed: ParsedLog) -> dict[str, np.ndarray]:
     """Every component's values, in line order, grouped in one pass over the parser's codes
     (a name-by-name scan of the components was O(names x rows))."""
@@ -151,12 +158,12 @@ def compare_components(
     milliseconds; byte counts are quantities, not components) on one side only are listed
     with null ratio.
     """
-    ga, gb = component_groups(a.parsed), component_groups(b.parsed)
+    ga, gb = (component_groups(s.parsed) if s.parsed is not None else {} for s in (a, b))
     if names is None:
         names = sorted(set(ga) | set(gb))
 
     def values(side: Side, groups: dict[str, np.ndarray], name: str) -> np.ndarray:
-        return component_values(side.parsed, name, side.held_key) if name == side.held_key else groups.get(name, np.zeros(0))
+        return held_values(side) if name == side.held_key else groups.get(name, np.zeros(0))
 
     out: dict[str, dict[str, Any]] = {}
     for name in names:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
+from gpuscope.analysis.evidence.samples.samplegrid import PIPE_FULL, pipes_while_computing
 from gpuscope.analysis.rules.engine import SAMPLES, rule
 from gpuscope.analysis.rules.per_gpu import Finding, SampleRule, per_gpu  # noqa: F401 (SampleRule: the checks' type)
 
@@ -127,7 +128,6 @@ def _limit_lowered(limit: dict) -> bool | None:
 
 def _pipe_full(g: Grid, working: np.ndarray) -> bool:
     """A GPM pipe (DRAM, tensor, FP) full while the SMs worked: what bounds the kernels is shown."""
-    from gpuscope.analysis.evidence.samples.samplegrid import PIPE_FULL, pipes_while_computing
 
     p = pipes_while_computing(g, working)
     return any(finite(v) and v >= PIPE_FULL for k, v in p.items() if k not in ("computing_s", "sm_active", "sm_occupancy"))

@@ -19,6 +19,7 @@ from gpuscope.analysis.rules.activity import (
     SLOW_COPY_SHARE,
     _working,
 )
+from gpuscope.analysis.rules.coarse import coarse_trickle
 from gpuscope.analysis.rules.device import Finding, SampleRule, finite, rnd
 from gpuscope.analysis.rules.engine import SAMPLES, TRACE, rule
 from gpuscope.analysis.rules.per_gpu import per_gpu
@@ -53,7 +54,6 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
         if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
                 and (not sm_seen or sm_during < COPY_SM_LOW)):
             return None
-        from gpuscope.analysis.rules.coarse import coarse_trickle
         if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
             return coarse
         sev = "high" if share_time >= COPY_SHARE_HIGH else "medium" if share_time >= COPY_SHARE_MEDIUM else "low"

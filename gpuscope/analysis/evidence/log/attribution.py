@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.evidence.log import phases as ph
+from gpuscope.analysis.evidence.log.stamps import place_unstamped
+
 if TYPE_CHECKING:
     from gpuscope.schemas import Columns
     from gpuscope.sources import Source
@@ -70,8 +73,6 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
     intervals; else the TIMELINE intervals alone. Lines the log did not stamp are placed
     between their stamped neighbours first (gpuscope.analysis.evidence.log.stamps), and the basis says so.
     """
-    from gpuscope.analysis.evidence.log import phases as ph
-    from gpuscope.analysis.evidence.log.stamps import place_unstamped
 
     parsed = source.require_log()
     timeline, note = parsed.timeline, ""

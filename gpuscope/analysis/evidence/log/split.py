@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.analysis.evidence.log import groupstats
-from gpuscope.analysis.evidence.log.table import Table, column, nansum
+from gpuscope.analysis.evidence.log.table import Table, as_table, column, nansum
 from gpuscope.rolemodel import SPLIT_ROLES, RoleModel
+from gpuscope.schemas import COMPONENT_COLUMNS, Columns
 
 SPLIT_COLUMNS = [
     "record", "first_line", "last_line", "ts_start", "ts_end", "n_gpus", "held_ms",
@@ -37,7 +38,6 @@ def _component_codes(components) -> tuple[np.ndarray, list]:
     if hasattr(components, "codes"):
         codes, names = components.codes("component")
         return np.asarray(codes), list(names)
-    from gpuscope.schemas import COMPONENT_COLUMNS, Columns
 
     return _component_codes(Columns.from_frame(components, COMPONENT_COLUMNS))
 
@@ -415,8 +415,6 @@ def split_table(records, wide: Table, model: RoleModel) -> Table:
 def split_records(components, records, model: RoleModel, wide=None):
     """split_table as a DataFrame (columns SPLIT_COLUMNS)."""
     import pandas as pd
-
-    from gpuscope.analysis.evidence.log.table import as_table
 
     w = wide_table(components, records) if wide is None else as_table(wide)
     t = split_table(records, w, model)

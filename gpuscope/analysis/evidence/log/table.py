@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.analysis.evidence.log.groupstats import median
+
 
 class Table:
     __slots__ = ("_cols", "_index", "_n", "index_name", "_frame", "_dtypes", "_pos", "_numbered")
@@ -136,6 +138,5 @@ def nansum(x) -> float:
 def nanmedian(x) -> float:
     """pandas' Series.median(): the median of the values that are not NaN (NaN when none),
     without a copy of them (groupstats.median)."""
-    from gpuscope.analysis.evidence.log.groupstats import median
 
     return float(median(x, skip_nan=True))

@@ -24,10 +24,12 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from gpuscope.analysis.core import clean
 from gpuscope.analysis.evidence.samples import holes, transfers
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.evidence.samples.figures import GpuFigures
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
+from gpuscope.units import pcie_link_rate_gbs
 
 PAUSE_MIN_S = 1.0
 PAUSE_MIN_READINGS = 3
@@ -76,8 +78,6 @@ class Activity:
         return next((g for g in self.gpus if g.gpu == index), None)
 
     def to_json(self) -> dict:
-        from gpuscope.analysis.core import clean
-
         if not self.gpus:
             return clean({"source": None, "resolution_s": None, "busy_fraction": None, "idle_fraction": None,
                           "idle_gaps": {"count": 0, "total_s": 0.0, "longest_s": 0.0}, "wall_s": 0.0,
@@ -369,8 +369,6 @@ def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
     del power
     link = dict(meta_gpu.get("pcie_link") or {})
     if link:
-        from gpuscope.units import pcie_link_rate_gbs
-
         link["now_gbs"] = pcie_link_rate_gbs(link.get("gen_now"), link.get("width_now"))
         link.setdefault("max_gbs", pcie_link_rate_gbs(link.get("gen_max"), link.get("width_max")))
         link["basis"] = "meta.json (read once, when the recording started)"
