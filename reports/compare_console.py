@@ -1,13 +1,14 @@
 """Rich renderables for `compare` and the what-if projection.
 
-Inputs are the JSON documents (Comparison.to_json(), WhatIf.to_json()), so the console and
-`--json` always show the same numbers; labels, sources, names and notes from the inputs are
+Inputs are the JSON documents (Comparison.to_json(), typed once as compare.document.CompareDoc, so
+mypy checks every key read here; WhatIf.to_json()), so the console and `--json` always show the
+same numbers; labels, sources, names and notes from the inputs are
 shown literally (reports.safe_text). No parsing, no GPU.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -22,6 +23,10 @@ from gpuscope.reports.numbers import secs as _secs
 from gpuscope.reports.numbers import signed_pct as _err
 from gpuscope.reports.safe_text import LiteralTable, name, text, visible
 
+if TYPE_CHECKING:
+    from gpuscope.analysis.compare.document import CompareDoc, PredictionDoc, SideDoc
+    from gpuscope.analysis.document import PciePhaseDoc
+
 MAX_COMPONENTS = 20
 
 
@@ -33,7 +38,7 @@ def _table(title: str):
                         pad_edge=False, padding=(0, 1), collapse_padding=True)
 
 
-def components_table(doc: dict, limit: int = MAX_COMPONENTS):
+def components_table(doc: CompareDoc, limit: int = MAX_COMPONENTS):
     a, b = doc["a"]["label"], doc["b"]["label"]
     t = _table(f"Components (ms): median and p10-p90; ratio B/A = {b}/{a} with 95% bootstrap CI")
     t.add_column("component")  # a long name breaks between its words (safe_text.name)
@@ -44,10 +49,11 @@ def components_table(doc: dict, limit: int = MAX_COMPONENTS):
     t.add_column("B/A", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="right", no_wrap=True, min_width=9)
     t.add_column("", no_wrap=True, width=1)  # "*": the interval excludes 1
-    rows = [(k, v) for k, v in doc["components"].items() if v.get("a_count") and v.get("b_count")]
+    rows = [(k, v) for k, v in (doc.get("components") or {}).items() if v.get("a_count") and v.get("b_count")]
     for comp, r in rows[:limit]:
         # a change beyond the noise: marked in text (survives a pipe, no colour) and in bold
-        beyond = _n(r["ci_low"]) and _n(r["ci_high"]) and (r["ci_low"] > 1 or r["ci_high"] < 1)
+        lo, hi = r["ci_low"], r["ci_high"]
+        beyond = lo is not None and hi is not None and _n(lo) and _n(hi) and (lo > 1 or hi < 1)
         t.add_row(
             name(comp),
             _ms(r["a_median_ms"]),
@@ -55,7 +61,7 @@ def components_table(doc: dict, limit: int = MAX_COMPONENTS):
             _ms(r["b_median_ms"]),
             f"{_r(r['b_p10_ms'])}-{_r(r['b_p90_ms'])}",
             _num(r["ratio"], 2),
-            _ci(r["ci_low"], r["ci_high"], beyond),
+            _ci(lo, hi, beyond),
             "*" if beyond else "",
             style="bold" if beyond else None,
         )
@@ -80,16 +86,16 @@ def _ci(lo: Any, hi: Any, beyond: bool) -> str:
     return f"{one(lo)}-{one(hi)}"
 
 
-def _words(side: dict) -> dict:
+def _words(side: SideDoc | None) -> dict:
     """A side's vocabulary (compare.Side.vocabulary); the CuZK prover's when it has none."""
-    v = side.get("vocabulary")
+    v = side.get("vocabulary") if side is not None else None
     if isinstance(v, dict) and v.get("units"):
         return v
     return {"records": "tenures", "unit": "partition", "units": "partitions", "held": "mutex_held", "lock": True,
             "cuzk": True}
 
 
-def run_table(doc: dict):
+def run_table(doc: CompareDoc):
 
     a, b = doc["a"], doc["b"]
     w = _words(a)
@@ -109,29 +115,36 @@ def run_table(doc: dict):
         t.add_row(f"upload ({a.get('upload_field') or b.get('upload_field') or '-'}) median ms",
                   _ms(a["upload_ms_median"]), _ms(b["upload_ms_median"]))
         t.add_row("upload rate", _gbs(a["upload_gbs"]), _gbs(b["upload_gbs"]))
+    none: PciePhaseDoc = {}
     phases = sorted(set(a.get("pcie_per_phase") or {}) | set(b.get("pcie_per_phase") or {}))
     for ph in phases:
-        pa = (a.get("pcie_per_phase") or {}).get(ph, {})
-        pb = (b.get("pcie_per_phase") or {}).get(ph, {})
+        pa = (a.get("pcie_per_phase") or {}).get(ph, none)
+        pb = (b.get("pcie_per_phase") or {}).get(ph, none)
         t.add_row("PCIe RX outside the phases" if ph == "(none)" else f"PCIe RX during {ph}",
                   _gbs(_rx(pa)), _gbs(_rx(pb)))
-        if any(_n(_rx(r, "tx")) and (not _n(_rx(r)) or _rx(r, "tx") > _rx(r)) for r in (pa, pb)):
+        if any(_tx_dominates(r) for r in (pa, pb)):
             # bytes going the other way dominate (a read-back phase): its TX, the direction that moved
             t.add_row("PCIe TX outside the phases" if ph == "(none)" else f"PCIe TX during {ph}",
                       _gbs(_rx(pa, "tx")), _gbs(_rx(pb, "tx")))
     return t
 
 
-def _rx(row: dict, direction: str = "rx") -> Any:
-    for k in (f"{direction}_gbs_median", f"{direction}_gbs", f"{direction}_median_gbs"):
-        if k in row:
-            return row[k]
-    return None
+def _tx_dominates(row: PciePhaseDoc) -> bool:
+    """Bytes going the other way dominate the phase: its TX measured and above its RX (or RX not measured)."""
+    rx, tx = _rx(row), _rx(row, "tx")
+    if tx is None or not _n(tx):
+        return False
+    return rx is None or not _n(rx) or tx > rx
 
 
-def prediction_table(pred: dict, words: dict | None = None):
+def _rx(row: PciePhaseDoc, direction: str = "rx") -> float | None:
+    """The median PCIe rate of a phase in one direction (GB/s), None when not measured."""
+    return row.get("rx_gbs_median") if direction == "rx" else row.get("tx_gbs_median")
 
-    v = words or _words({})
+
+def prediction_table(pred: PredictionDoc, words: dict | None = None):
+
+    v = words or _words(None)
     w = pred.get("whatif") or {}
     t = _table(f"What-if (pinned uploads at {_num(pred.get('line_rate_gbs'), 1)} GB/s), "
                f"predicted from {pred.get('from_label') or pred.get('from')} against the measured {pred.get('against')}")
@@ -166,13 +179,14 @@ ACTIVITY_ROWS = (
 )
 
 
-def activity_table(doc: dict):
+def activity_table(doc: CompareDoc):
     """The two sides' GPU activity (NVML samples or a profiler trace), when either has it."""
 
-    a, b = doc["a"].get("activity"), doc["b"].get("activity")
-    if not a and not b:
+    fa, fb = doc["a"].get("activity"), doc["b"].get("activity")
+    if not fa and not fb:
         return None
-    a, b = a or {}, b or {}
+    a: dict[str, Any] = dict(fa or {})  # (read by the row table's keys below)
+    b: dict[str, Any] = dict(fb or {})
     t = _table("GPU activity")
     t.add_column("")
     t.add_column(f"A {doc['a']['label']}", justify="right")
@@ -195,7 +209,7 @@ def activity_table(doc: dict):
     return t
 
 
-def copies_table(doc: dict):
+def copies_table(doc: CompareDoc):
     """A profiler trace's copies by direction and host memory, side by side."""
 
     ra, rb = doc["a"].get("memcpy") or [], doc["b"].get("memcpy") or []
@@ -212,7 +226,7 @@ def copies_table(doc: dict):
     return t
 
 
-def compare_renderables(doc: dict, *, limit: int = MAX_COMPONENTS) -> list:
+def compare_renderables(doc: CompareDoc, *, limit: int = MAX_COMPONENTS) -> list:
     """The compare report, in reading order: what the terminal prints and the HTML page shows."""
     out: list = [Text("gpuscope compare", style="bold")]
     for k in ("a", "b"):  # the sources here, not in a table column they would stretch
@@ -239,14 +253,14 @@ def compare_renderables(doc: dict, *, limit: int = MAX_COMPONENTS) -> list:
     return out
 
 
-def render_compare(doc: dict, console, *, limit: int = MAX_COMPONENTS) -> None:
+def render_compare(doc: CompareDoc, console, *, limit: int = MAX_COMPONENTS) -> None:
     for r in compare_renderables(doc, limit=limit):
         console.print(r)
 
 
 def whatif_table(w: dict, words: dict | None = None):
 
-    v = words or _words({})
+    v = words or _words(None)
     m, p, f = w["measured"], w["predicted"], w["floors"]
     t = _table(f"What-if: pinned uploads at {_num(w['line_rate_gbs'], 1)} GB/s "
                f"({source_text(w['line_rate_source'])}), "
@@ -291,7 +305,7 @@ def render_whatif_doc(doc: dict, console, words: dict | None = None) -> None:
 
 def whatif_renderables(w: dict, words: dict | None = None) -> list:
     """The what-if projection's table and its sentence (the console's and the page's)."""
-    v = words or _words({})
+    v = words or _words(None)
     out: list = [whatif_table(w, v)]
     p = w["predicted"]
     if _n(p.get("held_speedup")):

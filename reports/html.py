@@ -29,6 +29,7 @@ from gpuscope.rolemodel import vocabulary_of
 from gpuscope.schemas import empty_phases
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.compare.document import CompareDoc, SideDoc
     from gpuscope.analysis.compare.side import Side
     from gpuscope.analysis.result import Analysis
 
@@ -85,7 +86,7 @@ def analysis_html(a: Analysis, png: bytes | None, *, whatif: dict | None = None,
     return page(title or f"gpuscope analyze: {a.source}", body)
 
 
-def compare_report(doc: dict, sides: Sequence[Side]) -> str:
+def compare_report(doc: CompareDoc, sides: Sequence[Side]) -> str:
     """The whole `compare --html` page: the comparison as the console prints it and each
     side's timeline, both drawn on one x scale (seconds from each side's first phase, to the
     longer side's end) so the two pictures can be read against each other."""
@@ -118,8 +119,8 @@ def compare_report(doc: dict, sides: Sequence[Side]) -> str:
     return compare_html(doc, pngs)
 
 
-def _side_diagnoses(label: str, side: dict) -> str:
-    diags = side.get("diagnoses")
+def _side_diagnoses(label: str, side: SideDoc) -> str:
+    diags = side["diagnoses"]
     if diags is None:
         return f"<h2>Diagnosis: {esc(label)}</h2><p class='muted'>(no diagnosis for this side)</p>"
     findings = [Diagnosis(id=d.get("id", ""), severity=d.get("severity", "info"), summary=d.get("summary", ""),
@@ -131,7 +132,7 @@ def _side_diagnoses(label: str, side: dict) -> str:
     return f"<h2>Diagnosis: {esc(label)}</h2>" + "\n".join(parts)
 
 
-def compare_html(doc: dict, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:
+def compare_html(doc: CompareDoc, pngs: dict[str, bytes | None], *, title: str | None = None) -> str:
     """The `compare` page: what `compare` prints (its tables, notes and verdict, the rows it
     drops dropped, its significance mark), each side's diagnoses, the pictures."""
     a, b = doc["a"], doc["b"]

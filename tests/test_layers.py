@@ -116,7 +116,8 @@ SOURCES_SHARED = {"gpuscope.sources", "gpuscope.sources.open", "gpuscope.sources
 EVIDENCE_KINDS = ("log", "samples", "trace")
 #: what a report may read of the analysis: result types, the names the analysis gives
 REPORT_READS = {"gpuscope.analysis.result", "gpuscope.analysis.core", "gpuscope.analysis.names",
-                "gpuscope.analysis.compare.side", "gpuscope.analysis.document"}
+                "gpuscope.analysis.compare.side", "gpuscope.analysis.document",
+                "gpuscope.analysis.compare.document"}
 
 
 def part_of(module: str) -> str | None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
+__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "PciePhaseDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
            "SamplesGpuDoc", "SourceDoc",
            "TraceActivityDoc", "TraceDoc", "TraceIdleGapsDoc", "bare_document", "build_document", "trace_doc"]
 
@@ -56,6 +56,23 @@ class ComponentDoc(TypedDict):
     p10_ms: float | None
     p90_ms: float | None
     cv: float | None
+
+
+class PciePhaseDoc(TypedDict, total=False):
+    """The NVML samples taken inside one phase (evidence.log pcie phases; compare.figures.pcie_per_phase
+    gives the first four): medians GB/s, SM activity 0..1."""
+
+    samples: int
+    rx_gbs_median: float | None
+    tx_gbs_median: float | None
+    sm_active_median: float | None
+    rx_gbs_p90: float | None
+    rx_share_of_line_rate: float | None
+    duration_median_s: float | None
+    sample_interval_s: float | None
+    gb_per_phase_median: float | None
+    rx_gbs_mean: float | None
+    rx_mean_share_of_line_rate: float | None
 
 
 class LogDoc(TypedDict):

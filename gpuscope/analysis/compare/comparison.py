@@ -9,14 +9,15 @@ The steps (docs/COMPARE.md), each in its own module:
 - here: the two sides (`Side`), `compare` that runs the steps, and the pinned what-if of
   one side set against the other side's measurement (`prediction_vs_measured`).
 
-Pure: no printing; `Comparison.to_json()` is the `compare --json` contract.
+Pure: no printing; `Comparison.to_json()` is the `compare --json` contract, typed once in
+compare.document (CompareDoc).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuscope.analysis.compare.figures import run_figures
 from gpuscope.analysis.compare.side import Side
@@ -34,34 +35,41 @@ from gpuscope.analysis.core import clean
 from gpuscope.analysis.whatif.inputs import stalled_tenures
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.compare.document import (
+        CompareDoc,
+        ComponentRowDoc,
+        PredictionDoc,
+        SideDoc,
+    )
     from gpuscope.analysis.whatif.predict import WhatIf
 
 
 @dataclass
 class Comparison:
-    a: dict[str, Any]
-    b: dict[str, Any]
-    components: dict[str, dict[str, Any]]
+    a: SideDoc
+    b: SideDoc
+    components: dict[str, ComponentRowDoc]
     verdict: str
     winner: str | None
     seed: int
     n_boot: int
-    prediction: dict[str, Any] | None = None
+    prediction: PredictionDoc | None = None
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return clean(
-            {
-                "a": self.a,
-                "b": self.b,
-                "components": self.components,
-                "verdict": self.verdict,
-                "winner": self.winner,
-                "bootstrap": {"n": self.n_boot, "seed": self.seed, "confidence": CONFIDENCE},
-                "prediction": self.prediction,
-                "notes": list(self.notes),
-            }
-        )
+    def to_json(self) -> CompareDoc:
+        """The `compare --json` document (JSON-safe: NaN is null); the CLI builds it once and hands
+        it to every report."""
+        doc: CompareDoc = {
+            "a": self.a,
+            "b": self.b,
+            "components": self.components,
+            "verdict": self.verdict,
+            "winner": self.winner,
+            "bootstrap": {"n": self.n_boot, "seed": self.seed, "confidence": CONFIDENCE},
+            "prediction": self.prediction,
+            "notes": list(self.notes),
+        }
+        return clean(doc)
 
 
 STEP_KEY = "ProfilerStep"  # two profiler traces: their ProfilerStep ranges are the records
@@ -99,24 +107,27 @@ def compare(
                       prediction=prediction, notes=notes)
 
 
-def _prediction(whatif: WhatIf, target: tuple[Side, dict[str, Any]], source_side: Side,
-                from_label: str | None = None) -> dict[str, Any]:
+def _prediction(whatif: WhatIf, target: tuple[Side, SideDoc], source_side: Side,
+                from_label: str | None = None) -> PredictionDoc:
     """The what-if predicted from `source_side` (named `from_label` in titles: its path can be
     any length) against the target side's measurement."""
     side, figures = target
     held = finite(held_values(side))
-    return prediction_vs_measured(
+    out = prediction_vs_measured(
         whatif, describe(held)["median_ms"], figures["throughput_ppm"], figures["label"],
         source=source_side.source or whatif.source,
         held_mean_ms=float(held.mean()) if len(held) else math.nan,
         # (a side without timing lines has no tenure to count stalled: none set beside the prediction)
         stalled=stalled_tenures(side.parsed) if side.parsed is not None else None,
-    ) | ({"from_label": from_label} if from_label else {})
+    )
+    if from_label:
+        out["from_label"] = from_label
+    return out
 
 
-def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float, label: str,
+def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float | None, label: str,
                            source: str | None = None, *, held_mean_ms: float = math.nan,
-                           stalled: tuple[int, int] | None = None) -> dict[str, Any]:
+                           stalled: tuple[int, int] | None = None) -> PredictionDoc:
     """The what-if set against the other side's measurement: median and mean mutex_held,
     throughput, and tenures stalled at the barrier (predicted / measured). Held times are often
     bimodal (a tenure stalls at the barrier or it does not), so the median can jump where the
@@ -128,7 +139,7 @@ def prediction_vs_measured(whatif: WhatIf, held_ms: float, throughput_ppm: float
 
     pred = whatif.predicted
     ph, pt, pm = pred["held_ms_median"], pred["throughput_ppm"], pred.get("held_ms_mean", math.nan)
-    out = {
+    out: PredictionDoc = {
         "from": source or whatif.source,
         "against": label,
         "line_rate_gbs": whatif.line_rate_gbs,

@@ -5,13 +5,13 @@ rate (the log's bytes over each tenure's upload time, else bytes per partition o
 median upload), SM activity, PCIe RX/TX per phase, and the activity figures a before/after
 comparison sets side by side (docs/COMPARE.md).
 
-Pure: a Side in, a JSON-ready dict out.
+Pure: a Side in, its typed figures out (compare.document.SideDoc).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -29,8 +29,14 @@ from gpuscope.analysis.whatif.inputs import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.compare.document import (
+        ActivityFiguresDoc,
+        RecordFiguresDoc,
+        SideDoc,
+        UploadFiguresDoc,
+    )
     from gpuscope.analysis.compare.side import Side
-    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
+    from gpuscope.analysis.document import PciePhaseDoc, SamplesActivityDoc, TraceActivityDoc
     from gpuscope.analysis.evidence.log.table import Table
 
 
@@ -39,7 +45,7 @@ def merged_length(starts: np.ndarray, ends: np.ndarray) -> float:
     return iv.total(*iv.merge(starts, ends))
 
 
-def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) -> dict[str, PciePhaseDoc]:
     """Median PCIe RX/TX (GB/s) and SM activity of the samples taken inside each phase type.
 
     A sample belongs to a phase when its t_wall falls inside one of that phase's intervals
@@ -47,7 +53,7 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
     """
     if samples is None or phases is None or not len(samples) or not len(phases):
         return {}
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, PciePhaseDoc] = {}
     t = samples["t_wall"].to_numpy(dtype=float)
     sg = samples["gpu"].to_numpy() if "gpu" in samples else np.zeros(len(samples), dtype=int)
     for phase, grp in phases.groupby("phase", sort=True):
@@ -63,28 +69,35 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
         if not mask.any():
             continue
         sel = samples[mask]
-        row: dict[str, float] = {"samples": int(mask.sum())}
-        for col in ("rx_gbs", "tx_gbs", "sm_active"):
-            if col in sel:
-                v = finite(sel[col])
-                row[f"{col}_median"] = float(np.median(v)) if len(v) else math.nan
+        row: PciePhaseDoc = {"samples": int(mask.sum())}
+        if "rx_gbs" in sel:
+            row["rx_gbs_median"] = _median(sel["rx_gbs"])
+        if "tx_gbs" in sel:
+            row["tx_gbs_median"] = _median(sel["tx_gbs"])
+        if "sm_active" in sel:
+            row["sm_active_median"] = _median(sel["sm_active"])
         out[str(phase)] = row
     return out
 
 
-def run_figures(side: Side) -> dict[str, Any]:
+def _median(values: pd.Series) -> float:
+    v = finite(values)
+    return float(np.median(v)) if len(v) else math.nan
+
+
+def run_figures(side: Side) -> SideDoc:
     """Throughput, the lock-held share, SM activity, upload rate and per-phase PCIe figures
     for one side (a side without timing lines: its activity alone, no figure of records)."""
     act = activity_figures(side.activity)
     # measured SM activity over the recording: the activity's time-weighted mean where it comes from
     # GPM (the adaptive sampler reads faster while PCIe is busy: a plain mean of its rows leans there)
-    if act is not None and act.get("source") == "gpm_sm_active":
-        sm_mean = float(act["busy_fraction"])
+    busy = act["busy_fraction"] if act is not None else None  # (an activity has one: activity_figures)
+    if act is not None and act["source"] == "gpm_sm_active" and busy is not None:
+        sm_mean = float(busy)
     else:
         sm = finite(side.samples["sm_active"]) if side.samples is not None and "sm_active" in side.samples else np.zeros(0)
         sm_mean = float(np.mean(sm)) if len(sm) else math.nan
-    records = record_figures(side) if side.parsed is not None else no_record_figures(side)
-    upload = {k: records.pop(k) for k in UPLOAD_KEYS}
+    records, upload = record_figures(side) if side.parsed is not None else no_record_figures(side)
     return {
         "label": side.label,
         "source": side.source or str(side.parsed.source if side.parsed is not None else ""),
@@ -100,10 +113,7 @@ def run_figures(side: Side) -> dict[str, Any]:
     }
 
 
-UPLOAD_KEYS = ("upload_field", "upload_ms_median", "bytes_per_partition", "bytes_source", "upload_gbs")
-
-
-def record_figures(side: Side) -> dict[str, Any]:
+def record_figures(side: Side) -> tuple[RecordFiguresDoc, UploadFiguresDoc]:
     """The figures of a side's timing records: how many, their span and throughput, the
     lock-held share and the upload figures."""
     assert side.parsed is not None
@@ -117,7 +127,7 @@ def record_figures(side: Side) -> dict[str, Any]:
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
     per = int(getattr(side.parsed, "steps_per_record", 1) or 1)
-    return {
+    records: RecordFiguresDoc = {
         "format": side.parsed.format,
         "partitions": n,
         "span_s": span_s,
@@ -128,20 +138,21 @@ def record_figures(side: Side) -> dict[str, Any]:
         "lock_held_fraction": busy,
         "gpu_busy_fraction": busy,  # the same figure under its first name, kept for scripts
         "gpu_busy_method": busy_method,
-        **upload_figures(side, wide),
     }
+    return records, upload_figures(side, wide)
 
 
-def no_record_figures(side: Side) -> dict[str, Any]:
+def no_record_figures(side: Side) -> tuple[RecordFiguresDoc, UploadFiguresDoc]:
     """A side without timing lines (a trace, samples alone): no record, so no span, throughput,
     lock-held share nor upload time (null: not measured; compare's activity verdict reads
     what the GPU did instead); the bytes per partition the user or the run gave stay named."""
     nbytes = side.bytes_per_partition
-    return {"format": side.kind, "partitions": 0, "span_s": math.nan, "throughput_ppm": math.nan,
-            "steps_per_record": 1, "lock_held_fraction": math.nan, "gpu_busy_fraction": math.nan,
-            "gpu_busy_method": None, "upload_field": None, "upload_ms_median": math.nan,
-            "bytes_per_partition": nbytes, "bytes_source": "--abc-bytes or run meta.json" if nbytes else None,
-            "upload_gbs": math.nan}
+    return ({"format": side.kind, "partitions": 0, "span_s": math.nan, "throughput_ppm": math.nan,
+             "steps_per_record": 1, "lock_held_fraction": math.nan, "gpu_busy_fraction": math.nan,
+             "gpu_busy_method": None},
+            {"upload_field": None, "upload_ms_median": math.nan,
+             "bytes_per_partition": nbytes, "bytes_source": "--abc-bytes or run meta.json" if nbytes else None,
+             "upload_gbs": math.nan})
 
 
 def _lock_held(wide: Table, tl: dict, span_s: float, ts0: np.ndarray,
@@ -158,7 +169,7 @@ def _lock_held(wide: Table, tl: dict, span_s: float, ts0: np.ndarray,
     return math.nan, None
 
 
-def upload_figures(side: Side, wide: Table) -> dict[str, Any]:
+def upload_figures(side: Side, wide: Table) -> UploadFiguresDoc:
     """The upload field, its median time, the bytes per partition and where they come from, and
     the rate: each tenure's logged bytes over its own upload time (median over tenures) when
     the log prints them, else the side's bytes per partition over the median upload."""
@@ -187,7 +198,7 @@ def upload_figures(side: Side, wide: Table) -> dict[str, Any]:
     }
 
 
-def activity_figures(act: TraceActivityDoc | SamplesActivityDoc | None) -> dict[str, Any] | None:
+def activity_figures(act: TraceActivityDoc | SamplesActivityDoc | None) -> ActivityFiguresDoc | None:
     """The few activity figures a before/after comparison sets side by side (a trace's activity or
     the samples', each read by its own keys)."""
     if not act or act.get("busy_fraction") is None:
@@ -197,7 +208,7 @@ def activity_figures(act: TraceActivityDoc | SamplesActivityDoc | None) -> dict[
     return _samples_activity_figures(cast("SamplesActivityDoc", act))
 
 
-def _trace_activity_figures(act: TraceActivityDoc) -> dict[str, Any]:
+def _trace_activity_figures(act: TraceActivityDoc) -> ActivityFiguresDoc:
     """A trace's: its span; no working time of its own (the span is it); no PCIe readings."""
     busy = act["busy_fraction"]
     gaps = act["idle_gaps"]
@@ -212,7 +223,7 @@ def _trace_activity_figures(act: TraceActivityDoc) -> dict[str, Any]:
     }
 
 
-def _samples_activity_figures(act: SamplesActivityDoc) -> dict[str, Any]:
+def _samples_activity_figures(act: SamplesActivityDoc) -> ActivityFiguresDoc:
     """NVML samples': the working time (first to last sign of work, long pauses out) where there was work."""
     active = act.get("active") or {}
     gaps = act.get("idle_gaps") or {}

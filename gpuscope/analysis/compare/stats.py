@@ -14,13 +14,14 @@ Pure: arrays and ParsedLog frames in, numbers and dicts out.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from gpuscope.analysis.compare.document import ComponentRowDoc
     from gpuscope.analysis.compare.side import Side
     from gpuscope.parsers.log.parsed import ParsedLog
 
@@ -151,7 +152,7 @@ def component_groups(parsed: ParsedLog) -> dict[str, np.ndarray]:
 
 def compare_components(
     a: Side, b: Side, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP, names: list[str] | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ComponentRowDoc]:
     """Per component present on both sides: medians, p10-p90, B/A ratio with its CI.
 
     Order: the held key first, then by A's median, largest first. Components (always
@@ -165,26 +166,29 @@ def compare_components(
     def values(side: Side, groups: dict[str, np.ndarray], name: str) -> np.ndarray:
         return held_values(side) if name == side.held_key else groups.get(name, np.zeros(0))
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ComponentRowDoc] = {}
     for name in names:
         out[name] = values_row(values(a, ga, name), values(b, gb, name), seed=seed, n_boot=n_boot, name=name)
     held = a.held_key
     first = [held] if held in out else []
-    rest = sorted((k for k in out if k != held),
-                  key=lambda k: (-(out[k]["a_median_ms"] if math.isfinite(out[k]["a_median_ms"]) else -1), k))
+    def largest_first(k: str) -> tuple[float, str]:
+        med = out[k]["a_median_ms"]
+        return -(med if med is not None and math.isfinite(med) else -1), k
+
+    rest = sorted((k for k in out if k != held), key=largest_first)
     return {k: out[k] for k in first + rest}
 
 
 
-def values_row(va: ArrayLike, vb: ArrayLike, *, seed: int, n_boot: int, name: str) -> dict[str, Any]:
+def values_row(va: ArrayLike, vb: ArrayLike, *, seed: int, n_boot: int, name: str) -> ComponentRowDoc:
     """One component's row: both sides' medians and p10-p90, the B/A ratio with its CI."""
     da, db = describe(va), describe(vb)
     # Each component gets its own stream, derived from the seed and its name, so adding a
     # component does not change the others' intervals.
     ratio, lo, hi = bootstrap_ratio(va, vb, seed=_component_seed(seed, name), n_boot=n_boot)
     return {
-        "a_count": da["count"], "a_median_ms": da["median_ms"], "a_p10_ms": da["p10_ms"], "a_p90_ms": da["p90_ms"],
-        "b_count": db["count"], "b_median_ms": db["median_ms"], "b_p10_ms": db["p10_ms"], "b_p90_ms": db["p90_ms"],
+        "a_count": int(da["count"]), "a_median_ms": da["median_ms"], "a_p10_ms": da["p10_ms"], "a_p90_ms": da["p90_ms"],
+        "b_count": int(db["count"]), "b_median_ms": db["median_ms"], "b_p10_ms": db["p10_ms"], "b_p90_ms": db["p90_ms"],
         "ratio": ratio, "ci_low": lo, "ci_high": hi,
     }
 

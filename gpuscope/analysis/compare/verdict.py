@@ -8,28 +8,38 @@ Pure: run figures (compare.figures.run_figures) and component rows in, a sentenc
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.compare.document import ActivityFiguresDoc, ComponentRowDoc, SideDoc
 
 # A change in the GPU's busy fraction smaller than this (relative and in points) is no change.
 MIN_BUSY_CHANGE = 0.10
 MIN_BUSY_POINTS = 0.02
 
 
-def activity_verdict(a: dict, b: dict) -> tuple[str, str | None]:
+def activity_verdict(a: SideDoc, b: SideDoc) -> tuple[str, str | None]:
     """When neither side has timing records: which one kept its GPU busier over its working time."""
-    fa, fb = a.get("activity") or {}, b.get("activity") or {}
-    ba, bb = fa.get("working_busy_fraction"), fb.get("working_busy_fraction")
-    if ba is None or bb is None:
+    fa, fb = a.get("activity"), b.get("activity")
+    ba, bb = _working_busy(fa), _working_busy(fb)
+    if fa is None or fb is None or ba is None or bb is None:
         return "no timing records and no GPU activity on both sides to compare", None
     la, lb = a["label"], b["label"]
-    what = "busy" if fa.get("source") == fb.get("source") == "trace" else "SM activity"
+    what = "busy" if fa["source"] == fb["source"] == "trace" else "SM activity"
     text = f"GPU {what} over the working time {la} {ba * 100:.1f}% -> {lb} {bb * 100:.1f}%"
     if abs(bb - ba) < MIN_BUSY_POINTS or (ba > 0 and abs(bb / ba - 1) < MIN_BUSY_CHANGE):
         return f"no clear change: {text}", None
     winner = "b" if bb > ba else "a"
-    if fa.get("source") != fb.get("source"):
-        text += f" (measured differently: {fa.get('source')} vs {fb.get('source')})"
+    if fa["source"] != fb["source"]:
+        text += f" (measured differently: {fa['source']} vs {fb['source']})"
     return f"{lb if winner == 'b' else la} keeps the GPU busier: {text}", (lb if winner == "b" else la)
 
+def _working_busy(act: ActivityFiguresDoc | None) -> float | None:
+    return act["working_busy_fraction"] if act is not None else None
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else x
 
 
 def _fmt_x(x: float) -> str:
@@ -43,27 +53,29 @@ MIN_HELD_CHANGE = 0.05
 MIN_THROUGHPUT_CHANGE = 0.10
 
 
-def verdict(a: dict, b: dict, comps: dict, held_key: str) -> tuple[str, str | None]:
+def verdict(a: SideDoc, b: SideDoc, comps: dict[str, ComponentRowDoc], held_key: str) -> tuple[str, str | None]:
     """One sentence naming the winner, and the winner's label (None when unclear)."""
     la, lb = a["label"], b["label"]
     parts: list[str] = []
     winner: str | None = None
     h = comps.get(held_key)
-    if h is None or not math.isfinite(h["ratio"]):
+    # (the rows before the document is cleaned: a figure not measured is NaN, never None)
+    ratio, lo, hi = (_nan(h["ratio"]), _nan(h["ci_low"]), _nan(h["ci_high"])) if h is not None else (math.nan,) * 3
+    if h is None or not math.isfinite(ratio):
         parts.append(f"no {held_key} on both sides to compare")
-    elif abs(h["ratio"] - 1) < MIN_HELD_CHANGE and (h["ci_low"] > 1 or h["ci_high"] < 1):
-        parts.append(f"no material change in {held_key}: {lb}/{la} = {h['ratio']:.2f} "
-                     f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f})")
-    elif math.isfinite(h["ci_low"]) and h["ci_low"] > 1:
+    elif abs(ratio - 1) < MIN_HELD_CHANGE and (lo > 1 or hi < 1):
+        parts.append(f"no material change in {held_key}: {lb}/{la} = {ratio:.2f} "
+                     f"(95% CI {lo:.2f}-{hi:.2f})")
+    elif math.isfinite(lo) and lo > 1:
         winner = "a"
-        parts.append(f"{la} cut {held_key} {_fmt_x(h['ratio'])}x ({_fmt_x(h['ci_low'])}-{_fmt_x(h['ci_high'])})")
-    elif math.isfinite(h["ci_high"]) and h["ci_high"] < 1:
+        parts.append(f"{la} cut {held_key} {_fmt_x(ratio)}x ({_fmt_x(lo)}-{_fmt_x(hi)})")
+    elif math.isfinite(hi) and hi < 1:
         winner = "b"
-        parts.append(f"{lb} cut {held_key} {_fmt_x(1 / h['ratio'])}x "
-                     f"({_fmt_x(1 / h['ci_high'])}-{_fmt_x(1 / h['ci_low'])})")
+        parts.append(f"{lb} cut {held_key} {_fmt_x(1 / ratio)}x "
+                     f"({_fmt_x(1 / hi)}-{_fmt_x(1 / lo)})")
     else:
-        parts.append(f"no clear change in {held_key}: {lb}/{la} = {h['ratio']:.2f} "
-                     f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f})")
+        parts.append(f"no clear change in {held_key}: {lb}/{la} = {ratio:.2f} "
+                     f"(95% CI {lo:.2f}-{hi:.2f})")
     ta, tb = a.get("throughput_ppm"), b.get("throughput_ppm")
     if ta and tb and math.isfinite(ta) and math.isfinite(tb) and ta > 0 and tb > 0:
         if winner is None:
