@@ -47,9 +47,15 @@ def test_power_capped_clocks_with_their_reason():
 def test_a_power_cap_at_the_rated_limit_is_the_gpu_at_its_power_budget_not_a_fault():
     # the same clocks under the default limit: the GPU draws what it is rated for (low), and with a
     # pipe full (tensor cores) what bounds the kernels is the story (info, after compute_bound)
-    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0))
+    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0), power_w=690.0)
     t = _diag(s, meta(power_limit=(700.0, 700.0)))[0]["clocks_throttled"]
     assert t.severity == "low" and "draws its rated power" in t.summary and "rated power" in t.recommendation
+    # readings far under the limit do not say the GPU draws it (an H100's 171 W of 700 W once did):
+    # the driver's flag says the cap bound, the ~5-a-second readings missed its peaks
+    s300 = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=_half(1980.0, 1500.0, 3.0), power_w=300.0)
+    t = _diag(s300, meta(power_limit=(700.0, 700.0)))[0]["clocks_throttled"]
+    assert "draws its rated power" not in t.summary
+    assert "power read up to 300 W of its 700 W limit" in t.summary and "miss the peaks" in t.summary
     unknown = _diag(s, meta())[0]["clocks_throttled"]
     assert unknown.severity == "low" and "whether the power limit was lowered is not recorded" in unknown.summary
     assert "whether the limit was lowered" in unknown.evidence["could_not_see"]
@@ -60,6 +66,17 @@ def test_a_power_cap_at_the_rated_limit_is_the_gpu_at_its_power_budget_not_a_fau
     # a hardware reason is never softened by the limit being the default
     hw = synth(10.0, sm=0.9, reasons=_half(0, 8, 7.5))
     assert _diag(hw, meta(power_limit=(700.0, 700.0)))[0]["clocks_throttled"].severity == "high"
+
+
+def test_a_software_cap_flagged_while_the_clock_stays_at_its_max_is_no_throttling():
+    # an H100 recording: sw_power_cap set 62% of the busy time, the busy SM clock 1980 of 1980 MHz:
+    # it held nothing down, so nothing says it did
+    s = synth(10.0, sm=0.9, reasons=_half(0, 4, 3.0), sm_clock=1980.0)
+    d = _diag(s, meta(power_limit=(700.0, 700.0)))[0]
+    assert "clocks_throttled" not in d
+    # a hardware reason at the max clock still speaks (the clock is not the only thing it slows)
+    hw = synth(10.0, sm=0.9, reasons=_half(0, 64, 3.0), sm_clock=1980.0)
+    assert "clocks_throttled" in _diag(hw, meta(power_limit=(700.0, 700.0)))[0]
 
 
 def test_a_power_cap_that_leaves_the_clock_near_its_max_is_low():

@@ -161,7 +161,7 @@ def test_a_stop_signal_during_the_summary_is_written_down(tmp_path, monkeypatch)
         time.sleep(5)
         raise AssertionError("SIGTERM did not stop the summary")
 
-    monkeypatch.setattr("gpuscope.analysis.analyze", slow)
+    monkeypatch.setattr(summary, "analyze", slow)
     s = summary.summarize_run(rd.path)
     assert s.interrupted == signal.SIGTERM and s.analysis is None
     meta = json.loads((rd.path / "meta.json").read_text())

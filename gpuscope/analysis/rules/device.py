@@ -29,6 +29,8 @@ THROTTLE_BITS = {4: "sw_power_cap", 8: "hw_slowdown", 32: "sw_thermal_slowdown",
 HW_BITS = {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
 CLOCK_LOW_SHARE = 0.90                   # busy SM clock median / max below this: clocks held down
 CLOCK_DEEP_SHARE = 0.80                  # ... below this: held down hard
+CLOCK_AT_MAX_SHARE = 0.99                # ... at or above this: a software reason set held nothing down
+POWER_AT_LIMIT_SHARE = 0.90              # highest power read / enforced limit at or above this: at the limit
 MEMORY_HIGH, MEMORY_MEDIUM = 0.99, 0.95  # memory used / total
 LINK_UP_MARGIN = 1.05                    # a reading above the probed link's rate x this: it trained up
 LIMIT_LOWERED_SHARE = 0.95               # enforced power limit / default below this: the limit was lowered
@@ -70,6 +72,10 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
     depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
     limit = f.power_limit or {}
     lowered = _limit_lowered(limit)
+    if not hw and depth is not None and depth >= CLOCK_AT_MAX_SHARE:
+        # a software reason flagged while the busy clock stayed at its max (NVML sets sw_power_cap
+        # around a boost decision, or on a brief peak): it held nothing down, so no finding says so
+        return None
     if hw or (frac >= 2 * THROTTLE_HIGH and depth is not None and depth < CLOCK_DEEP_SHARE):
         sev = "high"
     elif depth is None or depth < CLOCK_LOW_SHARE:
@@ -93,9 +99,7 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
         summary = summary[:-1] + (f"; the power limit is {limit['enforced_w']:.0f} W, lowered from the default "
                                   f"{limit['default_w']:.0f} W.")
     elif at_rated:
-        summary = summary[:-1] + ("; the GPU draws its rated power" if lowered is False else
-                                  "; whether the power limit was lowered is not recorded") + \
-            (f" (power up to {f.power['max_w']:.0f} W)." if finite(f.power.get("max_w")) else ".")
+        summary = summary[:-1] + _power_clause(f, limit, lowered)
     ev["power_limit"] = limit or None
     if lowered is None and worst == "sw_power_cap":
         ev["could_not_see"] += "; the board power limits (an older recording): whether the limit was lowered"
@@ -116,6 +120,23 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
     work = (f.active.working_s if f.active is not None else 0.0) or 0.0
     lost = frac * (1.0 - depth if depth is not None else 0.5) * (busy_s / work if work > 0 else 1.0)
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
+
+
+def _power_clause(f: GpuFigures, limit: dict, lowered: bool | None) -> str:
+    """What the power readings say beside a software power cap: at the limit only where the highest
+    reading reaches POWER_AT_LIMIT_SHARE of it; below, the readings (~5 a second) may miss the
+    peaks the driver capped."""
+    top, cap = f.power.get("max_w"), limit.get("enforced_w")
+    if lowered is None:
+        return "; whether the power limit was lowered is not recorded" + (
+            f" (power up to {top:.0f} W)." if finite(top) else ".")
+    if not finite(top):
+        return "; the power limit is at its default (no power readings)."
+    if finite(cap) and cap > 0 and top >= POWER_AT_LIMIT_SHARE * cap:
+        return f"; the GPU draws its rated power (up to {top:.0f} of its {cap:.0f} W limit)."
+    of = f" of its {cap:.0f} W limit" if finite(cap) and cap > 0 else ""
+    return (f"; power read up to {top:.0f} W{of}, at its default: readings ~5 a second miss the peaks "
+            "the driver capped.")
 
 
 def _limit_lowered(limit: dict) -> bool | None:

@@ -91,7 +91,7 @@ def rules_of(*modules: ModuleType) -> list[Rule]:
     return [r for m in modules for r in _DECLARED.get(m.__name__, [])]
 
 
-LOG_SHARE_KEYS = ("h2d_share", "d2h_share", "stall_share")
+LOG_SHARE_KEYS = ("h2d_share_of_run", "h2d_share", "d2h_share", "stall_share")
 
 
 def log_findings(ds: list[Diagnosis]) -> list[Finding]:

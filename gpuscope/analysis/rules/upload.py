@@ -43,6 +43,8 @@ H2D_SHARE_HIGH, H2D_SHARE_MEDIUM, H2D_SHARE_LOW = 0.40, 0.20, 0.10
 # h2d phases that last >= pcie.MIN_SAMPLE_INTERVALS sample intervals); at or above the
 # medium share h2d_bound gives no pinning advice either
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
+# h2d_bound: records covering less of the run than this (by their stamps) weigh the uploads by the run
+WHOLE_BUSY_FULL = 0.90
 
 
 def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> Any:
@@ -64,17 +66,43 @@ def _upload_bytes(inp: RuleInput) -> tuple[np.ndarray | None, str]:
     return None, "unknown"
 
 
+def _whole_busy(inp: RuleInput) -> tuple[float, float]:
+    """(the share of the run the records' wholes cover in their steady state, the run's seconds)
+    from the records' stamps (timeline_summary.steady_cover: a one-off pause does not count);
+    NaN where the log cannot tell (no stamps)."""
+    busy, wall = inp.timeline.get("steady_busy_fraction"), inp.timeline.get("wall_s")
+    if isinstance(busy, int | float) and math.isfinite(busy) and isinstance(wall, int | float) and wall > 0:
+        return float(busy), float(wall)
+    return NAN, NAN
+
+
+def _severity(share: float) -> str:
+    return "high" if share >= H2D_SHARE_HIGH else "medium" if share >= H2D_SHARE_MEDIUM else "low"
+
+
 def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
     """The uploads (h2d-role time) take a large share of the held time. Four steps: the
     evidence, the projection at the line rate (`_h2d_projection`), the summary, the advice
-    (`_h2d_advice`: pinned memory, or, for uploads already near the line, fewer bytes)."""
+    (`_h2d_advice`: pinned memory, or, for uploads already near the line, fewer bytes).
+
+    Its weight is the uploads' share of the run: where the records' stamps show the wholes cover
+    less than WHOLE_BUSY_FULL of it (a lock held 12% of the run and free the rest, steps apart),
+    the uploads' share of the whole times that cover (steady state: one record's length over the
+    time from one to the next, medians) is what faster uploads could win, and the
+    severity follows it (the GPU then waits on what fills the rest: gpu_starved, host)."""
     t = inp.totals
     share = t.get("h2d_share", NAN)
     if not len(inp.split) or math.isnan(share) or share < H2D_SHARE_LOW:
         return []
-    sev = "high" if share >= H2D_SHARE_HIGH else "medium" if share >= H2D_SHARE_MEDIUM else "low"
     v = inp.model.vocabulary
     ev = _h2d_evidence(inp, share)
+    covered, wall_s = _whole_busy(inp)
+    run_share = share * covered if covered < WHOLE_BUSY_FULL else NAN
+    sev = _severity(run_share if math.isfinite(run_share) else share)
+    if math.isfinite(run_share):
+        ev["whole_share_of_run"] = rnd(covered, 3)
+        ev["h2d_share_of_run"] = rnd(run_share, 4)
+        ev["run_s"] = rnd(wall_s, 3)
     what_if, measured = _h2d_projection(inp, ev, "held time" if v.cuzk else v.whole)
     rx = _phase_rx(inp.pcie, "h2d")
     if rx is not None:
@@ -92,7 +120,12 @@ def h2d_bound(inp: RuleInput) -> list[Diagnosis]:
             summary += f" (cv {hcv:.2f}; GPU compute cv {gcv:.2f})"
     if not measured and rx is not None:
         measured = _sampled_clause(inp, rx)
-    summary += measured + "."
+    summary += measured
+    if math.isfinite(run_share):
+        free = "the lock free between them" if v.lock else f"no {v.record} running between them"
+        summary += (f"; the {v.records} cover {covered:.0%} of the run in their steady state ({free}), "
+                    f"so the uploads are {run_share:.0%} of it")
+    summary += "."
     return [Diagnosis("h2d_bound", sev, summary, ev, _h2d_advice(inp, what_if))]
 
 
@@ -188,6 +221,8 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
             f"overlap the upload with compute (double-buffer on a second stream, the next {v.record}'s input "
             "uploaded while this one computes)" + (", or move it out of the lock." if v.cuzk else ".")
         )
+    if math.isnan(rate_share):
+        return _h2d_advice_rate_unknown(inp, what_if)
     if v.cuzk:
         return (
             "Upload from pinned memory: allocate the a/b/c vectors from a reusable cudaHostAlloc pool, or "
@@ -199,6 +234,27 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
         "PyTorch's pin_memory()) or register them once (cudaHostRegister), so the copy runs at PCIe line "
         "rate instead of staging through the driver's bounce buffer; then overlap it with compute."
         + what_if
+    )
+
+
+def _h2d_advice_rate_unknown(inp: RuleInput, what_if: str) -> str:
+    """Advice where nothing shows how fast the uploads ran: pinning helps only pageable copies far
+    below the line, so the advice names what would tell before it names either fix."""
+    v = inp.model.vocabulary
+    rx = _phase_rx(inp.pcie, "h2d")
+    if rx is None:
+        why = "the log prints no bytes per upload and no PCIe readings were joined to its uploads"
+    else:
+        why = (f"the log prints no bytes per upload and the PCIe readings, "
+               f"{float(rx.get('sample_interval_s', NAN)) * 1e3:.0f} ms apart, cannot resolve uploads of "
+               f"~{float(rx.get('duration_median_s', NAN)) * 1e3:.0f} ms")
+    buffers = "the a/b/c vectors" if v.cuzk else "the host buffers"
+    return (
+        f"How fast the uploads run is not known ({why}): print the bytes of each upload beside its time "
+        "(or pass --abc-bytes SIZE), or record a profiler trace, whose copies name their host memory. "
+        f"Far below the line rate they are pageable: pin {buffers} (cudaHostAlloc, PyTorch's pin_memory(), "
+        "or cudaHostRegister once). Near it the link is the limit: send fewer bytes or overlap the upload "
+        f"with compute (the next {v.record}'s input on a second stream)." + what_if
     )
 
 

@@ -22,7 +22,7 @@ TIMELINE_KEYS = [
     "source", "wall_s", "gpu_span_s", "gpu_busy_s", "gpu_busy_fraction", "idle_gaps",
     "idle_total_s", "idle_largest_s", "partitions", "synth_s", "synth_gpu_overlap_s",
     "synth_overlap_fraction", "synth_parallelism", "gpu_ms_median", "gpu_compute_fraction", "workers",
-    "unpaired_events",
+    "unpaired_events", "steady_busy_fraction",
 ]
 
 
@@ -120,12 +120,34 @@ def from_tenures(split, components, steps_per_record: int = 1) -> dict:
         start = column(split, "held_ms").astype("float64", copy=False) * (max(1, steps_per_record) / 1000.0)
         np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
+        out["steady_busy_fraction"] = steady_cover(end, end - start)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
         first = np.nanmin(start) if np.any(~np.isnan(start)) else ts_min
         last = np.nanmax(end) if np.any(~np.isnan(end)) else ts_max
         out["wall_s"] = float(max(ts_max, last) - min(ts_min, first))
     return out
+
+
+def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
+    """The share of the run the records cover in their steady state: the median record's length over
+    the mean time from one record's end to the next's, pauses over ONE_OFF_PAUSE x the median left
+    out (at most 1: records of several GPUs or workers overlap). A one-off pause (a profiler
+    starting, a checkpoint) moves the span's gpu_busy_fraction, not this; the mean, not the median,
+    of the rest, as two workers' records alternate short and long waits. NaN under three stamped
+    records."""
+    ok = ~np.isnan(end) & ~np.isnan(length)
+    if np.count_nonzero(ok) < 3:
+        return NAN
+    step = np.diff(np.sort(end[ok]))
+    step = step[step > 0]
+    if not step.size:
+        return 1.0
+    step = step[step <= ONE_OFF_PAUSE * np.median(step)]
+    return float(min(1.0, np.median(length[ok]) / step.mean()))
+
+
+ONE_OFF_PAUSE = 4.0  # steady_cover: a time between records over this many times their median is a pause
 
 
 def timeline_summary(timeline, split, components, steps_per_record: int = 1) -> dict:
