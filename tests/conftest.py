@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import signal
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_restored():
+    """Each test leaves the stop signals as it found them: a command run in this process (cli.main)
+    ignores them once it is done (_done_with_stop_signals), and a later test's subprocess would
+    inherit that (a Ctrl-C or SIGHUP test then saw its signal ignored, only in the whole suite)."""
+    before = [signal.getsignal(s) for s in _STOP_SIGNALS]
+    yield
+    for s, h in zip(_STOP_SIGNALS, before, strict=True):
+        if h is not None and signal.getsignal(s) != h:
+            signal.signal(s, h)
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ per partition, in words nobody at gpuscope chose:
     --style kv:     worker=1 partition=3 synth_ms=460 wait_ms=12 held_ms=274 h2d_ms=167 gpu_ms=107
     --style prose:  worker 1 partition 3: mutex wait 12 ms, held 274 ms: h2d 167 ms, gpu 107 ms
 
-The twin runs differ only in the host memory of the buffers (--memory pageable | pinned). The
+The twin runs differ only in the host memory of the buffers (--memory pageable | pinned).
+--fill once --workers 4 fills the buffers once: the workers then queue for the lock (the seed's
+shape, the lock held nearly all the run), where --fill every (the default) leaves it mostly free. The
 lock's held time is measured around the upload and the compute (synchronised), so h2d + gpu <=
 held. A program for gpuscope to diagnose, not part of gpuscope.
 """
@@ -28,6 +30,10 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=8, help="per worker")
     ap.add_argument("--mib", type=int, default=256, help="MiB per buffer (three per partition)")
     ap.add_argument("--matmuls", type=int, default=20, help="bf16 8192^3 products per partition")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--fill", choices=("every", "once"), default="every",
+                    help="fill the host buffers before every partition (host-bound) or once (the workers "
+                         "then queue for the lock, the seed's shape)")
     args = ap.parse_args()
 
     dev = torch.device("cuda")
@@ -42,10 +48,13 @@ def main() -> None:
         host = [torch.empty(n, pin_memory=pinned) for _ in range(3)]
         dst = [torch.empty(n, device=dev) for _ in range(3)]
         stream = torch.cuda.Stream()
+        for h in host:
+            h.uniform_()
         for p in range(args.partitions):
             t0 = time.perf_counter()
-            for h in host:
-                h.uniform_()  # the host's work before the GPU's
+            if args.fill == "every":
+                for h in host:
+                    h.uniform_()  # the host's work before the GPU's
             t1 = time.perf_counter()
             with lock:
                 t2 = time.perf_counter()
@@ -69,7 +78,7 @@ def main() -> None:
                     print(f"worker {w} partition {p}: mutex wait {ms[1]:.0f} ms, held {ms[2]:.0f} ms: "
                           f"h2d {ms[3]:.0f} ms, gpu {ms[4]:.0f} ms", flush=True)
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in (1, 2)]
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(1, args.workers + 1)]
     for t in threads:
         t.start()
     for t in threads:
