@@ -51,6 +51,12 @@ def pytest_collection_modifyitems(config, items):
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
+# A suite started in the background of a shell without job control (`make test &` in a script,
+# nohup) has SIGINT ignored, and every command a test starts would inherit that: the Ctrl-C tests
+# then saw no Ctrl-C. Python's own handler here, as from a terminal, lets exec reset it to default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(autouse=True)
 def _stop_signals_restored():

@@ -127,7 +127,9 @@ def test_sigterm_or_sighup_before_a_command_handles_it_is_one_line_and_128_plus_
 
     bin_ = Path(sys.executable).parent / "gpuscope"
     cmd = [str(bin_), "analyze", "-", "--json"] if bin_.exists() else [sys.executable, "-m", "gpuscope", "analyze", "-"]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
+    # (the signal at its default in the command, as from a terminal: under nohup the suite ignores SIGHUP)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO,
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     time.sleep(0.6)  # importing or reading the standard input that never ends: no handler of its own
     p.send_signal(sig)
     err = p.communicate(timeout=60)[1].decode()
