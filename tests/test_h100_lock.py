@@ -77,3 +77,32 @@ def test_a_software_power_cap_at_the_max_clock_is_not_throttling():
     t = _finding(_analysis("copy_pinned"), "clocks_throttled")
     assert "1590 of 1980 MHz" in t["summary"] and "draws its rated power" not in t["summary"]
     assert "562 W of its 700 W limit" in t["summary"]
+
+
+def test_each_record_s_worker_key_gives_the_workers_and_their_synthesis_side_by_side():
+    # `worker=1` / `worker=2` on every line: two workers, each busy under the lock ~6% of the run,
+    # and the synthesis floor counts two at a time (it had assumed one)
+    log = _analysis("lock_pageable_kv")["log"]
+    workers = log["timeline"]["workers"]
+    assert sorted(workers) == ["1", "2"] and all(w["intervals"] == 8 for w in workers.values())
+    assert sum(w["busy_s"] for w in workers.values()) == pytest.approx(log["split"]["held_ms"] / 1000, rel=0.01)
+    assert log["bounds"]["synth_parallelism"] == 2
+    assert any("one per worker the records name (2)" in a for a in log["bounds"]["assumptions"])
+
+
+def test_a_worker_named_on_some_records_only_says_nothing_of_workers():
+    import numpy as np
+    import pandas as pd
+
+    from gpuscope.analysis.evidence.log.quantities import record_workers
+
+    def q(records, values):  # a parse result whose quantities are a frame (the frame path of _quantity_columns)
+        frame = pd.DataFrame({"record": records, "gpu": -1, "name": "worker", "value": np.asarray(values, dtype=float)})
+        return type("P", (), {"quantities": frame})()
+
+    ids = np.arange(4)
+    assert list(record_workers(q([0, 1, 2, 3], [1, 2, 1, 2]), ids)) == [1, 2, 1, 2]
+    assert list(record_workers(q([3, 2, 1, 0], [2, 1, 2, 1]), ids)) == [1, 2, 1, 2]  # (any order)
+    assert record_workers(q([0, 1, 2], [1, 2, 1]), ids) is None        # one record names none
+    assert record_workers(q([0, 1, 2, 3], [1, 1, 1, 1]), ids) is None  # one worker: nothing side by side
+    assert record_workers(q([0, 1, 2, 3], [1, 2.5, 1, 2]), ids) is None  # not a worker's number

@@ -128,7 +128,8 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     )
     comp_stats = stats.stats_table(comps, model, parsed.evaluation_names())
     k = parsed.steps_per_record  # a log printing every K-th step: each record stands for K steps
-    tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k)
+    tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k,
+                                           workers=quantities.record_workers(parsed, per_record["record"]))
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events, steps_per_record=k)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
     inp = RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl, bounds=bnd,

@@ -196,10 +196,14 @@ def _cpu_work(timeline: dict, stats: Table, model: RoleModel, timeline_df,
         cpu_names += [c for c in _names(stats) if model.role_of(c) == "cpu_stall"]
     cpu_other = sum(x for x in (_median(stats, c, stat) for c in cpu_names) if not math.isnan(x))
     p_synth = int(timeline.get("synth_parallelism") or 0)
+    workers = len(timeline.get("workers") or {})
+    if not math.isnan(synth_ms) and p_synth <= 0 and workers >= 2 and timeline.get("source") != "TIMELINE":
+        p_synth = workers
+        assumptions.append(f"synthesis parallelism: one per worker the records name ({workers}), each "
+                           "synthesising its own partitions")
     if not math.isnan(synth_ms) and p_synth <= 0:
         p_synth = 1
         assumptions.append("synthesis parallelism unknown (no overlapping SYNTH intervals): assumed 1")
-    workers = len(timeline.get("workers") or {})
     if cpu_names and workers <= 0:
         workers = 1
         if v.lock:

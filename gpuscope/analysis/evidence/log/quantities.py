@@ -80,6 +80,28 @@ def tenure_bytes(parsed: Any, record_ids: np.ndarray,
     return None, None
 
 
+WORKER_KEY = "worker"  # a record's own worker, printed as `worker=N` (the prose `worker N` reads the same)
+
+
+def record_workers(parsed: Any, record_ids: np.ndarray) -> np.ndarray | None:
+    """The worker each record of `record_ids` names, where every one names exactly one
+    (`worker=N`, a whole number) and at least two differ; None otherwise (a worker printed on
+    some records only, or twice in one, says nothing about how many worked side by side)."""
+    q = _quantity_columns(parsed)
+    named = _named(q, WORKER_KEY) if q is not None else None
+    if q is None or named is None:
+        return None
+    rec = column(q, "record")[named]
+    val = column(q, "value").astype("float64", copy=False)[named]
+    ids = np.asarray(record_ids)
+    if len(rec) != len(ids) or not np.array_equal(np.sort(rec), np.sort(ids)):
+        return None
+    if not (np.isfinite(val).all() and (val == np.round(val)).all() and (val >= 0).all()):
+        return None
+    out = val[np.argsort(rec, kind="stable")][np.argsort(np.argsort(ids, kind="stable"), kind="stable")]
+    return out.astype(np.int64) if len(np.unique(out)) >= 2 else None
+
+
 def upload_gbs(nbytes: np.ndarray, h2d_ms: np.ndarray, n_gpus: np.ndarray | None = None) -> np.ndarray:
     """Per-tenure upload rate in GB/s (bytes per GPU over upload ms per GPU); NaN where the
     bytes or a positive upload time are missing."""

@@ -103,7 +103,7 @@ def from_timeline_events(tl) -> dict:
     return out
 
 
-def from_tenures(split, components, steps_per_record: int = 1) -> dict:
+def from_tenures(split, components, steps_per_record: int = 1, workers: np.ndarray | None = None) -> dict:
     """Busy = the tenures' lock-held intervals, when the held lines carry timestamps. A record that
     stands for K steps (a log printing every K-th step, its own counter says K) ends at its stamp
     and covers K steps of its held time: [end - K x held, end] (overlaps merge)."""
@@ -121,6 +121,9 @@ def from_tenures(split, components, steps_per_record: int = 1) -> dict:
         np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
         out["steady_busy_fraction"] = steady_cover(end, end - start)
+        if workers is not None and len(workers) == len(end):  # each record's own worker (quantities.record_workers)
+            ok = ~np.isnan(end)
+            out["workers"] = _workers(workers[ok], start[ok], end[ok], out.get("gpu_span_s", NAN), 1.0)
         out["partitions"] = int(np.count_nonzero(~np.isnan(end)))
         # wall also covers the first tenure's start, which precedes its held line's stamp
         first = np.nanmin(start) if np.any(~np.isnan(start)) else ts_min
@@ -150,17 +153,19 @@ def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
 ONE_OFF_PAUSE = 4.0  # steady_cover: a time between records over this many times their median is a pause
 
 
-def timeline_summary(timeline, split, components, steps_per_record: int = 1) -> dict:
+def timeline_summary(timeline, split, components, steps_per_record: int = 1,
+                     workers: np.ndarray | None = None) -> dict:
     """Timeline figures; gpu_compute_fraction = the split's GPU compute / the GPU span (the Curio
     team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency"). Arguments:
     DataFrames, gpuscope.schemas.Columns or analysis Tables; `steps_per_record`: the steps one
-    record stands for (ParsedLog.steps_per_record), which the records' time counts K times."""
+    record stands for (ParsedLog.steps_per_record), which the records' time counts K times;
+    `workers`: the worker each record names (quantities.record_workers), for the tenures' per-worker busy time."""
     k = 1
     if timeline is not None and len(timeline) and (column(timeline, "event") == "GPU_END").any():
         out = from_timeline_events(timeline)
     else:
         k = max(1, int(steps_per_record))
-        out = from_tenures(split, components, k)
+        out = from_tenures(split, components, k, workers)
     span = out.get("gpu_span_s", NAN)
     if len(split) and span == span and span > 0:
         out["gpu_compute_fraction"] = min(1.0, k * nansum(column(split, "gpu_compute_ms")) / 1000.0 / span)
