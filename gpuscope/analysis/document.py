@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 VERSION = 2
 
-__all__ = ["VERSION", "AnalysisDoc", "ComponentDoc", "LogDoc", "PciePhaseDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
+__all__ = ["VERSION", "AnalysisDoc", "BoundsDoc", "ComponentDoc", "LogDoc", "SplitDoc", "TimelineDoc", "WorkerDoc", "PciePhaseDoc", "RanksDoc", "SamplesActivityDoc", "SamplesDoc",
            "SamplesGpuDoc", "SourceDoc",
            "TraceActivityDoc", "TraceDoc", "TraceIdleGapsDoc", "bare_document", "build_document", "trace_doc"]
 
@@ -75,6 +75,80 @@ class PciePhaseDoc(TypedDict, total=False):
     rx_mean_share_of_line_rate: float | None
 
 
+class SplitDoc(TypedDict):
+    """The split's sums (ms) and shares of the held time over all complete records
+    (evidence.log.split.split_totals); a role no component of the log has: null."""
+
+    held_ms: float | None
+    h2d_ms: float | None
+    gpu_compute_ms: float | None
+    cpu_stall_ms: float | None
+    d2h_ms: float | None
+    other_ms: float | None
+    h2d_share: float | None
+    gpu_compute_share: float | None
+    cpu_stall_share: float | None
+    d2h_share: float | None
+    other_share: float | None
+    inconsistent_records: int
+    upload_gbs: float | None        # median over tenures of the logged bytes / h2d time; null without byte counts
+
+
+class WorkerDoc(TypedDict):
+    intervals: int
+    busy_s: float | None
+    busy_fraction: float | None
+
+
+class TimelineDoc(TypedDict):
+    """The records' timeline (evidence.log.timeline_summary, keys TIMELINE_KEYS): from TIMELINE
+    events, else from the stamped tenures; every key present, null when unknown."""
+
+    source: str | None              # TIMELINE | tenures | null
+    wall_s: float | None
+    gpu_span_s: float | None
+    gpu_busy_s: float | None
+    gpu_busy_fraction: float | None
+    idle_gaps: int
+    idle_total_s: float | None
+    idle_largest_s: float | None
+    partitions: int
+    synth_s: float | None
+    synth_gpu_overlap_s: float | None
+    synth_overlap_fraction: float | None
+    synth_parallelism: int
+    gpu_ms_median: float | None
+    gpu_compute_fraction: float | None
+    workers: dict[str, WorkerDoc]
+    unpaired_events: int
+    steady_busy_fraction: float | None  # the records' cover of the run in their steady state
+
+
+class BoundsDoc(TypedDict):
+    """The GPU and CPU floors, the observed time and which binds (evidence.log.bounds.compute_bounds)."""
+
+    partitions: int
+    partitions_basis: str
+    gpu_per_partition_ms: float | None
+    gpu_basis: str
+    gpu_floor_s: float | None
+    synth_ms: float | None
+    synth_parallelism: int | None
+    cpu_other_ms: float | None
+    cpu_workers: int | None
+    cpu_per_partition_ms: float | None
+    synth_floor_s: float | None
+    cpu_work_floor_s: float | None
+    cpu_floor_s: float | None
+    observed_s: float | None
+    observed_basis: str
+    binding: str | None             # gpu | cpu | null
+    observed_over_floor: float | None
+    observed_over_gpu_floor: float | None
+    gap_to_floor_s: float | None
+    assumptions: list[str]
+
+
 class LogDoc(TypedDict):
     format: str
     records: int                    # complete records (tenures, steps)
@@ -85,9 +159,9 @@ class LogDoc(TypedDict):
     total_lines: int
     timing_lines: int
     components: dict[str, ComponentDoc]
-    split: dict[str, Any]           # sums and shares by role; a role no component has: null
-    timeline: dict[str, Any]
-    bounds: dict[str, Any]
+    split: SplitDoc                 # sums and shares by role; a role no component has: null
+    timeline: TimelineDoc
+    bounds: BoundsDoc
     roles: dict[str, Any] | None    # {component: {role, how}} (RoleModel.provenance)
     whole: Any                      # the component that is the whole (the held time), and how it was found
     pcie: dict[str, Any] | None     # the NVML samples joined to the log's phases; null without samples
@@ -319,15 +393,15 @@ def _log(a: Analysis, lg: LogPart) -> LogDoc:
         "timing_lines": lg.timing_lines,
         "components": comps,
         "split": split_doc(lg.split, {c["role"] for c in comps.values()}),
-        "timeline": lg.timeline,
-        "bounds": lg.bounds,
+        "timeline": cast("TimelineDoc", lg.timeline),  # (every TIMELINE_KEYS key: timeline_summary)
+        "bounds": cast("BoundsDoc", lg.bounds),        # (compute_bounds' one dict)
         "roles": prov["roles"] if prov is not None else None,
         "whole": prov["held"] if prov is not None else None,
         "pcie": pcie,
     }
 
 
-def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
+def split_doc(totals: dict, roles: set[str]) -> SplitDoc:
     """The split's sums and shares; a role no component of the log has is null (it was not
     printed: 0.0 would say it was measured and took no time). `records` is the log's own key."""
 
@@ -336,7 +410,8 @@ def split_doc(totals: dict, roles: set[str]) -> dict[str, Any]:
         if role not in roles:
             out[f"{role}_ms"] = None
             out[f"{role}_share"] = None
-    return out
+    out.setdefault("upload_gbs", None)
+    return cast("SplitDoc", out)
 
 
 def _samples(a: Analysis) -> SamplesDoc | None:
