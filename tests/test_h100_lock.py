@@ -106,3 +106,31 @@ def test_a_worker_named_on_some_records_only_says_nothing_of_workers():
     assert record_workers(q([0, 1, 2], [1, 2, 1]), ids) is None        # one record names none
     assert record_workers(q([0, 1, 2, 3], [1, 1, 1, 1]), ids) is None  # one worker: nothing side by side
     assert record_workers(q([0, 1, 2, 3], [1, 2.5, 1, 2]), ids) is None  # not a worker's number
+
+
+def _stamped_steps(tmp_path, counter: bool):
+    # steps of 100 ms (60 of them uploads) printed one a second: every step with a gap of 900 ms
+    # after it (counter advancing by 1), or every 10th step of a busy loop (no counter: cannot tell)
+    lines = []
+    for i in range(12):
+        stamp = f"2026-12-07T10:00:{i:02d}.000000Z"
+        step = f"step={i} " if counter else ""
+        lines.append(f"{stamp} {step}h2d_ms=60.0 compute_ms=40.0 step_ms=100.0")
+    p = tmp_path / ("counted.log" if counter else "uncounted.log")
+    p.write_text("\n".join(lines) + "\n")
+    r = runner.invoke(app, ["analyze", str(p), "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_the_time_between_steps_counts_only_where_every_step_was_printed(tmp_path):
+    counted = _stamped_steps(tmp_path, counter=True)
+    assert counted["log"]["timeline"]["steady_busy_fraction"] == pytest.approx(0.1, abs=0.01)
+    h2d = _finding(counted, "h2d_bound")
+    assert h2d["severity"] == "low" and h2d["evidence"]["h2d_share_of_run"] == pytest.approx(0.06, abs=0.01)
+    # the same lines without a counter: the 900 ms may be nine steps left unprinted, so the uploads
+    # keep their share of the step (60%: high), and the cover is not claimed
+    uncounted = _stamped_steps(tmp_path, counter=False)
+    assert uncounted["log"]["timeline"]["steady_busy_fraction"] is None
+    h2d = _finding(uncounted, "h2d_bound")
+    assert h2d["severity"] == "high" and "h2d_share_of_run" not in h2d["evidence"]

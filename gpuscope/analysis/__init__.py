@@ -128,8 +128,10 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     )
     comp_stats = stats.stats_table(comps, model, parsed.evaluation_names())
     k = parsed.steps_per_record  # a log printing every K-th step: each record stands for K steps
+    ids = per_record["record"]
+    every = model.vocabulary.lock or quantities.counts_every_record(parsed, ids, parsed.step_counter_names())
     tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k,
-                                           workers=quantities.record_workers(parsed, per_record["record"]))
+                                           workers=quantities.record_workers(parsed, ids), every_record=every)
     bnd = bounds_mod.compute_bounds(per_record, tl, comp_stats, model, tl_events, steps_per_record=k)
     pcie_df, pcie_info, log_phases = _pcie(source, options)
     inp = RuleInput(split=per_record, wide=wide, stats=comp_stats, totals=totals, timeline=tl, bounds=bnd,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpuscope.parsers.log.formats import NAMES
+from gpuscope.parsers.log.words import COUNTERS
 from gpuscope.schemas import (
     COMPONENT_COLUMNS,
     QUANTITY_COLUMNS,
@@ -85,6 +86,12 @@ class ParsedLog:
         """The components printed only on evaluation lines (no training step's: kept out of
         the component statistics as out of the split)."""
         return frozenset(n for n, why in self.not_parts.items() if why.startswith(EVAL_WHY))
+
+    @staticmethod
+    def step_counter_names() -> frozenset[str]:
+        """The quantity names that count steps (`step`, `iteration`, `batch`; not `epoch`), which say
+        whether a log printed every step (analysis.evidence.log.quantities.counts_every_record)."""
+        return COUNTERS - {"epoch"}
 
     def _set(self, name: str, df: pd.DataFrame) -> None:
         self._frames[name] = df

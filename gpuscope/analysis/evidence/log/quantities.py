@@ -102,6 +102,31 @@ def record_workers(parsed: Any, record_ids: np.ndarray) -> np.ndarray | None:
     return out.astype(np.int64) if len(np.unique(out)) >= 2 else None
 
 
+def counts_every_record(parsed: Any, record_ids: np.ndarray, counters: frozenset[str]) -> bool:
+    """Whether a counter of `counters` (ParsedLog.step_counter_names: step, iteration, batch) printed on the records
+    advances by exactly 1 from one record to the next on at least 3 in 4 of them: the log printed
+    every step, so the time between its records is time no step ran (not steps left unprinted)."""
+    q = _quantity_columns(parsed)
+    if q is None:
+        return False
+    ids = np.asarray(record_ids)
+    rec = column(q, "record")
+    value = column(q, "value").astype("float64", copy=False)
+    for name in sorted(counters):
+        named = _named(q, name)
+        if named is None:
+            continue
+        r, v = rec[named], value[named]
+        keep = np.isin(r, ids)
+        r, v = r[keep], v[keep]
+        if len(r) < 4 or len(np.unique(r)) != len(r):
+            continue
+        d = np.diff(v[np.argsort(r, kind="stable")])
+        if np.count_nonzero(d == 1) * 4 >= len(d) * 3:
+            return True
+    return False
+
+
 def upload_gbs(nbytes: np.ndarray, h2d_ms: np.ndarray, n_gpus: np.ndarray | None = None) -> np.ndarray:
     """Per-tenure upload rate in GB/s (bytes per GPU over upload ms per GPU); NaN where the
     bytes or a positive upload time are missing."""

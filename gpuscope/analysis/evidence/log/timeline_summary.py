@@ -103,7 +103,8 @@ def from_timeline_events(tl) -> dict:
     return out
 
 
-def from_tenures(split, components, steps_per_record: int = 1, workers: np.ndarray | None = None) -> dict:
+def from_tenures(split, components, steps_per_record: int = 1, workers: np.ndarray | None = None,
+                 every_record: bool = False) -> dict:
     """Busy = the tenures' lock-held intervals, when the held lines carry timestamps. A record that
     stands for K steps (a log printing every K-th step, its own counter says K) ends at its stamp
     and covers K steps of its held time: [end - K x held, end] (overlaps merge)."""
@@ -120,7 +121,8 @@ def from_tenures(split, components, steps_per_record: int = 1, workers: np.ndarr
         start = column(split, "held_ms").astype("float64", copy=False) * (max(1, steps_per_record) / 1000.0)
         np.subtract(end, start, out=start)  # (end - held / 1000, in one buffer)
         _busy(start, end, out)
-        out["steady_busy_fraction"] = steady_cover(end, end - start)
+        if every_record:  # (else the time between records may be steps left unprinted)
+            out["steady_busy_fraction"] = steady_cover(end, end - start)
         if workers is not None and len(workers) == len(end):  # each record's own worker (quantities.record_workers)
             ok = ~np.isnan(end)
             out["workers"] = _workers(workers[ok], start[ok], end[ok], out.get("gpu_span_s", NAN), 1.0)
@@ -154,18 +156,20 @@ ONE_OFF_PAUSE = 4.0  # steady_cover: a time between records over this many times
 
 
 def timeline_summary(timeline, split, components, steps_per_record: int = 1,
-                     workers: np.ndarray | None = None) -> dict:
+                     workers: np.ndarray | None = None, every_record: bool = False) -> dict:
     """Timeline figures; gpu_compute_fraction = the split's GPU compute / the GPU span (the Curio
     team's "actual kernel util", beside gpu_busy_fraction's "GPU efficiency"). Arguments:
     DataFrames, gpuscope.schemas.Columns or analysis Tables; `steps_per_record`: the steps one
     record stands for (ParsedLog.steps_per_record), which the records' time counts K times;
-    `workers`: the worker each record names (quantities.record_workers), for the tenures' per-worker busy time."""
+    `workers`: the worker each record names (quantities.record_workers), for the tenures' per-worker busy time;
+    `every_record`: the log prints every record (a lock's every tenure, a step counter advancing by
+    1), without which the time between records says nothing of the steady state (steady_busy_fraction null)."""
     k = 1
     if timeline is not None and len(timeline) and (column(timeline, "event") == "GPU_END").any():
         out = from_timeline_events(timeline)
     else:
         k = max(1, int(steps_per_record))
-        out = from_tenures(split, components, k, workers)
+        out = from_tenures(split, components, k, workers, every_record)
     span = out.get("gpu_span_s", NAN)
     if len(split) and span == span and span > 0:
         out["gpu_compute_fraction"] = min(1.0, k * nansum(column(split, "gpu_compute_ms")) / 1000.0 / span)
