@@ -6,7 +6,8 @@
 # first cause (host where the lock is free; upload where pageable copies hold a queued lock),
 # and that no pinned run gets "copy from pinned memory". Prints a short table last; captures in
 # OUT/captures.tgz, the rest in OUT/rest.tgz.
-# Usage (device machine, repo root; carry .whl for msgspec): bash tools/gpu_session13_check.sh OUT
+# Usage (device machine, repo root; carry .whl for msgspec): bash tools/gpu_session13_check.sh OUT [STYLES]
+# (STYLES: "kv prose", the default, or "kv" alone when device time is short)
 set -u
 OUT=${1:?output folder}
 W=$(mktemp -d); mkdir -p "$W/runs"
@@ -15,7 +16,7 @@ GS="python3 -m gpuscope"
 P=tools/programs
 step "gpu"; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader
 for mem in pageable pinned; do
-  for style in kv prose; do
+  for style in ${2:-kv prose}; do
     step "record queued lock_workers $mem $style"
     timeout 120 $GS record --out "$W/runs/queued_${mem}_$style" --no-summary -- python3 $P/lock_workers.py \
         --memory $mem --style $style --fill once --workers 4 --partitions 6 >"$W/queued_${mem}_$style.stdout" 2>&1
