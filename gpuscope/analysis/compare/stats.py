@@ -171,13 +171,13 @@ def compare_components(
         out[name] = values_row(values(a, ga, name), values(b, gb, name), seed=seed, n_boot=n_boot, name=name)
     held = a.held_key
     first = [held] if held in out else []
+
     def largest_first(k: str) -> tuple[float, str]:
         med = out[k]["a_median_ms"]
         return -(med if med is not None and math.isfinite(med) else -1), k
 
     rest = sorted((k for k in out if k != held), key=largest_first)
     return {k: out[k] for k in first + rest}
-
 
 
 def values_row(va: ArrayLike, vb: ArrayLike, *, seed: int, n_boot: int, name: str) -> ComponentRowDoc:

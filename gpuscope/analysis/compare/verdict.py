@@ -34,6 +34,7 @@ def activity_verdict(a: SideDoc, b: SideDoc) -> tuple[str, str | None]:
         text += f" (measured differently: {fa['source']} vs {fb['source']})"
     return f"{lb if winner == 'b' else la} keeps the GPU busier: {text}", (lb if winner == "b" else la)
 
+
 def _working_busy(act: ActivityFiguresDoc | None) -> float | None:
     return act["working_busy_fraction"] if act is not None else None
 

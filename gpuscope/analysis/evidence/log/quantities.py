@@ -80,7 +80,7 @@ def tenure_bytes(parsed: Any, record_ids: np.ndarray,
     return None, None
 
 
-WORKER_KEY = "worker"  # a record's own worker, printed as `worker=N` (the prose `worker N` reads the same)
+WORKER_KEY = "worker"  # a record's own worker, printed as `worker=N` (the prose `worker N` is not read as one)
 
 
 def record_workers(parsed: Any, record_ids: np.ndarray) -> np.ndarray | None:
@@ -98,7 +98,8 @@ def record_workers(parsed: Any, record_ids: np.ndarray) -> np.ndarray | None:
         return None
     if not (np.isfinite(val).all() and (val == np.round(val)).all() and (val >= 0).all()):
         return None
-    out = val[np.argsort(rec, kind="stable")][np.argsort(np.argsort(ids, kind="stable"), kind="stable")]
+    order = np.argsort(rec, kind="stable")  # (rec holds the ids once each: each id's value by a search)
+    out = val[order][np.searchsorted(rec[order], ids)]
     return out.astype(np.int64) if len(np.unique(out)) >= 2 else None
 
 

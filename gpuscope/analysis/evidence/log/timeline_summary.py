@@ -134,6 +134,9 @@ def from_tenures(split, components, steps_per_record: int = 1, workers: np.ndarr
     return out
 
 
+ONE_OFF_PAUSE = 4.0  # steady_cover: a time between records over this many times their median is a pause
+
+
 def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
     """The share of the run the records cover in their steady state: the median record's length over
     the mean time from one record's end to the next's, pauses over ONE_OFF_PAUSE x the median left
@@ -150,9 +153,6 @@ def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
         return 1.0
     step = step[step <= ONE_OFF_PAUSE * np.median(step)]
     return float(min(1.0, np.median(length[ok]) / step.mean()))
-
-
-ONE_OFF_PAUSE = 4.0  # steady_cover: a time between records over this many times their median is a pause
 
 
 def timeline_summary(timeline, split, components, steps_per_record: int = 1,
