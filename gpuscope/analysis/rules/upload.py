@@ -239,7 +239,8 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
 
 def _h2d_advice_rate_unknown(inp: RuleInput, what_if: str) -> str:
     """Advice where nothing shows how fast the uploads ran: pinning helps only pageable copies far
-    below the line, so the advice names what would tell before it names either fix."""
+    below the line, so the advice names what would tell before it names either fix (`what_if` says
+    --abc-bytes where no bytes are known, or projects the upload with those given)."""
     v = inp.model.vocabulary
     rx = _phase_rx(inp.pcie, "h2d")
     if rx is None:
@@ -250,8 +251,8 @@ def _h2d_advice_rate_unknown(inp: RuleInput, what_if: str) -> str:
                f"~{float(rx.get('duration_median_s', NAN)) * 1e3:.0f} ms")
     buffers = "the a/b/c vectors" if v.cuzk else "the host buffers"
     return (
-        f"How fast the uploads run is not known ({why}): print the bytes of each upload beside its time "
-        "(or pass --abc-bytes SIZE), or record a profiler trace, whose copies name their host memory. "
+        f"How fast the uploads run is not known ({why}): print the bytes of each upload beside its time, "
+        "or record a profiler trace, whose copies name their host memory. "
         f"Far below the line rate they are pageable: pin {buffers} (cudaHostAlloc, PyTorch's pin_memory(), "
         "or cudaHostRegister once). Near it the link is the limit: send fewer bytes or overlap the upload "
         f"with compute (the next {v.record}'s input on a second stream)." + what_if
