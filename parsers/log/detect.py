@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from gpuscope import native
 from gpuscope.parsers.log.formats import BY_NAME
+from gpuscope.parsers.log.lines.read import sniff
 
 CUZK_MARKERS = BY_NAME["cuzk"].markers  # (parsers/log/formats.py: the one table of formats)
 CONDENSED_KEYS = BY_NAME["condensed"].markers
@@ -37,8 +38,6 @@ def detect_format(text: str, held: str | None = None) -> str:
 
 
 def _sniffed(head: str, longer: bool, held: str | None) -> str:
-    from gpuscope.parsers.log.lines.read import sniff
-
     sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
     if longer and len(sample) > 1:
         sample.pop()  # cut in the middle

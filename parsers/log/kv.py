@@ -29,6 +29,9 @@ form an incomplete record. With no held key anywhere in the log, each line is a 
 
 from __future__ import annotations
 
+import numpy as np
+
+from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.fields import (
     first_repeat,
     kv_tokens,
@@ -38,6 +41,7 @@ from gpuscope.parsers.log.fields import (
     value_with_unit,
 )
 from gpuscope.parsers.log.parsed import is_quantity_key
+from gpuscope.parsers.log.runtotals import running_totals
 from gpuscope.parsers.log.words import is_stamp
 from gpuscope.parsers.numbers import MAX_MS, beyond, quantity_damage
 
@@ -106,8 +110,6 @@ def scan_kv(lines: list[str], idx, held: str, *, strict: bool, source: str, firs
     (a member of the record the next held line closes). With no held key anywhere, every
     line is its own record (all K_HELD, held value unknown). Line numbers: i + first, or
     lineno[i] when given; into `s` (a new Scan when None)."""
-    from gpuscope.parsers.log import scan as sc
-
     s = s if s is not None else sc.Scan()
     src = sc.SRC[source]
     slot = s.times.slot
@@ -148,11 +150,6 @@ def lines_are_records(s) -> None:
     the `lines` format (parsers/log/runtotals.py, which parsers/log/lines/records.py uses); then, with no held key
     anywhere in the log, every key=value line with a time is a record of its own (a line
     with quantities only is tied to no record)."""
-    import numpy as np
-
-    from gpuscope.parsers.log import scan as sc
-    from gpuscope.parsers.log.runtotals import running_totals
-
     s.finalize()
     counts = s.meta[:, 6]
     mine = np.repeat(s.meta[:, 7] == sc.SRC["kv"], counts)

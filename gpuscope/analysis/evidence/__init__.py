@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from gpuscope.analysis.evidence.samples import samplegrid as sg
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -193,8 +195,6 @@ def _log_pieces(log: RuleInput, phases: pd.DataFrame | None) -> list[Piece]:
 # -- NVML samples: sampled ---------------------------------------------------------------------
 
 def _sample_pieces(ga: Any) -> list[Piece]:
-    from gpuscope.analysis.evidence.samples import samplegrid as sg
-
     f, g = ga.figures, ga.grid
     src = "gpm" if f["source"] == "gpm_sm_active" else "utilization"
     res = _f(f.get("resolution_s"))

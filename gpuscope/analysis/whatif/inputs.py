@@ -23,6 +23,7 @@ from gpuscope.analysis.evidence.log.quantities import tenure_bytes
 from gpuscope.analysis.evidence.log.split import wide_table
 from gpuscope.analysis.evidence.log.table import Table, column
 from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
+from gpuscope.schemas import TIMELINE_COLUMNS, Columns
 
 if TYPE_CHECKING:
     from gpuscope.parsers.log.parsed import ParsedLog
@@ -146,7 +147,6 @@ def infer_synth_threads(timeline) -> int | None:
     if timeline is None or not len(timeline):
         return None
     if not hasattr(timeline, "codes"):
-        from gpuscope.schemas import TIMELINE_COLUMNS, Columns
 
         timeline = Columns.from_frame(timeline, TIMELINE_COLUMNS)
     start = _named(timeline, "event", ("SYNTH_START",))

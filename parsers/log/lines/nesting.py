@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from gpuscope.parsers.log.lines.fields import Line
 from gpuscope.parsers.log.lines.reading import LineReading, ReaderState
 from gpuscope.parsers.log.lines.vocabulary import HELD, LINES_ONLY, NAMED, PAREN
 from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
@@ -40,8 +41,6 @@ def is_lock_name(name: str) -> bool:
 
 def _names_of(text: str, state: ReaderState) -> list[str] | None:
     """The time names a fragment of a line reads as (a scratch reading: `state` unchanged)."""
-    from gpuscope.parsers.log.lines.fields import Line
-
     toks = state.tokens(text)
     if toks is None:
         return []

@@ -60,10 +60,13 @@ from __future__ import annotations
 import re
 
 from gpuscope.parsers.log import scan as sc
+from gpuscope.parsers.log.kv import read_kv
 from gpuscope.parsers.log.lines.line import State, read_line
 from gpuscope.parsers.log.lines.plan import whole_code
 from gpuscope.parsers.log.lines.records import EVAL_AUX, KNOWN_NOTE, finish
 from gpuscope.parsers.log.lines.vocabulary import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
+from gpuscope.parsers.log.stampunit import stamp_seconds
+from gpuscope.parsers.log.words import RATE
 
 __all__ = ["HAS_BYTES", "LINES_ONLY", "SUMMED", "State", "finish", "key_info", "read_line", "scan_lines", "sniff",
            "whole_code"]
@@ -196,9 +199,6 @@ def sampled_every(head: str, limit: int = 1000) -> tuple[int, str] | None:
 def sniff(lines: list[str], held: str | None = None) -> bool:
     """Format detection on a sample of a log that has no CuZK markers: True when these
     lines are read better as `lines` than as `kv` (see detect.py)."""
-    from gpuscope.parsers.log.kv import read_kv
-    from gpuscope.parsers.log.stampunit import stamp_seconds
-
     st = State(held)
     st.stamp_seconds = stamp_seconds(lines, held)  # (as the scan will: parsers/log/stampunit.py)
     votes_lines = votes_kv = 0
@@ -229,8 +229,5 @@ def sniff(lines: list[str], held: str | None = None) -> bool:
 
 def _rate_only(name: str) -> bool:
     """A name of a time per something (`time_per_token`) that is no step's whole: a rate."""
-    from gpuscope.parsers.log.lines.vocabulary import key_info
-    from gpuscope.parsers.log.words import RATE
-
     _name, _factor, cls, whole = key_info(name)
     return cls == RATE and not whole
