@@ -12,10 +12,10 @@ import random
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import detect, logparse, reader
+from gpuscope.parsers.log import detect, reader, scan
 from tests.test_scanner_paths import parse, same
 
-NATIVE = logparse.compiled_scanner()
+NATIVE = scan.compiled_scanner()
 LINE = "2024-05-01T10:00:{s:02d}.{ms:03d} step {i} data: {d:.2f}ms compute: {c:.1f} ms loss={l:.3f}\n"
 MARKERS = [m.decode() for m in detect._MARKERS]
 

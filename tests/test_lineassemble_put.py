@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.parsers.log import logparse
+from gpuscope.parsers.log import scan
 from gpuscope.parsers.log.lines import assemble as lineassemble
 
-NATIVE = logparse.compiled_scanner()
+NATIVE = scan.compiled_scanner()
 needs_native = pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "place_rows"),
                                   reason="the compiled scanner is not built here")
 

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.log import logparse, reader
+from gpuscope.parsers.log import logparse, reader, scan
 from gpuscope.parsers.log.lines import replay as linereplay
 from tests.conftest import EXAMPLES, REPO
 from tests.test_fuzz_lines import mutated, repeated
 from tests.test_scanner_paths import parse, same
 
-NATIVE = logparse.compiled_scanner()
+NATIVE = scan.compiled_scanner()
 pytestmark = pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "Shapes"),
                                 reason="the compiled scanner is not built here")
 SUFFIXES = (".log", ".txt", ".stdout", ".stderr")

@@ -106,8 +106,8 @@ def _install_sdist(sdist: Path, target: Path, env: dict) -> subprocess.Completed
 # the installed copy under `target`, not the checkout's editable install
 _PROBE = ("import sys; sys.path.insert(0, {target!r}); sys.meta_path[:] = [f for f in sys.meta_path if 'editable' "
           "not in (getattr(f, '__module__', '') + getattr(f, '__name__', '') + type(f).__name__).lower()]; "
-          "import gpuscope, importlib; print(gpuscope.__file__); from gpuscope.parsers.log import logparse; "
-          "print(logparse.compiled_scanner() is not None); "
+          "import gpuscope, importlib; print(gpuscope.__file__); from gpuscope.parsers.log import scan; "
+          "print(scan.compiled_scanner() is not None); "
           "from gpuscope.cli import main; sys.argv = ['gpuscope', 'analyze', {log!r}, '--json']; main()")
 
 

@@ -4,7 +4,7 @@ scanner's formats, FORMATS, and the `--format` help of every command that takes 
 from __future__ import annotations
 
 from gpuscope import parsers
-from gpuscope.parsers.log import detect, formats, logparse
+from gpuscope.parsers.log import detect, formats, scanners
 from tests.conftest import REPO
 
 
@@ -13,7 +13,7 @@ def test_formats_detection_and_scanners_come_from_the_table():
     assert detect.CUZK_MARKERS == formats.BY_NAME["cuzk"].markers
     assert detect.CONDENSED_KEYS == formats.BY_NAME["condensed"].markers
     assert formats.NATIVE == {"cuzk", "condensed", "kv"}
-    assert logparse.NATIVE is formats.NATIVE
+    assert scanners.NATIVE is formats.NATIVE
 
 
 def test_every_format_option_help_is_the_tables():

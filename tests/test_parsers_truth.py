@@ -8,7 +8,7 @@ import pytest
 
 from gpuscope import parsers
 from gpuscope.analysis import analyze
-from gpuscope.parsers.log.logparse import CUT_REASON
+from gpuscope.parsers.log.scanners import CUT_REASON
 from gpuscope.sources import Source
 
 OPEN = "CUZK_TIMING: pre_lock_cpu_ms=2 mutex_wait_ms=100\n"

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from gpuscope import parsers
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers.log import logparse, reader
+from gpuscope.parsers.log import logparse, reader, scan
 from tests.conftest import DATA, EXAMPLES, REPO
 from tests.test_fuzz_parsers import mutated_log
 
-NATIVE = logparse.compiled_scanner()
+NATIVE = scan.compiled_scanner()
 needs_native = pytest.mark.skipif(NATIVE is None, reason="the compiled scanner is not built here")
 FRAMES = ("components", "records", "timeline", "skipped", "quantities")
 
@@ -63,7 +63,7 @@ def test_the_compiled_scanner_is_built_where_there_is_a_compiler():
 
 def test_the_env_var_forces_the_python_scanners(monkeypatch):
     monkeypatch.setenv(logparse.PURE_ENV, "1")
-    assert logparse.compiled_scanner() is None
+    assert scan.compiled_scanner() is None
 
 
 REAL_LOGS = sorted({*EXAMPLES.glob("*.log"), *DATA.rglob("*.log")})

@@ -149,8 +149,8 @@ def gpuscope(*args: str) -> list[str]:
 def scanner() -> str:
     if TREE is not None:
         return f"{TREE.name}'s own"
-    code = ("from gpuscope.parsers.log import logparse; from gpuscope.analysis import groupstats; "
-            "print('compiled' if logparse.compiled_scanner() else 'python', "
+    code = ("from gpuscope.parsers.log import scan; from gpuscope.analysis import groupstats; "
+            "print('compiled' if scan.compiled_scanner() else 'python', "
             "'C' if groupstats._native() else 'pandas')")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), cwd=REPO)
     return p.stdout.strip() or "?"

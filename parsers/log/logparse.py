@@ -22,10 +22,9 @@ import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
-from gpuscope.parsers.log import cuzk, kv
+from gpuscope.parsers.log import kv
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.benchtable import (
     looks_like_google_json,
@@ -41,7 +40,6 @@ from gpuscope.parsers.log.detect import (
     has_marker,
 )
 from gpuscope.parsers.log.formats import (
-    NATIVE,
     closest_line,
     cprofile_report,
     shapes_read,
@@ -50,13 +48,11 @@ from gpuscope.parsers.log.formats import (
 from gpuscope.parsers.log.lines import read as freeform
 from gpuscope.parsers.log.lines.duplicates import lines_at
 from gpuscope.parsers.log.lines.frameworks import keras_eta_only
-from gpuscope.parsers.log.linetime import LineTimes
 from gpuscope.parsers.log.oneoffs import no_step_line
 from gpuscope.parsers.log.parsed import FORMATS, ParsedLog
-from gpuscope.parsers.log.prefix import PrefixClock
-from gpuscope.parsers.log.reader import BINARY_PROBE, Chunk, LogInput, looks_binary
+from gpuscope.parsers.log.reader import BINARY_PROBE, LogInput, looks_binary
 from gpuscope.parsers.log.scan import PURE_ENV as PURE_ENV  # (re-exported: tests and tools set it)
-from gpuscope.parsers.log.scan import compiled_scanner
+from gpuscope.parsers.log.scanners import PyScanner, chunk_scanner
 from gpuscope.parsers.log.stampunit import stamp_seconds
 from gpuscope.parsers.log.sumtable import HEADLESS, headless_rows, looks_like_summary, summary_kind
 from gpuscope.parsers.log.sweep import sweep_of
@@ -64,7 +60,6 @@ from gpuscope.parsers.log.tabledoc import BenchTable
 from gpuscope.parsers.log.tenures import build_columns
 
 LOG_NAMES = ("timing.log",)
-CUT_REASON = "last line without its newline ends in a number: possibly cut while written, not read"
 
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all)
 
@@ -289,80 +284,16 @@ def _untruncated(near: str, head: str) -> str:
 _UNITED = re.compile(r"\d\s*(?:ns|us|µs|μs|ms|msec|s|sec|secs|seconds?|min|minutes?)(?![A-Za-z])")
 
 
-class PyScanner:
-    """The Python scanners over one log's chunks (every line read in Python)."""
-
-    def __init__(self, fmt: str, held: str, tables: sc.Tables):
-        self.fmt, self.held, self.tables = fmt, held, tables
-        self.clock = PrefixClock()
-        self.state = freeform.State(held) if fmt == "lines" else None
-        self.scans: list[sc.Scan] = []
-
-    def new_scan(self) -> sc.Scan:
-        return sc.Scan(LineTimes(self.clock))
-
-    def read(self, lines: list[str], first: int, *, lineno=None, scan: sc.Scan | None = None) -> sc.Scan:
-        """Read `lines` (numbered from `first`, or lineno[i]) into `scan` (a new one)."""
-        s = scan if scan is not None else self.new_scan()
-        fmt = self.fmt
-        if fmt == "cuzk":
-            idx = [i for i, ln in enumerate(lines) if "CUZK_" in ln or "TIMELINE," in ln or "_TIMING " in ln]
-            return cuzk.scan_cuzk(lines, idx, self.held, first, lineno=lineno, s=s)
-        if fmt == "lines":
-            return freeform.scan_lines(lines, self.held, first, state=self.state, scan=s)
-        idx = [i for i, ln in enumerate(lines) if "=" in ln]
-        return kv.scan_kv(lines, idx, self.held, strict=(fmt == "condensed"), source=fmt, first=first,
-                          lineno=lineno, s=s)
-
-    def feed(self, chunk: Chunk, errors: str) -> None:
-        s = self.read(sc.split_lines(chunk.text(errors)), chunk.first)
-        s.finalize(self.tables)
-        self.scans.append(s)
-
-    def tail(self, raw: str, ln: int, may_be_cut: bool = True) -> sc.Scan:
-        """The last line, without its newline (`raw`: its text as read)."""
-        s = self.new_scan()
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if may_be_cut and possibly_cut(raw):
-            probe = self.read([line], ln)  # is it a timing line at all?
-            if probe.timing_lines:
-                s.skip(ln, CUT_REASON, line)
-        else:
-            self.read([line], ln, scan=s)
-        s.finalize(self.tables)
-        return s
-
-
-def possibly_cut(raw: str) -> bool:
-    """A last line without its newline whose last number may have lost digits: its last
-    non-blank character is a digit or a '.' (a trailing \\r means the line was written whole)."""
-    if raw.endswith("\r"):
-        return False
-    t = raw.rstrip()
-    return bool(t) and (t[-1].isdigit() or t[-1] == ".")
-
-
 def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = None, *,
                watch: bool = False) -> tuple[sc.Scan, int]:
     """The whole log's Scan (finalized, format-specific finishing done) and its line count.
     `watch`: raise detect.FormatMarker at a chunk holding a CuZK or condensed marker (a
     format chosen by the log's head alone, detect.detect_head)."""
     tables = sc.Tables()
-    py = PyScanner(fmt, held, tables)
+    py = PyScanner(fmt, held, tables, inp.errors)
     if py.state is not None:  # (lines: the names whose unit the lines' stamps give, fixed before any is read)
         py.state.stamp_seconds = stamp_seconds(str(inp.head(1 << 16), "utf-8", "replace").split("\n")[:-1], held)
-    native = compiled_scanner() if fmt in NATIVE or fmt == "lines" else None
-    scanner: Any = None
-    if native is not None and fmt == "lines":
-        from gpuscope.parsers.log.lines.replay import (
-            ShapeScan,  # (the lines format: shapes replayed in numpy)
-        )
-
-        scanner = ShapeScan(native, py, inp.errors)
-    elif native is not None:
-        from gpuscope.parsers.log.native import NativeScan
-
-        scanner = NativeScan(native, fmt, held, py, inp.errors)
+    scanner = chunk_scanner(py)
     total = 0
     tail = None
     for chunk in inp.chunks():
@@ -372,20 +303,12 @@ def scan_input(inp: LogInput, fmt: str, held: str, progress: Progress | None = N
             tail = py.tail(chunk.text(inp.errors), chunk.first, inp.may_be_cut)
             total = chunk.first
         else:
-            if scanner is not None:
-                if scanner.feed(chunk) and watch:  # (the compiled splitter met a marker)
-                    raise FormatMarker
-            else:
-                if watch and has_marker(chunk.buf):
-                    raise FormatMarker
-                py.feed(chunk, inp.errors)
+            if scanner.feed(chunk) and watch:
+                raise FormatMarker
             total = chunk.first + chunk.newlines - 1
         if progress is not None:
             progress(chunk.end, inp.size)
-    if scanner is not None:
-        s = scanner.result(tail)
-    else:
-        s = sc.Scan.concat([*py.scans, *([tail] if tail is not None else [])], tables)
+    s = scanner.result(tail)
     if fmt == "lines":
         freeform.finish(s, held, partial(lines_at, inp))
         head = str(inp.head(1 << 20), "utf-8", "replace")

@@ -3,7 +3,7 @@ read with the lines it handed back to Python.
 
 The C scanner reads the lines it is certain of; every other line (damage, non-ASCII text,
 odd keys or numbers, an unusual time prefix) comes back as a byte range and is read by the
-Python scanner (logparse.PyScanner), and the two results are merged in line order, so the
+Python scanner (scanners.PyScanner), and the two results are merged in line order, so the
 frames are those of a scan in Python alone. Times the C scanner cannot read (a journald or
 kubectl prefix) come back as (slot, line) and are read with the same clock as Python's.
 """
@@ -25,7 +25,7 @@ def _a(buf, dtype, width: int = 0) -> np.ndarray:
 class NativeScan:
     def __init__(self, module, fmt: str, held: str, py, errors: str):
         self.scanner = module.Scanner(FORMAT_CODES[fmt], held.encode("utf-8", "surrogatepass"))
-        self.py = py  # logparse.PyScanner: the lines handed back, the tail, the tables
+        self.py = py  # scanners.PyScanner: the lines handed back, the tail, the tables
         self.tables: sc.Tables = py.tables
         self.errors = errors
         self.times = py.new_scan().times  # the clock of the Python scanner, for the times handed back
@@ -40,7 +40,9 @@ class NativeScan:
             return old
         return np.concatenate([old, np.asarray([names.code(n) for n in new], dtype=np.int32)])
 
-    def feed(self, chunk) -> None:
+    def feed(self, chunk) -> bool:
+        """Read one chunk (no marker is looked for: cuzk, condensed and kv are never chosen by a
+        log's head alone)."""
         buf = chunk.buf
         d = self.scanner.feed(buf, chunk.first)
         self.names = self._codes(self.names, d["names"], self.tables.names)
@@ -89,6 +91,7 @@ class NativeScan:
             p.finalize(self.tables)
             s = interleave(s, p)
         self.scans.append(s)
+        return False
 
     def result(self, tail: sc.Scan | None) -> sc.Scan:
         out = sc.Scan.concat([*self.scans, *([tail] if tail is not None else [])], self.tables)

@@ -75,7 +75,7 @@ class ShapeScan:
     def __init__(self, module: ModuleType, py_scanner: Any, errors: str):
         self.shapes = module.Shapes()
         self.native = module
-        self.py = py_scanner  # logparse.PyScanner (its State, tables and clock)
+        self.py = py_scanner  # scanners.PyScanner (its State, tables and clock)
         self.tables: sc.Tables = py_scanner.tables
         self.errors = errors
         self.times = LineTimes(py_scanner.clock)
