@@ -6,7 +6,9 @@ counts and lists them."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -22,6 +24,7 @@ CEILING = {"gpuscope/cli": 67, "gpuscope/sources": 10, "reports": 0, "gpuscope/a
 TOTAL = 95  # the package's own imports inside functions (issue 31 asks fewer than 100)
 
 
+@functools.cache
 def _counter():
     spec = importlib.util.spec_from_file_location("count_local_imports", REPO / "tools" / "count_local_imports.py")
     assert spec is not None and spec.loader is not None
@@ -30,19 +33,23 @@ def _counter():
     return mod
 
 
+@functools.cache
+def _local_imports(path: Path) -> list[tuple[int, str]]:
+    """(each file parsed once for both tests)"""
+    return _counter().local_imports(path)
+
+
 def test_imports_inside_functions_do_not_grow_at_the_faces():
-    count = _counter()
     for folder, most in CEILING.items():
         found = [(p.relative_to(REPO), line, name) for p in sorted((REPO / folder).rglob("*.py"))
-                 for line, name in count.local_imports(p)]
+                 for line, name in _local_imports(p)]
         assert len(found) <= most, f"{folder}: {len(found)} imports inside functions (at most {most}): " + \
             ", ".join(f"{p}:{line} {name}" for p, line, name in found[:10])
 
 
 def test_imports_inside_functions_do_not_grow_in_all():
-    count = _counter()
     found = [(p, line) for folder in ("gpuscope", "parsers", "reports") for p in sorted((REPO / folder).rglob("*.py"))
-             for line, _ in count.local_imports(p)]
+             for line, _ in _local_imports(p)]
     assert len(found) <= TOTAL, f"{len(found)} imports inside functions in all (at most {TOTAL})"
 
 
