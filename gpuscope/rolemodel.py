@@ -270,6 +270,9 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
       "host_copy", "cpu_copy", "staging_copy", "malloc", "alloc", "allocation", "sync", "synchronize")),
     ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer",
                                      "to_device", "todevice", "host_to_device", "to_gpu", "pcie")),
+    # a lock's held time (`lock_held_ms`, `worker 3 held the lock for 12 ms`) is its tenure, never a wait for
+    # it: the record's whole where parts are printed in it (ParsedLog.whole), else no part of the split
+    (None, "a lock's held time (its tenure), not a wait for it", ("held", "holding", "tenure")),
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",

@@ -21,6 +21,7 @@ SHAPES = {
     "lock_words": "worker {w} part {p}: lock_wait={q:.0f}ms lock_held={h:.0f}ms upload={c:.0f}ms kernel={g:.0f}ms",
     "prose": "worker {w} partition {p}: mutex wait {q:.0f} ms, held {h:.0f} ms: h2d {c:.0f} ms, gpu {g:.0f} ms",
     "parentheses": "[w{w} p{p}] synth={s:.0f}ms wait={q:.0f}ms held={h:.0f}ms (copy={c:.0f}ms gpu={g:.0f}ms)",
+    "sentence": "worker {w} waited {q:.0f} ms, then held the lock for {h:.0f} ms: h2d {c:.0f} ms, gpu {g:.0f} ms",
 }
 
 
@@ -68,3 +69,26 @@ def test_no_tenure_where_the_words_or_the_numbers_do_not_say_so(why, line):
     p = parsers.parse_log(text, "lines")
     assert p.whole not in ("held", "lock_wait", "block"), why
     assert not any(v.startswith("outside") for v in p.not_parts.values()), why
+
+
+@pytest.mark.parametrize("line, name, role", [
+    ("worker 3 held the lock for {h} ms", "lock_held", None),
+    ("released the lock after holding it for {h} ms", "lock_held", None),
+    ("Worker 2 held GPU lock for {h} ms", "gpu_lock_held", None),
+    ("acquired gpu lock after {h} ms", "gpu_lock_wait", "contention"),
+    ("took the gpu mutex after {h} ms", "gpu_mutex_wait", "contention"),
+    ("waited for the lock for {h} ms", "lock_wait", "contention"),
+    ("forward took {h} ms", "forward", "gpu_compute"),  # (no lock named: the word before the filler, as before)
+])
+def test_a_sentence_names_the_lock_and_whether_it_was_held_or_waited_for(line, name, role):
+    """`held the lock for 12 ms` was read as `lock`, guessed a wait for it (contention): the verb
+    nearest the number says which; a held time alone is the lock's tenure, no wait."""
+    p = parsers.parse_log("".join(line.format(h=10 + i) + "\n" for i in range(6)), "lines")
+    assert p.columns("components").codes("component")[1] == [name]
+    assert model_for(p).role_of(name) == role
+
+
+def test_a_held_time_printed_alone_is_no_wait_for_the_lock():
+    p = parsers.parse_log("".join(f"worker={i % 2} lock_held_ms={40 + i}\n" for i in range(8)))
+    assert model_for(p).role_of("lock_held") is None
+    assert "tenure" in model_for(p).provenance()["roles"]["lock_held"]["how"]

@@ -65,6 +65,7 @@ from gpuscope.parsers.log.lines.vocabulary import (
     is_help,
     is_setting,
     label_of,
+    lock_phrase,
     next_label,
     noop,
     numeric_start,
@@ -341,6 +342,8 @@ class Line:
             before = None
         if size_of is not None and (low in FILLERS or key in SIZE_WORDS):
             return size_of, None  # `copy 512 MiB: 57.2 ms`, `upload 1.5 GiB in 170 ms`
+        if low in FILLERS and (locked := lock_phrase(run)) is not None:
+            return locked, None  # `worker 3 held the lock for 12 ms`: a tenure, not a bare `lock`
         if low in FILLERS:  # `forward took 12ms`; `epoch 3 took 1.2s`; `success. Took 8 s`: a sentence's end, no name
             return (before if before is not None and before.lower() not in FILLERS and before[-1:] != "." else "took"), None
         if low in UNIT_WORDS and before is not None and (low != "s" or any(w.lower() in GENERIC for w in run)):

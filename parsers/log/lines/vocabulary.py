@@ -41,6 +41,13 @@ LABEL_SECONDS = frozenset(("data",))
 PRONOUNS = frozenset(("it", "this", "that", "which", "and", "then", "we", "i"))
 # a label word that names no part: the word before it does (`forward took 12ms`, `data time: 0.1s`)
 FILLERS = frozenset(("in", "took", "takes", "taking", "after", "spent", "was", "is", "for", "of"))
+# a lock's tenure or wait told in a sentence (`worker 3 held the lock for 12 ms`, `acquired gpu lock
+# after 5.2 ms`): the verb nearest the number says which, the noun which lock (lock_phrase)
+LOCK_NOUNS = frozenset(("lock", "mutex", "semaphore"))
+HOLD_VERBS = frozenset(("held", "holding", "hold", "holds", "kept", "keeping"))
+WAIT_VERBS = frozenset(("waited", "waiting", "wait", "waits", "acquired", "acquiring", "acquire", "got", "took",
+                        "obtained", "blocked", "queued"))
+ARTICLES = frozenset(("the", "a", "an", "its", "their", "our", "my"))
 # fillers that say no time by themselves (`11737 of 20000`, `In 1 gpu`): a bare number after one is none
 WEAK_FILLERS = frozenset(("in", "was", "is", "for", "of"))
 GENERIC = frozenset(("time", "pass", "phase", "stage", "duration", "latency", "done"))
@@ -238,6 +245,22 @@ EVAL_PREFIXES = ("eval_", "val_", "test_", "valid_", "validation_")
 ZEROLOG_LEVELS = frozenset(("TRC", "DBG", "INF", "WRN", "ERR", "FTL"))
 # words that are no part of a field's name (`the load time: 3 s`)
 _NOT_NAME = FILLERS | PRONOUNS | frozenset(("the", "a", "an", "per"))
+
+
+def lock_phrase(run: list[str]) -> str | None:
+    """`held the lock` -> lock_held, `acquired gpu lock` -> gpu_lock_wait, `released the lock after
+    holding it` -> lock_held: the words before a filler (`for`, `after`) that name a lock and, nearest
+    the number, a verb of holding or of waiting; None when they do not (a bare `lock` says neither)."""
+    words = [w.lower() for w in run]
+    verb_at = next((i for i in range(len(words) - 1, -1, -1) if words[i] in HOLD_VERBS or words[i] in WAIT_VERBS), None)
+    noun_at = next((i for i in range(len(words) - 1, -1, -1) if words[i] in LOCK_NOUNS), None)
+    if verb_at is None or noun_at is None:
+        return None
+    if noun_at > verb_at:  # `held the gpu lock`: the words between the verb and the noun qualify it
+        phrase = [w for w in words[verb_at + 1:noun_at + 1] if w not in ARTICLES and w not in FILLERS and w not in PRONOUNS and w.isalnum()]
+    else:  # `released the lock after holding it`: the lock named before the verb
+        phrase = [words[noun_at]]
+    return "_".join(phrase + ["held" if words[verb_at] in HOLD_VERBS else "wait"])
 
 
 def label_of(run: list[str], key: str, whole: bool = False) -> str:
