@@ -77,6 +77,16 @@ def test_no_timing_lines(tmp_path):
         parsers.parse_log(f)
 
 
+def test_a_refusal_names_no_format_that_no_line_matched(tmp_path):
+    """Detection falls back to kv for text without a marker: 'format kv' said a format matched."""
+    f = tmp_path / "n.log"
+    f.write_text("hello world\nstep 1 done\nstep 2 done\n")
+    with pytest.raises(NoDataError, match=r"no timing lines found \(no known format matched;"):
+        parsers.parse_log(f)
+    with pytest.raises(NoDataError, match=r"no timing lines found \(format kv;"):
+        parsers.parse_log(f, "kv")  # (the caller's own choice is named)
+
+
 def test_non_utf8_bytes_are_read(tmp_path):
     f = tmp_path / "latin1.log"
     f.write_bytes("INFO caf\xe9 \xff\xfe\n".encode("latin-1") + GOOD.encode() + b"\xc3(\n")

@@ -150,6 +150,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
     if fmt is None and tables and (table := bench_first(inp, name)) is not None:
         raise NoDataError(not_steps(name, table))
     watch = False
+    chosen = fmt is not None
     if fmt is None:
         fmt = detect_head(inp, held)  # (`lines` by the head alone: the scan watches for a later marker)
         watch = fmt is not None
@@ -163,7 +164,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
             fmt = detect_input(inp, held)
             s, total_lines = scan_input(inp, fmt, held, progress)
         if s.timing_lines == 0 or (fmt == "lines" and not len(s.values) and not len(s.timeline["line"])):
-            raise NoDataError(no_timing_lines(inp, name, fmt))
+            raise NoDataError(no_timing_lines(inp, name, fmt, chosen))
         if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
         columns = build_columns(s)
@@ -229,12 +230,14 @@ def bench_first(inp: LogInput, name: str) -> BenchTable | None:
     return table
 
 
-def no_timing_lines(inp: LogInput, name: str, fmt: str) -> str:
+def no_timing_lines(inp: LogInput, name: str, fmt: str, chosen: bool = True) -> str:
     """The message of a log without one timing line: the shapes the format reads and the
-    line that came closest, with what it lacks."""
+    line that came closest, with what it lacks. `chosen`: the caller named the format (else
+    detection fell back to kv or lines, which no line matched: no format is named)."""
     head = str(inp.head(4 * SNIFF_CHARS), "utf-8", "replace")[:SNIFF_CHARS]
     near = closest_line(head)
-    msg = f"{name}: no timing lines found (format {fmt}; shapes read: {shapes_read(fmt)})"
+    said = f"format {fmt}" if chosen or fmt not in ("kv", "lines") else "no known format matched"
+    msg = f"{name}: no timing lines found ({said}; shapes read: {shapes_read(fmt)})"
     kind = table_kind(head, named_only=True) or summary_kind(head)
     eta = keras_eta_only(head) if kind is None else None
     sweep = sweep_of(head) if kind is None and eta is None else None
