@@ -134,3 +134,52 @@ def test_the_time_between_steps_counts_only_where_every_step_was_printed(tmp_pat
     assert uncounted["log"]["timeline"]["steady_busy_fraction"] is None
     h2d = _finding(uncounted, "h2d_bound")
     assert h2d["severity"] == "high" and "h2d_share_of_run" not in h2d["evidence"]
+
+
+# -- four workers queued for the lock (--fill once --workers 4: the seed's shape), recorded in the
+# thirteenth session's batch (tools/gpu_session13_check.sh) on an H100 -----------------------------
+
+@pytest.mark.parametrize("run", ["queued_pageable_kv", "queued_pageable_prose"])
+def test_queued_workers_uploading_pageable_memory_get_the_seeds_cause(run):
+    # the lock held back to back (cover ~1), the workers waiting ~200 ms for it, 70% of each tenure
+    # pageable uploads: the first cause is the upload, the convoy beside it
+    doc = _analysis(run)
+    assert doc["log"]["timeline"]["steady_busy_fraction"] > 0.95
+    assert doc["first_cause"] == "upload"
+    ids = [f["id"] for f in doc["findings"]]
+    assert ids[0] == "h2d_bound" and _finding(doc, "h2d_bound")["severity"] == "high" and "lock_convoy" in ids
+    assert doc["log"]["split"]["h2d_share"] == pytest.approx(0.71, abs=0.02)
+
+
+def test_the_readings_resolution_decides_whether_the_upload_rate_is_told():
+    # the same pageable uploads (~80 ms, 3 x 256 MiB): sampled every 20 ms they are resolved, and the
+    # bytes PCIe moved per upload (0.79 GB of 0.805 written) give 9.6 GB/s, 17% of the line: pin it;
+    # sampled every 50 ms (the adaptive sampler's other tick) they are not, and the advice says what
+    # would tell instead of guessing
+    prose = _analysis("queued_pageable_prose")
+    under = _finding(prose, "pcie_underused")
+    assert under["severity"] == "high" and under["evidence"]["sample_interval_s"] == pytest.approx(0.02, abs=0.001)
+    h2d = _finding(prose, "h2d_bound")
+    assert h2d["evidence"]["pcie_rx_gb_per_h2d_phase"] == pytest.approx(0.805, rel=0.03)
+    assert h2d["recommendation"].startswith("Copy from pinned")
+    kv = _finding(_analysis("queued_pageable_kv"), "h2d_bound")
+    assert kv["evidence"]["pcie_rx_resolved_by_samples"] is False
+    assert kv["recommendation"].startswith("How fast the uploads run is not known") and "50 ms apart" in kv["recommendation"]
+
+
+@pytest.mark.parametrize("run", ["queued_pinned_kv", "queued_pinned_prose"])
+def test_queued_workers_uploading_pinned_memory_are_not_told_to_pin(run):
+    # pinned uploads of ~15 ms: the readings give a lower bound, at least half the line: no "pin it",
+    # and how much pinning could still give is said
+    doc = _analysis(run)
+    h2d = _finding(doc, "h2d_bound")
+    assert h2d["severity"] == "medium" and "at least" in h2d["summary"]
+    assert h2d["recommendation"].startswith("The uploads already run at least") and "little left to gain" in h2d["recommendation"]
+    assert "pcie_underused" not in [f["id"] for f in doc["findings"]]
+
+
+def test_compare_of_the_queued_twins_gives_the_seeds_verdict():
+    r = runner.invoke(app, ["compare", str(RUNS / "queued_pageable_kv"), str(RUNS / "queued_pinned_kv")],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "cut held 2.5x" in r.output and "throughput +2.5x" in r.output
