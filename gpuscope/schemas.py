@@ -9,7 +9,8 @@ frame is built (the run-directory writers import the column names without it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -145,15 +146,19 @@ def frame(columns: Mapping[str, Sequence[Any] | Any], schema: Schema) -> pd.Data
 
 class _Deferred(dict):
     """Columns' arrays, some of them made on first read (`pending`: name -> a function): a
-    column no one reads (a million lines' line numbers and workers) costs nothing."""
+    column no one reads (a million lines' line numbers and workers) costs nothing. `keep`
+    False (Columns.transient): a column made is given to its reader and not kept."""
 
-    __slots__ = ("pending",)
+    __slots__ = ("keep", "pending")
 
     def __init__(self) -> None:
         super().__init__()
         self.pending: dict[str, Any] = {}
+        self.keep = True
 
     def __missing__(self, name: str):
+        if not self.keep:
+            return self.pending[name]()
         v = self[name] = self.pending.pop(name)()
         return v
 
@@ -199,6 +204,18 @@ class Columns:
 
     def __len__(self) -> int:
         return self.n
+
+    @contextmanager
+    def transient(self) -> Iterator[Columns]:
+        """Inside, a column not made yet (one given as a function) is made for each read and not
+        kept: a reader that reads columns once (the phases drawn from a 10^6-line log read its
+        3M-row stamps, lines, workers, partitions and sources) holds each only while it uses
+        it, not all of them beside what it makes (~100 MB)."""
+        keep, self.data.keep = self.data.keep, False
+        try:
+            yield self
+        finally:
+            self.data.keep = keep
 
     def __getitem__(self, name: str):
         """A numeric column's array, or a text column's values (object array)."""

@@ -227,7 +227,7 @@ def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], n
     order: dict[str, int] = {}
     # by phase in order of first appearance (groupby's sort=False) on numpy arrays: a lane of a
     # million phases is not copied per phase
-    codes, names = pd.factorize(df["phase"])
+    codes, names = pd.factorize(df["phase"].to_numpy(dtype=object))  # (the str column's own factorize: 2x)
     ts, te = df["t_start"].to_numpy(float), df["t_end"].to_numpy(float)
     for k, phase in enumerate(names):
         st = style_for(str(phase))
@@ -248,7 +248,7 @@ def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float,
         return
     labels, sh = shares(df, span[0], span[1], AGG_COLUMNS)
     colors = {}
-    for phase in df["phase"].unique():
+    for phase in pd.unique(df["phase"].to_numpy(dtype=object)):
         st = style_for(str(phase))
         colors[st.label] = st.color
         seen.setdefault(st.label, (order_key(str(phase))[0], st))

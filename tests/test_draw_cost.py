@@ -152,3 +152,21 @@ def test_a_counter_repeating_its_figure_is_one_event_and_its_last():
     power = [e for e in events if e["name"] == "power W"]
     assert [e["ts"] for e in power] == [0, round((n - 1) * 0.02 * 1e6)]
     assert len([e for e in events if e["name"] == "PCIe GB/s"]) == n
+
+
+def test_the_figures_are_made_when_read_and_equal_the_eager_ones(tmp_path):
+    """GpuActivity makes its figures when first read (a plot shades the grid's intervals and
+    reads no figure): they are gpu_figures of its grid, as analyze reads them."""
+    from gpuscope.analysis.evidence.samples.activity import activity_from_samples, gpu_figures
+
+    s = _ragged_samples(600).assign(pcie_source="counter", wrap_suspect=0)
+    act = activity_from_samples(s, meta=None, line_rate_gbs=25.0, line_rate_source="test")
+    assert len(act.gpus) == 2
+    for g in act.gpus:
+        assert "_made" not in g.__dict__  # (not made by the activity itself)
+    assert len(act.intervals)
+    assert all("_made" not in g.__dict__ for g in act.gpus)  # the intervals read no figure
+    for g in act.gpus:
+        figures, working = gpu_figures(g.grid, {}, 25.0, "test")
+        assert json.dumps(g.figures, sort_keys=True, default=str) == json.dumps(figures, sort_keys=True, default=str)
+        assert (g.working == working).all()

@@ -45,7 +45,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
         phases, basis = display_phases(source)
         noun = "worker" if source.model.vocabulary.cuzk else "record"
         log = source.log
-        n = int(log.records["complete"].sum()) if len(log.records) else None
+        n = log.complete_records if log.count("records") else None  # (its column: no records frame built)
         k = log.steps_per_record  # a log printing every K-th step (issue 33 class 7): the picture says so
     samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
     intervals = (None if samples is None or not classed

@@ -77,16 +77,20 @@ def display_phases(source: Source) -> tuple[pd.DataFrame, str | None]:
     parsed = source.require_log()
     timeline, note = parsed.timeline, ""
     # the components as columns (codes for the names): a 10^6-line log's frame of 3M rows is
-    # built only when some of its lines must be placed
-    comps: pd.DataFrame | Columns = parsed.columns("components")
-    unstamped = bool(np.isnan(np.asarray(comps["ts"], dtype="float64")).any() or timeline["ts"].isna().any())
-    if (source.spans is None or not len(source.spans)) and unstamped:
-        placed = place_unstamped(parsed.components, timeline, source.model)
-        if placed is not None:
-            comps, timeline = placed.components, placed.timeline
-            note = (f" ({placed.lines_placed} unstamped lines placed between their stamped neighbours, "
-                    f"within {placed.uncertainty_s:.2f} s)")
-    base, basis = ph.build_phases(source.spans, comps, timeline, source.model, display=True)
+    # built only when some of its lines must be placed; the columns made for the phases (its
+    # stamps, lines, workers...) are not kept after them (Columns.transient)
+    columns = parsed.columns("components")
+    with columns.transient():
+        comps: pd.DataFrame | Columns = columns
+        unstamped = bool(np.isnan(np.asarray(comps["ts"], dtype="float64")).any() or timeline["ts"].isna().any())
+        if (source.spans is None or not len(source.spans)) and unstamped:
+            placed = place_unstamped(parsed.components, timeline, source.model)
+            if placed is not None:
+                comps, timeline = placed.components, placed.timeline
+                note = (f" ({placed.lines_placed} unstamped lines placed between their stamped neighbours, "
+                        f"within {placed.uncertainty_s:.2f} s)")
+        base, basis = ph.build_phases(source.spans, comps, timeline, source.model, display=True)
+        del comps
     if basis is None or basis == "spans.csv":
         return base, basis
     tl = ph.from_timeline(timeline)

@@ -48,10 +48,30 @@ REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8
 
 @dataclass
 class GpuActivity:
+    """One GPU's grid, and its figures made from it when first read: the analysis reads them,
+    a picture shades the grid's classed intervals alone (a day of samples at 50 Hz: the
+    figures were most of what drawing it cost beyond reading it)."""
+
     gpu: int
     grid: sg.Grid
-    figures: dict                       # this GPU's part of the `activity` JSON object
-    working: np.ndarray                 # bool per grid interval: in the active span, not a pause
+    meta: dict                          # this GPU's entry of the run's meta (meta.json `gpus`)
+    line_rate_gbs: float
+    line_rate_source: str
+
+    @cached_property
+    def _made(self) -> tuple[dict, np.ndarray]:
+        with sg.small_pages():  # (the figures' arrays are written once, in order, as the grid's)
+            return gpu_figures(self.grid, self.meta, self.line_rate_gbs, self.line_rate_source)
+
+    @property
+    def figures(self) -> dict:
+        """This GPU's part of the `activity` JSON object."""
+        return self._made[0]
+
+    @property
+    def working(self) -> np.ndarray:
+        """bool per grid interval: in the active span, not a pause."""
+        return self._made[1]
 
     @cached_property
     def fig(self) -> GpuFigures:
@@ -110,8 +130,7 @@ def activity_from_samples(samples: pd.DataFrame, *, meta: dict | None, line_rate
         for gpu, rows in _per_gpu(samples, notes):
             grid = sg.build_grid(rows, gpu, line_rate_gbs, basis)
             notes += holes.notes(gpu, grid.unknown_time, grid.resolution_s)
-            figures, working = gpu_figures(grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source)
-            gpus.append(GpuActivity(gpu, grid, figures, working))
+            gpus.append(GpuActivity(gpu, grid, _meta_gpu(meta, gpu), line_rate_gbs, line_rate_source))
     return Activity(gpus, line_rate_gbs, line_rate_source, notes)
 
 
