@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.log import bounds as bounds_mod
-from gpuscope.analysis.evidence.log import phases, quantities, split, stats, timeline_summary
+from gpuscope.analysis.evidence.log import quantities, split, stats, timeline_summary
 from gpuscope.analysis.evidence.log.rule_input import RuleInput
 from gpuscope.analysis.evidence.samples import pcie
 from gpuscope.analysis.result import Analysis, AnalyzeOptions, Diagnosis, LogPart
@@ -184,6 +184,10 @@ def _pcie(source: Source, options: AnalyzeOptions):
     samples = source.samples
     if samples is None or not len(samples) or source.log is None:
         return None, {}, None
+    from gpuscope.analysis.evidence.log import (
+        phases,  # (lazy: pandas, which a log without samples never loads)
+    )
+
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
     info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
             "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}

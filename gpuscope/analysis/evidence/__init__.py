@@ -32,8 +32,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from gpuscope.analysis.evidence.samples import samplegrid as sg
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -195,6 +193,10 @@ def _log_pieces(log: RuleInput, phases: pd.DataFrame | None) -> list[Piece]:
 # -- NVML samples: sampled ---------------------------------------------------------------------
 
 def _sample_pieces(ga: Any) -> list[Piece]:
+    from gpuscope.analysis.evidence.samples import (
+        samplegrid as sg,  # (lazy: pandas, which a log alone never loads)
+    )
+
     f, g = ga.figures, ga.grid
     src = "gpm" if f["source"] == "gpm_sm_active" else "utilization"
     res = _f(f.get("resolution_s"))
