@@ -268,11 +268,9 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, "no host<->device copy, no GPU work of its own (a D2D, network, disk or on-host copy; an alloc; a sync)",
      ("d2d", "dtod", "p2p", "peer", "nvlink", "network_transfer", "net_transfer", "disk_transfer", "file_transfer",
       "host_copy", "cpu_copy", "staging_copy", "malloc", "alloc", "allocation", "sync", "synchronize")),
-    ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer",
-                                     "to_device", "todevice", "host_to_device", "to_gpu", "pcie")),
-    # a lock's held time (`lock_held_ms`, `worker 3 held the lock for 12 ms`) is its tenure, never a wait for
-    # it: the record's whole where parts are printed in it (ParsedLog.whole), else no part of the split
-    (None, "a lock's held time (its tenure), not a wait for it", ("held", "holding", "tenure")),
+    ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer", "to_device",
+                                     "todevice", "host_to_device", "to_gpu", "pcie")),
+    (None, "a lock's held time (its tenure), not a wait for it", ("held", "holding", "tenure")),  # (the whole: ParsedLog)
     ("contention", "a wait for a lock", ("lock_wait", "mutex_wait", "lock", "mutex")),
     ("cpu_stall", "host-side work the GPU waits for", (
         "data", "dataloader", "loader", "load", "loading", "fetch", "prep", "prepare", "preprocess",
@@ -290,8 +288,7 @@ PREPOSITIONS = frozenset(("to", "of", "for", "with", "from", "into", "in", "on",
 #: names of aggregates that are not the log's whole: never summed (role info)
 AGGREGATE_WORDS = ("total", "elapsed", "wall", "overall", "sum", "cumulative")
 #: counters that name a record (the first one a log prints gives the noun)
-RECORD_NOUNS = (("step", "step"), ("global_step", "step"), ("steps", "step"), ("iter", "iteration"),
-                ("iteration", "iteration"), ("batch", "batch"))
+RECORD_NOUNS = (("step", "step"), ("global_step", "step"), ("steps", "step"), ("iter", "iteration"), ("iteration", "iteration"), ("batch", "batch"))
 
 
 def name_words(name: str) -> list[str]:

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.arrays import distinct
+
 #: a panel's width in pixel columns (14 in at 110 dpi, less the legends): a series or a shading
 #: of more is drawn at this resolution
 PIXEL_COLUMNS = 1500
@@ -68,7 +70,7 @@ def per_gpu(samples: pd.DataFrame, col: str) -> Iterator[tuple[int, pd.DataFrame
     t = pd.to_numeric(samples["t_wall"], errors="coerce").to_numpy(dtype="float64")
     x = pd.to_numeric(samples[col], errors="coerce").to_numpy(dtype="float64")
     gpu = samples["gpu"].to_numpy()
-    ids = gpu[:1] if gpu.size and gpu.min() == gpu.max() else np.unique(gpu)  # (one GPU: no pass over every row)
+    ids = gpu[:1] if gpu.size and gpu.min() == gpu.max() else distinct(gpu)  # (one GPU: no pass over every row)
     for g in ids.tolist():
         sel = ~np.isnan(x) if ids.size == 1 else (gpu == g) & ~np.isnan(x)
         tt, xx = t[sel], x[sel]

@@ -8,7 +8,7 @@ import pytest
 from tests.import_graph import cycles, cycles_of, graph, modules
 
 BASE = {"gpuscope", "gpuscope._layout", "gpuscope.coverage", "gpuscope.errors", "gpuscope.safe_output", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
-        "gpuscope.linerate", "gpuscope.rolemodel", "gpuscope.allocator", "gpuscope.native"}
+        "gpuscope.linerate", "gpuscope.rolemodel", "gpuscope.allocator", "gpuscope.native", "gpuscope.arrays"}
 IO = {"gpuscope.rundir", "gpuscope.rundir_spans", "gpuscope.rundir_writers", "gpuscope.nvml", "gpuscope.nvml_gpm", "gpuscope.cuda", "gpuscope.sampler", "gpuscope.recorder", "gpuscope.record_capture", "gpuscope.record_signals",
       "gpuscope.hostbw", "gpuscope.gpuinfo"}
 SOURCE_TYPES = {"gpuscope.sources.source", "gpuscope.sources.runmeta"}
@@ -37,7 +37,7 @@ def allowed(src: str, dst: str) -> bool:
         return a != "base" or dst == "gpuscope.errors"
     rules = {
         "base": set(),
-        "parsers": {"gpuscope.schemas", "gpuscope.errors", "gpuscope.native"},
+        "parsers": {"gpuscope.schemas", "gpuscope.errors", "gpuscope.native", "gpuscope.arrays"},
         "io": "parsers",
         "sources": ("parsers", "io"),
         "analysis": SOURCE_TYPES | {"gpuscope.parsers.log.parsed"},

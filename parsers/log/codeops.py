@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.arrays import distinct
+
 
 def medians(d: np.ndarray, cc: np.ndarray, same: np.ndarray, cand: np.ndarray, nu: int) -> np.ndarray:
     """Per name (codes cc, sorted), the median of its increments d where `cand` (NaN elsewhere
@@ -24,14 +26,6 @@ def medians(d: np.ndarray, cc: np.ndarray, same: np.ndarray, cand: np.ndarray, n
         if len(seg):
             med[gk[lo]] = np.median(seg)
     return med
-
-
-def distinct(keys: np.ndarray) -> np.ndarray:
-    """The distinct keys (in no promised order): a group's names in the order of the first
-    line's, as most logs print them, are already sorted (one pass); else a sort."""
-    if len(keys) > 1 and (keys[1:] >= keys[:-1]).all():
-        return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
-    return np.unique(keys)
 
 
 def labels(cols: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -74,7 +68,7 @@ def distinct_pairs(g: np.ndarray, c: np.ndarray, w: int) -> tuple[np.ndarray, np
     key = g.astype(np.int64)  # (a copy, then in place: one temporary as long as the pairs)
     key *= w
     key += c
-    key = np.unique(key)
+    key = distinct(key)
     return key // w, key % w
 
 

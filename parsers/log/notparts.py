@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.arrays import distinct
 from gpuscope.parsers.log.lines.vocabulary import stat_of
 
 
@@ -35,7 +36,7 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
     nested = none.copy()
     if (parent >= 0).any():
         child = np.flatnonzero(parent[codes] >= 0)
-        present = np.unique(row_of * len(ulist) + codes)
+        present = distinct(row_of * len(ulist) + codes)
         nested[child] = np.isin(row_of[child] * len(ulist) + parent[codes[child]], present)
     if is_stat.any():
         not_stat = np.bincount(row_of, weights=(~is_stat).astype(np.float64), minlength=n)
@@ -43,9 +44,9 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
     else:  # (no statistic: no row of statistics only, and no per-value weights)
         stat_row = np.zeros(n, dtype=bool)
     why = {u: f"a statistic ({stat_of(u)}), not a part" for u, st in zip(ulist, stat_u, strict=True) if st}
-    for c in np.unique(codes[is_stat & ~stat_u[codes]]).tolist():
+    for c in distinct(codes[is_stat & ~stat_u[codes]]).tolist():
         why.setdefault(ulist[c], "a part of a statistic (its line opens with one), not a step's part")
-    for c in np.unique(codes[nested]).tolist():
+    for c in distinct(codes[nested]).tolist():
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
     out = is_stat | nested
     where = {u: c for c, u in enumerate(ulist)}

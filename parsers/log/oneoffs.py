@@ -30,6 +30,7 @@ import re
 
 import numpy as np
 
+from gpuscope.arrays import distinct
 from gpuscope.parsers.log.lines.frameworks import NOT_MINE, _half_unit
 from gpuscope.parsers.log.lines.vocabulary import LINES_ONLY, NAMED
 
@@ -130,7 +131,7 @@ def apart_rows(known: dict[str, str], ncodes, uniq: list[str], row_of, counts, n
     for why, what in ((APART[0], "one-off phase(s), timed once (a compile, a warm-up, a model load)"),
                       (CPU_WHY, "CPU time(s) beside the wall (bash's user / sys)")):
         cs = [c for c in codes if known[uniq[c]].startswith(why)]
-        k = int(out[np.unique(row_of[np.isin(ncodes, cs)])].sum()) if cs else 0
+        k = int(out[distinct(row_of[np.isin(ncodes, cs)])].sum()) if cs else 0
         if k:
             names = ", ".join(uniq[c] for c in cs[:4]) + (", ..." if len(cs) > 4 else "")
             notes.append(f"{k} line(s) of {what} ({names}): no steps, no parts, never the whole")

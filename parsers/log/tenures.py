@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.arrays import distinct
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import exact_runs, repeats
 from gpuscope.schemas import (
@@ -131,7 +132,7 @@ def _records(n_rec, rid, first_idx, gln, gts, ggpu, record, kind, held) -> Colum
     ok = ggpu >= 0
     if ok.any():
         width = int(ggpu[ok].max()) + 1
-        pairs = np.unique(rid[ok] * width + ggpu[ok])
+        pairs = distinct(rid[ok] * width + ggpu[ok])
         n_gpus = np.bincount(pairs // width, minlength=n_rec)
     else:
         n_gpus = None  # (no line names a GPU: every record has one, as the maximum with 1 makes it)

@@ -62,6 +62,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from gpuscope.arrays import distinct
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_prometheus as looks_like_prometheus  # noqa: F401
@@ -313,7 +314,7 @@ def _collect(text: bytes | str, damage: _Damage) -> tuple[dict, dict[str, int]]:
 def _columns_of(parts: list[tuple[str, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """One GPU's times (sorted, distinct) and its columns on them; where two series give one
     column at one time, the first (in name order) is kept unless it is NaN."""
-    times = np.unique(np.concatenate([t for _, t, _ in parts]))
+    times = distinct(np.concatenate([t for _, t, _ in parts]))
     cols: dict[str, np.ndarray] = {}
     pcie = np.zeros(len(times), dtype=bool)  # the points a PCIe series has (a NaN one included)
     for col, t, v in parts:

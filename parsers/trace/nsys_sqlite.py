@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.arrays import distinct
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
@@ -379,8 +380,8 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
 
 def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) -> dict[int, int]:
     """process key -> rank: processes with GPU activity first, then the others, each in key order."""
-    with_gpu = sorted({int(p) for part in gpu_parts for p in np.unique(part["rank"])})
-    rest = sorted({int(p) for part in host_parts for p in np.unique(part["rank"])} - set(with_gpu))
+    with_gpu = sorted({int(p) for part in gpu_parts for p in distinct(part["rank"])})
+    rest = sorted({int(p) for part in host_parts for p in distinct(part["rank"])} - set(with_gpu))
     return {p: i for i, p in enumerate(with_gpu + rest)}
 
 
@@ -389,7 +390,7 @@ def _kernel_spans(gpu: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]
     kern, dev = gpu["kind"].astype(object).to_numpy() == "kernel", gpu["device"].to_numpy()
     s = gpu["ts_us"].to_numpy() * 1e3
     e = s + gpu["dur_us"].to_numpy() * 1e3
-    return {int(d): (s[kern & (dev == d)], e[kern & (dev == d)]) for d in np.unique(dev)}
+    return {int(d): (s[kern & (dev == d)], e[kern & (dev == d)]) for d in distinct(dev)}
 
 
 def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> TraceFrames:

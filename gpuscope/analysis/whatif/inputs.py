@@ -23,6 +23,7 @@ from gpuscope.analysis.evidence.log.quantities import tenure_bytes
 from gpuscope.analysis.evidence.log.split import wide_table
 from gpuscope.analysis.evidence.log.table import Table, column
 from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
+from gpuscope.arrays import distinct
 from gpuscope.schemas import TIMELINE_COLUMNS, Columns
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def infer_workers(parsed: ParsedLog) -> int | None:
     seen: set[int] = set()
     for cols in (parsed.columns("timeline"), parsed.columns("components")):
         if len(cols):
-            w = np.unique(np.asarray(cols["worker"]))
+            w = distinct(np.asarray(cols["worker"]))
             seen.update(int(x) for x in w[w >= 0].tolist())
     return len(seen) or None
 

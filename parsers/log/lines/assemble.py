@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscope.arrays import distinct
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.lines.read import SRC_LINES
 
@@ -103,8 +104,8 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 def _per_row(read_scan: sc.Scan, read_quantity_rows: np.ndarray, replayed: list[Replayed]) -> tuple[int, int] | None:
     """(values, quantities) of every line where all lines have as many of each, else None."""
-    ks = set(np.unique(read_scan.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
-    qs = set(np.unique(read_quantity_rows).tolist()) | {len(_rd(r).qnames) for r in replayed}
+    ks = set(distinct(read_scan.meta[:, 6]).tolist()) | {len(_rd(r).names) for r in replayed}
+    qs = set(distinct(read_quantity_rows).tolist()) | {len(_rd(r).qnames) for r in replayed}
     return (int(ks.pop()), int(qs.pop())) if len(ks) == 1 and len(qs) == 1 else None
 
 

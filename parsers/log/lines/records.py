@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpuscope import arrays
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import (
     code_sums,
@@ -382,7 +383,7 @@ def _record_groups(group_of: np.ndarray, ncodes: np.ndarray, distinct: list[str]
     lonely = np.flatnonzero(has_names & ~repeated)
     if len(lonely):
         # a one-off shape is a record when it shares its counter keys and a part with a repeated one
-        rep_shapes = np.unique(shape[repeated])
+        rep_shapes = arrays.distinct(shape[repeated])
         first_of = {int(sh): int(np.flatnonzero(shape == sh)[0]) for sh in rep_shapes}
         sets = _group_sets(set(lonely.tolist()) | set(first_of.values()), np.repeat(group_of, counts), ncodes, distinct,
                            whole)

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpuscope.analysis.evidence.log import groupstats
 from gpuscope.analysis.evidence.log.table import column
+from gpuscope.arrays import distinct
 
 if TYPE_CHECKING:
     pass
@@ -100,7 +101,7 @@ def record_workers(parsed: Any, record_ids: np.ndarray) -> np.ndarray | None:
         return None
     order = np.argsort(rec, kind="stable")  # (rec holds the ids once each: each id's value by a search)
     out = val[order][np.searchsorted(rec[order], ids)]
-    return out.astype(np.int64) if len(np.unique(out)) >= 2 else None
+    return out.astype(np.int64) if len(distinct(out)) >= 2 else None
 
 
 def counts_every_record(parsed: Any, record_ids: np.ndarray, counters: frozenset[str]) -> bool:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from gpuscope.arrays import distinct
+
 if TYPE_CHECKING:
     from gpuscope.rolemodel import RoleModel
 
@@ -97,10 +99,10 @@ def _place_tenures(comps: pd.DataFrame, miss: np.ndarray, model: RoleModel) -> p
     gpu = comps["gpu"].to_numpy(dtype=np.int64)
     val = np.where(timed, comps["value_ms"].to_numpy(dtype=float) / 1000.0, 0.0)  # aggregates are no phase
     todo = miss & (rec >= 0) & ~is_held & np.isin(rec, list(t_end))
-    for r in np.unique(rec[todo]):
+    for r in distinct(rec[todo]):
         sel = np.flatnonzero(todo & (rec == r))
         t0 = t_end[r] - held_ms[r] / 1000.0
-        for g in np.unique(gpu[sel]):
+        for g in distinct(gpu[sel]):
             rows = sel[gpu[sel] == g]
             lines[rows] = lines[rows[0]]  # one group: consecutive phases ending at its stamp
             # the lines printed as the lock is taken end at t0; a GPU's block starts there

@@ -15,6 +15,7 @@ import numpy as np
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.log.table import column, nanmedian, nansum
+from gpuscope.arrays import distinct
 
 NAN = float("nan")
 
@@ -54,7 +55,7 @@ def _workers(worker: np.ndarray, start: np.ndarray, end: np.ndarray, span: float
     res: dict[str, dict] = {}
     if not len(worker):
         return res
-    for w in np.unique(worker):
+    for w in distinct(worker):
         sel = worker == w
         ms, me = iv.merge(start[sel] * scale, end[sel] * scale)
         busy = iv.total(ms, me)

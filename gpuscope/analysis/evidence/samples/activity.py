@@ -48,9 +48,8 @@ REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8
 
 @dataclass
 class GpuActivity:
-    """One GPU's grid, and its figures made from it when first read: the analysis reads them,
-    a picture shades the grid's classed intervals alone (a day of samples at 50 Hz: the
-    figures were most of what drawing it cost beyond reading it)."""
+    """One GPU's grid, and its figures made from it when first read: a picture shades the classed
+    intervals alone (at 50 Hz over a day the figures were most of what drawing cost beyond reading)."""
 
     gpu: int
     grid: sg.Grid

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuscope.allocator import small_pages  # noqa: F401 (the grid's, samplegrid)
+from gpuscope.arrays import distinct
 
 
 def take(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -77,7 +78,7 @@ def segment_sums(x: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndar
     starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
     out = np.zeros(starts.size, dtype=np.float64)
     lengths = ends - starts
-    for length in np.unique(lengths).tolist():
+    for length in distinct(lengths).tolist():
         sel = np.flatnonzero(lengths == length)
         if length <= 0:
             continue

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.arrays import distinct
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,7 +97,7 @@ def _rx_windows(samples: pd.DataFrame, t: np.ndarray, gpu: np.ndarray, rx: np.nd
     each end, rate) of the readings with an RX figure; reading i covers (t_{i-1}, t_i]."""
     out = {}
     ok = np.isfinite(t) & np.isfinite(gpu)
-    for g in np.unique(gpu[ok]).tolist():
+    for g in distinct(gpu[ok]).tolist():
         sel = ok & (gpu == g)
         tt, rr = t[sel], rx[sel]
         order = np.argsort(tt, kind="stable")

@@ -26,6 +26,7 @@ from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.analysis.evidence.trace.trace_gaps import RUNTIME_CATS
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
+from gpuscope.arrays import distinct
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
 
 MERGE_PER_SPAN = 20000
@@ -84,7 +85,7 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
     rows: dict[str, dict] = {}
     rank_of = ann["rank"].to_numpy()
     g_rank = gann["rank"].to_numpy()
-    for rank in np.unique(rank_of):
+    for rank in distinct(rank_of):
         a_r = ann[rank_of == rank]
         codes, uniq = pd.factorize(a_r["phase"].to_numpy(dtype=object), sort=False)
         n = len(uniq)
