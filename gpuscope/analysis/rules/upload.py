@@ -215,10 +215,13 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
     if not math.isnan(rate_share) and rate_share >= PCIE_SHARE_MEDIUM:
         # already near the line: pinning cannot make the copy faster, only fewer bytes or overlap help
         least = "at least " if "lower bound" in rate_basis else ""
-        gain = f"little left to gain (at most {1 / rate_share:.1f}x on the copy)" if rate_share < 0.95 else "nothing to gain"
+        # (near the line the link is the limit, said without a word of pinning; below it, how much pinning could give)
+        limit = ("the link, not the copy path, is the limit" if rate_share >= 0.95 else
+                 "copies from pageable memory run far below half of it, so pinning has little left to gain "
+                 f"(at most {1 / rate_share:.1f}x on the copy)")
         return (
-            f"The uploads already run {least or 'at '}{rate_share:.0%} of the line rate ({rate_basis}): copies from "
-            f"pageable memory run far below half of it, so pinning has {gain}. Send fewer bytes (keep data resident on the GPU, upload only what changed), "
+            f"The uploads already run {least or 'at '}{rate_share:.0%} of the line rate ({rate_basis}): {limit}. "
+            "Send fewer bytes (keep data resident on the GPU, upload only what changed), "
             f"overlap the upload with compute (double-buffer on a second stream, the next {v.record}'s input "
             "uploaded while this one computes)" + (", or move it out of the lock." if v.cuzk else ".")
         )
