@@ -247,7 +247,7 @@ def pcie_table(a: Analysis) -> Table | None:
     if lg.pcie is None or lg.pcie.empty:
         return None
     t = _table(f"PCIe and SM activity by phase (line rate {round(a.options.line_rate_gbs, 1):g} GB/s; "
-               f"phases from {lg.pcie_info.get('phases_from')})")
+               f"phases from {lg.pcie_info['phases_from'] if lg.pcie_info is not None else None})")
     # RX avg: the bytes the readings moved inside the phase over its time (a burst inside a longer
     # phase shows there, not in the median); GB each: per interval of the phase
     for col in ("phase", "samples", "RX med", "RX avg", "GB each", "TX med", "avg / line", "SM active"):
@@ -257,7 +257,7 @@ def pcie_table(a: Analysis) -> Table | None:
                   num(r.rx_gbs_median, 2), num(getattr(r, "rx_gbs_mean", None), 2),
                   num(getattr(r, "gb_per_phase_median", None), 3), num(r.tx_gbs_median, 2),
                   pct(getattr(r, "rx_mean_share_of_line_rate", None), 0), pct(r.sm_active_median, 0))
-    skipped = lg.pcie_info.get("skipped_sample_rows", 0)
+    skipped = lg.pcie_info["skipped_sample_rows"] if lg.pcie_info is not None else 0
     note = (a.samples_read or {}).get("note")
     if note:
         t.caption = f"samples: {note}"

@@ -29,6 +29,7 @@ from gpuscope.analysis.rules.registry import run_rules
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.document import LogPcieDoc
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
@@ -178,17 +179,18 @@ def no_log_format(source: Source) -> str:
     return "trace" if source.trace is not None else "samples"
 
 
-def _pcie(source: Source, options: AnalyzeOptions):
+def _pcie(source: Source, options: AnalyzeOptions) -> tuple[pd.DataFrame | None, LogPcieDoc | None,
+                                                             pd.DataFrame | None]:
     """NVML samples joined to the log's phases: (per-phase frame or None, the JSON `pcie`
-    extras, the phases or None)."""
+    less its phases or None without samples, the phases or None)."""
     samples = source.samples
     if samples is None or not len(samples) or source.log is None:
-        return None, {}, None
+        return None, None, None
     from gpuscope.analysis.evidence.log import phases
 
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
-    info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
-            "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
+    info: LogPcieDoc = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
+                        "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
     if basis is None:
         info["note"] = "samples present but no phase times: the log has no time stamps"
         return None, info, None

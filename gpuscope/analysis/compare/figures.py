@@ -225,20 +225,20 @@ def _trace_activity_figures(act: TraceActivityDoc) -> ActivityFiguresDoc:
 
 def _samples_activity_figures(act: SamplesActivityDoc) -> ActivityFiguresDoc:
     """NVML samples': the working time (first to last sign of work, long pauses out) where there was work."""
-    active = act.get("active") or {}
-    gaps = act.get("idle_gaps") or {}
-    pcie = act.get("pcie") or {}
+    active = act.get("active")  # (None: no work: the whole recording's figures)
+    gaps = act.get("idle_gaps")
+    pcie = act.get("pcie")
     return {
         "source": act.get("source"),
         "span_s": act.get("wall_s"),
         "busy_fraction": act.get("busy_fraction"),
-        "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
+        "working_busy_fraction": active["busy_fraction"] if active else act.get("busy_fraction"),
         # no compute: SM activity under 5%
-        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
-        "copy_fraction": active.get("copy_fraction", act.get("copy_fraction")),
-        "idle_total_s": gaps.get("total_s"),
-        "idle_longest_s": gaps.get("longest_s"),
-        "rx_p90_gbs": (pcie.get("rx") or {}).get("p90_gbs"),
-        "tx_p90_gbs": (pcie.get("tx") or {}).get("p90_gbs"),
-        "time_near_line_rate_s": pcie.get("time_near_line_rate_s"),
+        "idle_fraction": active["idle_fraction"] if active else act.get("idle_fraction"),
+        "copy_fraction": active["copy_fraction"] if active else act.get("copy_fraction"),
+        "idle_total_s": gaps["total_s"] if gaps else None,
+        "idle_longest_s": gaps["longest_s"] if gaps else None,
+        "rx_p90_gbs": pcie["rx"]["p90_gbs"] if pcie else None,
+        "tx_p90_gbs": pcie["tx"]["p90_gbs"] if pcie else None,
+        "time_near_line_rate_s": pcie["time_near_line_rate_s"] if pcie else None,
     }

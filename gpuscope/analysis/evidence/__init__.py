@@ -25,7 +25,7 @@ rules written over them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,12 +45,14 @@ class TraceAnalysis(Protocol):
     """What the evidence reads of a trace_analysis.TraceAnalysis (a Protocol: the trace part is
     built over the evidence's own modules, so the evidence does not import it back)."""
 
-    memcpy: list[dict]
-    split: list[dict]
     rule_input: TraceRuleInput | None
 
     @property
     def activity(self) -> Mapping[str, Any]: ...  # (document.TraceActivityDoc)
+    @property
+    def memcpy(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TraceMemcpyDoc rows)
+    @property
+    def split(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TracePhaseDoc rows)
 
 #: how exact each source is (lower wins)
 EXACTNESS = {"trace": 0, "gpm": 1, "log": 2, "utilization": 3}
