@@ -206,7 +206,7 @@ class GapDistributionDoc(TypedDict):
 
 
 class ActiveIdleGapsDoc(TypedDict):
-    """The SM-idle runs inside the working time (activity.gap_stats less leading and trailing)."""
+    """The SM-idle runs inside the working time (activity.gap_figures)."""
 
     count: int
     total_s: float
@@ -364,12 +364,12 @@ class ThrottleReasonDoc(TypedDict):
 
 
 class ThrottleDoc(TypedDict):
-    """Seconds with each clock-event reason set (activity.throttle_figures); not recorded: that alone."""
+    """Seconds with each clock-event reason set (device.throttle_figures); not recorded: that alone."""
 
     recorded: bool
     recorded_s: NotRequired[float]
     busy_s: NotRequired[float]
-    reasons: NotRequired[dict[str, ThrottleReasonDoc]]  # by activity.REASONS name; one never set: absent
+    reasons: NotRequired[dict[str, ThrottleReasonDoc]]  # by device.REASONS name; one never set: absent
 
 
 class LinkDoc(TypedDict):
