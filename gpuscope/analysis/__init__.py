@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.log import bounds as bounds_mod
@@ -29,7 +29,7 @@ from gpuscope.analysis.rules.registry import run_rules
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.document import LogPcieDoc
+    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, TimelineDoc
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
@@ -140,7 +140,10 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     n_complete = int(recs["complete"].sum()) if len(recs) else 0
     part = LogPart(format=parsed.format, total_lines=int(parsed.total_lines), timing_lines=int(parsed.timing_lines),
                    records=n_complete, incomplete_records=int(len(recs) - n_complete), stats_table=comp_stats,
-                   split_table=per_record, wide_table=wide, split=totals, timeline=tl, bounds=bnd, parsed=parsed,
+                   split_table=per_record, wide_table=wide, split=totals,
+                   # (timeline_summary and compute_bounds build every key of these by name lists;
+                   # tests/test_log_doc_typed.py checks them against the types)
+                   timeline=cast("TimelineDoc", tl), bounds=cast("BoundsDoc", bnd), parsed=parsed,
                    pcie=pcie_df, pcie_info=pcie_info)
     return _LogWork(part=part, phases=log_phases, rule_input=inp)
 

@@ -853,9 +853,9 @@ class LogParts(Protocol):
     @property
     def split(self) -> dict: ...
     @property
-    def timeline(self) -> dict: ...
+    def timeline(self) -> TimelineDoc: ...
     @property
-    def bounds(self) -> dict: ...
+    def bounds(self) -> BoundsDoc: ...
     @property
     def pcie(self) -> pd.DataFrame | None: ...
     @property
@@ -968,8 +968,8 @@ def _log(a: Analysis, lg: LogParts) -> LogDoc:
         "timing_lines": lg.timing_lines,
         "components": comps,
         "split": split_doc(lg.split, {c["role"] for c in comps.values()}),
-        "timeline": cast("TimelineDoc", lg.timeline),  # (every TIMELINE_KEYS key: timeline_summary)
-        "bounds": cast("BoundsDoc", lg.bounds),        # (compute_bounds' one dict)
+        "timeline": lg.timeline,
+        "bounds": lg.bounds,
         "roles": roles,
         "whole": whole,
         "pcie": pcie,

@@ -13,7 +13,7 @@ from gpuscope.analysis.evidence.log.split import record_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.document import LogPcieDoc, PciePhaseDoc
+    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, PciePhaseDoc, TimelineDoc
     from gpuscope.analysis.evidence.log.table import Table
     from gpuscope.parsers.log.parsed import ParsedLog
 
@@ -36,8 +36,8 @@ class LogPart:
     split_table: Table               # split.SPLIT_COLUMNS
     wide_table: Table                # record x component (GPU-averaged ms)
     split: dict
-    timeline: dict
-    bounds: dict
+    timeline: TimelineDoc            # every TIMELINE_KEYS key (evidence.log.timeline_summary)
+    bounds: BoundsDoc                # evidence.log.bounds.compute_bounds
     parsed: ParsedLog                # the parsed log (its frames: values, quantities, skipped)
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS): samples joined to its phases
     pcie_info: LogPcieDoc | None = None  # what the samples joined to it are (null: none); without `phases`

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from gpuscope.analysis.document import (
         PciePhaseDoc,
         SamplesActivityDoc,
+        TimelineDoc,
         TraceActivityDoc,
         TraceMemcpyDoc,
     )
@@ -30,7 +31,7 @@ class Side:
     mode: str | None = None                    # pinned | pageable | registered, when known
     held_key: str = "mutex_held"
     bytes_per_partition: float | None = None   # from --abc-bytes or the run's workload config
-    timeline_summary: dict | None = None       # Analysis.to_json()["timeline"], when available
+    timeline_summary: TimelineDoc | None = None  # LogPart.timeline (the document's log.timeline), when available
     samples: pd.DataFrame | None = None        # samples.csv contract
     phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
     meta: dict | None = None
