@@ -18,6 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.analysis.document import split_part
 from gpuscope.reports.activity_console import activity_renderables, samples_header
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, text, visible
@@ -25,6 +26,7 @@ from gpuscope.reports.trace_console import trace_header, trace_renderables
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import SplitRole
     from gpuscope.analysis.result import Analysis, Diagnosis, LogPart
 
 BAR_WIDTH = 30
@@ -85,15 +87,17 @@ def split_table(a: Analysis) -> RenderableType:
     t.add_column("share", justify="right")
     t.add_column("")
     # d2h (read-backs) only where the log has them: the split of a log without keeps its four rows
-    parts = ("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s.get("d2h_ms") else ("h2d", "gpu_compute", "cpu_stall", "other")
+    parts: tuple[SplitRole, ...] = (("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s["d2h_ms"]
+                                    else ("h2d", "gpu_compute", "cpu_stall", "other"))
     # a part no component of the program's log has a role for was never printed: not a measured 0
     roles = set(lg.stats_table["role"].tolist()) if len(lg.stats_table) and "role" in lg.stats_table else set()
     for part in parts:
-        if not v.cuzk and part != "other" and part not in roles and not s.get(f"{part}_ms"):
+        part_ms, share = split_part(s, part)
+        if not v.cuzk and part != "other" and part not in roles and not part_ms:
             t.add_row(part, "not printed", "", "")
             continue
-        value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
-        t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
+        value = "-" if unknown and part == "other" else ms(part_ms)  # other = held - parts
+        t.add_row(part, value, pct(share), bar(share))
     whole = "held" if v.cuzk else f"{v.held} (whole)"
     t.add_row(whole, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
               style="bold")

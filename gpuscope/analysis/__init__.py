@@ -29,7 +29,7 @@ from gpuscope.analysis.rules.registry import run_rules
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, TimelineDoc
+    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, SplitTotalsDoc, TimelineDoc
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
@@ -140,7 +140,7 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     n_complete = int(recs["complete"].sum()) if len(recs) else 0
     part = LogPart(format=parsed.format, total_lines=int(parsed.total_lines), timing_lines=int(parsed.timing_lines),
                    records=n_complete, incomplete_records=int(len(recs) - n_complete), stats_table=comp_stats,
-                   split_table=per_record, wide_table=wide, split=totals,
+                   split_table=per_record, wide_table=wide, split=cast("SplitTotalsDoc", totals),
                    # (timeline_summary and compute_bounds build every key of these by name lists;
                    # tests/test_log_doc_typed.py checks them against the types)
                    timeline=cast("TimelineDoc", tl), bounds=cast("BoundsDoc", bnd), parsed=parsed,

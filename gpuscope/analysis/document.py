@@ -119,6 +119,29 @@ class SplitDoc(TypedDict):
     upload_gbs: float | None        # median over tenures of the logged bytes / h2d time; null without byte counts
 
 
+class SplitTotalsDoc(SplitDoc):
+    """The split's sums as the log part keeps them (LogPart.split): every role's, a role no
+    component has at 0.0 (the document's SplitDoc nulls it: split_doc), and the log's records."""
+
+    records: int
+
+
+SplitRole = Literal["h2d", "gpu_compute", "cpu_stall", "d2h", "other"]
+
+
+def split_part(s: SplitDoc, role: SplitRole) -> tuple[float | None, float | None]:
+    """(ms, share of the held time) of one role of the split."""
+    if role == "h2d":
+        return s["h2d_ms"], s["h2d_share"]
+    if role == "gpu_compute":
+        return s["gpu_compute_ms"], s["gpu_compute_share"]
+    if role == "cpu_stall":
+        return s["cpu_stall_ms"], s["cpu_stall_share"]
+    if role == "d2h":
+        return s["d2h_ms"], s["d2h_share"]
+    return s["other_ms"], s["other_share"]
+
+
 class WorkerDoc(TypedDict):
     intervals: int
     busy_s: float | None
@@ -851,7 +874,7 @@ class LogParts(Protocol):
     @property
     def stats_table(self) -> Table: ...
     @property
-    def split(self) -> dict: ...
+    def split(self) -> SplitTotalsDoc: ...
     @property
     def timeline(self) -> TimelineDoc: ...
     @property
@@ -976,7 +999,7 @@ def _log(a: Analysis, lg: LogParts) -> LogDoc:
     }
 
 
-def split_doc(totals: dict, roles: set[str]) -> SplitDoc:
+def split_doc(totals: SplitTotalsDoc, roles: set[str]) -> SplitDoc:
     """The split's sums and shares; a role no component of the log has is null (it was not
     printed: 0.0 would say it was measured and took no time). `records` is the log's own key."""
 

@@ -13,7 +13,13 @@ from gpuscope.analysis.evidence.log.split import record_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, PciePhaseDoc, TimelineDoc
+    from gpuscope.analysis.document import (
+        BoundsDoc,
+        LogPcieDoc,
+        PciePhaseDoc,
+        SplitTotalsDoc,
+        TimelineDoc,
+    )
     from gpuscope.analysis.evidence.log.table import Table
     from gpuscope.parsers.log.parsed import ParsedLog
 
@@ -35,7 +41,7 @@ class LogPart:
     stats_table: Table               # component statistics (stats.STAT_COLUMNS, index component)
     split_table: Table               # split.SPLIT_COLUMNS
     wide_table: Table                # record x component (GPU-averaged ms)
-    split: dict
+    split: SplitTotalsDoc            # evidence.log.split.split_totals, with upload_gbs
     timeline: TimelineDoc            # every TIMELINE_KEYS key (evidence.log.timeline_summary)
     bounds: BoundsDoc                # evidence.log.bounds.compute_bounds
     parsed: ParsedLog                # the parsed log (its frames: values, quantities, skipped)
