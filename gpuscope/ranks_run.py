@@ -27,7 +27,7 @@ from gpuscope.parsers.trace.tracefile import RANK_SUFFIXES, trace_files
 from gpuscope.sources import open_source
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import RanksDoc
+    from gpuscope.analysis.document import RankErrorDoc, RankRowDoc, RanksDoc
 
 #: below this many bytes of input in all, and fewer ranks than PARALLEL_MIN_RANKS, the ranks are read in
 #: this process (starting workers costs more); a rank, however small, costs ~0.1 CPU-s of fixed work (its
@@ -87,7 +87,7 @@ def _bytes(paths: list[Path]) -> int:
     return n
 
 
-def analyze_one(path: str, position: int, line_rate: float | None) -> dict[str, Any]:
+def analyze_one(path: str, position: int, line_rate: float | None) -> RankRowDoc | RankErrorDoc:
     """One rank (in a worker process): its row, or an error row with the one-line reason."""
 
     t0 = time.perf_counter()
@@ -110,10 +110,11 @@ def _internal(e: BaseException) -> str:
     return f"internal error: {type(e).__name__}" + (f": {text}" if text else "") + " (GPUSCOPE_DEBUG=1 analyze it alone)"
 
 
-def _result(future: Any, args: tuple[str, int, float | None]) -> dict[str, Any]:
+def _result(future: Any, args: tuple[str, int, float | None]) -> RankRowDoc | RankErrorDoc:
     """A worker's row, or an error row when the worker itself died (killed, out of memory)."""
     try:
-        return dict(future.result())
+        row: RankRowDoc | RankErrorDoc = future.result()
+        return row
     except Exception as e:  # noqa: BLE001 - BrokenProcessPool and the like: this rank's row says it
         return {"name": Path(args[0]).name, "rank": args[1], "error": _internal(e)}
 

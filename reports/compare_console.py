@@ -220,9 +220,10 @@ def copies_table(doc: CompareDoc):
     for col in ("direction", "host memory", "A count", "A GB/s", "B count", "B GB/s"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right")
     for d, m in keys:
-        x: dict = next((r for r in ra if (r["direction"], r["host_memory"]) == (d, m)), {})
-        y: dict = next((r for r in rb if (r["direction"], r["host_memory"]) == (d, m)), {})
-        t.add_row(d, m, str(x.get("count", "-")), _num(x.get("gbs"), 1), str(y.get("count", "-")), _num(y.get("gbs"), 1))
+        x = next((r for r in ra if (r["direction"], r["host_memory"]) == (d, m)), None)
+        y = next((r for r in rb if (r["direction"], r["host_memory"]) == (d, m)), None)
+        t.add_row(d, m, str(x["count"]) if x else "-", _num(x["gbs"] if x else None, 1),
+                  str(y["count"]) if y else "-", _num(y["gbs"] if y else None, 1))
     return t
 
 

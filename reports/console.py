@@ -18,6 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.analysis.document import split_part
 from gpuscope.reports.activity_console import activity_renderables, samples_header
 from gpuscope.reports.numbers import cms, is_num, ms, num, pct, secs
 from gpuscope.reports.safe_text import LiteralTable, name, text, visible
@@ -25,6 +26,7 @@ from gpuscope.reports.trace_console import trace_header, trace_renderables
 from gpuscope.rolemodel import GUESSED, vocabulary_of
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import SplitRole
     from gpuscope.analysis.result import Analysis, Diagnosis, LogPart
 
 BAR_WIDTH = 30
@@ -85,15 +87,17 @@ def split_table(a: Analysis) -> RenderableType:
     t.add_column("share", justify="right")
     t.add_column("")
     # d2h (read-backs) only where the log has them: the split of a log without keeps its four rows
-    parts = ("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s.get("d2h_ms") else ("h2d", "gpu_compute", "cpu_stall", "other")
+    parts: tuple[SplitRole, ...] = (("h2d", "gpu_compute", "cpu_stall", "d2h", "other") if s["d2h_ms"]
+                                    else ("h2d", "gpu_compute", "cpu_stall", "other"))
     # a part no component of the program's log has a role for was never printed: not a measured 0
     roles = set(lg.stats_table["role"].tolist()) if len(lg.stats_table) and "role" in lg.stats_table else set()
     for part in parts:
-        if not v.cuzk and part != "other" and part not in roles and not s.get(f"{part}_ms"):
+        part_ms, share = split_part(s, part)
+        if not v.cuzk and part != "other" and part not in roles and not part_ms:
             t.add_row(part, "not printed", "", "")
             continue
-        value = "-" if unknown and part == "other" else ms(s.get(f"{part}_ms"))  # other = held - parts
-        t.add_row(part, value, pct(s.get(f"{part}_share")), bar(s.get(f"{part}_share")))
+        value = "-" if unknown and part == "other" else ms(part_ms)  # other = held - parts
+        t.add_row(part, value, pct(share), bar(share))
     whole = "held" if v.cuzk else f"{v.held} (whole)"
     t.add_row(whole, "-" if unknown else ms(s.get("held_ms")), pct(1.0 if s.get("held_ms") else float("nan")), "",
               style="bold")
@@ -247,7 +251,7 @@ def pcie_table(a: Analysis) -> Table | None:
     if lg.pcie is None or lg.pcie.empty:
         return None
     t = _table(f"PCIe and SM activity by phase (line rate {round(a.options.line_rate_gbs, 1):g} GB/s; "
-               f"phases from {lg.pcie_info.get('phases_from')})")
+               f"phases from {lg.pcie_info['phases_from'] if lg.pcie_info is not None else None})")
     # RX avg: the bytes the readings moved inside the phase over its time (a burst inside a longer
     # phase shows there, not in the median); GB each: per interval of the phase
     for col in ("phase", "samples", "RX med", "RX avg", "GB each", "TX med", "avg / line", "SM active"):
@@ -257,7 +261,7 @@ def pcie_table(a: Analysis) -> Table | None:
                   num(r.rx_gbs_median, 2), num(getattr(r, "rx_gbs_mean", None), 2),
                   num(getattr(r, "gb_per_phase_median", None), 3), num(r.tx_gbs_median, 2),
                   pct(getattr(r, "rx_mean_share_of_line_rate", None), 0), pct(r.sm_active_median, 0))
-    skipped = lg.pcie_info.get("skipped_sample_rows", 0)
+    skipped = lg.pcie_info["skipped_sample_rows"] if lg.pcie_info is not None else 0
     note = (a.samples_read or {}).get("note")
     if note:
         t.caption = f"samples: {note}"

@@ -20,17 +20,16 @@ QUANTITY_COLUMNS = ["record", "gpu", "name", "value", "line", "ts"]  # ParsedLog
 
 def _timeline_rows(log: LogPart) -> pd.DataFrame:
     rows = []
-    for k, v in log.timeline.items():
+    tl, b = log.timeline, log.bounds
+    for k, v in tl.items():
         if k == "workers":
-            for w, d in (v or {}).items():
+            for w, d in tl["workers"].items():
                 for kk, vv in d.items():
                     rows.append({"key": f"worker.{w}.{kk}", "value": vv})
         else:
             rows.append({"key": k, "value": v})
-    for k, v in log.bounds.items():
-        if k == "assumptions":
-            v = "; ".join(v)
-        rows.append({"key": f"bounds.{k}", "value": v})
+    for k, v in b.items():
+        rows.append({"key": f"bounds.{k}", "value": "; ".join(b["assumptions"]) if k == "assumptions" else v})
     return pd.DataFrame(rows, columns=["key", "value"])
 
 

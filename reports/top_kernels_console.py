@@ -3,16 +3,21 @@ the analysis' `top_kernels` rows (gpuscope.analysis.evidence.trace.top_kernels),
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.table import Table
 
 from gpuscope.reports.numbers import cms, num, pct
 from gpuscope.reports.safe_text import LiteralTable, text
 
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import TopKernelDoc
+
 SHOWN = 10
 
 
-def top_kernels_table(rows: list[dict], limit: int = SHOWN) -> Table | None:
+def top_kernels_table(rows: list[TopKernelDoc], limit: int = SHOWN) -> Table | None:
     if not rows:
         return None
     t = LiteralTable(title="Top kernels (by total GPU time)", title_justify="left", box=box.SIMPLE_HEAD,
@@ -21,8 +26,8 @@ def top_kernels_table(rows: list[dict], limit: int = SHOWN) -> Table | None:
     for col in ("count", "total ms", "share", "median us"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows[:limit]:
-        t.add_row(text(r.get("short_name") or r.get("name")), f"{r.get('count', 0):,}", cms(r.get("total_ms")),
-                  pct(r.get("share")), num(r.get("median_us"), 1))
+        t.add_row(text(r["short_name"] or r["name"]), f"{r['count']:,}", cms(r["total_ms"]),
+                  pct(r["share"]), num(r["median_us"], 1))
     more = f"; {len(rows) - limit} more in --json (top_kernels, with the whole names)" if len(rows) > limit else ""
     t.caption = "share: of all kernel time (kernel durations summed over every stream)" + more
     t.caption_justify = "left"

@@ -19,7 +19,14 @@ from gpuscope.reports.safe_text import LiteralTable, name, visible
 from gpuscope.reports.top_kernels_console import top_kernels_table
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import TraceActivityDoc, TraceDoc
+    from gpuscope.analysis.document import (
+        TraceActivityDoc,
+        TraceDoc,
+        TraceGapDoc,
+        TraceMemcpyDoc,
+        TracePhaseDoc,
+        TraceStreamDoc,
+    )
 
 MAX_GAPS = 5
 MAX_PHASES = 12
@@ -32,14 +39,14 @@ def _table(title: str) -> Table:
 
 def trace_header(doc: TraceDoc, source: str) -> Text:
     tr, act = doc["trace"], doc["activity"]
-    devs = ", ".join(f"{d.get('name') or 'GPU'} {d.get('device')}" for d in tr.get("devices") or [])
+    devs = ", ".join(f"{d['name'] or 'GPU'} {d['device']}" for d in tr["devices"])
     t = Text()
     t.append(visible(source), style="bold")
-    t.append(visible(f" — profiler trace ({tr.get('reader', '?')}), {len(tr.get('ranks') or [0])} rank(s): {devs}")
+    t.append(visible(f" — profiler trace ({tr['reader']}), {len(tr['ranks'] or [0])} rank(s): {devs}")
              + "\n")
-    t.append(f"{tr.get('events', 0):,} events over {secs(act['span_s'], 3)}; "
-             f"{tr.get('skipped_events', 0)} skipped" + ("; the file was cut short" if tr.get("truncated") else ""))
-    for n in tr.get("notes") or []:
+    t.append(f"{tr['events']:,} events over {secs(act['span_s'], 3)}; "
+             f"{tr['skipped_events']} skipped" + ("; the file was cut short" if tr["truncated"] else ""))
+    for n in tr["notes"]:
         t.append("\n" + visible(f"note: {n}"))
     return t
 
@@ -73,7 +80,7 @@ def activity_table(act: TraceActivityDoc) -> Table:
     return t
 
 
-def memcpy_table(rows: list[dict], line_rate: float | None, line_rate_source: str | None = None) -> Table | None:
+def memcpy_table(rows: list[TraceMemcpyDoc], line_rate: float | None, line_rate_source: str | None = None) -> Table | None:
     """The copies, each host copy kind against the line rate (named with where it came from)."""
     if not rows:
         return None
@@ -83,8 +90,8 @@ def memcpy_table(rows: list[dict], line_rate: float | None, line_rate_source: st
     for col in ("direction", "host memory", "count", "GB", "ms", "GB/s", "of line", "ms at line"):
         t.add_column(col, justify="left" if col in ("direction", "host memory") else "right", no_wrap=True)
     for r in rows:
-        t.add_row(str(r.get("direction")), str(r.get("host_memory")), f"{r.get('count', 0):,}",
-                  num((r.get("bytes") or 0) / 1e9, 2), cms(r.get("ms")), num(r.get("gbs"), 1),
+        t.add_row(str(r["direction"]), str(r["host_memory"]), f"{r['count']:,}",
+                  num((r["bytes"] or 0) / 1e9, 2), cms(r["ms"]), num(r["gbs"], 1),
                   pct(r.get("line_rate_share"), 0), cms(r.get("ms_at_line_rate")))
     return t
 
@@ -92,7 +99,7 @@ def memcpy_table(rows: list[dict], line_rate: float | None, line_rate_source: st
 MAX_STREAMS = 40  # streams listed one per row
 
 
-def streams_table(rows: list[dict]) -> Table | None:
+def streams_table(rows: list[TraceStreamDoc]) -> Table | None:
     if not rows:
         return None
     t = _table("Streams")
@@ -100,24 +107,24 @@ def streams_table(rows: list[dict]) -> Table | None:
         t.add_column(col, justify="right", no_wrap=True)
     shown = rows
     if len(rows) > MAX_STREAMS:  # thousands of streams: the busiest listed, the rest summed in one row
-        order = sorted(range(len(rows)), key=lambda i: (-(rows[i].get("busy_ms") or 0.0), i))
+        order = sorted(range(len(rows)), key=lambda i: (-(rows[i]["busy_ms"] or 0.0), i))
         keep = set(order[:MAX_STREAMS])
         shown = [r for i, r in enumerate(rows) if i in keep]
     for r in shown:
-        t.add_row(str(r.get("rank")), str(r.get("device")), str(r.get("stream")), f"{r.get('kernels', 0):,}",
-                  cms(r.get("kernel_ms")), num(r.get("kernel_median_us"), 1), f"{r.get('memcpy_count', 0):,}",
-                  pct(r.get("busy_fraction")))
+        t.add_row(str(r["rank"]), str(r["device"]), str(r["stream"]), f"{r['kernels']:,}",
+                  cms(r["kernel_ms"]), num(r["kernel_median_us"], 1), f"{r['memcpy_count']:,}",
+                  pct(r["busy_fraction"]))
     rest = [r for r in rows if not any(r is s for s in shown)] if len(shown) < len(rows) else []
     if rest:
-        t.add_row("", "", f"{len(rest):,} more", f"{sum(r.get('kernels', 0) for r in rest):,}",
-                  cms(sum(r.get("kernel_ms") or 0.0 for r in rest)), "", f"{sum(r.get('memcpy_count', 0) for r in rest):,}",
+        t.add_row("", "", f"{len(rest):,} more", f"{sum(r['kernels'] for r in rest):,}",
+                  cms(sum(r["kernel_ms"] or 0.0 for r in rest)), "", f"{sum(r['memcpy_count'] for r in rest):,}",
                   "", style="italic")
         t.caption = f"the {MAX_STREAMS} busiest streams; {len(rest):,} more summed in the last row (--json lists every one)"
         t.caption_justify = "left"
     return t
 
 
-def gaps_table(rows: list[dict]) -> Table | None:
+def gaps_table(rows: list[TraceGapDoc]) -> Table | None:
     if not rows:
         return None
     t = _table("Longest GPU idle gaps, and what the host was doing")
@@ -125,24 +132,24 @@ def gaps_table(rows: list[dict]) -> Table | None:
         t.add_column(col, justify="right" if col in ("at s", "ms") else "left",
                      no_wrap=col in ("at s", "ms", "cause"))
     for r in rows[:MAX_GAPS]:
-        op = r.get("host_op") or {}
-        on = f"thread {op['thread']}, " if op.get("thread") else ""  # (the trace's own thread names: Nsight's)
-        host = f"{op.get('name')} ({op.get('cat')}, {on}{pct(op.get('covered_fraction'), 0)} of the gap)" if op else "-"
-        t.add_row(num(r.get("offset_s"), 3), ms(r.get("ms"), 2), str(r.get("cause") or "-").replace("_", " "),
-                  name(host), name(r.get("annotation") or "-"))
+        op = r["host_op"]
+        on = f"thread {op['thread']}, " if op and op.get("thread") else ""  # (the trace's own thread names: Nsight's)
+        host = f"{op['name']} ({op['cat']}, {on}{pct(op['covered_fraction'], 0)} of the gap)" if op else "-"
+        t.add_row(num(r["offset_s"], 3), ms(r["ms"], 2), str(r["cause"] or "-").replace("_", " "),
+                  name(host), name(r["annotation"] or "-"))
     return t
 
 
-def phases_table(rows: list[dict]) -> Table | None:
+def phases_table(rows: list[TracePhaseDoc]) -> Table | None:
     if not rows:
         return None
     t = _table("Phases (record_function ranges; roles guessed from their names)")
     for col in ("phase", "role", "count", "wall\nms", "GPU busy\nms", "GPU\nbusy", "of\nspan"):
         t.add_column(col, justify="left" if col in ("phase", "role") else "right", no_wrap=col != "phase")
     for r in rows[:MAX_PHASES]:
-        t.add_row(name(r.get("phase")), str(r.get("role") or "-"), f"{r.get('count', 0):,}",
-                  cms(r.get("wall_ms")), cms(r.get("gpu_busy_ms")), pct(r.get("gpu_busy_fraction"), 0),
-                  pct(r.get("share_of_span"), 0))
+        t.add_row(name(r["phase"]), str(r["role"] or "-"), f"{r['count']:,}",
+                  cms(r["wall_ms"]), cms(r["gpu_busy_ms"]), pct(r["gpu_busy_fraction"], 0),
+                  pct(r["share_of_span"], 0))
     if len(rows) > MAX_PHASES:
         t.caption = f"{len(rows) - MAX_PHASES} more in --json"
     return t

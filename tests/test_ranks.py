@@ -110,27 +110,34 @@ def _frames(kernels, host=()):
 def test_nccl_kernels_and_their_overlap_with_compute():
     from gpuscope.analysis.ranks import collectives
 
-    c = collectives(_frames([("gemm", 0, 100), ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 100),
-                             ("gemm", 200, 50)], host=[("nccl:all_reduce", 40, 5)]))
+    compute_ms, c = collectives(_frames([("gemm", 0, 100), ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 100),
+                                         ("gemm", 200, 50)], host=[("nccl:all_reduce", 40, 5)]), steps=2)
     assert c["kind"] == "nccl" and c["count"] == 1 and c["ms"] == pytest.approx(0.1)
     assert c["overlap_fraction"] == pytest.approx(0.5)  # 50 of its 100 us under the first gemm
-    assert c["compute_ms"] == pytest.approx(0.15)
+    assert compute_ms == pytest.approx(0.15)
+    assert c["ms_per_step"] == pytest.approx(0.05) and c["per_step_count"] == 0.5
 
 
 def test_gloo_on_the_host_and_no_collective():
     from gpuscope.analysis.ranks import collectives
 
-    c = collectives(_frames([("gemm", 0, 100)], host=[("gloo:all_reduce", 80, 100), ("c10d::allreduce_", 79, 1)]))
+    _, c = collectives(_frames([("gemm", 0, 100)], host=[("gloo:all_reduce", 80, 100), ("c10d::allreduce_", 79, 1)]),
+                       steps=0)
     assert c["kind"] == "gloo" and c["ms"] == pytest.approx(0.1) and c["overlap_fraction"] == pytest.approx(0.2)
-    c = collectives(_frames([("gemm", 0, 100)]))
+    assert c["ms_per_step"] is None  # (no ProfilerStep: nothing per step)
+    _, c = collectives(_frames([("gemm", 0, 100)]), steps=0)
     assert c["kind"] is None and c["overlap_fraction"] is None
 
 
 def _row(rank, compute, step, coll=None, name=None):
-    return {"name": name or f"r{rank}", "rank": rank, "position": rank, "kind": "trace", "rank_known": True,
-            "steps": 10,
-            "step_ms": step, "compute_ms_per_step": compute,
-            "collectives": {"kind": "nccl", "ms_per_step": coll, "overlap_fraction": 0.1}}
+    """A traced rank's row (document.TraceRankRowDoc) with these figures per step (10 steps)."""
+    return {"name": name or f"r{rank}", "rank": rank, "position": rank, "kind": "trace",
+            "busy_fraction": None, "idle_fraction": None, "first_finding": None, "first_finding_severity": None,
+            "rank_known": True, "t_start": None, "t_end": None, "span_s": None, "idle_by_cause_s": {},
+            "steps": 10, "step_ms": step, "copies": [],
+            "compute_ms": compute * 10 if compute is not None else None, "compute_ms_per_step": compute,
+            "collectives": {"kind": "nccl", "count": 10, "ms": coll * 10 if coll is not None else 0.0,
+                            "overlap_fraction": 0.1, "names": [], "ms_per_step": coll, "per_step_count": 1.0}}
 
 
 def test_straggler_rules():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from gpuscope.analysis.evidence import collect
 from gpuscope.analysis.evidence.log import bounds as bounds_mod
@@ -29,6 +29,7 @@ from gpuscope.analysis.rules.registry import run_rules
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.document import BoundsDoc, LogPcieDoc, SplitTotalsDoc, TimelineDoc
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.activity import Activity
     from gpuscope.analysis.trace_analysis import TraceAnalysis
@@ -139,7 +140,10 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
     n_complete = int(recs["complete"].sum()) if len(recs) else 0
     part = LogPart(format=parsed.format, total_lines=int(parsed.total_lines), timing_lines=int(parsed.timing_lines),
                    records=n_complete, incomplete_records=int(len(recs) - n_complete), stats_table=comp_stats,
-                   split_table=per_record, wide_table=wide, split=totals, timeline=tl, bounds=bnd, parsed=parsed,
+                   split_table=per_record, wide_table=wide, split=cast("SplitTotalsDoc", totals),
+                   # (timeline_summary and compute_bounds build every key of these by name lists;
+                   # tests/test_log_doc_typed.py checks them against the types)
+                   timeline=cast("TimelineDoc", tl), bounds=cast("BoundsDoc", bnd), parsed=parsed,
                    pcie=pcie_df, pcie_info=pcie_info)
     return _LogWork(part=part, phases=log_phases, rule_input=inp)
 
@@ -178,19 +182,20 @@ def no_log_format(source: Source) -> str:
     return "trace" if source.trace is not None else "samples"
 
 
-def _pcie(source: Source, options: AnalyzeOptions):
+def _pcie(source: Source, options: AnalyzeOptions) -> tuple[pd.DataFrame | None, LogPcieDoc | None,
+                                                             pd.DataFrame | None]:
     """NVML samples joined to the log's phases: (per-phase frame or None, the JSON `pcie`
-    extras, the phases or None)."""
+    less its phases or None without samples, the phases or None)."""
     samples = source.samples
     if samples is None or not len(samples) or source.log is None:
-        return None, {}, None
+        return None, None, None
     from gpuscope.analysis.evidence.log import (
         phases,  # (lazy: pandas, which a log without samples never loads)
     )
 
     ph, basis = phases.build_phases(source.spans, source.log.components, source.log.timeline, source.model)
-    info = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
-            "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
+    info: LogPcieDoc = {"samples": int(len(samples)), "phases_from": basis, "line_rate_gbs": options.line_rate_gbs,
+                        "skipped_sample_rows": int(samples.attrs.get("malformed_rows", 0))}
     if basis is None:
         info["note"] = "samples present but no phase times: the log has no time stamps"
         return None, info, None

@@ -4,7 +4,7 @@ it without importing each other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import clean
@@ -13,6 +13,13 @@ from gpuscope.analysis.evidence.log.split import record_frame
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuscope.analysis.document import (
+        BoundsDoc,
+        LogPcieDoc,
+        PciePhaseDoc,
+        SplitTotalsDoc,
+        TimelineDoc,
+    )
     from gpuscope.analysis.evidence.log.table import Table
     from gpuscope.parsers.log.parsed import ParsedLog
 
@@ -34,12 +41,12 @@ class LogPart:
     stats_table: Table               # component statistics (stats.STAT_COLUMNS, index component)
     split_table: Table               # split.SPLIT_COLUMNS
     wide_table: Table                # record x component (GPU-averaged ms)
-    split: dict
-    timeline: dict
-    bounds: dict
+    split: SplitTotalsDoc            # evidence.log.split.split_totals, with upload_gbs
+    timeline: TimelineDoc            # every TIMELINE_KEYS key (evidence.log.timeline_summary)
+    bounds: BoundsDoc                # evidence.log.bounds.compute_bounds
     parsed: ParsedLog                # the parsed log (its frames: values, quantities, skipped)
     pcie: pd.DataFrame | None = None  # per-phase PCIe/SM figures (pcie.PCIE_COLUMNS): samples joined to its phases
-    pcie_info: dict = field(default_factory=dict)
+    pcie_info: LogPcieDoc | None = None  # what the samples joined to it are (null: none); without `phases`
 
     @property
     def components(self) -> pd.DataFrame:
@@ -92,7 +99,7 @@ class LogPart:
         notes = getattr(self.parsed, "notes", None)
         return [str(n) for n in notes] if isinstance(notes, list) else []
 
-    def pcie_phases(self) -> dict | None:
+    def pcie_phases(self) -> dict[str, PciePhaseDoc] | None:
         """phase -> PCIe/SM figures (JSON-safe); None when the run had no samples on its phases."""
         if self.pcie is None:
             return None

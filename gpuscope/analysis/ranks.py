@@ -46,12 +46,26 @@ from typing import TYPE_CHECKING, Any
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import RanksDoc, SamplesActivityDoc
+    from gpuscope.analysis.document import (
+        ClassName,
+        RankCollectivesDoc,
+        RankErrorDoc,
+        RankRowDoc,
+        RanksDoc,
+        SamplesActivityDoc,
+        SharedDeviceDoc,
+        StragglerDoc,
+        StragglerMetric,
+        TracePhaseDoc,
+        WaitsDoc,
+    )
     from gpuscope.analysis.result import Analysis
     from gpuscope.sources.source import Source
 
 STRAGGLER_RATIO = 1.10
 STRAGGLER_MIN_MS = 1.0
+#: the samples' classes a run's idle time is told by, as the trace's idle causes are
+IDLE_CLASSES: tuple[ClassName, ...] = ("idle_quiet", "transferring", "idle")
 NCCL_KERNEL = re.compile(r"nccl", re.IGNORECASE)
 HOST_COLLECTIVE = re.compile(r"^(?:gloo|nccl):", re.IGNORECASE)
 C10D = re.compile(r"^c10d::", re.IGNORECASE)
@@ -61,8 +75,10 @@ def _f(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def collectives(trace: Any) -> dict[str, Any]:
-    """The collectives of one rank's trace (frames in microseconds): kind, ms, count, overlap."""
+def collectives(trace: Any, steps: int) -> tuple[float, RankCollectivesDoc]:
+    """(compute ms, the collectives) of one rank's trace (frames in microseconds): the union of its
+    non-collective kernels, and the collectives' kind, ms, count, overlap, per step of `steps` (0:
+    no ProfilerStep, nothing per step)."""
     gpu, host = trace.gpu, trace.host
     kern = gpu[gpu["kind"] == "kernel"]
     names = kern["name"].astype(str)
@@ -70,7 +86,6 @@ def collectives(trace: Any) -> dict[str, Any]:
     ks = kern["ts_us"].to_numpy(dtype="float64")
     ke = ks + kern["dur_us"].to_numpy(dtype="float64")
     compute = merge(ks[~is_nccl], ke[~is_nccl])
-    out: dict[str, Any] = {"compute_ms": total(*compute) / 1e3}
     kind: str | None
     if is_nccl.any():
         coll = merge(ks[is_nccl], ke[is_nccl])
@@ -88,75 +103,81 @@ def collectives(trace: Any) -> dict[str, Any]:
                 "nccl" if names_sel.str.startswith("nccl").any() else "c10d")
         count = int(sel.sum())
     coll_us = total(*coll)
-    out.update(kind=kind, count=count, ms=coll_us / 1e3,
-               overlap_fraction=(intersection_length(coll, compute) / coll_us) if coll_us > 0 else None,
-               names=sorted(set(names[is_nccl].tolist()) if kind == "nccl" and is_nccl.any() else
-                            set(host["name"].astype(str)[host["name"].astype(str).str.contains(HOST_COLLECTIVE)]
-                                .tolist()))[:5])
-    return out
+    ms = coll_us / 1e3
+    return total(*compute) / 1e3, {
+        "kind": kind, "count": count, "ms": ms,
+        "overlap_fraction": (intersection_length(coll, compute) / coll_us) if coll_us > 0 else None,
+        "names": sorted(set(names[is_nccl].tolist()) if kind == "nccl" and is_nccl.any() else
+                        set(host["name"].astype(str)[host["name"].astype(str).str.contains(HOST_COLLECTIVE)]
+                            .tolist()))[:5],
+        "ms_per_step": ms / steps if steps else None,
+        "per_step_count": count / steps if steps else None,
+    }
 
 
-def _step(phases: list[dict[str, Any]]) -> tuple[int, float | None]:
+def _step(phases: list[TracePhaseDoc]) -> tuple[int, float | None]:
     """(steps, mean step ms) from the trace's ProfilerStep phase row (TraceDoc.phases)."""
     for p in phases:
-        if p.get("phase") == "ProfilerStep":
-            return int(p.get("count") or 0), _f(p.get("mean_ms"))
+        if p["phase"] == "ProfilerStep":
+            return int(p["count"] or 0), _f(p["mean_ms"])
     return 0, None
 
 
-def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> dict[str, Any]:
+def rank_row(source: Source, result: Analysis, *, name: str, position: int) -> RankRowDoc:
     """One rank's row: its own analysis' figures, and the collectives of its trace."""
     doc = result.document()
-    tdoc = doc["trace"]  # (typed: TraceDoc) the trace's activity is exact: it wins; else the samples'
+    tdoc = doc["trace"]  # the trace's activity is exact: it wins; else the samples'
     sdoc = doc["samples"]
     sact: SamplesActivityDoc = (sdoc["activity"] if sdoc is not None else None) or {}
     busy, idle = ((tdoc["activity"]["busy_fraction"], tdoc["activity"]["idle_fraction"]) if tdoc is not None
                   else (sact.get("busy_fraction"), sact.get("idle_fraction")))
-    diag = (doc["findings"] or [{}])[0]
-    row: dict[str, Any] = {"name": name, "rank": position, "position": position, "kind": source.kind,
-                           "busy_fraction": _f(busy), "idle_fraction": _f(idle),
-                           "first_finding": diag.get("id"), "first_finding_severity": diag.get("severity")}
+    first = doc["findings"][0] if doc["findings"] else None
+    finding, severity = (first["id"], first["severity"]) if first is not None else (None, None)
     if source.trace is not None and tdoc is not None:  # (a trace's analysis always has its part)
         tr = source.trace
-        if len(tr.ranks) == 1:
-            row["rank"] = int(tr.ranks[0])
-        row["rank_known"] = bool(tr.rank_known)
         act = tdoc["activity"]
         on_clock = bool(act["epoch"])
-        row["t_start"], row["t_end"] = (_f(act["t_start"]), _f(act["t_end"])) if on_clock else (None, None)
-        span = _f(act["span_s"])
-        row["span_s"] = span
-        row["idle_by_cause_s"] = dict(act["idle_gaps"]["by_cause_s"])
         steps, step_ms = _step(tdoc["phases"])
-        row.update(steps=steps, step_ms=step_ms)
-        row["copies"] = [{k: m.get(k) for k in ("direction", "host_memory", "count", "bytes", "ms", "gbs")}
-                         for m in tdoc["memcpy"]]
-        c = collectives(tr)
-        per = steps if steps else None
-        row["compute_ms"] = c.pop("compute_ms")
-        row["compute_ms_per_step"] = row["compute_ms"] / per if per else None
-        row["collectives"] = {**c, "ms_per_step": c["ms"] / per if per else None,
-                              "per_step_count": c["count"] / per if per else None}
-    else:
-        classes = sact.get("classes") or {}
-        wall = _f(sact.get("wall_s"))
-        row["span_s"] = wall
-        row["idle_by_cause_s"] = {k: classes[k] * wall for k in ("idle_quiet", "transferring", "idle")
-                                  if wall and _f(classes.get(k))}
-        recs = result.log.records if result.log is not None else 0
-        held = _f(result.log.split.get("held_ms")) if result.log is not None else None
-        row.update(steps=recs, step_ms=(held / recs) if recs and held else None)
-        pcie = sact.get("pcie") or {}
-        row["copies"] = [{"direction": d, "mean_gbs": _f((pcie.get(d) or {}).get("mean_gbs"))} for d in ("rx", "tx")]
-        busy = row["busy_fraction"]
-        row["compute_ms"] = busy * wall * 1e3 if busy is not None and wall else None
-        row["compute_ms_per_step"] = None
-        row["collectives"] = None
-        meta = source.meta.raw if source.meta else {}
-        row["t_start"], row["t_end"] = _epoch(meta.get("started")), _epoch(meta.get("ended"))
-        cmd = meta.get("command")
-        row["command"] = " ".join(str(x) for x in cmd) if isinstance(cmd, list) and cmd else None
-    return row
+        compute_ms, coll = collectives(tr, steps)
+        return {
+            "name": name, "rank": int(tr.ranks[0]) if len(tr.ranks) == 1 else position, "position": position,
+            "kind": source.kind, "busy_fraction": _f(busy), "idle_fraction": _f(idle),
+            "first_finding": finding, "first_finding_severity": severity,
+            "rank_known": bool(tr.rank_known),
+            "t_start": _f(act["t_start"]) if on_clock else None, "t_end": _f(act["t_end"]) if on_clock else None,
+            "span_s": _f(act["span_s"]),
+            "idle_by_cause_s": dict(act["idle_gaps"]["by_cause_s"]),
+            "steps": steps, "step_ms": step_ms,
+            "copies": [{"direction": m["direction"], "host_memory": m["host_memory"], "count": m["count"],
+                        "bytes": m["bytes"], "ms": m["ms"], "gbs": m["gbs"]} for m in tdoc["memcpy"]],
+            "compute_ms": compute_ms,
+            "compute_ms_per_step": compute_ms / steps if steps else None,
+            "collectives": coll,
+        }
+    classes = sact.get("classes")
+    wall = _f(sact.get("wall_s"))
+    recs = result.log.records if result.log is not None else 0
+    held = _f(result.log.split.get("held_ms")) if result.log is not None else None
+    pcie = sact.get("pcie")
+    busy_fraction = _f(busy)
+    meta = source.meta.raw if source.meta else {}
+    cmd = meta.get("command")
+    return {
+        "name": name, "rank": position, "position": position, "kind": source.kind,
+        "busy_fraction": busy_fraction, "idle_fraction": _f(idle),
+        "first_finding": finding, "first_finding_severity": severity,
+        "span_s": wall,
+        "idle_by_cause_s": {k: share * wall for k in IDLE_CLASSES
+                            if wall and classes and (share := _f(classes[k]))},
+        "steps": recs, "step_ms": (held / recs) if recs and held else None,
+        "copies": [{"direction": "rx", "mean_gbs": _f(pcie["rx"]["mean_gbs"]) if pcie else None},
+                   {"direction": "tx", "mean_gbs": _f(pcie["tx"]["mean_gbs"]) if pcie else None}],
+        "compute_ms": busy_fraction * wall * 1e3 if busy_fraction is not None and wall else None,
+        "compute_ms_per_step": None,
+        "collectives": None,
+        "t_start": _epoch(meta.get("started")), "t_end": _epoch(meta.get("ended")),
+        "command": " ".join(str(x) for x in cmd) if isinstance(cmd, list) and cmd else None,
+    }
 
 
 def _epoch(stamp: Any) -> float | None:
@@ -172,7 +193,7 @@ def _epoch(stamp: Any) -> float | None:
     return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
-def one_job(rows: list[dict]) -> tuple[bool, str]:
+def one_job(rows: list[RankRowDoc]) -> tuple[bool, str]:
     """Whether the rows are ranks of one job, and the evidence (or what is missing). Time spans
     that do not overlap on the common clock outweigh everything (two jobs' rank-0 traces both
     name a rank); then every trace naming its own rank; then overlapping spans, with the same
@@ -182,25 +203,27 @@ def one_job(rows: list[dict]) -> tuple[bool, str]:
     apart = _apart(rows)
     if apart:
         return False, apart
-    if (all(r.get("kind") == "trace" and r.get("rank_known") for r in rows)
+    traced = [r for r in rows if r["collectives"] is not None]
+    if (len(traced) == len(rows) and all(r["kind"] == "trace" and r["rank_known"] for r in traced)
             and len({r["rank"] for r in rows}) == len(rows)):
         return True, "each trace names its own rank (distributedInfo)"
     # a rank's own number in its command (--local_rank 1, rank1.log) does not make another program
-    cmds = {re.sub(r"\d+", "#", c) if isinstance(c := r.get("command"), str) else None for r in rows}
-    if all(r.get("kind") != "trace" for r in rows) and None not in cmds and len(cmds) > 1:
+    cmds = {re.sub(r"\d+", "#", r["command"]) if r["collectives"] is None and r["command"] is not None else None
+            for r in rows}
+    if all(r["kind"] != "trace" for r in rows) and None not in cmds and len(cmds) > 1:
         return False, f"they ran {len(cmds)} different commands (meta.json)"
-    if any(_f(r.get("t_start")) is None or _f(r.get("t_end")) is None for r in rows):
+    if any(_f(r["t_start"]) is None or _f(r["t_end"]) is None for r in rows):
         return False, ("nothing shows they are one job: no distributedInfo rank in every trace, and not every "
                        "one has a time on a common clock (baseTimeNanoseconds, meta.json started/ended)")
     same = " and ran the same command" if None not in cmds and len(cmds) == 1 else ""
     return True, f"their time spans overlap{same}"
 
 
-def _apart(rows: list[dict]) -> str | None:
+def _apart(rows: list[RankRowDoc]) -> str | None:
     """Why the rows cannot be one job's by their times (no instant inside every span), else None
     (also when some span is not on a common clock)."""
-    starts = [x for r in rows if (x := _f(r.get("t_start"))) is not None]
-    ends = [x for r in rows if (x := _f(r.get("t_end"))) is not None]
+    starts = [x for r in rows if (x := _f(r["t_start"])) is not None]
+    ends = [x for r in rows if (x := _f(r["t_end"])) is not None]
     if len(starts) < len(rows) or len(ends) < len(rows):
         return None
     first_end, last_start = min(ends), max(starts)
@@ -211,78 +234,82 @@ def _apart(rows: list[dict]) -> str | None:
     return f"their time spans do not overlap ({late} started {last_start - first_end:,.0f} s after {early} ended)"
 
 
-def _stragglers(rows: list[dict], key: str, what: str) -> list[dict]:
-    vals: list[tuple[dict, float]] = [(r, v) for r in rows if (v := _f(r.get(key))) is not None]
-    out: list[dict] = []
+def _metric(r: RankRowDoc, metric: StragglerMetric) -> float | None:
+    return _f(r[metric])
+
+
+def _collective_ms_per_step(r: RankRowDoc) -> float | None:
+    return _f(r["collectives"]["ms_per_step"]) if r["collectives"] is not None else None
+
+
+def _stragglers(rows: list[RankRowDoc], metric: StragglerMetric, what: str, *, waits: bool) -> list[StragglerDoc]:
+    """The ranks whose `metric` is STRAGGLER_RATIO x the others' median and STRAGGLER_MIN_MS more;
+    `waits`: with how much longer the others sat in collectives per step."""
+    vals = [(r, v) for r in rows if (v := _metric(r, metric)) is not None]
+    out: list[StragglerDoc] = []
     if len(vals) < 2:
         return out
     for r, v in vals:
-        others = [x for o, x in vals if o is not r]
-        m = median(others)
+        m = median([x for o, x in vals if o is not r])
         if m > 0 and v >= STRAGGLER_RATIO * m and v - m >= STRAGGLER_MIN_MS:
-            out.append({"rank": r["rank"], "name": r["name"], "metric": key, "what": what, "value_ms": v,
-                        "others_median_ms": m, "excess_ms": v - m, "ratio": v / m})
+            w = _waits(rows, r["rank"]) if waits else None
+            s: StragglerDoc = {"rank": r["rank"], "name": r["name"], "metric": metric, "what": what, "value_ms": v,
+                               "others_median_ms": m, "excess_ms": v - m, "ratio": v / m, "waits": w, "summary": ""}
+            s["summary"] = _sentence(s, w)
+            out.append(s)
     return out
 
 
-def _waits(rows: list[dict], s: dict) -> dict | None:
-    """How much longer the other ranks sat in collectives per step than the straggler."""
-    def per_step(r: dict) -> float | None:
-        c = r.get("collectives") or {}
-        return _f(c.get("ms_per_step"))
-
-    mine = next((per_step(r) for r in rows if r["rank"] == s["rank"]), None)
-    others = [x for r in rows if r["rank"] != s["rank"] and (x := per_step(r)) is not None]
+def _waits(rows: list[RankRowDoc], rank: int) -> WaitsDoc | None:
+    """How much longer the other ranks sat in collectives per step than the straggler `rank`."""
+    mine = next((_collective_ms_per_step(r) for r in rows if r["rank"] == rank), None)
+    others = [x for r in rows if r["rank"] != rank and (x := _collective_ms_per_step(r)) is not None]
     if mine is None or not others:
         return None
     return {"straggler_ms_per_step": mine, "others_median_ms_per_step": median(others),
             "others_extra_ms_per_step": median(others) - mine}
 
 
-def combine(rows: list[dict], errors: list[dict] | None = None) -> RanksDoc:
+def combine(rows: list[RankRowDoc], errors: list[RankErrorDoc] | None = None) -> RanksDoc:
     """The ranks document: the rows (by rank), the stragglers with by how much, the collectives."""
     notes = []
     job, evidence = one_job(rows)  # (before any renumbering: repeated distributedInfo ranks are no evidence)
     if len({r["rank"] for r in rows}) < len(rows):  # traces without distributedInfo.rank (or repeated)
         for r in rows:
-            r["rank"] = r.get("position", r["rank"])
+            r["rank"] = r["position"]
         notes.append("ranks numbered by name order (distributedInfo.rank missing or repeated)")
     rows = sorted(rows, key=lambda r: (r["rank"], r["name"]))
     traces = all(r["kind"] == "trace" for r in rows)
-    per_step = traces and all(_f(r.get("compute_ms_per_step")) is not None for r in rows)
-    key, what = (("compute_ms_per_step", "compute per step") if per_step else
-                 ("compute_ms", "compute time (no ProfilerStep to divide by)") if traces else
-                 ("compute_ms", "GPU busy time"))
-    strag = _stragglers(rows, key, what) if job else []
-    for s in strag:
-        w = _waits(rows, s) if traces else None
-        s["waits"] = w
-        s["summary"] = _sentence(s, w)
-    step = [s for s in _stragglers(rows, "step_ms", "step time")
+    per_step = traces and all(_f(r["compute_ms_per_step"]) is not None for r in rows)
+    metric: StragglerMetric
+    metric, what = (("compute_ms_per_step", "compute per step") if per_step else
+                    ("compute_ms", "compute time (no ProfilerStep to divide by)") if traces else
+                    ("compute_ms", "GPU busy time"))
+    strag = _stragglers(rows, metric, what, waits=traces) if job else []
+    step = [s for s in _stragglers(rows, "step_ms", "step time", waits=False)
             if job and not any(x["rank"] == s["rank"] for x in strag)]
-    for s in step:
-        s["waits"] = None
-        s["summary"] = _sentence(s, None)
     if job and traces and not strag and not step:
         strag = _wait_straggler(rows)
     if not job:
         notes.append(f"not ranks of one job: {evidence}; each is analyzed on its own, no straggler is named")
-    kinds = sorted({str(k) for r in rows if (k := (r.get("collectives") or {}).get("kind")) is not None})
-    overlap = [x for r in rows if (x := _f((r.get("collectives") or {}).get("overlap_fraction"))) is not None]
+    colls = [(r, c) for r in rows if (c := r["collectives"]) is not None]
+    kinds = sorted({k for _, c in colls if (k := c["kind"]) is not None})
+    overlap = [x for _, c in colls if (x := _f(c["overlap_fraction"])) is not None]
     return {
         "count": len(rows), "inputs": "traces" if traces else "runs",
         "one_job": job, "one_job_evidence": evidence,
         "table": rows, "stragglers": strag + step,
         "collectives": {"kinds": kinds,
-                        "ms_per_step": {str(r["rank"]): (r.get("collectives") or {}).get("ms_per_step") for r in rows},
+                        "ms_per_step": {str(r["rank"]): r["collectives"]["ms_per_step"]
+                                        if r["collectives"] is not None else None for r in rows},
                         "overlap_fraction_median": median(overlap) if overlap else None},
         "errors": list(errors or []),
         "notes": notes,
-        "rule": {"ratio": STRAGGLER_RATIO, "min_ms": STRAGGLER_MIN_MS, "metric": key},
+        "rule": {"ratio": STRAGGLER_RATIO, "min_ms": STRAGGLER_MIN_MS, "metric": metric},
     }
 
 
-def _sentence(s: dict, waits: dict | None) -> str:
+def _sentence(s: StragglerDoc, waits: WaitsDoc | None) -> str:
     text = (f"rank {s['rank']} is the straggler: its {s['what']} is {s['value_ms']:.1f} ms, "
             f"{s['ratio']:.2f}x the other ranks' median ({s['others_median_ms']:.1f} ms; +{s['excess_ms']:.1f} ms)")
     if waits and waits["others_extra_ms_per_step"] > 0:
@@ -291,13 +318,13 @@ def _sentence(s: dict, waits: dict | None) -> str:
     return text
 
 
-def _wait_straggler(rows: list[dict]) -> list[dict]:
+def _wait_straggler(rows: list[RankRowDoc]) -> list[StragglerDoc]:
     """The rank the others wait for, from the collectives alone (see the module doc): [] unless
     every rank has its collectives per step, as many of them, and the least-waiting rank waits
     STRAGGLER_RATIO x and STRAGGLER_MIN_MS less than the others' median."""
-    colls = [r.get("collectives") or {} for r in rows]
-    waits = [_f(c.get("ms_per_step")) for c in colls]
-    counts = {round(x, 6) for c in colls if (x := _f(c.get("per_step_count"))) is not None}
+    waits = [_collective_ms_per_step(r) for r in rows]
+    counts = {round(x, 6) for r in rows if r["collectives"] is not None
+              and (x := _f(r["collectives"]["per_step_count"])) is not None}
     if None in waits or len(counts) != 1 or not next(iter(counts)):
         return []
     w = [float(x) for x in waits if x is not None]
@@ -306,8 +333,8 @@ def _wait_straggler(rows: list[dict]) -> list[dict]:
     if not (m >= STRAGGLER_RATIO * w[i] and m - w[i] >= STRAGGLER_MIN_MS):
         return []
     r = rows[i]
-    others_c = [x for o in rows if o is not r and (x := _f(o.get("compute_ms_per_step"))) is not None]
-    mine_c = _f(r.get("compute_ms_per_step"))
+    others_c = [x for o in rows if o is not r and (x := _f(o["compute_ms_per_step"])) is not None]
+    mine_c = _f(r["compute_ms_per_step"])
     text = (f"rank {r['rank']} is the straggler: it waits {w[i]:.1f} ms per step in collectives, the other ranks "
             f"{m:.1f} ms (median), so they wait for it: it holds them back {m - w[i]:.1f} ms per step")
     if mine_c is not None and others_c:
@@ -320,7 +347,7 @@ def _wait_straggler(rows: list[dict]) -> list[dict]:
                        "others_extra_ms_per_step": m - w[i]}, "summary": text}]
 
 
-def shared_devices(trace: Any) -> list[dict[str, Any]]:
+def shared_devices(trace: Any) -> list[SharedDeviceDoc]:
     """Devices that more than one rank of a folder names (the same device index in each trace, on
     the common clock): if they are one GPU shared by those ranks, its activity is the union of
     theirs, never their sum. A trace does not name its host, so this stays an "if": ranks on
@@ -328,7 +355,7 @@ def shared_devices(trace: Any) -> list[dict[str, Any]]:
     if trace.epoch_offset_s is None:
         return []
     gpu, host = trace.gpu, trace.host
-    out = []
+    out: list[SharedDeviceDoc] = []
     for dev, g in gpu.groupby("device", sort=True):
         ranks = sorted({int(r) for r in g["rank"].tolist()})
         if len(ranks) < 2:

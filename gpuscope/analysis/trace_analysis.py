@@ -28,7 +28,19 @@ from gpuscope.errors import NoDataError
 from gpuscope.linerate import named_line_rate
 
 if TYPE_CHECKING:
-    from gpuscope.analysis.document import TraceActivityDoc, TraceIdleGapsDoc
+    from gpuscope.analysis.document import (
+        TopKernelDoc,
+        TraceActivityDoc,
+        TraceDeviceDoc,
+        TraceGapDoc,
+        TraceIdleGapsDoc,
+        TraceInfoDoc,
+        TraceMemcpyDoc,
+        TraceMemsetDoc,
+        TraceOptionsDoc,
+        TracePhaseDoc,
+        TraceStreamDoc,
+    )
     from gpuscope.parsers.trace.kineto import TraceFrames
 
 RESOLUTION = "exact (profiler events)"
@@ -40,25 +52,25 @@ class TraceAnalysis:
     analysis's, Analysis.document())."""
 
     activity: TraceActivityDoc
-    memcpy: list[dict]
-    memset: list[dict]
-    kernels: list[dict]                 # per device and stream
-    idle_gaps: list[dict]               # the longest gaps, with the host activity across each
-    split: list[dict]                   # annotation phases (the `phases` JSON key)
-    trace: dict
+    memcpy: list[TraceMemcpyDoc]
+    memset: list[TraceMemsetDoc]
+    kernels: list[TraceStreamDoc]       # per device and stream
+    idle_gaps: list[TraceGapDoc]        # the longest gaps, with the host activity across each
+    split: list[TracePhaseDoc]          # annotation phases (the `phases` JSON key)
+    trace: TraceInfoDoc
     findings: list[Diagnosis]
     phases: pd.DataFrame                # PHASE_SCHEMA
     counters: pd.DataFrame              # TRACE_COUNTER_SCHEMA
     gaps: pd.DataFrame                  # every gap (trace_gaps.GAP_COLUMNS), trace microseconds
-    options: dict = field(default_factory=dict)
-    top_kernels: list[dict] = field(default_factory=list)  # gpuscope.analysis.evidence.trace.top_kernels
+    options: TraceOptionsDoc
+    top_kernels: list[TopKernelDoc] = field(default_factory=list)  # gpuscope.analysis.evidence.trace.top_kernels
     rule_input: TraceRuleInput | None = None  # what the trace rules read (rules.registry runs them)
 
 
 def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFrames) -> TraceActivityDoc:
     span = sum(v.span_us for v in views)
     busy = sum(v.busy_us for v in views)  # anything running: kernels, copies, memsets
-    dev = act.device_rows(views)
+    dev = cast("list[TraceDeviceDoc]", act.device_rows(views))
     kern = sum(d["kernel_s"] for d in dev) * 1e6
     cop = sum(d["memcpy_s"] for d in dev) * 1e6
     work = sum(d["busy_s"] for d in dev) * 1e6      # kernels, memsets, device-to-device copies
@@ -83,7 +95,7 @@ def _activity(views: list[act.DeviceView], gaps: pd.DataFrame, frames: TraceFram
     }
 
 
-def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> dict:
+def _trace_info(frames: TraceFrames, views: list[act.DeviceView]) -> TraceInfoDoc:
     sk = frames.skipped
     return {
         "source": frames.source, "files": frames.files, "ranks": frames.ranks,
@@ -128,22 +140,24 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
     trace = _trace_info(frames, views)
-    kernels = act.stream_rows(views)
-    trace["notes"] = notes + act.damage_notes(frames.counts, kernels)
+    kernels = cast("list[TraceStreamDoc]", act.stream_rows(views))
+    trace["notes"] = notes + act.damage_notes(frames.counts, cast("list[dict]", kernels))
     return TraceAnalysis(
         activity=_activity(views, gaps, frames),
-        memcpy=act.memcpy_rows(frames.gpu, line_rate_gbs),
-        memset=act.memset_rows(frames.gpu),
+        # (the evidence/trace producers return list[dict]: the rows are these TypedDicts' keys,
+        # tests/test_doc_typed.py checks every key of real documents)
+        memcpy=cast("list[TraceMemcpyDoc]", act.memcpy_rows(frames.gpu, line_rate_gbs)),
+        memset=cast("list[TraceMemsetDoc]", act.memset_rows(frames.gpu)),
         kernels=kernels,
-        idle_gaps=gap_list,
-        split=tp.split_table(views, frames.host, span, frames.gpu_annotations,
-                             host_only_ranges=frames.host_only_ranges),
+        idle_gaps=cast("list[TraceGapDoc]", gap_list),
+        split=cast("list[TracePhaseDoc]", tp.split_table(views, frames.host, span, frames.gpu_annotations,
+                                                          host_only_ranges=frames.host_only_ranges)),
         trace=trace,
         findings=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),
         counters=act.counters(views, frames.epoch),
         gaps=gaps,
         options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
-        top_kernels=top_kernels(frames.gpu),
+        top_kernels=cast("list[TopKernelDoc]", top_kernels(frames.gpu)),
         rule_input=rule_input,
     )

@@ -15,7 +15,7 @@ from gpuscope.live.state import GpuView
 from gpuscope.reports.activity_console import CLASS_TEXT
 from gpuscope.reports.safe_text import visible
 
-WORDS = dict(CLASS_TEXT)
+WORDS: dict[str, str] = dict(CLASS_TEXT)
 CELL = {"computing": ("C", "green"), "both": ("B", "cyan"), "transferring": ("T", "yellow"),
         "idle_quiet": ("q", "red"), "idle": ("i", "magenta"), "unknown": ("?", "bright_black"), "": (" ", "")}
 BAR_W = 20

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from gpuscope.analysis.document import PciePhaseDoc
+from gpuscope.analysis.document import PciePhaseDoc, TraceMemcpyDoc
 
 __all__ = ["ActivityFiguresDoc", "BootstrapDoc", "CompareDoc", "ComponentRowDoc", "PredictionDoc",
            "RecordFiguresDoc", "SideDoc", "UploadFiguresDoc"]
@@ -84,7 +84,7 @@ class SideDoc(RecordFiguresDoc, UploadFiguresDoc):
     mode: str | None                 # pinned | pageable | registered, when known
     sm_active_mean: float | None
     activity: ActivityFiguresDoc | None
-    memcpy: list[dict[str, Any]] | None      # a profiler trace's copies (TraceDoc.memcpy rows)
+    memcpy: list[TraceMemcpyDoc] | None      # a profiler trace's copies (TraceDoc.memcpy rows)
     diagnoses: list[dict[str, Any]] | None   # the side's own findings (AnalysisDoc.findings)
     pcie_per_phase: dict[str, PciePhaseDoc]
     vocabulary: dict[str, Any] | None        # the model's words (Vocabulary.to_json())

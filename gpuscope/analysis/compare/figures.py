@@ -36,7 +36,12 @@ if TYPE_CHECKING:
         UploadFiguresDoc,
     )
     from gpuscope.analysis.compare.side import Side
-    from gpuscope.analysis.document import PciePhaseDoc, SamplesActivityDoc, TraceActivityDoc
+    from gpuscope.analysis.document import (
+        PciePhaseDoc,
+        SamplesActivityDoc,
+        TimelineDoc,
+        TraceActivityDoc,
+    )
     from gpuscope.analysis.evidence.log.table import Table
 
 
@@ -119,11 +124,11 @@ def record_figures(side: Side) -> tuple[RecordFiguresDoc, UploadFiguresDoc]:
     assert side.parsed is not None
     wide = per_record_components(side.parsed.columns("components"), side.parsed.columns("records"))
     n = len(wide)
-    tl = side.timeline_summary or {}
+    tl = side.timeline_summary
     ts0, ts1 = wide["ts_start"], wide["ts_end"]
     ok = np.isfinite(ts0) & np.isfinite(ts1)
     span_s = float(ts1[ok].max() - ts0[ok].min()) if ok.any() else math.nan
-    if not (span_s > 0) and tl.get("wall_s"):
+    if not (span_s > 0) and tl is not None and tl["wall_s"]:
         span_s = float(tl["wall_s"])
     busy, busy_method = _lock_held(wide, tl, span_s, ts0[ok], ts1[ok])
     per = int(getattr(side.parsed, "steps_per_record", 1) or 1)
@@ -155,12 +160,13 @@ def no_record_figures(side: Side) -> tuple[RecordFiguresDoc, UploadFiguresDoc]:
              "upload_gbs": math.nan})
 
 
-def _lock_held(wide: Table, tl: dict, span_s: float, ts0: np.ndarray,
+def _lock_held(wide: Table, tl: TimelineDoc | None, span_s: float, ts0: np.ndarray,
                ts1: np.ndarray) -> tuple[float, str | None]:
     """(share of the span with the GPU busy, how it was measured): the timeline's merged
     GPU_START..GPU_END fraction when it has one, else the tenures' (stamped: `ts0`, `ts1`)."""
-    if tl.get("gpu_busy_fraction") is not None:
-        return float(tl["gpu_busy_fraction"]), "timeline"
+    busy = tl["gpu_busy_fraction"] if tl is not None else None
+    if busy is not None:
+        return float(busy), "timeline"
     if span_s > 0 and len(ts0):
         if len(ts0) == len(wide):
             return merged_length(ts0, ts1) / span_s, "lock_held"
@@ -225,20 +231,20 @@ def _trace_activity_figures(act: TraceActivityDoc) -> ActivityFiguresDoc:
 
 def _samples_activity_figures(act: SamplesActivityDoc) -> ActivityFiguresDoc:
     """NVML samples': the working time (first to last sign of work, long pauses out) where there was work."""
-    active = act.get("active") or {}
-    gaps = act.get("idle_gaps") or {}
-    pcie = act.get("pcie") or {}
+    active = act.get("active")  # (None: no work: the whole recording's figures)
+    gaps = act.get("idle_gaps")
+    pcie = act.get("pcie")
     return {
         "source": act.get("source"),
         "span_s": act.get("wall_s"),
         "busy_fraction": act.get("busy_fraction"),
-        "working_busy_fraction": active.get("busy_fraction", act.get("busy_fraction")),
+        "working_busy_fraction": active["busy_fraction"] if active else act.get("busy_fraction"),
         # no compute: SM activity under 5%
-        "idle_fraction": active.get("idle_fraction", act.get("idle_fraction")),
-        "copy_fraction": active.get("copy_fraction", act.get("copy_fraction")),
-        "idle_total_s": gaps.get("total_s"),
-        "idle_longest_s": gaps.get("longest_s"),
-        "rx_p90_gbs": (pcie.get("rx") or {}).get("p90_gbs"),
-        "tx_p90_gbs": (pcie.get("tx") or {}).get("p90_gbs"),
-        "time_near_line_rate_s": pcie.get("time_near_line_rate_s"),
+        "idle_fraction": active["idle_fraction"] if active else act.get("idle_fraction"),
+        "copy_fraction": active["copy_fraction"] if active else act.get("copy_fraction"),
+        "idle_total_s": gaps["total_s"] if gaps else None,
+        "idle_longest_s": gaps["longest_s"] if gaps else None,
+        "rx_p90_gbs": pcie["rx"]["p90_gbs"] if pcie else None,
+        "tx_p90_gbs": pcie["tx"]["p90_gbs"] if pcie else None,
+        "time_near_line_rate_s": pcie["time_near_line_rate_s"] if pcie else None,
     }

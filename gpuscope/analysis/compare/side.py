@@ -10,7 +10,13 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from gpuscope.analysis.document import SamplesActivityDoc, TraceActivityDoc
+    from gpuscope.analysis.document import (
+        PciePhaseDoc,
+        SamplesActivityDoc,
+        TimelineDoc,
+        TraceActivityDoc,
+        TraceMemcpyDoc,
+    )
     from gpuscope.parsers.log.parsed import ParsedLog
 
 
@@ -25,14 +31,14 @@ class Side:
     mode: str | None = None                    # pinned | pageable | registered, when known
     held_key: str = "mutex_held"
     bytes_per_partition: float | None = None   # from --abc-bytes or the run's workload config
-    timeline_summary: dict | None = None       # Analysis.to_json()["timeline"], when available
+    timeline_summary: TimelineDoc | None = None  # LogPart.timeline (the document's log.timeline), when available
     samples: pd.DataFrame | None = None        # samples.csv contract
     phases: pd.DataFrame | None = None         # worker, gpu, partition, phase, t_start, t_end
     meta: dict | None = None
-    pcie_phases: dict | None = None            # Analysis.to_json()["pcie"]["phases"], preferred when given
+    pcie_phases: dict[str, PciePhaseDoc] | None = None  # LogDoc.pcie.phases, preferred when given
     diagnoses: list[dict] | None = None        # the side's own analysis diagnoses (JSON form)
     activity: TraceActivityDoc | SamplesActivityDoc | None = None  # its document's activity (a trace's, else the samples')
-    memcpy: list[dict] | None = None           # a profiler trace's copies (the `memcpy` rows)
+    memcpy: list[TraceMemcpyDoc] | None = None  # a profiler trace's copies (the `memcpy` rows)
     steps_ms: np.ndarray | None = None         # a profiler trace's step durations (ProfilerStep ranges)
     trace_samples: dict[str, np.ndarray] | None = None  # a trace's kernels and recurring ranges (trace_samples.py)
     lane_noun: str = "worker"                  # what its picture's lanes are (worker, stream)

@@ -25,7 +25,7 @@ rules written over them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuscope.analysis.evidence.log.rule_input import RuleInput
-    from gpuscope.analysis.evidence.samples.activity import Activity
+    from gpuscope.analysis.evidence.samples.activity import Activity, GpuActivity
     from gpuscope.analysis.evidence.samples.context import SampleContext
     from gpuscope.analysis.evidence.trace.rule_input import TraceRuleInput
 
@@ -45,12 +45,14 @@ class TraceAnalysis(Protocol):
     """What the evidence reads of a trace_analysis.TraceAnalysis (a Protocol: the trace part is
     built over the evidence's own modules, so the evidence does not import it back)."""
 
-    memcpy: list[dict]
-    split: list[dict]
     rule_input: TraceRuleInput | None
 
     @property
     def activity(self) -> Mapping[str, Any]: ...  # (document.TraceActivityDoc)
+    @property
+    def memcpy(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TraceMemcpyDoc rows)
+    @property
+    def split(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TracePhaseDoc rows)
 
 #: how exact each source is (lower wins)
 EXACTNESS = {"trace": 0, "gpm": 1, "log": 2, "utilization": 3}
@@ -192,7 +194,7 @@ def _log_pieces(log: RuleInput, phases: pd.DataFrame | None) -> list[Piece]:
 
 # -- NVML samples: sampled ---------------------------------------------------------------------
 
-def _sample_pieces(ga: Any) -> list[Piece]:
+def _sample_pieces(ga: GpuActivity) -> list[Piece]:
     from gpuscope.analysis.evidence.samples import (
         samplegrid as sg,  # (lazy: pandas, which a log alone never loads)
     )
@@ -201,19 +203,19 @@ def _sample_pieces(ga: Any) -> list[Piece]:
     src = "gpm" if f["source"] == "gpm_sm_active" else "utilization"
     res = _f(f.get("resolution_s"))
     how = f"sampled every {res:.2g} s" if res else "sampled"
-    a = f.get("active") or {}
-    comp = {"busy_fraction": _f(a.get("busy_fraction")), "busy_fraction_of_recording": _f(f.get("busy_fraction")),
-            "working_s": _f(a.get("working_s")), "upper_bound": src == "utilization",
+    a = f.get("active")  # (None: no GPU work)
+    work = _f(a["working_s"]) if a else None
+    comp = {"busy_fraction": _f(a["busy_fraction"]) if a else None,
+            "busy_fraction_of_recording": _f(f.get("busy_fraction")),
+            "working_s": work, "upper_bound": src == "utilization",
             **(sg.pipes_while_computing(g, ga.working) if src == "gpm" else {})}
     out = [Piece("compute", src, ga.gpu, how, comp, res)]
     p = f["pcie"]
     pres = _f(p.get("resolution_s"))
-    for d, direction in (("rx", "HtoD"), ("tx", "DtoH")):
-        st = p[d]
+    for st, direction in ((p["rx"], "HtoD"), (p["tx"], "DtoH")):
         b = st["bursts"]
         if not b["count"]:
             continue
-        work = _f(a.get("working_s"))
         out.append(Piece("copies", f"{src}", ga.gpu, f"sampled every {pres:.2g} s" if pres else "sampled",
                          {"copy_s": _f(b["total_s"]), "share": (b["total_s"] / work) if work else None,
                           "gbs": _f(b["interior_gbs_median"]) if b["resolved"] else None, "resolved": b["resolved"],
@@ -221,8 +223,8 @@ def _sample_pieces(ga: Any) -> list[Piece]:
                          pres, direction))
     out.append(Piece("device", src, ga.gpu, how, {"clocks": f.get("clocks"), "throttle": f.get("throttle"),
                                                   "memory": f.get("memory"), "power": f.get("power")}, res))
-    out.append(Piece("idle", src, ga.gpu, how, {"idle_gaps": (a or {}).get("idle_gaps"),
-                                                "pauses": (a or {}).get("pauses")}, res))
+    out.append(Piece("idle", src, ga.gpu, how, {"idle_gaps": a["idle_gaps"] if a else None,
+                                                "pauses": a["pauses"] if a else None}, res))
     return out
 
 

@@ -19,7 +19,7 @@ the advice says what moves that bound. docs/ANALYZE.md documents the thresholds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -60,7 +60,8 @@ def gpu_bound(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: SampleContext
         return None
     if f.source != "gpm_sm_active":
         return _busy_unshown(f, a, None)
-    p = a.pipes or sg.pipes_while_computing(g, working)
+    # (a PipesDoc's values are all float | None: read as the mapping pipes_while_computing gives)
+    p = cast("dict[str, float | None]", a.pipes) if a.pipes else sg.pipes_while_computing(g, working)
     comp_s, work_s = float(p["computing_s"] or 0.0), float(a.working_s)
     res = f.resolution_s if finite(f.resolution_s) else 0.0
     share = comp_s / work_s if work_s else 0.0

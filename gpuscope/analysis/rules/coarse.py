@@ -23,6 +23,7 @@ from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.device import Finding, finite, rnd
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import BurstsDoc
     from gpuscope.analysis.evidence.samples.figures import ActiveFigures, GpuFigures
 
 COARSE_READING_S = 0.5   # PCIe readings this far apart average a copy with what lies around it
@@ -30,7 +31,7 @@ CRAWL_FLOOR_GBS = 1.0    # a pageable copy's slowest crawl: a held rate below it
 HOST_IDLE_BUSY = 0.5     # the SMs busy less than this share of the working time: the GPU mostly idled
 
 
-def coarse_trickle(f: GpuFigures, a: ActiveFigures, b: dict, rate: float, direction: str) -> Finding | None:
+def coarse_trickle(f: GpuFigures, a: ActiveFigures, b: BurstsDoc, rate: float, direction: str) -> Finding | None:
     """The copy rules' verdict where coarse readings average copies with host work (see above)."""
     res = f.pcie.resolution_s
     if not (finite(res) and res >= COARSE_READING_S and finite(rate) and rate < CRAWL_FLOOR_GBS):

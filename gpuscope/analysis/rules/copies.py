@@ -70,7 +70,8 @@ def copies_unresolved(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sampl
           "could_not_see": (f"a copy shorter than {transfers.MIN_RESOLVED_READINGS} readings is averaged with the "
                             "time around it: its rate is unknown (at least its highest reading), and a slow copy "
                             "cannot be told from short fast ones with host work between them")}
-    summary = (f"{b['count']} bursts of {what}, ~{b['median_s'] * 1e3:.0f} ms each ({share:.0%} of the working time), "
+    median_s = b["median_s"] if b["median_s"] is not None else float("nan")
+    summary = (f"{b['count']} bursts of {what}, ~{median_s * 1e3:.0f} ms each ({share:.0%} of the working time), "
                f"span too few readings {(f.pcie.resolution_s or float('nan')) * 1e3:.0f} ms apart (a median "
                f"{b['median_readings']:g}; a rate needs {transfers.MIN_RESOLVED_READINGS}) to tell their rate: at least "
                f"{mx:.1f} GB/s (the highest reading).")
@@ -91,7 +92,7 @@ def _serialised_share(g: sg.Grid, working: np.ndarray, working_s: float) -> floa
     return float(grid.masked_sum(g.dt, mask)) / working_s
 
 
-def _not_overlapped(f: GpuFigures, d: str, what: str, serial: float, ev: dict, mx: float) -> Diagnosis:
+def _not_overlapped(f: GpuFigures, d: str, what: str, serial: float, ev: dict, mx: float | None) -> Diagnosis:
     """Copies the SMs waited on, their rate unknown: what is certain, at the confidence it allows."""
     sev = "high" if serial >= COPY_SHARE_HIGH else "medium" if serial >= COPY_SHARE_MEDIUM else "low"
     res = f.pcie.resolution_s

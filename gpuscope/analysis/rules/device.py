@@ -18,6 +18,7 @@ from gpuscope.analysis.rules.engine import SAMPLES, rule
 from gpuscope.analysis.rules.per_gpu import Finding, SampleRule, per_gpu  # noqa: F401 (SampleRule: the checks' type)
 
 if TYPE_CHECKING:
+    from gpuscope.analysis.document import PowerLimitDoc
     from gpuscope.analysis.evidence import Evidence
     from gpuscope.analysis.evidence.samples.context import SampleContext
     from gpuscope.analysis.evidence.samples.figures import GpuFigures
@@ -70,7 +71,7 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
     # a software cap that leaves the clock near its max costs little: grade it by the clock it left
     med, mx = ck.sm_busy_median_mhz, ck.sm_max_mhz
     depth = med / mx if finite(med) and finite(mx) and mx > 0 else None
-    limit = f.power_limit or {}
+    limit: PowerLimitDoc = f.power_limit or {}
     lowered = _limit_lowered(limit)
     if not hw and depth is not None and depth >= CLOCK_AT_MAX_SHARE:
         # a software reason flagged while the busy clock stayed at its max (NVML sets sw_power_cap
@@ -122,7 +123,7 @@ def clocks_throttled(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCon
     return Diagnosis("clocks_throttled", sev, summary, ev, rec), min(lost, 1.0)
 
 
-def _power_clause(f: GpuFigures, limit: dict, lowered: bool | None) -> str:
+def _power_clause(f: GpuFigures, limit: PowerLimitDoc, lowered: bool | None) -> str:
     """What the power readings say beside a software power cap: at the limit only where the highest
     reading reaches POWER_AT_LIMIT_SHARE of it; below, the readings (~5 a second) may miss the
     peaks the driver capped."""
@@ -139,7 +140,7 @@ def _power_clause(f: GpuFigures, limit: dict, lowered: bool | None) -> str:
             "the driver capped.")
 
 
-def _limit_lowered(limit: dict) -> bool | None:
+def _limit_lowered(limit: PowerLimitDoc) -> bool | None:
     """True when the enforced power limit is below the default, False when at it, None unknown."""
     e, d = limit.get("enforced_w"), limit.get("default_w")
     if not (finite(e) and finite(d) and d > 0):
@@ -155,11 +156,11 @@ def _pipe_full(g: Grid, working: np.ndarray) -> bool:
 
 
 def link_downgraded(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
-    link = f.link or {}
-    if not link.get("downgraded"):
+    link = f.link
+    if link is None or not link.get("downgraded"):
         return None
-    now, mx = link.get("now_gbs"), link.get("max_gbs")
-    peak = max((f.pcie.direction(d)["max_gbs"] for d in ("rx", "tx") if finite(f.pcie.direction(d)["max_gbs"])), default=None)
+    now, mx = link["now_gbs"], link["max_gbs"]
+    peak = max((x for x in (f.pcie.rx["max_gbs"], f.pcie.tx["max_gbs"]) if finite(x)), default=None)
     if finite(now) and finite(peak) and peak > LINK_UP_MARGIN * now:
         return None  # it ran faster than the probed link: it was down-clocked at idle, not degraded
     width_low = (link.get("width_now") or 0) < (link.get("width_max") or 0)
@@ -179,14 +180,14 @@ def link_downgraded(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleCont
 
 def memory_nearly_full(f: GpuFigures, g: Grid, working: np.ndarray, ctx: SampleContext) -> Finding | None:
     m = f.memory
-    frac = m.get("fraction")
-    if not finite(frac) or frac < MEMORY_MEDIUM:
+    frac, used, total = m["fraction"], m["used_max_mib"], m["total_mib"]
+    if not finite(frac) or frac < MEMORY_MEDIUM or not finite(used) or not finite(total):  # (a fraction: both are)
         return None
-    ev = {"used_max_mib": rnd(m["used_max_mib"], 1), "total_mib": rnd(m["total_mib"], 1), "fraction": rnd(frac, 4),
+    ev = {"used_max_mib": rnd(used, 1), "total_mib": rnd(total, 1), "fraction": rnd(frac, 4),
           "could_not_see": ("memory.used is the whole device: the CUDA context, a caching allocator's reserve "
                             "(PyTorch keeps freed blocks) and other processes count too")}
     return (Diagnosis("memory_nearly_full", "high" if frac >= MEMORY_HIGH else "medium",
-                      f"Device memory nearly full: {m['used_max_mib'] / 1024:.1f} of {m['total_mib'] / 1024:.1f} GiB "
+                      f"Device memory nearly full: {used / 1024:.1f} of {total / 1024:.1f} GiB "
                       f"used at the peak ({frac:.1%}).", ev,
                       "Leave headroom: out-of-memory errors and allocator thrashing (cudaMalloc/cudaFree per step) "
                       "come next; smaller batches, freeing caches or activation checkpointing help."), 0.0)

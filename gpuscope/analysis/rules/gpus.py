@@ -70,8 +70,9 @@ def upload_imbalance(activity: Activity) -> list[tuple[Diagnosis, float]]:
     rates = {}
     for ga in activity.gpus:
         b = ga.fig.pcie.rx["bursts"]
-        if b["resolved"] and np.isfinite(b["interior_gbs_median"] or np.nan):
-            rates[ga.gpu] = (float(b["interior_gbs_median"]), float(b["total_s"]))
+        inside = b["interior_gbs_median"] or np.nan
+        if b["resolved"] and np.isfinite(inside):
+            rates[ga.gpu] = (float(inside), float(b["total_s"]))
     if len(rates) < 2:
         return []
     fast = max(rates, key=lambda k: rates[k][0])

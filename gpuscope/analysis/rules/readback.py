@@ -49,10 +49,12 @@ def _rate_elsewhere(ev: Evidence) -> tuple[float, str, str | None] | None:
         for ga in ev.activity.gpus:
             tx = ga.fig.pcie.tx
             b = tx["bursts"]
-            if b["resolved"] and math.isfinite(b["interior_gbs_median"] or NAN):
-                return float(b["interior_gbs_median"]), "PCIe TX inside the read-backs (samples)", None
-            if tx["near_line_rate_s"] > 0 and math.isfinite(tx["max_gbs"]):
-                return float(tx["max_gbs"]), "PCIe TX readings at the line rate (samples; a lower bound)", None
+            inside = b["interior_gbs_median"] or NAN
+            if b["resolved"] and math.isfinite(inside):
+                return float(inside), "PCIe TX inside the read-backs (samples)", None
+            top = tx["max_gbs"]
+            if tx["near_line_rate_s"] > 0 and top is not None and math.isfinite(top):
+                return float(top), "PCIe TX readings at the line rate (samples; a lower bound)", None
     return None
 
 

@@ -52,7 +52,7 @@ def _copy_rule(direction: str, verb: str, ident: str) -> SampleRule:
         # whether the SMs waited on the copies: readable only where the copies outlast the readings
         sm_seen = b["resolved"] and finite(sm_during)
         if not (line and rate < SLOW_COPY_SHARE * line and share_time >= COPY_SHARE_LOW
-                and (not sm_seen or sm_during < COPY_SM_LOW)):
+                and (not sm_seen or (sm_during is not None and sm_during < COPY_SM_LOW))):
             return None
         if basis.startswith("readings") and (coarse := coarse_trickle(f, a, b, rate, direction)):
             return coarse

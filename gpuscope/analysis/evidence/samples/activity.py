@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -27,9 +28,22 @@ import pandas as pd
 from gpuscope.analysis.core import clean
 from gpuscope.analysis.evidence.samples import holes, transfers
 from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.analysis.evidence.samples.device import device_figures
 from gpuscope.analysis.evidence.samples.figures import GpuFigures
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
-from gpuscope.units import pcie_link_rate_gbs
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import (
+        ActiveDoc,
+        ActiveIdleGapsDoc,
+        ClassesDoc,
+        GapBucketDoc,
+        PipesDoc,
+        SamplesActivityDoc,
+        SamplesGpuDoc,
+        SamplesIdleGapsDoc,
+        SamplesPcieDoc,
+    )
 
 PAUSE_MIN_S = 1.0
 PAUSE_MIN_READINGS = 3
@@ -39,12 +53,6 @@ GAP_BUCKETS_S = (0.0, 0.1, 0.5, 1.0, 5.0, float("inf"))
 #: a host holds 16 at most today: more distinct indices are damage or a merge of hosts
 MAX_GPUS = 64
 MAX_GPUS_ENV = "GPUSCOPE_MAX_GPUS"
-
-#: NVML clock-event (throttle) reason bits (nvml.h nvmlClocksEventReason*)
-REASONS = {1: "gpu_idle", 2: "applications_clocks_setting", 4: "sw_power_cap", 8: "hw_slowdown",
-           16: "sync_boost", 32: "sw_thermal_slowdown", 64: "hw_thermal_slowdown",
-           128: "hw_power_brake_slowdown", 256: "display_clock_setting"}
-
 
 @dataclass
 class GpuActivity:
@@ -58,13 +66,13 @@ class GpuActivity:
     line_rate_source: str
 
     @cached_property
-    def _made(self) -> tuple[dict, np.ndarray]:
+    def _made(self) -> tuple[SamplesGpuDoc, np.ndarray]:
         with sg.small_pages():  # (the figures' arrays are written once, in order, as the grid's)
             return gpu_figures(self.grid, self.meta, self.line_rate_gbs, self.line_rate_source)
 
     @property
-    def figures(self) -> dict:
-        """This GPU's part of the `activity` JSON object."""
+    def figures(self) -> SamplesGpuDoc:
+        """This GPU's part of the `activity` JSON object (NaN where the JSON has null)."""
         return self._made[0]
 
     @property
@@ -96,7 +104,7 @@ class Activity:
     def gpu(self, index: int) -> GpuActivity | None:
         return next((g for g in self.gpus if g.gpu == index), None)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> SamplesActivityDoc:
         if not self.gpus:
             return clean({"source": None, "resolution_s": None, "busy_fraction": None, "idle_fraction": None,
                           "idle_gaps": {"count": 0, "total_s": 0.0, "longest_s": 0.0}, "wall_s": 0.0,
@@ -178,12 +186,12 @@ def _meta_gpu(meta: dict | None, gpu: int) -> dict:
 _wmean = sg.wmean
 
 
-def _shares(grid: sg.Grid, mask: np.ndarray | None) -> dict[str, float]:
-    """Share of `mask`'s time (None: all of it) in each class."""
+def _shares(grid: sg.Grid, mask: np.ndarray | None) -> ClassesDoc:
+    """Share of `mask`'s time (None: all of it) in each class (keyed by sg.CLASSES: document.ClassName)."""
     dt, codes = grid.dt, grid.codes
     total = float(dt.sum()) if mask is None else sg.masked_sum(dt, mask)
     if not total > 0:
-        return {c: float("nan") for c in sg.CLASSES}
+        return cast("ClassesDoc", {c: float("nan") for c in sg.CLASSES})
     held = np.bincount(codes if mask is None else sg.take(codes, mask), minlength=len(sg.CLASSES))
     out = {}
     for c in sg.CLASSES:
@@ -195,20 +203,27 @@ def _shares(grid: sg.Grid, mask: np.ndarray | None) -> dict[str, float]:
         if mask is not None:
             sel &= mask
         out[c] = sg.masked_sum(dt, sel) / total
-    return out
+    return cast("ClassesDoc", out)
 
 
-def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float = 0.0) -> dict:
+def gap_figures(durations: list[float]) -> ActiveIdleGapsDoc:
+    """Count, total, longest and distribution of the idle gaps of `durations` (seconds)."""
     d = np.asarray(durations, dtype="float64")
-    buckets = []
+    buckets: list[GapBucketDoc] = []
     for lo, hi in zip(GAP_BUCKETS_S[:-1], GAP_BUCKETS_S[1:], strict=True):
         sel = d[(d >= lo) & (d < hi)]
         buckets.append({"from_s": lo, "to_s": None if np.isinf(hi) else hi, "count": int(sel.size),
                         "total_s": float(sel.sum())})
     return {"count": int(d.size), "total_s": float(d.sum()), "longest_s": float(d.max()) if d.size else 0.0,
-            "leading_s": leading_s, "trailing_s": trailing_s,
             "distribution": {"p50_s": float(np.median(d)) if d.size else None,
                              "p90_s": float(np.quantile(d, 0.9)) if d.size else None, "buckets": buckets}}
+
+
+def gap_stats(durations: list[float], leading_s: float = 0.0, trailing_s: float = 0.0) -> SamplesIdleGapsDoc:
+    """gap_figures with the idle time before the first work and after the last."""
+    g = gap_figures(durations)
+    return {"count": g["count"], "total_s": g["total_s"], "longest_s": g["longest_s"],
+            "leading_s": leading_s, "trailing_s": trailing_s, "distribution": g["distribution"]}
 
 
 def _idle_gaps(grid: sg.Grid, mask: np.ndarray) -> list[float]:
@@ -238,7 +253,8 @@ def active_span(grid: sg.Grid, line_rate_gbs: float) -> tuple[np.ndarray, list[t
     return working, pauses
 
 
-def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_source: str) -> tuple[dict, np.ndarray]:
+def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float,
+                line_rate_source: str) -> tuple[SamplesGpuDoc, np.ndarray]:
     dt = grid.dt
     known = np.isfinite(grid.activity)
     idle = grid.in_classes(sg.SM_IDLE_CLASSES)
@@ -250,7 +266,7 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
     # before the first sign of work / after the last (the whole recording when there is none)
     lead = float(active["t_start"] - grid.t_start[0]) if active else wall
     trail = float(grid.t_end[-1] - active["t_end"]) if active else 0.0
-    out = {
+    out: SamplesGpuDoc = {
         "source": grid.source,
         "resolution_s": grid.resolution_s,
         "time_basis": grid.time_basis,
@@ -267,7 +283,7 @@ def gpu_figures(grid: sg.Grid, meta_gpu: dict, line_rate_gbs: float, line_rate_s
         "utilization_busy_fraction": _wmean(grid.util, dt),
         "active": active,
         "pcie": _pcie_figures(grid, working, line_rate_gbs, line_rate_source),
-        **_device_figures(grid, meta_gpu),
+        **device_figures(grid, meta_gpu),
     }
     return out, working
 
@@ -288,18 +304,18 @@ def _copy_fraction(grid: sg.Grid, mask: np.ndarray | None, line_rate_gbs: float)
     return sg.masked_sum(dt, measured) / m_s
 
 
-def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> dict:
-    """Share of `mask`'s time with PCIe measured, and of that, quiet (neither direction busy)."""
+def _pcie_shares(grid: sg.Grid, mask: np.ndarray, line_rate_gbs: float) -> tuple[float | None, float | None]:
+    """(share of `mask`'s time with PCIe measured, and of that, quiet: neither direction busy)."""
     dt = grid.dt
     busy = grid.busy_io(line_rate_gbs)
     total, measured = sg.masked_sum(dt, mask), mask & ~np.isnan(busy)
     m_s = sg.masked_sum(dt, measured)
-    return {"pcie_measured_share": m_s / total if total > 0 else None,
-            "pcie_quiet_share": sg.masked_sum(dt, measured & (busy == 0.0)) / m_s if m_s > 0 else None}
+    return (m_s / total if total > 0 else None,
+            sg.masked_sum(dt, measured & (busy == 0.0)) / m_s if m_s > 0 else None)
 
 
 def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, int]],
-                    line_rate_gbs: float) -> dict | None:
+                    line_rate_gbs: float) -> ActiveDoc | None:
     if not working.any() and not pauses:
         return None
     dt = grid.dt
@@ -312,6 +328,7 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
     work_s = sg.masked_sum(dt, working)
     known = working & np.isfinite(grid.activity)
     durs = _idle_gaps(grid, working)
+    measured, quiet = _pcie_shares(grid, working, line_rate_gbs)
     return {
         "t_start": float(grid.t_start[a0]), "t_end": float(grid.t_end[a1 - 1]),
         "span_s": float(grid.t_end[a1 - 1] - grid.t_start[a0]),
@@ -321,18 +338,20 @@ def _active_figures(grid: sg.Grid, working: np.ndarray, pauses: list[tuple[int, 
         "utilization_busy_fraction": _wmean(grid.util, dt, working),
         "idle_fraction": (sg.masked_sum(dt, known & grid.in_classes(sg.SM_IDLE_CLASSES)) / sg.masked_sum(dt, known)
                           if known.any() else None),
-        "idle_gaps": {k: v for k, v in gap_stats(durs).items() if k not in ("leading_s", "trailing_s")},
+        "idle_gaps": gap_figures(durs),
         "classes": _shares(grid, working),
-        **_pcie_shares(grid, working, line_rate_gbs),
+        "pcie_measured_share": measured,
+        "pcie_quiet_share": quiet,
         # what the units did while the SMs worked (GPM only): tells memory- from compute-bound
-        "pipes": sg.pipes_while_computing(grid, working) if grid.source == "gpm_sm_active" else None,
+        "pipes": (cast("PipesDoc", sg.pipes_while_computing(grid, working)) if grid.source == "gpm_sm_active"
+                  else None),
         "pauses": {"count": len(pauses), "total_s": float(sum(pd_)), "longest_s": max(pd_) if pd_ else 0.0,
                    "longest_at_s": (float(grid.t_start[pauses[longest][0]] - grid.t_start[0])
                                     if longest is not None else None)},
     }
 
 
-def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line_rate_source: str) -> dict:
+def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line_rate_source: str) -> SamplesPcieDoc:
     return {"source": grid.pcie_source, "resolution_s": grid.pcie_resolution_s,
             "line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source,
             "busy_threshold_gbs": sg.PCIE_BUSY_SHARE * line_rate_gbs,
@@ -343,102 +362,15 @@ def _pcie_figures(grid: sg.Grid, working: np.ndarray, line_rate_gbs: float, line
             "tx": transfers.direction_stats(grid, "tx", line_rate_gbs, within=working)}
 
 
-def _median(x: np.ndarray) -> float:
-    """np.median of finite x as float64 computes it (float32 x: the same order statistics, their
-    mean taken in float64), without a float64 copy of x."""
-    if x.dtype == np.float64 or x.size == 0:
-        return float(np.median(x))
-    k = x.size // 2
-    if x.size % 2:
-        return float(np.mean(np.partition(x, k)[k:k + 1].astype(np.float64)))
-    return float(np.mean(np.partition(x, [k - 1, k])[k - 1:k + 1].astype(np.float64)))
-
-
-def _stat(x: np.ndarray, where: np.ndarray | None = None) -> dict:
-    """median, min and max of the finite values of x (and `where`); float32 x stays float32 (its
-    values exact, the median's mean in float64)."""
-    ok = np.isfinite(x)
-    if where is not None:
-        ok &= where
-    x = sg.take(x, ok)
-    if not x.size:
-        return {"median": None, "min": None, "max": None}
-    return {"median": _median(x), "min": float(x.min()), "max": float(x.max())}
-
-
-def _device_figures(grid: sg.Grid, meta_gpu: dict) -> dict:
-    # each state made when it is read, one at a time (float32 states: exact)
-    dt = grid.dt
-    busy = grid.activity >= sg.SM_IDLE
-    used = grid.state("mem_used_mib")
-    total = meta_gpu.get("memory_total_mib")
-    used_max = float(np.nanmax(used)) if np.isfinite(used).any() else None
-    used_stat = _stat(used)
-    del used
-    sm = grid.state("sm_clock_mhz")
-    sm_stat = _stat(sm)
-    clocks = {"sm_mhz": sm_stat, "sm_busy_median_mhz": _stat(sm, busy)["median"],
-              "sm_max_mhz": meta_gpu.get("max_sm_clock_mhz") or sm_stat["max"],
-              "sm_max_basis": "meta" if meta_gpu.get("max_sm_clock_mhz") else "highest reading",
-              "mem_mhz": _stat(grid.state("mem_clock_mhz"))}
-    del sm
-    power = grid.state("power_w")
-    power_fig = {**{f"{k}_w": v for k, v in _stat(power).items()}, "mean_w": _wmean(power, dt)}
-    del power
-    link = dict(meta_gpu.get("pcie_link") or {})
-    if link:
-        link["now_gbs"] = pcie_link_rate_gbs(link.get("gen_now"), link.get("width_now"))
-        link.setdefault("max_gbs", pcie_link_rate_gbs(link.get("gen_max"), link.get("width_max")))
-        link["basis"] = "meta.json (read once, when the recording started)"
-    return {
-        "memory": {"used_max_mib": used_max, "used_median_mib": used_stat["median"],
-                   "total_mib": total, "fraction": (used_max / total) if used_max is not None and total else None},
-        "power": power_fig,
-        "clocks": clocks,
-        "temperature_c": _stat(grid.state("temperature_c")),
-        "throttle": throttle_figures(grid.state("clock_event_reasons"), dt, busy),
-        "link": link or None,
-        "power_limit": _power_limit(meta_gpu),
-    }
-
-
-def _power_limit(meta_gpu: dict) -> dict | None:
-    """meta.json's board power limits (enforced, default; W), where the recorder read them."""
-    pl = meta_gpu.get("power_limit")
-    if not isinstance(pl, dict):
-        return None
-    out = {k: float(v) for k in ("enforced_w", "default_w")
-           if isinstance(v := pl.get(k), int | float) and not isinstance(v, bool) and 0 < v < 1e5}
-    return out or None
-
-
-def throttle_figures(reasons: np.ndarray, dt: np.ndarray, busy: np.ndarray) -> dict:
-    """Seconds (all, and while the SMs were busy) with each clock-event reason set."""
-    ok = np.isfinite(reasons)
-    if not ok.any():
-        return {"recorded": False}
-    bits = np.where(ok, reasons, 0).astype(np.int64)
-    busy_s = float(dt[busy & ok].sum())
-    per = {}
-    for bit, name in REASONS.items():
-        on = ok & ((bits & bit) != 0)
-        if on.any():
-            b = float(dt[on & busy].sum())
-            per[name] = {"s": float(dt[on].sum()), "busy_s": b,
-                         "busy_fraction": b / busy_s if busy_s > 0 else None}
-    return {"recorded": True, "recorded_s": float(dt[ok].sum()), "busy_s": busy_s, "reasons": per}
-
-
-def _combined(figs: list[dict]) -> dict:
+def _combined(figs: list[SamplesGpuDoc]) -> SamplesActivityDoc:
     """Top-level figures over several GPUs: mean fractions, gaps pooled (count, total, longest)."""
-    def mean(key: str) -> float | None:
-        v = [f[key] for f in figs if f.get(key) is not None and np.isfinite(f[key])]
+    def mean(key: Literal["busy_fraction", "idle_fraction"]) -> float | None:
+        v = [x for f in figs if (x := f.get(key)) is not None and np.isfinite(x)]
         return float(np.mean(v)) if v else None
 
     srcs = {f["source"] for f in figs}
     return {"source": srcs.pop() if len(srcs) == 1 else "mixed",
-            "resolution_s": max((f["resolution_s"] for f in figs if f["resolution_s"] == f["resolution_s"]),
-                                default=None),
+            "resolution_s": max((r for f in figs if (r := f["resolution_s"]) is not None and r == r), default=None),
             "wall_s": max(f["wall_s"] for f in figs),
             "busy_fraction": mean("busy_fraction"), "idle_fraction": mean("idle_fraction"),
             # summed over the GPUs, and said so (GPU-seconds: may exceed the span)

@@ -9,14 +9,35 @@ the `activity` JSON object (activity.gpu_figures), built once per GPU (GpuActivi
 
 The figures a rule reads are fields (mypy checks every read): the top level and its active, pcie
 and clocks objects; deeper objects (idle_gaps, classes, a direction's statistics, throttle, memory,
-power, link) keep the JSON's shape, documented in docs/ANALYZE.md "From NVML samples alone".
-The JSON stays the dicts (Activity.to_json); these views are read from them, not written back.
+power, link) are the document's own TypedDicts (gpuscope.analysis.document), documented in
+docs/ANALYZE.md "From NVML samples alone". The JSON stays the dicts (Activity.to_json); these
+views are read from them, not written back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import (
+        ActiveDoc,
+        ActiveIdleGapsDoc,
+        ClassesDoc,
+        ClocksDoc,
+        DirectionDoc,
+        LinkDoc,
+        MemoryDoc,
+        PausesDoc,
+        PipesDoc,
+        PowerDoc,
+        PowerLimitDoc,
+        SamplesGpuDoc,
+        SamplesIdleGapsDoc,
+        SamplesPcieDoc,
+        StatDoc,
+        ThrottleDoc,
+    )
 
 
 @dataclass(frozen=True)
@@ -31,15 +52,15 @@ class ActiveFigures:
     copy_fraction: float | None             # a copy ran (RX or TX above the trickle); None: PCIe not measured
     utilization_busy_fraction: float | None
     idle_fraction: float | None
-    idle_gaps: dict[str, Any]               # count, total_s, longest_s, ...
-    classes: dict[str, Any]                 # share of the working time in each class (computing, idle, ...)
+    idle_gaps: ActiveIdleGapsDoc            # count, total_s, longest_s, distribution
+    classes: ClassesDoc                     # share of the working time in each class (computing, idle, ...)
     pcie_measured_share: float | None
     pcie_quiet_share: float | None
-    pipes: dict[str, Any] | None            # what the units did while the SMs worked (GPM only)
-    pauses: dict[str, Any]                  # count, total_s, longest_s, longest_at_s
+    pipes: PipesDoc | None                  # what the units did while the SMs worked (GPM only)
+    pauses: PausesDoc                       # count, total_s, longest_s, longest_at_s
 
     @classmethod
-    def of(cls, a: dict[str, Any]) -> ActiveFigures:
+    def of(cls, a: ActiveDoc) -> ActiveFigures:
         return cls(t_start=a["t_start"], t_end=a["t_end"], span_s=a["span_s"], working_s=a["working_s"],
                    busy_fraction=a["busy_fraction"], copy_fraction=a["copy_fraction"],
                    utilization_busy_fraction=a["utilization_busy_fraction"], idle_fraction=a["idle_fraction"],
@@ -58,10 +79,10 @@ class PcieFigures:
     busy_threshold_gbs: float
     near_line_rate_threshold_gbs: float
     time_near_line_rate_s: float
-    rx: dict[str, Any]                      # transfers.direction_stats: rates, bursts, ...
-    tx: dict[str, Any]
+    rx: DirectionDoc                        # transfers.direction_stats: rates, bursts, ...
+    tx: DirectionDoc
 
-    def direction(self, name: str) -> dict[str, Any]:
+    def direction(self, name: str) -> DirectionDoc:
         """One direction's statistics: "rx" (host to GPU) or "tx" (GPU to host)."""
         if name == "rx":
             return self.rx
@@ -70,7 +91,7 @@ class PcieFigures:
         raise ValueError(f"a PCIe direction is rx or tx, not {name!r}")
 
     @classmethod
-    def of(cls, p: dict[str, Any]) -> PcieFigures:
+    def of(cls, p: SamplesPcieDoc) -> PcieFigures:
         return cls(source=p["source"], resolution_s=p["resolution_s"], line_rate_gbs=p["line_rate_gbs"],
                    line_rate_source=p["line_rate_source"], busy_threshold_gbs=p["busy_threshold_gbs"],
                    near_line_rate_threshold_gbs=p["near_line_rate_threshold_gbs"],
@@ -81,14 +102,14 @@ class PcieFigures:
 class ClockFigures:
     """The SM and memory clocks: the `clocks` object."""
 
-    sm_mhz: dict[str, Any]                  # median, min, max of the readings
+    sm_mhz: StatDoc                         # median, min, max of the readings
     sm_busy_median_mhz: float | None        # the SM clock's median while computing
     sm_max_mhz: float | None                # meta.json's maximum, else the highest reading
     sm_max_basis: str                       # meta | highest reading
-    mem_mhz: dict[str, Any]
+    mem_mhz: StatDoc
 
     @classmethod
-    def of(cls, c: dict[str, Any]) -> ClockFigures:
+    def of(cls, c: ClocksDoc) -> ClockFigures:
         return cls(sm_mhz=c["sm_mhz"], sm_busy_median_mhz=c["sm_busy_median_mhz"], sm_max_mhz=c["sm_max_mhz"],
                    sm_max_basis=c["sm_max_basis"], mem_mhz=c["mem_mhz"])
 
@@ -102,19 +123,19 @@ class GpuFigures:
     busy_fraction: float | None         # of the whole recording (computing)
     idle_fraction: float | None
     utilization_busy_fraction: float | None
-    idle_gaps: dict[str, Any]
+    idle_gaps: SamplesIdleGapsDoc
     active: ActiveFigures | None        # the active span less its pauses; None: no GPU work
     pcie: PcieFigures
     clocks: ClockFigures
-    throttle: dict[str, Any]
-    memory: dict[str, Any]
-    power: dict[str, Any]
-    temperature_c: dict[str, Any]
-    link: dict[str, Any] | None
-    power_limit: dict[str, Any] | None
+    throttle: ThrottleDoc
+    memory: MemoryDoc
+    power: PowerDoc
+    temperature_c: StatDoc
+    link: LinkDoc | None
+    power_limit: PowerLimitDoc | None
 
     @classmethod
-    def of(cls, figures: dict[str, Any]) -> GpuFigures:
+    def of(cls, figures: SamplesGpuDoc) -> GpuFigures:
         """The typed view of one GPU's `activity` figures (activity.gpu_figures)."""
         active = figures["active"]
         return cls(source=figures["source"], resolution_s=figures["resolution_s"], wall_s=figures["wall_s"],

@@ -16,9 +16,14 @@ fast it ran, only that it ran at least as fast as its highest reading. So:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gpuscope.analysis.evidence.samples import samplegrid as sg
+
+if TYPE_CHECKING:
+    from gpuscope.analysis.document import BurstsDoc, DirectionDoc
 
 #: a burst must span this many readings (one inside it at least) for its rate to be judged
 MIN_RESOLVED_READINGS = 3
@@ -51,7 +56,7 @@ def burst_ranges(rate: np.ndarray, line_rate_gbs: float) -> list[tuple[int, int]
 
 
 def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
-                    within: np.ndarray | None = None) -> dict:
+                    within: np.ndarray | None = None) -> DirectionDoc:
     """Distribution, bursts and line-rate time of one direction (`rx` or `tx`) of a grid;
     `within` (bool per interval) restricts the bursts counted to those that start inside it."""
     rate = grid.rx if direction == "rx" else grid.tx
@@ -59,14 +64,10 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     busy = rate >= sg.PCIE_BUSY_SHARE * line_rate_gbs
     gb = rate * dt  # (np.nansum's own: its NaN read as 0, then summed)
     gb[np.isnan(gb)] = 0.0
-    out: dict = {
-        **dict(zip(("p50_gbs", "p90_gbs", "p99_gbs"), _qs(rate, qs=(0.5, 0.9, 0.99)), strict=True)),
-        "max_gbs": float(np.nanmax(rate)) if sg.has_reading(rate) else float("nan"),
-        "mean_gbs": _wmean(rate, dt),
-        "gb": float(gb.sum()),
-        "busy_s": sg.masked_sum(dt, busy),
-        "near_line_rate_s": sg.masked_sum(dt, rate >= sg.NEAR_LINE_SHARE * line_rate_gbs),
-    }
+    p50, p90, p99 = _qs(rate, qs=(0.5, 0.9, 0.99))
+    top = float(np.nanmax(rate)) if sg.has_reading(rate) else float("nan")
+    busy_s = sg.masked_sum(dt, busy)
+    near_s = sg.masked_sum(dt, rate >= sg.NEAR_LINE_SHARE * line_rate_gbs)
     starts, ends = sg.run_bounds(busy)
     del busy
     if within is not None:
@@ -77,9 +78,9 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     long_ = lengths >= MIN_RESOLVED_READINGS
     interior = sg.cover(grid.n, starts[long_] + 1, ends[long_] - 1)
     count = int(starts.size)
-    inner_q = _qs(*_part(rate, interior), qs=(0.5, 0.9))  # (one copy at a time)
+    inner_median, inner_p90 = _qs(*_part(rate, interior), qs=(0.5, 0.9))  # (one copy at a time)
     busy_median = _q(*_part(rate, in_burst), q=0.5)
-    out["bursts"] = {
+    bursts: BurstsDoc = {
         "count": count,
         "total_s": sg.masked_sum(dt, in_burst),
         "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
@@ -87,10 +88,10 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
         "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
         "interior_readings": int(np.count_nonzero(interior)),
-        **dict(zip(("interior_gbs_median", "interior_gbs_p90"), inner_q,
-                   strict=True)),
+        "interior_gbs_median": inner_median, "interior_gbs_p90": inner_p90,
         "busy_gbs_median": busy_median,
         "sm_activity_during": _wmean(grid.activity, dt, in_burst),
         "gb_per_burst_median": float(np.median(sg.segment_sums(gb, starts, ends))) if count else float("nan"),
     }
-    return out
+    return {"p50_gbs": p50, "p90_gbs": p90, "p99_gbs": p99, "max_gbs": top, "mean_gbs": _wmean(rate, dt),
+            "gb": float(gb.sum()), "busy_s": busy_s, "near_line_rate_s": near_s, "bursts": bursts}
