@@ -44,6 +44,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
+from gpuscope.schemas import C10D, HOST_COLLECTIVE
 
 if TYPE_CHECKING:
     from gpuscope.analysis.document import RanksDoc, SamplesActivityDoc
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 STRAGGLER_RATIO = 1.10
 STRAGGLER_MIN_MS = 1.0
 NCCL_KERNEL = re.compile(r"nccl", re.IGNORECASE)
-HOST_COLLECTIVE = re.compile(r"^(?:gloo|nccl):", re.IGNORECASE)
-C10D = re.compile(r"^c10d::", re.IGNORECASE)
 
 
 def _f(x: Any) -> float | None:
@@ -327,7 +326,7 @@ def shared_devices(trace: Any) -> list[dict[str, Any]]:
     different hosts each using device 0 look the same (the report says so)."""
     if trace.epoch_offset_s is None:
         return []
-    gpu, host = trace.gpu, trace.host
+    gpu, host_spans = trace.gpu, trace.summary().spans()
     out = []
     for dev, g in gpu.groupby("device", sort=True):
         ranks = sorted({int(r) for r in g["rank"].tolist()})
@@ -335,10 +334,9 @@ def shared_devices(trace: Any) -> list[dict[str, Any]]:
             continue
         s = g["ts_us"].to_numpy(dtype="float64")
         e = s + g["dur_us"].to_numpy(dtype="float64")
-        h = host[host["rank"].isin(ranks)]
-        hs = h["ts_us"].to_numpy(dtype="float64")
-        t0 = min(float(s.min()), float(hs.min()) if hs.size else math.inf)
-        t1 = max(float(e.max()), float((hs + h["dur_us"].to_numpy(dtype="float64")).max()) if hs.size else -math.inf)
+        hs = [host_spans[r] for r in ranks if r in host_spans]  # every host event of the ranks
+        t0 = min([float(s.min())] + [h[0] for h in hs])
+        t1 = max([float(e.max())] + [h[2] for h in hs])
         union = total(*merge(s, e))
         rk = g["rank"].to_numpy()
         summed = sum(total(*merge(s[rk == r], e[rk == r])) for r in ranks)

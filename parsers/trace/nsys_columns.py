@@ -23,7 +23,7 @@ The one text column is factorized chunk by chunk into int32 codes over the disti
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,6 +69,10 @@ def times_ok(start: str, end: str) -> str:
     return valid(NUMBER.format(c=start), NUMBER.format(c=end), f"{end} >= {start}", f"{end} - {start} <= {SPAN_MAX_NS}")
 
 
+#: the check every event table's rows pass: integer times, the end not before the start
+TIMES = (times_ok("{start}", "{end}"), "no start/end, end before start or a span over 2**53 ns")
+
+
 def present(col: str) -> str:
     """A non-negative number in `col` (a device, a stream, a byte count)."""
     return valid(NUMBER.format(c=col), f"{col} >= 0")
@@ -95,40 +99,49 @@ def _texts(con: sqlite3.Connection, text: str, rows: str, bounds: tuple[int, int
     return out
 
 
-def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
-               tick: Callable[[int], None] | None = None) -> Columns:
-    """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
-    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
-    (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-    names = list(ints)
-    k = len(names)
-    out = {n: np.empty(upper, dtype=np.int64) for n in names}
-    codes = np.empty(upper if text is not None else 0, dtype=np.int32)
-    seen: dict[object, int] = {}
+def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str,
+                tick: Callable[[int], None] | None = None) -> Iterator[tuple[tuple[int, int], np.ndarray]]:
+    """((first rowid, last rowid), rows x len(ints) int64 block) per chunk of the rows `where`
+    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks)."""
+    k = len(ints)
     # the numbers of a chunk of rows as one string of 16 hex digits a value (two's complement),
     # made by SQLite in C and decoded by bytes.fromhex + numpy: a third less time than the
     # driver's per-row tuples (no Python object per value)
     rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
     nums = f"SELECT group_concat(printf('{'%016x' * k}', {', '.join(ints.values())}), ''), count(*) {rows}"
     lo, top = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
-    i = 0
-    while lo is not None and i < upper:
+    while lo is not None:
         hi = min(lo + CHUNK_ROWS - 1, ROWID_MAX)  # (inclusive: a rowid of 2**63 - 1 is a rowid too)
         hexes, m = con.execute(nums, (lo, hi)).fetchone()
         if m:
-            block = np.frombuffer(bytes.fromhex(hexes), dtype=">i8").reshape(m, k)
-            for j, name in enumerate(names):
-                out[name][i:i + m] = block[:, j]
-            if text is not None:
-                # the texts as one string too, split at a separator (a text holding it: row by row)
-                c, uniq = pd.factorize(_texts(con, text, rows, (lo, hi), m), use_na_sentinel=False)
-                glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
-                codes[i:i + m] = glob[c] if len(glob) else c
-            i += m
+            yield (lo, hi), np.frombuffer(bytes.fromhex(hexes), dtype=">i8").reshape(m, k)
             if tick is not None:
                 tick(m)
         (lo,) = con.execute(f"SELECT min(rowid) FROM {table} WHERE rowid > ?", (hi,)).fetchone() \
             if hi < top else (None,)
+
+
+def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
+               tick: Callable[[int], None] | None = None) -> Columns:
+    """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
+    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
+    (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    names = list(ints)
+    out = {n: np.empty(upper, dtype=np.int64) for n in names}
+    codes = np.empty(upper if text is not None else 0, dtype=np.int32)
+    seen: dict[object, int] = {}
+    rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
+    i = 0
+    for bounds, block in iter_chunks(con, table, ints, where, tick):
+        m = len(block)
+        for j, name in enumerate(names):
+            out[name][i:i + m] = block[:, j]
+        if text is not None:
+            # the texts as one string too, split at a separator (a text holding it: row by row)
+            c, uniq = pd.factorize(_texts(con, text, rows, bounds, m), use_na_sentinel=False)
+            glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
+            codes[i:i + m] = glob[c] if len(glob) else c
+        i += m
     return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
                    codes if i == len(codes) else codes[:i].copy(), list(seen))
 

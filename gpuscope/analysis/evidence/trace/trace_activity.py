@@ -22,6 +22,7 @@ from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
+    from gpuscope.parsers.trace.host_summary import HostSummary
     from gpuscope.parsers.trace.kineto import TraceFrames
 
 #: TraceFrames.epoch: trace microseconds (a number or an array) -> epoch seconds
@@ -42,7 +43,8 @@ class DeviceView:
     name: str
     span: tuple[float, float]              # the rank's span (us)
     gpu: pd.DataFrame                      # this device's events, by ts
-    host: pd.DataFrame                     # the rank's host events, by ts
+    host: pd.DataFrame                     # the rank's host events the reader kept as rows, by ts
+    host_summary: HostSummary              # what the analysis reads of all of them (frames.summary())
     busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
     kernels: tuple[np.ndarray, np.ndarray]
     copies: tuple[np.ndarray, np.ndarray]
@@ -67,25 +69,26 @@ def _merged(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def device_views(frames: TraceFrames) -> list[DeviceView]:
     """One view per (rank, device) that has device events, in rank/device order."""
-    gpu, host = frames.gpu, frames.host
+    gpu, host, summary = frames.gpu, frames.host, frames.summary()
     names = {(int(r), int(d)): str(n) for r, d, n in
              frames.devices[["rank", "device", "name"]].itertuples(index=False)}
+    host_spans = summary.spans()
     views = []
     for rank in sorted(set(gpu["rank"].tolist())):
         g_r = gpu[gpu["rank"] == rank]
         h_r = host[host["rank"] == rank]
         starts = [g_r["ts_us"].min()]
         ends = [(g_r["ts_us"] + g_r["dur_us"]).max()]
-        if len(h_r):
-            starts.append(h_r["ts_us"].min())
-            ends.append((h_r["ts_us"] + h_r["dur_us"]).max())
+        if int(rank) in host_spans:  # (every host event of the rank, the rows `host` keeps or not)
+            starts.append(host_spans[int(rank)][0])
+            ends.append(host_spans[int(rank)][2])
         span = (float(min(starts)), float(max(ends)))
         for dev in sorted(set(g_r["device"].tolist())):
             g = g_r[g_r["device"] == dev].sort_values("ts_us", kind="stable", ignore_index=True)
             kind = g["kind"].astype(object)
             views.append(DeviceView(
                 rank=int(rank), device=int(dev), name=names.get((int(rank), int(dev)), ""), span=span,
-                gpu=g, host=h_r, busy=_merged(g), kernels=_merged(g[kind == "kernel"]),
+                gpu=g, host=h_r, host_summary=summary, busy=_merged(g), kernels=_merged(g[kind == "kernel"]),
                 copies=_merged(g[kind == "memcpy"]),
                 computing=_merged(g[(kind != "memcpy") | (g["direction"].astype(object) == "DtoD")]),
                 host_copies=_merged(g[(kind == "memcpy") & (g["direction"].astype(object) != "DtoD")]),
