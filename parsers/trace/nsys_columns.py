@@ -87,10 +87,10 @@ def skipped(con: sqlite3.Connection, table: str, reasons: list[tuple[str, str]],
     return [(int(r), str(why)) for r, why in con.execute(q, [why for _, why in reasons])]
 
 
-def _texts(con: sqlite3.Connection, text: str, rows: str, bounds: tuple[int, int], m: int) -> np.ndarray:
+def _texts(con: sqlite3.Connection, joined: str | None, text: str, rows: str, bounds: tuple[int, int],
+           m: int) -> np.ndarray:
     """A chunk's `m` texts (None where NULL), split from the one string SQLite joined them into
-    (`rows`: FROM ... WHERE ... of the chunk)."""
-    (joined,) = con.execute(f"SELECT group_concat(ifnull({text}, char(30)), char(31)) {rows}", bounds).fetchone()
+    (`rows`: FROM ... WHERE ... of the chunk, to read them one by one where a text holds the separator)."""
     parts = (joined or "").split(SEP)
     if len(parts) != m:  # a text holding the separator: the chunk's rows one by one
         return np.array([r[0] for r in con.execute(f"SELECT {text} {rows}", bounds)], dtype=object)
@@ -108,18 +108,20 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
     # (group_concat; NULL as 0, a real truncated, as the old hex printf('%016x') did) and numpy parses
     # in C: no Python object per value. printf('%016x') cost ~1.7x the plain integer-to-text.
     rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
-    cols = ", ".join(f"group_concat(ifnull(CAST(({e}) AS INTEGER), 0), ',')" for e in ints.values())
-    nums = f"SELECT count(*), {cols} {rows}"
+    cols = [f"group_concat(ifnull(CAST(({e}) AS INTEGER), 0), ',')" for e in ints.values()]
+    # the texts in the same query (the chunk's rows found and checked once), joined at a separator
+    cols += [f"group_concat(ifnull({text}, char(30)), char(31))"] if text is not None else []
+    nums = f"SELECT count(*), {', '.join(cols)} {rows}"
+    k = len(ints)
     lo, top = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
     while lo is not None:
         hi = min(lo + CHUNK_ROWS - 1, ROWID_MAX)  # (inclusive: a rowid of 2**63 - 1 is a rowid too)
         m, *strings = con.execute(nums, (lo, hi)).fetchone()
         if m:
-            block = np.empty((m, len(strings)), dtype=np.int64)
-            for j, v in enumerate(strings):
+            block = np.empty((m, k), dtype=np.int64)
+            for j, v in enumerate(strings[:k]):
                 block[:, j] = np.fromstring(v, dtype=np.int64, sep=",")
-            # the texts as one string too, split at a separator (a text holding it: row by row)
-            yield block, (_texts(con, text, rows, (lo, hi), m) if text is not None else None)
+            yield block, (_texts(con, strings[k], text, rows, (lo, hi), m) if text is not None else None)
             if tick is not None:
                 tick(m)
         (lo,) = con.execute(f"SELECT min(rowid) FROM {table} WHERE rowid > ?", (hi,)).fetchone() \

@@ -164,13 +164,16 @@ class NsysHost:
                 "valid": r.sub(table, TIMES[0]), "gtid": r.sub(table, "ifnull({globalTid}, 0)"),
                 "corr": r.sub(table, "ifnull({correlationId}, -1)"), "name": r.sub(table, "ifnull({nameId}, -1)"),
                 "start": r.sub(table, "{start}"), "end": r.sub(table, "{end}")}
-            ints = {"pkey": f"{q['gtid']} >> 24", "start": q["start"], "end": q["end"], "corr": f"{q['corr']} >= 0"}
+            # per row: process * 2 + (carries a correlation id), start, end (each column costs a
+            # number printed per row: the flag rides with the process key, < 2**40)
+            ints = {"pkey": f"({q['gtid']} >> 24) * 2 + ({q['corr']} >= 0)", "start": q["start"], "end": q["end"]}
 
             def on_calls(block: np.ndarray, _: Any) -> None:
                 s, e = _times(block)
-                self.spans.add(block[:, 0], s, e)
-                self.cover.add(block[:, 0], s, e)
-                self.calls_pkeys.update(np.unique(block[block[:, 3] == 1, 0]).tolist())
+                key = block[:, 0] >> 1
+                self.spans.add(key, s, e)
+                self.cover.add(key, s, e)
+                self.calls_pkeys.update(np.unique(key[(block[:, 0] & 1) == 1]).tolist())
 
             self.counts[cat] = r.stream(table, ints, [TIMES], on_calls)
             names = self._call_names(table)
@@ -213,22 +216,23 @@ class NsysHost:
 
         def on_ranges(block: np.ndarray, names: np.ndarray) -> None:
             s, e = _times(block)
-            self.spans.add(block[:, 0], s, e)
-            op = block[:, 3] == 1
+            key = block[:, 0] >> 2
+            self.spans.add(key, s, e)
+            op = (block[:, 0] & 3) == 1
             canonical[0] += int(op.sum())
             if op.any():
-                self.cover.add(block[op, 0], s[op], e[op])
+                self.cover.add(key[op], s[op], e[op])
             # the operators kept_operator names, decided once per distinct name
             codes, uniq = pd.factorize(names, use_na_sentinel=False)
             keep_name = np.array([kept_names.setdefault(u, isinstance(u, str) and kept_operator(u)) for u in uniq],
                                  dtype=bool)
             keep = ~op | (keep_name[codes] if uniq.size else np.zeros(len(block), dtype=bool))
             if keep.any():
-                picked.append(block[keep, 4])
+                picked.append(block[keep, 3])
 
-        # per row: process, start, end, class, rowid; the name an operator range would have (its
-        # text to the first comma: a few distinct ones)
-        r.stream(NVTX_T, {"pkey": f"{q['gtid']} >> 24", "start": q["start"], "end": q["end"], "class": cls,
+        # per row: process * 4 + class (the process key < 2**40), start, end, rowid; the name an
+        # operator range would have (its text to the first comma: a few distinct ones)
+        r.stream(NVTX_T, {"pkey": f"({q['gtid']} >> 24) * 4 + {cls}", "start": q["start"], "end": q["end"],
                           "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected,
                  text=by_text(lambda x: f"substr({x}, 1, instr({x}, ',') - 1)", raw, t))
         # the rows kept (annotations, the operators kept_operator names) and those of another form
