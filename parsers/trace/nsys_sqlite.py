@@ -243,6 +243,7 @@ class _Reader:
             c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
                           GPU_CHECKS)
             out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
+            del c  # (its columns the part does not keep: freed before the next table is read)
         if MEMCPY_T in self.tables:
             c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
                                      "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES])
@@ -250,6 +251,7 @@ class _Reader:
             direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
                                                      self._mem_kinds())
             out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
+            del c
         if MEMSET_T in self.tables:
             c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES])
             kinds = self._mem_kinds()
