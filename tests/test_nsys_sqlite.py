@@ -502,3 +502,34 @@ def test_frames_keep_only_the_names_their_rows_use():
             if str(f[c].dtype) == "category":
                 assert set(f[c].cat.categories) == set(f[c].astype(object)), c
     assert ops > 1000 and len(fr.host["name"].cat.categories) < 200  # thousands of op_id texts, ~100 names
+
+
+def test_operator_ranges_of_another_form_are_told_apart_by_the_regular_expression(tmp_path):
+    """The reader tells emit_nvtx's canonical texts apart in SQL; a text holding "op_id" in another
+    form (two spaces, a comma in the name, no digits) is read and decided by EMIT_NVTX: the same
+    split, counts and host cover as the row-keeping reader had."""
+    import re
+
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    tid = GPID | PID
+    texts = ["aten::mm, seq = 3, op_id = 7", "aten::mm,  op_id = 5", "a, b, op_id = 3", "note, op_id = x",
+             "aten::item, op_id = 9", "aten::add, seq = 1x, op_id = 2"]
+    for i, text in enumerate(texts):
+        con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?, NULL)", ((200 + 10 * i) * MS, (205 + 10 * i) * MS,
+                                                                          text, tid))
+    con.commit()
+    con.close()
+    emit = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)  # the regular expression
+    ops = [t for t in texts if emit.match(t)]
+    assert ops == ["aten::mm, seq = 3, op_id = 7", "aten::mm,  op_id = 5", "aten::item, op_id = 9"]
+    fr = read_nsys_sqlite(path)
+    assert fr.counts["cpu_op"] == len(ops) and fr.counts["user_annotation"] == 1 + len(texts) - len(ops)
+    got = fr.host[fr.host["cat"].astype(object) == "user_annotation"]["name"].astype(object).tolist()
+    assert sorted(got) == sorted(["upload", "a, b, op_id = 3", "note, op_id = x", "aten::add, seq = 1x, op_id = 2"])
+    kept = fr.host[fr.host["cat"].astype(object) == "cpu_op"]["name"].astype(object).tolist()
+    assert kept == ["aten::item"]  # (a read-back: kept as a row; aten::mm summarised)
+    # the host cover holds the three operators' ranges and the runtime calls, not the annotations
+    s, e = fr.summary().work(0)
+    covered = {i for i in range(len(texts)) if ((s <= (200 + 10 * i) * 1e3) & (e >= (205 + 10 * i) * 1e3)).any()}
+    assert covered == {0, 1, 4}
