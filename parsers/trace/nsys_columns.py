@@ -1,14 +1,16 @@
 """An Nsight Systems export's event tables read column-wise into numpy arrays. Pure: no printing.
 
     read_table(con, table, ints, where, text=None, tick=None) -> Columns
+    iter_chunks(con, table, ints, where, tick=None, text=None) the same a chunk at a time, not held
     Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
     categorical(codes, labels), constant(value, n)            categoricals made from codes
 
 The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
-columns skip them. Chunk by chunk of rowids, SQLite prints each row's numbers as 16 hex digits
-apiece (two's complement) into one string, which bytes.fromhex and numpy decode in C into arrays
-allocated once for the table. Only a text column comes as Python strings (one per row), factorized
-at once into int32 codes. No pandas frame, no per-row Python object for a number. What SQL can
+columns skip them. Chunk by chunk of rowids, SQLite prints each number column as one string of
+decimal numbers (group_concat, in C), which numpy parses in C into arrays allocated once for the
+table (printf('%016x') hex, the first form, cost SQLite ~1.7x the plain integer-to-text). Only a
+text column comes as Python strings (one per row, joined in the same query), factorized at once
+into int32 codes. No pandas frame, no per-row Python object for a number. What SQL can
 decide per row is decided there, in C:
 - the rows to keep (`where`: integer times, the end not before the start, a device ...); the
   others are listed apart by `skipped` with their reason, one query that returns only them;
