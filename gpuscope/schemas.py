@@ -9,6 +9,7 @@ frame is built (the run-directory writers import the column names without it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -312,6 +313,27 @@ TRACE_HOST_SCHEMA: dict[str, str] = {
     "dur_us": "float64",
     "correlation": "int64",  # runtime/driver calls; -1 otherwise
 }
+
+# The host events a reader keeps as rows whatever their number (parsers/trace/host_summary.py:
+# an Nsight Systems export's others are summarised, not kept): annotations, synchronising and
+# allocating runtime/driver calls, and operators named like a data loader, a collective or a
+# read-back. What the analysis reads of these by name (gpuscope.analysis.evidence.trace.trace_gaps,
+# rules.trace, ranks) is defined here, so a reader keeps exactly what is read.
+SYNC_RE = re.compile(r"Synchronize$|^cudaMemcpy(2D|3D)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$|^cudaStreamQuery$")
+ALLOC_RE = re.compile(r"^cu(da)?(Malloc|Free|HostAlloc|MallocHost|FreeHost|HostRegister|HostUnregister|"
+                      r"MemAlloc|MemFree|MemHostAlloc|MemHostRegister|MemCreate|MemMap)")
+DATA_RE = re.compile(r"(?i)dataloader|data_loader|_next_data|__next__|\bfetch|collate|dataset|"
+                     r"sampler|^data$|^data[_ .:-]|[_ .:-]data$|load_batch|get_batch|prefetch")
+HOST_COLLECTIVE = re.compile(r"^(?:gloo|nccl):", re.IGNORECASE)
+C10D = re.compile(r"^c10d::", re.IGNORECASE)
+#: operators that read a value back to the host (sync_bound's read-back operators)
+READBACK_OPS = ("aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero", "aten::equal")
+
+
+def kept_operator(name: str) -> bool:
+    """An operator kept as a row: named like a data loader, a collective or a read-back."""
+    return name in READBACK_OPS or bool(DATA_RE.search(name) or HOST_COLLECTIVE.search(name) or C10D.search(name))
+
 
 # GPU-side annotation ranges (gpu_user_annotation: a record_function's span on a stream).
 TRACE_GPU_ANNOTATION_SCHEMA: dict[str, str] = {

@@ -178,10 +178,18 @@ def test_emit_nvtx_operator_ranges_are_operators_and_the_rest_phases():
                                       "WHERE instr(coalesce(n.text, si.value), ', op_id = ') > 0")
     (others,), = _sql("mfu_2gpu_before", "SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds si ON si.id = n.textId "
                                          "WHERE n.eventType = 59 AND instr(coalesce(n.text, si.value), 'op_id') = 0")
-    host = read_nsys_sqlite(_path("mfu_2gpu_before")).host
+    fr = read_nsys_sqlite(_path("mfu_2gpu_before"))
+    host = fr.host
     cat = host["cat"].astype(object)
-    assert int((cat == "cpu_op").sum()) == ops and int((cat == "user_annotation").sum()) == others
-    assert "aten::copy_" in set(host[cat == "cpu_op"]["name"].astype(object))
+    assert fr.counts["cpu_op"] == ops and fr.counts["user_annotation"] == others
+    # every annotation is a row; of the operators only those named like a collective, a data
+    # loader or a read-back (the rest are summarised: parsers/trace/nsys_host.py)
+    assert int((cat == "user_annotation").sum()) == others
+    kept = {n: c for n, c in _sql("mfu_2gpu_before", "SELECT substr(text, 1, instr(text, ',') - 1) AS n, count(*) "
+                                                     "FROM NVTX_EVENTS WHERE instr(text, ', op_id = ') > 0 AND "
+                                                     "(n LIKE 'c10d::%' OR n LIKE 'nccl:%' OR n LIKE 'gloo:%' OR "
+                                                     "n IN ('aten::item', 'aten::_local_scalar_dense')) GROUP BY n")}
+    assert kept and host[cat == "cpu_op"]["name"].astype(object).value_counts().to_dict() == kept
     for p in _analysis("mfu_2gpu_before")["phases"]:
         assert "op_id" not in p["phase"]
     sends = [p for p in _analysis("mfu_2gpu_before")["phases"] if p["phase"] == "ncclSend"]
@@ -203,6 +211,7 @@ def test_devices_epoch_and_what_is_missing_are_said():
     pids = sorted(p for (p,) in _sql("h100_2gpu_1s", "SELECT DISTINCT (globalPid >> 24) & 16777215 "
                                                       "FROM CUPTI_ACTIVITY_KIND_KERNEL"))
     assert h100.ranks == [0, 1] and sorted(set(h100.host["pid"][h100.host["cat"] == "cuda_runtime"])) == pids
+    assert [k & 16777215 for k in h100.host_summary.pkey.values()] == pids  # (rank order: pid order)
 
 
 def cli(*args):
@@ -285,7 +294,9 @@ def test_an_export_without_enum_tables_or_gpu_info_reads_and_says_what_it_assume
     copies = fr.gpu[fr.gpu["kind"] == "memcpy"]
     assert set(copies["direction"].astype(object)) == {"HtoD"}
     assert set(copies["host_memory"].astype(object)) == {"pageable"}  # kind 0, by the documented numbering
-    assert set(fr.host["name"].astype(object)) >= {"cudaMemcpy", "cudaLaunchKernel", "upload"}
+    # the synchronous copies and the range are rows; the launch is summarised (its call looked up)
+    assert set(fr.host["name"].astype(object)) == {"cudaMemcpy", "upload"}
+    assert fr.counts["cuda_runtime"] == 5 and fr.summary().calls(0, np.array([200]))[0].tolist() == [40_000.0]
     assert fr.epoch_offset_s == 1_700_000_000.0 and (fr.host["pid"] == PID).all()
     j = _doc(_traced(fr))
     first = j["findings"][0]
@@ -409,8 +420,9 @@ def test_the_same_pid_on_two_hosts_is_two_ranks_and_correlation_stays_within_eac
     assert fr.ranks == [0, 1] and set(fr.host["pid"]) == {PID}
     k = fr.gpu[fr.gpu["kind"] == "kernel"]
     assert sorted(k["rank"].tolist()) == [0, 1]
-    rt = fr.host[(fr.host["correlation"] == 100)]
-    assert sorted(rt["rank"].tolist()) == [0, 1]  # each launch stays with its own host's GPU work
+    # each launch stays with its own host's GPU work: rank 0's id 100 is its cudaMemcpy at 10 ms, rank 1's
+    # its launch at 10 ms too, each found within its own process
+    assert [fr.summary().calls(r, np.array([100]))[1].tolist() for r in (0, 1)] == [[21_000.0], [1_000.0]]
 
 
 def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path):
@@ -426,8 +438,7 @@ def test_driver_calls_are_host_events_whose_launches_join_their_kernels(tmp_path
     con.commit()
     con.close()
     fr = read_nsys_sqlite(path)
-    drv = fr.host[fr.host["cat"].astype(object) == "cuda_driver"]
-    assert drv["name"].astype(object).tolist() == ["cuLaunchKernel"] and drv["correlation"].tolist() == [500]
+    assert fr.counts["cuda_driver"] == 1 and fr.summary().calls(0, np.array([500]))[0].tolist() == [130_000.0]
     j = _doc(_traced(fr))
     (row,) = [p for p in j["phases"] if p["phase"] == "triton step"]
     assert row["kernel_ms"] == pytest.approx(9.0)  # the kernel it launched, after the range ended
@@ -491,3 +502,34 @@ def test_frames_keep_only_the_names_their_rows_use():
             if str(f[c].dtype) == "category":
                 assert set(f[c].cat.categories) == set(f[c].astype(object)), c
     assert ops > 1000 and len(fr.host["name"].cat.categories) < 200  # thousands of op_id texts, ~100 names
+
+
+def test_operator_ranges_of_another_form_are_told_apart_by_the_regular_expression(tmp_path):
+    """The reader tells emit_nvtx's canonical texts apart in SQL; a text holding "op_id" in another
+    form (two spaces, a comma in the name, no digits) is read and decided by EMIT_NVTX: the same
+    split, counts and host cover as the row-keeping reader had."""
+    import re
+
+    path = _small_export(tmp_path / "small.sqlite")
+    con = sqlite3.connect(path)
+    tid = GPID | PID
+    texts = ["aten::mm, seq = 3, op_id = 7", "aten::mm,  op_id = 5", "a, b, op_id = 3", "note, op_id = x",
+             "aten::item, op_id = 9", "aten::add, seq = 1x, op_id = 2"]
+    for i, text in enumerate(texts):
+        con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?, NULL)", ((200 + 10 * i) * MS, (205 + 10 * i) * MS,
+                                                                          text, tid))
+    con.commit()
+    con.close()
+    emit = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)  # the regular expression
+    ops = [t for t in texts if emit.match(t)]
+    assert ops == ["aten::mm, seq = 3, op_id = 7", "aten::mm,  op_id = 5", "aten::item, op_id = 9"]
+    fr = read_nsys_sqlite(path)
+    assert fr.counts["cpu_op"] == len(ops) and fr.counts["user_annotation"] == 1 + len(texts) - len(ops)
+    got = fr.host[fr.host["cat"].astype(object) == "user_annotation"]["name"].astype(object).tolist()
+    assert sorted(got) == sorted(["upload", "a, b, op_id = 3", "note, op_id = x", "aten::add, seq = 1x, op_id = 2"])
+    kept = fr.host[fr.host["cat"].astype(object) == "cpu_op"]["name"].astype(object).tolist()
+    assert kept == ["aten::item"]  # (a read-back: kept as a row; aten::mm summarised)
+    # the host cover holds the three operators' ranges and the runtime calls, not the annotations
+    s, e = fr.summary().work(0)
+    covered = {i for i in range(len(texts)) if ((s <= (200 + 10 * i) * 1e3) & (e >= (205 + 10 * i) * 1e3)).any()}
+    assert covered == {0, 1, 4}

@@ -44,6 +44,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from gpuscope.analysis.evidence.intervals import intersection_length, merge, total
+from gpuscope.schemas import C10D, HOST_COLLECTIVE
 
 if TYPE_CHECKING:
     from gpuscope.analysis.document import (
@@ -67,8 +68,6 @@ STRAGGLER_MIN_MS = 1.0
 #: the samples' classes a run's idle time is told by, as the trace's idle causes are
 IDLE_CLASSES: tuple[ClassName, ...] = ("idle_quiet", "transferring", "idle")
 NCCL_KERNEL = re.compile(r"nccl", re.IGNORECASE)
-HOST_COLLECTIVE = re.compile(r"^(?:gloo|nccl):", re.IGNORECASE)
-C10D = re.compile(r"^c10d::", re.IGNORECASE)
 
 
 def _f(x: Any) -> float | None:
@@ -354,7 +353,7 @@ def shared_devices(trace: Any) -> list[SharedDeviceDoc]:
     different hosts each using device 0 look the same (the report says so)."""
     if trace.epoch_offset_s is None:
         return []
-    gpu, host = trace.gpu, trace.host
+    gpu, host_spans = trace.gpu, trace.summary().spans()
     out: list[SharedDeviceDoc] = []
     for dev, g in gpu.groupby("device", sort=True):
         ranks = sorted({int(r) for r in g["rank"].tolist()})
@@ -362,10 +361,9 @@ def shared_devices(trace: Any) -> list[SharedDeviceDoc]:
             continue
         s = g["ts_us"].to_numpy(dtype="float64")
         e = s + g["dur_us"].to_numpy(dtype="float64")
-        h = host[host["rank"].isin(ranks)]
-        hs = h["ts_us"].to_numpy(dtype="float64")
-        t0 = min(float(s.min()), float(hs.min()) if hs.size else math.inf)
-        t1 = max(float(e.max()), float((hs + h["dur_us"].to_numpy(dtype="float64")).max()) if hs.size else -math.inf)
+        hs = [host_spans[r] for r in ranks if r in host_spans]  # every host event of the ranks
+        t0 = min([float(s.min())] + [h[0] for h in hs])
+        t1 = max([float(e.max())] + [h[2] for h in hs])
         union = total(*merge(s, e))
         rk = g["rank"].to_numpy()
         summed = sum(total(*merge(s[rk == r], e[rk == r])) for r in ranks)

@@ -135,7 +135,8 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps, threads=frames.threads)
     span = sum(v.span_us for v in views)
     rule_input = TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
-                                line_rate_source=line_rate_source, host=frames.host, gap_hosts=gap_list)
+                                line_rate_source=line_rate_source, host=frames.host,
+                                host_summary=frames.summary(), gap_hosts=gap_list)
     notes = list(frames.notes)
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
@@ -151,7 +152,8 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         kernels=kernels,
         idle_gaps=cast("list[TraceGapDoc]", gap_list),
         split=cast("list[TracePhaseDoc]", tp.split_table(views, frames.host, span, frames.gpu_annotations,
-                                                          host_only_ranges=frames.host_only_ranges)),
+                                                          host_only_ranges=frames.host_only_ranges,
+                                                          summary=frames.summary())),
         trace=trace,
         findings=[],
         phases=tp.phase_frame(views, frames.host, frames.epoch),

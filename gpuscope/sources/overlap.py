@@ -44,7 +44,8 @@ def spans_of(src: Source) -> dict[str, tuple[float, float]]:
             out["samples"] = s
     tr = src.trace
     if tr is not None and tr.epoch_offset_s is not None:
-        ts = np.concatenate([tr.gpu["ts_us"].to_numpy(), tr.host["ts_us"].to_numpy()])
+        host = [t for h in tr.summary().spans().values() for t in h[:2]]  # host events' first and last starts
+        ts = np.concatenate([tr.gpu["ts_us"].to_numpy(), np.asarray(host, dtype="float64")])
         if ts.size:
             s = _span(tr.epoch(ts))
             if s:

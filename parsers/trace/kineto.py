@@ -4,17 +4,16 @@
                                            or the trace's bytes / text
     is_trace(path_or_head) -> bool         content detection (a trace, not a log or samples)
 
-What is read (docs/TRACES.md): complete events (ph "X") of the categories kernel,
-gpu_memcpy, gpu_memset (device activity), cuda_runtime, cuda_driver, cpu_op, python_function,
-user_annotation (host activity) and gpu_user_annotation (annotation ranges on a stream), with
-their args device, stream, correlation, bytes and "memory bandwidth (GB/s)"; the header's
-baseTimeNanoseconds, deviceProperties and distributedInfo. Flow (ac2g), metadata (ph "M")
-and other events are counted, not kept: a GPU event's runtime call is found through
-`correlation`, which both sides carry.
+What is read (docs/TRACES.md): complete events (ph "X") of the categories kernel, gpu_memcpy, gpu_memset
+(device activity), cuda_runtime, cuda_driver, cpu_op, python_function, user_annotation (host activity) and
+gpu_user_annotation (annotation ranges on a stream), with their args device, stream, correlation, bytes and
+"memory bandwidth (GB/s)"; the header's baseTimeNanoseconds, deviceProperties and distributedInfo. Flow
+(ac2g), metadata (ph "M") and other events are counted, not kept: a GPU event's runtime call is found
+through `correlation`, which both sides carry.
 
-Reader (parsers/trace/kineto_json.py): msgspec decodes into slotted structs of only the fields above
-(docs/BENCHMARKS.md, "Profiler traces"); a trace not of those types is decoded generically, bad events skipped, counted. A document cut short is read up to its last
-complete event (`truncated`). Invalid JSON elsewhere is an InputError; no events, NoDataError.
+Reader (kineto_json.py): msgspec decodes into slotted structs of only the fields above (docs/BENCHMARKS.md,
+"Profiler traces"); a trace not of those types is decoded generically, bad events skipped, counted. A document
+cut short is read up to its last complete event (`truncated`). Bad JSON elsewhere: InputError; none: NoDataError.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
+from gpuscope.parsers.trace.host_summary import HostSummary, Summarised
 from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
 from gpuscope.parsers.trace.kineto_ranks import read_ranks, step_problems
 from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file
@@ -59,14 +59,13 @@ CATEGORY_KIND = {
     "cuda_runtime": "cuda_runtime", "Runtime": "cuda_runtime",
     "cuda_driver": "cuda_driver",
     "cpu_op": "cpu_op", "Operator": "cpu_op",
-    "python_function": "python_function",
-    "user_annotation": "user_annotation",
+    "python_function": "python_function", "user_annotation": "user_annotation",
     "gpu_user_annotation": GPU_ANNOTATION,
 }
 
 
 @dataclass
-class TraceFrames:
+class TraceFrames(Summarised):
     """One trace (or a folder of rank traces) as DataFrames (schemas: gpuscope.schemas)."""
 
     source: str
@@ -87,6 +86,7 @@ class TraceFrames:
     host_only_ranges: bool = False  # annotations are the host's alone (Nsight's NVTX): phases get their launches
     threads: dict[tuple[int, int, int], str] = field(default_factory=dict)  # (rank, pid, tid) -> thread name
     samples: pd.DataFrame | None = None  # SAMPLE_SCHEMA rows the trace sampled itself (Nsight's GPU_METRICS)
+    host_summary: HostSummary | None = None  # what is read of host events `host` may not keep (summary())
 
     @property
     def skipped_events(self) -> int:

@@ -1,14 +1,16 @@
 """An Nsight Systems export's event tables read column-wise into numpy arrays. Pure: no printing.
 
     read_table(con, table, ints, where, text=None, tick=None) -> Columns
+    iter_chunks(con, table, ints, where, tick=None, text=None) the same a chunk at a time, not held
     Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
     categorical(codes, labels), constant(value, n)            categoricals made from codes
 
 The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
-columns skip them. Chunk by chunk of rowids, SQLite prints each row's numbers as 16 hex digits
-apiece (two's complement) into one string, which bytes.fromhex and numpy decode in C into arrays
-allocated once for the table. Only a text column comes as Python strings (one per row), factorized
-at once into int32 codes. No pandas frame, no per-row Python object for a number. What SQL can
+columns skip them. Chunk by chunk of rowids, SQLite prints each number column as one string of
+decimal numbers (group_concat, in C), which numpy parses in C into arrays allocated once for the
+table (printf('%016x') hex, the first form, cost SQLite ~1.7x the plain integer-to-text). Only a
+text column comes as Python strings (one per row, joined in the same query), factorized at once
+into int32 codes. No pandas frame, no per-row Python object for a number. What SQL can
 decide per row is decided there, in C:
 - the rows to keep (`where`: integer times, the end not before the start, a device ...); the
   others are listed apart by `skipped` with their reason, one query that returns only them;
@@ -23,7 +25,7 @@ The one text column is factorized chunk by chunk into int32 codes over the disti
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,6 +71,10 @@ def times_ok(start: str, end: str) -> str:
     return valid(NUMBER.format(c=start), NUMBER.format(c=end), f"{end} >= {start}", f"{end} - {start} <= {SPAN_MAX_NS}")
 
 
+#: the check every event table's rows pass: integer times, the end not before the start
+TIMES = (times_ok("{start}", "{end}"), "no start/end, end before start or a span over 2**53 ns")
+
+
 def present(col: str) -> str:
     """A non-negative number in `col` (a device, a stream, a byte count)."""
     return valid(NUMBER.format(c=col), f"{col} >= 0")
@@ -83,10 +89,10 @@ def skipped(con: sqlite3.Connection, table: str, reasons: list[tuple[str, str]],
     return [(int(r), str(why)) for r, why in con.execute(q, [why for _, why in reasons])]
 
 
-def _texts(con: sqlite3.Connection, text: str, rows: str, bounds: tuple[int, int], m: int) -> np.ndarray:
+def _texts(con: sqlite3.Connection, joined: str | None, text: str, rows: str, bounds: tuple[int, int],
+           m: int) -> np.ndarray:
     """A chunk's `m` texts (None where NULL), split from the one string SQLite joined them into
-    (`rows`: FROM ... WHERE ... of the chunk)."""
-    (joined,) = con.execute(f"SELECT group_concat(ifnull({text}, char(30)), char(31)) {rows}", bounds).fetchone()
+    (`rows`: FROM ... WHERE ... of the chunk, to read them one by one where a text holds the separator)."""
     parts = (joined or "").split(SEP)
     if len(parts) != m:  # a text holding the separator: the chunk's rows one by one
         return np.array([r[0] for r in con.execute(f"SELECT {text} {rows}", bounds)], dtype=object)
@@ -95,40 +101,54 @@ def _texts(con: sqlite3.Connection, text: str, rows: str, bounds: tuple[int, int
     return out
 
 
+def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str,
+                tick: Callable[[int], None] | None = None, text: str | None = None
+                ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+    """(rows x len(ints) int64 block, the rows' `text` or None) per chunk of the rows `where`
+    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks)."""
+    # each number column of a chunk as one string of decimal numbers that SQLite prints in C
+    # (group_concat; NULL as 0, a real truncated, as the old hex printf('%016x') did) and numpy parses
+    # in C: no Python object per value. printf('%016x') cost ~1.7x the plain integer-to-text.
+    rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
+    cols = [f"group_concat(ifnull(CAST(({e}) AS INTEGER), 0), ',')" for e in ints.values()]
+    # the texts in the same query (the chunk's rows found and checked once), joined at a separator
+    cols += [f"group_concat(ifnull({text}, char(30)), char(31))"] if text is not None else []
+    nums = f"SELECT count(*), {', '.join(cols)} {rows}"
+    k = len(ints)
+    lo, top = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
+    while lo is not None:
+        hi = min(lo + CHUNK_ROWS - 1, ROWID_MAX)  # (inclusive: a rowid of 2**63 - 1 is a rowid too)
+        m, *strings = con.execute(nums, (lo, hi)).fetchone()
+        if m:
+            block = np.empty((m, k), dtype=np.int64)
+            for j, v in enumerate(strings[:k]):
+                block[:, j] = np.fromstring(v, dtype=np.int64, sep=",")
+            yield block, (_texts(con, strings[k], text, rows, (lo, hi), m) if text is not None else None)
+            if tick is not None:
+                tick(m)
+        (lo,) = con.execute(f"SELECT min(rowid) FROM {table} WHERE rowid > ?", (hi,)).fetchone() \
+            if hi < top else (None,)
+
+
 def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
                tick: Callable[[int], None] | None = None) -> Columns:
     """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
     of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
     (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     names = list(ints)
-    k = len(names)
     out = {n: np.empty(upper, dtype=np.int64) for n in names}
     codes = np.empty(upper if text is not None else 0, dtype=np.int32)
     seen: dict[object, int] = {}
-    # the numbers of a chunk of rows as one string of 16 hex digits a value (two's complement),
-    # made by SQLite in C and decoded by bytes.fromhex + numpy: a third less time than the
-    # driver's per-row tuples (no Python object per value)
-    rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
-    nums = f"SELECT group_concat(printf('{'%016x' * k}', {', '.join(ints.values())}), ''), count(*) {rows}"
-    lo, top = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
     i = 0
-    while lo is not None and i < upper:
-        hi = min(lo + CHUNK_ROWS - 1, ROWID_MAX)  # (inclusive: a rowid of 2**63 - 1 is a rowid too)
-        hexes, m = con.execute(nums, (lo, hi)).fetchone()
-        if m:
-            block = np.frombuffer(bytes.fromhex(hexes), dtype=">i8").reshape(m, k)
-            for j, name in enumerate(names):
-                out[name][i:i + m] = block[:, j]
-            if text is not None:
-                # the texts as one string too, split at a separator (a text holding it: row by row)
-                c, uniq = pd.factorize(_texts(con, text, rows, (lo, hi), m), use_na_sentinel=False)
-                glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
-                codes[i:i + m] = glob[c] if len(glob) else c
-            i += m
-            if tick is not None:
-                tick(m)
-        (lo,) = con.execute(f"SELECT min(rowid) FROM {table} WHERE rowid > ?", (hi,)).fetchone() \
-            if hi < top else (None,)
+    for block, texts in iter_chunks(con, table, ints, where, tick, text):
+        m = len(block)
+        for j, name in enumerate(names):
+            out[name][i:i + m] = block[:, j]
+        if texts is not None:
+            c, uniq = pd.factorize(texts, use_na_sentinel=False)
+            glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
+            codes[i:i + m] = glob[c] if len(glob) else c
+        i += m
     return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
                    codes if i == len(codes) else codes[:i].copy(), list(seen))
 

@@ -21,7 +21,10 @@ StringIds ids mapped once per distinct id, not joined per row):
   events, except the ranges
   torch.autograd.profiler.emit_nvtx opens around each operator ("aten::mm, seq = 12, op_id = 345"):
   those are operators, Kineto's `cpu_op` events, named without the suffix. Marks and unfinished
-  ranges are counted, not kept.
+  ranges are counted, not kept. Of the host events only the few are rows (annotations,
+  synchronising and allocating calls, operators named like a data loader, a collective or a
+  read-back); the rest are read once, never held, into TraceFrames.host_summary, which looks
+  up in SQL what the analysis asks of them (parsers/trace/nsys_host.py).
 - TARGET_INFO_GPU (name, SMs, memory) where the export has it (a note where not);
   TARGET_INFO_SESSION_START_TIME.utcEpochNs as the epoch of time 0 (export times are ns from the
   session start; frames hold microseconds).
@@ -49,18 +52,20 @@ from gpuscope.arrays import distinct
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
+    TIMES,
     Columns,
     Strings,
     categorical,
     constant,
+    iter_chunks,
     present,
     read_table,
     skipped,
-    times_ok,
     used_only,
     valid,
 )
 from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
+from gpuscope.parsers.trace.nsys_host import DRIVER_T, NVTX_T, RUNTIME_T, NsysHost
 from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
@@ -75,7 +80,6 @@ from gpuscope.schemas import (
 __all__ = ["is_nsys_sqlite", "nsys_tables", "read_nsys_sqlite"]
 
 KERNEL_T, MEMCPY_T, MEMSET_T = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"
-RUNTIME_T, DRIVER_T, NVTX_T = "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER", "NVTX_EVENTS"
 #: tables any of which makes an SQLite file an Nsight Systems export worth reading
 NSYS_TABLES = (KERNEL_T, MEMCPY_T, MEMSET_T, RUNTIME_T, DRIVER_T, NVTX_T)
 ID_MASK = 0xFFFFFF
@@ -92,7 +96,6 @@ MEM_KINDS_DOC = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Manage
 # NVTX range event types (ENUM_NSYS_EVENT_TYPE): push/pop and start/end; marks are instants
 NVTX_RANGES_DOC = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
 DEVICE_SIDE = {"DtoD", "PtoP", "AtoA", "AtoD", "DtoA", "UVM_DtoD"}
-_VERSION_SUFFIX = re.compile(r"_v\d+$")
 _COPY_NAME = re.compile(r"^(UVM_)?([A-Z])TO([A-Z])$")
 
 
@@ -169,23 +172,8 @@ def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
 _PLACE = re.compile(r"\{(\w+)\}")
 GPU_COLS = {"start": "{start}", "end": "{end}", "device": "{deviceId}", "stream": "{streamId}",
             "correlation": "ifnull({correlationId}, -1)", "gpid": "ifnull({globalPid}, 0)"}
-HOST_COLS = {"start": "{start}", "end": "{end}", "gtid": "ifnull({globalTid}, 0)"}
-TIMES = (times_ok("{start}", "{end}"), "no start/end, end before start or a span over 2**53 ns")
 GPU_CHECKS = [TIMES, (present("{deviceId}"), "no deviceId"), (present("{streamId}"), "no streamId")]
 BYTES = (present("{bytes}"), "no bytes")
-# "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
-_EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
-
-
-def _operator(name: str) -> str:
-    m = _EMIT_NVTX.match(name)
-    return m.group(1) if m else name
-
-
-def _emit_nvtx_ops(names: pd.Categorical) -> np.ndarray:
-    hit = np.array([bool(_EMIT_NVTX.match(str(c))) for c in names.categories], dtype=bool)
-    codes = np.asarray(names.codes)
-    return hit[codes] if hit.size else np.zeros(len(names), dtype=bool)
 
 
 class _Reader:
@@ -199,6 +187,7 @@ class _Reader:
         self.counts: dict[str, int] = {}
         self.strings = Strings(con, self.tables)
         self.progress, self.done = progress, 0
+        self._have: dict[str, set[str]] = {}
         self.total = sum(int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
                          for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
 
@@ -211,20 +200,42 @@ class _Reader:
              text: str | None = None, expected: int | None = None) -> Columns:
         """The rows passing every check (SQL), the others skipped with their reason and counted: the
         query that names them runs only when fewer rows came than `where` holds (`expected`; all)."""
-        have = _columns(self.con, table)
+        conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
+        cols = read_table(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
+                          valid(self.sub(table, where), *(c for c, _ in conds)),
+                          self.sub(table, text) if text else None, self._tick)
+        self._account(table, conds, where, len(cols), expected)
+        return cols
 
-        def sub(e: str) -> str:
-            return _PLACE.sub(lambda m: f'"{m[1]}"' if m[1] in have else "NULL", e)
+    def sub(self, table: str, e: str) -> str:
+        """An SQL expression's {column} places filled: the quoted column, NULL where the table lacks it."""
+        if table not in self._have:
+            self._have[table] = _columns(self.con, table)
+        have = self._have[table]
+        return _PLACE.sub(lambda m: f'"{m[1]}"' if m[1] in have else "NULL", e)
 
-        conds = [(sub(c), f"{table}: {why}") for c, why in checks]
-        cols = read_table(self.con, table, {k: sub(e) for k, e in ints.items()},
-                          valid(sub(where), *(c for c, _ in conds)), sub(text) if text else None, self._tick)
+    def _account(self, table: str, conds: list[tuple[str, str]], where: str, got: int, expected: int | None) -> None:
+        """The rows failing a check skipped with their reason (the query naming them runs only when
+        fewer rows came than `where` holds: `expected`, else all), the table's events counted."""
         if expected is None:
             (expected,) = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
-        bad = skipped(self.con, table, conds, sub(where)) if len(cols) < int(expected) else []
+        bad = skipped(self.con, table, conds, self.sub(table, where)) if got < int(expected) else []
         self.skips += [{"index": r, "reason": why, "name": table} for r, why in bad]
-        self.counts[table] = len(cols) + len(bad)
-        return cols
+        self.counts[table] = got + len(bad)
+
+    def stream(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], fn: Any, where: str = "1",
+               expected: int | None = None, text: str | None = None) -> int:
+        """`read` without keeping the rows: fn(block, texts) per chunk (rows x ints, int64; the rows'
+        `text`, or None); the number of rows passed."""
+        conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
+        got = 0
+        for block, texts in iter_chunks(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
+                                         valid(self.sub(table, where), *(c for c, _ in conds)), self._tick,
+                                         self.sub(table, text) if text else None):
+            fn(block, texts)
+            got += len(block)
+        self._account(table, conds, where, got, expected)
+        return got
 
     def gpu_parts(self) -> list[dict[str, Any]]:
         """Each GPU table's columns as the frame's (`rank` holding the process key until ranks are known)."""
@@ -233,6 +244,7 @@ class _Reader:
             c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
                           GPU_CHECKS)
             out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
+            del c  # (its columns the part does not keep: freed before the next table is read)
         if MEMCPY_T in self.tables:
             c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
                                      "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES])
@@ -240,6 +252,7 @@ class _Reader:
             direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
                                                      self._mem_kinds())
             out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
+            del c
         if MEMSET_T in self.tables:
             c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES])
             kinds = self._mem_kinds()
@@ -254,20 +267,10 @@ class _Reader:
             self._mk = _enum(self.con, self.tables, "ENUM_CUDA_MEM_KIND", MEM_KINDS_DOC, self.notes, by_label=True)
         return self._mk
 
-    def host_parts(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for table, cat in ((RUNTIME_T, "cuda_runtime"), (DRIVER_T, "cuda_driver")):
-            if table in self.tables:  # driver calls (cuLaunchKernel: Triton, JAX) carry their launches' ids too
-                c = self.read(table, {**HOST_COLS, "correlation": "ifnull({correlationId}, -1)",
-                                      "name": "ifnull({nameId}, -1)"}, [TIMES])
-                names = _renamed(self.strings.names(c.ints["name"], "<unnamed call>"),
-                                 lambda n: _VERSION_SUFFIX.sub("", n))
-                out.append(_host_part(c.ints, cat, names))
-        if NVTX_T in self.tables:
-            out += self._nvtx()
-        return out
-
-    def _nvtx(self) -> list[dict[str, Any]]:
+    def nvtx_ranges(self) -> tuple[str, str, int]:
+        """(SQL: the NVTX rows that are ranges with an end; SQL: a range's name, its text else its
+        StringIds text; how many such rows): marks, domain and category registrations counted apart,
+        ranges without an end counted and noted."""
         types = _enum(self.con, self.tables, "ENUM_NSYS_EVENT_TYPE", NVTX_RANGES_DOC, self.notes, by_label=False) \
             if "ENUM_NSYS_EVENT_TYPE" in self.tables else dict(NVTX_RANGES_DOC)
         ranges = [k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange")] or list(NVTX_RANGES_DOC)
@@ -275,29 +278,23 @@ class _Reader:
         total, unfinished, ended = self.con.execute(
             f'SELECT count(*), total({kept} AND "end" IS NULL), total({kept} AND "end" IS NOT NULL) FROM {NVTX_T}'
         ).fetchone()
-        # the name in SQL (the row's text, else its StringIds text: a lookup only where text is NULL);
-        # emit_nvtx's operator ranges told apart in Python, once per distinct name (in SQL, per row,
-        # the same test cost 2.5x the whole NVTX read)
+        self._nvtx_counts = (int(total), int(unfinished))
+        # the name in SQL (the row's text, else its StringIds text: a lookup only where text is NULL)
         n = "nullif(coalesce({text}, (SELECT value FROM StringIds WHERE id = {textId})), '')" \
             if "StringIds" in self.tables else "nullif({text}, '')"
-        c = self.read(NVTX_T, HOST_COLS, [TIMES], where=f'{kept} AND "end" IS NOT NULL', text=n, expected=int(ended))
-        self.counts[NVTX_T] += int(unfinished)
+        return f'{kept} AND "end" IS NOT NULL', n, int(ended)
+
+    def nvtx_counted(self) -> None:
+        """The NVTX table's count with its unfinished ranges, and the other rows apart (after the read)."""
+        if not hasattr(self, "_nvtx_counts"):
+            return
+        total, unfinished = self._nvtx_counts
+        self.counts[NVTX_T] += unfinished
         if total > self.counts[NVTX_T]:
-            self.counts["nvtx_other"] = int(total) - self.counts[NVTX_T]  # marks, domain and category registrations
+            self.counts["nvtx_other"] = total - self.counts[NVTX_T]  # marks, domain and category registrations
         if unfinished:
-            self.counts["nvtx_unfinished"] = int(unfinished)
-            self.notes.append(f"{int(unfinished)} NVTX range(s) without an end (open when the capture stopped) left out")
-        names = c.names("<unnamed range>")
-        is_op = _emit_nvtx_ops(names)
-        out = []
-        for cat, pick in (("cpu_op", is_op), ("user_annotation", ~is_op)):
-            if cat == "cpu_op" and not pick.any():
-                continue
-            whole = bool(pick.all())  # (all one kind, the usual case: the arrays themselves, not a copy)
-            sub = names if whole else names[pick]
-            out.append(_host_part(c.ints if whole else {k: v[pick] for k, v in c.ints.items()}, cat,
-                                  _renamed(sub, _operator) if cat == "cpu_op" else sub))
-        return out
+            self.counts["nvtx_unfinished"] = unfinished
+            self.notes.append(f"{unfinished} NVTX range(s) without an end (open when the capture stopped) left out")
 
     def devices(self, gpu: pd.DataFrame) -> pd.DataFrame:
         """One row per (rank, device) with activity; name, SMs and memory from TARGET_INFO_GPU."""
@@ -344,15 +341,6 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
     }
 
 
-def _host_part(x: dict[str, np.ndarray], cat: str, names: pd.Categorical) -> dict[str, Any]:
-    gtid = x["gtid"]
-    return {
-        "rank": gtid >> 24, "pid": (gtid >> 24) & ID_MASK, "tid": gtid & ID_MASK, "cat": constant(cat, len(gtid)),
-        "name": names, "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3,
-        "correlation": x.get("correlation", np.full(len(gtid), -1, dtype=np.int64)),
-    }
-
-
 def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str]
            ) -> pd.DataFrame:
     """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
@@ -378,10 +366,10 @@ def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int,
     return pd.DataFrame(cols, columns=list(schema), copy=False)
 
 
-def _ranks(gpu_parts: list[dict[str, Any]], host_parts: list[dict[str, Any]]) -> dict[int, int]:
+def _ranks(gpu_parts: list[dict[str, Any]], host_keys: set[int]) -> dict[int, int]:
     """process key -> rank: processes with GPU activity first, then the others, each in key order."""
     with_gpu = sorted({int(p) for part in gpu_parts for p in distinct(part["rank"])})
-    rest = sorted({int(p) for part in host_parts for p in distinct(part["rank"])} - set(with_gpu))
+    rest = sorted(set(host_keys) - set(with_gpu))
     return {p: i for i, p in enumerate(with_gpu + rest)}
 
 
@@ -417,20 +405,25 @@ def read_nsys_sqlite(source: str | os.PathLike[str], progress: Any = None) -> Tr
 
 
 def _frames(r: _Reader, p: Path) -> TraceFrames:
-    gpu_parts, host_parts = r.gpu_parts(), r.host_parts()
+    # the host side first: its chunks come and go before the GPU frame is built (nsys_host.py)
+    side = NsysHost(r)
+    host_parts = side.read()
+    r.nvtx_counted()
+    gpu_parts = r.gpu_parts()
     if r.progress is not None and r.total:
         r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
-    ranks = _ranks(gpu_parts, host_parts)
+    ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
     gpu = _stack(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"])
     host = _stack(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
-    if not len(gpu) and not len(host):
+    host_events = sum(side.counts.values())
+    if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "
                           f"({len(r.skips)} skipped)")
     devices = r.devices(gpu)
     epoch = r.epoch()
-    kinds, cats = gpu["kind"].value_counts(), host["cat"].value_counts()
+    kinds = gpu["kind"].value_counts()
     counts = {k: int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset")}
-    counts.update({k: int(cats.get(k, 0)) for k in ("cuda_runtime", "cuda_driver", "cpu_op", "user_annotation")})
+    counts.update({k: int(side.counts.get(k, 0)) for k in ("cuda_runtime", "cuda_driver", "cpu_op", "user_annotation")})
     counts.update({k: v for k, v in r.counts.items() if k.startswith("nvtx_")})
     for t in ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "GPU_METRICS"):
         if t in r.tables:
@@ -445,5 +438,5 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
         gpu_annotations=typed_frame({}, TRACE_GPU_ANNOTATION_SCHEMA), devices=devices, skipped=skipped_rows,
         epoch_offset_s=epoch, events=sum(v for k, v in r.counts.items() if not k.startswith("nvtx_")),
         counts=counts, truncated=False, reader="sqlite3", notes=r.notes, host_only_ranges=True,
-        threads=thread_names(r.con, r.tables, ranks), samples=samples,
+        threads=thread_names(r.con, r.tables, ranks), samples=samples, host_summary=side.summary(p, ranks),
     )

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscope.coverage import cumulative  # the primitive the pictures share; iv.cumulative stays
+# the primitives the pictures and the trace readers share (iv.cumulative, iv.merge stay)
+from gpuscope.coverage import cumulative as cumulative
+from gpuscope.coverage import merge as merge
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,65 +84,6 @@ def pair_events(
     out = out.loc[keep].reset_index(drop=True)
     out.attrs["unpaired"] = int(unpaired + 2 * int((~keep).sum()))
     return out
-
-
-def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Union of intervals as disjoint sorted (starts, ends); gaps up to `gap` are closed too.
-    Starts already in order (a log's tenures) are not sorted again (the stable order of a
-    sorted array is itself); a block's end is the reach at its last interval (the reach
-    never decreases), at least 0 as the running maximum from 0 always made it. At most two
-    full-length arrays beside the arguments (a million tenures: 16 MB)."""
-    s = np.asarray(starts, dtype="float64")
-    e = np.asarray(ends, dtype="float64")
-    ok = ~(np.isnan(s) | np.isnan(e))
-    if not ok.all():
-        s, e = s[ok], e[ok]
-    del ok
-    if s.size == 0:
-        return s, e
-    if s.size > 1 and not bool((s[1:] >= s[:-1]).all()):
-        if bool((e[1:] >= e[:-1]).all()):
-            return _merge_by_ends(s, e, gap)
-        order = np.argsort(s, kind="stable")
-        e = e[order]
-        del order
-        s = np.sort(s, kind="stable")  # (the same values in the same order as s[order])
-        reach = np.maximum.accumulate(e, out=e)  # (e is this function's own copy)
-    else:
-        reach = np.maximum.accumulate(e)
-    new = np.empty(s.size, dtype=bool)
-    new[0] = True
-    # (+ 0.0 changes only a zero's sign, which > does not see)
-    np.greater(s[1:], reach[:-1] + gap if gap else reach[:-1], out=new[1:])
-    first = np.flatnonzero(new)
-    del new
-    ms = s[first]
-    me = np.empty(first.size)
-    me[:-1] = reach[first[1:] - 1]
-    me[-1] = reach[-1]
-    me[~(me > 0)] = 0.0
-    np.maximum(me, ms, out=me)
-    return ms, me
-
-
-def _merge_by_ends(s: np.ndarray, e: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray]:
-    """merge of intervals whose ends are in order (a log's tenures: stamped at their end, held
-    for their own time), without sorting the starts: a block ends at interval i exactly when
-    every later interval starts beyond e[i] + gap (the later starts' minimum, one backward
-    pass); its start is that minimum at the block's first interval, its end e at its last.
-    The same blocks as the sweep by starts, the same numbers (picked, not computed)."""
-    later = np.minimum.accumulate(s[::-1])[::-1]  # (the least start from each interval on)
-    last = np.empty(s.size, dtype=bool)
-    last[-1] = True
-    # (+ 0.0 changes only a zero's sign, which > does not see)
-    np.greater(later[1:], e[:-1] + gap if gap else e[:-1], out=last[:-1])
-    ends_at = np.flatnonzero(last)
-    del last
-    ms = later[np.concatenate(([0], ends_at[:-1] + 1))]
-    me = e[ends_at].copy()
-    me[~(me > 0)] = 0.0
-    np.maximum(me, ms, out=me)
-    return ms, me
 
 
 def total(starts: np.ndarray, ends: np.ndarray) -> float:

@@ -25,9 +25,11 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
+from gpuscope.schemas import READBACK_OPS
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
+    from gpuscope.parsers.trace.host_summary import HostSummary
 
 MIN_SHARE, MEDIUM_SHARE, HIGH_SHARE = 0.01, 0.10, 0.25
 NEAR_LINE_RATE = 0.70          # host copies at >= 70% of the line rate get no pinning advice
@@ -70,11 +72,17 @@ def _stake(evidence: dict, stake_us: float, span_us: float) -> float:
     return share
 
 
-def _host_blocked_fraction(copies: pd.DataFrame, host: pd.DataFrame) -> float | None:
-    """Share of the copies' time during which the runtime call that issued them was running."""
-    rt = host[host["correlation"] >= 0].drop_duplicates(["rank", "correlation"])
-    m = copies.merge(rt[["rank", "correlation", "ts_us", "dur_us"]], on=["rank", "correlation"],
-                     how="inner", suffixes=("", "_call"))
+def _host_blocked_fraction(copies: pd.DataFrame, host: HostSummary) -> float | None:
+    """Share of the copies' time during which the runtime call that issued them was running (the
+    first call carrying the copy's correlation id, looked up for these copies alone)."""
+    parts = []
+    for rank, c in copies.groupby("rank", sort=True):
+        call_ts, call_dur = host.calls(int(rank), c["correlation"].to_numpy())
+        found = ~np.isnan(call_ts)
+        parts.append(pd.DataFrame({"ts_us": c["ts_us"].to_numpy(dtype="float64")[found],
+                                   "dur_us": c["dur_us"].to_numpy(dtype="float64")[found],
+                                   "ts_us_call": call_ts[found], "dur_us_call": call_dur[found]}))
+    m = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if not len(m):
         return None
     s, e = m["ts_us"], m["ts_us"] + m["dur_us"]
@@ -117,7 +125,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
                        "gbs": _r(g["bytes"].sum() / (g["dur_us"].sum() * 1e3))}
               for d, g in m.groupby(m["direction"].astype(object), sort=True)}
     under, total = _kernel_overlap(inp.views, m)
-    blocked = _host_blocked_fraction(m, inp.host)
+    blocked = _host_blocked_fraction(m, inp.host_summary)
     streams = _stream_keys(m)
     ev = {
         "directions": by_dir, "count": int(len(m)), "bytes": int(nbytes), "copy_ms": _r(us / 1e3),
@@ -249,18 +257,6 @@ def _syncs_frequent(inp: TraceRuleInput) -> tuple[bool, pd.DataFrame, int]:
     return (len(syncs) >= SYNC_MIN_CALLS and len(syncs) >= SYNC_PER_KERNEL * max(n_k, 1)), syncs, n_k
 
 
-def _launch_interval_us(host: pd.DataFrame) -> float | None:
-    """The median interval between one thread's kernel launches (each rank's and thread's own:
-    two ranks' launches interleaved are no faster launcher)."""
-    names = host["name"].astype(object)
-    launches = host[names.str.contains("LaunchKernel", regex=False)]
-    keys = [k for k in ("rank", "pid", "tid") if k in launches.columns]
-    steps = [np.diff(np.sort(grp["ts_us"].to_numpy(dtype="float64")))
-             for _, grp in (launches.groupby(keys, sort=False, observed=True) if keys else [(None, launches)])]
-    d = np.concatenate(steps) if steps else np.zeros(0)
-    return float(np.median(d)) if d.size else None
-
-
 def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     frequent, syncs, n_k = _syncs_frequent(inp)
     if not frequent:
@@ -272,8 +268,7 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
                 & (gpu["bytes"] <= READBACK_MAX_BYTES)]
     kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
     ops = inp.host[inp.host["cat"].astype(object) == "cpu_op"]["name"].astype(object)
-    readers = ops[ops.isin(("aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero",
-                            "aten::equal"))].value_counts()
+    readers = ops[ops.isin(READBACK_OPS)].value_counts()
     span_s = inp.span_us / 1e6
     ev = {"sync_calls": {str(k): int(v) for k, v in syncs["name"].astype(object).value_counts().items()},
           "syncs_per_kernel": _r(len(syncs) / max(n_k, 1)), "syncs_per_s": _r(len(syncs) / span_s if span_s else None, 1),
@@ -325,7 +320,9 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     if not len(g):
         return []
     d = g["dur_us"].to_numpy(dtype="float64")
-    interval = _launch_interval_us(inp.host)
+    # the median interval between one thread's kernel launches (each rank's and thread's own: two
+    # ranks' launches interleaved are no faster launcher)
+    interval = inp.host_summary.launch_interval_us()
     # False fire (tests/test_false_fires.py): tiny kernels launched faster than they run queue back
     # to back, so the GPU never waits on a launch; a gap or two (the trace's start) is no pattern
     if (interval is not None and interval < float(np.median(kd))) or d.size < max(3, LAUNCH_GAPS_SHARE * n_k):

@@ -5,11 +5,15 @@ gpuscope.analysis.trace_analysis; the rules import it, never the other way round
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.trace.host_summary import HostSummary
 
 
 @dataclass
@@ -18,7 +22,8 @@ class TraceRuleInput:
     gaps: pd.DataFrame                 # trace_gaps.GAP_COLUMNS, every device
     line_rate_gbs: float
     line_rate_source: str
-    host: pd.DataFrame                 # every rank's host events
+    host: pd.DataFrame                 # every rank's host events the reader kept as rows
+    host_summary: HostSummary          # what the rules read of all of them (TraceFrames.summary())
     gap_hosts: list[dict] = field(default_factory=list)  # the longest gaps' host activity (idle_gaps)
 
     @property

@@ -28,6 +28,7 @@ import pandas as pd
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch
 from gpuscope.analysis.names import PROFILER_STEP_RE
+from gpuscope.schemas import ALLOC_RE, DATA_RE, SYNC_RE
 
 GAP_MIN_US = 10.0          # shorter gaps are not counted as idle gaps
 LONG_GAP_US = 1000.0       # a gap this long is host starvation, not launch/sync latency
@@ -36,11 +37,6 @@ NAMED_MIN = 0.1            # below this share no operator is named for a gap (it
 LAUNCH_TOL_US = 1.0        # clock slack between host and device timestamps
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
 
-SYNC_RE = re.compile(r"Synchronize$|^cudaMemcpy(2D|3D)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$|^cudaStreamQuery$")
-ALLOC_RE = re.compile(r"^cu(da)?(Malloc|Free|HostAlloc|MallocHost|FreeHost|HostRegister|HostUnregister|"
-                      r"MemAlloc|MemFree|MemHostAlloc|MemHostRegister|MemCreate|MemMap)")
-DATA_RE = re.compile(r"(?i)dataloader|data_loader|_next_data|__next__|\bfetch|collate|dataset|"
-                     r"sampler|^data$|^data[_ .:-]|[_ .:-]data$|load_batch|get_batch|prefetch")
 CAUSES = ("queued", "data_loading", "allocation", "after_sync", "host_work", "untraced")
 
 GAP_COLUMNS = ["rank", "device", "start_us", "end_us", "dur_us", "edge", "launched_late",
@@ -49,7 +45,8 @@ GAP_COLUMNS = ["rank", "device", "start_us", "end_us", "dur_us", "edge", "launch
 
 
 def host_kind_masks(host: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Boolean masks over host events: sync / alloc / data / any traced work / annotation."""
+    """Boolean masks over the host events kept as rows: sync / alloc / data / annotation (any
+    traced work: the summary's `work`, over every host event, kept or not)."""
     names = host["name"].astype(object)
     cat = host["cat"].astype(object).to_numpy()
     uniq = pd.Series(names.unique())
@@ -65,7 +62,6 @@ def host_kind_masks(host: pd.DataFrame) -> dict[str, np.ndarray]:
         "sync": by_name(SYNC_RE) & runtime,
         "alloc": by_name(ALLOC_RE) & runtime,
         "data": by_name(DATA_RE) & ~step,
-        "work": ~annotation,
         "annotation": annotation & ~step,
     }
 
@@ -86,14 +82,6 @@ def _inside(t: np.ndarray, merged: tuple[np.ndarray, np.ndarray], tol: float) ->
     return out
 
 
-def _launch_times(v: DeviceView) -> pd.Series:
-    """correlation -> start of the runtime call that carries it (the rank's host events)."""
-    h = v.host
-    rt = h[h["cat"].astype(object).isin(RUNTIME_CATS) & (h["correlation"] >= 0)]
-    rt = rt.drop_duplicates("correlation")
-    return pd.Series(rt["ts_us"].to_numpy(dtype="float64"), index=rt["correlation"].to_numpy())
-
-
 def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The gaps of one device (GAP_COLUMNS), in time order."""
     bs, be = v.busy
@@ -112,7 +100,8 @@ def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd
     nxt = np.searchsorted(ts, g1, side="left")
     has_next = nxt < ts.size
     next_corr = np.where(has_next, corr[np.minimum(nxt, ts.size - 1)], -1)
-    launch = _launch_times(v).reindex(next_corr).to_numpy(dtype="float64", copy=True)
+    # the start of the runtime call that carries each id (the gaps' alone: a lookup, not a table)
+    launch = v.host_summary.calls(v.rank, next_corr)[0]
     launch[next_corr < 0] = np.nan
     late = np.where(np.isnan(launch), np.nan, (launch >= g0 - LAUNCH_TOL_US).astype(float))
 
@@ -120,8 +109,9 @@ def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd
     masks = host_kind_masks(h) if masks is None else masks
     dur = g1 - g0
     cover = {}
-    for key in ("data", "alloc", "sync", "work"):
+    for key in ("data", "alloc", "sync"):
         cover[key] = iv.covered_lengths(g0, g1, *_merged_host(h, masks[key])) / dur
+    cover["work"] = iv.covered_lengths(g0, g1, *v.host_summary.work(v.rank)) / dur
     sync_at_start = _inside(g0, _merged_host(h, masks["sync"]), LAUNCH_TOL_US)
 
     cause = np.full(n, "untraced", dtype=object)
@@ -139,9 +129,10 @@ def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd
 
 
 def host_across(host: pd.DataFrame, start: float, end: float, threads: dict | None = None) -> dict:
-    """The host activity spanning [start, end]: the shortest traced op (not an annotation)
-    covering >= COVERED of it, else the one covering most; and the innermost annotation.
-    `threads` ((rank, pid, tid) -> name, the trace's own: Nsight's ThreadNames) names the op's thread."""
+    """The host activity spanning [start, end] (`host`: the events overlapping it, or more): the
+    shortest traced op (not an annotation) covering >= COVERED of it, else the one covering most;
+    and the innermost annotation. `threads` ((rank, pid, tid) -> name, the trace's own: Nsight's
+    ThreadNames) names the op's thread."""
     s = host["ts_us"].to_numpy(dtype="float64")
     e = s + host["dur_us"].to_numpy(dtype="float64")
     sel = np.flatnonzero((s < end) & (e > start))
@@ -183,9 +174,19 @@ def gaps_json(gaps: pd.DataFrame, views: dict[tuple[int, int], DeviceView], epoc
     out: list[dict] = []
     if not len(gaps):
         return out
-    for r in gaps.sort_values("dur_us", ascending=False, kind="stable").head(top).itertuples(index=False):
+    longest = list(gaps.sort_values("dur_us", ascending=False, kind="stable").head(top).itertuples(index=False))
+    # the host events across each gap, one look-up per rank for all its gaps (an Nsight export's
+    # are in SQL: one pass over its tables, not one per gap)
+    rows: dict[int, pd.DataFrame] = {}
+    for rank in sorted({int(r.rank) for r in longest}):
+        mine = [i for i, r in enumerate(longest) if int(r.rank) == rank]
+        v0 = views[(rank, int(longest[mine[0]].device))]
+        for i, got in zip(mine, v0.host_summary.across(rank, [(float(longest[i].start_us), float(longest[i].end_us))
+                                                             for i in mine]), strict=True):
+            rows[i] = got
+    for i, r in enumerate(longest):
         v = views[(int(r.rank), int(r.device))]
-        across = host_across(v.host, float(r.start_us), float(r.end_us), threads)
+        across = host_across(rows[i], float(r.start_us), float(r.end_us), threads)
         out.append({
             "rank": int(r.rank), "device": int(r.device), "t_start": float(epoch(r.start_us)),
             "offset_s": (float(r.start_us) - v.span[0]) / 1e6, "ms": float(r.dur_us) / 1e3,

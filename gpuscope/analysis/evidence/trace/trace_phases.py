@@ -19,15 +19,19 @@ and the CPU annotations (worker -1, gpu -1, partition = the ProfilerStep they fa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
-from gpuscope.analysis.evidence.trace.trace_gaps import RUNTIME_CATS
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.arrays import distinct
 from gpuscope.schemas import PHASE_COLUMNS, PHASE_SCHEMA, empty_phases, frame
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.trace.host_summary import HostSummary
 
 MERGE_PER_SPAN = 20000
 
@@ -37,27 +41,18 @@ def _phase_name(name: str) -> str:
     return STEP if PROFILER_STEP_RE.match(name) else name
 
 
-def launched(a: pd.DataFrame, host: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
+def launched(a: pd.DataFrame, summary: HostSummary, rank: int, gpu: pd.DataFrame) -> np.ndarray:
     """Mask over `gpu`: the events launched from inside the annotation ranges `a` (runtime or
     driver calls on the range's own thread starting within it -> their correlation -> the GPU
     events that carry it). What the range asked the GPU to do, wherever it ran: kernels run after
     the host has moved on, and another thread's work overlapping the range in time is not its."""
-    rt = host[host["cat"].astype(object).isin(RUNTIME_CATS) & (host["correlation"] >= 0)]
-    if not len(rt) or not len(gpu):
+    if not len(gpu):
         return np.zeros(len(gpu), dtype=bool)
     corr: list[np.ndarray] = []
-    rt_groups = rt.groupby(["pid", "tid"], sort=False)
-    for key, a_t in a.groupby(["pid", "tid"], sort=False):
-        try:
-            r = rt_groups.get_group(key)
-        except KeyError:
-            continue
+    for (pid, tid), a_t in a.groupby(["pid", "tid"], sort=False):
         s = a_t["ts_us"].to_numpy(dtype="float64")
         ms, me = iv.merge(s, s + a_t["dur_us"].to_numpy(dtype="float64"))
-        t = r["ts_us"].to_numpy(dtype="float64")
-        k = np.searchsorted(ms, t, side="right") - 1
-        inside = (k >= 0) & (t <= me[np.maximum(k, 0)])
-        corr.append(r["correlation"].to_numpy()[inside])
+        corr.append(summary.launched(rank, int(pid), int(tid), ms, me))
     if not corr:
         return np.zeros(len(gpu), dtype=bool)
     return gpu["correlation"].isin(np.concatenate(corr)).to_numpy() & (gpu["correlation"].to_numpy() >= 0)
@@ -69,7 +64,8 @@ def _annotations(host: pd.DataFrame) -> pd.DataFrame:
 
 
 def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
-                gpu_annotations: pd.DataFrame | None = None, *, host_only_ranges: bool = False) -> list[dict]:
+                gpu_annotations: pd.DataFrame | None = None, *, host_only_ranges: bool = False,
+                summary: HostSummary | None = None) -> list[dict]:
     """The `phases` split table (see the module doc), longest wall time first. The GPU figures
     cover the annotation's CPU ranges and its GPU-side ranges (gpu_user_annotation of the same
     name: where the work it launched ran), since kernels run after the host has moved on.
@@ -102,11 +98,10 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
         vs = [v for v in views if v.rank == rank]
         vs = [v for v in views if v.rank == rank]
         gpu = pd.concat([v.gpu for v in vs]) if vs else None
-        h_r = host[host["rank"] == rank]
         # host-only ranges (an Nsight Systems report's NVTX) and no GPU-side ones: a phase's GPU figures
         # are those of the work its launches made (correlation), not its wall-clock overlap
-        by_launch = (host_only_ranges and gpu is not None and not len(g_r)
-                     and bool((h_r["correlation"] >= 0).any()))
+        by_launch = (host_only_ranges and summary is not None and gpu is not None and not len(g_r)
+                     and summary.has_calls(int(rank)))
         gpu_ms = _gpu_overlaps(gpu, bs, be, bc, n) if gpu is not None and not by_launch else {}
         for i, phase in enumerate(uniq.tolist()):
             row = rows.setdefault(str(phase), {"phase": str(phase), "role": guess_role(str(phase)), "count": 0,
@@ -118,8 +113,8 @@ def split_table(views: list[DeviceView], host: pd.DataFrame, span_us: float,
             for key, per in gpu_ms.items():
                 row[key] += float(per[i]) / 1e3
             if by_launch:
-                assert gpu is not None
-                _add_launched(row, gpu[launched(a_r[codes == i], h_r, gpu)])
+                assert gpu is not None and summary is not None
+                _add_launched(row, gpu[launched(a_r[codes == i], summary, int(rank), gpu)])
     out = []
     for row in rows.values():
         covered_ms = row.pop("_range_ms")

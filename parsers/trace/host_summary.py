@@ -1,0 +1,161 @@
+"""What the analysis reads of a trace's host events beyond the rows TraceFrames.host keeps. Pure.
+
+TraceFrames.host holds the host events the analysis reads one by one: for a Kineto trace all of
+them; for an Nsight Systems export only the few (NVTX phase ranges, synchronising and allocating
+runtime/driver calls, operators named like a read-back, a data loader or a collective): an
+export of 10,000,000 kernels holds ~65M host events (emit_nvtx's operator ranges, runtime calls),
+3.3 GB as rows. What the analysis needs of the many, it asks a HostSummary (TraceFrames.summary()):
+
+    spans()                    rank -> (first start, last start, last end) of all its host events (us)
+    work(rank)                 the merged cover of the rank's traced host work: every host event
+                               but annotations (operators, runtime/driver calls, Python functions)
+    launch_interval_us()       the median start-to-start interval of one thread's kernel launches
+                               (each rank's and thread's own), None without launches
+    calls(rank, correlation)   (start, duration) of the first runtime/driver call carrying each id
+                               (NaN where none does)
+    has_calls(rank)            whether any runtime/driver call of the rank carries an id
+    launched(rank, pid, tid, starts, ends)
+                               the ids of the runtime/driver calls on that thread starting inside
+                               the disjoint sorted ranges
+    across(rank, windows)      per (start, end) window, the rank's host events overlapping it
+                               (TRACE_HOST_SCHEMA rows)
+
+RowsSummary answers from the rows (every reader but the Nsight one keeps them all); the Nsight
+reader's (parsers/trace/nsys_host.py) from SQL, the same figures (tests/test_nsys_*.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.coverage import merge
+
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
+LAUNCH = "LaunchKernel"  # a kernel launch call's name holds it (cudaLaunchKernel, cuLaunchKernel, ...)
+
+Spans = dict[int, tuple[float, float, float]]
+Merged = tuple[np.ndarray, np.ndarray]
+
+
+class HostSummary:
+    """The interface (module doc); RowsSummary and the Nsight reader's implement it."""
+
+    def spans(self) -> Spans:
+        raise NotImplementedError
+
+    def work(self, rank: int) -> Merged:
+        raise NotImplementedError
+
+    def launch_interval_us(self) -> float | None:
+        raise NotImplementedError
+
+    def calls(self, rank: int, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def has_calls(self, rank: int) -> bool:
+        raise NotImplementedError
+
+    def launched(self, rank: int, pid: int, tid: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def across(self, rank: int, windows: list[tuple[float, float]]) -> list[pd.DataFrame]:
+        raise NotImplementedError
+
+
+def span_of(spans: Spans, ranks: list[int] | None = None) -> tuple[float, float, float] | None:
+    """(first start, last start, last end) over `ranks` (all: None); None without host events."""
+    got = [v for r, v in spans.items() if ranks is None or r in ranks]
+    if not got:
+        return None
+    return min(v[0] for v in got), max(v[1] for v in got), max(v[2] for v in got)
+
+
+def inside(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Mask over t: inside one of the disjoint sorted ranges (ends included)."""
+    k = np.searchsorted(starts, t, side="right") - 1
+    return (k >= 0) & (t <= ends[np.maximum(k, 0)]) if starts.size else np.zeros(t.size, dtype=bool)
+
+
+def median_launch_interval(groups: list[np.ndarray]) -> float | None:
+    """The median of each thread's sorted launch starts' differences, all threads together."""
+    steps = [np.diff(np.sort(ts)) for ts in groups]
+    d = np.concatenate(steps) if steps else np.zeros(0)
+    return float(np.median(d)) if d.size else None
+
+
+class RowsSummary(HostSummary):
+    """A HostSummary read from every host event's row (TRACE_HOST_SCHEMA, sorted by rank and ts)."""
+
+    def __init__(self, host: pd.DataFrame) -> None:
+        self.host = host
+        self._by_rank: dict[int, pd.DataFrame] = {}
+
+    def _rank(self, rank: int) -> pd.DataFrame:
+        if rank not in self._by_rank:
+            self._by_rank[rank] = self.host[self.host["rank"] == rank]
+        return self._by_rank[rank]
+
+    def spans(self) -> Spans:
+        h = self.host
+        if not len(h):
+            return {}
+        s = h["ts_us"].to_numpy(dtype="float64")
+        g = pd.DataFrame({"r": h["rank"].to_numpy(), "s": s, "e": s + h["dur_us"].to_numpy(dtype="float64")})
+        agg = g.groupby("r", sort=True).agg(first=("s", "min"), last=("s", "max"), end=("e", "max"))
+        return {int(r): (float(a), float(b), float(c)) for r, a, b, c in agg.itertuples()}
+
+    def work(self, rank: int) -> Merged:
+        h = self._rank(rank)
+        keep = (h["cat"].astype(object) != "user_annotation").to_numpy()
+        s = h["ts_us"].to_numpy(dtype="float64")[keep]
+        return merge(s, s + h["dur_us"].to_numpy(dtype="float64")[keep])
+
+    def launch_interval_us(self) -> float | None:
+        h = self.host
+        launches = h[h["name"].astype(object).str.contains(LAUNCH, regex=False)]
+        groups = [g["ts_us"].to_numpy(dtype="float64")
+                  for _, g in launches.groupby(["rank", "pid", "tid"], sort=False, observed=True)]
+        return median_launch_interval(groups)
+
+    def _runtime(self, rank: int) -> pd.DataFrame:
+        h = self._rank(rank)
+        return h[h["cat"].astype(object).isin(RUNTIME_CATS) & (h["correlation"] >= 0)]
+
+    def calls(self, rank: int, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rt = self._runtime(rank).drop_duplicates("correlation")  # (by ts: the first call)
+        idx = pd.Index(rt["correlation"].to_numpy())
+        k = idx.get_indexer(np.asarray(correlation))
+        ok = k >= 0
+        ts = np.full(k.size, np.nan)
+        dur = np.full(k.size, np.nan)
+        ts[ok] = rt["ts_us"].to_numpy(dtype="float64")[k[ok]]
+        dur[ok] = rt["dur_us"].to_numpy(dtype="float64")[k[ok]]
+        return ts, dur
+
+    def has_calls(self, rank: int) -> bool:
+        return bool((self._rank(rank)["correlation"] >= 0).any())
+
+    def launched(self, rank: int, pid: int, tid: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        rt = self._runtime(rank)
+        r = rt[(rt["pid"] == pid) & (rt["tid"] == tid)]
+        return r["correlation"].to_numpy()[inside(r["ts_us"].to_numpy(dtype="float64"), starts, ends)]
+
+    def across(self, rank: int, windows: list[tuple[float, float]]) -> list[pd.DataFrame]:
+        h = self._rank(rank)
+        s = h["ts_us"].to_numpy(dtype="float64")
+        e = s + h["dur_us"].to_numpy(dtype="float64")
+        return [h.iloc[np.flatnonzero((s < end) & (e > start))] for start, end in windows]
+
+
+class Summarised:
+    """TraceFrames' summary(): the reader's host summary (`host_summary`), else one read from the
+    rows of `host` (every reader but the Nsight one keeps every host event as a row)."""
+
+    host: pd.DataFrame
+    host_summary: HostSummary | None
+
+    def summary(self) -> HostSummary:
+        if self.host_summary is None:
+            self.host_summary = RowsSummary(self.host)
+        return self.host_summary
