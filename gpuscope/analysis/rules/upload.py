@@ -45,6 +45,8 @@ H2D_SHARE_HIGH, H2D_SHARE_MEDIUM, H2D_SHARE_LOW = 0.40, 0.20, 0.10
 PCIE_SHARE_HIGH, PCIE_SHARE_MEDIUM = 0.20, 0.50
 # h2d_bound: records covering less of the run than this (by their stamps) weigh the uploads by the run
 WHOLE_BUSY_FULL = 0.90
+# h2d_bound's advice: uploads at this share of the line rate or above are at it (the link is the limit)
+AT_LINE_SHARE = 0.95
 
 
 def _phase_rx(pcie: pd.DataFrame | None, phase: str) -> Any:
@@ -216,7 +218,7 @@ def _h2d_advice(inp: RuleInput, what_if: str) -> str:
         # already near the line: pinning cannot make the copy faster, only fewer bytes or overlap help
         least = "at least " if "lower bound" in rate_basis else ""
         # (near the line the link is the limit, said without a word of pinning; below it, how much pinning could give)
-        limit = ("the link, not the copy path, is the limit" if rate_share >= 0.95 else
+        limit = ("the link, not the copy path, is the limit" if rate_share >= AT_LINE_SHARE else
                  "copies from pageable memory run far below half of it, so pinning has little left to gain "
                  f"(at most {1 / rate_share:.1f}x on the copy)")
         return (
