@@ -13,6 +13,11 @@ the commands judged against a target `--runs` times (default 3), their median CP
 and largest peak shown (one run of the same command moves by 10-20% on a shared 2-core VM).
 
     python tools/bench_scale.py [--sizes 100000,1000000,4000000] [--only progressmeter,samples] [--runs 3]
+                                [--tree OTHER_CHECKOUT] [--generate]
+
+`--tree` times another checkout's gpuscope on the same inputs (tools/bench_analyze.py's runner: a
+before/after pair on one machine); `--generate` makes the inputs of --only/--sizes and exits, so
+that two benches can then run side by side without both writing them.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_analyze  # noqa: E402
 from bench_analyze import bench, generate, gpuscope, log_of  # noqa: E402
 
 # issue 21's targets: (CPU-s, MB) at 1,000,000 lines/rows; samples at 4,000,000 rows
@@ -165,6 +171,25 @@ def ensure(name: str, n: int, make) -> Path:
     return log_of(f"scale_{name}", n, make, ".csv" if name == "samples" else ".log")
 
 
+def generate_inputs(sizes: list[int], only: set[str]) -> None:
+    """Every input the rows of `only` at `sizes` read, made once (what the rows would make)."""
+    for shape in ("progressmeter", "datacompute", "kvunits", "jsonl"):
+        if shape in only:
+            for n in sizes:
+                ensure(shape, n, lambda p, n=n, s=shape: write_lines(p, n, s))
+    if "samples" in only or "draw" in only:
+        for n in sizes if "samples" in only else [DRAW_N]:
+            ensure("samples", n, lambda p, n=n: write_samples(p, n))
+    if "samples" in only:
+        log_of("scale_samples_many_gpus", MANY_GPUS_ROWS, lambda p: write_many_gpus(p, MANY_GPUS_ROWS), ".csv")
+    if "draw" in only:
+        ensure("kvunits", DRAW_N, lambda p: write_lines(p, DRAW_N, "kvunits"))
+    if "compare" in only:
+        for seed in (1, 2):
+            ensure(f"daemon_seed{seed}", 1_000_000, lambda p, s=seed: generate(p, 1_000_000, s))
+            ensure(f"kvunits_seed{seed}", 1_000_000, lambda p, s=seed: write_lines(p, 1_000_000, "kvunits", s))
+
+
 def row(label: str, r: dict, target: tuple[float, float] | None) -> tuple[str, str, str, str]:
     fig = f"{r['cpu']:.2f} CPU-s, {r['rss']:.0f} MB" + (f" (median of {r['runs']})" if r.get("runs", 1) > 1 else "")
     if not r["ok"]:
@@ -199,10 +224,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000,1000000,4000000")
     ap.add_argument("--only", default="progressmeter,datacompute,kvunits,jsonl,samples,compare,draw")
     ap.add_argument("--runs", type=int, default=3, help="runs of each command judged against a target (median)")
+    ap.add_argument("--tree", type=Path, default=None, help="time this other checkout's gpuscope (before/after)")
+    ap.add_argument("--generate", action="store_true", help="make the inputs only, then exit")
     args = ap.parse_args(argv)
+    if args.tree is not None:
+        bench_analyze.TREE = args.tree.resolve()
     judged = max(1, args.runs)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     only = set(args.only.split(","))
+    if args.generate:
+        generate_inputs(sizes, only)
+        return 0
     rows: list[tuple[str, str, str, str]] = []
     failed = False
     if "samples" in only:  # (plot, and a file of many GPU indices: samples_extras)

@@ -1,0 +1,60 @@
+#!/bin/bash
+# make bench's CPU rows for this tree and a base tree side by side, on the device host (16 quiet
+# cores, where this 2-core VM is shared): issue 31's "make bench: no line slower by more than 10%".
+#   bash tools/gpu_bench_trees.sh analyze|scale   (bench-base.tar: `git archive BASE` at the root)
+# Part `analyze`: installs, unpacks and builds the base, makes every input (in parallel), then
+# tools/bench_analyze.py and a 1M-event trace's analyze for both trees; `scale`: tools/bench_scale.py
+# for both. The two trees run at the same time (each command one process; 16 cores, so neither
+# waits), their outputs under $OUT.
+set -u
+source tools/gpu_setup.sh
+PART=${1:-analyze}; BASE=/tmp/gpuscope-base; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+if [ ! -d "$BASE/gpuscope" ]; then
+  step "base tree"
+  mkdir -p "$BASE" && tar -xf bench-base.tar -C "$BASE"
+  (cd "$BASE" && python3 setup.py -q build_ext --inplace >"$OUT/base_build.log" 2>&1) || echo "base build failed"
+fi
+SIZES=100000,1000000,4000000
+step "inputs"
+pids=()
+for only in progressmeter,datacompute kvunits,jsonl samples compare; do
+  python3 tools/bench_scale.py --generate --sizes $SIZES --only $only >"$OUT/gen_$only.log" 2>&1 & pids+=($!)
+done
+python3 - >"$OUT/gen_analyze.log" 2>&1 <<'PY' & pids+=($!)
+import sys; sys.path.insert(0, "tools")
+import bench_analyze as b, bench_trace as t
+b.log_of("daemon", 1_000_000, lambda p: b.generate(p, 1_000_000, 1))
+b.log_of("daemon", 2_000_000, lambda p: b.generate(p, 2_000_000, 2))
+for s in b.SHAPES:
+    if s != "cuzk":
+        b.log_of(s, 1_000_000, lambda p, s=s: b.generate_shape(p, 1_000_000, s))
+path = b.REPO / "bench-out" / "trace_1000k.json.gz"
+if not path.exists():
+    t.generate(path, 1_000_000)
+PY
+wait "${pids[@]}"; cat "$OUT"/gen_*.log | grep -iE "error|Traceback" | head
+if [ "$PART" = analyze ]; then
+  step "bench_analyze, both trees"
+  timeout 400 python3 tools/bench_analyze.py >"$OUT/analyze_main.txt" 2>&1 &
+  timeout 400 python3 tools/bench_analyze.py --tree "$BASE" >"$OUT/analyze_base.txt" 2>&1 &
+  python3 - >"$OUT/trace_both.txt" 2>&1 <<PY &
+import sys; sys.path.insert(0, "tools")
+import bench_analyze as b
+from pathlib import Path
+trace = str(b.REPO / "bench-out" / "trace_1000k.json.gz")
+for tree in (None, Path("$BASE"), None, Path("$BASE")):  # interleaved
+    b.TREE = tree
+    r = b.bench(b.gpuscope("analyze", trace, "--json"), 3)
+    print(f"analyze --json 1M-event trace, {'base' if tree else 'main'}: {b.fig(r)}, ok={r['ok']}", flush=True)
+PY
+  wait
+  step done
+  tail -n 14 "$OUT/analyze_main.txt" "$OUT/analyze_base.txt"; cat "$OUT/trace_both.txt"
+else
+  step "bench_scale, both trees"
+  timeout 540 python3 tools/bench_scale.py --sizes $SIZES >"$OUT/scale_main.txt" 2>&1 &
+  timeout 540 python3 tools/bench_scale.py --sizes $SIZES --tree "$BASE" >"$OUT/scale_base.txt" 2>&1 &
+  wait
+  step done
+  tail -n 40 "$OUT/scale_main.txt" "$OUT/scale_base.txt"
+fi
