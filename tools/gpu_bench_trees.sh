@@ -1,14 +1,18 @@
 #!/bin/bash
 # make bench's CPU rows for this tree and a base tree side by side, on the device host (16 quiet
 # cores, where this 2-core VM is shared): issue 31's "make bench: no line slower by more than 10%".
-#   bash tools/gpu_bench_trees.sh analyze|scale   (bench-base.tar: `git archive BASE` at the root)
+#   bash tools/gpu_bench_trees.sh analyze|scale [ONLY]   (bench-base.tar: `git archive BASE` at the root)
 # Part `analyze`: installs, unpacks and builds the base, makes every input (in parallel), then
 # tools/bench_analyze.py and a 1M-event trace's analyze for both trees; `scale`: tools/bench_scale.py
-# for both. The two trees run at the same time (each command one process; 16 cores, so neither
-# waits), their outputs under $OUT.
+# for both (ONLY: bench_scale's --only, to fit a call). The two trees run at the same time (each
+# command one process; 16 cores, so neither waits), their outputs under $OUT. BLAS and OpenMP get
+# one thread: numpy's OpenBLAS otherwise starts 16 spinning threads whose CPU seconds (1-1.5 s a
+# process here) would swamp the figures (the 2-core VM starts two).
 set -u
 source tools/gpu_setup.sh
-PART=${1:-analyze}; BASE=/tmp/gpuscope-base; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+PART=${1:-analyze}; ONLY=${2:-progressmeter,datacompute,kvunits,jsonl,samples,compare,draw}
+BASE=/tmp/gpuscope-base; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 if [ ! -d "$BASE/gpuscope" ]; then
   step "base tree"
   mkdir -p "$BASE" && tar -xf bench-base.tar -C "$BASE"
@@ -17,10 +21,11 @@ fi
 SIZES=100000,1000000,4000000
 step "inputs"
 pids=()
-for only in progressmeter,datacompute kvunits,jsonl samples compare; do
+for only in progressmeter datacompute kvunits jsonl samples compare; do
+  case ",$ONLY," in *",$only,"*) ;; *) [[ ",$ONLY," == *",draw,"* && ($only == kvunits || $only == samples) ]] || continue ;; esac
   python3 tools/bench_scale.py --generate --sizes $SIZES --only $only >"$OUT/gen_$only.log" 2>&1 & pids+=($!)
 done
-python3 - >"$OUT/gen_analyze.log" 2>&1 <<'PY' & pids+=($!)
+[ "$PART" = analyze ] && python3 - >"$OUT/gen_analyze.log" 2>&1 <<'PY' & pids+=($!)
 import sys; sys.path.insert(0, "tools")
 import bench_analyze as b, bench_trace as t
 b.log_of("daemon", 1_000_000, lambda p: b.generate(p, 1_000_000, 1))
@@ -52,8 +57,8 @@ PY
   tail -n 14 "$OUT/analyze_main.txt" "$OUT/analyze_base.txt"; cat "$OUT/trace_both.txt"
 else
   step "bench_scale, both trees"
-  timeout 540 python3 tools/bench_scale.py --sizes $SIZES >"$OUT/scale_main.txt" 2>&1 &
-  timeout 540 python3 tools/bench_scale.py --sizes $SIZES --tree "$BASE" >"$OUT/scale_base.txt" 2>&1 &
+  timeout 480 python3 -u tools/bench_scale.py --sizes $SIZES --only $ONLY >"$OUT/scale_main.txt" 2>&1 &
+  timeout 480 python3 -u tools/bench_scale.py --sizes $SIZES --only $ONLY --tree "$BASE" >"$OUT/scale_base.txt" 2>&1 &
   wait
   step done
   tail -n 40 "$OUT/scale_main.txt" "$OUT/scale_base.txt"
