@@ -1,5 +1,6 @@
 """gpuscope.arrays.distinct is np.unique, one way, without numpy 2.4's hash path for integers and
-strings (~1.5 CPU-s for a million distinct values where a sort takes 0.02)."""
+strings (~1.5 CPU-s for a million distinct values where a sort takes 0.02); gpuscope.arrays.median
+is np.median with one partition and without importing numpy.ma."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import ast
 import numpy as np
 import pytest
 
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 from tests.conftest import REPO
 
 
@@ -44,3 +45,58 @@ def test_the_package_calls_np_unique_only_through_distinct_or_with_its_options()
                         and isinstance(n.func.value, ast.Name) and n.func.value.id == "np" and not n.keywords):
                     plain.append(f"{p.relative_to(REPO)}:{n.lineno}")
     assert not plain, plain
+
+
+def _calls(attr: str) -> list[str]:
+    """The package's calls np.<attr>(...), as path:line (gpuscope/arrays.py, their one home, left out)."""
+    found = []
+    for root in ("gpuscope", "parsers", "reports"):
+        for p in sorted((REPO / root).rglob("*.py")):
+            if p.name == "arrays.py":
+                continue
+            for n in ast.walk(ast.parse(p.read_text())):
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
+                        and isinstance(n.func.value, ast.Name) and n.func.value.id == "np"):
+                    found.append(f"{p.relative_to(REPO)}:{n.lineno}")
+    return found
+
+
+MEDIAN_INPUTS = [
+    lambda r, n: r.normal(size=n),
+    lambda r, n: r.integers(-5, 5, n),                                          # ints: a float64 median
+    lambda r, n: r.normal(size=n).astype(np.float32),                           # float32 stays float32
+    lambda r, n: np.where(r.random(n) < 0.2, np.nan, r.normal(size=n)),         # NaNs
+    lambda r, n: r.integers(0, 3, n).astype(float) * r.choice([-1.0, 1.0], n),  # ties, signed zeros
+    lambda r, n: np.round(r.normal(size=n), 1),                                 # ties
+]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_median_is_np_median(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60)) if seed % 3 else int(rng.integers(1, 5_000))
+    a = MEDIAN_INPUTS[seed % len(MEDIAN_INPUTS)](rng, n)
+    with np.errstate(all="ignore"):
+        for got, want in ((median(a), np.median(a)), (median(a, skip_nan=True), np.nanmedian(a)),
+                          (median(a.copy(), overwrite=True), np.median(a))):
+            assert np.asarray(got).dtype == np.asarray(want).dtype
+            np.testing.assert_array_equal(got, want)
+        m = rng.normal(size=(4, n))
+        m[1, 0] = np.nan
+        np.testing.assert_array_equal(median(m, axis=1), np.median(m, axis=1))
+        np.testing.assert_array_equal(median(m, axis=1, skip_nan=True), np.nanmedian(m, axis=1))
+        np.testing.assert_array_equal(median(m.T, axis=0), np.median(m.T, axis=0))
+
+
+def test_median_of_nothing_is_nan_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(median(np.zeros(0))) and np.isnan(median([np.nan], skip_nan=True))
+
+
+def test_the_package_takes_medians_through_arrays_median():
+    """np.median partitions around three ranks and imports numpy.ma on first use (~15 ms a process):
+    gpuscope.arrays.median is the one way."""
+    assert not _calls("median"), _calls("median")

@@ -1,5 +1,5 @@
 """The rules' numbers without numpy's copies are numpy's numbers, bit for bit: cov_pair is
-np.cov of two columns, correlation_of(cov_pair) is np.corrcoef's, groupstats.median is
+np.cov of two columns, correlation_of(cov_pair) is np.corrcoef's, arrays.median is
 np.median / np.nanmedian (C selection of the middle values), on fresh random columns,
 contiguous or a column of a grid (strided), with repeats, infinities and signed zeros."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscope.analysis.evidence.log import groupstats
 from gpuscope.analysis.evidence.log.rule_input import correlation, correlation_of, cov_pair
+from gpuscope.arrays import median
 
 
 def _column(rng, n, kind):
@@ -47,6 +47,6 @@ def test_median_is_numpys(seed):
     n = int(rng.integers(1, 5000))
     x = _column(rng, n, ["normal", "tenths", "zeros", "neg", "inf", "nan"][seed % 6])
     with np.errstate(all="ignore"):
-        assert _same(groupstats.median(x), np.median(x))
+        assert _same(median(x), np.median(x))
         kept = x[~np.isnan(x)]
-        assert _same(groupstats.median(x, skip_nan=True), np.median(kept) if kept.size else np.float64(np.nan))
+        assert _same(median(x, skip_nan=True), np.median(kept) if kept.size else np.float64(np.nan))

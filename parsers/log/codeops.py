@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 
 
 def medians(d: np.ndarray, cc: np.ndarray, same: np.ndarray, cand: np.ndarray, nu: int) -> np.ndarray:
@@ -24,7 +24,7 @@ def medians(d: np.ndarray, cc: np.ndarray, same: np.ndarray, cand: np.ndarray, n
         seg = dk[lo:hi]
         seg = seg[~np.isnan(seg)]
         if len(seg):
-            med[gk[lo]] = np.median(seg)
+            med[gk[lo]] = median(seg)
     return med
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.arrays import median
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import medians
 from gpuscope.parsers.log.lines.steps import COVERS
@@ -97,7 +98,7 @@ def _running_totals_few(sub: np.ndarray, uniq: list[str], values: np.ndarray, se
         if (d < 0).any():
             continue
         dn = d[~np.isnan(d)]
-        med = float(np.median(dn)) if len(dn) else np.nan
+        med = float(median(dn)) if len(dn) else np.nan
         if med > 0 and v[0] <= 2 * med:
             if isinstance(at, slice):
                 values[j + k::k] = d

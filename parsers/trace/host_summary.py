@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuscope.arrays import median
 from gpuscope.coverage import merge
 
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
@@ -81,7 +82,7 @@ def median_launch_interval(groups: list[np.ndarray]) -> float | None:
     """The median of each thread's sorted launch starts' differences, all threads together."""
     steps = [np.diff(np.sort(ts)) for ts in groups]
     d = np.concatenate(steps) if steps else np.zeros(0)
-    return float(np.median(d)) if d.size else None
+    return float(median(d)) if d.size else None
 
 
 class RowsSummary(HostSummary):

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 from gpuscope.coverage import merge
 from gpuscope.parsers.trace.host_summary import HostSummary, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
@@ -332,7 +332,7 @@ class NsysSummary(HostSummary):
         finally:
             con.close()
         d = np.concatenate(chunks) if chunks else np.zeros(0)
-        return float(np.median(d)) if d.size else None
+        return float(median(d)) if d.size else None
 
     def calls(self, rank: int, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         corr = np.asarray(correlation, dtype=np.int64)

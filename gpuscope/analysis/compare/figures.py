@@ -25,6 +25,7 @@ from gpuscope.analysis.whatif.inputs import (
     by_record,
     per_record_components,
 )
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +88,7 @@ def pcie_per_phase(samples: pd.DataFrame | None, phases: pd.DataFrame | None) ->
 
 def _median(values: pd.Series) -> float:
     v = finite(values)
-    return float(np.median(v)) if len(v) else math.nan
+    return float(median(v)) if len(v) else math.nan
 
 
 def run_figures(side: Side) -> SideDoc:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscope.arrays import median
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
@@ -57,7 +59,7 @@ def _boot_medians(v: np.ndarray, n_boot: int, rng: np.random.Generator, chunk_ce
     for s in range(0, n_boot, step):
         k = min(step, n_boot - s)
         idx = rng.integers(0, len(v), size=(k, len(v)))
-        out[s : s + k] = np.median(v[idx], axis=1)
+        out[s : s + k] = median(v[idx], axis=1)
     return out
 
 
@@ -104,10 +106,10 @@ def bootstrap_ratio(
     va, vb = finite(a), finite(b)
     if not len(va) or not len(vb) or n_boot < 1:
         return math.nan, math.nan, math.nan
-    ma = float(np.median(va))
+    ma = float(median(va))
     if ma == 0:
         return math.nan, math.nan, math.nan
-    ratio = float(np.median(vb)) / ma
+    ratio = float(median(vb)) / ma
     rng = np.random.default_rng(seed)
     ba = _boot_medians(va, n_boot, rng)
     bb = _boot_medians(vb, n_boot, rng)

@@ -27,6 +27,7 @@ from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
 from gpuscope.analysis.rules.engine import LOG, SAMPLES, TRACE, rule
 from gpuscope.analysis.rules.per_gpu import MIN_READINGS, per_gpu  # noqa: F401 (MIN_READINGS: documented here)
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -95,7 +96,7 @@ def _median_activity(g: sg.Grid, working: np.ndarray) -> float:
     ok = np.isfinite(g.activity)
     ok &= working
     x = sg.take(g.activity, ok)
-    return float(np.median(x, overwrite_input=not np.may_share_memory(x, g.activity))) if x.size else float("nan")
+    return float(median(x, overwrite=not np.may_share_memory(x, g.activity))) if x.size else float("nan")
 
 
 # -- rules: (figures, grid, working mask, context) -> Finding | None --------------------------

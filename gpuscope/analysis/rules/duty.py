@@ -22,6 +22,7 @@ from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.rules.device import Finding, finite, rnd
 from gpuscope.analysis.rules.engine import LOG, SAMPLES, TRACE, rule
 from gpuscope.analysis.rules.per_gpu import per_gpu
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -47,7 +48,7 @@ def _idle_equivalent(g: sg.Grid, working: np.ndarray) -> float:
     the busy level (the median activity of the computing readings). A reading that straddles a gap
     edge is half idle, not busy: the gaps' own length undercounts a cycle by about a reading each."""
     comp = working & (g.activity >= sg.SM_IDLE)  # (NaN compares false, as its 0 did: SM_IDLE > 0)
-    level = float(np.median(sg.take(g.activity, comp))) if comp.any() else float("nan")
+    level = float(median(sg.take(g.activity, comp))) if comp.any() else float("nan")
     del comp
     ok = working & np.isfinite(g.activity)
     w = sg.masked_sum(g.dt, ok)
@@ -74,11 +75,11 @@ def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sample
     if cv > MAX_GAP_CV or share < SHARE_LOW:
         return None
     starts = np.array([x[0] for x in gaps])
-    period = float(np.median(np.diff(starts))) if starts.size > 1 else float("nan")
+    period = float(median(np.diff(starts))) if starts.size > 1 else float("nan")
     sev = "high" if share >= SHARE_HIGH else "medium" if share >= SHARE_MEDIUM else "low"
     util = f.source == "utilization"
     what = "utilization.gpu" if util else "SM activity"
-    ev = {"gaps": len(gaps), "gap_median_s": rnd(float(np.median(lengths))), "gap_cv": rnd(cv),
+    ev = {"gaps": len(gaps), "gap_median_s": rnd(float(median(lengths))), "gap_cv": rnd(cv),
           "idle_s": rnd(float(lengths.sum())), "gap_share_of_working_time": rnd(gap_share),
           "share_of_working_time": rnd(share), "working_s": rnd(a.working_s),
           "period_s": rnd(period), "source": f.source, "resolution_s": rnd(res),
@@ -91,7 +92,7 @@ def host_stall_cycle(f: GpuFigures, g: sg.Grid, working: np.ndarray, ctx: Sample
                   "inside the busy part from input stalls; " + unseen)
     ev["could_not_see"] = unseen
     summary = (f"Host-side stall, every {period:.1f} s: the GPU sat idle ({what} < {sg.SM_IDLE:.0%}) in "
-               f"{len(gaps)} regular gaps of ~{float(np.median(lengths)):.2f} s (cv {cv:.2f}), "
+               f"{len(gaps)} regular gaps of ~{float(median(lengths)):.2f} s (cv {cv:.2f}), "
                f"{lengths.sum():.1f} s; idle {share:.0%} of the {a.working_s:.1f} s of work, the readings that "
                "straddle a gap counted by their activity")
     lines_up = ctx.idle_by_component

@@ -25,6 +25,7 @@ import numpy as np
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.log.rule_input import RuleInput, floats, rnd
 from gpuscope.analysis.rules.engine import LOG, SAMPLES, Finding, log_findings, rule
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
@@ -48,8 +49,8 @@ def long_pauses(inp: RuleInput) -> list[Diagnosis]:
     s, e = start[ok][order], end[ok][order]
     rec_no = floats(sp, "record")[ok][order] if "record" in sp else np.arange(s.size, dtype=float)
     gaps = s[1:] - e[:-1]
-    period = float(np.median(np.diff(e)))
-    typical = float(np.median(gaps))
+    period = float(median(np.diff(e)))
+    typical = float(median(gaps))
     span = float(e[-1] - s[0])
     if not (math.isfinite(period) and span > 0):
         return []

@@ -13,10 +13,10 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.rule_input import NAN, RuleInput, floats, rnd
 from gpuscope.analysis.evidence.samples.pcie import resolved_by_samples
 from gpuscope.analysis.rules.engine import LOG, Finding, link_when_near_line, rule
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.rule_input import (
     NAN,
     RuleInput,
@@ -30,6 +29,7 @@ from gpuscope.analysis.evidence.log.rule_input import (
 )
 from gpuscope.analysis.evidence.log.table import nansum
 from gpuscope.analysis.rules.engine import LOG, Finding, log_findings, rule
+from gpuscope.arrays import median
 from gpuscope.rolemodel import SPLIT_ROLES, name_words
 
 if TYPE_CHECKING:

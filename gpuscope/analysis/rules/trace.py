@@ -25,6 +25,7 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
+from gpuscope.arrays import median
 from gpuscope.schemas import READBACK_OPS
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     streams = _stream_keys(m)
     ev = {
         "directions": by_dir, "count": int(len(m)), "bytes": int(nbytes), "copy_ms": _r(us / 1e3),
-        "gbs": _r(gbs), "per_event_gbs_median": _r(float(np.median(m["bytes"] / (m["dur_us"] * 1e3)))),
+        "gbs": _r(gbs), "per_event_gbs_median": _r(float(median(m["bytes"] / (m["dur_us"] * 1e3)))),
         "line_rate_gbs": inp.line_rate_gbs, "line_rate_source": inp.line_rate_source,
         "share_of_line_rate": _r(gbs / inp.line_rate_gbs), "ms_at_line_rate": _r(at_line_us / 1e3),
         "host_blocked_fraction": _r(blocked), "blocks_host": None if blocked is None else blocked >= HOST_BLOCKED,
@@ -201,7 +202,7 @@ def host_starved(inp: TraceRuleInput) -> list[Diagnosis]:
     cause = str(by_cause.index[0])
     annotation, op = _dominant_host(inp, STARVED_CAUSES)
     ev = {"gaps": int(d.size), "idle_ms": _r(d.sum() / 1e3), "longest_ms": _r(d.max() / 1e3),
-          "median_ms": _r(float(np.median(d)) / 1e3), "min_gap_ms": LONG_GAP_US / 1e3,
+          "median_ms": _r(float(median(d)) / 1e3), "min_gap_ms": LONG_GAP_US / 1e3,
           "by_cause_ms": {str(k): _r(v) for k, v in by_cause.items()}, "dominant_cause": cause,
           "host_annotation": annotation, "host_op": op,
           "host_traced_fraction": _r(float(np.average(g["cover_host"], weights=d))),
@@ -277,15 +278,15 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
           "gaps_after_sync": int(len(after)), "gaps_after_sync_ms": _r(after["dur_us"].sum() / 1e3),
           "gap_after_sync_median_us": _r(float(after["dur_us"].median()) if len(after) else None, 1),
           "other_host_gaps_ms": _r((g["dur_us"].sum() - after["dur_us"].sum()) / 1e3),
-          "kernels": int(kd.size), "kernel_median_us": _r(float(np.median(kd)) if kd.size else None, 2),
+          "kernels": int(kd.size), "kernel_median_us": _r(float(median(kd)) if kd.size else None, 2),
           "busy_fraction": _r(inp.busy_fraction)}
     share = _stake(ev, float(g["dur_us"].sum()), inp.span_us)
     rec = (f"The host waits for the GPU {len(syncs)} times ({len(syncs) / max(n_k, 1):.2f} per kernel): every "
            ".item(), .cpu(), print(tensor), bool(tensor) or torch.cuda.synchronize() drains the queue, so the GPU idles "
            "while the host issues the next work. Keep the values on the GPU and read them back once per step (or "
            "every N steps); drop synchronize() from the loop.")
-    if kd.size and np.median(kd) <= TINY_KERNEL_US:
-        rec += (f" With kernels of {np.median(kd):.1f} us (median) the loop may stay launch-bound after that: "
+    if kd.size and median(kd) <= TINY_KERNEL_US:
+        rec += (f" With kernels of {median(kd):.1f} us (median) the loop may stay launch-bound after that: "
                 "fuse the ops (torch.compile) or capture them in a CUDA graph.")
     return _diagnosis(
         "sync_bound", share,
@@ -314,7 +315,7 @@ def _phases_of(inp: TraceRuleInput, g: pd.DataFrame, top: int = 3) -> list[dict]
 def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     frequent, _, n_k = _syncs_frequent(inp)
     kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
-    if frequent or n_k < LAUNCH_MIN_KERNELS or np.median(kd) > TINY_KERNEL_US:
+    if frequent or n_k < LAUNCH_MIN_KERNELS or median(kd) > TINY_KERNEL_US:
         return []
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
     if not len(g):
@@ -325,13 +326,13 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     interval = inp.host_summary.launch_interval_us()
     # False fire (tests/test_false_fires.py): tiny kernels launched faster than they run queue back
     # to back, so the GPU never waits on a launch; a gap or two (the trace's start) is no pattern
-    if (interval is not None and interval < float(np.median(kd))) or d.size < max(3, LAUNCH_GAPS_SHARE * n_k):
+    if (interval is not None and interval < float(median(kd))) or d.size < max(3, LAUNCH_GAPS_SHARE * n_k):
         return []
     span_s = inp.span_us / 1e6
-    ev: dict[str, Any] = {"kernels": int(n_k), "kernel_median_us": _r(float(np.median(kd)), 2),
+    ev: dict[str, Any] = {"kernels": int(n_k), "kernel_median_us": _r(float(median(kd)), 2),
           "kernel_p90_us": _r(float(np.quantile(kd, 0.9)), 2), "launch_interval_median_us": _r(interval, 2),
           "kernels_per_s": _r(n_k / span_s if span_s else None, 0), "gaps": int(d.size),
-          "gap_median_us": _r(float(np.median(d)), 1), "gaps_ms": _r(d.sum() / 1e3),
+          "gap_median_us": _r(float(median(d)), 1), "gaps_ms": _r(d.sum() / 1e3),
           "busy_fraction": _r(inp.busy_fraction),
           "phases": _phases_of(inp, g)}
     share = _stake(ev, float(d.sum()), inp.span_us)
@@ -339,7 +340,7 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     every = f", launched every {interval:.1f} us" if interval else ""
     return _diagnosis(
         "launch_bound", share,
-        (f"{n_k} kernels of {np.median(kd):.1f} us (median){every}: the GPU finished each before the host "
+        (f"{n_k} kernels of {median(kd):.1f} us (median){every}: the GPU finished each before the host "
          f"issued the next and idled {d.sum() / 1e3:.1f} ms ({share:.0%} {_of_span(inp)}) in {d.size} "
          f"short gaps{where}"),
         ev,

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpuscope.analysis.core import Diagnosis
-from gpuscope.analysis.evidence.log.groupstats import median
 from gpuscope.analysis.evidence.log.quantities import finite_median, upload_gbs
 from gpuscope.analysis.evidence.log.rule_input import (
     NAN,
@@ -31,6 +30,7 @@ from gpuscope.analysis.rules.engine import (
     log_findings,
     rule,
 )
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     import pandas as pd

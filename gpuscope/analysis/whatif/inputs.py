@@ -23,7 +23,7 @@ from gpuscope.analysis.evidence.log.quantities import tenure_bytes
 from gpuscope.analysis.evidence.log.split import wide_table
 from gpuscope.analysis.evidence.log.table import Table, column
 from gpuscope.analysis.whatif.pipeline_sim import PartitionTimes
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TIMELINE_COLUMNS, Columns
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _aligned(values: np.ndarray, n: int) -> np.ndarray | None:
         return None
     if len(values) == n:
         return values.astype(float)
-    return np.full(n, float(np.median(values)))
+    return np.full(n, float(median(values)))
 
 
 def _named(cols, name: str, wanted: tuple[str, ...]) -> np.ndarray:
@@ -179,7 +179,7 @@ def bytes_from_log(parsed: ParsedLog, record_ids: np.ndarray) -> tuple[np.ndarra
     ok = np.isfinite(per) & (per > 0)
     if not ok.any():
         return None, None
-    return np.where(ok, per, float(np.median(per[ok]))), key
+    return np.where(ok, per, float(median(per[ok]))), key
 
 
 def _tenure_gpus(records, record_ids: np.ndarray) -> np.ndarray:
@@ -278,7 +278,7 @@ def _upload_bytes(parsed: ParsedLog, wide: Table, bytes_per_partition: float | N
     """(bytes per tenure, bytes per partition, where they come from): the log's wins."""
     logged, logged_key = bytes_from_log(parsed, wide.index)
     if logged is not None:
-        return logged, float(np.median(logged)), f"log ({logged_key})"
+        return logged, float(median(logged)), f"log ({logged_key})"
     if bytes_per_partition is not None and bytes_per_partition > 0:
         return np.full(len(wide), float(bytes_per_partition)), float(bytes_per_partition), bytes_source
     raise WhatIfUnavailable(

@@ -32,6 +32,7 @@ from gpuscope.analysis.whatif.inputs import (
     tenure_inputs,
 )
 from gpuscope.analysis.whatif.pipeline_sim import SimResult, simulate
+from gpuscope.arrays import median
 from gpuscope.linerate import DEFAULT_LINE_RATE_GBS
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _finite(a: np.ndarray) -> np.ndarray:
 
 def _med(a: np.ndarray) -> float:
     a = _finite(a)
-    return float(np.median(a)) if len(a) else float("nan")
+    return float(median(a)) if len(a) else float("nan")
 
 
 def _mean(a: np.ndarray) -> float:

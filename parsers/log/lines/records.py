@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpuscope import arrays
+from gpuscope.arrays import median
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.codeops import (
     code_sums,
@@ -165,7 +166,7 @@ def _whole_alone(has_whole: np.ndarray, grouped: np.ndarray, row_of: np.ndarray,
     timing lines before it. (Statistics and evaluation lines are no records.)"""
     if has_whole.any() and not has_whole[grouped].all():
         n_whole = np.bincount(row_of[is_whole], minlength=row_count)
-        return float(np.median((counts - n_whole)[has_whole])) == 0.0
+        return float(median((counts - n_whole)[has_whole])) == 0.0
     return False
 
 

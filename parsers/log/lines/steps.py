@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuscope.arrays import median
 from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.lines.vocabulary import MAX_COUNT
 from gpuscope.parsers.log.words import COUNTERS
@@ -52,7 +53,7 @@ def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | 
     on_rec = rec[qrow]
     cov = (qcodes == qnames.index(COVERS)) & on_rec if COVERS in qnames else np.zeros(0, dtype=bool)
     if cov.any():
-        k = int(round(float(np.median(qv[cov]))))
+        k = int(round(float(median(qv[cov]))))
         return (k, f"the record's own line says it covers {k} steps") if k > 1 else None
     code_of = {str(nm): c for c, nm in enumerate(qnames)}
     final = _final_bars(code_of, qcodes, qrow, qv, rec)
@@ -93,6 +94,6 @@ def _final_bars(code_of: dict[str, int], qcodes, qrow, qv, rec) -> tuple[int, st
     i, of = at[0, rec], at[1, rec]
     if n_rec < 2 or not bool((of >= 2).all()) or not bool((i == of).all()):
         return None
-    k = int(round(float(np.median(of))))
+    k = int(round(float(median(of))))
     return k, (f"each record is a progress bar's last state ({int(i[0])}/{int(of[0])}), its time per iteration "
                f"the mean over its {k} iterations")

@@ -189,31 +189,3 @@ def describe(labels: np.ndarray, values: np.ndarray, k: int, qs=(0.1, 0.9)) -> F
         _interpolate(x, n, spots, g, med, qv)
     return Figures(present, s[present], c[present], mean[present], np.frombuffer(var_b, dtype=np.float64)[present],
                    med[present], qv[present])
-
-
-def median(x, skip_nan: bool = False):
-    """np.median(x) of 1-d values (skip_nan: of those that are not NaN, as np.nanmedian and
-    pandas give; NaN where none is), by select_ranks where the C helper is built: the middle
-    one or two values without a sorted or partitioned copy, then np.median's own mean of them.
-    Where a NaN is not skipped, or -0.0 sits beside +0.0 (np.partition's choice), np.median."""
-    x = np.asarray(x, dtype=np.float64)
-    mod = _native()
-    if mod is None or x.ndim != 1:
-        return _plain_median(x, skip_nan)
-    nan = np.isnan(x)
-    n = int(x.size - np.count_nonzero(nan)) if skip_nan else x.size
-    if n == 0 or (not skip_nan and nan.any()):
-        return _plain_median(x, skip_nan)
-    ranks = np.array([[n // 2 - 1 if n % 2 == 0 else n // 2, n // 2]], dtype=np.int64)
-    picked_b, mixed_b = mod.select_ranks(None, x, 1, ranks)
-    if mixed_b[0]:
-        return _plain_median(x, skip_nan)
-    picked = np.frombuffer(picked_b, dtype=np.float64)
-    return np.mean(picked[:2] if n % 2 == 0 else picked[1:2])  # (np.median: the mean of the middle slice)
-
-
-def _plain_median(x: np.ndarray, skip_nan: bool):
-    if skip_nan:
-        x = x[~np.isnan(x)]
-        return np.median(x) if x.size else np.float64(np.nan)
-    return np.median(x)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.arrays import median
 from gpuscope.rolemodel import RoleModel
 from gpuscope.schemas import PHASE_COLUMNS, Columns, empty_phases
 
@@ -269,7 +270,7 @@ def from_timeline(timeline: pd.DataFrame) -> pd.DataFrame:
     ok = timeline["ts"].notna() & timeline["offset_ms"].notna()
     if not ok.any():
         return empty_phases()
-    anchor = float(np.median(timeline.loc[ok, "ts"] - timeline.loc[ok, "offset_ms"] / 1000.0))
+    anchor = float(median(timeline.loc[ok, "ts"] - timeline.loc[ok, "offset_ms"] / 1000.0))
     parts = []
     for phase, (s, e, keys) in {
         "synth": ("SYNTH_START", "SYNTH_END", ["job_id", "partition"]),

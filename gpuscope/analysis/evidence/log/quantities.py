@@ -21,7 +21,7 @@ import numpy as np
 
 from gpuscope.analysis.evidence.log import groupstats
 from gpuscope.analysis.evidence.log.table import column
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 
 if TYPE_CHECKING:
     pass
@@ -147,4 +147,4 @@ def upload_gbs(nbytes: np.ndarray, h2d_ms: np.ndarray, n_gpus: np.ndarray | None
 def finite_median(a: np.ndarray) -> float:
     a = np.asarray(a, dtype="float64")
     a = a[np.isfinite(a)]
-    return float(np.median(a)) if len(a) else float("nan")
+    return float(median(a)) if len(a) else float("nan")

@@ -16,6 +16,7 @@ import numpy as np
 
 from gpuscope.analysis.core import AnalyzeOptions
 from gpuscope.analysis.evidence.log.table import Table, as_table
+from gpuscope.arrays import median
 from gpuscope.rolemodel import RoleModel
 
 if TYPE_CHECKING:
@@ -61,8 +62,8 @@ class RuleInput:
         ok = (cp > 0) & (gpu > 0) & (whole > 0)
         if not ok.any():
             return None
-        in_turn = np.median((cp[ok] + gpu[ok]) / whole[ok]) <= 1.0 + SERIAL_SLACK
-        return bool(in_turn and np.median(cp[ok]) <= np.median(gpu[ok]))
+        in_turn = median((cp[ok] + gpu[ok]) / whole[ok]) <= 1.0 + SERIAL_SLACK
+        return bool(in_turn and median(cp[ok]) <= median(gpu[ok]))
 
 
 SERIAL_SLACK = 0.02  # copies + compute this far over the printed whole still ran in turn (rounding)

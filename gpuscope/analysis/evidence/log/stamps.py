@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 
 if TYPE_CHECKING:
     from gpuscope.rolemodel import RoleModel
@@ -54,7 +54,7 @@ def timeline_anchor(timeline: pd.DataFrame, lines: np.ndarray, ts: np.ndarray) -
     off = timeline["offset_ms"].to_numpy(dtype=float) / 1000.0
     stamped = timeline["ts"].notna().to_numpy() & np.isfinite(off)
     if stamped.any():
-        return float(np.median(timeline["ts"].to_numpy(dtype=float)[stamped] - off[stamped]))
+        return float(median(timeline["ts"].to_numpy(dtype=float)[stamped] - off[stamped]))
     if not len(lines):
         return None
     tl_lines = timeline["line"].to_numpy(dtype=np.int64)
@@ -66,7 +66,7 @@ def timeline_anchor(timeline: pd.DataFrame, lines: np.ndarray, ts: np.ndarray) -
     hi = ts[k[has_both]] - off[has_both]      # and before the stamped line after it
     if lo.max() <= hi.min():  # every bound agrees: the middle of what they leave open
         return float((lo.max() + hi.min()) / 2)
-    return float(np.median((lo + hi) / 2))
+    return float(median((lo + hi) / 2))
 
 
 def _nearest_knot(at: np.ndarray, lines: np.ndarray, ts: np.ndarray) -> np.ndarray:

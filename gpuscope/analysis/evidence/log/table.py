@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscope.analysis.evidence.log.groupstats import median
+from gpuscope.arrays import median
 
 
 class Table:
@@ -137,6 +137,6 @@ def nansum(x) -> float:
 
 def nanmedian(x) -> float:
     """pandas' Series.median(): the median of the values that are not NaN (NaN when none),
-    without a copy of them (groupstats.median)."""
+    by one partition (gpuscope.arrays.median)."""
 
     return float(median(x, skip_nan=True))

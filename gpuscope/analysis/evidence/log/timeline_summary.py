@@ -15,7 +15,7 @@ import numpy as np
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.log.table import column, nanmedian, nansum
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 
 NAN = float("nan")
 
@@ -152,8 +152,8 @@ def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
     step = step[step > 0]
     if not step.size:
         return 1.0
-    step = step[step <= ONE_OFF_PAUSE * np.median(step)]
-    return float(min(1.0, np.median(length[ok]) / step.mean()))
+    step = step[step <= ONE_OFF_PAUSE * median(step)]
+    return float(min(1.0, median(length[ok]) / step.mean()))
 
 
 def timeline_summary(timeline, split, components, steps_per_record: int = 1,

@@ -30,6 +30,7 @@ from gpuscope.analysis.evidence.samples import holes, transfers
 from gpuscope.analysis.evidence.samples import samplegrid as sg
 from gpuscope.analysis.evidence.samples.device import device_figures
 from gpuscope.analysis.evidence.samples.figures import GpuFigures
+from gpuscope.arrays import median
 from gpuscope.schemas import ACTIVITY_INTERVAL_SCHEMA, empty
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ def gap_figures(durations: list[float]) -> ActiveIdleGapsDoc:
         buckets.append({"from_s": lo, "to_s": None if np.isinf(hi) else hi, "count": int(sel.size),
                         "total_s": float(sel.sum())})
     return {"count": int(d.size), "total_s": float(d.sum()), "longest_s": float(d.max()) if d.size else 0.0,
-            "distribution": {"p50_s": float(np.median(d)) if d.size else None,
+            "distribution": {"p50_s": float(median(d)) if d.size else None,
                              "p90_s": float(np.quantile(d, 0.9)) if d.size else None, "buckets": buckets}}
 
 

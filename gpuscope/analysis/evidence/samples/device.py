@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, cast
 import numpy as np
 
 from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.arrays import median
 from gpuscope.units import pcie_link_rate_gbs
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def _median(x: np.ndarray) -> float:
     """np.median of finite x as float64 computes it (float32 x: the same order statistics, their
     mean taken in float64), without a float64 copy of x."""
     if x.dtype == np.float64 or x.size == 0:
-        return float(np.median(x))
+        return float(median(x))
     k = x.size // 2
     if x.size % 2:
         return float(np.mean(np.partition(x, k)[k:k + 1].astype(np.float64)))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.arrays import distinct
+from gpuscope.arrays import distinct, median
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +65,7 @@ def reading_interval_s(samples: pd.DataFrame, column: str = "rx_gbs") -> float:
         d = np.diff(np.sort(g["t_wall"].to_numpy(dtype="float64")))
         d = d[np.isfinite(d) & (d > 0)]
         if d.size:
-            m = float(np.median(d))
+            m = float(median(d))
             out = m if np.isnan(out) else max(out, m)
     return out
 
@@ -145,7 +145,7 @@ def _phase_bytes(windows: dict, gpu: int, s: np.ndarray, e: np.ndarray) -> tuple
 
 def _median(x: np.ndarray) -> float:
     x = x[~np.isnan(x)]
-    return float(np.median(x)) if x.size else float("nan")
+    return float(median(x)) if x.size else float("nan")
 
 
 def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: float) -> pd.DataFrame:
@@ -174,7 +174,7 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
         lengths_all = np.concatenate(lengths) if lengths else np.zeros(0)
         gbs = np.concatenate([m[0] for m in moved]) if moved else np.zeros(0)
         secs = np.concatenate([m[1] for m in moved]) if moved else np.zeros(0)
-        rows.append((phase, mask, float(np.median(lengths_all)) if lengths_all.size else float("nan"), (gbs, secs)))
+        rows.append((phase, mask, float(median(lengths_all)) if lengths_all.size else float("nan"), (gbs, secs)))
     rows.append((NO_PHASE, ~any_phase & ~np.isnan(t), float("nan"), (np.zeros(0), np.zeros(0))))
     interval = reading_interval_s(samples)
     out = []
@@ -196,7 +196,7 @@ def pcie_by_phase(samples: pd.DataFrame, phases: pd.DataFrame, line_rate_gbs: fl
                 "sm_active_median": _median(sm[mask]),
                 "duration_median_s": duration,
                 "sample_interval_s": interval,
-                "gb_per_phase_median": float(np.median(gbs)) if gbs.size else float("nan"),
+                "gb_per_phase_median": float(median(gbs)) if gbs.size else float("nan"),
                 "rx_gbs_mean": mean,
                 "rx_mean_share_of_line_rate": mean / line_rate_gbs if line_rate_gbs > 0 else float("nan"),
             }

@@ -47,6 +47,7 @@ from gpuscope.analysis.evidence.samples.gridsums import (  # noqa: F401 (re-expo
     wmean,
 )
 from gpuscope.analysis.names import SM_IDLE
+from gpuscope.arrays import median
 
 #: activity above this (or PCIe busy) counts as "the GPU was in use" (the active span)
 SM_TRACE = 0.01
@@ -226,7 +227,7 @@ def spacing_s(t: np.ndarray, x: np.ndarray) -> float:
         return float("nan")
     d = np.diff(take(t, np.isfinite(x)))
     d = take(d, d > 0)  # (d is ours: its median may partition it in place)
-    return float(np.median(d, overwrite_input=True)) if d.size else float("nan")
+    return float(median(d, overwrite=True)) if d.size else float("nan")
 
 
 def time_basis(samples: pd.DataFrame) -> str:

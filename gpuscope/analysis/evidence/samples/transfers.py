@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscope.analysis.evidence.samples import samplegrid as sg
+from gpuscope.arrays import median
 
 if TYPE_CHECKING:
     from gpuscope.analysis.document import BurstsDoc, DirectionDoc
@@ -83,15 +84,15 @@ def direction_stats(grid: sg.Grid, direction: str, line_rate_gbs: float,
     bursts: BurstsDoc = {
         "count": count,
         "total_s": sg.masked_sum(dt, in_burst),
-        "median_readings": float(np.median(lengths)) if lengths.size else float("nan"),
-        "median_s": float(np.median(sg.segment_sums(dt, starts, ends))) if count else float("nan"),
+        "median_readings": float(median(lengths)) if lengths.size else float("nan"),
+        "median_s": float(median(sg.segment_sums(dt, starts, ends))) if count else float("nan"),
         "resolved_count": int((lengths >= MIN_RESOLVED_READINGS).sum()),
-        "resolved": bool(lengths.size and np.median(lengths) >= MIN_RESOLVED_READINGS),
+        "resolved": bool(lengths.size and median(lengths) >= MIN_RESOLVED_READINGS),
         "interior_readings": int(np.count_nonzero(interior)),
         "interior_gbs_median": inner_median, "interior_gbs_p90": inner_p90,
         "busy_gbs_median": busy_median,
         "sm_activity_during": _wmean(grid.activity, dt, in_burst),
-        "gb_per_burst_median": float(np.median(sg.segment_sums(gb, starts, ends))) if count else float("nan"),
+        "gb_per_burst_median": float(median(sg.segment_sums(gb, starts, ends))) if count else float("nan"),
     }
     return {"p50_gbs": p50, "p90_gbs": p90, "p99_gbs": p99, "max_gbs": top, "mean_gbs": _wmean(rate, dt),
             "gb": float(gb.sum()), "busy_s": busy_s, "near_line_rate_s": near_s, "bursts": bursts}

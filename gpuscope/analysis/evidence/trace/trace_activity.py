@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.arrays import median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
         row = {
             "direction": direction, "host_memory": memory, "count": int(len(g)), "bytes": int(nbytes),
             "ms": us / 1e3, "gbs": _gbs(nbytes, us),
-            "per_event_gbs_median": float(np.median(per_event)) if per_event.size else None,
+            "per_event_gbs_median": float(median(per_event)) if per_event.size else None,
             "trace_gbs_median": float(g["trace_gbs"].median()) if g["trace_gbs"].notna().any() else None,
             "devices": sorted({int(d) for d in g["device"]}),
         }
