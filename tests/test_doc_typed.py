@@ -25,7 +25,7 @@ from typing import (
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.document import AnalysisDoc
+from gpuscope.analysis.doctypes import AnalysisDoc
 from gpuscope.cli import app
 
 from .conftest import DATA, EXAMPLES
@@ -122,14 +122,14 @@ def test_an_nsight_report_carries_exactly_its_keys():
 
 def test_the_literal_keys_are_the_producers_names():
     """Keys read through a variable are typed by Literals: they name what the producers key by."""
-    from gpuscope.analysis.document import ClassName, PipeName
+    from gpuscope.analysis.doctypes import ClassName, PipeName
     from gpuscope.analysis.evidence.samples import samplegrid as sg
 
     assert get_args(ClassName) == sg.CLASSES and get_args(PipeName) == sg.PIPE_COLUMNS
 
 
 def test_the_check_sees_an_undeclared_key_and_a_missing_one():
-    from gpuscope.analysis.document import RankCollectivesDoc, TraceMemcpyDoc
+    from gpuscope.analysis.doctypes import RankCollectivesDoc, TraceMemcpyDoc
 
     row = {"direction": "HtoD", "host_memory": "pinned", "count": 1, "bytes": 8, "ms": 1.0, "gbs": 8e-6,
            "per_event_gbs_median": None, "trace_gbs_median": None, "devices": [0]}

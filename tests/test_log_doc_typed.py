@@ -11,7 +11,7 @@ from typing import get_type_hints
 import pytest
 from typer.testing import CliRunner
 
-from gpuscope.analysis.document import BoundsDoc, SplitDoc, TimelineDoc, WorkerDoc
+from gpuscope.analysis.doctypes import BoundsDoc, SplitDoc, TimelineDoc, WorkerDoc
 from gpuscope.cli import app
 
 from .conftest import DATA, EXAMPLES
