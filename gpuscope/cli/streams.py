@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import sys
-import unicodedata
 
 HANDLER = "gpuscope.replace"
 
@@ -39,6 +38,8 @@ def _stand_in(c: str) -> str:
     s = _STAND_INS.get(c)
     if s is not None:
         return s
+    import unicodedata  # (a character the terminal cannot show: rare, and every start-up would pay it)
+
     ascii_ = unicodedata.normalize("NFKD", c).encode("ascii", "ignore").decode("ascii")
     return ascii_ if ascii_ and ascii_.isprintable() else "?"
 

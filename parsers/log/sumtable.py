@@ -32,7 +32,6 @@ time, host-blocking API calls)."""
 
 from __future__ import annotations
 
-import csv
 import re
 
 from gpuscope.parsers.log.sumnsys import summarize
@@ -226,6 +225,8 @@ def _ruled(lines: list[str]) -> list[_Section]:
 def _csv(lines: list[str]) -> list[_Section]:
     """`nsys stats --format csv`: a header of names with their units, then rows until a
     line of another shape (a quoted name may hold commas)."""
+    import csv  # (a CSV summary only: every log's detection imports this module)
+
     out: list[_Section] = []
     i = 0
     while i < len(lines):

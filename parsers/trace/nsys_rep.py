@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,8 @@ def _exported(rep: Path) -> Path:
     if shutil.which("nsys") is None:
         raise UsageError(f"{rep}: a .nsys-rep report needs Nsight Systems to read; `nsys` is not on the PATH: "
                          f"run `nsys export --type sqlite -o {beside} {rep}` and give gpuscope {beside}")
+    import subprocess  # (only to export a report: every other start-up would pay its import)
+
     out = beside if os.access(rep.parent, os.W_OK) else Path(tempfile.mkdtemp(prefix="gpuscope-nsys-")) / beside.name
     try:
         done = subprocess.run(export_command(rep, out), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S,
