@@ -45,9 +45,13 @@ def long_pauses(inp: RuleInput) -> list[Diagnosis]:
     ok = np.isfinite(start) & np.isfinite(end)
     if ok.sum() < MIN_RECORDS:
         return []
-    order = np.argsort(end[ok], kind="stable")
-    s, e = start[ok][order], end[ok][order]
-    rec_no = floats(sp, "record")[ok][order] if "record" in sp else np.arange(s.size, dtype=float)
+    s, e = start[ok], end[ok]
+    rec_no = floats(sp, "record")[ok] if "record" in sp else None
+    if not (e[1:] >= e[:-1]).all():  # (records printed out of time order; in order: one pass, no sort)
+        order = np.argsort(e, kind="stable")
+        s, e, rec_no = s[order], e[order], (None if rec_no is None else rec_no[order])
+    if rec_no is None:
+        rec_no = np.arange(s.size, dtype=float)
     gaps = s[1:] - e[:-1]
     period = float(median(np.diff(e)))
     typical = float(median(gaps))

@@ -148,7 +148,10 @@ def steady_cover(end: np.ndarray, length: np.ndarray) -> float:
     ok = ~np.isnan(end) & ~np.isnan(length)
     if np.count_nonzero(ok) < 3:
         return NAN
-    step = np.diff(np.sort(end[ok]))
+    stamps = end[ok]
+    if not (stamps[1:] >= stamps[:-1]).all():  # (a log prints its records in time order: one pass, no sort)
+        stamps = np.sort(stamps)
+    step = np.diff(stamps)
     step = step[step > 0]
     if not step.size:
         return 1.0
