@@ -41,10 +41,11 @@ from __future__ import annotations
 import json
 import re
 
+from gpuscope.parsers.log.lazyre import LazyPattern
 from gpuscope.parsers.log.sumtable import read_summary_table
 from gpuscope.parsers.log.tabledoc import MAX_ROWS, STATEMENT, BenchTable  # noqa: F401 (theirs, read here)
 
-_ANSI = re.compile(r"\x1b\[[\d;]*[A-Za-z]")
+_ANSI = LazyPattern(r"\x1b\[[\d;]*[A-Za-z]")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -67,7 +68,7 @@ def read_bench_table(text: str) -> BenchTable | None:
     return read_summary_table(text)  # (a profiler's summary: nsys stats, torch.profiler, nvprof, ...)
 
 
-_CR_OTHER = re.compile(r"^(?:Benchmarking |Found \d+ outliers|\s+\d+ \([\d.]+%\) (?:high|low) (?:mild|severe)|"
+_CR_OTHER = LazyPattern(r"^(?:Benchmarking |Found \d+ outliers|\s+\d+ \([\d.]+%\) (?:high|low) (?:mild|severe)|"
                        r"\s+change: |\s*(?:No change in performance|Change within noise|Performance has))")
 
 
@@ -112,11 +113,11 @@ def _row(name: str, cells: list[tuple], kind: str = "") -> dict:
 
 # -- Google Benchmark ----------------------------------------------------------------------
 
-_GB_HEADER = re.compile(r"^Benchmark\s+Time\s+CPU\s+Iterations(?P<tail>.*)$")
-_GB_ROW = re.compile(rf"^(?P<name>\S+)\s+(?P<t>{_NUM}) (?P<tu>\S+)\s+(?P<c>{_NUM}) (?P<cu>\S+)"
+_GB_HEADER = LazyPattern(r"^Benchmark\s+Time\s+CPU\s+Iterations(?P<tail>.*)$")
+_GB_ROW = LazyPattern(rf"^(?P<name>\S+)\s+(?P<t>{_NUM}) (?P<tu>\S+)\s+(?P<c>{_NUM}) (?P<cu>\S+)"
                      rf"(?:\s+(?P<it>\d+))?(?P<rest>.*)$")
-_GB_FAILED = re.compile(r"^(?P<name>\S+)\s+(?P<how>ERROR OCCURRED|SKIPPED): '(?P<msg>.*)'\s*$")
-_GB_COUNTER = re.compile(rf"^(?P<k>[^=\s]+)=(?P<v>{_NUM})(?P<u>[kKMGTPEZYmunpfazy]?)(?P<i>i?)(?P<per>/s|s|%)?$")
+_GB_FAILED = LazyPattern(r"^(?P<name>\S+)\s+(?P<how>ERROR OCCURRED|SKIPPED): '(?P<msg>.*)'\s*$")
+_GB_COUNTER = LazyPattern(rf"^(?P<k>[^=\s]+)=(?P<v>{_NUM})(?P<u>[kKMGTPEZYmunpfazy]?)(?P<i>i?)(?P<per>/s|s|%)?$")
 _GB_COLUMNS = ({"name": "time", "kind": "time", "unit": "", "of": "wall time per iteration"},
                {"name": "cpu", "kind": "time", "unit": "", "of": "CPU time per iteration"},
                {"name": "iterations", "kind": "count", "unit": "", "of": "iterations run"})
@@ -237,7 +238,7 @@ def _num(v) -> float | int | None:
 
 # -- nccl-tests ----------------------------------------------------------------------------
 
-_NCCL_SUMMARY = re.compile(rf"^#\s*(?P<name>Out of bounds values|Avg bus bandwidth)\s*:\s*(?P<v>{_NUM})\s*(?P<verdict>\w*)")
+_NCCL_SUMMARY = LazyPattern(rf"^#\s*(?P<name>Out of bounds values|Avg bus bandwidth)\s*:\s*(?P<v>{_NUM})\s*(?P<verdict>\w*)")
 _NCCL_UNITS = {"Avg bus bandwidth": "GB/s", "Out of bounds values": ""}
 _NCCL_OF = {"size": "message size", "count": "elements", "time": "mean time of one collective over the iterations",
             "cputime": "mean CPU time of one collective", "algbw": "algorithm bandwidth (size / time)",
@@ -304,7 +305,7 @@ def _nccl_row(toks: list[str], columns: list[dict]) -> dict | None:
 
 # -- criterion -----------------------------------------------------------------------------
 
-_CR_LINE = re.compile(rf"^(?P<name>.*?)\s*(?P<what>time|thrpt):\s+\[(?P<lo>{_NUM}) (?P<lu>\S+) (?P<est>{_NUM}) "
+_CR_LINE = LazyPattern(rf"^(?P<name>.*?)\s*(?P<what>time|thrpt):\s+\[(?P<lo>{_NUM}) (?P<lu>\S+) (?P<est>{_NUM}) "
                       rf"(?P<eu>\S+) (?P<hi>{_NUM}) (?P<hu>[^\]\s]+)\]")
 
 

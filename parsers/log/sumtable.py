@@ -34,28 +34,29 @@ from __future__ import annotations
 
 import re
 
+from gpuscope.parsers.log.lazyre import LazyPattern
 from gpuscope.parsers.log.sumnsys import summarize
 from gpuscope.parsers.log.tabledoc import MAX_ROWS, SIZE_UNITS, TIME_UNITS, BenchTable
 
 STATEMENT = ("a summary table, not timed steps: each row sums or summarizes many events of the whole "
              "capture; no steps, no held-time split and no diagnosis of GPU idle time come from it")
 _UNIT = r"ns|us|\u00b5s|ms|sec|s|%|B|KB|MB|GB|KiB|MiB|GiB|b|Kb|Mb|Gb"
-_HEAD_UNIT = re.compile(rf"\s*\(\s*({_UNIT})\s*\)\s*$|\s+(%)$")
-_CELL = re.compile(rf"^([-+]?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*({_UNIT})?$")
-_LOCALE = re.compile(rf"^([-+]?(?:\d{{1,3}}(?: \d{{3}})+(?:,\d+)?|\d+,\d{{1,2}}))\s*({_UNIT})?$")
-_RULE = re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$")
-_TITLE = re.compile(r"^\s*\*\*\s*(?P<title>.*?)\s*\((?P<report>\w+)\):\s*$|"
+_HEAD_UNIT = LazyPattern(rf"\s*\(\s*({_UNIT})\s*\)\s*$|\s+(%)$")
+_CELL = LazyPattern(rf"^([-+]?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+)\s*({_UNIT})?$")
+_LOCALE = LazyPattern(rf"^([-+]?(?:\d{{1,3}}(?: \d{{3}})+(?:,\d+)?|\d+,\d{{1,2}}))\s*({_UNIT})?$")
+_RULE = LazyPattern(r"^\s*-{2,}(?:\s+-{2,})+\s*$")
+_TITLE = LazyPattern(r"^\s*\*\*\s*(?P<title>.*?)\s*\((?P<report>\w+)\):\s*$|"
                     r"^\s*\[\d+/\d+\] Executing '(?P<report2>\w+)' stats report|"
                     r"^\s*(?:Running|Processing) \[(?:[^\]]*\] with \[)?[^\]]*/(?P<report3>\w+)\.py\b|^\s*(?P<title2>[A-Z][\w ()/-]*Statistics[^:]*):\s*$")
-_GATES = {"ruled": re.compile(r"^\s*-{2,}(?:\s+-{2,})+\s*$", re.M),
-          "csv": re.compile(r"^[^\n]*\((?:ns|%|MB|KiB)\),", re.M),
-          "nvprof": re.compile(r"Time\(%\)\s+Time\s+Calls"),
-          "piped": re.compile(rf"\|[^|\n]*(?:\(\s*(?:{_UNIT})\s*\)|\s%\s*\||\d\s*(?:{_UNIT})\s*\|)")}
+_GATES = {"ruled": LazyPattern(r"^\s*-{2,}(?:\s+-{2,})+\s*$", re.M),
+          "csv": LazyPattern(r"^[^\n]*\((?:ns|%|MB|KiB)\),", re.M),
+          "nvprof": LazyPattern(r"Time\(%\)\s+Time\s+Calls"),
+          "piped": LazyPattern(rf"\|[^|\n]*(?:\(\s*(?:{_UNIT})\s*\)|\s%\s*\||\d\s*(?:{_UNIT})\s*\|)")}
 _NAME_HEADS = ("name", "operation", "range", "action", "kernel", "function")
 _COUNT_HEADS = ("instances", "count", "num calls", "calls", "# of calls", "number of calls", "operations")
-_NVPROF_HEAD = re.compile(r"^\s*(?:Type\s+)?Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name\s*$")
-_NVPROF_TYPE = re.compile(r"^\s*(GPU activities|API calls):")
-_TORCH_FOOT = re.compile(rf"^\s*(Self (?:CPU|CUDA|XPU|MPS) time total):\s*({_CELL.pattern[1:-1]})\s*$")
+_NVPROF_HEAD = LazyPattern(r"^\s*(?:Type\s+)?Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name\s*$")
+_NVPROF_TYPE = LazyPattern(r"^\s*(GPU activities|API calls):")
+_TORCH_FOOT = LazyPattern(rf"^\s*(Self (?:CPU|CUDA|XPU|MPS) time total):\s*({_CELL.pattern[1:-1]})\s*$")
 
 
 def cell(text: str) -> tuple[float | int | str | None, str | None]:
@@ -378,7 +379,7 @@ _NESTED = {"torch_profiler": "`Self` columns exclude an operator's children, `to
 HEADLESS = ("rows of a profiler's summary table without its header (nsys stats, torch.profiler: a paste cut "
             "short): which column is which, and in what unit, cannot be told, so no number is read as a time; "
             "paste the table with its header line")
-_GROUPED = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_GROUPED = LazyPattern(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
 
 def _numeric(tok: str) -> bool:
@@ -386,9 +387,9 @@ def _numeric(tok: str) -> bool:
     return v is not None and not isinstance(v, str)
 
 
-_SHARE_OR_GROUPED = re.compile(r"\d%|\d,\d{3}\b")
+_SHARE_OR_GROUPED = LazyPattern(r"\d%|\d,\d{3}\b")
 _UNITS = frozenset(TIME_UNITS) | frozenset(SIZE_UNITS)
-_TOKEN = re.compile(rf"[-+]?\d[\d.,]*(?:{_UNIT})?")
+_TOKEN = LazyPattern(rf"[-+]?\d[\d.,]*(?:{_UNIT})?")
 
 
 def _longest_run(toks: list[str]) -> list[str]:
