@@ -75,8 +75,9 @@ def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[i
     apart = eval_row | bars_apart(scan, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     apart |= apart_rows(known, ncodes, uniq, row_of, counts, n, notes)  # (one-off phases, CPU times)
-    roots = np.isin(ncodes, [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY])  # (a tree's root is
-    in_tree = np.bincount(row_of[roots], minlength=n) > 0  # its record's whole, never the run's total)
+    root_codes = [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY]  # (a tree's root is its record's
+    in_tree = (np.bincount(row_of[np.isin(ncodes, root_codes)], minlength=n) > 0 if root_codes  # whole, never
+               else np.zeros(n, dtype=bool))  # the run's total; most logs print no timer tree: no pass over the names)
     apart |= run_total_apart(scan, ncodes, uniq, row_of, counts, mine & ~apart & ~in_tree & (counts > 0), aux, known, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
@@ -177,10 +178,16 @@ def _whole_opens(group_of: np.ndarray, has_whole: np.ndarray) -> bool:
     rows = np.flatnonzero(has_whole & (group_of >= 0))
     if not len(rows):
         return False
-    g = group_of[rows]
-    nxt = np.where(rows + 1 < len(group_of), group_of[np.minimum(rows + 1, len(group_of) - 1)], -2)
-    prev = np.where(rows > 0, group_of[np.maximum(rows - 1, 0)], -2)
-    return bool(((nxt == g) & (prev != g)).all())
+    for part in (rows[:_FIRST_ROWS], rows[_FIRST_ROWS:]):  # (most logs answer no within their first rows)
+        g = group_of[part]
+        nxt = np.where(part + 1 < len(group_of), group_of[np.minimum(part + 1, len(group_of) - 1)], -2)
+        prev = np.where(part > 0, group_of[np.maximum(part - 1, 0)], -2)
+        if not ((nxt == g) & (prev != g)).all():
+            return False
+    return True
+
+
+_FIRST_ROWS = 4096  # _whole_opens: the rows looked at before all of them
 
 
 def _leaf_roots(known: dict[str, str], ncodes: np.ndarray, distinct: list[str], row_of: np.ndarray, counts: np.ndarray, row_count: int, notes: list[str]):
