@@ -63,14 +63,16 @@ def drop_repeats(scan: sc.Scan, notes: list[str], text_of: Callable[[set[int]], 
     n = len(meta)
     if n < 2:
         return 0
-    mine = meta[:, 7] == sc.SRC["lines"]
-    ts = np.asarray(scan.ts, dtype=np.float64)[meta[:, 1]] if len(scan.ts) else np.full(n, np.nan)
-    counts = meta[:, 6]
     aux = np.asarray(scan.aux, dtype=np.int64)
-    cand = np.flatnonzero(mine[1:] & mine[:-1] & np.isfinite(ts[1:]) & (ts[1:] == ts[:-1])
-                          & (counts[1:] == counts[:-1]) & (meta[1:, 0] - meta[:-1, 0] <= MAX_GAP)
-                          & (meta[1:, 0] > meta[:-1, 0])
-                          & (aux[1:] == aux[:-1])) + 1 if len(aux) == n else np.zeros(0, dtype=np.int64)
+    if not len(scan.ts) or len(aux) != n:
+        return 0
+    ts = np.asarray(scan.ts, dtype=np.float64)[meta[:, 1]]
+    b = np.flatnonzero(ts[1:] == ts[:-1]) + 1  # (the same stamp as the line before: few rows; NaN never)
+    a = b - 1
+    counts, line, src = meta[:, 6], meta[:, 0], meta[:, 7]
+    mine = sc.SRC["lines"]
+    cand = b[(src[b] == mine) & (src[a] == mine) & np.isfinite(ts[b]) & (counts[b] == counts[a])
+             & (line[b] - line[a] <= MAX_GAP) & (line[b] > line[a]) & (aux[b] == aux[a])]
     if not len(cand):
         return 0
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
