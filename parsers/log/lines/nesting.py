@@ -23,7 +23,7 @@ import re
 from gpuscope.parsers.log.lines.fields import Line
 from gpuscope.parsers.log.lines.reading import LineReading, ReaderState
 from gpuscope.parsers.log.lines.vocabulary import HELD, LINES_ONLY, NAMED, PAREN
-from gpuscope.rolemodel import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
+from gpuscope.rolewords import LOCK_WORDS, WAIT_WORDS  # (tenure words; wait words: `lock_wait`)
 
 _LOCKISH = re.compile(r"held|hold|lock|mutex|tenure", re.IGNORECASE)  # (a cheap look before reading names)
 OUTSIDE = "outside "  # (the start of an outside name's reason: gpuscope/rolemodel.py reads it)

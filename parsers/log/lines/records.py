@@ -75,9 +75,7 @@ def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[i
     apart = eval_row | bars_apart(scan, ncodes, uniq, row_of, n, mine & ~eval_row & (counts > 0), notes)
     apart |= _leaf_roots(known, ncodes, uniq, row_of, counts, n, notes)
     apart |= apart_rows(known, ncodes, uniq, row_of, counts, n, notes)  # (one-off phases, CPU times)
-    root_codes = [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY]  # (a tree's root is its record's
-    in_tree = (np.bincount(row_of[np.isin(ncodes, root_codes)], minlength=n) > 0 if root_codes  # whole, never
-               else np.zeros(n, dtype=bool))  # the run's total; most logs print no timer tree: no pass over the names)
+    in_tree = _in_tree(ncodes, [c for c, u in enumerate(uniq) if known.get(u) == ROOT_WHY], row_of, n)
     apart |= run_total_apart(scan, ncodes, uniq, row_of, counts, mine & ~apart & ~in_tree & (counts > 0), aux, known, notes)
     aux = np.where(apart, -1, aux)
     totals = running_totals_codes(ncodes, uniq, values,
@@ -169,6 +167,14 @@ def _whole_alone(has_whole: np.ndarray, grouped: np.ndarray, row_of: np.ndarray,
         n_whole = np.bincount(row_of[is_whole], minlength=row_count)
         return float(median((counts - n_whole)[has_whole])) == 0.0
     return False
+
+
+def _in_tree(ncodes: np.ndarray, root_codes: list[int], row_of: np.ndarray, n: int) -> np.ndarray:
+    """Per row, whether it prints a timer tree's root (its record's whole, never the run's total);
+    most logs print no timer tree: then no pass over the names."""
+    if not root_codes:
+        return np.zeros(n, dtype=bool)
+    return np.bincount(row_of[np.isin(ncodes, root_codes)], minlength=n) > 0
 
 
 def _whole_opens(group_of: np.ndarray, has_whole: np.ndarray) -> bool:
