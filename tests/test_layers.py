@@ -8,7 +8,7 @@ import pytest
 from tests.import_graph import cycles, cycles_of, graph, modules
 
 BASE = {"gpuscope", "gpuscope._layout", "gpuscope.coverage", "gpuscope.errors", "gpuscope.safe_output", "gpuscope.schemas", "gpuscope.clock", "gpuscope.units",
-        "gpuscope.linerate", "gpuscope.rolemodel", "gpuscope.allocator", "gpuscope.native", "gpuscope.arrays"}
+        "gpuscope.linerate", "gpuscope.rolemodel", "gpuscope.rolewords", "gpuscope.allocator", "gpuscope.native", "gpuscope.arrays"}
 IO = {"gpuscope.rundir", "gpuscope.rundir_spans", "gpuscope.rundir_writers", "gpuscope.nvml", "gpuscope.nvml_gpm", "gpuscope.cuda", "gpuscope.sampler", "gpuscope.recorder", "gpuscope.record_capture", "gpuscope.record_signals",
       "gpuscope.hostbw", "gpuscope.gpuinfo"}
 SOURCE_TYPES = {"gpuscope.sources.source", "gpuscope.sources.runmeta"}

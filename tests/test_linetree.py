@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from gpuscope import parsers
 from gpuscope.parsers.log.lines import line as lineread
-from gpuscope.rolemodel import guess_role, model_for
+from gpuscope.rolemodel import model_for
+from gpuscope.rolewords import guess_role
 
 FOREST = """INFO     prove [ 1.00s | 1.00% / 100.00% ]
 INFO     ┝━ commit to trace data [ 700ms | 10.00% / 70.00% ]

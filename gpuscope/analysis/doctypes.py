@@ -656,7 +656,7 @@ class TracePhaseDoc(TypedDict):
     """One annotated phase (evidence.trace.trace_phases.split_table): the `phases` list."""
 
     phase: str
-    role: str | None                # guessed from its name (rolemodel.guess_role); null: none
+    role: str | None                # guessed from its name (rolewords.guess_role); null: none
     count: int
     wall_ms: float
     gpu_busy_ms: float

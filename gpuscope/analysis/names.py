@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from gpuscope.rolemodel import guess_role as by_name
+from gpuscope.rolewords import guess_role as by_name
 
 #: SM activity (GPM, 0-1) or utilization.gpu / 100 below which an interval is idle
 SM_IDLE = 0.05
@@ -24,7 +24,7 @@ STEP = "ProfilerStep"
 def guess_role(name: str) -> str | None:
     """The role a phase named like this plays (None: the name says nothing): the profiler's
     step is the whole (info); every other name by the rules timing lines use
-    (gpuscope.rolemodel.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
+    (gpuscope.rolewords.guess_role: upload -> h2d, data/load -> cpu_stall, forward -> gpu_compute)."""
     if PROFILER_STEP_RE.match(name) or name == STEP:
         return "info"
 

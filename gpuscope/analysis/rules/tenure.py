@@ -30,7 +30,8 @@ from gpuscope.analysis.evidence.log.rule_input import (
 from gpuscope.analysis.evidence.log.table import nansum
 from gpuscope.analysis.rules.engine import LOG, Finding, log_findings, rule
 from gpuscope.arrays import median
-from gpuscope.rolemodel import SPLIT_ROLES, name_words
+from gpuscope.rolemodel import SPLIT_ROLES
+from gpuscope.rolewords import name_words
 
 if TYPE_CHECKING:
     from gpuscope.analysis.evidence import Evidence
