@@ -18,7 +18,7 @@ if [ ! -d "$BASE/gpuscope" ]; then
   mkdir -p "$BASE" && tar -xf bench-base.tar -C "$BASE"
   (cd "$BASE" && python3 setup.py -q build_ext --inplace >"$OUT/base_build.log" 2>&1) || echo "base build failed"
 fi
-SIZES=100000,1000000,4000000
+SIZES=${SIZES:-100000,1000000,4000000}
 step "inputs"
 pids=()
 for only in progressmeter datacompute kvunits jsonl samples compare; do
