@@ -31,6 +31,8 @@ def export_cmd(
     trace: options.Trace = None,
     model: options.Model = None,
 ) -> None:
+    from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import draw_run
 
+    for_long_inputs()
     draw_run.export(source, perfetto=perfetto, samples=samples, fmt=fmt, trace=trace, model=model)

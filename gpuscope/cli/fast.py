@@ -101,14 +101,18 @@ def _analyze(kw: dict) -> None:
 
 
 def _plot(kw: dict) -> None:
+    from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import draw_run
 
+    for_long_inputs()  # (as analyze: what it reads, they read)
     draw_run.plot(**kw)
 
 
 def _export(kw: dict) -> None:
+    from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import draw_run
 
+    for_long_inputs()
     draw_run.export(**kw)
 
 
