@@ -61,7 +61,7 @@ def render_timeline(
     time scale. Phases may be empty when samples or counters exist (a recording of any
     program); then the clocks and power get a panel too. `steps_per_record`: a log printing
     every K-th step (ParsedLog.steps_per_record): the caption says each mark stands for K."""
-    from matplotlib.figure import Figure
+    Figure = figure_class()
 
     if phases is not None and (phases["t_start"].isna() | phases["t_end"].isna()).any():
         phases = phases.dropna(subset=["t_start", "t_end"])  # (copy-on-write: else the caller's frame, no copy)
@@ -114,6 +114,31 @@ def render_timeline(
     else:
         last.set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
     return fig
+
+
+def figure_class() -> Any:
+    """matplotlib's Figure, its modules imported without the property tables matplotlib writes
+    into docstrings as it defines each artist class (artist.kwdoc: every setter's docstring
+    parsed, ~0.15-0.2 CPU-s of each picture's ~0.45 s import). No picture reads a docstring:
+    while the modules a picture uses load, kwdoc gives an empty table, then it is put back
+    (an artist class defined later documents itself as before). Where matplotlib is loaded
+    already, or has no kwdoc, it is imported as it is."""
+    import sys
+
+    if "matplotlib.artist" not in sys.modules:
+        import matplotlib.artist as artist
+
+        kwdoc = getattr(artist, "kwdoc", None)
+        if callable(kwdoc):
+            artist.kwdoc = lambda artist: ""
+            try:
+                import matplotlib.backends.backend_agg  # noqa: F401  (what savefig draws with)
+                import matplotlib.figure  # noqa: F401
+            finally:
+                artist.kwdoc = kwdoc
+    from matplotlib.figure import Figure
+
+    return Figure
 
 
 def every_kth(k: int) -> str:
@@ -274,8 +299,7 @@ def format_of(path: str | Path) -> str | None:
     suffix = Path(str(path)).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         return None
-    from matplotlib.figure import Figure
-
+    Figure = figure_class()
     return suffix if suffix in Figure().canvas.get_supported_filetypes() else None
 
 

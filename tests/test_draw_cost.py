@@ -170,3 +170,34 @@ def test_the_figures_are_made_when_read_and_equal_the_eager_ones(tmp_path):
         figures, working = gpu_figures(g.grid, {}, 25.0, "test")
         assert json.dumps(g.figures, sort_keys=True, default=str) == json.dumps(figures, sort_keys=True, default=str)
         assert (g.working == working).all()
+
+
+def test_matplotlib_is_imported_without_its_property_docstrings_and_kwdoc_is_put_back():
+    """reports.plot.figure_class: the artist classes a picture uses are made without kwdoc's
+    tables (~0.15-0.2 CPU-s of a picture's import), kwdoc itself is left as it was, and the
+    picture is the one a plain import draws (a fresh interpreter each: the import is once)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, hashlib\n"
+             "plain = sys.argv[1] == 'plain'\n"
+             "if plain:\n"
+             "    import matplotlib.figure, matplotlib.backends.backend_agg\n"
+             "from gpuscope.reports import plot\n"
+             "import pandas as pd\n"
+             "Figure = plot.figure_class()\n"
+             "from matplotlib import artist\n"
+             "from matplotlib.lines import Line2D\n"
+             "ph = pd.DataFrame({'worker': [0, 0, 1], 'gpu': [0, 0, 0], 'partition': [0, 1, 0],\n"
+             "                   'phase': ['h2d', 'gpu', 'h2d'], 't_start': [0.0, 1.0, 0.5], 't_end': [1.0, 2.5, 2.0]})\n"
+             "png = plot.timeline_png(ph, title='t')\n"
+             "print('Properties:' in (Line2D.set.__doc__ or ''), 'antialiased' in artist.kwdoc(Line2D),\n"
+             "      hashlib.sha256(png).hexdigest())\n")
+    out = {}
+    for how in ("plain", "figure_class"):
+        p = subprocess.run([sys.executable, "-c", probe, how], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        out[how] = p.stdout.split()
+    assert out["plain"][:2] == ["True", "True"]  # (matplotlib's own import: the tables are there)
+    assert out["figure_class"][:2] == ["False", "True"]  # none made, kwdoc put back
+    assert out["plain"][2] == out["figure_class"][2]
