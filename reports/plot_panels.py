@@ -267,13 +267,35 @@ def shade(ax: Any, intervals: pd.DataFrame | None, t0: float) -> list:
             mine = sub if len(gpus) == 1 else sub[sub["gpu"] == g]
             a, b = mine["t_start"].to_numpy(dtype="float64"), mine["t_end"].to_numpy(dtype="float64")
             for bars, alpha in _shading(a, b, lo, hi) if a.size else []:
-                ax.broken_barh(list(zip((bars[0] - t0).tolist(), (bars[1] - bars[0]).tolist(), strict=True)),
-                               bands[g], transform=ax.get_xaxis_transform(), facecolors=color, alpha=alpha,
-                               zorder=0, linewidth=0)
+                broken_barh(ax, bars[0] - t0, bars[1] - bars[0], bands[g], transform=ax.get_xaxis_transform(),
+                            facecolors=color, alpha=alpha, zorder=0, linewidth=0)
         if len(sub):
             done.append(Patch(facecolor=color, alpha=0.4, label=label + which))
     return done
 
+
+
+def broken_barh(ax: Any, x0: np.ndarray, dx: np.ndarray, yrange: tuple[float, float], **kwargs: Any) -> Any:
+    """ax.broken_barh(list(zip(x0, dx)), yrange, **kwargs) for float arrays: the same vertices
+    ((x0, y0), (x0, y1), (x1, y1), (x1, y0)), x1 = x0 + dx, y1 = y0 + height, in the same
+    PolyCollection, made by numpy instead of matplotlib's loop over the bars (its unit
+    conversion of each bar: ~0.1 CPU-s for the shading of a day of samples)."""
+    x0, dx = np.asarray(x0, dtype="float64"), np.asarray(dx, dtype="float64")
+    y0, height = (float(v) for v in yrange)
+    if not x0.size:
+        return ax.broken_barh([], yrange, **kwargs)
+    from matplotlib.collections import PolyCollection
+
+    x1, y1 = x0 + dx, y0 + height
+    vertices = np.empty((x0.size, 4, 2))
+    vertices[:, 0, 0] = vertices[:, 1, 0] = x0
+    vertices[:, 2, 0] = vertices[:, 3, 0] = x1
+    vertices[:, 0, 1] = vertices[:, 3, 1] = y0
+    vertices[:, 1, 1] = vertices[:, 2, 1] = y1
+    # (an (n, 4, 2) array, as broken_barh passes it)
+    col = PolyCollection(vertices, **kwargs)  # type: ignore[arg-type]
+    ax.add_collection(col)
+    return col
 
 
 SHADE_ALPHA = 0.22
