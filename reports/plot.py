@@ -22,7 +22,7 @@ import pandas as pd
 from gpuscope.coverage import cumulative
 from gpuscope.errors import NoDataError
 from gpuscope.reports import plot_panels as P
-from gpuscope.reports.lanes import Lane, assign_lanes
+from gpuscope.reports.lanes import Lane, assign_lanes, factorize_phases
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
 
@@ -252,7 +252,7 @@ def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], n
     order: dict[str, int] = {}
     # by phase in order of first appearance (groupby's sort=False) on numpy arrays: a lane of a
     # million phases is not copied per phase
-    codes, names = pd.factorize(df["phase"].to_numpy(dtype=object))  # (the str column's own factorize: 2x)
+    codes, names = factorize_phases(df["phase"])  # (not the str column's own factorize: 2x)
     ts, te = df["t_start"].to_numpy(float), df["t_end"].to_numpy(float)
     for k, phase in enumerate(names):
         st = style_for(str(phase))
@@ -273,7 +273,7 @@ def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float,
         return
     labels, sh = shares(df, span[0], span[1], AGG_COLUMNS)
     colors = {}
-    for phase in pd.unique(df["phase"].to_numpy(dtype=object)):
+    for phase in factorize_phases(df["phase"], use_na_sentinel=False)[1]:  # (pd.unique of the names)
         st = style_for(str(phase))
         colors[st.label] = st.color
         seen.setdefault(st.label, (order_key(str(phase))[0], st))

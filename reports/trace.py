@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
-from gpuscope.reports.lanes import assign_lanes
+from gpuscope.reports.lanes import assign_lanes, factorize_phases
 from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
@@ -213,7 +213,7 @@ class _Events:
         ts = _us_of(rows["t_start"].to_numpy(dtype="float64"), self.t0)
         dur = np.maximum(0, _us_of(rows["t_end"].to_numpy(dtype="float64"), self.t0) - ts)
         part = rows["partition"].to_numpy(dtype="int64")
-        phase_codes, names = pd.factorize(rows["phase"].to_numpy(dtype=object), use_na_sentinel=False)
+        phase_codes, names = factorize_phases(rows["phase"], use_na_sentinel=False)
         pairs = phase_codes.astype(np.int64) << 32 | (np.where(part >= 0, part, -1) + 1)  # (phase, partition)
         codes, uniq = pd.factorize(pairs)
         heads, tails = [], []
