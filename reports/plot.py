@@ -117,25 +117,31 @@ def render_timeline(
 
 
 def figure_class() -> Any:
-    """matplotlib's Figure, its modules imported without the property tables matplotlib writes
-    into docstrings as it defines each artist class (artist.kwdoc: every setter's docstring
-    parsed, ~0.15-0.2 CPU-s of each picture's ~0.45 s import). No picture reads a docstring:
-    while the modules a picture uses load, kwdoc gives an empty table, then it is put back
-    (an artist class defined later documents itself as before). Where matplotlib is loaded
-    already, or has no kwdoc, it is imported as it is."""
+    """matplotlib's Figure, its modules imported without the `set()` signature and docstring
+    matplotlib composes for each artist class as it defines it (Artist.__init_subclass__: an
+    ArtistInspector reads the docstring of every setter and getter, and artist.kwdoc lays out
+    their table): ~0.25 CPU-s of a picture's ~0.45 s import, for introspection no picture
+    makes. While the modules a picture uses load, the two are no-ops, then both are put back:
+    `set()` itself is the same (Artist.set, the same aliases), and an artist class defined
+    later gets its signature and docstring as before. Where matplotlib is loaded already, or
+    is not the matplotlib these names are found in, it is imported as it is."""
     import sys
 
     if "matplotlib.artist" not in sys.modules:
         import matplotlib.artist as artist
 
         kwdoc = getattr(artist, "kwdoc", None)
-        if callable(kwdoc):
+        name = "_update_set_signature_and_docstring"  # (a classmethod each new artist class calls)
+        compose = vars(artist.Artist).get(name)
+        if callable(kwdoc) and isinstance(compose, classmethod):
             artist.kwdoc = lambda artist: ""
+            setattr(artist.Artist, name, classmethod(lambda cls: None))
             try:
                 import matplotlib.backends.backend_agg  # noqa: F401  (what savefig draws with)
                 import matplotlib.figure  # noqa: F401
             finally:
                 artist.kwdoc = kwdoc
+                setattr(artist.Artist, name, compose)
     from matplotlib.figure import Figure
 
     return Figure
