@@ -1,25 +1,29 @@
 """The work of `gpuscope plot` and `gpuscope export` (gpuscope/cli/plot.py, export.py), shared with
 the fast path (gpuscope/cli/fast.py), which runs their usual command lines without typer. No typer
-here: the typer commands pass their options on, the fast path its own reading of the same words."""
+here: the typer commands pass their options on, the fast path its own reading of the same words.
+Loaded only when one of the two runs (both paths import it in the command), so what they draw
+with is imported at the top; matplotlib itself loads when the picture is made."""
 
 from __future__ import annotations
 
 import sys
 
+from gpuscope.allocator import for_long_inputs
+from gpuscope.analysis.timeline_view import timeline_view, window
 from gpuscope.cli._common import open_to_draw, say_samples_damage, source_title, write_file
+from gpuscope.cli.progress import Progress
 from gpuscope.errors import NoDataError, UsageError
+from gpuscope.reports.plot import FORMATS, format_of, view_png
 from gpuscope.reports.safe_text import visible
+from gpuscope.reports.trace import trace_text
+from gpuscope.safe_output import stream_target
 
 
 def plot(source: str, *, output: str, start: float | None = None, end: float | None = None,
          title: str | None = None, samples: str | None = None, fmt: str | None = None, trace: str | None = None,
          model: str | None = None) -> None:
     """`gpuscope plot SOURCE -o FILE`: the timeline picture, in the format FILE's suffix names."""
-    from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli.progress import Progress
-    from gpuscope.reports.plot import FORMATS, format_of, view_png
-    from gpuscope.safe_output import stream_target
-
+    for_long_inputs()  # (as analyze: the 10^6-line log it reads, read with freed memory kept)
     kind = format_of(output)
     if kind is None and stream_target(output):
         kind = "png"  # /dev/null, /dev/stdout, a pipe: no suffix to read, PNG bytes as before
@@ -45,9 +49,7 @@ def export(source: str, *, perfetto: str | None = None, samples: str | None = No
     """`gpuscope export SOURCE --perfetto FILE.json`: the timeline as Chrome trace JSON."""
     if not perfetto:
         raise UsageError("say what to export: --perfetto FILE.json")
-    from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.reports.trace import trace_text
-
+    for_long_inputs()
     src = open_to_draw("export", source, f"--perfetto {visible(perfetto)}", fmt=fmt, model=model, samples=samples,
                        trace=trace)
     say_samples_damage(src)

@@ -31,8 +31,6 @@ def export_cmd(
     trace: options.Trace = None,
     model: options.Model = None,
 ) -> None:
-    from gpuscope.allocator import for_long_inputs
-    from gpuscope.cli import draw_run
+    from gpuscope.cli import draw_run  # (what it draws with: loaded when it runs)
 
-    for_long_inputs()
     draw_run.export(source, perfetto=perfetto, samples=samples, fmt=fmt, trace=trace, model=model)

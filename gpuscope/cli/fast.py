@@ -100,25 +100,15 @@ def _analyze(kw: dict) -> None:
     analyze_run.run(**kw)
 
 
-def _plot(kw: dict) -> None:
-    from gpuscope.allocator import for_long_inputs
+def _draw(verb: str, kw: dict) -> None:
     from gpuscope.cli import draw_run
 
-    for_long_inputs()  # (as analyze: what it reads, they read)
-    draw_run.plot(**kw)
-
-
-def _export(kw: dict) -> None:
-    from gpuscope.allocator import for_long_inputs
-    from gpuscope.cli import draw_run
-
-    for_long_inputs()
-    draw_run.export(**kw)
+    getattr(draw_run, verb)(**kw)
 
 
 # (lazy: the analysis and what it needs, loaded only once the words are the command's; every
 # other command line pays nothing for them here)
-RUNNERS = {"analyze": _analyze, "plot": _plot, "export": _export}
+RUNNERS = {"analyze": _analyze, "plot": lambda kw: _draw("plot", kw), "export": lambda kw: _draw("export", kw)}
 
 
 def run(argv: list[str]) -> int | None:

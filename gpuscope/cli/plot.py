@@ -35,9 +35,7 @@ def plot_cmd(
     trace: options.Trace = None,
     model: options.Model = None,
 ) -> None:
-    from gpuscope.allocator import for_long_inputs
-    from gpuscope.cli import draw_run
+    from gpuscope.cli import draw_run  # (what it draws with: loaded when it runs)
 
-    for_long_inputs()
     draw_run.plot(source, output=output, start=start, end=end, title=title, samples=samples, fmt=fmt, trace=trace,
                   model=model)
