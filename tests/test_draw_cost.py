@@ -208,3 +208,13 @@ def test_matplotlib_is_imported_without_its_property_docstrings_and_kwdoc_is_put
     # none made for the classes a picture loads; kwdoc and the signatures put back for a class made later
     assert out["figure_class"][:5] == ["False", "True", "False", "True", "True"]
     assert out["plain"][5] == out["figure_class"][5]
+
+
+def test_slices_four_to_a_string_are_the_slices_one_by_one():
+    from gpuscope.reports.trace import _slice_events
+
+    heads, tails = ['{"name": "a", "ts": ', '{"name": "b", "ts": '], [', "pid": 1}', ', "pid": 2}']
+    for n in range(11):
+        c, t, d = [(i * 7) % 2 for i in range(n)], [1000 + i for i in range(n)], [i * 3 for i in range(n)]
+        one = [f'{heads[k]}{x}, "dur": {y}{tails[k]}' for k, x, y in zip(c, t, d, strict=True)]
+        assert ", ".join(_slice_events(heads, tails, c, t, d)) == ", ".join(one)
