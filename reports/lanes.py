@@ -102,9 +102,22 @@ def _split(df: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
+def factorize_phases(phase: pd.Series, use_na_sentinel: bool = True) -> tuple[np.ndarray, pd.Index]:
+    """pd.factorize of a phase column's names (codes in order of first appearance, the names):
+    a categorical column (a log's display phases: gpuscope.analysis.evidence.log.phases) from
+    its codes, without hashing each of a million names again; else from the names."""
+    if isinstance(phase.dtype, pd.CategoricalDtype):
+        cat = phase.cat.codes.to_numpy()
+        if not len(cat) or int(cat.min()) >= 0:  # (no missing name: its codes say it all)
+            codes, first = pd.factorize(cat)
+            return codes, pd.Index(phase.cat.categories.to_numpy(dtype=object)[first], dtype=object)
+    codes, names = pd.factorize(phase.to_numpy(dtype=object), use_na_sentinel=use_na_sentinel)
+    return codes, pd.Index(names, dtype=object)
+
+
 def _side_rows(phase: pd.Series) -> np.ndarray:
     """Whether each phase is drawn on its lane's side row (one style look-up per distinct name)."""
-    codes, names = pd.factorize(phase.astype(object))
+    codes, names = factorize_phases(phase)
     side = np.array([style_for(str(p)).row == "side" for p in names], dtype=bool)
     return np.where(codes >= 0, side[np.maximum(codes, 0)], style_for("nan").row == "side") if len(names) else \
         np.full(len(phase), style_for("nan").row == "side", dtype=bool)
@@ -182,7 +195,7 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
 
     rest = _rows(phases, no_worker & ~synth)
     if len(rest):
-        codes, names = pd.factorize(rest["phase"].astype(object))  # one style look-up per distinct name
+        codes, names = factorize_phases(rest["phase"])  # one style look-up per distinct name
         at = np.where(codes >= 0, codes, len(names))
         styles = [style_for(str(p)) for p in names] + [style_for("nan")]
         gpu_side = np.array([st.group in GPU_GROUPS for st in styles])[at]

@@ -22,7 +22,7 @@ import pandas as pd
 from gpuscope.coverage import cumulative
 from gpuscope.errors import NoDataError
 from gpuscope.reports import plot_panels as P
-from gpuscope.reports.lanes import Lane, assign_lanes
+from gpuscope.reports.lanes import Lane, assign_lanes, factorize_phases
 from gpuscope.reports.phase_style import PhaseStyle, order_key, style_for
 from gpuscope.reports.safe_text import mpl
 
@@ -61,7 +61,7 @@ def render_timeline(
     time scale. Phases may be empty when samples or counters exist (a recording of any
     program); then the clocks and power get a panel too. `steps_per_record`: a log printing
     every K-th step (ParsedLog.steps_per_record): the caption says each mark stands for K."""
-    from matplotlib.figure import Figure
+    Figure = figure_class()
 
     if phases is not None and (phases["t_start"].isna() | phases["t_end"].isna()).any():
         phases = phases.dropna(subset=["t_start", "t_end"])  # (copy-on-write: else the caller's frame, no copy)
@@ -114,6 +114,37 @@ def render_timeline(
     else:
         last.set_xlim(0, (t1 - t0) * 1.01 if t1 > t0 else 1)
     return fig
+
+
+def figure_class() -> Any:
+    """matplotlib's Figure, its modules imported without the `set()` signature and docstring
+    matplotlib composes for each artist class as it defines it (Artist.__init_subclass__: an
+    ArtistInspector reads the docstring of every setter and getter, and artist.kwdoc lays out
+    their table): ~0.25 CPU-s of a picture's ~0.45 s import, for introspection no picture
+    makes. While the modules a picture uses load, the two are no-ops, then both are put back:
+    `set()` itself is the same (Artist.set, the same aliases), and an artist class defined
+    later gets its signature and docstring as before. Where matplotlib is loaded already, or
+    is not the matplotlib these names are found in, it is imported as it is."""
+    import sys
+
+    if "matplotlib.artist" not in sys.modules:
+        import matplotlib.artist as artist
+
+        kwdoc = getattr(artist, "kwdoc", None)
+        name = "_update_set_signature_and_docstring"  # (a classmethod each new artist class calls)
+        compose = vars(artist.Artist).get(name)
+        if callable(kwdoc) and isinstance(compose, classmethod):
+            artist.kwdoc = lambda artist: ""
+            setattr(artist.Artist, name, classmethod(lambda cls: None))
+            try:
+                import matplotlib.backends.backend_agg  # noqa: F401  (what savefig draws with)
+                import matplotlib.figure  # noqa: F401
+            finally:
+                artist.kwdoc = kwdoc
+                setattr(artist.Artist, name, compose)
+    from matplotlib.figure import Figure
+
+    return Figure
 
 
 def every_kth(k: int) -> str:
@@ -227,7 +258,7 @@ def shares(df: pd.DataFrame, lo: float, hi: float, n: int) -> tuple[list[str], n
     order: dict[str, int] = {}
     # by phase in order of first appearance (groupby's sort=False) on numpy arrays: a lane of a
     # million phases is not copied per phase
-    codes, names = pd.factorize(df["phase"].to_numpy(dtype=object))  # (the str column's own factorize: 2x)
+    codes, names = factorize_phases(df["phase"])  # (not the str column's own factorize: 2x)
     ts, te = df["t_start"].to_numpy(float), df["t_end"].to_numpy(float)
     for k, phase in enumerate(names):
         st = style_for(str(phase))
@@ -248,7 +279,7 @@ def _shares_row(ax: Any, df: pd.DataFrame, span: tuple[float, float], t0: float,
         return
     labels, sh = shares(df, span[0], span[1], AGG_COLUMNS)
     colors = {}
-    for phase in pd.unique(df["phase"].to_numpy(dtype=object)):
+    for phase in factorize_phases(df["phase"], use_na_sentinel=False)[1]:  # (pd.unique of the names)
         st = style_for(str(phase))
         colors[st.label] = st.color
         seen.setdefault(st.label, (order_key(str(phase))[0], st))
@@ -274,8 +305,7 @@ def format_of(path: str | Path) -> str | None:
     suffix = Path(str(path)).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         return None
-    from matplotlib.figure import Figure
-
+    Figure = figure_class()
     return suffix if suffix in Figure().canvas.get_supported_filetypes() else None
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.names import GPU_RANGE_PREFIX, RANGE_PREFIX
-from gpuscope.reports.lanes import assign_lanes
+from gpuscope.reports.lanes import assign_lanes, factorize_phases
 from gpuscope.reports.phase_style import style_for
 
 SYNTH_PID = 10_000
@@ -213,7 +213,7 @@ class _Events:
         ts = _us_of(rows["t_start"].to_numpy(dtype="float64"), self.t0)
         dur = np.maximum(0, _us_of(rows["t_end"].to_numpy(dtype="float64"), self.t0) - ts)
         part = rows["partition"].to_numpy(dtype="int64")
-        phase_codes, names = pd.factorize(rows["phase"].to_numpy(dtype=object), use_na_sentinel=False)
+        phase_codes, names = factorize_phases(rows["phase"], use_na_sentinel=False)
         pairs = phase_codes.astype(np.int64) << 32 | (np.where(part >= 0, part, -1) + 1)  # (phase, partition)
         codes, uniq = pd.factorize(pairs)
         heads, tails = [], []
@@ -226,8 +226,7 @@ class _Events:
         def block() -> Iterator[str]:
             for lo in range(0, len(codes), BLOCK):
                 sl = slice(lo, lo + BLOCK)
-                yield ", ".join([f'{heads[c]}{t}, "dur": {d}{tails[c]}' for c, t, d in
-                                 zip(codes[sl].tolist(), ts[sl].tolist(), dur[sl].tolist(), strict=True)])
+                yield ", ".join(_slice_events(heads, tails, codes[sl].tolist(), ts[sl].tolist(), dur[sl].tolist()))
         self.parts.append(block)
 
     def sample_counters(self, samples: pd.DataFrame) -> None:
@@ -276,6 +275,21 @@ class _Events:
                                "args": args})
             self._add(events)
             self.n_counters += len(events)
+
+
+def _slice_events(heads: list[str], tails: list[str], c: list[int], t: list[int], d: list[int]) -> list[str]:
+    """The slices' event texts, f'{heads[c]}{t}, "dur": {d}{tails[c]}' each, four to a string
+    (joined by ", " as the list is): a quarter of the loop's turns, ~15-20% of formatting a
+    million slices, the same text."""
+    m = len(c) // 4 * 4
+    mids = [tail + ", " for tail in tails]
+    out = [f'{heads[c1]}{t1}, "dur": {d1}{mids[c1]}{heads[c2]}{t2}, "dur": {d2}{mids[c2]}'
+           f'{heads[c3]}{t3}, "dur": {d3}{mids[c3]}{heads[c4]}{t4}, "dur": {d4}{tails[c4]}'
+           for c1, t1, d1, c2, t2, d2, c3, t3, d3, c4, t4, d4 in
+           zip(c[0:m:4], t[0:m:4], d[0:m:4], c[1:m:4], t[1:m:4], d[1:m:4],
+               c[2:m:4], t[2:m:4], d[2:m:4], c[3:m:4], t[3:m:4], d[3:m:4], strict=True)]
+    out += [f'{heads[k]}{x}, "dur": {y}{tails[k]}' for k, x, y in zip(c[m:], t[m:], d[m:], strict=True)]
+    return out
 
 
 def _changed(some: np.ndarray, values: list[np.ndarray]) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""`gpuscope analyze` runs without typer for its usual command lines (gpuscope/cli/fast.py):
-the same stdout, stderr and exit code as through the typer application, and typer reads
-everything the fast path does not."""
+"""`gpuscope analyze`, `plot` and `export` run without typer for their usual command lines
+(gpuscope/cli/fast.py): the same stdout, stderr, exit code and files as through the typer
+application, and typer reads everything the fast path does not."""
 
 from __future__ import annotations
 
@@ -35,7 +35,11 @@ NOT_HANDLED = [
     ["analyze"], ["analyze", "--help"], ["analyze", ART, "-h"], ["analyze", ART, "--jsn"],
     ["analyze", ART, "--json", "--json"], ["analyze", ART, ART], ["analyze", ART, "--line-rate", "nan"],
     ["analyze", ART, "--line-rate", "-5"], ["analyze", ART, "--csv"], ["analyze", ART, "--json=1"],
-    ["analyze", "--", ART], ["analyze", ART, "-vv"], ["info"], ["plot", ART, "-o", "x.png"], [],
+    ["analyze", "--", ART], ["analyze", ART, "-vv"], ["info"], [],
+    ["plot", ART], ["plot", ART, "-o"], ["plot", ART, "-o", "x.png", "--json"], ["plot", ART, "-o", "-"],
+    ["plot", ART, "-o", "x.png", "--start", "-5"], ["plot", ART, "-o", "x.png", "--end", "inf"],
+    ["plot", ART, "--output", "x.png", "-o", "y.png"], ["plot", "-h"], ["export", ART, "--perfetto"],
+    ["export", ART, "--perfetto", "x.json", "--what-if"], ["compare", ART, ART],
 ]
 
 
@@ -113,7 +117,7 @@ def _generator():
 
     from tests.conftest import REPO
 
-    spec = importlib.util.spec_from_file_location("gen_analyze_options", REPO / "tools" / "gen_analyze_options.py")
+    spec = importlib.util.spec_from_file_location("gen_fast_options", REPO / "tools" / "gen_fast_options.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -121,20 +125,56 @@ def _generator():
 
 
 def test_the_fast_tables_are_the_typer_commands():
-    """gpuscope/cli/_analyze_options.py is what tools/gen_analyze_options.py renders from the
-    typer command today: an option added to analyze.py without running the tool fails here."""
+    """gpuscope/cli/_fast_options.py is what tools/gen_fast_options.py renders from the typer
+    commands today: an option added to analyze.py, plot.py or export.py without running the
+    tool fails here."""
     gen = _generator()
-    assert gen.OUT.read_text() == gen.render(), "run: .venv/bin/python tools/gen_analyze_options.py"
-    arguments, flags, values, typed = gen.tables()
-    assert (fast.FLAGS, fast.VALUES) == (flags, values) and set(arguments) == {"source"}
-    assert typed == {"line_rate": ("float", "LINE_RATE")}
+    assert gen.OUT.read_text() == gen.render(), "run: .venv/bin/python tools/gen_fast_options.py"
+    assert set(fast.TABLES) == set(gen.COMMANDS) == set(fast.RUNNERS)
+    for name in gen.COMMANDS:
+        assert fast.TABLES[name] == gen.tables(name) and fast.TABLES[name]["arguments"] == ("source",)
+    assert fast.TABLES["analyze"]["typed"] == {"line_rate": ("float", "LINE_RATE")}
+    assert fast.TABLES["plot"]["typed"] == {"start": ("float", "START"), "end": ("float", "END")}
+    assert fast.TABLES["plot"]["required"] == ("output",) and not fast.TABLES["export"]["required"]
 
 
 def test_an_option_the_tables_do_not_type_goes_to_typer(monkeypatch):
     """A typed option the fast path cannot check (no bound, an int) is left to typer, not passed as text."""
-    monkeypatch.setitem(fast.TYPED, "line_rate", ("float", None))
+    typed = fast.TABLES["analyze"]["typed"]
+    monkeypatch.setitem(typed, "line_rate", ("float", None))
     assert fast.parse(["analyze", ART, "--line-rate", "5"]) is None
-    monkeypatch.setitem(fast.TYPED, "line_rate", ("int", "LINE_RATE"))
+    monkeypatch.setitem(typed, "line_rate", ("int", "LINE_RATE"))
     assert fast.parse(["analyze", ART, "--line-rate", "5"]) is None
     monkeypatch.undo()
     assert fast.parse(["analyze", ART, "--line-rate", "5"]) == {"source": ART, "line_rate": 5.0}
+
+
+DRAWN = [
+    ["plot", DAEMON, "-o", "{out}/t.png"],
+    ["plot", DAEMON, "--output={out}/t.png", "--start", "0", "--end=60", "--title", "a window"],
+    ["plot", RUN, "-o", "{out}/t.png"],
+    ["plot", DAEMON, "-o", "{out}/t.txt"],                      # no picture format: usage error
+    ["plot", "/nonexistent/x.log", "-o", "{out}/t.png"],       # exit 3
+    ["plot", DAEMON, "-o", "{out}/t.png", "--start", "1e300"],  # past its bound: typer says why
+    ["export", DAEMON, "--perfetto", "{out}/t.json"],
+    ["export", RUN, "--perfetto={out}/t.json", "--format", "cuzk"],
+    ["export", DAEMON],                                         # nothing to export: usage error
+    ["export", ART, "--perfetto", "{out}/t.json", "--format", "xml"],
+]
+
+
+@pytest.mark.parametrize("argv", DRAWN, ids=lambda a: " ".join(a[:1] + a[2:])[-60:])
+def test_plot_and_export_draw_the_same_through_the_fast_path(argv, tmp_path, capsys, monkeypatch):
+    """The same exit code, stdout and stderr (the file's name aside), and the same bytes written."""
+    seen = []
+    for fast_path in (True, False):
+        out = tmp_path / ("fast" if fast_path else "typer")
+        out.mkdir()
+        words = [w.replace("{out}", str(out)) for w in argv]
+        handled = fast.parse(words) is not None
+        code, stdout, stderr = _run(words, capsys, monkeypatch, fast_path=fast_path)
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+        seen.append((handled, code, stdout.replace(str(out), "OUT"), stderr.replace(str(out), "OUT"), files))
+    (handled, code, *fast_side), (_, _, *typer_side) = seen
+    assert handled == ("1e300" not in argv)
+    assert fast_side == typer_side and (code == 0) == bool(fast_side[-1])

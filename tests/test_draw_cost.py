@@ -170,3 +170,51 @@ def test_the_figures_are_made_when_read_and_equal_the_eager_ones(tmp_path):
         figures, working = gpu_figures(g.grid, {}, 25.0, "test")
         assert json.dumps(g.figures, sort_keys=True, default=str) == json.dumps(figures, sort_keys=True, default=str)
         assert (g.working == working).all()
+
+
+def test_matplotlib_is_imported_without_its_property_docstrings_and_kwdoc_is_put_back():
+    """reports.plot.figure_class: the artist classes a picture uses are made without their
+    `set()` signature and property table (~0.25 CPU-s of a picture's import), both made as
+    before for a class defined later, and the picture is the one a plain import draws (a
+    fresh interpreter each: the import is once)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, hashlib\n"
+             "plain = sys.argv[1] == 'plain'\n"
+             "if plain:\n"
+             "    import matplotlib.figure, matplotlib.backends.backend_agg\n"
+             "from gpuscope.reports import plot\n"
+             "import pandas as pd\n"
+             "Figure = plot.figure_class()\n"
+             "from matplotlib import artist\n"
+             "from matplotlib.lines import Line2D\n"
+             "ph = pd.DataFrame({'worker': [0, 0, 1], 'gpu': [0, 0, 0], 'partition': [0, 1, 0],\n"
+             "                   'phase': ['h2d', 'gpu', 'h2d'], 't_start': [0.0, 1.0, 0.5], 't_end': [1.0, 2.5, 2.0]})\n"
+             "png = plot.timeline_png(ph, title='t')\n"
+             "class Later(artist.Artist):\n"
+             "    pass\n"
+             "import inspect\n"
+             "print('Properties:' in (Line2D.set.__doc__ or ''), 'antialiased' in artist.kwdoc(Line2D),\n"
+             "      'color' in inspect.signature(Line2D.set).parameters,\n"
+             "      'zorder' in inspect.signature(Later.set).parameters, 'Properties:' in Later.set.__doc__,\n"
+             "      hashlib.sha256(png).hexdigest())\n")
+    out = {}
+    for how in ("plain", "figure_class"):
+        p = subprocess.run([sys.executable, "-c", probe, how], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        out[how] = p.stdout.split()
+    assert out["plain"][:5] == ["True"] * 5  # (matplotlib's own import: the tables are there)
+    # none made for the classes a picture loads; kwdoc and the signatures put back for a class made later
+    assert out["figure_class"][:5] == ["False", "True", "False", "True", "True"]
+    assert out["plain"][5] == out["figure_class"][5]
+
+
+def test_slices_four_to_a_string_are_the_slices_one_by_one():
+    from gpuscope.reports.trace import _slice_events
+
+    heads, tails = ['{"name": "a", "ts": ', '{"name": "b", "ts": '], [', "pid": 1}', ', "pid": 2}']
+    for n in range(11):
+        c, t, d = [(i * 7) % 2 for i in range(n)], [1000 + i for i in range(n)], [i * 3 for i in range(n)]
+        one = [f'{heads[k]}{x}, "dur": {y}{tails[k]}' for k, x, y in zip(c, t, d, strict=True)]
+        assert ", ".join(_slice_events(heads, tails, c, t, d)) == ", ".join(one)

@@ -85,3 +85,26 @@ def test_a_column_read_in_transient_is_the_kept_one(tmp_path):
     kept = cols[name]
     assert name in cols.data
     assert once.dtype == kept.dtype and (once == kept).all()
+
+
+def test_display_phases_are_categorical_and_read_as_their_names(tmp_path):
+    """A picture's phases carry the codes from_log_lines has (a categorical: the lanes, the
+    shares and the trace factorize a million names from them); factorize_phases gives what
+    pd.factorize of the names gives, and the lanes, picture and trace are those of the names."""
+    import numpy as np
+
+    from gpuscope.reports.lanes import assign_lanes, factorize_phases
+    from gpuscope.reports.plot import timeline_png
+    from gpuscope.reports.trace import trace_text
+
+    ph, _ = display_phases(open_source(_log(tmp_path / "a.log")))
+    assert isinstance(ph["phase"].dtype, pd.CategoricalDtype)
+    named = ph.assign(phase=ph["phase"].astype(str))
+    codes, names = factorize_phases(ph["phase"].iloc[::-1])
+    want_codes, want_names = pd.factorize(named["phase"].iloc[::-1].to_numpy(dtype=object))
+    assert np.array_equal(codes, want_codes) and list(names) == list(want_names)
+    assert [(ln.label, ln.main["phase"].astype(str).tolist(), ln.side["phase"].astype(str).tolist())
+            for ln in assign_lanes(ph)] == [(ln.label, ln.main["phase"].tolist(), ln.side["phase"].tolist())
+                                            for ln in assign_lanes(named)]
+    assert "".join(trace_text(ph).chunks()) == "".join(trace_text(named).chunks())
+    assert timeline_png(ph, title="t") == timeline_png(named, title="t")

@@ -77,6 +77,24 @@ def test_a_long_series_is_drawn_from_its_pixel_columns_high_and_low():
     assert short_t.size == 100
 
 
+def test_a_solid_line_goes_on_from_where_the_column_before_ended():
+    """decimate(solid=True): each column's same two readings at the same two times, the
+    highest first in every other column and the lowest first in the rest, so the path never
+    draws a column's range twice; a dashed line's order (solid=False) is each highest first."""
+    rng = np.random.default_rng(3)
+    t = np.arange(200_000) * 0.02
+    y = rng.uniform(0, 9, t.size)
+    tt, yy = P.decimate(t, y)
+    st, sy = P.decimate(t, y, solid=True)
+    assert np.array_equal(tt, st) and np.all(yy[0::2] >= yy[1::2])
+    hi, lo = yy[0::2], yy[1::2]
+    assert np.array_equal(sy[0::4], hi[0::2]) and np.array_equal(sy[1::4], lo[0::2])  # even columns: highest first
+    assert np.array_equal(sy[2::4], lo[1::2]) and np.array_equal(sy[3::4], hi[1::2])  # odd ones: lowest first
+    travel = lambda v: float(np.abs(np.diff(v)).sum())  # noqa: E731  (the path's vertical length)
+    assert travel(sy) < 0.6 * travel(yy)
+    assert np.array_equal(P.decimate(t[:100], y[:100], solid=True)[1], y[:100])  # a short series as it is
+
+
 def test_sub_pixel_shading_is_bounded_and_keeps_its_share():
     a = np.arange(200_000) * 0.1
     b = a + 0.05  # half of the time shaded, in 200,000 slivers

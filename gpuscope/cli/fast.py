@@ -1,22 +1,23 @@
-"""`gpuscope analyze` without typer: the command line most runs use, read here in a few
-microseconds instead of typer's 0.15 s (its pydantic layer), for the same outcome.
+"""`gpuscope analyze`, `plot` and `export` without typer: the command lines most runs use, read
+here in a few microseconds instead of typer's 0.15 s (its pydantic layer), for the same outcome.
 
-`run(argv)` handles `analyze SOURCE [options]` when every word is one this reads exactly as
-typer would: the options of `gpuscope analyze` (gpuscope/cli/analyze.py; their tables in
-gpuscope/cli/_analyze_options.py, generated from the typer command by
-tools/gen_analyze_options.py, so no option is written twice), each at most once,
-as `--opt value` or `--opt=value`, a plain number for --line-rate, one source. Anything else
-(help, a typo, an option twice, a value that starts with `-`, `--`) returns None and the typer
-application reads the line, with its own messages and exit codes. tests/test_cli_fast.py runs
-both on the same command lines.
+`run(argv)` handles `analyze|plot|export SOURCE [options]` when every word is one this reads
+exactly as typer would: the options of that command (gpuscope/cli/analyze.py, plot.py,
+export.py; their tables in gpuscope/cli/_fast_options.py, generated from the typer commands by
+tools/gen_fast_options.py, so no option is written twice), each at most once, as `--opt value`
+or `--opt=value`, a plain number for a numeric option (--line-rate, --start, --end), one
+source, every required option given. Anything else (help, a typo, an option twice, a value
+that starts with `-`, `--`, a missing `-o`) returns None and the typer application reads the
+line, with its own messages and exit codes. tests/test_cli_fast.py runs both on the same
+command lines.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpuscope.cli import bounds
-from gpuscope.cli._analyze_options import ARGUMENTS, FLAGS, TYPED, VALUES
+from gpuscope.cli import _fast_options, bounds
 from gpuscope.cli._common import (
     error_exit_code,
     interrupts_end_now,
@@ -24,12 +25,20 @@ from gpuscope.cli._common import (
     quiet_libraries,
 )
 
+# each command the fast path reads: its tables (tools/gen_fast_options.py renders them)
+TABLES: dict[str, dict[str, Any]] = {"analyze": _fast_options.ANALYZE, "plot": _fast_options.PLOT, "export": _fast_options.EXPORT}
+
 _NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
 
 def parse(argv: list[str]) -> dict | None:
-    """The keyword arguments of analyze_run.run for these words, or None (typer reads them)."""
-    if len(argv) < 2 or argv[0] != "analyze" or len(ARGUMENTS) != 1:
+    """The keyword arguments of the command's work (analyze_run.run, draw_run.plot,
+    draw_run.export) for these words, or None (typer reads them)."""
+    if len(argv) < 2 or argv[0] not in TABLES:
+        return None
+    table = TABLES[argv[0]]
+    arguments, flags, values, typed = table["arguments"], table["flags"], table["values"], table["typed"]
+    if len(arguments) != 1:
         return None
     kw: dict = {}
     source = None
@@ -40,15 +49,15 @@ def parse(argv: list[str]) -> dict | None:
         i += 1
         if w.startswith("-") and w != "-":
             name, eq, value = w.partition("=")
-            if name in FLAGS and not eq:
-                key = FLAGS[name]
+            if name in flags and not eq:
+                key = flags[name]
                 if key in kw:
                     return None
                 kw[key] = True
                 continue
-            if name not in VALUES:
+            if name not in values:
                 return None
-            key = VALUES[name]
+            key = values[name]
             if key in kw:
                 return None
             if not eq:
@@ -58,8 +67,8 @@ def parse(argv: list[str]) -> dict | None:
                 i += 1
             if value.startswith("-") or (not value and key != "fmt"):
                 return None
-            if key in TYPED:
-                number = _number(key, value)
+            if key in typed:
+                number = _number(typed[key], value)
                 if number is None:
                     return None  # (typer reads it and says why: gpuscope.cli.bounds)
                 kw[key] = number
@@ -69,37 +78,51 @@ def parse(argv: list[str]) -> dict | None:
         if source is not None:
             return None
         source = w
-    if source is None:
+    if source is None or any(key not in kw for key in table["required"]):
         return None
-    return {ARGUMENTS[0]: source, **kw}
+    return {arguments[0]: source, **kw}
 
 
-def _number(key: str, value: str) -> float | None:
+def _number(typed: tuple[str, str | None], value: str) -> float | None:
     """A typed option's value as typer would pass it, or None: one this does not read (a type
     other than a plain float, a float with no bound, a value out of its bound)."""
-    kind, bound = TYPED[key]
+    kind, bound = typed
     if kind != "float" or bound is None or not _NUMBER.fullmatch(value):
         return None
     return float(value) if getattr(bounds, bound).ok(value) else None
 
 
-def run(argv: list[str]) -> int | None:
-    """Run `gpuscope analyze` from these words and give its exit code; None: not handled."""
-    kw = parse(argv)
-    if kw is None:
-        return None
-    # (lazy: the analysis and what it needs, loaded only once the words are analyze's; every
-    # other command line pays nothing for them here)
-    from gpuscope import safe_output
+def _analyze(kw: dict) -> None:
     from gpuscope.allocator import for_long_inputs
     from gpuscope.cli import analyze_run
 
     for_long_inputs()  # (a million lines' arrays: freed pages reused, small pages faulted in)
+    analyze_run.run(**kw)
+
+
+def _draw(verb: str, kw: dict) -> None:
+    from gpuscope.cli import draw_run
+
+    getattr(draw_run, verb)(**kw)
+
+
+# (lazy: the analysis and what it needs, loaded only once the words are the command's; every
+# other command line pays nothing for them here)
+RUNNERS = {"analyze": _analyze, "plot": lambda kw: _draw("plot", kw), "export": lambda kw: _draw("export", kw)}
+
+
+def run(argv: list[str]) -> int | None:
+    """Run `gpuscope analyze|plot|export` from these words and give its exit code; None: not handled."""
+    kw = parse(argv)
+    if kw is None:
+        return None
+    from gpuscope import safe_output
+
     safe_output.reset()
     interrupts_unwind()
     try:
         with quiet_libraries():
-            analyze_run.run(**kw)
+            RUNNERS[argv[0]](kw)
     except (Exception, KeyboardInterrupt) as e:
         return error_exit_code(e)
     finally:

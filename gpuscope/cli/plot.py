@@ -1,22 +1,13 @@
-"""`gpuscope plot RUN|LOG -o timeline.png`: the timeline picture, in the format its suffix names."""
+"""`gpuscope plot RUN|LOG -o timeline.png`: the timeline picture, in the format its suffix names.
+The work is in gpuscope/cli/draw_run.py (shared with the fast path, gpuscope/cli/fast.py)."""
 
 from __future__ import annotations
-
-import sys
 
 import typer
 
 from gpuscope.cli import bounds, options
-from gpuscope.cli._common import (
-    handle_errors,
-    open_to_draw,
-    say_samples_damage,
-    source_title,
-    write_file,
-)
+from gpuscope.cli._common import handle_errors
 from gpuscope.cli.app import app
-from gpuscope.errors import UsageError
-from gpuscope.reports.safe_text import visible
 
 
 @app.command(
@@ -44,26 +35,7 @@ def plot_cmd(
     trace: options.Trace = None,
     model: options.Model = None,
 ) -> None:
-    from gpuscope.analysis.timeline_view import timeline_view, window
-    from gpuscope.cli.progress import Progress
-    from gpuscope.reports.plot import FORMATS, format_of, view_png
-    from gpuscope.safe_output import stream_target
+    from gpuscope.cli import draw_run  # (what it draws with: loaded when it runs)
 
-    kind = format_of(output)
-    if kind is None and stream_target(output):
-        kind = "png"  # /dev/null, /dev/stdout, a pipe: no suffix to read, PNG bytes as before
-    if kind is None:  # before reading anything: a name that asks for no picture format
-        raise UsageError(f"-o {output}: say the picture format by the suffix: "
-                         + ", ".join(f".{k}" for k in FORMATS if format_of(f"x.{k}")))
-    with Progress(source) as progress:
-        src = open_to_draw("plot", source, f"-o {visible(output)}", fmt=fmt, model=model, samples=samples, trace=trace,
-                           progress=progress.reading)
-        say_samples_damage(src)
-        progress.step("drawing")
-        tv = window(timeline_view(src), start, end)
-        png = view_png(tv, title=title or source_title(src, tv.records), fmt=kind)
-    write_file(output, png, f"the {FORMATS[kind]}")
-    smp = tv.samples
-    sys.stdout.write(f"wrote {visible(output)} ({len(png) / 1024:.0f} KiB; {len(tv.phases)} phases"
-                     + (f", {len(smp)} samples" if smp is not None and len(smp) else ", no samples")
-                     + f"; phases from {tv.basis})\n")
+    draw_run.plot(source, output=output, start=start, end=end, title=title, samples=samples, fmt=fmt, trace=trace,
+                  model=model)

@@ -114,8 +114,11 @@ def from_log_lines(components: pd.DataFrame | Columns, model: RoleModel, *, disp
     if isinstance(kept, np.ndarray):
         start, end = start[kept], end[kept]
     del r, kept  # (the 2M kept rows of a 10^6-line log: freed before the table is built)
+    # a picture's phases (display, nothing nested) as a categorical made from the codes at hand: the
+    # lanes, the shares and the trace read its codes instead of hashing a million names again each
+    names_of = _categorical(phase + ["other"], comp) if display and not model.contains else _table(phase + ["other"])[comp]
     out = pd.DataFrame({"worker": _column(frame, "worker", pos), "gpu": _column(frame, "gpu", pos),
-                        "partition": _column(frame, "partition", pos), "phase": _table(phase + ["other"])[comp],
+                        "partition": _column(frame, "partition", pos), "phase": names_of,
                         "t_start": start, "t_end": end})
     if model.contains:
         out = _nest_contained(out, pd.DataFrame({"component": _table(every_name)[comp],
@@ -126,6 +129,15 @@ def from_log_lines(components: pd.DataFrame | Columns, model: RoleModel, *, disp
 def _column(components: pd.DataFrame | Columns, name: str, pos: np.ndarray) -> np.ndarray:
     """An int64 column of the components at positions `pos`."""
     return np.asarray(components[name])[pos].astype("int64", copy=False)
+
+
+def _categorical(names: list, codes: np.ndarray) -> pd.Categorical:
+    """names[codes] as a categorical, each distinct name one category (names may repeat: two
+    fields drawn as one phase)."""
+    cats = list(dict.fromkeys(names))
+    at = {name: k for k, name in enumerate(cats)}
+    remap = np.array([at[name] for name in names], dtype=np.int32 if len(cats) >= 2**15 else np.int16)
+    return pd.Categorical.from_codes(remap[codes], categories=cats)
 
 
 def _table(values: list) -> np.ndarray:
