@@ -106,13 +106,13 @@ def _kernel_overlap(views: list[DeviceView], copies: pd.DataFrame) -> tuple[floa
 
 
 def _kernel_streams(gpu: pd.DataFrame) -> set[tuple[int, int, int]]:
-    return _stream_keys(gpu[gpu["kind"].astype(object) == "kernel"])
+    return _stream_keys(gpu[gpu["kind"] == "kernel"])
 
 
 def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
-    m = gpu[(gpu["kind"].astype(object) == "memcpy") & (gpu["host_memory"].astype(object) == "pageable")
-            & gpu["direction"].astype(object).isin(HOST_DIRECTIONS)]
+    m = gpu[(gpu["kind"] == "memcpy") & (gpu["host_memory"] == "pageable")
+            & gpu["direction"].isin(HOST_DIRECTIONS)]
     if not len(m) or inp.line_rate_gbs <= 0:
         return []
     us = float(m["dur_us"].sum())
@@ -212,7 +212,7 @@ def host_starved(inp: TraceRuleInput) -> list[Diagnosis]:
             "host_work": "host work", "after_sync": "host work after a synchronisation",
             "untraced": "host code outside every traced operator"}[cause]
     unseen = ["DataLoader worker processes and threads the profiler did not record are not in the trace"]
-    pageable = inp.gpu["host_memory"].astype(object).eq("pageable").any()
+    pageable = inp.gpu["host_memory"].eq("pageable").any()
     if cause == "data_loading":
         rec = ("Feed the GPU ahead of time: load batches in background workers (DataLoader(num_workers=N, "
                "persistent_workers=True, prefetch_factor=2)) or do the per-sample work on the GPU")
@@ -248,7 +248,7 @@ def _sync_calls(host: pd.DataFrame) -> pd.DataFrame:
 
 def _kernels(inp: TraceRuleInput) -> pd.DataFrame:
     gpu = inp.gpu
-    return gpu[gpu["kind"].astype(object) == "kernel"]
+    return gpu[gpu["kind"] == "kernel"]
 
 
 def _syncs_frequent(inp: TraceRuleInput) -> tuple[bool, pd.DataFrame, int]:
@@ -264,7 +264,7 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
     after = g[g["cause"] == "after_sync"]
     gpu = inp.gpu
-    reads = gpu[(gpu["kind"].astype(object) == "memcpy") & (gpu["direction"].astype(object) == "DtoH")
+    reads = gpu[(gpu["kind"] == "memcpy") & (gpu["direction"] == "DtoH")
                 & (gpu["bytes"] <= READBACK_MAX_BYTES)]
     kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
     ops = inp.host[inp.host["cat"].astype(object) == "cpu_op"]["name"].astype(object)
@@ -351,8 +351,8 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
 
 def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
-    m = gpu[(gpu["kind"].astype(object) == "memcpy") & gpu["direction"].astype(object).isin(HOST_DIRECTIONS)
-            & (gpu["host_memory"].astype(object) != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
+    m = gpu[(gpu["kind"] == "memcpy") & gpu["direction"].isin(HOST_DIRECTIONS)
+            & (gpu["host_memory"] != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
     kern_us = sum(iv.total(*v.kernels) for v in inp.views)
     if not len(m) or kern_us <= 0:
         return []
