@@ -130,25 +130,37 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             if hi < top else (None,)
 
 
+#: a chunk's columns (name -> its rows x 1 int64 column) -> the columns kept (name -> array)
+Derive = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+
+
 def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
-               tick: Callable[[int], None] | None = None) -> Columns:
+               tick: Callable[[int], None] | None = None, derive: Derive | None = None) -> Columns:
     """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
-    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
+    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress).
+    `derive`: what is kept of each chunk's int64 columns (the columns the frame holds, made a
+    chunk at a time: a table's raw int64 columns are never all held at once), in `Columns.ints`."""
     (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     names = list(ints)
-    out = {n: np.empty(upper, dtype=np.int64) for n in names}
+    out: dict[str, np.ndarray] = {} if derive is not None else {n: np.empty(upper, dtype=np.int64) for n in names}
     codes = np.empty(upper if text is not None else 0, dtype=np.int32)
     seen: dict[object, int] = {}
     i = 0
     for block, texts in iter_chunks(con, table, ints, where, tick, text):
         m = len(block)
-        for j, name in enumerate(names):
-            out[name][i:i + m] = block[:, j]
+        got = derive({n: block[:, j] for j, n in enumerate(names)}) if derive is not None else \
+            {n: block[:, j] for j, n in enumerate(names)}
+        for name, v in got.items():
+            if name not in out:  # (allocated for the whole table at the first chunk, in the chunk's dtype)
+                out[name] = np.empty(upper, dtype=v.dtype)
+            out[name][i:i + m] = v
         if texts is not None:
             c, uniq = pd.factorize(texts, use_na_sentinel=False)
             glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
             codes[i:i + m] = glob[c] if len(glob) else c
         i += m
+    if derive is not None and not out:  # (no row: the derived columns' dtypes from an empty chunk)
+        out = {n: np.asarray(v)[:0].copy() for n, v in derive({n: np.zeros(0, dtype=np.int64) for n in names}).items()}
     return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
                    codes if i == len(codes) else codes[:i].copy(), list(seen))
 

@@ -54,6 +54,7 @@ from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     Columns,
+    Derive,
     Strings,
     categorical,
     constant,
@@ -197,13 +198,14 @@ class _Reader:
             self.progress(min(self.done, self.total), self.total)
 
     def read(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], where: str = "1",
-             text: str | None = None, expected: int | None = None) -> Columns:
+             text: str | None = None, expected: int | None = None, derive: Derive | None = None) -> Columns:
         """The rows passing every check (SQL), the others skipped with their reason and counted: the
-        query that names them runs only when fewer rows came than `where` holds (`expected`; all)."""
+        query that names them runs only when fewer rows came than `where` holds (`expected`; all).
+        `derive`: the columns kept of each chunk (nsys_columns.read_table)."""
         conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
         cols = read_table(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
                           valid(self.sub(table, where), *(c for c, _ in conds)),
-                          self.sub(table, text) if text else None, self._tick)
+                          self.sub(table, text) if text else None, self._tick, derive)
         self._account(table, conds, where, len(cols), expected)
         return cols
 
@@ -242,19 +244,21 @@ class _Reader:
         out = []
         if KERNEL_T in self.tables:
             c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
-                          GPU_CHECKS)
+                          GPU_CHECKS, derive=_gpu_columns)
             out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
             del c  # (its columns the part does not keep: freed before the next table is read)
         if MEMCPY_T in self.tables:
             c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
-                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES])
+                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES],
+                          derive=_gpu_columns)
             copy_kinds = _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC, self.notes, by_label=False)
             direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
                                                      self._mem_kinds())
             out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
             del c
         if MEMSET_T in self.tables:
-            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES])
+            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES],
+                          derive=_gpu_columns)
             kinds = self._mem_kinds()
             codes, uniq = pd.factorize(c.ints["mk"], sort=False)
             labels = [kinds.get(int(k), "Unknown") for k in uniq]
@@ -328,15 +332,26 @@ class _Reader:
         return None
 
 
+def _gpu_columns(x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A chunk of a GPU table's columns as the frame keeps them (Derive): times in us, the
+    process key; the other columns (a name's id, copy and memory kinds) as read."""
+    out = {"rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
+           "device": x["device"], "stream": x["stream"], "ts_us": x["start"] / 1e3,
+           "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"]}
+    if "bytes" in x:
+        out["bytes"] = x["bytes"].astype(np.float64)
+    out.update({k: v for k, v in x.items() if k not in ("gpid", "start", "end", *out)})
+    return out
+
+
 def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
               copy: tuple[pd.Categorical, pd.Categorical] | None) -> dict[str, Any]:
     n, x = len(c), c.ints
     blank = constant("", n)
     return {
-        "rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
-        "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
-        "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"],
-        "bytes": x["bytes"].astype(np.float64) if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
+        "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
+        "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
+        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
     }
 
