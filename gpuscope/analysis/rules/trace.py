@@ -246,14 +246,15 @@ def _sync_calls(host: pd.DataFrame) -> pd.DataFrame:
     return rt[names.isin(hit)]
 
 
-def _kernels(inp: TraceRuleInput) -> pd.DataFrame:
+def _kernel_durations(inp: TraceRuleInput) -> np.ndarray:
+    """The kernels' dur_us, masked from the column (their rows, copied, were most of the frame)."""
     gpu = inp.gpu
-    return gpu[gpu["kind"] == "kernel"]
+    return gpu["dur_us"].to_numpy(dtype="float64")[(gpu["kind"] == "kernel").to_numpy(dtype=bool)]
 
 
 def _syncs_frequent(inp: TraceRuleInput) -> tuple[bool, pd.DataFrame, int]:
     syncs = _sync_calls(inp.host)
-    n_k = len(_kernels(inp))
+    n_k = int((inp.gpu["kind"] == "kernel").sum())
     return (len(syncs) >= SYNC_MIN_CALLS and len(syncs) >= SYNC_PER_KERNEL * max(n_k, 1)), syncs, n_k
 
 
@@ -266,7 +267,7 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
     reads = gpu[(gpu["kind"] == "memcpy") & (gpu["direction"] == "DtoH")
                 & (gpu["bytes"] <= READBACK_MAX_BYTES)]
-    kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
+    kd = _kernel_durations(inp)
     ops = inp.host[inp.host["cat"].astype(object) == "cpu_op"]["name"].astype(object)
     readers = ops[ops.isin(READBACK_OPS)].value_counts()
     span_s = inp.span_us / 1e6
@@ -313,7 +314,7 @@ def _phases_of(inp: TraceRuleInput, g: pd.DataFrame, top: int = 3) -> list[dict]
 
 def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     frequent, _, n_k = _syncs_frequent(inp)
-    kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
+    kd = _kernel_durations(inp)
     if frequent or n_k < LAUNCH_MIN_KERNELS or np.median(kd) > TINY_KERNEL_US:
         return []
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
