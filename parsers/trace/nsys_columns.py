@@ -102,10 +102,11 @@ def _texts(con: sqlite3.Connection, joined: str | None, text: str, rows: str, bo
 
 
 def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str,
-                tick: Callable[[int], None] | None = None, text: str | None = None
-                ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+                tick: Callable[[int], None] | None = None, text: str | None = None,
+                spans: list[tuple[int, int]] | None = None) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
     """(rows x len(ints) int64 block, the rows' `text` or None) per chunk of the rows `where`
-    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks)."""
+    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks).
+    `spans`: each chunk's rowid range (first, last) appended to it before the chunk comes."""
     # each number column of a chunk as one string of decimal numbers that SQLite prints in C
     # (group_concat; NULL as 0, a real truncated, as the old hex printf('%016x') did) and numpy parses
     # in C: no Python object per value. printf('%016x') cost ~1.7x the plain integer-to-text.
@@ -123,6 +124,8 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             block = np.empty((m, k), dtype=np.int64)
             for j, v in enumerate(strings[:k]):
                 block[:, j] = np.fromstring(v, dtype=np.int64, sep=",")
+            if spans is not None:
+                spans.append((lo, hi))
             yield block, (_texts(con, strings[k], text, rows, (lo, hi), m) if text is not None else None)
             if tick is not None:
                 tick(m)

@@ -226,14 +226,15 @@ class _Reader:
         self.counts[table] = got + len(bad)
 
     def stream(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], fn: Any, where: str = "1",
-               expected: int | None = None, text: str | None = None) -> int:
+               expected: int | None = None, text: str | None = None, spans: list[tuple[int, int]] | None = None
+               ) -> int:
         """`read` without keeping the rows: fn(block, texts) per chunk (rows x ints, int64; the rows'
         `text`, or None); the number of rows passed."""
         conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
         got = 0
         for block, texts in iter_chunks(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
                                          valid(self.sub(table, where), *(c for c, _ in conds)), self._tick,
-                                         self.sub(table, text) if text else None):
+                                         self.sub(table, text) if text else None, spans):
             fn(block, texts)
             got += len(block)
         self._account(table, conds, where, got, expected)
