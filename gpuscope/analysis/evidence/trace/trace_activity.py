@@ -127,7 +127,8 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     per-event rates, i.e. what the copies achieved together; host copies (HtoD, DtoH) also
     get their share of the line rate and their time at it.
     """
-    m = gpu[gpu["kind"] == "memcpy"]
+    # (the columns read, of the copies' rows: not every column of them)
+    m = gpu.loc[gpu["kind"] == "memcpy", ["direction", "host_memory", "dur_us", "bytes", "trace_gbs", "device"]]
     rows: list[dict] = []
     if not len(m):
         return rows
@@ -177,7 +178,7 @@ def line_rate_floor(gpu: pd.DataFrame, line_rate_gbs: float, line_rate_source: s
 
 def memset_rows(gpu: pd.DataFrame) -> list[dict]:
     """The `memset` list: one row per memory kind (count, bytes, ms)."""
-    m = gpu[gpu["kind"] == "memset"]
+    m = gpu.loc[gpu["kind"] == "memset", ["host_memory", "dur_us", "bytes"]]
     rows = []
     for memory, g in m.groupby(m["host_memory"].astype(object), sort=False):
         us = float(g["dur_us"].sum())
