@@ -159,3 +159,36 @@ class Summarised:
         if self.host_summary is None:
             self.host_summary = RowsSummary(self.host)
         return self.host_summary
+
+
+class Chunks:
+    """Where in a table its rows lie in time: per chunk read, its rowid range and the earliest
+    start and latest end (us, as the rows' `_times`) of the rows it held, so that a look-up of the
+    events across a few windows reads only the chunks that reach them (the rowid ranges), not
+    every row of the table (at 10M kernels 65M rows: ~60 s of CPU for the ten longest gaps)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []  # (first, last rowid) per chunk, filled by iter_chunks
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+    def add(self, s: np.ndarray, e: np.ndarray) -> None:
+        self.lo.append(float(s.min()))
+        self.hi.append(float(e.max()))
+
+    def ranges(self, windows: list[tuple[float, float]], slack: float) -> list[tuple[int, int]]:
+        """The rowid ranges of the chunks whose rows may overlap a window widened by `slack` us
+        (consecutive chunks joined: the rowids between two chunks hold no row read)."""
+        if not self.spans or len(self.spans) != len(self.lo):
+            return [(0, 2**63 - 1)]  # (not recorded: every row)
+        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
+        hit = np.zeros(lo.size, dtype=bool)
+        for a, b in windows:
+            hit |= (lo < b + slack) & (hi > a - slack)
+        out: list[tuple[int, int]] = []
+        for i in np.flatnonzero(hit).tolist():
+            if out and i > 0 and hit[i - 1]:
+                out[-1] = (out[-1][0], self.spans[i][1])
+            else:
+                out.append(self.spans[i])
+        return out

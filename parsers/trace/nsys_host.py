@@ -32,7 +32,7 @@ import pandas as pd
 
 from gpuscope.arrays import distinct
 from gpuscope.coverage import merge
-from gpuscope.parsers.trace.host_summary import HostSummary, Merged, Spans
+from gpuscope.parsers.trace.host_summary import Chunks, HostSummary, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     categorical,
@@ -113,39 +113,6 @@ class _Cover:
         return self.blocks
 
 
-class _Chunks:
-    """Where in a table its rows lie in time: per chunk read, its rowid range and the earliest
-    start and latest end (us, as the rows' `_times`) of the rows it held, so that a look-up of the
-    events across a few windows reads only the chunks that reach them (the rowid ranges), not
-    every row of the table (at 10M kernels 65M rows: ~60 s of CPU for the ten longest gaps)."""
-
-    def __init__(self) -> None:
-        self.spans: list[tuple[int, int]] = []  # (first, last rowid) per chunk, filled by iter_chunks
-        self.lo: list[float] = []
-        self.hi: list[float] = []
-
-    def add(self, s: np.ndarray, e: np.ndarray) -> None:
-        self.lo.append(float(s.min()))
-        self.hi.append(float(e.max()))
-
-    def ranges(self, windows: list[tuple[float, float]], slack: float) -> list[tuple[int, int]]:
-        """The rowid ranges of the chunks whose rows may overlap a window widened by `slack` us
-        (consecutive chunks joined: the rowids between two chunks hold no row read)."""
-        if not self.spans or len(self.spans) != len(self.lo):
-            return [(0, 2**63 - 1)]  # (not recorded: every row)
-        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
-        hit = np.zeros(lo.size, dtype=bool)
-        for a, b in windows:
-            hit |= (lo < b + slack) & (hi > a - slack)
-        out: list[tuple[int, int]] = []
-        for i in np.flatnonzero(hit).tolist():
-            if out and i > 0 and hit[i - 1]:
-                out[-1] = (out[-1][0], self.spans[i][1])
-            else:
-                out.append(self.spans[i])
-        return out
-
-
 class _Spans:
     def __init__(self) -> None:
         self.v: dict[int, list[float]] = {}
@@ -187,7 +154,7 @@ class NsysHost:
         self.sql: dict[str, dict[str, str]] = {}
         self.names: dict[str, dict[int, str]] = {}  # table -> nameId -> name (as the frames spell it)
         self.blocks: dict[int, Merged] = {}
-        self.chunks: dict[str, _Chunks] = {}  # table -> where its rows lie in time (NsysSummary.across)
+        self.chunks: dict[str, Chunks] = {}  # table -> where its rows lie in time (NsysSummary.across)
 
     def read(self) -> list[dict[str, Any]]:
         """Stream every host table once, keep the few rows: the host parts (nsys_sqlite._host_part)."""
@@ -204,9 +171,9 @@ class NsysHost:
             # number printed per row: the flag rides with the process key, < 2**40)
             ints = {"pkey": f"({q['gtid']} >> 24) * 2 + ({q['corr']} >= 0)", "start": q["start"], "end": q["end"]}
 
-            chunks = self.chunks[table] = _Chunks()
+            chunks = self.chunks[table] = Chunks()
 
-            def on_calls(block: np.ndarray, _: Any, chunks: _Chunks = chunks) -> None:
+            def on_calls(block: np.ndarray, _: Any, chunks: Chunks = chunks) -> None:
                 s, e = _times(block)
                 chunks.add(s, e)
                 key = block[:, 0] >> 1
@@ -256,7 +223,7 @@ class NsysHost:
         canonical, picked = [0], []
         kept_names: dict[object, bool] = {}  # an operator range's name (its text to the first comma): kept?
 
-        chunks = self.chunks[NVTX_T] = _Chunks()
+        chunks = self.chunks[NVTX_T] = Chunks()
 
         def on_ranges(block: np.ndarray, names: np.ndarray) -> None:
             s, e = _times(block)
@@ -326,7 +293,7 @@ class NsysSummary(HostSummary):
 
     def __init__(self, path: Path, ranks: dict[int, int], spans: Spans, cover: dict[int, Merged], calls: set[int],
                  sql: dict[str, dict[str, str]], names: dict[str, dict[int, str]], tables: set[str],
-                 chunks: dict[str, _Chunks] | None = None) -> None:
+                 chunks: dict[str, Chunks] | None = None) -> None:
         self.path, self.pkey = path, {rank: k for k, rank in ranks.items()}
         self.chunks = chunks or {}
         self._spans, self._cover, self._calls = spans, cover, calls

@@ -62,7 +62,7 @@ from gpuscope.parsers.trace.nsys_columns import (
     present,
     read_table,
     skipped,
-    used_only,
+    stack_parts,
     valid,
 )
 from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
@@ -71,6 +71,7 @@ from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
+    TRACE_GPU_NARROW,
     TRACE_GPU_SCHEMA,
     TRACE_HOST_SCHEMA,
     TRACE_SKIPPED_SCHEMA,
@@ -160,12 +161,6 @@ def _kind(label: str) -> str:
 def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
     """fn applied once per distinct name (names that become alike merge)."""
     return categorical(np.asarray(names.codes), [fn(str(c)) for c in names.categories])
-
-
-def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
-    keys = np.array(sorted(ranks), dtype=np.int64)
-    vals = np.array([ranks[int(k)] for k in keys], dtype=np.int64)
-    return vals[np.searchsorted(keys, pid)] if len(keys) else np.zeros(len(pid), dtype=np.int64)
 
 
 # A process's key is the serialized GlobalId without its thread (>> 24), so the same pid on two
@@ -357,31 +352,6 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
     }
 
 
-def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str]
-           ) -> pd.DataFrame:
-    """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
-    among equals), one column at a time (each part's column freed once stacked)."""
-    if not parts:
-        return typed_frame({}, schema)
-    for p in parts:
-        p["rank"] = _rank_of(p["rank"], ranks)
-    sort_cols = [np.concatenate([p[k] for p in parts]) for k in keys]
-    order = np.lexsort(sort_cols[::-1])
-    del sort_cols
-    cols: dict[str, Any] = {}
-    for name, dtype in schema.items():
-        vals = [p.pop(name) for p in parts]
-        if dtype == "category":
-            u = pd.api.types.union_categoricals(vals)
-            cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
-        else:
-            cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
-    # every column already of its schema dtype, all of one length: the frame is made of them as they
-    # are (schemas.typed_frame first builds its categorical columns as empty object ones, so pandas
-    # aligns, copying every column: 0.8x the frame's size more at the peak)
-    return pd.DataFrame(cols, columns=list(schema), copy=False)
-
-
 def _ranks(gpu_parts: list[dict[str, Any]], host_keys: set[int]) -> dict[int, int]:
     """process key -> rank: processes with GPU activity first, then the others, each in key order."""
     with_gpu = sorted({int(p) for part in gpu_parts for p in distinct(part["rank"])})
@@ -429,8 +399,8 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     if r.progress is not None and r.total:
         r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
     ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
-    gpu = _stack(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"])
-    host = _stack(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
+    gpu = stack_parts(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"], TRACE_GPU_NARROW)
+    host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
     host_events = sum(side.counts.values())
     if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "
