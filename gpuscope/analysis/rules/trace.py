@@ -25,6 +25,7 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
+from gpuscope.arrays import distinct
 from gpuscope.schemas import READBACK_OPS
 
 if TYPE_CHECKING:
@@ -105,8 +106,11 @@ def _kernel_overlap(views: list[DeviceView], copies: pd.DataFrame) -> tuple[floa
     return under, total
 
 
-def _kernel_streams(gpu: pd.DataFrame) -> set[tuple[int, int, int]]:
-    return _stream_keys(gpu[gpu["kind"] == "kernel"])
+def _kernel_streams(views: list[DeviceView]) -> set[tuple[int, int, int]]:
+    """(rank, device, stream) of every stream that ran a kernel: each view's kernels' streams
+    (their rows, copied and deduplicated as a frame, were ~75 bytes a kernel)."""
+    return {(v.rank, v.device, int(s)) for v in views
+            for s in distinct(v.gpu["stream"].to_numpy()[(v.gpu["kind"] == "kernel").to_numpy(dtype=bool)]).tolist()}
 
 
 def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
@@ -134,7 +138,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
         "share_of_line_rate": _r(gbs / inp.line_rate_gbs), "ms_at_line_rate": _r(at_line_us / 1e3),
         "host_blocked_fraction": _r(blocked), "blocks_host": None if blocked is None else blocked >= HOST_BLOCKED,
         "overlapped_with_kernels_fraction": _r(under / total if total > 0 else None),
-        "same_stream_as_kernels": bool(streams & _kernel_streams(gpu)),
+        "same_stream_as_kernels": bool(streams & _kernel_streams(inp.views)),
     }
     share = _stake(ev, us - at_line_us, inp.span_us)
     unseen = []
@@ -363,7 +367,7 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     alone = total - under
     stake = min(alone, kern_us - under)
     streams = _stream_keys(m)
-    same = bool(streams & _kernel_streams(gpu))
+    same = bool(streams & _kernel_streams(inp.views))
     ev = {"count": int(len(m)), "bytes": int(m["bytes"].sum()), "copy_ms": _r(total / 1e3),
           "overlapped_fraction": _r(under / total), "kernel_busy_ms": _r(kern_us / 1e3),
           "host_memory": sorted({str(x) for x in m["host_memory"].astype(object)}),
