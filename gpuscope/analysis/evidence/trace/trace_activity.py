@@ -275,15 +275,20 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
         dur = v.gpu["dur_us"].to_numpy(dtype="float64")
         names, labels = factorized(v.gpu["name"])
-        for stream, idx in stream_groups(v.gpu["stream"].to_numpy()):
-            kd_all = dur[idx]
+        st = v.gpu["stream"].to_numpy()
+        # a device of one stream: its rows as they are (views, not copies), and its unions the
+        # view's own (the same rows merged: device_views made them)
+        one = bool(st.size) and st.min() == st.max()
+        groups: list[tuple[int, Any]] = [(int(st[0]), slice(None))] if one else stream_groups(st)
+        for stream, idx in groups:
+            kd_all, t = dur[idx], ts[idx]
             is_k, is_c, is_m = kernel[idx], memcpy[idx], memset[idx]
             kd = kd_all[is_k]
-            busy = iv.merge(ts[idx], ts[idx] + kd_all)
+            busy = v.busy if one else iv.merge(t, t + kd_all)
             # one stream runs its kernels one at a time: kernel time is their union, and time
             # they overlap (a damaged trace, a clock that jumped) is said, never summed
-            tk = ts[idx][is_k]
-            kernel_us = iv.total(*iv.merge(tk, tk + kd))
+            tk = t[is_k]
+            kernel_us = iv.total(*(v.kernels if one else iv.merge(tk, tk + kd)))
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
                 "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
