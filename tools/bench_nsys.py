@@ -39,6 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO.parent / "shared" / "data" / "nsight" / "h100_2gpu_1s.sqlite"
+LAYOUT = "v2"  # the replicated file's row layout (v2: copy after copy; in its name, so an older file is not reused)
 TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
           "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS")
 
@@ -103,8 +104,11 @@ def make(source: Path, out: Path, factor: int) -> None:
             else:
                 shifted.append(f'"{c}"')
         names = ", ".join(f'"{c}"' for c in cols)
-        con.execute(f"INSERT INTO {t} ({names}) SELECT {', '.join(shifted)} FROM {t} AS o, k "
-                    f"WHERE o.rowid <= (SELECT max(rowid) FROM {t})")
+        # copy after copy, each in the source's row order: rows in time order, as a longer capture's
+        # come (the first form, o x k, put each source row's copies next to one another, so that
+        # every 65,536 rowids spanned the whole capture)
+        con.execute(f"INSERT INTO {t} ({names}) SELECT {', '.join(shifted)} FROM k, {t} AS o "
+                    f"WHERE o.rowid <= (SELECT max(rowid) FROM {t}) ORDER BY k.i, o.rowid")
         con.commit()
     con.execute("VACUUM")
     con.close()
@@ -168,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     con.close()
     factor = max(0, math.ceil(a.kernels / n0) - 1)
     a.out.mkdir(parents=True, exist_ok=True)
-    big = a.out / f"nsys_{a.kernels}.sqlite"
+    big = a.out / f"nsys_{a.kernels}_{LAYOUT}.sqlite"
     if not big.is_file():
         t = time.perf_counter()
         make(a.source, big, factor)
