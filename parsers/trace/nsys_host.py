@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.arrays import distinct
-from gpuscope.coverage import merge
-from gpuscope.parsers.trace.host_summary import Chunks, HostSummary, Merged, Spans
+from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     categorical,
@@ -55,7 +54,6 @@ VERSION_SUFFIX = re.compile(r"_v\d+$")
 # "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
 EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
 LAUNCH = "LaunchKernel"
-MERGE_ROWS = 1 << 20  # a rank's buffered host intervals merged into its cover from this many on
 
 
 def operator(name: str) -> str:
@@ -79,38 +77,6 @@ def nvtx_class(t: str) -> str:
 def by_text(expr: Any, raw: str, t: str) -> str:
     """expr(text) on the row's own text column (the usual case, cheap), expr(t) where it is NULL."""
     return f"(CASE WHEN {raw} IS NOT NULL THEN {expr(raw)} ELSE {expr(t)} END)"
-
-
-class _Cover:
-    """Each process's host intervals merged into disjoint blocks chunk after chunk: the buffer is
-    merged into the blocks once it holds MERGE_ROWS or half the blocks' number."""
-
-    def __init__(self) -> None:
-        self.blocks: dict[int, Merged] = {}
-        self.buf: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self.n: dict[int, int] = {}
-
-    def add(self, key: np.ndarray, s: np.ndarray, e: np.ndarray) -> None:
-        keys = distinct(key)
-        for k in keys.tolist():
-            sel = slice(None) if keys.size == 1 else key == k
-            self.buf.setdefault(k, []).append((s[sel], e[sel]))
-            self.n[k] = self.n.get(k, 0) + int(s[sel].size)
-            if self.n[k] >= max(MERGE_ROWS, self.blocks.get(k, (s[:0], s[:0]))[0].size // 2):
-                self._flush(k)
-
-    def _flush(self, k: int) -> None:
-        parts = self.buf.pop(k, [])
-        self.n[k] = 0
-        if k in self.blocks:
-            parts.insert(0, self.blocks[k])
-        if parts:
-            self.blocks[k] = merge(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-
-    def done(self) -> dict[int, Merged]:
-        for k in list(self.buf):
-            self._flush(k)
-        return self.blocks
 
 
 class _Spans:
@@ -148,7 +114,7 @@ class NsysHost:
 
     def __init__(self, reader: Any) -> None:
         self.r = reader  # nsys_sqlite._Reader: con, tables, strings, sub(), stream(), notes
-        self.spans, self.cover = _Spans(), _Cover()
+        self.spans, self.cover = _Spans(), Cover()
         self.calls_pkeys: set[int] = set()
         self.counts: dict[str, int] = {}
         self.sql: dict[str, dict[str, str]] = {}
