@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """`make bench`: an Nsight Systems SQLite export at scale (issue 32's scale row).
 
-Makes $TMPDIR/gpuscope-bench-nsys/nsys_<N>.sqlite once (outside the checkout) by replicating a
+Makes $TMPDIR/gpuscope-bench-nsys/nsys_<N>_v2.sqlite once (outside the checkout) by replicating a
 real export's rows (same schema: the source file copied, then its kernels, copies, memsets, runtime calls and NVTX ranges inserted
-again FACTOR times, each copy shifted past the previous one in time and in correlationId, so
-launches still join their GPU work), then times, each in a fresh process:
+again FACTOR times, copy after copy, each shifted past the previous one in time and in
+correlationId, so launches still join their GPU work and rows come in time order as a longer
+capture's do), then times, each in a fresh process:
 
     sqlite3 scan    what sqlite3 itself takes to scan those tables (count and sums of the
                     columns the reader reads), the floor the reader is held to (<= 10x)
