@@ -30,8 +30,11 @@ def cumulative(starts: ArrayLike, ends: ArrayLike, rates: ArrayLike, t: ArrayLik
     s, e, t = s - origin, e - origin, t - origin
 
     def part(x: np.ndarray) -> np.ndarray:  # sum over x_i <= t of r_i * (t - x_i)
-        order = np.argsort(x, kind="stable")
-        xs, rs = x[order], r[order]
+        if x.size > 1 and not bool((x[1:] >= x[:-1]).all()):
+            order = np.argsort(x, kind="stable")
+            xs, rs = x[order], r[order]
+        else:  # already in order (merged blocks): the stable order is the identity, nothing gathered
+            xs, rs = x, r
         cr = np.concatenate([[0.0], np.cumsum(rs)])
         crx = np.concatenate([[0.0], np.cumsum(rs * xs)])
         k = np.searchsorted(xs, t, side="right")

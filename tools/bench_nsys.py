@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """`make bench`: an Nsight Systems SQLite export at scale (issue 32's scale row).
 
-Makes $TMPDIR/gpuscope-bench-nsys/nsys_<N>.sqlite once (outside the checkout) by replicating a
+Makes $TMPDIR/gpuscope-bench-nsys/nsys_<N>_v2.sqlite once (outside the checkout) by replicating a
 real export's rows (same schema: the source file copied, then its kernels, copies, memsets, runtime calls and NVTX ranges inserted
-again FACTOR times, each copy shifted past the previous one in time and in correlationId, so
-launches still join their GPU work), then times, each in a fresh process:
+again FACTOR times, copy after copy, each shifted past the previous one in time and in
+correlationId, so launches still join their GPU work and rows come in time order as a longer
+capture's do), then times, each in a fresh process:
 
     sqlite3 scan    what sqlite3 itself takes to scan those tables (count and sums of the
                     columns the reader reads), the floor the reader is held to (<= 10x)
@@ -39,6 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO.parent / "shared" / "data" / "nsight" / "h100_2gpu_1s.sqlite"
+LAYOUT = "v2"  # the replicated file's row layout (v2: copy after copy; in its name, so an older file is not reused)
 TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
           "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS")
 
@@ -103,8 +105,11 @@ def make(source: Path, out: Path, factor: int) -> None:
             else:
                 shifted.append(f'"{c}"')
         names = ", ".join(f'"{c}"' for c in cols)
-        con.execute(f"INSERT INTO {t} ({names}) SELECT {', '.join(shifted)} FROM {t} AS o, k "
-                    f"WHERE o.rowid <= (SELECT max(rowid) FROM {t})")
+        # copy after copy, each in the source's row order: rows in time order, as a longer capture's
+        # come (the first form, o x k, put each source row's copies next to one another, so that
+        # every 65,536 rowids spanned the whole capture)
+        con.execute(f"INSERT INTO {t} ({names}) SELECT {', '.join(shifted)} FROM k, {t} AS o "
+                    f"WHERE o.rowid <= (SELECT max(rowid) FROM {t}) ORDER BY k.i, o.rowid")
         con.commit()
     con.execute("VACUUM")
     con.close()
@@ -168,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     con.close()
     factor = max(0, math.ceil(a.kernels / n0) - 1)
     a.out.mkdir(parents=True, exist_ok=True)
-    big = a.out / f"nsys_{a.kernels}.sqlite"
+    big = a.out / f"nsys_{a.kernels}_{LAYOUT}.sqlite"
     if not big.is_file():
         t = time.perf_counter()
         make(a.source, big, factor)

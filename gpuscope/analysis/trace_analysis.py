@@ -120,7 +120,10 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         if named is not None:
             line_rate_gbs, line_rate_source = named[0], "gpu_name"
     line_rate_gbs, line_rate_source = act.line_rate_floor(frames.gpu, line_rate_gbs, line_rate_source)
-    views = act.device_views(frames)
+    ordered = act.in_order(frames.gpu)
+    if not ordered.index.equals(pd.RangeIndex(len(ordered))):  # (as the views' concatenation numbers its rows)
+        ordered = ordered.reset_index(drop=True)
+    views = act.device_views(frames, ordered)
     if not views:
         raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "
                           "(recorded without ProfilerActivity.CUDA?)")
@@ -136,7 +139,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     span = sum(v.span_us for v in views)
     rule_input = TraceRuleInput(views=views, gaps=gaps, line_rate_gbs=line_rate_gbs,
                                 line_rate_source=line_rate_source, host=frames.host,
-                                host_summary=frames.summary(), gap_hosts=gap_list)
+                                host_summary=frames.summary(), gap_hosts=gap_list, frame=ordered)
     notes = list(frames.notes)
     if not len(frames.host):
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")

@@ -4,6 +4,7 @@
     iter_chunks(con, table, ints, where, tick=None, text=None) the same a chunk at a time, not held
     Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
     categorical(codes, labels), constant(value, n)            categoricals made from codes
+    stack_parts(parts, schema, ranks, keys, narrow=())         the tables' parts as one sorted frame
 
 The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
 columns skip them. Chunk by chunk of rowids, SQLite prints each number column as one string of
@@ -27,9 +28,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from gpuscope.schemas import typed_frame
 
 CHUNK_ROWS = 1 << 16
 NUMBER = "typeof({c}) IN ('integer', 'real')"
@@ -102,10 +106,11 @@ def _texts(con: sqlite3.Connection, joined: str | None, text: str, rows: str, bo
 
 
 def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str,
-                tick: Callable[[int], None] | None = None, text: str | None = None
-                ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+                tick: Callable[[int], None] | None = None, text: str | None = None,
+                spans: list[tuple[int, int]] | None = None) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
     """(rows x len(ints) int64 block, the rows' `text` or None) per chunk of the rows `where`
-    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks)."""
+    holds, in rowid order: a table read without holding it (`read_table` keeps the chunks).
+    `spans`: each chunk's rowid range (first, last) appended to it before the chunk comes."""
     # each number column of a chunk as one string of decimal numbers that SQLite prints in C
     # (group_concat; NULL as 0, a real truncated, as the old hex printf('%016x') did) and numpy parses
     # in C: no Python object per value. printf('%016x') cost ~1.7x the plain integer-to-text.
@@ -123,6 +128,8 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             block = np.empty((m, k), dtype=np.int64)
             for j, v in enumerate(strings[:k]):
                 block[:, j] = np.fromstring(v, dtype=np.int64, sep=",")
+            if spans is not None:
+                spans.append((lo, hi))
             yield block, (_texts(con, strings[k], text, rows, (lo, hi), m) if text is not None else None)
             if tick is not None:
                 tick(m)
@@ -130,25 +137,37 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             if hi < top else (None,)
 
 
+#: a chunk's columns (name -> its rows x 1 int64 column) -> the columns kept (name -> array)
+Derive = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+
+
 def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where: str, text: str | None = None,
-               tick: Callable[[int], None] | None = None) -> Columns:
+               tick: Callable[[int], None] | None = None, derive: Derive | None = None) -> Columns:
     """`ints` (name -> SQL expression, each an integer per row) and one optional `text` expression
-    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress)."""
+    of the rows `where` holds, in rowid order. `tick(rows)` after each chunk (progress).
+    `derive`: what is kept of each chunk's int64 columns (the columns the frame holds, made a
+    chunk at a time: a table's raw int64 columns are never all held at once), in `Columns.ints`."""
     (upper,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     names = list(ints)
-    out = {n: np.empty(upper, dtype=np.int64) for n in names}
+    out: dict[str, np.ndarray] = {} if derive is not None else {n: np.empty(upper, dtype=np.int64) for n in names}
     codes = np.empty(upper if text is not None else 0, dtype=np.int32)
     seen: dict[object, int] = {}
     i = 0
     for block, texts in iter_chunks(con, table, ints, where, tick, text):
         m = len(block)
-        for j, name in enumerate(names):
-            out[name][i:i + m] = block[:, j]
+        got = derive({n: block[:, j] for j, n in enumerate(names)}) if derive is not None else \
+            {n: block[:, j] for j, n in enumerate(names)}
+        for name, v in got.items():
+            if name not in out:  # (allocated for the whole table at the first chunk, in the chunk's dtype)
+                out[name] = np.empty(upper, dtype=v.dtype)
+            out[name][i:i + m] = v
         if texts is not None:
             c, uniq = pd.factorize(texts, use_na_sentinel=False)
             glob = np.array([seen.setdefault(u, len(seen)) for u in uniq], dtype=np.int32)
             codes[i:i + m] = glob[c] if len(glob) else c
         i += m
+    if derive is not None and not out:  # (no row: the derived columns' dtypes from an empty chunk)
+        out = {n: np.asarray(v)[:0].copy() for n, v in derive({n: np.zeros(0, dtype=np.int64) for n in names}).items()}
     return Columns({n: (a if i == upper else a[:i].copy()) for n, a in out.items()},
                    codes if i == len(codes) else codes[:i].copy(), list(seen))
 
@@ -194,3 +213,47 @@ def used_only(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
     remap[by_name] = np.arange(len(by_name))
     names = [str(c) for c in np.asarray(categories, dtype=object)[by_name]]
     return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names))  # (str, as pandas infers it)
+
+
+def rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
+    keys = np.array(sorted(ranks), dtype=np.int64)
+    vals = np.array([ranks[int(k)] for k in keys], dtype=np.int64)
+    return vals[np.searchsorted(keys, pid)] if len(keys) else np.zeros(len(pid), dtype=np.int64)
+
+
+def narrowest(arrays: list[np.ndarray]) -> np.dtype:
+    """The narrowest signed integer dtype holding every value of `arrays` (int64 at most)."""
+    lo = min((int(a.min()) for a in arrays if a.size), default=0)
+    hi = max((int(a.max()) for a in arrays if a.size), default=0)
+    for dt in (np.int8, np.int16, np.int32):
+        if np.iinfo(dt).min <= lo and hi <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str],
+           narrow: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
+    among equals), one column at a time (each part's column freed once stacked). The int64
+    columns `narrow` names are held in the narrowest signed integer dtype their values fit
+    (gpuscope.schemas: TRACE_GPU_NARROW): the same numbers in a quarter or an eighth of the bytes."""
+    if not parts:
+        return typed_frame({}, schema)
+    for p in parts:
+        p["rank"] = rank_of(p["rank"], ranks)
+    schema = {**schema, **{c: str(narrowest([p[c] for p in parts])) for c in narrow if schema.get(c) == "int64"}}
+    sort_cols = [np.concatenate([np.asarray(p[k], dtype=schema[k]) for p in parts]) for k in keys]
+    order = np.lexsort(sort_cols[::-1])
+    del sort_cols
+    cols: dict[str, Any] = {}
+    for name, dtype in schema.items():
+        vals = [p.pop(name) for p in parts]
+        if dtype == "category":
+            u = pd.api.types.union_categoricals(vals)
+            cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
+        else:
+            cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
+    # every column already of its schema dtype, all of one length: the frame is made of them as they
+    # are (schemas.typed_frame first builds its categorical columns as empty object ones, so pandas
+    # aligns, copying every column: 0.8x the frame's size more at the peak)
+    return pd.DataFrame(cols, columns=list(schema), copy=False)

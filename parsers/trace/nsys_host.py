@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.arrays import distinct, median
-from gpuscope.coverage import merge
-from gpuscope.parsers.trace.host_summary import HostSummary, Merged, Spans
+from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     categorical,
@@ -55,7 +54,6 @@ VERSION_SUFFIX = re.compile(r"_v\d+$")
 # "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
 EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
 LAUNCH = "LaunchKernel"
-MERGE_ROWS = 1 << 20  # a rank's buffered host intervals merged into its cover from this many on
 
 
 def operator(name: str) -> str:
@@ -79,38 +77,6 @@ def nvtx_class(t: str) -> str:
 def by_text(expr: Any, raw: str, t: str) -> str:
     """expr(text) on the row's own text column (the usual case, cheap), expr(t) where it is NULL."""
     return f"(CASE WHEN {raw} IS NOT NULL THEN {expr(raw)} ELSE {expr(t)} END)"
-
-
-class _Cover:
-    """Each process's host intervals merged into disjoint blocks chunk after chunk: the buffer is
-    merged into the blocks once it holds MERGE_ROWS or half the blocks' number."""
-
-    def __init__(self) -> None:
-        self.blocks: dict[int, Merged] = {}
-        self.buf: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self.n: dict[int, int] = {}
-
-    def add(self, key: np.ndarray, s: np.ndarray, e: np.ndarray) -> None:
-        keys = distinct(key)
-        for k in keys.tolist():
-            sel = slice(None) if keys.size == 1 else key == k
-            self.buf.setdefault(k, []).append((s[sel], e[sel]))
-            self.n[k] = self.n.get(k, 0) + int(s[sel].size)
-            if self.n[k] >= max(MERGE_ROWS, self.blocks.get(k, (s[:0], s[:0]))[0].size // 2):
-                self._flush(k)
-
-    def _flush(self, k: int) -> None:
-        parts = self.buf.pop(k, [])
-        self.n[k] = 0
-        if k in self.blocks:
-            parts.insert(0, self.blocks[k])
-        if parts:
-            self.blocks[k] = merge(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-
-    def done(self) -> dict[int, Merged]:
-        for k in list(self.buf):
-            self._flush(k)
-        return self.blocks
 
 
 class _Spans:
@@ -148,12 +114,13 @@ class NsysHost:
 
     def __init__(self, reader: Any) -> None:
         self.r = reader  # nsys_sqlite._Reader: con, tables, strings, sub(), stream(), notes
-        self.spans, self.cover = _Spans(), _Cover()
+        self.spans, self.cover = _Spans(), Cover()
         self.calls_pkeys: set[int] = set()
         self.counts: dict[str, int] = {}
         self.sql: dict[str, dict[str, str]] = {}
         self.names: dict[str, dict[int, str]] = {}  # table -> nameId -> name (as the frames spell it)
         self.blocks: dict[int, Merged] = {}
+        self.chunks: dict[str, Chunks] = {}  # table -> where its rows lie in time (NsysSummary.across)
 
     def read(self) -> list[dict[str, Any]]:
         """Stream every host table once, keep the few rows: the host parts (nsys_sqlite._host_part)."""
@@ -170,14 +137,17 @@ class NsysHost:
             # number printed per row: the flag rides with the process key, < 2**40)
             ints = {"pkey": f"({q['gtid']} >> 24) * 2 + ({q['corr']} >= 0)", "start": q["start"], "end": q["end"]}
 
-            def on_calls(block: np.ndarray, _: Any) -> None:
+            chunks = self.chunks[table] = Chunks()
+
+            def on_calls(block: np.ndarray, _: Any, chunks: Chunks = chunks) -> None:
                 s, e = _times(block)
+                chunks.add(s, e)
                 key = block[:, 0] >> 1
                 self.spans.add(key, s, e)
                 self.cover.add(key, s, e)
                 self.calls_pkeys.update(distinct(key[(block[:, 0] & 1) == 1]).tolist())
 
-            self.counts[cat] = r.stream(table, ints, [TIMES], on_calls)
+            self.counts[cat] = r.stream(table, ints, [TIMES], on_calls, spans=chunks.spans)
             names = self._call_names(table)
             picked = [i for i, n in names.items() if SYNC_RE.search(n) or ALLOC_RE.search(n)]
             if picked:
@@ -219,8 +189,11 @@ class NsysHost:
         canonical, picked = [0], []
         kept_names: dict[object, bool] = {}  # an operator range's name (its text to the first comma): kept?
 
+        chunks = self.chunks[NVTX_T] = Chunks()
+
         def on_ranges(block: np.ndarray, names: np.ndarray) -> None:
             s, e = _times(block)
+            chunks.add(s, e)
             key = block[:, 0] >> 2
             self.spans.add(key, s, e)
             op = (block[:, 0] & 3) == 1
@@ -238,7 +211,7 @@ class NsysHost:
         # per row: process * 4 + class (the process key < 2**40), start, end, rowid; the name an
         # operator range would have (its text to the first comma: a few distinct ones)
         r.stream(NVTX_T, {"pkey": f"({q['gtid']} >> 24) * 4 + {cls}", "start": q["start"], "end": q["end"],
-                          "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected,
+                          "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected, spans=chunks.spans,
                  text=by_text(lambda x: f"substr({x}, 1, instr({x}, ',') - 1)", raw, t))
         # the rows kept (annotations, the operators kept_operator names) and those of another form
         r.con.execute("CREATE TEMP TABLE nsys_kept(r INTEGER PRIMARY KEY)")
@@ -278,15 +251,17 @@ class NsysHost:
         cover = self.blocks
         return NsysSummary(path, ranks, {ranks[k]: (v[0], v[1], v[2]) for k, v in self.spans.v.items()},
                            {ranks[k]: v for k, v in cover.items()}, {ranks[k] for k in self.calls_pkeys},
-                           self.sql, self.names, set(self.r.tables))
+                           self.sql, self.names, set(self.r.tables), self.chunks)
 
 
 class NsysSummary(HostSummary):
     """HostSummary of an export: spans and cover read with the rows, the rest looked up in SQL."""
 
     def __init__(self, path: Path, ranks: dict[int, int], spans: Spans, cover: dict[int, Merged], calls: set[int],
-                 sql: dict[str, dict[str, str]], names: dict[str, dict[int, str]], tables: set[str]) -> None:
+                 sql: dict[str, dict[str, str]], names: dict[str, dict[int, str]], tables: set[str],
+                 chunks: dict[str, Chunks] | None = None) -> None:
         self.path, self.pkey = path, {rank: k for k, rank in ranks.items()}
+        self.chunks = chunks or {}
         self._spans, self._cover, self._calls = spans, cover, calls
         self.sql, self.names, self.tables = sql, names, tables
         self._interval: list[float | None] = []
@@ -341,19 +316,21 @@ class NsysSummary(HostSummary):
         if not want.size or rank not in self.pkey:
             return ts, dur
         con = self._connect()
-        got: list[tuple[int, int, int]] = []
+        got: list[np.ndarray] = []  # (the rows a batch at a time as int64 arrays: as Python tuples, ~400 bytes a copy)
         try:
             con.execute("CREATE TEMP TABLE want(c INTEGER PRIMARY KEY)")
-            con.executemany("INSERT INTO want VALUES (?)", ((int(c),) for c in want))
+            con.executemany("INSERT INTO want VALUES (?)", ((int(c),) for c in want.tolist()))
             for t, q in self._call_tables():
-                got += con.execute(f"SELECT {q['corr']}, {q['start']}, {q['end']} FROM {t} WHERE ({q['valid']}) AND "
-                                   f"{q['gtid']} >> 24 = ? AND {q['corr']} IN (SELECT c FROM temp.want) ORDER BY rowid",
-                                   (self.pkey[rank],)).fetchall()
+                cur = con.execute(f"SELECT {q['corr']}, {q['start']}, {q['end']} FROM {t} WHERE ({q['valid']}) AND "
+                                  f"{q['gtid']} >> 24 = ? AND {q['corr']} IN (SELECT c FROM temp.want) ORDER BY rowid",
+                                  (self.pkey[rank],))
+                while rows := cur.fetchmany(1 << 16):
+                    got.append(np.array(rows, dtype=np.int64))
         finally:
             con.close()
         if not got:
             return ts, dur
-        a = np.array(got, dtype=np.int64)
+        a = np.concatenate(got)
         s = a[:, 1] / 1e3
         order = np.argsort(s, kind="stable")  # (the first call by start; runtime before driver, then rowid)
         c_sorted = a[order, 0]
@@ -401,10 +378,12 @@ class NsysSummary(HostSummary):
                 over = " OR ".join(f"({at} < ? + 1 AND {until} > ? - 1)" for _ in windows)
                 base = f"({q['where']}) AND " if "where" in q else ""
                 what = q["text"] if t == NVTX_T else q["name"]
-                rows = con.execute(f"SELECT {q['gtid']}, {q['start']}, {q['end']}, "
-                                   f"{q.get('corr', '-1')}, {what}, rowid FROM {t} WHERE {base}({q['valid']}) AND "
-                                   f"{q['gtid']} >> 24 = ? AND ({over})",
-                                   (self.pkey[rank], *[float(x) for w in windows for x in (w[1], w[0])])).fetchall()
+                sql = (f"SELECT {q['gtid']}, {q['start']}, {q['end']}, {q.get('corr', '-1')}, {what}, rowid FROM {t} "
+                       f"WHERE rowid BETWEEN ? AND ? AND {base}({q['valid']}) AND {q['gtid']} >> 24 = ? AND ({over})")
+                args = (self.pkey[rank], *[float(x) for w in windows for x in (w[1], w[0])])
+                # only the chunks whose rows reach a window (2 us wider than the query's own test)
+                chunks = self.chunks[t].ranges(windows, 2.0) if t in self.chunks else [(0, 2**63 - 1)]
+                rows = [row for a, b in chunks for row in con.execute(sql, (a, b, *args))]
                 for g, s, e, c, w, rid in rows:
                     if t == NVTX_T:
                         name = "<unnamed range>" if w is None else str(w)

@@ -54,6 +54,7 @@ from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     Columns,
+    Derive,
     Strings,
     categorical,
     constant,
@@ -61,7 +62,7 @@ from gpuscope.parsers.trace.nsys_columns import (
     present,
     read_table,
     skipped,
-    used_only,
+    stack_parts,
     valid,
 )
 from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
@@ -70,6 +71,7 @@ from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GPU_ANNOTATION_SCHEMA,
+    TRACE_GPU_NARROW,
     TRACE_GPU_SCHEMA,
     TRACE_HOST_SCHEMA,
     TRACE_SKIPPED_SCHEMA,
@@ -161,12 +163,6 @@ def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
     return categorical(np.asarray(names.codes), [fn(str(c)) for c in names.categories])
 
 
-def _rank_of(pid: np.ndarray, ranks: dict[int, int]) -> np.ndarray:
-    keys = np.array(sorted(ranks), dtype=np.int64)
-    vals = np.array([ranks[int(k)] for k in keys], dtype=np.int64)
-    return vals[np.searchsorted(keys, pid)] if len(keys) else np.zeros(len(pid), dtype=np.int64)
-
-
 # A process's key is the serialized GlobalId without its thread (>> 24), so the same pid on two
 # hosts (a merged multi-node report: the host/VM id sits above bit 48) is two processes.
 _PLACE = re.compile(r"\{(\w+)\}")
@@ -197,13 +193,14 @@ class _Reader:
             self.progress(min(self.done, self.total), self.total)
 
     def read(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], where: str = "1",
-             text: str | None = None, expected: int | None = None) -> Columns:
+             text: str | None = None, expected: int | None = None, derive: Derive | None = None) -> Columns:
         """The rows passing every check (SQL), the others skipped with their reason and counted: the
-        query that names them runs only when fewer rows came than `where` holds (`expected`; all)."""
+        query that names them runs only when fewer rows came than `where` holds (`expected`; all).
+        `derive`: the columns kept of each chunk (nsys_columns.read_table)."""
         conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
         cols = read_table(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
                           valid(self.sub(table, where), *(c for c, _ in conds)),
-                          self.sub(table, text) if text else None, self._tick)
+                          self.sub(table, text) if text else None, self._tick, derive)
         self._account(table, conds, where, len(cols), expected)
         return cols
 
@@ -224,14 +221,15 @@ class _Reader:
         self.counts[table] = got + len(bad)
 
     def stream(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], fn: Any, where: str = "1",
-               expected: int | None = None, text: str | None = None) -> int:
+               expected: int | None = None, text: str | None = None, spans: list[tuple[int, int]] | None = None
+               ) -> int:
         """`read` without keeping the rows: fn(block, texts) per chunk (rows x ints, int64; the rows'
         `text`, or None); the number of rows passed."""
         conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
         got = 0
         for block, texts in iter_chunks(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
                                          valid(self.sub(table, where), *(c for c, _ in conds)), self._tick,
-                                         self.sub(table, text) if text else None):
+                                         self.sub(table, text) if text else None, spans):
             fn(block, texts)
             got += len(block)
         self._account(table, conds, where, got, expected)
@@ -242,19 +240,21 @@ class _Reader:
         out = []
         if KERNEL_T in self.tables:
             c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
-                          GPU_CHECKS)
+                          GPU_CHECKS, derive=_gpu_columns)
             out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
             del c  # (its columns the part does not keep: freed before the next table is read)
         if MEMCPY_T in self.tables:
             c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
-                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES])
+                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES],
+                          derive=_gpu_columns)
             copy_kinds = _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC, self.notes, by_label=False)
             direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
                                                      self._mem_kinds())
             out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
             del c
         if MEMSET_T in self.tables:
-            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES])
+            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES],
+                          derive=_gpu_columns)
             kinds = self._mem_kinds()
             codes, uniq = pd.factorize(c.ints["mk"], sort=False)
             labels = [kinds.get(int(k), "Unknown") for k in uniq]
@@ -328,42 +328,28 @@ class _Reader:
         return None
 
 
+def _gpu_columns(x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A chunk of a GPU table's columns as the frame keeps them (Derive): times in us, the
+    process key; the other columns (a name's id, copy and memory kinds) as read."""
+    out = {"rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
+           "device": x["device"], "stream": x["stream"], "ts_us": x["start"] / 1e3,
+           "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"]}
+    if "bytes" in x:
+        out["bytes"] = x["bytes"].astype(np.float64)
+    out.update({k: v for k, v in x.items() if k not in ("gpid", "start", "end", *out)})
+    return out
+
+
 def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
               copy: tuple[pd.Categorical, pd.Categorical] | None) -> dict[str, Any]:
     n, x = len(c), c.ints
     blank = constant("", n)
     return {
-        "rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
-        "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
-        "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"],
-        "bytes": x["bytes"].astype(np.float64) if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
+        "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
+        "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
+        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
     }
-
-
-def _stack(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str]
-           ) -> pd.DataFrame:
-    """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
-    among equals), one column at a time (each part's column freed once stacked)."""
-    if not parts:
-        return typed_frame({}, schema)
-    for p in parts:
-        p["rank"] = _rank_of(p["rank"], ranks)
-    sort_cols = [np.concatenate([p[k] for p in parts]) for k in keys]
-    order = np.lexsort(sort_cols[::-1])
-    del sort_cols
-    cols: dict[str, Any] = {}
-    for name, dtype in schema.items():
-        vals = [p.pop(name) for p in parts]
-        if dtype == "category":
-            u = pd.api.types.union_categoricals(vals)
-            cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
-        else:
-            cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
-    # every column already of its schema dtype, all of one length: the frame is made of them as they
-    # are (schemas.typed_frame first builds its categorical columns as empty object ones, so pandas
-    # aligns, copying every column: 0.8x the frame's size more at the peak)
-    return pd.DataFrame(cols, columns=list(schema), copy=False)
 
 
 def _ranks(gpu_parts: list[dict[str, Any]], host_keys: set[int]) -> dict[int, int]:
@@ -413,8 +399,8 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     if r.progress is not None and r.total:
         r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
     ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
-    gpu = _stack(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"])
-    host = _stack(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
+    gpu = stack_parts(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"], TRACE_GPU_NARROW)
+    host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
     host_events = sum(side.counts.values())
     if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "

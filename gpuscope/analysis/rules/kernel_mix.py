@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pandas as pd
+
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.rules.engine import SAMPLES, TRACE, Finding, rule, span_findings
 
@@ -41,21 +44,34 @@ def family(name: str) -> str:
     return "other"
 
 
+def _families(names: pd.Series) -> dict[str, np.ndarray]:
+    """family -> which of the kernels (`names`) are of it: per category of a categorical column."""
+    if isinstance(names.dtype, pd.CategoricalDtype) and not bool((names.cat.codes < 0).any()):
+        fam = np.array([family(str(c)) for c in names.cat.categories], dtype=object)
+        codes = names.cat.codes.to_numpy()
+        return {f: (fam == f)[codes] if len(fam) else np.zeros(len(codes), dtype=bool)
+                for f in ("matrix", "streaming", "other")}
+    each = names.astype(str).map(family).to_numpy()
+    return {f: each == f for f in ("matrix", "streaming", "other")}
+
+
 def kernel_mix(inp: TraceRuleInput) -> list[Diagnosis]:
     g = inp.gpu
     if not len(g):
         return []
-    k = g[g["kind"].astype(object) == "kernel"]
+    # the kernels' two columns read, not their rows copied (at 10M kernels a frame of them was
+    # ~0.7 GB, twice over with the family column assigned), each name's family found once
+    kern = (g["kind"] == "kernel").to_numpy(dtype=bool)
     busy = inp.busy_fraction
-    if not len(k) or busy is None or busy < MIX_BUSY:
+    if not kern.any() or busy is None or busy < MIX_BUSY:
         return []
-    dur = k["dur_us"].astype(float).clip(lower=0.0)
+    dur = pd.Series(g["dur_us"].to_numpy()[kern]).astype(float).clip(lower=0.0)
     total = float(dur.sum())
     if total <= 0:
         return []
-    fam = k["name"].astype(str).map(family)
-    share = {f: float(dur[fam == f].sum()) / total for f in ("matrix", "streaming", "other")}
-    top = k.assign(_d=dur, _f=fam).groupby("name")["_d"].sum().sort_values(ascending=False)
+    names = pd.Series(g["name"].array[kern])
+    share = {f: float(dur[is_f].sum()) / total for f, is_f in _families(names).items()}
+    top = dur.groupby(names).sum().sort_values(ascending=False)
     examples = {f: [n for n in top.index if family(str(n)) == f][:2] for f in ("matrix", "streaming")}
     ev = {"kernel_ms": round(total / 1e3, 3), "busy_fraction": round(busy, 4),
           "matrix_share": round(share["matrix"], 4), "streaming_share": round(share["streaming"], 4),

@@ -60,8 +60,8 @@ def slow_pinned(inp: TraceRuleInput) -> list[Diagnosis]:
     line = inp.line_rate_gbs
     if not len(g) or line <= 0 or inp.span_us <= 0:
         return []
-    m = g[(g["kind"].astype(object) == "memcpy") & g["direction"].astype(object).isin(HOST_DIRECTIONS)
-          & (g["host_memory"].astype(object) == "pinned") & (g["bytes"] >= LARGE_COPY_BYTES) & (g["dur_us"] > 0)]
+    m = g[(g["kind"] == "memcpy") & g["direction"].isin(HOST_DIRECTIONS)
+          & (g["host_memory"] == "pinned") & (g["bytes"] >= LARGE_COPY_BYTES) & (g["dur_us"] > 0)]
     by_dir = {}
     for d, c in m.groupby(m["direction"].astype(object), sort=True):
         us, nbytes = float(c["dur_us"].sum()), float(c["bytes"].sum())
@@ -87,7 +87,7 @@ def slow_pinned(inp: TraceRuleInput) -> list[Diagnosis]:
                       "(gpuscope bandwidth measures it)")
     assumed = inp.line_rate_source in ASSUMED
     sev = "medium" if share >= MEDIUM_SHARE and not assumed else "low"
-    slow = m[m["direction"].astype(object).isin(list(by_dir))]
+    slow = m[m["direction"].isin(list(by_dir))]
     concurrent = _concurrent_share(slow)
     ev = {"directions": {d: {"count": int(len(c)), "bytes": int(b), "ms": round(u / 1e3, 3), "gbs": round(r, 2),
                              "share_of_line_rate": round(r / line, 3)} for d, (c, u, b, r) in by_dir.items()},

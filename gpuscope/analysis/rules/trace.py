@@ -25,7 +25,7 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
-from gpuscope.arrays import median
+from gpuscope.arrays import distinct, median
 from gpuscope.schemas import READBACK_OPS
 
 if TYPE_CHECKING:
@@ -106,14 +106,17 @@ def _kernel_overlap(views: list[DeviceView], copies: pd.DataFrame) -> tuple[floa
     return under, total
 
 
-def _kernel_streams(gpu: pd.DataFrame) -> set[tuple[int, int, int]]:
-    return _stream_keys(gpu[gpu["kind"].astype(object) == "kernel"])
+def _kernel_streams(views: list[DeviceView]) -> set[tuple[int, int, int]]:
+    """(rank, device, stream) of every stream that ran a kernel: each view's kernels' streams
+    (their rows, copied and deduplicated as a frame, were ~75 bytes a kernel)."""
+    return {(v.rank, v.device, int(s)) for v in views
+            for s in distinct(v.gpu["stream"].to_numpy()[(v.gpu["kind"] == "kernel").to_numpy(dtype=bool)]).tolist()}
 
 
 def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
-    m = gpu[(gpu["kind"].astype(object) == "memcpy") & (gpu["host_memory"].astype(object) == "pageable")
-            & gpu["direction"].astype(object).isin(HOST_DIRECTIONS)]
+    m = gpu[(gpu["kind"] == "memcpy") & (gpu["host_memory"] == "pageable")
+            & gpu["direction"].isin(HOST_DIRECTIONS)]
     if not len(m) or inp.line_rate_gbs <= 0:
         return []
     us = float(m["dur_us"].sum())
@@ -135,7 +138,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
         "share_of_line_rate": _r(gbs / inp.line_rate_gbs), "ms_at_line_rate": _r(at_line_us / 1e3),
         "host_blocked_fraction": _r(blocked), "blocks_host": None if blocked is None else blocked >= HOST_BLOCKED,
         "overlapped_with_kernels_fraction": _r(under / total if total > 0 else None),
-        "same_stream_as_kernels": bool(streams & _kernel_streams(gpu)),
+        "same_stream_as_kernels": bool(streams & _kernel_streams(inp.views)),
     }
     share = _stake(ev, us - at_line_us, inp.span_us)
     unseen = []
@@ -213,7 +216,7 @@ def host_starved(inp: TraceRuleInput) -> list[Diagnosis]:
             "host_work": "host work", "after_sync": "host work after a synchronisation",
             "untraced": "host code outside every traced operator"}[cause]
     unseen = ["DataLoader worker processes and threads the profiler did not record are not in the trace"]
-    pageable = inp.gpu["host_memory"].astype(object).eq("pageable").any()
+    pageable = inp.gpu["host_memory"].eq("pageable").any()
     if cause == "data_loading":
         rec = ("Feed the GPU ahead of time: load batches in background workers (DataLoader(num_workers=N, "
                "persistent_workers=True, prefetch_factor=2)) or do the per-sample work on the GPU")
@@ -247,14 +250,15 @@ def _sync_calls(host: pd.DataFrame) -> pd.DataFrame:
     return rt[names.isin(hit)]
 
 
-def _kernels(inp: TraceRuleInput) -> pd.DataFrame:
+def _kernel_durations(inp: TraceRuleInput) -> np.ndarray:
+    """The kernels' dur_us, masked from the column (their rows, copied, were most of the frame)."""
     gpu = inp.gpu
-    return gpu[gpu["kind"].astype(object) == "kernel"]
+    return gpu["dur_us"].to_numpy(dtype="float64")[(gpu["kind"] == "kernel").to_numpy(dtype=bool)]
 
 
 def _syncs_frequent(inp: TraceRuleInput) -> tuple[bool, pd.DataFrame, int]:
     syncs = _sync_calls(inp.host)
-    n_k = len(_kernels(inp))
+    n_k = int((inp.gpu["kind"] == "kernel").sum())
     return (len(syncs) >= SYNC_MIN_CALLS and len(syncs) >= SYNC_PER_KERNEL * max(n_k, 1)), syncs, n_k
 
 
@@ -265,9 +269,9 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
     after = g[g["cause"] == "after_sync"]
     gpu = inp.gpu
-    reads = gpu[(gpu["kind"].astype(object) == "memcpy") & (gpu["direction"].astype(object) == "DtoH")
+    reads = gpu[(gpu["kind"] == "memcpy") & (gpu["direction"] == "DtoH")
                 & (gpu["bytes"] <= READBACK_MAX_BYTES)]
-    kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
+    kd = _kernel_durations(inp)
     ops = inp.host[inp.host["cat"].astype(object) == "cpu_op"]["name"].astype(object)
     readers = ops[ops.isin(READBACK_OPS)].value_counts()
     span_s = inp.span_us / 1e6
@@ -314,7 +318,7 @@ def _phases_of(inp: TraceRuleInput, g: pd.DataFrame, top: int = 3) -> list[dict]
 
 def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     frequent, _, n_k = _syncs_frequent(inp)
-    kd = _kernels(inp)["dur_us"].to_numpy(dtype="float64")
+    kd = _kernel_durations(inp)
     if frequent or n_k < LAUNCH_MIN_KERNELS or median(kd) > TINY_KERNEL_US:
         return []
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
@@ -352,8 +356,8 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
 
 def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
-    m = gpu[(gpu["kind"].astype(object) == "memcpy") & gpu["direction"].astype(object).isin(HOST_DIRECTIONS)
-            & (gpu["host_memory"].astype(object) != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
+    m = gpu[(gpu["kind"] == "memcpy") & gpu["direction"].isin(HOST_DIRECTIONS)
+            & (gpu["host_memory"] != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
     kern_us = sum(iv.total(*v.kernels) for v in inp.views)
     if not len(m) or kern_us <= 0:
         return []
@@ -363,7 +367,7 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     alone = total - under
     stake = min(alone, kern_us - under)
     streams = _stream_keys(m)
-    same = bool(streams & _kernel_streams(gpu))
+    same = bool(streams & _kernel_streams(inp.views))
     ev = {"count": int(len(m)), "bytes": int(m["bytes"].sum()), "copy_ms": _r(total / 1e3),
           "overlapped_fraction": _r(under / total), "kernel_busy_ms": _r(kern_us / 1e3),
           "host_memory": sorted({str(x) for x in m["host_memory"].astype(object)}),

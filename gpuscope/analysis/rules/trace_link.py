@@ -30,8 +30,8 @@ def link_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     g = inp.gpu
     if not len(g) or inp.line_rate_gbs <= 0 or inp.span_us <= 0:
         return []
-    m = g[(g["kind"].astype(object) == "memcpy") & g["direction"].astype(object).isin(HOST_DIRECTIONS)
-          & (g["host_memory"].astype(object) != "pageable")]
+    m = g[(g["kind"] == "memcpy") & g["direction"].isin(HOST_DIRECTIONS)
+          & (g["host_memory"] != "pageable")]
     if not len(m):
         return []
     us, nbytes = float(m["dur_us"].sum()), float(m["bytes"].sum())

@@ -63,12 +63,7 @@ class DeviceView:
         return iv.total(*self.busy)
 
 
-def _merged(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    s = df["ts_us"].to_numpy(dtype="float64")
-    return iv.merge(s, s + df["dur_us"].to_numpy(dtype="float64"))
-
-
-def _in_order(gpu: pd.DataFrame) -> pd.DataFrame:
+def in_order(gpu: pd.DataFrame) -> pd.DataFrame:
     """The GPU frame sorted by (rank, device, ts_us), stably: as both readers make it (then as it
     is, not copied), else sorted once."""
     r, d, t = gpu["rank"].to_numpy(), gpu["device"].to_numpy(), gpu["ts_us"].to_numpy(dtype="float64")
@@ -77,11 +72,13 @@ def _in_order(gpu: pd.DataFrame) -> pd.DataFrame:
     return gpu if bool(ok.all()) else gpu.sort_values(["rank", "device", "ts_us"], kind="stable", ignore_index=True)
 
 
-def device_views(frames: TraceFrames) -> list[DeviceView]:
+def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> list[DeviceView]:
     """One view per (rank, device) that has device events, in rank/device order. Each view's
-    events are a slice of the sorted frame (no copy of the frame's rows: at 10M kernels each
-    copy was ~0.8 GB)."""
-    gpu, host, summary = _in_order(frames.gpu), frames.host, frames.summary()
+    events are a slice of the sorted frame (`ordered`: in_order(frames.gpu), made here when not
+    given; no copy of the frame's rows: at 10M kernels each copy was ~0.8 GB), and every row is
+    in one view: the views' events in their order are `ordered`."""
+    gpu = in_order(frames.gpu) if ordered is None else ordered
+    host, summary = frames.host, frames.summary()
     names = {(int(r), int(d)): str(n) for r, d, n in
              frames.devices[["rank", "device", "name"]].itertuples(index=False)}
     host_spans = summary.spans()
@@ -104,13 +101,18 @@ def device_views(frames: TraceFrames) -> list[DeviceView]:
         span = (float(min(starts)), float(max(ends)))
         for dev, a, b in devs:
             g = gpu.iloc[a:b].reset_index(drop=True)
-            kind = g["kind"].astype(object)
+            # each set of the device's events merged from its times' arrays, masked (the rows'
+            # frames, g[mask], copied every column: ~0.8 of the frame for the kernels alone)
+            s = g["ts_us"].to_numpy(dtype="float64")
+            e = s + g["dur_us"].to_numpy(dtype="float64")
+            kern = (g["kind"] == "kernel").to_numpy(dtype=bool)  # (a categorical compares its codes)
+            copy = (g["kind"] == "memcpy").to_numpy(dtype=bool)
+            dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
             views.append(DeviceView(
                 rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
-                gpu=g, host=h_r, host_summary=summary, busy=_merged(g), kernels=_merged(g[kind == "kernel"]),
-                copies=_merged(g[kind == "memcpy"]),
-                computing=_merged(g[(kind != "memcpy") | (g["direction"].astype(object) == "DtoD")]),
-                host_copies=_merged(g[(kind == "memcpy") & (g["direction"].astype(object) != "DtoD")]),
+                gpu=g, host=h_r, host_summary=summary, busy=iv.merge(s, e), kernels=iv.merge(s[kern], e[kern]),
+                copies=iv.merge(s[copy], e[copy]), computing=iv.merge(s[~copy | dtod], e[~copy | dtod]),
+                host_copies=iv.merge(s[copy & ~dtod], e[copy & ~dtod]),
             ))
     return views
 
@@ -126,7 +128,8 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     per-event rates, i.e. what the copies achieved together; host copies (HtoD, DtoH) also
     get their share of the line rate and their time at it.
     """
-    m = gpu[gpu["kind"].astype(object) == "memcpy"]
+    # (the columns read, of the copies' rows: not every column of them)
+    m = gpu.loc[gpu["kind"] == "memcpy", ["direction", "host_memory", "dur_us", "bytes", "trace_gbs", "device"]]
     rows: list[dict] = []
     if not len(m):
         return rows
@@ -176,7 +179,7 @@ def line_rate_floor(gpu: pd.DataFrame, line_rate_gbs: float, line_rate_source: s
 
 def memset_rows(gpu: pd.DataFrame) -> list[dict]:
     """The `memset` list: one row per memory kind (count, bytes, ms)."""
-    m = gpu[gpu["kind"].astype(object) == "memset"]
+    m = gpu.loc[gpu["kind"] == "memset", ["host_memory", "dur_us", "bytes"]]
     rows = []
     for memory, g in m.groupby(m["host_memory"].astype(object), sort=False):
         us = float(g["dur_us"].sum())
@@ -249,23 +252,44 @@ def damage_notes(counts: dict[str, int], rows: list[dict]) -> list[str]:
             "runs one kernel at a time, so the trace's times are damaged there; kernel time is their union"]
 
 
+def factorized(col: pd.Series) -> tuple[np.ndarray, Any]:
+    """pd.factorize(col.astype(object), use_na_sentinel=True): (codes, labels in the order they
+    first come), a categorical column's from its codes (no object array of its rows)."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        return pd.factorize(col.astype(object), use_na_sentinel=True)
+    codes, first = pd.factorize(col.cat.codes.to_numpy())
+    cats = np.asarray(col.cat.categories, dtype=object)
+    missing = np.flatnonzero(first < 0)
+    if missing.size:  # a missing value: code -1, and the later labels one down
+        k = int(missing[0])
+        codes = np.where(codes == k, -1, codes - (codes > k))
+        first = np.delete(first, k)
+    return codes, (cats[first] if len(first) else np.zeros(0, dtype=object))
+
+
 def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
     """The `kernels` list: per device and stream, kernel/copy/memset counts and times."""
     rows = []
     for v in views:
-        kind = v.gpu["kind"].astype(object).to_numpy()
+        # (a categorical compares its codes: no object array of the kinds, nor of the names)
+        kernel, memcpy, memset = ((v.gpu["kind"] == k).to_numpy(dtype=bool) for k in ("kernel", "memcpy", "memset"))
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
         dur = v.gpu["dur_us"].to_numpy(dtype="float64")
-        names, labels = pd.factorize(v.gpu["name"].astype(object), use_na_sentinel=True)
-        for stream, idx in stream_groups(v.gpu["stream"].to_numpy()):
-            kd_all, knd = dur[idx], kind[idx]
-            is_k, is_c, is_m = knd == "kernel", knd == "memcpy", knd == "memset"
+        names, labels = factorized(v.gpu["name"])
+        st = v.gpu["stream"].to_numpy()
+        # a device of one stream: its rows as they are (views, not copies), and its unions the
+        # view's own (the same rows merged: device_views made them)
+        one = bool(st.size) and st.min() == st.max()
+        groups: list[tuple[int, Any]] = [(int(st[0]), slice(None))] if one else stream_groups(st)
+        for stream, idx in groups:
+            kd_all, t = dur[idx], ts[idx]
+            is_k, is_c, is_m = kernel[idx], memcpy[idx], memset[idx]
             kd = kd_all[is_k]
-            busy = iv.merge(ts[idx], ts[idx] + kd_all)
+            busy = v.busy if one else iv.merge(t, t + kd_all)
             # one stream runs its kernels one at a time: kernel time is their union, and time
             # they overlap (a damaged trace, a clock that jumped) is said, never summed
-            tk = ts[idx][is_k]
-            kernel_us = iv.total(*iv.merge(tk, tk + kd))
+            tk = t[is_k]
+            kernel_us = iv.total(*(v.kernels if one else iv.merge(tk, tk + kd)))
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
                 "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
@@ -287,7 +311,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
     """Per device: span, busy, kernel and copy time, and how much copies overlapped kernels."""
     out = []
     for v in views:
-        kind = v.gpu["kind"].astype(object)
+        kind = v.gpu["kind"]
         span = v.span_us
         kern = iv.total(*v.kernels)
         cop = iv.total(*v.copies)
@@ -321,10 +345,10 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
         w = hi - lo
         busy = iv.covered_lengths(lo, hi, *v.busy)
         kern = iv.covered_lengths(lo, hi, *v.kernels)
-        m = v.gpu[v.gpu["kind"].astype(object) == "memcpy"]
+        m = v.gpu.loc[v.gpu["kind"] == "memcpy", ["direction", "ts_us", "dur_us", "bytes"]]  # (the columns read)
         rates = {}
         for d in HOST_DIRECTIONS:
-            c = m[m["direction"].astype(object) == d]
+            c = m[m["direction"] == d]
             s = c["ts_us"].to_numpy(dtype="float64")
             e = s + c["dur_us"].to_numpy(dtype="float64")
             r = np.divide(c["bytes"].to_numpy(dtype="float64"), e - s, out=np.zeros(s.size), where=e > s)

@@ -147,14 +147,14 @@ def _merge_per_code(s: np.ndarray, e: np.ndarray, code: np.ndarray) -> tuple[np.
 def _gpu_overlaps(gpu: pd.DataFrame, bs: np.ndarray, be: np.ndarray, bc: np.ndarray, n: int) -> dict[str, np.ndarray]:
     """Per code, the microseconds of its blocks during which the GPU was busy, ran kernels, copied
     (any copy, HtoD, DtoH): each kind's activity merged once for all the codes."""
-    kind = gpu["kind"].astype(object).to_numpy()
-    direction = gpu["direction"].astype(object).to_numpy()
+    kind, direction = gpu["kind"], gpu["direction"]  # (a categorical compares its codes: no object array)
     gs = gpu["ts_us"].to_numpy(dtype="float64")
     ge = gs + gpu["dur_us"].to_numpy(dtype="float64")
     out = {}
     for key, mask in (("gpu_busy_ms", np.ones(len(gpu), dtype=bool)), ("kernel_ms", kind == "kernel"),
                       ("memcpy_ms", kind == "memcpy"), ("htod_ms", direction == "HtoD"),
                       ("dtoh_ms", direction == "DtoH")):
+        mask = np.asarray(mask, dtype=bool)
         merged = iv.merge(gs[mask], ge[mask])
         out[key] = np.bincount(bc, weights=iv.overlaps((bs, be), merged), minlength=n)
     return out
@@ -163,7 +163,7 @@ def _gpu_overlaps(gpu: pd.DataFrame, bs: np.ndarray, be: np.ndarray, bc: np.ndar
 def _add_launched(row: dict, g: pd.DataFrame) -> None:
     """GPU figures of a phase from the events its ranges launched: unions of their intervals
     (busy, kernel, copy, HtoD, DtoH), not their overlap with the ranges' wall clock."""
-    kind, direction = g["kind"].astype(object), g["direction"].astype(object)
+    kind, direction = g["kind"], g["direction"]
     for key, mask in (("gpu_busy_ms", np.ones(len(g), dtype=bool)), ("kernel_ms", kind == "kernel"),
                       ("memcpy_ms", kind == "memcpy"), ("htod_ms", direction == "HtoD"),
                       ("dtoh_ms", direction == "DtoH")):

@@ -1,0 +1,80 @@
+"""The trace analysis reads the GPU frame without copying its rows (issue 32: an export of 10M
+kernels in 1 GB): the rules' `TraceRuleInput.gpu` is the frame the views slice, not a
+concatenation made on every call; the kernels' tables group categorical codes, not an object
+array of every row's name; and what each gives is what the row-copying forms gave, to the bit
+(names missing, names that repeat, ties in the order they first come)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
+from gpuscope.analysis.evidence.trace.trace_activity import factorized
+from gpuscope.analysis.rules.kernel_mix import _families, family
+from gpuscope.analysis.trace_analysis import analyze_trace
+from gpuscope.parsers.trace.kineto import read_trace
+from gpuscope.schemas import TRACE_GPU_SCHEMA, typed_frame
+from tests.conftest import DATA
+
+TRACES = [DATA / "h200_foreign" / "traces" / "train_slow.json.gz", DATA / "h200_bounds" / "traces" / "ranks2"]
+NAMES = ["gemm_a", "elementwise_b", None, "gemm_a", "reduce_c", "elementwise_b", "copy_d", None, "gemm_a", "zz"]
+
+
+def _gpu(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    """A GPU frame of `n` rows: kernels mostly, some copies and memsets, names with gaps."""
+    kind = rng.choice(["kernel", "kernel", "kernel", "memcpy", "memset"], n)
+    names = [NAMES[i] for i in rng.integers(0, len(NAMES), n)]
+    dur = np.round(rng.exponential(20.0, n), 3)
+    dur[rng.integers(0, n, 3)] = 7.0  # (ties: the order names first come decides)
+    return typed_frame({"rank": np.zeros(n, dtype=np.int64), "device": rng.integers(0, 2, n), "stream": rng.integers(7, 9, n),
+                        "kind": kind, "name": names, "ts_us": np.cumsum(rng.uniform(1, 30, n)), "dur_us": dur,
+                        "correlation": np.arange(n), "bytes": np.full(n, np.nan), "direction": [""] * n,
+                        "host_memory": [""] * n, "trace_gbs": np.full(n, np.nan)}, TRACE_GPU_SCHEMA)
+
+
+def _as_objects(gpu: pd.DataFrame) -> pd.DataFrame:
+    return gpu.assign(**{c: gpu[c].astype(object) for c in ("kind", "name", "direction", "host_memory")})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_top_kernels_by_codes_are_the_names_table_to_the_bit(seed):
+    gpu = _gpu(np.random.default_rng(seed), 2000)
+    assert isinstance(gpu["name"].dtype, pd.CategoricalDtype)
+    got, want = top_kernels(gpu, limit=50), top_kernels(_as_objects(gpu), limit=50)
+    assert got == want and len(got) == 5  # (five names, the missing one left out as groupby leaves it)
+
+
+def test_factorized_is_pandas_factorize_of_the_objects():
+    for values in (["b", "a", None, "b", "c", None, "a"], [None, "x", "y"], ["x", "y", "x"], []):
+        col = pd.Series(pd.Categorical(values))
+        codes, labels = factorized(col)
+        want_codes, want_labels = pd.factorize(col.astype(object), use_na_sentinel=True)
+        assert codes.tolist() == list(want_codes) and list(labels) == list(want_labels)
+
+
+def test_kernel_families_per_category_are_the_rows_families():
+    names = pd.Series(pd.Categorical(["ampere_sgemm_128x64_tn", "vectorized_elementwise_kernel", "flash_fwd",
+                                      "other_thing", "ampere_sgemm_128x64_tn", "reduce_kernel"]))
+    each = names.astype(str).map(family).to_numpy()
+    got = _families(names)
+    assert {f: m.tolist() for f, m in got.items()} == {f: (each == f).tolist() for f in ("matrix", "streaming", "other")}
+    assert got["matrix"].sum() == 3
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_rules_gpu_frame_is_the_views_frame_not_a_copy(path):
+    a = analyze_trace(read_trace(path), line_rate_gbs=50.0, line_rate_source="test")
+    inp = a.rule_input
+    assert inp is not None and inp.frame is not None
+    assert inp.gpu is inp.gpu  # (the same frame each call: nothing concatenated)
+    pd.testing.assert_frame_equal(inp.gpu, pd.concat([v.gpu for v in inp.views], ignore_index=True))
+    # the views' merged sets are the masked rows' unions, as the row frames made them
+    for v in inp.views:
+        kind = v.gpu["kind"].astype(object)
+        k = v.gpu[kind == "kernel"]
+        s = k["ts_us"].to_numpy()
+        want = iv.merge(s, s + k["dur_us"].to_numpy())
+        assert all(np.array_equal(x, y) for x, y in zip(v.kernels, want, strict=True))
