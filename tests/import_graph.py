@@ -47,9 +47,15 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
+@cache
+def tree_of(module: str) -> ast.Module:
+    """The module's syntax tree, parsed once for every test that reads it."""
+    return ast.parse(modules()[module].read_text())
+
+
 def imports_of(module: str, type_only: bool = False) -> set[str]:
     """The modules `module` imports at run time (with `type_only`, its TYPE_CHECKING imports too)."""
-    tree = ast.parse(modules()[module].read_text())
+    tree = tree_of(module)
     skip = set() if type_only else _type_checking_nodes(tree)
     deps: set[str] = set()
     for node in ast.walk(tree):

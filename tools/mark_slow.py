@@ -6,7 +6,8 @@
 
 A file whose tests take FILE_S seconds or more together is listed whole (its module-scoped
 fixtures would otherwise fall on whichever of its tests ran first); in the other files, each test
-of TEST_S seconds or more (setup, call and teardown) is listed by its node id.
+of TEST_S seconds or more (setup, call and teardown) is listed by its node id. ALWAYS_FAST files
+stay in `make check` whatever they take: the rules a change most often breaks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from pathlib import Path
 FILE_S = 3.0
 TEST_S = 0.3
 LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(tests/\S+?\.py)(::\S+)?\s*$")
+#: in `make check` whatever they take: the layers, the module and function sizes (test_layers:
+#: ~3 CPU-s; c28f77c took a function to 81 lines that only `make test` caught)
+ALWAYS_FAST = frozenset({"tests/test_layers.py"})
 OUT = Path(__file__).resolve().parents[1] / "tests" / "slow_tests.txt"
 
 
@@ -35,8 +39,9 @@ def main() -> None:
         if m:
             per_file[m.group(2)] += float(m.group(1))
             per_test[m.group(2) + (m.group(3) or "")] += float(m.group(1))
-    files = sorted(f for f, s in per_file.items() if s >= args.file_s)
-    tests = sorted(t for t, s in per_test.items() if s >= args.test_s and t.split("::")[0] not in files)
+    files = sorted(f for f, s in per_file.items() if s >= args.file_s and f not in ALWAYS_FAST)
+    tests = sorted(t for t, s in per_test.items() if s >= args.test_s and t.split("::")[0] not in files
+                   and t.split("::")[0] not in ALWAYS_FAST)
     OUT.write_text("# tests `make check` leaves to `make test` (tools/mark_slow.py wrote this from a durations log)\n"
                    + "".join(f"{x}\n" for x in files + tests), encoding="utf-8")
     print(f"{OUT}: {len(files)} files, {len(tests)} tests")
