@@ -11,6 +11,7 @@ import pytest
 
 from gpuscope.arrays import distinct, median
 from tests.conftest import REPO
+from tests.import_graph import modules, tree_of
 
 
 @pytest.mark.parametrize("make", [
@@ -35,29 +36,21 @@ def test_distinct_is_np_unique(make):
 def test_the_package_calls_np_unique_only_through_distinct_or_with_its_options():
     """A plain np.unique(x) of integers or strings is the slow path: gpuscope.arrays.distinct does it
     (np.unique with return_counts / return_inverse / return_index takes the sort path itself)."""
-    plain = []
-    for root in ("gpuscope", "parsers", "reports"):
-        for p in sorted((REPO / root).rglob("*.py")):
-            if p.name == "arrays.py":
-                continue
-            for n in ast.walk(ast.parse(p.read_text())):
-                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "unique"
-                        and isinstance(n.func.value, ast.Name) and n.func.value.id == "np" and not n.keywords):
-                    plain.append(f"{p.relative_to(REPO)}:{n.lineno}")
+    plain = [where for where, call in _np_calls("unique") if not call.keywords]
     assert not plain, plain
 
 
-def _calls(attr: str) -> list[str]:
-    """The package's calls np.<attr>(...), as path:line (gpuscope/arrays.py, their one home, left out)."""
+def _np_calls(attr: str) -> list[tuple[str, ast.Call]]:
+    """The package's calls np.<attr>(...), as (path:line, call); gpuscope/arrays.py, their one home,
+    left out. (The syntax trees are tests.import_graph's: parsed once for every test that reads them.)"""
     found = []
-    for root in ("gpuscope", "parsers", "reports"):
-        for p in sorted((REPO / root).rglob("*.py")):
-            if p.name == "arrays.py":
-                continue
-            for n in ast.walk(ast.parse(p.read_text())):
-                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
-                        and isinstance(n.func.value, ast.Name) and n.func.value.id == "np"):
-                    found.append(f"{p.relative_to(REPO)}:{n.lineno}")
+    for module, path in sorted(modules().items(), key=lambda kv: kv[1]):
+        if path.name == "arrays.py":
+            continue
+        for n in ast.walk(tree_of(module)):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "np"):
+                found.append((f"{path.relative_to(REPO)}:{n.lineno}", n))
     return found
 
 
@@ -99,4 +92,5 @@ def test_median_of_nothing_is_nan_without_a_warning():
 def test_the_package_takes_medians_through_arrays_median():
     """np.median partitions around three ranks and imports numpy.ma on first use (~15 ms a process):
     gpuscope.arrays.median is the one way."""
-    assert not _calls("median"), _calls("median")
+    found = [where for where, _call in _np_calls("median")]
+    assert not found, found
