@@ -5,19 +5,11 @@
 # Part `analyze`: installs, unpacks and builds the base, makes every input (in parallel), then
 # tools/bench_analyze.py and a 1M-event trace's analyze for both trees; `scale`: tools/bench_scale.py
 # for both (ONLY: bench_scale's --only, to fit a call). The two trees run at the same time (each
-# command one process; 16 cores, so neither waits), their outputs under $OUT. BLAS and OpenMP get
-# one thread: numpy's OpenBLAS otherwise starts 16 spinning threads whose CPU seconds (1-1.5 s a
-# process here) would swamp the figures (the 2-core VM starts two).
+# command one process; 16 cores, so neither waits), their outputs under $OUT (the setup, one BLAS
+# thread and the base tree: tools/gpu_base_tree.sh).
 set -u
-source tools/gpu_setup.sh
-export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+source tools/gpu_base_tree.sh
 PART=${1:-analyze}; ONLY=${2:-progressmeter,datacompute,kvunits,jsonl,samples,compare,draw}
-BASE=/tmp/gpuscope-base; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-if [ ! -d "$BASE/gpuscope" ]; then
-  step "base tree"
-  mkdir -p "$BASE" && tar -xf bench-base.tar -C "$BASE"
-  (cd "$BASE" && python3 setup.py -q build_ext --inplace >"$OUT/base_build.log" 2>&1) || echo "base build failed"
-fi
 SIZES=${SIZES:-100000,1000000,4000000}
 step "inputs"
 pids=()
