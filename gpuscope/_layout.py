@@ -10,7 +10,6 @@ mapping always wins, and it answers for exactly these two names."""
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -20,7 +19,10 @@ HERE = Path(__file__).resolve().parent
 FOLDERS = {"gpuscope.parsers": HERE.parent / "parsers", "gpuscope.reports": HERE.parent / "reports"}
 
 
-class SourceLayoutFinder(importlib.abc.MetaPathFinder):
+class SourceLayoutFinder:
+    """A meta path finder (find_spec is the whole protocol: importlib.abc's base class would import
+    importlib.resources, tempfile, shutil, bz2, lzma and random, ~10-20 ms of every start)."""
+
     def find_spec(self, fullname: str, path=None, target=None) -> importlib.machinery.ModuleSpec | None:
         folder = FOLDERS.get(fullname)
         if folder is None or not (folder / "__init__.py").is_file():

@@ -327,9 +327,11 @@ def test_refusals_are_one_clear_line(tmp_path, monkeypatch):
     assert r.exit_code == 3 and "not an Nsight Systems export" in r.stderr
     rep = tmp_path / "run.nsys-rep"
     rep.write_bytes(b"not really a report")
+    import shutil
+
     import gpuscope.parsers.trace.nsys_rep as nsys_source
 
-    monkeypatch.setattr(nsys_source.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
     with pytest.raises(UsageError, match=r"nsys export --type sqlite -o .*run\.sqlite .*run\.nsys-rep"):
         nsys_source.read_nsys(rep)
     r = cli("analyze", rep)

@@ -41,7 +41,7 @@ def _sniffed(head: str, longer: bool, held: str | None) -> str:
     sample = head.split("\n", SNIFF_LINES)[:SNIFF_LINES]
     if longer and len(sample) > 1:
         sample.pop()  # cut in the middle
-    if sniff(sample, held if held and held != "mutex_held" else None):
+    if sniff(sample, held if held and held != "mutex_held" else None, held):
         return "lines"
     return "kv"
 

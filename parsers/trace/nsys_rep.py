@@ -6,8 +6,6 @@ folder is not writable, and reused while it is newer than the report)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +38,13 @@ def _exported(rep: Path) -> Path:
             return beside
     except OSError:
         pass
+    import shutil  # (these three only to export a report: every other start-up would pay their imports)
+    import subprocess
+    import tempfile
+
     if shutil.which("nsys") is None:
         raise UsageError(f"{rep}: a .nsys-rep report needs Nsight Systems to read; `nsys` is not on the PATH: "
                          f"run `nsys export --type sqlite -o {beside} {rep}` and give gpuscope {beside}")
-    import subprocess  # (only to export a report: every other start-up would pay its import)
-
     out = beside if os.access(rep.parent, os.W_OK) else Path(tempfile.mkdtemp(prefix="gpuscope-nsys-")) / beside.name
     try:
         done = subprocess.run(export_command(rep, out), capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S,

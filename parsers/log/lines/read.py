@@ -111,7 +111,7 @@ def pieces(line: str) -> list[str]:
     as one, and the bar a redraw of its own."""
     out = []
     for piece in line.split("\r"):
-        m = _BAR_END.search(piece)
+        m = _BAR_END.search(piece) if "it/s" in piece or "s/it" in piece else None  # (its rate holds one)
         while m is not None and piece[m.end():].strip():
             out.append(piece[:m.end()])
             piece = piece[m.end():]
@@ -196,11 +196,13 @@ def sampled_every(head: str, limit: int = 1000) -> tuple[int, str] | None:
     return k, example
 
 
-def sniff(lines: list[str], held: str | None = None) -> bool:
+def sniff(lines: list[str], held: str | None = None, scan_held: str | None = None) -> bool:
     """Format detection on a sample of a log that has no CuZK markers: True when these
-    lines are read better as `lines` than as `kv` (see detect.py)."""
+    lines are read better as `lines` than as `kv` (see detect.py). scan_held: the held key
+    the scan will read with (default `held`)."""
     st = State(held)
-    st.stamp_seconds = stamp_seconds(lines, held)  # (as the scan will: parsers/log/stampunit.py)
+    # (as the scan will, by its held key: parsers/log/stampunit.py, which then reads them once)
+    st.stamp_seconds = stamp_seconds(lines, held if scan_held is None else scan_held)
     votes_lines = votes_kv = 0
     for line in (p for ln in lines for p in pieces(ln)):
         if len(line) > 4096:
