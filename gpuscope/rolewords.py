@@ -19,6 +19,10 @@ GUESS_RULES: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, "no host<->device copy, no GPU work of its own (a D2D, network, disk or on-host copy; an alloc; a sync)",
      ("d2d", "dtod", "p2p", "peer", "nvlink", "network_transfer", "net_transfer", "disk_transfer", "file_transfer",
       "host_copy", "cpu_copy", "staging_copy", "malloc", "alloc", "allocation", "sync", "synchronize")),
+    (None, "a collective between GPUs (NCCL): communication, not compute of the step's own", (
+        "allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter", "reducescatter", "alltoall",
+        "all_to_all", "nccl", "collective", "reduce_model_grads", "gather_model_params")),  # (the last two: Megatron-LM's)
+    (None, "a one-off setup (the model's, the data iterators'): no step's work", ("setup",)),
     ("h2d", "a host-to-device copy", ("h2d", "htod", "upload", "copy", "memcpy", "transfer", "xfer", "to_device",
                                      "todevice", "host_to_device", "to_gpu", "pcie")),
     (None, "a lock's held time (its tenure), not a wait for it", ("held", "holding", "tenure")),  # (the whole: ParsedLog)

@@ -128,7 +128,9 @@ def _log_part(source: Source, parsed: ParsedLog, options: AnalyzeOptions) -> _Lo
         if up_bytes is not None else float("nan")
     )
     comp_stats = stats.stats_table(comps, model, parsed.evaluation_names())
-    k = parsed.steps_per_record  # a log printing every K-th step: each record stands for K steps
+    # a log printing every K-th step: each record's times stand for K steps, unless they cover them
+    # (fairseq's running wall clock, Hugging Face's train_runtime: ParsedLog.record_time_covers)
+    k = 1 if parsed.record_time_covers else parsed.steps_per_record
     ids = per_record["record"]
     every = model.vocabulary.lock or quantities.counts_every_record(parsed, ids, parsed.step_counter_names())
     tl = timeline_summary.timeline_summary(tl_events, per_record, comps, steps_per_record=k,

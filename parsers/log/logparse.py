@@ -182,6 +182,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         columns=columns,
         not_parts=dict(getattr(s, "not_parts", {}) or {}),
         steps_per_record=int(getattr(s, "steps_per_record", 1)),
+        record_time_covers=bool(getattr(s, "record_time_covers", False)),
     )
 
 

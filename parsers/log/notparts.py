@@ -50,7 +50,7 @@ def not_parts(codes: np.ndarray, ulist: list[str], row_of: np.ndarray, n: int,
         why.setdefault(ulist[c], f"nested in {ulist[int(parent[c])]!r}, printed beside it")
     out = is_stat | nested
     where = {u: c for c, u in enumerate(ulist)}
-    known = {**_deepspeed(where), **(known or {})}
+    known = {**_deepspeed(where), **_megatron(where), **(known or {})}
     for name, reason in known.items():
         if name in where and (at := codes == where[name]).any():
             out |= at
@@ -77,6 +77,36 @@ def _deepspeed(where: dict[str, int]) -> dict[str, str]:
         elif name in _ZERO_TIMERS and "step" in where:
             out[name] = "nested in 'step' (ZeRO's optimizer timer, inside the engine's step): never counted beside it"
     return out
+
+
+# Megatron-LM's timers as its training_log prints them on one line (`time (ms) | forward-compute: 58.16
+# | backward-compute: 42.66 | ... | optimizer: 57.50 | batch-generator: 5.24`): which runs inside which
+# (megatron/schedules.py: the schedule's forward-backward around each micro-batch's forward-compute,
+# which reads its batch-generator, and backward-compute and the pipeline's sends and receives;
+# training.py: backward-reduce-model-grads around the optimizer's gradient all-reduces). The
+# optimizer's own timers (optimizer-inner-step in optimizer) nest by their names (_parents).
+_MEGATRON_NEST = (
+    ("forward-backward", ("forward-compute", "backward-compute", "batch-generator", "forward-recv", "forward-send",
+                          "backward-recv", "backward-send", "forward-send-backward-recv",
+                          "backward-send-forward-recv", "forward-backward-send-forward-backward-recv")),
+    ("forward-compute", ("batch-generator",)),
+    ("backward-reduce-model-grads", ("backward-params-all-reduce", "backward-layernorm-all-reduce",
+                                     "backward-embedding-all-reduce", "backward-sequence-parallel-all-reduce")),
+)
+
+
+def _megatron(where: dict[str, int]) -> dict[str, str]:
+    """Megatron-LM's timers printed beside the timer they run inside (_MEGATRON_NEST): never
+    summed beside it. Only where that timer is printed too (its name, with Megatron's hyphens)."""
+    out: dict[str, str] = {}
+    for parent, kids in _MEGATRON_NEST:
+        if parent in where:
+            for kid in kids:
+                if kid in where:
+                    out.setdefault(kid, f"nested in {parent!r} (Megatron-LM's timer runs inside it), never counted beside it")
+    return out
+
+
 # words of a name that make a time printed once a setup (`Load time: 18507.00 ms`)
 SETUP_WORDS = frozenset(("load", "loading", "init", "initialization", "startup", "warmup", "compile", "compilation"))
 SETUP_WHY = "a one-off setup (printed once, beside statistics only): no step, no part of one"

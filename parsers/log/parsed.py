@@ -55,7 +55,8 @@ class ParsedLog:
                  timeline: pd.DataFrame | None = None, skipped: pd.DataFrame | None = None,
                  quantities: pd.DataFrame | None = None, whole: str | None = None, whole_basis: str = "",
                  notes: list[str] | None = None, *, columns: dict[str, Columns] | None = None,
-                 not_parts: dict[str, str] | None = None, steps_per_record: int = 1):
+                 not_parts: dict[str, str] | None = None, steps_per_record: int = 1,
+                 record_time_covers: bool = False):
         self.format = format
         self.source = source
         self.total_lines = total_lines
@@ -72,6 +73,10 @@ class ParsedLog:
         # counter advancing by K a line, the PyTorch examples' ProgressMeter printing every
         # 10th batch); 1 when each record is one step or the text does not say
         self.steps_per_record = int(steps_per_record) if steps_per_record >= 1 else 1
+        # whether a record's times cover those steps (a running total's difference, Hugging Face's
+        # train_runtime, TensorFlow's hook's seconds since its last line), or are one step's (a
+        # ProgressMeter's batch time, Megatron's time per iteration: the run's time is K x theirs)
+        self.record_time_covers = bool(record_time_covers)
         self._cols: dict[str, Columns] = dict(columns or {})
         self._frames: dict[str, pd.DataFrame] = {}
         for name, df in (("components", components), ("records", records), ("timeline", timeline),

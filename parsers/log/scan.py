@@ -101,6 +101,7 @@ class Scan:
         self.tol: Any = []  # lines: per meta row, the printed rounding of its times (ms)
         self.notes: list[str] = []  # what the format assumed (lines: names read as seconds)
         self.steps_per_record = 1  # lines: a log printing every K-th step (ParsedLog.steps_per_record)
+        self.record_time_covers = False  # lines: the records' times cover those K steps (ParsedLog)
         # quantities (numbers that are not times: h2d_bytes, num_circuits), each tied to
         # the meta row of its line: row, name as spelled, value as printed
         self.qrow: Any = []

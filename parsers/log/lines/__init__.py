@@ -32,5 +32,6 @@ The map, one module per concept, bottom up:
 - records.py: records and the whole over the whole log at once (which lines form a record,
   which field is its whole, statistics, nested parts); duplicates.py (a line two logging
   handlers printed, read once), steps.py (how many steps a record stands for) and bars.py
-  (which tqdm redraws are no steps) serve it.
+  (which tqdm redraws are no steps) serve it; closing.py closes the records (each numbered, its
+  held time set; a whole on a line of its own ends its record or, by the sums, starts it).
 """

@@ -217,6 +217,7 @@ def read_tensorflow(line: str, state: ReaderState):
     c = _TF_STEP.search(line, 0, m.start())
     if c is not None and int(c.group(1)) <= MAX_COUNT:
         qn, qv = ["step"], [float(c.group(1))]
+    state.covering.add("elapsed")  # (the hook's seconds since its last line: every step between)
     return _reading(state, ["elapsed"], [float(m.group(1)) * 1e3], [_half_unit(m.group(1), 1e3)], qn, qv)
 
 

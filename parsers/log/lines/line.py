@@ -68,6 +68,9 @@ class State:
         # components a framework's reader knows are no parts of a step, and why (llama.cpp's
         # model load: a one-off setup; Megatron's timers: a statistic over the ranks)
         self.known: dict[str, str] = {}
+        # names whose time covers every step since the line before (TensorFlow's hook's seconds
+        # since its last line): never multiplied by the steps a record stands for
+        self.covering: set[str] = set()
         self.tree = TreeState()  # the timer tree being read (parsers/log/lines/trees.py)
         # names whose unit the lines' stamps give (parsers/log/stampunit.py, set before the scan),
         # and, while that is worked out, the unit-less time-named numbers read: (name, value)

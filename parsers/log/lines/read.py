@@ -63,7 +63,7 @@ from gpuscope.parsers.log import scan as sc
 from gpuscope.parsers.log.kv import read_kv
 from gpuscope.parsers.log.lines.line import State, read_line
 from gpuscope.parsers.log.lines.plan import whole_code
-from gpuscope.parsers.log.lines.records import EVAL_AUX, KNOWN_NOTE, finish
+from gpuscope.parsers.log.lines.records import COVERS_NOTE, EVAL_AUX, KNOWN_NOTE, finish
 from gpuscope.parsers.log.lines.vocabulary import EVAL, HAS_BYTES, LINES_ONLY, SUMMED, key_info
 from gpuscope.parsers.log.stampunit import stamp_seconds
 from gpuscope.parsers.log.words import RATE
@@ -123,7 +123,8 @@ def pieces(line: str) -> list[str]:
 def set_notes(scan: sc.Scan, state: State) -> None:
     scan.notes = ([f"{n}\t{why}" for n, why in sorted(state.seconds_assumed.items())]
                   + [MS_NOTE + n for n in sorted(state.ms_assumed)]
-                  + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(state.known.items())])
+                  + [f"{KNOWN_NOTE}{n}\t{why}" for n, why in sorted(state.known.items())]
+                  + [COVERS_NOTE + n for n in sorted(state.covering)])
 
 
 MS_NOTE = "ms:"  # (a name read as milliseconds by zerolog's convention, in Scan.notes)

@@ -24,6 +24,7 @@ class ReaderState(WholeKeys, Protocol):
     seconds_assumed: dict[str, str]
     ms_assumed: set[str]
     known: dict[str, str]
+    covering: set[str]
     mllog_open: dict
     tree: Any
 

@@ -17,7 +17,6 @@ from gpuscope.parsers.log.codeops import (
     code_sums,
     distinct_pairs,
     every_row_alike,
-    exact_runs,
     fmax_at,
     labels,
     repeats,
@@ -25,6 +24,7 @@ from gpuscope.parsers.log.codeops import (
     split_at_wholes,
 )
 from gpuscope.parsers.log.lines.bars import bars_apart, is_name, names_of
+from gpuscope.parsers.log.lines.closing import close_records
 from gpuscope.parsers.log.lines.duplicates import drop_repeats
 from gpuscope.parsers.log.lines.steps import steps_per_record
 from gpuscope.parsers.log.lines.trees import LEAF_ROOT, ROOT_WHY
@@ -43,6 +43,9 @@ EVAL_AUX = 1 << 40  # added to an evaluation line's whole code (Scan.aux) by the
 # (in Scan.notes: `known:name\twhy`, a name a framework's reader knows is no part of a step,
 # and why: llama.cpp's model load, a one-off setup; Megatron's timers, statistics over the ranks)
 KNOWN_NOTE = "known:"
+# (in Scan.notes: `covers:name`, a name whose time covers every step since the line before: a
+# framework's reader says so, TensorFlow's hook's seconds since its last line)
+COVERS_NOTE = "covers:"
 
 
 def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[int, str]] | None = None) -> None:
@@ -50,7 +53,7 @@ def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[i
     Sets scan.whole, scan.whole_basis and scan.notes (sentences). Vectorised: a million lines.
     `text_of`: line numbers -> their text (parsers/log/lines/duplicates.py: a line two handlers printed)."""
     scan.finalize()
-    known, notes = _known(list(getattr(scan, "notes", []) or []))
+    known, covering, notes = _known(list(getattr(scan, "notes", []) or []))
     drop_repeats(scan, notes, text_of)  # (a line two handlers printed: one event)
     scan.whole, scan.whole_basis = None, "no timing lines"
     meta = scan.meta
@@ -122,8 +125,9 @@ def finish(scan: sc.Scan, held: str | None, text_of: Callable[[set[int]], dict[i
     rows = np.flatnonzero(row_rec)  # the record rows, in log order
     kind[mine] = sc.K_FREE
     kind[rows] = sc.K_GPU
-    k = _close_records(scan, rows, gid[rows], alone, has_whole, line_whole, parts, n)
-    scan.notes = _closing_notes(scan, notes, whole, basis, alone, k)
+    k, first = close_records(scan, rows, gid[rows], alone, has_whole, line_whole, parts, n)
+    scan.record_time_covers = whole is not None and (whole in covering or whole in totals)
+    scan.notes = _closing_notes(scan, notes, whole, basis, alone, k, first)
 
 
 def _validation_only(eval_row: np.ndarray, timed: np.ndarray, known: dict[str, str], notes: list[str]) -> np.ndarray:
@@ -138,11 +142,16 @@ def _validation_only(eval_row: np.ndarray, timed: np.ndarray, known: dict[str, s
     return np.zeros_like(eval_row)
 
 
-def _closing_notes(scan: sc.Scan, notes: list[str], whole: str | None, basis: str, alone: bool, rounded: int) -> list[str]:
+def _closing_notes(scan: sc.Scan, notes: list[str], whole: str | None, basis: str, alone: bool, rounded: int,
+                   first: bool = False) -> list[str]:
     """The notes on how the records were closed (their whole, rounding), with the steps each
     record stands for (sets scan.steps_per_record)."""
     if whole is None:
         notes.append("no field is the whole of its line: a record's held time is the sum of its parts")
+    elif alone and first:
+        notes.append(f"the whole of a record: {basis}; it is printed on a line of its own, and each record starts at "
+                     "that line and takes the timing lines after it (read the other way, as most logs print, records' "
+                     "parts exceeded their whole; Megatron-LM prints its timers so, after each iteration line)")
     elif alone:
         notes.append(f"the whole of a record: {basis}; it is printed on a line of its own, so a record "
                      "ends at that line and takes the timing lines before it")
@@ -154,8 +163,9 @@ def _closing_notes(scan: sc.Scan, notes: list[str], whole: str | None, basis: st
     every = steps_per_record(scan, scan.held[0])
     if every is not None:
         scan.steps_per_record = every[0]
+        scan.record_time_covers |= every[2]
         notes.append(f"{every[1]}: each record stands for {every[0]} steps in throughput (records count "
-                     "printed lines)")
+                     "printed lines)" + ("; its times cover those steps" if scan.record_time_covers else ""))
     return notes
 
 
@@ -209,11 +219,13 @@ def _leaf_roots(known: dict[str, str], ncodes: np.ndarray, distinct: list[str], 
     return out
 
 
-def _known(raw: list[str]) -> tuple[dict[str, str], list[str]]:
-    """The names a framework's reader knows are no parts, with why (KNOWN_NOTE), and the notes
-    of the names read without a unit (the scan's other notes)."""
+def _known(raw: list[str]) -> tuple[dict[str, str], set[str], list[str]]:
+    """The names a framework's reader knows are no parts, with why (KNOWN_NOTE), the names whose
+    time covers every step since the line before (COVERS_NOTE), and the notes of the names read
+    without a unit (the scan's other notes)."""
     known = dict(n[len(KNOWN_NOTE):].split("\t", 1) for n in raw if n.startswith(KNOWN_NOTE) and "\t" in n)
-    return known, _assumed([n for n in raw if not n.startswith(KNOWN_NOTE)])
+    covering = {n[len(COVERS_NOTE):] for n in raw if n.startswith(COVERS_NOTE)}
+    return known, covering, _assumed([n for n in raw if not n.startswith((KNOWN_NOTE, COVERS_NOTE))])
 
 
 def _assumed(names: list[str]) -> list[str]:
@@ -231,43 +243,6 @@ def _assumed(names: list[str]) -> list[str]:
     for why, assumed in sorted(by_why.items()):
         notes.append(f"printed without a unit, read as seconds: {', '.join(assumed)} ({why})")
     return notes
-
-
-def _close_records(scan: sc.Scan, rows: np.ndarray, groups: np.ndarray, alone: bool, has_whole: np.ndarray, line_whole: np.ndarray, parts: np.ndarray, row_count: int) -> int:
-    """Number the records, mark each one's last row as its held row and set scan.held (the
-    whole, or the parts' sum, or the parts' sum where the whole is below it by rounding);
-    returns how many records were so rounded."""
-    kind = scan.meta[:, 2]
-    if alone:  # a new record starts after each row printing the whole
-        ends_before = np.concatenate(([False], has_whole[rows][:-1]))
-        groups = np.cumsum(ends_before)
-    elif len(groups):
-        groups = np.cumsum(np.concatenate(([True], groups[1:] != groups[:-1]))) - 1
-    last = np.concatenate((groups[1:] != groups[:-1], [True])) if len(groups) else groups.astype(bool)
-    complete_g = np.ones(int(groups[-1]) + 1 if len(groups) else 0, dtype=bool)
-    if alone and len(groups):
-        w_g = np.zeros(len(complete_g), dtype=bool)
-        np.logical_or.at(w_g, groups, has_whole[rows])
-        complete_g = w_g  # after the last whole line: cut off, incomplete
-    held_rows = rows[last & complete_g[groups]]
-    kind[held_rows] = sc.K_HELD
-    # (g runs 0, 1, ... in order: each record's largest whole, NaN where it has none, as fmax.at)
-    # (a record of one line each, g 0, 1, ...: its sums are its line's, + 0.0 as bincount adds them)
-    one = len(groups) and len(complete_g) == len(groups)
-    if one:
-        gw = line_whole[rows]
-    else:
-        gw = exact_runs(np.fmax, line_whole[rows], np.flatnonzero(np.diff(groups, prepend=-1))) if len(groups) else groups * 1.0
-    gp = parts[rows] + 0.0 if one else np.bincount(groups, weights=parts[rows], minlength=len(complete_g))
-    # a whole below its parts by no more than the printed rounding is rounding, not an
-    # inconsistent record (86.0 + 829.0 printed as a step of 914.9): it is taken as the parts
-    tol = np.asarray(scan.tol, dtype=np.float64) if len(scan.tol) == row_count else np.zeros(row_count)
-    gt = tol[rows] + 0.0 if one else np.bincount(groups, weights=tol[rows], minlength=len(complete_g))
-    rounded = (gp > gw) & (gp - gw <= gt * (1 + 1e-9)) & complete_g
-    gw = np.where(rounded, gp, gw)
-    held_g = np.where(np.isnan(gw), gp, gw)[complete_g]
-    scan.held = (held_rows.astype(np.int64), np.asarray(held_g, dtype=np.float64))
-    return int(rounded.sum())
 
 
 def _choose_whole(ncodes: np.ndarray, distinct: list[str], whole_codes: np.ndarray, starts: np.ndarray, row_of: np.ndarray, row_count: int, held: str | None):

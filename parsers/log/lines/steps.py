@@ -40,8 +40,9 @@ def runtime_steps(names: list[str], values: list[float], prefix: str, rate: floa
     return float(steps) if 0 < steps <= MAX_COUNT else None
 
 
-def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | None:
-    """(K, what says so) for a log whose records each stand for K steps, else None."""
+def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str, bool] | None:
+    """(K, what says so, whether the records' times cover the K steps: a runtime that says how
+    many it covers) for a log whose records each stand for K steps, else None."""
     if not len(held_rows) or not len(scan.qrow):
         return None
     qcodes, order = sc.first_codes(np.asarray(scan.qcodes), len(scan.tables.qnames))
@@ -54,7 +55,7 @@ def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | 
     cov = (qcodes == qnames.index(COVERS)) & on_rec if COVERS in qnames else np.zeros(0, dtype=bool)
     if cov.any():
         k = int(round(float(median(qv[cov]))))
-        return (k, f"the record's own line says it covers {k} steps") if k > 1 else None
+        return (k, f"the record's own line says it covers {k} steps", True) if k > 1 else None
     code_of = {str(nm): c for c, nm in enumerate(qnames)}
     final = _final_bars(code_of, qcodes, qrow, qv, rec)
     if final is not None:
@@ -73,12 +74,12 @@ def steps_per_record(scan: sc.Scan, held_rows: np.ndarray) -> tuple[int, str] | 
             first = qv[sel][:2]
             about = "" if (up == up[0]).all() else "about "
             best = (k, f"the step counter {name} ({int(first[0])}, {int(first[1])}, ...) advances by {about}"
-                    f"{k} a record")
+                    f"{k} a record", False)
             break
     return best
 
 
-def _final_bars(code_of: dict[str, int], qcodes, qrow, qv, rec) -> tuple[int, str] | None:
+def _final_bars(code_of: dict[str, int], qcodes, qrow, qv, rec) -> tuple[int, str, bool] | None:
     """(N, why) when every record is a tqdm bar's last state (`15/15 [07:57<00:00, 31.82s/it]`:
     six ranks each printing its bar's end): the bar's time per iteration is then its mean over
     its N iterations, and the record stands for N steps; its counter does not advance (each
@@ -96,4 +97,4 @@ def _final_bars(code_of: dict[str, int], qcodes, qrow, qv, rec) -> tuple[int, st
         return None
     k = int(round(float(median(of))))
     return k, (f"each record is a progress bar's last state ({int(i[0])}/{int(of[0])}), its time per iteration "
-               f"the mean over its {k} iterations")
+               f"the mean over its {k} iterations"), False

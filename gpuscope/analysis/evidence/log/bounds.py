@@ -69,6 +69,10 @@ def compute_bounds(
     cpu = _cpu_work(timeline, stats, model, timeline_df, assumptions)
     cpu_floor = cpu.per_partition_ms * partitions / 1000.0 if partitions and not math.isnan(cpu.per_partition_ms) else NAN
     observed, obs_basis = _observed(split, timeline, model)
+    if steps_per_record > 1 and obs_basis.startswith(HELD_SUM):  # (K steps per record, one printed)
+        observed, obs_basis = observed * steps_per_record, (
+            f"sum of held time x {steps_per_record} (each printed line stands for {steps_per_record} steps; "
+            "no timestamps: an estimate of wall time)")
     if gpu_floor > observed and len(split):  # (NaN compares False)
         gpu_pp = _by_means("GPU", gpu_pp, _nanmean(column(split, "gpu_compute_ms")), assumptions)
         gpu_floor = _not_above_observed("GPU", gpu_pp * partitions / 1000.0, observed, assumptions)
@@ -231,6 +235,9 @@ def _cpu_work(timeline: dict, stats: Table, model: RoleModel, timeline_df,
                     workers=workers, synth_pp=synth_pp, work_pp=prep_pp, per_partition_ms=cpu_pp)
 
 
+HELD_SUM = "sum of held time"
+
+
 def _observed(split, timeline: dict, model: RoleModel) -> tuple[float, str]:
     """The run's observed time (s) and how it was measured."""
     v = model.vocabulary
@@ -240,7 +247,7 @@ def _observed(split, timeline: dict, model: RoleModel) -> tuple[float, str]:
         return float(wall), f"wall time from {v.records if src == 'tenures' else src}"
     held = column(split, "held_ms") if len(split) else None
     if held is not None and (held == held).any():
-        return nansum(held) / 1000.0, "sum of held time (no timestamps; a lower bound on wall time)"
+        return nansum(held) / 1000.0, f"{HELD_SUM} (no timestamps; a lower bound on wall time)"
     if len(split):
         return NAN, "unknown: no time stamps, and the records print no held time"
     return NAN, "unknown"
