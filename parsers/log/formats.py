@@ -171,10 +171,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("megatron", "Megatron-LM iteration lines",
               "` | `-separated `label: value` fields with a unit in the label",
               "elapsed time per iteration (ms), the whole; the i/N counter's advance is the steps a line "
-              "stands for (log-interval); consumed samples, batch size, loss scale are no times",
+              "stands for (log-interval); consumed samples, batch size, loss scale are no times; the timers "
+              "line printed after it (`time (ms) | forward-compute: ... | optimizer: ...`) is its record's, "
+              "its timers nested in another printed beside it (batch-generator, the all-reduces, optimizer-*) "
+              "no parts, its gradient reduction no GPU compute",
               "iteration 10/ 100 | consumed samples: 640 | elapsed time per iteration (ms): 412.0 | lm loss: 7.2E+00",
               "megatron/pretrain_gpt.txt",
-              rules=('lines.vocabulary.label_of', 'lines.vocabulary.per_step', 'lines.read.sampled_every')),
+              rules=('lines.vocabulary.label_of', 'lines.vocabulary.per_step', 'lines.read.sampled_every',
+                     'notparts._megatron', 'lines.closing.close_records')),
     Framework("megatron_timers", "Megatron-LM's timers (--timing-log-level)",
               "one line per timer under its `(min, max) time across ranks (ms):` (or `max time ...`) header: "
               "four spaces, the name padded with dots to 48 columns, `: (min, max)` or `: max`",
