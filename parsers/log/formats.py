@@ -374,6 +374,8 @@ def table_kind(text: str, named_only: bool = False) -> str | None:
 
 
 _TIME_HINTS = ("time", "elapsed", "took", "latency", "duration", "wall", "sec", "ms", "step", "iter")
+# a number with a time unit after it (`  379.29 us`, torch.utils.benchmark's measurement): a hint too
+_UNIT_NUMBER = re.compile(r"\d\s?(?:ns|us|\u00b5s|ms|s|sec|min)(?![A-Za-z])")
 
 
 def closest_line(text: str, limit: int = 2000) -> str | None:
@@ -386,7 +388,7 @@ def closest_line(text: str, limit: int = 2000) -> str | None:
         if not t or len(t) > 4096 or not any(c.isdigit() for c in t) or not any(c.isalpha() for c in t):
             continue
         low = t.lower()
-        score = 1 + ("=" in t or ":" in t) + 2 * any(h in low for h in _TIME_HINTS)
+        score = 1 + ("=" in t or ":" in t) + 2 * (any(h in low for h in _TIME_HINTS) or _UNIT_NUMBER.search(t) is not None)
         if score > best_score:
             best, best_score = t, score
             if score >= 4:
