@@ -130,8 +130,11 @@ def _open_prometheus(h: Head, want: Want) -> Source:
 
 def maybe_samples(head: str) -> bool:
     """What every samples header has (parsers.samples.looks_like_samples decides): a dmon `#`
-    line naming gpu, or a CSV line naming t_wall, timestamp or index; checked first so a
+    line naming gpu, a CSV line naming t_wall, timestamp or index, or nvidia-smi's table's banner
+    and GPU-Util; checked first so a
     log's --json never loads the sample readers (and pandas with them)."""
+    if "NVIDIA-SMI" in head and "GPU-Util" in head:  # (nvidia-smi's table: parsers.samples.smi_table)
+        return True
     lines = [ln.strip() for ln in head.splitlines()[:40] if ln.strip()][:11]
     first = lines[0] if lines else ""
     low = first.lower()

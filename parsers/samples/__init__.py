@@ -3,7 +3,8 @@
     read_samples_csv(path)   gpuscope's own samples.csv (a torn last row is dropped)
     read_dmon(path)          `nvidia-smi dmon -s ut[...] [-o DT]` output
     read_query_gpu(path)     `nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]`
-    read_samples(path)       detects which of the three (a directory: its samples.csv)
+    read_smi_table(path)     `nvidia-smi -l 1` output, its table (parsers/samples/smi_table.py)
+    read_samples(path)       detects which of the four (a directory: its samples.csv)
 
 What can be read is read, and what cannot is counted, never fatal:
 
@@ -53,6 +54,7 @@ from gpuscope.parsers.samples.samples_base import SAMPLE_COLUMNS as SAMPLE_COLUM
 from gpuscope.parsers.samples.samples_base import STR_COLUMNS as STR_COLUMNS
 from gpuscope.parsers.samples.samples_base import _attrs as _attrs
 from gpuscope.parsers.samples.samples_base import _without_nul as _without_nul
+from gpuscope.parsers.samples.smi_table import as_query_csv, looks_like_smi_table
 
 
 def _num(text: str) -> float | None:
@@ -279,6 +281,17 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     return df
 
 
+def read_smi_table(path: str | os.PathLike, *, text: str | None = None) -> pd.DataFrame:
+    """nvidia-smi's table, each round's GPU rows at the time line above it (as_query_csv), read
+    as that --query-gpu capture; a GPU row of another shape counted as a dropped row."""
+    text, p, nul = _read_text(path, text)
+    csv, unread = as_query_csv(text, str(p))
+    df = read_query_gpu(p, text=csv)
+    df.attrs["format"] = "smi-table"
+    df.attrs["malformed_rows"] = int(df.attrs.get("malformed_rows", 0)) + unread
+    return _add_nul(df, nul)
+
+
 _IDENTITY = ("pci.bus_id", "gpu_bus_id", "uuid", "gpu_uuid", "serial", "gpu_serial")
 
 _DMON_COLUMNS = frozenset(("sm", "mem", "pwr", "rxpci", "txpci", "pclk", "mclk", "fb", "gtemp"))
@@ -305,6 +318,8 @@ def looks_like_samples(head: str) -> bool:
     `timestamp` is not taken for one): a CSV header naming t_wall and gpu, a dmon `# gpu ...`
     header with dmon's columns, or a query-gpu CSV header with `timestamp` or `index` and no
     key=value fields."""
+    if looks_like_smi_table(head):
+        return True
     first = next((ln for ln in head.splitlines() if ln.strip()), "").strip()
     if "=" in first:
         return False
@@ -320,6 +335,8 @@ def looks_like_samples(head: str) -> bool:
 
 
 def detect_samples(text: str) -> str:
+    if looks_like_smi_table(text):
+        return "smi-table"
     lines = [ln for ln in text.splitlines()[:PREAMBLE_MAX * 4] if ln.strip()]
     first = lines[query_preamble(lines)] if lines else ""
     low = first.lower()
@@ -342,6 +359,8 @@ def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0, text: str 
         return _add_nul(read_samples_csv(p, text=text), nul)
     if kind == "query-gpu":
         return _add_nul(read_query_gpu(p, text=text), nul)
+    if kind == "smi-table":
+        return _add_nul(read_smi_table(p, text=text), nul)
     raise InputError(f"{p}: not a samples file gpuscope knows (samples.csv, nvidia-smi dmon, "
                      "nvidia-smi --query-gpu csv)")
 
