@@ -139,7 +139,7 @@ def maybe_samples(head: str) -> bool:
     first = lines[0] if lines else ""
     low = first.lower()
     if first.startswith("#"):
-        return "gpu" in low
+        return "gpu" in low or low.lstrip("# ").startswith("entity")  # (nvidia-smi dmon, dcgmi dmon)
     if "," in first and ("t_wall" in low or "timestamp" in low or "index" in low):
         return True
     # a --query-gpu header after a scheduler's few lines (parsers.samples.query_preamble decides)

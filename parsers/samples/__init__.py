@@ -4,7 +4,8 @@
     read_dmon(path)          `nvidia-smi dmon -s ut[...] [-o DT]` output
     read_query_gpu(path)     `nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]`
     read_smi_table(path)     `nvidia-smi -l 1` output, its table (parsers/samples/smi_table.py)
-    read_samples(path)       detects which of the four (a directory: its samples.csv)
+    read_dcgm_dmon(path)     `dcgmi dmon -e 1002,...` output (parsers/samples/dcgm_dmon.py)
+    read_samples(path)       detects which of the five (a directory: its samples.csv)
 
 What can be read is read, and what cannot is counted, never fatal:
 
@@ -39,6 +40,7 @@ from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_query_header, query_fields
 from gpuscope.parsers.samples import samples_csv
+from gpuscope.parsers.samples.dcgm_dmon import looks_like_dcgm_dmon, read_dcgm_dmon
 from gpuscope.parsers.samples.samples_base import (  # (shared with parsers.samples_csv; named here as before)
     _NA,
     BOUNDS,
@@ -173,7 +175,10 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
     t0 = next((r["t_wall"] for r in rows if "t_wall" in r), None)
     for r in rows:
         r["t_mono"] = r["t_wall"] - t0 if "t_wall" in r else r["_round"] * interval_s
-    return _add_nul(_frame(rows, malformed, "dmon", bad_values), nul)
+    df = _frame(rows, malformed, "dmon", bad_values)
+    if t0 is None and rows:
+        df.attrs["interval_assumed_s"] = interval_s
+    return _add_nul(df, nul)
 
 
 # -- nvidia-smi --query-gpu ------------------------------------------------------------------
@@ -318,7 +323,7 @@ def looks_like_samples(head: str) -> bool:
     `timestamp` is not taken for one): a CSV header naming t_wall and gpu, a dmon `# gpu ...`
     header with dmon's columns, or a query-gpu CSV header with `timestamp` or `index` and no
     key=value fields."""
-    if looks_like_smi_table(head):
+    if looks_like_smi_table(head) or looks_like_dcgm_dmon(head):
         return True
     first = next((ln for ln in head.splitlines() if ln.strip()), "").strip()
     if "=" in first:
@@ -337,6 +342,8 @@ def looks_like_samples(head: str) -> bool:
 def detect_samples(text: str) -> str:
     if looks_like_smi_table(text):
         return "smi-table"
+    if looks_like_dcgm_dmon(text):
+        return "dcgm-dmon"
     lines = [ln for ln in text.splitlines()[:PREAMBLE_MAX * 4] if ln.strip()]
     first = lines[query_preamble(lines)] if lines else ""
     low = first.lower()
@@ -361,8 +368,10 @@ def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0, text: str 
         return _add_nul(read_query_gpu(p, text=text), nul)
     if kind == "smi-table":
         return _add_nul(read_smi_table(p, text=text), nul)
+    if kind == "dcgm-dmon":
+        return _add_nul(read_dcgm_dmon(p, interval_s=interval_s, text=text), nul)
     raise InputError(f"{p}: not a samples file gpuscope knows (samples.csv, nvidia-smi dmon, "
-                     "nvidia-smi --query-gpu csv)")
+                     "nvidia-smi --query-gpu csv, nvidia-smi's table, dcgmi dmon)")
 
 
 # -- what the reading cost --------------------------------------------------------------------
@@ -401,6 +410,9 @@ def damage_note(df: pd.DataFrame) -> str | None:
         parts.append(f"{_n(acc['nul_rows'], 'row')} dropped for NUL bytes ({_n(acc['nul_bytes'], 'NUL byte')})")
     elif acc["nul_bytes"]:
         parts.append(f"{_n(acc['nul_bytes'], 'NUL byte')} at the end cut off")
+    if df.attrs.get("interval_assumed_s"):
+        parts.append(f"no time printed: rounds taken {df.attrs['interval_assumed_s']:g} s apart (the tool's default "
+                     "delay; durations scale with the capture's own -d)")
     if not parts:
         return None
     return f"{_n(acc['rows'], 'sample row')} read; " + "; ".join(parts)
