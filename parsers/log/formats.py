@@ -364,6 +364,12 @@ NAMED_ONLY: tuple[tuple[str, str], ...] = (
                  "node or node type over the runs (a profiler's averages)"),
     (" ns/op", "a benchmark table of ns/op (go test -bench, benchstat, constantine: a mean time per operation "
                "over iterations: statistics)"),
+    ("Section: GPU Speed Of Light", "an Nsight Compute report (each profiled kernel's Duration and its units' "
+                                    "throughput as a share of peak, measured with the kernel replayed alone: "
+                                    "no timeline of the program; `nsys profile` or `gpuscope record` shows where its "
+                                    "time goes)"),
+    ("torch.utils.benchmark.utils.common.Measurement", "torch.utils.benchmark measurements (the median time of a "
+                                                       "statement over its runs: statistics)"),
 )
 
 
