@@ -87,7 +87,7 @@ def read_dcgm_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: st
                 x = NAN
             row[col] = x
         if "PCITX" in header or "PCIRX" in header:
-            row["pcie_source"] = "gpm"  # (window averages, as GPM's: parsers' pcie_source vocabulary)
+            row["pcie_source"] = "dcgm"  # (a rate over its sample period: a window average, as GPM's)
         if last_gpu is None or g <= last_gpu:
             rnd += 1
         last_gpu = g

@@ -87,7 +87,7 @@ class Grid:
     readings: int                  # how many readings of the activity source the rows hold
     rx: np.ndarray                 # GB/s, NaN unknown
     tx: np.ndarray
-    pcie_source: str | None        # counter | gpm | throughput | None
+    pcie_source: str | None        # counter | gpm | throughput | prometheus | dcgm | None
     pcie_resolution_s: float
     codes: np.ndarray              # int8 per interval: its class (CLASS_CODE; `cls` names them)
     util_pct: np.ndarray           # utilization.gpu filled backwards, in percent (float32 where exact)
