@@ -36,6 +36,7 @@ SPLIT_ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h")
 ROLES = ("h2d", "gpu_compute", "cpu_stall", "d2h", "contention", "cpu", "info")
 
 BUILTIN, GUESSED = "cuzk", "guessed"
+LLM_PHASES = frozenset(("prefill", "decode", "decoding"))  # (guess_model: where a prefill is printed)
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,9 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
     # a CPU program's timer tree (plonky2/3, arkworks, Triton VM; no GPU word in any name): a name
     # alone (`compute_quotient_polys`) is no GPU work, no GPU floor (a GPU word anywhere: guessed)
     cpu_tree = any(TREE_WHY in w for w in not_parts.values()) and not any(GPU_WORDS & set(name_words(n)) for n in names)
+    # an LLM's phases (a prefill printed: sglang's bench_latency, vLLM's): its decode is the GPU's token
+    # generation, never an input decoded on the host (the word alone cannot tell: rules/guessed.py)
+    llm = any("prefill" in name_words(n) for n in names)
     for name in names:
         if name == whole:
             continue
@@ -307,6 +311,8 @@ def guess_model(parsed, names: list[str] | None = None) -> RoleModel:
             roles[name], how[name] = "info", f"{not_parts[name]}: never summed"
             continue
         role, why = guess_role(name)
+        if llm and set(name_words(name)) & LLM_PHASES:
+            role, why = "gpu_compute", "an LLM's prefill or decode phase (a prefill is printed): GPU work"
         if role == "gpu_compute" and cpu_tree:
             role, why = None, f"{why}, but a CPU program's timer tree (no GPU in sight): no role from a name alone"
         how[name] = why
