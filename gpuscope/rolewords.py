@@ -67,8 +67,21 @@ def name_words(name: str) -> list[str]:
 
 
 def guess_role(name: str) -> tuple[str | None, str]:
-    """(role or None, how it was guessed) for one component name."""
+    """(role or None, how it was guessed) for one component name; a name of two kinds of time
+    joined by `and` (TGIS's `queue_and_inference_time`) gets a role only where both would."""
     words = name_words(name)
+    if "and" in words[1:-1]:
+        cut = words.index("and")
+        (a, why_a), (b, _why_b) = _guess_words(words[:cut], name), _guess_words(words[cut + 1:], name)
+        if a != b:
+            return None, (f"names two kinds of time ({' '.join(words[:cut])}: {a or 'no role'}; "
+                          f"{' '.join(words[cut + 1:])}: {b or 'no role'}): no one role (its time is counted in other)")
+        return a, why_a
+    return _guess_words(words, name)
+
+
+def _guess_words(words: list[str], name: str) -> tuple[str | None, str]:
+    """guess_role over a name's words (`name`: as printed, for the reason)."""
     cut = (next((i for i, w in enumerate(words) if w in PREPOSITIONS), 0)
            if words[3:] and words[0] not in WAIT_WORDS else 0)
     for role, what, keys in GUESS_RULES:
