@@ -96,3 +96,19 @@ def test_a_gpu_row_of_another_shape_is_counted_not_guessed(tmp_path):
     path.write_text(text)
     df = read_samples(path)
     assert len(df) == 3 and df.attrs["malformed_rows"] == 1
+
+
+def test_pmon_is_refused_not_read_as_the_gpus_activity(tmp_path):
+    # nvidia-smi pmon: a row per process (two here, one busy, one idle, on GPU 0): read as dmon
+    # rows it alternated 97% and 1% and read as 60% idle; each row is one process's share
+    rows = ["# gpu         pid   type     sm    mem    enc    dec    command",
+            "# Idx           #    C/G      %      %      %      %    name"]
+    for _ in range(4):
+        rows += ["    0      41234     C     97     38      -      -    python",
+                 "    0      41301     C      1      0      -      -    python"]
+    path = tmp_path / "pmon.txt"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(NoDataError, match="pmon output: each row is one process"):
+        read_samples(path)
+    r = CliRunner().invoke(app, ["analyze", str(path)])
+    assert r.exit_code != 0 and "dmon -o DT" in r.stderr and "Traceback" not in r.stderr

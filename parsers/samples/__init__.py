@@ -132,6 +132,11 @@ def read_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: str | N
         if line.lstrip().startswith("#"):
             toks = line.replace("#", " ").split()
             if header is None and "gpu" in toks:
+                if "pid" in toks:  # (nvidia-smi pmon: a row per process, its sm the process's share)
+                    raise NoDataError(
+                        f"{p}: nvidia-smi pmon output: each row is one process's share of the sample period "
+                        "(several a GPU a round), not the GPU's activity; `nvidia-smi dmon -o DT`, a --query-gpu "
+                        "capture or `gpuscope record` gives the GPU's")
                 header = toks
             continue
         if header is None:
