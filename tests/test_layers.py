@@ -99,7 +99,8 @@ def test_the_cycle_finder_finds_a_cycle():
 PARSER_KINDS = {
     "samples": {"gpuscope.parsers.samples", "gpuscope.parsers.samples.prometheus", "gpuscope.parsers.samples.samples_base",
                 "gpuscope.parsers.samples.samples_csv", "gpuscope.parsers.samples.samples_pyread",
-                "gpuscope.parsers.samples.smi_table", "gpuscope.parsers.samples.dcgm_dmon"},
+                "gpuscope.parsers.samples.smi_table", "gpuscope.parsers.samples.dcgm_dmon",
+                "gpuscope.parsers.samples.gpustat"},
     "trace": {"gpuscope.parsers.trace.kineto", "gpuscope.parsers.trace.kineto_json", "gpuscope.parsers.trace.tracefile",
               "gpuscope.parsers.trace.kineto_ranks", "gpuscope.parsers.trace.nsys_sqlite",
               "gpuscope.parsers.trace.nsys_rep", "gpuscope.parsers.trace.nsys_columns", "gpuscope.parsers.trace.nsys_extra",

@@ -112,3 +112,21 @@ def test_pmon_is_refused_not_read_as_the_gpus_activity(tmp_path):
         read_samples(path)
     r = CliRunner().invoke(app, ["analyze", str(path)])
     assert r.exit_code != 0 and "dmon -o DT" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_gpustat_lines_read_as_their_query_gpu_rows(tmp_path):
+    # `gpustat -i 1 -P`: a host line with the time, then a line per GPU (written in its shape)
+    out = []
+    for r in range(5):
+        out.append(f"server1                      {(T0 + timedelta(seconds=r)).strftime('%a %b %e %H:%M:%S %Y')}  550.54.15")
+        for g in range(2):
+            out.append(f"[{g}] NVIDIA H100 80GB HBM3 | {38 + g}\u00b0C, {_util(r, g):3d} %, {100 + r:3d} / 700 W | "
+                       f"{40000 + g:5d} / 81559 MB | python/41234(40202M)")
+    path = tmp_path / "gpus.txt"
+    path.write_text("\n".join(out) + "\n")
+    df = read_samples(path).sort_values(["t_wall", "gpu"]).reset_index(drop=True)
+    assert df.attrs["format"] == "gpustat" and len(df) == 10
+    assert df["gpu_util_pct"].tolist() == [float(_util(r, g)) for r in range(5) for g in range(2)]
+    assert df["power_w"].tolist() == [float(100 + r) for r in range(5) for g in range(2)]
+    assert df["temperature_c"].tolist() == [38.0, 39.0] * 5
+    assert (df["t_wall"].diff().dropna().isin([0.0, 1.0])).all()

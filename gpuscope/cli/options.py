@@ -21,7 +21,7 @@ Model = Annotated[str | None, typer.Option(
     help="Role model (default: built-in cuzk for CuZK logs, else roles guessed from the names).")]
 Samples = Annotated[str | None, typer.Option(
     "--samples", metavar="FILE",
-    help="NVML samples (samples.csv, nvidia-smi dmon, query-gpu or `-l 1` table output, dcgmi dmon; default: the run's own).")]
+    help="NVML samples (samples.csv, nvidia-smi dmon, query-gpu or `-l 1` table output, dcgmi dmon, gpustat; default: the run's own).")]
 Trace = Annotated[str | None, typer.Option(
     "--trace", metavar="TRACE", help="A profiler trace of the same program: PyTorch (.json[.gz] or a folder) or Nsight Systems (.sqlite export, .nsys-rep).")]
 LineRate = Annotated[float | None, typer.Option(

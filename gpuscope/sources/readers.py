@@ -133,8 +133,8 @@ def maybe_samples(head: str) -> bool:
     line naming gpu, a CSV line naming t_wall, timestamp or index, or nvidia-smi's table's banner
     and GPU-Util; checked first so a
     log's --json never loads the sample readers (and pandas with them)."""
-    if "NVIDIA-SMI" in head and "GPU-Util" in head:  # (nvidia-smi's table: parsers.samples.smi_table)
-        return True
+    if ("NVIDIA-SMI" in head and "GPU-Util" in head) or "\u00b0C," in head:
+        return True  # (nvidia-smi's table, gpustat's lines: parsers.samples.smi_table, .gpustat decide)
     lines = [ln.strip() for ln in head.splitlines()[:40] if ln.strip()][:11]
     first = lines[0] if lines else ""
     low = first.lower()

@@ -3,9 +3,9 @@
     read_samples_csv(path)   gpuscope's own samples.csv (a torn last row is dropped)
     read_dmon(path)          `nvidia-smi dmon -s ut[...] [-o DT]` output
     read_query_gpu(path)     `nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]`
-    read_smi_table(path)     `nvidia-smi -l 1` output, its table (parsers/samples/smi_table.py)
+    read_tool_table(path, k) `nvidia-smi -l 1`'s table (k smi-table) or gpustat's output (k gpustat)
     read_dcgm_dmon(path)     `dcgmi dmon -e 1002,...` output (parsers/samples/dcgm_dmon.py)
-    read_samples(path)       detects which of the five (a directory: its samples.csv)
+    read_samples(path)       detects which of the six (a directory: its samples.csv)
 
 What can be read is read, and what cannot is counted, never fatal:
 
@@ -39,7 +39,7 @@ import pandas as pd
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_query_header, query_fields
-from gpuscope.parsers.samples import samples_csv
+from gpuscope.parsers.samples import gpustat, samples_csv, smi_table
 from gpuscope.parsers.samples.dcgm_dmon import looks_like_dcgm_dmon, read_dcgm_dmon
 from gpuscope.parsers.samples.samples_base import (  # (shared with parsers.samples_csv; named here as before)
     _NA,
@@ -56,7 +56,6 @@ from gpuscope.parsers.samples.samples_base import SAMPLE_COLUMNS as SAMPLE_COLUM
 from gpuscope.parsers.samples.samples_base import STR_COLUMNS as STR_COLUMNS
 from gpuscope.parsers.samples.samples_base import _attrs as _attrs
 from gpuscope.parsers.samples.samples_base import _without_nul as _without_nul
-from gpuscope.parsers.samples.smi_table import as_query_csv, looks_like_smi_table
 
 
 def _num(text: str) -> float | None:
@@ -291,13 +290,14 @@ def read_query_gpu(path: str | os.PathLike, *, text: str | None = None) -> pd.Da
     return df
 
 
-def read_smi_table(path: str | os.PathLike, *, text: str | None = None) -> pd.DataFrame:
-    """nvidia-smi's table, each round's GPU rows at the time line above it (as_query_csv), read
-    as that --query-gpu capture; a GPU row of another shape counted as a dropped row."""
+def read_tool_table(path: str | os.PathLike, kind: str, *, text: str | None = None) -> pd.DataFrame:
+    """A monitor's own printout (`smi-table`: nvidia-smi's table; `gpustat`), each round's GPU
+    rows at the time printed above them, written as the --query-gpu CSV they show and read as that
+    capture; a GPU row of another shape counted as a dropped row."""
     text, p, nul = _read_text(path, text)
-    csv, unread = as_query_csv(text, str(p))
+    csv, unread = (smi_table if kind == "smi-table" else gpustat).as_query_csv(text, str(p))
     df = read_query_gpu(p, text=csv)
-    df.attrs["format"] = "smi-table"
+    df.attrs["format"] = kind
     df.attrs["malformed_rows"] = int(df.attrs.get("malformed_rows", 0)) + unread
     return _add_nul(df, nul)
 
@@ -328,7 +328,7 @@ def looks_like_samples(head: str) -> bool:
     `timestamp` is not taken for one): a CSV header naming t_wall and gpu, a dmon `# gpu ...`
     header with dmon's columns, or a query-gpu CSV header with `timestamp` or `index` and no
     key=value fields."""
-    if looks_like_smi_table(head) or looks_like_dcgm_dmon(head):
+    if smi_table.looks_like_smi_table(head) or looks_like_dcgm_dmon(head) or gpustat.looks_like_gpustat(head):
         return True
     first = next((ln for ln in head.splitlines() if ln.strip()), "").strip()
     if "=" in first:
@@ -345,10 +345,12 @@ def looks_like_samples(head: str) -> bool:
 
 
 def detect_samples(text: str) -> str:
-    if looks_like_smi_table(text):
+    if smi_table.looks_like_smi_table(text):
         return "smi-table"
     if looks_like_dcgm_dmon(text):
         return "dcgm-dmon"
+    if gpustat.looks_like_gpustat(text):
+        return "gpustat"
     lines = [ln for ln in text.splitlines()[:PREAMBLE_MAX * 4] if ln.strip()]
     first = lines[query_preamble(lines)] if lines else ""
     low = first.lower()
@@ -371,12 +373,12 @@ def read_samples(path: str | os.PathLike, *, interval_s: float = 1.0, text: str 
         return _add_nul(read_samples_csv(p, text=text), nul)
     if kind == "query-gpu":
         return _add_nul(read_query_gpu(p, text=text), nul)
-    if kind == "smi-table":
-        return _add_nul(read_smi_table(p, text=text), nul)
     if kind == "dcgm-dmon":
         return _add_nul(read_dcgm_dmon(p, interval_s=interval_s, text=text), nul)
+    if kind in ("smi-table", "gpustat"):
+        return _add_nul(read_tool_table(p, kind, text=text), nul)
     raise InputError(f"{p}: not a samples file gpuscope knows (samples.csv, nvidia-smi dmon, "
-                     "nvidia-smi --query-gpu csv, nvidia-smi's table, dcgmi dmon)")
+                     "nvidia-smi --query-gpu csv, nvidia-smi's table, dcgmi dmon, gpustat)")
 
 
 # -- what the reading cost --------------------------------------------------------------------
