@@ -141,7 +141,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
                                 line_rate_source=line_rate_source, host=frames.host,
                                 host_summary=frames.summary(), gap_hosts=gap_list, frame=ordered)
     notes = list(frames.notes)
-    if not len(frames.host):
+    if not len(frames.host) and not frames.counts.get("host_unread"):  # (an XLA trace's: there, not read)
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
     trace = _trace_info(frames, views)
     kernels = cast("list[TraceStreamDoc]", act.stream_rows(views))

@@ -1,7 +1,6 @@
 """PyTorch profiler (Kineto) Chrome traces -> typed DataFrames. Pure: no printing.
 
-    read_trace(source) -> TraceFrames      a .json / .json.gz file, a folder of rank traces,
-                                           or the trace's bytes / text
+    read_trace(source) -> TraceFrames      a .json / .json.gz file, a folder of rank traces, or its bytes / text
     is_trace(path_or_head) -> bool         content detection (a trace, not a log or samples)
 
 What is read (docs/TRACES.md): complete events (ph "X") of the categories kernel, gpu_memcpy, gpu_memset
@@ -9,12 +8,11 @@ What is read (docs/TRACES.md): complete events (ph "X") of the categories kernel
 gpu_user_annotation (annotation ranges on a stream), with their args device, stream, correlation, bytes and
 "memory bandwidth (GB/s)"; the header's baseTimeNanoseconds, deviceProperties and distributedInfo. Flow
 (ac2g), metadata (ph "M") and other events are counted, not kept: a GPU event's runtime call is found
-through `correlation`, which both sides carry.
+through `correlation`, which both sides carry. A JAX / XLA trace's streams are read so (xla_events.py).
 
 Reader (kineto_json.py): msgspec decodes into slotted structs of only the fields above (docs/BENCHMARKS.md,
-"Profiler traces"); a trace not of those types is decoded generically, bad events skipped, counted. A document
-cut short is read up to its last complete event (`truncated`). Bad JSON elsewhere: InputError; none: NoDataError.
-"""
+"Profiler traces"); one not of those types is decoded generically, bad events skipped, counted; one cut short is
+read up to its last complete event (`truncated`). Bad JSON elsewhere: InputError; none: NoDataError."""
 
 from __future__ import annotations
 
@@ -33,6 +31,7 @@ from gpuscope.parsers.trace.host_summary import HostSummary, Summarised
 from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
 from gpuscope.parsers.trace.kineto_ranks import read_ranks, step_problems
 from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file
+from gpuscope.parsers.trace.xla_events import kineto_shaped, reader_notes
 from gpuscope.schemas import (
     TRACE_DEVICE_SCHEMA,
     TRACE_GBS_MAX,
@@ -308,7 +307,7 @@ def _frames_of(decoded: Decoded) -> _Rank:
         g = _gpu_frame(KERNEL, groups[GPU_ANNOTATION], np.asarray(where[GPU_ANNOTATION]), skips)
         gann.append({k: g[k] for k in ("device", "stream", "name", "ts_us", "dur_us")})
     counts = {k: len(v) for k, v in groups.items() if v}
-    counts.update(flows=flows, metadata=meta, other=other)
+    counts.update(flows=flows, metadata=meta, other=other, **decoded.header.get("counts", {}))
     if bad_gbs := sum(int(g.get("bad_gbs", 0)) for g in gpu):
         counts["damaged_bandwidth"] = bad_gbs
     h = decoded.header
@@ -385,6 +384,7 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
         cut = [f for f, r in zip(files, ranks, strict=True) if r.truncated]
         notes.append(f"truncated trace read up to its last complete event: {', '.join(cut)}")
     readers = sorted({r.reader for r in ranks})
+    notes += reader_notes(readers)
     return TraceFrames(
         source=source, files=files, ranks=rank_ids,
         gpu=_concat(gpu, TRACE_GPU_SCHEMA).sort_values(["rank", "device", "ts_us"], kind="stable",
@@ -400,7 +400,7 @@ def _combine(ranks: list[_Rank], files: list[str], source: str) -> TraceFrames:
 
 
 def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
-    decoded = decode(data, where)
+    decoded = kineto_shaped(decode(data, where))  # (a JAX / XLA trace: its streams' events in Kineto's words)
     del data
     if truncated_gz:
         decoded.truncated = True

@@ -35,6 +35,8 @@ class Args(msgspec.Struct, gc=False):
     correlation: int = -1
     bytes: float = NAN
     gbs: float = msgspec.field(name="memory bandwidth (GB/s)", default=NAN)
+    name: str = ""  # (a metadata event's process or thread name: an XLA trace's devices and streams)
+    memcpy_details: str = ""  # (an XLA trace's copy: its memory kinds and bytes, parsers/trace/xla_events.py)
 
 
 NO_ARGS = Args()
