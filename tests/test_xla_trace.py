@@ -70,3 +70,12 @@ def test_pageable_copies_of_a_jax_trace_named_with_their_figures(tmp_path):
     gbs = 20 * MB64 / 1e9 / (20 * 4000e-6)  # bytes over the copies' own time
     assert first["evidence"]["gbs"] == pytest.approx(gbs, rel=1e-3) and first["evidence"]["count"] == 20
     assert not any("ProfilerActivity.CPU" in n for n in doc["trace"]["trace"]["notes"])
+    # the advice in JAX's words, not PyTorch's
+    assert "pinned_host" in first["recommendation"] and "tensor.pin_memory" not in first["recommendation"]
+
+
+def test_the_advice_speaks_the_tracing_programs_words():
+    from gpuscope.analysis.rules.trace import pin_how
+
+    assert "tensor.pin_memory()" in pin_how("msgspec") and "cudaHostRegister" in pin_how("sqlite3")
+    assert "pinned_host" in pin_how("msgspec (an XLA trace, read as Kineto's)")

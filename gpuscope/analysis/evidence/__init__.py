@@ -53,6 +53,8 @@ class TraceAnalysis(Protocol):
     def memcpy(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TraceMemcpyDoc rows)
     @property
     def split(self) -> Sequence[Mapping[str, Any]]: ...  # (document.TracePhaseDoc rows)
+    @property
+    def trace(self) -> Mapping[str, Any]: ...  # (document.TraceInfoDoc: its reader, notes, counts)
 
 #: how exact each source is (lower wins)
 EXACTNESS = {"trace": 0, "gpm": 1, "log": 2, "utilization": 3}

@@ -113,7 +113,23 @@ def _kernel_streams(views: list[DeviceView]) -> set[tuple[int, int, int]]:
             for s in distinct(v.gpu["stream"].to_numpy()[(v.gpu["kind"] == "kernel").to_numpy(dtype=bool)]).tolist()}
 
 
-def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
+# how to pin, in the words of the program that made the trace (its reader says which)
+PIN_HOW = {
+    "kineto": "Pin the host buffers (tensor.pin_memory(), DataLoader(pin_memory=True), or torch.empty(..., "
+              "pin_memory=True) for read-backs) and copy with non_blocking=True",
+    "xla": "Copy from pinned host memory (in JAX, arrays placed with memory_kind='pinned_host', or batches a "
+           "loader stages in pinned buffers)",
+    "nsys": "Allocate the host buffers pinned (cudaMallocHost or cudaHostAlloc, or cudaHostRegister on memory the "
+            "program has; in PyTorch tensor.pin_memory()) and copy with cudaMemcpyAsync on a stream of its own",
+}
+
+
+def pin_how(reader: str) -> str:
+    """PIN_HOW for a trace's reader (TraceFrames.reader): an Nsight export's, an XLA trace's, else Kineto's."""
+    return PIN_HOW["nsys" if reader.startswith("sqlite") else "xla" if "XLA" in reader else "kineto"]
+
+
+def pageable_memcpy(inp: TraceRuleInput, how: str = PIN_HOW["kineto"]) -> list[Diagnosis]:
     gpu = inp.gpu
     m = gpu[(gpu["kind"] == "memcpy") & (gpu["host_memory"] == "pageable")
             & gpu["direction"].isin(HOST_DIRECTIONS)]
@@ -167,9 +183,7 @@ def pageable_memcpy(inp: TraceRuleInput) -> list[Diagnosis]:
          f"{gbs:.1f} GB/s, {gbs / inp.line_rate_gbs:.0%} of the {round(inp.line_rate_gbs, 1):g} GB/s line rate"
          f"{blocking}"),
         ev,
-        (f"Pin the host buffers (tensor.pin_memory(), DataLoader(pin_memory=True), or torch.empty(..., "
-         f"pin_memory=True) for read-backs) and copy with non_blocking=True: at the line rate these "
-         f"copies take {at_line_us / 1e3:.1f} ms instead of {us / 1e3:.1f} ms "
+        (f"{how}: at the line rate these copies take {at_line_us / 1e3:.1f} ms instead of {us / 1e3:.1f} ms "
          f"({(us - at_line_us) / 1e3:.1f} ms, {share:.0%} {_of_span(inp)}) and can overlap kernels."),
     )
 
@@ -405,7 +419,8 @@ def pageable_memcpy_rule(ev: Evidence) -> list[Finding]:
     """Share: the copies' own time over the traced span (what they took, not only what pinning wins back)."""
     span = ev.trace_input.span_us
     return [(d, float(d.evidence["copy_ms"]) * 1e3 / span if span > 0 and isinstance(d.evidence.get("copy_ms"), int | float)
-             else float(d.evidence.get("share_of_span") or 0.0)) for d in pageable_memcpy(ev.trace_input)]
+             else float(d.evidence.get("share_of_span") or 0.0))
+            for d in pageable_memcpy(ev.trace_input, pin_how(str(ev.trace.trace.get("reader", "")) if ev.trace else ""))]
 
 
 @rule("host_starved", needs=TRACE, uses=("compute", "host"), emits={"host_starved": "host"})
