@@ -124,9 +124,27 @@ PIN_HOW = {
 }
 
 
+# what drains the queue, in the same words
+SYNC_HOW = {
+    "kineto": ".item(), .cpu(), print(tensor), bool(tensor) or torch.cuda.synchronize()",
+    "xla": "a device-to-host transfer (np.asarray(x), x.item(), float(x), print(x)) or block_until_ready()",
+    "nsys": "cudaStreamSynchronize, cudaDeviceSynchronize, a cudaEventSynchronize or a blocking cudaMemcpy "
+            "(in PyTorch .item(), .cpu() or torch.cuda.synchronize())",
+}
+
+
+def origin(reader: str) -> str:
+    """Which program's words suit a trace by its reader (TraceFrames.reader): nsys, xla or kineto."""
+    return "nsys" if reader.startswith("sqlite") else "xla" if "XLA" in reader else "kineto"
+
+
 def pin_how(reader: str) -> str:
-    """PIN_HOW for a trace's reader (TraceFrames.reader): an Nsight export's, an XLA trace's, else Kineto's."""
-    return PIN_HOW["nsys" if reader.startswith("sqlite") else "xla" if "XLA" in reader else "kineto"]
+    """PIN_HOW for a trace's reader."""
+    return PIN_HOW[origin(reader)]
+
+
+def _reader(ev: Evidence) -> str:
+    return str(ev.trace.trace.get("reader", "")) if ev.trace is not None else ""
 
 
 def pageable_memcpy(inp: TraceRuleInput, how: str = PIN_HOW["kineto"]) -> list[Diagnosis]:
@@ -276,7 +294,7 @@ def _syncs_frequent(inp: TraceRuleInput) -> tuple[bool, pd.DataFrame, int]:
     return (len(syncs) >= SYNC_MIN_CALLS and len(syncs) >= SYNC_PER_KERNEL * max(n_k, 1)), syncs, n_k
 
 
-def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
+def sync_bound(inp: TraceRuleInput, drains: str = SYNC_HOW["kineto"]) -> list[Diagnosis]:
     frequent, syncs, n_k = _syncs_frequent(inp)
     if not frequent:
         return []
@@ -300,9 +318,8 @@ def sync_bound(inp: TraceRuleInput) -> list[Diagnosis]:
           "busy_fraction": _r(inp.busy_fraction)}
     share = _stake(ev, float(g["dur_us"].sum()), inp.span_us)
     rec = (f"The host waits for the GPU {len(syncs)} times ({len(syncs) / max(n_k, 1):.2f} per kernel): every "
-           ".item(), .cpu(), print(tensor), bool(tensor) or torch.cuda.synchronize() drains the queue, so the GPU idles "
-           "while the host issues the next work. Keep the values on the GPU and read them back once per step (or "
-           "every N steps); drop synchronize() from the loop.")
+           f"{drains} drains the queue, so the GPU idles while the host issues the next work. Keep the values on "
+           "the GPU and read them back once per step (or every N steps); drop the synchronisation from the loop.")
     if kd.size and median(kd) <= TINY_KERNEL_US:
         rec += (f" With kernels of {median(kd):.1f} us (median) the loop may stay launch-bound after that: "
                 "fuse the ops (torch.compile) or capture them in a CUDA graph.")
@@ -420,7 +437,7 @@ def pageable_memcpy_rule(ev: Evidence) -> list[Finding]:
     span = ev.trace_input.span_us
     return [(d, float(d.evidence["copy_ms"]) * 1e3 / span if span > 0 and isinstance(d.evidence.get("copy_ms"), int | float)
              else float(d.evidence.get("share_of_span") or 0.0))
-            for d in pageable_memcpy(ev.trace_input, pin_how(str(ev.trace.trace.get("reader", "")) if ev.trace else ""))]
+            for d in pageable_memcpy(ev.trace_input, pin_how(_reader(ev)))]
 
 
 @rule("host_starved", needs=TRACE, uses=("compute", "host"), emits={"host_starved": "host"})
@@ -430,7 +447,7 @@ def host_starved_rule(ev: Evidence) -> list[Finding]:
 
 @rule("sync_bound", needs=TRACE, uses=("compute", "host"), emits={"sync_bound": "sync"})
 def sync_bound_rule(ev: Evidence) -> list[Finding]:
-    return span_findings(sync_bound(ev.trace_input))
+    return span_findings(sync_bound(ev.trace_input, SYNC_HOW[origin(_reader(ev))]))
 
 
 @rule("launch_bound", needs=TRACE, uses=("compute",), emits={"launch_bound": "launch"})
