@@ -75,7 +75,7 @@ def test_pageable_copies_of_a_jax_trace_named_with_their_figures(tmp_path):
 
 
 def test_the_advice_speaks_the_tracing_programs_words():
-    from gpuscope.analysis.rules.trace import pin_how
+    from gpuscope.analysis.rules.trace_words import pin_how
 
     assert "tensor.pin_memory()" in pin_how("msgspec") and "cudaHostRegister" in pin_how("sqlite3")
     assert "pinned_host" in pin_how("msgspec (an XLA trace, read as Kineto's)")

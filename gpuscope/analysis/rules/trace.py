@@ -25,6 +25,7 @@ from gpuscope.analysis.evidence.trace.trace_activity import (
 )
 from gpuscope.analysis.evidence.trace.trace_gaps import LONG_GAP_US, SYNC_RE
 from gpuscope.analysis.rules.engine import TRACE, Finding, rule, span_findings
+from gpuscope.analysis.rules.trace_words import PIN_HOW, SYNC_HOW, origin, pin_how
 from gpuscope.arrays import distinct, median
 from gpuscope.schemas import READBACK_OPS
 
@@ -111,36 +112,6 @@ def _kernel_streams(views: list[DeviceView]) -> set[tuple[int, int, int]]:
     (their rows, copied and deduplicated as a frame, were ~75 bytes a kernel)."""
     return {(v.rank, v.device, int(s)) for v in views
             for s in distinct(v.gpu["stream"].to_numpy()[(v.gpu["kind"] == "kernel").to_numpy(dtype=bool)]).tolist()}
-
-
-# how to pin, in the words of the program that made the trace (its reader says which)
-PIN_HOW = {
-    "kineto": "Pin the host buffers (tensor.pin_memory(), DataLoader(pin_memory=True), or torch.empty(..., "
-              "pin_memory=True) for read-backs) and copy with non_blocking=True",
-    "xla": "Copy from pinned host memory (in JAX, arrays placed with memory_kind='pinned_host', or batches a "
-           "loader stages in pinned buffers)",
-    "nsys": "Allocate the host buffers pinned (cudaMallocHost or cudaHostAlloc, or cudaHostRegister on memory the "
-            "program has; in PyTorch tensor.pin_memory()) and copy with cudaMemcpyAsync on a stream of its own",
-}
-
-
-# what drains the queue, in the same words
-SYNC_HOW = {
-    "kineto": ".item(), .cpu(), print(tensor), bool(tensor) or torch.cuda.synchronize()",
-    "xla": "a device-to-host transfer (np.asarray(x), x.item(), float(x), print(x)) or block_until_ready()",
-    "nsys": "cudaStreamSynchronize, cudaDeviceSynchronize, a cudaEventSynchronize or a blocking cudaMemcpy "
-            "(in PyTorch .item(), .cpu() or torch.cuda.synchronize())",
-}
-
-
-def origin(reader: str) -> str:
-    """Which program's words suit a trace by its reader (TraceFrames.reader): nsys, xla or kineto."""
-    return "nsys" if reader.startswith("sqlite") else "xla" if "XLA" in reader else "kineto"
-
-
-def pin_how(reader: str) -> str:
-    """PIN_HOW for a trace's reader."""
-    return PIN_HOW[origin(reader)]
 
 
 def _reader(ev: Evidence) -> str:
