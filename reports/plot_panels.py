@@ -48,7 +48,12 @@ LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8, "f
 
 
 def has(df: pd.DataFrame | None, col: str) -> bool:
-    return df is not None and len(df) > 0 and col in df and df[col].notna().any()
+    if df is None or not len(df) or col not in df:
+        return False
+    a = df[col].to_numpy()
+    if a.dtype.kind == "f":  # (a float column: numpy's NaN test, not a boolean Series of 10^6 rows)
+        return not bool(np.isnan(a).all())
+    return bool(df[col].notna().any())
 
 
 def gpus_of(*frames: pd.DataFrame | None) -> list[int]:
