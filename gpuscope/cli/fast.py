@@ -101,10 +101,7 @@ def _analyze(kw: dict) -> None:
 
 
 def _draw(verb: str, kw: dict) -> None:
-    from gpuscope.cli._common import loading_for_good
-
-    with loading_for_good():
-        from gpuscope.cli import draw_run
+    from gpuscope.cli import draw_run
 
     getattr(draw_run, verb)(**kw)
 
