@@ -115,6 +115,15 @@ def factorize_phases(phase: pd.Series, use_na_sentinel: bool = True) -> tuple[np
     return codes, pd.Index(names, dtype=object)
 
 
+def _is_named(phase: pd.Series, name: str) -> np.ndarray:
+    """phase == name: numpy's compare of the names (pandas' str compare is 6x it), or of a
+    categorical's codes (a log's display phases: no million names made to compare)."""
+    if isinstance(phase.dtype, pd.CategoricalDtype):
+        cats = phase.cat.categories
+        return (phase.cat.codes.to_numpy() == cats.get_loc(name)) if name in cats else np.zeros(len(phase), dtype=bool)
+    return phase.to_numpy(dtype=object) == name
+
+
 def _side_rows(phase: pd.Series) -> np.ndarray:
     """Whether each phase is drawn on its lane's side row (one style look-up per distinct name)."""
     codes, names = factorize_phases(phase)
@@ -168,7 +177,7 @@ def assign_lanes(phases: pd.DataFrame, noun: str = "worker") -> list[Lane]:
     phases = _rows(phases, phases["t_end"] > phases["t_start"])  # zero-length phases draw nothing (nor NaN)
     lanes: list[Lane] = []
     no_worker = phases["worker"] < 0
-    synth = no_worker & (phases["phase"].to_numpy(dtype=object) == "synth")  # (numpy's compare: pandas' str is 6x it)
+    synth = no_worker & _is_named(phases["phase"], "synth")
     for k, part in enumerate(_split(phases[synth])):
         lanes.append(Lane(f"synthesis {k}", "CPU synthesis", part, part.iloc[:0]))
     if len(lanes) == 1:

@@ -12,6 +12,8 @@ TRACE_COUNTER_SCHEMA). No parsing, no GPU.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +94,7 @@ def render_timeline(
         _lanes_panel(axes.pop(0), p.lanes, t0, (lo, hi))
     paint = P.Painter(P.gpus_of(samples, counters))
     paint.gpu_legend(fig)
-    shaded = False
+    shaded, shading = False, P.Shading.of(intervals)  # (the same bars behind every sample panel: made once)
     twin = 1.075 if _has(samples, "power_w") else 1.005  # the clocks' legend clears the power axis
     for ok, draw, right in ((p.pcie, lambda ax: P.pcie_panel(ax, samples, t0, line_rate_gbs, paint), 1.005),
                             (p.activity, lambda ax: P.activity_panel(ax, samples, t0, paint), 1.005),
@@ -101,7 +103,7 @@ def render_timeline(
         if ok:
             ax = axes.pop(0)
             handles = draw(ax)
-            shades = P.shade(ax, intervals, t0)
+            shades = P.shade(ax, shading, t0)
             if shades and not shaded:  # the first shaded panel names the shades
                 handles += shades
             shaded |= bool(shades)
@@ -128,23 +130,47 @@ def figure_class() -> Any:
     import sys
 
     if "matplotlib.artist" not in sys.modules:
-        import matplotlib.artist as artist
+        import gc
 
-        kwdoc = getattr(artist, "kwdoc", None)
-        name = "_update_set_signature_and_docstring"  # (a classmethod each new artist class calls)
-        compose = vars(artist.Artist).get(name)
-        if callable(kwdoc) and isinstance(compose, classmethod):
-            artist.kwdoc = lambda artist: ""
-            setattr(artist.Artist, name, classmethod(lambda cls: None))
-            try:
-                import matplotlib.backends.backend_agg  # noqa: F401  (what savefig draws with)
-                import matplotlib.figure  # noqa: F401
-            finally:
-                artist.kwdoc = kwdoc
-                setattr(artist.Artist, name, compose)
+        with gc_paused():  # (~1,000 classes and their tables, no garbage: no collection scans them while they load)
+            _import_matplotlib()
+        gc.freeze()  # (and none after: the modules stay for the process's life; ~10^5 objects no collection rescans)
     from matplotlib.figure import Figure
 
     return Figure
+
+
+def _import_matplotlib() -> None:
+    import matplotlib.artist as artist
+
+    kwdoc = getattr(artist, "kwdoc", None)
+    name = "_update_set_signature_and_docstring"  # (a classmethod each new artist class calls)
+    compose = vars(artist.Artist).get(name)
+    if callable(kwdoc) and isinstance(compose, classmethod):
+        artist.kwdoc = lambda artist: ""
+        setattr(artist.Artist, name, classmethod(lambda cls: None))
+        try:
+            import matplotlib.backends.backend_agg  # noqa: F401  (what savefig draws with)
+            import matplotlib.figure  # noqa: F401
+        finally:
+            artist.kwdoc = kwdoc
+            setattr(artist.Artist, name, compose)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (as the log's parse does): importing matplotlib and
+    drawing a picture make ~10^5 long-lived objects and little garbage, and each collection of
+    the oldest generation rescanned every object of the process. Collection resumes after."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def every_kth(k: int) -> str:
@@ -330,10 +356,11 @@ def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, t
                  counters: pd.DataFrame | None = None, lane_noun: str = "worker", fmt: str = "png",
                  steps_per_record: int = 1) -> bytes:
     """The timeline as PNG bytes (or in `fmt`, a FORMATS key)."""
-    fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view,
-                          intervals=intervals, counters=counters, lane_noun=lane_noun,
-                          steps_per_record=steps_per_record)
-    return figure_bytes(fig, fmt)
+    with gc_paused():
+        fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view,
+                              intervals=intervals, counters=counters, lane_noun=lane_noun,
+                              steps_per_record=steps_per_record)
+        return figure_bytes(fig, fmt)
 
 
 def view_png(tv: TimelineView, *, title: str, fmt: str = "png") -> bytes:

@@ -48,7 +48,12 @@ LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8, "f
 
 
 def has(df: pd.DataFrame | None, col: str) -> bool:
-    return df is not None and len(df) > 0 and col in df and df[col].notna().any()
+    if df is None or not len(df) or col not in df:
+        return False
+    a = df[col].to_numpy()
+    if a.dtype.kind == "f":  # (a float column: numpy's NaN test, not a boolean Series of 10^6 rows)
+        return not bool(np.isnan(a).all())
+    return bool(df[col].notna().any())
 
 
 def gpus_of(*frames: pd.DataFrame | None) -> list[int]:
@@ -64,23 +69,37 @@ def gpu_color(gpus: list[int], gpu: int) -> str:
     return GPU_COLORS[gpus.index(gpu) % len(GPU_COLORS)] if gpu in gpus else GPU_COLORS[0]
 
 
-def per_gpu(samples: pd.DataFrame, col: str, *, solid: bool = False) -> Iterator[tuple[int, pd.DataFrame]]:
+def per_gpu(samples: pd.DataFrame, col: str, *, solid: bool = False,
+            memo: dict | None = None) -> Iterator[tuple[int, pd.DataFrame]]:
     """(GPU, its readings of `col` sorted by time: t_wall and col) per GPU, decimated to what
     the panel can show (decimate; `solid`: drawn as a solid line): the frame's other columns
-    are never copied."""
-    t = pd.to_numeric(samples["t_wall"], errors="coerce").to_numpy(dtype="float64")
+    are never copied. `memo`: a picture's (Painter.memo): the times, and each set of rows'
+    order and pixel columns, worked out once for every series of the same rows (the PCIe
+    directions, the GPM figures: a pass over 10^6 rows each, not one per series)."""
+    memo = {} if memo is None else memo
+    if memo.get("frame") is not samples:
+        memo.clear()
+        memo.update(frame=samples, t=pd.to_numeric(samples["t_wall"], errors="coerce").to_numpy(dtype="float64"),
+                    gpu=samples["gpu"].to_numpy(), rows=[])
+    t, gpu = memo["t"], memo["gpu"]
     x = pd.to_numeric(samples[col], errors="coerce").to_numpy(dtype="float64")
-    gpu = samples["gpu"].to_numpy()
     ids = gpu[:1] if gpu.size and gpu.min() == gpu.max() else distinct(gpu)  # (one GPU: no pass over every row)
     for g in ids.tolist():
         sel = ~np.isnan(x) if ids.size == 1 else (gpu == g) & ~np.isnan(x)
-        tt, xx = t[sel], x[sel]
+        rows = next((r for r in memo["rows"] if r[0] == g and np.array_equal(r[1], sel)), None)
+        if rows is None:
+            every = bool(sel.all())
+            tt = t if every else t[sel]
+            order = (np.argsort(tt, kind="stable") if tt.size > 1 and not bool((tt[1:] >= tt[:-1]).all())
+                     else None)
+            tt = tt[order] if order is not None else tt
+            rows = (g, sel, every, order, tt, _columns(tt, PIXEL_COLUMNS))
+            memo["rows"].append(rows)
+        _, _, every, order, tt, cols = rows
         if not tt.size:
             continue
-        if tt.size > 1 and not bool((tt[1:] >= tt[:-1]).all()):
-            order = np.argsort(tt, kind="stable")
-            tt, xx = tt[order], xx[order]
-        tt, xx = decimate(tt, xx, solid=solid)
+        xx = x if every else x[sel]
+        tt, xx = _decimated(tt, xx[order] if order is not None else xx, cols, solid)
         yield int(g), pd.DataFrame({"t_wall": tt, col: xx})
 
 
@@ -95,16 +114,29 @@ def decimate(t: np.ndarray, y: np.ndarray, columns: int = PIXEL_COLUMNS, *,
     long noisy recording the doubled stroke was most of the picture's draw (~0.13 -> 0.06 CPU-s
     per series). A dashed or dotted line keeps the doubled stroke: drawn once, its dashes fall
     into a pattern across the columns (moiré) that the readings do not have."""
+    return _decimated(t, y, _columns(t, columns), solid)
+
+
+def _columns(t: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Where decimate cuts the sorted times `t` (each pixel column's first and last reading,
+    and their times): None for a series drawn as it is."""
     n = t.size
     if n <= 2 * columns or not (np.isfinite(t[0]) and np.isfinite(t[-1])) or t[-1] <= t[0]:
-        return t, y
+        return None
     col = np.minimum(((t - t[0]) * (columns / (t[-1] - t[0]))).astype(np.int64), columns - 1)
     starts = np.flatnonzero(np.concatenate([[True], col[1:] != col[:-1]]))
     ends = np.concatenate([starts[1:], [n]]) - 1
-    hi, lo = np.maximum.reduceat(y, starts), np.minimum.reduceat(y, starts)
     tt = np.empty(2 * starts.size)
-    yy = np.empty(2 * starts.size)
     tt[0::2], tt[1::2] = t[starts], t[ends]
+    return starts, ends, tt
+
+
+def _decimated(t: np.ndarray, y: np.ndarray, cols: tuple | None, solid: bool) -> tuple[np.ndarray, np.ndarray]:
+    if cols is None:
+        return t, y
+    starts, _, tt = cols
+    hi, lo = np.maximum.reduceat(y, starts), np.minimum.reduceat(y, starts)
+    yy = np.empty(2 * starts.size)
     if solid:
         odd = (np.arange(starts.size) % 2).astype(bool)  # (these columns: lowest first)
         hi, lo = np.where(odd, lo, hi), np.where(odd, hi, lo)
@@ -117,7 +149,10 @@ def drawn_gpus(samples: pd.DataFrame | None) -> tuple[pd.DataFrame | None, str |
     MAX_DRAWN_GPUS distinct GPUs, those with the most rows; a line saying so."""
     if samples is None or not len(samples) or "gpu" not in samples:
         return samples, None
-    ids, counts = np.unique(samples["gpu"].to_numpy(), return_counts=True)
+    gpu = samples["gpu"].to_numpy()
+    if gpu.min() == gpu.max():  # (one GPU: no sort of every row)
+        return samples, None
+    ids, counts = np.unique(gpu, return_counts=True)
     if ids.size <= MAX_DRAWN_GPUS:
         return samples, None
     keep = ids[np.lexsort((ids, -counts))[:MAX_DRAWN_GPUS]]
@@ -132,6 +167,7 @@ class Painter:
     def __init__(self, gpus: list[int]) -> None:
         self.gpus = gpus
         self.several = len(gpus) > 1
+        self.memo: dict = {}  # (per_gpu's, for the picture's series)
 
     def color(self, series_color: str, gpu: int) -> str:
         return gpu_color(self.gpus, gpu) if self.several else series_color
@@ -165,7 +201,7 @@ def pcie_panel(ax: Any, samples: pd.DataFrame, t0: float, line_rate_gbs: float |
     entries = []
     for col, label, color, ls in PCIE_SERIES:
         drawn = False
-        for gpu, g in per_gpu(samples, col, solid=ls == "-") if col in samples else ():
+        for gpu, g in per_gpu(samples, col, solid=ls == "-", memo=paint.memo) if col in samples else ():
             ax.plot(g["t_wall"] - t0, g[col], drawstyle="steps-pre", color=paint.color(color, gpu), ls=ls, lw=1.1)
             drawn = True
         if drawn:
@@ -197,8 +233,8 @@ def activity_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) ->
         solid, filled = ls == "-", col == series[0][0]  # (the first series is the evidence: filled)
         # the fill from the readings in their first-and-last order (decimate's `solid` order would
         # fill every other column to its highest reading instead of its lowest)
-        fills = dict(per_gpu(samples, col)) if filled and solid else None
-        for gpu, g in per_gpu(samples, col, solid=solid):
+        fills = dict(per_gpu(samples, col, memo=paint.memo)) if filled and solid else None
+        for gpu, g in per_gpu(samples, col, solid=solid, memo=paint.memo):
             c = paint.color(color, gpu)
             y = g[col].clip(lower=0) * scale
             if filled:
@@ -216,7 +252,7 @@ def activity_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) ->
 def clocks_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) -> list:
     entries = []
     if "sm_clock_mhz" in samples:
-        for gpu, g in per_gpu(samples, "sm_clock_mhz"):
+        for gpu, g in per_gpu(samples, "sm_clock_mhz", memo=paint.memo):
             ax.plot(g["t_wall"] - t0, g["sm_clock_mhz"], lw=1.0, drawstyle="steps-post",
                     color=paint.color("#59a14f", gpu))
         entries.append(("SM clock MHz", "#59a14f", "-"))
@@ -225,7 +261,7 @@ def clocks_panel(ax: Any, samples: pd.DataFrame, t0: float, paint: Painter) -> l
     ax.grid(alpha=0.3)
     if has(samples, "power_w"):
         ax2 = ax.twinx()
-        for gpu, g in per_gpu(samples, "power_w"):
+        for gpu, g in per_gpu(samples, "power_w", memo=paint.memo):
             ax2.plot(g["t_wall"] - t0, g["power_w"], lw=1.0, drawstyle="steps-post", ls="--",
                      color=paint.color("#b07aa1", gpu))
         entries.append(("power W (right axis)", "#b07aa1", "--"))
@@ -259,36 +295,56 @@ def counters_panel(ax: Any, counters: pd.DataFrame, t0: float, paint: Painter) -
     return paint.handles([("GPU busy (kernels, copies; profiler trace)", "#4e79a7", "-")])
 
 
-def shade(ax: Any, intervals: pd.DataFrame | None, t0: float) -> list:
-    """Idle gaps behind a sample panel; the legend patches of the shades drawn."""
+def shade(ax: Any, intervals: pd.DataFrame | Shading | None, t0: float) -> list:
+    """Idle gaps behind a sample panel; the legend patches of the shades drawn. `intervals`:
+    the classed intervals, or their Shading made once for every panel of a picture."""
     from matplotlib.patches import Patch
 
-    if intervals is None or not len(intervals):
-        return []
-    done = []
-    # "idle, PCIe not measured" between the rows that did measure it (GPM rows beside PCIe
-    # counter rows) is the same idle: shaded only where PCIe was never measured
-    measured = intervals["class"].isin(("idle_quiet", "transferring", "both")).any()
-    lo, hi = float(intervals["t_start"].min()), float(intervals["t_end"].max())
-    # several GPUs: each its own band (bottom to top in GPU order), never their union, and the
-    # legend says which band is which GPU (one GPU idle beside a busy one is not "idle")
-    gpus = sorted(int(g) for g in intervals["gpu"].unique()) if "gpu" in intervals else [0]
-    bands = {g: (k / len(gpus), 1 / len(gpus)) for k, g in enumerate(gpus)}
-    which = "" if len(gpus) == 1 else f" (a band per GPU, bottom to top: GPU {', '.join(map(str, gpus))})"
-    for cls, (color, label) in SHADE.items():
-        if cls == "idle" and measured:
-            continue
-        sub = intervals[intervals["class"] == cls]
-        for g in gpus if len(sub) else []:
-            mine = sub if len(gpus) == 1 else sub[sub["gpu"] == g]
-            a, b = mine["t_start"].to_numpy(dtype="float64"), mine["t_end"].to_numpy(dtype="float64")
-            for bars, alpha in _shading(a, b, lo, hi) if a.size else []:
-                broken_barh(ax, bars[0] - t0, bars[1] - bars[0], bands[g], transform=ax.get_xaxis_transform(),
-                            facecolors=color, alpha=alpha, zorder=0, linewidth=0)
-        if len(sub):
-            done.append(Patch(facecolor=color, alpha=0.4, label=label + which))
-    return done
+    sh = intervals if isinstance(intervals, Shading) else Shading.of(intervals)
+    for color, band, x0, x1, alpha in sh.bars:
+        broken_barh(ax, x0 - t0, x1 - x0, band, transform=ax.get_xaxis_transform(), facecolors=color, alpha=alpha,
+                    zorder=0, linewidth=0)
+    return [Patch(facecolor=color, alpha=0.4, label=label) for color, label in sh.legend]
 
+
+class Shading:
+    """The idle gaps' bars of a picture's sample panels, made once for all of them (each panel
+    draws the same): (colour, GPU band, starts, ends, alpha) per bar group, and the legend's
+    (colour, label) per class drawn."""
+
+    def __init__(self, bars: list, legend: list) -> None:
+        self.bars, self.legend = bars, legend
+
+    @classmethod
+    def of(cls, intervals: pd.DataFrame | None) -> Shading:
+        if intervals is None or not len(intervals):
+            return cls([], [])
+        bars, legend = [], []
+        # "idle, PCIe not measured" between the rows that did measure it (GPM rows beside PCIe
+        # counter rows) is the same idle: shaded only where PCIe was never measured
+        measured = bool(intervals["class"].isin(("idle_quiet", "transferring", "both")).any())
+        klass = intervals["class"].to_numpy(dtype=object)
+        lo, hi = float(intervals["t_start"].min()), float(intervals["t_end"].max())
+        # several GPUs: each its own band (bottom to top in GPU order), never their union, and the
+        # legend says which band is which GPU (one GPU idle beside a busy one is not "idle")
+        gpus = sorted(int(g) for g in intervals["gpu"].unique()) if "gpu" in intervals else [0]
+        bands = {g: (k / len(gpus), 1 / len(gpus)) for k, g in enumerate(gpus)}
+        which = "" if len(gpus) == 1 else f" (a band per GPU, bottom to top: GPU {', '.join(map(str, gpus))})"
+        ts, te = intervals["t_start"].to_numpy(dtype="float64"), intervals["t_end"].to_numpy(dtype="float64")
+        gpu = intervals["gpu"].to_numpy() if len(gpus) > 1 else None
+        for kls, (color, label) in SHADE.items():
+            if kls == "idle" and measured:
+                continue
+            sub = klass == kls
+            if not sub.any():
+                continue
+            for g in gpus:
+                mine = sub if gpu is None else sub & (gpu == g)
+                a, b = ts[mine], te[mine]
+                for (x0, x1), alpha in _shading(a, b, lo, hi) if a.size else []:
+                    bars.append((color, bands[g], x0, x1, alpha))
+            legend.append((color, label + which))
+        return cls(bars, legend)
 
 
 def broken_barh(ax: Any, x0: np.ndarray, dx: np.ndarray, yrange: tuple[float, float], **kwargs: Any) -> Any:

@@ -218,3 +218,45 @@ def test_slices_four_to_a_string_are_the_slices_one_by_one():
         c, t, d = [(i * 7) % 2 for i in range(n)], [1000 + i for i in range(n)], [i * 3 for i in range(n)]
         one = [f'{heads[k]}{x}, "dur": {y}{tails[k]}' for k, x, y in zip(c, t, d, strict=True)]
         assert ", ".join(_slice_events(heads, tails, c, t, d)) == ", ".join(one)
+
+
+def test_slices_made_by_numpy_are_the_f_string_ones():
+    from gpuscope.reports.trace import _slice_events, _SliceText
+
+    rng = random.Random(31)
+    for _ in range(200):
+        k = rng.randint(1, 4)
+        heads = [f'{{"name": "{"x" * rng.randint(0, 30)}", "ts": ' for _ in range(k)]
+        tails = [f', "pid": {rng.randint(0, 10 ** rng.randint(0, 6))}, "args": {{"p": "{"%" * rng.randint(0, 3)}"}}}}'
+                 for _ in range(k)]
+        n, big = rng.randint(1, 200), 10 ** rng.randint(0, 18)
+        c = np.array([rng.randrange(k) for _ in range(n)])
+        t = np.array([rng.randrange(0, big + 1) for _ in range(n)], dtype=np.int64)
+        d = np.array([rng.choice([0, 1, 9, 10, 9999, 10000, 10 ** 8, rng.randrange(0, big + 1)]) for _ in range(n)],
+                     dtype=np.int64)
+        assert _SliceText(heads, tails).join(c, t, d) == ", ".join(_slice_events(heads, tails, c.tolist(), t.tolist(),
+                                                                                   d.tolist()))
+    assert _SliceText(['{"ts": '], ["}"]).join(np.zeros(3, int), np.array([0, 2**62, 2**63 - 1]),
+                                               np.zeros(3, int)) == ", ".join(
+        f'{{"ts": {x}, "dur": 0}}' for x in (0, 2**62, 2**63 - 1))
+
+
+def test_lanes_of_categorical_phases_are_the_lanes_of_their_names():
+    """assign_lanes tells synthesis by a categorical's codes (a log's display phases) as by the
+    names: the same lanes, rows and labels."""
+    from gpuscope.reports.lanes import assign_lanes
+
+    rng = random.Random(7)
+    names = ["synth", "upload", "kernel", "other", "prep"]
+    rows = [{"worker": rng.choice([-1, -1, 0, 1]), "gpu": rng.choice([-1, 0]), "partition": rng.choice([-1, 2]),
+             "phase": rng.choice(names), "t_start": i * 0.01, "t_end": i * 0.01 + rng.uniform(0.001, 0.03)}
+            for i in range(400)]
+    plain = pd.DataFrame(rows)
+    for ref in (plain, plain[plain["phase"] != "synth"]):  # (the second: no `synth` category at all)
+        cat = ref.assign(phase=pd.Categorical(ref["phase"], categories=list(dict.fromkeys(ref["phase"]))))
+        a, b = assign_lanes(ref), assign_lanes(cat)
+        assert [(x.label, x.process) for x in a] == [(x.label, x.process) for x in b]
+        assert any(x.label.startswith("synthesis") for x in a) == (ref is plain)
+        for x, y in zip(a, b, strict=True):
+            for u, v in ((x.main, y.main), (x.side, y.side)):
+                assert u.index.tolist() == v.index.tolist() and u["phase"].astype(str).tolist() == v["phase"].astype(str).tolist()

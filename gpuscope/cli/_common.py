@@ -90,6 +90,30 @@ _OWN_PROCESS = False  # main() runs as gpuscope's own process (not inside a call
 _SIGINT_SEEN = False  # a Ctrl-C came while a command's own code ran (interrupt_unwinds)
 
 
+@contextlib.contextmanager
+def loading_for_good():
+    """Modules imported inside for the rest of the process (what plot, export and --html draw
+    with: pandas, the reports), without cyclic collections while they load, then, the first
+    time, frozen (gc.freeze): their ~10^5 long-lived objects are never rescanned by a later
+    collection (~0.05 CPU-s of a 10^6-line log's export). Once per process: a test process
+    running many commands freezes its heap once, not each command's garbage."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        if not _FROZE:
+            _FROZE.append(True)
+            gc.freeze()
+
+
+_FROZE: list[bool] = []  # (loading_for_good froze the heap already)
+
+
 def interrupt_unwinds(signum, frame):  # a signal handler's arguments
     """Ctrl-C while a command runs: a KeyboardInterrupt that unwinds its code, and a note that
     it came. A library may turn that KeyboardInterrupt into another error (numpy's C import

@@ -11,6 +11,7 @@ from gpuscope.analysis import AnalyzeOptions, analyze
 from gpuscope.analysis.document import bare_document
 from gpuscope.cli._common import (
     emit,
+    loading_for_good,
     say,
     say_samples_damage,
     say_warnings,
@@ -121,9 +122,10 @@ def html_page(result, src, *, whatif: dict | None = None) -> str:
     """The whole `analyze --html` page: the console's report and, when the source has anything
     on a time axis, the timeline picture, drawn from the trace analysis the report already made
     (a trace is analyzed once per command)."""
-    from gpuscope.analysis.timeline_view import timeline_view
-    from gpuscope.reports.html import analysis_html
-    from gpuscope.reports.plot import view_png
+    with loading_for_good():
+        from gpuscope.analysis.timeline_view import timeline_view
+        from gpuscope.reports.html import analysis_html
+        from gpuscope.reports.plot import view_png
 
     try:  # nothing on a time axis, or nothing drawable (samples of temperature alone): no picture
         tv = timeline_view(src, trace=result.trace, activity=result.samples)  # (each computed once)

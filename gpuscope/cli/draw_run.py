@@ -9,14 +9,22 @@ from __future__ import annotations
 import sys
 
 from gpuscope.allocator import for_long_inputs
-from gpuscope.analysis.timeline_view import timeline_view, window
-from gpuscope.cli._common import open_to_draw, say_samples_damage, source_title, write_file
+from gpuscope.cli._common import (
+    loading_for_good,
+    open_to_draw,
+    say_samples_damage,
+    source_title,
+    write_file,
+)
 from gpuscope.cli.progress import Progress
 from gpuscope.errors import NoDataError, UsageError
-from gpuscope.reports.plot import FORMATS, format_of, view_png
 from gpuscope.reports.safe_text import visible
-from gpuscope.reports.trace import trace_text
 from gpuscope.safe_output import stream_target
+
+with loading_for_good():  # (pandas and the reports, for the process's life: no collection scans them as they load)
+    from gpuscope.analysis.timeline_view import timeline_view, window
+    from gpuscope.reports.plot import FORMATS, format_of, view_png
+    from gpuscope.reports.trace import trace_text
 
 
 def plot(source: str, *, output: str, start: float | None = None, end: float | None = None,
