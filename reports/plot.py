@@ -55,6 +55,7 @@ def render_timeline(
     counters: pd.DataFrame | None = None,
     lane_noun: str = "worker",
     steps_per_record: int = 1,
+    record_covers: bool = False,
 ):
     """Build the matplotlib Figure (Agg canvas). Caller saves or closes it.
 
@@ -62,7 +63,8 @@ def render_timeline(
     sample); `view` (epoch seconds lo, hi) limits the x axis to a window, keeping the run's
     time scale. Phases may be empty when samples or counters exist (a recording of any
     program); then the clocks and power get a panel too. `steps_per_record`: a log printing
-    every K-th step (ParsedLog.steps_per_record): the caption says each mark stands for K."""
+    every K-th step (ParsedLog.steps_per_record): the caption says each mark stands for K
+    (`record_covers`: or spans the K, where the log's times cover them)."""
     Figure = figure_class()
 
     if phases is not None and (phases["t_start"].isna() | phases["t_end"].isna()).any():
@@ -109,7 +111,7 @@ def render_timeline(
             shaded |= bool(shades)
             P.legend(ax, handles, right=right)
     last.set_xlabel(("time since the first phase (s)" if have_phases else "time since the recording began (s)")
-                    + (f"\n{every_kth(steps_per_record)}" if have_phases and steps_per_record > 1 else "")
+                    + (f"\n{every_kth(steps_per_record, record_covers)}" if have_phases and steps_per_record > 1 else "")
                     + (f"\n{left_out}" if left_out else ""))  # (the GPUs not drawn: said under the axis)
     if view is not None:
         last.set_xlim(view[0] - t0, view[1] - t0)
@@ -173,10 +175,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def every_kth(k: int) -> str:
+def every_kth(k: int, covers: bool = False) -> str:
     """The caption of a log printing every k-th step (issue 33 class 7): its marks are the
     printed steps, each standing for k; the k - 1 steps between two are not drawn (the log
-    gives no times for them), so a gap between marks is no idle time the log shows."""
+    gives no times for them), so a gap between marks is no idle time the log shows. `covers`:
+    the log's times cover the k steps (fairseq's running wall clock): each mark spans them."""
+    if covers:
+        return (f"the log prints one line in {k} steps, its times covering them: each mark spans the {k} steps "
+                "since the line before")
     return (f"the log prints one step in {k}: each mark is a printed step standing for {k}; the {k - 1} "
             f"between two marks ran in the gap, not drawn (the log gives no times for them)")
 
@@ -354,12 +360,12 @@ def timeline_png(phases: pd.DataFrame, samples: pd.DataFrame | None = None, *, t
                  line_rate_gbs: float | None = None, origin: float | None = None,
                  view: tuple[float, float] | None = None, intervals: pd.DataFrame | None = None,
                  counters: pd.DataFrame | None = None, lane_noun: str = "worker", fmt: str = "png",
-                 steps_per_record: int = 1) -> bytes:
+                 steps_per_record: int = 1, record_covers: bool = False) -> bytes:
     """The timeline as PNG bytes (or in `fmt`, a FORMATS key)."""
     with gc_paused():
         fig = render_timeline(phases, samples, title=title, line_rate_gbs=line_rate_gbs, origin=origin, view=view,
                               intervals=intervals, counters=counters, lane_noun=lane_noun,
-                              steps_per_record=steps_per_record)
+                              steps_per_record=steps_per_record, record_covers=record_covers)
         return figure_bytes(fig, fmt)
 
 
@@ -368,4 +374,4 @@ def view_png(tv: TimelineView, *, title: str, fmt: str = "png") -> bytes:
     line rate, its time scale, its shaded idle gaps; PNG unless `fmt` says otherwise."""
     return timeline_png(tv.phases, tv.samples, title=title, line_rate_gbs=tv.line_rate_gbs, origin=tv.origin,
                         view=tv.view, intervals=tv.intervals, counters=tv.counters, lane_noun=tv.lane_noun,
-                        fmt=fmt, steps_per_record=tv.steps_per_record)
+                        fmt=fmt, steps_per_record=tv.steps_per_record, record_covers=tv.record_covers)

@@ -98,3 +98,20 @@ def test_parts_before_their_whole_stay_so_where_both_orders_add_up(tmp_path):
     comps = p.components[p.components["record"] == rec["record"]]
     assert dict(zip(comps["component"], comps["value_ms"], strict=False)) == {
         "load": pytest.approx(1.0), "compute": pytest.approx(2.0), "total": pytest.approx(9.0)}
+
+
+def test_the_plots_caption_says_each_mark_spans_its_steps_where_the_times_cover_them(tmp_path):
+    from gpuscope.analysis.timeline_view import timeline_view
+    from gpuscope.reports.plot import every_kth
+    from gpuscope.sources.open import open_source
+
+    tv = timeline_view(open_source(CORPUS / "fairseq" / "train.txt"))
+    assert tv.steps_per_record == 100 and tv.record_covers
+    assert "spans the 100 steps" in every_kth(100, tv.record_covers)
+    # a stamped ProgressMeter every 10th batch: one batch's time, the 9 between not drawn
+    path = tmp_path / "pm.log"
+    path.write_text("".join(f"2026-12-01T10:00:{i // 10:02d}.{i % 10}00000Z Epoch: [0][{i:3d}/500]\tTime  0.100 ( 0.100)"
+                            f"\tData  0.020 ( 0.020)\n" for i in range(0, 300, 10)))
+    tv = timeline_view(open_source(path))
+    assert tv.steps_per_record == 10 and not tv.record_covers
+    assert "the 9 between two marks ran in the gap" in every_kth(10, tv.record_covers)

@@ -71,3 +71,4 @@ class TimelineView:
     lane_noun: str = "worker"                 # what a lane is: a log's worker, a trace's stream
     wall_clock: bool = True                   # False: times are the samples' own (t_mono), not epoch s
     steps_per_record: int = 1                 # a log printing every K-th step: each drawn record stands for K
+    record_covers: bool = False               # ... and its times cover those K steps (each mark spans them)

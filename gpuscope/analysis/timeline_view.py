@@ -33,7 +33,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
     samples' intervals are not computed (TimelineView.intervals None)."""
     from gpuscope.analysis.evidence.log.attribution import display_phases
 
-    phases, basis, counters, noun, n, k = empty_phases(), None, None, "worker", None, 1
+    phases, basis, counters, noun, n, k, covers = empty_phases(), None, None, "worker", None, 1, False
     if source.trace is not None:
         ta = trace if trace is not None else _trace_analysis(source)
         ranked = len(source.trace.ranks) > 1
@@ -47,6 +47,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
         log = source.log
         n = log.complete_records if log.count("records") else None  # (its column: no records frame built)
         k = log.steps_per_record  # a log printing every K-th step (issue 33 class 7): the picture says so
+        covers = log.record_time_covers  # (its marks span the K steps)
     samples, clockless = _on_a_time_axis(source.samples, have_phases=bool(len(phases)))
     intervals = (None if samples is None or not classed
                  else activity.intervals if activity is not None else _classed(source))
@@ -61,7 +62,7 @@ def timeline_view(source: Source, trace: TraceAnalysis | None = None, activity: 
                                         if clockless else "")
     return TimelineView(phases=phases, samples=samples, basis=basis, line_rate_gbs=source.meta.line_rate_gbs,
                         records=n, origin=origin, intervals=intervals, counters=counters, lane_noun=noun,
-                        wall_clock=not clockless, steps_per_record=k)
+                        wall_clock=not clockless, steps_per_record=k, record_covers=covers)
 
 
 def _trace_analysis(source: Source) -> TraceAnalysis:
