@@ -137,6 +137,21 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             if hi < top else (None,)
 
 
+@dataclass
+class Stream:
+    """One table streamed by `_Reader.streams`: fn(block, texts) per chunk of `ints` (one named
+    "start": the chunks' order across tables), rows passing `checks` and `where`."""
+
+    table: str
+    ints: dict[str, str]
+    checks: list[tuple[str, str]]
+    fn: Any
+    where: str = "1"
+    expected: int | None = None
+    text: str | None = None
+    spans: list[tuple[int, int]] | None = None
+
+
 #: a chunk's columns (name -> its rows x 1 int64 column) -> the columns kept (name -> array)
 Derive = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
 

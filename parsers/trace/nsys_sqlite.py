@@ -38,6 +38,7 @@ StringIds ids mapped once per distinct id, not joined per row):
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -55,6 +56,7 @@ from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     Columns,
     Derive,
+    Stream,
     Strings,
     categorical,
     constant,
@@ -220,19 +222,37 @@ class _Reader:
         self.skips += [{"index": r, "reason": why, "name": table} for r, why in bad]
         self.counts[table] = got + len(bad)
 
-    def stream(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], fn: Any, where: str = "1",
-               expected: int | None = None, text: str | None = None, spans: list[tuple[int, int]] | None = None
-               ) -> int:
-        """`read` without keeping the rows: fn(block, texts) per chunk (rows x ints, int64; the rows'
-        `text`, or None); the number of rows passed."""
-        conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
-        got = 0
-        for block, texts in iter_chunks(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
-                                         valid(self.sub(table, where), *(c for c, _ in conds)), self._tick,
-                                         self.sub(table, text) if text else None, spans):
-            fn(block, texts)
-            got += len(block)
-        self._account(table, conds, where, got, expected)
+    def streams(self, specs: list[Stream]) -> list[int]:
+        """`read` without keeping the rows, several tables at once: each Stream's fn(block, texts) per
+        chunk (rows x ints, int64; texts or None), in time order across the tables (the pending chunk
+        whose earliest `start` is least next), so the host cover grows at its end (read one table after
+        another, every merge reached back over the blocks the first had made). Rows passed per spec."""
+        its: list[tuple[Any, list, int]] = []
+        heap: list[tuple[int, int, Any]] = []
+        for sp in specs:
+            conds = [(self.sub(sp.table, c), f"{sp.table}: {why}") for c, why in sp.checks]
+            its.append((iter_chunks(self.con, sp.table, {k: self.sub(sp.table, e) for k, e in sp.ints.items()},
+                                    valid(self.sub(sp.table, sp.where), *(c for c, _ in conds)), self._tick,
+                                    self.sub(sp.table, sp.text) if sp.text else None, sp.spans), conds,
+                        list(sp.ints).index("start")))
+        got = [0] * len(specs)
+
+        def pull(i: int) -> None:
+            it, _, col = its[i]
+            nxt = next(it, None)
+            if nxt is not None:
+                heapq.heappush(heap, (int(nxt[0][:, col].min()), i, nxt))
+
+        for i in range(len(specs)):
+            pull(i)
+        while heap:
+            _, i, (block, texts) = heapq.heappop(heap)
+            specs[i].fn(block, texts)
+            got[i] += len(block)
+            del block, texts
+            pull(i)
+        for sp, (_, conds, _), n in zip(specs, its, got, strict=True):
+            self._account(sp.table, conds, sp.where, n, sp.expected)
         return got
 
     def gpu_parts(self) -> list[dict[str, Any]]:
