@@ -367,7 +367,8 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
     return {
         "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
         "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
-        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
+        # (trace_gbs: no Nsight row has one; one NaN seen n times, not n NaNs: nsys_columns.stack_parts)
+        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.broadcast_to(np.float64(NAN), (n,)),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
     }
 
