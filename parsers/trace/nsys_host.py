@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import give_back
 from gpuscope.arrays import distinct
 from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Launches, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
@@ -150,6 +151,7 @@ class NsysHost:
         # the GPU frame's: at 10M kernels the read's peak was 115 MiB higher)
         self.blocks = self.cover.done()
         self.interval = self.launches.median_interval()
+        give_back()  # (the chunks' arrays, freed: not what the GPU tables' columns will reuse)
         return parts
 
     def _calls(self, table: str, cat: str) -> tuple[Stream, Any]:

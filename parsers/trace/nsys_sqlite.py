@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import give_back
 from gpuscope.arrays import distinct
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
@@ -225,8 +226,7 @@ class _Reader:
     def streams(self, specs: list[Stream]) -> list[int]:
         """`read` without keeping the rows, several tables at once: each Stream's fn(block, texts) per
         chunk (rows x ints, int64; texts or None), in time order across the tables (the pending chunk
-        whose earliest `start` is least next), so the host cover grows at its end (read one table after
-        another, every merge reached back over the blocks the first had made). Rows passed per spec."""
+        whose earliest `start` is least next): the host cover grows at its end. Rows passed per spec."""
         its: list[tuple[Any, list, int]] = []
         heap: list[tuple[int, int, Any]] = []
         for sp in specs:
@@ -367,8 +367,8 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
     return {
         "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
         "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
-        # (trace_gbs: no Nsight row has one; one NaN seen n times, not n NaNs: nsys_columns.stack_parts)
-        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.broadcast_to(np.float64(NAN), (n,)),
+        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN),  # (trace_gbs: no Nsight row has one, one NaN seen n times)
+        "trace_gbs": np.broadcast_to(np.float64(NAN), (n,)),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
     }
 
@@ -422,6 +422,7 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
     gpu = stack_parts(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"], TRACE_GPU_NARROW)
     host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
+    give_back()  # (the tables' parts and the sort's keys, freed: the frames are what the analysis holds)
     host_events = sum(side.counts.values())
     if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "
