@@ -3,8 +3,8 @@
 All times are the trace's microseconds (TraceFrames' ts_us). A device's traced span is its
 rank's span: first to last event of that rank, host and device events alike (the host's
 work before the first kernel is time the GPU sat idle). Busy = the GPU computing, as SM and
-DRAM activity see it for samples: kernels, memsets and device-to-device copies (`computing`);
-copies to or from the host or a peer are `copy_fraction` beside it (`host_copies`); the union
+DRAM activity see it for samples: kernels, memsets and device-to-device copies (`computing_us`);
+copies to or from the host or a peer are `copy_fraction` beside it (`host_copies_us`); the union
 of everything (`active_s`, DeviceView.busy) is what the idle gaps are the complement of. Plain functions, no printing.
 """
 
@@ -49,10 +49,12 @@ class DeviceView:
     busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
     kernels: tuple[np.ndarray, np.ndarray]
     copies: tuple[np.ndarray, np.ndarray]
-    # work on the device's own memory: kernels, memsets, device-to-device copies (HBM traffic at
-    # TB/s, the GPU computing as SM and DRAM activity see it); and the copies to or from elsewhere
-    computing: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
-    host_copies: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+    # the time of work on the device's own memory: kernels, memsets, device-to-device copies (HBM
+    # traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the copies to or
+    # from elsewhere: their unions' totals (only the totals are read: the unions' blocks, ~16 bytes
+    # a kernel, are not held; issue 32)
+    computing_us: float = 0.0
+    host_copies_us: float = 0.0
 
     @property
     def span_us(self) -> float:
@@ -111,8 +113,8 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
             views.append(DeviceView(
                 rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
                 gpu=g, host=h_r, host_summary=summary, busy=iv.merge(s, e), kernels=iv.merge(s[kern], e[kern]),
-                copies=iv.merge(s[copy], e[copy]), computing=iv.merge(s[~copy | dtod], e[~copy | dtod]),
-                host_copies=iv.merge(s[copy & ~dtod], e[copy & ~dtod]),
+                copies=iv.merge(s[copy], e[copy]), computing_us=iv.total(*iv.merge(s[~copy | dtod], e[~copy | dtod])),
+                host_copies_us=iv.total(*iv.merge(s[copy & ~dtod], e[copy & ~dtod])),
             ))
     return views
 
@@ -304,6 +306,10 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
                                 for c, n, t in _top(names[idx][is_k], kd, top)],
             })
+            # (this stream's arrays freed before the next stream's are made, not after: at 10M
+            # kernels a stream's are ~40 bytes a row, and the device's below ~20)
+            del kd_all, t, is_k, is_c, is_m, kd, busy, tk
+        del kernel, memcpy, memset, names, labels, st, groups
     return rows
 
 
@@ -315,7 +321,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
         span = v.span_us
         kern = iv.total(*v.kernels)
         cop = iv.total(*v.copies)
-        work, moved = iv.total(*v.computing), iv.total(*v.host_copies)
+        work, moved = v.computing_us, v.host_copies_us
         overlap = iv.intersection_length(v.copies, v.kernels)
         out.append({
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
