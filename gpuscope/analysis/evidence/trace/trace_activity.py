@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.arrays import median
+from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
@@ -130,23 +130,22 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     per-event rates, i.e. what the copies achieved together; host copies (HtoD, DtoH) also
     get their share of the line rate and their time at it.
     """
-    # (the columns read, of the copies' rows: not every column of them)
-    m = gpu.loc[gpu["kind"] == "memcpy", ["direction", "host_memory", "dur_us", "bytes", "trace_gbs", "device"]]
     rows: list[dict] = []
-    if not len(m):
-        return rows
-    keys = [m["direction"].astype(object), m["host_memory"].astype(object)]
-    for (direction, memory), g in m.groupby(keys, sort=False):
-        us = float(g["dur_us"].sum())
-        nbytes = float(g["bytes"].sum())
-        per_event = g["bytes"].to_numpy() / (g["dur_us"].to_numpy() * 1e3)
+    for direction, memory, at in _copy_groups(gpu):
+        # (each group's columns taken by its rows, in their order, and summed by pandas as the
+        # groupby's frames were: the same sums; no frame of the copies' rows, no object keys)
+        dur, nb = gpu["dur_us"].to_numpy(dtype="float64")[at], gpu["bytes"].to_numpy(dtype="float64")[at]
+        trace_gbs = pd.Series(gpu["trace_gbs"].to_numpy(dtype="float64")[at])
+        us = float(pd.Series(dur).sum())
+        nbytes = float(pd.Series(nb).sum())
+        per_event = nb / (dur * 1e3)
         per_event = per_event[np.isfinite(per_event)]
         row = {
-            "direction": direction, "host_memory": memory, "count": int(len(g)), "bytes": int(nbytes),
+            "direction": direction, "host_memory": memory, "count": int(at.size), "bytes": int(nbytes),
             "ms": us / 1e3, "gbs": _gbs(nbytes, us),
             "per_event_gbs_median": float(median(per_event)) if per_event.size else None,
-            "trace_gbs_median": float(g["trace_gbs"].median()) if g["trace_gbs"].notna().any() else None,
-            "devices": sorted({int(d) for d in g["device"]}),
+            "trace_gbs_median": float(trace_gbs.median()) if trace_gbs.notna().any() else None,
+            "devices": sorted({int(d) for d in distinct(gpu["device"].to_numpy()[at])}),
         }
         if direction in HOST_DIRECTIONS and line_rate_gbs > 0:
             row["line_rate_share"] = row["gbs"] / line_rate_gbs
@@ -154,6 +153,27 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
         rows.append(row)
     rows.sort(key=lambda r: -r["ms"])
     return rows
+
+
+def _copy_groups(gpu: pd.DataFrame) -> list[tuple[Any, Any, np.ndarray]]:
+    """(direction, host memory, the copies' row positions in order) per pair, in the order the
+    pairs first come; a pair with a missing value left out: what groupby([direction, host_memory],
+    sort=False) over the copies' rows gives, from the categoricals' codes (at 10M kernels the
+    copies' frame, its object keys and the groupby's frames were ~300 MB at once; issue 32)."""
+    at = np.flatnonzero((gpu["kind"] == "memcpy").to_numpy(dtype=bool))
+    if not at.size:
+        return []
+    (ca, la), (cb, lb) = (factorized(gpu[c].iloc[at]) for c in ("direction", "host_memory"))
+    key = np.where((ca >= 0) & (cb >= 0), ca.astype(np.int64) * (len(lb) + 1) + cb, -1)
+    codes, uniq = pd.factorize(key, sort=False)  # (pairs in the order they first come)
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    out = []
+    for part in np.split(order, cuts):
+        k = int(uniq[codes[part[0]]])
+        if k >= 0:
+            out.append((la[k // (len(lb) + 1)], lb[k % (len(lb) + 1)], at[part]))
+    return out
 
 
 # a host-copy kind (direction, host memory) whose copies moved at least this many bytes
