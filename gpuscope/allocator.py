@@ -9,6 +9,11 @@ million lines. With arrays up to 32 MB served from the heap, and the heap's free
 memory stays what was alive at once. Linux with glibc only; anything else (musl, macOS), or
 GPUSCOPE_MALLOC_DEFAULTS=1, leaves the allocator as it is.
 
+`give_back` (malloc_trim) returns the freed memory a stage leaves to the system: where a reader or
+the analysis has freed more than the next stage's arrays will reuse (an Nsight export of 10M
+kernels: its host pass, its GPU tables' parts, the views' sorts; issue 32), at the cost of those
+pages faulted in again when next used.
+
 `for_long_inputs` is what `analyze`, `compare`, `plot` and `export` call: each, for the rest of
 the process (a command's arrays are written once and read a few times: 4 KB pages fault in at
 a steady ~0.3 CPU-s per million log lines; with numpy's huge-page hint the same run's system
@@ -43,6 +48,21 @@ def keep_freed_memory() -> bool:
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return all(mallopt(opt, value) == 1 for opt, value in (
         (M_MMAP_THRESHOLD, MMAP_THRESHOLD), (M_TRIM_THRESHOLD, TRIM_THRESHOLD), (M_TOP_PAD, TOP_PAD)))
+
+
+def give_back() -> bool:
+    """glibc's malloc_trim(0): the free memory of every arena (its heap's top and the free pages
+    inside it) returned to the system; True when it returned some. Linux with glibc only; else a no-op."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    return bool(trim(0))
 
 
 def for_long_inputs() -> None:

@@ -32,3 +32,18 @@ def test_narrow_columns_are_the_int64_frames_numbers(name, monkeypatch):
     wide = read_nsys_sqlite(_path(name)).gpu
     assert dict(wide.dtypes.astype(str)) == TRACE_GPU_SCHEMA
     pd.testing.assert_frame_equal(fr.gpu.astype({c: "int64" for c in TRACE_GPU_NARROW}), wide)
+
+
+@needs_exports
+@pytest.mark.parametrize("name", EXPORTS)
+def test_trace_gbs_is_one_nan_seen_in_every_row(name):
+    """No Nsight row carries a trace bandwidth: the column is one NaN broadcast (no 8 bytes a row),
+    read as the NaN column it was, and an analysis of the frame leaves it so."""
+    from gpuscope.analysis.trace_analysis import analyze_trace
+    fr = read_nsys_sqlite(_path(name))
+    col = fr.gpu["trace_gbs"].to_numpy()
+    assert col.strides == (0,) and col.size == len(fr.gpu) and np.isnan(col).all()
+    assert fr.gpu["trace_gbs"].dtype == np.float64 and fr.gpu["bytes"].to_numpy().strides == (8,)
+    a = analyze_trace(fr, line_rate_gbs=50.0, line_rate_source="option")
+    assert all(r["trace_gbs_median"] is None for r in a.memcpy)
+    assert fr.gpu["trace_gbs"].to_numpy().strides == (0,)

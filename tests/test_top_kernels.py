@@ -102,3 +102,17 @@ def test_ranges_as_they_ran_on_the_gpu_sit_under_their_stream(tmp_path):
     lanes = assign_lanes(timeline_view(open_source(TRACES / "train_slow.json.gz")).phases, noun="stream")
     stream = next(lane for lane in lanes if lane.label == "stream 7")
     assert len(stream.side) == 9 and stream.side["phase"].str.startswith("gpu_range:").all()
+
+
+def test_missing_or_negative_durations_count_as_zero_and_the_frame_is_left_alone():
+    """A NaN or negative duration counts 0 (fillna(0).clip(lower=0)), a name-less kernel is left
+    out, copies are not kernels, and the frame's own column is not written."""
+    dur = [5.0, float("nan"), -3.0, 2.0, 7.0, 1.0]
+    gpu = pd.DataFrame({"kind": pd.Categorical(["kernel"] * 5 + ["memcpy"]),
+                        "name": pd.Categorical(["a", "a", "b", "b", None, "a"]), "dur_us": dur})
+    rows = {r["name"]: r for r in top_kernels(gpu)}
+    assert set(rows) == {"a", "b"}
+    assert (rows["a"]["count"], rows["a"]["total_ms"], rows["a"]["median_us"]) == (2, 0.005, 2.5)
+    assert (rows["b"]["count"], rows["b"]["total_ms"], rows["b"]["max_us"]) == (2, 0.002, 2.0)
+    assert rows["a"]["share"] == pytest.approx(5 / 14)  # (of all kernel time, the name-less one too)
+    assert gpu["dur_us"].isna().sum() == 1 and gpu["dur_us"].min() == -3.0

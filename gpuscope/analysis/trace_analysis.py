@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 
+from gpuscope.allocator import give_back
 from gpuscope.analysis.core import Diagnosis
 from gpuscope.analysis.evidence.trace import trace_activity as act
 from gpuscope.analysis.evidence.trace import trace_gaps as tg
@@ -120,10 +121,12 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         if named is not None:
             line_rate_gbs, line_rate_source = named[0], "gpu_name"
     line_rate_gbs, line_rate_source = act.line_rate_floor(frames.gpu, line_rate_gbs, line_rate_source)
+    give_back()  # (each stage's freed arrays returned before the next: see below)
     ordered = act.in_order(frames.gpu)
     if not ordered.index.equals(pd.RangeIndex(len(ordered))):  # (as the views' concatenation numbers its rows)
         ordered = ordered.reset_index(drop=True)
     views = act.device_views(frames, ordered)
+    give_back()  # (the views' merges' sorts and masks, freed)
     if not views:
         raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "
                           "(recorded without ProfilerActivity.CUDA?)")
@@ -144,25 +147,30 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
     if not len(frames.host) and not frames.counts.get("host_unread"):  # (an XLA trace's: there, not read)
         notes.append("no host events (recorded without ProfilerActivity.CPU): gaps cannot be tied to host work")
     trace = _trace_info(frames, views)
+    # each stage's freed arrays given back before the next (allocator.give_back): glibc kept them,
+    # and the next stage's transient stacked on top (at 10M kernels memcpy_rows left ~230 MB)
+    give_back()
     kernels = cast("list[TraceStreamDoc]", act.stream_rows(views))
+    give_back()
     trace["notes"] = notes + act.damage_notes(frames.counts, cast("list[dict]", kernels))
+    activity = _activity(views, gaps, frames)
+    # (the evidence/trace producers return list[dict]: the rows are these TypedDicts' keys,
+    # tests/test_doc_typed.py checks every key of real documents)
+    memcpy = cast("list[TraceMemcpyDoc]", act.memcpy_rows(frames.gpu, line_rate_gbs))
+    give_back()
+    memset = cast("list[TraceMemsetDoc]", act.memset_rows(frames.gpu))
+    split = cast("list[TracePhaseDoc]", tp.split_table(views, frames.host, span, frames.gpu_annotations,
+                                                       host_only_ranges=frames.host_only_ranges,
+                                                       summary=frames.summary()))
+    phases = tp.phase_frame(views, frames.host, frames.epoch)
+    give_back()
+    counters = act.counters(views, frames.epoch)
+    give_back()
+    top = cast("list[TopKernelDoc]", top_kernels(frames.gpu))
+    give_back()
     return TraceAnalysis(
-        activity=_activity(views, gaps, frames),
-        # (the evidence/trace producers return list[dict]: the rows are these TypedDicts' keys,
-        # tests/test_doc_typed.py checks every key of real documents)
-        memcpy=cast("list[TraceMemcpyDoc]", act.memcpy_rows(frames.gpu, line_rate_gbs)),
-        memset=cast("list[TraceMemsetDoc]", act.memset_rows(frames.gpu)),
-        kernels=kernels,
-        idle_gaps=cast("list[TraceGapDoc]", gap_list),
-        split=cast("list[TracePhaseDoc]", tp.split_table(views, frames.host, span, frames.gpu_annotations,
-                                                          host_only_ranges=frames.host_only_ranges,
-                                                          summary=frames.summary())),
-        trace=trace,
-        findings=[],
-        phases=tp.phase_frame(views, frames.host, frames.epoch),
-        counters=act.counters(views, frames.epoch),
-        gaps=gaps,
-        options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
-        top_kernels=cast("list[TopKernelDoc]", top_kernels(frames.gpu)),
-        rule_input=rule_input,
+        activity=activity, memcpy=memcpy, memset=memset, kernels=kernels,
+        idle_gaps=cast("list[TraceGapDoc]", gap_list), split=split, trace=trace, findings=[], phases=phases,
+        counters=counters, gaps=gaps, options={"line_rate_gbs": line_rate_gbs, "line_rate_source": line_rate_source},
+        top_kernels=top, rule_input=rule_input,
     )

@@ -137,6 +137,21 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
             if hi < top else (None,)
 
 
+@dataclass
+class Stream:
+    """One table streamed by `_Reader.streams`: fn(block, texts) per chunk of `ints` (one named
+    "start": the chunks' order across tables), rows passing `checks` and `where`."""
+
+    table: str
+    ints: dict[str, str]
+    checks: list[tuple[str, str]]
+    fn: Any
+    where: str = "1"
+    expected: int | None = None
+    text: str | None = None
+    spans: list[tuple[int, int]] | None = None
+
+
 #: a chunk's columns (name -> its rows x 1 int64 column) -> the columns kept (name -> array)
 Derive = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
 
@@ -231,12 +246,20 @@ def narrowest(arrays: list[np.ndarray]) -> np.dtype:
     return np.dtype(np.int64)
 
 
+def _unset(v: Any) -> bool:
+    """A column of one NaN seen every row (np.broadcast_to: no memory per row)."""
+    return isinstance(v, np.ndarray) and v.ndim == 1 and v.strides == (0,) and v.dtype.kind == "f" and \
+        (v.size == 0 or bool(np.isnan(v[0])))
+
+
 def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str],
            narrow: tuple[str, ...] = ()) -> pd.DataFrame:
     """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
     among equals), one column at a time (each part's column freed once stacked). The int64
     columns `narrow` names are held in the narrowest signed integer dtype their values fit
-    (gpuscope.schemas: TRACE_GPU_NARROW): the same numbers in a quarter or an eighth of the bytes."""
+    (gpuscope.schemas: TRACE_GPU_NARROW): the same numbers in a quarter or an eighth of the bytes.
+    A float column that is NaN in every part, each a broadcast NaN (an Nsight export's trace_gbs),
+    stays one: a read-only NaN seen in every row (8 bytes a row fewer: ~100 MB at 10M kernels)."""
     if not parts:
         return typed_frame({}, schema)
     for p in parts:
@@ -251,6 +274,8 @@ def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict
         if dtype == "category":
             u = pd.api.types.union_categoricals(vals)
             cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
+        elif all(_unset(v) for v in vals):  # (NaN in every row: one NaN, read-only, seen len(order) times)
+            cols[name] = np.broadcast_to(np.array(np.nan, dtype=dtype), order.shape)
         else:
             cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
     # every column already of its schema dtype, all of one length: the frame is made of them as they

@@ -30,10 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscope.arrays import distinct, median
-from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Merged, Spans
+from gpuscope.allocator import give_back
+from gpuscope.arrays import distinct
+from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Launches, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
+    Stream,
     categorical,
     constant,
     iter_chunks,
@@ -113,7 +115,7 @@ class NsysHost:
     `summary` answers the analysis's questions afterwards (HostSummary)."""
 
     def __init__(self, reader: Any) -> None:
-        self.r = reader  # nsys_sqlite._Reader: con, tables, strings, sub(), stream(), notes
+        self.r = reader  # nsys_sqlite._Reader: con, tables, strings, sub(), streams(), notes
         self.spans, self.cover = _Spans(), Cover()
         self.calls_pkeys: set[int] = set()
         self.counts: dict[str, int] = {}
@@ -121,49 +123,78 @@ class NsysHost:
         self.names: dict[str, dict[int, str]] = {}  # table -> nameId -> name (as the frames spell it)
         self.blocks: dict[int, Merged] = {}
         self.chunks: dict[str, Chunks] = {}  # table -> where its rows lie in time (NsysSummary.across)
+        self.launches = Launches()  # each thread's kernel launch starts (NsysSummary.launch_interval_us)
+        self.interval: float | None = None  # the median launch interval (NsysSummary.launch_interval_us)
 
     def read(self) -> list[dict[str, Any]]:
-        """Stream every host table once, keep the few rows: the host parts (nsys_sqlite._host_part)."""
+        """Stream every host table once, keep the few rows: the host parts (nsys_sqlite._host_part).
+        The tables are streamed together, their chunks in time order across them (_Reader.streams):
+        the cover then grows at its end (read one table after another, the NVTX ranges started from
+        the capture's beginning again and each merge reached back over most of the calls' blocks:
+        at 10M kernels the host pass's peak)."""
         r = self.r
-        parts: list[dict[str, Any]] = []
+        specs, finish = [], []
         for table, cat in CALL_TABLES:
-            if table not in r.tables:
-                continue
-            q = self.sql[table] = {
-                "valid": r.sub(table, TIMES[0]), "gtid": r.sub(table, "ifnull({globalTid}, 0)"),
-                "corr": r.sub(table, "ifnull({correlationId}, -1)"), "name": r.sub(table, "ifnull({nameId}, -1)"),
-                "start": r.sub(table, "{start}"), "end": r.sub(table, "{end}")}
-            # per row: process * 2 + (carries a correlation id), start, end (each column costs a
-            # number printed per row: the flag rides with the process key, < 2**40)
-            ints = {"pkey": f"({q['gtid']} >> 24) * 2 + ({q['corr']} >= 0)", "start": q["start"], "end": q["end"]}
-
-            chunks = self.chunks[table] = Chunks()
-
-            def on_calls(block: np.ndarray, _: Any, chunks: Chunks = chunks) -> None:
-                s, e = _times(block)
-                chunks.add(s, e)
-                key = block[:, 0] >> 1
-                self.spans.add(key, s, e)
-                self.cover.add(key, s, e)
-                self.calls_pkeys.update(distinct(key[(block[:, 0] & 1) == 1]).tolist())
-
-            self.counts[cat] = r.stream(table, ints, [TIMES], on_calls, spans=chunks.spans)
-            names = self._call_names(table)
-            picked = [i for i, n in names.items() if SYNC_RE.search(n) or ALLOC_RE.search(n)]
-            if picked:
-                c = read_table(r.con, table, {"gtid": q["gtid"], "start": q["start"], "end": q["end"],
-                                              "correlation": q["corr"], "name": q["name"]},
-                               f"({q['valid']}) AND {q['name']} IN ({', '.join(map(str, picked))})")
-                ids = c.ints["name"]
-                codes, uniq = pd.factorize(ids, sort=False)
-                parts.append(host_part(c.ints, cat, categorical(codes, [names.get(int(u), "<unnamed call>")
-                                                                         for u in uniq])))
+            if table in r.tables:
+                sp, fin = self._calls(table, cat)
+                specs.append(sp)
+                finish.append(fin)
         if NVTX_T in r.tables:
-            parts += self._nvtx()
+            sp, fin = self._nvtx()
+            specs.append(sp)
+            finish.append(fin)
+        got = r.streams(specs)
+        parts: list[dict[str, Any]] = []
+        for fin, n in zip(finish, got, strict=True):
+            parts += fin(n)
         # the last merge now, before the GPU frame is built (done later, its transient sat on top of
         # the GPU frame's: at 10M kernels the read's peak was 115 MiB higher)
         self.blocks = self.cover.done()
+        self.interval = self.launches.median_interval()
+        give_back()  # (the chunks' arrays, freed: not what the GPU tables' columns will reuse)
         return parts
+
+    def _calls(self, table: str, cat: str) -> tuple[Stream, Any]:
+        """A call table's stream (each chunk into the spans and the cover) and what follows it: its
+        synchronising and allocating calls read as rows (finish(rows streamed) -> the host parts)."""
+        r = self.r
+        q = self.sql[table] = {
+            "valid": r.sub(table, TIMES[0]), "gtid": r.sub(table, "ifnull({globalTid}, 0)"),
+            "corr": r.sub(table, "ifnull({correlationId}, -1)"), "name": r.sub(table, "ifnull({nameId}, -1)"),
+            "start": r.sub(table, "{start}"), "end": r.sub(table, "{end}")}
+        # per row: process * 2 + (carries a correlation id), start, end (each column costs a
+        # number printed per row: the flag rides with the process key, < 2**40); a kernel launch's
+        # thread id (-1 for other calls), for the launch interval
+        ints = {"pkey": f"({q['gtid']} >> 24) * 2 + ({q['corr']} >= 0)", "start": q["start"], "end": q["end"]}
+        launch = [i for i, n in self._call_names(table).items() if LAUNCH in n]
+        if launch:
+            ints["launch"] = f"CASE WHEN {q['name']} IN ({', '.join(map(str, launch))}) THEN {q['gtid']} & {ID_MASK} " \
+                             "ELSE -1 END"
+        chunks = self.chunks[table] = Chunks()
+
+        def on_calls(block: np.ndarray, _: Any) -> None:
+            s, e = _times(block)
+            chunks.add(s, e)
+            key = block[:, 0] >> 1
+            self.spans.add(key, s, e)
+            self.cover.add(key, s, e)
+            self.calls_pkeys.update(distinct(key[(block[:, 0] & 1) == 1]).tolist())
+            if launch:
+                self.launches.add(key, block[:, 3], s)
+
+        def finish(n: int) -> list[dict[str, Any]]:
+            self.counts[cat] = n
+            names = self._call_names(table)
+            picked = [i for i, n in names.items() if SYNC_RE.search(n) or ALLOC_RE.search(n)]
+            if not picked:
+                return []
+            c = read_table(r.con, table, {"gtid": q["gtid"], "start": q["start"], "end": q["end"],
+                                          "correlation": q["corr"], "name": q["name"]},
+                           f"({q['valid']}) AND {q['name']} IN ({', '.join(map(str, picked))})")
+            codes, uniq = pd.factorize(c.ints["name"], sort=False)
+            return [host_part(c.ints, cat, categorical(codes, [names.get(int(u), "<unnamed call>") for u in uniq]))]
+
+        return Stream(table, ints, [TIMES], on_calls, spans=chunks.spans), finish
 
     def _call_names(self, table: str) -> dict[int, str]:
         """nameId -> name without the `_v3020` ABI suffix, for every id StringIds holds (both call
@@ -177,7 +208,9 @@ class NsysHost:
             self.names[table] = got
         return self.names[table]
 
-    def _nvtx(self) -> list[dict[str, Any]]:
+    def _nvtx(self) -> tuple[Stream, Any]:
+        """The NVTX table's stream (operator ranges into the cover, the rows to keep picked by rowid)
+        and what follows it: the kept rows read, the other form's operators (finish(rows) -> parts)."""
         r = self.r
         kept, text, expected = r.nvtx_ranges()  # (ranges with an end, their text's SQL, how many)
         t = r.sub(NVTX_T, text)
@@ -210,9 +243,14 @@ class NsysHost:
 
         # per row: process * 4 + class (the process key < 2**40), start, end, rowid; the name an
         # operator range would have (its text to the first comma: a few distinct ones)
-        r.stream(NVTX_T, {"pkey": f"({q['gtid']} >> 24) * 4 + {cls}", "start": q["start"], "end": q["end"],
-                          "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected, spans=chunks.spans,
-                 text=by_text(lambda x: f"substr({x}, 1, instr({x}, ',') - 1)", raw, t))
+        sp = Stream(NVTX_T, {"pkey": f"({q['gtid']} >> 24) * 4 + {cls}", "start": q["start"], "end": q["end"],
+                             "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected, spans=chunks.spans,
+                    text=by_text(lambda x: f"substr({x}, 1, instr({x}, ',') - 1)", raw, t))
+        return sp, lambda _: self._nvtx_kept(picked, canonical[0], q, cls, t)
+
+    def _nvtx_kept(self, picked: list[np.ndarray], canonical: int, q: dict[str, str], cls: str, t: str
+                   ) -> list[dict[str, Any]]:
+        r = self.r
         # the rows kept (annotations, the operators kept_operator names) and those of another form
         r.con.execute("CREATE TEMP TABLE nsys_kept(r INTEGER PRIMARY KEY)")
         r.con.executemany("INSERT INTO nsys_kept VALUES (?)", ((int(x),) for p in picked for x in p))
@@ -231,7 +269,7 @@ class NsysHost:
             s, e = _times(np.stack([c.ints["gtid"][other_form] >> 24, c.ints["start"][other_form],
                                     c.ints["end"][other_form]], axis=1))
             self.cover.add(c.ints["gtid"][other_form] >> 24, s, e)
-        self.counts["cpu_op"] = canonical[0] + int(other_form.sum())
+        self.counts["cpu_op"] = canonical + int(other_form.sum())
         self.counts["user_annotation"] = int((~is_op).sum())
         keep = keep_cat[codes] if cats else np.zeros(len(codes), dtype=bool)
         out = []
@@ -251,7 +289,7 @@ class NsysHost:
         cover = self.blocks
         return NsysSummary(path, ranks, {ranks[k]: (v[0], v[1], v[2]) for k, v in self.spans.v.items()},
                            {ranks[k]: v for k, v in cover.items()}, {ranks[k] for k in self.calls_pkeys},
-                           self.sql, self.names, set(self.r.tables), self.chunks)
+                           self.sql, self.names, set(self.r.tables), self.chunks, self.interval)
 
 
 class NsysSummary(HostSummary):
@@ -259,12 +297,12 @@ class NsysSummary(HostSummary):
 
     def __init__(self, path: Path, ranks: dict[int, int], spans: Spans, cover: dict[int, Merged], calls: set[int],
                  sql: dict[str, dict[str, str]], names: dict[str, dict[int, str]], tables: set[str],
-                 chunks: dict[str, Chunks] | None = None) -> None:
+                 chunks: dict[str, Chunks] | None = None, interval: float | None = None) -> None:
         self.path, self.pkey = path, {rank: k for k, rank in ranks.items()}
         self.chunks = chunks or {}
         self._spans, self._cover, self._calls = spans, cover, calls
         self.sql, self.names, self.tables = sql, names, tables
-        self._interval: list[float | None] = []
+        self._interval = interval
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
@@ -282,32 +320,7 @@ class NsysSummary(HostSummary):
         return [(t, self.sql[t]) for t, _ in CALL_TABLES if t in self.sql]
 
     def launch_interval_us(self) -> float | None:
-        if not self._interval:
-            self._interval.append(self._launch_interval())
-        return self._interval[0]
-
-    def _launch_interval(self) -> float | None:
-        """Each thread's launches' start-to-start intervals (lag() over its launches by start),
-        their median: the rows' figure, without the rows."""
-        sel = []
-        for t, q in self._call_tables():
-            ids = [i for i, n in self.names.get(t, {}).items() if LAUNCH in n]
-            if ids:
-                sel.append(f"SELECT {q['gtid']} AS g, {q['start']} / 1e3 AS s FROM {t} "
-                           f"WHERE ({q['valid']}) AND {q['name']} IN ({', '.join(map(str, ids))})")
-        if not sel:
-            return None
-        con = self._connect()
-        try:
-            cur = con.execute(f"SELECT d FROM (SELECT s - lag(s) OVER (PARTITION BY g ORDER BY s) AS d FROM "
-                              f"({' UNION ALL '.join(sel)})) WHERE d IS NOT NULL")
-            chunks = []
-            while rows := cur.fetchmany(1 << 16):
-                chunks.append(np.fromiter((x for (x,) in rows), dtype=np.float64, count=len(rows)))
-        finally:
-            con.close()
-        d = np.concatenate(chunks) if chunks else np.zeros(0)
-        return float(median(d)) if d.size else None
+        return self._interval  # (read with the calls: host_summary.Launches)
 
     def calls(self, rank: int, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         corr = np.asarray(correlation, dtype=np.int64)

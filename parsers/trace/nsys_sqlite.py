@@ -38,6 +38,7 @@ StringIds ids mapped once per distinct id, not joined per row):
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import give_back
 from gpuscope.arrays import distinct
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
@@ -55,6 +57,7 @@ from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
     Columns,
     Derive,
+    Stream,
     Strings,
     categorical,
     constant,
@@ -220,19 +223,36 @@ class _Reader:
         self.skips += [{"index": r, "reason": why, "name": table} for r, why in bad]
         self.counts[table] = got + len(bad)
 
-    def stream(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], fn: Any, where: str = "1",
-               expected: int | None = None, text: str | None = None, spans: list[tuple[int, int]] | None = None
-               ) -> int:
-        """`read` without keeping the rows: fn(block, texts) per chunk (rows x ints, int64; the rows'
-        `text`, or None); the number of rows passed."""
-        conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
-        got = 0
-        for block, texts in iter_chunks(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
-                                         valid(self.sub(table, where), *(c for c, _ in conds)), self._tick,
-                                         self.sub(table, text) if text else None, spans):
-            fn(block, texts)
-            got += len(block)
-        self._account(table, conds, where, got, expected)
+    def streams(self, specs: list[Stream]) -> list[int]:
+        """`read` without keeping the rows, several tables at once: each Stream's fn(block, texts) per
+        chunk (rows x ints, int64; texts or None), in time order across the tables (the pending chunk
+        whose earliest `start` is least next): the host cover grows at its end. Rows passed per spec."""
+        its: list[tuple[Any, list, int]] = []
+        heap: list[tuple[int, int, Any]] = []
+        for sp in specs:
+            conds = [(self.sub(sp.table, c), f"{sp.table}: {why}") for c, why in sp.checks]
+            its.append((iter_chunks(self.con, sp.table, {k: self.sub(sp.table, e) for k, e in sp.ints.items()},
+                                    valid(self.sub(sp.table, sp.where), *(c for c, _ in conds)), self._tick,
+                                    self.sub(sp.table, sp.text) if sp.text else None, sp.spans), conds,
+                        list(sp.ints).index("start")))
+        got = [0] * len(specs)
+
+        def pull(i: int) -> None:
+            it, _, col = its[i]
+            nxt = next(it, None)
+            if nxt is not None:
+                heapq.heappush(heap, (int(nxt[0][:, col].min()), i, nxt))
+
+        for i in range(len(specs)):
+            pull(i)
+        while heap:
+            _, i, (block, texts) = heapq.heappop(heap)
+            specs[i].fn(block, texts)
+            got[i] += len(block)
+            del block, texts
+            pull(i)
+        for sp, (_, conds, _), n in zip(specs, its, got, strict=True):
+            self._account(sp.table, conds, sp.where, n, sp.expected)
         return got
 
     def gpu_parts(self) -> list[dict[str, Any]]:
@@ -347,7 +367,8 @@ def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
     return {
         "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
         "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
-        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN), "trace_gbs": np.full(n, NAN),
+        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN),  # (trace_gbs: no Nsight row has one, one NaN seen n times)
+        "trace_gbs": np.broadcast_to(np.float64(NAN), (n,)),
         "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
     }
 
@@ -401,6 +422,7 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
     gpu = stack_parts(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"], TRACE_GPU_NARROW)
     host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
+    give_back()  # (the tables' parts and the sort's keys, freed: the frames are what the analysis holds)
     host_events = sum(side.counts.values())
     if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "

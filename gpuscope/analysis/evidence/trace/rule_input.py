@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView
 
 if TYPE_CHECKING:
@@ -37,8 +36,8 @@ class TraceRuleInput:
     @property
     def busy_fraction(self) -> float | None:
         """The share of the traced span the devices computed (kernels, memsets, device-to-device
-        copies; trace_activity.DeviceView.computing): one meaning of busy."""
-        kern = sum(iv.total(*v.computing) for v in self.views)
+        copies; trace_activity.DeviceView.computing_us): one meaning of busy."""
+        kern = sum(v.computing_us for v in self.views)
         return kern / self.span_us if self.span_us > 0 else None
 
     @property

@@ -3,8 +3,8 @@
 All times are the trace's microseconds (TraceFrames' ts_us). A device's traced span is its
 rank's span: first to last event of that rank, host and device events alike (the host's
 work before the first kernel is time the GPU sat idle). Busy = the GPU computing, as SM and
-DRAM activity see it for samples: kernels, memsets and device-to-device copies (`computing`);
-copies to or from the host or a peer are `copy_fraction` beside it (`host_copies`); the union
+DRAM activity see it for samples: kernels, memsets and device-to-device copies (`computing_us`);
+copies to or from the host or a peer are `copy_fraction` beside it (`host_copies_us`); the union
 of everything (`active_s`, DeviceView.busy) is what the idle gaps are the complement of. Plain functions, no printing.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.arrays import median
+from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
@@ -49,10 +49,12 @@ class DeviceView:
     busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
     kernels: tuple[np.ndarray, np.ndarray]
     copies: tuple[np.ndarray, np.ndarray]
-    # work on the device's own memory: kernels, memsets, device-to-device copies (HBM traffic at
-    # TB/s, the GPU computing as SM and DRAM activity see it); and the copies to or from elsewhere
-    computing: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
-    host_copies: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+    # the time of work on the device's own memory: kernels, memsets, device-to-device copies (HBM
+    # traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the copies to or
+    # from elsewhere: their unions' totals (only the totals are read: the unions' blocks, ~16 bytes
+    # a kernel, are not held; issue 32)
+    computing_us: float = 0.0
+    host_copies_us: float = 0.0
 
     @property
     def span_us(self) -> float:
@@ -111,8 +113,8 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
             views.append(DeviceView(
                 rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
                 gpu=g, host=h_r, host_summary=summary, busy=iv.merge(s, e), kernels=iv.merge(s[kern], e[kern]),
-                copies=iv.merge(s[copy], e[copy]), computing=iv.merge(s[~copy | dtod], e[~copy | dtod]),
-                host_copies=iv.merge(s[copy & ~dtod], e[copy & ~dtod]),
+                copies=iv.merge(s[copy], e[copy]), computing_us=iv.total(*iv.merge(s[~copy | dtod], e[~copy | dtod])),
+                host_copies_us=iv.total(*iv.merge(s[copy & ~dtod], e[copy & ~dtod])),
             ))
     return views
 
@@ -128,23 +130,22 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
     per-event rates, i.e. what the copies achieved together; host copies (HtoD, DtoH) also
     get their share of the line rate and their time at it.
     """
-    # (the columns read, of the copies' rows: not every column of them)
-    m = gpu.loc[gpu["kind"] == "memcpy", ["direction", "host_memory", "dur_us", "bytes", "trace_gbs", "device"]]
     rows: list[dict] = []
-    if not len(m):
-        return rows
-    keys = [m["direction"].astype(object), m["host_memory"].astype(object)]
-    for (direction, memory), g in m.groupby(keys, sort=False):
-        us = float(g["dur_us"].sum())
-        nbytes = float(g["bytes"].sum())
-        per_event = g["bytes"].to_numpy() / (g["dur_us"].to_numpy() * 1e3)
+    for direction, memory, at in _copy_groups(gpu):
+        # (each group's columns taken by its rows, in their order, and summed by pandas as the
+        # groupby's frames were: the same sums; no frame of the copies' rows, no object keys)
+        dur, nb = gpu["dur_us"].to_numpy(dtype="float64")[at], gpu["bytes"].to_numpy(dtype="float64")[at]
+        trace_gbs = pd.Series(gpu["trace_gbs"].to_numpy(dtype="float64")[at])
+        us = float(pd.Series(dur).sum())
+        nbytes = float(pd.Series(nb).sum())
+        per_event = nb / (dur * 1e3)
         per_event = per_event[np.isfinite(per_event)]
         row = {
-            "direction": direction, "host_memory": memory, "count": int(len(g)), "bytes": int(nbytes),
+            "direction": direction, "host_memory": memory, "count": int(at.size), "bytes": int(nbytes),
             "ms": us / 1e3, "gbs": _gbs(nbytes, us),
             "per_event_gbs_median": float(median(per_event)) if per_event.size else None,
-            "trace_gbs_median": float(g["trace_gbs"].median()) if g["trace_gbs"].notna().any() else None,
-            "devices": sorted({int(d) for d in g["device"]}),
+            "trace_gbs_median": float(trace_gbs.median()) if trace_gbs.notna().any() else None,
+            "devices": sorted({int(d) for d in distinct(gpu["device"].to_numpy()[at])}),
         }
         if direction in HOST_DIRECTIONS and line_rate_gbs > 0:
             row["line_rate_share"] = row["gbs"] / line_rate_gbs
@@ -152,6 +153,27 @@ def memcpy_rows(gpu: pd.DataFrame, line_rate_gbs: float) -> list[dict]:
         rows.append(row)
     rows.sort(key=lambda r: -r["ms"])
     return rows
+
+
+def _copy_groups(gpu: pd.DataFrame) -> list[tuple[Any, Any, np.ndarray]]:
+    """(direction, host memory, the copies' row positions in order) per pair, in the order the
+    pairs first come; a pair with a missing value left out: what groupby([direction, host_memory],
+    sort=False) over the copies' rows gives, from the categoricals' codes (at 10M kernels the
+    copies' frame, its object keys and the groupby's frames were ~300 MB at once; issue 32)."""
+    at = np.flatnonzero((gpu["kind"] == "memcpy").to_numpy(dtype=bool))
+    if not at.size:
+        return []
+    (ca, la), (cb, lb) = (factorized(gpu[c].iloc[at]) for c in ("direction", "host_memory"))
+    key = np.where((ca >= 0) & (cb >= 0), ca.astype(np.int64) * (len(lb) + 1) + cb, -1)
+    codes, uniq = pd.factorize(key, sort=False)  # (pairs in the order they first come)
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    out = []
+    for part in np.split(order, cuts):
+        k = int(uniq[codes[part[0]]])
+        if k >= 0:
+            out.append((la[k // (len(lb) + 1)], lb[k % (len(lb) + 1)], at[part]))
+    return out
 
 
 # a host-copy kind (direction, host memory) whose copies moved at least this many bytes
@@ -304,6 +326,10 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
                                 for c, n, t in _top(names[idx][is_k], kd, top)],
             })
+            # (this stream's arrays freed before the next stream's are made, not after: at 10M
+            # kernels a stream's are ~40 bytes a row, and the device's below ~20)
+            del kd_all, t, is_k, is_c, is_m, kd, busy, tk
+        del kernel, memcpy, memset, names, labels, st, groups
     return rows
 
 
@@ -315,7 +341,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
         span = v.span_us
         kern = iv.total(*v.kernels)
         cop = iv.total(*v.copies)
-        work, moved = iv.total(*v.computing), iv.total(*v.host_copies)
+        work, moved = v.computing_us, v.host_copies_us
         overlap = iv.intersection_length(v.copies, v.kernels)
         out.append({
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
