@@ -25,6 +25,7 @@ without it, their system time was ~1.0 CPU-s against ~0.4 with it (plot, 3 runs 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -99,3 +100,18 @@ def small_pages() -> Iterator[None]:
         yield
     finally:
         flip(prev)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: a reader making millions of small containers (a log's
+    scan, a trace's events) or an import of ~10^5 long-lived objects (matplotlib, pandas) makes
+    little garbage, and each collection of the oldest generation rescans every object of the
+    process. Collection resumes after, if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

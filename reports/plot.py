@@ -12,8 +12,6 @@ TRACE_COUNTER_SCHEMA). No parsing, no GPU.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import gc_paused
 from gpuscope.coverage import cumulative
 from gpuscope.errors import NoDataError
 from gpuscope.reports import plot_panels as P
@@ -157,22 +156,6 @@ def _import_matplotlib() -> None:
         finally:
             artist.kwdoc = kwdoc
             setattr(artist.Artist, name, compose)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside (as the log's parse does): importing matplotlib and
-    drawing a picture make ~10^5 long-lived objects and little garbage, and each collection of
-    the oldest generation rescanned every object of the process. Collection resumes after."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def every_kth(k: int, covers: bool = False) -> str:

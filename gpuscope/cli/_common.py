@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuscope import _interrupted_now
+from gpuscope.allocator import gc_paused
 from gpuscope.errors import (
     EXIT_FAILED,
     EXIT_INPUT,
@@ -99,13 +100,10 @@ def loading_for_good():
     running many commands freezes its heap once, not each command's garbage."""
     import gc
 
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with gc_paused():
+            yield
     finally:
-        if enabled:
-            gc.enable()
         if not _FROZE:
             _FROZE.append(True)
             gc.freeze()

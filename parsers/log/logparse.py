@@ -16,13 +16,13 @@ is read. A str given by a caller is whole text: its last line is read as it is.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from gpuscope.allocator import gc_paused
 from gpuscope.errors import InputError, NoDataError, UsageError, read_error
 from gpuscope.parsers.log import kv
 from gpuscope.parsers.log import scan as sc
@@ -155,9 +155,7 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         fmt = detect_head(inp, held)  # (`lines` by the head alone: the scan watches for a later marker)
         watch = fmt is not None
         fmt = fmt or detect_input(inp, held)
-    enabled = gc.isenabled()
-    gc.disable()  # millions of small containers: the cyclic GC would rescan them all
-    try:
+    with gc_paused():  # millions of small containers: the cyclic GC would rescan them all
         try:
             s, total_lines = scan_input(inp, fmt, held, progress, watch=watch)
         except FormatMarker:  # (a CuZK or condensed marker after the head: what every byte says)
@@ -168,9 +166,6 @@ def parse_log(source, fmt: str | None = None, *, held_key: str = "mutex_held", n
         if not s.has_values():
             raise NoDataError(f"{name}: all {s.timing_lines} timing lines are damaged; nothing could be read")
         columns = build_columns(s)
-    finally:
-        if enabled:
-            gc.enable()
     return ParsedLog(
         format=fmt,
         source=name,

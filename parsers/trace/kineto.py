@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.allocator import gc_paused
 from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.host_summary import HostSummary, Summarised
-from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode, no_gc
+from gpuscope.parsers.trace.kineto_json import NO_ARGS, Decoded, Event, decode
 from gpuscope.parsers.trace.kineto_ranks import read_ranks, step_problems
 from gpuscope.parsers.trace.tracefile import file_bytes, gunzip, is_trace, read_file
 from gpuscope.parsers.trace.xla_events import kineto_shaped, reader_notes
@@ -45,7 +46,6 @@ from gpuscope.schemas import (
 
 __all__ = ["TraceFrames", "is_trace", "memcpy_kind", "memset_memory", "read_trace"]
 NAN = math.nan
-
 
 # category -> kind; the older spellings (torch < 1.13, HTA's test traces) beside the current ones
 GPU_KINDS = (KERNEL, MEMCPY, MEMSET) = ("kernel", "memcpy", "memset")
@@ -404,7 +404,7 @@ def _read_one(data: bytes, where: str, truncated_gz: bool) -> _Rank:
     del data
     if truncated_gz:
         decoded.truncated = True
-    with no_gc():
+    with gc_paused():
         r = _frames_of(decoded)
     if r.events == 0:
         raise NoDataError(f"{where}: the trace holds no events")

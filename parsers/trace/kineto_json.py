@@ -9,13 +9,12 @@ handling live in parsers/trace/tracefile.py (no msgspec there).
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscope.allocator import gc_paused
 from gpuscope.errors import GpuscopeError, InputError, NoDataError
 
 try:
@@ -72,18 +71,6 @@ class Document(msgspec.Struct, gc=False):
 
 
 # -- bytes in ---------------------------------------------------------------------------------
-
-@contextmanager
-def no_gc():
-    """Millions of small containers: the cyclic collector would rescan them again and again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
 
 # -- JSON -> events ---------------------------------------------------------------------------
 
@@ -224,7 +211,7 @@ def _decode(data: bytes, where: str) -> Decoded:
         raise NoDataError(f"{where} is empty")
     if b"\x00" in data[:8192]:
         raise NoDataError(f"{where} looks binary (NUL bytes), not a trace")
-    with no_gc():
+    with gc_paused():
         try:
             doc = msgspec.json.decode(data, type=Document)
         except msgspec.ValidationError:
