@@ -21,8 +21,9 @@ FILE_S = 3.0
 TEST_S = 0.3
 LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(tests/\S+?\.py)(::\S+)?\s*$")
 #: in `make check` whatever they take: the layers, the module and function sizes (test_layers:
-#: ~3 CPU-s; c28f77c took a function to 81 lines that only `make test` caught)
-ALWAYS_FAST = frozenset({"tests/test_layers.py"})
+#: ~3 CPU-s; c28f77c took a function to 81 lines that only `make test` caught) and the imports
+#: inside functions (test_local_imports: ~2 CPU-s; 9bee1f5 went one over a ceiling make check missed)
+ALWAYS_FAST = frozenset({"tests/test_layers.py", "tests/test_local_imports.py"})
 OUT = Path(__file__).resolve().parents[1] / "tests" / "slow_tests.txt"
 
 
