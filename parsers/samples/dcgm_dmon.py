@@ -11,7 +11,7 @@ writes from GPM: SMACT (1002, the share of cycles an SM had a warp) -> sm_active
 PCITX/PCIRX (1009/1010, bytes a second, headers included) -> tx_gbs/rx_gbs; and GPUTL (203,
 utilization.gpu), POWER (155), FBUSD (252), SMCLK/MMCLK (100/101), TMPTR (150). Another field
 is not read (never guessed). dmon prints no time: the rounds are `interval_s` apart (its
-`-d`, 1000 ms unless given; `--samples-interval` where the capture used another), as for
+`-d`, 1000 ms unless given: no option here sets another), as for
 nvidia-smi dmon without `-o T`, and said so. Rows of other entities (GPU-I, GPU-CI, a switch)
 are skipped, counted."""
 
