@@ -9,7 +9,7 @@ picture of: the same Chrome trace format, another vocabulary.
   its `memcpy_details` (`kind_src:pageable kind_dst:device size:67108864 dest:0 async:1`, or the older
   `kind:pageable size:8 ...`) give the host memory kind and the bytes; any other stream event is a
   kernel;
-- the host's events (`/host:CPU`) carry no category Kineto's have (no runtime calls by name): not
+- the host's events (`/host:CPU`) carry no category Kineto's have (which are runtime calls is not read here): not
   read, and the notes say so.
 
 So a JAX trace gets the copies' and kernels' evidence and rules a PyTorch trace gets (pageable
@@ -29,7 +29,7 @@ _DIRECTION = {"MemcpyH2D": "HtoD", "MemcpyD2H": "DtoH", "MemcpyD2D": "DtoD", "Me
 _KIND = {"pageable": "Pageable", "pinned": "Pinned", "device": "Device", "managed": "Managed"}
 READER = "(an XLA trace, read as Kineto's)"
 NOTE = ("a JAX / XLA profiler trace: its GPU streams' kernels and copies read as a PyTorch trace's; its host "
-        "events (no runtime calls by name) and the XLA Ops / Modules summaries not read")
+        "events (not in Kineto's categories) and the XLA Ops / Modules summaries not read")
 
 
 def kineto_shaped(decoded: Decoded) -> Decoded:
