@@ -37,42 +37,26 @@ from datetime import datetime
 import pandas as pd
 
 from gpuscope.errors import InputError, NoDataError
-from gpuscope.parsers import numbers
 from gpuscope.parsers.heads import looks_like_query_header, query_fields
 from gpuscope.parsers.samples import gpustat, samples_csv, smi_table
 from gpuscope.parsers.samples.dcgm_dmon import looks_like_dcgm_dmon, read_dcgm_dmon
 from gpuscope.parsers.samples.samples_base import (  # (shared with parsers.samples_csv; named here as before)
     _NA,
-    BOUNDS,
     NAN,
     _add_nul,
+    _bounded,
     _frame,
+    _num,
     _read_text,
 )
 from gpuscope.parsers.samples.samples_base import _NUMERAL as _NUMERAL
+from gpuscope.parsers.samples.samples_base import BOUNDS as BOUNDS
 from gpuscope.parsers.samples.samples_base import INT_COLUMNS as INT_COLUMNS
 from gpuscope.parsers.samples.samples_base import REQUIRED as REQUIRED
 from gpuscope.parsers.samples.samples_base import SAMPLE_COLUMNS as SAMPLE_COLUMNS
 from gpuscope.parsers.samples.samples_base import STR_COLUMNS as STR_COLUMNS
 from gpuscope.parsers.samples.samples_base import _attrs as _attrs
 from gpuscope.parsers.samples.samples_base import _without_nul as _without_nul
-
-
-def _num(text: str) -> float | None:
-    """A number (parsers.numbers: ASCII numerals only), NaN for nvidia-smi's not-available
-    spellings, None when unreadable."""
-    t = text.strip()
-    if t in _NA:
-        return NAN
-    return numbers.number(t)
-
-
-def _bounded(column: str, x: float | None) -> float | None:
-    """x when within the column's BOUNDS (or NaN), else None (damage)."""
-    if x is None or x != x or column not in BOUNDS:
-        return x
-    lo, hi = BOUNDS[column]
-    return x if lo <= x <= hi else None
 
 
 def _lines(text: str) -> tuple[list[str], bool]:

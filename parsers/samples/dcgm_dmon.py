@@ -23,8 +23,7 @@ import re
 import pandas as pd
 
 from gpuscope.errors import InputError
-from gpuscope.parsers import numbers
-from gpuscope.parsers.samples.samples_base import _NA, BOUNDS, NAN, _add_nul, _frame, _read_text
+from gpuscope.parsers.samples.samples_base import NAN, _add_nul, _bounded, _frame, _num, _read_text
 
 # short name -> (column, factor)
 FIELDS = {
@@ -77,11 +76,8 @@ def read_dcgm_dmon(path: str | os.PathLike, *, interval_s: float = 1.0, text: st
             if name not in FIELDS:
                 continue
             col, factor = FIELDS[name]
-            x = NAN if v in _NA or v in ("N/W", "N/S") else numbers.number(v)
-            x = x * factor if x is not None else None
-            if x is not None and x == x:
-                lo, hi = BOUNDS.get(col, (-float("inf"), float("inf")))
-                x = x if lo <= x <= hi else None
+            x = NAN if v in ("N/W", "N/S") else _num(v)  # (DCGM's not watched, not supported: missing)
+            x = _bounded(col, x * factor if x is not None else None)
             if x is None:
                 bad_values[col] = bad_values.get(col, 0) + 1
                 x = NAN

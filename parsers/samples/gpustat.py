@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 
 from gpuscope.errors import NoDataError
+from gpuscope.parsers.samples.smi_table import CTIME
 
-_HOST = re.compile(r"^\S+\s+((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                   r"[ \d]\d \d\d:\d\d:\d\d \d{4})\s+\d+\.\d+")
+_HOST = re.compile(rf"^\S+\s+({CTIME})\s+\d+\.\d+")
 _GPU = re.compile(r"^\[(\d{1,3})\] [^|]+\|\s*(-?\d+)'?\u00b0?C,\s*(\d+|\?\?)\s*%(?:,\s*(\d+|\?\?)\s*/\s*\d+\s*W)?\s*\|")
 HEADER = "timestamp, index, temperature.gpu, utilization.gpu [%], power.draw [W]"
 

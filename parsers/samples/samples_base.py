@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscope.allocator import small_pages  # noqa: F401 (the reader's, samples_csv)
 from gpuscope.errors import NoDataError, read_error
+from gpuscope.parsers import numbers
 from gpuscope.parsers.limits import read_path, utf8
 from gpuscope.schemas import SAMPLE_COLUMNS
 from gpuscope.schemas import SAMPLE_INT_COLUMNS as INT_COLUMNS
@@ -112,6 +113,23 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "power_w": (0.0, 1e5), "sm_clock_mhz": (0.0, 1e5), "mem_clock_mhz": (0.0, 1e5),
     "temperature_c": (-100.0, 1000.0), "clock_event_reasons": (0.0, 2.0**53), "wrap_suspect": (0.0, 1.0),
 }
+
+
+def _num(text: str) -> float | None:
+    """A number (parsers.numbers: ASCII numerals only), NaN for nvidia-smi's not-available
+    spellings, None when unreadable."""
+    t = text.strip()
+    if t in _NA:
+        return NAN
+    return numbers.number(t)
+
+
+def _bounded(column: str, x: float | None) -> float | None:
+    """x when within the column's BOUNDS (or NaN), else None (damage)."""
+    if x is None or x != x or column not in BOUNDS:
+        return x
+    lo, hi = BOUNDS[column]
+    return x if lo <= x <= hi else None
 # the numerals the formats print (parsers.numbers' grammar), for a column read as strings
 _NUMERAL = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 

@@ -25,9 +25,11 @@ _STATE = re.compile(r"^\|\s*(?:\d+%|N/A)?\s+(\d+|N/A)C\s+P(\d+|N/A)\s+(\d+(?:\.\
                     r"(?:\d+(?:\.\d+)?|N/A)W\s*\|\s*(\d+)MiB\s*/\s*\d+MiB\s*\|\s*(\d+|N/A)\s*%")
 # the GPU's name row: its index first (`|   0  NVIDIA H100 ...`)
 _NAME = re.compile(r"^\|\s+(\d{1,3})\s+\S")
-# the time line -l prints above each table (as `date` writes it)
-_WHEN = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                   r"[ \d]\d \d\d:\d\d:\d\d \d{4}\s*$")
+# a time as C's ctime writes it (`Mon Dec  7 10:00:01 2026`): the line -l prints above each table,
+# and gpustat's host line's
+CTIME = (r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+         r"[ \d]\d \d\d:\d\d:\d\d \d{4}")
+_WHEN = re.compile(rf"^{CTIME}\s*$")
 HEADER = "timestamp, index, temperature.gpu, power.draw [W], memory.used [MiB], utilization.gpu [%]"
 
 
@@ -40,10 +42,10 @@ def as_query_csv(text: str, name: str) -> tuple[str, int]:
     """The table's rounds as --query-gpu CSV text, and how many GPU rows could not be read (a
     state row of another shape: counted, never guessed). NoDataError when no round has a time."""
     out = [HEADER]
-    when, gpu, rounds, unread, untimed = "", None, 0, 0, 0
+    when, gpu, unread, untimed = "", None, 0, 0
     for line in text.splitlines():
         if _WHEN.match(line.strip()):
-            when, rounds = " ".join(line.split()), rounds + 1
+            when = " ".join(line.split())
             continue
         if line.startswith("| Processes"):
             gpu = None
