@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from gpuscope.parsers.log.lines.line import State, read_line
 from gpuscope.parsers.log.prefix import PrefixClock
@@ -26,14 +27,10 @@ _SKELETON = str.maketrans("123456789", "000000000")
 def stamp_seconds(lines: list[str], held: str | None = None) -> frozenset[str]:
     """The names of bare time-named numbers whose unit the lines' stamps give (seconds)."""
     head = tuple(ln[:4096].rsplit("\r", 1)[-1] for ln in lines[:HEAD_LINES])  # (as the scan: a cap, a bar's last redraw)
-    if _LAST[0] != (head, held):  # (format detection's sample and the scan's head: the same lines, read once)
-        _LAST[:] = [(head, held), _stamp_seconds(head, held)]
-    return _LAST[1]
+    return _stamp_seconds(head, held)
 
 
-_LAST: list = [None, frozenset()]
-
-
+@lru_cache(maxsize=1)  # (format detection's sample and the scan's head: the same lines, read once)
 def _stamp_seconds(head: tuple[str, ...], held: str | None) -> frozenset[str]:
     clock = PrefixClock()
     stamps = [clock.ts(line) for line in head]

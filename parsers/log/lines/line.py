@@ -113,7 +113,7 @@ def message_start(line: str) -> int:
 NAME_AFTER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?((?:ms|us|\u00b5s|ns|s|sec|secs|min)\b) ?\[([A-Za-z][\w.-]{0,40})\]")
 
 
-def _UNIT_BRACKET(msg: str) -> bool:
+def _unit_before_bracket(msg: str) -> bool:
     """What every NAME_AFTER match holds: a unit's last letter (s, c or n) before the `[`, a space
     between or not (the search itself is ~15 us on a line of many numbers; this ~1)."""
     return "s[" in msg or "s [" in msg or "c[" in msg or "c [" in msg or "n[" in msg or "n [" in msg
@@ -124,7 +124,7 @@ def tokens(line: str) -> tuple[str, list[str]] | None:
     msg = line[message_start(line):] if line[:1] in _DIGITS else line
     if _HAS_DIGIT(msg) is None:
         return None
-    if "[" in msg and _UNIT_BRACKET(msg) and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: replay.gated)
+    if "[" in msg and _unit_before_bracket(msg) and NAME_AFTER.search(msg) is not None:  # (such shapes are read here: replay.gated)
         msg = NAME_AFTER.sub(r"\3=\1\2", msg)
     if "'" in msg:
         msg = _LONE_QUOTE("", msg)
