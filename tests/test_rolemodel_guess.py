@@ -152,3 +152,25 @@ def test_a_copy_word_or_cuda_does_not_contradict_what_the_name_says(name, word):
     a sync is no GPU compute for its `cuda` (before: h2d / gpu_compute): no role, saying why."""
     role, how = guess_role(name)
     assert role is None and f"guessed from name {word!r}" in how
+
+
+@pytest.mark.parametrize(("name", "role"), [
+    ("queue_and_inference_time", None),       # a wait and the GPU's work in one figure: no one role
+    ("h2d_and_compute", None),
+    ("load_and_preprocess", "cpu_stall"),     # both halves host work: the role stands (the false fire)
+    ("backward_allreduce", None),             # a collective, not the backward's compute
+    ("model_and_optimizer_setup", None),      # a one-off setup
+])
+def test_names_of_two_kinds_collectives_and_setups(name, role):
+    assert guess_role(name)[0] == role
+
+
+def test_a_decode_is_gpu_work_beside_a_prefill_and_the_ambiguous_word_alone(tmp_path):
+    from gpuscope.rolemodel import guess_model
+
+    llm = tmp_path / "llm.log"
+    llm.write_text("".join(f"step={i} prefill_ms=12.0 decode_ms=3.{i}\n" for i in range(6)))
+    assert guess_model(parsers.parse_log(llm)).roles.get("decode") == "gpu_compute"
+    jpeg = tmp_path / "jpeg.log"  # (no prefill: an input's decode on the host, the ambiguous guess it was)
+    jpeg.write_text("".join(f"step={i} decode_ms=3.{i} forward_ms=9.0\n" for i in range(6)))
+    assert guess_model(parsers.parse_log(jpeg)).roles.get("decode") == "cpu_stall"
