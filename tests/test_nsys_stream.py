@@ -72,3 +72,17 @@ def test_chunks_come_in_time_order_across_the_host_tables(monkeypatch):
         assert len(fr.summary().chunks[t].spans) == tables.count(t)
     firsts = [s for _, s in seen]
     assert sum(b < a for a, b in zip(firsts, firsts[1:], strict=False)) <= len(firsts) // 4
+
+
+def test_rowid_column_is_the_rows_own_with_gaps_and_filtered_rows(monkeypatch):
+    """iter_chunks prints a rowid column only for a chunk with rows missing (deleted rowids, rows its
+    `where` leaves out); a full chunk's rowids are lo..hi. Either way they are the rows' own."""
+    monkeypatch.setattr(nsys_columns, "CHUNK_ROWS", 64)
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (v INTEGER)")
+    con.executemany("INSERT INTO t (rowid, v) VALUES (?, ?)", [(i, i % 7) for i in range(1, 1001)])
+    con.execute("DELETE FROM t WHERE rowid BETWEEN 300 AND 340 OR rowid = 777")  # gaps in the rowids
+    for where in ("1", "v != 3"):  # every row, then a seventh of them left out
+        got = np.concatenate([b for b, _ in nsys_columns.iter_chunks(con, "t", {"v": "v", "r": " rowid "}, where)])
+        want = np.array(con.execute(f"SELECT v, rowid FROM t WHERE {where} ORDER BY rowid").fetchall())
+        assert np.array_equal(got, want)

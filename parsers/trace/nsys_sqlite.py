@@ -38,11 +38,12 @@ StringIds ids mapped once per distinct id, not joined per row):
 
 from __future__ import annotations
 
-import heapq
+import functools
 import math
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +62,11 @@ from gpuscope.parsers.trace.nsys_columns import (
     Strings,
     categorical,
     constant,
-    iter_chunks,
     present,
     read_table,
     skipped,
     stack_parts,
+    stream_tables,
     valid,
 )
 from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
@@ -187,8 +188,9 @@ class _Reader:
         self.strings = Strings(con, self.tables)
         self.progress, self.done = progress, 0
         self._have: dict[str, set[str]] = {}
-        self.total = sum(int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-                         for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
+        # a table's row count, once (count(*) walks the table's pages)
+        self.rows = functools.cache(lambda t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]))
+        self.total = sum(self.rows(t) for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
 
     def _tick(self, rows: int) -> None:
         self.done += rows
@@ -214,46 +216,19 @@ class _Reader:
         have = self._have[table]
         return _PLACE.sub(lambda m: f'"{m[1]}"' if m[1] in have else "NULL", e)
 
-    def _account(self, table: str, conds: list[tuple[str, str]], where: str, got: int, expected: int | None) -> None:
+    def _account(self, table: str, conds: list[tuple[str, str]], where: str, got: int,
+                 expected: int | Callable[[int], int] | None) -> None:
         """The rows failing a check skipped with their reason (the query naming them runs only when
-        fewer rows came than `where` holds: `expected`, else all), the table's events counted."""
-        if expected is None:
-            (expected,) = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
-        bad = skipped(self.con, table, conds, self.sub(table, where)) if got < int(expected) else []
+        fewer rows came than `where` holds: `expected`, or expected(got), else all), the table's
+        events counted."""
+        want = self.rows(table) if expected is None else expected(got) if callable(expected) else expected
+        bad = skipped(self.con, table, conds, self.sub(table, where)) if got < int(want) else []
         self.skips += [{"index": r, "reason": why, "name": table} for r, why in bad]
         self.counts[table] = got + len(bad)
 
     def streams(self, specs: list[Stream]) -> list[int]:
-        """`read` without keeping the rows, several tables at once: each Stream's fn(block, texts) per
-        chunk (rows x ints, int64; texts or None), in time order across the tables (the pending chunk
-        whose earliest `start` is least next): the host cover grows at its end. Rows passed per spec."""
-        its: list[tuple[Any, list, int]] = []
-        heap: list[tuple[int, int, Any]] = []
-        for sp in specs:
-            conds = [(self.sub(sp.table, c), f"{sp.table}: {why}") for c, why in sp.checks]
-            its.append((iter_chunks(self.con, sp.table, {k: self.sub(sp.table, e) for k, e in sp.ints.items()},
-                                    valid(self.sub(sp.table, sp.where), *(c for c, _ in conds)), self._tick,
-                                    self.sub(sp.table, sp.text) if sp.text else None, sp.spans), conds,
-                        list(sp.ints).index("start")))
-        got = [0] * len(specs)
-
-        def pull(i: int) -> None:
-            it, _, col = its[i]
-            nxt = next(it, None)
-            if nxt is not None:
-                heapq.heappush(heap, (int(nxt[0][:, col].min()), i, nxt))
-
-        for i in range(len(specs)):
-            pull(i)
-        while heap:
-            _, i, (block, texts) = heapq.heappop(heap)
-            specs[i].fn(block, texts)
-            got[i] += len(block)
-            del block, texts
-            pull(i)
-        for sp, (_, conds, _), n in zip(specs, its, got, strict=True):
-            self._account(sp.table, conds, sp.where, n, sp.expected)
-        return got
+        """`read` without keeping the rows, several tables at once (nsys_columns.stream_tables)."""
+        return stream_tables(self, specs)
 
     def gpu_parts(self) -> list[dict[str, Any]]:
         """Each GPU table's columns as the frame's (`rank` holding the process key until ranks are known)."""
@@ -287,22 +262,25 @@ class _Reader:
             self._mk = _enum(self.con, self.tables, "ENUM_CUDA_MEM_KIND", MEM_KINDS_DOC, self.notes, by_label=True)
         return self._mk
 
-    def nvtx_ranges(self) -> tuple[str, str, int]:
+    def nvtx_ranges(self) -> tuple[str, str, Callable[[int], int]]:
         """(SQL: the NVTX rows that are ranges with an end; SQL: a range's name, its text else its
-        StringIds text; how many such rows): marks, domain and category registrations counted apart,
-        ranges without an end counted and noted."""
+        StringIds text; ended(got): how many such rows, given how many the read passed): marks,
+        domain and category registrations counted apart, ranges without an end counted and noted."""
         types = _enum(self.con, self.tables, "ENUM_NSYS_EVENT_TYPE", NVTX_RANGES_DOC, self.notes, by_label=False) \
             if "ENUM_NSYS_EVENT_TYPE" in self.tables else dict(NVTX_RANGES_DOC)
         ranges = [k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange")] or list(NVTX_RANGES_DOC)
         kept = f"eventType IN ({','.join(str(int(k)) for k in ranges)})"
-        total, unfinished, ended = self.con.execute(
-            f'SELECT count(*), total({kept} AND "end" IS NULL), total({kept} AND "end" IS NOT NULL) FROM {NVTX_T}'
-        ).fetchone()
-        self._nvtx_counts = (int(total), int(unfinished))
+
+        def ended(got: int) -> int:  # (every row read: no mark, open range or row to skip, no scan for them)
+            unfinished, n = (0, got) if got >= self.rows(NVTX_T) else self.con.execute(
+                f'SELECT total({kept} AND "end" IS NULL), total({kept} AND "end" IS NOT NULL) FROM {NVTX_T}').fetchone()
+            self._nvtx_counts = (self.rows(NVTX_T), int(unfinished))
+            return int(n)
+
         # the name in SQL (the row's text, else its StringIds text: a lookup only where text is NULL)
         n = "nullif(coalesce({text}, (SELECT value FROM StringIds WHERE id = {textId})), '')" \
             if "StringIds" in self.tables else "nullif({text}, '')"
-        return f'{kept} AND "end" IS NOT NULL', n, int(ended)
+        return f'{kept} AND "end" IS NOT NULL', n, ended
 
     def nvtx_counted(self) -> None:
         """The NVTX table's count with its unfinished ranges, and the other rows apart (after the read)."""
