@@ -190,7 +190,7 @@ class NsysHost:
                 return []
             c = read_table(r.con, table, {"gtid": q["gtid"], "start": q["start"], "end": q["end"],
                                           "correlation": q["corr"], "name": q["name"]},
-                           f"({q['valid']}) AND {q['name']} IN ({', '.join(map(str, picked))})")
+                           f"{q['name']} IN ({', '.join(map(str, picked))}) AND ({q['valid']})")  # (the rare test first)
             codes, uniq = pd.factorize(c.ints["name"], sort=False)
             return [host_part(c.ints, cat, categorical(codes, [names.get(int(u), "<unnamed call>") for u in uniq]))]
 
@@ -334,8 +334,10 @@ class NsysSummary(HostSummary):
             con.execute("CREATE TEMP TABLE want(c INTEGER PRIMARY KEY)")
             con.executemany("INSERT INTO want VALUES (?)", ((int(c),) for c in want.tolist()))
             for t, q in self._call_tables():
-                cur = con.execute(f"SELECT {q['corr']}, {q['start']}, {q['end']} FROM {t} WHERE ({q['valid']}) AND "
-                                  f"{q['gtid']} >> 24 = ? AND {q['corr']} IN (SELECT c FROM temp.want) ORDER BY rowid",
+                # (the id's test first: SQLite tests the terms in their order, and most rows fail it:
+                # the scan took ~1.8x as long with the time checks first)
+                cur = con.execute(f"SELECT {q['corr']}, {q['start']}, {q['end']} FROM {t} WHERE {q['corr']} IN "
+                                  f"(SELECT c FROM temp.want) AND ({q['valid']}) AND {q['gtid']} >> 24 = ? ORDER BY rowid",
                                   (self.pkey[rank],))
                 while rows := cur.fetchmany(1 << 16):
                     got.append(np.array(rows, dtype=np.int64))
@@ -367,7 +369,7 @@ class NsysSummary(HostSummary):
                                                                 np.asarray(ends, dtype=float).tolist(), strict=True))
             for t, q in self._call_tables():
                 at = f"{q['start']} / 1e3"
-                where = (f"({q['valid']}) AND {q['gtid']} = {int(gtid)} AND {q['corr']} >= 0 AND "
+                where = (f"{q['gtid']} = {int(gtid)} AND ({q['valid']}) AND {q['corr']} >= 0 AND "
                          f"(SELECT e FROM temp.rg WHERE s <= {at} ORDER BY s DESC LIMIT 1) >= {at}")
                 out += [b[:, 0].copy() for b, _ in iter_chunks(con, t, {"corr": q["corr"]}, where)]
         finally:
