@@ -105,7 +105,7 @@ PARSER_KINDS = {
               "gpuscope.parsers.trace.kineto_ranks", "gpuscope.parsers.trace.nsys_sqlite",
               "gpuscope.parsers.trace.nsys_rep", "gpuscope.parsers.trace.nsys_columns", "gpuscope.parsers.trace.nsys_extra",
               "gpuscope.parsers.trace.host_summary", "gpuscope.parsers.trace.nsys_host",
-              "gpuscope.parsers.trace.xla_events"},
+              "gpuscope.parsers.trace.xla_events", "gpuscope.parsers.trace.nvtx_text"},
 }
 PARSERS_SHARED = {"gpuscope.parsers", "gpuscope.parsers.limits", "gpuscope.parsers.numbers", "gpuscope.parsers.heads",
                   "gpuscope.parsers.log.parsed", "gpuscope.parsers.log.formats"}

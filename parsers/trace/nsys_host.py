@@ -41,6 +41,14 @@ from gpuscope.parsers.trace.nsys_columns import (
     iter_chunks,
     read_table,
 )
+from gpuscope.parsers.trace.nvtx_text import (
+    EMIT_NVTX,
+    by_text,
+    decode_key,
+    nvtx_class,
+    operator,
+    range_key,
+)
 from gpuscope.schemas import (
     ALLOC_RE,
     SYNC_RE,
@@ -53,32 +61,7 @@ RUNTIME_T, DRIVER_T, NVTX_T = "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIN
 CALL_TABLES = ((RUNTIME_T, "cuda_runtime"), (DRIVER_T, "cuda_driver"))
 ID_MASK = 0xFFFFFF
 VERSION_SUFFIX = re.compile(r"_v\d+$")
-# "aten::mm, seq = 12, op_id = 345[, sizes = ...]": a range emit_nvtx opens around each operator
-EMIT_NVTX = re.compile(r"^([^,]+?),\s*(?:seq\s*=\s*\d+,\s*)?op_id\s*=\s*\d+.*$", re.S)
 LAUNCH = "LaunchKernel"
-
-
-def operator(name: str) -> str:
-    m = EMIT_NVTX.match(name)
-    return m.group(1) if m else name
-
-
-def nvtx_class(t: str) -> str:
-    """SQL: 0 for a text without "op_id" (an annotation), 1 for emit_nvtx's canonical form
-    ("name, op_id = N..." or "name, seq = N, op_id = N...", the name without a comma: texts
-    EMIT_NVTX matches), 2 for the rest (read, and decided by EMIT_NVTX). Fixed-place compares
-    after the first comma, no pattern over the whole text (the cost is per row: 48.8M at 10M)."""
-    f, o = f"instr({t}, ',')", f"instr({t}, ', op_id = ')"
-    digit = "BETWEEN '0' AND '9'"
-    a = f"substr({t}, {f}, 10) = ', op_id = ' AND substr({t}, {f} + 10, 1) {digit}"
-    b = (f"substr({t}, {f}, 8) = ', seq = ' AND {o} > {f} + 8 AND substr({t}, {o} + 10, 1) {digit} AND "
-         f"substr({t}, {f} + 8, {o} - {f} - 8) NOT GLOB '*[^0-9]*'")
-    return f"(CASE WHEN instr({t}, 'op_id') = 0 THEN 0 WHEN {f} > 1 AND (({a}) OR ({b})) THEN 1 ELSE 2 END)"
-
-
-def by_text(expr: Any, raw: str, t: str) -> str:
-    """expr(text) on the row's own text column (the usual case, cheap), expr(t) where it is NULL."""
-    return f"(CASE WHEN {raw} IS NOT NULL THEN {expr(raw)} ELSE {expr(t)} END)"
 
 
 class _Spans:
@@ -220,32 +203,35 @@ class NsysHost:
         raw = r.sub(NVTX_T, "{text}")
         cls = by_text(nvtx_class, raw, t)
         canonical, picked = [0], []
-        kept_names: dict[object, bool] = {}  # an operator range's name (its text to the first comma): kept?
+        decided: dict[object, tuple[int, bool]] = {}  # a range_key -> (class, kept: not an operator or one kept_operator names)
 
         chunks = self.chunks[NVTX_T] = Chunks()
 
-        def on_ranges(block: np.ndarray, names: np.ndarray) -> None:
+        def decide(k: object) -> tuple[int, bool]:
+            c, name = decode_key(k)
+            return c, c != 1 or kept_operator(str(name))
+
+        def on_ranges(block: np.ndarray, keys: np.ndarray) -> None:
             s, e = _times(block)
             chunks.add(s, e)
-            key = block[:, 0] >> 2
+            key = block[:, 0]
             self.spans.add(key, s, e)
-            op = (block[:, 0] & 3) == 1
+            # class and kept decided once per distinct key (a few: range_key)
+            codes, uniq = pd.factorize(keys, use_na_sentinel=False)
+            got = np.array([decided[u] if u in decided else decided.setdefault(u, decide(u)) for u in uniq],
+                           dtype=np.int64).reshape(-1, 2)
+            op = got[codes, 0] == 1
             canonical[0] += int(op.sum())
             if op.any():
                 self.cover.add(key[op], s[op], e[op])
-            # the operators kept_operator names, decided once per distinct name
-            codes, uniq = pd.factorize(names, use_na_sentinel=False)
-            keep_name = np.array([kept_names.setdefault(u, isinstance(u, str) and kept_operator(u)) for u in uniq],
-                                 dtype=bool)
-            keep = ~op | (keep_name[codes] if uniq.size else np.zeros(len(block), dtype=bool))
+            keep = got[codes, 1].astype(bool)
             if keep.any():
                 picked.append(block[keep, 3])
 
-        # per row: process * 4 + class (the process key < 2**40), start, end, rowid; the name an
-        # operator range would have (its text to the first comma: a few distinct ones)
-        sp = Stream(NVTX_T, {"pkey": f"({q['gtid']} >> 24) * 4 + {cls}", "start": q["start"], "end": q["end"],
+        # per row: the process key (< 2**40), start, end, rowid; the range's key (nvtx_text.range_key)
+        sp = Stream(NVTX_T, {"pkey": f"{q['gtid']} >> 24", "start": q["start"], "end": q["end"],
                              "rowid": "rowid"}, [TIMES], on_ranges, where=kept, expected=expected, spans=chunks.spans,
-                    text=by_text(lambda x: f"substr({x}, 1, instr({x}, ',') - 1)", raw, t))
+                    text=by_text(range_key, raw, t))
         return sp, lambda _: self._nvtx_kept(picked, canonical[0], q, cls, t)
 
     def _nvtx_kept(self, picked: list[np.ndarray], canonical: int, q: dict[str, str], cls: str, t: str
