@@ -1,8 +1,8 @@
 """The time (or bytes) a set of intervals covers up to each of some times: the one interval
 primitive both the analysis (gpuscope.analysis.evidence.intervals builds on it) and the pictures
 (reports.plot: the share of each phase per bucket) use, so a report computes nothing of the
-analysis' own to draw; and `merge`, the union of intervals, which the trace readers' host
-summaries (parsers/trace/host_summary.py) build too."""
+analysis' own to draw; and `merge`, the union of intervals, and `covered_lengths`, which the
+trace readers' host summaries (parsers/trace/host_summary.py) build and answer with too."""
 
 from __future__ import annotations
 
@@ -41,6 +41,13 @@ def cumulative(starts: ArrayLike, ends: ArrayLike, rates: ArrayLike, t: ArrayLik
         return t * cr[k] - crx[k]
 
     return part(s) - part(e)
+
+
+def covered_lengths(qs: ArrayLike, qe: ArrayLike, starts: ArrayLike, ends: ArrayLike) -> np.ndarray:
+    """Per query interval [qs, qe]: its length covered by the disjoint intervals (starts, ends)."""
+    qs = np.asarray(qs, dtype="float64")
+    qe = np.asarray(qe, dtype="float64")
+    return cumulative(starts, ends, 1.0, qe) - cumulative(starts, ends, 1.0, qs)
 
 
 def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -532,6 +532,7 @@ def test_operator_ranges_of_another_form_are_told_apart_by_the_regular_expressio
     kept = fr.host[fr.host["cat"].astype(object) == "cpu_op"]["name"].astype(object).tolist()
     assert kept == ["aten::item"]  # (a read-back: kept as a row; aten::mm summarised)
     # the host cover holds the three operators' ranges and the runtime calls, not the annotations
-    s, e = fr.summary().work(0)
-    covered = {i for i in range(len(texts)) if ((s <= (200 + 10 * i) * 1e3) & (e >= (205 + 10 * i) * 1e3)).any()}
+    qs = np.array([(200 + 10 * i) * 1e3 for i in range(len(texts))])
+    got = fr.summary().work_cover(0, qs, qs + 5e3)
+    covered = {i for i in range(len(texts)) if got[i] == 5e3}
     assert covered == {0, 1, 4}

@@ -137,6 +137,7 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
             masks[v.rank] = tg.host_kind_masks(v.host)
         parts.append(tg.device_gaps(v, masks[v.rank]))
     gaps = pd.concat(parts, ignore_index=True)
+    frames.summary().release_work()  # (every window its cover is asked of: an export's ~200 MB cover goes)
     by_key = {(v.rank, v.device): v for v in views}
     gap_list = tg.gaps_json(gaps, by_key, frames.epoch, top=top_gaps, threads=frames.threads)
     span = sum(v.span_us for v in views)

@@ -7,8 +7,12 @@ export of 10,000,000 kernels holds ~65M host events (emit_nvtx's operator ranges
 3.3 GB as rows. What the analysis needs of the many, it asks a HostSummary (TraceFrames.summary()):
 
     spans()                    rank -> (first start, last start, last end) of all its host events (us)
-    work(rank)                 the merged cover of the rank's traced host work: every host event
-                               but annotations (operators, runtime/driver calls, Python functions)
+    work_cover(rank, qs, qe)   per window [qs, qe], its length covered by the rank's traced host
+                               work (the union of every host event but annotations: operators,
+                               runtime/driver calls, Python functions)
+    release_work()             the analysis has asked work_cover of every window it will: the Nsight
+                               summary drops its cover (~200 MB at 10M kernels), answering the
+                               same windows again from what it gave
     launch_interval_us()       the median start-to-start interval of one thread's kernel launches
                                (each rank's and thread's own), None without launches
     calls(rank, correlation)   (start, duration) of the first runtime/driver call carrying each id
@@ -34,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.arrays import distinct, median
-from gpuscope.coverage import merge
+from gpuscope.coverage import covered_lengths, merge
 
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
 LAUNCH = "LaunchKernel"  # a kernel launch call's name holds it (cudaLaunchKernel, cuLaunchKernel, ...)
@@ -49,8 +53,11 @@ class HostSummary:
     def spans(self) -> Spans:
         raise NotImplementedError
 
-    def work(self, rank: int) -> Merged:
+    def work_cover(self, rank: int, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def release_work(self) -> None:
+        """(Only a summary that holds its cover has something to release.)"""
 
     def launch_interval_us(self) -> float | None:
         raise NotImplementedError
@@ -110,11 +117,11 @@ class RowsSummary(HostSummary):
         agg = g.groupby("r", sort=True).agg(first=("s", "min"), last=("s", "max"), end=("e", "max"))
         return {int(r): (float(a), float(b), float(c)) for r, a, b, c in agg.itertuples()}
 
-    def work(self, rank: int) -> Merged:
+    def work_cover(self, rank: int, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
         h = self._rank(rank)
         keep = (h["cat"].astype(object) != "user_annotation").to_numpy()
         s = h["ts_us"].to_numpy(dtype="float64")[keep]
-        return merge(s, s + h["dur_us"].to_numpy(dtype="float64")[keep])
+        return covered_lengths(qs, qe, *merge(s, s + h["dur_us"].to_numpy(dtype="float64")[keep]))
 
     def launch_interval_us(self) -> float | None:
         h = self.host

@@ -32,6 +32,7 @@ import pandas as pd
 
 from gpuscope.allocator import give_back
 from gpuscope.arrays import distinct
+from gpuscope.coverage import covered_lengths
 from gpuscope.parsers.trace.host_summary import Chunks, Cover, HostSummary, Launches, Merged, Spans
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
@@ -286,7 +287,9 @@ class NsysSummary(HostSummary):
                  chunks: dict[str, Chunks] | None = None, interval: float | None = None) -> None:
         self.path, self.pkey = path, {rank: k for k, rank in ranks.items()}
         self.chunks = chunks or {}
-        self._spans, self._cover, self._calls = spans, cover, calls
+        self._spans, self._calls = spans, calls
+        self._cover: dict[int, Merged] | None = cover
+        self._given: dict[tuple[int, bytes, bytes], np.ndarray] = {}  # (rank, windows) -> work_cover's answer
         self.sql, self.names, self.tables = sql, names, tables
         self._interval = interval
 
@@ -296,8 +299,16 @@ class NsysSummary(HostSummary):
     def spans(self) -> Spans:
         return dict(self._spans)
 
-    def work(self, rank: int) -> Merged:
-        return self._cover.get(rank, (np.zeros(0), np.zeros(0)))
+    def work_cover(self, rank: int, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
+        key = (rank, np.asarray(qs, dtype="float64").tobytes(), np.asarray(qe, dtype="float64").tobytes())
+        if key not in self._given:
+            if self._cover is None:
+                raise RuntimeError("the host cover was released (release_work): asked of other windows")
+            self._given[key] = covered_lengths(qs, qe, *self._cover.get(rank, (np.zeros(0), np.zeros(0))))
+        return self._given[key].copy()
+
+    def release_work(self) -> None:
+        self._cover = None  # (the windows asked stay answered: an analysis of these frames again asks them)
 
     def has_calls(self, rank: int) -> bool:
         return rank in self._calls

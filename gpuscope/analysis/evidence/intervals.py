@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 # the primitives the pictures and the trace readers share (iv.cumulative, iv.merge stay)
+from gpuscope.coverage import covered_lengths as covered_lengths
 from gpuscope.coverage import cumulative as cumulative
 from gpuscope.coverage import merge as merge
 
@@ -111,13 +112,6 @@ def overlaps(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray])
     if as_.size == 0 or np.asarray(bs).size == 0:
         return np.zeros(as_.size)
     return np.maximum(covered_lengths(as_, ae, bs, be), 0.0)
-
-
-def covered_lengths(qs: ArrayLike, qe: ArrayLike, starts: ArrayLike, ends: ArrayLike) -> np.ndarray:
-    """Per query interval [qs, qe]: its length covered by the disjoint intervals (starts, ends)."""
-    qs = np.asarray(qs, dtype="float64")
-    qe = np.asarray(qe, dtype="float64")
-    return cumulative(starts, ends, 1.0, qe) - cumulative(starts, ends, 1.0, qs)
 
 
 def max_concurrency(starts: ArrayLike, ends: ArrayLike) -> int:

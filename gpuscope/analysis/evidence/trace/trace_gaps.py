@@ -111,7 +111,7 @@ def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd
     cover = {}
     for key in ("data", "alloc", "sync"):
         cover[key] = iv.covered_lengths(g0, g1, *_merged_host(h, masks[key])) / dur
-    cover["work"] = iv.covered_lengths(g0, g1, *v.host_summary.work(v.rank)) / dur
+    cover["work"] = v.host_summary.work_cover(v.rank, g0, g1) / dur
     sync_at_start = _inside(g0, _merged_host(h, masks["sync"]), LAUNCH_TOL_US)
 
     cause = np.full(n, "untraced", dtype=object)
