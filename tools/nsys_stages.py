@@ -18,7 +18,9 @@ TARGETS = [
     ("gpuscope.parsers.trace.nsys_sqlite", "read_nsys_sqlite"),
     ("gpuscope.parsers.trace.nsys_host", "NsysHost.read"),
     ("gpuscope.parsers.trace.host_summary", "Cover._flush"),
-    ("gpuscope.parsers.trace.nsys_sqlite", "_Reader.gpu_parts"),
+    ("gpuscope.parsers.trace.nsys_sqlite", "_Reader.gpu_parts"),  # (before gpuread)
+    ("gpuscope.parsers.trace.nsys_sqlite", "_Reader.gpu_read"),
+    ("gpuscope.parsers.trace.nsys_gpu", "GpuRead.frame"),
     ("gpuscope.parsers.trace.nsys_columns", "stack_parts"),
     ("gpuscope.parsers.trace.nsys_sqlite", "_Reader.devices"),
     ("gpuscope.parsers.trace.nsys_sqlite", "_kernel_spans"),

@@ -239,6 +239,16 @@ class Strings:
     def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
         self.con, self.ok = con, "StringIds" in tables
 
+    def texts(self, ids: list[int]) -> dict[int, str]:
+        """id -> its text, for the ids found (none without a StringIds table; a negative id: none)."""
+        got: dict[int, str] = {}
+        want = [i for i in ids if i >= 0] if self.ok else []
+        for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
+            chunk = want[k:k + 900]
+            q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
+            got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
+        return got
+
     def names(self, ids: np.ndarray, fallback: str) -> pd.Categorical:
         codes, uniq = pd.factorize(ids, sort=False)
         got: dict[int, str] = {}

@@ -56,20 +56,16 @@ from gpuscope.errors import InputError, NoDataError
 from gpuscope.parsers.trace.kineto import TraceFrames
 from gpuscope.parsers.trace.nsys_columns import (
     TIMES,
-    Columns,
-    Derive,
     Stream,
     Strings,
     categorical,
-    constant,
     present,
-    read_table,
     skipped,
     stack_parts,
     stream_tables,
-    valid,
 )
 from gpuscope.parsers.trace.nsys_extra import gpu_metrics, thread_names
+from gpuscope.parsers.trace.nsys_gpu import GpuRead, Table, factorize_rows
 from gpuscope.parsers.trace.nsys_host import DRIVER_T, NVTX_T, RUNTIME_T, NsysHost
 from gpuscope.parsers.trace.tracefile import is_sqlite as is_nsys_sqlite
 from gpuscope.schemas import (
@@ -142,19 +138,12 @@ def _enum(con: sqlite3.Connection, tables: set[str], table: str, doc: dict[int, 
     return dict(doc)
 
 
-def _copy_columns(ck: np.ndarray, sk: np.ndarray, dk: np.ndarray, copy_kinds: dict[int, str],
-                  mem_kinds: dict[int, str]) -> tuple[pd.Categorical, pd.Categorical, pd.Categorical]:
-    """(direction, host memory, Kineto-style name) per copy, decoded once per distinct triple."""
-    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([ck, sk, dk]), sort=False)
-    d_, m_, n_ = [], [], []
-    for c, s, d in uniq:
-        direction = _direction(copy_kinds.get(int(c), f"kind {c}"))
-        src, dst = mem_kinds.get(int(s), "Unknown"), mem_kinds.get(int(d), "Unknown")
-        host = dst if direction.endswith("toH") and direction != "HtoH" else src
-        d_.append(direction)
-        m_.append("device" if direction in DEVICE_SIDE else _kind(host))
-        n_.append(f"Memcpy {direction} ({src} -> {dst})")
-    return categorical(codes, d_), categorical(codes, m_), categorical(codes, n_)
+def _copy_names(c: int, s: int, d: int, copy_kinds: dict[int, str], mem_kinds: dict[int, str]) -> tuple[str, str, str]:
+    """(direction, host memory, Kineto-style name) of a copy of kind `c` from memory kind `s` to `d`."""
+    direction = _direction(copy_kinds.get(c, f"kind {c}"))
+    src, dst = mem_kinds.get(s, "Unknown"), mem_kinds.get(d, "Unknown")
+    host = dst if direction.endswith("toH") and direction != "HtoH" else src
+    return direction, "device" if direction in DEVICE_SIDE else _kind(host), f"Memcpy {direction} ({src} -> {dst})"
 
 
 def _kind(label: str) -> str:
@@ -170,8 +159,9 @@ def _renamed(names: pd.Categorical, fn: Any) -> pd.Categorical:
 # A process's key is the serialized GlobalId without its thread (>> 24), so the same pid on two
 # hosts (a merged multi-node report: the host/VM id sits above bit 48) is two processes.
 _PLACE = re.compile(r"\{(\w+)\}")
+# (the process key shifted in SQL: ~8 digits printed and parsed a row, not ~15)
 GPU_COLS = {"start": "{start}", "end": "{end}", "device": "{deviceId}", "stream": "{streamId}",
-            "correlation": "ifnull({correlationId}, -1)", "gpid": "ifnull({globalPid}, 0)"}
+            "correlation": "ifnull({correlationId}, -1)", "pkey": "CAST(ifnull({globalPid}, 0) AS INTEGER) >> 24"}
 GPU_CHECKS = [TIMES, (present("{deviceId}"), "no deviceId"), (present("{streamId}"), "no streamId")]
 BYTES = (present("{bytes}"), "no bytes")
 
@@ -197,18 +187,6 @@ class _Reader:
         if self.progress is not None and self.total:
             self.progress(min(self.done, self.total), self.total)
 
-    def read(self, table: str, ints: dict[str, str], checks: list[tuple[str, str]], where: str = "1",
-             text: str | None = None, expected: int | None = None, derive: Derive | None = None) -> Columns:
-        """The rows passing every check (SQL), the others skipped with their reason and counted: the
-        query that names them runs only when fewer rows came than `where` holds (`expected`; all).
-        `derive`: the columns kept of each chunk (nsys_columns.read_table)."""
-        conds = [(self.sub(table, c), f"{table}: {why}") for c, why in checks]
-        cols = read_table(self.con, table, {k: self.sub(table, e) for k, e in ints.items()},
-                          valid(self.sub(table, where), *(c for c, _ in conds)),
-                          self.sub(table, text) if text else None, self._tick, derive)
-        self._account(table, conds, where, len(cols), expected)
-        return cols
-
     def sub(self, table: str, e: str) -> str:
         """An SQL expression's {column} places filled: the quoted column, NULL where the table lacks it."""
         if table not in self._have:
@@ -230,32 +208,59 @@ class _Reader:
         """`read` without keeping the rows, several tables at once (nsys_columns.stream_tables)."""
         return stream_tables(self, specs)
 
-    def gpu_parts(self) -> list[dict[str, Any]]:
-        """Each GPU table's columns as the frame's (`rank` holding the process key until ranks are known)."""
-        out = []
+    def gpu_read(self) -> GpuRead | None:
+        """The kernels, copies and memsets tables read together into the GPU frame's buckets
+        (parsers/trace/nsys_gpu.py); None where the export has none of them."""
+        tables = []
         if KERNEL_T in self.tables:
-            c = self.read(KERNEL_T, {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
-                          GPU_CHECKS, derive=_gpu_columns)
-            out.append(_gpu_part(c, "kernel", self.strings.names(c.ints["name"], "<unnamed kernel>"), None))
-            del c  # (its columns the part does not keep: freed before the next table is read)
+            tables.append(Table(KERNEL_T, "kernel", {**GPU_COLS, "name": "ifnull(coalesce({demangledName}, {shortName}), -1)"},
+                                GPU_CHECKS))
         if MEMCPY_T in self.tables:
-            c = self.read(MEMCPY_T, {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
-                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"}, [*GPU_CHECKS, BYTES],
-                          derive=_gpu_columns)
-            copy_kinds = _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC, self.notes, by_label=False)
-            direction, memory, names = _copy_columns(c.ints["ck"], c.ints["sk"], c.ints["dk"], copy_kinds,
-                                                     self._mem_kinds())
-            out.append(_gpu_part(c, "memcpy", names, (direction, memory)))
-            del c
+            tables.append(Table(MEMCPY_T, "memcpy", {**GPU_COLS, "bytes": "{bytes}", "ck": "ifnull({copyKind}, -1)",
+                                                     "sk": "ifnull({srcKind}, -1)", "dk": "ifnull({dstKind}, -1)"},
+                                [*GPU_CHECKS, BYTES]))
+            self._copy_kinds = _enum(self.con, self.tables, "ENUM_CUDA_MEMCPY_OPER", COPY_KINDS_DOC, self.notes,
+                                     by_label=False)
         if MEMSET_T in self.tables:
-            c = self.read(MEMSET_T, {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"}, [*GPU_CHECKS, BYTES],
-                          derive=_gpu_columns)
-            kinds = self._mem_kinds()
-            codes, uniq = pd.factorize(c.ints["mk"], sort=False)
-            labels = [kinds.get(int(k), "Unknown") for k in uniq]
-            out.append(_gpu_part(c, "memset", categorical(codes, [f"Memset ({m})" for m in labels]),
-                                 (constant("", len(c)), categorical(codes, [_kind(m) for m in labels]))))
-        return out
+            tables.append(Table(MEMSET_T, "memset", {**GPU_COLS, "bytes": "{bytes}", "mk": "ifnull({memKind}, 7)"},
+                                [*GPU_CHECKS, BYTES]))
+        if not tables:
+            return None
+        if MEMCPY_T in self.tables or MEMSET_T in self.tables:
+            self._mem_kinds()
+        return GpuRead(self, tables, self._kernel_names, self._copy_labels, self._memset_labels).read()
+
+    def _kernel_names(self, ids: np.ndarray, labels: Any) -> np.ndarray:
+        """A chunk's kernel names (StringIds ids) as name codes, each id looked up once per read."""
+        codes, uniq = pd.factorize(ids, sort=False)
+        seen = self.__dict__.setdefault("_kernel_ids", {})
+        new = [int(u) for u in uniq if int(u) not in seen]
+        if new:
+            texts = self.strings.texts(new)
+            for u in new:
+                seen[u] = labels["name"](texts.get(u, "<unnamed kernel>"))
+        return np.array([seen[int(u)] for u in uniq], dtype=np.int64)[codes]
+
+    def _copy_labels(self, x: dict[str, np.ndarray], labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A chunk's copies' (direction, host memory, name) codes, decoded once per distinct kind triple."""
+        codes, uniq = factorize_rows(x["ck"], x["sk"], x["dk"])
+        seen = self.__dict__.setdefault("_copy_triples", {})
+        for key in uniq:
+            if key not in seen:
+                c, sk, dk = key
+                d, m, n = _copy_names(c, sk, dk, self._copy_kinds, self._mem_kinds())
+                seen[key] = (labels["direction"](d), labels["host_memory"](m), labels["name"](n))
+        lut = np.array([seen[k] for k in uniq], dtype=np.int64).reshape(-1, 3)
+        return lut[codes, 0], lut[codes, 1], lut[codes, 2]
+
+    def _memset_labels(self, x: dict[str, np.ndarray], labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A chunk's memsets' (direction "", memory, name) codes, decoded once per memory kind."""
+        codes, uniq = pd.factorize(x["mk"], sort=False)
+        kinds = self._mem_kinds()
+        lut = np.array([(labels["direction"](""), labels["host_memory"](_kind(kinds.get(int(k), "Unknown"))),
+                         labels["name"](f"Memset ({kinds.get(int(k), 'Unknown')})")) for k in uniq],
+                       dtype=np.int64).reshape(-1, 3)
+        return lut[codes, 0], lut[codes, 1], lut[codes, 2]
 
     def _mem_kinds(self) -> dict[int, str]:
         if not hasattr(self, "_mk"):
@@ -294,8 +299,9 @@ class _Reader:
             self.counts["nvtx_unfinished"] = unfinished
             self.notes.append(f"{unfinished} NVTX range(s) without an end (open when the capture stopped) left out")
 
-    def devices(self, gpu: pd.DataFrame) -> pd.DataFrame:
-        """One row per (rank, device) with activity; name, SMs and memory from TARGET_INFO_GPU."""
+    def devices(self, pairs: list[tuple[int, int]]) -> pd.DataFrame:
+        """One row per (rank, device) with activity (`pairs`, in order); name, SMs and memory from
+        TARGET_INFO_GPU."""
         info: dict[int, tuple[str, int, float]] = {}
         if "TARGET_INFO_GPU" in self.tables:
             have = _columns(self.con, "TARGET_INFO_GPU")
@@ -307,9 +313,8 @@ class _Reader:
                                float(mem) if isinstance(mem, (int, float)) and mem >= 0 else NAN)
         else:
             self.notes.append("no TARGET_INFO_GPU table: GPU names, SM counts and memory sizes unknown")
-        pairs = gpu[["rank", "device"]].drop_duplicates().sort_values(["rank", "device"])
         rows: dict[str, list] = {c: [] for c in TRACE_DEVICE_SCHEMA}
-        for r, d in pairs.itertuples(index=False):
+        for r, d in pairs:
             name, sms, mem = info.get(int(d), ("", -1, NAN))
             for c, v in zip(("rank", "device", "name", "num_sms", "total_mem_bytes"), (r, d, name, sms, mem),
                             strict=True):
@@ -326,34 +331,9 @@ class _Reader:
         return None
 
 
-def _gpu_columns(x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A chunk of a GPU table's columns as the frame keeps them (Derive): times in us, the
-    process key; the other columns (a name's id, copy and memory kinds) as read."""
-    out = {"rank": x["gpid"] >> 24,  # the process key; its rank once every process is known
-           "device": x["device"], "stream": x["stream"], "ts_us": x["start"] / 1e3,
-           "dur_us": (x["end"] - x["start"]) / 1e3, "correlation": x["correlation"]}
-    if "bytes" in x:
-        out["bytes"] = x["bytes"].astype(np.float64)
-    out.update({k: v for k, v in x.items() if k not in ("gpid", "start", "end", *out)})
-    return out
-
-
-def _gpu_part(c: Columns, kind: str, names: pd.Categorical,
-              copy: tuple[pd.Categorical, pd.Categorical] | None) -> dict[str, Any]:
-    n, x = len(c), c.ints
-    blank = constant("", n)
-    return {
-        "rank": x["rank"], "device": x["device"], "stream": x["stream"], "kind": constant(kind, n), "name": names,
-        "ts_us": x["ts_us"], "dur_us": x["dur_us"], "correlation": x["correlation"],
-        "bytes": x["bytes"] if "bytes" in x else np.full(n, NAN),  # (trace_gbs: no Nsight row has one, one NaN seen n times)
-        "trace_gbs": np.broadcast_to(np.float64(NAN), (n,)),
-        "direction": copy[0] if copy else blank, "host_memory": copy[1] if copy else blank,
-    }
-
-
-def _ranks(gpu_parts: list[dict[str, Any]], host_keys: set[int]) -> dict[int, int]:
+def _ranks(gpu_keys: set[int], host_keys: set[int]) -> dict[int, int]:
     """process key -> rank: processes with GPU activity first, then the others, each in key order."""
-    with_gpu = sorted({int(p) for part in gpu_parts for p in distinct(part["rank"])})
+    with_gpu = sorted(gpu_keys)
     rest = sorted(set(host_keys) - set(with_gpu))
     return {p: i for i, p in enumerate(with_gpu + rest)}
 
@@ -394,18 +374,20 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     side = NsysHost(r)
     host_parts = side.read()
     r.nvtx_counted()
-    gpu_parts = r.gpu_parts()
+    gpu_read = r.gpu_read()
     if r.progress is not None and r.total:
         r.progress(r.total, r.total)  # (marks and skipped rows are read past, not read)
-    ranks = _ranks(gpu_parts, side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
-    gpu = stack_parts(gpu_parts, TRACE_GPU_SCHEMA, ranks, ["rank", "device", "ts_us"], TRACE_GPU_NARROW)
+    ranks = _ranks(gpu_read.pkeys() if gpu_read else set(),
+                   side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
+    gpu, pairs = gpu_read.frame(ranks, TRACE_GPU_NARROW) if gpu_read else (typed_frame({}, TRACE_GPU_SCHEMA), [])
+    del gpu_read
     host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
     give_back()  # (the tables' parts and the sort's keys, freed: the frames are what the analysis holds)
     host_events = sum(side.counts.values())
     if not len(gpu) and not host_events:
         raise NoDataError(f"{p}: no kernel, copy, memset, runtime call or NVTX range in the export "
                           f"({len(r.skips)} skipped)")
-    devices = r.devices(gpu)
+    devices = r.devices(pairs)
     epoch = r.epoch()
     kinds = gpu["kind"].value_counts()
     counts = {k: int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset")}
