@@ -104,6 +104,7 @@ PARSER_KINDS = {
     "trace": {"gpuscope.parsers.trace.kineto", "gpuscope.parsers.trace.kineto_json", "gpuscope.parsers.trace.tracefile",
               "gpuscope.parsers.trace.kineto_ranks", "gpuscope.parsers.trace.nsys_sqlite",
               "gpuscope.parsers.trace.nsys_rep", "gpuscope.parsers.trace.nsys_columns", "gpuscope.parsers.trace.nsys_extra",
+              "gpuscope.parsers.trace.nsys_gpu",
               "gpuscope.parsers.trace.host_summary", "gpuscope.parsers.trace.nsys_host",
               "gpuscope.parsers.trace.xla_events", "gpuscope.parsers.trace.nvtx_text"},
 }

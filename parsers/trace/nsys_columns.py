@@ -3,9 +3,9 @@
     read_table(con, table, ints, where, text=None, tick=None) -> Columns
     iter_chunks(con, table, ints, where, tick=None, text=None) the same a chunk at a time, not held
     stream_tables(reader, specs)                               several tables' chunks in time order
-    Strings(con, tables).names(ids, fallback) -> Categorical   StringIds, once per distinct id
+    Strings(con, tables).texts(ids) -> {id: text}               StringIds, the ids asked for
     categorical(codes, labels), constant(value, n)            categoricals made from codes
-    stack_parts(parts, schema, ranks, keys, narrow=())         the tables' parts as one sorted frame
+    stack_parts(parts, schema, ranks, keys)                    the host tables' parts as one sorted frame
 
 The stdlib sqlite3 driver hands rows over as Python tuples, an object per value: the number
 columns skip them. Chunk by chunk of rowids, SQLite prints each number column as one string of
@@ -234,7 +234,7 @@ def read_table(con: sqlite3.Connection, table: str, ints: dict[str, str], where:
 
 
 class Strings:
-    """StringIds, looked up once per distinct id."""
+    """StringIds, looked up by the ids asked for (a reader asks once per distinct id)."""
 
     def __init__(self, con: sqlite3.Connection, tables: set[str]) -> None:
         self.con, self.ok = con, "StringIds" in tables
@@ -248,17 +248,6 @@ class Strings:
             q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
             got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
         return got
-
-    def names(self, ids: np.ndarray, fallback: str) -> pd.Categorical:
-        codes, uniq = pd.factorize(ids, sort=False)
-        got: dict[int, str] = {}
-        if self.ok and len(uniq):
-            want = [int(u) for u in uniq if u >= 0]
-            for k in range(0, len(want), 900):  # SQLite's bound-parameter limit
-                chunk = want[k:k + 900]
-                q = f"SELECT id, value FROM StringIds WHERE id IN ({','.join('?' * len(chunk))})"
-                got.update({int(i): str(v) for i, v in self.con.execute(q, chunk)})
-        return categorical(codes, [got.get(int(u), fallback) for u in uniq])
 
 
 def categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
@@ -302,25 +291,15 @@ def narrowest(arrays: list[np.ndarray]) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def _unset(v: Any) -> bool:
-    """A column of one NaN seen every row (np.broadcast_to: no memory per row)."""
-    return isinstance(v, np.ndarray) and v.ndim == 1 and v.strides == (0,) and v.dtype.kind == "f" and \
-        (v.size == 0 or bool(np.isnan(v[0])))
-
-
-def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str],
-           narrow: tuple[str, ...] = ()) -> pd.DataFrame:
+def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict[int, int], keys: list[str]
+                ) -> pd.DataFrame:
     """The parts as one frame of `schema`, ranks mapped, sorted by `keys` (stable: table order
-    among equals), one column at a time (each part's column freed once stacked). The int64
-    columns `narrow` names are held in the narrowest signed integer dtype their values fit
-    (gpuscope.schemas: TRACE_GPU_NARROW): the same numbers in a quarter or an eighth of the bytes.
-    A float column that is NaN in every part, each a broadcast NaN (an Nsight export's trace_gbs),
-    stays one: a read-only NaN seen in every row (8 bytes a row fewer: ~100 MB at 10M kernels)."""
+    among equals), one column at a time (each part's column freed once stacked). (The GPU frame is
+    built in place instead: parsers/trace/nsys_gpu.py.)"""
     if not parts:
         return typed_frame({}, schema)
     for p in parts:
         p["rank"] = rank_of(p["rank"], ranks)
-    schema = {**schema, **{c: str(narrowest([p[c] for p in parts])) for c in narrow if schema.get(c) == "int64"}}
     sort_cols = [np.concatenate([np.asarray(p[k], dtype=schema[k]) for p in parts]) for k in keys]
     order = np.lexsort(sort_cols[::-1])
     del sort_cols
@@ -330,8 +309,6 @@ def stack_parts(parts: list[dict[str, Any]], schema: dict[str, str], ranks: dict
         if dtype == "category":
             u = pd.api.types.union_categoricals(vals)
             cols[name] = used_only(np.asarray(u.codes)[order], u.categories)
-        elif all(_unset(v) for v in vals):  # (NaN in every row: one NaN, read-only, seen len(order) times)
-            cols[name] = np.broadcast_to(np.array(np.nan, dtype=dtype), order.shape)
         else:
             cols[name] = np.concatenate([np.asarray(v, dtype=dtype) for v in vals])[order]
     # every column already of its schema dtype, all of one length: the frame is made of them as they
