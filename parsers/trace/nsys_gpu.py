@@ -169,7 +169,9 @@ class GpuRead:
         return True
 
     def _columns(self, t: Table, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """A chunk's frame columns (int64 ints and codes, float64 times), and its rows' bucket."""
+        """A chunk's frame columns (ints and codes in the narrowest dtype the chunk's values fit, float64
+        times), and its rows' bucket: nothing of the chunk's int64 block is kept (its views would
+        keep all of it while the rows wait)."""
         m = len(x["start"])
         rows = {"bucket": self._bucket_ids(x["pkey"], x["device"]),
                 "ts_us": x["start"] / 1e3, "dur_us": (x["end"] - x["start"]) / 1e3,
@@ -184,6 +186,8 @@ class GpuRead:
             rows["bytes"] = x["bytes"].astype(np.float64)
             fn = self.copy_of if t.kind == "memcpy" else self.memset_of
             rows["direction"], rows["host_memory"], rows["name"] = fn(x, self.labels)
+        for c in ("bucket", *INTS, *CODES):
+            rows[c] = rows[c].astype(narrowest([rows[c]]))
         return rows
 
     def _bucket_ids(self, pkey: np.ndarray, device: np.ndarray) -> np.ndarray:

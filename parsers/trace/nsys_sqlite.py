@@ -380,6 +380,7 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
     ranks = _ranks(gpu_read.pkeys() if gpu_read else set(),
                    side.pkeys() | {int(k) for p in host_parts for k in distinct(p["rank"])})
     gpu, pairs = gpu_read.frame(ranks, TRACE_GPU_NARROW) if gpu_read else (typed_frame({}, TRACE_GPU_SCHEMA), [])
+    kinds = {t.kind: t.got for t in gpu_read.tables} if gpu_read else {}  # (the frame's rows by kind, as read)
     del gpu_read
     host = stack_parts(host_parts, TRACE_HOST_SCHEMA, ranks, ["rank", "ts_us"])
     give_back()  # (the tables' parts and the sort's keys, freed: the frames are what the analysis holds)
@@ -389,7 +390,6 @@ def _frames(r: _Reader, p: Path) -> TraceFrames:
                           f"({len(r.skips)} skipped)")
     devices = r.devices(pairs)
     epoch = r.epoch()
-    kinds = gpu["kind"].value_counts()
     counts = {k: int(kinds.get(k, 0)) for k in ("kernel", "memcpy", "memset")}
     counts.update({k: int(side.counts.get(k, 0)) for k in ("cuda_runtime", "cuda_driver", "cpu_op", "user_annotation")})
     counts.update({k: v for k, v in r.counts.items() if k.startswith("nvtx_")})
