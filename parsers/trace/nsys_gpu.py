@@ -1,7 +1,8 @@
 """An Nsight Systems export's GPU tables (kernels, copies, memsets) read into the GPU frame in
 place: no table's parts held beside the frame, no sort of the whole frame. Pure: no printing.
 
-    GpuRead(reader, copy_kinds, mem_kinds).read() -> self     the three tables read together
+    GpuRead(reader, tables, name_of, copy_of, memset_of).read() -> self
+                                                                the tables read together
     .pkeys() -> set[int]                                        the processes with GPU rows
     .frame(ranks, narrow) -> (DataFrame, [(rank, device)])      the frame of TRACE_GPU_SCHEMA
 
@@ -45,7 +46,7 @@ MOVE_ROWS = 1 << 20  # rows moved at a time within one array (its overlap copied
 
 @dataclass
 class Table:
-    """One GPU table: its SQL columns and checks, and the frame columns made of a chunk's block."""
+    """One GPU table: its kind, SQL columns and checks; while read, its last start and waiting rows."""
 
     name: str
     kind: str
@@ -94,7 +95,8 @@ class Bucket:
 
 def factorize_rows(*cols: np.ndarray) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     """Codes of the rows' distinct tuples of `cols` (int arrays of one length), in the order first
-    seen, and the tuples (each column factorized alone, their codes combined: no object per row)."""
+    seen, and the tuples (each column factorized alone, their codes combined: no object per row;
+    a chunk's: the product of the columns' distinct counts stays far below 2**63)."""
     codes = np.zeros(len(cols[0]), dtype=np.int64)
     uniqs = []
     for c in cols:
