@@ -16,7 +16,8 @@ other columns, written in their final order as the rows come:
   out of order is not an error: the buckets it reached are sorted once at the end (a stable sort
   by start, then table), as the whole frame was;
 - each bucket's columns are arrays of the tables' total length, never touched beyond the rows
-  written (the untouched pages take no memory); integer columns and categorical codes in the
+  written (the untouched pages take no memory, only address space: many buckets reserve many
+  times the tables' length, docs/BENCHMARKS.md); integer columns and categorical codes in the
   narrowest dtype their values have needed so far (widened, copying the rows written, when a
   chunk needs more: a correlation id past 127, then past 32767);
 - at the end every column is the largest bucket's array, the other buckets' rows copied in at
