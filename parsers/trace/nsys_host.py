@@ -174,7 +174,8 @@ class NsysHost:
                 return []
             c = read_table(r.con, table, {"gtid": q["gtid"], "start": q["start"], "end": q["end"],
                                           "correlation": q["corr"], "name": q["name"]},
-                           f"{q['name']} IN ({', '.join(map(str, picked))}) AND ({q['valid']})")  # (the rare test first)
+                           f"{q['name']} IN ({', '.join(map(str, picked))}) AND ({q['valid']})",  # (the rare test first)
+                           rows=n)  # (of the n rows the pass read)
             codes, uniq = pd.factorize(c.ints["name"], sort=False)
             return [host_part(c.ints, cat, categorical(codes, [names.get(int(u), "<unnamed call>") for u in uniq]))]
 
@@ -242,7 +243,7 @@ class NsysHost:
         r.con.execute("CREATE TEMP TABLE nsys_kept(r INTEGER PRIMARY KEY)")
         r.con.executemany("INSERT INTO nsys_kept VALUES (?)", ((int(x),) for p in picked for x in p))
         c = read_table(r.con, NVTX_T, {"gtid": q["gtid"], "start": q["start"], "end": q["end"], "class": cls},
-                       "rowid IN (SELECT r FROM temp.nsys_kept)", t)
+                       "rowid IN (SELECT r FROM temp.nsys_kept)", t, rows=sum(len(p) for p in picked))
         r.con.execute("DROP TABLE temp.nsys_kept")
         names = c.names("<unnamed range>")
         cats = [str(x) for x in names.categories]
