@@ -78,6 +78,12 @@ def test_the_rules_gpu_frame_is_the_views_frame_not_a_copy(path):
         s = k["ts_us"].to_numpy()
         want = iv.merge(s, s + k["dur_us"].to_numpy())
         assert all(np.array_equal(x, y) for x, y in zip(v.kernels, want, strict=True))
+        # the totals taken when the view was made: the unions' own, as device_rows took them
+        assert v.kernel_us == iv.total(*want) and v.busy_us == iv.total(*v.busy)
+        assert v.copy_us == iv.total(*v.copies)
+        assert v.copy_kernel_overlap_us == iv.intersection_length(v.copies, v.kernels)
+        # and no array held beside the frame's own slice (the unions are made when read)
+        assert not [f for f, x in vars(v).items() if isinstance(x, (np.ndarray, tuple)) and f != "span"]
 
 
 def _memcpy_rows_by_groupby(gpu: pd.DataFrame) -> list[dict]:

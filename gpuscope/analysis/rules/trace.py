@@ -360,7 +360,7 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
     m = gpu[(gpu["kind"] == "memcpy") & gpu["direction"].isin(HOST_DIRECTIONS)
             & (gpu["host_memory"] != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
-    kern_us = sum(iv.total(*v.kernels) for v in inp.views)
+    kern_us = sum(v.kernel_us for v in inp.views)
     if not len(m) or kern_us <= 0:
         return []
     under, total = _kernel_overlap(inp.views, m)

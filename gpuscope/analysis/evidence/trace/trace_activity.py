@@ -37,7 +37,8 @@ COUNTER_MIN_BIN_S = 1e-4   # ... of at least 100 us
 
 @dataclass
 class DeviceView:
-    """One device of one rank: its events and the merged intervals the rules share."""
+    """One device of one rank: its events, the totals of their unions the figures read, and the
+    unions themselves made when read (`busy`, `kernels`, `copies`: not held; issue 32)."""
 
     rank: int
     device: int
@@ -46,13 +47,15 @@ class DeviceView:
     gpu: pd.DataFrame                      # this device's events, by ts
     host: pd.DataFrame                     # the rank's host events the reader kept as rows, by ts
     host_summary: HostSummary              # what the analysis reads of all of them (frames.summary())
-    busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
-    kernels: tuple[np.ndarray, np.ndarray]
-    copies: tuple[np.ndarray, np.ndarray]
-    # the time of work on the device's own memory: kernels, memsets, device-to-device copies (HBM
-    # traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the copies to or
-    # from elsewhere: their unions' totals (only the totals are read: the unions' blocks, ~16 bytes
-    # a kernel, are not held; issue 32)
+    # the totals (us) of the unions of: everything (busy), the kernels, the copies, and the copies'
+    # time under kernels; of the work on the device's own memory: kernels, memsets, device-to-device
+    # copies (HBM traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the
+    # copies to or from elsewhere. Taken when the view is made: their unions' blocks (~16 bytes a
+    # kernel each) are not held (at 10M kernels busy, kernels and copies were ~330 MB)
+    busy_us: float = 0.0
+    kernel_us: float = 0.0
+    copy_us: float = 0.0
+    copy_kernel_overlap_us: float = 0.0
     computing_us: float = 0.0
     host_copies_us: float = 0.0
 
@@ -60,9 +63,28 @@ class DeviceView:
     def span_us(self) -> float:
         return self.span[1] - self.span[0]
 
+    def union(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The union of the device's events (of one kind), made now: read only (where no two
+        events touch, as on a long Nsight export, the starts are the frame's own column)."""
+        s = self.gpu["ts_us"].to_numpy(dtype="float64")
+        e = s + self.gpu["dur_us"].to_numpy(dtype="float64")
+        if kind is not None:
+            m = (self.gpu["kind"] == kind).to_numpy(dtype=bool)  # (a categorical compares its codes)
+            s, e = s[m], e[m]
+        return iv.merge(s, e, share=True)
+
     @property
-    def busy_us(self) -> float:
-        return iv.total(*self.busy)
+    def busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Union of kernels, copies, memsets."""
+        return self.union()
+
+    @property
+    def kernels(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.union("kernel")
+
+    @property
+    def copies(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.union("memcpy")
 
 
 def in_order(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -92,31 +114,51 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
             groups.setdefault(int(rk[a]), []).append((int(dv[a]), a, b))
     views = []
     for rank, devs in groups.items():
-        lo, hi = devs[0][1], devs[-1][2]
-        ts = gpu["ts_us"].iloc[lo:hi]
         h_r = host[host["rank"] == rank]
-        starts = [ts.min()]
-        ends = [(ts + gpu["dur_us"].iloc[lo:hi]).max()]
-        if rank in host_spans:  # (every host event of the rank, the rows `host` keeps or not)
+        made = []
+        starts, ends = [], []
+        for dev, a, b in devs:
+            g = gpu.iloc[a:b].reset_index(drop=True)
+            totals, first, last = _totals(g)
+            made.append((dev, g, totals))
+            starts.append(first)
+            ends.append(last)
+        # the rank's span: its GPU events' (NaN left out, as pandas' min and max leave it) and
+        # every host event's, the rows `host` keeps or not
+        lo, hi = np.asarray(starts, dtype="float64"), np.asarray(ends, dtype="float64")
+        starts = [float(pd.Series(lo).min())]
+        ends = [float(pd.Series(hi).max())]
+        if rank in host_spans:
             starts.append(host_spans[rank][0])
             ends.append(host_spans[rank][2])
         span = (float(min(starts)), float(max(ends)))
-        for dev, a, b in devs:
-            g = gpu.iloc[a:b].reset_index(drop=True)
-            # each set of the device's events merged from its times' arrays, masked (the rows'
-            # frames, g[mask], copied every column: ~0.8 of the frame for the kernels alone)
-            s = g["ts_us"].to_numpy(dtype="float64")
-            e = s + g["dur_us"].to_numpy(dtype="float64")
-            kern = (g["kind"] == "kernel").to_numpy(dtype=bool)  # (a categorical compares its codes)
-            copy = (g["kind"] == "memcpy").to_numpy(dtype=bool)
-            dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
-            views.append(DeviceView(
-                rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
-                gpu=g, host=h_r, host_summary=summary, busy=iv.merge(s, e), kernels=iv.merge(s[kern], e[kern]),
-                copies=iv.merge(s[copy], e[copy]), computing_us=iv.total(*iv.merge(s[~copy | dtod], e[~copy | dtod])),
-                host_copies_us=iv.total(*iv.merge(s[copy & ~dtod], e[copy & ~dtod])),
-            ))
+        for dev, g, totals in made:
+            views.append(DeviceView(rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
+                                    gpu=g, host=h_r, host_summary=summary, **totals))
     return views
+
+
+def _totals(g: pd.DataFrame) -> tuple[dict[str, float], float, float]:
+    """A device's union totals (DeviceView's fields) and its events' first start and last end
+    (pandas' min and max: NaN left out). Each set merged from the times' arrays, masked (the
+    rows' frames, g[mask], copied every column), one union at a time: where no two events touch,
+    each union is its rows, not copies of them (coverage.merge's share)."""
+    s = g["ts_us"].to_numpy(dtype="float64")
+    e = s + g["dur_us"].to_numpy(dtype="float64")
+    first, last = float(pd.Series(s).min()), float(pd.Series(e).max())
+    kind = g["kind"]  # (a categorical compares its codes)
+    kern = (kind == "kernel").to_numpy(dtype=bool)
+    copy = (kind == "memcpy").to_numpy(dtype=bool)
+    dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
+    out = {"busy_us": iv.total(*iv.merge(s, e, share=True))}
+    k = iv.merge(s[kern], e[kern], share=True)
+    c = iv.merge(s[copy], e[copy], share=True)
+    out["kernel_us"], out["copy_us"] = iv.total(*k), iv.total(*c)
+    out["copy_kernel_overlap_us"] = iv.intersection_length(c, k)
+    del k, c, kern
+    out["computing_us"] = iv.total(*iv.merge(s[~copy | dtod], e[~copy | dtod], share=True))
+    out["host_copies_us"] = iv.total(*iv.merge(s[copy & ~dtod], e[copy & ~dtod], share=True))
+    return out, first, last
 
 
 def _gbs(nbytes: float, us: float) -> float:
@@ -307,11 +349,11 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
             kd_all, t = dur[idx], ts[idx]
             is_k, is_c, is_m = kernel[idx], memcpy[idx], memset[idx]
             kd = kd_all[is_k]
-            busy = v.busy if one else iv.merge(t, t + kd_all)
+            busy_us = v.busy_us if one else iv.total(*iv.merge(t, t + kd_all))
             # one stream runs its kernels one at a time: kernel time is their union, and time
             # they overlap (a damaged trace, a clock that jumped) is said, never summed
             tk = t[is_k]
-            kernel_us = iv.total(*(v.kernels if one else iv.merge(tk, tk + kd)))
+            kernel_us = v.kernel_us if one else iv.total(*iv.merge(tk, tk + kd))
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
                 "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
@@ -321,14 +363,14 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
                 "memcpy_ms": float(kd_all[is_c].sum()) / 1e3,
                 "memset_count": int(is_m.sum()),
                 "memset_ms": float(kd_all[is_m].sum()) / 1e3,
-                "busy_ms": iv.total(*busy) / 1e3,
-                "busy_fraction": _fraction(iv.total(*busy), v.span_us),
+                "busy_ms": busy_us / 1e3,
+                "busy_fraction": _fraction(busy_us, v.span_us),
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
                                 for c, n, t in _top(names[idx][is_k], kd, top)],
             })
             # (this stream's arrays freed before the next stream's are made, not after: at 10M
             # kernels a stream's are ~40 bytes a row, and the device's below ~20)
-            del kd_all, t, is_k, is_c, is_m, kd, busy, tk
+            del kd_all, t, is_k, is_c, is_m, kd, tk
         del kernel, memcpy, memset, names, labels, st, groups
     return rows
 
@@ -339,10 +381,8 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
     for v in views:
         kind = v.gpu["kind"]
         span = v.span_us
-        kern = iv.total(*v.kernels)
-        cop = iv.total(*v.copies)
+        kern, cop, overlap = v.kernel_us, v.copy_us, v.copy_kernel_overlap_us
         work, moved = v.computing_us, v.host_copies_us
-        overlap = iv.intersection_length(v.copies, v.kernels)
         out.append({
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
             # busy = computing (kernels, memsets, device-to-device copies); copies to or from the host
