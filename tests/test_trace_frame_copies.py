@@ -47,6 +47,35 @@ def test_top_kernels_by_codes_are_the_names_table_to_the_bit(seed):
     assert got == want and len(got) == 5  # (five names, the missing one left out as groupby leaves it)
 
 
+def _top_by_groupby(gpu: pd.DataFrame, limit: int) -> list[tuple]:
+    """top_kernels' figures as they were: pandas' groupby over the kernels' rows, median included."""
+    k = gpu[(gpu["kind"] == "kernel").to_numpy(dtype=bool)]
+    dur = k["dur_us"].astype("float64").fillna(0.0).clip(lower=0.0)
+    g = dur.groupby(k["name"].astype(object).to_numpy(), sort=False).agg(["count", "sum", "median", "mean", "max"])
+    g = g.sort_values(["sum", "count"], ascending=[False, False], kind="stable").head(limit)
+    return [(str(n), int(r["count"]), float(r["sum"]) / 1e3, float(r["median"]), float(r["mean"]), float(r["max"]))
+            for n, r in g.iterrows()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_kernels_medians_are_groupbys_to_the_bit(seed):
+    """The medians of the names shown, each its own rows' (no sort of every kernel): groupby's, odd
+    and even counts, ties, NaN and negative durations, signed zeros."""
+    rng = np.random.default_rng(50 + seed)
+    gpu = _gpu(rng, int(rng.integers(1, 400)))
+    dur = gpu["dur_us"].to_numpy(dtype="float64").copy()
+    pick = rng.integers(0, dur.size, dur.size // 4)
+    dur[pick] = rng.choice([np.nan, -3.0, -0.0, 0.0, 7.0, 1e-300, 2.5], pick.size)
+    gpu["dur_us"] = dur
+    for limit in (2, 50):
+        got = [(r["name"], r["count"], r["total_ms"], r["median_us"], r["mean_us"], r["max_us"])
+               for r in top_kernels(gpu, limit=limit)]
+        want = _top_by_groupby(gpu, limit)
+        assert np.asarray(got, dtype=object).shape == np.asarray(want, dtype=object).shape
+        assert [np.float64(x).tobytes() for r in got for x in r[1:]] == \
+            [np.float64(x).tobytes() for r in want for x in r[1:]] and [r[0] for r in got] == [r[0] for r in want]
+
+
 def test_factorized_is_pandas_factorize_of_the_objects():
     for values in (["b", "a", None, "b", "c", None, "a"], [None, "x", "y"], ["x", "y", "x"], []):
         col = pd.Series(pd.Categorical(values))

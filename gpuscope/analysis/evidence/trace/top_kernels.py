@@ -14,6 +14,7 @@ printing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -32,36 +33,49 @@ def top_kernels(gpu: pd.DataFrame, limit: int = TOP) -> list[dict]:
     # frame's float64 column needs no coercion, and each pandas step copied 10M kernels' 80 MB again
     d = gpu["dur_us"].to_numpy(dtype="float64")[kern]
     d[~(d >= 0.0)] = 0.0
-    dur = pd.Series(d, copy=False)
-    g = _by_name(dur, gpu["name"], kern)
-    total = float(dur.sum())
+    keys, vals, label = _keys(gpu["name"], kern, d)
+    total = float(pd.Series(d, copy=False).sum())
+    # count, sum, mean, max per name by pandas' groupby (its sums are compensated); the median only
+    # for the `limit` names shown, each its own rows' (groupby's median sorted every kernel's
+    # duration: at 10M kernels ~200 MB beside the frame)
+    g = pd.Series(vals, copy=False).groupby(keys, sort=False).agg(["count", "sum", "mean", "max"])
     g = g.sort_values(["sum", "count"], ascending=[False, False], kind="stable").head(limit)
-    names = [str(n) for n in g.index]
+    names = [label(k) for k in g.index]
+    medians = [_median(vals[keys == k]) for k in g.index]
     shorts = unique_short_names(names)
     return [{"name": n, "short_name": s, "count": int(r["count"]), "total_ms": float(r["sum"]) / 1e3,
-             "share": float(r["sum"]) / total if total > 0 else None, "median_us": float(r["median"]),
+             "share": float(r["sum"]) / total if total > 0 else None, "median_us": m,
              "mean_us": float(r["mean"]), "max_us": float(r["max"])}
-            for n, s, (_, r) in zip(names, shorts, g.iterrows(), strict=True)]
+            for n, s, m, (_, r) in zip(names, shorts, medians, g.iterrows(), strict=True)]
 
 
-def _by_name(dur: pd.Series, name: pd.Series, rows: np.ndarray) -> pd.DataFrame:
-    """count, sum, median, mean, max of `dur` (the kernels, `rows` of the frame) per name, in the
-    order the names first come; a missing name left out (as groupby leaves a NaN key). A
-    categorical column is grouped by integer keys, one per distinct text of its categories (at
-    10M kernels an object array of the names was 80 MB and hashing its strings most of the
-    table's time); the figures are the same rows' in the same order, so the same numbers."""
-    aggs = ["count", "sum", "median", "mean", "max"]
+def _median(x: np.ndarray) -> float:
+    """groupby's median of one group's values (none NaN): the middle one, or the two middle ones'
+    mean, (a + b) / 2, as pandas' selection takes it. A zero with its sign set among them (which of
+    two equal zeros a selection returns is its own): pandas' groupby itself."""
+    if bool((np.signbit(x) & (x == 0.0)).any()):
+        return float(pd.Series(x).groupby(np.zeros(x.size, dtype=np.int8)).median().iloc[0])
+    n = x.size
+    k = n // 2
+    x.partition(k)  # (x is this call's own gathered copy)
+    return float(x[k]) if n % 2 else float((x[k] + x[:k].max()) / 2)
+
+
+def _keys(name: pd.Series, rows: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray, Callable]:
+    """(key per kernel, its duration, key -> name): the kernels' (`rows` of the frame) grouping
+    keys in the order the names first come; a missing name left out (as groupby leaves a NaN key).
+    A categorical column is keyed by integers, one per distinct text of its categories (at 10M
+    kernels an object array of the names was 80 MB and hashing its strings most of the table's
+    time); the figures are the same rows' in the same order, so the same numbers."""
     if not isinstance(name.dtype, pd.CategoricalDtype):
-        return dur.groupby(name.astype(str).to_numpy()[rows], sort=False).agg(aggs)
+        return name.astype(str).to_numpy()[rows], dur, str
     ids, texts = pd.factorize(np.array([str(c) for c in name.cat.categories], dtype=object))
     codes = name.cat.codes.to_numpy()[rows]
     named = codes >= 0
     every = bool(named.all())  # (then the durations as they are, not a masked copy)
     keys = (ids.astype(np.int32) if len(ids) < 2**31 else ids)[codes if every else codes[named]] if len(ids) else \
         codes[named]
-    g = pd.Series(dur.to_numpy() if every else dur.to_numpy()[named]).groupby(keys, sort=False).agg(aggs)
-    g.index = pd.Index([texts[i] for i in g.index], dtype=object)
-    return g
+    return keys, (dur if every else dur[named]), (lambda i: str(texts[i]))
 
 
 def unique_short_names(names: list[str]) -> list[str]:
