@@ -12,7 +12,7 @@ import pytest
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
-from gpuscope.analysis.evidence.trace.trace_activity import factorized
+from gpuscope.analysis.evidence.trace.trace_activity import _top, factorized
 from gpuscope.analysis.rules.kernel_mix import _families, family
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.parsers.trace.kineto import read_trace
@@ -113,6 +113,35 @@ def test_the_rules_gpu_frame_is_the_views_frame_not_a_copy(path):
         assert v.copy_kernel_overlap_us == iv.intersection_length(v.copies, v.kernels)
         # and no array held beside the frame's own slice (the unions are made when read)
         assert not [f for f, x in vars(v).items() if isinstance(x, (np.ndarray, tuple)) and f != "span"]
+
+
+def _top_by_unique(names, dur, top):
+    """stream_rows' top kernels as they were: np.unique's first indices and inverse."""
+    ok = names >= 0
+    names, dur = names[ok], dur[ok]
+    if not names.size:
+        return []
+    uniq, first, inv = np.unique(names, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    g = rank[inv.ravel()]
+    size, sums = np.bincount(g, minlength=len(uniq)), np.bincount(g, weights=dur, minlength=len(uniq))
+    pick = np.arange(len(uniq))[::-1][sums[::-1].argsort(kind="quicksort")][::-1][:top]
+    return [(int(uniq[order][i]), int(size[i]), float(sums[i])) for i in pick]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_stream_top_kernels_by_bincount_are_np_uniques(seed):
+    rng = np.random.default_rng(70 + seed)
+    n = int(rng.integers(0, 3000))
+    k = int(rng.integers(1, 60))
+    names = rng.integers(-1 if seed % 2 else 0, k, n).astype(np.int8 if seed % 3 else np.intp)
+    dur = rng.choice([0.5, 1.0, 2.0, 3.25, 1e-9], n) if seed % 4 else rng.exponential(3.0, n)
+    for top in (3, 100):
+        got, want = _top(names, dur, top, k), _top_by_unique(names, dur, top)
+        assert [(c, m, np.float64(t).tobytes()) for c, m, t in got] == \
+            [(c, m, np.float64(t).tobytes()) for c, m, t in want]
 
 
 def _memcpy_rows_by_groupby(gpu: pd.DataFrame) -> list[dict]:

@@ -269,24 +269,24 @@ def stream_groups(stream: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(int(stream[idx[0]]), idx) for idx in np.split(order, cuts)]
 
 
-def _top(names: np.ndarray, dur: np.ndarray, top: int) -> list[tuple[int, int, float]]:
+def _top(names: np.ndarray, dur: np.ndarray, top: int, n_names: int) -> list[tuple[int, int, float]]:
     """(name code, count, sum) of the `top` names of the largest summed duration, as
     groupby(sort=False).agg(["size", "sum"]).sort_values("sum", ascending=False).head(top)
-    orders them (first appearance, pandas' descending quicksort); code -1 (no name) left out."""
+    orders them (first appearance, pandas' descending quicksort); code -1 (no name) left out.
+    `names`: codes 0 .. n_names - 1 (any integer width: a categorical's own); each name's sum
+    is its durations added in row order, as bincount over their first-appearance rank added
+    them (no sort of the rows, no inverse: at 10M kernels ~30 bytes a kernel)."""
     ok = names >= 0
-    names, dur = names[ok], dur[ok]
+    if not ok.all():
+        names, dur = names[ok], dur[ok]
+    del ok
     if not names.size:
         return []
-    uniq, first, inv = np.unique(names, return_index=True, return_inverse=True)
-    order = np.argsort(first)  # groups in order of first appearance
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    g = rank[inv.ravel()]
-    size = np.bincount(g, minlength=len(uniq))
-    sums = np.bincount(g, weights=dur, minlength=len(uniq))
-    idx = np.arange(len(uniq))[::-1]
+    codes = pd.unique(names)  # (in the order they first come)
+    size = np.bincount(names, minlength=n_names)[codes]
+    sums = np.bincount(names, weights=dur, minlength=n_names)[codes]
+    idx = np.arange(codes.size)[::-1]
     pick = idx[sums[::-1].argsort(kind="quicksort")][::-1][:top]
-    codes = uniq[order]
     return [(int(codes[i]), int(size[i]), float(sums[i])) for i in pick]
 
 
@@ -339,21 +339,27 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
         kernel, memcpy, memset = ((v.gpu["kind"] == k).to_numpy(dtype=bool) for k in ("kernel", "memcpy", "memset"))
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
         dur = v.gpu["dur_us"].to_numpy(dtype="float64")
-        names, labels = factorized(v.gpu["name"])
+        names, labels = _name_codes(v.gpu["name"])
         st = v.gpu["stream"].to_numpy()
-        # a device of one stream: its rows as they are (views, not copies), and its unions the
-        # view's own (the same rows merged: device_views made them)
+        # a device of one stream: its rows as they are (views, not copies), and its unions' totals
+        # the view's own (the same rows merged: device_views took them)
         one = bool(st.size) and st.min() == st.max()
         groups: list[tuple[int, Any]] = [(int(st[0]), slice(None))] if one else stream_groups(st)
         for stream, idx in groups:
-            kd_all, t = dur[idx], ts[idx]
+            kd_all = dur[idx]
             is_k, is_c, is_m = kernel[idx], memcpy[idx], memset[idx]
             kd = kd_all[is_k]
-            busy_us = v.busy_us if one else iv.total(*iv.merge(t, t + kd_all))
-            # one stream runs its kernels one at a time: kernel time is their union, and time
-            # they overlap (a damaged trace, a clock that jumped) is said, never summed
-            tk = t[is_k]
-            kernel_us = v.kernel_us if one else iv.total(*iv.merge(tk, tk + kd))
+            if one:
+                busy_us, kernel_us = v.busy_us, v.kernel_us
+            else:
+                # one stream runs its kernels one at a time: kernel time is their union, and time
+                # they overlap (a damaged trace, a clock that jumped) is said, never summed
+                t = ts[idx]
+                busy_us = iv.total(*iv.merge(t, t + kd_all, share=True))
+                tk = t[is_k]
+                del t
+                kernel_us = iv.total(*iv.merge(tk, tk + kd, share=True))
+                del tk
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
                 "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
@@ -366,13 +372,21 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
                 "busy_ms": busy_us / 1e3,
                 "busy_fraction": _fraction(busy_us, v.span_us),
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
-                                for c, n, t in _top(names[idx][is_k], kd, top)],
+                                for c, n, t in _top(names[idx][is_k], kd, top, len(labels))],
             })
             # (this stream's arrays freed before the next stream's are made, not after: at 10M
             # kernels a stream's are ~40 bytes a row, and the device's below ~20)
-            del kd_all, t, is_k, is_c, is_m, kd, tk
+            del kd_all, is_k, is_c, is_m, kd
         del kernel, memcpy, memset, names, labels, st, groups
     return rows
+
+
+def _name_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
+    """(code per row, -1 where missing; label per code): a categorical's own codes and categories
+    (no copy of the rows), else factorized's."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), np.asarray(col.cat.categories, dtype=object)
+    return factorized(col)
 
 
 def device_rows(views: list[DeviceView]) -> list[dict]:
