@@ -12,7 +12,18 @@ import pytest
 
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.top_kernels import top_kernels
-from gpuscope.analysis.evidence.trace.trace_activity import _top, factorized
+from gpuscope.analysis.evidence.trace.trace_activity import (
+    DeviceView,
+    _top,
+    factorized,
+    stream_groups,
+)
+from gpuscope.analysis.evidence.trace.trace_phases import (
+    KIND_PRIORITY,
+    MERGE_PER_SPAN,
+    _device_phases,
+    _subtract,
+)
 from gpuscope.analysis.rules.kernel_mix import _families, family
 from gpuscope.analysis.trace_analysis import analyze_trace
 from gpuscope.parsers.trace.kineto import read_trace
@@ -173,3 +184,48 @@ def test_memcpy_rows_by_codes_are_the_groupby_s_to_the_bit(seed):
     got = [{k: v for k, v in r.items() if k not in ("line_rate_share", "ms_at_line_rate")} for r in memcpy_rows(gpu, 0.0)]
     want = _memcpy_rows_by_groupby(gpu)
     assert got == want and len(got) >= 8  # (pairs with a missing direction left out, as groupby leaves them)
+
+
+def _old_device_phases(v, tol):
+    """phase_frame's device part as it was: object arrays of every row's kind, a stream's rows
+    gathered by its sort."""
+    kind = v.gpu["kind"].astype(object).to_numpy()
+    direction = v.gpu["direction"].astype(object).to_numpy()
+    kinds = kind.copy()
+    kinds[(kind == "memcpy") & (direction == "HtoD")] = "h2d"
+    kinds[(kind == "memcpy") & (direction == "DtoH")] = "d2h"
+    ts, dur = v.gpu["ts_us"].to_numpy(dtype="float64"), v.gpu["dur_us"].to_numpy(dtype="float64")
+    out = []
+    for stream, idx in stream_groups(v.gpu["stream"].to_numpy()):
+        taken_s, taken_e = np.zeros(0), np.zeros(0)
+        k_s = kinds[idx]
+        for k in sorted(set(k_s.tolist()), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
+            sel = k_s == k
+            gs = ts[idx][sel]
+            s, e = _subtract(*iv.merge(gs, gs + dur[idx][sel], gap=tol), taken_s, taken_e)
+            out.append((stream, str(k), s, e))
+            taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_device_phases_by_kind_codes_are_the_object_arrays_blocks(seed):
+    rng = np.random.default_rng(90 + seed)
+    gpu = _gpu(rng, int(rng.integers(1, 600)))
+    gpu["direction"] = pd.Categorical(rng.choice(["HtoD", "DtoH", "DtoD", ""], len(gpu)))
+    if seed % 2:  # one stream: read as it is
+        gpu["stream"] = 7
+    if seed % 3 == 0:  # a device's events overlapping (streams run together)
+        gpu["ts_us"] = np.sort(rng.uniform(0, 400, len(gpu)))
+    gpu = gpu[gpu["device"] == 0].reset_index(drop=True)
+    ts = gpu["ts_us"].to_numpy()
+    span = (float(ts.min()), float((ts + gpu["dur_us"].to_numpy()).max()))
+    v = DeviceView(rank=0, device=0, name="", span=span, gpu=gpu, host=gpu.iloc[:0], host_summary=None)
+    tol = max(1.0, v.span_us / MERGE_PER_SPAN)
+    got = _device_phases([v], lambda t: t)
+    want = _old_device_phases(v, tol)
+    assert len(got) == sum(s.size for _, _, s, _ in want)
+    assert got["phase"].astype(object).tolist() == [k for _, k, s, _ in want for _ in range(s.size)]
+    assert got["worker"].tolist() == [st for st, _, s, _ in want for _ in range(s.size)]
+    for col, i in (("t_start", 2), ("t_end", 3)):
+        assert got[col].to_numpy(dtype="float64").tobytes() == np.concatenate([w[i] for w in want]).tobytes()
