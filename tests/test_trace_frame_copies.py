@@ -229,3 +229,35 @@ def test_device_phases_by_kind_codes_are_the_object_arrays_blocks(seed):
     assert got["worker"].tolist() == [st for st, _, s, _ in want for _ in range(s.size)]
     for col, i in (("t_start", 2), ("t_end", 3)):
         assert got[col].to_numpy(dtype="float64").tobytes() == np.concatenate([w[i] for w in want]).tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gap_bounds_are_the_every_gap_arrays_kept(seed):
+    from gpuscope.analysis.evidence.trace.trace_gaps import GAP_MIN_US, gap_bounds
+
+    rng = np.random.default_rng(130 + seed)
+    n = int(rng.integers(1, 500))
+    bs = 1.7e12 + np.cumsum(rng.choice([0.5, 9.999, 10.0, 25.0, 1e3], n))
+    be = bs + rng.uniform(0, 0.5, n)
+    span = (float(bs[0] - rng.choice([0.0, 10.0, 50.0])), float(be[-1] + rng.choice([0.0, 10.0, 50.0])))
+    g0, g1 = np.concatenate([[span[0]], be]), np.concatenate([bs, [span[1]]])
+    edge = np.zeros(g0.size, dtype=bool)
+    edge[0] = edge[-1] = True
+    keep = (g1 - g0) >= GAP_MIN_US
+    for got, want in zip(gap_bounds(bs, be, span), (g0[keep], g1[keep], edge[keep]), strict=True):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_in_order_by_blocks_is_the_whole_frames_check(seed, monkeypatch):
+    from gpuscope.analysis.evidence.trace import trace_activity as act
+
+    rng = np.random.default_rng(140 + seed)
+    gpu = _gpu(rng, 300).assign(device=1).sort_values(["rank", "device", "ts_us"], ignore_index=True)
+    if seed:  # one pair out of order: across a block's edge (rows 7 and 8), beside it, inside a block
+        i = (0, 8, 9, 150)[seed]
+        gpu.loc[i, "ts_us"] = gpu.loc[i - 1, "ts_us"] - 1.0
+    monkeypatch.setattr(act, "ORDER_BLOCK", 8)
+    got = act.in_order(gpu)
+    assert (got is gpu) == (seed == 0)
+    pd.testing.assert_frame_equal(got, gpu.sort_values(["rank", "device", "ts_us"], kind="stable", ignore_index=True))
