@@ -457,15 +457,21 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
         w = hi - lo
         busy = iv.covered_lengths(lo, hi, *v.busy)
         kern = iv.covered_lengths(lo, hi, *v.kernels)
-        m = v.gpu.loc[v.gpu["kind"] == "memcpy", ["direction", "ts_us", "dur_us", "bytes"]]  # (the columns read)
+        # each direction's copies by a mask of the rows (no frame of the copies' rows, nor of each
+        # direction's): their starts, ends and bytes gathered, one direction at a time
+        ts = v.gpu["ts_us"].to_numpy(dtype="float64")
+        dur = v.gpu["dur_us"].to_numpy(dtype="float64")
+        copy = (v.gpu["kind"] == "memcpy").to_numpy(dtype=bool)  # (a categorical compares its codes)
         rates = {}
         for d in HOST_DIRECTIONS:
-            c = m[m["direction"] == d]
-            s = c["ts_us"].to_numpy(dtype="float64")
-            e = s + c["dur_us"].to_numpy(dtype="float64")
-            r = np.divide(c["bytes"].to_numpy(dtype="float64"), e - s, out=np.zeros(s.size), where=e > s)
+            sel = copy & (v.gpu["direction"] == d).to_numpy(dtype=bool)
+            s, e = _masked_ends(ts, dur, sel)
+            r = np.divide(v.gpu["bytes"].to_numpy(dtype="float64")[sel], e - s, out=np.zeros(s.size), where=e > s)
+            del sel
             moved = iv.cumulative(s, e, r, hi) - iv.cumulative(s, e, r, lo)  # bytes in the bin
             rates[d] = moved / (w * 1e3)  # bytes/us -> GB/s
+            del s, e, r
+        del copy
         with np.errstate(invalid="ignore", divide="ignore"):
             cols["t_wall"] += list(epoch(lo))
             cols["gpu"] += [v.device] * lo.size
