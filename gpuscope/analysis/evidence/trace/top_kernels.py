@@ -29,24 +29,81 @@ def top_kernels(gpu: pd.DataFrame, limit: int = TOP) -> list[dict]:
     kern = (gpu["kind"] == "kernel").to_numpy(dtype=bool)  # (a categorical compares its codes: no row copied)
     if not kern.any():
         return []
-    # NaN and negative durations as 0 (fillna(0.0).clip(lower=0.0)), in the kernels' own copy: the
-    # frame's float64 column needs no coercion, and each pandas step copied 10M kernels' 80 MB again
+    d = _kernel_durations(gpu, kern)
+    total = float(pd.Series(d, copy=False).sum())
+    del d  # (_by_codes reads the frame's column; _by_pandas its own copy again)
+    table = _by_codes(gpu, kern, limit)
+    if table is None:
+        table = _by_pandas(gpu["name"], kern, _kernel_durations(gpu, kern), limit)
+    names = [n for n, *_ in table]
+    shorts = unique_short_names(names)
+    return [{"name": n, "short_name": s, "count": c, "total_ms": t / 1e3, "share": t / total if total > 0 else None,
+             "median_us": med, "mean_us": mean, "max_us": mx}
+            for (n, c, t, mean, mx, med), s in zip(table, shorts, strict=True)]
+
+
+Row = tuple[str, int, float, float, float, float]  # name, count, sum, mean, max, median
+
+
+def _kernel_durations(gpu: pd.DataFrame, kern: np.ndarray) -> np.ndarray:
+    """The kernels' durations, NaN and negative ones as 0 (fillna(0.0).clip(lower=0.0)), in the
+    kernels' own copy: the frame's float64 column needs no coercion, and each pandas step copied
+    10M kernels' 80 MB again."""
     d = gpu["dur_us"].to_numpy(dtype="float64")[kern]
     d[~(d >= 0.0)] = 0.0
-    keys, vals, label = _keys(gpu["name"], kern, d)
-    total = float(pd.Series(d, copy=False).sum())
-    # count, sum, mean, max per name by pandas' groupby (its sums are compensated); the median only
-    # for the `limit` names shown, each its own rows' (groupby's median sorted every kernel's
-    # duration: at 10M kernels ~200 MB beside the frame)
+    return d
+
+
+def _by_pandas(name: pd.Series, kern: np.ndarray, d: np.ndarray, limit: int) -> list[Row]:
+    """count, sum, mean, max per name by pandas' groupby (its sums are compensated), the `limit`
+    names of most time; the median only for those, each its own rows' (groupby's median sorted
+    every kernel's duration: at 10M kernels ~200 MB beside the frame)."""
+    keys, vals, label = _keys(name, kern, d)
     g = pd.Series(vals, copy=False).groupby(keys, sort=False).agg(["count", "sum", "mean", "max"])
     g = g.sort_values(["sum", "count"], ascending=[False, False], kind="stable").head(limit)
-    names = [label(k) for k in g.index]
-    medians = [_median(vals[keys == k]) for k in g.index]
-    shorts = unique_short_names(names)
-    return [{"name": n, "short_name": s, "count": int(r["count"]), "total_ms": float(r["sum"]) / 1e3,
-             "share": float(r["sum"]) / total if total > 0 else None, "median_us": m,
-             "mean_us": float(r["mean"]), "max_us": float(r["max"])}
-            for n, s, m, (_, r) in zip(names, shorts, medians, g.iterrows(), strict=True)]
+    return [(label(k), int(r["count"]), float(r["sum"]), float(r["mean"]), float(r["max"]), _median(vals[keys == k]))
+            for k, r in g.iterrows()]
+
+
+def _by_codes(gpu: pd.DataFrame, kern: np.ndarray, limit: int) -> list[Row] | None:
+    """_by_pandas's table without a copy of the kernels' durations or pandas' codes of them (~20
+    bytes a kernel): a label per row (its name's, -1 for other rows), pandas' compensated sums
+    by the C helper's one pass over the frame's own duration column (gpuscope._groupstats
+    `moments`: the same operations in the same order as pandas' group_sum), and each shown
+    name's max and median from its own rows. None where that is not pandas' answer to the bit:
+    no C helper, names not a categorical, a duration NaN, negative or -0.0 (_by_pandas zeroes
+    them), or each name's kernels in one run (pandas sums those another way)."""
+    from gpuscope.analysis.evidence.log.groupstats import _native
+
+    mod = _native()
+    name = gpu["name"]
+    if mod is None or not isinstance(name.dtype, pd.CategoricalDtype):
+        return None
+    dur = np.ascontiguousarray(gpu["dur_us"].to_numpy(dtype="float64"))
+    step = 1 << 20
+    for a in range(0, dur.size, step):  # (a block at a time: no full-length masks)
+        x, k = dur[a:a + step], kern[a:a + step]
+        if bool((k & (np.signbit(x) | ~(x >= 0.0))).any()):
+            return None
+    ids, texts = pd.factorize(np.array([str(c) for c in name.cat.categories], dtype=object))
+    n = len(texts)
+    lut = np.append(ids, -1).astype(np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
+    lab = lut[name.cat.codes.to_numpy()]  # (code -1, a missing name: lut's last, -1)
+    lab[~kern] = -1
+    named = lab[lab >= 0]
+    order = pd.unique(named)  # (pandas' groups: in the order the names first come)
+    if not order.size or 1 + int(np.count_nonzero(named[1:] != named[:-1])) == order.size:
+        return None
+    del named
+    s_b, c_b, _, _, _ = mod.moments(lab, dur, n, 1)
+    sums, counts = np.frombuffer(s_b, dtype=np.float64)[order], np.frombuffer(c_b, dtype=np.int64)[order]
+    g = pd.DataFrame({"count": counts, "sum": sums, "mean": sums / counts}, index=order)
+    g = g.sort_values(["sum", "count"], ascending=[False, False], kind="stable").head(limit)
+    out = []
+    for k, r in g.iterrows():
+        x = dur[lab == k]
+        out.append((str(texts[k]), int(r["count"]), float(r["sum"]), float(r["mean"]), float(x.max()), _median(x)))
+    return out
 
 
 def _median(x: np.ndarray) -> float:
