@@ -285,3 +285,49 @@ def test_top_kernels_by_the_c_helpers_sums_are_groupbys_to_the_bit(seed):
     want = _top_by_groupby(gpu, 50)
     assert [r[0] for r in got] == [r[0] for r in want] and len(got) == 5
     assert [np.float64(x).tobytes() for r in got for x in r[1:]] == [np.float64(x).tobytes() for r in want for x in r[1:]]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_covered_by_blocks_is_the_unions_covered_lengths(seed, monkeypatch):
+    """DeviceView.covered: apart events taken a block of rows at a time (blocks of 7 here, edges
+    everywhere), overlapping or touching ones through the union, a kind with no event, NaN."""
+    from gpuscope.analysis.evidence.trace import trace_activity as act
+
+    rng = np.random.default_rng(180 + seed)
+    gpu = _gpu(rng, int(rng.integers(1, 300)))
+    dur = gpu["dur_us"].to_numpy().copy()
+    gap = rng.choice([1e-3, 0.5, 20.0], dur.size)
+    gpu["ts_us"] = 1.7e9 + np.concatenate([[0.0], np.cumsum(dur + gap)[:-1]])
+    if seed % 5 == 1 and len(gpu) > 8:  # one pair overlapping, across a block's edge (rows 6, 7) or inside one
+        i = 7 if seed < 5 else int(rng.integers(1, len(gpu)))
+        gpu.loc[i, "ts_us"] = gpu["ts_us"].iloc[i - 1] + 0.75 * gpu["dur_us"].iloc[i - 1]
+        gpu.loc[i, "dur_us"] = 0.2 * gpu["dur_us"].iloc[i - 1]  # (inside row i - 1: row i + 1 still apart)
+    elif seed % 5 == 2:  # streams together
+        gpu["ts_us"] = np.sort(rng.uniform(0, 300, len(gpu)))
+    elif seed % 5 == 3 and len(gpu) > 2:
+        gpu.loc[2, "dur_us"] = np.nan
+    monkeypatch.setattr(act, "COVER_BLOCK", 7)
+    v = DeviceView(rank=0, device=0, name="", span=(0.0, 1.0), gpu=gpu, host=gpu.iloc[:0], host_summary=None)
+    t = np.sort(rng.uniform(gpu["ts_us"].min() - 5, gpu["ts_us"].max() + 50, 40))
+    for kind in (None, "kernel", "memcpy", "nothing"):
+        union = v.union(kind)
+        for qs, qe in ((t[:-1], t[1:]), union, (t[:0], t[:0])):
+            got, want = v.covered(kind, qs, qe), iv.covered_lengths(qs, qe, *union)
+            assert got.shape == want.shape and got.tobytes() == want.tobytes()
+        assert v.overlap(kind, (t[:-1:2], t[1::2])) == iv.intersection_length((t[:-1:2], t[1::2]), union)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_come_and_runs_by_blocks_are_the_whole_arrays(seed):
+    from gpuscope.analysis.evidence.trace.top_kernels import _runs
+    from gpuscope.analysis.evidence.trace.trace_activity import first_come
+
+    rng = np.random.default_rng(200 + seed)
+    lab = rng.integers(-1, 9, int(rng.integers(0, 400))).astype(np.int16)
+    if seed % 2:  # runs of one label, a block's edge inside them
+        lab = np.repeat(lab[:30], rng.integers(1, 9, lab[:30].size))
+    named = lab[lab >= 0]
+    want_runs = int(named.size and 1 + np.count_nonzero(named[1:] != named[:-1]))
+    for block in (1, 3, 7, 1 << 18):
+        assert first_come(lab, block).tolist() == pd.unique(named).tolist()
+        assert _runs(lab, block) == want_runs

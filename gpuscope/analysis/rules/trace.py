@@ -102,7 +102,7 @@ def _kernel_overlap(views: list[DeviceView], copies: pd.DataFrame) -> tuple[floa
             continue
         s = c["ts_us"].to_numpy(dtype="float64")
         merged = iv.merge(s, s + c["dur_us"].to_numpy(dtype="float64"))
-        under += iv.intersection_length(merged, v.kernels)
+        under += v.overlap("kernel", merged)  # (the kernels' union not made where they are apart)
         total += iv.total(*merged)
     return under, total
 

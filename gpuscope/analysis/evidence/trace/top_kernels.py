@@ -30,7 +30,9 @@ def top_kernels(gpu: pd.DataFrame, limit: int = TOP) -> list[dict]:
     if not kern.any():
         return []
     d = _kernel_durations(gpu, kern)
-    total = float(pd.Series(d, copy=False).sum())
+    # (pandas' Series.sum of these, no NaN among them: numpy's pairwise sum of the same array,
+    # without the mask and copy pandas' nansum makes)
+    total = float(np.sum(d))
     del d  # (_by_codes reads the frame's column; _by_pandas its own copy again)
     table = _by_codes(gpu, kern, limit)
     if table is None:
@@ -65,6 +67,18 @@ def _by_pandas(name: pd.Series, kern: np.ndarray, d: np.ndarray, limit: int) -> 
             for k, r in g.iterrows()]
 
 
+def _runs(lab: np.ndarray, block: int = 1 << 18) -> int:
+    """How many runs of one label the labels >= 0 make, in order (a block at a time)."""
+    runs, last = 0, None
+    for a in range(0, lab.size, block):
+        b = lab[a:a + block]
+        b = b[b >= 0]
+        if b.size:
+            runs += int(np.count_nonzero(b[1:] != b[:-1])) + (last is None or int(b[0]) != last)
+            last = int(b[-1])
+    return runs
+
+
 def _by_codes(gpu: pd.DataFrame, kern: np.ndarray, limit: int) -> list[Row] | None:
     """_by_pandas's table without a copy of the kernels' durations or pandas' codes of them (~20
     bytes a kernel): a label per row (its name's, -1 for other rows), pandas' compensated sums
@@ -74,6 +88,7 @@ def _by_codes(gpu: pd.DataFrame, kern: np.ndarray, limit: int) -> list[Row] | No
     no C helper, names not a categorical, a duration NaN, negative or -0.0 (_by_pandas zeroes
     them), or each name's kernels in one run (pandas sums those another way)."""
     from gpuscope.analysis.evidence.log.groupstats import _native
+    from gpuscope.analysis.evidence.trace.trace_activity import first_come
 
     mod = _native()
     name = gpu["name"]
@@ -90,11 +105,9 @@ def _by_codes(gpu: pd.DataFrame, kern: np.ndarray, limit: int) -> list[Row] | No
     lut = np.append(ids, -1).astype(np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
     lab = lut[name.cat.codes.to_numpy()]  # (code -1, a missing name: lut's last, -1)
     lab[~kern] = -1
-    named = lab[lab >= 0]
-    order = pd.unique(named)  # (pandas' groups: in the order the names first come)
-    if not order.size or 1 + int(np.count_nonzero(named[1:] != named[:-1])) == order.size:
+    order = first_come(lab)  # (pandas' groups: in the order the names first come)
+    if not order.size or _runs(lab) == order.size:
         return None
-    del named
     s_b, c_b, _, _, _ = mod.moments(lab, dur, n, 1)
     sums, counts = np.frombuffer(s_b, dtype=np.float64)[order], np.frombuffer(c_b, dtype=np.int64)[order]
     g = pd.DataFrame({"count": counts, "sum": sums, "mean": sums / counts}, index=order)

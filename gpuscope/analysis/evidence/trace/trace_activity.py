@@ -23,6 +23,8 @@ from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from gpuscope.parsers.trace.host_summary import HostSummary
     from gpuscope.parsers.trace.kineto import TraceFrames
 
@@ -66,11 +68,20 @@ class DeviceView:
     def union(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The union of the device's events (of one kind), made now: read only (where no two
         events touch, as on a long Nsight export, the starts are the frame's own column)."""
-        s = self.gpu["ts_us"].to_numpy(dtype="float64")
-        dur = self.gpu["dur_us"].to_numpy(dtype="float64")
-        if kind is None:
-            return iv.merge(s, s + dur, share=True)
-        return iv.merge(*_masked_ends(s, dur, (self.gpu["kind"] == kind).to_numpy(dtype=bool)), share=True)
+        return _union(self.gpu, kind)
+
+    def covered(self, kind: str | None, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
+        """intervals.covered_lengths(qs, qe, *self.union(kind)), to the bit, without the union's
+        arrays where its events are apart (covered_by below)."""
+        return covered_by(self.gpu, kind, qs, qe)
+
+    def overlap(self, kind: str | None, other: tuple[np.ndarray, np.ndarray]) -> float:
+        """intervals.intersection_length(other, self.union(kind)): `other` (disjoint sorted) under
+        the union, made as `covered` makes it."""
+        o_s, o_e = np.asarray(other[0], dtype="float64"), np.asarray(other[1], dtype="float64")
+        if not o_s.size:
+            return 0.0
+        return float(np.sum(np.maximum(self.covered(kind, o_s, o_e), 0.0)))
 
     @property
     def busy(self) -> tuple[np.ndarray, np.ndarray]:
@@ -87,6 +98,77 @@ class DeviceView:
 
 
 ORDER_BLOCK = 1 << 20
+
+
+COVER_BLOCK = 1 << 18  # rows a block (DeviceView.covered)
+
+
+class _Parts:
+    """coverage.cumulative's parts over the union's starts and ends (rate 1, times in order),
+    taken block by block for the queries' ends then starts: for each query t and each side x,
+    k = how many x <= t and the running sum of x - origin at the k-th, as cumulative's one
+    full-length pass has them; lengths() does its arithmetic in its order."""
+
+    def __init__(self, origin: float, qs: np.ndarray, qe: np.ndarray) -> None:
+        self.origin = origin
+        self.t = [qe - origin, qs - origin]
+        self.k = [[np.zeros(t.shape, dtype=np.intp) for t in self.t] for _ in range(2)]
+        self.below = [[np.zeros(t.shape) for t in self.t] for _ in range(2)]
+        self.carry: list[float | None] = [None, None]
+
+    def add(self, sb: np.ndarray, eb: np.ndarray) -> None:
+        for side, x in enumerate((sb, eb)):
+            x = x - self.origin
+            counts = [np.searchsorted(x, t, side="right") for t in self.t]
+            carry = self.carry[side]
+            if carry is not None:
+                x[0] = carry + x[0]
+            np.cumsum(x, out=x)
+            self.carry[side] = float(x[-1])
+            for j, kb in enumerate(counts):
+                hit = kb > 0
+                self.below[side][j][hit] = x[kb[hit] - 1]
+                self.k[side][j] += kb
+
+    def lengths(self) -> np.ndarray:
+        cum = [self._part(0, j) - self._part(1, j) for j in range(2)]  # cumulative(s, e, 1, t): qe, qs
+        return cum[0] - cum[1]
+
+    def _part(self, side: int, j: int) -> np.ndarray:
+        return self.t[j] * np.asarray(self.k[side][j], dtype="float64") - self.below[side][j]
+
+
+def covered_by(g: pd.DataFrame, kind: str | None, qs: ArrayLike, qe: ArrayLike) -> np.ndarray:
+    """intervals.covered_lengths(qs, qe, *union) of the union of g's events (of one kind), to the
+    bit, without the union's arrays where its events are apart (coverage.apart: each its own block, as on a long
+    Nsight export): the union's starts and ends taken a block of rows at a time, their running
+    sums carried from block to block (the same sums: numpy's are sequential) and each query's
+    count and sum below it kept (_Parts). Else the union itself."""
+    qs, qe = np.asarray(qs, dtype="float64"), np.asarray(qe, dtype="float64")
+    s = g["ts_us"].to_numpy(dtype="float64")
+    dur = g["dur_us"].to_numpy(dtype="float64")
+    m = None if kind is None else (g["kind"] == kind).to_numpy(dtype=bool)
+    parts: _Parts | None = None
+    last = None  # (the previous block's last end: its next start must lie beyond it)
+    for a in range(0, s.size, COVER_BLOCK):
+        b = a + COVER_BLOCK
+        sb, eb = (s[a:b], s[a:b] + dur[a:b]) if m is None else _masked_ends(s[a:b], dur[a:b], m[a:b])
+        if not sb.size:
+            continue
+        if parts is None:
+            if not bool(eb[0] > 0):
+                break
+            parts = _Parts(float(sb[0]), qs, qe)
+        if not (bool((eb >= sb).all()) and bool((sb[1:] > eb[:-1]).all()) and (last is None or bool(sb[0] > last))):
+            parts = None
+            break
+        last = float(eb[-1])
+        parts.add(sb, eb)
+    else:
+        if parts is None:  # (no event of the kind: nothing covered)
+            return iv.covered_lengths(qs, qe, np.zeros(0), np.zeros(0))
+        return parts.lengths()
+    return iv.covered_lengths(qs, qe, *_union(g, kind))
 
 
 def in_order(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -146,6 +228,14 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
     return views
 
 
+def _union(g: pd.DataFrame, kind: str | None) -> tuple[np.ndarray, np.ndarray]:
+    s = g["ts_us"].to_numpy(dtype="float64")
+    dur = g["dur_us"].to_numpy(dtype="float64")
+    if kind is None:
+        return iv.merge(s, s + dur, share=True)
+    return iv.merge(*_masked_ends(s, dur, (g["kind"] == kind).to_numpy(dtype=bool)), share=True)
+
+
 def _masked_ends(s: np.ndarray, dur: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(s[m], (s + dur)[m]), the ends added after the gather: the same numbers without the
     device's every end (8 bytes a row) beside the gathers."""
@@ -174,20 +264,32 @@ def _totals(g: pd.DataFrame) -> tuple[dict[str, float], float, float]:
     dur = g["dur_us"].to_numpy(dtype="float64")
     e = s + dur
     first, last = _extreme(s, False), _extreme(e, True)
-    out = {"busy_us": iv.total(*iv.merge(s, e, share=True))}
+    out = {"busy_us": _total_in_place(*iv.merge(s, e, share=True))}
     del e
     kind = g["kind"]  # (a categorical compares its codes)
     copy = (kind == "memcpy").to_numpy(dtype=bool)
     dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
-    out["computing_us"] = iv.total(*iv.merge(*_masked_ends(s, dur, ~copy | dtod), share=True))
-    out["host_copies_us"] = iv.total(*iv.merge(*_masked_ends(s, dur, copy & ~dtod), share=True))
+    out["computing_us"] = _total_in_place(*iv.merge(*_masked_ends(s, dur, ~copy | dtod), share=True))
+    out["host_copies_us"] = _total_in_place(*iv.merge(*_masked_ends(s, dur, copy & ~dtod), share=True))
     del dtod
     c = iv.merge(*_masked_ends(s, dur, copy), share=True)
     del copy
-    k = iv.merge(*_masked_ends(s, dur, (kind == "kernel").to_numpy(dtype=bool)), share=True)
-    out["kernel_us"], out["copy_us"] = iv.total(*k), iv.total(*c)
-    out["copy_kernel_overlap_us"] = iv.intersection_length(c, k)
+    # the copies' time under kernels without the kernels' union where they are apart (covered_by);
+    # each total from its union's own arrays, the ends made the lengths in place
+    out["copy_kernel_overlap_us"] = float(np.sum(np.maximum(covered_by(g, "kernel", *c), 0.0))) if c[0].size else 0.0
+    out["copy_us"] = _total_in_place(*c)
+    del c
+    out["kernel_us"] = _total_in_place(*iv.merge(*_masked_ends(s, dur, (kind == "kernel").to_numpy(dtype=bool)),
+                                                  share=True))
     return out, first, last
+
+
+def _total_in_place(s: np.ndarray, e: np.ndarray) -> float:
+    """intervals.total(s, e) with e (this caller's own) made the lengths: the same sum."""
+    if not s.size:
+        return 0.0
+    np.subtract(e, s, out=e)
+    return float(np.sum(e))
 
 
 def _gbs(nbytes: float, us: float) -> float:
@@ -301,6 +403,17 @@ def stream_groups(stream: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(int(stream[idx[0]]), idx) for idx in np.split(order, cuts)]
 
 
+def first_come(codes: np.ndarray, block: int = 1 << 18) -> np.ndarray:
+    """The codes >= 0 in the order they first come (pd.unique's order), a block at a time:
+    pd.unique of a whole narrow array widened it to int64 first (8 bytes a row)."""
+    seen: dict[int, None] = {}
+    for a in range(0, codes.size, block):
+        b = codes[a:a + block]
+        for c in pd.unique(b[b >= 0]).tolist():
+            seen.setdefault(int(c), None)
+    return np.fromiter(seen, dtype=np.int64, count=len(seen))
+
+
 def _top(names: np.ndarray, dur: np.ndarray, top: int, n_names: int) -> list[tuple[int, int, float]]:
     """(name code, count, sum) of the `top` names of the largest summed duration, as
     groupby(sort=False).agg(["size", "sum"]).sort_values("sum", ascending=False).head(top)
@@ -314,7 +427,7 @@ def _top(names: np.ndarray, dur: np.ndarray, top: int, n_names: int) -> list[tup
     del ok
     if not names.size:
         return []
-    codes = pd.unique(names)  # (in the order they first come)
+    codes = first_come(names)
     size = np.bincount(names, minlength=n_names)[codes]
     sums = np.bincount(names, weights=dur, minlength=n_names)[codes]
     idx = np.arange(codes.size)[::-1]
@@ -455,8 +568,8 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
         edges = np.linspace(v.span[0], v.span[1], max(int(np.ceil(span / width - 1e-6)), 1) + 1)
         lo, hi = edges[:-1], edges[1:]
         w = hi - lo
-        busy = iv.covered_lengths(lo, hi, *v.busy)
-        kern = iv.covered_lengths(lo, hi, *v.kernels)
+        busy = v.covered(None, lo, hi)
+        kern = v.covered("kernel", lo, hi)
         # each direction's copies by a mask of the rows (no frame of the copies' rows, nor of each
         # direction's): their starts, ends and bytes gathered, one direction at a time
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
