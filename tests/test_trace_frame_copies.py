@@ -291,7 +291,7 @@ def test_top_kernels_by_the_c_helpers_sums_are_groupbys_to_the_bit(seed):
 def test_covered_by_blocks_is_the_unions_covered_lengths(seed, monkeypatch):
     """DeviceView.covered: apart events taken a block of rows at a time (blocks of 7 here, edges
     everywhere), overlapping or touching ones through the union, a kind with no event, NaN."""
-    from gpuscope.analysis.evidence.trace import trace_activity as act
+    from gpuscope.analysis.evidence.trace import device_sets
 
     rng = np.random.default_rng(180 + seed)
     gpu = _gpu(rng, int(rng.integers(1, 300)))
@@ -306,7 +306,7 @@ def test_covered_by_blocks_is_the_unions_covered_lengths(seed, monkeypatch):
         gpu["ts_us"] = np.sort(rng.uniform(0, 300, len(gpu)))
     elif seed % 5 == 3 and len(gpu) > 2:
         gpu.loc[2, "dur_us"] = np.nan
-    monkeypatch.setattr(act, "COVER_BLOCK", 7)
+    monkeypatch.setattr(device_sets, "COVER_BLOCK", 7)
     v = DeviceView(rank=0, device=0, name="", span=(0.0, 1.0), gpu=gpu, host=gpu.iloc[:0], host_summary=None)
     t = np.sort(rng.uniform(gpu["ts_us"].min() - 5, gpu["ts_us"].max() + 50, 40))
     for kind in (None, "kernel", "memcpy", "nothing"):

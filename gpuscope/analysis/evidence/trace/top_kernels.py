@@ -19,6 +19,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from gpuscope import native
+from gpuscope.analysis.evidence.trace.device_sets import first_come
+
 TOP = 20
 SHORT_MAX = 38  # the console table keeps it on one line of 80 columns
 
@@ -87,10 +90,7 @@ def _by_codes(gpu: pd.DataFrame, kern: np.ndarray, limit: int) -> list[Row] | No
     name's max and median from its own rows. None where that is not pandas' answer to the bit:
     no C helper, names not a categorical, a duration NaN, negative or -0.0 (_by_pandas zeroes
     them), or each name's kernels in one run (pandas sums those another way)."""
-    from gpuscope.analysis.evidence.log.groupstats import _native
-    from gpuscope.analysis.evidence.trace.trace_activity import first_come
-
-    mod = _native()
+    mod = native.load("groupstats")  # (GPUSCOPE_PURE_SCANNER=1 or not built: None)
     name = gpu["name"]
     if mod is None or not isinstance(name.dtype, pd.CategoricalDtype):
         return None

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.device_sets import name_codes
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.arrays import distinct
@@ -177,16 +178,14 @@ def _activity_kind(g: pd.DataFrame) -> tuple[np.ndarray, list]:
     codes are the kind column's own categorical codes, two more for h2d and d2h (int8 where they
     fit: an object array of every row's kind was 8 bytes a row, three of them at once); a label
     is the kind as the column's values give it (a missing one NaN, as astype(object) reads it)."""
-    from gpuscope.analysis.evidence.trace.trace_activity import _name_codes
-
-    kc, kl = _name_codes(g["kind"])
+    kc, kl = name_codes(g["kind"])
     labels = [*kl, "h2d", "d2h", np.nan]
     width = np.int8 if len(labels) < 127 else np.int64
     codes = kc.astype(width)  # (a copy: the h2d and d2h rows are written below)
     codes[kc < 0] = len(labels) - 1
     memcpy = [i for i, x in enumerate(kl) if x == "memcpy"]
     if memcpy:
-        dc, dl = _name_codes(g["direction"])
+        dc, dl = name_codes(g["direction"])
         is_copy = kc == memcpy[0]
         for d, code in (("HtoD", len(kl)), ("DtoH", len(kl) + 1)):
             at = [i for i, x in enumerate(dl) if x == d]

@@ -1,0 +1,185 @@
+"""A device's events as sets (gpuscope.analysis.evidence.trace.trace_activity's DeviceView):
+their unions made when read, the totals the views hold, the lengths a union covers without
+making it where the events are apart, and the categorical codes that name the rows. Issue 32:
+at 10M kernels every full-length array here is 50-100 MB."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.analysis.evidence import intervals as iv
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+COVER_BLOCK = 1 << 18  # rows a block (DeviceView.covered)
+
+
+class _Parts:
+    """coverage.cumulative's parts over the union's starts and ends (rate 1, times in order),
+    taken block by block for the queries' ends then starts: for each query t and each side x,
+    k = how many x <= t and the running sum of x - origin at the k-th, as cumulative's one
+    full-length pass has them; lengths() does its arithmetic in its order."""
+
+    def __init__(self, origin: float, qs: np.ndarray, qe: np.ndarray) -> None:
+        self.origin = origin
+        self.t = [qe - origin, qs - origin]
+        self.k = [[np.zeros(t.shape, dtype=np.intp) for t in self.t] for _ in range(2)]
+        self.below = [[np.zeros(t.shape) for t in self.t] for _ in range(2)]
+        self.carry: list[float | None] = [None, None]
+
+    def add(self, sb: np.ndarray, eb: np.ndarray) -> None:
+        for side, x in enumerate((sb, eb)):
+            x = x - self.origin
+            counts = [np.searchsorted(x, t, side="right") for t in self.t]
+            carry = self.carry[side]
+            if carry is not None:
+                x[0] = carry + x[0]
+            np.cumsum(x, out=x)
+            self.carry[side] = float(x[-1])
+            for j, kb in enumerate(counts):
+                hit = kb > 0
+                self.below[side][j][hit] = x[kb[hit] - 1]
+                self.k[side][j] += kb
+
+    def lengths(self) -> np.ndarray:
+        cum = [self._part(0, j) - self._part(1, j) for j in range(2)]  # cumulative(s, e, 1, t): qe, qs
+        return cum[0] - cum[1]
+
+    def _part(self, side: int, j: int) -> np.ndarray:
+        return self.t[j] * np.asarray(self.k[side][j], dtype="float64") - self.below[side][j]
+
+
+def covered_by(g: pd.DataFrame, kind: str | None, qs: ArrayLike, qe: ArrayLike) -> np.ndarray:
+    """intervals.covered_lengths(qs, qe, *union) of the union of g's events (of one kind), to the
+    bit, without the union's arrays where its events are apart (coverage.apart: each its own block, as on a long
+    Nsight export): the union's starts and ends taken a block of rows at a time, their running
+    sums carried from block to block (the same sums: numpy's are sequential) and each query's
+    count and sum below it kept (_Parts). Else the union itself."""
+    qs, qe = np.asarray(qs, dtype="float64"), np.asarray(qe, dtype="float64")
+    s = g["ts_us"].to_numpy(dtype="float64")
+    dur = g["dur_us"].to_numpy(dtype="float64")
+    m = None if kind is None else (g["kind"] == kind).to_numpy(dtype=bool)
+    parts: _Parts | None = None
+    last = None  # (the previous block's last end: its next start must lie beyond it)
+    for a in range(0, s.size, COVER_BLOCK):
+        b = a + COVER_BLOCK
+        sb, eb = (s[a:b], s[a:b] + dur[a:b]) if m is None else masked_ends(s[a:b], dur[a:b], m[a:b])
+        if not sb.size:
+            continue
+        if parts is None:
+            if not bool(eb[0] > 0):
+                break
+            parts = _Parts(float(sb[0]), qs, qe)
+        if not (bool((eb >= sb).all()) and bool((sb[1:] > eb[:-1]).all()) and (last is None or bool(sb[0] > last))):
+            parts = None
+            break
+        last = float(eb[-1])
+        parts.add(sb, eb)
+    else:
+        if parts is None:  # (no event of the kind: nothing covered)
+            return iv.covered_lengths(qs, qe, np.zeros(0), np.zeros(0))
+        return parts.lengths()
+    return iv.covered_lengths(qs, qe, *union(g, kind))
+
+
+def union(g: pd.DataFrame, kind: str | None) -> tuple[np.ndarray, np.ndarray]:
+    s = g["ts_us"].to_numpy(dtype="float64")
+    dur = g["dur_us"].to_numpy(dtype="float64")
+    if kind is None:
+        return iv.merge(s, s + dur, share=True)
+    return iv.merge(*masked_ends(s, dur, (g["kind"] == kind).to_numpy(dtype=bool)), share=True)
+
+
+def masked_ends(s: np.ndarray, dur: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s[m], (s + dur)[m]), the ends added after the gather: the same numbers without the
+    device's every end (8 bytes a row) beside the gathers."""
+    sm = s[m]
+    em = dur[m]
+    np.add(sm, em, out=em)
+    return sm, em
+
+
+def extreme(x: np.ndarray, largest: bool) -> float:
+    """pandas' Series(x).max() (min): NaN left out (no bottleneck here: numpy's own reduction
+    of the same array where x holds no NaN), without its copies of x."""
+    got = x.max() if largest else x.min()
+    if np.isnan(got):
+        s = pd.Series(x)
+        return float(s.max() if largest else s.min())
+    return float(got)
+
+
+def totals(g: pd.DataFrame) -> tuple[dict[str, float], float, float]:
+    """A device's union totals (DeviceView's fields) and its events' first start and last end
+    (pandas' min and max: NaN left out). Each set merged from the times' arrays, masked (the
+    rows' frames, g[mask], copied every column), one union at a time: where no two events touch,
+    each union is its rows, not copies of them (coverage.merge's share)."""
+    s = g["ts_us"].to_numpy(dtype="float64")
+    dur = g["dur_us"].to_numpy(dtype="float64")
+    e = s + dur
+    first, last = extreme(s, False), extreme(e, True)
+    out = {"busy_us": total_in_place(*iv.merge(s, e, share=True))}
+    del e
+    kind = g["kind"]  # (a categorical compares its codes)
+    copy = (kind == "memcpy").to_numpy(dtype=bool)
+    dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
+    out["computing_us"] = total_in_place(*iv.merge(*masked_ends(s, dur, ~copy | dtod), share=True))
+    out["host_copies_us"] = total_in_place(*iv.merge(*masked_ends(s, dur, copy & ~dtod), share=True))
+    del dtod
+    c = iv.merge(*masked_ends(s, dur, copy), share=True)
+    del copy
+    # the copies' time under kernels without the kernels' union where they are apart (covered_by);
+    # each total from its union's own arrays, the ends made the lengths in place
+    out["copy_kernel_overlap_us"] = float(np.sum(np.maximum(covered_by(g, "kernel", *c), 0.0))) if c[0].size else 0.0
+    out["copy_us"] = total_in_place(*c)
+    del c
+    out["kernel_us"] = total_in_place(*iv.merge(*masked_ends(s, dur, (kind == "kernel").to_numpy(dtype=bool)),
+                                                  share=True))
+    return out, first, last
+
+
+def total_in_place(s: np.ndarray, e: np.ndarray) -> float:
+    """intervals.total(s, e) with e (this caller's own) made the lengths: the same sum."""
+    if not s.size:
+        return 0.0
+    np.subtract(e, s, out=e)
+    return float(np.sum(e))
+
+
+def first_come(codes: np.ndarray, block: int = 1 << 18) -> np.ndarray:
+    """The codes >= 0 in the order they first come (pd.unique's order), a block at a time:
+    pd.unique of a whole narrow array widened it to int64 first (8 bytes a row)."""
+    seen: dict[int, None] = {}
+    for a in range(0, codes.size, block):
+        b = codes[a:a + block]
+        for c in pd.unique(b[b >= 0]).tolist():
+            seen.setdefault(int(c), None)
+    return np.fromiter(seen, dtype=np.int64, count=len(seen))
+
+
+def factorized(col: pd.Series) -> tuple[np.ndarray, Any]:
+    """pd.factorize(col.astype(object), use_na_sentinel=True): (codes, labels in the order they
+    first come), a categorical column's from its codes (no object array of its rows)."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        return pd.factorize(col.astype(object), use_na_sentinel=True)
+    codes, first = pd.factorize(col.cat.codes.to_numpy())
+    cats = np.asarray(col.cat.categories, dtype=object)
+    missing = np.flatnonzero(first < 0)
+    if missing.size:  # a missing value: code -1, and the later labels one down
+        k = int(missing[0])
+        codes = np.where(codes == k, -1, codes - (codes > k))
+        first = np.delete(first, k)
+    return codes, (cats[first] if len(first) else np.zeros(0, dtype=object))
+
+
+def name_codes(col: pd.Series) -> tuple[np.ndarray, Any]:
+    """(code per row, -1 where missing; label per code): a categorical's own codes and categories
+    (no copy of the rows), else factorized's."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), np.asarray(col.cat.categories, dtype=object)
+    return factorized(col)
