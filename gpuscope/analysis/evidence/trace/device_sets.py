@@ -16,75 +16,75 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
-COVER_BLOCK = 1 << 18  # rows a block (DeviceView.covered)
+COVER_BLOCK = 1 << 16  # rows a block (covered_by)
 
 
-class _Parts:
-    """coverage.cumulative's parts over the union's starts and ends (rate 1, times in order),
-    taken block by block for the queries' ends then starts: for each query t and each side x,
-    k = how many x <= t and the running sum of x - origin at the k-th, as cumulative's one
-    full-length pass has them; lengths() does its arithmetic in its order."""
+def _blocks(s: np.ndarray, dur: np.ndarray, m: np.ndarray | None, side: int | None = None):
+    """The events' (starts, ends) a block of COVER_BLOCK rows at a time (empty blocks left out);
+    `side` 0 or 1: the starts or the ends alone."""
+    for a in range(0, s.size, COVER_BLOCK):
+        b = a + COVER_BLOCK
+        if side == 0:
+            x = s[a:b] if m is None else s[a:b][m[a:b]]
+            if x.size:
+                yield x
+            continue
+        sb, eb = (s[a:b], s[a:b] + dur[a:b]) if m is None else masked_ends(s[a:b], dur[a:b], m[a:b])
+        if sb.size:
+            yield eb if side == 1 else (sb, eb)
 
-    def __init__(self, origin: float, qs: np.ndarray, qe: np.ndarray) -> None:
-        self.origin = origin
-        self.t = [qe - origin, qs - origin]
-        self.k = [[np.zeros(t.shape, dtype=np.intp) for t in self.t] for _ in range(2)]
-        self.below = [[np.zeros(t.shape) for t in self.t] for _ in range(2)]
-        self.carry: list[float | None] = [None, None]
 
-    def add(self, sb: np.ndarray, eb: np.ndarray) -> None:
-        for side, x in enumerate((sb, eb)):
-            x = x - self.origin
-            counts = [np.searchsorted(x, t, side="right") for t in self.t]
-            carry = self.carry[side]
-            if carry is not None:
-                x[0] = carry + x[0]
-            np.cumsum(x, out=x)
-            self.carry[side] = float(x[-1])
-            for j, kb in enumerate(counts):
-                hit = kb > 0
-                self.below[side][j][hit] = x[kb[hit] - 1]
-                self.k[side][j] += kb
-
-    def lengths(self) -> np.ndarray:
-        cum = [self._part(0, j) - self._part(1, j) for j in range(2)]  # cumulative(s, e, 1, t): qe, qs
-        return cum[0] - cum[1]
-
-    def _part(self, side: int, j: int) -> np.ndarray:
-        return self.t[j] * np.asarray(self.k[side][j], dtype="float64") - self.below[side][j]
+def _part(t: np.ndarray, xs, origin: float) -> np.ndarray:
+    """coverage.cumulative's part(x)(t) (rate 1, x in order) over x given a block at a time (t:
+    the queries less the origin): per query, how many x <= t and the running sum of x - origin at
+    the last of them, the sums carried from block to block (numpy's are sequential: the same
+    sums as one pass over all of x)."""
+    k = np.zeros(t.shape, dtype=np.intp)
+    below = np.zeros(t.shape)
+    carry = None
+    for x in xs:
+        x = x - origin
+        kb = np.searchsorted(x, t, side="right")
+        if carry is not None:
+            x[0] = carry + x[0]
+        np.cumsum(x, out=x)
+        carry = float(x[-1])
+        hit = kb > 0
+        below[hit] = x[kb[hit] - 1]
+        del hit
+        k += kb
+    return t * np.asarray(k, dtype="float64") - below
 
 
 def covered_by(g: pd.DataFrame, kind: str | None, qs: ArrayLike, qe: ArrayLike) -> np.ndarray:
     """intervals.covered_lengths(qs, qe, *union) of the union of g's events (of one kind), to the
-    bit, without the union's arrays where its events are apart (coverage.apart: each its own block, as on a long
-    Nsight export): the union's starts and ends taken a block of rows at a time, their running
-    sums carried from block to block (the same sums: numpy's are sequential) and each query's
-    count and sum below it kept (_Parts). Else the union itself."""
+    bit, without the union's arrays where its events are apart (coverage.apart: each its own
+    block, as on a long Nsight export): its starts and ends taken a block of rows at a time, one
+    part of coverage.cumulative at a time (_part: the queries' ends, then their starts, each by
+    the union's starts then its ends). Else the union itself."""
     qs, qe = np.asarray(qs, dtype="float64"), np.asarray(qe, dtype="float64")
     s = g["ts_us"].to_numpy(dtype="float64")
     dur = g["dur_us"].to_numpy(dtype="float64")
     m = None if kind is None else (g["kind"] == kind).to_numpy(dtype=bool)
-    parts: _Parts | None = None
-    last = None  # (the previous block's last end: its next start must lie beyond it)
-    for a in range(0, s.size, COVER_BLOCK):
-        b = a + COVER_BLOCK
-        sb, eb = (s[a:b], s[a:b] + dur[a:b]) if m is None else masked_ends(s[a:b], dur[a:b], m[a:b])
-        if not sb.size:
-            continue
-        if parts is None:
+    origin = last = None  # (the first start; the previous block's last end: its next start lies beyond it)
+    for sb, eb in _blocks(s, dur, m):
+        if origin is None:
             if not bool(eb[0] > 0):
-                break
-            parts = _Parts(float(sb[0]), qs, qe)
+                return iv.covered_lengths(qs, qe, *union(g, kind))
+            origin = float(sb[0])
         if not (bool((eb >= sb).all()) and bool((sb[1:] > eb[:-1]).all()) and (last is None or bool(sb[0] > last))):
-            parts = None
-            break
+            return iv.covered_lengths(qs, qe, *union(g, kind))
         last = float(eb[-1])
-        parts.add(sb, eb)
-    else:
-        if parts is None:  # (no event of the kind: nothing covered)
-            return iv.covered_lengths(qs, qe, np.zeros(0), np.zeros(0))
-        return parts.lengths()
-    return iv.covered_lengths(qs, qe, *union(g, kind))
+    if origin is None:  # (no event of the kind: nothing covered)
+        return iv.covered_lengths(qs, qe, np.zeros(0), np.zeros(0))
+    cum = []
+    for t in (qe, qs):  # cumulative(starts, ends, 1, t) = part(starts) - part(ends)
+        t = t - origin
+        got = _part(t, _blocks(s, dur, m, 0), origin)
+        got = got - _part(t, _blocks(s, dur, m, 1), origin)
+        cum.append(got)
+        del t, got
+    return cum[0] - cum[1]
 
 
 def union(g: pd.DataFrame, kind: str | None) -> tuple[np.ndarray, np.ndarray]:
