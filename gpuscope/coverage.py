@@ -55,7 +55,7 @@ def cumulative(starts: ArrayLike, ends: ArrayLike, rates: ArrayLike, t: ArrayLik
 
 
 def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0, *,
-          share: bool = False) -> tuple[np.ndarray, np.ndarray]:
+          share: bool = False, spend: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Union of intervals as disjoint sorted (starts, ends); gaps up to `gap` are closed too.
     Starts already in order (a log's tenures) are not sorted again (the stable order of a
     sorted array is itself); a block's end is the reach at its last interval (the reach
@@ -65,7 +65,9 @@ def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0, *,
     `share`: where the intervals are already apart (apart() below: each its own block) the
     arguments themselves come back, not copies of them: for a caller that writes into neither
     (a profiler's GPU events, where no two of a device's touch: at 10M kernels the union of a
-    device's events was as many blocks as rows, five arrays of them made to say so)."""
+    device's events was as many blocks as rows, five arrays of them made to say so). `spend`:
+    `ends` is the caller's own, to be written into (the running reach made in it: one
+    full-length array fewer), read no more after."""
     s = np.asarray(starts, dtype="float64")
     e = np.asarray(ends, dtype="float64")
     if share and apart(s, e, gap):
@@ -85,7 +87,7 @@ def merge(starts: ArrayLike, ends: ArrayLike, gap: float = 0.0, *,
         s = np.sort(s, kind="stable")  # (the same values in the same order as s[order])
         reach = np.maximum.accumulate(e, out=e)  # (e is this function's own copy)
     else:
-        reach = np.maximum.accumulate(e)
+        reach = np.maximum.accumulate(e, out=e) if spend else np.maximum.accumulate(e)
     new = np.empty(s.size, dtype=bool)
     new[0] = True
     # (+ 0.0 changes only a zero's sign, which > does not see)

@@ -131,6 +131,8 @@ def test_shared_merge_is_the_merge_and_hands_back_only_intervals_apart(seed):
         for a, b in zip(got, _plain_merge(s, e, gap), strict=True):
             assert a.tobytes() == b.tobytes()
         shared = got[0] is s and got[1] is e
+        for a, b in zip(iv.merge(s, e.copy(), gap, share=bool(seed % 2), spend=True), got, strict=True):
+            assert a.tobytes() == b.tobytes()  # (the reach made in the ends given: the same blocks)
         assert shared == iv.apart(s, e, gap)
         if seed % 5 == 0 and s.size and gap == 0.0 and e[0] > 0:
             assert shared  # (the shortcut is taken where it can be)

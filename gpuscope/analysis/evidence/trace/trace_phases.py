@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
-from gpuscope.analysis.evidence.trace.device_sets import name_codes
+from gpuscope.analysis.evidence.trace.device_sets import masked_ends, name_codes
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.arrays import distinct
@@ -228,14 +228,14 @@ def _stream_blocks(ts: np.ndarray, dur: np.ndarray, kinds: np.ndarray, labels: l
     a code per row into `labels` (_activity_kind)."""
     taken_s, taken_e = np.zeros(0), np.zeros(0)
     out = []
-    present = np.flatnonzero(np.bincount(kinds, minlength=len(labels)))
-    by_label = {labels[c]: c for c in present.tolist()}
+    by_label = {labels[c]: c for c in range(len(labels)) if bool((kinds == c).any())}  # (a few kinds)
     for kind in sorted(set(by_label), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
         # (a missing kind matched no row as an object NaN: its blocks empty)
         sel = kinds == by_label[kind] if isinstance(kind, str) else np.zeros(kinds.size, dtype=bool)
-        gs = ts[sel]
-        s, e = iv.merge(gs, gs + dur[sel], gap=tol, share=True)
-        del sel, gs
+        # (the ends added after the gather, the reach made in them: the kind's rows' starts and
+        # ends are the merge's only full-length arrays)
+        s, e = iv.merge(*masked_ends(ts, dur, sel), gap=tol, share=True, spend=True)
+        del sel
         s, e = _subtract(s, e, taken_s, taken_e)
         out.append((str(kind), s, e))
         taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
