@@ -82,7 +82,8 @@ def _inside(t: np.ndarray, merged: tuple[np.ndarray, np.ndarray], tol: float) ->
     return out
 
 
-def gap_bounds(bs: np.ndarray, be: np.ndarray, span: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def gap_bounds(bs: np.ndarray, be: np.ndarray, span: tuple[float, float],
+               step: int = 1 << 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start, end, edge) of the gaps of GAP_MIN_US or more around the busy blocks (bs, be; at
     least one) within `span`: gap j runs from the end of block j - 1 (the span's start for the
     first) to the start of block j (the span's end after the last). The kept gaps alone are
@@ -91,7 +92,10 @@ def gap_bounds(bs: np.ndarray, be: np.ndarray, span: tuple[float, float]) -> tup
     keep = np.empty(bs.size + 1, dtype=bool)
     keep[0] = (bs[0] - span[0]) >= GAP_MIN_US
     keep[-1] = (span[1] - be[-1]) >= GAP_MIN_US
-    np.greater_equal(bs[1:] - be[:-1], GAP_MIN_US, out=keep[1:-1])
+    # (the inner gaps' lengths a block of `step` at a time: no every-gap array of them)
+    for a in range(0, bs.size - 1, step):
+        b = min(a + step, bs.size - 1)
+        np.greater_equal(bs[a + 1:b + 1] - be[a:b], GAP_MIN_US, out=keep[a + 1:b + 1])
     at = np.flatnonzero(keep)
     del keep
     last = bs.size  # (the gap after the last block)
