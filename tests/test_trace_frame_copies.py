@@ -312,7 +312,9 @@ def test_covered_by_blocks_is_the_unions_covered_lengths(seed, monkeypatch):
     t = np.sort(rng.uniform(gpu["ts_us"].min() - 5, gpu["ts_us"].max() + 50, 40))
     for kind in (None, "kernel", "memcpy", "nothing"):
         union = v.union(kind)
-        for qs, qe in ((t[:-1], t[1:]), union, (t[:0], t[:0])):
+        shuffled = rng.permutation(t)  # (queries in any order, one NaN among them)
+        shuffled[int(rng.integers(0, shuffled.size))] = np.nan
+        for qs, qe in ((t[:-1], t[1:]), union, (t[:0], t[:0]), (shuffled[:-1], shuffled[1:])):
             got, want = v.covered(kind, qs, qe), iv.covered_lengths(qs, qe, *union)
             assert got.shape == want.shape and got.tobytes() == want.tobytes()
         assert v.overlap(kind, (t[:-1:2], t[1::2])) == iv.intersection_length((t[:-1:2], t[1::2]), union)

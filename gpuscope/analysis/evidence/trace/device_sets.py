@@ -36,24 +36,46 @@ def _blocks(s: np.ndarray, dur: np.ndarray, m: np.ndarray | None, side: int | No
 
 def _part(t: np.ndarray, xs, origin: float) -> np.ndarray:
     """coverage.cumulative's part(x)(t) (rate 1, x in order) over x given a block at a time (t:
-    the queries less the origin): per query, how many x <= t and the running sum of x - origin at
-    the last of them, the sums carried from block to block (numpy's are sequential: the same
-    sums as one pass over all of x)."""
+    the queries less the origin): per query, k = how many x <= t and the running sum of
+    x - origin at the k-th, the sums carried from block to block (numpy's are sequential: the
+    same sums as one pass over all of x). Each query is settled by the one block holding its
+    last x <= t (the queries in order: those from this block's first x to the next block's), so
+    a block costs its own queries, not all of them."""
+    order = None if t.size < 2 or bool((t[1:] >= t[:-1]).all()) else np.argsort(t, kind="stable")
+    tq = t if order is None else t[order]
     k = np.zeros(t.shape, dtype=np.intp)
     below = np.zeros(t.shape)
-    carry = None
+    held = None  # (x, its running sums, how many x before it, its first query): settled at the next block
+    carry, seen = None, 0
     for x in xs:
         x = x - origin
-        kb = np.searchsorted(x, t, side="right")
+        first = int(np.searchsorted(tq, x[0], side="left"))
+        if held is not None:
+            _settle(tq, k, below, held, first)
+        sums = x.copy()
         if carry is not None:
-            x[0] = carry + x[0]
-        np.cumsum(x, out=x)
-        carry = float(x[-1])
-        hit = kb > 0
-        below[hit] = x[kb[hit] - 1]
-        del hit
-        k += kb
-    return t * np.asarray(k, dtype="float64") - below
+            sums[0] = carry + sums[0]
+        np.cumsum(sums, out=sums)
+        carry = float(sums[-1])
+        held = (x, sums, seen, first)
+        seen += x.size
+    if held is not None:
+        _settle(tq, k, below, held, tq.size)
+    got = tq * np.asarray(k, dtype="float64") - below
+    if order is None:
+        return got
+    out = np.empty_like(got)
+    out[order] = got
+    return out
+
+
+def _settle(tq: np.ndarray, k: np.ndarray, below: np.ndarray, held: tuple, hi: int) -> None:
+    """The queries tq[lo:hi], whose last x <= t is in the held block: their k and running sum."""
+    x, sums, seen, lo = held
+    if hi > lo:
+        kb = np.searchsorted(x, tq[lo:hi], side="right")  # (>= 1: each query is at or past x[0])
+        k[lo:hi] = seen + kb
+        below[lo:hi] = sums[kb - 1]
 
 
 def covered_by(g: pd.DataFrame, kind: str | None, qs: ArrayLike, qe: ArrayLike) -> np.ndarray:
