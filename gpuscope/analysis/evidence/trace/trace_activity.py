@@ -391,7 +391,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
             "kernel_s": kern / 1e6, "memcpy_s": cop / 1e6,
             "memset_s": float(v.gpu.loc[kind == "memset", "dur_us"].sum()) / 1e6,
             "copy_kernel_overlap_s": overlap / 1e6,
-            "streams": sorted(int(s) for s in v.gpu["stream"].unique()),
+            "streams": sorted(int(s) for s in distinct(v.gpu["stream"].to_numpy())),  # (no int64 copy)
         })
     return out
 
