@@ -95,3 +95,47 @@ def test_cumulative_over_times_in_order_is_the_sorted_ones_bit_for_bit(seed):
         for rates in (1.0, rng.uniform(0, 9, args[0].size)):
             got, want = cumulative(*args, rates, t), _plain_cumulative(*args, rates, t)
             assert np.array_equal(got, want)
+    for x in (s[0] + 3.0, s[0] - 1.0):  # a single time, as a 0-d array and a float
+        for rates in (1.0, 2.5):
+            got, want = cumulative(*merged, rates, x), _plain_cumulative(*merged, rates, x)
+            assert np.shape(got) == np.shape(want) and np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def _events(rng, n: int, kind: int) -> tuple[np.ndarray, np.ndarray]:
+    """A device's events: apart (a long export's: none touching), touching, overlapping (real
+    streams run together), unordered, or with NaN, zero-length, negative times."""
+    if kind == 0:
+        d = rng.choice([0.0, 0.5, 2.0, 7.25], n)
+        s = float(rng.choice([1.7e12, -3.0])) + np.concatenate([[0.0], np.cumsum(d + rng.choice([1e-3, 0.5, 4.0], n))[:-1]])[:n]
+        return s, s + d
+    if kind == 1:  # apart but for one pair that touches or overlaps
+        s, e = _events(rng, n, 0)
+        if n > 1:
+            i = int(rng.integers(1, n))
+            s[i] = e[i - 1] - float(rng.choice([0.0, 0.25]))
+            e[i] = max(e[i], s[i])
+        return s, e
+    if kind == 2:  # concurrent streams
+        s = np.sort(np.round(rng.uniform(-3, 40, n), 1))
+        return s, s + np.round(rng.uniform(0, 4, n), 1)
+    s = rng.choice([-0.0, 0.0, -2.0, 1.0, 3.0, 9.0, np.nan], n)
+    return (np.sort(s) if kind == 3 else s), s + rng.choice([-0.0, 0.0, -1.0, 0.5, 3.0], n)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shared_merge_is_the_merge_and_hands_back_only_intervals_apart(seed):
+    rng = np.random.default_rng(100 + seed)
+    s, e = _events(rng, int(rng.integers(0, 300)), seed % 5)
+    for gap in (0.0, 0.5):
+        got = iv.merge(s, e, gap, share=True)
+        for a, b in zip(got, _plain_merge(s, e, gap), strict=True):
+            assert a.tobytes() == b.tobytes()
+        shared = got[0] is s and got[1] is e
+        for a, b in zip(iv.merge(s, e.copy(), gap, share=bool(seed % 2), spend=True), got, strict=True):
+            assert a.tobytes() == b.tobytes()  # (the reach made in the ends given: the same blocks)
+        assert shared == iv.apart(s, e, gap)
+        if seed % 5 == 0 and s.size and gap == 0.0 and e[0] > 0:
+            assert shared  # (the shortcut is taken where it can be)
+        for m in (s > np.nanmedian(s) if s.size else s > 0, slice(None, None, 2)):  # (subsets: as the views' kinds)
+            for a, b in zip(iv.merge(s[m], e[m], share=True), _plain_merge(s[m], e[m]), strict=True):
+                assert a.tobytes() == b.tobytes()

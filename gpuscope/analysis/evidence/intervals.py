@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 # the primitives the pictures and the trace readers share (iv.cumulative, iv.merge stay)
+from gpuscope.coverage import apart as apart
 from gpuscope.coverage import covered_lengths as covered_lengths
 from gpuscope.coverage import cumulative as cumulative
 from gpuscope.coverage import merge as merge

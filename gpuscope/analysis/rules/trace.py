@@ -102,7 +102,7 @@ def _kernel_overlap(views: list[DeviceView], copies: pd.DataFrame) -> tuple[floa
             continue
         s = c["ts_us"].to_numpy(dtype="float64")
         merged = iv.merge(s, s + c["dur_us"].to_numpy(dtype="float64"))
-        under += iv.intersection_length(merged, v.kernels)
+        under += v.overlap("kernel", merged)  # (the kernels' union not made where they are apart)
         total += iv.total(*merged)
     return under, total
 
@@ -321,7 +321,10 @@ def _phases_of(inp: TraceRuleInput, g: pd.DataFrame, top: int = 3) -> list[dict]
 def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     frequent, _, n_k = _syncs_frequent(inp)
     kd = _kernel_durations(inp)
-    if frequent or n_k < LAUNCH_MIN_KERNELS or median(kd) > TINY_KERNEL_US:
+    # the median taken once, in kd itself (its own gather: a copy of 10M kernels' durations fewer)
+    # where no -0.0 is among them (which of two equal zeros a selection shows is its own)
+    med = float(median(kd, overwrite=not bool((np.signbit(kd) & (kd == 0.0)).any())))
+    if frequent or n_k < LAUNCH_MIN_KERNELS or med > TINY_KERNEL_US:
         return []
     g = _gaps(inp, HOST_WAIT_CAUSES, long=False)
     if not len(g):
@@ -332,10 +335,10 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     interval = inp.host_summary.launch_interval_us()
     # False fire (tests/test_false_fires.py): tiny kernels launched faster than they run queue back
     # to back, so the GPU never waits on a launch; a gap or two (the trace's start) is no pattern
-    if (interval is not None and interval < float(median(kd))) or d.size < max(3, LAUNCH_GAPS_SHARE * n_k):
+    if (interval is not None and interval < med) or d.size < max(3, LAUNCH_GAPS_SHARE * n_k):
         return []
     span_s = inp.span_us / 1e6
-    ev: dict[str, Any] = {"kernels": int(n_k), "kernel_median_us": _r(float(median(kd)), 2),
+    ev: dict[str, Any] = {"kernels": int(n_k), "kernel_median_us": _r(med, 2),
           "kernel_p90_us": _r(float(np.quantile(kd, 0.9)), 2), "launch_interval_median_us": _r(interval, 2),
           "kernels_per_s": _r(n_k / span_s if span_s else None, 0), "gaps": int(d.size),
           "gap_median_us": _r(float(median(d)), 1), "gaps_ms": _r(d.sum() / 1e3),
@@ -346,7 +349,7 @@ def launch_bound(inp: TraceRuleInput) -> list[Diagnosis]:
     every = f", launched every {interval:.1f} us" if interval else ""
     return _diagnosis(
         "launch_bound", share,
-        (f"{n_k} kernels of {median(kd):.1f} us (median){every}: the GPU finished each before the host "
+        (f"{n_k} kernels of {med:.1f} us (median){every}: the GPU finished each before the host "
          f"issued the next and idled {d.sum() / 1e3:.1f} ms ({share:.0%} {_of_span(inp)}) in {d.size} "
          f"short gaps{where}"),
         ev,
@@ -360,7 +363,7 @@ def copies_not_overlapped(inp: TraceRuleInput) -> list[Diagnosis]:
     gpu = inp.gpu
     m = gpu[(gpu["kind"] == "memcpy") & gpu["direction"].isin(HOST_DIRECTIONS)
             & (gpu["host_memory"] != "pageable") & (gpu["bytes"] > READBACK_MAX_BYTES)]
-    kern_us = sum(iv.total(*v.kernels) for v in inp.views)
+    kern_us = sum(v.kernel_us for v in inp.views)
     if not len(m) or kern_us <= 0:
         return []
     under, total = _kernel_overlap(inp.views, m)

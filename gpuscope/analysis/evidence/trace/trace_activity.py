@@ -19,10 +19,20 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.device_sets import (
+    covered_by,
+    masked_ends,
+    name_codes,
+    totals,
+    union,
+)
+from gpuscope.analysis.evidence.trace.device_sets import factorized as factorized
+from gpuscope.analysis.evidence.trace.device_sets import first_come as first_come
 from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
+
     from gpuscope.parsers.trace.host_summary import HostSummary
     from gpuscope.parsers.trace.kineto import TraceFrames
 
@@ -37,7 +47,8 @@ COUNTER_MIN_BIN_S = 1e-4   # ... of at least 100 us
 
 @dataclass
 class DeviceView:
-    """One device of one rank: its events and the merged intervals the rules share."""
+    """One device of one rank: its events, the totals of their unions the figures read, and the
+    unions themselves made when read (`busy`, `kernels`, `copies`: not held; issue 32)."""
 
     rank: int
     device: int
@@ -46,13 +57,15 @@ class DeviceView:
     gpu: pd.DataFrame                      # this device's events, by ts
     host: pd.DataFrame                     # the rank's host events the reader kept as rows, by ts
     host_summary: HostSummary              # what the analysis reads of all of them (frames.summary())
-    busy: tuple[np.ndarray, np.ndarray]    # union of kernels, copies, memsets
-    kernels: tuple[np.ndarray, np.ndarray]
-    copies: tuple[np.ndarray, np.ndarray]
-    # the time of work on the device's own memory: kernels, memsets, device-to-device copies (HBM
-    # traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the copies to or
-    # from elsewhere: their unions' totals (only the totals are read: the unions' blocks, ~16 bytes
-    # a kernel, are not held; issue 32)
+    # the totals (us) of the unions of: everything (busy), the kernels, the copies, and the copies'
+    # time under kernels; of the work on the device's own memory: kernels, memsets, device-to-device
+    # copies (HBM traffic at TB/s, the GPU computing as SM and DRAM activity see it); and of the
+    # copies to or from elsewhere. Taken when the view is made: their unions' blocks (~16 bytes a
+    # kernel each) are not held (at 10M kernels busy, kernels and copies were ~330 MB)
+    busy_us: float = 0.0
+    kernel_us: float = 0.0
+    copy_us: float = 0.0
+    copy_kernel_overlap_us: float = 0.0
     computing_us: float = 0.0
     host_copies_us: float = 0.0
 
@@ -60,18 +73,54 @@ class DeviceView:
     def span_us(self) -> float:
         return self.span[1] - self.span[0]
 
+    def union(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The union of the device's events (of one kind), made now: read only (where no two
+        events touch, as on a long Nsight export, the starts are the frame's own column)."""
+        return union(self.gpu, kind)
+
+    def covered(self, kind: str | None, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
+        """intervals.covered_lengths(qs, qe, *self.union(kind)), to the bit, without the union's
+        arrays where its events are apart (device_sets.covered_by)."""
+        return covered_by(self.gpu, kind, qs, qe)
+
+    def overlap(self, kind: str | None, other: tuple[np.ndarray, np.ndarray]) -> float:
+        """intervals.intersection_length(other, self.union(kind)): `other` (disjoint sorted) under
+        the union, made as `covered` makes it."""
+        o_s, o_e = np.asarray(other[0], dtype="float64"), np.asarray(other[1], dtype="float64")
+        if not o_s.size:
+            return 0.0
+        return float(np.sum(np.maximum(self.covered(kind, o_s, o_e), 0.0)))
+
     @property
-    def busy_us(self) -> float:
-        return iv.total(*self.busy)
+    def busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Union of kernels, copies, memsets."""
+        return self.union()
+
+    @property
+    def kernels(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.union("kernel")
+
+    @property
+    def copies(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.union("memcpy")
+
+
+ORDER_BLOCK = 1 << 20
 
 
 def in_order(gpu: pd.DataFrame) -> pd.DataFrame:
     """The GPU frame sorted by (rank, device, ts_us), stably: as both readers make it (then as it
     is, not copied), else sorted once."""
     r, d, t = gpu["rank"].to_numpy(), gpu["device"].to_numpy(), gpu["ts_us"].to_numpy(dtype="float64")
-    same_r, same_d = r[1:] == r[:-1], d[1:] == d[:-1]
-    ok = (r[1:] > r[:-1]) | (same_r & ((d[1:] > d[:-1]) | (same_d & (t[1:] >= t[:-1]))))
-    return gpu if bool(ok.all()) else gpu.sort_values(["rank", "device", "ts_us"], kind="stable", ignore_index=True)
+    step = ORDER_BLOCK  # (row pairs checked a block at a time: seven masks of the whole frame were ~90 MB at 10M)
+    for a in range(0, max(len(t) - 1, 0), step):
+        b = min(a + step, len(t) - 1) + 1
+        rr, dd, tt = r[a:b], d[a:b], t[a:b]
+        same_r, same_d = rr[1:] == rr[:-1], dd[1:] == dd[:-1]
+        ok = (rr[1:] > rr[:-1]) | (same_r & ((dd[1:] > dd[:-1]) | (same_d & (tt[1:] >= tt[:-1]))))
+        if not bool(ok.all()):
+            return gpu.sort_values(["rank", "device", "ts_us"], kind="stable", ignore_index=True)
+    return gpu
 
 
 def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> list[DeviceView]:
@@ -92,30 +141,27 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
             groups.setdefault(int(rk[a]), []).append((int(dv[a]), a, b))
     views = []
     for rank, devs in groups.items():
-        lo, hi = devs[0][1], devs[-1][2]
-        ts = gpu["ts_us"].iloc[lo:hi]
         h_r = host[host["rank"] == rank]
-        starts = [ts.min()]
-        ends = [(ts + gpu["dur_us"].iloc[lo:hi]).max()]
-        if rank in host_spans:  # (every host event of the rank, the rows `host` keeps or not)
+        made = []
+        starts, ends = [], []
+        for dev, a, b in devs:
+            g = gpu.iloc[a:b].reset_index(drop=True)
+            sums, first, last = totals(g)
+            made.append((dev, g, sums))
+            starts.append(first)
+            ends.append(last)
+        # the rank's span: its GPU events' (NaN left out, as pandas' min and max leave it) and
+        # every host event's, the rows `host` keeps or not
+        lo, hi = np.asarray(starts, dtype="float64"), np.asarray(ends, dtype="float64")
+        starts = [float(pd.Series(lo).min())]
+        ends = [float(pd.Series(hi).max())]
+        if rank in host_spans:
             starts.append(host_spans[rank][0])
             ends.append(host_spans[rank][2])
         span = (float(min(starts)), float(max(ends)))
-        for dev, a, b in devs:
-            g = gpu.iloc[a:b].reset_index(drop=True)
-            # each set of the device's events merged from its times' arrays, masked (the rows'
-            # frames, g[mask], copied every column: ~0.8 of the frame for the kernels alone)
-            s = g["ts_us"].to_numpy(dtype="float64")
-            e = s + g["dur_us"].to_numpy(dtype="float64")
-            kern = (g["kind"] == "kernel").to_numpy(dtype=bool)  # (a categorical compares its codes)
-            copy = (g["kind"] == "memcpy").to_numpy(dtype=bool)
-            dtod = (g["direction"] == "DtoD").to_numpy(dtype=bool)
-            views.append(DeviceView(
-                rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
-                gpu=g, host=h_r, host_summary=summary, busy=iv.merge(s, e), kernels=iv.merge(s[kern], e[kern]),
-                copies=iv.merge(s[copy], e[copy]), computing_us=iv.total(*iv.merge(s[~copy | dtod], e[~copy | dtod])),
-                host_copies_us=iv.total(*iv.merge(s[copy & ~dtod], e[copy & ~dtod])),
-            ))
+        for dev, g, sums in made:
+            views.append(DeviceView(rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
+                                    gpu=g, host=h_r, host_summary=summary, **sums))
     return views
 
 
@@ -163,16 +209,19 @@ def _copy_groups(gpu: pd.DataFrame) -> list[tuple[Any, Any, np.ndarray]]:
     at = np.flatnonzero((gpu["kind"] == "memcpy").to_numpy(dtype=bool))
     if not at.size:
         return []
-    (ca, la), (cb, lb) = (factorized(gpu[c].iloc[at]) for c in ("direction", "host_memory"))
-    key = np.where((ca >= 0) & (cb >= 0), ca.astype(np.int64) * (len(lb) + 1) + cb, -1)
-    codes, uniq = pd.factorize(key, sort=False)  # (pairs in the order they first come)
-    order = np.argsort(codes, kind="stable")
-    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    # (the categoricals' own codes where both columns are: a pair's key is its two codes, the
+    # pairs in the order their keys first come, each pair's rows by a mask of its key; no
+    # factorized copies, sort or inverse of the copies' rows, ~70 bytes a copy)
+    (ca, la), (cb, lb) = (name_codes(gpu[c].iloc[at]) for c in ("direction", "host_memory"))
+    width = len(lb) + 1
+    key = np.multiply(ca, width, dtype=np.int64 if len(la) * width >= 2**31 else np.int32)
+    np.add(key, cb, out=key)
+    key[(ca < 0) | (cb < 0)] = -1
+    del ca, cb
     out = []
-    for part in np.split(order, cuts):
-        k = int(uniq[codes[part[0]]])
+    for k in pd.unique(key).tolist():
         if k >= 0:
-            out.append((la[k // (len(lb) + 1)], lb[k % (len(lb) + 1)], at[part]))
+            out.append((la[k // width], lb[k % width], at[key == k]))
     return out
 
 
@@ -227,24 +276,24 @@ def stream_groups(stream: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return [(int(stream[idx[0]]), idx) for idx in np.split(order, cuts)]
 
 
-def _top(names: np.ndarray, dur: np.ndarray, top: int) -> list[tuple[int, int, float]]:
+def _top(names: np.ndarray, dur: np.ndarray, top: int, n_names: int) -> list[tuple[int, int, float]]:
     """(name code, count, sum) of the `top` names of the largest summed duration, as
     groupby(sort=False).agg(["size", "sum"]).sort_values("sum", ascending=False).head(top)
-    orders them (first appearance, pandas' descending quicksort); code -1 (no name) left out."""
+    orders them (first appearance, pandas' descending quicksort); code -1 (no name) left out.
+    `names`: codes 0 .. n_names - 1 (any integer width: a categorical's own); each name's sum
+    is its durations added in row order, as bincount over their first-appearance rank added
+    them (no sort of the rows, no inverse: at 10M kernels ~30 bytes a kernel)."""
     ok = names >= 0
-    names, dur = names[ok], dur[ok]
+    if not ok.all():
+        names, dur = names[ok], dur[ok]
+    del ok
     if not names.size:
         return []
-    uniq, first, inv = np.unique(names, return_index=True, return_inverse=True)
-    order = np.argsort(first)  # groups in order of first appearance
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    g = rank[inv.ravel()]
-    size = np.bincount(g, minlength=len(uniq))
-    sums = np.bincount(g, weights=dur, minlength=len(uniq))
-    idx = np.arange(len(uniq))[::-1]
+    codes = first_come(names)
+    size = np.bincount(names, minlength=n_names)[codes]
+    sums = np.bincount(names, weights=dur, minlength=n_names)[codes]
+    idx = np.arange(codes.size)[::-1]
     pick = idx[sums[::-1].argsort(kind="quicksort")][::-1][:top]
-    codes = uniq[order]
     return [(int(codes[i]), int(size[i]), float(sums[i])) for i in pick]
 
 
@@ -274,21 +323,6 @@ def damage_notes(counts: dict[str, int], rows: list[dict]) -> list[str]:
             "runs one kernel at a time, so the trace's times are damaged there; kernel time is their union"]
 
 
-def factorized(col: pd.Series) -> tuple[np.ndarray, Any]:
-    """pd.factorize(col.astype(object), use_na_sentinel=True): (codes, labels in the order they
-    first come), a categorical column's from its codes (no object array of its rows)."""
-    if not isinstance(col.dtype, pd.CategoricalDtype):
-        return pd.factorize(col.astype(object), use_na_sentinel=True)
-    codes, first = pd.factorize(col.cat.codes.to_numpy())
-    cats = np.asarray(col.cat.categories, dtype=object)
-    missing = np.flatnonzero(first < 0)
-    if missing.size:  # a missing value: code -1, and the later labels one down
-        k = int(missing[0])
-        codes = np.where(codes == k, -1, codes - (codes > k))
-        first = np.delete(first, k)
-    return codes, (cats[first] if len(first) else np.zeros(0, dtype=object))
-
-
 def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
     """The `kernels` list: per device and stream, kernel/copy/memset counts and times."""
     rows = []
@@ -297,21 +331,27 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
         kernel, memcpy, memset = ((v.gpu["kind"] == k).to_numpy(dtype=bool) for k in ("kernel", "memcpy", "memset"))
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
         dur = v.gpu["dur_us"].to_numpy(dtype="float64")
-        names, labels = factorized(v.gpu["name"])
+        names, labels = name_codes(v.gpu["name"])
         st = v.gpu["stream"].to_numpy()
-        # a device of one stream: its rows as they are (views, not copies), and its unions the
-        # view's own (the same rows merged: device_views made them)
+        # a device of one stream: its rows as they are (views, not copies), and its unions' totals
+        # the view's own (the same rows merged: device_views took them)
         one = bool(st.size) and st.min() == st.max()
         groups: list[tuple[int, Any]] = [(int(st[0]), slice(None))] if one else stream_groups(st)
         for stream, idx in groups:
-            kd_all, t = dur[idx], ts[idx]
+            kd_all = dur[idx]
             is_k, is_c, is_m = kernel[idx], memcpy[idx], memset[idx]
             kd = kd_all[is_k]
-            busy = v.busy if one else iv.merge(t, t + kd_all)
-            # one stream runs its kernels one at a time: kernel time is their union, and time
-            # they overlap (a damaged trace, a clock that jumped) is said, never summed
-            tk = t[is_k]
-            kernel_us = iv.total(*(v.kernels if one else iv.merge(tk, tk + kd)))
+            if one:
+                busy_us, kernel_us = v.busy_us, v.kernel_us
+            else:
+                # one stream runs its kernels one at a time: kernel time is their union, and time
+                # they overlap (a damaged trace, a clock that jumped) is said, never summed
+                t = ts[idx]
+                busy_us = iv.total(*iv.merge(t, t + kd_all, share=True))
+                tk = t[is_k]
+                del t
+                kernel_us = iv.total(*iv.merge(tk, tk + kd, share=True))
+                del tk
             rows.append({
                 "rank": v.rank, "device": v.device, "stream": int(stream),
                 "kernels": int(is_k.sum()), "kernel_ms": kernel_us / 1e3,
@@ -321,14 +361,14 @@ def stream_rows(views: list[DeviceView], *, top: int = 3) -> list[dict]:
                 "memcpy_ms": float(kd_all[is_c].sum()) / 1e3,
                 "memset_count": int(is_m.sum()),
                 "memset_ms": float(kd_all[is_m].sum()) / 1e3,
-                "busy_ms": iv.total(*busy) / 1e3,
-                "busy_fraction": _fraction(iv.total(*busy), v.span_us),
+                "busy_ms": busy_us / 1e3,
+                "busy_fraction": _fraction(busy_us, v.span_us),
                 "top_kernels": [{"name": str(labels[c])[:NAME_CHARS], "count": n, "ms": t / 1e3}
-                                for c, n, t in _top(names[idx][is_k], kd, top)],
+                                for c, n, t in _top(names[idx][is_k], kd, top, len(labels))],
             })
             # (this stream's arrays freed before the next stream's are made, not after: at 10M
             # kernels a stream's are ~40 bytes a row, and the device's below ~20)
-            del kd_all, t, is_k, is_c, is_m, kd, busy, tk
+            del kd_all, is_k, is_c, is_m, kd
         del kernel, memcpy, memset, names, labels, st, groups
     return rows
 
@@ -339,10 +379,8 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
     for v in views:
         kind = v.gpu["kind"]
         span = v.span_us
-        kern = iv.total(*v.kernels)
-        cop = iv.total(*v.copies)
+        kern, cop, overlap = v.kernel_us, v.copy_us, v.copy_kernel_overlap_us
         work, moved = v.computing_us, v.host_copies_us
-        overlap = iv.intersection_length(v.copies, v.kernels)
         out.append({
             "rank": v.rank, "device": v.device, "name": v.name, "span_s": span / 1e6,
             # busy = computing (kernels, memsets, device-to-device copies); copies to or from the host
@@ -353,7 +391,7 @@ def device_rows(views: list[DeviceView]) -> list[dict]:
             "kernel_s": kern / 1e6, "memcpy_s": cop / 1e6,
             "memset_s": float(v.gpu.loc[kind == "memset", "dur_us"].sum()) / 1e6,
             "copy_kernel_overlap_s": overlap / 1e6,
-            "streams": sorted(int(s) for s in v.gpu["stream"].unique()),
+            "streams": sorted(int(s) for s in distinct(v.gpu["stream"].to_numpy())),  # (no int64 copy)
         })
     return out
 
@@ -369,17 +407,23 @@ def counters(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame:
         edges = np.linspace(v.span[0], v.span[1], max(int(np.ceil(span / width - 1e-6)), 1) + 1)
         lo, hi = edges[:-1], edges[1:]
         w = hi - lo
-        busy = iv.covered_lengths(lo, hi, *v.busy)
-        kern = iv.covered_lengths(lo, hi, *v.kernels)
-        m = v.gpu.loc[v.gpu["kind"] == "memcpy", ["direction", "ts_us", "dur_us", "bytes"]]  # (the columns read)
+        busy = v.covered(None, lo, hi)
+        kern = v.covered("kernel", lo, hi)
+        # each direction's copies by a mask of the rows (no frame of the copies' rows, nor of each
+        # direction's): their starts, ends and bytes gathered, one direction at a time
+        ts = v.gpu["ts_us"].to_numpy(dtype="float64")
+        dur = v.gpu["dur_us"].to_numpy(dtype="float64")
+        copy = (v.gpu["kind"] == "memcpy").to_numpy(dtype=bool)  # (a categorical compares its codes)
         rates = {}
         for d in HOST_DIRECTIONS:
-            c = m[m["direction"] == d]
-            s = c["ts_us"].to_numpy(dtype="float64")
-            e = s + c["dur_us"].to_numpy(dtype="float64")
-            r = np.divide(c["bytes"].to_numpy(dtype="float64"), e - s, out=np.zeros(s.size), where=e > s)
+            sel = copy & (v.gpu["direction"] == d).to_numpy(dtype=bool)
+            s, e = masked_ends(ts, dur, sel)
+            r = np.divide(v.gpu["bytes"].to_numpy(dtype="float64")[sel], e - s, out=np.zeros(s.size), where=e > s)
+            del sel
             moved = iv.cumulative(s, e, r, hi) - iv.cumulative(s, e, r, lo)  # bytes in the bin
             rates[d] = moved / (w * 1e3)  # bytes/us -> GB/s
+            del s, e, r
+        del copy
         with np.errstate(invalid="ignore", divide="ignore"):
             cols["t_wall"] += list(epoch(lo))
             cols["gpu"] += [v.device] * lo.size

@@ -82,17 +82,37 @@ def _inside(t: np.ndarray, merged: tuple[np.ndarray, np.ndarray], tol: float) ->
     return out
 
 
+def gap_bounds(bs: np.ndarray, be: np.ndarray, span: tuple[float, float],
+               step: int = 1 << 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, edge) of the gaps of GAP_MIN_US or more around the busy blocks (bs, be; at
+    least one) within `span`: gap j runs from the end of block j - 1 (the span's start for the
+    first) to the start of block j (the span's end after the last). The kept gaps alone are
+    gathered (the every-gap arrays, four of 8 bytes a block at once, were the stage's peak at
+    10M kernels); the same numbers as those arrays' [keep]."""
+    keep = np.empty(bs.size + 1, dtype=bool)
+    keep[0] = (bs[0] - span[0]) >= GAP_MIN_US
+    keep[-1] = (span[1] - be[-1]) >= GAP_MIN_US
+    # (the inner gaps' lengths a block of `step` at a time: no every-gap array of them)
+    for a in range(0, bs.size - 1, step):
+        b = min(a + step, bs.size - 1)
+        np.greater_equal(bs[a + 1:b + 1] - be[a:b], GAP_MIN_US, out=keep[a + 1:b + 1])
+    at = np.flatnonzero(keep)
+    del keep
+    last = bs.size  # (the gap after the last block)
+    g0 = be[np.maximum(at - 1, 0)]
+    g0[at == 0] = span[0]
+    g1 = bs[np.minimum(at, last - 1)]
+    g1[at == last] = span[1]
+    return g0, g1, (at == 0) | (at == last)
+
+
 def device_gaps(v: DeviceView, masks: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """The gaps of one device (GAP_COLUMNS), in time order."""
     bs, be = v.busy
     if bs.size == 0:
         return pd.DataFrame({c: pd.Series(dtype="float64") for c in GAP_COLUMNS})
-    g0 = np.concatenate([[v.span[0]], be])
-    g1 = np.concatenate([bs, [v.span[1]]])
-    edge = np.zeros(g0.size, dtype=bool)
-    edge[0] = edge[-1] = True
-    keep = (g1 - g0) >= GAP_MIN_US
-    g0, g1, edge = g0[keep], g1[keep], edge[keep]
+    g0, g1, edge = gap_bounds(bs, be, v.span)
+    del bs, be
     n = g0.size
     # the GPU event that ends the gap: the first one starting at the next busy block
     ts = v.gpu["ts_us"].to_numpy(dtype="float64")

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.analysis.evidence import intervals as iv
+from gpuscope.analysis.evidence.trace.device_sets import masked_ends, name_codes
 from gpuscope.analysis.evidence.trace.trace_activity import DeviceView, Epoch, stream_groups
 from gpuscope.analysis.names import PROFILER_STEP_RE, RANGE_PREFIX, STEP, guess_role
 from gpuscope.arrays import distinct
@@ -172,13 +173,25 @@ def _add_launched(row: dict, g: pd.DataFrame) -> None:
         row[key] += iv.total(*iv.merge(gs, gs + sel["dur_us"].to_numpy(dtype="float64"))) / 1e3
 
 
-def _activity_kind(g: pd.DataFrame) -> np.ndarray:
-    kind = g["kind"].astype(object).to_numpy()
-    direction = g["direction"].astype(object).to_numpy()
-    out = kind.copy()
-    out[(kind == "memcpy") & (direction == "HtoD")] = "h2d"
-    out[(kind == "memcpy") & (direction == "DtoH")] = "d2h"
-    return out
+def _activity_kind(g: pd.DataFrame) -> tuple[np.ndarray, list]:
+    """(code per row, label per code): the row's kind, a copy's HtoD as h2d and DtoH as d2h. The
+    codes are the kind column's own categorical codes, two more for h2d and d2h (int8 where they
+    fit: an object array of every row's kind was 8 bytes a row, three of them at once); a label
+    is the kind as the column's values give it (a missing one NaN, as astype(object) reads it)."""
+    kc, kl = name_codes(g["kind"])
+    labels = [*kl, "h2d", "d2h", np.nan]
+    width = np.int8 if len(labels) < 127 else np.int64
+    codes = kc.astype(width)  # (a copy: the h2d and d2h rows are written below)
+    codes[kc < 0] = len(labels) - 1
+    memcpy = [i for i, x in enumerate(kl) if x == "memcpy"]
+    if memcpy:
+        dc, dl = name_codes(g["direction"])
+        is_copy = kc == memcpy[0]
+        for d, code in (("HtoD", len(kl)), ("DtoH", len(kl) + 1)):
+            at = [i for i, x in enumerate(dl) if x == d]
+            if at:
+                codes[is_copy & (dc == at[0])] = code
+    return codes, labels
 
 
 # A record_function range is the user's name, not a measured phase: drawn under RANGE_PREFIX
@@ -209,15 +222,20 @@ def _subtract(s: np.ndarray, e: np.ndarray, cs: np.ndarray, ce: np.ndarray) -> t
     return np.asarray(out_s, dtype="float64"), np.asarray(out_e, dtype="float64")
 
 
-def _stream_blocks(ts: np.ndarray, dur: np.ndarray, kinds: np.ndarray,
+def _stream_blocks(ts: np.ndarray, dur: np.ndarray, kinds: np.ndarray, labels: list,
                    tol: float) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """One stream's activity as non-overlapping blocks per kind (KIND_PRIORITY order)."""
+    """One stream's activity as non-overlapping blocks per kind (KIND_PRIORITY order); `kinds`:
+    a code per row into `labels` (_activity_kind)."""
     taken_s, taken_e = np.zeros(0), np.zeros(0)
     out = []
-    for kind in sorted(set(kinds.tolist()), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
-        sel = kinds == kind
-        gs = ts[sel]
-        s, e = iv.merge(gs, gs + dur[sel], gap=tol)
+    by_label = {labels[c]: c for c in range(len(labels)) if bool((kinds == c).any())}  # (a few kinds)
+    for kind in sorted(set(by_label), key=lambda k: KIND_PRIORITY.index(k) if k in KIND_PRIORITY else 99):
+        # (a missing kind matched no row as an object NaN: its blocks empty)
+        sel = kinds == by_label[kind] if isinstance(kind, str) else np.zeros(kinds.size, dtype=bool)
+        # (the ends added after the gather, the reach made in them: the kind's rows' starts and
+        # ends are the merge's only full-length arrays)
+        s, e = iv.merge(*masked_ends(ts, dur, sel), gap=tol, share=True, spend=True)
+        del sel
         s, e = _subtract(s, e, taken_s, taken_e)
         out.append((str(kind), s, e))
         taken_s, taken_e = iv.merge(np.concatenate([taken_s, s]), np.concatenate([taken_e, e]))
@@ -226,20 +244,24 @@ def _stream_blocks(ts: np.ndarray, dur: np.ndarray, kinds: np.ndarray,
 
 def _device_phases(views: list[DeviceView], epoch: Epoch) -> pd.DataFrame | None:
     """The device part of phase_frame: merged blocks per stream, one frame for them all
-    (a frame per stream and a mask over the whole device per stream were quadratic)."""
+    (a frame per stream and a mask over the whole device per stream were quadratic). A device of
+    one stream is read as it is (its columns, not a gather of them by a stream's sort)."""
     cols: dict[str, list] = {c: [] for c in ("worker", "gpu", "phase", "t_start", "t_end")}
     for v in views:
         tol = max(1.0, v.span_us / MERGE_PER_SPAN)
-        kinds = _activity_kind(v.gpu)
+        kinds, labels = _activity_kind(v.gpu)
         ts = v.gpu["ts_us"].to_numpy(dtype="float64")
         dur = v.gpu["dur_us"].to_numpy(dtype="float64")
-        for stream, idx in stream_groups(v.gpu["stream"].to_numpy()):
-            for kind, s, e in _stream_blocks(ts[idx], dur[idx], kinds[idx], tol):
+        st = v.gpu["stream"].to_numpy()
+        one = bool(st.size) and st.min() == st.max()
+        for stream, idx in ([(int(st[0]), slice(None))] if one else stream_groups(st)):
+            for kind, s, e in _stream_blocks(ts[idx], dur[idx], kinds[idx], labels, tol):
                 cols["worker"].append(np.full(s.size, stream, dtype=np.int64))
                 cols["gpu"].append(np.full(s.size, v.device, dtype=np.int64))
                 cols["phase"].append(np.full(s.size, kind, dtype=object))
                 cols["t_start"].append(s)
                 cols["t_end"].append(e)
+        del kinds, ts, dur, st
     if not cols["worker"]:
         return None
     worker = np.concatenate(cols["worker"])
