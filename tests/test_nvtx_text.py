@@ -6,10 +6,12 @@ on the real exports' ranges."""
 from __future__ import annotations
 
 import random
+import shutil
 import sqlite3
 
 import pytest
 
+from gpuscope.parsers.trace.nsys_sqlite import read_nsys_sqlite
 from gpuscope.parsers.trace.nvtx_text import EMIT_NVTX, decode_key, name_sql, nvtx_class, range_key
 from tests.test_nsys_sqlite import EXPORTS, _path, needs_exports
 
@@ -61,3 +63,26 @@ def test_the_key_on_the_real_exports(name):
     if not con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'").fetchone()[0]:
         pytest.skip(f"{name} has no NVTX_EVENTS table")
     assert _mismatches(con, "NVTX_EVENTS") == []
+
+
+@needs_exports
+def test_texts_with_the_readers_own_separators_read_as_the_regular_expression_says(tmp_path):
+    """A real export's ranges given the characters the pass joins and marks with (char 31 between
+    a chunk's texts, char 30 for NULL, char 29), a leading 'b1' (the key's own form), NULL and empty
+    texts: each range is an operator exactly where EMIT_NVTX matches its text."""
+    path = tmp_path / "odd.sqlite"
+    shutil.copy(_path("mfu_2gpu_before"), path)
+    con = sqlite3.connect(path)
+    for sql in ("text = text || char(31) || 'x' WHERE rowid % 7 = 0", "text = char(30) || text WHERE rowid % 11 = 0",
+                "text = char(29) || '1' || text WHERE rowid % 13 = 0", "text = NULL WHERE rowid % 17 = 0",
+                "text = 'aten::item, op_id = 5' || char(31) WHERE rowid % 19 = 0", "text = 'b1' || text WHERE rowid % 23 = 0",
+                "text = '' WHERE rowid % 29 = 0"):
+        con.execute(f"UPDATE NVTX_EVENTS SET {sql}")
+    con.commit()
+    texts = [t for (t,) in con.execute('SELECT coalesce(text, (SELECT value FROM StringIds WHERE id = textId)) '
+                                       'FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND "end" IS NOT NULL')]
+    con.close()
+    ops = sum(1 for t in texts if t and EMIT_NVTX.match(t))
+    fr = read_nsys_sqlite(path)
+    assert 0 < ops < len(texts)
+    assert (fr.counts["cpu_op"], fr.counts["user_annotation"]) == (ops, len(texts) - ops)
