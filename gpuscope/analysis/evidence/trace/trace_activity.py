@@ -21,6 +21,7 @@ import pandas as pd
 from gpuscope.analysis.evidence import intervals as iv
 from gpuscope.analysis.evidence.trace.device_sets import (
     covered_by,
+    first_last,
     masked_ends,
     name_codes,
     totals,
@@ -123,7 +124,8 @@ def in_order(gpu: pd.DataFrame) -> pd.DataFrame:
     return gpu
 
 
-def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> list[DeviceView]:
+def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None, *, totals_now: bool = True
+                 ) -> list[DeviceView]:
     """One view per (rank, device) that has device events, in rank/device order. Each view's
     events are a slice of the sorted frame (`ordered`: in_order(frames.gpu), made here when not
     given; no copy of the frame's rows: at 10M kernels each copy was ~0.8 GB), and every row is
@@ -146,7 +148,7 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
         starts, ends = [], []
         for dev, a, b in devs:
             g = gpu.iloc[a:b].reset_index(drop=True)
-            sums, first, last = totals(g)
+            sums, first, last = totals(g) if totals_now else ({}, *first_last(g))
             made.append((dev, g, sums))
             starts.append(first)
             ends.append(last)
@@ -163,6 +165,15 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None) -> li
             views.append(DeviceView(rank=rank, device=dev, name=names.get((rank, dev), ""), span=span,
                                     gpu=g, host=h_r, host_summary=summary, **sums))
     return views
+
+
+def fill_totals(views: list[DeviceView]) -> None:
+    """The union totals of views made with totals_now=False (device_views), each view's in turn:
+    analyze_trace takes the gaps first, so an export's host cover (~200 MB at 10M kernels) is
+    released before the totals' transient (the run's peak at 10M while the cover was held)."""
+    for v in views:
+        for k, x in totals(v.gpu)[0].items():
+            setattr(v, k, x)
 
 
 def _gbs(nbytes: float, us: float) -> float:
