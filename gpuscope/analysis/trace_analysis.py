@@ -120,15 +120,15 @@ def analyze_trace(frames: TraceFrames, *, line_rate_gbs: float, line_rate_source
         named = named_line_rate(frames.devices["name"].astype(str).tolist())
         if named is not None:
             line_rate_gbs, line_rate_source = named[0], "gpu_name"
-    # each stage's freed arrays returned before the next (see below); the first before the line
-    # rate's copies table, on the read's leavings (at 10M kernels 979 MiB resident, 758 after it)
+    # each stage's freed arrays returned before the next (see below); the first before the views,
+    # on the read's leavings (at 10M kernels 979 MiB resident, 758 after it)
     give_back()
     ordered = act.in_order(frames.gpu)
     if not ordered.index.equals(pd.RangeIndex(len(ordered))):  # (as the views' concatenation numbers its rows)
         ordered = ordered.reset_index(drop=True)
     # the views first without their totals, then the gaps (the one reader of an export's host
     # cover, ~200 MB at 10M kernels, released after them), then the totals' and the line rate's
-    # transients without the cover beside them (at 10M: 945 -> ~820 MiB at the run's peak)
+    # transients without the cover beside them (at 10M: 945 -> 852 MiB at the run's peak)
     views = act.device_views(frames, ordered, totals_now=False)
     if not views:
         raise NoDataError(f"{frames.source}: no kernels, copies or memsets in the trace "

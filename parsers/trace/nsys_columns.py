@@ -119,13 +119,14 @@ def iter_chunks(con: sqlite3.Connection, table: str, ints: dict[str, str], where
     rows = f"FROM {table} WHERE rowid BETWEEN ? AND ? AND ({where})"
     # a column that is the rowid is printed only for a chunk with rows missing: where every rowid of
     # lo..hi came, they are lo..hi (~18% of the NVTX pass's SQLite time, the texts' table)
-    printed = [n for n, e in ints.items() if e.strip() != "rowid"]
-    cols = [f"group_concat(ifnull(CAST(({ints[n]}) AS INTEGER), 0), ',')" for n in printed]
+    exprs = list(ints.values())
+    rowid_at = [j for j, e in enumerate(exprs) if e.strip() == "rowid"]
+    at = [j for j in range(len(exprs)) if j not in rowid_at]  # (the columns printed)
+    cols = [f"group_concat(ifnull(CAST(({exprs[j]}) AS INTEGER), 0), ',')" for j in at]
     # the texts in the same query (the chunk's rows found and checked once), joined at a separator
     cols += [f"group_concat(ifnull({text}, char(30)), char(31))"] if text is not None else []
     nums = f"SELECT count(*), {', '.join(cols)} {rows}"
-    k, at = len(printed), [list(ints).index(n) for n in printed]
-    rowid_at = [j for j, e in enumerate(ints.values()) if e.strip() == "rowid"]
+    k = len(at)
     # (two subqueries: min() and max() in one SELECT scan the whole table, each alone is one seek)
     lo, top = con.execute(f"SELECT (SELECT min(rowid) FROM {table}), (SELECT max(rowid) FROM {table})").fetchone()
     while lo is not None:

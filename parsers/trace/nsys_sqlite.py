@@ -178,6 +178,9 @@ class _Reader:
         self.strings = Strings(con, self.tables)
         self.progress, self.done = progress, 0
         self._have: dict[str, set[str]] = {}
+        # what the GPU read has decoded: a kernel name's StringIds id, a copy's kind triple -> codes
+        self._kernel_ids: dict[int, int] = {}
+        self._copy_triples: dict[tuple[int, ...], tuple[int, int, int]] = {}
         # a table's row count, once (count(*) walks the table's pages)
         self.rows = functools.cache(lambda t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]))
         self.total = sum(self.rows(t) for t in NSYS_TABLES if t in self.tables) if progress is not None else 0
@@ -233,7 +236,7 @@ class _Reader:
     def _kernel_names(self, ids: np.ndarray, labels: Any) -> np.ndarray:
         """A chunk's kernel names (StringIds ids) as name codes, each id looked up once per read."""
         codes, uniq = pd.factorize(ids, sort=False)
-        seen = self.__dict__.setdefault("_kernel_ids", {})
+        seen = self._kernel_ids
         new = [int(u) for u in uniq if int(u) not in seen]
         if new:
             texts = self.strings.texts(new)
@@ -244,7 +247,7 @@ class _Reader:
     def _copy_labels(self, x: dict[str, np.ndarray], labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A chunk's copies' (direction, host memory, name) codes, decoded once per distinct kind triple."""
         codes, uniq = factorize_rows(x["ck"], x["sk"], x["dk"])
-        seen = self.__dict__.setdefault("_copy_triples", {})
+        seen = self._copy_triples
         for key in uniq:
             if key not in seen:
                 c, sk, dk = key

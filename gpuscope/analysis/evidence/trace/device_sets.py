@@ -136,15 +136,13 @@ def extreme(x: np.ndarray, largest: bool) -> float:
     return float(got)
 
 
-def totals(g: pd.DataFrame) -> tuple[dict[str, float], float, float]:
-    """A device's union totals (DeviceView's fields) and its events' first start and last end
-    (pandas' min and max: NaN left out). Each set merged from the times' arrays, masked (the
-    rows' frames, g[mask], copied every column), one union at a time: where no two events touch,
-    each union is its rows, not copies of them (coverage.merge's share)."""
+def totals(g: pd.DataFrame) -> dict[str, float]:
+    """A device's union totals (DeviceView's fields). Each set merged from the times' arrays,
+    masked (the rows' frames, g[mask], copied every column), one union at a time: where no two
+    events touch, each union is its rows, not copies of them (coverage.merge's share)."""
     s = g["ts_us"].to_numpy(dtype="float64")
     dur = g["dur_us"].to_numpy(dtype="float64")
     e = s + dur
-    first, last = extreme(s, False), extreme(e, True)
     out = {"busy_us": total_in_place(*iv.merge(s, e, share=True))}
     del e
     kind = g["kind"]  # (a categorical compares its codes)
@@ -162,11 +160,11 @@ def totals(g: pd.DataFrame) -> tuple[dict[str, float], float, float]:
     del c
     out["kernel_us"] = total_in_place(*iv.merge(*masked_ends(s, dur, (kind == "kernel").to_numpy(dtype=bool)),
                                                   share=True))
-    return out, first, last
+    return out
 
 
 def first_last(g: pd.DataFrame) -> tuple[float, float]:
-    """totals(g)'s first start and last end alone (the same arrays, the same reductions)."""
+    """A device's events' first start and last end (pandas' min and max: NaN left out)."""
     s = g["ts_us"].to_numpy(dtype="float64")
     return extreme(s, False), extreme(s + g["dur_us"].to_numpy(dtype="float64"), True)
 

@@ -33,7 +33,6 @@ from gpuscope.arrays import distinct, median
 from gpuscope.schemas import TRACE_COUNTER_SCHEMA, TRACE_GBS_MAX, frame
 
 if TYPE_CHECKING:
-
     from gpuscope.parsers.trace.host_summary import HostSummary
     from gpuscope.parsers.trace.kineto import TraceFrames
 
@@ -148,8 +147,8 @@ def device_views(frames: TraceFrames, ordered: pd.DataFrame | None = None, *, to
         starts, ends = [], []
         for dev, a, b in devs:
             g = gpu.iloc[a:b].reset_index(drop=True)
-            sums, first, last = totals(g) if totals_now else ({}, *first_last(g))
-            made.append((dev, g, sums))
+            first, last = first_last(g)
+            made.append((dev, g, totals(g) if totals_now else {}))
             starts.append(first)
             ends.append(last)
         # the rank's span: its GPU events' (NaN left out, as pandas' min and max leave it) and
@@ -172,7 +171,7 @@ def fill_totals(views: list[DeviceView]) -> None:
     analyze_trace takes the gaps first, so an export's host cover (~200 MB at 10M kernels) is
     released before the totals' transient (the run's peak at 10M while the cover was held)."""
     for v in views:
-        for k, x in totals(v.gpu)[0].items():
+        for k, x in totals(v.gpu).items():
             setattr(v, k, x)
 
 
